@@ -1,0 +1,85 @@
+//! The admin's people pages.
+use super::{AppError, DepartmentDto};
+use crate::domain::roles::Role;
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde::{Deserialize, Serialize};
+#[cfg(feature = "ssr")]
+use {
+    super::{context, finish},
+    crate::backend::services,
+};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserSummary {
+    pub id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub roles: Vec<Role>,
+    pub departments: Vec<String>,
+    pub disabled: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewUser {
+    pub username: String,
+    pub display_name: String,
+    pub password: String,
+    pub roles: Vec<Role>,
+    pub departments: Vec<String>,
+}
+
+#[server(endpoint = "admin/list_users")]
+pub async fn list_users() -> Result<Vec<UserSummary>, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::users::list(&state, &caller).await
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "admin/list_departments")]
+pub async fn list_departments() -> Result<Vec<DepartmentDto>, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::users::departments(&state, &caller).await
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "admin/add_user", input = Json)]
+pub async fn add_user(new: NewUser) -> Result<i64, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::users::add_by_admin(&state, &caller, new).await
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "admin/set_user_disabled")]
+pub async fn set_user_disabled(user_id: i64, disabled: bool) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::users::set_disabled(&state, &caller, user_id, disabled).await
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "admin/set_user_roles", input = Json)]
+pub async fn set_user_roles(user_id: i64, roles: Vec<Role>, departments: Vec<String>) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::users::set_roles(&state, &caller, user_id, roles, departments).await
+        }
+        .await,
+    )
+}

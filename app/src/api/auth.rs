@@ -1,0 +1,68 @@
+//! Sign-in, sign-out, who am I, my password.
+use super::{AppError, CurrentUser};
+use leptos::prelude::*;
+#[cfg(feature = "ssr")]
+use {
+    super::{context, finish},
+    crate::backend::{auth, services},
+    crate::domain::audit::AuditEntry,
+};
+
+#[server(endpoint = "sign_in")]
+pub async fn sign_in(username: String, password: String) -> Result<CurrentUser, AppError> {
+    finish(
+        async {
+            let state = context::state()?;
+            let mut session = context::session().await?;
+            let attempt = services::sign_in::Attempt {
+                username,
+                password,
+                ip: context::client_ip().await,
+                request_id: context::request_id().await,
+            };
+            let user = services::sign_in::check(&state, attempt).await?;
+            auth::start_session(&mut session, &user, &state).await?;
+            Ok(user.user)
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "sign_out")]
+pub async fn sign_out() -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            let now = state.clock.now();
+            let mut tx = state.db.begin_write().await?;
+            let entry = AuditEntry::new(caller.actor(), "sign_out", "user", caller.user.user.id);
+            services::audit::record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+            tx.commit().await?;
+            // Deletes the session from the store: the old cookie is worthless from here on.
+            context::session().await?.logout().await.map_err(|e| auth::internal("logout", e))?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "me")]
+pub async fn me() -> Result<CurrentUser, AppError> {
+    finish(context::caller().await.map(|(_, caller)| caller.user.user))
+}
+
+#[server(endpoint = "change_password")]
+pub async fn change_password(current_password: String, new_password: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            let refreshed =
+                services::users::change_own_password(&state, &caller, current_password, new_password).await?;
+            // Keep this session (bound to the new hash); every other session of this user ends.
+            let mut session = context::session().await?;
+            session.login(&refreshed).await.map_err(|e| auth::internal("session refresh", e))?;
+            Ok(())
+        }
+        .await,
+    )
+}

@@ -1,0 +1,36 @@
+//! What a server function needs from the request: the state, the session, the caller, request ID and address.
+use super::AppError;
+use crate::backend::AppState;
+use crate::backend::auth::AuthSession;
+use crate::backend::services::Caller;
+use axum::extract::ConnectInfo;
+use axum::http::HeaderMap;
+use leptos::prelude::use_context;
+use std::net::SocketAddr;
+
+pub fn state() -> Result<AppState, AppError> {
+    use_context::<AppState>().ok_or_else(|| crate::backend::auth::internal("context", "AppState missing"))
+}
+
+pub async fn session() -> Result<AuthSession, AppError> {
+    leptos_axum::extract::<AuthSession>().await.map_err(|e| crate::backend::auth::internal("auth session", e))
+}
+
+pub async fn request_id() -> Option<String> {
+    let headers = leptos_axum::extract::<HeaderMap>().await.ok()?;
+    headers.get("x-request-id")?.to_str().ok().map(str::to_string)
+}
+
+pub async fn client_ip() -> String {
+    match leptos_axum::extract::<ConnectInfo<SocketAddr>>().await {
+        Ok(ConnectInfo(addr)) => addr.ip().to_string(),
+        Err(_) => "unknown".into(),
+    }
+}
+
+/// The signed-in caller, or 401.
+pub async fn caller() -> Result<(AppState, Caller), AppError> {
+    let state = state()?;
+    let user = session().await?.user.ok_or(AppError::Unauthorized)?;
+    Ok((state, Caller { user, request_id: request_id().await }))
+}

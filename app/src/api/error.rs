@@ -1,0 +1,64 @@
+//! The one error type that crosses the wire. Internal causes are logged on the server and never sent.
+use serde::{Deserialize, Serialize};
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    #[error("please sign in")]
+    Unauthorized,
+    #[error("you are not allowed to do this")]
+    Forbidden,
+    #[error("not found")]
+    NotFound,
+    #[error("{}", .0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
+    Validation(Vec<FieldError>),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("too many attempts; try again in {retry_after_secs} seconds")]
+    TooManyRequests { retry_after_secs: u64 },
+    #[error("something went wrong on our side; it has been logged")]
+    Internal,
+    /// Transport problems seen by the browser (network down, response unreadable).
+    #[error("the server could not be reached: {0}")]
+    Transport(String),
+}
+
+impl AppError {
+    pub fn invalid(field: &str, message: impl ToString) -> Self {
+        AppError::Validation(vec![FieldError { field: field.to_string(), message: message.to_string() }])
+    }
+
+    pub fn status(&self) -> u16 {
+        match self {
+            AppError::Unauthorized => 401,
+            AppError::Forbidden => 403,
+            AppError::NotFound => 404,
+            AppError::Validation(_) => 422,
+            AppError::Conflict(_) => 409,
+            AppError::TooManyRequests { .. } => 429,
+            AppError::Internal | AppError::Transport(_) => 500,
+        }
+    }
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        match value {
+            // A malformed request from a client is the client's mistake, not ours.
+            ServerFnErrorErr::Args(message) => AppError::invalid("request", message),
+            ServerFnErrorErr::Request(message) | ServerFnErrorErr::Response(message) => {
+                AppError::Transport(message)
+            }
+            _ => AppError::Internal,
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! Server functions: each short, actor -> service -> DTO.
+pub mod admin;
+pub mod auth;
+pub mod error;
+#[cfg(feature = "ssr")]
+pub(crate) mod context;
+
+pub use error::{AppError, FieldError};
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::roles::Role;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepartmentDto {
+    pub code: String,
+    pub name: String,
+}
+
+/// The signed-in user as the pages see them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentUser {
+    pub id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub roles: Vec<Role>,
+    pub departments: Vec<DepartmentDto>,
+}
+
+impl CurrentUser {
+    pub fn has(&self, role: Role) -> bool {
+        self.roles.contains(&role)
+    }
+}
+
+/// Sets the HTTP status from the error, so that non-browser callers see 401/403/404/422/429.
+#[cfg(feature = "ssr")]
+pub(crate) fn finish<T>(result: Result<T, AppError>) -> Result<T, AppError> {
+    if let Err(err) = &result {
+        if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+            response.set_status(axum::http::StatusCode::from_u16(err.status()).unwrap_or_default());
+        }
+    }
+    result
+}

@@ -1,0 +1,136 @@
+//! Sign-in sessions: axum-login on tower-sessions (session ID rotated at sign-in, sessions bound to the
+//! password hash), plus idle and absolute timeouts measured with the state's clock.
+use super::AppState;
+use super::db::{self, users::UserRow};
+use crate::api::{AppError, CurrentUser, DepartmentDto};
+use crate::domain::roles::Role;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use axum_login::{AuthUser, AuthnBackend, UserId};
+use sha2::{Digest, Sha256};
+
+pub type AuthSession = axum_login::AuthSession<Backend>;
+
+const SIGNED_IN_AT: &str = "signed_in_at";
+const LAST_SEEN_AT: &str = "last_seen_at";
+
+#[derive(Clone, Debug)]
+pub struct SessionUser {
+    pub user: CurrentUser,
+    /// Changes with the password hash, so a password change ends the user's other sessions.
+    auth_hash: Vec<u8>,
+}
+
+impl AuthUser for SessionUser {
+    type Id = i64;
+    fn id(&self) -> i64 {
+        self.user.id
+    }
+    fn session_auth_hash(&self) -> &[u8] {
+        &self.auth_hash
+    }
+}
+
+#[derive(Clone)]
+pub struct Backend {
+    state: AppState,
+}
+
+impl Backend {
+    pub fn new(state: AppState) -> Self {
+        Backend { state }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("session user lookup failed: {0}")]
+pub struct BackendError(#[from] sqlx::Error);
+
+/// Sign-in itself (throttling, audit) happens in `services::sign_in`; this backend only reloads users.
+impl AuthnBackend for Backend {
+    type User = SessionUser;
+    type Credentials = std::convert::Infallible;
+    type Error = BackendError;
+
+    async fn authenticate(&self, credentials: Self::Credentials) -> Result<Option<SessionUser>, BackendError> {
+        match credentials {}
+    }
+
+    /// Loaded on every request: a disabled user or a revoked role takes effect at the next call.
+    async fn get_user(&self, id: &UserId<Self>) -> Result<Option<SessionUser>, BackendError> {
+        let mut tx = self.state.db.begin_read().await?;
+        let Some(row) = db::users::by_id(&mut tx, *id).await? else { return Ok(None) };
+        if row.disabled_at.is_some() {
+            return Ok(None);
+        }
+        Ok(Some(load_session_user(&mut tx, row).await?))
+    }
+}
+
+pub async fn load_session_user(tx: &mut db::Tx, row: UserRow) -> Result<SessionUser, sqlx::Error> {
+    let roles = db::users::roles(tx, row.id).await?.iter().filter_map(|r| r.parse::<Role>().ok()).collect();
+    let departments = db::users::departments(tx, row.id)
+        .await?
+        .into_iter()
+        .map(|d| DepartmentDto { code: d.code, name: d.name })
+        .collect();
+    Ok(SessionUser {
+        auth_hash: Sha256::digest(row.password_hash.as_bytes()).to_vec(),
+        user: CurrentUser {
+            id: row.id,
+            username: row.username,
+            display_name: row.display_name,
+            roles,
+            departments,
+        },
+    })
+}
+
+/// Starts a signed-in session (new session ID) and notes when it started.
+pub async fn start_session(auth: &mut AuthSession, user: &SessionUser, state: &AppState) -> Result<(), AppError> {
+    // Always a new session ID, even when this browser was signed in before (session fixation).
+    auth.session.cycle_id().await.map_err(|e| internal("session cycle", e))?;
+    auth.login(user).await.map_err(|e| internal("session login", e))?;
+    let now = state.clock.now().timestamp();
+    for key in [SIGNED_IN_AT, LAST_SEEN_AT] {
+        auth.session.insert(key, now).await.map_err(|e| internal("session insert", e))?;
+    }
+    Ok(())
+}
+
+/// Middleware: ends sessions past the idle or absolute timeout, and notes activity on the others.
+pub async fn enforce_timeouts(
+    State(state): State<AppState>,
+    mut auth: AuthSession,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if auth.user.is_some() {
+        let now = state.clock.now().timestamp();
+        let signed_in_at: Option<i64> = auth.session.get(SIGNED_IN_AT).await.ok().flatten();
+        let last_seen_at: Option<i64> = auth.session.get(LAST_SEEN_AT).await.ok().flatten();
+        let expired = match (signed_in_at, last_seen_at) {
+            (Some(start), Some(seen)) => {
+                now - start > state.settings.absolute_timeout.as_secs() as i64
+                    || now - seen > state.settings.idle_timeout.as_secs() as i64
+            }
+            _ => true,
+        };
+        if expired {
+            if let Err(e) = auth.logout().await {
+                tracing::warn!(error = %e, "could not end an expired session");
+            }
+            // Handlers read the session from the request: hand them the signed-out one.
+            request.extensions_mut().insert(auth);
+        } else if let Err(e) = auth.session.insert(LAST_SEEN_AT, now).await {
+            tracing::warn!(error = %e, "could not note session activity");
+        }
+    }
+    next.run(request).await
+}
+
+pub fn internal(context: &str, error: impl std::fmt::Display) -> AppError {
+    tracing::error!(error = %error, "{context}");
+    AppError::Internal
+}

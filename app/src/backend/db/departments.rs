@@ -1,0 +1,42 @@
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct DepartmentRow {
+    pub id: i64,
+    pub code: String,
+    pub name: String,
+}
+
+pub async fn insert(tx: &mut Tx, code: &str, name: &str, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "INSERT INTO departments (code, name, created_at) VALUES ($1, $2, $3) RETURNING id"
+    )
+    .bind(code)
+    .bind(name)
+    .bind(now)
+    .fetch_one(c)
+    .await)
+}
+
+pub async fn all(tx: &mut Tx) -> Result<Vec<DepartmentRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as("SELECT id, code, name FROM departments ORDER BY code").fetch_all(c).await)
+}
+
+pub async fn count(tx: &mut Tx) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM departments").fetch_one(c).await)
+}
+
+pub async fn by_codes(tx: &mut Tx, codes: &[String]) -> Result<Vec<DepartmentRow>, sqlx::Error> {
+    let mut found = Vec::with_capacity(codes.len());
+    for code in codes {
+        let row: Option<DepartmentRow> = on_tx!(tx, |c| sqlx::query_as(
+            "SELECT id, code, name FROM departments WHERE code = $1"
+        )
+        .bind(code)
+        .fetch_optional(c)
+        .await)?;
+        found.extend(row);
+    }
+    Ok(found)
+}

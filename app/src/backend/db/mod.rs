@@ -1,0 +1,125 @@
+//! The data layer: one interface for both engines. Statements that both engines read the same way are
+//! written once (with `$n` placeholders, which SQLite accepts too); what differs lives in `sqlite/` and
+//! `postgres/`. Queries are checked at run time (`query_as` + `FromRow`), so no database is needed to build.
+pub mod audit;
+pub mod departments;
+mod postgres;
+pub mod sessions;
+pub mod sign_in;
+mod sqlite;
+pub mod users;
+
+use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+
+#[derive(Clone, Debug)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// A transaction on either engine. Every service owns one; helpers take `&mut Tx`.
+pub enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+/// Runs the same statement on whichever engine the transaction belongs to.
+macro_rules! on_tx {
+    ($tx:expr, |$conn:ident| $body:expr) => {
+        match $tx {
+            $crate::backend::db::Tx::Sqlite(t) => {
+                let $conn = &mut **t;
+                $body
+            }
+            $crate::backend::db::Tx::Postgres(t) => {
+                let $conn = &mut **t;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use on_tx;
+
+impl Db {
+    /// `sqlite://…` or `postgres://…`, as in `DATABASE_URL`.
+    pub async fn connect(url: &str) -> anyhow::Result<Db> {
+        if url.starts_with("sqlite:") {
+            Ok(Db::Sqlite(sqlite::connect(url).await?))
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Db::Postgres(postgres::connect(url).await?))
+        } else {
+            anyhow::bail!("DATABASE_URL must start with sqlite:// or postgres:// (got '{}')", redact_url(url))
+        }
+    }
+
+    /// Applies the embedded migrations (ours and the session store's).
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        match self {
+            Db::Sqlite(pool) => sqlite::migrate(pool).await,
+            Db::Postgres(pool) => postgres::migrate(pool).await,
+        }
+    }
+
+    /// A transaction that will write. On SQLite it takes the write lock up front (`BEGIN IMMEDIATE`), so a
+    /// read-then-write never fails half-way on a busy snapshot.
+    pub async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
+        Ok(match self {
+            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
+    }
+
+    /// A transaction that only reads: one consistent snapshot, no write lock.
+    pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
+        Ok(match self {
+            Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
+            Db::Postgres(pool) => Tx::Postgres(pool.begin_with("BEGIN READ ONLY").await?),
+        })
+    }
+
+    pub fn engine(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgres",
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Db::Sqlite(pool) => pool.close().await,
+            Db::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+impl Tx {
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Sqlite(t) => t.commit().await,
+            Tx::Postgres(t) => t.commit().await,
+        }
+    }
+}
+
+/// Hides the password in a database URL before it is shown or logged.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{}:***{}", &url[..scheme_end + 3], user, &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn a_database_password_never_shows_in_a_redacted_url() {
+        assert_eq!(redact_url("postgres://app:s3cret@db:5432/rg"), "postgres://app:***@db:5432/rg");
+        assert_eq!(redact_url("sqlite://data/rerun-gate.db?mode=rwc"), "sqlite://data/rerun-gate.db?mode=rwc");
+    }
+}

@@ -1,0 +1,47 @@
+//! Failed sign-in attempts, counted per account and per client address for throttling.
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+pub async fn record_failure(tx: &mut Tx, username: &str, ip: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("INSERT INTO sign_in_failures (username, ip, at) VALUES ($1, $2, $3)")
+        .bind(username)
+        .bind(ip)
+        .bind(now)
+        .execute(c)
+        .await.map(drop))?;
+    Ok(())
+}
+
+/// Failures since `since` for this account and for this address.
+pub async fn recent_failures(
+    tx: &mut Tx,
+    username: &str,
+    ip: &str,
+    since: DateTime<Utc>,
+) -> Result<(i64, i64), sqlx::Error> {
+    let by_user: i64 = on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sign_in_failures WHERE username = $1 AND at > $2"
+    )
+    .bind(username)
+    .bind(since)
+    .fetch_one(c)
+    .await)?;
+    let by_ip: i64 = on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sign_in_failures WHERE ip = $1 AND at > $2"
+    )
+    .bind(ip)
+    .bind(since)
+    .fetch_one(c)
+    .await)?;
+    Ok((by_user, by_ip))
+}
+
+/// A successful sign-in clears the account's failures; old rows of everyone are dropped on the way.
+pub async fn forget(tx: &mut Tx, username: &str, older_than: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("DELETE FROM sign_in_failures WHERE username = $1 OR at < $2")
+        .bind(username)
+        .bind(older_than)
+        .execute(c)
+        .await.map(drop))?;
+    Ok(())
+}

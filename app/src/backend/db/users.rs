@@ -1,0 +1,119 @@
+use super::departments::DepartmentRow;
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct UserRow {
+    pub id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub password_hash: String,
+    pub disabled_at: Option<DateTime<Utc>>,
+}
+
+const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at";
+
+pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+}
+
+pub async fn by_username(tx: &mut Tx, username: &str) -> Result<Option<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username = $1");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_optional(c).await)
+}
+
+pub async fn all(tx: &mut Tx) -> Result<Vec<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY username");
+    on_tx!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
+}
+
+pub async fn count(tx: &mut Tx) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(c).await)
+}
+
+pub async fn insert(
+    tx: &mut Tx,
+    username: &str,
+    display_name: &str,
+    password_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $4) RETURNING id"
+    )
+    .bind(username)
+    .bind(display_name)
+    .bind(password_hash)
+    .bind(now)
+    .fetch_one(c)
+    .await)
+}
+
+pub async fn set_password_hash(tx: &mut Tx, id: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(hash)
+        .bind(now)
+        .execute(c)
+        .await.map(drop))?;
+    Ok(())
+}
+
+pub async fn set_disabled_at(
+    tx: &mut Tx,
+    id: i64,
+    disabled_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE users SET disabled_at = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(disabled_at)
+        .bind(now)
+        .execute(c)
+        .await.map(drop))?;
+    Ok(())
+}
+
+pub async fn roles(tx: &mut Tx, id: i64) -> Result<Vec<String>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT role FROM user_roles WHERE user_id = $1 ORDER BY role")
+        .bind(id)
+        .fetch_all(c)
+        .await)
+}
+
+pub async fn replace_roles(tx: &mut Tx, id: i64, roles: &[&str]) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("DELETE FROM user_roles WHERE user_id = $1").bind(id).execute(c).await.map(drop))?;
+    for role in roles {
+        on_tx!(tx, |c| sqlx::query("INSERT INTO user_roles (user_id, role) VALUES ($1, $2)")
+            .bind(id)
+            .bind(*role)
+            .execute(c)
+            .await.map(drop))?;
+    }
+    Ok(())
+}
+
+pub async fn departments(tx: &mut Tx, id: i64) -> Result<Vec<DepartmentRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT d.id, d.code, d.name FROM departments d
+         JOIN user_departments ud ON ud.department_id = d.id
+         WHERE ud.user_id = $1 ORDER BY d.code"
+    )
+    .bind(id)
+    .fetch_all(c)
+    .await)
+}
+
+pub async fn replace_departments(tx: &mut Tx, id: i64, department_ids: &[i64]) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("DELETE FROM user_departments WHERE user_id = $1").bind(id).execute(c).await.map(drop))?;
+    for department_id in department_ids {
+        on_tx!(tx, |c| sqlx::query("INSERT INTO user_departments (user_id, department_id) VALUES ($1, $2)")
+            .bind(id)
+            .bind(*department_id)
+            .execute(c)
+            .await.map(drop))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! Server-side only: state, sign-in, services (rules + one transaction each) and the data layer.
+pub mod auth;
+pub mod clock;
+pub mod db;
+pub mod demo;
+pub mod passwords;
+pub mod services;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use db::Db;
+
+/// Settings the server reads at start-up (environment and command line).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The origin browsers use, e.g. `https://rerun-gate.example.co.jp`; checked against `Origin`.
+    pub public_url: String,
+    /// Sign-out after this long without a request.
+    pub idle_timeout: Duration,
+    /// Sign-out this long after sign-in, whatever happens.
+    pub absolute_timeout: Duration,
+}
+
+impl Settings {
+    pub fn new(public_url: &str) -> Self {
+        Settings {
+            public_url: public_url.trim_end_matches('/').to_string(),
+            idle_timeout: Duration::from_secs(30 * 60),
+            absolute_timeout: Duration::from_secs(8 * 60 * 60),
+        }
+    }
+
+    /// Plain HTTP is allowed only for a loopback public URL (local trial); then the cookie cannot be
+    /// `Secure` nor carry the `__Host-` prefix (QUALITY 1).
+    pub fn is_local_http(&self) -> bool {
+        let rest = match self.public_url.strip_prefix("http://") {
+            Some(rest) => rest,
+            None => return false,
+        };
+        let host = rest.split('/').next().unwrap_or("");
+        let host = host.rsplit_once(':').map_or(host, |(h, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) { h } else { host }
+        });
+        matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+    }
+
+    pub fn session_cookie_name(&self) -> &'static str {
+        if self.is_local_http() { "rerun_gate_session" } else { "__Host-rerun_gate_session" }
+    }
+}
+
+/// What every handler and server function can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub clock: Arc<dyn Clock>,
+    pub settings: Arc<Settings>,
+}
+
+impl AppState {
+    pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings) -> Self {
+        AppState { db, clock, settings: Arc::new(settings) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Settings;
+
+    #[test]
+    fn only_a_loopback_http_url_counts_as_local_mode() {
+        assert!(Settings::new("http://127.0.0.1:3000").is_local_http());
+        assert!(Settings::new("http://localhost").is_local_http());
+        assert!(!Settings::new("http://rerun.example.com").is_local_http());
+        assert!(!Settings::new("https://localhost").is_local_http());
+        assert!(!Settings::new("http://localhost.evil.com").is_local_http());
+    }
+
+    #[test]
+    fn the_secure_cookie_carries_the_host_prefix() {
+        assert_eq!(Settings::new("https://rg.example.com").session_cookie_name(), "__Host-rerun_gate_session");
+    }
+}

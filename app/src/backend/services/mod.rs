@@ -1,0 +1,38 @@
+//! Services: the rules applied to the data, one transaction each, the audit event in the same transaction.
+pub mod audit;
+pub mod sign_in;
+pub mod users;
+
+use crate::api::AppError;
+use crate::backend::auth::SessionUser;
+use crate::domain::audit::Actor;
+use crate::domain::roles::Role;
+
+impl From<sqlx::Error> for AppError {
+    fn from(error: sqlx::Error) -> Self {
+        crate::backend::auth::internal("database", error)
+    }
+}
+
+impl From<anyhow::Error> for AppError {
+    fn from(error: anyhow::Error) -> Self {
+        crate::backend::auth::internal("server", error)
+    }
+}
+
+/// Who is acting, and from which request: every service call takes one.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    pub user: SessionUser,
+    pub request_id: Option<String>,
+}
+
+impl Caller {
+    pub fn actor(&self) -> Actor {
+        Actor::user(self.user.user.id, &self.user.user.username)
+    }
+
+    pub fn require(&self, role: Role) -> Result<(), AppError> {
+        if self.user.user.has(role) { Ok(()) } else { Err(AppError::Forbidden) }
+    }
+}

@@ -1,0 +1,217 @@
+//! People: adding, listing, disabling, roles and departments, passwords. Admin-only except one's own password.
+use super::Caller;
+use super::audit::record;
+use crate::api::{AppError, DepartmentDto};
+use crate::backend::auth::{SessionUser, load_session_user};
+use crate::api::admin::{NewUser, UserSummary};
+use crate::backend::{AppState, db, passwords};
+use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::ids::{DepartmentCode, Username};
+use crate::domain::password_policy::check_new_password;
+use crate::domain::roles::Role;
+use serde_json::json;
+
+/// A new user, checked: every field parsed, the departments known.
+struct CheckedUser {
+    username: Username,
+    display_name: String,
+    roles: Vec<Role>,
+    department_codes: Vec<String>,
+}
+
+fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
+    let mut errors = Vec::new();
+    let username = Username::parse(&new.username).map_err(|m| errors.push(field("username", m))).ok();
+    let display_name = new.display_name.trim().to_string();
+    if display_name.is_empty() || display_name.chars().count() > 100 {
+        errors.push(field("display_name", "the display name must be 1 to 100 characters"));
+    }
+    if let Err(m) = check_new_password(&new.password, &new.username) {
+        errors.push(field("password", m));
+    }
+    let (roles, department_codes) = match check_roles(&new.roles, &new.departments) {
+        Ok(checked) => checked,
+        Err(AppError::Validation(mut list)) => {
+            errors.append(&mut list);
+            Default::default()
+        }
+        Err(other) => return Err(other),
+    };
+    match (errors.is_empty(), username) {
+        (true, Some(username)) => Ok(CheckedUser { username, display_name, roles, department_codes }),
+        _ => Err(AppError::Validation(errors)),
+    }
+}
+
+fn field(name: &str, message: impl ToString) -> crate::api::FieldError {
+    crate::api::FieldError { field: name.into(), message: message.to_string() }
+}
+
+fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec<String>), AppError> {
+    let mut errors = Vec::new();
+    let mut roles = roles.to_vec();
+    roles.sort();
+    roles.dedup();
+    if roles.is_empty() {
+        errors.push(field("roles", "choose at least one role"));
+    }
+    let mut codes = Vec::new();
+    for raw in departments {
+        match DepartmentCode::parse(raw) {
+            Ok(code) => codes.push(code.as_str().to_string()),
+            Err(m) => errors.push(field("departments", m)),
+        }
+    }
+    codes.sort();
+    codes.dedup();
+    let needs_department = roles.iter().any(|r| matches!(r, Role::Staff | Role::Manager));
+    if needs_department && codes.is_empty() {
+        errors.push(field("departments", "staff and managers belong to at least one department"));
+    }
+    if errors.is_empty() { Ok((roles, codes)) } else { Err(AppError::Validation(errors)) }
+}
+
+async fn department_ids(tx: &mut db::Tx, codes: &[String]) -> Result<Vec<i64>, AppError> {
+    let found = db::departments::by_codes(tx, codes).await?;
+    if let Some(missing) = codes.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
+        return Err(AppError::invalid("departments", format!("there is no department '{missing}'")));
+    }
+    Ok(found.iter().map(|d| d.id).collect())
+}
+
+/// Adds a user on behalf of `actor` (an admin, or the system for the command line and the demo).
+pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: NewUser) -> Result<i64, AppError> {
+    let checked = check_user_fields(&new)?;
+    let hash = passwords::hash(new.password).await?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    if db::users::by_username(&mut tx, checked.username.as_str()).await?.is_some() {
+        return Err(AppError::Conflict(format!("the sign-in name '{}' is taken", checked.username)));
+    }
+    let department_ids = department_ids(&mut tx, &checked.department_codes).await?;
+    let id = db::users::insert(&mut tx, checked.username.as_str(), &checked.display_name, &hash, now).await?;
+    let role_names: Vec<&str> = checked.roles.iter().map(|r| r.as_str()).collect();
+    db::users::replace_roles(&mut tx, id, &role_names).await?;
+    db::users::replace_departments(&mut tx, id, &department_ids).await?;
+    let entry = AuditEntry::new(actor, "user.created", "user", id).after(json!({
+        "username": checked.username,
+        "display_name": checked.display_name,
+        "roles": role_names,
+        "departments": checked.department_codes,
+    }));
+    record(&mut tx, entry, request_id, now).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub async fn add_by_admin(state: &AppState, caller: &Caller, new: NewUser) -> Result<i64, AppError> {
+    caller.require(Role::Admin)?;
+    add(state, caller.actor(), caller.request_id.as_deref(), new).await
+}
+
+pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>, AppError> {
+    caller.require(Role::Admin)?;
+    let mut tx = state.db.begin_read().await?;
+    let mut summaries = Vec::new();
+    for row in db::users::all(&mut tx).await? {
+        let roles = db::users::roles(&mut tx, row.id).await?.iter().filter_map(|r| r.parse().ok()).collect();
+        let departments = db::users::departments(&mut tx, row.id).await?.into_iter().map(|d| d.code).collect();
+        summaries.push(UserSummary {
+            id: row.id,
+            username: row.username,
+            display_name: row.display_name,
+            roles,
+            departments,
+            disabled: row.disabled_at.is_some(),
+        });
+    }
+    Ok(summaries)
+}
+
+/// Disabling ends the user's sessions: every request reloads the user and refuses a disabled one.
+pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disabled: bool) -> Result<(), AppError> {
+    caller.require(Role::Admin)?;
+    if disabled && user_id == caller.user.user.id {
+        return Err(AppError::Conflict("you cannot disable yourself".into()));
+    }
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let user = db::users::by_id(&mut tx, user_id).await?.ok_or(AppError::NotFound)?;
+    if user.disabled_at.is_some() == disabled {
+        return Ok(());
+    }
+    db::users::set_disabled_at(&mut tx, user_id, disabled.then_some(now), now).await?;
+    let action = if disabled { "user.disabled" } else { "user.enabled" };
+    let entry = AuditEntry::new(caller.actor(), action, "user", user_id)
+        .before(json!({"username": user.username, "disabled": !disabled}))
+        .after(json!({"username": user.username, "disabled": disabled}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub async fn set_roles(
+    state: &AppState,
+    caller: &Caller,
+    user_id: i64,
+    roles: Vec<Role>,
+    departments: Vec<String>,
+) -> Result<(), AppError> {
+    caller.require(Role::Admin)?;
+    let (roles, codes) = check_roles(&roles, &departments)?;
+    if user_id == caller.user.user.id && !roles.contains(&Role::Admin) {
+        return Err(AppError::Conflict("you cannot take away your own admin role".into()));
+    }
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let user = db::users::by_id(&mut tx, user_id).await?.ok_or(AppError::NotFound)?;
+    let before_roles = db::users::roles(&mut tx, user_id).await?;
+    let before_departments: Vec<String> =
+        db::users::departments(&mut tx, user_id).await?.into_iter().map(|d| d.code).collect();
+    let ids = department_ids(&mut tx, &codes).await?;
+    let role_names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+    db::users::replace_roles(&mut tx, user_id, &role_names).await?;
+    db::users::replace_departments(&mut tx, user_id, &ids).await?;
+    let entry = AuditEntry::new(caller.actor(), "user.roles_changed", "user", user_id)
+        .before(json!({"username": user.username, "roles": before_roles, "departments": before_departments}))
+        .after(json!({"username": user.username, "roles": role_names, "departments": codes}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Changes the caller's own password; the new hash ends every other session of theirs. Returns the
+/// refreshed user, to rebind the caller's own session to the new hash.
+pub async fn change_own_password(
+    state: &AppState,
+    caller: &Caller,
+    current: String,
+    new: String,
+) -> Result<SessionUser, AppError> {
+    let me = &caller.user.user;
+    check_new_password(&new, &me.username).map_err(|m| AppError::invalid("new_password", m))?;
+    let mut read = state.db.begin_read().await?;
+    let row = db::users::by_id(&mut read, me.id).await?.ok_or(AppError::Unauthorized)?;
+    drop(read);
+    if !passwords::verify(current, Some(row.password_hash)).await?.ok {
+        return Err(AppError::invalid("current_password", "the current password is wrong"));
+    }
+    let hash = passwords::hash(new).await?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    db::users::set_password_hash(&mut tx, me.id, &hash, now).await?;
+    let entry = AuditEntry::new(caller.actor(), "user.password_changed", "user", me.id)
+        .after(json!({"username": me.username}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    let row = db::users::by_id(&mut tx, me.id).await?.ok_or(AppError::Unauthorized)?;
+    let refreshed = load_session_user(&mut tx, row).await?;
+    tx.commit().await?;
+    Ok(refreshed)
+}
+
+pub async fn departments(state: &AppState, caller: &Caller) -> Result<Vec<DepartmentDto>, AppError> {
+    caller.require(Role::Admin)?;
+    let mut tx = state.db.begin_read().await?;
+    let rows = db::departments::all(&mut tx).await?;
+    Ok(rows.into_iter().map(|d| DepartmentDto { code: d.code, name: d.name }).collect())
+}

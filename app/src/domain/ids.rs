@@ -1,0 +1,86 @@
+//! Identifiers that arrive from people and programs, parsed once at the edge (parse, don't validate).
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! text_id {
+    ($(#[$doc:meta])* $name:ident, $what:literal, $max:literal, $allowed:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn parse(raw: &str) -> Result<Self, String> {
+                let value = raw.trim();
+                if value.is_empty() {
+                    return Err(format!("{} must not be empty", $what));
+                }
+                if value.chars().count() > $max {
+                    return Err(format!("{} must be at most {} characters", $what, $max));
+                }
+                let allowed: fn(char) -> bool = $allowed;
+                if let Some(bad) = value.chars().find(|c| !allowed(*c)) {
+                    return Err(format!("{} must not contain '{}'", $what, bad));
+                }
+                Ok(Self(value.to_string()))
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = String;
+            fn try_from(value: String) -> Result<Self, Self::Error> {
+                Self::parse(&value)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(value: $name) -> String {
+                value.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+text_id!(
+    /// A sign-in name: lower-case ASCII letters, digits, `.`, `_` and `-`.
+    Username, "sign-in name", 64,
+    |c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
+);
+
+text_id!(
+    /// A department code such as `sales` or `billing`.
+    DepartmentCode, "department code", 32,
+    |c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-')
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_username_is_trimmed_and_kept() {
+        assert_eq!(Username::parse("  sato ").unwrap().as_str(), "sato");
+    }
+
+    #[test]
+    fn a_username_with_capitals_or_spaces_is_refused_with_the_offending_character() {
+        assert_eq!(Username::parse("Sato").unwrap_err(), "sign-in name must not contain 'S'");
+        assert!(Username::parse("a b").is_err());
+        assert_eq!(Username::parse("").unwrap_err(), "sign-in name must not be empty");
+    }
+
+    #[test]
+    fn a_department_code_longer_than_32_characters_is_refused() {
+        assert!(DepartmentCode::parse(&"a".repeat(32)).is_ok());
+        assert!(DepartmentCode::parse(&"a".repeat(33)).is_err());
+    }
+}

@@ -1,0 +1,188 @@
+//! Admin: list users, add one, disable or enable one, change roles and departments.
+use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
+use crate::api::{AppError, DepartmentDto};
+use crate::domain::roles::Role;
+use leptos::prelude::*;
+
+fn role_label(role: Role) -> &'static str {
+    match role {
+        Role::Staff => "担当者 (staff)",
+        Role::Manager => "部門長 (manager)",
+        Role::Auditor => "監査担当 (auditor)",
+        Role::Admin => "管理者 (admin)",
+    }
+}
+
+fn error_of<T: Clone + Send + Sync + 'static>(action: ServerAction<T>) -> Signal<Option<String>>
+where
+    T: leptos::server_fn::ServerFn<Error = AppError>,
+    T::Output: Clone + Send + Sync + 'static,
+{
+    Signal::derive(move || match action.value().get() {
+        Some(Err(e)) => Some(e.to_string()),
+        _ => None,
+    })
+}
+
+#[component]
+pub fn AdminUsersPage() -> impl IntoView {
+    let add = ServerAction::<AddUser>::new();
+    let disable = ServerAction::<SetUserDisabled>::new();
+    let roles = ServerAction::<SetUserRoles>::new();
+    let users = Resource::new(
+        move || (add.version().get(), disable.version().get(), roles.version().get()),
+        |_| list_users(),
+    );
+    let departments = Resource::new(|| (), |_| list_departments());
+    let errors = Signal::derive(move || {
+        [error_of(disable).get(), error_of(roles).get()].into_iter().flatten().next()
+    });
+    view! {
+        <h1>"ユーザー管理"</h1>
+        <crate::ui::ErrorNote error=errors />
+        <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
+            {move || Suspend::new(async move {
+                let departments = departments.await.unwrap_or_default();
+                match users.await {
+                    Ok(list) => view! {
+                        <UserTable list departments=departments.clone() disable roles />
+                        <AddUserForm add departments />
+                    }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn UserTable(
+    list: Vec<UserSummary>,
+    departments: Vec<DepartmentDto>,
+    disable: ServerAction<SetUserDisabled>,
+    roles: ServerAction<SetUserRoles>,
+) -> impl IntoView {
+    view! {
+        <table class="grid" data-testid="users">
+            <caption>"登録ユーザー"</caption>
+            <thead>
+                <tr><th scope="col">"サインイン名"</th><th scope="col">"表示名"</th><th scope="col">"役割と部門"</th><th scope="col">"状態"</th></tr>
+            </thead>
+            <tbody>
+                {list.into_iter().map(|user| {
+                    let id = user.id;
+                    let disabled = user.disabled;
+                    view! {
+                        <tr>
+                            <td>{user.username.clone()}</td>
+                            <td>{user.display_name.clone()}</td>
+                            <td><RoleEditor user=user.clone() departments=departments.clone() roles /></td>
+                            <td>
+                                <span class=if disabled { "badge off" } else { "badge on" }>
+                                    {if disabled { "✕ 無効" } else { "✓ 有効" }}
+                                </span>
+                                <button class="small" on:click=move |_| {
+                                    disable.dispatch(SetUserDisabled { user_id: id, disabled: !disabled });
+                                }>{if disabled { "有効にする" } else { "無効にする" }}</button>
+                            </td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// Checkboxes for roles and departments; "save" sends the whole set.
+#[component]
+fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerAction<SetUserRoles>) -> impl IntoView {
+    let chosen_roles = RwSignal::new(user.roles.clone());
+    let chosen_departments = RwSignal::new(user.departments.clone());
+    let id = user.id;
+    view! {
+        <fieldset class="inline">
+            <legend class="sr-only">{format!("{} の役割", user.username)}</legend>
+            <Choices chosen_roles chosen_departments departments />
+            <button class="small" on:click=move |_| {
+                roles.dispatch(SetUserRoles { user_id: id, roles: chosen_roles.get(), departments: chosen_departments.get() });
+            }>"保存"</button>
+        </fieldset>
+    }
+}
+
+/// One checkbox per role and per department.
+#[component]
+fn Choices(
+    chosen_roles: RwSignal<Vec<Role>>,
+    chosen_departments: RwSignal<Vec<String>>,
+    departments: Vec<DepartmentDto>,
+) -> impl IntoView {
+    let role_boxes = Role::ALL.into_iter().map(|role| view! {
+        <label class="check">
+            <input type="checkbox" prop:checked=move || chosen_roles.get().contains(&role)
+                on:change=move |_| chosen_roles.update(|r| toggle(r, role)) />
+            {role_label(role)}
+        </label>
+    }).collect_view();
+    let department_boxes = departments.into_iter().map(|d| {
+        let code = d.code.clone();
+        let code_for_check = code.clone();
+        view! {
+            <label class="check">
+                <input type="checkbox" prop:checked=move || chosen_departments.get().contains(&code_for_check)
+                    on:change=move |_| chosen_departments.update(|list| toggle(list, code.clone())) />
+                {d.name.clone()}
+            </label>
+        }
+    }).collect_view();
+    view! { <span class="choices">{role_boxes} {department_boxes}</span> }
+}
+
+fn toggle<T: PartialEq>(list: &mut Vec<T>, item: T) {
+    if let Some(i) = list.iter().position(|x| *x == item) {
+        list.remove(i);
+    } else {
+        list.push(item);
+    }
+}
+
+#[component]
+fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> impl IntoView {
+    let username = RwSignal::new(String::new());
+    let display_name = RwSignal::new(String::new());
+    let password = RwSignal::new(String::new());
+    let chosen_roles = RwSignal::new(vec![Role::Staff]);
+    let chosen_departments = RwSignal::new(Vec::<String>::new());
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        add.dispatch(AddUser {
+            new: NewUser {
+                username: username.get(),
+                display_name: display_name.get(),
+                password: password.get(),
+                roles: chosen_roles.get(),
+                departments: chosen_departments.get(),
+            },
+        });
+    };
+    view! {
+        <form class="card form" on:submit=submit aria-labelledby="add-user-title">
+            <h2 id="add-user-title">"ユーザーを追加"</h2>
+            <label for="new-username">"サインイン名"</label>
+            <input id="new-username" bind:value=username required />
+            <label for="new-display-name">"表示名"</label>
+            <input id="new-display-name" bind:value=display_name required />
+            <label for="new-password">"初期パスワード（8 文字以上）"</label>
+            <input id="new-password" type="password" autocomplete="new-password" bind:value=password required />
+            <fieldset>
+                <legend>"役割と部門"</legend>
+                <Choices chosen_roles chosen_departments departments />
+            </fieldset>
+            <crate::ui::ErrorNote error=error_of(add) />
+            <Show when=move || matches!(add.value().get(), Some(Ok(_)))>
+                <p class="ok" role="status">"追加しました。"</p>
+            </Show>
+            <button type="submit" disabled=move || add.pending().get()>"追加"</button>
+        </form>
+    }
+}

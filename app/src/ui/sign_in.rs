@@ -1,0 +1,29 @@
+use crate::api::auth::SignIn;
+use leptos::prelude::*;
+use leptos_router::components::Redirect;
+
+#[component]
+pub fn SignInPage() -> impl IntoView {
+    let sign_in = ServerAction::<SignIn>::new();
+    let error = Signal::derive(move || match sign_in.value().get() {
+        Some(Err(e)) => Some(e.to_string()),
+        _ => None,
+    });
+    view! {
+        <main class="page narrow">
+            <h1>"Rerun Gate"</h1>
+            <p class="lead">"止まった連携処理を、安全に再実行するための管理画面です。"</p>
+            <Show when=move || matches!(sign_in.value().get(), Some(Ok(_)))>
+                <Redirect path="/" />
+            </Show>
+            <ActionForm action=sign_in attr:class="card form" attr:aria-label="サインイン">
+                <label for="username">"サインイン名"</label>
+                <input id="username" name="username" autocomplete="username" required autofocus />
+                <label for="password">"パスワード"</label>
+                <input id="password" name="password" type="password" autocomplete="current-password" required />
+                <crate::ui::ErrorNote error />
+                <button type="submit" disabled=move || sign_in.pending().get()>"サインイン"</button>
+            </ActionForm>
+        </main>
+    }
+}

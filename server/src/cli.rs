@@ -1,0 +1,151 @@
+//! The command line of the `server` binary (SPEC "Command line").
+use app::api::admin::NewUser;
+use app::backend::demo::{self, DemoCredential};
+use app::backend::services::{self, audit::Verification};
+use app::backend::{AppState, Settings};
+use app::domain::audit::Actor;
+use app::domain::roles::Role;
+use clap::{Parser, Subcommand};
+use std::io::Read;
+
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/rerun-gate.db?mode=rwc";
+
+#[derive(Parser, Debug)]
+#[command(name = "server", about = "Rerun Gate: re-run stalled integrations safely")]
+pub struct Cli {
+    /// `sqlite://…` (embedded default) or `postgres://…`.
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true, hide_env_values = true)]
+    pub database_url: String,
+    /// The origin browsers use; defaults to http:// plus the listen address.
+    #[arg(long, env = "RERUN_GATE_PUBLIC_URL", global = true)]
+    pub public_url: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve the app (the default). Address from LEPTOS_SITE_ADDR.
+    Serve {
+        /// Load the demo departments and users into an empty database (loopback addresses only).
+        #[arg(long, env = "RERUN_GATE_DEMO")]
+        demo: bool,
+    },
+    /// Apply the database migrations and exit.
+    Migrate,
+    /// Manage users.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Check or export the audit trail.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+    /// Demo data.
+    Demo {
+        #[command(subcommand)]
+        command: DemoCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum UserCommand {
+    /// Add a user; the password is read from standard input.
+    Add {
+        #[arg(long)]
+        username: String,
+        #[arg(long)]
+        display_name: String,
+        /// staff, manager, auditor or admin; repeat for several.
+        #[arg(long = "role", required = true, value_parser = |s: &str| s.parse::<Role>())]
+        roles: Vec<Role>,
+        /// Department code; repeat for several.
+        #[arg(long = "department", num_args = 1..)]
+        departments: Vec<String>,
+        /// Read the password from standard input (the only way: never on the command line).
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AuditCommand {
+    /// Exit 0 when the chain is intact; else print the first bad sequence number and exit 1.
+    Verify,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DemoCommand {
+    /// Load the demo into an empty database and print the one-time passwords.
+    Load,
+}
+
+impl Cli {
+    pub fn settings(&self, site_addr: std::net::SocketAddr) -> Settings {
+        let public_url = self.public_url.clone().unwrap_or_else(|| format!("http://{site_addr}"));
+        Settings::new(&public_url)
+    }
+}
+
+/// Runs a command other than `serve`; returns the process exit code.
+pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Serve { .. } | Command::Migrate => Ok(0),
+        Command::User { command: UserCommand::Add { username, display_name, roles, departments, .. } } => {
+            let mut password = String::new();
+            std::io::stdin().read_to_string(&mut password)?;
+            let new = NewUser {
+                username: username.clone(),
+                display_name: display_name.clone(),
+                password: password.trim_end_matches(['\r', '\n']).to_string(),
+                roles: roles.clone(),
+                departments: departments.clone(),
+            };
+            match services::users::add(state, Actor::system("cli"), None, new).await {
+                Ok(id) => {
+                    println!("user {username} added (id {id})");
+                    Ok(0)
+                }
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    Ok(2)
+                }
+            }
+        }
+        Command::Audit { command: AuditCommand::Verify } => match services::audit::verify(&state.db).await? {
+            Verification::Intact { events } => {
+                println!("audit chain intact: {events} events");
+                Ok(0)
+            }
+            Verification::Broken(broken) => {
+                println!("audit chain broken at sequence number {}: {}", broken.seq, broken.problem);
+                Ok(1)
+            }
+        },
+        Command::Demo { command: DemoCommand::Load } => {
+            match demo::load_if_empty(state).await? {
+                Some(credentials) => print_demo_credentials(&credentials),
+                None => println!("the database already has users; the demo was not loaded"),
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// Printed once, to the terminal only (never to the log).
+pub fn print_demo_credentials(credentials: &[DemoCredential]) {
+    println!("\nDemo users (one-time passwords, shown only now):");
+    println!("  {:<10} {:<10} {:<18} password", "sign-in", "roles", "name");
+    for c in credentials {
+        println!("  {:<10} {:<10} {:<18} {}", c.username, c.roles, c.display_name, c.password);
+    }
+    println!();
+}
+
+pub fn parse() -> Cli {
+    Cli::parse()
+}
+
+

@@ -1,0 +1,33 @@
+//! Protections every response passes through (QUALITY 12–16), and the small non-page routes.
+pub mod health;
+pub mod security;
+
+use app::backend::AppState;
+use axum::Router;
+use axum::http::{HeaderName, StatusCode, header};
+use std::time::Duration;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::sensitive_headers::{SetSensitiveRequestHeadersLayer, SetSensitiveResponseHeadersLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+/// Browser forms and server functions are small; anything bigger is refused with 413.
+pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub fn protect(router: Router, state: AppState) -> Router {
+    let request_id = HeaderName::from_static("x-request-id");
+    router
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
+        .layer(axum::middleware::from_fn_with_state(state, security::headers))
+        .layer(RequestBodyLimitLayer::new(BODY_LIMIT_BYTES))
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, REQUEST_TIMEOUT))
+        .layer(CatchPanicLayer::custom(security::panic_response))
+        .layer(TraceLayer::new_for_http().make_span_with(crate::telemetry::request_span))
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .layer(SetSensitiveResponseHeadersLayer::new([header::SET_COOKIE]))
+        .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION, header::COOKIE]))
+}

@@ -1,0 +1,5 @@
+//! The Rerun Gate process: HTTP stack, start-up and the command line. The pages and rules live in `app`.
+pub mod cli;
+pub mod http;
+pub mod startup;
+pub mod telemetry;

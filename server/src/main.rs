@@ -1,0 +1,42 @@
+use server::cli::{self, Command};
+use server::{startup, telemetry};
+
+#[tokio::main]
+async fn main() {
+    telemetry::init();
+    match run().await {
+        Ok(code) => std::process::exit(code),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+async fn run() -> anyhow::Result<i32> {
+    let cli = cli::parse();
+    let options = startup::leptos_options()?;
+    let settings = cli.settings(options.site_addr);
+    let db = startup::open_database(&cli.database_url).await?;
+    let state = startup::system_state(db, settings);
+    let demo = match &cli.command {
+        None => false,
+        Some(Command::Serve { demo }) => *demo,
+        Some(other) => return cli::run_command(&state, other).await,
+    };
+    let addr = options.site_addr;
+    if demo {
+        if !addr.ip().is_loopback() {
+            anyhow::bail!("demo mode only serves on a loopback address (LEPTOS_SITE_ADDR is {addr})");
+        }
+        if let Some(credentials) = app::backend::demo::load_if_empty(&state).await? {
+            cli::print_demo_credentials(&credentials);
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!(%addr, engine = state.db.engine(), public_url = %state.settings.public_url, "serving");
+    println!("Rerun Gate is serving on http://{addr}");
+    startup::serve(listener, startup::router(state.clone(), options)).await?;
+    state.db.close().await;
+    Ok(0)
+}

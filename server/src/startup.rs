@@ -1,0 +1,98 @@
+//! Building and serving the app: database, migrations, sessions, routes, protections.
+use crate::http;
+use app::backend::auth::{Backend, enforce_timeouts};
+use app::backend::db::sessions::SqlSessionStore;
+use app::backend::{AppState, Clock, Db, Settings, SystemClock};
+use axum::Router;
+use axum_login::AuthManagerLayerBuilder;
+use leptos::prelude::*;
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, SessionManagerLayer};
+
+/// Leptos' own settings (site root, output name) from cargo-leptos' environment, with our defaults.
+pub fn leptos_options() -> anyhow::Result<LeptosOptions> {
+    let mut options = leptos::config::get_configuration(None)?.leptos_options;
+    if options.output_name.is_empty() {
+        options.output_name = "rerun-gate".into();
+    }
+    Ok(options)
+}
+
+/// Opens the database named by `url` and brings its schema up to date.
+pub async fn open_database(url: &str) -> anyhow::Result<Db> {
+    let db = Db::connect(url).await?;
+    db.migrate().await?;
+    Ok(db)
+}
+
+pub fn state(db: Db, clock: Arc<dyn Clock>, settings: Settings) -> AppState {
+    AppState::new(db, clock, settings)
+}
+
+pub fn system_state(db: Db, settings: Settings) -> AppState {
+    state(db, Arc::new(SystemClock), settings)
+}
+
+/// The whole HTTP application: pages, server functions, health checks, and every layer around them.
+pub fn router(state: AppState, options: LeptosOptions) -> Router {
+    let routes = generate_route_list(app::App);
+    let store = SqlSessionStore::new(&state.db);
+    let sessions = SessionManagerLayer::new(store)
+        .with_name(state.settings.session_cookie_name())
+        .with_secure(!state.settings.is_local_http())
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_path("/")
+        .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::seconds(
+            state.settings.idle_timeout.as_secs() as i64,
+        )));
+    let auth = AuthManagerLayerBuilder::new(Backend::new(state.clone()), sessions).build();
+
+    let context_state = state.clone();
+    let leptos = Router::new()
+        .leptos_routes_with_context(
+            &options,
+            routes,
+            move || provide_context(context_state.clone()),
+            {
+                let options = options.clone();
+                move || app::shell(options.clone())
+            },
+        )
+        .fallback(leptos_axum::file_and_error_handler(app::shell))
+        .with_state(options);
+
+    let browser = leptos
+        .merge(http::health::routes(state.clone()))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
+        .layer(auth);
+    http::protect(browser, state)
+}
+
+/// Serves until Ctrl-C or SIGTERM, then finishes the requests in flight.
+pub async fn serve(listener: TcpListener, router: Router) -> anyhow::Result<()> {
+    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        if let Ok(mut signal) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            signal.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,135 @@
+//! The audit trail core (QUALITY 27, 30): events written with their changes, append-only, chained.
+use crate::harness::{PASSWORD, TestApp};
+use app::backend::db::{Db, Tx};
+use app::backend::services::audit::{Verification, verify};
+use reqwest::StatusCode;
+use serde_json::json;
+
+#[tokio::test]
+async fn sign_in_sign_out_and_user_changes_each_leave_an_audit_event_and_the_chain_verifies() {
+    let app = TestApp::spawn().await;
+    let sato = app.user("sato", &["staff"], &["sales"]).await;
+    app.user("root", &["admin"], &[]).await;
+    app.call("sign_in", &[("username", "sato"), ("password", "wrong-password")], None).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let body = json!({"user_id": sato, "roles": ["staff", "manager"], "departments": ["sales"]});
+    assert_eq!(app.call_json("admin/set_user_roles", body, Some(&admin)).await.status, StatusCode::OK);
+    app.call("admin/set_user_disabled", &[("user_id", &sato.to_string()), ("disabled", "true")], Some(&admin)).await;
+    app.call("sign_out", &[], Some(&admin)).await;
+
+    let actions = app.audit_actions().await;
+    for expected in ["user.created", "sign_in.failed", "sign_in.succeeded", "user.roles_changed", "user.disabled", "sign_out"] {
+        assert!(actions.contains(&expected.to_string()), "{expected} missing from {actions:?}");
+    }
+    assert_eq!(verify(app.db()).await.unwrap(), Verification::Intact { events: actions.len() as i64 });
+}
+
+#[tokio::test]
+async fn a_security_event_carries_the_request_id_of_the_request_that_caused_it() {
+    let app = TestApp::spawn().await;
+    let answer = app.call("sign_in", &[("username", "ghost"), ("password", "wrong-password")], None).await;
+    let request_id = answer.headers.get("x-request-id").expect("x-request-id").to_str().unwrap().to_string();
+    let mut tx = app.db().begin_read().await.unwrap();
+    let events = app::backend::db::audit::page_after(&mut tx, 0, 10).await.unwrap();
+    let failed = events.iter().find(|e| e.action == "sign_in.failed").expect("sign_in.failed");
+    assert_eq!(failed.request_id.as_deref(), Some(request_id.as_str()));
+}
+
+#[tokio::test]
+async fn the_role_change_event_shows_before_and_after() {
+    let app = TestApp::spawn().await;
+    let sato = app.user("sato", &["staff"], &["sales"]).await;
+    app.user("root", &["admin"], &[]).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let body = json!({"user_id": sato, "roles": ["manager"], "departments": ["sales", "billing"]});
+    app.call_json("admin/set_user_roles", body, Some(&admin)).await;
+    let mut tx = app.db().begin_read().await.unwrap();
+    let events = app::backend::db::audit::for_object(&mut tx, "user", &sato.to_string(), 1).await.unwrap();
+    let event = &events[0];
+    assert_eq!(event.action, "user.roles_changed");
+    assert!(event.before_json.as_deref().unwrap().contains(r#""roles":["staff"]"#));
+    assert!(event.after_json.as_deref().unwrap().contains(r#""departments":["billing","sales"]"#));
+    assert_eq!(event.actor_label, "root");
+}
+
+async fn raw(db: &Db, sql: &str) -> Result<(), sqlx::Error> {
+    let mut tx = db.begin_write().await?;
+    match &mut tx {
+        Tx::Sqlite(t) => sqlx::query(sql).execute(&mut **t).await.map(drop)?,
+        Tx::Postgres(t) => sqlx::query(sql).execute(&mut **t).await.map(drop)?,
+    }
+    tx.commit().await
+}
+
+#[tokio::test]
+async fn the_database_refuses_to_update_or_delete_an_audit_event() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let update = raw(app.db(), "UPDATE audit_events SET reason = 'edited' WHERE seq = 1").await;
+    assert!(update.unwrap_err().to_string().contains("append-only"));
+    let delete = raw(app.db(), "DELETE FROM audit_events WHERE seq = 1").await;
+    assert!(delete.unwrap_err().to_string().contains("append-only"));
+}
+
+/// What someone with raw database access might do: switch the guard off and edit.
+pub async fn tamper(db: &Db, sql: &str) {
+    let (off, on) = match db {
+        Db::Sqlite(_) => (
+            "DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete;".to_string(),
+            None,
+        ),
+        Db::Postgres(_) => (
+            "ALTER TABLE audit_events DISABLE TRIGGER audit_events_no_update_or_delete".to_string(),
+            Some("ALTER TABLE audit_events ENABLE TRIGGER audit_events_no_update_or_delete"),
+        ),
+    };
+    for statement in off.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        raw(db, statement).await.unwrap();
+    }
+    raw(db, sql).await.unwrap();
+    if let Some(on) = on {
+        raw(db, on).await.unwrap();
+    }
+}
+
+async fn three_events(app: &TestApp) {
+    for name in ["a-user", "b-user", "c-user"] {
+        app.user(name, &["auditor"], &[]).await;
+    }
+}
+
+#[tokio::test]
+async fn a_hand_edited_event_is_found_at_its_sequence_number() {
+    let app = TestApp::spawn().await;
+    three_events(&app).await;
+    tamper(app.db(), "UPDATE audit_events SET after_json = '{\"username\":\"mallory\"}' WHERE seq = 2").await;
+    match verify(app.db()).await.unwrap() {
+        Verification::Broken(b) => assert_eq!(b.seq, 2),
+        intact => panic!("edit not found: {intact:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_deleted_event_is_found_even_when_it_was_the_newest() {
+    let app = TestApp::spawn().await;
+    three_events(&app).await;
+    tamper(app.db(), "DELETE FROM audit_events WHERE seq = 3").await;
+    match verify(app.db()).await.unwrap() {
+        Verification::Broken(b) => assert_eq!(b.seq, 3),
+        intact => panic!("deletion not found: {intact:?}"),
+    }
+}
+
+#[tokio::test]
+async fn parallel_writers_never_fork_the_chain() {
+    let app = TestApp::spawn().await;
+    let attempts = (0..20).map(|i| {
+        let app = &app;
+        async move {
+            let name = format!("ghost{i}");
+            app.call("sign_in", &[("username", name.as_str()), ("password", "wrong-password")], None).await
+        }
+    });
+    futures::future::join_all(attempts).await;
+    assert_eq!(verify(app.db()).await.unwrap(), Verification::Intact { events: 20 });
+}

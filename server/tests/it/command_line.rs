@@ -1,0 +1,82 @@
+//! The `server` binary's commands, run as a separate process against the test database.
+use crate::harness::{TestApp, fresh_database_url};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn server(database_url: &str, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+        .args(args)
+        .env("DATABASE_URL", database_url)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the server binary");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+#[tokio::test]
+async fn audit_verify_exits_zero_on_an_intact_chain_and_one_naming_the_first_bad_event() {
+    let app = TestApp::spawn().await;
+    for name in ["a-user", "b-user", "c-user", "d-user"] {
+        app.user(name, &["auditor"], &[]).await;
+    }
+    let ok = server(&app.database_url, &["audit", "verify"], "");
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    assert!(text(&ok).contains("intact: 4 events"), "{}", text(&ok));
+
+    crate::audit_trail::tamper(app.db(), "UPDATE audit_events SET actor_label = 'someone-else' WHERE seq = 3").await;
+    let broken = server(&app.database_url, &["audit", "verify"], "");
+    assert_eq!(broken.status.code(), Some(1), "{}", text(&broken));
+    assert!(text(&broken).contains("sequence number 3"), "{}", text(&broken));
+}
+
+#[tokio::test]
+async fn user_add_reads_the_password_from_stdin_and_the_user_can_sign_in() {
+    let app = TestApp::spawn().await;
+    app.user("root", &["admin"], &[]).await; // creates the departments
+    let added = server(
+        &app.database_url,
+        &["user", "add", "--username", "mori", "--display-name", "森 さくら", "--role", "manager",
+          "--department", "sales", "--password-stdin"],
+        "sakura-no-kisetsu\n",
+    );
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added));
+    app.sign_in("mori", "sakura-no-kisetsu").await;
+}
+
+#[tokio::test]
+async fn user_add_refuses_a_weak_password_with_a_clear_message() {
+    let url = fresh_database_url().await;
+    let refused = server(&url, &["user", "add", "--username", "x", "--display-name", "X", "--role", "auditor", "--password-stdin"], "12345678\n");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(text(&refused).contains("too common"), "{}", text(&refused));
+}
+
+#[tokio::test]
+async fn demo_load_fills_an_empty_database_once_and_prints_one_time_passwords() {
+    let url = fresh_database_url().await;
+    let first = server(&url, &["demo", "load"], "");
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let out = text(&first);
+    for user in ["sato", "suzuki", "takahashi", "tanaka", "admin"] {
+        assert!(out.contains(user), "{user} missing: {out}");
+    }
+    let second = server(&url, &["demo", "load"], "");
+    assert!(text(&second).contains("not loaded"), "{}", text(&second));
+}
+
+#[tokio::test]
+async fn migrate_on_a_fresh_database_succeeds_twice() {
+    let url = fresh_database_url().await;
+    for _ in 0..2 {
+        let out = server(&url, &["migrate"], "");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+}

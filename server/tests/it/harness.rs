@@ -1,0 +1,159 @@
+//! Starting the app for a test, and a small client that keeps cookies by hand (so tests can replay them).
+use app::backend::{AppState, Db, ManualClock, Settings};
+use chrono::{TimeZone, Utc};
+use reqwest::StatusCode;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub const PASSWORD: &str = "kumo-ame-yuki-2026";
+pub const BODY_LIMIT: usize = server::http::BODY_LIMIT_BYTES;
+
+pub struct TestApp {
+    pub url: String,
+    pub database_url: String,
+    pub state: AppState,
+    pub clock: Arc<ManualClock>,
+    pub http: reqwest::Client,
+}
+
+/// A fresh, empty, migrated database on the engine under test.
+pub async fn fresh_database_url() -> String {
+    match std::env::var("RERUN_GATE_TEST_ENGINE").as_deref() {
+        Ok("postgres") => {
+            let admin_url = std::env::var("RERUN_GATE_TEST_PG_URL")
+                .expect("RERUN_GATE_TEST_ENGINE=postgres needs RERUN_GATE_TEST_PG_URL");
+            let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+            let admin = sqlx::PgPool::connect(&admin_url).await.expect("connect to the test PostgreSQL");
+            sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create database");
+            admin.close().await;
+            let (base, _) = admin_url.rsplit_once('/').expect("URL with a database name");
+            format!("{base}/{name}")
+        }
+        Ok("sqlite") | Err(_) => {
+            let dir = std::env::temp_dir().join("rerun-gate-tests");
+            std::fs::create_dir_all(&dir).unwrap();
+            format!("sqlite://{}/{}.db?mode=rwc", dir.display(), uuid::Uuid::new_v4().simple())
+        }
+        Ok(other) => panic!("unknown RERUN_GATE_TEST_ENGINE '{other}'"),
+    }
+}
+
+impl TestApp {
+    /// The app as a local trial serves it (plain HTTP on loopback).
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(|_| {}).await
+    }
+
+    pub async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+        server::telemetry::init();
+        let database_url = fresh_database_url().await;
+        let db = server::startup::open_database(&database_url).await.expect("open database");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut settings = Settings::new(&format!("http://{addr}"));
+        configure(&mut settings);
+        let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
+        let state = server::startup::state(db, clock.clone(), settings);
+        let mut options = server::startup::leptos_options().unwrap();
+        options.site_addr = addr;
+        let router = server::startup::router(state.clone(), options);
+        tokio::spawn(server::startup::serve(listener, router));
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        TestApp { url: format!("http://{addr}"), database_url, state, clock, http }
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.state.db
+    }
+
+    /// Creates the two demo departments and a user with the given roles and departments.
+    pub async fn user(&self, username: &str, roles: &[&str], departments: &[&str]) -> i64 {
+        self.ensure_departments().await;
+        let new = app::api::admin::NewUser {
+            username: username.into(),
+            display_name: format!("{username} san"),
+            password: PASSWORD.into(),
+            roles: roles.iter().map(|r| r.parse().unwrap()).collect(),
+            departments: departments.iter().map(|d| d.to_string()).collect(),
+        };
+        app::backend::services::users::add(&self.state, app::domain::audit::Actor::system("test"), None, new)
+            .await
+            .expect("add user")
+    }
+
+    async fn ensure_departments(&self) {
+        let mut tx = self.db().begin_write().await.unwrap();
+        if app::backend::db::departments::count(&mut tx).await.unwrap() == 0 {
+            for (code, name) in app::backend::demo::DEPARTMENTS {
+                app::backend::db::departments::insert(&mut tx, code, name, Utc::now()).await.unwrap();
+            }
+        }
+        tx.commit().await.unwrap();
+    }
+
+    /// Calls a server function like a program would (form body, JSON answer), with an optional cookie.
+    pub async fn call(&self, endpoint: &str, form: &[(&str, &str)], cookie: Option<&str>) -> Answer {
+        let mut request = self.http.post(format!("{}/api/{endpoint}", self.url)).form(form);
+        if let Some(cookie) = cookie {
+            request = request.header("cookie", cookie);
+        }
+        Answer::from(request.send().await.expect("request"))
+            .await
+    }
+
+    /// Calls a server function with a JSON body (for arguments that are lists or structs).
+    pub async fn call_json(&self, endpoint: &str, body: Value, cookie: Option<&str>) -> Answer {
+        let mut request = self
+            .http
+            .post(format!("{}/api/{endpoint}", self.url))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(cookie) = cookie {
+            request = request.header("cookie", cookie);
+        }
+        Answer::from(request.send().await.expect("request")).await
+    }
+
+    /// Signs in and returns the session cookie (`name=value`).
+    pub async fn sign_in(&self, username: &str, password: &str) -> String {
+        let answer = self.call("sign_in", &[("username", username), ("password", password)], None).await;
+        assert_eq!(answer.status, StatusCode::OK, "sign-in of {username} failed: {}", answer.body);
+        answer.session_cookie().expect("a session cookie after sign-in")
+    }
+
+    pub async fn audit_actions(&self) -> Vec<String> {
+        let mut tx = self.db().begin_read().await.unwrap();
+        app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap().into_iter().map(|e| e.action).collect()
+    }
+}
+
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl Answer {
+    async fn from(response: reqwest::Response) -> Answer {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.text().await.unwrap_or_default();
+        Answer { status, headers, body }
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    pub fn set_cookies(&self) -> Vec<String> {
+        self.headers.get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_string()).collect()
+    }
+
+    /// The `name=value` of the session cookie this answer set, if any.
+    pub fn session_cookie(&self) -> Option<String> {
+        self.set_cookies()
+            .iter()
+            .find(|c| c.contains("rerun_gate_session="))
+            .map(|c| c.split(';').next().unwrap().to_string())
+    }
+}

@@ -1,0 +1,92 @@
+//! QUALITY 12–16: cross-site refusal, CSP with a nonce, headers, body limits, generic errors.
+use crate::harness::{PASSWORD, TestApp};
+use reqwest::StatusCode;
+
+#[tokio::test]
+async fn a_cross_site_post_to_a_server_function_is_refused_and_a_same_origin_one_is_not() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let form = [("username", "sato"), ("password", PASSWORD)];
+    let cross_site = app.http.post(format!("{}/api/sign_in", app.url)).form(&form)
+        .header("sec-fetch-site", "cross-site").send().await.unwrap();
+    assert_eq!(cross_site.status(), StatusCode::FORBIDDEN);
+    let foreign_origin = app.http.post(format!("{}/api/sign_in", app.url)).form(&form)
+        .header("origin", "https://evil.example").send().await.unwrap();
+    assert_eq!(foreign_origin.status(), StatusCode::FORBIDDEN);
+    let same_origin = app.http.post(format!("{}/api/sign_in", app.url)).form(&form)
+        .header("sec-fetch-site", "same-origin").header("origin", app.url.as_str()).send().await.unwrap();
+    assert_eq!(same_origin.status(), StatusCode::OK);
+    assert!(!app.audit_actions().await.iter().any(|a| a == "sign_in.failed"), "refused requests never reach sign-in");
+}
+
+#[tokio::test]
+async fn a_server_function_that_changes_state_does_not_answer_get() {
+    let app = TestApp::spawn().await;
+    let answer = app.http.get(format!("{}/api/sign_out", app.url)).send().await.unwrap();
+    assert!(answer.status().is_client_error(), "{}", answer.status());
+}
+
+#[tokio::test]
+async fn the_sign_in_page_is_rendered_with_a_nonced_hydration_script_and_a_strict_csp() {
+    let app = TestApp::spawn().await;
+    let first = app.http.get(format!("{}/sign-in", app.url)).send().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let csp = first.headers()["content-security-policy"].to_str().unwrap().to_string();
+    for part in ["'strict-dynamic'", "'wasm-unsafe-eval'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"] {
+        assert!(csp.contains(part), "{part} missing in {csp}");
+    }
+    assert!(!csp.contains("unsafe-inline"));
+    assert_eq!(first.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(first.headers()["referrer-policy"], "same-origin");
+    let nonce = csp.split("'nonce-").nth(1).unwrap().split('\'').next().unwrap().to_string();
+    let html = first.text().await.unwrap();
+    assert!(html.contains(&format!("nonce=\"{nonce}\"")), "hydration script without the nonce");
+    assert!(html.contains("/pkg/rerun-gate.js") && html.contains("hydrate"), "no hydration script");
+    assert!(html.contains("サインイン"));
+
+    let second = app.http.get(format!("{}/sign-in", app.url)).send().await.unwrap();
+    let csp2 = second.headers()["content-security-policy"].to_str().unwrap();
+    assert!(!csp2.contains(&nonce), "the nonce must change on every response");
+}
+
+#[tokio::test]
+async fn a_signed_out_visitor_of_a_page_is_sent_to_sign_in() {
+    let app = TestApp::spawn().await;
+    let answer = app.http.get(format!("{}/admin/users", app.url)).send().await.unwrap();
+    let location = answer.headers().get("location").map(|l| l.to_str().unwrap().to_string());
+    assert_eq!(location.as_deref(), Some("/sign-in"), "status {}", answer.status());
+}
+
+#[tokio::test]
+async fn no_wildcard_cors_and_hsts_only_behind_https() {
+    let app = TestApp::spawn().await;
+    let answer = app.http.get(format!("{}/healthz", app.url)).header("origin", "https://evil.example").send().await.unwrap();
+    assert!(answer.headers().get("access-control-allow-origin").is_none());
+    assert!(answer.headers().get("strict-transport-security").is_none());
+    let https = TestApp::spawn_with(|s| s.public_url = "https://rg.example.co.jp".into()).await;
+    let answer = https.http.get(format!("{}/healthz", https.url)).send().await.unwrap();
+    assert!(answer.headers()["strict-transport-security"].to_str().unwrap().contains("max-age="));
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_refused_with_413() {
+    let app = TestApp::spawn().await;
+    let big = "x".repeat(crate::harness::BODY_LIMIT + 1);
+    let answer = app.call("sign_in", &[("username", "sato"), ("password", &big)], None).await;
+    assert_eq!(answer.status, StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn a_malformed_server_function_call_gets_a_clear_client_error_without_internals() {
+    let app = TestApp::spawn().await;
+    let answer = app.call("sign_in", &[("nonsense", "1")], None).await;
+    assert!(answer.status.is_client_error() || answer.status.is_server_error());
+    assert!(!answer.body.to_lowercase().contains("sqlx") && !answer.body.contains("panicked"), "{}", answer.body);
+}
+
+#[tokio::test]
+async fn health_and_readiness_answer() {
+    let app = TestApp::spawn().await;
+    assert_eq!(app.http.get(format!("{}/healthz", app.url)).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(app.http.get(format!("{}/readyz", app.url)).send().await.unwrap().text().await.unwrap(), "ready");
+}

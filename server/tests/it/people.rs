@@ -1,0 +1,67 @@
+//! Admin pages' server functions: who may use them and what they record.
+use crate::harness::{PASSWORD, TestApp};
+use reqwest::StatusCode;
+use serde_json::json;
+
+#[tokio::test]
+async fn an_admin_adds_a_user_who_can_then_sign_in_and_see_their_department() {
+    let app = TestApp::spawn().await;
+    app.user("root", &["admin"], &[]).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let body = json!({"new": {"username": "kato", "display_name": "加藤 由美", "password": "harukaze-no-michi",
+        "roles": ["staff"], "departments": ["billing"]}});
+    let answer = app.call_json("admin/add_user", body, Some(&admin)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let cookie = app.sign_in("kato", "harukaze-no-michi").await;
+    let me = app.call("me", &[], Some(&cookie)).await.json();
+    assert_eq!(me["display_name"], "加藤 由美");
+    assert_eq!(me["departments"][0]["code"], "billing");
+}
+
+#[tokio::test]
+async fn a_taken_sign_in_name_is_a_conflict_and_changes_nothing() {
+    let app = TestApp::spawn().await;
+    app.user("root", &["admin"], &[]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let body = json!({"new": {"username": "sato", "display_name": "Other", "password": "harukaze-no-michi",
+        "roles": ["staff"], "departments": ["sales"]}});
+    let answer = app.call_json("admin/add_user", body, Some(&admin)).await;
+    assert_eq!(answer.status, StatusCode::CONFLICT);
+    let users = app.call("admin/list_users", &[], Some(&admin)).await.json();
+    assert_eq!(users.as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn an_unknown_department_is_named_in_the_error() {
+    let app = TestApp::spawn().await;
+    app.user("root", &["admin"], &[]).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let body = json!({"new": {"username": "kato", "display_name": "Kato", "password": "harukaze-no-michi",
+        "roles": ["staff"], "departments": ["legal"]}});
+    let answer = app.call_json("admin/add_user", body, Some(&admin)).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer.body.contains("legal"), "{}", answer.body);
+}
+
+#[tokio::test]
+async fn only_admins_reach_the_people_functions_and_strangers_must_sign_in() {
+    let app = TestApp::spawn().await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let manager = app.sign_in("suzuki", PASSWORD).await;
+    for endpoint in ["admin/list_users", "admin/list_departments"] {
+        assert_eq!(app.call(endpoint, &[], Some(&manager)).await.status, StatusCode::FORBIDDEN, "{endpoint}");
+        assert_eq!(app.call(endpoint, &[], None).await.status, StatusCode::UNAUTHORIZED, "{endpoint}");
+    }
+}
+
+#[tokio::test]
+async fn an_admin_cannot_disable_themselves_nor_drop_their_own_admin_role() {
+    let app = TestApp::spawn().await;
+    let root = app.user("root", &["admin"], &[]).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let answer = app.call("admin/set_user_disabled", &[("user_id", &root.to_string()), ("disabled", "true")], Some(&admin)).await;
+    assert_eq!(answer.status, StatusCode::CONFLICT);
+    let body = json!({"user_id": root, "roles": ["auditor"], "departments": []});
+    assert_eq!(app.call_json("admin/set_user_roles", body, Some(&admin)).await.status, StatusCode::CONFLICT);
+}

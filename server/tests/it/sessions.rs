@@ -1,0 +1,116 @@
+//! QUALITY 1–4 and 11: cookie attributes, session rotation, timeouts, sign-out, sessions ended by changes.
+use crate::harness::{PASSWORD, TestApp};
+use chrono::Duration;
+use reqwest::StatusCode;
+
+#[tokio::test]
+async fn the_session_cookie_is_host_prefixed_secure_http_only_and_same_site_behind_https() {
+    let app = TestApp::spawn_with(|s| s.public_url = "https://rerun-gate.example.co.jp".into()).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let answer = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
+    let cookie = answer.set_cookies().into_iter().find(|c| c.starts_with("__Host-")).expect("__Host- cookie");
+    let attributes: Vec<String> = cookie.split(';').map(|a| a.trim().to_lowercase()).collect();
+    for expected in ["secure", "httponly", "samesite=lax", "path=/"] {
+        assert!(attributes.contains(&expected.to_string()), "{expected} missing in {cookie}");
+    }
+    assert!(!attributes.iter().any(|a| a.starts_with("domain")), "no Domain allowed: {cookie}");
+}
+
+#[tokio::test]
+async fn a_local_plain_http_trial_drops_only_secure_and_the_prefix() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let answer = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
+    let cookie = answer.set_cookies().join("\n").to_lowercase();
+    assert!(cookie.starts_with("rerun_gate_session=") && cookie.contains("httponly") && cookie.contains("samesite=lax"));
+    assert!(!cookie.contains("secure"));
+}
+
+#[tokio::test]
+async fn signing_in_again_gives_a_new_session_id_and_the_old_cookie_stops_working() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let old = app.sign_in("sato", PASSWORD).await;
+    let answer = app.call("sign_in", &[("username", "suzuki"), ("password", PASSWORD)], Some(&old)).await;
+    let new = answer.session_cookie().expect("new cookie");
+    assert_ne!(old, new);
+    assert_eq!(app.call("me", &[], Some(&old)).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(app.call("me", &[], Some(&new)).await.json()["username"], "suzuki");
+}
+
+#[tokio::test]
+async fn a_session_idle_for_longer_than_thirty_minutes_ends() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    app.clock.advance(Duration::minutes(29));
+    assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::OK);
+    app.clock.advance(Duration::minutes(31));
+    assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn an_active_session_still_ends_eight_hours_after_sign_in() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    for _ in 0..16 {
+        app.clock.advance(Duration::minutes(29));
+        assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::OK);
+    }
+    app.clock.advance(Duration::minutes(29));
+    assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn after_sign_out_the_old_cookie_is_refused() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    assert_eq!(app.call("sign_out", &[], Some(&cookie)).await.status, StatusCode::OK);
+    assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_password_change_ends_the_users_other_sessions_but_keeps_this_one() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let laptop = app.sign_in("sato", PASSWORD).await;
+    let phone = app.sign_in("sato", PASSWORD).await;
+    let answer = app
+        .call("change_password", &[("current_password", PASSWORD), ("new_password", "a-new-longer-passphrase")], Some(&laptop))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_eq!(app.call("me", &[], Some(&phone)).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(app.call("me", &[], Some(&laptop)).await.status, StatusCode::OK);
+    app.sign_in("sato", "a-new-longer-passphrase").await;
+}
+
+#[tokio::test]
+async fn disabling_a_user_ends_their_sessions() {
+    let app = TestApp::spawn().await;
+    let sato = app.user("sato", &["staff"], &["sales"]).await;
+    app.user("root", &["admin"], &[]).await;
+    let victim = app.sign_in("sato", PASSWORD).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let answer = app.call("admin/set_user_disabled", &[("user_id", &sato.to_string()), ("disabled", "true")], Some(&admin)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_eq!(app.call("me", &[], Some(&victim)).await.status, StatusCode::UNAUTHORIZED);
+    let again = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[tokio::test]
+async fn a_role_taken_away_mid_session_is_refused_at_the_next_call() {
+    let app = TestApp::spawn().await;
+    let second = app.user("second", &["admin", "staff"], &["sales"]).await;
+    app.user("root", &["admin"], &[]).await;
+    let theirs = app.sign_in("second", PASSWORD).await;
+    let root = app.sign_in("root", PASSWORD).await;
+    assert_eq!(app.call("admin/list_users", &[], Some(&theirs)).await.status, StatusCode::OK);
+    let body = serde_json::json!({"user_id": second, "roles": ["staff"], "departments": ["sales"]});
+    let answer = app.call_json("admin/set_user_roles", body, Some(&root)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_eq!(app.call("admin/list_users", &[], Some(&theirs)).await.status, StatusCode::FORBIDDEN);
+}

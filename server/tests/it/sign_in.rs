@@ -1,0 +1,84 @@
+//! QUALITY 5–7: password storage, policy and brute-force throttling.
+use crate::harness::{PASSWORD, TestApp};
+use app::backend::services::sign_in::MAX_FAILURES_PER_ACCOUNT;
+use reqwest::StatusCode;
+
+#[tokio::test]
+async fn an_unknown_user_and_a_wrong_password_get_the_same_answer() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let wrong = app.call("sign_in", &[("username", "sato"), ("password", "not-the-password")], None).await;
+    let unknown = app.call("sign_in", &[("username", "nobody"), ("password", "not-the-password")], None).await;
+    assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!((wrong.status, &wrong.body), (unknown.status, &unknown.body));
+}
+
+#[tokio::test]
+async fn repeated_failures_on_one_account_are_throttled_with_429_even_with_the_right_password() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    for _ in 0..MAX_FAILURES_PER_ACCOUNT {
+        let answer = app.call("sign_in", &[("username", "sato"), ("password", "guess-guess")], None).await;
+        assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    let answer = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS, "{}", answer.body);
+    assert!(app.audit_actions().await.contains(&"sign_in.throttled".to_string()));
+}
+
+#[tokio::test]
+async fn throttling_ends_when_the_window_has_passed() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    for _ in 0..MAX_FAILURES_PER_ACCOUNT {
+        app.call("sign_in", &[("username", "sato"), ("password", "guess-guess")], None).await;
+    }
+    app.clock.advance(chrono::Duration::minutes(16));
+    app.sign_in("sato", PASSWORD).await;
+}
+
+#[tokio::test]
+async fn passwords_are_stored_as_argon2id_phc_strings() {
+    let app = TestApp::spawn().await;
+    let id = app.user("sato", &["staff"], &["sales"]).await;
+    let mut tx = app.db().begin_read().await.unwrap();
+    let row = app::backend::db::users::by_id(&mut tx, id).await.unwrap().unwrap();
+    assert!(row.password_hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{}", row.password_hash);
+    assert!(!row.password_hash.contains(PASSWORD));
+}
+
+#[tokio::test]
+async fn a_weaker_hash_is_replaced_at_the_next_sign_in() {
+    use argon2::password_hash::{PasswordHasher, SaltString, rand_core::OsRng};
+    let app = TestApp::spawn().await;
+    let id = app.user("sato", &["staff"], &["sales"]).await;
+    let weak = argon2::Argon2::new(
+        argon2::Algorithm::Argon2id,
+        argon2::Version::V0x13,
+        argon2::Params::new(4096, 1, 1, None).unwrap(),
+    )
+    .hash_password(PASSWORD.as_bytes(), &SaltString::generate(&mut OsRng))
+    .unwrap()
+    .to_string();
+    let mut tx = app.db().begin_write().await.unwrap();
+    app::backend::db::users::set_password_hash(&mut tx, id, &weak, chrono::Utc::now()).await.unwrap();
+    tx.commit().await.unwrap();
+    app.sign_in("sato", PASSWORD).await;
+    let mut tx = app.db().begin_read().await.unwrap();
+    let row = app::backend::db::users::by_id(&mut tx, id).await.unwrap().unwrap();
+    assert!(row.password_hash.contains("m=19456,t=2,p=1"), "{}", row.password_hash);
+}
+
+#[tokio::test]
+async fn a_common_or_short_password_is_refused_when_an_admin_adds_a_user() {
+    let app = TestApp::spawn().await;
+    app.user("root", &["admin"], &[]).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    for (password, expected) in [("password123", "too common"), ("short", "at least 8")] {
+        let body = serde_json::json!({"new": {"username": "new", "display_name": "New", "password": password,
+            "roles": ["staff"], "departments": ["sales"]}});
+        let answer = app.call_json("admin/add_user", body, Some(&admin)).await;
+        assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(answer.body.contains(expected), "{}", answer.body);
+    }
+}
