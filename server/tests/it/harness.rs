@@ -45,7 +45,7 @@ impl TestApp {
     }
 
     pub async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
-        server::telemetry::init();
+        server::telemetry::init_for_tests();
         let database_url = fresh_database_url().await;
         let db = server::startup::open_database(&database_url).await.expect("open database");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -1,0 +1,60 @@
+# Rerun Gate — the two commands of the README, and the pieces they are made of.
+#   make run    installs what is missing, builds, serves http://127.0.0.1:3000 with demo data (SQLite)
+#   make test   installs what is missing, runs unit, integration (SQLite and PostgreSQL) and browser tests
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := run
+
+CARGO_LEPTOS_VERSION := 0.3.10
+# The CLI must equal the wasm-bindgen crate in Cargo.lock.
+WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/"/, "", $$3); print $$3 }' Cargo.lock)
+# cargo-leptos builds with these; tests use the same, so both share one set of compiled crates.
+BUILD_ENV := LEPTOS_OUTPUT_NAME=rerun-gate RUSTFLAGS="--cfg erase_components"
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test deps deps-build deps-test site unit-tests sqlite-tests postgres-tests browser-tests
+
+run: deps-build site
+	mkdir -p data
+	RERUN_GATE_DEMO=1 LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=rerun-gate \
+	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve
+
+test: deps-build deps-test unit-tests sqlite-tests postgres-tests site browser-tests
+	@echo "all tests passed"
+
+deps: deps-build deps-test
+
+## What building needs: the wasm target, cargo-leptos and wasm-bindgen at pinned versions.
+deps-build:
+	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+	@cargo leptos --version 2>/dev/null | grep -q " $(CARGO_LEPTOS_VERSION)$$" \
+	  || cargo install cargo-leptos --version =$(CARGO_LEPTOS_VERSION) --locked --features no_downloads
+	@wasm-bindgen --version 2>/dev/null | grep -q " $(WASM_BINDGEN_VERSION)$$" \
+	  || cargo install wasm-bindgen-cli --version =$(WASM_BINDGEN_VERSION)
+
+## What testing needs: Chromium, PostgreSQL server binaries (Debian), the browser-test npm packages.
+deps-test:
+	@missing=""; \
+	  [ -x /usr/bin/chromium ] || missing="$$missing chromium chromium-driver"; \
+	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	  if [ -n "$$missing" ]; then \
+	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  fi
+	@[ -d end2end/node_modules/@playwright/test ] \
+	  || (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+
+## The server binary and the hydrating wasm bundle under target/site.
+site: deps-build
+	cargo leptos build
+
+unit-tests:
+	$(BUILD_ENV) cargo test -p app --features ssr
+
+sqlite-tests:
+	$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=sqlite cargo test -p server --features ssr
+
+postgres-tests:
+	$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres scripts/with-postgres.sh cargo test -p server --features ssr
+
+browser-tests:
+	end2end/run.sh

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Browser end-to-end suite: a fresh SQLite database with the demo users, the built server on a free port,
+# Playwright driving Debian's Chromium against it. The server is stopped afterwards, even on failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work="$PWD/target/e2e"
+rm -rf "$work" && mkdir -p "$work" docs/screenshots
+export DATABASE_URL="sqlite://$work/rerun-gate.db?mode=rwc"
+export LEPTOS_SITE_ROOT="$PWD/target/site" LEPTOS_OUTPUT_NAME=rerun-gate
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export LEPTOS_SITE_ADDR="127.0.0.1:$port"
+server="${SERVER_BIN:-target/debug/server}"
+
+# The demo's one-time passwords go to a file only the tests read.
+"$server" demo load | awk '$1 ~ /^[a-z]+$/ && NF >= 4 && $1 != "sign" { print $1, $NF }' > "$work/credentials.txt"
+[ -s "$work/credentials.txt" ] || { echo "demo load printed no credentials" >&2; exit 1; }
+
+"$server" serve > "$work/server.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT INT TERM
+for _ in $(seq 1 100); do
+  curl -fsS "http://$LEPTOS_SITE_ADDR/healthz" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+curl -fsS "http://$LEPTOS_SITE_ADDR/healthz" >/dev/null || { cat "$work/server.log" >&2; exit 1; }
+
+cd end2end
+BASE_URL="http://$LEPTOS_SITE_ADDR" CREDENTIALS_FILE="$work/credentials.txt" npx playwright test "$@" \
+  || { echo "--- server log (last 50 lines) ---" >&2; tail -n 50 "$work/server.log" >&2; exit 1; }

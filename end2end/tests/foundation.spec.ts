@@ -1,0 +1,73 @@
+import { test, expect, hydrated, signIn, password } from './support';
+
+test('the sign-in page is server-rendered and then hydrated by the wasm bundle', async ({ page, violations }) => {
+  const response = await page.goto('/sign-in');
+  expect(await response!.text()).toContain('サインイン');
+  await hydrated(page);
+  await page.screenshot({ path: '../docs/screenshots/sign-in.png', fullPage: true });
+});
+
+test('a demo user signs in, sees their name and department, signs out, and the old cookie is dead',
+  async ({ page, context, request, violations }) => {
+    await signIn(page, 'sato');
+    await hydrated(page);
+    await expect(page.getByTestId('user-name')).toHaveText('佐藤 花子');
+    await expect(page.getByTestId('user-departments')).toHaveText('営業部');
+    await page.screenshot({ path: '../docs/screenshots/home.png', fullPage: true });
+
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name.includes('rerun_gate_session'));
+    expect(session, 'a session cookie').toBeTruthy();
+    expect(session!.httpOnly).toBe(true);
+
+    await page.getByRole('button', { name: 'サインアウト' }).click();
+    await expect(page).toHaveURL(/\/sign-in$/);
+
+    const replay = await request.post('/api/me', { headers: { cookie: `${session!.name}=${session!.value}` } });
+    expect(replay.status()).toBe(401);
+  });
+
+test('a wrong password is explained without saying which part was wrong', async ({ page, violations }) => {
+  await page.goto('/sign-in');
+  await hydrated(page);
+  await page.getByLabel('サインイン名').fill('sato');
+  await page.getByLabel('パスワード').fill('not-the-password');
+  await page.getByRole('button', { name: 'サインイン' }).click();
+  await expect(page.getByRole('alert')).toContainText('the sign-in name or the password is wrong');
+  await expect(page).toHaveURL(/\/sign-in$/);
+});
+
+test('a signed-out visitor is sent to the sign-in page', async ({ page, violations }) => {
+  await page.goto('/admin/users');
+  await expect(page).toHaveURL(/\/sign-in$/);
+});
+
+test('the admin lists users and adds one, who can then sign in', async ({ page, browser, violations }) => {
+  await signIn(page, 'admin');
+  await page.getByRole('link', { name: 'ユーザー管理' }).click();
+  await expect(page.getByTestId('users')).toContainText('suzuki');
+  await page.getByLabel('サインイン名').fill('kato');
+  await page.getByLabel('表示名').fill('加藤 由美');
+  await page.getByLabel('初期パスワード（8 文字以上）').fill('harukaze-no-michi');
+  await page.getByRole('checkbox', { name: '経理部' }).last().check();
+  await page.getByRole('button', { name: '追加' }).click();
+  await expect(page.getByRole('status')).toContainText('追加しました');
+  await expect(page.getByTestId('users')).toContainText('加藤 由美');
+  await page.screenshot({ path: '../docs/screenshots/admin-users.png', fullPage: true });
+
+  const other = await browser.newPage();
+  await other.goto('/sign-in');
+  await hydrated(other);
+  await other.getByLabel('サインイン名').fill('kato');
+  await other.getByLabel('パスワード').fill('harukaze-no-michi');
+  await other.getByRole('button', { name: 'サインイン' }).click();
+  await expect(other.getByTestId('user-departments')).toHaveText('経理部');
+  await other.close();
+});
+
+test('a manager does not see the admin menu', async ({ page, violations }) => {
+  await signIn(page, 'suzuki');
+  await expect(page.getByTestId('user-name')).toHaveText('鈴木 一郎');
+  await expect(page.getByRole('link', { name: 'ユーザー管理' })).toHaveCount(0);
+  expect(password('suzuki').length).toBe(16);
+});

@@ -1,0 +1,41 @@
+import { test as base, expect, Page } from '@playwright/test';
+import { readFileSync } from 'fs';
+
+/** Demo users' one-time passwords, written by run.sh from `server demo load`. */
+export function password(username: string): string {
+  const lines = readFileSync(process.env.CREDENTIALS_FILE ?? '', 'utf8').trim().split('\n');
+  const line = lines.find((l) => l.split(' ')[0] === username);
+  if (!line) throw new Error(`no demo credentials for ${username}`);
+  return line.split(' ')[1];
+}
+
+/** Every test fails on a Content-Security-Policy violation or an uncaught page error. */
+export const test = base.extend<{ violations: string[] }>({
+  violations: async ({ page }, use) => {
+    const violations: string[] = [];
+    await page.exposeFunction('__reportViolation', (v: string) => violations.push(v));
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) =>
+        (window as any).__reportViolation(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    page.on('console', (m) => { if (m.text().includes('Content Security Policy')) violations.push(m.text()); });
+    page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
+    await use(violations);
+    expect(violations, 'CSP violations or page errors').toEqual([]);
+  },
+});
+
+export { expect };
+
+export async function hydrated(page: Page) {
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+}
+
+export async function signIn(page: Page, username: string) {
+  await page.goto('/sign-in');
+  await hydrated(page);
+  await page.getByLabel('サインイン名').fill(username);
+  await page.getByLabel('パスワード').fill(password(username));
+  await page.getByRole('button', { name: 'サインイン' }).click();
+  await expect(page).toHaveURL(/\/$/);
+}
