@@ -37,9 +37,14 @@ test('a wrong password is explained without saying which part was wrong', async 
   await expect(page).toHaveURL(/\/sign-in$/);
 });
 
-test('a signed-out visitor is sent to the sign-in page', async ({ page, violations }) => {
+test('a signed-out visitor of a page signs in right there and then sees that page', async ({ page, violations }) => {
   await page.goto('/admin/users');
-  await expect(page).toHaveURL(/\/sign-in$/);
+  await hydrated(page);
+  await page.getByLabel('サインイン名').fill('admin');
+  await page.getByLabel('パスワード').fill(password('admin'));
+  await page.getByRole('button', { name: 'サインイン' }).click();
+  await expect(page.getByTestId('users')).toContainText('takahashi');
+  await expect(page).toHaveURL(/\/admin\/users$/);
 });
 
 test('the admin lists users and adds one, who can then sign in', async ({ page, browser, violations }) => {

@@ -3,7 +3,8 @@ use crate::api::auth::{SignOut, me};
 use crate::api::{AppError, CurrentUser};
 use crate::domain::roles::Role;
 use leptos::prelude::*;
-use leptos_router::components::{A, Outlet, Redirect};
+use super::sign_in::SignInPage;
+use leptos_router::components::{A, Outlet};
 
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
@@ -16,7 +17,8 @@ pub fn SignedInLayout() -> impl IntoView {
                         provide_context(user.clone());
                         view! { <Header user /> <main class="page"><Outlet /></main> }.into_any()
                     }
-                    Err(AppError::Unauthorized) => view! { <Redirect path="/sign-in" /> }.into_any(),
+                    // Sign in right here, then see the page that was asked for.
+                    Err(AppError::Unauthorized) => view! { <SignInPage /> }.into_any(),
                     Err(error) => view! { <main class="page"><p class="error" role="alert">{error.to_string()}</p></main> }.into_any(),
                 }
             })}

@@ -1,6 +1,5 @@
 use crate::api::auth::SignIn;
 use leptos::prelude::*;
-use leptos_router::components::Redirect;
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
@@ -9,13 +8,20 @@ pub fn SignInPage() -> impl IntoView {
         Some(Err(e)) => Some(e.to_string()),
         _ => None,
     });
+    // After sign-in, load the page afresh with the new session: the page asked for, or the start page.
+    Effect::new(move |_| {
+        if let Some(Ok(_)) = sign_in.value().get() {
+            let location = window().location();
+            match location.pathname().as_deref() {
+                Ok("/sign-in") => drop(location.assign("/")),
+                _ => drop(location.reload()),
+            }
+        }
+    });
     view! {
         <main class="page narrow">
             <h1>"Rerun Gate"</h1>
             <p class="lead">"止まった連携処理を、安全に再実行するための管理画面です。"</p>
-            <Show when=move || matches!(sign_in.value().get(), Some(Ok(_)))>
-                <Redirect path="/" />
-            </Show>
             <ActionForm action=sign_in attr:class="card form" attr:aria-label="サインイン">
                 <label for="username">"サインイン名"</label>
                 <input id="username" name="username" autocomplete="username" required autofocus />

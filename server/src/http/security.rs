@@ -88,3 +88,25 @@ pub fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response<Body> {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_answers_500_without_its_message() {
+        let response = panic_response(Box::new("SELECT secret FROM users".to_string()));
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(response.into_body(), 4096).await.unwrap();
+        let body = String::from_utf8_lossy(&body);
+        assert!(!body.contains("SELECT") && body.contains("something went wrong"), "{body}");
+    }
+
+    #[test]
+    fn machine_routes_are_only_the_token_api_and_webhooks() {
+        assert!(is_machine_route("/api/v1/operations"));
+        assert!(is_machine_route("/hooks/billing"));
+        assert!(!is_machine_route("/api/sign_in"));
+        assert!(!is_machine_route("/api/v1"));
+    }
+}

@@ -50,11 +50,16 @@ async fn the_sign_in_page_is_rendered_with_a_nonced_hydration_script_and_a_stric
 }
 
 #[tokio::test]
-async fn a_signed_out_visitor_of_a_page_is_sent_to_sign_in() {
+async fn a_signed_out_visitor_of_any_page_gets_the_sign_in_form_and_nothing_of_the_page() {
     let app = TestApp::spawn().await;
-    let answer = app.http.get(format!("{}/admin/users", app.url)).send().await.unwrap();
-    let location = answer.headers().get("location").map(|l| l.to_str().unwrap().to_string());
-    assert_eq!(location.as_deref(), Some("/sign-in"), "status {}", answer.status());
+    app.user("kanrisha", &["admin"], &[]).await;
+    for path in ["/", "/admin/users"] {
+        let answer = app.http.get(format!("{}{path}", app.url)).header("accept", "text/html").send().await.unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        let html = answer.text().await.unwrap();
+        assert!(html.contains(r#"action="/api/sign_in""#) && html.contains("/pkg/rerun-gate.js"), "{path}: {html}");
+        assert!(!html.contains("kanrisha"), "{path} leaked page content");
+    }
 }
 
 #[tokio::test]

@@ -32,7 +32,12 @@ impl Caller {
         Actor::user(self.user.user.id, &self.user.user.username)
     }
 
+    /// Refusals are security events: logged with the user (the request ID is on the span).
     pub fn require(&self, role: Role) -> Result<(), AppError> {
-        if self.user.user.has(role) { Ok(()) } else { Err(AppError::Forbidden) }
+        if self.user.user.has(role) {
+            return Ok(());
+        }
+        tracing::warn!(user = %self.user.user.username, needed = %role, "access denied");
+        Err(AppError::Forbidden)
     }
 }
