@@ -12,7 +12,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(
 BUILD_ENV := LEPTOS_OUTPUT_NAME=rerun-gate RUSTFLAGS="--cfg erase_components"
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps deps-build deps-test site unit-tests sqlite-tests postgres-tests browser-tests
+.PHONY: run test deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests browser-tests
 
 run: deps-build site
 	mkdir -p data
@@ -32,11 +32,13 @@ deps-build:
 	@wasm-bindgen --version 2>/dev/null | grep -q " $(WASM_BINDGEN_VERSION)$$" \
 	  || cargo install wasm-bindgen-cli --version =$(WASM_BINDGEN_VERSION)
 
-## What testing needs: Chromium, PostgreSQL server binaries (Debian), the browser-test npm packages.
+## What testing needs: Chromium, PostgreSQL server binaries, Japanese fonts for the screenshots (Debian),
+## and the browser-test npm packages.
 deps-test:
 	@missing=""; \
 	  [ -x /usr/bin/chromium ] || missing="$$missing chromium chromium-driver"; \
 	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	  [ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
 	  if [ -n "$$missing" ]; then \
 	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	  fi
@@ -46,6 +48,16 @@ deps-test:
 ## The server binary and the hydrating wasm bundle under target/site.
 site: deps-build
 	cargo leptos build
+
+## An optimised build (target/release/server, target/site). wasm-opt comes from npm's binaryen: Debian's
+## older binaryen silently produces a bundle that fails to hydrate.
+BINARYEN_VERSION := 132
+release: deps-build
+	@[ -x target/tools/node_modules/.bin/wasm-opt ] \
+	  || npm install --no-audit --no-fund --prefix target/tools binaryen@$(BINARYEN_VERSION)
+	PATH="$$PWD/target/tools/node_modules/.bin:$$PATH" cargo leptos build --release
+	@wasm=target/site/pkg/rerun-gate.wasm; \
+	  echo "wasm bundle: $$(stat -c %s $$wasm) bytes, $$(gzip -9c $$wasm | wc -c) gzipped"
 
 unit-tests:
 	$(BUILD_ENV) cargo test -p app --features ssr

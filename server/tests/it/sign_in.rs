@@ -82,3 +82,16 @@ async fn a_common_or_short_password_is_refused_when_an_admin_adds_a_user() {
         assert!(answer.body.contains(expected), "{}", answer.body);
     }
 }
+
+#[tokio::test]
+async fn many_failures_from_one_address_across_accounts_are_throttled_too() {
+    use app::backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    for i in 0..MAX_FAILURES_PER_ADDRESS {
+        let name = format!("spray{i}");
+        app.call("sign_in", &[("username", name.as_str()), ("password", "summer-2026!")], None).await;
+    }
+    let answer = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+}
