@@ -19,11 +19,9 @@ server="${SERVER_BIN:-target/debug/server}"
 "$server" serve > "$work/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT INT TERM
-for _ in $(seq 1 100); do
-  curl -fsS "http://$LEPTOS_SITE_ADDR/healthz" >/dev/null 2>&1 && break
-  sleep 0.2
-done
-curl -fsS "http://$LEPTOS_SITE_ADDR/healthz" >/dev/null || { cat "$work/server.log" >&2; exit 1; }
+ready() { python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://$LEPTOS_SITE_ADDR/readyz" 2>/dev/null; }
+for _ in $(seq 1 150); do ready && break; sleep 0.2; done
+ready || { echo "the server did not become ready" >&2; cat "$work/server.log" >&2; exit 1; }
 
 cd end2end
 BASE_URL="http://$LEPTOS_SITE_ADDR" CREDENTIALS_FILE="$work/credentials.txt" npx playwright test "$@" \

@@ -17,7 +17,11 @@ async fn run() -> anyhow::Result<i32> {
     let cli = cli::parse();
     let options = startup::leptos_options()?;
     let settings = cli.settings(options.site_addr);
-    let db = startup::open_database(&cli.database_url).await?;
+    // Verifying the trail only reads: it must not change the database it checks (no migrations).
+    let db = match &cli.command {
+        Some(Command::Audit { .. }) => app::backend::Db::connect(&cli.database_url).await?,
+        _ => startup::open_database(&cli.database_url).await?,
+    };
     let state = startup::system_state(db, settings);
     let demo = match &cli.command {
         None => false,
@@ -33,6 +37,7 @@ async fn run() -> anyhow::Result<i32> {
             cli::print_demo_credentials(&credentials);
         }
     }
+    startup::spawn_session_cleanup(&state.db);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, engine = state.db.engine(), public_url = %state.settings.public_url, "serving");
     println!("Rerun Gate is serving on http://{addr}");

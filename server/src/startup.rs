@@ -29,6 +29,17 @@ pub async fn open_database(url: &str) -> anyhow::Result<Db> {
     Ok(db)
 }
 
+/// Deletes expired sessions from the store every few minutes (any instance may do it; it is idempotent).
+pub fn spawn_session_cleanup(db: &Db) {
+    use tower_sessions::session_store::ExpiredDeletion;
+    let store = SqlSessionStore::new(db);
+    tokio::spawn(async move {
+        if let Err(error) = store.continuously_delete_expired(tokio::time::Duration::from_secs(300)).await {
+            tracing::error!(%error, "expired-session cleanup stopped");
+        }
+    });
+}
+
 pub fn state(db: Db, clock: Arc<dyn Clock>, settings: Settings) -> AppState {
     AppState::new(db, clock, settings)
 }
