@@ -19,6 +19,9 @@ pub struct Cli {
     /// The origin browsers use; defaults to http:// plus the listen address.
     #[arg(long, env = "RERUN_GATE_PUBLIC_URL", global = true)]
     pub public_url: Option<String>,
+    /// The configuration file (departments, connectors, workflows); default rerun-gate.toml.
+    #[arg(long, env = "RERUN_GATE_CONFIG", global = true)]
+    pub config: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -37,6 +40,11 @@ pub enum Command {
     User {
         #[command(subcommand)]
         command: UserCommand,
+    },
+    /// API tokens for integrations.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
     },
     /// Check or export the audit trail.
     Audit {
@@ -67,6 +75,18 @@ pub enum UserCommand {
         /// Read the password from standard input (the only way: never on the command line).
         #[arg(long, required = true)]
         password_stdin: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TokenCommand {
+    /// Create an API client and print its token (shown only this once).
+    Create {
+        #[arg(long)]
+        name: String,
+        /// Department code the token may use; repeat for several.
+        #[arg(long = "department", required = true, num_args = 1..)]
+        departments: Vec<String>,
     },
 }
 
@@ -106,6 +126,19 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             match services::users::add(state, Actor::system("cli"), None, new).await {
                 Ok(id) => {
                     println!("user {username} added (id {id})");
+                    Ok(0)
+                }
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    Ok(2)
+                }
+            }
+        }
+        Command::Token { command: TokenCommand::Create { name, departments } } => {
+            match services::api_clients::create(state, Actor::system("cli"), name, departments).await {
+                Ok((id, token)) => {
+                    eprintln!("API client {name} created (id {id}). The token, shown only now:");
+                    println!("{token}");
                     Ok(0)
                 }
                 Err(error) => {

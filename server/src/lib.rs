@@ -1,4 +1,5 @@
 //! The Rerun Gate process: HTTP stack, start-up and the command line. The pages and rules live in `app`.
+pub mod api;
 pub mod cli;
 pub mod http;
 pub mod startup;

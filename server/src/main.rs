@@ -22,7 +22,8 @@ async fn run() -> anyhow::Result<i32> {
         Some(Command::Audit { .. }) => app::backend::Db::connect(&cli.database_url).await?,
         _ => startup::open_database(&cli.database_url).await?,
     };
-    let state = startup::system_state(db, settings);
+    let config = startup::load_config(cli.config.as_deref())?;
+    let state = startup::system_state(db, settings, config).await?;
     let demo = match &cli.command {
         None => false,
         Some(Command::Serve { demo }) => *demo,
@@ -37,9 +38,10 @@ async fn run() -> anyhow::Result<i32> {
             cli::print_demo_credentials(&credentials);
         }
     }
-    startup::spawn_session_cleanup(&state.db);
+    startup::spawn_housekeeping(state.clone());
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!(%addr, engine = state.db.engine(), public_url = %state.settings.public_url, "serving");
+    tracing::info!(%addr, engine = state.db.engine(), public_url = %state.settings.public_url,
+        config = %state.config.source, "serving");
     println!("Rerun Gate is serving on http://{addr}");
     startup::serve(listener, startup::router(state.clone(), options)).await?;
     state.db.close().await;

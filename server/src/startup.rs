@@ -2,6 +2,7 @@
 use crate::http;
 use app::backend::auth::{Backend, enforce_timeouts};
 use app::backend::db::sessions::SqlSessionStore;
+use app::backend::config::Config;
 use app::backend::{AppState, Clock, Db, Settings, SystemClock};
 use axum::Router;
 use axum_login::AuthManagerLayerBuilder;
@@ -29,23 +30,44 @@ pub async fn open_database(url: &str) -> anyhow::Result<Db> {
     Ok(db)
 }
 
-/// Deletes expired sessions from the store every few minutes (any instance may do it; it is idempotent).
-pub fn spawn_session_cleanup(db: &Db) {
+/// Housekeeping every few minutes: expired sessions and idempotency records past their retention window.
+/// Any instance may run it; both deletions are idempotent.
+pub fn spawn_housekeeping(state: AppState) {
     use tower_sessions::session_store::ExpiredDeletion;
-    let store = SqlSessionStore::new(db);
+    let store = SqlSessionStore::new(&state.db);
     tokio::spawn(async move {
-        if let Err(error) = store.continuously_delete_expired(tokio::time::Duration::from_secs(300)).await {
-            tracing::error!(%error, "expired-session cleanup stopped");
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(300));
+        loop {
+            tick.tick().await;
+            if let Err(error) = store.delete_expired().await {
+                tracing::error!(%error, "expired-session cleanup failed");
+            }
+            match app::backend::services::idempotency::purge_expired(&state).await {
+                Ok(0) => {}
+                Ok(purged) => tracing::info!(purged, "idempotency records past retention purged"),
+                Err(error) => tracing::error!(%error, "idempotency purge failed"),
+            }
         }
     });
 }
 
-pub fn state(db: Db, clock: Arc<dyn Clock>, settings: Settings) -> AppState {
-    AppState::new(db, clock, settings)
+/// The configuration file named by `RERUN_GATE_CONFIG` (default `rerun-gate.toml`).
+pub fn load_config(path: Option<&std::path::Path>) -> Result<Config, app::backend::config::ConfigError> {
+    let default = app::backend::config::default_path();
+    app::backend::config::load(path.unwrap_or(&default))
 }
 
-pub fn system_state(db: Db, settings: Settings) -> AppState {
-    state(db, Arc::new(SystemClock), settings)
+/// The state, with the departments of the configuration brought into the database.
+pub async fn state(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: Config) -> anyhow::Result<AppState> {
+    let state = AppState::new(db, clock, settings, config);
+    app::backend::services::departments::sync_from_config(&state)
+        .await
+        .map_err(|e| anyhow::anyhow!("could not bring the departments in line with the configuration: {e}"))?;
+    Ok(state)
+}
+
+pub async fn system_state(db: Db, settings: Settings, config: Config) -> anyhow::Result<AppState> {
+    state(db, Arc::new(SystemClock), settings, config).await
 }
 
 /// The whole HTTP application: pages, server functions, health checks, and every layer around them.
@@ -77,11 +99,12 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .fallback(leptos_axum::file_and_error_handler(app::shell))
         .with_state(options);
 
+    // Sessions only for the browser side; the JSON API authenticates every call by its token.
     let browser = leptos
-        .merge(http::health::routes(state.clone()))
         .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
         .layer(auth);
-    http::protect(browser, state)
+    let machines = crate::api::routes(state.clone()).merge(http::health::routes(state.clone()));
+    http::protect(browser.merge(machines), state)
 }
 
 /// Serves until Ctrl-C or SIGTERM, then finishes the requests in flight.

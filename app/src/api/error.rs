@@ -19,8 +19,11 @@ pub enum AppError {
     NotFound,
     #[error("{}", .0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
     Validation(Vec<FieldError>),
+    /// The request is well-formed but contradicts what is stored; `problem` names which rule (a slug).
+    #[error("{detail}")]
+    Conflict { problem: String, detail: String },
     #[error("{0}")]
-    Conflict(String),
+    BadRequest(String),
     #[error("too many attempts; try again in {retry_after_secs} seconds")]
     TooManyRequests { retry_after_secs: u64 },
     #[error("something went wrong on our side; it has been logged")]
@@ -35,13 +38,32 @@ impl AppError {
         AppError::Validation(vec![FieldError { field: field.to_string(), message: message.to_string() }])
     }
 
+    pub fn conflict(problem: &str, detail: impl ToString) -> Self {
+        AppError::Conflict { problem: problem.to_string(), detail: detail.to_string() }
+    }
+
+    /// The last part of the problem type URI of an `application/problem+json` answer.
+    pub fn problem(&self) -> &str {
+        match self {
+            AppError::Unauthorized => "unauthorized",
+            AppError::Forbidden => "forbidden",
+            AppError::NotFound => "not-found",
+            AppError::Validation(_) => "validation",
+            AppError::Conflict { problem, .. } => problem,
+            AppError::BadRequest(_) => "bad-request",
+            AppError::TooManyRequests { .. } => "too-many-requests",
+            AppError::Internal | AppError::Transport(_) => "internal",
+        }
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             AppError::Unauthorized => 401,
             AppError::Forbidden => 403,
             AppError::NotFound => 404,
             AppError::Validation(_) => 422,
-            AppError::Conflict(_) => 409,
+            AppError::Conflict { .. } => 409,
+            AppError::BadRequest(_) => 400,
             AppError::TooManyRequests { .. } => 429,
             AppError::Internal | AppError::Transport(_) => 500,
         }

@@ -2,6 +2,7 @@
 pub mod admin;
 pub mod auth;
 pub mod error;
+pub mod operations;
 #[cfg(feature = "ssr")]
 pub(crate) mod context;
 

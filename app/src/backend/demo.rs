@@ -1,15 +1,12 @@
-//! The demo: departments and one user of every role, with one-time passwords printed once.
+//! The demo: one user of every role in the configured departments, with one-time passwords printed once.
 //! Loaded only on an empty database, and `serve` only does it on a loopback address.
 use super::services::users;
 use super::{AppState, db};
 use crate::api::AppError;
 use crate::api::admin::NewUser;
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::Actor;
 use crate::domain::roles::Role;
 use rand::Rng;
-use serde_json::json;
-
-pub const DEPARTMENTS: [(&str, &str); 2] = [("sales", "営業部"), ("billing", "経理部")];
 
 struct DemoUser {
     username: &'static str,
@@ -41,22 +38,11 @@ pub struct DemoCredential {
 
 /// Loads the demo into an empty database; returns `None` when there is already someone in it.
 pub async fn load_if_empty(state: &AppState) -> Result<Option<Vec<DemoCredential>>, AppError> {
-    let mut tx = state.db.begin_write().await?;
+    let mut tx = state.db.begin_read().await?;
     if db::users::count(&mut tx).await? > 0 {
         return Ok(None);
     }
-    let now = state.clock.now();
-    if db::departments::count(&mut tx).await? == 0 {
-        for (code, name) in DEPARTMENTS {
-            let id = db::departments::insert(&mut tx, code, name, now).await?;
-            let entry = AuditEntry::new(Actor::system("demo"), "department.created", "department", id)
-                .department(Some(code))
-                .after(json!({"code": code, "name": name}));
-            super::services::audit::record(&mut tx, entry, None, now).await?;
-        }
-    }
-    tx.commit().await?;
-
+    drop(tx);
     let mut credentials = Vec::new();
     for demo in USERS {
         let password = one_time_password();

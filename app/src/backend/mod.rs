@@ -1,6 +1,7 @@
 //! Server-side only: state, sign-in, services (rules + one transaction each) and the data layer.
 pub mod auth;
 pub mod clock;
+pub mod config;
 pub mod db;
 pub mod demo;
 pub mod passwords;
@@ -57,11 +58,12 @@ pub struct AppState {
     pub db: Db,
     pub clock: Arc<dyn Clock>,
     pub settings: Arc<Settings>,
+    pub config: Arc<config::Config>,
 }
 
 impl AppState {
-    pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        AppState { db, clock, settings: Arc::new(settings) }
+    pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Self {
+        AppState { db, clock, settings: Arc::new(settings), config: Arc::new(config) }
     }
 }
 

@@ -44,6 +44,9 @@ impl Actor {
     pub fn user(id: i64, username: &str) -> Self {
         Actor { kind: ActorKind::User, id: Some(id.to_string()), label: username.to_string() }
     }
+    pub fn api_client(id: i64, name: &str) -> Self {
+        Actor { kind: ActorKind::ApiClient, id: Some(id.to_string()), label: name.to_string() }
+    }
     pub fn system(label: &str) -> Self {
         Actor { kind: ActorKind::System, id: None, label: label.to_string() }
     }

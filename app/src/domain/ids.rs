@@ -49,6 +49,7 @@ macro_rules! text_id {
         }
     };
 }
+pub(crate) use text_id;
 
 text_id!(
     /// A sign-in name: lower-case ASCII letters, digits, `.`, `_` and `-`.

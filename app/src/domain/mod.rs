@@ -2,5 +2,7 @@
 pub mod audit;
 pub mod canonical_json;
 pub mod ids;
+pub mod fingerprint;
+pub mod operations;
 pub mod password_policy;
 pub mod roles;

@@ -7,6 +7,7 @@ fn server(database_url: &str, args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
         .args(args)
         .env("DATABASE_URL", database_url)
+        .env("RERUN_GATE_CONFIG", concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"))
         .env("RUST_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -29,7 +30,8 @@ async fn audit_verify_exits_zero_on_an_intact_chain_and_one_naming_the_first_bad
     }
     let ok = server(&app.database_url, &["audit", "verify"], "");
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
-    assert!(text(&ok).contains("intact: 4 events"), "{}", text(&ok));
+    let events = app.audit_actions().await.len();
+    assert!(text(&ok).contains(&format!("intact: {events} events")), "{}", text(&ok));
 
     crate::audit_trail::tamper(app.db(), "UPDATE audit_events SET actor_label = 'someone-else' WHERE seq = 3").await;
     let broken = server(&app.database_url, &["audit", "verify"], "");
@@ -40,7 +42,6 @@ async fn audit_verify_exits_zero_on_an_intact_chain_and_one_naming_the_first_bad
 #[tokio::test]
 async fn user_add_reads_the_password_from_stdin_and_the_user_can_sign_in() {
     let app = TestApp::spawn().await;
-    app.user("root", &["admin"], &[]).await; // creates the departments
     let added = server(
         &app.database_url,
         &["user", "add", "--username", "mori", "--display-name", "森 さくら", "--role", "manager",
@@ -79,4 +80,46 @@ async fn migrate_on_a_fresh_database_succeeds_twice() {
         let out = server(&url, &["migrate"], "");
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     }
+}
+
+#[tokio::test]
+async fn token_create_prints_a_token_once_that_the_api_accepts() {
+    let app = TestApp::spawn().await;
+    let created = server(&app.database_url, &["token", "create", "--name", "order-intake", "--department", "sales"], "");
+    assert_eq!(created.status.code(), Some(0), "{}", text(&created));
+    let token = String::from_utf8_lossy(&created.stdout).trim().to_string();
+    assert!(token.starts_with("rg_") && token.len() >= 40, "{token}");
+    let answer = app.http.get(format!("{}/api/v1/operations/nothing-here", app.url)).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(answer.status(), reqwest::StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_broken_configuration_stops_the_start_naming_file_line_and_problem() {
+    let dir = std::env::temp_dir().join(format!("rg-config-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("broken.toml");
+    let text_of_file = r#"[[department]]
+code = "sales"
+name = "営業部"
+
+[[workflow]]
+name = "x"
+department = "legal"
+rerun_url = "https://example.com/rerun"
+signing_secret_env = "X_SECRET"
+[[workflow.step]]
+name = "a"
+side_effect = false
+"#;
+    std::fs::write(&path, text_of_file).unwrap();
+    let url = fresh_database_url().await;
+    let output = Command::new(env!("CARGO_BIN_EXE_server"))
+        .args(["migrate"])
+        .env("DATABASE_URL", &url)
+        .env("RERUN_GATE_CONFIG", &path)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let message = text(&output);
+    assert!(message.contains("broken.toml:7:14: unknown department 'legal'"), "{message}");
 }

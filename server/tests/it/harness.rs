@@ -16,7 +16,13 @@ pub struct TestApp {
     pub http: reqwest::Client,
 }
 
-/// A fresh, empty, migrated database on the engine under test.
+/// The configuration that ships with the repository (and that `make run` uses).
+pub fn example_config() -> app::backend::config::Config {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../rerun-gate.toml");
+    app::backend::config::load(&path).expect("the example configuration is valid")
+}
+
+/// A fresh, empty database URL on the engine under test.
 pub async fn fresh_database_url() -> String {
     match std::env::var("RERUN_GATE_TEST_ENGINE").as_deref() {
         Ok("postgres") => {
@@ -53,7 +59,7 @@ impl TestApp {
         let mut settings = Settings::new(&format!("http://{addr}"));
         configure(&mut settings);
         let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
-        let state = server::startup::state(db, clock.clone(), settings);
+        let state = server::startup::state(db, clock.clone(), settings, example_config()).await.expect("state");
         let mut options = server::startup::leptos_options().unwrap();
         options.site_addr = addr;
         let router = server::startup::router(state.clone(), options);
@@ -66,9 +72,8 @@ impl TestApp {
         &self.state.db
     }
 
-    /// Creates the two demo departments and a user with the given roles and departments.
+    /// Creates a user with the given roles and departments (the example configuration's `sales`, `billing`).
     pub async fn user(&self, username: &str, roles: &[&str], departments: &[&str]) -> i64 {
-        self.ensure_departments().await;
         let new = app::api::admin::NewUser {
             username: username.into(),
             display_name: format!("{username} san"),
@@ -81,14 +86,30 @@ impl TestApp {
             .expect("add user")
     }
 
-    async fn ensure_departments(&self) {
-        let mut tx = self.db().begin_write().await.unwrap();
-        if app::backend::db::departments::count(&mut tx).await.unwrap() == 0 {
-            for (code, name) in app::backend::demo::DEPARTMENTS {
-                app::backend::db::departments::insert(&mut tx, code, name, Utc::now()).await.unwrap();
-            }
+    /// An API token for the given departments.
+    pub async fn token(&self, name: &str, departments: &[&str]) -> String {
+        let departments: Vec<String> = departments.iter().map(|d| d.to_string()).collect();
+        let (_, token) = app::backend::services::api_clients::create(
+            &self.state,
+            app::domain::audit::Actor::system("test"),
+            name,
+            &departments,
+        )
+        .await
+        .expect("create token");
+        token
+    }
+
+    /// A JSON API call with a bearer token and optional Idempotency-Key.
+    pub async fn api(&self, method: reqwest::Method, path: &str, token: &str, key: Option<&str>, body: Option<&Value>) -> Answer {
+        let mut request = self.http.request(method, format!("{}{path}", self.url)).bearer_auth(token);
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
         }
-        tx.commit().await.unwrap();
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body.to_string());
+        }
+        Answer::from(request.send().await.expect("request")).await
     }
 
     /// Calls a server function like a program would (form body, JSON answer), with an optional cookie.

@@ -5,6 +5,7 @@ mod audit_trail;
 mod command_line;
 mod harness;
 mod http_protections;
+mod ingestion;
 mod people;
 mod sessions;
 mod sign_in;

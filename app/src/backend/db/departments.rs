@@ -40,3 +40,12 @@ pub async fn by_codes(tx: &mut Tx, codes: &[String]) -> Result<Vec<DepartmentRow
     }
     Ok(found)
 }
+
+pub async fn rename(tx: &mut Tx, id: i64, name: &str) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE departments SET name = $2 WHERE id = $1")
+        .bind(id)
+        .bind(name)
+        .execute(c)
+        .await
+        .map(drop))
+}

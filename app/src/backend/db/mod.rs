@@ -1,8 +1,11 @@
 //! The data layer: one interface for both engines. Statements that both engines read the same way are
 //! written once (with `$n` placeholders, which SQLite accepts too); what differs lives in `sqlite/` and
 //! `postgres/`. Queries are checked at run time (`query_as` + `FromRow`), so no database is needed to build.
+pub mod api_clients;
 pub mod audit;
 pub mod departments;
+pub mod idempotency;
+pub mod operations;
 mod postgres;
 pub mod sessions;
 pub mod sign_in;

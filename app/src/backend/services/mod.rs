@@ -1,6 +1,11 @@
 //! Services: the rules applied to the data, one transaction each, the audit event in the same transaction.
+pub mod api_clients;
 pub mod audit;
+pub mod departments;
+pub mod idempotency;
+pub mod operations;
 pub mod sign_in;
+pub mod step_events;
 pub mod users;
 
 use crate::api::AppError;

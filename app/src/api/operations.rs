@@ -1,0 +1,107 @@
+//! Operations as the ingestion API and the pages see them.
+use crate::domain::operations::{OperationStatus, StepEventType, StepState};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `POST /api/v1/operations`: one run of a workflow, with every step's idempotency key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RegisterOperation {
+    /// The integration's own ID of this run; unique.
+    pub process_id: String,
+    /// A workflow name from the configuration.
+    pub workflow: String,
+    /// The workflow's department code; must be in the token's scope.
+    pub department: String,
+    /// Order ID, invoice number…: a second operation with the same key is flagged as a possible duplicate.
+    #[serde(default)]
+    pub business_key: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    pub content: Option<Value>,
+    /// Every step of the workflow, each with the idempotency key the outside system sees.
+    pub steps: Vec<RegisterStep>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RegisterStep {
+    pub name: String,
+    pub idempotency_key: String,
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    pub content: Option<Value>,
+}
+
+/// `POST /api/v1/operations/{process_id}/steps/{step}/events`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StepEvent {
+    /// Per-step sequence number: an event not newer than the stored one is not applied.
+    pub seq: i64,
+    #[serde(rename = "type")]
+    pub kind: StepEventType,
+    /// The outside system's ID of the result (`succeeded`).
+    #[serde(default)]
+    pub result_id: Option<String>,
+    #[serde(default)]
+    pub error: Option<StepError>,
+    /// When it happened at the sender; the server's time when absent.
+    #[serde(default)]
+    pub at: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StepError {
+    /// e.g. `auth_expired`, `rate_limited`, `timeout`, `server_error`, `no_response`, `validation`.
+    pub class: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct OperationView {
+    pub process_id: String,
+    pub workflow: String,
+    pub department: String,
+    pub business_key: Option<String>,
+    pub status: OperationStatus,
+    /// One of the ten events of the decision table, once the operation stalled.
+    pub event: Option<String>,
+    pub failure_class: Option<String>,
+    /// Another operation with the same business key: a possible business-level duplicate.
+    pub possible_duplicate_of: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub steps: Vec<StepView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StepView {
+    pub position: i64,
+    pub name: String,
+    pub state: StepState,
+    pub idempotency_key: String,
+    pub result_id: Option<String>,
+    pub attempts: i64,
+    pub last_seq: Option<i64>,
+    /// The completion flag: set only when success is confirmed.
+    pub completed_at: Option<DateTime<Utc>>,
+    pub error: Option<StepError>,
+    /// The latest reconciliation verdict (arrives with reconciliation).
+    pub latest_verdict: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StepEventAnswer {
+    pub applied: bool,
+    pub step: StepView,
+}

@@ -1,0 +1,328 @@
+//! `rerun-gate.toml`: departments, outside systems (connectors) and workflows. Read once at start-up and
+//! validated; every problem is reported as `file:line:column: what is wrong`. Credentials never appear here,
+//! only the names of the environment variables that hold them (keys ending in `_env`).
+use crate::domain::ids::DepartmentCode;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+pub const CONNECTOR_KINDS: [&str; 2] = ["demo", "http_json"];
+const DEFAULT_DEADLINE_SECONDS: u64 = 600;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    settings: RawSettings,
+    #[serde(default, rename = "department")]
+    departments: Vec<RawDepartment>,
+    #[serde(default, rename = "connector")]
+    connectors: Vec<RawConnector>,
+    #[serde(default, rename = "workflow")]
+    workflows: Vec<RawWorkflow>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    idempotency_retention_days: Option<Spanned<u32>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDepartment {
+    code: Spanned<String>,
+    name: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawConnector {
+    name: Spanned<String>,
+    kind: Spanned<String>,
+    /// Kind-specific settings; keys ending in `_env` name environment variables with credentials.
+    /// (Flattened values carry no position: problems in them are reported at the connector's name.)
+    #[serde(flatten)]
+    settings: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkflow {
+    name: Spanned<String>,
+    department: Spanned<String>,
+    rerun_url: Spanned<String>,
+    signing_secret_env: Spanned<String>,
+    #[serde(default)]
+    approvals_required: Option<Spanned<u32>>,
+    #[serde(default, rename = "step")]
+    steps: Vec<RawStep>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    name: Spanned<String>,
+    connector: Option<Spanned<String>>,
+    side_effect: bool,
+    deadline_seconds: Option<Spanned<u64>>,
+    heartbeat_seconds: Option<Spanned<u64>>,
+}
+
+/// The loaded configuration. Serializable, so admins can see it (it holds no secrets by construction).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub source: String,
+    pub idempotency_retention_days: u32,
+    pub departments: Vec<DepartmentConfig>,
+    pub connectors: Vec<ConnectorConfig>,
+    pub workflows: Vec<WorkflowConfig>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DepartmentConfig {
+    pub code: String,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConnectorConfig {
+    pub name: String,
+    pub kind: String,
+    /// Plain settings (URLs, field paths, timeouts) as TOML text values.
+    pub settings: BTreeMap<String, String>,
+    /// Setting name → environment variable holding the credential.
+    pub credential_envs: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowConfig {
+    pub name: String,
+    pub department: String,
+    pub rerun_url: String,
+    pub signing_secret_env: String,
+    pub approvals_required: u32,
+    pub steps: Vec<StepConfig>,
+    /// Hash of the definition: an approval is bound to it and voided when it changes.
+    pub version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepConfig {
+    pub name: String,
+    pub connector: Option<String>,
+    pub side_effect: bool,
+    pub deadline_seconds: u64,
+    pub heartbeat_seconds: Option<u64>,
+}
+
+impl Config {
+    pub fn workflow(&self, name: &str) -> Option<&WorkflowConfig> {
+        self.workflows.iter().find(|w| w.name == name)
+    }
+    pub fn department(&self, code: &str) -> Option<&DepartmentConfig> {
+        self.departments.iter().find(|d| d.code == code)
+    }
+}
+
+/// A problem in the file, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub problem: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.problem)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: file.clone(),
+        line: 0,
+        column: 0,
+        problem: format!("cannot read the configuration file: {e}"),
+    })?;
+    parse(&text, &file)
+}
+
+/// Parses and validates `text`; `file` names it in messages.
+pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+    let at = |span: std::ops::Range<usize>, problem: String| {
+        let before = &text[..span.start.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        ConfigError { file: file.to_string(), line, column, problem }
+    };
+    let raw: RawConfig = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim().to_string();
+        at(e.span().unwrap_or(0..0), message)
+    })?;
+    Validator { at: &at }.config(raw, file)
+}
+
+struct Validator<'a> {
+    at: &'a dyn Fn(std::ops::Range<usize>, String) -> ConfigError,
+}
+
+impl Validator<'_> {
+    fn fail<T>(&self, span: std::ops::Range<usize>, problem: impl Into<String>) -> Result<T, ConfigError> {
+        Err((self.at)(span, problem.into()))
+    }
+
+    fn config(&self, raw: RawConfig, file: &str) -> Result<Config, ConfigError> {
+        let retention = match raw.settings.idempotency_retention_days {
+            Some(days) if *days.get_ref() == 0 => return self.fail(days.span(), "idempotency_retention_days must be at least 1"),
+            Some(days) => days.into_inner(),
+            None => 30,
+        };
+        let departments = self.departments(raw.departments)?;
+        let connectors = self.connectors(raw.connectors)?;
+        let mut workflows: Vec<WorkflowConfig> = Vec::new();
+        for w in raw.workflows {
+            if workflows.iter().any(|known| known.name == *w.name.get_ref()) {
+                return self.fail(w.name.span(), format!("workflow '{}' is defined twice", w.name.get_ref()));
+            }
+            workflows.push(self.workflow(w, &departments, &connectors)?);
+        }
+        Ok(Config { source: file.to_string(), idempotency_retention_days: retention, departments, connectors, workflows })
+    }
+
+    fn departments(&self, raw: Vec<RawDepartment>) -> Result<Vec<DepartmentConfig>, ConfigError> {
+        let mut out: Vec<DepartmentConfig> = Vec::new();
+        for d in raw {
+            let code = DepartmentCode::parse(d.code.get_ref()).or_else(|m| self.fail(d.code.span(), m))?;
+            if out.iter().any(|known| known.code == code.as_str()) {
+                return self.fail(d.code.span(), format!("department '{code}' is defined twice"));
+            }
+            if d.name.get_ref().trim().is_empty() {
+                return self.fail(d.name.span(), "a department needs a name");
+            }
+            out.push(DepartmentConfig { code: code.to_string(), name: d.name.into_inner() });
+        }
+        Ok(out)
+    }
+
+    fn connectors(&self, raw: Vec<RawConnector>) -> Result<Vec<ConnectorConfig>, ConfigError> {
+        let mut out: Vec<ConnectorConfig> = Vec::new();
+        for c in raw {
+            if out.iter().any(|known| known.name == *c.name.get_ref()) {
+                return self.fail(c.name.span(), format!("connector '{}' is defined twice", c.name.get_ref()));
+            }
+            if !CONNECTOR_KINDS.contains(&c.kind.get_ref().as_str()) {
+                let known = CONNECTOR_KINDS.join(", ");
+                return self.fail(c.kind.span(), format!("unknown connector kind '{}' (known: {known})", c.kind.get_ref()));
+            }
+            let mut settings = BTreeMap::new();
+            let mut credential_envs = BTreeMap::new();
+            for (key, value) in c.settings {
+                let at = c.name.span();
+                if key.ends_with("_env") {
+                    match value.as_str() {
+                        Some(var) if is_env_name(var) => credential_envs.insert(key, var.to_string()),
+                        _ => return self.fail(at, format!("{key} must name an environment variable (A-Z, 0-9, _)")),
+                    };
+                } else if looks_like_secret(&key) {
+                    let message = format!("'{key}' looks like a credential: put it in an environment variable and write {key}_env = \"VARIABLE\"");
+                    return self.fail(at, message);
+                } else {
+                    settings.insert(key, value.to_string());
+                }
+            }
+            out.push(ConnectorConfig { name: c.name.into_inner(), kind: c.kind.into_inner(), settings, credential_envs });
+        }
+        Ok(out)
+    }
+
+    fn workflow(
+        &self,
+        w: RawWorkflow,
+        departments: &[DepartmentConfig],
+        connectors: &[ConnectorConfig],
+    ) -> Result<WorkflowConfig, ConfigError> {
+        if !departments.iter().any(|d| d.code == *w.department.get_ref()) {
+            return self.fail(w.department.span(), format!("unknown department '{}'", w.department.get_ref()));
+        }
+        let url = w.rerun_url.get_ref();
+        if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains(char::is_whitespace) {
+            return self.fail(w.rerun_url.span(), "rerun_url must be an http:// or https:// URL");
+        }
+        if !is_env_name(w.signing_secret_env.get_ref()) {
+            return self.fail(w.signing_secret_env.span(), "signing_secret_env must name an environment variable (A-Z, 0-9, _)");
+        }
+        let approvals_required = match w.approvals_required {
+            Some(n) if *n.get_ref() == 0 => return self.fail(n.span(), "approvals_required must be at least 1"),
+            Some(n) => n.into_inner(),
+            None => 1,
+        };
+        if w.steps.is_empty() {
+            return self.fail(w.name.span(), format!("workflow '{}' has no [[workflow.step]]", w.name.get_ref()));
+        }
+        let mut steps: Vec<StepConfig> = Vec::new();
+        for s in w.steps {
+            if steps.iter().any(|known| known.name == *s.name.get_ref()) {
+                return self.fail(s.name.span(), format!("step '{}' appears twice", s.name.get_ref()));
+            }
+            if let Some(c) = &s.connector {
+                if !connectors.iter().any(|known| known.name == *c.get_ref()) {
+                    return self.fail(c.span(), format!("unknown connector '{}'", c.get_ref()));
+                }
+            } else if s.side_effect {
+                return self.fail(s.name.span(), format!("step '{}' has a side effect, so it needs a connector to check it with", s.name.get_ref()));
+            }
+            for limit in [&s.deadline_seconds, &s.heartbeat_seconds].into_iter().flatten() {
+                if *limit.get_ref() == 0 {
+                    return self.fail(limit.span(), "timeouts must be at least 1 second");
+                }
+            }
+            steps.push(StepConfig {
+                name: s.name.into_inner(),
+                connector: s.connector.map(Spanned::into_inner),
+                side_effect: s.side_effect,
+                deadline_seconds: s.deadline_seconds.map_or(DEFAULT_DEADLINE_SECONDS, Spanned::into_inner),
+                heartbeat_seconds: s.heartbeat_seconds.map(Spanned::into_inner),
+            });
+        }
+        let mut workflow = WorkflowConfig {
+            name: w.name.into_inner(),
+            department: w.department.into_inner(),
+            rerun_url: w.rerun_url.into_inner(),
+            signing_secret_env: w.signing_secret_env.into_inner(),
+            approvals_required,
+            steps,
+            version: String::new(),
+        };
+        workflow.version = definition_version(&workflow);
+        Ok(workflow)
+    }
+}
+
+fn definition_version(w: &WorkflowConfig) -> String {
+    let text = serde_json::to_string(&(&w.name, &w.department, &w.rerun_url, w.approvals_required, &w.steps))
+        .unwrap_or_default();
+    hex::encode(&Sha256::digest(text.as_bytes())[..8])
+}
+
+fn is_env_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn looks_like_secret(key: &str) -> bool {
+    ["secret", "password", "token", "api_key", "apikey", "credential"].iter().any(|w| key.to_lowercase().contains(w))
+}
+
+pub fn default_path() -> PathBuf {
+    PathBuf::from("rerun-gate.toml")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,96 @@
+use super::*;
+
+const GOOD: &str = r#"
+[[department]]
+code = "sales"
+name = "営業部"
+
+[[connector]]
+name = "orders"
+kind = "http_json"
+url = "https://orders.example.com/{idempotency_key}"
+api_key_env = "ORDERS_API_KEY"
+
+[[workflow]]
+name = "order-intake"
+department = "sales"
+rerun_url = "https://integrations.example.com/rerun"
+signing_secret_env = "ORDER_INTAKE_SECRET"
+
+[[workflow.step]]
+name = "register_order"
+connector = "orders"
+side_effect = true
+
+[[workflow.step]]
+name = "note"
+side_effect = false
+deadline_seconds = 30
+"#;
+
+fn problem(text: &str) -> String {
+    parse(text, "test.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn a_good_file_loads_with_defaults_filled_in() {
+    let config = parse(GOOD, "test.toml").unwrap();
+    assert_eq!(config.idempotency_retention_days, 30);
+    let workflow = config.workflow("order-intake").unwrap();
+    assert_eq!(workflow.approvals_required, 1);
+    assert_eq!(workflow.steps[0].deadline_seconds, 600);
+    assert_eq!(workflow.steps[1].deadline_seconds, 30);
+    assert_eq!(workflow.version.len(), 16);
+    let orders = &config.connectors[0];
+    assert_eq!(orders.credential_envs["api_key_env"], "ORDERS_API_KEY");
+    assert!(orders.settings.contains_key("url"));
+}
+
+#[test]
+fn the_shipped_example_is_valid() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml");
+    let config = load(Path::new(path)).unwrap();
+    assert!(config.workflow("order-intake").is_some() && config.workflow("monthly-billing").is_some());
+}
+
+#[test]
+fn an_unknown_department_is_reported_at_its_line_and_column() {
+    let text = GOOD.replace("department = \"sales\"", "department = \"legal\"");
+    assert_eq!(problem(&text), "test.toml:14:14: unknown department 'legal'");
+}
+
+#[test]
+fn a_credential_written_into_the_file_is_refused() {
+    let text = GOOD.replace("api_key_env = \"ORDERS_API_KEY\"", "api_key = \"sk_live_123\"");
+    let message = problem(&text);
+    assert!(message.contains("looks like a credential") && message.contains("api_key_env"), "{message}");
+    assert!(!message.contains("sk_live_123"), "the secret must not be echoed: {message}");
+}
+
+#[test]
+fn a_side_effect_step_without_connector_is_refused() {
+    let text = GOOD.replace("name = \"note\"\nside_effect = false", "name = \"note\"\nside_effect = true");
+    assert!(problem(&text).contains("needs a connector"));
+}
+
+#[test]
+fn syntax_errors_and_unknown_keys_name_their_line() {
+    assert!(problem("[[department]\ncode = 1").starts_with("test.toml:1:"));
+    let message = problem(&GOOD.replace("rerun_url", "rerun_uri"));
+    assert!(message.starts_with("test.toml:") && message.contains("rerun_uri"), "{message}");
+}
+
+#[test]
+fn unknown_connectors_kinds_and_duplicates_are_refused() {
+    assert!(problem(&GOOD.replace("connector = \"orders\"", "connector = \"billing\"")).contains("unknown connector 'billing'"));
+    assert!(problem(&GOOD.replace("kind = \"http_json\"", "kind = \"carrier-pigeon\"")).contains("unknown connector kind"));
+    let twice = format!("{GOOD}\n[[department]]\ncode = \"sales\"\nname = \"again\"\n");
+    assert!(problem(&twice).contains("defined twice"));
+}
+
+#[test]
+fn zero_approvals_or_a_zero_timeout_are_refused() {
+    let text = GOOD.replace("signing_secret_env = \"ORDER_INTAKE_SECRET\"", "signing_secret_env = \"ORDER_INTAKE_SECRET\"\napprovals_required = 0");
+    assert!(problem(&text).contains("approvals_required must be at least 1"));
+    assert!(problem(&GOOD.replace("deadline_seconds = 30", "deadline_seconds = 0")).contains("at least 1 second"));
+}

@@ -1,0 +1,79 @@
+//! Programs that call the ingestion API: a name, the SHA-256 of their token, their departments.
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct ApiClientRow {
+    pub id: i64,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+pub async fn insert(tx: &mut Tx, name: &str, token_sha256: &str, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "INSERT INTO api_clients (name, token_sha256, created_at) VALUES ($1, $2, $3) RETURNING id"
+    )
+    .bind(name)
+    .bind(token_sha256)
+    .bind(now)
+    .fetch_one(c)
+    .await)
+}
+
+pub async fn add_department(tx: &mut Tx, id: i64, department_id: i64) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("INSERT INTO api_client_departments (api_client_id, department_id) VALUES ($1, $2)")
+        .bind(id)
+        .bind(department_id)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+pub async fn by_name(tx: &mut Tx, name: &str) -> Result<Option<ApiClientRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients WHERE name = $1")
+        .bind(name)
+        .fetch_optional(c)
+        .await)
+}
+
+pub async fn by_token(tx: &mut Tx, token_sha256: &str) -> Result<Option<ApiClientRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT id, name, created_at, revoked_at FROM api_clients WHERE token_sha256 = $1"
+    )
+    .bind(token_sha256)
+    .fetch_optional(c)
+    .await)
+}
+
+pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<ApiClientRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients WHERE id = $1")
+        .bind(id)
+        .fetch_optional(c)
+        .await)
+}
+
+pub async fn all(tx: &mut Tx) -> Result<Vec<ApiClientRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients ORDER BY name")
+        .fetch_all(c)
+        .await)
+}
+
+pub async fn department_codes(tx: &mut Tx, id: i64) -> Result<Vec<String>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT d.code FROM departments d JOIN api_client_departments a ON a.department_id = d.id
+         WHERE a.api_client_id = $1 ORDER BY d.code"
+    )
+    .bind(id)
+    .fetch_all(c)
+    .await)
+}
+
+pub async fn revoke(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE api_clients SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+        .bind(id)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
+}

@@ -1,0 +1,173 @@
+//! Operations and their steps.
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct OperationRow {
+    pub id: i64,
+    pub process_id: String,
+    pub workflow: String,
+    pub workflow_version: String,
+    pub department: String,
+    pub business_key: Option<String>,
+    pub content_json: Option<String>,
+    pub content_fingerprint: Option<String>,
+    pub status: String,
+    pub event: Option<String>,
+    pub failure_class: Option<String>,
+    pub possible_duplicate_of: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const OPERATION_COLUMNS: &str = "id, process_id, workflow, workflow_version, department, business_key, content_json,
+    content_fingerprint, status, event, failure_class, possible_duplicate_of, created_at, updated_at";
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct StepRow {
+    pub id: i64,
+    pub operation_id: i64,
+    pub position: i64,
+    pub name: String,
+    pub idempotency_key: String,
+    pub content_fingerprint: Option<String>,
+    pub state: String,
+    pub last_seq: Option<i64>,
+    pub result_id: Option<String>,
+    pub error_class: Option<String>,
+    pub error_message: Option<String>,
+    pub attempts: i64,
+    pub started_at: Option<DateTime<Utc>>,
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const STEP_COLUMNS: &str = "id, operation_id, position, name, idempotency_key, content_fingerprint, state, last_seq,
+    result_id, error_class, error_message, attempts, started_at, last_heartbeat_at, completed_at, updated_at";
+
+pub struct NewOperation<'a> {
+    pub process_id: &'a str,
+    pub workflow: &'a str,
+    pub workflow_version: &'a str,
+    pub department: &'a str,
+    pub business_key: Option<&'a str>,
+    pub content_json: Option<&'a str>,
+    pub content_fingerprint: Option<&'a str>,
+    pub possible_duplicate_of: Option<&'a str>,
+    pub registered_by: i64,
+}
+
+pub async fn insert(tx: &mut Tx, op: &NewOperation<'_>, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "INSERT INTO operations (process_id, workflow, workflow_version, department, business_key, content_json,
+             content_fingerprint, status, possible_duplicate_of, registered_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $10) RETURNING id"
+    )
+    .bind(op.process_id)
+    .bind(op.workflow)
+    .bind(op.workflow_version)
+    .bind(op.department)
+    .bind(op.business_key)
+    .bind(op.content_json)
+    .bind(op.content_fingerprint)
+    .bind(op.possible_duplicate_of)
+    .bind(op.registered_by)
+    .bind(now)
+    .fetch_one(c)
+    .await)
+}
+
+pub async fn insert_step(
+    tx: &mut Tx,
+    operation_id: i64,
+    position: i64,
+    name: &str,
+    idempotency_key: &str,
+    content_fingerprint: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO steps (operation_id, position, name, idempotency_key, content_fingerprint, state, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 'not_started', $6)"
+    )
+    .bind(operation_id)
+    .bind(position)
+    .bind(name)
+    .bind(idempotency_key)
+    .bind(content_fingerprint)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+pub async fn by_process_id(tx: &mut Tx, process_id: &str) -> Result<Option<OperationRow>, sqlx::Error> {
+    let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE process_id = $1");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(process_id).fetch_optional(c).await)
+}
+
+/// Another operation of the department with the same business key (oldest first), if any.
+pub async fn other_with_business_key(
+    tx: &mut Tx,
+    department: &str,
+    business_key: &str,
+    process_id: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT process_id FROM operations WHERE department = $1 AND business_key = $2 AND process_id <> $3
+         ORDER BY id LIMIT 1"
+    )
+    .bind(department)
+    .bind(business_key)
+    .bind(process_id)
+    .fetch_optional(c)
+    .await)
+}
+
+pub async fn steps(tx: &mut Tx, operation_id: i64) -> Result<Vec<StepRow>, sqlx::Error> {
+    let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE operation_id = $1 ORDER BY position");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_all(c).await)
+}
+
+/// Writes a step's new state; the caller has decided the event is newer and allowed.
+pub async fn update_step(tx: &mut Tx, step: &StepRow) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "UPDATE steps SET state = $2, last_seq = $3, result_id = $4, error_class = $5, error_message = $6,
+             attempts = $7, started_at = $8, last_heartbeat_at = $9, completed_at = $10, updated_at = $11
+         WHERE id = $1"
+    )
+    .bind(step.id)
+    .bind(&step.state)
+    .bind(step.last_seq)
+    .bind(&step.result_id)
+    .bind(&step.error_class)
+    .bind(&step.error_message)
+    .bind(step.attempts)
+    .bind(step.started_at)
+    .bind(step.last_heartbeat_at)
+    .bind(step.completed_at)
+    .bind(step.updated_at)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+pub async fn set_status(tx: &mut Tx, id: i64, status: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE operations SET status = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(status)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+pub async fn touch(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE operations SET updated_at = $2 WHERE id = $1")
+        .bind(id)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
+}

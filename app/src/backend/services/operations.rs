@@ -1,0 +1,170 @@
+//! Registering operations and reading them back (the ingestion API's first and third routes).
+use super::api_clients::ApiClient;
+use super::audit::record;
+use super::idempotency::{self, Claim};
+use crate::api::AppError;
+use crate::api::operations::{OperationView, RegisterOperation, StepError, StepView};
+use crate::backend::db::operations::{NewOperation, OperationRow, StepRow};
+use crate::backend::{AppState, db};
+use crate::domain::audit::AuditEntry;
+use crate::domain::canonical_json::to_canonical_string;
+use crate::domain::fingerprint::fingerprint;
+use crate::domain::ids::DepartmentCode;
+use crate::domain::operations::{IdempotencyKey, OperationStatus, ProcessId, StepState};
+use serde_json::{Value, json};
+
+/// What the API answers: a status, the body, and whether it is a replay of an earlier answer.
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+    pub replayed: bool,
+}
+
+/// Registers an operation under the client's Idempotency-Key (`body` is the request's JSON).
+pub async fn register(state: &AppState, client: &ApiClient, key: &str, body: &Value) -> Result<Answer, AppError> {
+    let key = IdempotencyKey::parse(key).map_err(AppError::BadRequest)?;
+    let request: RegisterOperation =
+        serde_json::from_value(body.clone()).map_err(|e| AppError::invalid("body", e.to_string()))?;
+    match idempotency::claim(state, client.id, key.as_str(), &fingerprint(body)).await? {
+        Claim::Replay { status, body } => Ok(Answer { status, body, replayed: true }),
+        Claim::Proceed => match insert(state, client, key.as_str(), request).await {
+            Ok(answer) => Ok(answer),
+            Err(refused) => {
+                idempotency::release(state, client.id, key.as_str()).await?;
+                Err(refused)
+            }
+        },
+    }
+}
+
+async fn insert(state: &AppState, client: &ApiClient, key: &str, request: RegisterOperation) -> Result<Answer, AppError> {
+    let process_id = ProcessId::parse(&request.process_id).map_err(|m| AppError::invalid("process_id", m))?;
+    let department = DepartmentCode::parse(&request.department).map_err(|m| AppError::invalid("department", m))?;
+    // Another department's data does not exist for this client (QUALITY 10).
+    if !client.may_see(department.as_str()) {
+        return Err(AppError::NotFound);
+    }
+    let workflow = state
+        .config
+        .workflow(&request.workflow)
+        .ok_or_else(|| AppError::invalid("workflow", format!("unknown workflow '{}'", request.workflow)))?;
+    if workflow.department != department.as_str() {
+        let message = format!("workflow '{}' belongs to department '{}'", workflow.name, workflow.department);
+        return Err(AppError::invalid("department", message));
+    }
+    let expected: Vec<&str> = workflow.steps.iter().map(|s| s.name.as_str()).collect();
+    let given: Vec<&str> = request.steps.iter().map(|s| s.name.as_str()).collect();
+    if expected != given {
+        let message = format!("steps must be exactly {expected:?} in this order (got {given:?})");
+        return Err(AppError::invalid("steps", message));
+    }
+    let mut keys: Vec<IdempotencyKey> = Vec::new();
+    for step in &request.steps {
+        let step_key = IdempotencyKey::parse(&step.idempotency_key).map_err(|m| AppError::invalid("steps", m))?;
+        if keys.contains(&step_key) {
+            return Err(AppError::invalid("steps", format!("idempotency key '{step_key}' is used by two steps")));
+        }
+        keys.push(step_key);
+    }
+    let business_key = request.business_key.as_deref().map(str::trim).filter(|k| !k.is_empty());
+
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    if db::operations::by_process_id(&mut tx, process_id.as_str()).await?.is_some() {
+        return Err(AppError::conflict(
+            "process-id-exists",
+            format!("process_id '{process_id}' is already registered under another Idempotency-Key"),
+        ));
+    }
+    let duplicate_of = match business_key {
+        Some(k) => db::operations::other_with_business_key(&mut tx, department.as_str(), k, process_id.as_str()).await?,
+        None => None,
+    };
+    let content_json = request.content.as_ref().map(to_canonical_string);
+    let content_fingerprint = request.content.as_ref().map(fingerprint);
+    let new = NewOperation {
+        process_id: process_id.as_str(),
+        workflow: &workflow.name,
+        workflow_version: &workflow.version,
+        department: department.as_str(),
+        business_key,
+        content_json: content_json.as_deref(),
+        content_fingerprint: content_fingerprint.as_deref(),
+        possible_duplicate_of: duplicate_of.as_deref(),
+        registered_by: client.id,
+    };
+    let operation_id = db::operations::insert(&mut tx, &new, now).await?;
+    for (position, (step, step_key)) in request.steps.iter().zip(&keys).enumerate() {
+        let step_fingerprint = step.content.as_ref().map(fingerprint);
+        db::operations::insert_step(&mut tx, operation_id, position as i64 + 1, &step.name, step_key.as_str(), step_fingerprint.as_deref(), now).await?;
+    }
+    let entry = AuditEntry::new(client.actor(), "operation.registered", "operation", process_id.as_str())
+        .department(Some(department.as_str()))
+        .after(json!({
+            "workflow": workflow.name,
+            "business_key": business_key,
+            "content_fingerprint": content_fingerprint,
+            "steps": request.steps.iter().zip(&keys).map(|(s, k)| json!({"name": s.name, "idempotency_key": k})).collect::<Vec<_>>(),
+            "possible_duplicate_of": duplicate_of,
+        }));
+    record(&mut tx, entry, None, now).await?;
+    let view = view_in(&mut tx, process_id.as_str()).await?.ok_or(AppError::Internal)?;
+    let body = serde_json::to_string(&view).map_err(|e| crate::backend::auth::internal("serialize", e))?;
+    idempotency::complete(&mut tx, client.id, key, 201, &body).await?;
+    tx.commit().await?;
+    if let Some(other) = duplicate_of {
+        tracing::warn!(process_id = %process_id, other = %other, "possible business-level duplicate");
+    }
+    Ok(Answer { status: 201, body, replayed: false })
+}
+
+/// One operation for an API client of its department; 404 for anything else.
+pub async fn get_for_client(state: &AppState, client: &ApiClient, process_id: &str) -> Result<OperationView, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let view = view_in(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
+    if !client.may_see(&view.department) {
+        return Err(AppError::NotFound);
+    }
+    Ok(view)
+}
+
+pub async fn view_in(tx: &mut db::Tx, process_id: &str) -> Result<Option<OperationView>, sqlx::Error> {
+    let Some(row) = db::operations::by_process_id(tx, process_id).await? else { return Ok(None) };
+    let steps = db::operations::steps(tx, row.id).await?;
+    Ok(Some(operation_view(row, steps)))
+}
+
+pub fn operation_view(row: OperationRow, steps: Vec<StepRow>) -> OperationView {
+    OperationView {
+        process_id: row.process_id,
+        workflow: row.workflow,
+        department: row.department,
+        business_key: row.business_key,
+        status: OperationStatus::parse(&row.status).unwrap_or(OperationStatus::Running),
+        event: row.event,
+        failure_class: row.failure_class,
+        possible_duplicate_of: row.possible_duplicate_of,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        steps: steps.into_iter().map(step_view).collect(),
+    }
+}
+
+pub fn step_view(row: StepRow) -> StepView {
+    let error = match (row.error_class, row.error_message) {
+        (Some(class), message) => Some(StepError { class, message: message.unwrap_or_default() }),
+        _ => None,
+    };
+    StepView {
+        position: row.position,
+        name: row.name,
+        state: StepState::parse(&row.state).unwrap_or(StepState::Unknown),
+        idempotency_key: row.idempotency_key,
+        result_id: row.result_id,
+        attempts: row.attempts,
+        last_seq: row.last_seq,
+        completed_at: row.completed_at,
+        error,
+        latest_verdict: None,
+    }
+}

@@ -1,0 +1,34 @@
+//! The API caller, from `Authorization: Bearer <token>` (never from the URL).
+use super::problem::Problem;
+use app::api::AppError;
+use app::backend::AppState;
+use app::backend::services::api_clients::{self, ApiClient};
+use axum::extract::FromRequestParts;
+use axum::http::header;
+use axum::http::request::Parts;
+
+pub struct Client(pub ApiClient);
+
+impl FromRequestParts<AppState> for Client {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        let Some(token) = token else {
+            return Err(Problem(AppError::Unauthorized));
+        };
+        match api_clients::authenticate(state, token).await? {
+            Some(client) => Ok(Client(client)),
+            None => {
+                tracing::warn!("API call with an unknown or revoked token");
+                Err(Problem(AppError::Unauthorized))
+            }
+        }
+    }
+}

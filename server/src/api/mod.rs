@@ -1,0 +1,135 @@
+//! The JSON ingestion API for integrations (SPEC "Ingestion API"), documented by the OpenAPI document it
+//! serves at `/api/openapi.json`.
+mod client;
+pub mod problem;
+
+use app::api::operations::{OperationView, RegisterOperation, StepEvent, StepEventAnswer};
+use app::backend::AppState;
+use app::backend::services::{operations, step_events};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router, routing::get};
+use client::Client;
+use problem::{PROBLEM_JSON, Problem, ProblemBody};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Rerun Gate ingestion API", version = "1", description = "Operations, steps and their events, for integrations."),
+    modifiers(&BearerToken),
+    components(schemas(ProblemBody)),
+    security(("bearer" = []))
+)]
+struct ApiDoc;
+
+struct BearerToken;
+
+impl Modify for BearerToken {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("bearer", SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()));
+    }
+}
+
+pub fn routes(state: AppState) -> Router {
+    let (router, document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(register_operation))
+        .routes(routes!(get_operation))
+        .routes(routes!(report_step_event))
+        .split_for_parts();
+    router
+        .route("/api/openapi.json", get(move || std::future::ready(Json(document.clone()))))
+        .with_state(state)
+}
+
+fn json_answer(status: u16, body: String, replayed: bool) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if replayed {
+        headers.insert("idempotency-replayed", HeaderValue::from_static("true"));
+    }
+    response
+}
+
+fn parse_json(body: &Bytes) -> Result<serde_json::Value, Problem> {
+    serde_json::from_slice(body).map_err(|e| Problem(app::api::AppError::BadRequest(format!("the body is not JSON: {e}"))))
+}
+
+/// Register an operation. The `Idempotency-Key` header is required: the same key with the same body answers
+/// the stored response again (`Idempotency-Replayed: true`); with another body, 409.
+#[utoipa::path(
+    post, path = "/api/v1/operations", tag = "operations",
+    params(("Idempotency-Key" = String, Header, description = "One key per intended registration; reuse it on retries")),
+    request_body = RegisterOperation,
+    responses(
+        (status = 201, description = "Registered (or the stored answer, replayed)", body = OperationView),
+        (status = 400, description = "No Idempotency-Key, or not JSON", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 401, description = "No or bad token", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 404, description = "Department outside the token's scope", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 409, description = "idempotency-key-mismatch, idempotency-key-in-flight or process-id-exists", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 422, description = "Invalid content", body = ProblemBody, content_type = PROBLEM_JSON),
+    )
+)]
+async fn register_operation(
+    State(state): State<AppState>,
+    Client(client): Client,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, Problem> {
+    let key = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| Problem(app::api::AppError::BadRequest("the Idempotency-Key header is required".into())))?;
+    let body = parse_json(&body)?;
+    let answer = operations::register(&state, &client, key, &body).await?;
+    Ok(json_answer(answer.status, answer.body, answer.replayed))
+}
+
+/// One operation: its steps with state, completion flag and latest verdict, and its status.
+#[utoipa::path(
+    get, path = "/api/v1/operations/{process_id}", tag = "operations",
+    params(("process_id" = String, Path)),
+    responses(
+        (status = 200, body = OperationView),
+        (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
+    )
+)]
+async fn get_operation(
+    State(state): State<AppState>,
+    Client(client): Client,
+    Path(process_id): Path<String>,
+) -> Result<Json<OperationView>, Problem> {
+    Ok(Json(operations::get_for_client(&state, &client, &process_id).await?))
+}
+
+/// Report what happened to one step. An event whose `seq` is not newer than the stored one is answered with
+/// `applied: false` and changes nothing (never an error, so senders do not retry it).
+#[utoipa::path(
+    post, path = "/api/v1/operations/{process_id}/steps/{step}/events", tag = "operations",
+    params(("process_id" = String, Path), ("step" = String, Path)),
+    request_body = StepEvent,
+    responses(
+        (status = 200, body = StepEventAnswer),
+        (status = 400, body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 422, body = ProblemBody, content_type = PROBLEM_JSON),
+    )
+)]
+async fn report_step_event(
+    State(state): State<AppState>,
+    Client(client): Client,
+    Path((process_id, step)): Path<(String, String)>,
+    body: Bytes,
+) -> Result<Json<StepEventAnswer>, Problem> {
+    let event: StepEvent = serde_json::from_value(parse_json(&body)?)
+        .map_err(|e| Problem(app::api::AppError::invalid("body", e.to_string())))?;
+    Ok(Json(step_events::report(&state, &client, &process_id, &step, event).await?))
+}

@@ -1,0 +1,243 @@
+//! The ingestion API contract (SPEC "Ingestion API") and QUALITY 8, 10, 18.
+use crate::harness::{Answer, TestApp};
+use app::backend::Clock;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+fn order(process_id: &str, amount: i64) -> Value {
+    json!({
+        "process_id": process_id,
+        "workflow": "order-intake",
+        "department": "sales",
+        "business_key": "ORDER-4000",
+        "content": {"order_id": "ORDER-4000", "amount": amount, "currency": "JPY"},
+        "steps": [
+            {"name": "register_order", "idempotency_key": format!("{process_id}:register_order")},
+            {"name": "ai_summary", "idempotency_key": format!("{process_id}:ai_summary")}
+        ]
+    })
+}
+
+async fn register(app: &TestApp, token: &str, key: &str, body: &Value) -> Answer {
+    app.api(Method::POST, "/api/v1/operations", token, Some(key), Some(body)).await
+}
+
+async fn event(app: &TestApp, token: &str, process_id: &str, step: &str, body: Value) -> Answer {
+    let path = format!("/api/v1/operations/{process_id}/steps/{step}/events");
+    app.api(Method::POST, &path, token, None, Some(&body)).await
+}
+
+fn problem_type(answer: &Answer) -> String {
+    assert_eq!(answer.headers["content-type"], "application/problem+json", "{}", answer.body);
+    answer.json()["type"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn registering_an_operation_answers_201_with_every_step_not_started_and_no_flag() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let answer = register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+    let body = answer.json();
+    assert_eq!(body["status"], "running");
+    assert_eq!(body["steps"][0]["name"], "register_order");
+    assert_eq!(body["steps"][0]["state"], "not_started");
+    assert_eq!(body["steps"][1]["idempotency_key"], "ORD-1:ai_summary");
+    assert!(body["steps"][0]["completed_at"].is_null());
+    assert!(app.audit_actions().await.contains(&"operation.registered".to_string()));
+}
+
+#[tokio::test]
+async fn the_same_key_and_body_again_replays_the_stored_answer() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let first = register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    // the same content in another key order is the same request
+    let reordered: Value = serde_json::from_str(&order("ORD-1", 4000).to_string()).unwrap();
+    let again = register(&app, &token, "k-1", &reordered).await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_eq!(again.headers["idempotency-replayed"], "true");
+    assert_eq!(again.body, first.body);
+    assert!(first.headers.get("idempotency-replayed").is_none());
+}
+
+#[tokio::test]
+async fn twenty_parallel_identical_registrations_make_one_operation_and_identical_answers() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let body = order("ORD-PAR", 4000);
+    let answers = futures::future::join_all((0..20).map(|_| register(&app, &token, "k-par", &body))).await;
+    for answer in &answers {
+        assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+        assert_eq!(answer.body, answers[0].body);
+    }
+    let registered = app.audit_actions().await.iter().filter(|a| *a == "operation.registered").count();
+    assert_eq!(registered, 1);
+}
+
+#[tokio::test]
+async fn the_same_key_with_another_amount_is_refused_and_changes_nothing() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let first = register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let other = register(&app, &token, "k-1", &order("ORD-1", 5000)).await;
+    assert_eq!(other.status, StatusCode::CONFLICT);
+    assert!(problem_type(&other).ends_with("idempotency-key-mismatch"));
+    let stored = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await;
+    assert_eq!(stored.body, first.body);
+}
+
+#[tokio::test]
+async fn a_key_still_being_processed_answers_409_in_flight() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let body = order("ORD-1", 4000);
+    // Someone holds the key right now (the first request is still running).
+    let client = app::backend::services::api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
+    let now = app.clock.now();
+    let mut tx = app.db().begin_write().await.unwrap();
+    let fp = app::domain::fingerprint::fingerprint(&body);
+    assert!(app::backend::db::idempotency::claim(&mut tx, client.id, "k-1", &fp, now, now + chrono::Duration::days(1)).await.unwrap());
+    tx.commit().await.unwrap();
+    let answer = register(&app, &token, "k-1", &body).await;
+    assert_eq!(answer.status, StatusCode::CONFLICT);
+    assert!(problem_type(&answer).ends_with("idempotency-key-in-flight"));
+}
+
+#[tokio::test]
+async fn a_process_id_registered_under_another_key_is_a_conflict() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let again = register(&app, &token, "k-2", &order("ORD-1", 4000)).await;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+    assert!(problem_type(&again).ends_with("process-id-exists"));
+    // The refused key is free again: the sender may correct the request and retry with it.
+    let corrected = register(&app, &token, "k-2", &order("ORD-2", 4000)).await;
+    assert_eq!(corrected.status, StatusCode::CREATED, "{}", corrected.body);
+}
+
+#[tokio::test]
+async fn a_registration_without_idempotency_key_is_a_bad_request() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let answer = app.api(Method::POST, "/api/v1/operations", &token, None, Some(&order("ORD-1", 4000))).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert!(answer.json()["detail"].as_str().unwrap().contains("Idempotency-Key"));
+}
+
+#[tokio::test]
+async fn another_departments_operation_does_not_exist_for_a_token() {
+    let app = TestApp::spawn().await;
+    let sales = app.token("sales-intake", &["sales"]).await;
+    let billing = app.token("billing-run", &["billing"]).await;
+    let refused = register(&app, &billing, "k-1", &order("ORD-1", 4000)).await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND);
+    register(&app, &sales, "k-1", &order("ORD-1", 4000)).await;
+    let read = app.api(Method::GET, "/api/v1/operations/ORD-1", &billing, None, None).await;
+    assert_eq!(read.status, StatusCode::NOT_FOUND);
+    let write = event(&app, &billing, "ORD-1", "register_order", json!({"seq": 1, "type": "started"})).await;
+    assert_eq!(write.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn no_token_a_wrong_token_or_a_token_in_the_url_is_401() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let none = app.http.get(format!("{}/api/v1/operations/ORD-1", app.url)).send().await.unwrap();
+    assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(none.headers()["www-authenticate"], "Bearer");
+    let wrong = app.api(Method::GET, "/api/v1/operations/ORD-1", "rg_not-a-token", None, None).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    let in_url = app.http.get(format!("{}/api/v1/operations/ORD-1?access_token={token}", app.url)).send().await.unwrap();
+    assert_eq!(in_url.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_revoked_token_stops_working() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let client = app::backend::services::api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
+    app::backend::services::api_clients::revoke(&app.state, app::domain::audit::Actor::system("test"), client.id, None)
+        .await
+        .unwrap();
+    let answer = register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn an_older_step_event_never_overwrites_a_newer_one() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let newer = event(&app, &token, "ORD-1", "register_order", json!({"seq": 3, "type": "failed",
+        "error": {"class": "timeout", "message": "no answer in 30 s"}})).await;
+    assert_eq!(newer.json()["applied"], true, "{}", newer.body);
+    let older = event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "started"})).await;
+    assert_eq!(older.status, StatusCode::OK);
+    assert_eq!(older.json()["applied"], false);
+    assert_eq!(older.json()["step"]["state"], "failed");
+    let same = event(&app, &token, "ORD-1", "register_order", json!({"seq": 3, "type": "succeeded", "result_id": "x"})).await;
+    assert_eq!(same.json()["applied"], false);
+}
+
+#[tokio::test]
+async fn success_sets_the_completion_flag_and_the_last_one_completes_the_operation() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    event(&app, &token, "ORD-1", "register_order", json!({"seq": 1, "type": "started"})).await;
+    let done = event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "succeeded", "result_id": "order-77"})).await;
+    assert_eq!(done.json()["step"]["result_id"], "order-77");
+    assert!(done.json()["step"]["completed_at"].is_string());
+    let mid = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json();
+    assert_eq!(mid["status"], "running");
+    event(&app, &token, "ORD-1", "ai_summary", json!({"seq": 1, "type": "succeeded", "result_id": "resp_1"})).await;
+    let end = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json();
+    assert_eq!(end["status"], "completed");
+    assert_eq!(end["steps"][0]["attempts"], 1);
+    // A late failure cannot take the flag away.
+    let late = event(&app, &token, "ORD-1", "register_order", json!({"seq": 9, "type": "failed",
+        "error": {"class": "timeout", "message": "late"}})).await;
+    assert_eq!(late.json()["applied"], false);
+}
+
+#[tokio::test]
+async fn a_second_operation_with_the_same_business_key_is_flagged_as_a_possible_duplicate() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let second = register(&app, &token, "k-2", &order("ORD-2", 4000)).await;
+    assert_eq!(second.json()["possible_duplicate_of"], "ORD-1");
+}
+
+#[tokio::test]
+async fn unknown_workflows_missing_steps_and_bad_events_get_clear_422s() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let mut body = order("ORD-1", 4000);
+    body["workflow"] = json!("nope");
+    let answer = register(&app, &token, "k-1", &body).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(answer.body.contains("unknown workflow 'nope'"), "{}", answer.body);
+    let mut body = order("ORD-1", 4000);
+    body["steps"].as_array_mut().unwrap().pop();
+    let answer = register(&app, &token, "k-2", &body).await;
+    assert!(answer.body.contains("steps must be exactly"), "{}", answer.body);
+    register(&app, &token, "k-3", &order("ORD-1", 4000)).await;
+    let answer = event(&app, &token, "ORD-1", "register_order", json!({"seq": 1, "type": "exploded"})).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let answer = event(&app, &token, "ORD-1", "register_order", json!({"seq": 1, "type": "failed"})).await;
+    assert!(answer.body.contains("needs an error"), "{}", answer.body);
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_three_routes() {
+    let app = TestApp::spawn().await;
+    let doc: Value = app.http.get(format!("{}/api/openapi.json", app.url)).send().await.unwrap().json().await.unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.contains_key("/api/v1/operations"));
+    assert!(paths.contains_key("/api/v1/operations/{process_id}"));
+    assert!(paths.contains_key("/api/v1/operations/{process_id}/steps/{step}/events"));
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+}
