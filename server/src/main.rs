@@ -39,6 +39,7 @@ async fn run() -> anyhow::Result<i32> {
         }
     }
     startup::spawn_housekeeping(state.clone());
+    startup::spawn_sweeper(state.clone());
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, engine = state.db.engine(), public_url = %state.settings.public_url,
         config = %state.config.source, "serving");

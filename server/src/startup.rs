@@ -30,6 +30,19 @@ pub async fn open_database(url: &str) -> anyhow::Result<Db> {
     Ok(db)
 }
 
+/// The sweeper, every 15 seconds: running operations that stalled are marked and classified.
+pub fn spawn_sweeper(state: AppState) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(15));
+        loop {
+            tick.tick().await;
+            if let Err(error) = app::backend::services::sweeper::sweep(&state).await {
+                tracing::error!(%error, "sweep failed");
+            }
+        }
+    });
+}
+
 /// Housekeeping every few minutes: expired sessions and idempotency records past their retention window.
 /// Any instance may run it; both deletions are idempotent.
 pub fn spawn_housekeeping(state: AppState) {

@@ -6,3 +6,4 @@ pub mod fingerprint;
 pub mod operations;
 pub mod password_policy;
 pub mod roles;
+pub mod stall;

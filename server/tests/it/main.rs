@@ -9,3 +9,4 @@ mod ingestion;
 mod people;
 mod sessions;
 mod sign_in;
+mod sweeper;

@@ -171,3 +171,32 @@ pub async fn touch(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx:
         .await
         .map(drop))
 }
+
+/// Running operations in id order after `after_id`, for the sweeper.
+pub async fn running_after(tx: &mut Tx, after_id: i64, limit: i64) -> Result<Vec<OperationRow>, sqlx::Error> {
+    let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(after_id).bind(limit).fetch_all(c).await)
+}
+
+/// Marks a running operation stalled; `false` when it is not running any more (another instance was first,
+/// or a step event just changed it), so exactly one audit event is written.
+pub async fn mark_stalled(
+    tx: &mut Tx,
+    id: i64,
+    event: &str,
+    failure_class: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let updated = on_tx!(tx, |c| sqlx::query(
+        "UPDATE operations SET status = 'stalled', event = $2, failure_class = $3, updated_at = $4
+         WHERE id = $1 AND status = 'running'"
+    )
+    .bind(id)
+    .bind(event)
+    .bind(failure_class)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(updated == 1)
+}

@@ -6,6 +6,7 @@ pub mod idempotency;
 pub mod operations;
 pub mod sign_in;
 pub mod step_events;
+pub mod sweeper;
 pub mod users;
 
 use crate::api::AppError;

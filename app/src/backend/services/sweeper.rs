@@ -1,0 +1,79 @@
+//! The sweeper: finds running operations that stalled, classifies them, and records it. Safe with several
+//! server processes: the status change is a compare-and-set (`WHERE status = 'running'`), so exactly one
+//! instance records each stall and its audit event.
+use super::audit::record;
+use crate::api::AppError;
+use crate::backend::db::operations::{OperationRow, StepRow};
+use crate::backend::{AppState, db};
+use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::operations::StepState;
+use crate::domain::stall::{StepFacts, detect_stall};
+use serde_json::json;
+
+const PAGE: i64 = 500;
+
+/// One pass over all running operations; returns how many it marked stalled.
+pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
+    let mut marked = 0;
+    let mut after = 0;
+    loop {
+        let mut read = state.db.begin_read().await?;
+        let page = db::operations::running_after(&mut read, after, PAGE).await?;
+        let mut candidates = Vec::new();
+        for operation in &page {
+            let steps = db::operations::steps(&mut read, operation.id).await?;
+            candidates.push((operation.clone(), steps));
+        }
+        drop(read);
+        for (operation, steps) in candidates {
+            if mark_if_stalled(state, &operation, &steps).await? {
+                marked += 1;
+            }
+        }
+        match page.last() {
+            Some(last) if page.len() as i64 == PAGE => after = last.id,
+            _ => return Ok(marked),
+        }
+    }
+}
+
+async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[StepRow]) -> Result<bool, AppError> {
+    let now = state.clock.now();
+    let Some(workflow) = state.config.workflow(&operation.workflow) else {
+        tracing::warn!(process_id = %operation.process_id, workflow = %operation.workflow, "workflow no longer configured");
+        return Ok(false);
+    };
+    let facts: Vec<StepFacts> = steps
+        .iter()
+        .map(|s| {
+            let definition = workflow.steps.iter().find(|d| d.name == s.name);
+            StepFacts {
+                name: s.name.clone(),
+                state: StepState::parse(&s.state).unwrap_or(StepState::Unknown),
+                error_class: s.error_class.clone(),
+                result_id: s.result_id.clone(),
+                started_at: s.started_at,
+                last_heartbeat_at: s.last_heartbeat_at,
+                completed_at: s.completed_at,
+                deadline_seconds: definition.map_or(600, |d| d.deadline_seconds),
+                heartbeat_seconds: definition.and_then(|d| d.heartbeat_seconds),
+            }
+        })
+        .collect();
+    let Some(stall) = detect_stall(&facts, operation.created_at, now) else { return Ok(false) };
+    let event = stall.event.as_str();
+    let failure_class = stall.event.failure_class().as_str();
+    let mut tx = state.db.begin_write().await?;
+    if !db::operations::mark_stalled(&mut tx, operation.id, event, failure_class, now).await? {
+        return Ok(false);
+    }
+    let entry = AuditEntry::new(Actor::system("sweeper"), "operation.stalled", "operation", &operation.process_id)
+        .department(Some(&operation.department))
+        .before(json!({"status": operation.status}))
+        .after(json!({"status": "stalled", "event": event, "failure_class": failure_class, "step": stall.step}))
+        .reason(&stall.reason);
+    record(&mut tx, entry, None, now).await?;
+    tx.commit().await?;
+    tracing::info!(process_id = %operation.process_id, event, step = %stall.step, "operation stalled");
+    Ok(true)
+}

@@ -1,0 +1,284 @@
+//! When an operation counts as stalled, and which of the ten events of the decision table it is.
+//!
+//! The integration reports an error class with a failed or unknown step. Recognised classes:
+//! `auth_expired`, `rate_limited`, `server_error` / `unavailable` / `temporary`, `timeout` / `no_response`,
+//! `duplicate_notification`, `stale_notification`, `in_progress`, `cancel_requested`, `result_unknown`.
+use super::operations::StepState;
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StallEvent {
+    AuthExpired,
+    RateLimited,
+    TemporaryFailure,
+    NoResponse,
+    DuplicateNotification,
+    StaleNotification,
+    PartialSuccess,
+    AiInProgress,
+    CancelRequested,
+    ResultUnknown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    SystemError,
+    OutsideServiceOutage,
+    DataInconsistency,
+}
+
+impl StallEvent {
+    pub const ALL: [StallEvent; 10] = [
+        StallEvent::AuthExpired,
+        StallEvent::RateLimited,
+        StallEvent::TemporaryFailure,
+        StallEvent::NoResponse,
+        StallEvent::DuplicateNotification,
+        StallEvent::StaleNotification,
+        StallEvent::PartialSuccess,
+        StallEvent::AiInProgress,
+        StallEvent::CancelRequested,
+        StallEvent::ResultUnknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StallEvent::AuthExpired => "auth_expired",
+            StallEvent::RateLimited => "rate_limited",
+            StallEvent::TemporaryFailure => "temporary_failure",
+            StallEvent::NoResponse => "no_response",
+            StallEvent::DuplicateNotification => "duplicate_notification",
+            StallEvent::StaleNotification => "stale_notification",
+            StallEvent::PartialSuccess => "partial_success",
+            StallEvent::AiInProgress => "ai_in_progress",
+            StallEvent::CancelRequested => "cancel_requested",
+            StallEvent::ResultUnknown => "result_unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+
+    pub fn failure_class(self) -> FailureClass {
+        match self {
+            StallEvent::AuthExpired | StallEvent::PartialSuccess => FailureClass::SystemError,
+            StallEvent::DuplicateNotification | StallEvent::StaleNotification => FailureClass::DataInconsistency,
+            _ => FailureClass::OutsideServiceOutage,
+        }
+    }
+
+    /// The event an error class reported by the integration stands for.
+    fn from_error_class(class: &str) -> Option<Self> {
+        Some(match class {
+            "auth_expired" | "unauthorized" => StallEvent::AuthExpired,
+            "rate_limited" => StallEvent::RateLimited,
+            "server_error" | "unavailable" | "temporary" => StallEvent::TemporaryFailure,
+            "timeout" | "no_response" => StallEvent::NoResponse,
+            "duplicate_notification" => StallEvent::DuplicateNotification,
+            "stale_notification" => StallEvent::StaleNotification,
+            "in_progress" => StallEvent::AiInProgress,
+            "cancel_requested" => StallEvent::CancelRequested,
+            "result_unknown" => StallEvent::ResultUnknown,
+            _ => return None,
+        })
+    }
+}
+
+impl FailureClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::SystemError => "system_error",
+            FailureClass::OutsideServiceOutage => "outside_service_outage",
+            FailureClass::DataInconsistency => "data_inconsistency",
+        }
+    }
+}
+
+/// What the sweeper knows of one step.
+#[derive(Clone, Debug)]
+pub struct StepFacts {
+    pub name: String,
+    pub state: StepState,
+    pub error_class: Option<String>,
+    pub result_id: Option<String>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+    pub deadline_seconds: u64,
+    pub heartbeat_seconds: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stall {
+    pub step: String,
+    pub event: StallEvent,
+    pub reason: String,
+}
+
+/// The first step, in workflow order, that makes the operation stalled — or `None` while all is well.
+pub fn detect_stall(steps: &[StepFacts], registered_at: DateTime<Utc>, now: DateTime<Utc>) -> Option<Stall> {
+    let mut previous_done_at = Some(registered_at);
+    for step in steps {
+        let stall = |event: StallEvent, reason: String| Some(Stall { step: step.name.clone(), event, reason });
+        let deadline = Duration::seconds(step.deadline_seconds as i64);
+        match step.state {
+            StepState::Succeeded => {
+                previous_done_at = step.completed_at;
+                continue;
+            }
+            StepState::Failed => {
+                let class = step.error_class.as_deref().unwrap_or("");
+                let event = StallEvent::from_error_class(class).unwrap_or(StallEvent::TemporaryFailure);
+                return stall(event, format!("failed ({})", if class.is_empty() { "no error class" } else { class }));
+            }
+            StepState::Unknown => {
+                let class = step.error_class.as_deref();
+                let event = class.and_then(StallEvent::from_error_class).unwrap_or(match step.result_id {
+                    Some(_) => StallEvent::NoResponse,
+                    None => StallEvent::ResultUnknown,
+                });
+                return stall(event, "reported an unknown outcome".into());
+            }
+            StepState::Started => {
+                let started = step.started_at.unwrap_or(registered_at);
+                let past_deadline = now > started + deadline;
+                match step.heartbeat_seconds {
+                    // A long job that beats: past its deadline it goes to a person; silent, it is lost.
+                    Some(beat) => {
+                        let last_sign = step.last_heartbeat_at.unwrap_or(started);
+                        if now > last_sign + Duration::seconds(beat as i64) {
+                            return stall(StallEvent::NoResponse, format!("no heartbeat for {beat} s"));
+                        }
+                        if past_deadline {
+                            return stall(StallEvent::AiInProgress, format!("still running past its {} s deadline", step.deadline_seconds));
+                        }
+                    }
+                    None if past_deadline => {
+                        return stall(StallEvent::NoResponse, format!("no answer within its {} s deadline", step.deadline_seconds));
+                    }
+                    None => {}
+                }
+                return None;
+            }
+            StepState::NotStarted => {
+                // The previous step finished (or the operation was registered) and this one never started.
+                let waited_since = previous_done_at?;
+                if now > waited_since + deadline {
+                    let event = if steps.iter().any(|s| s.state == StepState::Succeeded) {
+                        StallEvent::PartialSuccess
+                    } else {
+                        StallEvent::NoResponse
+                    };
+                    return stall(event, format!("not started within {} s", step.deadline_seconds));
+                }
+                return None;
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn t(minutes: i64) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap() + Duration::minutes(minutes)
+    }
+
+    fn step(name: &str, state: StepState) -> StepFacts {
+        StepFacts {
+            name: name.into(),
+            state,
+            error_class: None,
+            result_id: None,
+            started_at: None,
+            last_heartbeat_at: None,
+            completed_at: None,
+            deadline_seconds: 600,
+            heartbeat_seconds: None,
+        }
+    }
+
+    fn failed(class: &str) -> StepFacts {
+        StepFacts { error_class: Some(class.into()), started_at: Some(t(0)), ..step("a", StepState::Failed) }
+    }
+
+    #[test]
+    fn each_reported_error_class_maps_to_its_event_and_failure_class() {
+        let cases = [
+            ("auth_expired", StallEvent::AuthExpired, FailureClass::SystemError),
+            ("rate_limited", StallEvent::RateLimited, FailureClass::OutsideServiceOutage),
+            ("server_error", StallEvent::TemporaryFailure, FailureClass::OutsideServiceOutage),
+            ("timeout", StallEvent::NoResponse, FailureClass::OutsideServiceOutage),
+            ("duplicate_notification", StallEvent::DuplicateNotification, FailureClass::DataInconsistency),
+            ("stale_notification", StallEvent::StaleNotification, FailureClass::DataInconsistency),
+            ("cancel_requested", StallEvent::CancelRequested, FailureClass::OutsideServiceOutage),
+            ("in_progress", StallEvent::AiInProgress, FailureClass::OutsideServiceOutage),
+        ];
+        for (class, event, failure) in cases {
+            let stall = detect_stall(&[failed(class)], t(0), t(1)).unwrap();
+            assert_eq!((stall.event, stall.event.failure_class()), (event, failure), "{class}");
+        }
+    }
+
+    #[test]
+    fn an_unrecognised_failure_is_a_temporary_failure_to_look_up() {
+        assert_eq!(detect_stall(&[failed("teapot")], t(0), t(1)).unwrap().event, StallEvent::TemporaryFailure);
+    }
+
+    #[test]
+    fn an_unknown_outcome_without_a_result_id_is_result_unknown() {
+        let unknown = step("a", StepState::Unknown);
+        assert_eq!(detect_stall(&[unknown.clone()], t(0), t(1)).unwrap().event, StallEvent::ResultUnknown);
+        let with_id = StepFacts { result_id: Some("resp_1".into()), ..unknown };
+        assert_eq!(detect_stall(&[with_id], t(0), t(1)).unwrap().event, StallEvent::NoResponse);
+    }
+
+    #[test]
+    fn a_started_step_stalls_only_after_its_deadline() {
+        let started = StepFacts { started_at: Some(t(0)), ..step("a", StepState::Started) };
+        assert_eq!(detect_stall(&[started.clone()], t(0), t(9)), None);
+        assert_eq!(detect_stall(&[started], t(0), t(11)).unwrap().event, StallEvent::NoResponse);
+    }
+
+    #[test]
+    fn a_beating_ai_job_past_its_deadline_is_in_progress_and_a_silent_one_is_no_response() {
+        let ai = StepFacts {
+            started_at: Some(t(0)),
+            last_heartbeat_at: Some(t(14)),
+            heartbeat_seconds: Some(120),
+            ..step("ai_summary", StepState::Started)
+        };
+        assert_eq!(detect_stall(&[ai.clone()], t(0), t(15)).unwrap().event, StallEvent::AiInProgress);
+        assert_eq!(detect_stall(&[ai], t(0), t(17)).unwrap().event, StallEvent::NoResponse);
+    }
+
+    #[test]
+    fn the_order_registered_and_the_summary_never_started_is_partial_success() {
+        let registered = StepFacts { completed_at: Some(t(1)), ..step("register_order", StepState::Succeeded) };
+        let summary = step("ai_summary", StepState::NotStarted);
+        assert_eq!(detect_stall(&[registered.clone(), summary.clone()], t(0), t(10)), None);
+        let stall = detect_stall(&[registered, summary], t(0), t(12)).unwrap();
+        assert_eq!((stall.step.as_str(), stall.event), ("ai_summary", StallEvent::PartialSuccess));
+        assert_eq!(stall.event.failure_class(), FailureClass::SystemError);
+    }
+
+    #[test]
+    fn nothing_started_long_after_registration_is_no_response() {
+        let first = step("register_order", StepState::NotStarted);
+        assert_eq!(detect_stall(&[first], t(0), t(11)).unwrap().event, StallEvent::NoResponse);
+    }
+
+    #[test]
+    fn every_event_name_reads_back() {
+        for event in StallEvent::ALL {
+            assert_eq!(StallEvent::parse(event.as_str()), Some(event));
+        }
+    }
+}
