@@ -15,6 +15,11 @@ server="${SERVER_BIN:-target/debug/server}"
 # The demo's one-time passwords go to a file only the tests read.
 "$server" demo load | awk '$1 ~ /^[a-z]+$/ && NF >= 4 && $1 != "sign" { print $1, $NF }' > "$work/credentials.txt"
 [ -s "$work/credentials.txt" ] || { echo "demo load printed no credentials" >&2; exit 1; }
+# API tokens the tests register operations with, one per department.
+for department in sales billing; do
+  echo "$department $("$server" token create --name "e2e-$department" --department "$department" 2>/dev/null)"
+done > "$work/tokens.txt"
+export RERUN_GATE_SWEEP_SECONDS=1
 
 "$server" serve > "$work/server.log" 2>&1 &
 pid=$!
@@ -24,5 +29,5 @@ for _ in $(seq 1 150); do ready && break; sleep 0.2; done
 ready || { echo "the server did not become ready" >&2; cat "$work/server.log" >&2; exit 1; }
 
 cd end2end
-BASE_URL="http://$LEPTOS_SITE_ADDR" CREDENTIALS_FILE="$work/credentials.txt" npx playwright test "$@" \
+BASE_URL="http://$LEPTOS_SITE_ADDR" CREDENTIALS_FILE="$work/credentials.txt" TOKENS_FILE="$work/tokens.txt" npx playwright test "$@" \
   || { echo "--- server log (last 50 lines) ---" >&2; tail -n 50 "$work/server.log" >&2; exit 1; }

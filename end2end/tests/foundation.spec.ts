@@ -13,8 +13,7 @@ test('a demo user signs in, sees their name and department, signs out, and the o
     await hydrated(page);
     await expect(page.getByTestId('user-name')).toHaveText('佐藤 花子');
     await expect(page.getByTestId('user-departments')).toHaveText('営業部');
-    await page.screenshot({ path: '../docs/screenshots/home.png', fullPage: true });
-
+    
     const cookies = await context.cookies();
     const session = cookies.find((c) => c.name.includes('rerun_gate_session'));
     expect(session, 'a session cookie').toBeTruthy();

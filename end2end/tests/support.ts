@@ -9,6 +9,14 @@ export function password(username: string): string {
   return line.split(' ')[1];
 }
 
+/** The API token of a department, written by run.sh from `server token create`. */
+export function token(department: string): string {
+  const lines = readFileSync(process.env.TOKENS_FILE ?? '', 'utf8').trim().split('\n');
+  const line = lines.find((l) => l.split(' ')[0] === department);
+  if (!line) throw new Error(`no token for ${department}`);
+  return line.split(' ')[1];
+}
+
 /** Every test fails on a Content-Security-Policy violation or an uncaught page error. */
 export const test = base.extend<{ violations: string[] }>({
   violations: async ({ page }, use) => {

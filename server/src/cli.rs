@@ -30,9 +30,12 @@ pub struct Cli {
 pub enum Command {
     /// Serve the app (the default). Address from LEPTOS_SITE_ADDR.
     Serve {
-        /// Load the demo departments and users into an empty database (loopback addresses only).
+        /// Load the demo users into an empty database (loopback addresses only).
         #[arg(long, env = "RERUN_GATE_DEMO")]
         demo: bool,
+        /// Seconds between two sweeps for stalled operations.
+        #[arg(long, env = "RERUN_GATE_SWEEP_SECONDS", default_value_t = 15)]
+        sweep_seconds: u64,
     },
     /// Apply the database migrations and exit.
     Migrate,

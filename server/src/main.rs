@@ -24,9 +24,9 @@ async fn run() -> anyhow::Result<i32> {
     };
     let config = startup::load_config(cli.config.as_deref())?;
     let state = startup::system_state(db, settings, config).await?;
-    let demo = match &cli.command {
-        None => false,
-        Some(Command::Serve { demo }) => *demo,
+    let (demo, sweep_seconds) = match &cli.command {
+        None => (false, 15),
+        Some(Command::Serve { demo, sweep_seconds }) => (*demo, (*sweep_seconds).max(1)),
         Some(other) => return cli::run_command(&state, other).await,
     };
     let addr = options.site_addr;
@@ -39,7 +39,7 @@ async fn run() -> anyhow::Result<i32> {
         }
     }
     startup::spawn_housekeeping(state.clone());
-    startup::spawn_sweeper(state.clone());
+    startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, engine = state.db.engine(), public_url = %state.settings.public_url,
         config = %state.config.source, "serving");

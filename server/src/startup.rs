@@ -30,10 +30,10 @@ pub async fn open_database(url: &str) -> anyhow::Result<Db> {
     Ok(db)
 }
 
-/// The sweeper, every 15 seconds: running operations that stalled are marked and classified.
-pub fn spawn_sweeper(state: AppState) {
+/// The sweeper, every `period`: running operations that stalled are marked and classified.
+pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(15));
+        let mut tick = tokio::time::interval(period);
         loop {
             tick.tick().await;
             if let Err(error) = app::backend::services::sweeper::sweep(&state).await {

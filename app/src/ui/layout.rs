@@ -56,8 +56,3 @@ fn Header(user: CurrentUser) -> impl IntoView {
         </header>
     }
 }
-
-/// The signed-in user, provided by the layout.
-pub fn use_me() -> CurrentUser {
-    expect_context::<CurrentUser>()
-}

@@ -1,7 +1,9 @@
 //! Pages and components.
 mod admin_users;
-mod home;
+mod board;
+mod labels;
 mod layout;
+mod operation;
 mod password;
 mod sign_in;
 
@@ -61,7 +63,8 @@ pub fn App() -> impl IntoView {
             <Routes fallback=|| view! { <main class="page"><h1>"ページが見つかりません (404)"</h1></main> }>
                 <Route path=path!("/sign-in") view=sign_in::SignInPage ssr=SsrMode::Async />
                 <ParentRoute path=path!("") view=layout::SignedInLayout ssr=SsrMode::Async>
-                    <Route path=path!("/") view=home::HomePage />
+                    <Route path=path!("/") view=board::BoardPage />
+                    <Route path=path!("/operations/:process_id") view=operation::OperationPage />
                     <Route path=path!("/account/password") view=password::PasswordPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
                 </ParentRoute>

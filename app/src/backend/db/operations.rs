@@ -200,3 +200,84 @@ pub async fn mark_stalled(
     .map(|r| r.rows_affected()))?;
     Ok(updated == 1)
 }
+
+/// Filters of the stalled-operations board. `departments: None` means every department.
+pub struct BoardQuery<'a> {
+    pub departments: Option<&'a [String]>,
+    pub workflow: Option<&'a str>,
+    pub event: Option<&'a str>,
+    pub created_before: Option<DateTime<Utc>>,
+    pub after_id: i64,
+    pub limit: i64,
+}
+
+enum Bind {
+    Text(String),
+    Time(DateTime<Utc>),
+    Int(i64),
+}
+
+/// `WHERE` conditions with numbered placeholders, shared by the board's page and its counts.
+fn board_conditions(q: &BoardQuery<'_>, with_event: bool) -> (String, Vec<Bind>) {
+    let mut conditions = vec!["status = 'stalled'".to_string()];
+    let mut binds = Vec::new();
+    let next = |bind: Bind, binds: &mut Vec<Bind>| {
+        binds.push(bind);
+        format!("${}", binds.len())
+    };
+    if let Some(departments) = q.departments {
+        if departments.is_empty() {
+            conditions.push("1 = 0".into());
+        } else {
+            let list: Vec<String> = departments.iter().map(|d| next(Bind::Text(d.clone()), &mut binds)).collect();
+            conditions.push(format!("department IN ({})", list.join(", ")));
+        }
+    }
+    if let Some(workflow) = q.workflow {
+        let p = next(Bind::Text(workflow.into()), &mut binds);
+        conditions.push(format!("workflow = {p}"));
+    }
+    if let (true, Some(event)) = (with_event, q.event) {
+        let p = next(Bind::Text(event.into()), &mut binds);
+        conditions.push(format!("event = {p}"));
+    }
+    if let Some(before) = q.created_before {
+        let p = next(Bind::Time(before), &mut binds);
+        conditions.push(format!("created_at <= {p}"));
+    }
+    (conditions.join(" AND "), binds)
+}
+
+macro_rules! bind_all {
+    ($query:expr, $binds:expr) => {{
+        let mut query = $query;
+        for bind in $binds {
+            query = match bind {
+                Bind::Text(v) => query.bind(v),
+                Bind::Time(v) => query.bind(v),
+                Bind::Int(v) => query.bind(v),
+            };
+        }
+        query
+    }};
+}
+
+/// One page of stalled operations, oldest first, after `after_id` (keyset pagination).
+pub async fn stalled_page(tx: &mut Tx, q: &BoardQuery<'_>) -> Result<Vec<OperationRow>, sqlx::Error> {
+    let (conditions, mut binds) = board_conditions(q, true);
+    binds.push(Bind::Int(q.after_id));
+    let after = binds.len();
+    binds.push(Bind::Int(q.limit));
+    let limit = binds.len();
+    let sql = format!(
+        "SELECT {OPERATION_COLUMNS} FROM operations WHERE {conditions} AND id > ${after} ORDER BY id LIMIT ${limit}"
+    );
+    on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), binds).fetch_all(c).await)
+}
+
+/// How many stalled operations per event, under the same filters except the event.
+pub async fn stalled_counts(tx: &mut Tx, q: &BoardQuery<'_>) -> Result<Vec<(Option<String>, i64)>, sqlx::Error> {
+    let (conditions, binds) = board_conditions(q, false);
+    let sql = format!("SELECT event, COUNT(*) FROM operations WHERE {conditions} GROUP BY event ORDER BY event");
+    on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), binds).fetch_all(c).await)
+}

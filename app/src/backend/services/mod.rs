@@ -1,6 +1,7 @@
 //! Services: the rules applied to the data, one transaction each, the audit event in the same transaction.
 pub mod api_clients;
 pub mod audit;
+pub mod board;
 pub mod departments;
 pub mod idempotency;
 pub mod operations;
@@ -36,6 +37,18 @@ pub struct Caller {
 impl Caller {
     pub fn actor(&self) -> Actor {
         Actor::user(self.user.user.id, &self.user.user.username)
+    }
+
+    /// The departments whose objects this caller may see; `None` means all (auditors read everything).
+    pub fn visible_departments(&self) -> Option<Vec<String>> {
+        if self.user.user.has(Role::Auditor) {
+            return None;
+        }
+        Some(self.user.user.departments.iter().map(|d| d.code.clone()).collect())
+    }
+
+    pub fn may_see(&self, department: &str) -> bool {
+        self.visible_departments().is_none_or(|list| list.iter().any(|d| d == department))
     }
 
     /// Refusals are security events: logged with the user (the request ID is on the span).

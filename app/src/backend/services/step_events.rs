@@ -46,6 +46,10 @@ pub async fn report(
     step.state = next_state.as_str().to_string();
     step.last_seq = Some(event.seq);
     step.updated_at = now;
+    // An outcome reported without a `started` event still was an attempt.
+    if current_state == StepState::NotStarted && !matches!(event.kind, StepEventType::Started | StepEventType::Heartbeat) {
+        step.attempts += 1;
+    }
     match event.kind {
         StepEventType::Started => {
             step.attempts += 1;

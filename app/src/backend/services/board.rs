@@ -1,0 +1,83 @@
+//! What staff see: the stalled operations of their departments, and one operation in full.
+use super::Caller;
+use super::operations::view_in;
+use crate::api::AppError;
+use crate::api::board::{BoardFilter, BoardPage, BoardRow, OperationDetail, TimelineEntry};
+use crate::backend::db::operations::BoardQuery;
+use crate::backend::{AppState, db};
+use chrono::Duration;
+
+pub const PAGE_SIZE: i64 = 50;
+const TIMELINE_LENGTH: i64 = 200;
+
+pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> Result<BoardPage, AppError> {
+    let visible = caller.visible_departments();
+    // Choosing a department narrows what the caller may see; it never widens it.
+    let chosen: Option<Vec<String>> = match (&filter.department, &visible) {
+        (Some(d), Some(mine)) if !mine.contains(d) => Some(Vec::new()),
+        (Some(d), _) => Some(vec![d.clone()]),
+        (None, mine) => mine.clone(),
+    };
+    let query = BoardQuery {
+        departments: chosen.as_deref(),
+        workflow: filter.workflow.as_deref().filter(|w| !w.is_empty()),
+        event: filter.event.as_deref().filter(|e| !e.is_empty()),
+        created_before: filter.min_age_minutes.filter(|m| *m > 0).map(|m| state.clock.now() - Duration::minutes(m)),
+        after_id: filter.after.unwrap_or(0),
+        limit: PAGE_SIZE + 1,
+    };
+    let mut tx = state.db.begin_read().await?;
+    let mut rows = db::operations::stalled_page(&mut tx, &query).await?;
+    let counts = db::operations::stalled_counts(&mut tx, &query).await?;
+    let next = (rows.len() as i64 > PAGE_SIZE).then(|| {
+        rows.truncate(PAGE_SIZE as usize);
+        rows.last().map(|r| r.id)
+    });
+    let departments = match visible {
+        Some(mine) => mine,
+        None => state.config.departments.iter().map(|d| d.code.clone()).collect(),
+    };
+    let workflows = state
+        .config
+        .workflows
+        .iter()
+        .filter(|w| departments.contains(&w.department))
+        .map(|w| w.name.clone())
+        .collect();
+    Ok(BoardPage {
+        counts,
+        rows: rows
+            .into_iter()
+            .map(|r| BoardRow {
+                cursor: r.id,
+                process_id: r.process_id,
+                workflow: r.workflow,
+                department: r.department,
+                event: r.event,
+                failure_class: r.failure_class,
+                business_key: r.business_key,
+                possible_duplicate_of: r.possible_duplicate_of,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+            })
+            .collect(),
+        next: next.flatten(),
+        departments,
+        workflows,
+    })
+}
+
+/// One operation with its steps and audit timeline; another department's operation does not exist (404).
+pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Result<OperationDetail, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let operation = view_in(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
+    if !caller.may_see(&operation.department) {
+        return Err(AppError::NotFound);
+    }
+    let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
+    let timeline = events
+        .into_iter()
+        .map(|e| TimelineEntry { seq: e.seq, at: e.at, actor: e.actor_label, action: e.action, reason: e.reason, after: e.after_json })
+        .collect();
+    Ok(OperationDetail { operation, timeline })
+}

@@ -1,0 +1,51 @@
+import { APIRequestContext } from '@playwright/test';
+import { test, expect, signIn, token } from './support';
+
+const STEPS: Record<string, string[]> = {
+  'order-intake': ['register_order', 'ai_summary'],
+  'monthly-billing': ['draft_invoice', 'send_mail', 'issue_invoice'],
+};
+
+/** Registers an operation through the ingestion API and fails its first step, so the sweeper stalls it. */
+async function stalledOperation(request: APIRequestContext, department: string, workflow: string, processId: string) {
+  const headers = { authorization: `Bearer ${token(department)}` };
+  const steps = STEPS[workflow].map((name) => ({ name, idempotency_key: `${processId}:${name}` }));
+  const registered = await request.post('/api/v1/operations', {
+    headers: { ...headers, 'idempotency-key': processId },
+    data: { process_id: processId, workflow, department, business_key: `BK-${processId}`, steps },
+  });
+  expect(registered.status()).toBe(201);
+  const failed = await request.post(`/api/v1/operations/${processId}/steps/${steps[0].name}/events`, {
+    headers,
+    data: { seq: 1, type: 'failed', error: { class: 'server_error', message: '503 from the provider' } },
+  });
+  expect((await failed.json()).applied).toBe(true);
+}
+
+test('a staff user sees only their department\'s stalled operations and opens one', async ({ page, request, violations }) => {
+  await stalledOperation(request, 'sales', 'order-intake', 'ORD-E2E-1');
+  await stalledOperation(request, 'billing', 'monthly-billing', 'INV-E2E-1');
+
+  await signIn(page, 'sato');
+  // The sweeper runs every second in this suite; reload until it has marked the operation.
+  await expect(async () => {
+    await page.reload();
+    await expect(page.getByTestId('board')).toContainText('ORD-E2E-1', { timeout: 1000 });
+  }).toPass({ timeout: 20_000 });
+  await expect(page.getByTestId('board')).not.toContainText('INV-E2E-1');
+  await expect(page.getByTestId('event-counts')).toContainText('一時障害');
+  await page.screenshot({ path: '../docs/screenshots/board.png', fullPage: true });
+
+  await page.getByRole('link', { name: 'ORD-E2E-1' }).click();
+  await expect(page).toHaveURL(/\/operations\/ORD-E2E-1$/);
+  await expect(page.getByTestId('operation-status')).toContainText('停止');
+  await expect(page.getByTestId('steps')).toContainText('ORD-E2E-1:register_order');
+  await expect(page.getByTestId('steps')).toContainText('✕ 失敗');
+  await expect(page.getByTestId('guidance')).toContainText('結果を照会する');
+  await expect(page.getByTestId('timeline')).toContainText('operation.stalled');
+  await page.screenshot({ path: '../docs/screenshots/operation.png', fullPage: true });
+
+  // Another department's operation does not exist for this user.
+  await page.goto('/operations/INV-E2E-1');
+  await expect(page.getByRole('heading', { name: '見つかりません' })).toBeVisible();
+});
