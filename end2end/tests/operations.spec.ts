@@ -49,3 +49,12 @@ test('a staff user sees only their department\'s stalled operations and opens on
   await page.goto('/operations/INV-E2E-1');
   await expect(page.getByRole('heading', { name: '見つかりません' })).toBeVisible();
 });
+
+test('the admin sees the loaded configuration and the API clients', async ({ page, violations }) => {
+  await signIn(page, 'admin');
+  await page.getByRole('link', { name: '設定' }).click();
+  await expect(page.getByTestId('config-workflows')).toContainText('order-intake');
+  await expect(page.getByTestId('config-workflows')).toContainText('RERUN_GATE_SECRET_ORDER_INTAKE');
+  await page.getByRole('link', { name: 'API クライアント' }).click();
+  await expect(page.getByTestId('api-clients')).toContainText('e2e-sales');
+});

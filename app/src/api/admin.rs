@@ -83,3 +83,48 @@ pub async fn set_user_roles(user_id: i64, roles: Vec<Role>, departments: Vec<Str
         .await,
     )
 }
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiClientSummary {
+    pub id: i64,
+    pub name: String,
+    pub departments: Vec<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub revoked: bool,
+}
+
+/// The configuration loaded at start-up, read-only (it names environment variables, never secrets).
+#[server(endpoint = "admin/configuration")]
+pub async fn loaded_configuration() -> Result<crate::domain::configuration::Config, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            caller.require(Role::Admin)?;
+            Ok((*state.config).clone())
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "admin/list_api_clients")]
+pub async fn list_api_clients() -> Result<Vec<ApiClientSummary>, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::api_clients::list(&state, &caller).await
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "admin/revoke_api_client")]
+pub async fn revoke_api_client(id: i64) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            caller.require(Role::Admin)?;
+            services::api_clients::revoke(&state, caller.actor(), id, caller.request_id.as_deref()).await
+        }
+        .await,
+    )
+}

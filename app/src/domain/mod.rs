@@ -1,6 +1,7 @@
 //! Pure rules of Rerun Gate: no SQL, no HTTP, no Leptos. Compiles to wasm and is unit-tested in place.
 pub mod audit;
 pub mod canonical_json;
+pub mod configuration;
 pub mod decision_table;
 pub mod ids;
 pub mod fingerprint;

@@ -43,6 +43,8 @@ fn Header(user: CurrentUser) -> impl IntoView {
                 <A href="/">"ホーム"</A>
                 <Show when=move || is_admin>
                     <A href="/admin/users">"ユーザー管理"</A>
+                    <A href="/admin/api-clients">"API クライアント"</A>
+                    <A href="/admin/configuration">"設定"</A>
                 </Show>
                 <A href="/account/password">"パスワード変更"</A>
             </nav>

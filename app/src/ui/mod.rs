@@ -1,4 +1,5 @@
 //! Pages and components.
+mod admin_system;
 mod admin_users;
 mod board;
 mod labels;
@@ -67,6 +68,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/operations/:process_id") view=operation::OperationPage />
                     <Route path=path!("/account/password") view=password::PasswordPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
+                    <Route path=path!("/admin/configuration") view=admin_system::ConfigurationPage />
+                    <Route path=path!("/admin/api-clients") view=admin_system::ApiClientsPage />
                 </ParentRoute>
             </Routes>
         </Router>

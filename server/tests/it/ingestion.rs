@@ -241,3 +241,17 @@ async fn the_openapi_document_describes_the_three_routes() {
     assert!(paths.contains_key("/api/v1/operations/{process_id}/steps/{step}/events"));
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
 }
+
+#[tokio::test]
+async fn idempotency_records_are_purged_after_the_retention_window_and_not_before() {
+    use app::backend::services::idempotency::purge_expired;
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    app.clock.advance(chrono::Duration::days(29));
+    assert_eq!(purge_expired(&app.state).await.unwrap(), 0);
+    let replay = register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    assert_eq!(replay.headers["idempotency-replayed"], "true");
+    app.clock.advance(chrono::Duration::days(2));
+    assert_eq!(purge_expired(&app.state).await.unwrap(), 1);
+}

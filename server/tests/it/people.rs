@@ -65,3 +65,34 @@ async fn an_admin_cannot_disable_themselves_nor_drop_their_own_admin_role() {
     let body = json!({"user_id": root, "roles": ["auditor"], "departments": []});
     assert_eq!(app.call_json("admin/set_user_roles", body, Some(&admin)).await.status, StatusCode::CONFLICT);
 }
+
+#[tokio::test]
+async fn an_admin_sees_the_loaded_configuration_without_any_secret_and_others_do_not() {
+    let app = TestApp::spawn().await;
+    app.user("root", &["admin"], &[]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let answer = app.call("admin/configuration", &[], Some(&admin)).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let config = answer.json();
+    assert_eq!(config["workflows"][0]["name"], "order-intake");
+    assert_eq!(config["workflows"][0]["signing_secret_env"], "RERUN_GATE_SECRET_ORDER_INTAKE");
+    let staff = app.sign_in("sato", PASSWORD).await;
+    assert_eq!(app.call("admin/configuration", &[], Some(&staff)).await.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn an_admin_revokes_an_api_client_and_its_token_stops_working() {
+    let app = TestApp::spawn().await;
+    app.user("root", &["admin"], &[]).await;
+    let token = app.token("intake", &["sales"]).await;
+    let admin = app.sign_in("root", PASSWORD).await;
+    let clients = app.call("admin/list_api_clients", &[], Some(&admin)).await.json();
+    assert_eq!(clients[0]["name"], "intake");
+    assert_eq!(clients[0]["revoked"], false);
+    let id = clients[0]["id"].to_string();
+    assert_eq!(app.call("admin/revoke_api_client", &[("id", &id)], Some(&admin)).await.status, StatusCode::OK);
+    let answer = app.api(reqwest::Method::GET, "/api/v1/operations/x", &token, None, None).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert!(app.audit_actions().await.contains(&"api_client.revoked".to_string()));
+}

@@ -1,6 +1,7 @@
 //! API clients: tokens are 256 random bits, shown once, stored as SHA-256, scoped to departments (QUALITY 8).
 use super::audit::record;
 use crate::api::AppError;
+use crate::api::admin::ApiClientSummary;
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
 use base64::Engine;
@@ -70,6 +71,23 @@ pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiCli
     }
     let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
     Ok(Some(ApiClient { id: row.id, name: row.name, departments }))
+}
+
+pub async fn list(state: &AppState, caller: &super::Caller) -> Result<Vec<ApiClientSummary>, AppError> {
+    caller.require(crate::domain::roles::Role::Admin)?;
+    let mut tx = state.db.begin_read().await?;
+    let mut list = Vec::new();
+    for row in db::api_clients::all(&mut tx).await? {
+        let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
+        list.push(ApiClientSummary {
+            id: row.id,
+            name: row.name,
+            departments,
+            created_at: row.created_at,
+            revoked: row.revoked_at.is_some(),
+        });
+    }
+    Ok(list)
 }
 
 pub async fn revoke(state: &AppState, actor: Actor, id: i64, request_id: Option<&str>) -> Result<(), AppError> {

@@ -1,0 +1,61 @@
+//! The loaded configuration: departments, outside systems (connectors) and workflow definitions.
+//! Read from `rerun-gate.toml` by `backend::config`; it holds no secrets, only the names of the environment
+//! variables that do, so it can be shown to admins as it is.
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The loaded configuration. Serializable, so admins can see it (it holds no secrets by construction).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub source: String,
+    pub idempotency_retention_days: u32,
+    pub departments: Vec<DepartmentConfig>,
+    pub connectors: Vec<ConnectorConfig>,
+    pub workflows: Vec<WorkflowConfig>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DepartmentConfig {
+    pub code: String,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConnectorConfig {
+    pub name: String,
+    pub kind: String,
+    /// Plain settings (URLs, field paths, timeouts) as TOML text values.
+    pub settings: BTreeMap<String, String>,
+    /// Setting name → environment variable holding the credential.
+    pub credential_envs: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowConfig {
+    pub name: String,
+    pub department: String,
+    pub rerun_url: String,
+    pub signing_secret_env: String,
+    pub approvals_required: u32,
+    pub steps: Vec<StepConfig>,
+    /// Hash of the definition: an approval is bound to it and voided when it changes.
+    pub version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepConfig {
+    pub name: String,
+    pub connector: Option<String>,
+    pub side_effect: bool,
+    pub deadline_seconds: u64,
+    pub heartbeat_seconds: Option<u64>,
+}
+
+impl Config {
+    pub fn workflow(&self, name: &str) -> Option<&WorkflowConfig> {
+        self.workflows.iter().find(|w| w.name == name)
+    }
+    pub fn department(&self, code: &str) -> Option<&DepartmentConfig> {
+        self.departments.iter().find(|d| d.code == code)
+    }
+}
