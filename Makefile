@@ -12,7 +12,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(
 BUILD_ENV := LEPTOS_OUTPUT_NAME=rerun-gate RUSTFLAGS="--cfg erase_components"
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests browser-tests
+.PHONY: run test bench deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests browser-tests
 
 run: deps-build site
 	mkdir -p data
@@ -58,6 +58,10 @@ release: deps-build
 	PATH="$$PWD/target/tools/node_modules/.bin:$$PATH" cargo leptos build --release
 	@wasm=target/site/pkg/rerun-gate.wasm; \
 	  echo "wasm bundle: $$(stat -c %s $$wasm) bytes, $$(gzip -9c $$wasm | wc -c) gzipped"
+
+## Benchmarks (not part of `make test`): figures next to baselines measured in the same run; writes bench/RESULTS.md.
+bench:
+	LEPTOS_OUTPUT_NAME=rerun-gate cargo run --release -p server --features ssr --example bench
 
 unit-tests:
 	$(BUILD_ENV) cargo test -p app --features ssr

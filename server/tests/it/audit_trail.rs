@@ -55,7 +55,7 @@ async fn the_role_change_event_shows_before_and_after() {
 async fn raw(db: &Db, sql: &str) -> Result<(), sqlx::Error> {
     let mut tx = db.begin_write().await?;
     match &mut tx {
-        Tx::Sqlite(t) => sqlx::query(sql).execute(&mut **t).await.map(drop)?,
+        Tx::Sqlite(t, _) => sqlx::query(sql).execute(&mut **t).await.map(drop)?,
         Tx::Postgres(t) => sqlx::query(sql).execute(&mut **t).await.map(drop)?,
     }
     tx.commit().await
@@ -74,7 +74,7 @@ async fn the_database_refuses_to_update_or_delete_an_audit_event() {
 /// What someone with raw database access might do: switch the guard off and edit.
 pub async fn tamper(db: &Db, sql: &str) {
     let (off, on) = match db {
-        Db::Sqlite(_) => (
+        Db::Sqlite(..) => (
             "DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete;".to_string(),
             None,
         ),

@@ -37,13 +37,20 @@ pub async fn by_name(tx: &mut Tx, name: &str) -> Result<Option<ApiClientRow>, sq
         .await)
 }
 
-pub async fn by_token(tx: &mut Tx, token_sha256: &str) -> Result<Option<ApiClientRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
-        "SELECT id, name, created_at, revoked_at FROM api_clients WHERE token_sha256 = $1"
+/// The client holding this token and its department codes, in one statement (it runs on every API call).
+pub async fn by_token(tx: &mut Tx, token_sha256: &str) -> Result<Option<(ApiClientRow, Vec<String>)>, sqlx::Error> {
+    let rows: Vec<(i64, String, DateTime<Utc>, Option<DateTime<Utc>>, Option<String>)> = on_tx!(tx, |c| sqlx::query_as(
+        "SELECT c.id, c.name, c.created_at, c.revoked_at, d.code FROM api_clients c
+         LEFT JOIN api_client_departments a ON a.api_client_id = c.id
+         LEFT JOIN departments d ON d.id = a.department_id
+         WHERE c.token_sha256 = $1 ORDER BY d.code"
     )
     .bind(token_sha256)
-    .fetch_optional(c)
-    .await)
+    .fetch_all(c)
+    .await)?;
+    let Some((id, name, created_at, revoked_at, _)) = rows.first().cloned() else { return Ok(None) };
+    let codes = rows.into_iter().filter_map(|r| r.4).collect();
+    Ok(Some((ApiClientRow { id, name, created_at, revoked_at }, codes)))
 }
 
 pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<ApiClientRow>, sqlx::Error> {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 /// SQLite writers are already serialised by `BEGIN IMMEDIATE`), so two appends can never fork the chain.
 pub async fn append(tx: &mut Tx, entry: AuditEntry, now: DateTime<Utc>) -> Result<AuditEvent, sqlx::Error> {
     let (seq, hash): (i64, String) = match tx {
-        Tx::Sqlite(t) => sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut **t).await?,
+        Tx::Sqlite(t, _) => sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut **t).await?,
         Tx::Postgres(t) => {
             sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE").fetch_one(&mut **t).await?
         }

@@ -13,16 +13,21 @@ mod sqlite;
 pub mod users;
 
 use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+/// The database. SQLite allows one writer at a time: this process lines its writers up on a semaphore instead
+/// of letting them poll the file lock (SQLite's busy handler sleeps up to 100 ms between tries).
 #[derive(Clone, Debug)]
 pub enum Db {
-    Sqlite(SqlitePool),
+    Sqlite(SqlitePool, Arc<Semaphore>),
     Postgres(PgPool),
 }
 
-/// A transaction on either engine. Every service owns one; helpers take `&mut Tx`.
+/// A transaction on either engine. Every service owns one; helpers take `&mut Tx`. A SQLite write
+/// transaction holds this process's writer permit until it ends.
 pub enum Tx {
-    Sqlite(Transaction<'static, Sqlite>),
+    Sqlite(Transaction<'static, Sqlite>, Option<OwnedSemaphorePermit>),
     Postgres(Transaction<'static, Postgres>),
 }
 
@@ -30,7 +35,7 @@ pub enum Tx {
 macro_rules! on_tx {
     ($tx:expr, |$conn:ident| $body:expr) => {
         match $tx {
-            $crate::backend::db::Tx::Sqlite(t) => {
+            $crate::backend::db::Tx::Sqlite(t, _) => {
                 let $conn = &mut **t;
                 $body
             }
@@ -47,7 +52,7 @@ impl Db {
     /// `sqlite://…` or `postgres://…`, as in `DATABASE_URL`.
     pub async fn connect(url: &str) -> anyhow::Result<Db> {
         if url.starts_with("sqlite:") {
-            Ok(Db::Sqlite(sqlite::connect(url).await?))
+            Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(Semaphore::new(1))))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             Ok(Db::Postgres(postgres::connect(url).await?))
         } else {
@@ -58,7 +63,7 @@ impl Db {
     /// Applies the embedded migrations (ours and the session store's).
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {
-            Db::Sqlite(pool) => sqlite::migrate(pool).await,
+            Db::Sqlite(pool, _) => sqlite::migrate(pool).await,
             Db::Postgres(pool) => postgres::migrate(pool).await,
         }
     }
@@ -67,7 +72,10 @@ impl Db {
     /// read-then-write never fails half-way on a busy snapshot.
     pub async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Sqlite(pool, writer) => {
+                let permit = writer.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
+                Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?, Some(permit))
+            }
             Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
         })
     }
@@ -75,21 +83,21 @@ impl Db {
     /// A transaction that only reads: one consistent snapshot, no write lock.
     pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
+            Db::Sqlite(pool, _) => Tx::Sqlite(pool.begin().await?, None),
             Db::Postgres(pool) => Tx::Postgres(pool.begin_with("BEGIN READ ONLY").await?),
         })
     }
 
     pub fn engine(&self) -> &'static str {
         match self {
-            Db::Sqlite(_) => "sqlite",
+            Db::Sqlite(..) => "sqlite",
             Db::Postgres(_) => "postgres",
         }
     }
 
     pub async fn close(&self) {
         match self {
-            Db::Sqlite(pool) => pool.close().await,
+            Db::Sqlite(pool, _) => pool.close().await,
             Db::Postgres(pool) => pool.close().await,
         }
     }
@@ -98,7 +106,8 @@ impl Db {
 impl Tx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
-            Tx::Sqlite(t) => t.commit().await,
+            // The permit is released only after the commit.
+            Tx::Sqlite(t, _permit) => t.commit().await,
             Tx::Postgres(t) => t.commit().await,
         }
     }

@@ -163,15 +163,6 @@ pub async fn set_status(tx: &mut Tx, id: i64, status: &str, now: DateTime<Utc>) 
         .map(drop))
 }
 
-pub async fn touch(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE operations SET updated_at = $2 WHERE id = $1")
-        .bind(id)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(drop))
-}
-
 /// Running operations in id order after `after_id`, for the sweeper.
 pub async fn running_after(tx: &mut Tx, after_id: i64, limit: i64) -> Result<Vec<OperationRow>, sqlx::Error> {
     let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2");

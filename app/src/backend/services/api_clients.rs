@@ -65,11 +65,10 @@ pub async fn create(state: &AppState, actor: Actor, name: &str, departments: &[S
 /// The client a bearer token belongs to; `None` for unknown or revoked tokens.
 pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiClient>, AppError> {
     let mut tx = state.db.begin_read().await?;
-    let Some(row) = db::api_clients::by_token(&mut tx, &token_hash(token)).await? else { return Ok(None) };
+    let Some((row, departments)) = db::api_clients::by_token(&mut tx, &token_hash(token)).await? else { return Ok(None) };
     if row.revoked_at.is_some() {
         return Ok(None);
     }
-    let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
     Ok(Some(ApiClient { id: row.id, name: row.name, departments }))
 }
 

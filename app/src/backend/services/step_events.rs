@@ -91,8 +91,6 @@ pub async fn report(
             .before(json!({"status": operation.status}))
             .after(json!({"status": OperationStatus::Completed.as_str()}));
         record(&mut tx, entry, None, now).await?;
-    } else {
-        db::operations::touch(&mut tx, operation.id, now).await?;
     }
     tx.commit().await?;
     Ok(StepEventAnswer { applied: true, step: step_view(step) })

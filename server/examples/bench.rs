@@ -1,0 +1,149 @@
+//! `make bench`: each figure next to a baseline measured in the same run, on the same machine and engine.
+//!
+//! Step events per second through the ingestion API (token check, idempotent seq rule, completion flag and
+//! audit event, all in one transaction) against the raw rate of one INSERT + COMMIT on the same engine.
+use app::backend::{Db, Settings, SystemClock};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const OPERATIONS: usize = 200;
+const EVENTS_PER_STEP: usize = 10;
+const ROUNDS: usize = 3;
+const RAW_INSERTS: usize = 4_000;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let dir = std::path::Path::new("target/bench");
+    std::fs::create_dir_all(dir)?;
+    let engine = std::env::var("BENCH_DATABASE_URL").unwrap_or_else(|_| {
+        let path = dir.join("bench.db");
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        format!("sqlite://{}?mode=rwc", path.display())
+    });
+
+    let clients: usize = std::env::var("BENCH_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+    let db = server::startup::open_database(&engine).await?;
+    // Rounds alternate between the two so that a slow moment of the machine hits both; medians are compared.
+    let (mut raws, mut apis) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        raws.push(raw_insert_rate(&db, round).await?);
+        apis.push(api_event_rate(db.clone(), clients).await?);
+    }
+    let (raw, api) = (median(raws), median(apis));
+    let ratio = api / raw;
+
+    let table = format!(
+        "| measure | value | baseline (same run) | ratio | target |\n|---|---|---|---|---|\n\
+         | step events through the API ({} engine, {clients} clients, median of {ROUNDS}) | {api:.0} events/s | raw INSERT+COMMIT {raw:.0}/s | {ratio:.2} | ≥ 0.60 |\n",
+        db.engine()
+    );
+    println!("{table}");
+    let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let report = format!(
+        "# Benchmark results\n\nMeasured by `make bench` ({machine}, release build). Each figure is compared with a \
+         baseline measured in the same run; ratios, not absolute numbers, are the claim.\n\n{table}"
+    );
+    std::fs::write("bench/RESULTS.md", report)?;
+    Ok(())
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// The engine's own pace: one row inserted and committed per write transaction.
+async fn raw_insert_rate(db: &Db, round: usize) -> anyhow::Result<f64> {
+    let create = "CREATE TABLE IF NOT EXISTS bench_raw (id BIGINT PRIMARY KEY, payload TEXT NOT NULL)";
+    exec(db, create).await?;
+    let started = Instant::now();
+    for i in round * RAW_INSERTS..(round + 1) * RAW_INSERTS {
+        let mut tx = db.begin_write().await?;
+        match &mut tx {
+            app::backend::db::Tx::Sqlite(t, _) => {
+                sqlx::query("INSERT INTO bench_raw (id, payload) VALUES ($1, $2)").bind(i as i64).bind("step event").execute(&mut **t).await?;
+            }
+            app::backend::db::Tx::Postgres(t) => {
+                sqlx::query("INSERT INTO bench_raw (id, payload) VALUES ($1, $2)").bind(i as i64).bind("step event").execute(&mut **t).await?;
+            }
+        }
+        tx.commit().await?;
+    }
+    Ok(RAW_INSERTS as f64 / started.elapsed().as_secs_f64())
+}
+
+async fn exec(db: &Db, sql: &str) -> anyhow::Result<()> {
+    let mut tx = db.begin_write().await?;
+    match &mut tx {
+        app::backend::db::Tx::Sqlite(t, _) => drop(sqlx::query(sql).execute(&mut **t).await?),
+        app::backend::db::Tx::Postgres(t) => drop(sqlx::query(sql).execute(&mut **t).await?),
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Step events posted by several clients at once through the real HTTP stack.
+async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<f64> {
+    let config = server::startup::load_config(None)?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new(&format!("http://{addr}")), config).await?;
+    let (_, token) = app::backend::services::api_clients::create(
+        &state,
+        app::domain::audit::Actor::system("bench"),
+        &format!("bench-{}", uuid::Uuid::new_v4().simple()),
+        &["sales".to_string()],
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut options = server::startup::leptos_options()?;
+    options.site_addr = addr;
+    tokio::spawn(server::startup::serve(listener, server::startup::router(state, options)));
+    let base = format!("http://{addr}");
+    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
+
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let ids: Vec<String> = (0..OPERATIONS).map(|i| format!("BENCH-{run}-{i}")).collect();
+    for id in &ids {
+        let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
+            "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
+                      {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
+        let answer = http.post(format!("{base}/api/v1/operations")).bearer_auth(&token).header("idempotency-key", id).json(&body).send().await?;
+        anyhow::ensure!(answer.status().as_u16() == 201, "registration failed: {}", answer.text().await?);
+    }
+
+    // Each client owns a slice of the operations, so `seq` grows per step as a real integration's would.
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for chunk in ids.chunks(OPERATIONS.div_ceil(clients)) {
+        let (http, base, token, chunk) = (http.clone(), base.clone(), token.clone(), chunk.to_vec());
+        workers.push(tokio::spawn(async move {
+            let mut sent = 0usize;
+            for id in &chunk {
+                for step in ["register_order", "ai_summary"] {
+                    for seq in 1..=EVENTS_PER_STEP {
+                        // Every event is a state change (started / failed … succeeded), so every one is audited.
+                        let body = match (seq == EVENTS_PER_STEP, seq % 2) {
+                            (true, _) => json!({"seq": seq, "type": "succeeded", "result_id": format!("{id}-{step}")}),
+                            (false, 1) => json!({"seq": seq, "type": "started"}),
+                            _ => json!({"seq": seq, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
+                        };
+                        let url = format!("{base}/api/v1/operations/{id}/steps/{step}/events");
+                        let answer = http.post(url).bearer_auth(&token).json(&body).send().await?;
+                        anyhow::ensure!(answer.status().is_success(), "event failed: {}", answer.status());
+                        sent += 1;
+                    }
+                }
+            }
+            Ok::<usize, anyhow::Error>(sent)
+        }));
+    }
+    let mut events = 0;
+    for worker in workers {
+        events += worker.await??;
+    }
+    Ok(events as f64 / started.elapsed().as_secs_f64())
+}
