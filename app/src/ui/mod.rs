@@ -11,7 +11,7 @@ mod sign_in;
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
-use leptos_router::{SsrMode, path};
+use leptos_router::path;
 
 /// The HTML document around the app. The nonce comes from the CSP middleware (see server/src/http).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -62,8 +62,8 @@ pub fn App() -> impl IntoView {
         <Title text="Rerun Gate" />
         <Router>
             <Routes fallback=|| view! { <main class="page"><h1>"ページが見つかりません (404)"</h1></main> }>
-                <Route path=path!("/sign-in") view=sign_in::SignInPage ssr=SsrMode::Async />
-                <ParentRoute path=path!("") view=layout::SignedInLayout ssr=SsrMode::Async>
+                <Route path=path!("/sign-in") view=sign_in::SignInPage />
+                <ParentRoute path=path!("") view=layout::SignedInLayout>
                     <Route path=path!("/") view=board::BoardPage />
                     <Route path=path!("/operations/:process_id") view=operation::OperationPage />
                     <Route path=path!("/account/password") view=password::PasswordPage />

@@ -64,7 +64,12 @@ impl TestApp {
         options.site_addr = addr;
         let router = server::startup::router(state.clone(), options);
         tokio::spawn(server::startup::serve(listener, router));
-        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        // A request that hangs fails its test within seconds instead of holding up the whole run.
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(20))
+            .build()
+            .unwrap();
         TestApp { url: format!("http://{addr}"), database_url, state, clock, http }
     }
 

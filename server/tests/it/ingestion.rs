@@ -255,3 +255,21 @@ async fn idempotency_records_are_purged_after_the_retention_window_and_not_befor
     app.clock.advance(chrono::Duration::days(2));
     assert_eq!(purge_expired(&app.state).await.unwrap(), 1);
 }
+
+#[tokio::test]
+async fn concurrent_events_for_one_step_end_at_the_highest_seq_and_each_applied_one_is_audited_once() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let events = (1..=20).map(|seq| {
+        let body = json!({"seq": seq, "type": if seq % 2 == 0 { "started" } else { "unknown" }});
+        event(&app, &token, "ORD-1", "register_order", body)
+    });
+    let answers = futures::future::join_all(events).await;
+    assert!(answers.iter().all(|a| a.status == StatusCode::OK), "every event is answered 200");
+    let applied = answers.iter().filter(|a| a.json()["applied"] == true).count();
+    let final_step = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][0].clone();
+    assert_eq!(final_step["last_seq"], 20);
+    let audited = app.audit_actions().await.iter().filter(|a| a.starts_with("step.")).count();
+    assert_eq!(audited, applied);
+}

@@ -12,7 +12,9 @@ pub mod sign_in;
 mod sqlite;
 pub mod users;
 
-use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+use sqlx::pool::PoolConnection;
+use sqlx::{Database, PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -27,8 +29,42 @@ pub enum Db {
 /// A transaction on either engine. Every service owns one; helpers take `&mut Tx`. A SQLite write
 /// transaction holds this process's writer permit until it ends.
 pub enum Tx {
-    Sqlite(Transaction<'static, Sqlite>, Option<OwnedSemaphorePermit>),
-    Postgres(Transaction<'static, Postgres>),
+    Sqlite(Handle<Sqlite>, Option<OwnedSemaphorePermit>),
+    Postgres(Handle<Postgres>),
+}
+
+/// A transaction, or a bare connection for single-statement reads on hot paths (no BEGIN/COMMIT round trips).
+pub enum Handle<DB: Database> {
+    Transaction(Transaction<'static, DB>),
+    Connection(PoolConnection<DB>),
+}
+
+impl<DB: Database> Deref for Handle<DB> {
+    type Target = DB::Connection;
+    fn deref(&self) -> &DB::Connection {
+        match self {
+            Handle::Transaction(t) => t,
+            Handle::Connection(c) => c,
+        }
+    }
+}
+
+impl<DB: Database> DerefMut for Handle<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        match self {
+            Handle::Transaction(t) => t,
+            Handle::Connection(c) => c,
+        }
+    }
+}
+
+impl<DB: Database> Handle<DB> {
+    async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Handle::Transaction(t) => t.commit().await,
+            Handle::Connection(_) => Ok(()),
+        }
+    }
 }
 
 /// Runs the same statement on whichever engine the transaction belongs to.
@@ -74,17 +110,26 @@ impl Db {
         Ok(match self {
             Db::Sqlite(pool, writer) => {
                 let permit = writer.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
-                Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?, Some(permit))
+                Tx::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(permit))
             }
-            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+            Db::Postgres(pool) => Tx::Postgres(Handle::Transaction(pool.begin().await?)),
         })
     }
 
     /// A transaction that only reads: one consistent snapshot, no write lock.
     pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool, _) => Tx::Sqlite(pool.begin().await?, None),
-            Db::Postgres(pool) => Tx::Postgres(pool.begin_with("BEGIN READ ONLY").await?),
+            Db::Sqlite(pool, _) => Tx::Sqlite(Handle::Transaction(pool.begin().await?), None),
+            Db::Postgres(pool) => Tx::Postgres(Handle::Transaction(pool.begin_with("BEGIN READ ONLY").await?)),
+        })
+    }
+
+    /// A bare connection: each statement reads on its own. For hot paths that read one or two independent
+    /// rows (every API call's token, a step before its compare-and-set); use `begin_read` for a snapshot.
+    pub async fn connection(&self) -> Result<Tx, sqlx::Error> {
+        Ok(match self {
+            Db::Sqlite(pool, _) => Tx::Sqlite(Handle::Connection(pool.acquire().await?), None),
+            Db::Postgres(pool) => Tx::Postgres(Handle::Connection(pool.acquire().await?)),
         })
     }
 

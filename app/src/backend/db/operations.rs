@@ -130,12 +130,35 @@ pub async fn steps(tx: &mut Tx, operation_id: i64) -> Result<Vec<StepRow>, sqlx:
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_all(c).await)
 }
 
-/// Writes a step's new state; the caller has decided the event is newer and allowed.
-pub async fn update_step(tx: &mut Tx, step: &StepRow) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn step_by_name(tx: &mut Tx, operation_id: i64, name: &str) -> Result<Option<StepRow>, sqlx::Error> {
+    let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE operation_id = $1 AND name = $2");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).bind(name).fetch_optional(c).await)
+}
+
+/// The step, read inside a write transaction and locked against other writers until it ends (PostgreSQL:
+/// `FOR UPDATE`; SQLite: the write transaction already excludes every other writer).
+pub async fn step_for_update(tx: &mut Tx, id: i64) -> Result<StepRow, sqlx::Error> {
+    let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE id = $1");
+    match tx {
+        Tx::Sqlite(t, _) => sqlx::query_as(&sql).bind(id).fetch_one(&mut **t).await,
+        Tx::Postgres(t) => sqlx::query_as(&format!("{sql} FOR UPDATE")).bind(id).fetch_one(&mut **t).await,
+    }
+}
+
+pub async fn incomplete_steps(tx: &mut Tx, operation_id: i64) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM steps WHERE operation_id = $1 AND completed_at IS NULL")
+        .bind(operation_id)
+        .fetch_one(c)
+        .await)
+}
+
+/// Writes a step's new state if its `last_seq` is still `seen_seq` (compare-and-set); `false` when another
+/// event got there first and the caller must decide again.
+pub async fn update_step_if_unchanged(tx: &mut Tx, step: &StepRow, seen_seq: Option<i64>) -> Result<bool, sqlx::Error> {
+    let updated = on_tx!(tx, |c| sqlx::query(
         "UPDATE steps SET state = $2, last_seq = $3, result_id = $4, error_class = $5, error_message = $6,
              attempts = $7, started_at = $8, last_heartbeat_at = $9, completed_at = $10, updated_at = $11
-         WHERE id = $1"
+         WHERE id = $1 AND last_seq IS NOT DISTINCT FROM $12"
     )
     .bind(step.id)
     .bind(&step.state)
@@ -148,19 +171,23 @@ pub async fn update_step(tx: &mut Tx, step: &StepRow) -> Result<(), sqlx::Error>
     .bind(step.last_heartbeat_at)
     .bind(step.completed_at)
     .bind(step.updated_at)
+    .bind(seen_seq)
     .execute(c)
     .await
-    .map(drop))
+    .map(|r| r.rows_affected()))?;
+    Ok(updated == 1)
 }
 
-pub async fn set_status(tx: &mut Tx, id: i64, status: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE operations SET status = $2, updated_at = $3 WHERE id = $1")
+/// Sets the status unless it is that already; `true` when it changed (so exactly one audit event follows).
+pub async fn set_status_unless(tx: &mut Tx, id: i64, status: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let updated = on_tx!(tx, |c| sqlx::query("UPDATE operations SET status = $2, updated_at = $3 WHERE id = $1 AND status <> $2")
         .bind(id)
         .bind(status)
         .bind(now)
         .execute(c)
         .await
-        .map(drop))
+        .map(|r| r.rows_affected()))?;
+    Ok(updated == 1)
 }
 
 /// Running operations in id order after `after_id`, for the sweeper.

@@ -64,7 +64,7 @@ pub async fn create(state: &AppState, actor: Actor, name: &str, departments: &[S
 
 /// The client a bearer token belongs to; `None` for unknown or revoked tokens.
 pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiClient>, AppError> {
-    let mut tx = state.db.begin_read().await?;
+    let mut tx = state.db.connection().await?;
     let Some((row, departments)) = db::api_clients::by_token(&mut tx, &token_hash(token)).await? else { return Ok(None) };
     if row.revoked_at.is_some() {
         return Ok(None);

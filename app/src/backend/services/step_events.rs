@@ -1,13 +1,19 @@
 //! Step events from the integration: the newest `seq` wins, success sets the completion flag in the same
 //! transaction, and an operation whose steps all succeeded is completed.
+//!
+//! The step is read outside the write lock and written back with a compare-and-set on its `seq`; when another
+//! event for the same step got there first, the decision is taken again under the lock. This keeps the
+//! serialised part (SQLite has one writer) to the writes themselves in the common case.
 use super::api_clients::ApiClient;
 use super::audit::record;
 use super::operations::step_view;
 use crate::api::AppError;
 use crate::api::operations::{StepEvent, StepEventAnswer};
+use crate::backend::db::operations::{OperationRow, StepRow};
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::operations::{OperationStatus, StepEventType, StepState, is_newer, may_leave_success};
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 const MAX_MESSAGE_CHARS: usize = 2_000;
@@ -25,29 +31,53 @@ pub async fn report(
     if event.kind == StepEventType::Failed && event.error.is_none() {
         return Err(AppError::invalid("error", "a failed event needs an error with class and message"));
     }
-    let now = state.clock.now();
-    let mut tx = state.db.begin_write().await?;
-    let operation = db::operations::by_process_id(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
+    // Read without a transaction: the compare-and-set below catches any change since.
+    let mut read = state.db.connection().await?;
+    let operation = db::operations::by_process_id(&mut read, process_id).await?.ok_or(AppError::NotFound)?;
     if !client.may_see(&operation.department) {
         return Err(AppError::NotFound);
     }
-    let steps = db::operations::steps(&mut tx, operation.id).await?;
-    let current = steps.iter().find(|s| s.name == step_name).cloned().ok_or(AppError::NotFound)?;
+    let seen = db::operations::step_by_name(&mut read, operation.id, step_name).await?.ok_or(AppError::NotFound)?;
+    drop(read);
+    let Some(next) = decide(&seen, &event, state.clock.now()) else {
+        return Ok(StepEventAnswer { applied: false, step: step_view(seen) });
+    };
+
+    let mut tx = state.db.begin_write().await?;
+    let now = state.clock.now();
+    let (current, next) = if db::operations::update_step_if_unchanged(&mut tx, &next, seen.last_seq).await? {
+        (seen, next)
+    } else {
+        // Another event for this step came first: decide again on the row as it is now, under the lock.
+        let current = db::operations::step_for_update(&mut tx, seen.id).await?;
+        let Some(next) = decide(&current, &event, now) else {
+            return Ok(StepEventAnswer { applied: false, step: step_view(current) });
+        };
+        if !db::operations::update_step_if_unchanged(&mut tx, &next, current.last_seq).await? {
+            return Err(crate::backend::auth::internal("step event", "locked step changed"));
+        }
+        (current, next)
+    };
+    finish_write(tx, client, &operation, &current, next, event.kind, now).await
+}
+
+/// The step after the event, or `None` when the event must not be applied: late, repeated or contradicting
+/// events are answered `applied: false`, never an error, so that senders do not retry them.
+fn decide(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> Option<StepRow> {
     let current_state = StepState::parse(&current.state).unwrap_or(StepState::Unknown);
-    let next_state = event.kind.resulting_state();
+    let newer = is_newer(current.last_seq, event.seq);
+    (newer && may_leave_success(current_state, event.kind.resulting_state())).then(|| apply(current, event, now))
+}
 
-    // Late, repeated or contradicting events are answered, never applied, and never an error (no retries).
-    if !is_newer(current.last_seq, event.seq) || !may_leave_success(current_state, next_state) {
-        return Ok(StepEventAnswer { applied: false, step: step_view(current) });
-    }
-
+/// The step after the event.
+fn apply(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> StepRow {
     let at = event.at.unwrap_or(now);
     let mut step = current.clone();
-    step.state = next_state.as_str().to_string();
+    step.state = event.kind.resulting_state().as_str().to_string();
     step.last_seq = Some(event.seq);
     step.updated_at = now;
     // An outcome reported without a `started` event still was an attempt.
-    if current_state == StepState::NotStarted && !matches!(event.kind, StepEventType::Started | StepEventType::Heartbeat) {
+    if current.state == StepState::NotStarted.as_str() && !matches!(event.kind, StepEventType::Started | StepEventType::Heartbeat) {
         step.attempts += 1;
     }
     match event.kind {
@@ -70,27 +100,41 @@ pub async fn report(
             }
         }
     }
-    db::operations::update_step(&mut tx, &step).await?;
+    step
+}
 
+/// After the step's row is written: its audit event and, after the last success, the operation's completion,
+/// in the same transaction.
+async fn finish_write(
+    mut tx: db::Tx,
+    client: &ApiClient,
+    operation: &OperationRow,
+    current: &StepRow,
+    step: StepRow,
+    kind: StepEventType,
+    now: DateTime<Utc>,
+) -> Result<StepEventAnswer, AppError> {
+    let process_id = operation.process_id.as_str();
     // Heartbeats only show liveness; every real state change is audited.
-    if event.kind != StepEventType::Heartbeat {
-        let entry = AuditEntry::new(client.actor(), step_action(event.kind), "operation", process_id)
+    if kind != StepEventType::Heartbeat {
+        let entry = AuditEntry::new(client.actor(), step_action(kind), "operation", process_id)
             .department(Some(&operation.department))
-            .before(json!({"step": step_name, "state": current.state, "seq": current.last_seq}))
+            .before(json!({"step": step.name, "state": current.state, "seq": current.last_seq}))
             .after(json!({
-                "step": step_name, "state": step.state, "seq": step.last_seq, "result_id": step.result_id,
+                "step": step.name, "state": step.state, "seq": step.last_seq, "result_id": step.result_id,
                 "completed_at": step.completed_at, "error_class": step.error_class,
             }));
         record(&mut tx, entry, None, now).await?;
     }
-    let all_done = steps.iter().all(|s| if s.id == step.id { step.completed_at.is_some() } else { s.completed_at.is_some() });
-    if all_done && operation.status != OperationStatus::Completed.as_str() {
-        db::operations::set_status(&mut tx, operation.id, OperationStatus::Completed.as_str(), now).await?;
-        let entry = AuditEntry::new(client.actor(), "operation.completed", "operation", process_id)
-            .department(Some(&operation.department))
-            .before(json!({"status": operation.status}))
-            .after(json!({"status": OperationStatus::Completed.as_str()}));
-        record(&mut tx, entry, None, now).await?;
+    if kind == StepEventType::Succeeded && db::operations::incomplete_steps(&mut tx, operation.id).await? == 0 {
+        let completed = OperationStatus::Completed.as_str();
+        if db::operations::set_status_unless(&mut tx, operation.id, completed, now).await? {
+            let entry = AuditEntry::new(client.actor(), "operation.completed", "operation", process_id)
+                .department(Some(&operation.department))
+                .before(json!({"status": operation.status}))
+                .after(json!({"status": completed}));
+            record(&mut tx, entry, None, now).await?;
+        }
     }
     tx.commit().await?;
     Ok(StepEventAnswer { applied: true, step: step_view(step) })
