@@ -16,8 +16,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 run: deps-build site
 	mkdir -p data
-	RERUN_GATE_DEMO=1 LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=rerun-gate \
-	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve
+	LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=rerun-gate \
+	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
 test: deps-build deps-test unit-tests sqlite-tests postgres-tests site browser-tests
 	@echo "all tests passed"

@@ -123,3 +123,33 @@ side_effect = false
     let message = text(&output);
     assert!(message.contains("broken.toml:7:14: unknown department 'legal'"), "{message}");
 }
+
+#[tokio::test]
+async fn serve_with_demo_as_make_run_does_prints_the_demo_users_and_serves_the_sign_in_page() {
+    use std::io::BufRead;
+    let url = fresh_database_url().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+        .args(["serve", "--demo"])
+        .env("DATABASE_URL", &url)
+        .env("RERUN_GATE_CONFIG", concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"))
+        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut printed = String::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        printed.push_str(&line);
+        printed.push('\n');
+        if line.contains("serving on") {
+            break;
+        }
+    }
+    let page = reqwest::get(format!("http://127.0.0.1:{port}/")).await.unwrap().text().await.unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(printed.contains("one-time passwords") && printed.contains("takahashi"), "{printed}");
+    assert!(page.contains(r#"action="/api/sign_in""#) && page.contains("/pkg/rerun-gate.js"), "{page}");
+}
