@@ -30,12 +30,26 @@ pub async fn open_database(url: &str) -> anyhow::Result<Db> {
     Ok(db)
 }
 
-/// The sweeper, every `period`: running operations that stalled are marked and classified.
-pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
+/// Runs `job` every `period` for as long as the process lives.
+fn every<F, Fut>(period: std::time::Duration, mut job: F)
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(period);
         loop {
             tick.tick().await;
+            job().await;
+        }
+    });
+}
+
+/// The sweeper, every `period`: running operations that stalled are marked and classified.
+pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
+    every(period, move || {
+        let state = state.clone();
+        async move {
             if let Err(error) = app::backend::services::sweeper::sweep(&state).await {
                 tracing::error!(%error, "sweep failed");
             }
@@ -48,10 +62,9 @@ pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
 pub fn spawn_housekeeping(state: AppState) {
     use tower_sessions::session_store::ExpiredDeletion;
     let store = SqlSessionStore::new(&state.db);
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(300));
-        loop {
-            tick.tick().await;
+    every(std::time::Duration::from_secs(300), move || {
+        let (state, store) = (state.clone(), store.clone());
+        async move {
             if let Err(error) = store.delete_expired().await {
                 tracing::error!(%error, "expired-session cleanup failed");
             }

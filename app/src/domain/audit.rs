@@ -228,10 +228,6 @@ impl ChainVerifier {
             _ => Err(ChainBreak { seq: last.max(1), problem: "the chain does not end at the recorded head".into() }),
         }
     }
-
-    pub fn last_hash(&self) -> &str {
-        &self.prev_hash
-    }
 }
 
 #[cfg(test)]

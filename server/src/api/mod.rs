@@ -57,8 +57,14 @@ fn json_answer(status: u16, body: String, replayed: bool) -> Response {
     response
 }
 
-fn parse_json(body: &Bytes) -> Result<serde_json::Value, Problem> {
-    serde_json::from_slice(body).map_err(|e| Problem(app::api::AppError::BadRequest(format!("the body is not JSON: {e}"))))
+/// Not JSON at all → 400; JSON of the wrong shape → 422 naming what is wrong.
+fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem> {
+    serde_json::from_slice(body).map_err(|e| {
+        Problem(match e.classify() {
+            serde_json::error::Category::Data => app::api::AppError::invalid("body", e.to_string()),
+            _ => app::api::AppError::BadRequest(format!("the body is not JSON: {e}")),
+        })
+    })
 }
 
 /// Register an operation. The `Idempotency-Key` header is required: the same key with the same body answers
@@ -86,7 +92,7 @@ async fn register_operation(
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())
         .ok_or_else(|| Problem(app::api::AppError::BadRequest("the Idempotency-Key header is required".into())))?;
-    let body = parse_json(&body)?;
+    let body: serde_json::Value = parse_json(&body)?;
     let answer = operations::register(&state, &client, key, &body).await?;
     Ok(json_answer(answer.status, answer.body, answer.replayed))
 }
@@ -129,7 +135,6 @@ async fn report_step_event(
     Path((process_id, step)): Path<(String, String)>,
     body: Bytes,
 ) -> Result<Json<StepEventAnswer>, Problem> {
-    let event: StepEvent = serde_json::from_value(parse_json(&body)?)
-        .map_err(|e| Problem(app::api::AppError::invalid("body", e.to_string())))?;
+    let event: StepEvent = parse_json(&body)?;
     Ok(Json(step_events::report(&state, &client, &process_id, &step, event).await?))
 }

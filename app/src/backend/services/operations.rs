@@ -11,6 +11,7 @@ use crate::domain::canonical_json::to_canonical_string;
 use crate::domain::fingerprint::fingerprint;
 use crate::domain::ids::DepartmentCode;
 use crate::domain::operations::{IdempotencyKey, OperationStatus, ProcessId, StepState};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// What the API answers: a status, the body, and whether it is a replay of an earlier answer.
@@ -23,8 +24,7 @@ pub struct Answer {
 /// Registers an operation under the client's Idempotency-Key (`body` is the request's JSON).
 pub async fn register(state: &AppState, client: &ApiClient, key: &str, body: &Value) -> Result<Answer, AppError> {
     let key = IdempotencyKey::parse(key).map_err(AppError::BadRequest)?;
-    let request: RegisterOperation =
-        serde_json::from_value(body.clone()).map_err(|e| AppError::invalid("body", e.to_string()))?;
+    let request = RegisterOperation::deserialize(body).map_err(|e| AppError::invalid("body", e.to_string()))?;
     match idempotency::claim(state, client.id, key.as_str(), &fingerprint(body)).await? {
         Claim::Replay { status, body } => Ok(Answer { status, body, replayed: true }),
         Claim::Proceed => match insert(state, client, key.as_str(), request).await {
