@@ -1,10 +1,16 @@
 use server::cli::{self, Command};
 use server::{startup, telemetry};
 
-#[tokio::main]
-async fn main() {
+fn main() {
     telemetry::init();
-    match run().await {
+    // At least two workers even on one CPU: Leptos' streaming SSR can stall on a single worker (leptos-rs/leptos#4647).
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build();
+    let outcome = match runtime {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(error) => Err(error.into()),
+    };
+    match outcome {
         Ok(code) => std::process::exit(code),
         Err(error) => {
             eprintln!("error: {error:#}");

@@ -5,7 +5,7 @@ use app::backend::services::audit::{Verification, verify};
 use reqwest::StatusCode;
 use serde_json::json;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_sign_out_and_user_changes_each_leave_an_audit_event_and_the_chain_verifies() {
     let app = TestApp::spawn().await;
     let sato = app.user("sato", &["staff"], &["sales"]).await;
@@ -24,7 +24,7 @@ async fn sign_in_sign_out_and_user_changes_each_leave_an_audit_event_and_the_cha
     assert_eq!(verify(app.db()).await.unwrap(), Verification::Intact { events: actions.len() as i64 });
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_security_event_carries_the_request_id_of_the_request_that_caused_it() {
     let app = TestApp::spawn().await;
     let answer = app.call("sign_in", &[("username", "ghost"), ("password", "wrong-password")], None).await;
@@ -35,7 +35,7 @@ async fn a_security_event_carries_the_request_id_of_the_request_that_caused_it()
     assert_eq!(failed.request_id.as_deref(), Some(request_id.as_str()));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_role_change_event_shows_before_and_after() {
     let app = TestApp::spawn().await;
     let sato = app.user("sato", &["staff"], &["sales"]).await;
@@ -61,7 +61,7 @@ async fn raw(db: &Db, sql: &str) -> Result<(), sqlx::Error> {
     tx.commit().await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_database_refuses_to_update_or_delete_an_audit_event() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -98,7 +98,7 @@ async fn three_events(app: &TestApp) {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_edited_event_is_found_at_its_sequence_number() {
     let app = TestApp::spawn().await;
     three_events(&app).await;
@@ -109,7 +109,7 @@ async fn a_hand_edited_event_is_found_at_its_sequence_number() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_event_is_found_even_when_it_was_the_newest() {
     let app = TestApp::spawn().await;
     three_events(&app).await;
@@ -120,7 +120,7 @@ async fn a_deleted_event_is_found_even_when_it_was_the_newest() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_writers_never_fork_the_chain() {
     let app = TestApp::spawn().await;
     let before = app.audit_actions().await.len() as i64;

@@ -43,7 +43,7 @@ fn ids(page: &Value) -> Vec<String> {
     page["rows"].as_array().unwrap().iter().map(|r| r["process_id"].as_str().unwrap().to_string()).collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn staff_see_only_their_departments_stalled_operations_and_counts() {
     let app = fixture().await;
     let sato = app.sign_in("sato", PASSWORD).await;
@@ -55,14 +55,14 @@ async fn staff_see_only_their_departments_stalled_operations_and_counts() {
     assert!(ids(&board(&app, &sato, json!({"department": "billing"})).await).is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_auditor_sees_every_department() {
     let app = fixture().await;
     let tanaka = app.sign_in("tanaka", PASSWORD).await;
     assert_eq!(ids(&board(&app, &tanaka, json!({})).await), ["ORD-1", "ORD-2", "INV-1"]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_departments_operation_answers_404_on_the_detail_page() {
     let app = fixture().await;
     let ito = app.sign_in("ito", PASSWORD).await;
@@ -75,7 +75,7 @@ async fn another_departments_operation_answers_404_on_the_detail_page() {
     assert!(actions.contains(&"operation.registered") && actions.contains(&"operation.stalled"), "{actions:?}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_by_event_and_workflow_narrow_the_board() {
     let app = fixture().await;
     let tanaka = app.sign_in("tanaka", PASSWORD).await;
@@ -87,7 +87,7 @@ async fn filters_by_event_and_workflow_narrow_the_board() {
     assert_eq!(ids(&board(&app, &tanaka, json!({"min_age_minutes": 60})).await).len(), 3);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_board_pages_by_keyset_without_repeating_or_skipping() {
     let app = TestApp::spawn().await;
     let sales = app.token("sales", &["sales"]).await;
@@ -108,7 +108,7 @@ async fn the_board_pages_by_keyset_without_repeating_or_skipping() {
     assert_eq!(all.len(), 53);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_board_needs_a_signed_in_user() {
     let app = TestApp::spawn().await;
     assert_eq!(app.call_json("board/stalled", json!({"filter": {}}), None).await.status, StatusCode::UNAUTHORIZED);

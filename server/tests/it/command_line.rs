@@ -22,7 +22,7 @@ fn text(output: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audit_verify_exits_zero_on_an_intact_chain_and_one_naming_the_first_bad_event() {
     let app = TestApp::spawn().await;
     for name in ["a-user", "b-user", "c-user", "d-user"] {
@@ -39,7 +39,7 @@ async fn audit_verify_exits_zero_on_an_intact_chain_and_one_naming_the_first_bad
     assert!(text(&broken).contains("sequence number 3"), "{}", text(&broken));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_add_reads_the_password_from_stdin_and_the_user_can_sign_in() {
     let app = TestApp::spawn().await;
     let added = server(
@@ -52,7 +52,7 @@ async fn user_add_reads_the_password_from_stdin_and_the_user_can_sign_in() {
     app.sign_in("mori", "sakura-no-kisetsu").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_add_refuses_a_weak_password_with_a_clear_message() {
     let url = fresh_database_url().await;
     let refused = server(&url, &["user", "add", "--username", "x", "--display-name", "X", "--role", "auditor", "--password-stdin"], "12345678\n");
@@ -60,7 +60,7 @@ async fn user_add_refuses_a_weak_password_with_a_clear_message() {
     assert!(text(&refused).contains("too common"), "{}", text(&refused));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demo_load_fills_an_empty_database_once_and_prints_one_time_passwords() {
     let url = fresh_database_url().await;
     let first = server(&url, &["demo", "load"], "");
@@ -73,7 +73,7 @@ async fn demo_load_fills_an_empty_database_once_and_prints_one_time_passwords() 
     assert!(text(&second).contains("not loaded"), "{}", text(&second));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_on_a_fresh_database_succeeds_twice() {
     let url = fresh_database_url().await;
     for _ in 0..2 {
@@ -82,7 +82,7 @@ async fn migrate_on_a_fresh_database_succeeds_twice() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_create_prints_a_token_once_that_the_api_accepts() {
     let app = TestApp::spawn().await;
     let created = server(&app.database_url, &["token", "create", "--name", "order-intake", "--department", "sales"], "");
@@ -93,7 +93,7 @@ async fn token_create_prints_a_token_once_that_the_api_accepts() {
     assert_eq!(answer.status(), reqwest::StatusCode::NOT_FOUND);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_configuration_stops_the_start_naming_file_line_and_problem() {
     let dir = std::env::temp_dir().join(format!("rg-config-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -124,7 +124,7 @@ side_effect = false
     assert!(message.contains("broken.toml:7:14: unknown department 'legal'"), "{message}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_with_demo_as_make_run_does_prints_the_demo_users_and_serves_the_sign_in_page() {
     use std::io::BufRead;
     let url = fresh_database_url().await;

@@ -50,7 +50,14 @@ impl TestApp {
         Self::spawn_with(|_| {}).await
     }
 
+    /// Tests run on a multi-thread runtime, as the server does in production: Leptos' streaming SSR can stall a
+    /// response on a single-threaded runtime (leptos-rs/leptos#4647), which once hung a CI run.
     pub async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+        assert_eq!(
+            tokio::runtime::Handle::current().runtime_flavor(),
+            tokio::runtime::RuntimeFlavor::MultiThread,
+            "use #[tokio::test(flavor = \"multi_thread\", worker_threads = 2)]"
+        );
         server::telemetry::init_for_tests();
         let database_url = fresh_database_url().await;
         let db = server::startup::open_database(&database_url).await.expect("open database");

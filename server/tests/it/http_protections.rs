@@ -2,7 +2,7 @@
 use crate::harness::{PASSWORD, TestApp};
 use reqwest::StatusCode;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cross_site_post_to_a_server_function_is_refused_and_a_same_origin_one_is_not() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -19,14 +19,14 @@ async fn a_cross_site_post_to_a_server_function_is_refused_and_a_same_origin_one
     assert!(!app.audit_actions().await.iter().any(|a| a == "sign_in.failed"), "refused requests never reach sign-in");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_function_that_changes_state_does_not_answer_get() {
     let app = TestApp::spawn().await;
     let answer = app.http.get(format!("{}/api/sign_out", app.url)).send().await.unwrap();
     assert!(answer.status().is_client_error(), "{}", answer.status());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sign_in_page_is_rendered_with_a_nonced_hydration_script_and_a_strict_csp() {
     let app = TestApp::spawn().await;
     let first = app.http.get(format!("{}/sign-in", app.url)).send().await.unwrap();
@@ -49,7 +49,7 @@ async fn the_sign_in_page_is_rendered_with_a_nonced_hydration_script_and_a_stric
     assert!(!csp2.contains(&nonce), "the nonce must change on every response");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_out_visitor_of_any_page_gets_the_sign_in_form_and_nothing_of_the_page() {
     let app = TestApp::spawn().await;
     app.user("kanrisha", &["admin"], &[]).await;
@@ -62,7 +62,7 @@ async fn a_signed_out_visitor_of_any_page_gets_the_sign_in_form_and_nothing_of_t
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_wildcard_cors_and_hsts_only_behind_https() {
     let app = TestApp::spawn().await;
     let answer = app.http.get(format!("{}/healthz", app.url)).header("origin", "https://evil.example").send().await.unwrap();
@@ -73,7 +73,7 @@ async fn no_wildcard_cors_and_hsts_only_behind_https() {
     assert!(answer.headers()["strict-transport-security"].to_str().unwrap().contains("max-age="));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_body_is_refused_with_413() {
     let app = TestApp::spawn().await;
     let big = "x".repeat(crate::harness::BODY_LIMIT + 1);
@@ -81,7 +81,7 @@ async fn an_oversized_body_is_refused_with_413() {
     assert_eq!(answer.status, StatusCode::PAYLOAD_TOO_LARGE);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_server_function_call_gets_a_clear_client_error_without_internals() {
     let app = TestApp::spawn().await;
     let answer = app.call("sign_in", &[("nonsense", "1")], None).await;
@@ -89,7 +89,7 @@ async fn a_malformed_server_function_call_gets_a_clear_client_error_without_inte
     assert!(!answer.body.to_lowercase().contains("sqlx") && !answer.body.contains("panicked"), "{}", answer.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_and_readiness_answer() {
     let app = TestApp::spawn().await;
     assert_eq!(app.http.get(format!("{}/healthz", app.url)).send().await.unwrap().status(), StatusCode::OK);

@@ -32,7 +32,7 @@ fn problem_type(answer: &Answer) -> String {
     answer.json()["type"].as_str().unwrap().to_string()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registering_an_operation_answers_201_with_every_step_not_started_and_no_flag() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -47,7 +47,7 @@ async fn registering_an_operation_answers_201_with_every_step_not_started_and_no
     assert!(app.audit_actions().await.contains(&"operation.registered".to_string()));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_key_and_body_again_replays_the_stored_answer() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -61,7 +61,7 @@ async fn the_same_key_and_body_again_replays_the_stored_answer() {
     assert!(first.headers.get("idempotency-replayed").is_none());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_parallel_identical_registrations_make_one_operation_and_identical_answers() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -75,7 +75,7 @@ async fn twenty_parallel_identical_registrations_make_one_operation_and_identica
     assert_eq!(registered, 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_key_with_another_amount_is_refused_and_changes_nothing() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -87,7 +87,7 @@ async fn the_same_key_with_another_amount_is_refused_and_changes_nothing() {
     assert_eq!(stored.body, first.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_still_being_processed_answers_409_in_flight() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -104,7 +104,7 @@ async fn a_key_still_being_processed_answers_409_in_flight() {
     assert!(problem_type(&answer).ends_with("idempotency-key-in-flight"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_id_registered_under_another_key_is_a_conflict() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -117,7 +117,7 @@ async fn a_process_id_registered_under_another_key_is_a_conflict() {
     assert_eq!(corrected.status, StatusCode::CREATED, "{}", corrected.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registration_without_idempotency_key_is_a_bad_request() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -126,7 +126,7 @@ async fn a_registration_without_idempotency_key_is_a_bad_request() {
     assert!(answer.json()["detail"].as_str().unwrap().contains("Idempotency-Key"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_departments_operation_does_not_exist_for_a_token() {
     let app = TestApp::spawn().await;
     let sales = app.token("sales-intake", &["sales"]).await;
@@ -140,7 +140,7 @@ async fn another_departments_operation_does_not_exist_for_a_token() {
     assert_eq!(write.status, StatusCode::NOT_FOUND);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_token_a_wrong_token_or_a_token_in_the_url_is_401() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -153,7 +153,7 @@ async fn no_token_a_wrong_token_or_a_token_in_the_url_is_401() {
     assert_eq!(in_url.status(), StatusCode::UNAUTHORIZED);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_stops_working() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -165,7 +165,7 @@ async fn a_revoked_token_stops_working() {
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_older_step_event_never_overwrites_a_newer_one() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -181,7 +181,7 @@ async fn an_older_step_event_never_overwrites_a_newer_one() {
     assert_eq!(same.json()["applied"], false);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn success_sets_the_completion_flag_and_the_last_one_completes_the_operation() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -202,7 +202,7 @@ async fn success_sets_the_completion_flag_and_the_last_one_completes_the_operati
     assert_eq!(late.json()["applied"], false);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_operation_with_the_same_business_key_is_flagged_as_a_possible_duplicate() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -211,7 +211,7 @@ async fn a_second_operation_with_the_same_business_key_is_flagged_as_a_possible_
     assert_eq!(second.json()["possible_duplicate_of"], "ORD-1");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_workflows_missing_steps_and_bad_events_get_clear_422s() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
@@ -231,7 +231,7 @@ async fn unknown_workflows_missing_steps_and_bad_events_get_clear_422s() {
     assert!(answer.body.contains("needs an error"), "{}", answer.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openapi_document_describes_the_three_routes() {
     let app = TestApp::spawn().await;
     let doc: Value = app.http.get(format!("{}/api/openapi.json", app.url)).send().await.unwrap().json().await.unwrap();
@@ -242,7 +242,7 @@ async fn the_openapi_document_describes_the_three_routes() {
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotency_records_are_purged_after_the_retention_window_and_not_before() {
     use app::backend::services::idempotency::purge_expired;
     let app = TestApp::spawn().await;
@@ -256,7 +256,7 @@ async fn idempotency_records_are_purged_after_the_retention_window_and_not_befor
     assert_eq!(purge_expired(&app.state).await.unwrap(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_events_for_one_step_end_at_the_highest_seq_and_each_applied_one_is_audited_once() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;

@@ -3,7 +3,7 @@ use crate::harness::{PASSWORD, TestApp};
 use reqwest::StatusCode;
 use serde_json::json;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_adds_a_user_who_can_then_sign_in_and_see_their_department() {
     let app = TestApp::spawn().await;
     app.user("root", &["admin"], &[]).await;
@@ -18,7 +18,7 @@ async fn an_admin_adds_a_user_who_can_then_sign_in_and_see_their_department() {
     assert_eq!(me["departments"][0]["code"], "billing");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_taken_sign_in_name_is_a_conflict_and_changes_nothing() {
     let app = TestApp::spawn().await;
     app.user("root", &["admin"], &[]).await;
@@ -32,7 +32,7 @@ async fn a_taken_sign_in_name_is_a_conflict_and_changes_nothing() {
     assert_eq!(users.as_array().unwrap().len(), 2);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_department_is_named_in_the_error() {
     let app = TestApp::spawn().await;
     app.user("root", &["admin"], &[]).await;
@@ -44,7 +44,7 @@ async fn an_unknown_department_is_named_in_the_error() {
     assert!(answer.body.contains("legal"), "{}", answer.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_admins_reach_the_people_functions_and_strangers_must_sign_in() {
     let app = TestApp::spawn().await;
     app.user("suzuki", &["manager"], &["sales"]).await;
@@ -55,7 +55,7 @@ async fn only_admins_reach_the_people_functions_and_strangers_must_sign_in() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_cannot_disable_themselves_nor_drop_their_own_admin_role() {
     let app = TestApp::spawn().await;
     let root = app.user("root", &["admin"], &[]).await;
@@ -66,7 +66,7 @@ async fn an_admin_cannot_disable_themselves_nor_drop_their_own_admin_role() {
     assert_eq!(app.call_json("admin/set_user_roles", body, Some(&admin)).await.status, StatusCode::CONFLICT);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_sees_the_loaded_configuration_without_any_secret_and_others_do_not() {
     let app = TestApp::spawn().await;
     app.user("root", &["admin"], &[]).await;
@@ -81,7 +81,7 @@ async fn an_admin_sees_the_loaded_configuration_without_any_secret_and_others_do
     assert_eq!(app.call("admin/configuration", &[], Some(&staff)).await.status, StatusCode::FORBIDDEN);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_revokes_an_api_client_and_its_token_stops_working() {
     let app = TestApp::spawn().await;
     app.user("root", &["admin"], &[]).await;

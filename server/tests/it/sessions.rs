@@ -3,7 +3,7 @@ use crate::harness::{PASSWORD, TestApp};
 use chrono::Duration;
 use reqwest::StatusCode;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_cookie_is_host_prefixed_secure_http_only_and_same_site_behind_https() {
     let app = TestApp::spawn_with(|s| s.public_url = "https://rerun-gate.example.co.jp".into()).await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -16,7 +16,7 @@ async fn the_session_cookie_is_host_prefixed_secure_http_only_and_same_site_behi
     assert!(!attributes.iter().any(|a| a.starts_with("domain")), "no Domain allowed: {cookie}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_plain_http_trial_drops_only_secure_and_the_prefix() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -26,7 +26,7 @@ async fn a_local_plain_http_trial_drops_only_secure_and_the_prefix() {
     assert!(!cookie.contains("secure"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signing_in_again_gives_a_new_session_id_and_the_old_cookie_stops_working() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -39,7 +39,7 @@ async fn signing_in_again_gives_a_new_session_id_and_the_old_cookie_stops_workin
     assert_eq!(app.call("me", &[], Some(&new)).await.json()["username"], "suzuki");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_idle_for_longer_than_thirty_minutes_ends() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -50,7 +50,7 @@ async fn a_session_idle_for_longer_than_thirty_minutes_ends() {
     assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::UNAUTHORIZED);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_active_session_still_ends_eight_hours_after_sign_in() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -63,7 +63,7 @@ async fn an_active_session_still_ends_eight_hours_after_sign_in() {
     assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::UNAUTHORIZED);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_sign_out_the_old_cookie_is_refused() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -72,7 +72,7 @@ async fn after_sign_out_the_old_cookie_is_refused() {
     assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::UNAUTHORIZED);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_change_ends_the_users_other_sessions_but_keeps_this_one() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -87,7 +87,7 @@ async fn a_password_change_ends_the_users_other_sessions_but_keeps_this_one() {
     app.sign_in("sato", "a-new-longer-passphrase").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disabling_a_user_ends_their_sessions() {
     let app = TestApp::spawn().await;
     let sato = app.user("sato", &["staff"], &["sales"]).await;
@@ -101,7 +101,7 @@ async fn disabling_a_user_ends_their_sessions() {
     assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_role_taken_away_mid_session_is_refused_at_the_next_call() {
     let app = TestApp::spawn().await;
     let second = app.user("second", &["admin", "staff"], &["sales"]).await;

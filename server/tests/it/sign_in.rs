@@ -3,7 +3,7 @@ use crate::harness::{PASSWORD, TestApp};
 use app::backend::services::sign_in::MAX_FAILURES_PER_ACCOUNT;
 use reqwest::StatusCode;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_user_and_a_wrong_password_get_the_same_answer() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -13,7 +13,7 @@ async fn an_unknown_user_and_a_wrong_password_get_the_same_answer() {
     assert_eq!((wrong.status, &wrong.body), (unknown.status, &unknown.body));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_failures_on_one_account_are_throttled_with_429_even_with_the_right_password() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -26,7 +26,7 @@ async fn repeated_failures_on_one_account_are_throttled_with_429_even_with_the_r
     assert!(app.audit_actions().await.contains(&"sign_in.throttled".to_string()));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttling_ends_when_the_window_has_passed() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -37,7 +37,7 @@ async fn throttling_ends_when_the_window_has_passed() {
     app.sign_in("sato", PASSWORD).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn passwords_are_stored_as_argon2id_phc_strings() {
     let app = TestApp::spawn().await;
     let id = app.user("sato", &["staff"], &["sales"]).await;
@@ -47,7 +47,7 @@ async fn passwords_are_stored_as_argon2id_phc_strings() {
     assert!(!row.password_hash.contains(PASSWORD));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_weaker_hash_is_replaced_at_the_next_sign_in() {
     use argon2::password_hash::{PasswordHasher, SaltString, rand_core::OsRng};
     let app = TestApp::spawn().await;
@@ -69,7 +69,7 @@ async fn a_weaker_hash_is_replaced_at_the_next_sign_in() {
     assert!(row.password_hash.contains("m=19456,t=2,p=1"), "{}", row.password_hash);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_common_or_short_password_is_refused_when_an_admin_adds_a_user() {
     let app = TestApp::spawn().await;
     app.user("root", &["admin"], &[]).await;
@@ -83,7 +83,7 @@ async fn a_common_or_short_password_is_refused_when_an_admin_adds_a_user() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_failures_from_one_address_across_accounts_are_throttled_too() {
     use app::backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
     let app = TestApp::spawn().await;

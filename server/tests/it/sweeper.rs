@@ -38,7 +38,7 @@ fn failed(class: &str) -> Value {
     json!({"seq": 2, "type": "failed", "error": {"class": class, "message": format!("{class} from the provider")}})
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_reported_error_class_stalls_the_operation_as_its_event_with_its_failure_class() {
     let app = TestApp::spawn().await;
     let intake = Intake::new(&app).await;
@@ -64,7 +64,7 @@ async fn each_reported_error_class_stalls_the_operation_as_its_event_with_its_fa
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_started_and_silent_past_its_deadline_is_no_response() {
     let app = TestApp::spawn().await;
     let intake = Intake::new(&app).await;
@@ -78,7 +78,7 @@ async fn a_step_started_and_silent_past_its_deadline_is_no_response() {
     assert_eq!(intake.get("ORD-1").await["event"], "no_response");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ai_summary_still_beating_past_its_deadline_is_ai_in_progress() {
     let app = TestApp::spawn().await;
     let intake = Intake::new(&app).await;
@@ -95,7 +95,7 @@ async fn an_ai_summary_still_beating_past_its_deadline_is_ai_in_progress() {
     assert_eq!(intake.get("ORD-1").await["event"], "ai_in_progress");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_seed_case_order_registered_and_summary_never_started_is_partial_success() {
     let app = TestApp::spawn().await;
     let intake = Intake::new(&app).await;
@@ -108,7 +108,7 @@ async fn the_seed_case_order_registered_and_summary_never_started_is_partial_suc
     assert!(operation["steps"][0]["completed_at"].is_string(), "the registered order keeps its flag");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_outcome_without_a_result_id_is_result_unknown() {
     let app = TestApp::spawn().await;
     let intake = Intake::new(&app).await;
@@ -118,7 +118,7 @@ async fn an_unknown_outcome_without_a_result_id_is_result_unknown() {
     assert_eq!(intake.get("ORD-1").await["event"], "result_unknown");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sweepers_at_once_record_each_stall_once() {
     let app = TestApp::spawn().await;
     let intake = Intake::new(&app).await;
@@ -133,7 +133,7 @@ async fn two_sweepers_at_once_record_each_stall_once() {
     assert_eq!(stalled, 10);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_healthy_operation_and_a_completed_one_are_left_alone() {
     let app = TestApp::spawn().await;
     let intake = Intake::new(&app).await;
