@@ -103,6 +103,7 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<f64> {
     options.site_addr = addr;
     tokio::spawn(server::startup::serve(listener, server::startup::router(state, options)));
     let base = format!("http://{addr}");
+    app::backend::reconciliation::ssrf::install_tls_provider();
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
 
     let run = uuid::Uuid::new_v4().simple().to_string();

@@ -1,6 +1,7 @@
 //! The Rerun Gate process: HTTP stack, start-up and the command line. The pages and rules live in `app`.
 pub mod api;
 pub mod cli;
+pub mod demo_systems;
 pub mod http;
 pub mod startup;
 pub mod telemetry;

@@ -22,7 +22,8 @@ fn main() {
 async fn run() -> anyhow::Result<i32> {
     let cli = cli::parse();
     let options = startup::leptos_options()?;
-    let settings = cli.settings(options.site_addr);
+    let mut settings = cli.settings(options.site_addr);
+    settings.demo_systems = matches!(cli.command, Some(Command::Serve { demo: true, .. }));
     // Verifying the trail only reads: it must not change the database it checks (no migrations).
     let db = match &cli.command {
         Some(Command::Audit { .. }) => app::backend::Db::connect(&cli.database_url).await?,

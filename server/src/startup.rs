@@ -85,7 +85,7 @@ pub fn load_config(path: Option<&std::path::Path>) -> Result<Config, app::backen
 
 /// The state, with the departments of the configuration brought into the database.
 pub async fn state(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: Config) -> anyhow::Result<AppState> {
-    let state = AppState::new(db, clock, settings, config);
+    let state = AppState::new(db, clock, settings, config).map_err(|e| anyhow::anyhow!("connectors: {e}"))?;
     app::backend::services::departments::sync_from_config(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not bring the departments in line with the configuration: {e}"))?;
@@ -129,7 +129,10 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     let browser = leptos
         .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
         .layer(auth);
-    let machines = crate::api::routes(state.clone()).merge(http::health::routes(state.clone()));
+    let mut machines = crate::api::routes(state.clone()).merge(http::health::routes(state.clone()));
+    if state.settings.demo_systems {
+        machines = machines.merge(crate::demo_systems::routes(state.clone()));
+    }
     http::protect(browser.merge(machines), state)
 }
 

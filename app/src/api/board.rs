@@ -85,3 +85,19 @@ pub async fn load_operation(process_id: String) -> Result<OperationDetail, AppEr
         .await,
     )
 }
+
+/// Asks the outside systems again about every step of the operation (staff or manager of its department).
+#[server(endpoint = "board/reconcile")]
+pub async fn reconcile_now(process_id: String) -> Result<usize, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            Ok(
+                services::reconciliation::on_demand(&state, &caller, &process_id)
+                    .await?
+                    .len(),
+            )
+        }
+        .await,
+    )
+}

@@ -1,5 +1,6 @@
 //! Operations as the ingestion API and the pages see them.
 use crate::domain::operations::{OperationStatus, StepEventType, StepState};
+use crate::domain::reconciliation::{Evidence, Verdict};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -95,8 +96,23 @@ pub struct StepView {
     /// The completion flag: set only when success is confirmed.
     pub completed_at: Option<DateTime<Utc>>,
     pub error: Option<StepError>,
-    /// The latest reconciliation verdict (arrives with reconciliation).
-    pub latest_verdict: Option<String>,
+    /// The verdict of the latest reconciliation: what the outside system says happened.
+    pub latest_verdict: Option<Verdict>,
+    /// The latest reconciliation with its evidence (in `GET /api/v1/operations/{process_id}` and on the pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<ReconciliationView>,
+}
+
+/// One look-up of one step at its outside system.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ReconciliationView {
+    pub verdict: Verdict,
+    pub connector: String,
+    pub checked_at: DateTime<Utc>,
+    /// `system:sweeper`, `user:<name>`, `manual:<name>`…
+    pub asked_by: String,
+    pub evidence: Evidence,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

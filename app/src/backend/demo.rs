@@ -1,4 +1,5 @@
-//! The demo: one user of every role in the configured departments, with one-time passwords printed once.
+//! The demo: one user of every role in the configured departments, with one-time passwords printed once,
+//! and the seed's cases (see `demo_cases`).
 //! Loaded only on an empty database, and `serve` only does it on a loopback address.
 use super::services::users;
 use super::{AppState, db};
@@ -61,6 +62,7 @@ pub async fn load_if_empty(state: &AppState) -> Result<Option<Vec<DemoCredential
             password,
         });
     }
+    super::demo_cases::load(state).await?;
     Ok(Some(credentials))
 }
 

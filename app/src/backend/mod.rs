@@ -4,6 +4,9 @@ pub mod clock;
 pub mod config;
 pub mod db;
 pub mod demo;
+pub mod demo_cases;
+pub mod demo_systems;
+pub mod reconciliation;
 pub mod passwords;
 pub mod services;
 
@@ -22,6 +25,8 @@ pub struct Settings {
     pub idle_timeout: Duration,
     /// Sign-out this long after sign-in, whatever happens.
     pub absolute_timeout: Duration,
+    /// Serve the demo outside systems under `/demo/` (`serve --demo`, loopback only).
+    pub demo_systems: bool,
 }
 
 impl Settings {
@@ -30,6 +35,7 @@ impl Settings {
             public_url: public_url.trim_end_matches('/').to_string(),
             idle_timeout: Duration::from_secs(30 * 60),
             absolute_timeout: Duration::from_secs(8 * 60 * 60),
+            demo_systems: false,
         }
     }
 
@@ -59,11 +65,25 @@ pub struct AppState {
     pub clock: Arc<dyn Clock>,
     pub settings: Arc<Settings>,
     pub config: Arc<config::Config>,
+    /// How reconciliation reaches each outside system, by connector name.
+    pub connectors: Arc<reconciliation::Connectors>,
+    /// The demo outside systems (their HTTP side is served only in demo mode).
+    pub demo: demo_systems::DemoSystems,
 }
 
 impl AppState {
-    pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Self {
-        AppState { db, clock, settings: Arc::new(settings), config: Arc::new(config) }
+    /// Fails only when a connector cannot be built from the configuration.
+    pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Result<Self, String> {
+        let demo = demo_systems::DemoSystems::new(db.clone(), clock.clone());
+        let connectors = reconciliation::Connectors::build(&config, &demo)?;
+        Ok(AppState {
+            db,
+            clock,
+            settings: Arc::new(settings),
+            config: Arc::new(config),
+            connectors: Arc::new(connectors),
+            demo,
+        })
     }
 }
 

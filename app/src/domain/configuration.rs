@@ -24,8 +24,8 @@ pub struct DepartmentConfig {
 pub struct ConnectorConfig {
     pub name: String,
     pub kind: String,
-    /// Plain settings (URLs, field paths, timeouts) as TOML text values.
-    pub settings: BTreeMap<String, String>,
+    /// Plain settings (URLs, field paths, timeouts), as JSON values.
+    pub settings: BTreeMap<String, serde_json::Value>,
     /// Setting name → environment variable holding the credential.
     pub credential_envs: BTreeMap<String, String>,
 }

@@ -1,4 +1,5 @@
 //! Words and formats shared by the pages (Japanese first; English arrives with the i18n issue).
+use crate::domain::reconciliation::Verdict;
 use chrono::{DateTime, FixedOffset, Utc};
 
 /// Japan has no daylight saving: JST is UTC+9 all year.
@@ -48,5 +49,18 @@ pub fn state_label(state: &str) -> &'static str {
         "completed" => "✓ 完了",
         "resolved" => "✓ 解決済み",
         _ => "?",
+    }
+}
+
+/// Reconciliation verdicts, with a sign so that colour is never the only cue.
+pub fn verdict_label(verdict: Option<Verdict>) -> &'static str {
+    match verdict {
+        Some(Verdict::Executed) => "✓ 実行済み",
+        Some(Verdict::ExecutedMismatch) => "≠ 実行済み（内容不一致）",
+        Some(Verdict::NotExecuted) => "○ 未実行",
+        Some(Verdict::InProgress) => "▶ 処理中",
+        Some(Verdict::Unknown) => "? 不明",
+        Some(Verdict::LookupFailed) => "✕ 照会失敗",
+        None => "— 未照合",
     }
 }

@@ -1,7 +1,8 @@
 //! One operation: steps with their completion flags next to the reconciliation column, the decision-table
 //! row for its event, and its audit timeline.
-use super::labels::{event_label, failure_class_label, jst, state_label};
-use crate::api::board::{OperationDetail, load_operation};
+use super::labels::{event_label, failure_class_label, jst, state_label, verdict_label};
+use crate::api::board::{OperationDetail, ReconcileNow, load_operation};
+use crate::api::operations::StepView;
 use crate::domain::decision_table::row;
 use crate::domain::stall::StallEvent;
 use leptos::prelude::*;
@@ -10,12 +11,22 @@ use leptos_router::hooks::use_params_map;
 #[component]
 pub fn OperationPage() -> impl IntoView {
     let params = use_params_map();
-    let detail = Resource::new(move || params.get().get("process_id").unwrap_or_default(), load_operation);
+    let reconcile = ServerAction::<ReconcileNow>::new();
+    // A finished look-up shows at once: the page reloads its data after each one.
+    let detail = Resource::new(
+        move || {
+            (
+                params.get().get("process_id").unwrap_or_default(),
+                reconcile.version().get(),
+            )
+        },
+        |(process_id, _)| load_operation(process_id),
+    );
     view! {
         <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
-                    Ok(detail) => view! { <Detail detail /> }.into_any(),
+                    Ok(detail) => view! { <Detail detail reconcile /> }.into_any(),
                     Err(crate::api::AppError::NotFound) => view! {
                         <h1>"見つかりません"</h1><p>"このプロセス ID のオペレーションはないか、見る権限がありません。"</p>
                     }.into_any(),
@@ -27,8 +38,12 @@ pub fn OperationPage() -> impl IntoView {
 }
 
 #[component]
-fn Detail(detail: OperationDetail) -> impl IntoView {
+fn Detail(detail: OperationDetail, reconcile: ServerAction<ReconcileNow>) -> impl IntoView {
     let op = detail.operation;
+    let error = Signal::derive(move || match reconcile.value().get() {
+        Some(Err(e)) => Some(e.to_string()),
+        _ => None,
+    });
     let guidance = op.event.as_deref().and_then(StallEvent::parse).map(|event| {
         let r = row(event);
         view! {
@@ -57,28 +72,19 @@ fn Detail(detail: OperationDetail) -> impl IntoView {
             <dt>"登録 (JST)"</dt><dd>{jst(op.created_at)}</dd>
         </dl>
         <table class="grid" data-testid="steps">
-            <caption>"ステップ"</caption>
+            <caption>"ステップ — 完了フラグと外部システムの照合結果"</caption>
             <thead><tr>
                 <th scope="col">"#"</th><th scope="col">"ステップ"</th><th scope="col">"状態"</th>
-                <th scope="col">"冪等キー"</th><th scope="col">"結果 ID"</th><th scope="col">"完了フラグ"</th>
-                <th scope="col">"試行"</th><th scope="col">"エラー"</th><th scope="col">"照合結果"</th>
+                <th scope="col">"完了フラグ"</th><th scope="col">"照合結果（外部システム）"</th>
+                <th scope="col">"冪等キー"</th><th scope="col">"結果 ID"</th><th scope="col">"試行"</th><th scope="col">"エラー"</th>
             </tr></thead>
-            <tbody>
-                {op.steps.into_iter().map(|s| view! {
-                    <tr>
-                        <td>{s.position}</td>
-                        <td>{s.name}</td>
-                        <td>{state_label(s.state.as_str())}</td>
-                        <td><code>{s.idempotency_key}</code></td>
-                        <td>{s.result_id.unwrap_or_else(|| "—".into())}</td>
-                        <td>{match s.completed_at { Some(at) => format!("✓ {}", jst(at)), None => "— 未完了".into() }}</td>
-                        <td>{s.attempts}</td>
-                        <td>{s.error.map(|e| format!("{}: {}", e.class, e.message)).unwrap_or_default()}</td>
-                        <td>{s.latest_verdict.unwrap_or_else(|| "未照合".into())}</td>
-                    </tr>
-                }).collect_view()}
-            </tbody>
+            <tbody>{op.steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
         </table>
+        <ActionForm action=reconcile attr:class="inline">
+            <input type="hidden" name="process_id" value=op.process_id.clone() />
+            <button type="submit" disabled=move || reconcile.pending().get()>"外部システムに照会する"</button>
+            <crate::ui::ErrorNote error />
+        </ActionForm>
         {guidance}
         <section aria-labelledby="timeline-title">
             <h2 id="timeline-title">"履歴（監査ログ）"</h2>
@@ -89,5 +95,53 @@ fn Detail(detail: OperationDetail) -> impl IntoView {
                 }).collect_view()}
             </ol>
         </section>
+    }
+}
+
+#[component]
+fn StepRow(step: StepView) -> impl IntoView {
+    let verdict = step.latest_verdict;
+    let name = step.name.clone();
+    let evidence = step.reconciliation.map(|r| {
+        let compared = r
+            .evidence
+            .compared
+            .iter()
+            .map(|c| {
+                let show = |v: &Option<serde_json::Value>| {
+                    v.as_ref().map_or("—".to_string(), |v| v.to_string())
+                };
+                let sign = if c.matches { "=" } else { "≠" };
+                format!(
+                    "{}: {} {sign} {}",
+                    c.name,
+                    show(&c.expected),
+                    show(&c.found)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("、");
+        view! {
+            <div class="evidence">
+                <span>{r.evidence.summary}</span>
+                {r.evidence.external_id.map(|id| view! { <br /> "外部 ID: " <code>{id}</code> })}
+                {(!compared.is_empty()).then(|| view! { <br /> "比較: " {compared} })}
+                <br /><small>{r.connector} " · " {jst(r.checked_at)} " · " {r.asked_by}</small>
+            </div>
+        }
+    });
+    view! {
+        <tr data-step=name data-verdict=verdict.map(|v| v.as_str()).unwrap_or("none")>
+            <td>{step.position}</td>
+            <td>{step.name}</td>
+            <td>{state_label(step.state.as_str())}</td>
+            <td data-testid="flag">{match step.completed_at { Some(at) => format!("✓ {}", jst(at)), None => "— 未完了".into() }}</td>
+            <td data-testid="verdict"><strong class=format!("verdict {}", verdict.map(|v| v.as_str()).unwrap_or("none"))>
+                {verdict_label(verdict)}</strong>{evidence}</td>
+            <td><code>{step.idempotency_key}</code></td>
+            <td>{step.result_id.unwrap_or_else(|| "—".into())}</td>
+            <td>{step.attempts}</td>
+            <td>{step.error.map(|e| format!("{}: {}", e.class, e.message)).unwrap_or_default()}</td>
+        </tr>
     }
 }

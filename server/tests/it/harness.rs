@@ -53,12 +53,22 @@ impl TestApp {
     /// Tests run on a multi-thread runtime, as the server does in production: Leptos' streaming SSR can stall a
     /// response on a single-threaded runtime (leptos-rs/leptos#4647), which once hung a CI run.
     pub async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+        Self::spawn_configured(configure, example_config()).await
+    }
+
+    /// The app with the demo outside systems served under `/demo/` (as `serve --demo` does).
+    pub async fn spawn_with_demo_systems() -> TestApp {
+        Self::spawn_with(|s| s.demo_systems = true).await
+    }
+
+    pub async fn spawn_configured(configure: impl FnOnce(&mut Settings), config: app::backend::config::Config) -> TestApp {
         assert_eq!(
             tokio::runtime::Handle::current().runtime_flavor(),
             tokio::runtime::RuntimeFlavor::MultiThread,
             "use #[tokio::test(flavor = \"multi_thread\", worker_threads = 2)]"
         );
         server::telemetry::init_for_tests();
+        app::backend::reconciliation::ssrf::install_tls_provider();
         let database_url = fresh_database_url().await;
         let db = server::startup::open_database(&database_url).await.expect("open database");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -66,7 +76,7 @@ impl TestApp {
         let mut settings = Settings::new(&format!("http://{addr}"));
         configure(&mut settings);
         let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
-        let state = server::startup::state(db, clock.clone(), settings, example_config()).await.expect("state");
+        let state = server::startup::state(db, clock.clone(), settings, config).await.expect("state");
         let mut options = server::startup::leptos_options().unwrap();
         options.site_addr = addr;
         let router = server::startup::router(state.clone(), options);

@@ -8,6 +8,7 @@ mod harness;
 mod http_protections;
 mod ingestion;
 mod people;
+mod reconciliation;
 mod sessions;
 mod sign_in;
 mod sweeper;

@@ -10,7 +10,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-pub const CONNECTOR_KINDS: [&str; 2] = ["demo", "http_json"];
 const DEFAULT_DEADLINE_SECONDS: u64 = 600;
 
 #[derive(Debug, Deserialize)]
@@ -163,8 +162,8 @@ impl Validator<'_> {
             if out.iter().any(|known| known.name == *c.name.get_ref()) {
                 return self.fail(c.name.span(), format!("connector '{}' is defined twice", c.name.get_ref()));
             }
-            if !CONNECTOR_KINDS.contains(&c.kind.get_ref().as_str()) {
-                let known = CONNECTOR_KINDS.join(", ");
+            if !crate::backend::reconciliation::settings::KINDS.contains(&c.kind.get_ref().as_str()) {
+                let known = crate::backend::reconciliation::settings::KINDS.join(", ");
                 return self.fail(c.kind.span(), format!("unknown connector kind '{}' (known: {known})", c.kind.get_ref()));
             }
             let mut settings = BTreeMap::new();
@@ -180,8 +179,14 @@ impl Validator<'_> {
                     let message = format!("'{key}' looks like a credential: put it in an environment variable and write {key}_env = \"VARIABLE\"");
                     return self.fail(at, message);
                 } else {
-                    settings.insert(key, value.to_string());
+                    let Ok(value) = serde_json::to_value(&value) else {
+                        return self.fail(at, format!("{key}: a value of this type is not supported"));
+                    };
+                    settings.insert(key, value);
                 }
+            }
+            if let Err(problem) = crate::backend::reconciliation::settings::parse(c.kind.get_ref(), &settings) {
+                return self.fail(c.name.span(), format!("connector '{}': {problem}", c.name.get_ref()));
             }
             out.push(ConnectorConfig { name: c.name.into_inner(), kind: c.kind.into_inner(), settings, credential_envs });
         }

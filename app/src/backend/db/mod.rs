@@ -3,9 +3,11 @@
 //! `postgres/`. Queries are checked at run time (`query_as` + `FromRow`), so no database is needed to build.
 pub mod api_clients;
 pub mod audit;
+pub mod demo_systems;
 pub mod departments;
 pub mod idempotency;
 pub mod operations;
+pub mod reconciliations;
 mod postgres;
 pub mod sessions;
 pub mod sign_in;

@@ -41,10 +41,13 @@ pub struct StepRow {
     pub last_heartbeat_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
     pub updated_at: DateTime<Utc>,
+    pub content_json: Option<String>,
+    pub latest_verdict: Option<String>,
 }
 
 const STEP_COLUMNS: &str = "id, operation_id, position, name, idempotency_key, content_fingerprint, state, last_seq,
-    result_id, error_class, error_message, attempts, started_at, last_heartbeat_at, completed_at, updated_at";
+    result_id, error_class, error_message, attempts, started_at, last_heartbeat_at, completed_at, updated_at,
+    content_json, latest_verdict";
 
 pub struct NewOperation<'a> {
     pub process_id: &'a str,
@@ -84,18 +87,20 @@ pub async fn insert_step(
     position: i64,
     name: &str,
     idempotency_key: &str,
-    content_fingerprint: Option<&str>,
+    content: Option<(&str, &str)>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query(
-        "INSERT INTO steps (operation_id, position, name, idempotency_key, content_fingerprint, state, updated_at)
-         VALUES ($1, $2, $3, $4, $5, 'not_started', $6)"
+        "INSERT INTO steps (operation_id, position, name, idempotency_key, content_json, content_fingerprint, state,
+             updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'not_started', $7)"
     )
     .bind(operation_id)
     .bind(position)
     .bind(name)
     .bind(idempotency_key)
-    .bind(content_fingerprint)
+    .bind(content.map(|c| c.0))
+    .bind(content.map(|c| c.1))
     .bind(now)
     .execute(c)
     .await

@@ -5,6 +5,7 @@ pub mod board;
 pub mod departments;
 pub mod idempotency;
 pub mod operations;
+pub mod reconciliation;
 pub mod sign_in;
 pub mod step_events;
 pub mod sweeper;
@@ -58,5 +59,12 @@ impl Caller {
         }
         tracing::warn!(user = %self.user.user.username, needed = %role, "access denied");
         Err(AppError::Forbidden)
+    }
+
+    pub fn require_any(&self, roles: &[Role]) -> Result<(), AppError> {
+        match roles.iter().find(|r| self.user.user.has(**r)) {
+            Some(_) => Ok(()),
+            None => self.require(roles[0]),
+        }
     }
 }

@@ -3,14 +3,16 @@ use super::api_clients::ApiClient;
 use super::audit::record;
 use super::idempotency::{self, Claim};
 use crate::api::AppError;
-use crate::api::operations::{OperationView, RegisterOperation, StepError, StepView};
+use crate::api::operations::{OperationView, ReconciliationView, RegisterOperation, StepError, StepView};
 use crate::backend::db::operations::{NewOperation, OperationRow, StepRow};
+use crate::backend::db::reconciliations::ReconciliationRow;
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::canonical_json::to_canonical_string;
 use crate::domain::fingerprint::fingerprint;
 use crate::domain::ids::DepartmentCode;
 use crate::domain::operations::{IdempotencyKey, OperationStatus, ProcessId, StepState};
+use crate::domain::reconciliation::Verdict;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -95,8 +97,9 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
     };
     let operation_id = db::operations::insert(&mut tx, &new, now).await?;
     for (position, (step, step_key)) in request.steps.iter().zip(&keys).enumerate() {
-        let step_fingerprint = step.content.as_ref().map(fingerprint);
-        db::operations::insert_step(&mut tx, operation_id, position as i64 + 1, &step.name, step_key.as_str(), step_fingerprint.as_deref(), now).await?;
+        let content = step.content.as_ref().map(|c| (to_canonical_string(c), fingerprint(c)));
+        let content = content.as_ref().map(|(json, print)| (json.as_str(), print.as_str()));
+        db::operations::insert_step(&mut tx, operation_id, position as i64 + 1, &step.name, step_key.as_str(), content, now).await?;
     }
     let entry = AuditEntry::new(client.actor(), "operation.registered", "operation", process_id.as_str())
         .department(Some(department.as_str()))
@@ -128,10 +131,28 @@ pub async fn get_for_client(state: &AppState, client: &ApiClient, process_id: &s
     Ok(view)
 }
 
+/// The operation with its steps, each with its latest reconciliation and evidence.
 pub async fn view_in(tx: &mut db::Tx, process_id: &str) -> Result<Option<OperationView>, sqlx::Error> {
     let Some(row) = db::operations::by_process_id(tx, process_id).await? else { return Ok(None) };
     let steps = db::operations::steps(tx, row.id).await?;
-    Ok(Some(operation_view(row, steps)))
+    let mut latest = db::reconciliations::latest_for_operation(tx, row.id).await?;
+    let mut view = operation_view(row, Vec::new());
+    for step in steps {
+        let reconciliation =
+            latest.iter().position(|r| r.step_id == step.id).map(|i| reconciliation_view(latest.swap_remove(i)));
+        view.steps.push(StepView { reconciliation, ..step_view(step) });
+    }
+    Ok(Some(view))
+}
+
+fn reconciliation_view(row: ReconciliationRow) -> ReconciliationView {
+    ReconciliationView {
+        verdict: Verdict::parse(&row.verdict).unwrap_or(Verdict::Unknown),
+        connector: row.connector,
+        checked_at: row.checked_at,
+        asked_by: row.asked_by,
+        evidence: serde_json::from_str(&row.evidence_json).unwrap_or_default(),
+    }
 }
 
 pub fn operation_view(row: OperationRow, steps: Vec<StepRow>) -> OperationView {
@@ -165,6 +186,7 @@ pub fn step_view(row: StepRow) -> StepView {
         last_seq: row.last_seq,
         completed_at: row.completed_at,
         error,
-        latest_verdict: None,
+        latest_verdict: row.latest_verdict.as_deref().and_then(Verdict::parse),
+        reconciliation: None,
     }
 }

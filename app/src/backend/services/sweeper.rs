@@ -2,6 +2,7 @@
 //! server processes: the status change is a compare-and-set (`WHERE status = 'running'`), so exactly one
 //! instance records each stall and its audit event.
 use super::audit::record;
+use super::reconciliation;
 use crate::api::AppError;
 use crate::backend::db::operations::{OperationRow, StepRow};
 use crate::backend::{AppState, db};
@@ -28,6 +29,11 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
         for (operation, steps) in candidates {
             if mark_if_stalled(state, &operation, &steps).await? {
                 marked += 1;
+                // What the outside systems say is the first thing staff need on a stalled operation.
+                let asked_by = Actor::system("reconciler");
+                if let Err(error) = reconciliation::reconcile(state, &operation, asked_by, None).await {
+                    tracing::error!(process_id = %operation.process_id, %error, "reconciliation after the stall failed");
+                }
             }
         }
         match page.last() {

@@ -1,0 +1,75 @@
+//! Reconciliation results: one row per look-up of one step; the step keeps the latest verdict.
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct ReconciliationRow {
+    pub id: i64,
+    pub step_id: i64,
+    pub connector: String,
+    pub verdict: String,
+    pub external_id: Option<String>,
+    pub evidence_json: String,
+    pub asked_by: String,
+    pub checked_at: DateTime<Utc>,
+}
+
+pub struct NewReconciliation<'a> {
+    pub step_id: i64,
+    pub connector: &'a str,
+    pub verdict: &'a str,
+    pub external_id: Option<&'a str>,
+    pub evidence_json: &'a str,
+    pub asked_by: &'a str,
+}
+
+/// Records a look-up and makes its verdict the step's latest, in the caller's transaction.
+pub async fn insert(
+    tx: &mut Tx,
+    new: &NewReconciliation<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| {
+        sqlx::query(
+        "INSERT INTO reconciliations (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)"
+    )
+    .bind(new.step_id)
+    .bind(new.connector)
+    .bind(new.verdict)
+    .bind(new.external_id)
+    .bind(new.evidence_json)
+    .bind(new.asked_by)
+    .bind(now)
+    .execute(&mut *c)
+    .await
+    .map(drop)
+    })?;
+    on_tx!(tx, |c| sqlx::query(
+        "UPDATE steps SET latest_verdict = $1 WHERE id = $2"
+    )
+    .bind(new.verdict)
+    .bind(new.step_id)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+/// The latest look-up of each step of an operation.
+pub async fn latest_for_operation(
+    tx: &mut Tx,
+    operation_id: i64,
+) -> Result<Vec<ReconciliationRow>, sqlx::Error> {
+    on_tx!(tx, |c| {
+        sqlx::query_as(
+        "SELECT r.id, r.step_id, r.connector, r.verdict, r.external_id, r.evidence_json, r.asked_by, r.checked_at
+         FROM reconciliations r
+         JOIN steps s ON s.id = r.step_id
+         WHERE s.operation_id = $1
+           AND r.id = (SELECT MAX(id) FROM reconciliations WHERE step_id = s.id)"
+    )
+    .bind(operation_id)
+    .fetch_all(c)
+    .await
+    })
+}

@@ -1,0 +1,154 @@
+//! Reconciliation: ask each step's outside system what really happened and record the verdict with its
+//! evidence. Runs when an operation stalls, on demand from the detail page, and (later) before a dispatch.
+//! The look-ups happen outside any transaction; their results and audit events are written in one.
+use super::Caller;
+use super::audit::record;
+use crate::api::AppError;
+use crate::backend::db::operations::{OperationRow, StepRow};
+use crate::backend::db::reconciliations::NewReconciliation;
+use crate::backend::reconciliation::Lookup;
+use crate::backend::{AppState, db};
+use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::reconciliation::{Evidence, StepContext, Verdict, judge};
+use crate::domain::roles::Role;
+use serde_json::{Map, Value, json};
+
+/// One step's outcome of a reconciliation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepVerdict {
+    pub step: String,
+    pub connector: String,
+    pub verdict: Verdict,
+    pub evidence: Evidence,
+}
+
+/// Staff (or a manager) of the operation's department asks for a fresh look at the outside systems.
+pub async fn on_demand(
+    state: &AppState,
+    caller: &Caller,
+    process_id: &str,
+) -> Result<Vec<StepVerdict>, AppError> {
+    let operation = {
+        let mut tx = state.db.begin_read().await?;
+        db::operations::by_process_id(&mut tx, process_id)
+            .await?
+            .ok_or(AppError::NotFound)?
+    };
+    if !caller.may_see(&operation.department) {
+        return Err(AppError::NotFound);
+    }
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    reconcile(
+        state,
+        &operation,
+        caller.actor(),
+        caller.request_id.as_deref(),
+    )
+    .await
+}
+
+/// Looks up every step that has a connector and records the verdicts; `asked_by` is kept with each result.
+pub async fn reconcile(
+    state: &AppState,
+    operation: &OperationRow,
+    actor: Actor,
+    request_id: Option<&str>,
+) -> Result<Vec<StepVerdict>, AppError> {
+    let steps = {
+        let mut tx = state.db.begin_read().await?;
+        db::operations::steps(&mut tx, operation.id).await?
+    };
+    let Some(workflow) = state.config.workflow(&operation.workflow) else {
+        return Err(AppError::Conflict {
+            problem: "workflow-not-configured".into(),
+            detail: format!(
+                "workflow '{}' is no longer in the configuration",
+                operation.workflow
+            ),
+        });
+    };
+    let mut verdicts = Vec::new();
+    for step in &steps {
+        let connector_name = workflow
+            .steps
+            .iter()
+            .find(|d| d.name == step.name)
+            .and_then(|d| d.connector.clone());
+        let Some(connector) = connector_name
+            .as_deref()
+            .and_then(|n| state.connectors.get(n))
+        else {
+            continue;
+        };
+        let finding = connector.look_up(&lookup(operation, step)).await;
+        let content = step
+            .content_json
+            .as_deref()
+            .and_then(|c| serde_json::from_str::<Map<String, Value>>(c).ok());
+        let context = StepContext {
+            content: content.as_ref(),
+            compare: &connector.common.compare,
+            attempted_at: step.started_at.unwrap_or(operation.created_at),
+        };
+        let rules = crate::domain::reconciliation::AbsenceRules {
+            consistency_delay_seconds: connector.common.consistency_delay_seconds,
+            retention_days: connector.common.retention_days,
+        };
+        let (verdict, evidence) = judge(&finding, &context, rules, state.clock.now());
+        verdicts.push((
+            step,
+            StepVerdict {
+                step: step.name.clone(),
+                connector: connector.name.clone(),
+                verdict,
+                evidence,
+            },
+        ));
+    }
+    if verdicts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let now = state.clock.now();
+    let asked_by = format!("{}:{}", actor.kind.as_str(), actor.label);
+    let mut tx = state.db.begin_write().await?;
+    for (step, v) in &verdicts {
+        let evidence_json = serde_json::to_string(&v.evidence)
+            .map_err(|e| crate::backend::auth::internal("evidence", e))?;
+        let new = NewReconciliation {
+            step_id: step.id,
+            connector: &v.connector,
+            verdict: v.verdict.as_str(),
+            external_id: v.evidence.external_id.as_deref(),
+            evidence_json: &evidence_json,
+            asked_by: &asked_by,
+        };
+        db::reconciliations::insert(&mut tx, &new, now).await?;
+        let entry = AuditEntry::new(
+            actor.clone(),
+            "step.reconciled",
+            "operation",
+            &operation.process_id,
+        )
+        .department(Some(&operation.department))
+        .before(json!({"step": step.name, "verdict": step.latest_verdict}))
+        .after(json!({
+            "step": step.name,
+            "connector": v.connector,
+            "verdict": v.verdict,
+            "external_id": v.evidence.external_id,
+            "summary": v.evidence.summary,
+        }));
+        record(&mut tx, entry, request_id, now).await?;
+    }
+    tx.commit().await?;
+    Ok(verdicts.into_iter().map(|(_, v)| v).collect())
+}
+
+fn lookup(operation: &OperationRow, step: &StepRow) -> Lookup {
+    Lookup {
+        process_id: operation.process_id.clone(),
+        step: step.name.clone(),
+        idempotency_key: step.idempotency_key.clone(),
+        result_id: step.result_id.clone(),
+    }
+}

@@ -1,0 +1,560 @@
+//! Reconciliation: what the outside system says really happened to one step, judged into a verdict.
+//! "Not found" is never proof by itself: only an authoritative look-up by idempotency key, past the provider's
+//! consistency delay and within its key-retention window, proves that a step did not run.
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum Verdict {
+    /// A record was found and its content matches the step.
+    Executed,
+    /// A record was found but its content differs: a data inconsistency, never rerun.
+    ExecutedMismatch,
+    /// The outside system proves there is no record.
+    NotExecuted,
+    /// Accepted and still being worked on.
+    InProgress,
+    /// Nothing found, but absence cannot be proven (or no look-up is possible).
+    Unknown,
+    /// The look-up itself failed (network, credentials, timeout).
+    LookupFailed,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 6] = [
+        Verdict::Executed,
+        Verdict::ExecutedMismatch,
+        Verdict::NotExecuted,
+        Verdict::InProgress,
+        Verdict::Unknown,
+        Verdict::LookupFailed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Executed => "executed",
+            Verdict::ExecutedMismatch => "executed_mismatch",
+            Verdict::NotExecuted => "not_executed",
+            Verdict::InProgress => "in_progress",
+            Verdict::Unknown => "unknown",
+            Verdict::LookupFailed => "lookup_failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a provider's record says about the work, after the connector's status map.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordStatus {
+    /// The work was done (sent, issued, generated).
+    Done,
+    /// Accepted, still running (queued, in progress).
+    Running,
+    /// The provider says the work did not happen (failed before doing anything, cancelled before start).
+    NotDone,
+    /// A status the connector cannot place: a person must look.
+    Unclear,
+}
+
+/// One record the outside system holds for the step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub external_id: Option<String>,
+    pub at: Option<DateTime<Utc>>,
+    /// The provider's own status word, kept as evidence.
+    pub status_text: Option<String>,
+    pub status: RecordStatus,
+    /// The fields the connector read from the record, to compare with the step's content.
+    pub fields: Map<String, Value>,
+}
+
+/// The answer of one look-up, before judging.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Finding {
+    Found(Vec<Record>),
+    /// Nothing found; `authoritative` when the provider's "not found" for this key means it never happened.
+    NotFound {
+        authoritative: bool,
+    },
+    /// No look-up is possible (e.g. no result ID and no key search at this provider).
+    NoLookup {
+        why: String,
+    },
+    Failed {
+        reason: String,
+    },
+}
+
+/// When a provider's "not found" may count as proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbsenceRules {
+    /// Records may take this long to become visible to look-ups.
+    pub consistency_delay_seconds: i64,
+    /// The provider remembers a key this long; older, absence proves nothing.
+    pub retention_days: i64,
+}
+
+/// One compared field: what the step says, what the record says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ComparedField {
+    pub name: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    pub expected: Option<Value>,
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    pub found: Option<Value>,
+    pub matches: bool,
+}
+
+/// What the verdict rests on. Holds IDs, statuses and compared values, never credentials.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Evidence {
+    pub external_id: Option<String>,
+    pub external_at: Option<DateTime<Utc>>,
+    pub status_text: Option<String>,
+    /// How many records the provider holds for this key (more than one is a double send).
+    pub records: usize,
+    pub compared: Vec<ComparedField>,
+    pub summary: String,
+}
+
+/// What the step looked like when it was checked.
+pub struct StepContext<'a> {
+    /// The step's content as registered (compared field by field with the record).
+    pub content: Option<&'a Map<String, Value>>,
+    /// The fields to compare; empty: every field of the step's content that the record also carries.
+    pub compare: &'a [String],
+    /// When the step was first attempted (or the operation registered): the clock for the absence rules.
+    pub attempted_at: DateTime<Utc>,
+}
+
+/// Turns a look-up's finding into a verdict with its evidence.
+pub fn judge(
+    finding: &Finding,
+    step: &StepContext<'_>,
+    rules: AbsenceRules,
+    now: DateTime<Utc>,
+) -> (Verdict, Evidence) {
+    match finding {
+        Finding::Failed { reason } => (
+            Verdict::LookupFailed,
+            Evidence {
+                summary: redact(reason),
+                ..Evidence::default()
+            },
+        ),
+        Finding::NoLookup { why } => (
+            Verdict::Unknown,
+            Evidence {
+                summary: redact(why),
+                ..Evidence::default()
+            },
+        ),
+        Finding::NotFound { authoritative } => {
+            let visible_since =
+                step.attempted_at + Duration::seconds(rules.consistency_delay_seconds);
+            let forgotten_at = step.attempted_at + Duration::days(rules.retention_days);
+            let (verdict, summary) = if !authoritative {
+                (
+                    Verdict::Unknown,
+                    "not found, and this provider's \"not found\" does not prove absence"
+                        .to_string(),
+                )
+            } else if now < visible_since {
+                (
+                    Verdict::Unknown,
+                    format!(
+                        "not found yet, but records may take {} s to appear",
+                        rules.consistency_delay_seconds
+                    ),
+                )
+            } else if now >= forgotten_at {
+                (
+                    Verdict::Unknown,
+                    format!(
+                        "not found, but the provider keeps keys only {} days",
+                        rules.retention_days
+                    ),
+                )
+            } else {
+                (
+                    Verdict::NotExecuted,
+                    "no record for this idempotency key (authoritative look-up)".to_string(),
+                )
+            };
+            (
+                verdict,
+                Evidence {
+                    summary,
+                    ..Evidence::default()
+                },
+            )
+        }
+        Finding::Found(records) => judge_records(records, step),
+    }
+}
+
+fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Evidence) {
+    // The record that did the work speaks for the step; otherwise the latest one.
+    let Some(record) = records
+        .iter()
+        .find(|r| r.status == RecordStatus::Done)
+        .or_else(|| records.last())
+    else {
+        return (
+            Verdict::Unknown,
+            Evidence {
+                summary: "the provider returned an empty result".into(),
+                ..Evidence::default()
+            },
+        );
+    };
+    let compared = compare(step, &record.fields);
+    let mismatched: Vec<&str> = compared
+        .iter()
+        .filter(|c| !c.matches)
+        .map(|c| c.name.as_str())
+        .collect();
+    let verdict = match record.status {
+        RecordStatus::Done if mismatched.is_empty() => Verdict::Executed,
+        RecordStatus::Done => Verdict::ExecutedMismatch,
+        RecordStatus::Running => Verdict::InProgress,
+        RecordStatus::NotDone => Verdict::NotExecuted,
+        RecordStatus::Unclear => Verdict::Unknown,
+    };
+    let mut summary = format!(
+        "{} record(s); status {}",
+        records.len(),
+        record.status_text.as_deref().unwrap_or("—")
+    );
+    if !mismatched.is_empty() {
+        summary.push_str(&format!("; differs in {}", mismatched.join(", ")));
+    }
+    if records.len() > 1 {
+        summary.push_str("; more than one execution for one key");
+    }
+    let evidence = Evidence {
+        external_id: record.external_id.clone(),
+        external_at: record.at,
+        status_text: record.status_text.clone(),
+        records: records.len(),
+        compared,
+        summary,
+    };
+    (verdict, evidence)
+}
+
+fn compare(step: &StepContext<'_>, found: &Map<String, Value>) -> Vec<ComparedField> {
+    let Some(expected) = step.content else {
+        return Vec::new();
+    };
+    let names: Vec<&String> = if step.compare.is_empty() {
+        expected.keys().filter(|k| found.contains_key(*k)).collect()
+    } else {
+        step.compare.iter().collect()
+    };
+    names
+        .into_iter()
+        .filter(|name| expected.contains_key(*name))
+        .map(|name| {
+            let (e, f) = (expected.get(name), found.get(name));
+            ComparedField {
+                name: name.clone(),
+                matches: e.is_some() && same_value(e, f),
+                expected: e.map(|v| redact_value(name, v)),
+                found: f.map(|v| redact_value(name, v)),
+            }
+        })
+        .collect()
+}
+
+/// Numbers compare by value (a provider may send `4000` as `4000.0` or `"4000"`); the rest exactly.
+fn same_value(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let number = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            a == b || matches!((number(a), number(b)), (Some(x), Some(y)) if x == y)
+        }
+        _ => false,
+    }
+}
+
+/// Keys whose values are personal or secret are kept as evidence only as "matches or not".
+fn is_sensitive(name: &str) -> bool {
+    let name = name.to_lowercase();
+    [
+        "email", "mail", "phone", "address", "token", "secret", "password", "card",
+    ]
+    .iter()
+    .any(|w| name.contains(w))
+}
+
+fn redact_value(name: &str, value: &Value) -> Value {
+    if is_sensitive(name) {
+        Value::String("[redacted]".into())
+    } else {
+        value.clone()
+    }
+}
+
+/// Messages from outside (errors, bodies) are cut short and stripped of anything that looks like a credential.
+pub fn redact(text: &str) -> String {
+    let cleaned: Vec<String> = text
+        .split_whitespace()
+        .map(|word| {
+            let lower = word.to_lowercase();
+            let secretish = lower.starts_with("bearer")
+                || lower.contains("key=")
+                || lower.contains("token=")
+                || lower.starts_with("sk_")
+                || lower.starts_with("sk-")
+                || (word.len() >= 32
+                    && word
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)));
+            if secretish {
+                "[redacted]".to_string()
+            } else {
+                word.to_string()
+            }
+        })
+        .collect();
+    let joined = cleaned.join(" ");
+    match joined.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}…", &joined[..cut]),
+        None => joined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    fn at(minutes: i64) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap() + Duration::minutes(minutes)
+    }
+
+    const RULES: AbsenceRules = AbsenceRules {
+        consistency_delay_seconds: 60,
+        retention_days: 30,
+    };
+
+    fn order(amount: i64) -> Map<String, Value> {
+        json!({"amount": amount, "item": "A-1"})
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    fn record(status: RecordStatus, amount: i64) -> Record {
+        Record {
+            external_id: Some("ord_1".into()),
+            at: Some(at(0)),
+            status_text: Some("completed".into()),
+            status,
+            fields: order(amount),
+        }
+    }
+
+    fn judge_with(finding: Finding, content: &Map<String, Value>, now: DateTime<Utc>) -> Verdict {
+        let step = StepContext {
+            content: Some(content),
+            compare: &[],
+            attempted_at: at(0),
+        };
+        judge(&finding, &step, RULES, now).0
+    }
+
+    #[test]
+    fn a_record_with_the_same_content_is_executed_and_another_amount_is_a_mismatch() {
+        let content = order(4000);
+        assert_eq!(
+            judge_with(
+                Finding::Found(vec![record(RecordStatus::Done, 4000)]),
+                &content,
+                at(5)
+            ),
+            Verdict::Executed
+        );
+        let step = StepContext {
+            content: Some(&content),
+            compare: &[],
+            attempted_at: at(0),
+        };
+        let (verdict, evidence) = judge(
+            &Finding::Found(vec![record(RecordStatus::Done, 5000)]),
+            &step,
+            RULES,
+            at(5),
+        );
+        assert_eq!(verdict, Verdict::ExecutedMismatch);
+        let amount = evidence
+            .compared
+            .iter()
+            .find(|c| c.name == "amount")
+            .unwrap();
+        assert_eq!(
+            (
+                amount.expected.clone(),
+                amount.found.clone(),
+                amount.matches
+            ),
+            (Some(json!(4000)), Some(json!(5000)), false)
+        );
+        assert!(evidence.summary.contains("amount"));
+    }
+
+    #[test]
+    fn numbers_compare_by_value_whatever_their_spelling() {
+        let content = order(4000);
+        let mut r = record(RecordStatus::Done, 0);
+        r.fields.insert("amount".into(), json!("4000"));
+        assert_eq!(
+            judge_with(Finding::Found(vec![r]), &content, at(5)),
+            Verdict::Executed
+        );
+    }
+
+    #[test]
+    fn not_found_proves_absence_only_when_authoritative_past_the_delay_and_within_retention() {
+        let content = order(4000);
+        let authoritative = Finding::NotFound {
+            authoritative: true,
+        };
+        assert_eq!(
+            judge_with(authoritative.clone(), &content, at(5)),
+            Verdict::NotExecuted
+        );
+        assert_eq!(
+            judge_with(authoritative.clone(), &content, at(0)),
+            Verdict::Unknown,
+            "inside the consistency delay"
+        );
+        assert_eq!(
+            judge_with(authoritative, &content, at(31 * 24 * 60)),
+            Verdict::Unknown,
+            "past key retention"
+        );
+        assert_eq!(
+            judge_with(
+                Finding::NotFound {
+                    authoritative: false
+                },
+                &content,
+                at(5)
+            ),
+            Verdict::Unknown
+        );
+    }
+
+    #[test]
+    fn running_not_done_unclear_failed_and_impossible_lookups_have_their_verdicts() {
+        let content = order(4000);
+        assert_eq!(
+            judge_with(
+                Finding::Found(vec![record(RecordStatus::Running, 4000)]),
+                &content,
+                at(5)
+            ),
+            Verdict::InProgress
+        );
+        assert_eq!(
+            judge_with(
+                Finding::Found(vec![record(RecordStatus::NotDone, 4000)]),
+                &content,
+                at(5)
+            ),
+            Verdict::NotExecuted
+        );
+        assert_eq!(
+            judge_with(
+                Finding::Found(vec![record(RecordStatus::Unclear, 4000)]),
+                &content,
+                at(5)
+            ),
+            Verdict::Unknown
+        );
+        assert_eq!(
+            judge_with(
+                Finding::Failed {
+                    reason: "timeout".into()
+                },
+                &content,
+                at(5)
+            ),
+            Verdict::LookupFailed
+        );
+        assert_eq!(
+            judge_with(
+                Finding::NoLookup {
+                    why: "no result ID".into()
+                },
+                &content,
+                at(5)
+            ),
+            Verdict::Unknown
+        );
+        assert_eq!(
+            judge_with(Finding::Found(vec![]), &content, at(5)),
+            Verdict::Unknown
+        );
+    }
+
+    #[test]
+    fn two_records_for_one_key_are_reported_as_a_double_send() {
+        let content = order(4000);
+        let step = StepContext {
+            content: Some(&content),
+            compare: &[],
+            attempted_at: at(0),
+        };
+        let found = Finding::Found(vec![
+            record(RecordStatus::Done, 4000),
+            record(RecordStatus::Done, 4000),
+        ]);
+        let (verdict, evidence) = judge(&found, &step, RULES, at(5));
+        assert_eq!((verdict, evidence.records), (Verdict::Executed, 2));
+        assert!(evidence.summary.contains("more than one"));
+    }
+
+    #[test]
+    fn personal_values_and_credentials_never_reach_the_evidence() {
+        let content = json!({"email": "hanako@example.jp", "amount": 1})
+            .as_object()
+            .unwrap()
+            .clone();
+        let mut r = record(RecordStatus::Done, 1);
+        r.fields.insert("email".into(), json!("hanako@example.jp"));
+        let step = StepContext {
+            content: Some(&content),
+            compare: &[],
+            attempted_at: at(0),
+        };
+        let (_, evidence) = judge(&Finding::Found(vec![r]), &step, RULES, at(5));
+        assert!(!serde_json::to_string(&evidence).unwrap().contains("hanako"));
+        let said =
+            redact("401 Unauthorized: Bearer sk_live_abcdefghijklmnopqrstuvwxyz123456 rejected");
+        assert!(!said.contains("sk_live") && said.contains("401"));
+    }
+}
