@@ -4,6 +4,7 @@
 mod audit_trail;
 mod board;
 mod command_line;
+mod connectors;
 mod harness;
 mod http_protections;
 mod ingestion;
