@@ -1,0 +1,34 @@
+import { test, expect, signIn, hydrated } from './support';
+
+// The demo's seed cases are loaded by run.sh (`server demo load`): stalled and reconciled at load.
+test('the partial-success case shows the order executed next to the summary not executed', async ({ page, violations }) => {
+  await signIn(page, 'sato');
+  await expect(page.getByTestId('board')).toContainText('ORD-1002');
+  await page.getByRole('link', { name: 'ORD-1002' }).click();
+  await expect(page).toHaveURL(/\/operations\/ORD-1002$/);
+  await hydrated(page);
+
+  const order = page.locator('tr[data-step="register_order"]');
+  const summary = page.locator('tr[data-step="ai_summary"]');
+  await expect(order).toHaveAttribute('data-verdict', 'executed');
+  await expect(order.getByTestId('flag')).toContainText('✓');
+  await expect(order.getByTestId('verdict')).toContainText('実行済み');
+  await expect(summary).toHaveAttribute('data-verdict', 'not_executed');
+  await expect(summary.getByTestId('flag')).toContainText('未完了');
+  await expect(summary.getByTestId('verdict')).toContainText('未実行');
+  await expect(page.getByTestId('guidance')).toContainText('途中まで成功');
+  await page.screenshot({ path: '../docs/screenshots/reconciliation.png', fullPage: true });
+
+  // Asking again records a fresh look-up by this user.
+  await page.getByRole('button', { name: '外部システムに照会する' }).click();
+  await expect(order.getByTestId('verdict')).toContainText('sato');
+  await expect(page.getByTestId('timeline')).toContainText('step.reconciled');
+});
+
+test('the lost-answer case shows the 4,000-yen order found with the amount compared', async ({ page, violations }) => {
+  await signIn(page, 'sato');
+  await page.goto('/operations/ORD-1001');
+  const order = page.locator('tr[data-step="register_order"]');
+  await expect(order).toHaveAttribute('data-verdict', 'executed');
+  await expect(order.getByTestId('verdict')).toContainText('amount: 4000 = 4000');
+});
