@@ -5,3 +5,4 @@ pub mod demo_systems;
 pub mod http;
 pub mod startup;
 pub mod telemetry;
+pub mod webhooks;

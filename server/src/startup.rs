@@ -53,12 +53,16 @@ pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
             if let Err(error) = app::backend::services::sweeper::sweep(&state).await {
                 tracing::error!(%error, "sweep failed");
             }
+            // Webhooks stored but not processed (a crash in between) are picked up here.
+            if let Err(error) = app::backend::services::webhooks::process_pending(&state).await {
+                tracing::error!(%error, "processing stored webhooks failed");
+            }
         }
     });
 }
 
-/// Housekeeping every few minutes: expired sessions and idempotency records past their retention window.
-/// Any instance may run it; both deletions are idempotent.
+/// Housekeeping every few minutes: expired sessions, idempotency records past their retention window, raw
+/// webhook bodies past theirs. Any instance may run it; the deletions are idempotent.
 pub fn spawn_housekeeping(state: AppState) {
     use tower_sessions::session_store::ExpiredDeletion;
     let store = SqlSessionStore::new(&state.db);
@@ -72,6 +76,11 @@ pub fn spawn_housekeeping(state: AppState) {
                 Ok(0) => {}
                 Ok(purged) => tracing::info!(purged, "idempotency records past retention purged"),
                 Err(error) => tracing::error!(%error, "idempotency purge failed"),
+            }
+            match app::backend::services::webhooks::purge_bodies(&state).await {
+                Ok(0) => {}
+                Ok(purged) => tracing::info!(purged, "raw webhook bodies past retention purged"),
+                Err(error) => tracing::error!(%error, "webhook body purge failed"),
             }
         }
     });
@@ -130,6 +139,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
         .layer(auth);
     let mut machines = crate::api::routes(state.clone()).merge(http::health::routes(state.clone()));
+    machines = machines.merge(crate::webhooks::routes(state.clone()));
     if state.settings.demo_systems {
         machines = machines.merge(crate::demo_systems::routes(state.clone()));
     }

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 pub struct Config {
     pub source: String,
     pub idempotency_retention_days: u32,
+    /// Raw inbound webhook bodies are kept this long, then purged (the receipt and its deduplication stay).
+    pub webhook_body_retention_days: u32,
     pub departments: Vec<DepartmentConfig>,
     pub connectors: Vec<ConnectorConfig>,
     pub workflows: Vec<WorkflowConfig>,

@@ -10,3 +10,4 @@ pub mod password_policy;
 pub mod reconciliation;
 pub mod roles;
 pub mod stall;
+pub mod webhooks;

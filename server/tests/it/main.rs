@@ -13,3 +13,4 @@ mod reconciliation;
 mod sessions;
 mod sign_in;
 mod sweeper;
+mod webhooks;

@@ -29,6 +29,7 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawSettings {
     idempotency_retention_days: Option<Spanned<u32>>,
+    webhook_body_retention_days: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -129,6 +130,11 @@ impl Validator<'_> {
             Some(days) => days.into_inner(),
             None => 30,
         };
+        let webhook_body_retention_days = match raw.settings.webhook_body_retention_days {
+            Some(days) if *days.get_ref() == 0 => return self.fail(days.span(), "webhook_body_retention_days must be at least 1"),
+            Some(days) => days.into_inner(),
+            None => 30,
+        };
         let departments = self.departments(raw.departments)?;
         let connectors = self.connectors(raw.connectors)?;
         let mut workflows: Vec<WorkflowConfig> = Vec::new();
@@ -138,7 +144,14 @@ impl Validator<'_> {
             }
             workflows.push(self.workflow(w, &departments, &connectors)?);
         }
-        Ok(Config { source: file.to_string(), idempotency_retention_days: retention, departments, connectors, workflows })
+        Ok(Config {
+            source: file.to_string(),
+            idempotency_retention_days: retention,
+            webhook_body_retention_days,
+            departments,
+            connectors,
+            workflows,
+        })
     }
 
     fn departments(&self, raw: Vec<RawDepartment>) -> Result<Vec<DepartmentConfig>, ConfigError> {

@@ -13,6 +13,7 @@ pub mod sessions;
 pub mod sign_in;
 mod sqlite;
 pub mod users;
+pub mod webhooks;
 
 use sqlx::pool::PoolConnection;
 use sqlx::{Database, PgPool, Postgres, Sqlite, SqlitePool, Transaction};

@@ -107,6 +107,11 @@ pub async fn insert_step(
     .map(drop))
 }
 
+pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<OperationRow>, sqlx::Error> {
+    let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+}
+
 pub async fn by_process_id(tx: &mut Tx, process_id: &str) -> Result<Option<OperationRow>, sqlx::Error> {
     let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE process_id = $1");
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(process_id).fetch_optional(c).await)

@@ -1,8 +1,10 @@
 //! The `demo` connector: reads the demo systems' execution log, by idempotency key or result ID.
 use super::settings::DemoSettings;
-use super::{Connector, Lookup};
-use crate::backend::demo_systems::{DemoSystems, Execution, Service};
+use super::{Connector, Lookup, WebhookRecord};
+use crate::backend::demo_systems::{DemoSystems, Service};
 use crate::domain::reconciliation::{Finding, Record, RecordStatus};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
 
 pub struct DemoConnector {
     systems: DemoSystems,
@@ -13,22 +15,14 @@ pub struct DemoConnector {
 impl DemoConnector {
     pub fn new(systems: DemoSystems, settings: DemoSettings, authoritative: bool) -> Self {
         let service = Service::parse(&settings.service).unwrap_or(Service::Orders);
-        DemoConnector {
-            systems,
-            service,
-            authoritative,
-        }
+        DemoConnector { systems, service, authoritative }
     }
 }
 
 #[async_trait::async_trait]
 impl Connector for DemoConnector {
     async fn look_up(&self, lookup: &Lookup) -> Finding {
-        let found = match self
-            .systems
-            .find_by_key(self.service, &lookup.idempotency_key)
-            .await
-        {
+        let found = match self.systems.find_by_key(self.service, &lookup.idempotency_key).await {
             Ok(None) => match &lookup.result_id {
                 Some(id) => self.systems.find_by_id(self.service, id).await,
                 None => Ok(None),
@@ -36,27 +30,37 @@ impl Connector for DemoConnector {
             other => other,
         };
         match found {
-            Ok(Some(execution)) => Finding::Found(vec![record(execution)]),
-            Ok(None) => Finding::NotFound {
-                authoritative: self.authoritative,
-            },
-            Err(e) => Finding::Failed {
-                reason: e.to_string(),
-            },
+            Ok(Some(e)) => Finding::Found(vec![record(Some(e.id.clone()), Some(e.created_at), e.status, &e.content)]),
+            Ok(None) => Finding::NotFound { authoritative: self.authoritative },
+            Err(e) => Finding::Failed { reason: e.to_string() },
+        }
+    }
+
+    /// The demo systems' webhooks carry an execution log entry (`demo_systems::Execution`) as their record.
+    fn webhook_record(&self, data: &Value) -> WebhookRecord {
+        let text = |name: &str| data.get(name).and_then(Value::as_str);
+        let at = text("created_at").and_then(|t| DateTime::parse_from_rfc3339(t).ok()).map(|t| t.with_timezone(&Utc));
+        let status = text("status").unwrap_or("");
+        let content = data.get("content").cloned().unwrap_or(Value::Null);
+        WebhookRecord {
+            idempotency_key: text("idempotency_key").map(str::to_string),
+            record: record(text("id").map(str::to_string), at, status, &content),
         }
     }
 }
 
-fn record(e: Execution) -> Record {
+fn record(id: Option<String>, at: Option<DateTime<Utc>>, status: &str, content: &Value) -> Record {
+    let status_kind = match status {
+        "completed" => RecordStatus::Done,
+        "in_progress" => RecordStatus::Running,
+        _ => RecordStatus::Unclear,
+    };
     Record {
-        external_id: Some(e.id),
-        at: Some(e.created_at),
-        status_text: Some(e.status.to_string()),
-        status: if e.status == "completed" {
-            RecordStatus::Done
-        } else {
-            RecordStatus::Running
-        },
-        fields: e.content.as_object().cloned().unwrap_or_default(),
+        external_id: id,
+        at,
+        status_text: Some(status.to_string()),
+        status: status_kind,
+        fields: content.as_object().cloned().unwrap_or_default(),
     }
 }
+

@@ -1,7 +1,7 @@
 //! The `http_json` connector: one GET to a URL built from the step, facts read from the JSON answer by path.
 //! The credential is read from its environment variable once, kept in a `SecretString`, and never logged.
 use super::settings::{CommonSettings, HttpJsonSettings};
-use super::{Connector, Lookup, ssrf};
+use super::{Connector, Lookup, WebhookRecord, json_path as get, ssrf};
 use crate::domain::reconciliation::{Finding, Record, RecordStatus, redact};
 use chrono::{DateTime, TimeZone, Utc};
 use reqwest::{Client, StatusCode, Url};
@@ -125,6 +125,11 @@ impl HttpJsonConnector {
 
 #[async_trait::async_trait]
 impl Connector for HttpJsonConnector {
+    fn webhook_record(&self, record: &Value) -> WebhookRecord {
+        let key = get(record, &self.settings.webhook_key).and_then(as_text);
+        WebhookRecord { idempotency_key: key, record: self.record(record) }
+    }
+
     async fn look_up(&self, lookup: &Lookup) -> Finding {
         if let Some(reason) = &self.broken {
             return Finding::Failed {
@@ -187,14 +192,6 @@ impl Connector for HttpJsonConnector {
     }
 }
 
-/// `a.b.0.c`: object keys and array indexes.
-fn get<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.').try_fold(value, |v, part| match v {
-        Value::Object(map) => map.get(part),
-        Value::Array(items) => part.parse::<usize>().ok().and_then(|i| items.get(i)),
-        _ => None,
-    })
-}
 
 fn as_text(v: &Value) -> Option<String> {
     match v {

@@ -9,7 +9,9 @@ pub mod ssrf;
 
 use super::demo_systems::DemoSystems;
 use crate::domain::configuration::Config;
-use crate::domain::reconciliation::Finding;
+use crate::domain::reconciliation::{Finding, Record};
+use crate::domain::webhooks::Secret;
+use serde_json::Value;
 use settings::{CommonSettings, KindSettings};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,10 +26,20 @@ pub struct Lookup {
     pub result_id: Option<String>,
 }
 
+/// What an inbound webhook says about one step's record.
+#[derive(Clone, Debug)]
+pub struct WebhookRecord {
+    pub idempotency_key: Option<String>,
+    pub record: Record,
+}
+
 #[async_trait::async_trait]
 pub trait Connector: Send + Sync {
     /// Asks the outside system about one step. Never fails: a failed look-up is a finding of its own.
     async fn look_up(&self, lookup: &Lookup) -> Finding;
+
+    /// Reads the record a webhook carries, in the shape this provider's look-ups return.
+    fn webhook_record(&self, record: &Value) -> WebhookRecord;
 }
 
 /// A configured connector with the rules that judge its answers.
@@ -36,6 +48,8 @@ pub struct ConfiguredConnector {
     pub name: String,
     pub common: CommonSettings,
     pub connector: Arc<dyn Connector>,
+    /// Secrets that sign this provider's webhooks (several during a rotation); `None`: webhooks refused.
+    pub webhook_secrets: Option<Vec<Secret>>,
 }
 
 impl ConfiguredConnector {
@@ -44,9 +58,7 @@ impl ConfiguredConnector {
         let limit = Duration::from_secs(self.common.timeout_seconds);
         match tokio::time::timeout(limit, self.connector.look_up(lookup)).await {
             Ok(finding) => finding,
-            Err(_) => Finding::Failed {
-                reason: format!("no answer within {} s", self.common.timeout_seconds),
-            },
+            Err(_) => Finding::Failed { reason: format!("no answer within {} s", self.common.timeout_seconds) },
         }
     }
 }
@@ -62,29 +74,47 @@ impl Connectors {
         for c in &config.connectors {
             let (common, kind) = settings::parse(&c.kind, &c.settings)?;
             let connector: Arc<dyn Connector> = match kind {
-                KindSettings::Demo(s) => Arc::new(demo::DemoConnector::new(
-                    demo.clone(),
-                    s,
-                    common.not_found_proves_absence,
-                )),
+                KindSettings::Demo(s) => {
+                    Arc::new(demo::DemoConnector::new(demo.clone(), s, common.not_found_proves_absence))
+                }
                 KindSettings::HttpJson(s) => {
-                    let credential = c.credential_envs.values().next().map(String::as_str);
+                    let credential = c.credential_envs.get("api_key_env").map(String::as_str);
                     Arc::new(http_json::HttpJsonConnector::new(s, &common, credential))
                 }
             };
-            out.insert(
-                c.name.clone(),
-                ConfiguredConnector {
-                    name: c.name.clone(),
-                    common,
-                    connector,
-                },
-            );
+            let webhook_secrets = match c.credential_envs.get("webhook_secret_env") {
+                Some(var) => webhook_secrets(&c.name, var)?,
+                None => None,
+            };
+            let configured = ConfiguredConnector { name: c.name.clone(), common, connector, webhook_secrets };
+            out.insert(c.name.clone(), configured);
         }
         Ok(Connectors(out))
     }
 
     pub fn get(&self, name: &str) -> Option<&ConfiguredConnector> {
         self.0.get(name)
+    }
+}
+
+/// `a.b.0.c`: object keys and array indexes, as the settings name places in a JSON answer.
+pub fn json_path<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(value, |v, part| match v {
+        Value::Object(map) => map.get(part),
+        Value::Array(items) => part.parse::<usize>().ok().and_then(|i| items.get(i)),
+        _ => None,
+    })
+}
+
+/// The webhook secrets from their variable. Unset: webhooks refused (with a warning); malformed: start-up stops.
+fn webhook_secrets(connector: &str, var: &str) -> Result<Option<Vec<Secret>>, String> {
+    match std::env::var(var) {
+        Ok(text) if !text.trim().is_empty() => {
+            Secret::parse_list(&text).map(Some).map_err(|e| format!("connector '{connector}': {var}: {e}"))
+        }
+        _ => {
+            tracing::warn!(connector, variable = var, "webhook secret variable not set: its webhooks are refused");
+            Ok(None)
+        }
     }
 }

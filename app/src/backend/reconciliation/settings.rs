@@ -23,6 +23,19 @@ pub struct CommonSettings {
     /// The step content fields compared with the record; empty: every field both carry.
     #[serde(default)]
     pub compare: Vec<String>,
+    /// Inbound webhooks: where the record is in the payload, and where its version is (the newest wins).
+    #[serde(default = "default_webhook_record")]
+    pub webhook_record: String,
+    #[serde(default = "default_webhook_version")]
+    pub webhook_version: String,
+}
+
+fn default_webhook_record() -> String {
+    "data".into()
+}
+
+fn default_webhook_version() -> String {
+    "data.version".into()
 }
 
 fn default_timeout() -> u64 {
@@ -33,12 +46,14 @@ fn default_retention() -> i64 {
     30
 }
 
-const COMMON_KEYS: [&str; 5] = [
+const COMMON_KEYS: [&str; 7] = [
     "timeout_seconds",
     "consistency_delay_seconds",
     "retention_days",
     "not_found_proves_absence",
     "compare",
+    "webhook_record",
+    "webhook_version",
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +106,13 @@ pub struct HttpJsonSettings {
     /// Tests and the demo only: allow loopback addresses (everything else private stays refused).
     #[serde(default)]
     pub allow_loopback: bool,
+    /// Inbound webhooks: the path of the idempotency key inside the record.
+    #[serde(default = "default_webhook_key")]
+    pub webhook_key: String,
+}
+
+fn default_webhook_key() -> String {
+    "metadata.idempotency_key".into()
 }
 
 pub const KINDS: [&str; 2] = ["demo", "http_json"];

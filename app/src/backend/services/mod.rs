@@ -10,6 +10,7 @@ pub mod sign_in;
 pub mod step_events;
 pub mod sweeper;
 pub mod users;
+pub mod webhooks;
 
 use crate::api::AppError;
 use crate::backend::auth::SessionUser;
