@@ -14,9 +14,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests browser-tests
 
+# The demo's webhook secret is a fixed, public one (loopback only); set your own to try signing by hand.
+DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
+
 run: deps-build site
 	mkdir -p data
 	LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=rerun-gate \
+	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
 test: deps-build deps-test unit-tests sqlite-tests postgres-tests site browser-tests

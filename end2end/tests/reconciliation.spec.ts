@@ -32,3 +32,29 @@ test('the lost-answer case shows the 4,000-yen order found with the amount compa
   await expect(order).toHaveAttribute('data-verdict', 'executed');
   await expect(order.getByTestId('verdict')).toContainText('amount: 4000 = 4000');
 });
+
+test('billing staff find the unknown mail on hold with its reason', async ({ page, violations }) => {
+  await signIn(page, 'ito');
+  await expect(page.getByTestId('board')).toContainText('INV-2001');
+  await expect(page.getByTestId('on-hold')).toBeVisible();
+  await page.goto('/operations/INV-2001');
+  await expect(page.locator('tr[data-step="send_mail"]')).toHaveAttribute('data-verdict', 'unknown');
+  await expect(page.getByTestId('hold')).toContainText('配信事業者に送信有無を問い合わせ中');
+});
+
+test('staff put a stalled operation on hold with a reason and release it again', async ({ page, violations }) => {
+  await signIn(page, 'sato');
+  await page.goto('/operations/ORD-1001');
+  await hydrated(page);
+  await page.getByText('保留にする（').click();
+  await page.getByLabel('保留の理由').fill('受注システムの担当者に確認中');
+  await page.getByRole('button', { name: '保留にする' }).click();
+  await expect(page.getByTestId('hold')).toContainText('受注システムの担当者に確認中');
+  await expect(page.getByTestId('operation-status')).toContainText('保留');
+
+  await page.getByLabel('保留を解除する理由').fill('登録済みと確認できた');
+  await page.getByRole('button', { name: '保留を解除する' }).click();
+  await expect(page.getByTestId('hold')).toHaveCount(0);
+  await expect(page.getByTestId('operation-status')).toContainText('停止');
+  await expect(page.getByTestId('timeline')).toContainText('operation.released');
+});

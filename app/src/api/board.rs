@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use {
     super::{context, finish},
     crate::backend::services,
+    crate::domain::reconciliation::Verdict,
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +29,8 @@ pub struct BoardRow {
     pub process_id: String,
     pub workflow: String,
     pub department: String,
+    /// `stalled`, or `on_hold` while someone waits for the provider.
+    pub status: String,
     pub event: Option<String>,
     pub failure_class: Option<String>,
     pub business_key: Option<String>,
@@ -62,6 +65,18 @@ pub struct TimelineEntry {
 pub struct OperationDetail {
     pub operation: OperationView,
     pub timeline: Vec<TimelineEntry>,
+    pub hold: Option<HoldView>,
+    /// Staff or manager of the department: may ask the outside systems and place or release holds.
+    pub may_act: bool,
+    /// A manager of the department: may record a verdict found out by hand.
+    pub may_record_verdict: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoldView {
+    pub placed_by: String,
+    pub placed_at: DateTime<Utc>,
+    pub reason: String,
 }
 
 #[server(endpoint = "board/stalled", input = Json)]
@@ -97,6 +112,48 @@ pub async fn reconcile_now(process_id: String) -> Result<usize, AppError> {
                     .await?
                     .len(),
             )
+        }
+        .await,
+    )
+}
+
+/// Puts a stalled operation on hold, with the reason (staff or manager of its department).
+#[server(endpoint = "board/hold")]
+pub async fn place_hold(process_id: String, reason: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::holds::place(&state, &caller, &process_id, &reason).await
+        }
+        .await,
+    )
+}
+
+/// Takes an operation off hold, with the reason; it is stalled again.
+#[server(endpoint = "board/release")]
+pub async fn release_hold(process_id: String, reason: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::holds::release(&state, &caller, &process_id, &reason).await
+        }
+        .await,
+    )
+}
+
+/// A manager records a step's verdict found out by hand (e.g. the provider's support confirmed nothing was sent).
+#[server(endpoint = "board/manual_verdict")]
+pub async fn record_manual_verdict(
+    process_id: String,
+    step: String,
+    verdict: String,
+    evidence: String,
+) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            let verdict = Verdict::parse(&verdict).ok_or_else(|| AppError::invalid("verdict", "unknown verdict"))?;
+            services::holds::manual_verdict(&state, &caller, &process_id, &step, verdict, &evidence).await
         }
         .await,
     )

@@ -4,7 +4,7 @@
 use super::AppState;
 use super::clock::ManualClock;
 use super::demo_systems::{DemoSystems, Service};
-use super::services::{api_clients, operations, step_events, sweeper};
+use super::services::{Caller, api_clients, holds, operations, step_events, sweeper};
 use crate::api::AppError;
 use crate::api::operations::{StepError, StepEvent};
 use crate::domain::audit::Actor;
@@ -181,7 +181,16 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
     )
     .await?;
 
-    sweeper::sweep(state).await
+    let stalled = sweeper::sweep(state).await?;
+    // Nothing found proves nothing: the billing staff hold the invoice while they ask the mail provider.
+    let ito = {
+        let mut tx = state.db.begin_read().await?;
+        let row = crate::backend::db::users::by_username(&mut tx, "ito").await?.ok_or(AppError::NotFound)?;
+        crate::backend::auth::load_session_user(&mut tx, row).await?
+    };
+    let caller = Caller { user: ito, request_id: None };
+    holds::place(state, &caller, "INV-2001", "メール配信ログに見当たらないため、配信事業者に送信有無を問い合わせ中").await?;
+    Ok(stalled)
 }
 
 async fn register(

@@ -4,6 +4,7 @@ pub mod canonical_json;
 pub mod configuration;
 pub mod decision_table;
 pub mod fingerprint;
+pub mod holds;
 pub mod ids;
 pub mod operations;
 pub mod password_policy;

@@ -124,7 +124,8 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
                                 <td><A href=format!("/operations/{}", row.process_id)>{row.process_id.clone()}</A></td>
                                 <td>{row.workflow}</td>
                                 <td>{row.department}</td>
-                                <td><span class="badge warn">"⚠ " {event_label(row.event.as_deref().unwrap_or(""))}</span></td>
+                                <td><span class="badge warn">"⚠ " {event_label(row.event.as_deref().unwrap_or(""))}</span>
+                                    {(row.status == "on_hold").then(|| view! { <span class="badge" data-testid="on-hold">"⏸ 保留中"</span> })}</td>
                                 <td>{failure_class_label(row.failure_class.as_deref().unwrap_or(""))}</td>
                                 <td>
                                     {row.business_key.unwrap_or_default()}

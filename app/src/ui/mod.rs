@@ -5,6 +5,7 @@ mod board;
 mod labels;
 mod layout;
 mod operation;
+mod operation_actions;
 mod password;
 mod sign_in;
 

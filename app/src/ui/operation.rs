@@ -1,7 +1,9 @@
 //! One operation: steps with their completion flags next to the reconciliation column, the decision-table
 //! row for its event, and its audit timeline.
 use super::labels::{event_label, failure_class_label, jst, state_label, verdict_label};
-use crate::api::board::{OperationDetail, ReconcileNow, load_operation};
+use super::operation_actions::{Actions, HoldPanel, ManualVerdictForm, ReconcileButton};
+use crate::api::board::{OperationDetail, load_operation};
+use crate::domain::operations::OperationStatus;
 use crate::api::operations::StepView;
 use crate::domain::decision_table::row;
 use crate::domain::stall::StallEvent;
@@ -11,22 +13,17 @@ use leptos_router::hooks::use_params_map;
 #[component]
 pub fn OperationPage() -> impl IntoView {
     let params = use_params_map();
-    let reconcile = ServerAction::<ReconcileNow>::new();
-    // A finished look-up shows at once: the page reloads its data after each one.
+    let actions = Actions::new();
+    // What an action changed shows at once: the page reloads its data after each one.
     let detail = Resource::new(
-        move || {
-            (
-                params.get().get("process_id").unwrap_or_default(),
-                reconcile.version().get(),
-            )
-        },
+        move || (params.get().get("process_id").unwrap_or_default(), actions.version()),
         |(process_id, _)| load_operation(process_id),
     );
     view! {
         <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
-                    Ok(detail) => view! { <Detail detail reconcile /> }.into_any(),
+                    Ok(detail) => view! { <Detail detail actions /> }.into_any(),
                     Err(crate::api::AppError::NotFound) => view! {
                         <h1>"見つかりません"</h1><p>"このプロセス ID のオペレーションはないか、見る権限がありません。"</p>
                     }.into_any(),
@@ -38,12 +35,12 @@ pub fn OperationPage() -> impl IntoView {
 }
 
 #[component]
-fn Detail(detail: OperationDetail, reconcile: ServerAction<ReconcileNow>) -> impl IntoView {
+fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
     let op = detail.operation;
-    let error = Signal::derive(move || match reconcile.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    });
+    let process_id = op.process_id.clone();
+    let stalled = op.status == OperationStatus::Stalled;
+    let step_names: Vec<String> = op.steps.iter().map(|s| s.name.clone()).collect();
+    let (may_act, may_record_verdict) = (detail.may_act, detail.may_record_verdict);
     let guidance = op.event.as_deref().and_then(StallEvent::parse).map(|event| {
         let r = row(event);
         view! {
@@ -80,11 +77,9 @@ fn Detail(detail: OperationDetail, reconcile: ServerAction<ReconcileNow>) -> imp
             </tr></thead>
             <tbody>{op.steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
         </table>
-        <ActionForm action=reconcile attr:class="inline">
-            <input type="hidden" name="process_id" value=op.process_id.clone() />
-            <button type="submit" disabled=move || reconcile.pending().get()>"外部システムに照会する"</button>
-            <crate::ui::ErrorNote error />
-        </ActionForm>
+        {may_act.then(|| view! { <ReconcileButton actions process_id=process_id.clone() /> })}
+        <HoldPanel actions process_id=process_id.clone() hold=detail.hold stalled may_act />
+        {may_record_verdict.then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}
         {guidance}
         <section aria-labelledby="timeline-title">
             <h2 id="timeline-title">"履歴（監査ログ）"</h2>

@@ -6,6 +6,7 @@ mod board;
 mod command_line;
 mod connectors;
 mod harness;
+mod holds;
 mod http_protections;
 mod ingestion;
 mod people;

@@ -377,4 +377,6 @@ async fn the_demo_loads_the_seeds_cases_stalled_and_reconciled() {
 
     let mail = steps(&app, &token, "INV-2001").await;
     assert_eq!(verdict_of(&mail, "send_mail"), "unknown");
+    let invoice = app.api(Method::GET, "/api/v1/operations/INV-2001", &token, None, None).await.json();
+    assert_eq!(invoice["status"], "on_hold", "nothing found proves nothing: the invoice waits on hold");
 }

@@ -5,6 +5,7 @@ pub mod api_clients;
 pub mod audit;
 pub mod demo_systems;
 pub mod departments;
+pub mod holds;
 pub mod idempotency;
 pub mod operations;
 pub mod reconciliations;

@@ -200,6 +200,19 @@ pub async fn set_status_unless(tx: &mut Tx, id: i64, status: &str, now: DateTime
     Ok(updated == 1)
 }
 
+/// Moves the status from `from` to `to`; `false` when it was not `from` any more (someone else was first).
+pub async fn set_status_from(tx: &mut Tx, id: i64, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let updated = on_tx!(tx, |c| sqlx::query("UPDATE operations SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2")
+        .bind(id)
+        .bind(from)
+        .bind(to)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(updated == 1)
+}
+
 /// Running operations in id order after `after_id`, for the sweeper.
 pub async fn running_after(tx: &mut Tx, after_id: i64, limit: i64) -> Result<Vec<OperationRow>, sqlx::Error> {
     let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2");
@@ -247,7 +260,8 @@ enum Bind {
 
 /// `WHERE` conditions with numbered placeholders, shared by the board's page and its counts.
 fn board_conditions(q: &BoardQuery<'_>, with_event: bool) -> (String, Vec<Bind>) {
-    let mut conditions = vec!["status = 'stalled'".to_string()];
+    // The board shows what needs people: stalled operations and those on hold.
+    let mut conditions = vec!["status IN ('stalled', 'on_hold')".to_string()];
     let mut binds = Vec::new();
     let next = |bind: Bind, binds: &mut Vec<Bind>| {
         binds.push(bind);

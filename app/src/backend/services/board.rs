@@ -2,7 +2,8 @@
 use super::Caller;
 use super::operations::view_in;
 use crate::api::AppError;
-use crate::api::board::{BoardFilter, BoardPage, BoardRow, OperationDetail, TimelineEntry};
+use crate::api::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
+use crate::domain::roles::Role;
 use crate::backend::db::operations::BoardQuery;
 use crate::backend::{AppState, db};
 use chrono::Duration;
@@ -53,6 +54,7 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
                 process_id: r.process_id,
                 workflow: r.workflow,
                 department: r.department,
+                status: r.status,
                 event: r.event,
                 failure_class: r.failure_class,
                 business_key: r.business_key,
@@ -79,5 +81,12 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
         .into_iter()
         .map(|e| TimelineEntry { seq: e.seq, at: e.at, actor: e.actor_label, action: e.action, reason: e.reason, after: e.after_json })
         .collect();
-    Ok(OperationDetail { operation, timeline })
+    let id = db::operations::by_process_id(&mut tx, process_id).await?.map(|o| o.id).unwrap_or_default();
+    let hold = db::holds::open(&mut tx, id)
+        .await?
+        .map(|h| HoldView { placed_by: h.placed_by, placed_at: h.placed_at, reason: h.reason });
+    let in_department = caller.visible_departments().is_some();
+    let may_act = in_department && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
+    let may_record_verdict = in_department && caller.user.user.has(Role::Manager);
+    Ok(OperationDetail { operation, timeline, hold, may_act, may_record_verdict })
 }

@@ -3,6 +3,7 @@ pub mod api_clients;
 pub mod audit;
 pub mod board;
 pub mod departments;
+pub mod holds;
 pub mod idempotency;
 pub mod operations;
 pub mod reconciliation;

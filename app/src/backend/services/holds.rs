@@ -1,0 +1,119 @@
+//! Holds and manual verdicts: staff stop work on a stalled operation while they ask the provider, and let it
+//! go with a reason; a manager records what the provider's support confirmed. Each is one transaction with
+//! its audit event.
+use super::Caller;
+use super::audit::record;
+use crate::api::AppError;
+use crate::backend::db::operations::OperationRow;
+use crate::backend::db::reconciliations::NewReconciliation;
+use crate::backend::{AppState, db};
+use crate::domain::audit::AuditEntry;
+use crate::domain::holds::{may_be_held, may_record_by_hand, reason};
+use crate::domain::operations::OperationStatus;
+use crate::domain::reconciliation::{Evidence, Verdict};
+use crate::domain::roles::Role;
+use serde_json::json;
+
+/// The operation, if the caller may see it and is staff or a manager of its department.
+async fn operation_for(state: &AppState, caller: &Caller, process_id: &str, roles: &[Role]) -> Result<OperationRow, AppError> {
+    let operation = {
+        let mut tx = state.db.begin_read().await?;
+        db::operations::by_process_id(&mut tx, process_id).await?.ok_or(AppError::NotFound)?
+    };
+    if !caller.may_see(&operation.department) {
+        return Err(AppError::NotFound);
+    }
+    // Auditors see everything and change nothing.
+    caller.require_any(roles)?;
+    Ok(operation)
+}
+
+fn field(name: &str, text: &str) -> Result<String, AppError> {
+    reason(text).map_err(|message| AppError::invalid(name, message))
+}
+
+pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<(), AppError> {
+    let why = field("reason", why)?;
+    let operation = operation_for(state, caller, process_id, &[Role::Staff, Role::Manager]).await?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let status = OperationStatus::parse(&operation.status).unwrap_or(OperationStatus::Running);
+    let moved = may_be_held(status) && db::operations::set_status_from(&mut tx, operation.id, "stalled", "on_hold", now).await?;
+    if !moved {
+        return Err(AppError::Conflict {
+            problem: "not-stalled".into(),
+            detail: "only a stalled operation can be put on hold".into(),
+        });
+    }
+    db::holds::place(&mut tx, operation.id, caller.user.user.id, &why, now).await?;
+    let entry = AuditEntry::new(caller.actor(), "operation.held", "operation", process_id)
+        .department(Some(&operation.department))
+        .before(json!({"status": "stalled"}))
+        .after(json!({"status": "on_hold"}))
+        .reason(&why);
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<(), AppError> {
+    let why = field("reason", why)?;
+    let operation = operation_for(state, caller, process_id, &[Role::Staff, Role::Manager]).await?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let hold = db::holds::open(&mut tx, operation.id).await?;
+    let moved = db::operations::set_status_from(&mut tx, operation.id, "on_hold", "stalled", now).await?;
+    let (Some(hold), true) = (hold, moved) else {
+        return Err(AppError::Conflict { problem: "not-on-hold".into(), detail: "the operation is not on hold".into() });
+    };
+    db::holds::release(&mut tx, hold.id, caller.user.user.id, &why, now).await?;
+    let entry = AuditEntry::new(caller.actor(), "operation.released", "operation", process_id)
+        .department(Some(&operation.department))
+        .before(json!({"status": "on_hold", "hold_reason": hold.reason}))
+        .after(json!({"status": "stalled"}))
+        .reason(&why);
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A manager of the department records a verdict found out by hand, with the evidence in words.
+pub async fn manual_verdict(
+    state: &AppState,
+    caller: &Caller,
+    process_id: &str,
+    step_name: &str,
+    verdict: Verdict,
+    evidence_text: &str,
+) -> Result<(), AppError> {
+    let evidence_text = field("evidence", evidence_text)?;
+    if !may_record_by_hand(verdict) {
+        return Err(AppError::invalid("verdict", "record what was found out: executed, executed_mismatch, not_executed or unknown"));
+    }
+    let operation = operation_for(state, caller, process_id, &[Role::Manager]).await?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let step = db::operations::step_by_name(&mut tx, operation.id, step_name)
+        .await?
+        .ok_or_else(|| AppError::invalid("step", "no such step in this operation"))?;
+    let evidence = Evidence { summary: evidence_text.clone(), ..Evidence::default() };
+    let evidence_json = serde_json::to_string(&evidence).map_err(|e| crate::backend::auth::internal("evidence", e))?;
+    let asked_by = format!("manual:{}", caller.user.user.username);
+    let new = NewReconciliation {
+        step_id: step.id,
+        connector: "manual",
+        verdict: verdict.as_str(),
+        external_id: None,
+        evidence_json: &evidence_json,
+        asked_by: &asked_by,
+    };
+    db::reconciliations::insert(&mut tx, &new, now).await?;
+    let entry = AuditEntry::new(caller.actor(), "step.manual_verdict", "operation", process_id)
+        .department(Some(&operation.department))
+        .before(json!({"step": step.name, "verdict": step.latest_verdict}))
+        .after(json!({"step": step.name, "verdict": verdict}))
+        .reason(&evidence_text);
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! What people can do on an operation's page: ask the outside systems again, put it on hold or release it,
+//! and (managers) record a verdict found out by hand. Every form says why it failed, next to itself.
+use super::labels::{jst, verdict_label};
+use crate::api::board::{HoldView, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
+use crate::domain::reconciliation::Verdict;
+use leptos::prelude::*;
+use leptos::server_fn::ServerFn;
+
+/// The page's actions; the page reloads its data after each one.
+#[derive(Clone, Copy)]
+pub struct Actions {
+    pub reconcile: ServerAction<ReconcileNow>,
+    pub hold: ServerAction<PlaceHold>,
+    pub release: ServerAction<ReleaseHold>,
+    pub verdict: ServerAction<RecordManualVerdict>,
+}
+
+impl Actions {
+    pub fn new() -> Self {
+        Actions {
+            reconcile: ServerAction::new(),
+            hold: ServerAction::new(),
+            release: ServerAction::new(),
+            verdict: ServerAction::new(),
+        }
+    }
+
+    /// Changes whenever any action finished.
+    pub fn version(&self) -> (usize, usize, usize, usize) {
+        (self.reconcile.version().get(), self.hold.version().get(), self.release.version().get(), self.verdict.version().get())
+    }
+}
+
+fn error_of<S>(action: ServerAction<S>) -> Signal<Option<String>>
+where
+    S: ServerFn + Clone + Send + Sync + 'static,
+    S::Output: Clone + Send + Sync + 'static,
+    S::Error: Clone + Send + Sync + std::fmt::Display + 'static,
+{
+    Signal::derive(move || match action.value().get() {
+        Some(Err(e)) => Some(e.to_string()),
+        _ => None,
+    })
+}
+
+#[component]
+pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {
+    let action = actions.reconcile;
+    view! {
+        <ActionForm action attr:class="inline">
+            <input type="hidden" name="process_id" value=process_id />
+            <button type="submit" disabled=move || action.pending().get()>"外部システムに照会する"</button>
+            <crate::ui::ErrorNote error=error_of(action) />
+        </ActionForm>
+    }
+}
+
+/// The hold: who placed it and why, and the form to place or release one.
+#[component]
+pub fn HoldPanel(actions: Actions, process_id: String, hold: Option<HoldView>, stalled: bool, may_act: bool) -> impl IntoView {
+    let (hold_action, release) = (actions.hold, actions.release);
+    match hold {
+        Some(h) => view! {
+            <section class="card hold" aria-labelledby="hold-title" data-testid="hold">
+                <h2 id="hold-title">"⏸ 保留中"</h2>
+                <p>{h.placed_by} " · " {jst(h.placed_at)}</p>
+                <p>"理由: " {h.reason}</p>
+                {may_act.then(|| view! {
+                    <ActionForm action=release attr:class="form">
+                        <input type="hidden" name="process_id" value=process_id />
+                        <label for="release-reason">"保留を解除する理由"</label>
+                        <textarea id="release-reason" name="reason" required rows="2"></textarea>
+                        <crate::ui::ErrorNote error=error_of(release) />
+                        <button type="submit" disabled=move || release.pending().get()>"保留を解除する"</button>
+                    </ActionForm>
+                })}
+            </section>
+        }
+        .into_any(),
+        None if stalled && may_act => view! {
+            <details class="card">
+                <summary>"保留にする（結果が不明で、相手先に確認しているときなど）"</summary>
+                <ActionForm action=hold_action attr:class="form">
+                    <input type="hidden" name="process_id" value=process_id />
+                    <label for="hold-reason">"保留の理由"</label>
+                    <textarea id="hold-reason" name="reason" required rows="2"></textarea>
+                    <crate::ui::ErrorNote error=error_of(hold_action) />
+                    <button type="submit" disabled=move || hold_action.pending().get()>"保留にする"</button>
+                </ActionForm>
+            </details>
+        }
+        .into_any(),
+        None => ().into_any(),
+    }
+}
+
+/// A manager records what was found out by hand, with the evidence in words.
+#[component]
+pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String>) -> impl IntoView {
+    let action = actions.verdict;
+    let choices = [Verdict::NotExecuted, Verdict::Executed, Verdict::ExecutedMismatch, Verdict::Unknown];
+    view! {
+        <details class="card">
+            <summary>"照合結果を手動で記録する（管理者）"</summary>
+            <ActionForm action attr:class="form">
+                <input type="hidden" name="process_id" value=process_id />
+                <label for="manual-step">"ステップ"</label>
+                <select id="manual-step" name="step">
+                    {steps.into_iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}
+                </select>
+                <label for="manual-verdict">"照合結果"</label>
+                <select id="manual-verdict" name="verdict">
+                    {choices.into_iter().map(|v| view! { <option value=v.as_str()>{verdict_label(Some(v))}</option> }).collect_view()}
+                </select>
+                <label for="manual-evidence">"根拠（例: 相手先サポートが未送信を確認）"</label>
+                <textarea id="manual-evidence" name="evidence" required rows="3"></textarea>
+                <crate::ui::ErrorNote error=error_of(action) />
+                <button type="submit" disabled=move || action.pending().get()>"記録する"</button>
+            </ActionForm>
+        </details>
+    }
+}
