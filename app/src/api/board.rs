@@ -158,3 +158,15 @@ pub async fn record_manual_verdict(
         .await,
     )
 }
+
+/// Adopts one AI generation of a step: only it counts as the step's result (staff or manager).
+#[server(endpoint = "board/adopt")]
+pub async fn adopt_ai_attempt(process_id: String, step: String, result_id: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::ai_attempts::adopt(&state, &caller, &process_id, &step, &result_id).await
+        }
+        .await,
+    )
+}

@@ -1,5 +1,6 @@
 //! Operations as the ingestion API and the pages see them.
 use crate::domain::operations::{OperationStatus, StepEventType, StepState};
+use crate::domain::ai::Usage;
 use crate::domain::reconciliation::{Evidence, Verdict};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,9 @@ pub struct StepEvent {
     /// When it happened at the sender; the server's time when absent.
     #[serde(default)]
     pub at: Option<DateTime<Utc>>,
+    /// AI steps: the tokens the generation used so far (a cancelled generation is not free).
+    #[serde(default)]
+    pub usage: Option<Usage>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +105,27 @@ pub struct StepView {
     /// The latest reconciliation with its evidence (in `GET /api/v1/operations/{process_id}` and on the pages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconciliation: Option<ReconciliationView>,
+    /// AI steps: every generation seen, with usage and cost; one is adopted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ai_attempts: Vec<AiAttemptView>,
+}
+
+/// One AI generation of a step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct AiAttemptView {
+    pub result_id: String,
+    /// `queued`, `in_progress`, `completed`, `failed`, `cancelled` or `incomplete`.
+    pub background_status: Option<String>,
+    /// The integration asked the provider to cancel; not the same as the provider confirming it.
+    pub cancel_requested_at: Option<DateTime<Utc>>,
+    pub cancel_confirmed_at: Option<DateTime<Utc>>,
+    pub usage: Option<Usage>,
+    /// The cost estimate in millionths of a yen (from the connector's prices).
+    pub cost_micro_yen: Option<i64>,
+    /// The generation whose output counts; the others are kept for cost and evidence.
+    pub adopted: bool,
+    pub first_seen_at: DateTime<Utc>,
 }
 
 /// One look-up of one step at its outside system.

@@ -226,6 +226,7 @@ fn step_event(seq: i64, kind: StepEventType, error: Option<StepError>) -> StepEv
         result_id: None,
         error,
         at: None,
+        usage: None,
     }
 }
 

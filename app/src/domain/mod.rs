@@ -1,4 +1,5 @@
 //! Pure rules of Rerun Gate: no SQL, no HTTP, no Leptos. Compiles to wasm and is unit-tested in place.
+pub mod ai;
 pub mod audit;
 pub mod canonical_json;
 pub mod configuration;

@@ -80,6 +80,9 @@ pub struct Record {
     pub status: RecordStatus,
     /// The fields the connector read from the record, to compare with the step's content.
     pub fields: Map<String, Value>,
+    /// Tokens an AI generation used, when the provider says.
+    #[serde(default)]
+    pub usage: Option<super::ai::Usage>,
 }
 
 /// The answer of one look-up, before judging.
@@ -374,6 +377,7 @@ mod tests {
             status_text: Some("completed".into()),
             status,
             fields: order(amount),
+            usage: None,
         }
     }
 

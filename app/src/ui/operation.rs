@@ -1,7 +1,7 @@
 //! One operation: steps with their completion flags next to the reconciliation column, the decision-table
 //! row for its event, and its audit timeline.
 use super::labels::{event_label, failure_class_label, jst, state_label, verdict_label};
-use super::operation_actions::{Actions, HoldPanel, ManualVerdictForm, ReconcileButton};
+use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
 use crate::api::board::{OperationDetail, load_operation};
 use crate::domain::operations::OperationStatus;
 use crate::api::operations::StepView;
@@ -40,6 +40,12 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
     let process_id = op.process_id.clone();
     let stalled = op.status == OperationStatus::Stalled;
     let step_names: Vec<String> = op.steps.iter().map(|s| s.name.clone()).collect();
+    let attempts: Vec<_> = op
+        .steps
+        .iter()
+        .filter(|s| !s.ai_attempts.is_empty())
+        .map(|s| (s.name.clone(), s.ai_attempts.clone()))
+        .collect();
     let (may_act, may_record_verdict) = (detail.may_act, detail.may_record_verdict);
     let guidance = op.event.as_deref().and_then(StallEvent::parse).map(|event| {
         let r = row(event);
@@ -77,6 +83,9 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
             </tr></thead>
             <tbody>{op.steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
         </table>
+        {attempts.into_iter().map(|(step, attempts)| view! {
+            <AiAttempts actions process_id=process_id.clone() step attempts may_act />
+        }).collect_view()}
         {may_act.then(|| view! { <ReconcileButton actions process_id=process_id.clone() /> })}
         <HoldPanel actions process_id=process_id.clone() hold=detail.hold stalled may_act />
         {may_record_verdict.then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}

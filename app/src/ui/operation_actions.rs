@@ -1,7 +1,9 @@
 //! What people can do on an operation's page: ask the outside systems again, put it on hold or release it,
 //! and (managers) record a verdict found out by hand. Every form says why it failed, next to itself.
 use super::labels::{jst, verdict_label};
-use crate::api::board::{HoldView, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
+use crate::api::board::{AdoptAiAttempt, HoldView, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
+use crate::api::operations::AiAttemptView;
+use crate::domain::ai::format_yen;
 use crate::domain::reconciliation::Verdict;
 use leptos::prelude::*;
 use leptos::server_fn::ServerFn;
@@ -13,6 +15,7 @@ pub struct Actions {
     pub hold: ServerAction<PlaceHold>,
     pub release: ServerAction<ReleaseHold>,
     pub verdict: ServerAction<RecordManualVerdict>,
+    pub adopt: ServerAction<AdoptAiAttempt>,
 }
 
 impl Actions {
@@ -22,12 +25,19 @@ impl Actions {
             hold: ServerAction::new(),
             release: ServerAction::new(),
             verdict: ServerAction::new(),
+            adopt: ServerAction::new(),
         }
     }
 
     /// Changes whenever any action finished.
-    pub fn version(&self) -> (usize, usize, usize, usize) {
-        (self.reconcile.version().get(), self.hold.version().get(), self.release.version().get(), self.verdict.version().get())
+    pub fn version(&self) -> [usize; 5] {
+        [
+            self.reconcile.version().get(),
+            self.hold.version().get(),
+            self.release.version().get(),
+            self.verdict.version().get(),
+            self.adopt.version().get(),
+        ]
     }
 }
 
@@ -118,5 +128,53 @@ pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String
                 <button type="submit" disabled=move || action.pending().get()>"記録する"</button>
             </ActionForm>
         </details>
+    }
+}
+
+/// An AI step's generations: status, cancel requested versus confirmed, usage and cost; one is adopted.
+/// Every generation's cost counts (a cancel is not free); only the adopted one counts as the result.
+#[component]
+pub fn AiAttempts(actions: Actions, process_id: String, step: String, attempts: Vec<AiAttemptView>, may_act: bool) -> impl IntoView {
+    let action = actions.adopt;
+    let total: i64 = attempts.iter().filter_map(|a| a.cost_micro_yen).sum();
+    let when = |at: Option<chrono::DateTime<chrono::Utc>>| at.map(jst).unwrap_or_else(|| "—".into());
+    let rows = attempts
+        .into_iter()
+        .map(|a| {
+            let (process_id, step, result_id) = (process_id.clone(), step.clone(), a.result_id.clone());
+            let adopt = (may_act && !a.adopted && a.background_status.as_deref() == Some("completed")).then(move || {
+                view! {
+                    <ActionForm action>
+                        <input type="hidden" name="process_id" value=process_id />
+                        <input type="hidden" name="step" value=step />
+                        <input type="hidden" name="result_id" value=result_id />
+                        <button type="submit" class="link">"採用する"</button>
+                    </ActionForm>
+                }
+            });
+            view! {
+                <tr data-result-id=a.result_id.clone()>
+                    <td><code>{a.result_id.clone()}</code></td>
+                    <td>{a.background_status.clone().unwrap_or_else(|| "—".into())}</td>
+                    <td>{when(a.cancel_requested_at)}</td>
+                    <td>{when(a.cancel_confirmed_at)}</td>
+                    <td>{a.usage.map(|u| format!("{} / {}", u.input_tokens, u.output_tokens)).unwrap_or_else(|| "—".into())}</td>
+                    <td>{a.cost_micro_yen.map(format_yen).unwrap_or_else(|| "—".into())}</td>
+                    <td data-testid="adopted">{if a.adopted { "✓ 採用" } else { "" }}{adopt}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="grid" data-testid=format!("ai-attempts-{step}")>
+            <caption>"AI 生成の試行: " {step.clone()} " — 費用の合計（キャンセル分を含む）: " {format_yen(total)}</caption>
+            <thead><tr>
+                <th scope="col">"結果 ID"</th><th scope="col">"状態"</th><th scope="col">"キャンセル要求"</th>
+                <th scope="col">"キャンセル確認"</th><th scope="col">"トークン（入力 / 出力）"</th>
+                <th scope="col">"費用見積り"</th><th scope="col">"採用"</th>
+            </tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+        <crate::ui::ErrorNote error=error_of(action) />
     }
 }

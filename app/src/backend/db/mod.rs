@@ -1,6 +1,7 @@
 //! The data layer: one interface for both engines. Statements that both engines read the same way are
 //! written once (with `$n` placeholders, which SQLite accepts too); what differs lives in `sqlite/` and
 //! `postgres/`. Queries are checked at run time (`query_as` + `FromRow`), so no database is needed to build.
+pub mod ai_attempts;
 pub mod api_clients;
 pub mod audit;
 pub mod demo_systems;

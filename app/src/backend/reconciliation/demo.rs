@@ -2,6 +2,7 @@
 use super::settings::DemoSettings;
 use super::{Connector, Lookup, WebhookRecord};
 use crate::backend::demo_systems::{DemoSystems, Service};
+use crate::domain::ai::Usage;
 use crate::domain::reconciliation::{Finding, Record, RecordStatus};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -30,7 +31,7 @@ impl Connector for DemoConnector {
             other => other,
         };
         match found {
-            Ok(Some(e)) => Finding::Found(vec![record(Some(e.id.clone()), Some(e.created_at), e.status, &e.content)]),
+            Ok(Some(e)) => Finding::Found(vec![record(self.service, Some(e.id.clone()), Some(e.created_at), e.status, &e.content)]),
             Ok(None) => Finding::NotFound { authoritative: self.authoritative },
             Err(e) => Finding::Failed { reason: e.to_string() },
         }
@@ -44,12 +45,12 @@ impl Connector for DemoConnector {
         let content = data.get("content").cloned().unwrap_or(Value::Null);
         WebhookRecord {
             idempotency_key: text("idempotency_key").map(str::to_string),
-            record: record(text("id").map(str::to_string), at, status, &content),
+            record: record(self.service, text("id").map(str::to_string), at, status, &content),
         }
     }
 }
 
-fn record(id: Option<String>, at: Option<DateTime<Utc>>, status: &str, content: &Value) -> Record {
+fn record(service: Service, id: Option<String>, at: Option<DateTime<Utc>>, status: &str, content: &Value) -> Record {
     let status_kind = match status {
         "completed" => RecordStatus::Done,
         "in_progress" => RecordStatus::Running,
@@ -61,6 +62,14 @@ fn record(id: Option<String>, at: Option<DateTime<Utc>>, status: &str, content: 
         status_text: Some(status.to_string()),
         status: status_kind,
         fields: content.as_object().cloned().unwrap_or_default(),
+        usage: (service == Service::Ai).then(|| demo_usage(status, content)),
     }
+}
+
+/// The demo AI's usage: the prompt grows with the content; output accrues while it generates.
+fn demo_usage(status: &str, content: &Value) -> Usage {
+    let input_tokens = 200 + content.to_string().len() as i64 / 2;
+    let output_tokens = if status == "completed" { 180 } else { 60 };
+    Usage { input_tokens, output_tokens }
 }
 

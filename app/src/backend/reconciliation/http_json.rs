@@ -2,6 +2,7 @@
 //! The credential is read from its environment variable once, kept in a `SecretString`, and never logged.
 use super::settings::{CommonSettings, HttpJsonSettings};
 use super::{Connector, Lookup, WebhookRecord, json_path as get, ssrf};
+use crate::domain::ai::Usage;
 use crate::domain::reconciliation::{Finding, Record, RecordStatus, redact};
 use chrono::{DateTime, TimeZone, Utc};
 use reqwest::{Client, StatusCode, Url};
@@ -113,12 +114,18 @@ impl HttpJsonConnector {
             .as_deref()
             .and_then(|p| get(item, p))
             .and_then(as_time);
+        let tokens = |path: &Option<String>| path.as_deref().and_then(|p| get(item, p)).and_then(Value::as_i64);
+        let usage = match (tokens(&self.settings.input_tokens), tokens(&self.settings.output_tokens)) {
+            (None, None) => None,
+            (input, output) => Some(Usage { input_tokens: input.unwrap_or(0), output_tokens: output.unwrap_or(0) }),
+        };
         Record {
             external_id: text(&self.settings.external_id),
             at,
             status_text,
             status,
             fields,
+            usage,
         }
     }
 }

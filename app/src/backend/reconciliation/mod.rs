@@ -10,6 +10,7 @@ pub mod ssrf;
 use super::demo_systems::DemoSystems;
 use crate::domain::configuration::Config;
 use crate::domain::reconciliation::{Finding, Record};
+use crate::domain::ai::Prices;
 use crate::domain::webhooks::Secret;
 use serde_json::Value;
 use settings::{CommonSettings, KindSettings};
@@ -50,6 +51,9 @@ pub struct ConfiguredConnector {
     pub connector: Arc<dyn Connector>,
     /// Secrets that sign this provider's webhooks (several during a rotation); `None`: webhooks refused.
     pub webhook_secrets: Option<Vec<Secret>>,
+    /// An AI provider: its generations are kept as attempts with usage and cost.
+    pub ai: bool,
+    pub prices: Option<Prices>,
 }
 
 impl ConfiguredConnector {
@@ -73,6 +77,17 @@ impl Connectors {
         let mut out = BTreeMap::new();
         for c in &config.connectors {
             let (common, kind) = settings::parse(&c.kind, &c.settings)?;
+            let ai = match &kind {
+                KindSettings::Demo(s) => s.service == "ai",
+                KindSettings::HttpJson(s) => s.preset.as_deref() == Some("ai_responses"),
+            } || common.input_yen_per_million.is_some();
+            let prices = match (common.input_yen_per_million, common.output_yen_per_million) {
+                (None, None) => None,
+                (input, output) => Some(Prices {
+                    input_yen_per_million: input.unwrap_or(0.0),
+                    output_yen_per_million: output.unwrap_or(0.0),
+                }),
+            };
             let connector: Arc<dyn Connector> = match kind {
                 KindSettings::Demo(s) => {
                     Arc::new(demo::DemoConnector::new(demo.clone(), s, common.not_found_proves_absence))
@@ -86,7 +101,8 @@ impl Connectors {
                 Some(var) => webhook_secrets(&c.name, var)?,
                 None => None,
             };
-            let configured = ConfiguredConnector { name: c.name.clone(), common, connector, webhook_secrets };
+            let configured =
+                ConfiguredConnector { name: c.name.clone(), common, connector, webhook_secrets, ai, prices };
             out.insert(c.name.clone(), configured);
         }
         Ok(Connectors(out))
@@ -94,6 +110,12 @@ impl Connectors {
 
     pub fn get(&self, name: &str) -> Option<&ConfiguredConnector> {
         self.0.get(name)
+    }
+
+    /// The connector of a workflow's step, if it has one.
+    pub fn of_step(&self, config: &Config, workflow: &str, step: &str) -> Option<&ConfiguredConnector> {
+        let definition = config.workflow(workflow)?.steps.iter().find(|s| s.name == step)?;
+        self.get(definition.connector.as_deref()?)
     }
 }
 

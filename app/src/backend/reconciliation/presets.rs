@@ -27,6 +27,8 @@ pub fn apply(preset: &str, s: &mut HttpJsonSettings) -> Result<Vec<(String, Valu
             fill(&mut s.status, "status");
             fill(&mut s.external_id, "id");
             fill(&mut s.at, "created_at");
+            fill(&mut s.input_tokens, "usage.input_tokens");
+            fill(&mut s.output_tokens, "usage.output_tokens");
             statuses = &[
                 ("queued", "running"),
                 ("in_progress", "running"),

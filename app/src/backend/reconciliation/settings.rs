@@ -28,6 +28,11 @@ pub struct CommonSettings {
     pub webhook_record: String,
     #[serde(default = "default_webhook_version")]
     pub webhook_version: String,
+    /// AI generations: yen per million tokens, for the cost estimate of each attempt.
+    #[serde(default)]
+    pub input_yen_per_million: Option<f64>,
+    #[serde(default)]
+    pub output_yen_per_million: Option<f64>,
 }
 
 fn default_webhook_record() -> String {
@@ -46,7 +51,9 @@ fn default_retention() -> i64 {
     30
 }
 
-const COMMON_KEYS: [&str; 7] = [
+const COMMON_KEYS: [&str; 9] = [
+    "input_yen_per_million",
+    "output_yen_per_million",
     "timeout_seconds",
     "consistency_delay_seconds",
     "retention_days",
@@ -92,6 +99,11 @@ pub struct HttpJsonSettings {
     pub external_id: Option<String>,
     #[serde(default)]
     pub at: Option<String>,
+    /// AI providers: where the token counts are in a record.
+    #[serde(default)]
+    pub input_tokens: Option<String>,
+    #[serde(default)]
+    pub output_tokens: Option<String>,
     /// Step content field → path in the record, for the compared fields.
     #[serde(default)]
     pub fields: BTreeMap<String, String>,

@@ -3,7 +3,11 @@ use super::api_clients::ApiClient;
 use super::audit::record;
 use super::idempotency::{self, Claim};
 use crate::api::AppError;
-use crate::api::operations::{OperationView, ReconciliationView, RegisterOperation, StepError, StepView};
+use crate::api::operations::{
+    AiAttemptView, OperationView, ReconciliationView, RegisterOperation, StepError, StepView,
+};
+use crate::backend::db::ai_attempts::AttemptRow;
+use crate::domain::ai::Usage;
 use crate::backend::db::operations::{NewOperation, OperationRow, StepRow};
 use crate::backend::db::reconciliations::ReconciliationRow;
 use crate::backend::{AppState, db};
@@ -136,13 +140,31 @@ pub async fn view_in(tx: &mut db::Tx, process_id: &str) -> Result<Option<Operati
     let Some(row) = db::operations::by_process_id(tx, process_id).await? else { return Ok(None) };
     let steps = db::operations::steps(tx, row.id).await?;
     let mut latest = db::reconciliations::latest_for_operation(tx, row.id).await?;
+    let attempts = db::ai_attempts::for_operation(tx, row.id).await?;
     let mut view = operation_view(row, Vec::new());
     for step in steps {
         let reconciliation =
             latest.iter().position(|r| r.step_id == step.id).map(|i| reconciliation_view(latest.swap_remove(i)));
-        view.steps.push(StepView { reconciliation, ..step_view(step) });
+        let ai_attempts = attempts.iter().filter(|a| a.step_id == step.id).map(attempt_view).collect();
+        view.steps.push(StepView { reconciliation, ai_attempts, ..step_view(step) });
     }
     Ok(Some(view))
+}
+
+fn attempt_view(a: &AttemptRow) -> AiAttemptView {
+    AiAttemptView {
+        result_id: a.result_id.clone(),
+        background_status: a.background_status.clone(),
+        cancel_requested_at: a.cancel_requested_at,
+        cancel_confirmed_at: a.cancel_confirmed_at,
+        usage: match (a.input_tokens, a.output_tokens) {
+            (None, None) => None,
+            (i, o) => Some(Usage { input_tokens: i.unwrap_or(0), output_tokens: o.unwrap_or(0) }),
+        },
+        cost_micro_yen: a.cost_micro_yen,
+        adopted: a.adopted,
+        first_seen_at: a.first_seen_at,
+    }
 }
 
 fn reconciliation_view(row: ReconciliationRow) -> ReconciliationView {
@@ -188,5 +210,6 @@ pub fn step_view(row: StepRow) -> StepView {
         error,
         latest_verdict: row.latest_verdict.as_deref().and_then(Verdict::parse),
         reconciliation: None,
+        ai_attempts: Vec::new(),
     }
 }

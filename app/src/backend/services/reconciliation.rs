@@ -9,7 +9,7 @@ use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::reconciliation::Lookup;
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::reconciliation::{Evidence, StepContext, Verdict, judge};
+use crate::domain::reconciliation::{Evidence, Finding, StepContext, Verdict, judge};
 use crate::domain::roles::Role;
 use serde_json::{Map, Value, json};
 
@@ -95,15 +95,12 @@ pub async fn reconcile(
             retention_days: connector.common.retention_days,
         };
         let (verdict, evidence) = judge(&finding, &context, rules, state.clock.now());
-        verdicts.push((
-            step,
-            StepVerdict {
-                step: step.name.clone(),
-                connector: connector.name.clone(),
-                verdict,
-                evidence,
-            },
-        ));
+        let records = match finding {
+            Finding::Found(records) => records,
+            _ => Vec::new(),
+        };
+        let v = StepVerdict { step: step.name.clone(), connector: connector.name.clone(), verdict, evidence };
+        verdicts.push((step, connector, records, v));
     }
     if verdicts.is_empty() {
         return Ok(Vec::new());
@@ -111,7 +108,7 @@ pub async fn reconcile(
     let now = state.clock.now();
     let asked_by = format!("{}:{}", actor.kind.as_str(), actor.label);
     let mut tx = state.db.begin_write().await?;
-    for (step, v) in &verdicts {
+    for (step, connector, records, v) in &verdicts {
         let evidence_json = serde_json::to_string(&v.evidence)
             .map_err(|e| crate::backend::auth::internal("evidence", e))?;
         let new = NewReconciliation {
@@ -123,6 +120,7 @@ pub async fn reconcile(
             asked_by: &asked_by,
         };
         db::reconciliations::insert(&mut tx, &new, now).await?;
+        super::ai_attempts::from_records(&mut tx, connector, step.id, records, now).await?;
         let entry = AuditEntry::new(
             actor.clone(),
             "step.reconciled",
@@ -141,7 +139,7 @@ pub async fn reconcile(
         record(&mut tx, entry, request_id, now).await?;
     }
     tx.commit().await?;
-    Ok(verdicts.into_iter().map(|(_, v)| v).collect())
+    Ok(verdicts.into_iter().map(|(_, _, _, v)| v).collect())
 }
 
 fn lookup(operation: &OperationRow, step: &StepRow) -> Lookup {

@@ -117,7 +117,8 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
         consistency_delay_seconds: connector.common.consistency_delay_seconds,
         retention_days: connector.common.retention_days,
     };
-    let (verdict, evidence) = judge(&Finding::Found(vec![found.record]), &context, rules, state.clock.now());
+    let seen = found.record;
+    let (verdict, evidence) = judge(&Finding::Found(vec![seen.clone()]), &context, rules, state.clock.now());
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if !db::webhooks::mark_processed(&mut tx, receipt.id, now).await? {
@@ -144,6 +145,7 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
             asked_by: &asked_by,
         };
         db::reconciliations::insert(&mut tx, &new, now).await?;
+        super::ai_attempts::from_records(&mut tx, connector, step.id, &[seen], now).await?;
     }
     let entry = AuditEntry::new(actor, action, "operation", &operation.process_id)
         .department(Some(&operation.department))

@@ -1,0 +1,92 @@
+//! AI generation attempts, learned from look-ups, webhooks and step events, in the transaction of whatever
+//! told us; and the adoption of one generation by a person.
+use super::Caller;
+use super::audit::record;
+use crate::api::AppError;
+use crate::api::operations::StepEvent;
+use crate::backend::db::ai_attempts::Seen;
+use crate::backend::db::operations::StepRow;
+use crate::backend::reconciliation::ConfiguredConnector;
+use crate::backend::{AppState, db};
+use crate::domain::ai::cost_micro_yen;
+use crate::domain::audit::AuditEntry;
+use crate::domain::operations::StepEventType;
+use crate::domain::reconciliation::Record;
+use crate::domain::roles::Role;
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+/// Keeps every generation a provider showed for the step (an AI connector only).
+pub async fn from_records(
+    tx: &mut db::Tx,
+    connector: &ConfiguredConnector,
+    step_id: i64,
+    records: &[Record],
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if !connector.ai {
+        return Ok(());
+    }
+    for r in records {
+        let Some(result_id) = r.external_id.as_deref() else { continue };
+        let seen = Seen {
+            step_id,
+            result_id,
+            status: r.status_text.as_deref(),
+            input_tokens: r.usage.map(|u| u.input_tokens),
+            output_tokens: r.usage.map(|u| u.output_tokens),
+            cost_micro_yen: r.usage.zip(connector.prices).map(|(u, p)| cost_micro_yen(u, p)),
+        };
+        db::ai_attempts::upsert(tx, &seen, now).await?;
+    }
+    Ok(())
+}
+
+/// What a step event says about the step's generation: started, done, usage, or a cancel requested.
+pub async fn from_event(
+    tx: &mut db::Tx,
+    connector: &ConfiguredConnector,
+    step: &StepRow,
+    event: &StepEvent,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if event.error.as_ref().is_some_and(|e| e.class == "cancel_requested") {
+        db::ai_attempts::cancel_requested(tx, step.id, now).await?;
+    }
+    let Some(result_id) = event.result_id.as_deref().or(step.result_id.as_deref()) else { return Ok(()) };
+    let status = match event.kind {
+        StepEventType::Started | StepEventType::Heartbeat => Some("in_progress"),
+        StepEventType::Succeeded => Some("completed"),
+        StepEventType::Failed | StepEventType::Unknown => None,
+    };
+    let record = Record {
+        external_id: Some(result_id.to_string()),
+        at: None,
+        status_text: status.map(str::to_string),
+        status: crate::domain::reconciliation::RecordStatus::Unclear,
+        fields: Default::default(),
+        usage: event.usage,
+    };
+    from_records(tx, connector, step.id, &[record], now).await
+}
+
+/// Staff or a manager of the department adopt one generation: only it counts as the step's result.
+pub async fn adopt(state: &AppState, caller: &Caller, process_id: &str, step_name: &str, result_id: &str) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let operation = db::operations::by_process_id(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
+    if !caller.may_see(&operation.department) {
+        return Err(AppError::NotFound);
+    }
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    let step = db::operations::step_by_name(&mut tx, operation.id, step_name).await?.ok_or(AppError::NotFound)?;
+    if !db::ai_attempts::adopt(&mut tx, step.id, result_id).await? {
+        return Err(AppError::invalid("result_id", "no completed generation with this result ID for this step"));
+    }
+    let entry = AuditEntry::new(caller.actor(), "ai_attempt.adopted", "operation", process_id)
+        .department(Some(&operation.department))
+        .after(json!({"step": step.name, "result_id": result_id}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
