@@ -380,3 +380,19 @@ async fn the_demo_loads_the_seeds_cases_stalled_and_reconciled() {
     let invoice = app.api(Method::GET, "/api/v1/operations/INV-2001", &token, None, None).await.json();
     assert_eq!(invoice["status"], "on_hold", "nothing found proves nothing: the invoice waits on hold");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_demo_look_up_that_cannot_read_the_log_is_lookup_failed_not_not_executed() {
+    let app = TestApp::spawn().await;
+    let connector = app.state.connectors.get("order-api").unwrap();
+    let lookup = app::backend::reconciliation::Lookup {
+        process_id: "P".into(),
+        step: "register_order".into(),
+        idempotency_key: "K".into(),
+        result_id: None,
+    };
+    assert!(matches!(connector.look_up(&lookup).await, app::domain::reconciliation::Finding::NotFound { authoritative: true }));
+    app.db().close().await;
+    let finding = connector.look_up(&lookup).await;
+    assert!(matches!(finding, app::domain::reconciliation::Finding::Failed { .. }), "{finding:?}");
+}
