@@ -6,7 +6,7 @@ use app::domain::webhooks::Secret;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-const SECRET: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXNlY3JldC1vbmU=";
+const SECRET: &str = crate::harness::WEBHOOK_SECRET_OLD;
 
 async fn event(app: &TestApp, token: &str, body: Value) {
     let answer = app.api(Method::POST, "/api/v1/operations/ORD-AI/steps/ai_summary/events", token, None, Some(&body)).await;
@@ -24,8 +24,6 @@ fn attempt<'a>(all: &'a [Value], id: &str) -> &'a Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_requested_is_not_a_cancel_confirmed_and_a_cancelled_generation_still_costs() {
-    // SAFETY: the same value in every test, set before the connectors are built.
-    unsafe { std::env::set_var("RERUN_GATE_WEBHOOK_SECRET_AI", format!("{SECRET} whsec_cmVydW4tZ2F0ZS10ZXN0LXNlY3JldC10d28=")) };
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
     let body = json!({"process_id": "ORD-AI", "workflow": "order-intake", "department": "sales",

@@ -15,8 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-const AI_KEY: &str = "test-ai-key-0f3b";
-const MAIL_TOKEN: &str = "test-mail-token-77aa";
+use crate::harness::{FAKE_AI_KEY as AI_KEY, FAKE_MAIL_TOKEN as MAIL_TOKEN};
 
 /// A fake provider on loopback; counts every request it receives.
 struct FakeProvider {
@@ -220,12 +219,6 @@ struct Rig {
 
 impl Rig {
     async fn start() -> Rig {
-        // SAFETY: set before any connector reads them; every test sets the same values.
-        unsafe {
-            std::env::set_var("RG_TEST_AI_KEY", AI_KEY);
-            std::env::set_var("RG_TEST_MAIL_TOKEN", MAIL_TOKEN);
-            std::env::set_var("RG_TEST_WRONG_AI_KEY", "sk-wrong-canary-5d1e");
-        }
         let fake = FakeProvider::start().await;
         let app = TestApp::spawn_configured(|_| {}, config(&fake)).await;
         Rig { app, fake }

@@ -6,6 +6,28 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub const PASSWORD: &str = "kumo-ame-yuki-2026";
+
+/// Secrets the tests configure through environment variables, as production does.
+pub const WEBHOOK_SECRET_OLD: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXNlY3JldC1vbmU=";
+pub const WEBHOOK_SECRET_NEW: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXNlY3JldC10d28=";
+pub const FAKE_AI_KEY: &str = "test-ai-key-0f3b";
+pub const FAKE_MAIL_TOKEN: &str = "test-mail-token-77aa";
+pub const WRONG_AI_KEY: &str = "sk-wrong-canary-5d1e";
+
+/// Sets the test suite's variables once, before the first app starts (no thread reads the environment
+/// while it changes: every test starts with `TestApp::spawn…`, which waits here).
+fn test_environment() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: runs once, before any app of this process reads its configuration.
+        unsafe {
+            std::env::set_var("RERUN_GATE_WEBHOOK_SECRET_AI", format!("{WEBHOOK_SECRET_OLD} {WEBHOOK_SECRET_NEW}"));
+            std::env::set_var("RG_TEST_AI_KEY", FAKE_AI_KEY);
+            std::env::set_var("RG_TEST_MAIL_TOKEN", FAKE_MAIL_TOKEN);
+            std::env::set_var("RG_TEST_WRONG_AI_KEY", WRONG_AI_KEY);
+        }
+    });
+}
 pub const BODY_LIMIT: usize = server::http::BODY_LIMIT_BYTES;
 
 pub struct TestApp {
@@ -67,6 +89,7 @@ impl TestApp {
             tokio::runtime::RuntimeFlavor::MultiThread,
             "use #[tokio::test(flavor = \"multi_thread\", worker_threads = 2)]"
         );
+        test_environment();
         server::telemetry::init_for_tests();
         app::backend::reconciliation::ssrf::install_tls_provider();
         let database_url = fresh_database_url().await;

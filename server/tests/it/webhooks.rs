@@ -7,13 +7,10 @@ use chrono::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-const OLD_SECRET: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXNlY3JldC1vbmU=";
-const NEW_SECRET: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXNlY3JldC10d28=";
+use crate::harness::{WEBHOOK_SECRET_NEW as NEW_SECRET, WEBHOOK_SECRET_OLD as OLD_SECRET};
 
 /// The example configuration's `ai-summary` connector takes webhooks signed with either secret (a rotation).
 async fn app_with_webhooks() -> (TestApp, String) {
-    // SAFETY: every test sets the same value before the connectors are built.
-    unsafe { std::env::set_var("RERUN_GATE_WEBHOOK_SECRET_AI", format!("{OLD_SECRET} {NEW_SECRET}")) };
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
     let body = json!({"process_id": "ORD-W", "workflow": "order-intake", "department": "sales",
