@@ -134,3 +134,28 @@ async fn parallel_writers_never_fork_the_chain() {
     futures::future::join_all(attempts).await;
     assert_eq!(verify(app.db()).await.unwrap(), Verification::Intact { events: before + 20 });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appends_from_another_process_on_the_same_database_never_fork_the_chain() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await; // this process now knows the head
+    // Another process (a command-line `user add`, or a second server on PostgreSQL) appends in between.
+    let other = Db::connect(&app.database_url).await.unwrap();
+    let other_state = server::startup::state(other, app.state.clock.clone(), app::backend::Settings::new("http://127.0.0.1"), crate::harness::example_config())
+        .await
+        .unwrap();
+    let new = |name: &str| app::api::admin::NewUser {
+        username: name.into(),
+        display_name: name.into(),
+        password: PASSWORD.into(),
+        roles: vec![app::domain::roles::Role::Staff],
+        departments: vec!["sales".into()],
+    };
+    let system = app::domain::audit::Actor::system("test");
+    app::backend::services::users::add(&other_state, system.clone(), None, new("ito")).await.unwrap();
+    app::backend::services::users::add(&other_state, system, None, new("kato")).await.unwrap();
+    app.user("mori", &["staff"], &["sales"]).await; // this process's remembered head is stale now
+    let actions = app.audit_actions().await;
+    assert_eq!(actions.iter().filter(|a| *a == "user.created").count(), 4);
+    assert_eq!(verify(app.db()).await.unwrap(), Verification::Intact { events: actions.len() as i64 });
+}

@@ -3,17 +3,52 @@ use super::{Tx, on_tx};
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use chrono::{DateTime, Utc};
 
-/// Appends one event after the current head. The head row is locked first (`FOR UPDATE` on PostgreSQL;
-/// SQLite writers are already serialised by `BEGIN IMMEDIATE`), so two appends can never fork the chain.
+/// Appends one event after the current head. PostgreSQL locks the head row first (`FOR UPDATE`); SQLite
+/// writers are serialised by `BEGIN IMMEDIATE` and this process's writer, which remembers the head, so the
+/// usual append is one statement. If another process appended meanwhile, the sequence number's primary key
+/// refuses the insert and the head is read again. Either way two appends can never fork the chain; a trigger
+/// moves `audit_head` with every insert.
 pub async fn append(tx: &mut Tx, entry: AuditEntry, now: DateTime<Utc>) -> Result<AuditEvent, sqlx::Error> {
-    let (seq, hash): (i64, String) = match tx {
-        Tx::Sqlite(t, _) => sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut **t).await?,
-        Tx::Postgres(t) => {
-            sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE").fetch_one(&mut **t).await?
+    let cached = match tx {
+        Tx::Sqlite(_, Some(lock)) => lock.audit_head(),
+        _ => None,
+    };
+    let event = match cached {
+        Some(head) => match insert(tx, entry.clone().seal(prev(&head), now)).await {
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                if let Tx::Sqlite(_, Some(lock)) = tx {
+                    lock.forget_audit_head();
+                }
+                let head = read_head(tx).await?;
+                insert(tx, entry.seal(prev(&head), now)).await?
+            }
+            other => other?,
+        },
+        None => {
+            let head = read_head(tx).await?;
+            insert(tx, entry.seal(prev(&head), now)).await?
         }
     };
-    let prev = (seq > 0).then_some((seq, hash.as_str()));
-    let event = entry.seal(prev, now);
+    if let Tx::Sqlite(_, Some(lock)) = tx {
+        lock.moved_head = Some((event.seq, event.hash.clone()));
+    }
+    Ok(event)
+}
+
+fn prev(head: &(i64, String)) -> Option<(i64, &str)> {
+    (head.0 > 0).then_some((head.0, head.1.as_str()))
+}
+
+async fn read_head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
+    match tx {
+        Tx::Sqlite(t, _) => sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut **t).await,
+        Tx::Postgres(t) => {
+            sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE").fetch_one(&mut **t).await
+        }
+    }
+}
+
+async fn insert(tx: &mut Tx, event: AuditEvent) -> Result<AuditEvent, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query(
         "INSERT INTO audit_events (seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id,
              department, before_json, after_json, reason, request_id, prev_hash, hash)
@@ -35,12 +70,8 @@ pub async fn append(tx: &mut Tx, entry: AuditEntry, now: DateTime<Utc>) -> Resul
     .bind(&event.prev_hash)
     .bind(&event.hash)
     .execute(c)
-    .await.map(drop))?;
-    on_tx!(tx, |c| sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
-        .bind(event.seq)
-        .bind(&event.hash)
-        .execute(c)
-        .await.map(drop))?;
+    .await
+    .map(drop))?;
     Ok(event)
 }
 

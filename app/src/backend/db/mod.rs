@@ -27,14 +27,41 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// of letting them poll the file lock (SQLite's busy handler sleeps up to 100 ms between tries).
 #[derive(Clone, Debug)]
 pub enum Db {
-    Sqlite(SqlitePool, Arc<Semaphore>),
+    Sqlite(SqlitePool, Arc<SqliteWriter>),
     Postgres(PgPool),
+}
+
+/// This process's SQLite writers: one at a time, and what they know of the audit head. Only a permit holder
+/// reads or moves the cached head; another process's append is caught by the sequence number's primary key.
+#[derive(Debug)]
+pub struct SqliteWriter {
+    permit: Arc<Semaphore>,
+    audit_head: std::sync::Mutex<Option<(i64, String)>>,
+}
+
+/// A SQLite write transaction's hold on the writer, and the audit head it moved (kept on commit).
+pub struct WriteLock {
+    _permit: OwnedSemaphorePermit,
+    writer: Arc<SqliteWriter>,
+    pub(crate) moved_head: Option<(i64, String)>,
+}
+
+impl WriteLock {
+    /// The audit head as this transaction sees it, if known without asking the database.
+    pub(crate) fn audit_head(&self) -> Option<(i64, String)> {
+        self.moved_head.clone().or_else(|| self.writer.audit_head.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    }
+
+    /// The cached head was wrong (another process appended): forget it.
+    pub(crate) fn forget_audit_head(&self) {
+        *self.writer.audit_head.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 /// A transaction on either engine. Every service owns one; helpers take `&mut Tx`. A SQLite write
 /// transaction holds this process's writer permit until it ends.
 pub enum Tx {
-    Sqlite(Handle<Sqlite>, Option<OwnedSemaphorePermit>),
+    Sqlite(Handle<Sqlite>, Option<WriteLock>),
     Postgres(Handle<Postgres>),
 }
 
@@ -93,7 +120,8 @@ impl Db {
     /// `sqlite://…` or `postgres://…`, as in `DATABASE_URL`.
     pub async fn connect(url: &str) -> anyhow::Result<Db> {
         if url.starts_with("sqlite:") {
-            Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(Semaphore::new(1))))
+            let writer = SqliteWriter { permit: Arc::new(Semaphore::new(1)), audit_head: std::sync::Mutex::new(None) };
+            Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(writer)))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             Ok(Db::Postgres(postgres::connect(url).await?))
         } else {
@@ -114,8 +142,9 @@ impl Db {
     pub async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
         Ok(match self {
             Db::Sqlite(pool, writer) => {
-                let permit = writer.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
-                Tx::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(permit))
+                let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
+                let lock = WriteLock { _permit: permit, writer: writer.clone(), moved_head: None };
+                Tx::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(lock))
             }
             Db::Postgres(pool) => Tx::Postgres(Handle::Transaction(pool.begin().await?)),
         })
@@ -156,8 +185,19 @@ impl Db {
 impl Tx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
-            // The permit is released only after the commit.
-            Tx::Sqlite(t, _permit) => t.commit().await,
+            // The permit is released only after the commit; the head this transaction moved becomes the cache.
+            Tx::Sqlite(t, lock) => {
+                let committed = t.commit().await;
+                if let Some(lock) = lock {
+                    let mut head = lock.writer.audit_head.lock().unwrap_or_else(|p| p.into_inner());
+                    match (&committed, lock.moved_head) {
+                        (Ok(()), Some(moved)) => *head = Some(moved),
+                        (Err(_), Some(_)) => *head = None,
+                        _ => {}
+                    }
+                }
+                committed
+            }
             Tx::Postgres(t) => t.commit().await,
         }
     }

@@ -49,6 +49,30 @@ const STEP_COLUMNS: &str = "id, operation_id, position, name, idempotency_key, c
     result_id, error_class, error_message, attempts, started_at, last_heartbeat_at, completed_at, updated_at,
     content_json, latest_verdict";
 
+/// A step with what a step event needs of its operation, read in one statement (the hot path).
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct StepInOperation {
+    #[sqlx(flatten)]
+    pub step: StepRow,
+    pub process_id: String,
+    pub workflow: String,
+    pub department: String,
+    pub operation_status: String,
+}
+
+/// The step of an operation, with the operation's facts; `None` when either does not exist.
+pub async fn step_in_operation(tx: &mut Tx, process_id: &str, step: &str) -> Result<Option<StepInOperation>, sqlx::Error> {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let step_columns: Vec<String> = STEP_COLUMNS.split(',').map(|c| format!("s.{}", c.trim())).collect();
+        format!(
+            "SELECT {}, o.process_id, o.workflow, o.department, o.status AS operation_status
+             FROM operations o JOIN steps s ON s.operation_id = o.id WHERE o.process_id = $1 AND s.name = $2",
+            step_columns.join(", ")
+        )
+    });
+    on_tx!(tx, |c| sqlx::query_as(SQL.as_str()).bind(process_id).bind(step).fetch_optional(c).await)
+}
+
 pub struct NewOperation<'a> {
     pub process_id: &'a str,
     pub workflow: &'a str,

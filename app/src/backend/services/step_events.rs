@@ -9,7 +9,7 @@ use super::audit::record;
 use super::operations::step_view;
 use crate::api::AppError;
 use crate::api::operations::{StepEvent, StepEventAnswer};
-use crate::backend::db::operations::{OperationRow, StepRow};
+use crate::backend::db::operations::{StepInOperation, StepRow};
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::operations::{OperationStatus, StepEventType, StepState, is_newer, may_leave_success};
@@ -17,6 +17,15 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 const MAX_MESSAGE_CHARS: usize = 2_000;
+
+/// What a step event needs of its operation.
+struct Operation {
+    id: i64,
+    process_id: String,
+    workflow: String,
+    department: String,
+    status: String,
+}
 
 pub async fn report(
     state: &AppState,
@@ -31,14 +40,17 @@ pub async fn report(
     if event.kind == StepEventType::Failed && event.error.is_none() {
         return Err(AppError::invalid("error", "a failed event needs an error with class and message"));
     }
-    // Read without a transaction: the compare-and-set below catches any change since.
+    // Read without a transaction, in one statement: the compare-and-set below catches any change since.
     let mut read = state.db.connection().await?;
-    let operation = db::operations::by_process_id(&mut read, process_id).await?.ok_or(AppError::NotFound)?;
-    if !client.may_see(&operation.department) {
+    let found = db::operations::step_in_operation(&mut read, process_id, step_name).await?;
+    drop(read);
+    let Some(StepInOperation { step: seen, process_id, workflow, department, operation_status }) = found else {
+        return Err(AppError::NotFound);
+    };
+    if !client.may_see(&department) {
         return Err(AppError::NotFound);
     }
-    let seen = db::operations::step_by_name(&mut read, operation.id, step_name).await?.ok_or(AppError::NotFound)?;
-    drop(read);
+    let operation = Operation { id: seen.operation_id, process_id, workflow, department, status: operation_status };
     let Some(next) = decide(&seen, &event, state.clock.now()) else {
         return Ok(StepEventAnswer { applied: false, step: step_view(seen) });
     };
@@ -116,7 +128,7 @@ fn apply(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> StepRow {
 async fn finish_write(
     mut tx: db::Tx,
     client: &ApiClient,
-    operation: &OperationRow,
+    operation: &Operation,
     current: &StepRow,
     step: StepRow,
     kind: StepEventType,
