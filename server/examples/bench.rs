@@ -146,5 +146,23 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<f64> {
     for worker in workers {
         events += worker.await??;
     }
-    Ok(events as f64 / started.elapsed().as_secs_f64())
+    let rate = events as f64 / started.elapsed().as_secs_f64();
+
+    // The HTTP floor: the same stack and clients, a route that touches nothing.
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..clients {
+        let (http, base) = (http.clone(), base.clone());
+        workers.push(tokio::spawn(async move {
+            for _ in 0..500 {
+                http.get(format!("{base}/healthz")).send().await?.bytes().await?;
+            }
+            Ok::<(), anyhow::Error>(())
+        }));
+    }
+    for worker in workers {
+        worker.await??;
+    }
+    eprintln!("HTTP floor: {:.0} requests/s", (clients * 500) as f64 / started.elapsed().as_secs_f64());
+    Ok(rate)
 }

@@ -69,6 +69,8 @@ pub struct AppState {
     pub connectors: Arc<reconciliation::Connectors>,
     /// The demo outside systems (their HTTP side is served only in demo mode).
     pub demo: demo_systems::DemoSystems,
+    /// API tokens checked in the last few seconds.
+    pub tokens: Arc<services::api_clients::TokenCache>,
 }
 
 impl AppState {
@@ -83,6 +85,7 @@ impl AppState {
             config: Arc::new(config),
             connectors: Arc::new(connectors),
             demo,
+            tokens: Arc::default(),
         })
     }
 }

@@ -155,7 +155,17 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
     app::backend::services::users::add(&other_state, system.clone(), None, new("ito")).await.unwrap();
     app::backend::services::users::add(&other_state, system, None, new("kato")).await.unwrap();
     app.user("mori", &["staff"], &["sales"]).await; // this process's remembered head is stale now
+    // The same for a step event, which writes in one round trip when it can.
+    let token = app.token("intake", &["sales"]).await;
+    let body = json!({"process_id": "P-1", "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": "a"}, {"name": "ai_summary", "idempotency_key": "b"}]});
+    app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("k"), Some(&body)).await;
+    app::backend::services::users::add(&other_state, app::domain::audit::Actor::system("test"), None, new("sano")).await.unwrap();
+    let event = json!({"seq": 1, "type": "started"});
+    let answer = app.api(reqwest::Method::POST, "/api/v1/operations/P-1/steps/register_order/events", &token, None, Some(&event)).await;
+    assert_eq!(answer.json()["applied"], true, "{}", answer.body);
     let actions = app.audit_actions().await;
-    assert_eq!(actions.iter().filter(|a| *a == "user.created").count(), 4);
+    assert_eq!(actions.iter().filter(|a| *a == "user.created").count(), 5);
+    assert!(actions.contains(&"step.started".to_string()));
     assert_eq!(verify(app.db()).await.unwrap(), Verification::Intact { events: actions.len() as i64 });
 }

@@ -35,7 +35,7 @@ pub async fn append(tx: &mut Tx, entry: AuditEntry, now: DateTime<Utc>) -> Resul
     Ok(event)
 }
 
-fn prev(head: &(i64, String)) -> Option<(i64, &str)> {
+pub(super) fn prev(head: &(i64, String)) -> Option<(i64, &str)> {
     (head.0 > 0).then_some((head.0, head.1.as_str()))
 }
 
@@ -49,31 +49,40 @@ async fn read_head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
 }
 
 async fn insert(tx: &mut Tx, event: AuditEvent) -> Result<AuditEvent, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
-        "INSERT INTO audit_events (seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id,
-             department, before_json, after_json, reason, request_id, prev_hash, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-    )
-    .bind(event.seq)
-    .bind(event.at)
-    .bind(&event.actor_kind)
-    .bind(&event.actor_id)
-    .bind(&event.actor_label)
-    .bind(&event.action)
-    .bind(&event.object_type)
-    .bind(&event.object_id)
-    .bind(&event.department)
-    .bind(&event.before_json)
-    .bind(&event.after_json)
-    .bind(&event.reason)
-    .bind(&event.request_id)
-    .bind(&event.prev_hash)
-    .bind(&event.hash)
-    .execute(c)
-    .await
-    .map(drop))?;
+    let sql = format!("INSERT INTO audit_events ({INSERT_COLUMNS}) VALUES ({})", placeholders(0));
+    on_tx!(tx, |c| bind_event!(sqlx::query(&sql), event).execute(c).await.map(drop))?;
     Ok(event)
 }
+
+pub(super) const INSERT_COLUMNS: &str = "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id,
+    department, before_json, after_json, reason, request_id, prev_hash, hash";
+
+/// `$n+1, …, $n+15`: the event's values after `n` other parameters.
+pub(super) fn placeholders(n: usize) -> String {
+    (n + 1..=n + 15).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+}
+
+macro_rules! bind_event {
+    ($query:expr, $event:expr) => {
+        $query
+            .bind($event.seq)
+            .bind($event.at)
+            .bind(&$event.actor_kind)
+            .bind(&$event.actor_id)
+            .bind(&$event.actor_label)
+            .bind(&$event.action)
+            .bind(&$event.object_type)
+            .bind(&$event.object_id)
+            .bind(&$event.department)
+            .bind(&$event.before_json)
+            .bind(&$event.after_json)
+            .bind(&$event.reason)
+            .bind(&$event.request_id)
+            .bind(&$event.prev_hash)
+            .bind(&$event.hash)
+    };
+}
+pub(super) use bind_event;
 
 pub async fn head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(c).await)

@@ -46,15 +46,25 @@ pub struct WriteLock {
     pub(crate) moved_head: Option<(i64, String)>,
 }
 
+impl SqliteWriter {
+    fn remembered_head(&self) -> Option<(i64, String)> {
+        self.audit_head.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn remember_head(&self, head: Option<(i64, String)>) {
+        *self.audit_head.lock().unwrap_or_else(|p| p.into_inner()) = head;
+    }
+}
+
 impl WriteLock {
     /// The audit head as this transaction sees it, if known without asking the database.
     pub(crate) fn audit_head(&self) -> Option<(i64, String)> {
-        self.moved_head.clone().or_else(|| self.writer.audit_head.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        self.moved_head.clone().or_else(|| self.writer.remembered_head())
     }
 
     /// The cached head was wrong (another process appended): forget it.
     pub(crate) fn forget_audit_head(&self) {
-        *self.writer.audit_head.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.writer.remember_head(None);
     }
 }
 
@@ -182,6 +192,21 @@ impl Db {
     }
 }
 
+/// A step's compare-and-set and its audit event, in one round trip where the engine allows (SQLite, when this
+/// process knows the audit head). `None`: not written; take the ordinary path.
+pub async fn write_step_in_one_trip(
+    db: &Db,
+    step: &operations::StepRow,
+    seen_seq: Option<i64>,
+    entry: &crate::domain::audit::AuditEntry,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Option<crate::domain::audit::AuditEvent>, sqlx::Error> {
+    match db {
+        Db::Sqlite(pool, writer) => sqlite::write_step_in_one_trip(pool, writer, step, seen_seq, entry, now).await,
+        Db::Postgres(_) => Ok(None),
+    }
+}
+
 impl Tx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
@@ -189,10 +214,9 @@ impl Tx {
             Tx::Sqlite(t, lock) => {
                 let committed = t.commit().await;
                 if let Some(lock) = lock {
-                    let mut head = lock.writer.audit_head.lock().unwrap_or_else(|p| p.into_inner());
                     match (&committed, lock.moved_head) {
-                        (Ok(()), Some(moved)) => *head = Some(moved),
-                        (Err(_), Some(_)) => *head = None,
+                        (Ok(()), Some(moved)) => lock.writer.remember_head(Some(moved)),
+                        (Err(_), Some(_)) => lock.writer.remember_head(None),
                         _ => {}
                     }
                 }

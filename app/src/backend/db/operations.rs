@@ -189,28 +189,34 @@ pub async fn incomplete_steps(tx: &mut Tx, operation_id: i64) -> Result<i64, sql
 /// Writes a step's new state if its `last_seq` is still `seen_seq` (compare-and-set); `false` when another
 /// event got there first and the caller must decide again.
 pub async fn update_step_if_unchanged(tx: &mut Tx, step: &StepRow, seen_seq: Option<i64>) -> Result<bool, sqlx::Error> {
-    let updated = on_tx!(tx, |c| sqlx::query(
-        "UPDATE steps SET state = $2, last_seq = $3, result_id = $4, error_class = $5, error_message = $6,
-             attempts = $7, started_at = $8, last_heartbeat_at = $9, completed_at = $10, updated_at = $11
-         WHERE id = $1 AND last_seq IS NOT DISTINCT FROM $12"
-    )
-    .bind(step.id)
-    .bind(&step.state)
-    .bind(step.last_seq)
-    .bind(&step.result_id)
-    .bind(&step.error_class)
-    .bind(&step.error_message)
-    .bind(step.attempts)
-    .bind(step.started_at)
-    .bind(step.last_heartbeat_at)
-    .bind(step.completed_at)
-    .bind(step.updated_at)
-    .bind(seen_seq)
-    .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
+    let updated =
+        on_tx!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL), step, seen_seq).execute(c).await.map(|r| r.rows_affected()))?;
     Ok(updated == 1)
 }
+
+/// The compare-and-set of a step (12 parameters), shared with the one-trip write of `db::sqlite`.
+pub(super) const STEP_UPDATE_SQL: &str = "UPDATE steps SET state = $2, last_seq = $3, result_id = $4, error_class = $5,
+         error_message = $6, attempts = $7, started_at = $8, last_heartbeat_at = $9, completed_at = $10, updated_at = $11
+     WHERE id = $1 AND last_seq IS NOT DISTINCT FROM $12";
+
+macro_rules! bind_step_update {
+    ($query:expr, $step:expr, $seen_seq:expr) => {
+        $query
+            .bind($step.id)
+            .bind(&$step.state)
+            .bind($step.last_seq)
+            .bind(&$step.result_id)
+            .bind(&$step.error_class)
+            .bind(&$step.error_message)
+            .bind($step.attempts)
+            .bind($step.started_at)
+            .bind($step.last_heartbeat_at)
+            .bind($step.completed_at)
+            .bind($step.updated_at)
+            .bind($seen_seq)
+    };
+}
+pub(super) use bind_step_update;
 
 /// Sets the status unless it is that already; `true` when it changed (so exactly one audit event follows).
 pub async fn set_status_unless(tx: &mut Tx, id: i64, status: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {

@@ -62,14 +62,51 @@ pub async fn create(state: &AppState, actor: Actor, name: &str, departments: &[S
     Ok((id, token))
 }
 
-/// The client a bearer token belongs to; `None` for unknown or revoked tokens.
+/// The client a bearer token belongs to; `None` for unknown or revoked tokens. A known token is remembered for
+/// a few seconds (every API call checks one); revoking it here forgets it at once.
 pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiClient>, AppError> {
+    let hash = token_hash(token);
+    if let Some(client) = state.tokens.get(&hash) {
+        return Ok(Some(client));
+    }
     let mut tx = state.db.connection().await?;
-    let Some((row, departments)) = db::api_clients::by_token(&mut tx, &token_hash(token)).await? else { return Ok(None) };
+    let Some((row, departments)) = db::api_clients::by_token(&mut tx, &hash).await? else { return Ok(None) };
     if row.revoked_at.is_some() {
         return Ok(None);
     }
-    Ok(Some(ApiClient { id: row.id, name: row.name, departments }))
+    let client = ApiClient { id: row.id, name: row.name, departments };
+    state.tokens.put(hash, client.clone());
+    Ok(Some(client))
+}
+
+/// Recently checked tokens, by hash. Another server instance learns of a revocation within `TTL`.
+#[derive(Debug, Default)]
+pub struct TokenCache(std::sync::Mutex<std::collections::HashMap<String, (ApiClient, std::time::Instant)>>);
+
+impl TokenCache {
+    pub const TTL: std::time::Duration = std::time::Duration::from_secs(5);
+    const MAX_ENTRIES: usize = 10_000;
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (ApiClient, std::time::Instant)>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get(&self, hash: &str) -> Option<ApiClient> {
+        let cache = self.lock();
+        cache.get(hash).filter(|(_, at)| at.elapsed() < Self::TTL).map(|(client, _)| client.clone())
+    }
+
+    fn put(&self, hash: String, client: ApiClient) {
+        let mut cache = self.lock();
+        if cache.len() >= Self::MAX_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(hash, (client, std::time::Instant::now()));
+    }
+
+    fn forget_client(&self, id: i64) {
+        self.lock().retain(|_, (client, _)| client.id != id);
+    }
 }
 
 pub async fn list(state: &AppState, caller: &super::Caller) -> Result<Vec<ApiClientSummary>, AppError> {
@@ -100,6 +137,7 @@ pub async fn revoke(state: &AppState, actor: Actor, id: i64, request_id: Option<
     let entry = AuditEntry::new(actor, "api_client.revoked", "api_client", id).after(json!({"name": row.name}));
     record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
+    state.tokens.forget_client(id);
     Ok(())
 }
 

@@ -54,9 +54,19 @@ pub async fn report(
     let Some(next) = decide(&seen, &event, state.clock.now()) else {
         return Ok(StepEventAnswer { applied: false, step: step_view(seen) });
     };
+    let ai = state.connectors.of_step(&state.config, &operation.workflow, step_name).filter(|c| c.ai);
+    let now = state.clock.now();
+
+    // Most events change the step and write one audit event, nothing else: one round trip where possible.
+    let follow_ups = ai.is_some() || matches!(event.kind, StepEventType::Succeeded | StepEventType::Heartbeat);
+    if !follow_ups {
+        let entry = step_entry(client, &operation, &seen, &next, event.kind);
+        if db::write_step_in_one_trip(&state.db, &next, seen.last_seq, &entry, now).await?.is_some() {
+            return Ok(StepEventAnswer { applied: true, step: step_view(next) });
+        }
+    }
 
     let mut tx = state.db.begin_write().await?;
-    let now = state.clock.now();
     let (current, next) = if db::operations::update_step_if_unchanged(&mut tx, &next, seen.last_seq).await? {
         (seen, next)
     } else {
@@ -71,7 +81,7 @@ pub async fn report(
         (current, next)
     };
     // AI steps keep each generation as an attempt, in the same transaction.
-    if let Some(ai) = state.connectors.of_step(&state.config, &operation.workflow, step_name).filter(|c| c.ai) {
+    if let Some(ai) = ai {
         super::ai_attempts::from_event(&mut tx, ai, &next, &event, now).await?;
     }
     // AI steps keep each generation as an attempt, in the same transaction.
@@ -137,14 +147,7 @@ async fn finish_write(
     let process_id = operation.process_id.as_str();
     // Heartbeats only show liveness; every real state change is audited.
     if kind != StepEventType::Heartbeat {
-        let entry = AuditEntry::new(client.actor(), step_action(kind), "operation", process_id)
-            .department(Some(&operation.department))
-            .before(json!({"step": step.name, "state": current.state, "seq": current.last_seq}))
-            .after(json!({
-                "step": step.name, "state": step.state, "seq": step.last_seq, "result_id": step.result_id,
-                "completed_at": step.completed_at, "error_class": step.error_class,
-            }));
-        record(&mut tx, entry, None, now).await?;
+        record(&mut tx, step_entry(client, operation, current, &step, kind), None, now).await?;
     }
     if kind == StepEventType::Succeeded && db::operations::incomplete_steps(&mut tx, operation.id).await? == 0 {
         let completed = OperationStatus::Completed.as_str();
@@ -158,6 +161,17 @@ async fn finish_write(
     }
     tx.commit().await?;
     Ok(StepEventAnswer { applied: true, step: step_view(step) })
+}
+
+/// The audit event of a step's change.
+fn step_entry(client: &ApiClient, operation: &Operation, current: &StepRow, step: &StepRow, kind: StepEventType) -> AuditEntry {
+    AuditEntry::new(client.actor(), step_action(kind), "operation", &operation.process_id)
+        .department(Some(&operation.department))
+        .before(json!({"step": step.name, "state": current.state, "seq": current.last_seq}))
+        .after(json!({
+            "step": step.name, "state": step.state, "seq": step.last_seq, "result_id": step.result_id,
+            "completed_at": step.completed_at, "error_class": step.error_class,
+        }))
 }
 
 fn step_action(kind: StepEventType) -> &'static str {
