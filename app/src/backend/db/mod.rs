@@ -37,6 +37,8 @@ pub enum Db {
 pub struct SqliteWriter {
     permit: Arc<Semaphore>,
     audit_head: std::sync::Mutex<Option<(i64, String)>>,
+    /// The step events' own connection (see `StepSession`).
+    connection: Arc<tokio::sync::Mutex<Option<sqlx::SqliteConnection>>>,
 }
 
 /// A SQLite write transaction's hold on the writer, and the audit head it moved (kept on commit).
@@ -130,7 +132,11 @@ impl Db {
     /// `sqlite://…` or `postgres://…`, as in `DATABASE_URL`.
     pub async fn connect(url: &str) -> anyhow::Result<Db> {
         if url.starts_with("sqlite:") {
-            let writer = SqliteWriter { permit: Arc::new(Semaphore::new(1)), audit_head: std::sync::Mutex::new(None) };
+            let writer = SqliteWriter {
+                permit: Arc::new(Semaphore::new(1)),
+                audit_head: std::sync::Mutex::new(None),
+                connection: Arc::new(tokio::sync::Mutex::new(None)),
+            };
             Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(writer)))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             Ok(Db::Postgres(postgres::connect(url).await?))
@@ -177,6 +183,14 @@ impl Db {
         })
     }
 
+    /// A step event's session on SQLite (`None` on PostgreSQL, where the ordinary path is as short).
+    pub async fn step_session(&self) -> Result<Option<StepSession>, sqlx::Error> {
+        match self {
+            Db::Sqlite(pool, writer) => StepSession::open(pool, writer).await.map(Some),
+            Db::Postgres(_) => Ok(None),
+        }
+    }
+
     pub fn engine(&self) -> &'static str {
         match self {
             Db::Sqlite(..) => "sqlite",
@@ -192,20 +206,7 @@ impl Db {
     }
 }
 
-/// A step's compare-and-set and its audit event, in one round trip where the engine allows (SQLite, when this
-/// process knows the audit head). `None`: not written; take the ordinary path.
-pub async fn write_step_in_one_trip(
-    db: &Db,
-    step: &operations::StepRow,
-    seen_seq: Option<i64>,
-    entry: &crate::domain::audit::AuditEntry,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<Option<crate::domain::audit::AuditEvent>, sqlx::Error> {
-    match db {
-        Db::Sqlite(pool, writer) => sqlite::write_step_in_one_trip(pool, writer, step, seen_seq, entry, now).await,
-        Db::Postgres(_) => Ok(None),
-    }
-}
+pub use sqlite::StepSession;
 
 impl Tx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {

@@ -62,16 +62,17 @@ pub struct StepInOperation {
 
 /// The step of an operation, with the operation's facts; `None` when either does not exist.
 pub async fn step_in_operation(tx: &mut Tx, process_id: &str, step: &str) -> Result<Option<StepInOperation>, sqlx::Error> {
-    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let step_columns: Vec<String> = STEP_COLUMNS.split(',').map(|c| format!("s.{}", c.trim())).collect();
-        format!(
-            "SELECT {}, o.process_id, o.workflow, o.department, o.status AS operation_status
-             FROM operations o JOIN steps s ON s.operation_id = o.id WHERE o.process_id = $1 AND s.name = $2",
-            step_columns.join(", ")
-        )
-    });
-    on_tx!(tx, |c| sqlx::query_as(SQL.as_str()).bind(process_id).bind(step).fetch_optional(c).await)
+    on_tx!(tx, |c| sqlx::query_as(STEP_IN_OPERATION_SQL.as_str()).bind(process_id).bind(step).fetch_optional(c).await)
 }
+
+pub(super) static STEP_IN_OPERATION_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let step_columns: Vec<String> = STEP_COLUMNS.split(',').map(|c| format!("s.{}", c.trim())).collect();
+    format!(
+        "SELECT {}, o.process_id, o.workflow, o.department, o.status AS operation_status
+         FROM operations o JOIN steps s ON s.operation_id = o.id WHERE o.process_id = $1 AND s.name = $2",
+        step_columns.join(", ")
+    )
+});
 
 pub struct NewOperation<'a> {
     pub process_id: &'a str,

@@ -42,6 +42,15 @@ pub async fn from_records(
     Ok(())
 }
 
+/// Whether a step event tells anything about a generation (a result ID to attach it to, or a cancel request).
+pub fn concerns(step: &StepRow, event: &StepEvent) -> bool {
+    event.result_id.is_some() || step.result_id.is_some() || is_cancel_request(event)
+}
+
+fn is_cancel_request(event: &StepEvent) -> bool {
+    event.error.as_ref().is_some_and(|e| e.class == "cancel_requested")
+}
+
 /// What a step event says about the step's generation: started, done, usage, or a cancel requested.
 pub async fn from_event(
     tx: &mut db::Tx,
@@ -50,7 +59,7 @@ pub async fn from_event(
     event: &StepEvent,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    if event.error.as_ref().is_some_and(|e| e.class == "cancel_requested") {
+    if is_cancel_request(event) {
         db::ai_attempts::cancel_requested(tx, step.id, now).await?;
     }
     let Some(result_id) = event.result_id.as_deref().or(step.result_id.as_deref()) else { return Ok(()) };

@@ -40,10 +40,13 @@ pub async fn report(
     if event.kind == StepEventType::Failed && event.error.is_none() {
         return Err(AppError::invalid("error", "a failed event needs an error with class and message"));
     }
-    // Read without a transaction, in one statement: the compare-and-set below catches any change since.
-    let mut read = state.db.connection().await?;
-    let found = db::operations::step_in_operation(&mut read, process_id, step_name).await?;
-    drop(read);
+    // On SQLite the whole event usually is two round trips on the writer's own connection (see `StepSession`);
+    // elsewhere the step is read without a transaction and the compare-and-set below catches any change since.
+    let mut session = state.db.step_session().await?;
+    let found = match session.as_mut() {
+        Some(session) => session.step_in_operation(process_id, step_name).await?,
+        None => db::operations::step_in_operation(&mut state.db.connection().await?, process_id, step_name).await?,
+    };
     let Some(StepInOperation { step: seen, process_id, workflow, department, operation_status }) = found else {
         return Err(AppError::NotFound);
     };
@@ -55,16 +58,19 @@ pub async fn report(
         return Ok(StepEventAnswer { applied: false, step: step_view(seen) });
     };
     let ai = state.connectors.of_step(&state.config, &operation.workflow, step_name).filter(|c| c.ai);
+    let ai = ai.filter(|_| super::ai_attempts::concerns(&next, &event));
     let now = state.clock.now();
 
-    // Most events change the step and write one audit event, nothing else: one round trip where possible.
-    let follow_ups = ai.is_some() || matches!(event.kind, StepEventType::Succeeded | StepEventType::Heartbeat);
-    if !follow_ups {
+    // Most events change the step and write one audit event, nothing else: one round trip. (A success that
+    // would complete the operation is refused by the one-trip write and comes back here.)
+    let follow_ups = ai.is_some() || event.kind == StepEventType::Heartbeat;
+    if let (Some(session), false) = (session.as_mut(), follow_ups) {
         let entry = step_entry(client, &operation, &seen, &next, event.kind);
-        if db::write_step_in_one_trip(&state.db, &next, seen.last_seq, &entry, now).await?.is_some() {
+        if session.write_step(&next, seen.last_seq, &entry, now).await?.is_some() {
             return Ok(StepEventAnswer { applied: true, step: step_view(next) });
         }
     }
+    drop(session); // the ordinary path takes the writer permit itself
 
     let mut tx = state.db.begin_write().await?;
     let (current, next) = if db::operations::update_step_if_unchanged(&mut tx, &next, seen.last_seq).await? {
