@@ -4,6 +4,7 @@ pub mod board;
 pub mod auth;
 pub mod error;
 pub mod operations;
+pub mod reruns;
 #[cfg(feature = "ssr")]
 pub(crate) mod context;
 

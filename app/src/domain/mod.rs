@@ -10,6 +10,8 @@ pub mod ids;
 pub mod operations;
 pub mod password_policy;
 pub mod reconciliation;
+pub mod rerun_plan;
+pub mod checklist;
 pub mod roles;
 pub mod stall;
 pub mod webhooks;

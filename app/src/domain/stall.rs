@@ -89,6 +89,13 @@ impl StallEvent {
 }
 
 impl FailureClass {
+    pub const ALL: [FailureClass; 3] =
+        [FailureClass::SystemError, FailureClass::OutsideServiceOutage, FailureClass::DataInconsistency];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             FailureClass::SystemError => "system_error",

@@ -12,6 +12,7 @@ mod http_protections;
 mod ingestion;
 mod people;
 mod reconciliation;
+mod reruns;
 mod sessions;
 mod sign_in;
 mod sweeper;

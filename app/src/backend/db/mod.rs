@@ -10,6 +10,7 @@ pub mod holds;
 pub mod idempotency;
 pub mod operations;
 pub mod reconciliations;
+pub mod rerun_requests;
 mod postgres;
 pub mod sessions;
 pub mod sign_in;

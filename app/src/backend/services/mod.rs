@@ -8,6 +8,7 @@ pub mod holds;
 pub mod idempotency;
 pub mod operations;
 pub mod reconciliation;
+pub mod rerun_requests;
 pub mod sign_in;
 pub mod step_events;
 pub mod sweeper;

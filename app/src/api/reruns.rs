@@ -1,0 +1,106 @@
+//! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
+use super::AppError;
+use crate::domain::rerun_plan::{Blocked, RerunPlan};
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+#[cfg(feature = "ssr")]
+use {
+    super::{context, finish},
+    crate::backend::services,
+};
+
+/// What starting a request led to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StartAnswer {
+    /// A draft request with its computed plan and pre-filled checklist.
+    Created { id: String },
+    /// The steps' state forbids a rerun, with the reasons.
+    Blocked { reasons: Vec<Blocked> },
+    /// Nothing left to rerun: the executed steps got their completion flags.
+    NothingToRerun { confirmed: Vec<String> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckView {
+    pub number: i64,
+    pub label: String,
+    /// Whether the system's own check holds.
+    pub holds: bool,
+    pub evidence: String,
+    pub confirmed_by: Option<String>,
+    pub confirmed_at: Option<DateTime<Utc>>,
+    pub comment: Option<String>,
+    pub cause_class: Option<String>,
+    pub cause_text: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RerunRequestView {
+    pub id: String,
+    pub process_id: String,
+    pub department: String,
+    /// `draft`, `pending_approval`, `approved`, `rejected`, `expired`, `cancelled`, `dispatched`, `succeeded`, `failed`.
+    pub status: String,
+    pub requester: String,
+    pub reason: String,
+    pub created_at: DateTime<Utc>,
+    pub submitted_at: Option<DateTime<Utc>>,
+    pub plan: RerunPlan,
+    pub checks: Vec<CheckView>,
+    /// Staff or manager of the department while the request is a draft.
+    pub may_confirm: bool,
+}
+
+#[server(endpoint = "reruns/start")]
+pub async fn start_rerun_request(process_id: String, reason: String) -> Result<StartAnswer, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::rerun_requests::start(&state, &caller, &process_id, &reason).await
+        }
+        .await,
+    )
+}
+
+#[server(endpoint = "reruns/load")]
+pub async fn load_rerun_request(id: String) -> Result<RerunRequestView, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::rerun_requests::view(&state, &caller, &id).await
+        }
+        .await,
+    )
+}
+
+/// Confirms one of the five checks with a comment (the fifth with the cause class and text).
+#[server(endpoint = "reruns/confirm")]
+pub async fn confirm_check(
+    id: String,
+    number: i64,
+    comment: String,
+    cause_class: Option<String>,
+    cause_text: Option<String>,
+) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            let cause = services::rerun_requests::Cause { class: cause_class, text: cause_text };
+            services::rerun_requests::confirm(&state, &caller, &id, number, &comment, cause).await
+        }
+        .await,
+    )
+}
+
+/// All five checks confirmed: the request goes to the department's owners for approval.
+#[server(endpoint = "reruns/submit")]
+pub async fn request_approval(id: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::rerun_requests::submit(&state, &caller, &id).await
+        }
+        .await,
+    )
+}

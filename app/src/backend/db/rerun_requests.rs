@@ -1,0 +1,158 @@
+//! Rerun requests and their checklist items.
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct RequestRow {
+    pub id: String,
+    pub operation_id: i64,
+    pub process_id: String,
+    pub department: String,
+    pub requested_by: i64,
+    pub requester: String,
+    pub reason: String,
+    pub status: String,
+    pub plan_json: String,
+    pub workflow_version: String,
+    pub verdicts_hash: String,
+    pub created_at: DateTime<Utc>,
+    pub submitted_at: Option<DateTime<Utc>>,
+}
+
+const REQUEST_SELECT: &str = "SELECT r.id, r.operation_id, o.process_id, o.department, r.requested_by,
+        u.display_name AS requester, r.reason, r.status, r.plan_json, r.workflow_version, r.verdicts_hash,
+        r.created_at, r.submitted_at
+    FROM rerun_requests r JOIN operations o ON o.id = r.operation_id JOIN users u ON u.id = r.requested_by";
+
+pub struct NewRequest<'a> {
+    pub id: &'a str,
+    pub operation_id: i64,
+    pub requested_by: i64,
+    pub reason: &'a str,
+    pub plan_json: &'a str,
+    pub workflow_version: &'a str,
+    pub verdicts_hash: &'a str,
+}
+
+/// `false` when the operation already has an open request (the unique index decides, under concurrency too).
+pub async fn insert(tx: &mut Tx, r: &NewRequest<'_>, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let inserted = on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO rerun_requests (id, operation_id, requested_by, reason, status, plan_json, workflow_version,
+             verdicts_hash, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8, $8) ON CONFLICT DO NOTHING"
+    )
+    .bind(r.id)
+    .bind(r.operation_id)
+    .bind(r.requested_by)
+    .bind(r.reason)
+    .bind(r.plan_json)
+    .bind(r.workflow_version)
+    .bind(r.verdicts_hash)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|res| res.rows_affected()))?;
+    Ok(inserted == 1)
+}
+
+pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>, sqlx::Error> {
+    let sql = format!("{REQUEST_SELECT} WHERE r.id = $1");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+}
+
+/// The operation's open request (draft, pending approval, approved or dispatched), if any.
+pub async fn open_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Option<RequestRow>, sqlx::Error> {
+    let sql = format!(
+        "{REQUEST_SELECT} WHERE r.operation_id = $1 AND r.status IN ('draft', 'pending_approval', 'approved', 'dispatched')"
+    );
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_optional(c).await)
+}
+
+/// Moves the request from one status to another; `false` when it was not in `from` any more.
+pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let moved = on_tx!(tx, |c| sqlx::query(
+        "UPDATE rerun_requests SET status = $3, updated_at = $4,
+             submitted_at = CASE WHEN $3 = 'pending_approval' THEN $4 ELSE submitted_at END
+         WHERE id = $1 AND status = $2"
+    )
+    .bind(id)
+    .bind(from)
+    .bind(to)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(moved == 1)
+}
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct ItemRow {
+    pub number: i64,
+    pub holds: bool,
+    pub evidence: String,
+    pub confirmed_by: Option<String>,
+    pub confirmed_at: Option<DateTime<Utc>>,
+    pub comment: Option<String>,
+    pub cause_class: Option<String>,
+    pub cause_text: Option<String>,
+}
+
+pub async fn insert_item(tx: &mut Tx, request: &str, number: i64, holds: bool, evidence: &str) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("INSERT INTO checklist_items (request_id, number, holds, evidence) VALUES ($1, $2, $3, $4)")
+        .bind(request)
+        .bind(number)
+        .bind(holds)
+        .bind(evidence)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+pub async fn items(tx: &mut Tx, request: &str) -> Result<Vec<ItemRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT i.number, i.holds, i.evidence, u.display_name AS confirmed_by, i.confirmed_at, i.comment,
+                i.cause_class, i.cause_text
+         FROM checklist_items i LEFT JOIN users u ON u.id = i.confirmed_by
+         WHERE i.request_id = $1 ORDER BY i.number"
+    )
+    .bind(request)
+    .fetch_all(c)
+    .await)
+}
+
+pub struct Confirmation<'a> {
+    pub user_id: i64,
+    pub comment: &'a str,
+    pub cause_class: Option<&'a str>,
+    pub cause_text: Option<&'a str>,
+}
+
+pub async fn confirm_item(tx: &mut Tx, request: &str, number: i64, c: &Confirmation<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |conn| sqlx::query(
+        "UPDATE checklist_items SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
+         WHERE request_id = $1 AND number = $2"
+    )
+    .bind(request)
+    .bind(number)
+    .bind(c.user_id)
+    .bind(now)
+    .bind(c.comment)
+    .bind(c.cause_class)
+    .bind(c.cause_text)
+    .execute(conn)
+    .await
+    .map(drop))
+}
+
+/// Sets a step's completion flag on the outside system's evidence; `false` when it was set already.
+pub async fn confirm_step_flag(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let set = on_tx!(tx, |c| sqlx::query(
+        "UPDATE steps SET state = 'succeeded', completed_at = $2, updated_at = $2 WHERE id = $1 AND completed_at IS NULL"
+    )
+    .bind(step_id)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(set == 1)
+}

@@ -1,0 +1,270 @@
+//! Rerun requests: the plan is computed from the flags and verdicts; executed steps get their flag confirmed;
+//! the five checks are pre-filled with their evidence and confirmed by people; then the request goes to the
+//! department's owners. Each change and its audit event in one transaction.
+use super::Caller;
+use super::audit::record;
+use crate::api::AppError;
+use crate::api::reruns::{CheckView, RerunRequestView, StartAnswer};
+use crate::backend::db::operations::OperationRow;
+use crate::backend::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
+use crate::backend::{AppState, db};
+use crate::domain::audit::AuditEntry;
+use crate::domain::checklist::{self, Check, CheckedStep, Prefill};
+use crate::domain::holds::reason;
+use crate::domain::operations::OperationStatus;
+use crate::domain::reconciliation::{Evidence, Verdict};
+use crate::domain::rerun_plan::{self, RerunPlan, StepFacts};
+use crate::domain::roles::Role;
+use crate::domain::stall::FailureClass;
+use serde_json::json;
+
+/// The cause of the fifth check, as the form sends it.
+pub struct Cause {
+    pub class: Option<String>,
+    pub text: Option<String>,
+}
+
+/// Everything the plan and the checks are computed from, read in one snapshot.
+struct Snapshot {
+    operation: OperationRow,
+    steps: Vec<(crate::backend::db::operations::StepRow, StepFacts, Option<String>, Option<Evidence>)>,
+}
+
+async fn snapshot(state: &AppState, tx: &mut db::Tx, operation: OperationRow) -> Result<Snapshot, AppError> {
+    let rows = db::operations::steps(tx, operation.id).await?;
+    let latest = db::reconciliations::latest_for_operation(tx, operation.id).await?;
+    let workflow = state.config.workflow(&operation.workflow);
+    let mut steps = Vec::new();
+    for row in rows {
+        let definition = workflow.and_then(|w| w.steps.iter().find(|d| d.name == row.name));
+        let connector = definition.and_then(|d| d.connector.clone());
+        let reconciliation = latest.iter().find(|r| r.step_id == row.id);
+        let evidence: Option<Evidence> = reconciliation.and_then(|r| serde_json::from_str(&r.evidence_json).ok());
+        let facts = StepFacts {
+            name: row.name.clone(),
+            idempotency_key: row.idempotency_key.clone(),
+            content_fingerprint: row.content_fingerprint.clone(),
+            completed: row.completed_at.is_some(),
+            verdict: row.latest_verdict.as_deref().and_then(Verdict::parse),
+            external_id: reconciliation.and_then(|r| r.external_id.clone()),
+            checked_outside: connector.is_some() || definition.is_none_or(|d| d.side_effect),
+        };
+        steps.push((row, facts, connector, evidence));
+    }
+    Ok(Snapshot { operation, steps })
+}
+
+fn operation_for(caller: &Caller, operation: Option<OperationRow>) -> Result<OperationRow, AppError> {
+    let operation = operation.ok_or(AppError::NotFound)?;
+    if !caller.may_see(&operation.department) {
+        return Err(AppError::NotFound);
+    }
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    Ok(operation)
+}
+
+/// Staff start a request on a stalled operation: the plan is computed, executed steps get their flag
+/// confirmed, and a draft with the pre-filled checklist is created — or the reasons it cannot be are given.
+pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<StartAnswer, AppError> {
+    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let operation = operation_for(caller, db::operations::by_process_id(&mut tx, process_id).await?)?;
+    if OperationStatus::parse(&operation.status) != Some(OperationStatus::Stalled) {
+        return Err(AppError::Conflict {
+            problem: "not-stalled".into(),
+            detail: "a rerun can be requested only for a stalled operation (not on hold, not already requested)".into(),
+        });
+    }
+    let snap = snapshot(state, &mut tx, operation).await?;
+    let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
+    let outcome = rerun_plan::compute(&facts, &snap.operation.workflow_version);
+    if !outcome.blocked.is_empty() {
+        return Ok(StartAnswer::Blocked { reasons: outcome.blocked });
+    }
+    let operation = &snap.operation;
+    for name in &outcome.confirm_flags {
+        let Some((row, _, connector, evidence)) = snap.steps.iter().find(|(r, _, _, _)| &r.name == name) else { continue };
+        if db::rerun_requests::confirm_step_flag(&mut tx, row.id, now).await? {
+            let entry = AuditEntry::new(caller.actor(), "step.flag_confirmed", "operation", &operation.process_id)
+                .department(Some(&operation.department))
+                .before(json!({"step": name, "completed_at": null}))
+                .after(json!({"step": name, "completed_at": now, "connector": connector,
+                    "external_id": evidence.as_ref().and_then(|e| e.external_id.clone())}))
+                .reason("the outside system shows the step executed");
+            record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+        }
+    }
+    if outcome.plan.steps.is_empty() {
+        finish_if_complete(&mut tx, caller, operation, now).await?;
+        tx.commit().await?;
+        return Ok(StartAnswer::NothingToRerun { confirmed: outcome.confirm_flags });
+    }
+    let id = format!("rr_{}", uuid::Uuid::now_v7().simple());
+    let plan_json = serde_json::to_string(&outcome.plan).map_err(|e| crate::backend::auth::internal("plan", e))?;
+    let new = NewRequest {
+        id: &id,
+        operation_id: operation.id,
+        requested_by: caller.user.user.id,
+        reason: &why,
+        plan_json: &plan_json,
+        workflow_version: &outcome.plan.workflow_version,
+        verdicts_hash: &outcome.plan.verdicts_hash,
+    };
+    if !db::rerun_requests::insert(&mut tx, &new, now).await? {
+        return Err(AppError::Conflict { problem: "request-open".into(), detail: "this operation already has an open rerun request".into() });
+    }
+    for check in prefill(&snap, &outcome.plan) {
+        db::rerun_requests::insert_item(&mut tx, &id, check.check.number(), check.holds, &check.evidence).await?;
+    }
+    let entry = AuditEntry::new(caller.actor(), "rerun_request.created", "operation", &operation.process_id)
+        .department(Some(&operation.department))
+        .after(json!({"rerun_id": id, "plan": outcome.plan, "confirmed_flags": outcome.confirm_flags}))
+        .reason(&why);
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(StartAnswer::Created { id })
+}
+
+/// The five checks, filled in from the planned steps and their evidence.
+fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
+    let planned: Vec<CheckedStep<'_>> = snap
+        .steps
+        .iter()
+        .filter(|(row, _, _, _)| plan.steps.iter().any(|p| p.name == row.name))
+        .map(|(row, facts, connector, evidence)| CheckedStep {
+            name: &row.name,
+            idempotency_key: &row.idempotency_key,
+            completed: facts.completed,
+            verdict: facts.verdict,
+            connector: connector.as_deref().filter(|_| facts.checked_outside),
+            evidence: evidence.as_ref().map(|e| e.summary.as_str()),
+        })
+        .collect();
+    let error = snap.steps.iter().find_map(|(row, _, _, _)| {
+        row.error_class.as_ref().map(|c| format!("{}: {}: {}", row.name, c, row.error_message.clone().unwrap_or_default()))
+    });
+    let error = error.or_else(|| snap.operation.event.clone().map(|e| format!("event: {e}")));
+    checklist::prefill(&snap.operation.process_id, error.as_deref(), &planned)
+}
+
+/// When no step is left open, the operation is completed (and audited).
+async fn finish_if_complete(tx: &mut db::Tx, caller: &Caller, operation: &OperationRow, now: chrono::DateTime<chrono::Utc>) -> Result<(), AppError> {
+    if db::operations::incomplete_steps(tx, operation.id).await? == 0
+        && db::operations::set_status_unless(tx, operation.id, OperationStatus::Completed.as_str(), now).await?
+    {
+        let entry = AuditEntry::new(caller.actor(), "operation.completed", "operation", &operation.process_id)
+            .department(Some(&operation.department))
+            .before(json!({"status": operation.status}))
+            .after(json!({"status": "completed"}));
+        record(tx, entry, caller.request_id.as_deref(), now).await?;
+    }
+    Ok(())
+}
+
+async fn request_for(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
+    let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
+    if !caller.may_see(&request.department) {
+        return Err(AppError::NotFound);
+    }
+    Ok(request)
+}
+
+pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRequestView, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let request = request_for(&mut tx, caller, id).await?;
+    let items = db::rerun_requests::items(&mut tx, id).await?;
+    let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
+    let may_confirm = request.status == "draft"
+        && caller.visible_departments().is_some()
+        && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
+    Ok(RerunRequestView {
+        id: request.id,
+        process_id: request.process_id,
+        department: request.department,
+        status: request.status,
+        requester: request.requester,
+        reason: request.reason,
+        created_at: request.created_at,
+        submitted_at: request.submitted_at,
+        plan,
+        checks: items
+            .into_iter()
+            .map(|i| CheckView {
+                number: i.number,
+                label: Check::from_number(i.number).map_or("", Check::label).to_string(),
+                holds: i.holds,
+                evidence: i.evidence,
+                confirmed_by: i.confirmed_by,
+                confirmed_at: i.confirmed_at,
+                comment: i.comment,
+                cause_class: i.cause_class,
+                cause_text: i.cause_text,
+            })
+            .collect(),
+        may_confirm,
+    })
+}
+
+/// Staff confirm one check with a comment; the fifth needs the cause class and text.
+pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, comment: &str, cause: Cause) -> Result<(), AppError> {
+    let check = Check::from_number(number).ok_or_else(|| AppError::invalid("number", "a check is numbered 1 to 5"))?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let request = request_for(&mut tx, caller, id).await?;
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    if request.status != "draft" {
+        return Err(AppError::Conflict { problem: "not-draft".into(), detail: "the checklist can be changed only while the request is a draft".into() });
+    }
+    let items = db::rerun_requests::items(&mut tx, id).await?;
+    let item = items.iter().find(|i| i.number == number).ok_or(AppError::NotFound)?;
+    let class = match cause.class.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => Some(FailureClass::parse(c).ok_or_else(|| AppError::invalid("cause_class", "unknown cause class"))?),
+        None => None,
+    };
+    let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    let prefill = Prefill { check, holds: item.holds, evidence: item.evidence.clone() };
+    checklist::confirmation(&prefill, comment, class.zip(text)).map_err(|(field, message)| AppError::invalid(field, message))?;
+    let (class, text) = if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
+    let confirmation = Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
+    db::rerun_requests::confirm_item(&mut tx, id, number, &confirmation, now).await?;
+    let entry = AuditEntry::new(caller.actor(), "rerun_request.check_confirmed", "operation", &request.process_id)
+        .department(Some(&request.department))
+        .after(json!({"rerun_id": id, "check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// All five checks confirmed and the plan still what it was: the request waits for the owners' approval.
+pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let request = request_for(&mut tx, caller, id).await?;
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    let items = db::rerun_requests::items(&mut tx, id).await?;
+    if items.len() != Check::ALL.len() || items.iter().any(|i| i.confirmed_at.is_none()) {
+        return Err(AppError::invalid("checklist", "confirm all five checks first"));
+    }
+    let operation = db::operations::by_id(&mut tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
+    let snap = snapshot(state, &mut tx, operation).await?;
+    let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
+    if rerun_plan::verdicts_hash(&facts) != request.verdicts_hash || snap.operation.workflow_version != request.workflow_version {
+        return Err(AppError::Conflict {
+            problem: "plan-changed".into(),
+            detail: "the steps or what the outside systems say changed since the plan was made: start a new request".into(),
+        });
+    }
+    if !db::rerun_requests::set_status(&mut tx, id, "draft", "pending_approval", now).await?
+        || !db::operations::set_status_from(&mut tx, request.operation_id, "stalled", "rerun_pending", now).await?
+    {
+        return Err(AppError::Conflict { problem: "not-draft".into(), detail: "the request or the operation changed meanwhile".into() });
+    }
+    let entry = AuditEntry::new(caller.actor(), "rerun_request.submitted", "operation", &request.process_id)
+        .department(Some(&request.department))
+        .before(json!({"status": "draft", "operation_status": "stalled"}))
+        .after(json!({"rerun_id": id, "status": "pending_approval", "operation_status": "rerun_pending"}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}

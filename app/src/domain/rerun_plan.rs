@@ -1,0 +1,161 @@
+//! The rerun plan: computed from the steps' completion flags and verdicts, never typed. Only steps that are
+//! not completed and that the outside system proves were not executed are rerun, with their original
+//! idempotency keys; executed steps get their flag confirmed instead; every doubt blocks the request.
+use super::canonical_json::to_canonical_string;
+use super::reconciliation::Verdict;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+/// What the plan needs to know of one step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepFacts {
+    pub name: String,
+    pub idempotency_key: String,
+    pub content_fingerprint: Option<String>,
+    pub completed: bool,
+    pub verdict: Option<Verdict>,
+    pub external_id: Option<String>,
+    /// A step without a connector and without side effect changes nothing outside: it can simply run again.
+    pub checked_outside: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct PlannedStep {
+    pub name: String,
+    pub idempotency_key: String,
+    pub content_fingerprint: Option<String>,
+}
+
+/// What the approval is bound to: if any of it changes before the dispatch, the approval is void.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RerunPlan {
+    pub steps: Vec<PlannedStep>,
+    pub workflow_version: String,
+    /// SHA-256 over every step's verdict and external ID at planning time.
+    pub verdicts_hash: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blocked {
+    pub step: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanOutcome {
+    /// Steps to rerun (empty when nothing is left to do).
+    pub plan: RerunPlan,
+    /// Not completed, but executed at the outside system: their completion flag is set instead of a rerun.
+    pub confirm_flags: Vec<String>,
+    /// Steps whose state forbids a request, with the reason in words.
+    pub blocked: Vec<Blocked>,
+}
+
+impl PlanOutcome {
+    pub fn is_ready(&self) -> bool {
+        self.blocked.is_empty() && !self.plan.steps.is_empty()
+    }
+}
+
+/// Computes the plan for a stalled operation's steps (in workflow order).
+pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
+    let (mut planned, mut confirm_flags, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+    for step in steps.iter().filter(|s| !s.completed) {
+        let block = |reason: &str| Blocked { step: step.name.clone(), reason: reason.to_string() };
+        match (step.checked_outside, step.verdict) {
+            (false, _) | (true, Some(Verdict::NotExecuted)) => planned.push(PlannedStep {
+                name: step.name.clone(),
+                idempotency_key: step.idempotency_key.clone(),
+                content_fingerprint: step.content_fingerprint.clone(),
+            }),
+            (true, Some(Verdict::Executed)) => confirm_flags.push(step.name.clone()),
+            (true, None) => blocked.push(block("外部システムにまだ照会していません（先に照会してください）")),
+            (true, Some(Verdict::Unknown)) => blocked.push(block("結果が不明です: 実行されなかったと証明できません")),
+            (true, Some(Verdict::InProgress)) => blocked.push(block("外部システムでまだ処理中です")),
+            (true, Some(Verdict::ExecutedMismatch)) => {
+                blocked.push(block("実行済みですが内容が一致しません（データ不整合: 再実行しません）"))
+            }
+            (true, Some(Verdict::LookupFailed)) => blocked.push(block("照会に失敗しました: もう一度照会してください")),
+        }
+    }
+    let plan = RerunPlan { steps: planned, workflow_version: workflow_version.to_string(), verdicts_hash: verdicts_hash(steps) };
+    PlanOutcome { plan, confirm_flags, blocked }
+}
+
+/// The fingerprint of what the outside systems said, step by step.
+pub fn verdicts_hash(steps: &[StepFacts]) -> String {
+    let facts: Vec<_> = steps
+        .iter()
+        .map(|s| json!({"step": s.name, "verdict": s.verdict, "external_id": s.external_id, "completed": s.completed}))
+        .collect();
+    hex::encode(Sha256::digest(to_canonical_string(&json!(facts)).as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(name: &str, completed: bool, verdict: Option<Verdict>) -> StepFacts {
+        StepFacts {
+            name: name.into(),
+            idempotency_key: format!("KEY-{name}"),
+            content_fingerprint: None,
+            completed,
+            verdict,
+            external_id: None,
+            checked_outside: true,
+        }
+    }
+
+    #[test]
+    fn the_partial_success_case_reruns_only_the_summary_with_its_original_key() {
+        let steps = [step("register_order", true, Some(Verdict::Executed)), step("ai_summary", false, Some(Verdict::NotExecuted))];
+        let outcome = compute(&steps, "v1");
+        assert!(outcome.is_ready());
+        assert_eq!(outcome.plan.steps, vec![PlannedStep { name: "ai_summary".into(), idempotency_key: "KEY-ai_summary".into(), content_fingerprint: None }]);
+        assert!(outcome.confirm_flags.is_empty());
+    }
+
+    #[test]
+    fn an_executed_step_without_its_flag_gets_the_flag_confirmed_instead_of_a_rerun() {
+        let steps = [step("register_order", false, Some(Verdict::Executed)), step("ai_summary", false, Some(Verdict::NotExecuted))];
+        let outcome = compute(&steps, "v1");
+        assert_eq!(outcome.confirm_flags, vec!["register_order".to_string()]);
+        assert_eq!(outcome.plan.steps.len(), 1);
+    }
+
+    #[test]
+    fn unknown_in_progress_mismatch_failed_and_unchecked_steps_block_with_a_reason() {
+        for verdict in [Some(Verdict::Unknown), Some(Verdict::InProgress), Some(Verdict::ExecutedMismatch), Some(Verdict::LookupFailed), None] {
+            let steps = [step("send_mail", false, verdict), step("issue_invoice", false, Some(Verdict::NotExecuted))];
+            let outcome = compute(&steps, "v1");
+            assert!(!outcome.is_ready(), "{verdict:?} must block");
+            assert_eq!(outcome.blocked[0].step, "send_mail");
+            assert!(!outcome.blocked[0].reason.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_step_with_no_outside_effect_is_simply_planned_and_nothing_left_is_not_ready() {
+        let mut note = step("note", false, None);
+        note.checked_outside = false;
+        assert_eq!(compute(&[note], "v1").plan.steps.len(), 1);
+        let done = [step("register_order", true, Some(Verdict::Executed))];
+        assert!(!compute(&done, "v1").is_ready(), "nothing to rerun");
+    }
+
+    #[test]
+    fn any_change_of_a_verdict_or_an_external_id_changes_the_hash() {
+        let a = [step("s", false, Some(Verdict::NotExecuted))];
+        let mut b = a.clone();
+        b[0].verdict = Some(Verdict::Executed);
+        let mut c = a.clone();
+        c[0].external_id = Some("x".into());
+        assert_ne!(verdicts_hash(&a), verdicts_hash(&b));
+        assert_ne!(verdicts_hash(&a), verdicts_hash(&c));
+        assert_eq!(verdicts_hash(&a), verdicts_hash(&a.clone()));
+    }
+}
