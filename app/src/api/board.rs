@@ -70,6 +70,8 @@ pub struct OperationDetail {
     pub may_act: bool,
     /// A manager of the department: may record a verdict found out by hand.
     pub may_record_verdict: bool,
+    /// The operation's open rerun request: its ID and status.
+    pub open_request: Option<(String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ mod layout;
 mod operation;
 mod operation_actions;
 mod password;
+mod rerun_request;
 mod sign_in;
 
 use leptos::prelude::*;
@@ -67,6 +68,7 @@ pub fn App() -> impl IntoView {
                 <ParentRoute path=path!("") view=layout::SignedInLayout>
                     <Route path=path!("/") view=board::BoardPage />
                     <Route path=path!("/operations/:process_id") view=operation::OperationPage />
+                    <Route path=path!("/reruns/:id") view=rerun_request::RerunRequestPage />
                     <Route path=path!("/account/password") view=password::PasswordPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
                     <Route path=path!("/admin/configuration") view=admin_system::ConfigurationPage />

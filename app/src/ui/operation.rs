@@ -8,6 +8,7 @@ use crate::api::operations::StepView;
 use crate::domain::decision_table::row;
 use crate::domain::stall::StallEvent;
 use leptos::prelude::*;
+use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
 #[component]
@@ -88,6 +89,14 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         }).collect_view()}
         {may_act.then(|| view! { <ReconcileButton actions process_id=process_id.clone() /> })}
         <HoldPanel actions process_id=process_id.clone() hold=detail.hold stalled may_act />
+        {match detail.open_request {
+            Some((id, status)) => view! {
+                <p class="card" data-testid="open-request">"再実行の申請: "
+                    <A href=format!("/reruns/{id}")>{id.clone()}</A> " — " {super::rerun_request::status_label(&status)}</p>
+            }.into_any(),
+            None if stalled && may_act => view! { <super::rerun_request::StartRerun process_id=process_id.clone() /> }.into_any(),
+            None => ().into_any(),
+        }}
         {may_record_verdict.then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}
         {guidance}
         <section aria-labelledby="timeline-title">

@@ -88,5 +88,6 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let in_department = caller.visible_departments().is_some();
     let may_act = in_department && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
     let may_record_verdict = in_department && caller.user.user.has(Role::Manager);
-    Ok(OperationDetail { operation, timeline, hold, may_act, may_record_verdict })
+    let open_request = db::rerun_requests::open_for_operation(&mut tx, id).await?.map(|r| (r.id, r.status));
+    Ok(OperationDetail { operation, timeline, hold, may_act, may_record_verdict, open_request })
 }

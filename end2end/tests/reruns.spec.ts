@@ -1,0 +1,48 @@
+import { test, expect, signIn, hydrated } from './support';
+
+// The seed's partial-success case (ORD-1002): the plan is only the summary, with its original key.
+test('staff start a rerun request, confirm the five checks and request approval', async ({ page, violations }) => {
+  await signIn(page, 'sato');
+  await page.goto('/operations/ORD-1002');
+  await hydrated(page);
+  await page.getByLabel('申請の理由').fill('要約が起動しなかったため、要約だけを再実行する');
+  await page.getByRole('button', { name: '再実行の計画を作る' }).click();
+  await expect(page).toHaveURL(/\/reruns\/rr_/);
+  await hydrated(page);
+  await expect(page.getByTestId('plan')).toContainText('ORD-1002-ai_summary');
+  await expect(page.getByTestId('plan')).not.toContainText('register_order');
+  await expect(page.getByTestId('request-status')).toContainText('下書き');
+
+  for (const n of [1, 2, 3, 4]) {
+    const item = page.locator(`li[data-check="${n}"]`);
+    await item.getByLabel('確認のコメント').fill('外部システムのログで確認した');
+    await item.getByRole('button', { name: '確認した' }).click();
+    await expect(item.getByTestId('confirmed')).toBeVisible();
+  }
+  const cause = page.locator('li[data-check="5"]');
+  await cause.getByLabel('原因の分類').selectOption('system_error');
+  await cause.getByLabel('原因の内容').fill('受付後に要約ジョブを起動する処理が例外で止まった');
+  await cause.getByLabel('確認のコメント').fill('ログとエラーを確認した');
+  await cause.getByRole('button', { name: '確認した' }).click();
+  await expect(cause.getByTestId('confirmed')).toContainText('システムエラー');
+  await page.screenshot({ path: '../docs/screenshots/checklist.png', fullPage: true });
+
+  await page.getByRole('button', { name: '承認を依頼する' }).click();
+  await expect(page.getByTestId('request-status')).toContainText('承認待ち');
+  await page.goto('/operations/ORD-1002');
+  await expect(page.getByTestId('operation-status')).toContainText('再実行待ち');
+  await expect(page.getByTestId('open-request')).toContainText('承認待ち');
+});
+
+test('a rerun cannot be requested while a step result is unknown, and the reason is shown', async ({ page, violations }) => {
+  await signIn(page, 'ito');
+  await page.goto('/operations/INV-2001');
+  await hydrated(page);
+  await page.getByLabel('保留を解除する理由').fill('配信事業者の回答待ちを解除');
+  await page.getByRole('button', { name: '保留を解除する' }).click();
+  await expect(page.getByTestId('operation-status')).toContainText('停止');
+  await page.getByLabel('申請の理由').fill('請求書メールを再送したい');
+  await page.getByRole('button', { name: '再実行の計画を作る' }).click();
+  await expect(page.getByTestId('plan-blocked')).toContainText('send_mail');
+  await expect(page.getByTestId('plan-blocked')).toContainText('不明');
+});
