@@ -104,3 +104,44 @@ pub async fn request_approval(id: String) -> Result<(), AppError> {
         .await,
     )
 }
+
+/// A request waiting for this manager's decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxItem {
+    pub id: String,
+    pub process_id: String,
+    pub department: String,
+    pub requester: String,
+    pub reason: String,
+    pub submitted_at: Option<DateTime<Utc>>,
+    /// The plan: step and its original idempotency key.
+    pub steps: Vec<(String, String)>,
+    pub approvals: i64,
+    pub required: i64,
+    /// The manager asked for this one: someone else must decide.
+    pub own_request: bool,
+}
+
+#[server(endpoint = "approvals/inbox")]
+pub async fn approval_inbox() -> Result<Vec<InboxItem>, AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::approvals::inbox(&state, &caller).await
+        }
+        .await,
+    )
+}
+
+/// An owner approves (comment optional) or rejects (comment required) a request.
+#[server(endpoint = "approvals/decide")]
+pub async fn decide_rerun(id: String, approve: bool, comment: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            let decision = if approve { services::approvals::Decision::Approve } else { services::approvals::Decision::Reject };
+            services::approvals::decide(&state, &caller, &id, decision, &comment).await
+        }
+        .await,
+    )
+}

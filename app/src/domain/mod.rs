@@ -1,5 +1,6 @@
 //! Pure rules of Rerun Gate: no SQL, no HTTP, no Leptos. Compiles to wasm and is unit-tested in place.
 pub mod ai;
+pub mod approval;
 pub mod audit;
 pub mod canonical_json;
 pub mod configuration;

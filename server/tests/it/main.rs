@@ -2,6 +2,7 @@
 //! SQLite unless `RERUN_GATE_TEST_ENGINE=postgres` (then `RERUN_GATE_TEST_PG_URL` names a server where each
 //! test creates its own database). `make test` runs this suite once per engine.
 mod ai_attempts;
+mod approvals;
 mod audit_trail;
 mod board;
 mod command_line;

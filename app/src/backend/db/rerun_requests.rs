@@ -8,6 +8,7 @@ pub struct RequestRow {
     pub operation_id: i64,
     pub process_id: String,
     pub department: String,
+    pub workflow: String,
     pub requested_by: i64,
     pub requester: String,
     pub reason: String,
@@ -19,7 +20,7 @@ pub struct RequestRow {
     pub submitted_at: Option<DateTime<Utc>>,
 }
 
-const REQUEST_SELECT: &str = "SELECT r.id, r.operation_id, o.process_id, o.department, r.requested_by,
+const REQUEST_SELECT: &str = "SELECT r.id, r.operation_id, o.process_id, o.department, o.workflow, r.requested_by,
         u.display_name AS requester, r.reason, r.status, r.plan_json, r.workflow_version, r.verdicts_hash,
         r.created_at, r.submitted_at
     FROM rerun_requests r JOIN operations o ON o.id = r.operation_id JOIN users u ON u.id = r.requested_by";
@@ -72,7 +73,8 @@ pub async fn open_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Option
 pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let moved = on_tx!(tx, |c| sqlx::query(
         "UPDATE rerun_requests SET status = $3, updated_at = $4,
-             submitted_at = CASE WHEN $3 = 'pending_approval' THEN $4 ELSE submitted_at END
+             submitted_at = CASE WHEN $3 = 'pending_approval' THEN $4 ELSE submitted_at END,
+             decided_at = CASE WHEN $3 IN ('approved', 'rejected') THEN $4 ELSE decided_at END
          WHERE id = $1 AND status = $2"
     )
     .bind(id)
@@ -155,4 +157,107 @@ pub async fn confirm_step_flag(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) ->
     .await
     .map(|r| r.rows_affected()))?;
     Ok(set == 1)
+}
+
+/// The request, locked for a decision (PostgreSQL: the row; SQLite: the write transaction already is).
+pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>, sqlx::Error> {
+    match tx {
+        Tx::Sqlite(t, _) => {
+            let sql = format!("{REQUEST_SELECT} WHERE r.id = $1");
+            sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
+        }
+        Tx::Postgres(t) => {
+            let sql = format!("{REQUEST_SELECT} WHERE r.id = $1 FOR UPDATE OF r");
+            sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
+        }
+    }
+}
+
+/// Requests waiting for approval in these departments, oldest first.
+pub async fn pending_in(tx: &mut Tx, departments: &[String]) -> Result<Vec<RequestRow>, sqlx::Error> {
+    if departments.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list: Vec<String> = (2..departments.len() + 2).map(|i| format!("${i}")).collect();
+    let sql = format!("{REQUEST_SELECT} WHERE r.status = $1 AND o.department IN ({}) ORDER BY r.submitted_at, r.id", list.join(", "));
+    on_tx!(tx, |c| {
+        let mut query = sqlx::query_as(&sql).bind("pending_approval");
+        for d in departments {
+            query = query.bind(d);
+        }
+        query.fetch_all(c).await
+    })
+}
+
+pub async fn set_expiry(tx: &mut Tx, id: &str, expires_at: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE rerun_requests SET expires_at = $2 WHERE id = $1")
+        .bind(id)
+        .bind(expires_at)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+pub async fn expires_at(tx: &mut Tx, id: &str) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT expires_at FROM rerun_requests WHERE id = $1").bind(id).fetch_one(c).await)
+}
+
+/// Records one owner's decision; `false` when this owner decided on this request already.
+pub async fn insert_decision(
+    tx: &mut Tx,
+    id: &str,
+    approver: i64,
+    decision: &str,
+    comment: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let inserted = on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO approvals (request_id, approver_id, decision, comment, decided_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (request_id, approver_id) DO NOTHING"
+    )
+    .bind(id)
+    .bind(approver)
+    .bind(decision)
+    .bind(comment)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(inserted == 1)
+}
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct DecisionRow {
+    pub approver: String,
+    pub decision: String,
+    pub comment: Option<String>,
+    pub decided_at: DateTime<Utc>,
+}
+
+pub async fn decisions(tx: &mut Tx, id: &str) -> Result<Vec<DecisionRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT u.display_name AS approver, a.decision, a.comment, a.decided_at
+         FROM approvals a JOIN users u ON u.id = a.approver_id WHERE a.request_id = $1 ORDER BY a.decided_at, a.id"
+    )
+    .bind(id)
+    .fetch_all(c)
+    .await)
+}
+
+/// The outbox row of an approved request; `false` when it exists already.
+pub async fn insert_dispatch(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let inserted = on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO dispatches (request_id, status, next_attempt_at, created_at, updated_at)
+         VALUES ($1, 'pending', $2, $2, $2) ON CONFLICT (request_id) DO NOTHING"
+    )
+    .bind(id)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(inserted == 1)
+}
+
+pub async fn count_dispatches(tx: &mut Tx, id: &str) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM dispatches WHERE request_id = $1").bind(id).fetch_one(c).await)
 }

@@ -1,6 +1,7 @@
 //! Services: the rules applied to the data, one transaction each, the audit event in the same transaction.
 pub mod ai_attempts;
 pub mod api_clients;
+pub mod approvals;
 pub mod audit;
 pub mod board;
 pub mod departments;

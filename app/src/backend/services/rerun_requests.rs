@@ -126,6 +126,34 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     Ok(StartAnswer::Created { id })
 }
 
+/// Whether the steps, their verdicts and the workflow definition are still what the plan was made from.
+pub(super) async fn plan_still_holds(state: &AppState, tx: &mut db::Tx, request: &RequestRow) -> Result<bool, AppError> {
+    let operation = db::operations::by_id(tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
+    let current_version = state.config.workflow(&operation.workflow).map(|w| w.version.clone());
+    let snap = snapshot(state, tx, operation).await?;
+    let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
+    Ok(rerun_plan::verdicts_hash(&facts) == request.verdicts_hash
+        && snap.operation.workflow_version == request.workflow_version
+        && current_version.as_deref() == Some(request.workflow_version.as_str()))
+}
+
+pub(super) fn plan_changed() -> AppError {
+    AppError::Conflict {
+        problem: "plan-changed".into(),
+        detail: "the steps, what the outside systems say, or the workflow changed since the plan was made".into(),
+    }
+}
+
+/// A day, or less when an outside system involved keeps its keys for a shorter time.
+fn approval_validity(state: &AppState, request: &RequestRow, plan: &RerunPlan) -> chrono::Duration {
+    let workflow = state.config.workflow(&request.workflow);
+    let retentions = plan.steps.iter().filter_map(|s| {
+        let connector = workflow?.steps.iter().find(|d| d.name == s.name)?.connector.as_deref()?;
+        Some(state.connectors.get(connector)?.common.retention_days)
+    });
+    crate::domain::approval::validity(retentions)
+}
+
 /// The five checks, filled in from the planned steps and their evidence.
 fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
     let planned: Vec<CheckedStep<'_>> = snap
@@ -246,15 +274,11 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     if items.len() != Check::ALL.len() || items.iter().any(|i| i.confirmed_at.is_none()) {
         return Err(AppError::invalid("checklist", "confirm all five checks first"));
     }
-    let operation = db::operations::by_id(&mut tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
-    let snap = snapshot(state, &mut tx, operation).await?;
-    let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
-    if rerun_plan::verdicts_hash(&facts) != request.verdicts_hash || snap.operation.workflow_version != request.workflow_version {
-        return Err(AppError::Conflict {
-            problem: "plan-changed".into(),
-            detail: "the steps or what the outside systems say changed since the plan was made: start a new request".into(),
-        });
+    if !plan_still_holds(state, &mut tx, &request).await? {
+        return Err(plan_changed());
     }
+    let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
+    db::rerun_requests::set_expiry(&mut tx, id, now + approval_validity(state, &request, &plan)).await?;
     if !db::rerun_requests::set_status(&mut tx, id, "draft", "pending_approval", now).await?
         || !db::operations::set_status_from(&mut tx, request.operation_id, "stalled", "rerun_pending", now).await?
     {

@@ -1,0 +1,151 @@
+//! Approval by the department's owners: never by the requester, N of M, bound to the plan, within its
+//! validity. The final approval records the dispatch (the outbox row) in the same transaction, so an approval
+//! is never lost and never dispatched twice: the request row is locked for the decision.
+use super::Caller;
+use super::audit::record;
+use super::rerun_requests::{plan_changed, plan_still_holds};
+use crate::api::AppError;
+use crate::api::reruns::InboxItem;
+use crate::backend::db::rerun_requests::RequestRow;
+use crate::backend::{AppState, db};
+use crate::domain::approval::{Refusal, is_approved, may_decide};
+use crate::domain::audit::AuditEntry;
+use crate::domain::holds::reason;
+use crate::domain::rerun_plan::RerunPlan;
+use crate::domain::roles::Role;
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+/// Locks the request and checks that this caller may decide on it now.
+async fn decidable(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
+    let request = db::rerun_requests::lock(tx, id).await?.ok_or(AppError::NotFound)?;
+    if !caller.may_see(&request.department) {
+        return Err(AppError::NotFound);
+    }
+    let owns = caller.user.user.has(Role::Manager) && caller.visible_departments().is_some();
+    match may_decide(owns, request.requested_by == caller.user.user.id) {
+        Ok(()) => {}
+        Err(Refusal::Requester) => {
+            tracing::warn!(user = %caller.user.user.username, request = id, "self-approval refused");
+            return Err(AppError::Forbidden);
+        }
+        Err(Refusal::NotOwner) => return caller.require(Role::Manager).and(Err(AppError::Forbidden)),
+    }
+    if request.status != "pending_approval" {
+        return Err(AppError::Conflict { problem: "not-pending".into(), detail: format!("the request is {}", request.status) });
+    }
+    Ok(request)
+}
+
+pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decision, comment: &str) -> Result<(), AppError> {
+    let comment = match decision {
+        Decision::Reject => Some(reason(comment).map_err(|m| AppError::invalid("comment", m))?),
+        Decision::Approve => Some(comment.trim().to_string()).filter(|c| !c.is_empty()),
+    };
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let request = decidable(&mut tx, caller, id).await?;
+    // Past its validity, or on a plan that no longer holds, the request goes back to staff.
+    let expired = db::rerun_requests::expires_at(&mut tx, id).await?.is_some_and(|at| now >= at);
+    let void = if expired { Some(("expired", "the approval's validity ran out")) } else { None };
+    let void = match void {
+        None if !plan_still_holds(state, &mut tx, &request).await? => Some(("cancelled", "the plan no longer holds")),
+        other => other,
+    };
+    if let Some((status, why)) = void {
+        back_to_staff(&mut tx, caller, &request, status, why, now).await?;
+        tx.commit().await?;
+        return Err(if status == "expired" {
+            AppError::Conflict { problem: "expired".into(), detail: "the request expired before it was approved".into() }
+        } else {
+            plan_changed()
+        });
+    }
+    let word = if decision == Decision::Approve { "approved" } else { "rejected" };
+    if !db::rerun_requests::insert_decision(&mut tx, id, caller.user.user.id, word, comment.as_deref(), now).await? {
+        return Err(AppError::Conflict { problem: "already-decided".into(), detail: "you decided on this request already".into() });
+    }
+    match decision {
+        Decision::Reject => {
+            db::rerun_requests::set_status(&mut tx, id, "pending_approval", "rejected", now).await?;
+            db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", "stalled", now).await?;
+            let entry = entry(caller, &request, "rerun_request.rejected").reason(comment.unwrap_or_default());
+            record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+        }
+        Decision::Approve => {
+            let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
+            let approvals = db::rerun_requests::decisions(&mut tx, id).await?;
+            let approvals = approvals.iter().filter(|d| d.decision == "approved").count() as i64;
+            if is_approved(approvals, required) {
+                db::rerun_requests::set_status(&mut tx, id, "pending_approval", "approved", now).await?;
+                db::rerun_requests::insert_dispatch(&mut tx, id, now).await?;
+                let plan: RerunPlan =
+                    serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
+                let entry = entry(caller, &request, "rerun_request.approved")
+                    .after(json!({"rerun_id": id, "status": "approved", "approvals": approvals, "plan": plan}));
+                record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+            } else {
+                let entry = entry(caller, &request, "rerun_request.approval_recorded")
+                    .after(json!({"rerun_id": id, "approvals": approvals, "required": required}));
+                record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+fn entry(caller: &Caller, request: &RequestRow, action: &'static str) -> AuditEntry {
+    AuditEntry::new(caller.actor(), action, "operation", &request.process_id)
+        .department(Some(&request.department))
+        .before(json!({"rerun_id": request.id, "status": request.status}))
+}
+
+async fn back_to_staff(
+    tx: &mut db::Tx,
+    caller: &Caller,
+    request: &RequestRow,
+    status: &'static str,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    db::rerun_requests::set_status(tx, &request.id, "pending_approval", status, now).await?;
+    db::operations::set_status_from(tx, request.operation_id, "rerun_pending", "stalled", now).await?;
+    let action = if status == "expired" { "rerun_request.expired" } else { "rerun_request.voided" };
+    let entry = entry(caller, request, action).after(json!({"rerun_id": request.id, "status": status})).reason(why);
+    record(tx, entry, caller.request_id.as_deref(), now).await?;
+    Ok(())
+}
+
+/// What waits for this manager: pending requests of the departments they own (never their own requests).
+pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, AppError> {
+    caller.require(Role::Manager)?;
+    let departments = caller.visible_departments().unwrap_or_default();
+    let mut tx = state.db.begin_read().await?;
+    let pending = db::rerun_requests::pending_in(&mut tx, &departments).await?;
+    let mut items = Vec::new();
+    for r in pending {
+        let plan: RerunPlan = serde_json::from_str(&r.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
+        let approvals = db::rerun_requests::decisions(&mut tx, &r.id).await?.len() as i64;
+        let required = state.config.workflow(&r.workflow).map_or(1, |w| w.approvals_required);
+        items.push(InboxItem {
+            own_request: r.requested_by == caller.user.user.id,
+            id: r.id,
+            process_id: r.process_id,
+            department: r.department,
+            requester: r.requester,
+            reason: r.reason,
+            submitted_at: r.submitted_at,
+            steps: plan.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect(),
+            approvals,
+            required: i64::from(required),
+        });
+    }
+    Ok(items)
+}

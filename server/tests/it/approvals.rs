@@ -1,0 +1,155 @@
+//! Approval by the department's owners (QUALITY 20): exactly one approval and one dispatch however many
+//! decide at once; four eyes; a reason to reject; bound to the plan; valid for a limited time; N of M.
+use crate::harness::TestApp;
+use app::backend::services::approvals::{Decision, decide};
+use app::backend::services::{Caller, rerun_requests, sweeper};
+use app::api::reruns::StartAnswer;
+use chrono::Duration;
+use reqwest::Method;
+use serde_json::json;
+use std::sync::Arc;
+
+async fn caller(app: &TestApp, username: &str) -> Caller {
+    let mut tx = app.db().begin_read().await.unwrap();
+    let row = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
+    let user = app::backend::auth::load_session_user(&mut tx, row).await.unwrap();
+    Caller { user, request_id: None }
+}
+
+/// A stalled order whose steps the outside systems prove not executed, with a request waiting for approval.
+async fn pending_request(app: &TestApp, token: &str, staff: &Caller, process_id: &str) -> String {
+    let body = json!({"process_id": process_id, "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": format!("{process_id}-r")},
+                  {"name": "ai_summary", "idempotency_key": format!("{process_id}-s")}]});
+    app.api(Method::POST, "/api/v1/operations", token, Some(process_id), Some(&body)).await;
+    let failed = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}});
+    let path = format!("/api/v1/operations/{process_id}/steps/register_order/events");
+    app.api(Method::POST, &path, token, None, Some(&failed)).await;
+    app.clock.advance(Duration::minutes(5)); // past the look-ups' consistency delay
+    sweeper::sweep(&app.state).await.unwrap();
+    let StartAnswer::Created { id } = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap() else {
+        panic!("the plan should be ready")
+    };
+    for n in 1..=5 {
+        let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+        rerun_requests::confirm(&app.state, staff, &id, n, "確認した", cause).await.unwrap();
+    }
+    rerun_requests::submit(&app.state, staff, &id).await.unwrap();
+    id
+}
+
+async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
+    let mut tx = app.db().begin_read().await.unwrap();
+    match &mut tx {
+        app::backend::db::Tx::Sqlite(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+        app::backend::db::Tx::Postgres(t) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+    }
+}
+
+async fn approved_events(app: &TestApp, id: &str) -> usize {
+    let mut tx = app.db().begin_read().await.unwrap();
+    let events = app::backend::db::audit::page_after(&mut tx, 0, 100_000).await.unwrap();
+    events.iter().filter(|e| e.action == "rerun_request.approved" && e.after_json.as_deref().is_some_and(|a| a.contains(id))).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_owners_approving_at_once_make_one_approval_one_dispatch_and_one_audit_event_every_time() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let staff = caller(&app, "sato").await;
+    let mut managers = Vec::new();
+    for i in 0..20 {
+        app.user(&format!("owner{i}"), &["manager"], &["sales"]).await;
+        managers.push(caller(&app, &format!("owner{i}")).await);
+    }
+    let rounds = std::env::var("RERUN_GATE_APPROVAL_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(100);
+    for round in 0..rounds {
+        let id = pending_request(&app, &token, &staff, &format!("ORD-R{round}")).await;
+        let barrier = Arc::new(tokio::sync::Barrier::new(managers.len()));
+        let mut tasks = Vec::new();
+        for manager in &managers {
+            let (state, manager, barrier, id) = (app.state.clone(), manager.clone(), barrier.clone(), id.clone());
+            tasks.push(tokio::spawn(async move {
+                barrier.wait().await;
+                decide(&state, &manager, &id, Decision::Approve, "").await.is_ok()
+            }));
+        }
+        let mut succeeded = 0;
+        for task in tasks {
+            succeeded += task.await.unwrap() as usize;
+        }
+        assert_eq!(succeeded, 1, "round {round}: exactly one approval goes through");
+        assert_eq!(count(&app, "SELECT COUNT(*) FROM approvals WHERE request_id = $1", &id).await, 1, "round {round}");
+        assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &id).await, 1, "round {round}");
+        assert_eq!(approved_events(&app, &id).await, 1, "round {round}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_requester_cannot_approve_and_a_rejection_needs_a_reason_and_goes_back_to_staff() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("suzuki", &["staff", "manager"], &["sales"]).await;
+    app.user("takahashi", &["manager"], &["sales"]).await;
+    app.user("tanaka", &["auditor"], &[]).await;
+    let (suzuki, takahashi) = (caller(&app, "suzuki").await, caller(&app, "takahashi").await);
+    let id = pending_request(&app, &token, &suzuki, "ORD-A").await;
+
+    let own = decide(&app.state, &suzuki, &id, Decision::Approve, "").await;
+    assert!(matches!(own, Err(app::api::AppError::Forbidden)), "{own:?}");
+    let auditor = decide(&app.state, &caller(&app, "tanaka").await, &id, Decision::Approve, "").await;
+    assert!(matches!(auditor, Err(app::api::AppError::Forbidden)), "{auditor:?}");
+    let bare = decide(&app.state, &takahashi, &id, Decision::Reject, " ").await;
+    assert!(matches!(bare, Err(app::api::AppError::Validation(_))), "{bare:?}");
+    decide(&app.state, &takahashi, &id, Decision::Reject, "原因の分析が足りない").await.unwrap();
+
+    let operation = app.api(Method::GET, "/api/v1/operations/ORD-A", &token, None, None).await.json();
+    assert_eq!(operation["status"], "stalled", "back to staff");
+    assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &id).await, 0);
+    assert!(app.audit_actions().await.contains(&"rerun_request.rejected".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_approved() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
+
+    let changed = pending_request(&app, &token, &staff, "ORD-V").await;
+    app.state.demo.execute(app::backend::demo_systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
+    app::backend::services::reconciliation::on_demand(&app.state, &staff, "ORD-V").await.unwrap();
+    let void = decide(&app.state, &owner, &changed, Decision::Approve, "").await;
+    assert!(matches!(&void, Err(app::api::AppError::Conflict { problem, .. }) if problem == "plan-changed"), "{void:?}");
+    assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &changed).await, 0);
+
+    let late = pending_request(&app, &token, &staff, "ORD-E").await;
+    app.clock.advance(Duration::hours(25));
+    let expired = decide(&app.state, &owner, &late, Decision::Approve, "").await;
+    assert!(matches!(&expired, Err(app::api::AppError::Conflict { problem, .. }) if problem == "expired"), "{expired:?}");
+    let operation = app.api(Method::GET, "/api/v1/operations/ORD-E", &token, None, None).await.json();
+    assert_eq!(operation["status"], "stalled");
+    let actions = app.audit_actions().await;
+    assert!(actions.contains(&"rerun_request.voided".to_string()) && actions.contains(&"rerun_request.expired".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_of_two_owners_must_approve_when_the_workflow_says_so() {
+    let mut config = crate::harness::example_config();
+    config.workflows.iter_mut().for_each(|w| w.approvals_required = 2);
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    app.user("takahashi", &["manager"], &["sales"]).await;
+    let staff = caller(&app, "sato").await;
+    let id = pending_request(&app, &token, &staff, "ORD-N").await;
+    decide(&app.state, &caller(&app, "suzuki").await, &id, Decision::Approve, "").await.unwrap();
+    assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &id).await, 0, "one of two");
+    let again = decide(&app.state, &caller(&app, "suzuki").await, &id, Decision::Approve, "").await;
+    assert!(again.is_err(), "the same owner does not count twice");
+    decide(&app.state, &caller(&app, "takahashi").await, &id, Decision::Approve, "問題なし").await.unwrap();
+    assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &id).await, 1);
+}
