@@ -46,3 +46,22 @@ test('a rerun cannot be requested while a step result is unknown, and the reason
   await expect(page.getByTestId('plan-blocked')).toContainText('send_mail');
   await expect(page.getByTestId('plan-blocked')).toContainText('不明');
 });
+
+// Runs after the request above: another person, the department's owner, decides in their own browser context.
+test('the department owner approves the request from the inbox; the requester could not have', async ({ page, violations }) => {
+  await signIn(page, 'suzuki');
+  await page.getByRole('link', { name: '承認' }).click();
+  await expect(page).toHaveURL(/\/approvals$/);
+  await hydrated(page);
+  const request = page.getByTestId('inbox').locator('li', { hasText: 'ORD-1002' });
+  await expect(request).toContainText('ORD-1002-ai_summary');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: '../docs/screenshots/approvals-phone.png', fullPage: true });
+  await request.getByRole('button', { name: '承認する' }).click();
+  await expect(page.getByTestId('inbox-empty')).toBeVisible();
+
+  await page.goto('/operations/ORD-1002');
+  await expect(page.getByTestId('open-request')).toContainText('承認済み');
+  await page.getByTestId('open-request').getByRole('link').click();
+  await expect(page.getByTestId('decisions')).toContainText('鈴木 一郎');
+});

@@ -50,6 +50,17 @@ pub struct RerunRequestView {
     pub checks: Vec<CheckView>,
     /// Staff or manager of the department while the request is a draft.
     pub may_confirm: bool,
+    /// The owners' decisions so far.
+    pub decisions: Vec<DecisionView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionView {
+    pub approver: String,
+    /// `approved` or `rejected`.
+    pub decision: String,
+    pub comment: Option<String>,
+    pub decided_at: DateTime<Utc>,
 }
 
 #[server(endpoint = "reruns/start")]

@@ -36,11 +36,15 @@ fn Header(user: CurrentUser) -> impl IntoView {
     });
     let departments = user.departments.iter().map(|d| d.name.clone()).collect::<Vec<_>>().join("・");
     let is_admin = user.has(Role::Admin);
+    let is_manager = user.has(Role::Manager);
     view! {
         <header class="topbar">
             <A href="/" attr:class="brand">"Rerun Gate"</A>
             <nav aria-label="メインメニュー">
                 <A href="/">"ホーム"</A>
+                <Show when=move || is_manager>
+                    <A href="/approvals">"承認"</A>
+                </Show>
                 <Show when=move || is_admin>
                     <A href="/admin/users">"ユーザー管理"</A>
                     <A href="/admin/api-clients">"API クライアント"</A>

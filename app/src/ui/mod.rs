@@ -1,5 +1,6 @@
 //! Pages and components.
 mod admin_system;
+mod approvals;
 mod admin_users;
 mod board;
 mod labels;
@@ -69,6 +70,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=board::BoardPage />
                     <Route path=path!("/operations/:process_id") view=operation::OperationPage />
                     <Route path=path!("/reruns/:id") view=rerun_request::RerunRequestPage />
+                    <Route path=path!("/approvals") view=approvals::ApprovalsPage />
                     <Route path=path!("/account/password") view=password::PasswordPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
                     <Route path=path!("/admin/configuration") view=admin_system::ConfigurationPage />

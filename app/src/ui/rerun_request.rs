@@ -118,6 +118,17 @@ fn Request(r: RerunRequestView, confirm: ServerAction<ConfirmCheck>, submit: Ser
             </ol>
             <crate::ui::ErrorNote error=error_of_confirm />
         </section>
+        {(!r.decisions.is_empty()).then(|| view! {
+            <section aria-labelledby="decisions-title">
+                <h2 id="decisions-title">"承認・却下"</h2>
+                <ul data-testid="decisions">
+                    {r.decisions.iter().map(|d| view! {
+                        <li>{if d.decision == "approved" { "✓ 承認" } else { "✕ 却下" }} " — " {d.approver.clone()} " · "
+                            {jst(d.decided_at)} {d.comment.clone().map(|c| format!(" · {c}"))}</li>
+                    }).collect_view()}
+                </ul>
+            </section>
+        })}
         {(may_confirm && all_confirmed).then(|| view! {
             <ActionForm action=submit attr:class="inline">
                 <input type="hidden" name="id" value=id.clone() />

@@ -4,7 +4,7 @@
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
-use crate::api::reruns::{CheckView, RerunRequestView, StartAnswer};
+use crate::api::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
 use crate::backend::db::operations::OperationRow;
 use crate::backend::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
 use crate::backend::{AppState, db};
@@ -202,6 +202,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     let mut tx = state.db.begin_read().await?;
     let request = request_for(&mut tx, caller, id).await?;
     let items = db::rerun_requests::items(&mut tx, id).await?;
+    let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
     let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
     let may_confirm = request.status == "draft"
         && caller.visible_departments().is_some()
@@ -231,6 +232,10 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
             })
             .collect(),
         may_confirm,
+        decisions: decisions
+            .into_iter()
+            .map(|d| DecisionView { approver: d.approver, decision: d.decision, comment: d.comment, decided_at: d.decided_at })
+            .collect(),
     })
 }
 
