@@ -21,6 +21,7 @@ pub fn routes(state: AppState) -> Router {
     Router::new()
         .route("/demo/{service}/requests", get(find_by_key).post(execute))
         .route("/demo/{service}/requests/{id}", get(find_by_id))
+        .route("/demo/rerun", axum::routing::post(rerun))
         .with_state(state)
 }
 
@@ -92,4 +93,17 @@ async fn find_by_id(
 ) -> Result<Response, Problem> {
     let found = state.demo.find_by_id(service(&name)?, &id).await?;
     Ok(Json(found.ok_or(AppError::NotFound)?).into_response())
+}
+
+/// The demo integration's rerun endpoint: signed like every dispatch; a repeat of a webhook-id does nothing.
+async fn rerun(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, Problem> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let signed = app::domain::webhooks::Headers {
+        id: header("webhook-id"),
+        timestamp: header("webhook-timestamp"),
+        signature: header("webhook-signature"),
+    };
+    let new = app::backend::demo_receiver::receive(&state, &signed, &body).await?;
+    let status = if new { StatusCode::ACCEPTED } else { StatusCode::OK };
+    Ok((status, Json(serde_json::json!({"status": if new { "accepted" } else { "duplicate" }}))).into_response())
 }

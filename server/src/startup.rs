@@ -61,6 +61,18 @@ pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
     });
 }
 
+/// The dispatcher: sends approved reruns from the outbox every second. Any number of instances may run it.
+pub fn spawn_dispatcher(state: AppState) {
+    every(std::time::Duration::from_secs(1), move || {
+        let state = state.clone();
+        async move {
+            if let Err(error) = app::backend::services::dispatcher::dispatch_due(&state).await {
+                tracing::error!(%error, "dispatching failed");
+            }
+        }
+    });
+}
+
 /// Housekeeping every few minutes: expired sessions, idempotency records past their retention window, raw
 /// webhook bodies past theirs. Any instance may run it; the deletions are idempotent.
 pub fn spawn_housekeeping(state: AppState) {

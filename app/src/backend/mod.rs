@@ -5,6 +5,7 @@ pub mod config;
 pub mod db;
 pub mod demo;
 pub mod demo_cases;
+pub mod demo_receiver;
 pub mod demo_systems;
 pub mod reconciliation;
 pub mod passwords;
@@ -27,6 +28,8 @@ pub struct Settings {
     pub absolute_timeout: Duration,
     /// Serve the demo outside systems under `/demo/` (`serve --demo`, loopback only).
     pub demo_systems: bool,
+    /// A rerun receiver that has not answered within this long may have acted: an unknown outcome.
+    pub dispatch_timeout: Duration,
 }
 
 impl Settings {
@@ -36,6 +39,7 @@ impl Settings {
             idle_timeout: Duration::from_secs(30 * 60),
             absolute_timeout: Duration::from_secs(8 * 60 * 60),
             demo_systems: false,
+            dispatch_timeout: Duration::from_secs(10),
         }
     }
 

@@ -38,6 +38,9 @@ pub struct WorkflowConfig {
     pub department: String,
     pub rerun_url: String,
     pub signing_secret_env: String,
+    /// Demos and tests only: the rerun URL may be a loopback address.
+    #[serde(default)]
+    pub rerun_allow_loopback: bool,
     pub approvals_required: u32,
     pub steps: Vec<StepConfig>,
     /// Hash of the definition: an approval is bound to it and voided when it changes.

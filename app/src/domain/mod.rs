@@ -5,6 +5,7 @@ pub mod audit;
 pub mod canonical_json;
 pub mod configuration;
 pub mod decision_table;
+pub mod dispatch;
 pub mod fingerprint;
 pub mod holds;
 pub mod ids;

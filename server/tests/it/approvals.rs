@@ -2,41 +2,11 @@
 //! decide at once; four eyes; a reason to reject; bound to the plan; valid for a limited time; N of M.
 use crate::harness::TestApp;
 use app::backend::services::approvals::{Decision, decide};
-use app::backend::services::{Caller, rerun_requests, sweeper};
-use app::api::reruns::StartAnswer;
+use crate::fixtures::{caller, pending_request};
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
 use std::sync::Arc;
-
-async fn caller(app: &TestApp, username: &str) -> Caller {
-    let mut tx = app.db().begin_read().await.unwrap();
-    let row = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
-    let user = app::backend::auth::load_session_user(&mut tx, row).await.unwrap();
-    Caller { user, request_id: None }
-}
-
-/// A stalled order whose steps the outside systems prove not executed, with a request waiting for approval.
-async fn pending_request(app: &TestApp, token: &str, staff: &Caller, process_id: &str) -> String {
-    let body = json!({"process_id": process_id, "workflow": "order-intake", "department": "sales",
-        "steps": [{"name": "register_order", "idempotency_key": format!("{process_id}-r")},
-                  {"name": "ai_summary", "idempotency_key": format!("{process_id}-s")}]});
-    app.api(Method::POST, "/api/v1/operations", token, Some(process_id), Some(&body)).await;
-    let failed = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}});
-    let path = format!("/api/v1/operations/{process_id}/steps/register_order/events");
-    app.api(Method::POST, &path, token, None, Some(&failed)).await;
-    app.clock.advance(Duration::minutes(5)); // past the look-ups' consistency delay
-    sweeper::sweep(&app.state).await.unwrap();
-    let StartAnswer::Created { id } = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap() else {
-        panic!("the plan should be ready")
-    };
-    for n in 1..=5 {
-        let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
-        rerun_requests::confirm(&app.state, staff, &id, n, "確認した", cause).await.unwrap();
-    }
-    rerun_requests::submit(&app.state, staff, &id).await.unwrap();
-    id
-}
 
 async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
     let mut tx = app.db().begin_read().await.unwrap();

@@ -13,6 +13,7 @@ pub const WEBHOOK_SECRET_NEW: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXNlY3JldC10d28=
 pub const FAKE_AI_KEY: &str = "test-ai-key-0f3b";
 pub const FAKE_MAIL_TOKEN: &str = "test-mail-token-77aa";
 pub const WRONG_AI_KEY: &str = "sk-wrong-canary-5d1e";
+pub const RERUN_SECRET: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXJlcnVuLXNpZ25pbmc=";
 
 /// Sets the test suite's variables once, before the first app starts (no thread reads the environment
 /// while it changes: every test starts with `TestApp::spawn…`, which waits here).
@@ -25,6 +26,8 @@ fn test_environment() {
             std::env::set_var("RG_TEST_AI_KEY", FAKE_AI_KEY);
             std::env::set_var("RG_TEST_MAIL_TOKEN", FAKE_MAIL_TOKEN);
             std::env::set_var("RG_TEST_WRONG_AI_KEY", WRONG_AI_KEY);
+            std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", RERUN_SECRET);
+            std::env::set_var("RERUN_GATE_SECRET_MONTHLY_BILLING", RERUN_SECRET);
         }
     });
 }
@@ -84,6 +87,14 @@ impl TestApp {
     }
 
     pub async fn spawn_configured(configure: impl FnOnce(&mut Settings), config: app::backend::config::Config) -> TestApp {
+        Self::spawn_knowing_url(configure, |_| config).await
+    }
+
+    /// For a configuration that points at the app itself (the demo receiver): built once the URL is known.
+    pub async fn spawn_knowing_url(
+        configure: impl FnOnce(&mut Settings),
+        config: impl FnOnce(&str) -> app::backend::config::Config,
+    ) -> TestApp {
         assert_eq!(
             tokio::runtime::Handle::current().runtime_flavor(),
             tokio::runtime::RuntimeFlavor::MultiThread,
@@ -98,6 +109,7 @@ impl TestApp {
         let addr = listener.local_addr().unwrap();
         let mut settings = Settings::new(&format!("http://{addr}"));
         configure(&mut settings);
+        let config = config(&settings.public_url);
         let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
         let state = server::startup::state(db, clock.clone(), settings, config).await.expect("state");
         let mut options = server::startup::leptos_options().unwrap();

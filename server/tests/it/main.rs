@@ -7,6 +7,8 @@ mod audit_trail;
 mod board;
 mod command_line;
 mod connectors;
+mod dispatch;
+mod fixtures;
 mod harness;
 mod holds;
 mod http_protections;

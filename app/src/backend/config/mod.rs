@@ -58,6 +58,9 @@ struct RawWorkflow {
     signing_secret_env: Spanned<String>,
     #[serde(default)]
     approvals_required: Option<Spanned<u32>>,
+    /// Demos and tests only: let the rerun go to a loopback address (everything else private stays refused).
+    #[serde(default)]
+    rerun_allow_loopback: bool,
     #[serde(default, rename = "step")]
     steps: Vec<RawStep>,
 }
@@ -260,6 +263,7 @@ impl Validator<'_> {
             department: w.department.into_inner(),
             rerun_url: w.rerun_url.into_inner(),
             signing_secret_env: w.signing_secret_env.into_inner(),
+            rerun_allow_loopback: w.rerun_allow_loopback,
             approvals_required,
             steps,
             version: String::new(),

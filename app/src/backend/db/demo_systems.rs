@@ -87,3 +87,20 @@ pub async fn count_repeat(
         .await
         .map(drop))
 }
+
+/// The demo receiver remembers a webhook-id; `false` when it had it already.
+pub async fn remember_rerun(tx: &mut Tx, webhook_id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let inserted = on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO demo_rerun_receipts (webhook_id, received_at) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+    )
+    .bind(webhook_id)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(inserted == 1)
+}
+
+pub async fn reruns_received(tx: &mut Tx) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM demo_rerun_receipts").fetch_one(c).await)
+}

@@ -6,6 +6,7 @@ pub mod api_clients;
 pub mod audit;
 pub mod demo_systems;
 pub mod departments;
+pub mod dispatches;
 pub mod holds;
 pub mod idempotency;
 pub mod operations;

@@ -18,11 +18,13 @@ pub struct RequestRow {
     pub verdicts_hash: String,
     pub created_at: DateTime<Utc>,
     pub submitted_at: Option<DateTime<Utc>>,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 const REQUEST_SELECT: &str = "SELECT r.id, r.operation_id, o.process_id, o.department, o.workflow, r.requested_by,
         u.display_name AS requester, r.reason, r.status, r.plan_json, r.workflow_version, r.verdicts_hash,
-        r.created_at, r.submitted_at
+        r.created_at, r.submitted_at, r.decided_at, r.expires_at
     FROM rerun_requests r JOIN operations o ON o.id = r.operation_id JOIN users u ON u.id = r.requested_by";
 
 pub struct NewRequest<'a> {

@@ -167,7 +167,7 @@ impl Connector for HttpJsonConnector {
             // The error text names the host and the cause, never the request headers.
             Err(e) => {
                 return Finding::Failed {
-                    reason: redact(&without_url(&e)),
+                    reason: redact(&describe(&e)),
                 };
             }
         };
@@ -222,7 +222,8 @@ fn as_time(v: &Value) -> Option<DateTime<Utc>> {
     }
 }
 
-fn without_url(e: &reqwest::Error) -> String {
+/// A transport error in words: what failed and its deepest cause, without the URL or any header.
+pub(crate) fn describe(e: &reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {

@@ -5,6 +5,7 @@ pub mod approvals;
 pub mod audit;
 pub mod board;
 pub mod departments;
+pub mod dispatcher;
 pub mod holds;
 pub mod idempotency;
 pub mod operations;

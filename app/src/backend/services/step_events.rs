@@ -163,6 +163,16 @@ async fn finish_write(
                 .before(json!({"status": operation.status}))
                 .after(json!({"status": completed}));
             record(&mut tx, entry, None, now).await?;
+            // The rerun that brought it here succeeded.
+            if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
+                if db::rerun_requests::set_status(&mut tx, &request.id, &request.status, "succeeded", now).await? {
+                    let entry = AuditEntry::new(client.actor(), "rerun_request.succeeded", "operation", process_id)
+                        .department(Some(&operation.department))
+                        .before(json!({"rerun_id": request.id, "status": request.status}))
+                        .after(json!({"rerun_id": request.id, "status": "succeeded"}));
+                    record(&mut tx, entry, None, now).await?;
+                }
+            }
         }
     }
     tx.commit().await?;

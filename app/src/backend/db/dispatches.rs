@@ -1,0 +1,64 @@
+//! The dispatch outbox: claimed with an expiring lease, so any number of workers send each rerun once at a time
+//! and a crashed worker's claim passes to another.
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct DispatchRow {
+    pub request_id: String,
+    pub status: String,
+    pub attempts: i64,
+}
+
+/// Claims the most overdue pending dispatch whose lease is free; PostgreSQL skips rows other workers hold.
+pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<DispatchRow>, sqlx::Error> {
+    let pick = "SELECT request_id FROM dispatches
+                WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+                ORDER BY next_attempt_at LIMIT 1";
+    match tx {
+        Tx::Sqlite(t, _) => {
+            let sql = format!("UPDATE dispatches SET lease_until = $2 WHERE request_id = ({pick}) RETURNING request_id, status, attempts");
+            sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
+        }
+        Tx::Postgres(t) => {
+            let sql = format!(
+                "UPDATE dispatches SET lease_until = $2 WHERE request_id = ({pick} FOR UPDATE SKIP LOCKED)
+                 RETURNING request_id, status, attempts"
+            );
+            sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
+        }
+    }
+}
+
+/// Ends the dispatch (`sent`, `failed`, `unknown`) or schedules another attempt (`pending` + when).
+pub async fn settle(
+    tx: &mut Tx,
+    request_id: &str,
+    status: &str,
+    attempts: i64,
+    next_attempt_at: DateTime<Utc>,
+    error: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "UPDATE dispatches SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, lease_until = NULL,
+             updated_at = $6
+         WHERE request_id = $1"
+    )
+    .bind(request_id)
+    .bind(status)
+    .bind(attempts)
+    .bind(next_attempt_at)
+    .bind(error)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+pub async fn get(tx: &mut Tx, request_id: &str) -> Result<Option<DispatchRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as("SELECT request_id, status, attempts FROM dispatches WHERE request_id = $1")
+        .bind(request_id)
+        .fetch_optional(c)
+        .await)
+}

@@ -1,0 +1,234 @@
+//! Dispatching approved reruns (QUALITY 19, 23): one signed POST per the contract, the same webhook-id on every
+//! attempt; the attempt schedule and end states for 5xx, 429 with Retry-After, 410, a redirect and a timeout;
+//! a step executed meanwhile is not sent; and the demo loop end to end.
+use crate::fixtures::{approved_request, caller};
+use crate::harness::{RERUN_SECRET, TestApp};
+use app::backend::Clock;
+use app::backend::services::dispatcher::dispatch_due;
+use app::domain::webhooks::{Headers, Secret, verify};
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::Duration;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// What the fake receiver answers, in turn; it records every request (headers and body).
+#[derive(Clone)]
+enum Reply {
+    Status(u16),
+    RetryAfter(u64),
+    Slow,
+    Redirect,
+}
+
+#[derive(Clone, Default)]
+struct Receiver {
+    replies: Arc<Mutex<VecDeque<Reply>>>,
+    seen: Arc<Mutex<Vec<(HeaderMap, Bytes)>>>,
+}
+
+impl Receiver {
+    async fn start(replies: &[Reply]) -> (Receiver, String) {
+        let receiver = Receiver { replies: Arc::new(Mutex::new(replies.iter().cloned().collect())), ..Default::default() };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/rerun", listener.local_addr().unwrap());
+        let handler = receiver.clone();
+        let app = axum::Router::new().route(
+            "/rerun",
+            axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+                let r = handler.clone();
+                async move { r.answer(headers, body).await }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (receiver, url)
+    }
+
+    async fn answer(&self, headers: HeaderMap, body: Bytes) -> Response {
+        self.seen.lock().unwrap().push((headers, body));
+        let reply = self.replies.lock().unwrap().pop_front().unwrap_or(Reply::Status(200));
+        match reply {
+            Reply::Status(code) => StatusCode::from_u16(code).unwrap().into_response(),
+            Reply::RetryAfter(seconds) => (StatusCode::TOO_MANY_REQUESTS, [("retry-after", seconds.to_string())]).into_response(),
+            Reply::Slow => {
+                tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+                StatusCode::OK.into_response()
+            }
+            Reply::Redirect => (StatusCode::FOUND, [("location", "http://127.0.0.1:9/elsewhere")]).into_response(),
+        }
+    }
+
+    fn requests(&self) -> Vec<(HeaderMap, Bytes)> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+struct Gate {
+    app: TestApp,
+    token: String,
+    receiver: Receiver,
+}
+
+async fn gate(replies: &[Reply]) -> Gate {
+    let (receiver, url) = Receiver::start(replies).await;
+    let mut config = crate::harness::example_config();
+    for w in &mut config.workflows {
+        w.rerun_url = url.clone();
+        w.rerun_allow_loopback = true;
+    }
+    let app = TestApp::spawn_configured(|s| s.dispatch_timeout = std::time::Duration::from_secs(1), config).await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    Gate { app, token, receiver }
+}
+
+impl Gate {
+    async fn approved(&self, process_id: &str) -> String {
+        let (staff, owner) = (caller(&self.app, "sato").await, caller(&self.app, "suzuki").await);
+        approved_request(&self.app, &self.token, &staff, &owner, process_id).await
+    }
+
+    async fn status_of(&self, process_id: &str) -> Value {
+        self.app.api(Method::GET, &format!("/api/v1/operations/{process_id}"), &self.token, None, None).await.json()["status"].clone()
+    }
+
+    async fn dispatch(&self, id: &str) -> (String, i64) {
+        let mut tx = self.app.db().begin_read().await.unwrap();
+        let row = app::backend::db::dispatches::get(&mut tx, id).await.unwrap().unwrap();
+        (row.status, row.attempts)
+    }
+
+    async fn request_status(&self, id: &str) -> String {
+        let mut tx = self.app.db().begin_read().await.unwrap();
+        app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_rerun_is_posted_once_signed_with_the_rerun_id_and_only_the_planned_steps() {
+    let g = gate(&[]).await;
+    let id = g.approved("ORD-D1").await;
+    assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 1);
+    let requests = g.receiver.requests();
+    assert_eq!(requests.len(), 1);
+    let (headers, body) = &requests[0];
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    assert_eq!((header("webhook-id"), header("idempotency-key")), (Some(id.as_str()), Some(id.as_str())));
+    let signed = Headers { id: header("webhook-id"), timestamp: header("webhook-timestamp"), signature: header("webhook-signature") };
+    verify(&[Secret::parse(RERUN_SECRET).unwrap()], &signed, body, g.app.clock.now()).expect("a valid Standard Webhooks signature");
+    let body: Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(body["type"], "rerun.approved");
+    assert_eq!(body["rerun_id"], json!(id));
+    assert_eq!(body["steps"], json!([{"name": "register_order", "idempotency_key": "ORD-D1-r"},
+                                     {"name": "ai_summary", "idempotency_key": "ORD-D1-s"}]));
+    assert_eq!(body["approved_by"], json!(["suzuki san"]));
+    assert_eq!((g.request_status(&id).await, g.status_of("ORD-D1").await), ("dispatched".into(), json!("rerunning")));
+    assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 0, "nothing is sent twice");
+    assert!(g.app.audit_actions().await.contains(&"rerun.dispatched".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_is_tried_again_later_with_the_same_id_and_a_429_waits_its_retry_after() {
+    let g = gate(&[Reply::Status(500), Reply::RetryAfter(120), Reply::Status(204)]).await;
+    let id = g.approved("ORD-D2").await;
+    dispatch_due(&g.app.state).await.unwrap();
+    assert_eq!(g.dispatch(&id).await, ("pending".into(), 1));
+    assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 0, "not before its time");
+    g.app.clock.advance(Duration::seconds(5));
+    dispatch_due(&g.app.state).await.unwrap();
+    assert_eq!(g.dispatch(&id).await, ("pending".into(), 2));
+    g.app.clock.advance(Duration::seconds(60));
+    assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 0, "Retry-After: 120 is honoured");
+    g.app.clock.advance(Duration::seconds(61));
+    dispatch_due(&g.app.state).await.unwrap();
+    assert_eq!(g.dispatch(&id).await.0, "sent");
+    let ids: Vec<String> = g.receiver.requests().iter().map(|(h, _)| h["webhook-id"].to_str().unwrap().to_string()).collect();
+    assert_eq!(ids, vec![id.clone(), id.clone(), id.clone()], "the same webhook-id on every attempt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_410_ends_it_a_redirect_is_not_followed_and_exhausted_attempts_fail() {
+    let g = gate(&[Reply::Status(410), Reply::Redirect]).await;
+    let gone = g.approved("ORD-D3").await;
+    dispatch_due(&g.app.state).await.unwrap();
+    assert_eq!((g.dispatch(&gone).await.0, g.request_status(&gone).await), ("failed".into(), "failed".into()));
+    assert_eq!(g.status_of("ORD-D3").await, "stalled", "back to staff");
+    let moved = g.approved("ORD-D4").await;
+    dispatch_due(&g.app.state).await.unwrap();
+    assert_eq!(g.request_status(&moved).await, "failed");
+    assert_eq!(g.receiver.requests().len(), 2, "the redirect was not followed");
+
+    let g = gate(&vec![Reply::Status(503); 8]).await;
+    let tired = g.approved("ORD-D5").await;
+    for _ in 0..8 {
+        g.app.clock.advance(Duration::hours(1));
+        dispatch_due(&g.app.state).await.unwrap();
+    }
+    assert_eq!((g.dispatch(&tired).await, g.request_status(&tired).await), (("failed".into(), 8), "failed".into()));
+    assert!(g.app.audit_actions().await.contains(&"rerun.failed".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_answer_in_time_is_an_unknown_outcome_and_never_a_blind_resend() {
+    let g = gate(&[Reply::Slow]).await;
+    let id = g.approved("ORD-D6").await;
+    dispatch_due(&g.app.state).await.unwrap();
+    assert_eq!((g.dispatch(&id).await.0, g.request_status(&id).await), ("unknown".into(), "dispatched".into()));
+    g.app.clock.advance(Duration::hours(1));
+    assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 0);
+    assert_eq!(g.receiver.requests().len(), 1);
+    assert!(g.app.audit_actions().await.contains(&"rerun.outcome_unknown".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_executed_since_the_approval_is_not_sent_and_gets_its_flag() {
+    let g = gate(&[]).await;
+    let id = g.approved("ORD-D7").await;
+    g.app.state.demo.execute(app::backend::demo_systems::Service::Ai, "ORD-D7-s", &json!({}), None).await.unwrap();
+    g.app.clock.advance(Duration::seconds(30)); // the demo AI finishes its work
+    dispatch_due(&g.app.state).await.unwrap();
+    let (_, body) = &g.receiver.requests()[0];
+    let body: Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(body["steps"], json!([{"name": "register_order", "idempotency_key": "ORD-D7-r"}]));
+    let operation = g.app.api(Method::GET, "/api/v1/operations/ORD-D7", &g.token, None, None).await.json();
+    assert!(operation["steps"][1]["completed_at"].is_string(), "{}", operation["steps"][1]);
+    assert_eq!(g.request_status(&id).await, "dispatched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operation_once() {
+    let app = TestApp::spawn_knowing_url(
+        |s| s.demo_systems = true,
+        |url| {
+            let mut config = crate::harness::example_config();
+            config.workflows.iter_mut().for_each(|w| w.rerun_url = format!("{url}/demo/rerun"));
+            config
+        },
+    )
+    .await;
+    let token = app.token("demo-integration", &["sales", "billing"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
+    let id = approved_request(&app, &token, &staff, &owner, "ORD-L").await;
+    dispatch_due(&app.state).await.unwrap();
+    // The demo integration works in the background: wait for the operation to complete.
+    let mut status = Value::Null;
+    for _ in 0..50 {
+        status = app.api(Method::GET, "/api/v1/operations/ORD-L", &token, None, None).await.json()["status"].clone();
+        if status == "completed" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "completed");
+    let mut tx = app.db().begin_read().await.unwrap();
+    assert_eq!(app::backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status, "succeeded");
+    assert_eq!(app::backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
+    let order = app.state.demo.find_by_key(app::backend::demo_systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
+    assert_eq!(order.replays, 0, "one order, under its original key");
+}
