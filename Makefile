@@ -14,8 +14,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests browser-tests
 
-# The demo's webhook secret is a fixed, public one (loopback only); set your own to try signing by hand.
+# The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
+DEMO_RERUN_SECRET ?= whsec_ZGVtby1vbmx5LXJlcnVuLXNpZ25pbmctMjAyNg==
+export RERUN_GATE_SECRET_ORDER_INTAKE ?= $(DEMO_RERUN_SECRET)
+export RERUN_GATE_SECRET_MONTHLY_BILLING ?= $(DEMO_RERUN_SECRET)
 
 run: deps-build site
 	mkdir -p data

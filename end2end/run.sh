@@ -20,8 +20,13 @@ for department in sales billing; do
   echo "$department $("$server" token create --name "e2e-$department" --department "$department" 2>/dev/null)"
 done > "$work/tokens.txt"
 export RERUN_GATE_SWEEP_SECONDS=1
+# The demo workflows send their reruns to the demo receiver of this very server (on its free port).
+sed "s#http://127.0.0.1:3000#http://$LEPTOS_SITE_ADDR#" rerun-gate.toml > "$work/rerun-gate.toml"
+export RERUN_GATE_CONFIG="$work/rerun-gate.toml"
+export RERUN_GATE_SECRET_ORDER_INTAKE="whsec_ZTJlLW9ubHktcmVydW4tc2lnbmluZy1zZWNyZXQ="
+export RERUN_GATE_SECRET_MONTHLY_BILLING="$RERUN_GATE_SECRET_ORDER_INTAKE"
 
-"$server" serve > "$work/server.log" 2>&1 &
+"$server" serve --demo > "$work/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT INT TERM
 ready() { python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://$LEPTOS_SITE_ADDR/readyz" 2>/dev/null; }

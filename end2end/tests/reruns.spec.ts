@@ -60,8 +60,13 @@ test('the department owner approves the request from the inbox; the requester co
   await request.getByRole('button', { name: '承認する' }).click();
   await expect(page.getByTestId('inbox-empty')).toBeVisible();
 
-  await page.goto('/operations/ORD-1002');
-  await expect(page.getByTestId('open-request')).toContainText('承認済み');
-  await page.getByTestId('open-request').getByRole('link').click();
-  await expect(page.getByTestId('decisions')).toContainText('鈴木 一郎');
+  // The dispatcher sends the rerun to the demo integration, which performs the summary with its original key
+  // and reports back: the operation completes.
+  await expect(async () => {
+    await page.goto('/operations/ORD-1002');
+    await expect(page.getByTestId('operation-status')).toContainText('完了', { timeout: 1000 });
+  }).toPass({ timeout: 20_000 });
+  await expect(page.locator('tr[data-step="ai_summary"]').getByTestId('flag')).toContainText('✓');
+  await expect(page.getByTestId('timeline')).toContainText('rerun.dispatched');
+  await expect(page.getByTestId('timeline')).toContainText('rerun_request.succeeded');
 });

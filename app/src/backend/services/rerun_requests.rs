@@ -78,7 +78,11 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     }
     let snap = snapshot(state, &mut tx, operation).await?;
     let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
-    let outcome = rerun_plan::compute(&facts, &snap.operation.workflow_version);
+    // The plan is bound to the workflow's definition as configured now (the one the rerun will use).
+    let version = state.config.workflow(&snap.operation.workflow).map(|w| w.version.clone()).ok_or_else(|| {
+        AppError::Conflict { problem: "workflow-not-configured".into(), detail: "the workflow is no longer configured".into() }
+    })?;
+    let outcome = rerun_plan::compute(&facts, &version);
     if !outcome.blocked.is_empty() {
         return Ok(StartAnswer::Blocked { reasons: outcome.blocked });
     }
@@ -133,7 +137,6 @@ pub(super) async fn plan_still_holds(state: &AppState, tx: &mut db::Tx, request:
     let snap = snapshot(state, tx, operation).await?;
     let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
     Ok(rerun_plan::verdicts_hash(&facts) == request.verdicts_hash
-        && snap.operation.workflow_version == request.workflow_version
         && current_version.as_deref() == Some(request.workflow_version.as_str()))
 }
 
