@@ -3,6 +3,7 @@ pub mod admin;
 pub mod board;
 pub mod auth;
 pub mod error;
+pub mod notifications;
 pub mod operations;
 pub mod reruns;
 #[cfg(feature = "ssr")]

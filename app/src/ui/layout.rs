@@ -50,6 +50,7 @@ fn Header(user: CurrentUser) -> impl IntoView {
                     <A href="/admin/api-clients">"API クライアント"</A>
                     <A href="/admin/configuration">"設定"</A>
                 </Show>
+                <super::notifications::Bell />
                 <A href="/account/password">"パスワード変更"</A>
             </nav>
             <div class="who" data-testid="who">

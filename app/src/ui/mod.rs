@@ -5,6 +5,7 @@ mod admin_users;
 mod board;
 mod labels;
 mod layout;
+mod notifications;
 mod operation;
 mod operation_actions;
 mod password;
@@ -71,6 +72,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/operations/:process_id") view=operation::OperationPage />
                     <Route path=path!("/reruns/:id") view=rerun_request::RerunRequestPage />
                     <Route path=path!("/approvals") view=approvals::ApprovalsPage />
+                    <Route path=path!("/notifications") view=notifications::NotificationsPage />
                     <Route path=path!("/account/password") view=password::PasswordPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
                     <Route path=path!("/admin/configuration") view=admin_system::ConfigurationPage />

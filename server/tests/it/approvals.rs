@@ -123,3 +123,25 @@ async fn two_of_two_owners_must_approve_when_the_workflow_says_so() {
     decide(&app.state, &caller(&app, "takahashi").await, &id, Decision::Approve, "問題なし").await.unwrap();
     assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &id).await, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owners_hear_of_a_request_for_approval_and_the_requester_of_the_decision() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    app.user("ito", &["manager"], &["billing"]).await;
+    let (sato, suzuki, ito) = (caller(&app, "sato").await, caller(&app, "suzuki").await, caller(&app, "ito").await);
+    let id = pending_request(&app, &token, &sato, "ORD-M").await;
+    let unread = |c: &app::backend::services::Caller| {
+        let (state, c) = (app.state.clone(), c.clone());
+        async move { app::backend::services::notifications::unread(&state, &c).await.unwrap() }
+    };
+    assert_eq!((unread(&suzuki).await, unread(&ito).await, unread(&sato).await), (1, 0, 0), "only the department's owners");
+    decide(&app.state, &suzuki, &id, Decision::Approve, "").await.unwrap();
+    assert_eq!(unread(&sato).await, 1);
+    let list = app::backend::services::notifications::latest(&app.state, &sato).await.unwrap();
+    assert!(list[0].title.contains("ORD-M") && list[0].link == format!("/reruns/{id}"), "{list:?}");
+    app::backend::services::notifications::mark_all_read(&app.state, &sato).await.unwrap();
+    assert_eq!(unread(&sato).await, 0);
+}

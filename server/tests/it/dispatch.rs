@@ -231,4 +231,7 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     assert_eq!(app::backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
     let order = app.state.demo.find_by_key(app::backend::demo_systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
     assert_eq!(order.replays, 0, "one order, under its original key");
+    let heard = app::backend::services::notifications::latest(&app.state, &staff).await.unwrap();
+    let kinds: Vec<&str> = heard.iter().map(|n| n.kind.as_str()).collect();
+    assert!(kinds.contains(&"completed") && kinds.contains(&"dispatched") && kinds.contains(&"approved"), "{kinds:?}");
 }

@@ -3,6 +3,7 @@
 //! is never lost and never dispatched twice: the request row is locked for the decision.
 use super::Caller;
 use super::audit::record;
+use super::notifications::{Audience, notify};
 use super::rerun_requests::{plan_changed, plan_still_holds};
 use crate::api::AppError;
 use crate::api::reruns::InboxItem;
@@ -77,6 +78,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
             db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", "stalled", now).await?;
             let entry = entry(caller, &request, "rerun_request.rejected").reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+            notify(&mut tx, &request, "rejected", "再実行の申請が却下されました", Audience::Requester, now).await?;
         }
         Decision::Approve => {
             let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
@@ -90,6 +92,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
                 let entry = entry(caller, &request, "rerun_request.approved")
                     .after(json!({"rerun_id": id, "status": "approved", "approvals": approvals, "plan": plan}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+                notify(&mut tx, &request, "approved", "再実行が承認されました", Audience::Requester, now).await?;
             } else {
                 let entry = entry(caller, &request, "rerun_request.approval_recorded")
                     .after(json!({"rerun_id": id, "approvals": approvals, "required": required}));
@@ -120,6 +123,7 @@ async fn back_to_staff(
     let action = if status == "expired" { "rerun_request.expired" } else { "rerun_request.voided" };
     let entry = entry(caller, request, action).after(json!({"rerun_id": request.id, "status": status})).reason(why);
     record(tx, entry, caller.request_id.as_deref(), now).await?;
+    notify(tx, request, status, "再実行の申請が差し戻されました（期限切れまたは計画の変化）", Audience::Requester, now).await?;
     Ok(())
 }
 

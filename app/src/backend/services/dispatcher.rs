@@ -3,6 +3,7 @@
 //! URL per the contract, `webhook-id` = `Idempotency-Key` = the rerun ID on every attempt. No HTTP call happens
 //! inside a transaction; each outcome and its audit event are written in one.
 use super::audit::record;
+use super::notifications::{Audience, notify};
 use super::reconciliation;
 use crate::api::AppError;
 use crate::backend::db::dispatches::DispatchRow;
@@ -212,6 +213,14 @@ async fn end(state: &AppState, request: &RequestRow, dispatch: &DispatchRow, end
         .before(json!({"rerun_id": request.id, "status": "approved"}))
         .after(json!({"rerun_id": request.id, "status": request_status, "detail": detail}));
     record(&mut tx, entry, None, now).await?;
+    let (title, audience) = match end {
+        End::Sent { .. } => ("再実行を送信しました", Audience::Requester),
+        End::NothingToSend(_) => ("外部システムで実行済みのため、送信せずに完了しました", Audience::Requester),
+        End::Unknown(_) => ("再実行の送信結果が不明です（照合で確認してください）", Audience::Both),
+        End::Gone | End::Refused(_) | End::Exhausted(_) => ("再実行の送信に失敗しました", Audience::Both),
+        End::Expired | End::PlanNoLongerHolds => ("再実行は送信されず、差し戻されました", Audience::Requester),
+    };
+    notify(&mut tx, request, request_status, title, audience, now).await?;
     tx.commit().await?;
     tracing::info!(rerun = %request.id, outcome = action, "dispatch ended");
     Ok(())

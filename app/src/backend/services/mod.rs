@@ -8,6 +8,7 @@ pub mod departments;
 pub mod dispatcher;
 pub mod holds;
 pub mod idempotency;
+pub mod notifications;
 pub mod operations;
 pub mod reconciliation;
 pub mod rerun_requests;

@@ -16,6 +16,7 @@ use crate::domain::reconciliation::{Evidence, Verdict};
 use crate::domain::rerun_plan::{self, RerunPlan, StepFacts};
 use crate::domain::roles::Role;
 use crate::domain::stall::FailureClass;
+use super::notifications::{Audience, notify};
 use serde_json::json;
 
 /// The cause of the fifth check, as the form sends it.
@@ -297,6 +298,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .before(json!({"status": "draft", "operation_status": "stalled"}))
         .after(json!({"rerun_id": id, "status": "pending_approval", "operation_status": "rerun_pending"}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    notify(&mut tx, &request, "approval_requested", "再実行の承認をお願いします", Audience::Owners, now).await?;
     tx.commit().await?;
     Ok(())
 }

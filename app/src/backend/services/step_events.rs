@@ -171,6 +171,8 @@ async fn finish_write(
                         .before(json!({"rerun_id": request.id, "status": request.status}))
                         .after(json!({"rerun_id": request.id, "status": "succeeded"}));
                     record(&mut tx, entry, None, now).await?;
+                    let title = "再実行が完了しました";
+                    super::notifications::notify(&mut tx, &request, "completed", title, super::notifications::Audience::Requester, now).await?;
                 }
             }
         }

@@ -1,0 +1,65 @@
+//! In-app notifications.
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct NotificationRow {
+    pub id: i64,
+    pub kind: String,
+    pub title: String,
+    pub link: String,
+    pub created_at: DateTime<Utc>,
+    pub read_at: Option<DateTime<Utc>>,
+}
+
+pub async fn insert(tx: &mut Tx, user_id: i64, kind: &str, title: &str, link: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("INSERT INTO notifications (user_id, kind, title, link, created_at) VALUES ($1, $2, $3, $4, $5)")
+        .bind(user_id)
+        .bind(kind)
+        .bind(title)
+        .bind(link)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+/// The active managers who own a department.
+pub async fn owners_of(tx: &mut Tx, department: &str) -> Result<Vec<i64>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT u.id FROM users u
+         JOIN user_roles r ON r.user_id = u.id AND r.role = 'manager'
+         JOIN user_departments ud ON ud.user_id = u.id
+         JOIN departments d ON d.id = ud.department_id
+         WHERE d.code = $1 AND u.disabled_at IS NULL ORDER BY u.id"
+    )
+    .bind(department)
+    .fetch_all(c)
+    .await)
+}
+
+pub async fn unread_count(tx: &mut Tx, user_id: i64) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM notifications WHERE user_id = $1 AND read_at IS NULL")
+        .bind(user_id)
+        .fetch_one(c)
+        .await)
+}
+
+pub async fn latest(tx: &mut Tx, user_id: i64, limit: i64) -> Result<Vec<NotificationRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT id, kind, title, link, created_at, read_at FROM notifications WHERE user_id = $1 ORDER BY id DESC LIMIT $2"
+    )
+    .bind(user_id)
+    .bind(limit)
+    .fetch_all(c)
+    .await)
+}
+
+pub async fn mark_all_read(tx: &mut Tx, user_id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE notifications SET read_at = $2 WHERE user_id = $1 AND read_at IS NULL")
+        .bind(user_id)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
+}
