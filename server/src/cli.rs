@@ -108,7 +108,11 @@ pub enum DemoCommand {
 impl Cli {
     pub fn settings(&self, site_addr: std::net::SocketAddr) -> Settings {
         let public_url = self.public_url.clone().unwrap_or_else(|| format!("http://{site_addr}"));
-        Settings::new(&public_url)
+        let mut settings = Settings::new(&public_url);
+        if let Some(seconds) = std::env::var("RERUN_GATE_DISPATCH_LEASE_SECONDS").ok().and_then(|s| s.parse().ok()) {
+            settings.dispatch_lease = std::time::Duration::from_secs(seconds);
+        }
+        settings
     }
 }
 

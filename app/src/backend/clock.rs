@@ -21,6 +21,10 @@ impl ManualClock {
     pub fn new(start: DateTime<Utc>) -> Self {
         ManualClock(Mutex::new(start))
     }
+    pub fn set(&self, to: DateTime<Utc>) {
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = to;
+    }
+
     pub fn advance(&self, by: Duration) {
         let mut now = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *now += by;

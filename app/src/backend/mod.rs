@@ -30,6 +30,8 @@ pub struct Settings {
     pub demo_systems: bool,
     /// A rerun receiver that has not answered within this long may have acted: an unknown outcome.
     pub dispatch_timeout: Duration,
+    /// A dispatcher's claim on a dispatch lasts this long; a crashed one's claim then passes to another.
+    pub dispatch_lease: Duration,
 }
 
 impl Settings {
@@ -40,6 +42,7 @@ impl Settings {
             absolute_timeout: Duration::from_secs(8 * 60 * 60),
             demo_systems: false,
             dispatch_timeout: Duration::from_secs(10),
+            dispatch_lease: Duration::from_secs(120),
         }
     }
 

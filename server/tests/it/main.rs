@@ -7,6 +7,7 @@ mod audit_trail;
 mod board;
 mod command_line;
 mod connectors;
+mod crash_safety;
 mod dispatch;
 mod fixtures;
 mod harness;

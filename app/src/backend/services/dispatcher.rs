@@ -20,7 +20,6 @@ use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use serde_json::json;
 
-const LEASE: Duration = Duration::seconds(120);
 
 /// Sends what is due; returns how many dispatches it handled.
 pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
@@ -28,7 +27,8 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
     while handled < 50 {
         let now = state.clock.now();
         let mut tx = state.db.begin_write().await?;
-        let claimed = db::dispatches::claim(&mut tx, now, now + LEASE).await?;
+        let lease = Duration::from_std(state.settings.dispatch_lease).unwrap_or(Duration::seconds(120));
+        let claimed = db::dispatches::claim(&mut tx, now, now + lease).await?;
         tx.commit().await?;
         let Some(dispatch) = claimed else { break };
         if let Err(error) = send(state, &dispatch).await {
@@ -94,16 +94,33 @@ async fn send(state: &AppState, dispatch: &DispatchRow) -> Result<(), AppError> 
         return retry_or_fail(state, &request, dispatch, None, &why).await;
     };
     let target = Target { url: &workflow.rerun_url, allow_loopback: workflow.rerun_allow_loopback, timeout: state.settings.dispatch_timeout };
+    fault_point("before_send");
     let answer = post(&target, id, &secret, &body, now).await;
     match answer {
         Ok((status, retry_after)) => match answer_of(status) {
-            Answer::Accepted => end(state, &request, dispatch, End::Sent { executed, attempts: dispatch.attempts + 1 }).await,
+            Answer::Accepted => {
+                fault_point("after_send");
+                end(state, &request, dispatch, End::Sent { executed, attempts: dispatch.attempts + 1 }).await?;
+                fault_point("after_commit");
+                Ok(())
+            }
             Answer::TryAgain => retry_or_fail(state, &request, dispatch, retry_after, &format!("HTTP {status}")).await,
             Answer::Gone => end(state, &request, dispatch, End::Gone).await,
             Answer::Refused | Answer::Unknown => end(state, &request, dispatch, End::Refused(format!("HTTP {status}"))).await,
         },
         Err(Sent::NotSent(why)) => retry_or_fail(state, &request, dispatch, None, &why).await,
         Err(Sent::NoAnswer(why)) => end(state, &request, dispatch, End::Unknown(why)).await,
+    }
+}
+
+/// Crash-safety tests (QUALITY 22) stop the process here and kill it: `RERUN_GATE_FAULT_POINT=before_send`,
+/// `after_send` (before the dispatch is marked sent) or `after_commit`. Unset in production.
+fn fault_point(name: &str) {
+    if std::env::var("RERUN_GATE_FAULT_POINT").as_deref() == Ok(name) {
+        eprintln!("fault point {name} reached");
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
     }
 }
 

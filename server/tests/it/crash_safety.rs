@@ -1,0 +1,108 @@
+//! Crash safety (QUALITY 22): the server runs as a child process and is killed with SIGKILL at each fault
+//! point of a dispatch — before the send, after the send but before it is marked sent, after the commit —
+//! then restarted. The receiver, deduplicating on `webhook-id`, sees exactly one effect, and nothing approved
+//! is lost.
+use crate::fixtures::{approved_request, caller};
+use crate::harness::{RERUN_SECRET, TestApp};
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// Deliveries (every POST) and effects (distinct webhook-ids).
+#[derive(Clone, Default)]
+struct Receiver {
+    deliveries: Arc<Mutex<usize>>,
+    effects: Arc<Mutex<HashSet<String>>>,
+}
+
+async fn receiver() -> (Receiver, String) {
+    let r = Receiver::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/rerun", listener.local_addr().unwrap());
+    let handler = r.clone();
+    let app = axum::Router::new().route(
+        "/rerun",
+        axum::routing::post(move |headers: HeaderMap, _body: Bytes| {
+            let r = handler.clone();
+            async move {
+                *r.deliveries.lock().unwrap() += 1;
+                let id = headers.get("webhook-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+                r.effects.lock().unwrap().insert(id);
+                StatusCode::OK
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (r, url)
+}
+
+fn serve(database_url: &str, config: &std::path::Path, fault: Option<&str>) -> Child {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
+    command
+        .arg("serve")
+        .env("DATABASE_URL", database_url)
+        .env("RERUN_GATE_CONFIG", config)
+        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+        .env("RERUN_GATE_SECRET_ORDER_INTAKE", RERUN_SECRET)
+        .env("RERUN_GATE_DISPATCH_LEASE_SECONDS", "1")
+        .env("RERUN_GATE_SWEEP_SECONDS", "3600")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(fault) = fault {
+        command.env("RERUN_GATE_FAULT_POINT", fault);
+    }
+    command.spawn().expect("start the server binary")
+}
+
+async fn request_status(app: &TestApp, id: &str) -> String {
+    let mut tx = app.db().begin_read().await.unwrap();
+    app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_effect_per_rerun() {
+    for fault in ["before_send", "after_send", "after_commit"] {
+        let (receiver, url) = receiver().await;
+        let app = TestApp::spawn().await;
+        // The child server uses the real clock: the approval happens just before it starts.
+        app.clock.set(chrono::Utc::now() - chrono::Duration::minutes(10));
+        let token = app.token("intake", &["sales"]).await;
+        app.user("sato", &["staff"], &["sales"]).await;
+        app.user("suzuki", &["manager"], &["sales"]).await;
+        let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
+        let id = approved_request(&app, &token, &staff, &owner, &format!("ORD-{fault}")).await;
+        let config = std::env::temp_dir().join(format!("rerun-gate-crash-{}.toml", uuid::Uuid::new_v4().simple()));
+        let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml")).unwrap();
+        std::fs::write(&config, example.replace("http://127.0.0.1:3000/demo/rerun", &url)).unwrap();
+
+        let mut first = serve(&app.database_url, &config, Some(fault));
+        let stderr = BufReader::new(first.stderr.take().unwrap());
+        let reached = stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("fault point {fault} reached")));
+        assert!(reached, "{fault}: the server never reached its fault point");
+        first.kill().unwrap(); // SIGKILL
+        first.wait().unwrap();
+
+        let mut second = serve(&app.database_url, &config, None);
+        let mut settled = String::new();
+        for _ in 0..100 {
+            settled = request_status(&app, &id).await;
+            if settled == "dispatched" {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        second.kill().unwrap();
+        second.wait().unwrap();
+        let _ = std::fs::remove_file(&config);
+        assert_eq!(settled, "dispatched", "{fault}: nothing approved is lost");
+        assert_eq!(receiver.effects.lock().unwrap().len(), 1, "{fault}: exactly one effect");
+        let deliveries = *receiver.deliveries.lock().unwrap();
+        let expected = if fault == "after_send" { 2 } else { 1 };
+        assert_eq!(deliveries, expected, "{fault}: deliveries (the receiver deduplicates the repeat)");
+    }
+}
