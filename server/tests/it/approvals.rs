@@ -145,3 +145,18 @@ async fn owners_hear_of_a_request_for_approval_and_the_requester_of_the_decision
     app::backend::services::notifications::mark_all_read(&app.state, &sato).await.unwrap();
     assert_eq!(unread(&sato).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_nobody_decides_on_expires_with_the_sweep_and_goes_back_to_staff() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-X").await;
+    app::backend::services::sweeper::sweep(&app.state).await.unwrap();
+    assert_eq!(count(&app, "SELECT COUNT(*) FROM rerun_requests WHERE id = $1 AND status = 'expired'", &id).await, 0);
+    app.clock.advance(Duration::hours(25));
+    app::backend::services::sweeper::sweep(&app.state).await.unwrap();
+    assert_eq!(count(&app, "SELECT COUNT(*) FROM rerun_requests WHERE id = $1 AND status = 'expired'", &id).await, 1);
+    let operation = app.api(Method::GET, "/api/v1/operations/ORD-X", &token, None, None).await.json();
+    assert_eq!(operation["status"], "stalled");
+}

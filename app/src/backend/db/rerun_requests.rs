@@ -263,3 +263,13 @@ pub async fn insert_dispatch(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Resul
 pub async fn count_dispatches(tx: &mut Tx, id: &str) -> Result<i64, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM dispatches WHERE request_id = $1").bind(id).fetch_one(c).await)
 }
+
+/// Requests still waiting for approval past their validity.
+pub async fn overdue(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT id FROM rerun_requests WHERE status = 'pending_approval' AND expires_at < $1 ORDER BY expires_at LIMIT 100"
+    )
+    .bind(now)
+    .fetch_all(c)
+    .await)
+}

@@ -153,3 +153,32 @@ pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, 
     }
     Ok(items)
 }
+
+/// Requests nobody decided on within their validity go back to staff (run by the sweeper).
+pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
+    let now = state.clock.now();
+    let overdue = {
+        let mut tx = state.db.begin_read().await?;
+        db::rerun_requests::overdue(&mut tx, now).await?
+    };
+    let mut expired = 0;
+    for id in overdue {
+        let mut tx = state.db.begin_write().await?;
+        let Some(request) = db::rerun_requests::lock(&mut tx, &id).await? else { continue };
+        if request.status != "pending_approval" {
+            continue; // decided meanwhile
+        }
+        db::rerun_requests::set_status(&mut tx, &id, "pending_approval", "expired", now).await?;
+        db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", "stalled", now).await?;
+        let entry = AuditEntry::new(crate::domain::audit::Actor::system("sweeper"), "rerun_request.expired", "operation", &request.process_id)
+            .department(Some(&request.department))
+            .before(json!({"rerun_id": id, "status": "pending_approval"}))
+            .after(json!({"rerun_id": id, "status": "expired"}))
+            .reason("no decision within the approval's validity");
+        record(&mut tx, entry, None, now).await?;
+        notify(&mut tx, &request, "expired", "承認されないまま期限が切れました", Audience::Both, now).await?;
+        tx.commit().await?;
+        expired += 1;
+    }
+    Ok(expired)
+}

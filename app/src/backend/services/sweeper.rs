@@ -13,7 +13,8 @@ use serde_json::json;
 
 const PAGE: i64 = 500;
 
-/// One pass over all running operations; returns how many it marked stalled.
+/// One pass over all running operations (and requests past their approval's validity); returns how many
+/// operations it marked stalled.
 pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
     let mut marked = 0;
     let mut after = 0;
@@ -38,9 +39,14 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
         }
         match page.last() {
             Some(last) if page.len() as i64 == PAGE => after = last.id,
-            _ => return Ok(marked),
+            _ => break,
         }
     }
+    let expired = super::approvals::expire_overdue(state).await?;
+    if expired > 0 {
+        tracing::info!(expired, "rerun requests expired without a decision");
+    }
+    Ok(marked)
 }
 
 async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[StepRow]) -> Result<bool, AppError> {
