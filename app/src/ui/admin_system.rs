@@ -58,10 +58,7 @@ pub fn ConfigurationPage() -> impl IntoView {
 pub fn ApiClientsPage() -> impl IntoView {
     let revoke = ServerAction::<RevokeApiClient>::new();
     let clients = Resource::new(move || revoke.version().get(), |_| list_api_clients());
-    let error = Signal::derive(move || match revoke.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    });
+    let error = super::error_of(revoke);
     view! {
         <h1>"API クライアント"</h1>
         <p>"トークンは作成時に一度だけ表示されます: " <code>"server token create --name 名前 --department 部門"</code></p>

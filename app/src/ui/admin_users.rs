@@ -1,6 +1,6 @@
 //! Admin: list users, add one, disable or enable one, change roles and departments.
 use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
-use crate::api::{AppError, DepartmentDto};
+use crate::api::DepartmentDto;
 use crate::domain::roles::Role;
 use leptos::prelude::*;
 
@@ -13,16 +13,7 @@ fn role_label(role: Role) -> &'static str {
     }
 }
 
-fn error_of<T: Clone + Send + Sync + 'static>(action: ServerAction<T>) -> Signal<Option<String>>
-where
-    T: leptos::server_fn::ServerFn<Error = AppError>,
-    T::Output: Clone + Send + Sync + 'static,
-{
-    Signal::derive(move || match action.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    })
-}
+use super::error_of;
 
 #[component]
 pub fn AdminUsersPage() -> impl IntoView {

@@ -9,10 +9,7 @@ use leptos_router::components::A;
 pub fn ApprovalsPage() -> impl IntoView {
     let decide = ServerAction::<DecideRerun>::new();
     let inbox = Resource::new(move || decide.version().get(), |_| approval_inbox());
-    let error = Signal::derive(move || match decide.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    });
+    let error = super::error_of(decide);
     view! {
         <h1>"承認待ちの再実行申請"</h1>
         <crate::ui::ErrorNote error />

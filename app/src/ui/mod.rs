@@ -84,6 +84,18 @@ pub fn App() -> impl IntoView {
 }
 
 /// Shows a server function's error in words, or nothing.
+/// The message of an action's last failure, if it failed.
+pub fn error_of<T>(action: ServerAction<T>) -> Signal<Option<String>>
+where
+    T: leptos::server_fn::ServerFn<Error = crate::api::AppError> + Clone + Send + Sync + 'static,
+    T::Output: Clone + Send + Sync + 'static,
+{
+    Signal::derive(move || match action.value().get() {
+        Some(Err(e)) => Some(e.to_string()),
+        _ => None,
+    })
+}
+
 #[component]
 pub fn ErrorNote(#[prop(into)] error: Signal<Option<String>>) -> impl IntoView {
     move || error.get().map(|message| view! { <p class="error" role="alert">{message}</p> })

@@ -6,7 +6,7 @@ use crate::api::operations::AiAttemptView;
 use crate::domain::ai::format_yen;
 use crate::domain::reconciliation::Verdict;
 use leptos::prelude::*;
-use leptos::server_fn::ServerFn;
+use super::error_of;
 
 /// The page's actions; the page reloads its data after each one.
 #[derive(Clone, Copy)]
@@ -41,17 +41,6 @@ impl Actions {
     }
 }
 
-fn error_of<S>(action: ServerAction<S>) -> Signal<Option<String>>
-where
-    S: ServerFn + Clone + Send + Sync + 'static,
-    S::Output: Clone + Send + Sync + 'static,
-    S::Error: Clone + Send + Sync + std::fmt::Display + 'static,
-{
-    Signal::derive(move || match action.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    })
-}
 
 #[component]
 pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {

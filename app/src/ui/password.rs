@@ -4,10 +4,7 @@ use leptos::prelude::*;
 #[component]
 pub fn PasswordPage() -> impl IntoView {
     let change = ServerAction::<ChangePassword>::new();
-    let error = Signal::derive(move || match change.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    });
+    let error = super::error_of(change);
     view! {
         <h1>"パスワード変更"</h1>
         <p>"8 文字以上（15 文字以上を推奨）。変更すると、ほかの端末のセッションはすべて終了します。"</p>

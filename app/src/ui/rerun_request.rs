@@ -88,14 +88,8 @@ pub fn RerunRequestPage() -> impl IntoView {
 fn Request(r: RerunRequestView, confirm: ServerAction<ConfirmCheck>, submit: ServerAction<RequestApproval>) -> impl IntoView {
     let all_confirmed = r.checks.len() == 5 && r.checks.iter().all(|c| c.confirmed_at.is_some());
     let (id, may_confirm) = (r.id.clone(), r.may_confirm);
-    let error_of_confirm = Signal::derive(move || match confirm.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    });
-    let error_of_submit = Signal::derive(move || match submit.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    });
+    let error_of_confirm = super::error_of(confirm);
+    let error_of_submit = super::error_of(submit);
     view! {
         <h1>"再実行の申請 " <code>{r.id.clone()}</code></h1>
         <dl class="facts card">

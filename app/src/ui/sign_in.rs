@@ -4,10 +4,7 @@ use leptos::prelude::*;
 #[component]
 pub fn SignInPage() -> impl IntoView {
     let sign_in = ServerAction::<SignIn>::new();
-    let error = Signal::derive(move || match sign_in.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
-        _ => None,
-    });
+    let error = super::error_of(sign_in);
     // After sign-in, load the page afresh with the new session: the page asked for, or the start page.
     Effect::new(move |_| {
         if let Some(Ok(_)) = sign_in.value().get() {
