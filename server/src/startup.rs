@@ -61,13 +61,17 @@ pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
     });
 }
 
-/// The dispatcher: sends approved reruns from the outbox every second. Any number of instances may run it.
+/// The dispatcher: sends approved reruns and chat notifications from their outboxes every second. Any number
+/// of instances may run it.
 pub fn spawn_dispatcher(state: AppState) {
     every(std::time::Duration::from_secs(1), move || {
         let state = state.clone();
         async move {
             if let Err(error) = app::backend::services::dispatcher::dispatch_due(&state).await {
                 tracing::error!(%error, "dispatching failed");
+            }
+            if let Err(error) = app::backend::services::notifications::send_chat(&state).await {
+                tracing::error!(%error, "sending chat notifications failed");
             }
         }
     });

@@ -11,6 +11,12 @@ pub struct Config {
     pub idempotency_retention_days: u32,
     /// Raw inbound webhook bodies are kept this long, then purged (the receipt and its deduplication stay).
     pub webhook_body_retention_days: u32,
+    /// The variable holding a chat-compatible incoming-webhook URL (Slack-style `{"text": …}`); none: no chat.
+    #[serde(default)]
+    pub chat_webhook_url_env: Option<String>,
+    /// Tests and demos only: the chat URL may be a loopback address.
+    #[serde(default)]
+    pub chat_webhook_allow_loopback: bool,
     pub departments: Vec<DepartmentConfig>,
     pub connectors: Vec<ConnectorConfig>,
     pub workflows: Vec<WorkflowConfig>,

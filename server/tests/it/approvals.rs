@@ -160,3 +160,22 @@ async fn a_request_nobody_decides_on_expires_with_the_sweep_and_goes_back_to_sta
     let operation = app.api(Method::GET, "/api/v1/operations/ORD-X", &token, None, None).await.json();
     assert_eq!(operation["status"], "stalled");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_team_chat_hears_of_requests_when_a_chat_webhook_is_configured() {
+    let mut config = crate::harness::example_config();
+    config.chat_webhook_url_env = Some("RG_TEST_CHAT_URL".into());
+    config.chat_webhook_allow_loopback = true;
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-CHAT-7").await;
+    decide(&app.state, &caller(&app, "suzuki").await, &id, Decision::Approve, "").await.unwrap();
+    assert_eq!(app::backend::services::notifications::send_chat(&app.state).await.unwrap(), 2);
+    let heard: Vec<String> =
+        crate::harness::CHAT_MESSAGES.lock().unwrap().iter().filter(|m| m.contains("ORD-CHAT-7")).cloned().collect();
+    assert_eq!(heard.len(), 2, "{heard:?}");
+    assert!(heard.iter().all(|m| m.contains(&format!("/reruns/{id}"))), "{heard:?}");
+    assert_eq!(app::backend::services::notifications::send_chat(&app.state).await.unwrap(), 0, "each once");
+}

@@ -20,6 +20,7 @@ pub const RERUN_SECRET: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXJlcnVuLXNpZ25pbmc=";
 fn test_environment() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        let chat_url = start_chat_sink();
         // SAFETY: runs once, before any app of this process reads its configuration.
         unsafe {
             std::env::set_var("RERUN_GATE_WEBHOOK_SECRET_AI", format!("{WEBHOOK_SECRET_OLD} {WEBHOOK_SECRET_NEW}"));
@@ -28,6 +29,7 @@ fn test_environment() {
             std::env::set_var("RG_TEST_WRONG_AI_KEY", WRONG_AI_KEY);
             std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", RERUN_SECRET);
             std::env::set_var("RERUN_GATE_SECRET_MONTHLY_BILLING", RERUN_SECRET);
+            std::env::set_var("RG_TEST_CHAT_URL", chat_url);
         }
     });
 }
@@ -67,6 +69,31 @@ pub async fn fresh_database_url() -> String {
         }
         Ok(other) => panic!("unknown RERUN_GATE_TEST_ENGINE '{other}'"),
     }
+}
+
+/// Chat messages received by the suite's one chat sink (a Slack-compatible incoming webhook on loopback).
+pub static CHAT_MESSAGES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The chat sink lives on its own thread for the whole test process (each test's runtime ends with it).
+fn start_chat_sink() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/chat", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            listener.set_nonblocking(true).unwrap();
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let app = axum::Router::new().route(
+                "/chat",
+                axum::routing::post(|body: axum::Json<Value>| async move {
+                    CHAT_MESSAGES.lock().unwrap().push(body["text"].as_str().unwrap_or_default().to_string());
+                    "ok"
+                }),
+            );
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    url
 }
 
 impl TestApp {

@@ -30,6 +30,9 @@ struct RawConfig {
 struct RawSettings {
     idempotency_retention_days: Option<Spanned<u32>>,
     webhook_body_retention_days: Option<Spanned<u32>>,
+    chat_webhook_url_env: Option<Spanned<String>>,
+    #[serde(default)]
+    chat_webhook_allow_loopback: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -138,6 +141,11 @@ impl Validator<'_> {
             Some(days) => days.into_inner(),
             None => 30,
         };
+        if let Some(var) = &raw.settings.chat_webhook_url_env {
+            if !is_env_name(var.get_ref()) {
+                return self.fail(var.span(), "chat_webhook_url_env must name an environment variable (A-Z, 0-9, _)");
+            }
+        }
         let departments = self.departments(raw.departments)?;
         let connectors = self.connectors(raw.connectors)?;
         let mut workflows: Vec<WorkflowConfig> = Vec::new();
@@ -151,6 +159,8 @@ impl Validator<'_> {
             source: file.to_string(),
             idempotency_retention_days: retention,
             webhook_body_retention_days,
+            chat_webhook_url_env: raw.settings.chat_webhook_url_env.map(Spanned::into_inner),
+            chat_webhook_allow_loopback: raw.settings.chat_webhook_allow_loopback,
             departments,
             connectors,
             workflows,

@@ -63,3 +63,50 @@ pub async fn mark_all_read(tx: &mut Tx, user_id: i64, now: DateTime<Utc>) -> Res
         .await
         .map(drop))
 }
+
+pub async fn queue_chat(tx: &mut Tx, text: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("INSERT INTO chat_messages (text, status, next_attempt_at, created_at) VALUES ($1, 'pending', $2, $2)")
+        .bind(text)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct ChatRow {
+    pub id: i64,
+    pub text: String,
+    pub attempts: i64,
+}
+
+/// Claims the oldest due chat message (PostgreSQL skips rows another instance holds).
+pub async fn claim_chat(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<ChatRow>, sqlx::Error> {
+    let pick = "SELECT id FROM chat_messages WHERE status = 'pending' AND next_attempt_at <= $1
+                AND (lease_until IS NULL OR lease_until < $1) ORDER BY id LIMIT 1";
+    match tx {
+        Tx::Sqlite(t, _) => {
+            let sql = format!("UPDATE chat_messages SET lease_until = $2 WHERE id = ({pick}) RETURNING id, text, attempts");
+            sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
+        }
+        Tx::Postgres(t) => {
+            let sql = format!(
+                "UPDATE chat_messages SET lease_until = $2 WHERE id = ({pick} FOR UPDATE SKIP LOCKED) RETURNING id, text, attempts"
+            );
+            sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
+        }
+    }
+}
+
+pub async fn settle_chat(tx: &mut Tx, id: i64, status: &str, attempts: i64, next: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "UPDATE chat_messages SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1"
+    )
+    .bind(id)
+    .bind(status)
+    .bind(attempts)
+    .bind(next)
+    .execute(c)
+    .await
+    .map(drop))
+}

@@ -60,7 +60,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
         other => other,
     };
     if let Some((status, why)) = void {
-        back_to_staff(&mut tx, caller, &request, status, why, now).await?;
+        back_to_staff(&mut tx, state, caller, &request, status, why, now).await?;
         tx.commit().await?;
         return Err(if status == "expired" {
             AppError::Conflict { problem: "expired".into(), detail: "the request expired before it was approved".into() }
@@ -78,7 +78,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
             db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", "stalled", now).await?;
             let entry = entry(caller, &request, "rerun_request.rejected").reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-            notify(&mut tx, &request, "rejected", "再実行の申請が却下されました", Audience::Requester, now).await?;
+            notify(&mut tx, state, &request, "rejected", "再実行の申請が却下されました", Audience::Requester, now).await?;
         }
         Decision::Approve => {
             let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
@@ -92,7 +92,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
                 let entry = entry(caller, &request, "rerun_request.approved")
                     .after(json!({"rerun_id": id, "status": "approved", "approvals": approvals, "plan": plan}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-                notify(&mut tx, &request, "approved", "再実行が承認されました", Audience::Requester, now).await?;
+                notify(&mut tx, state, &request, "approved", "再実行が承認されました", Audience::Requester, now).await?;
             } else {
                 let entry = entry(caller, &request, "rerun_request.approval_recorded")
                     .after(json!({"rerun_id": id, "approvals": approvals, "required": required}));
@@ -112,6 +112,7 @@ fn entry(caller: &Caller, request: &RequestRow, action: &'static str) -> AuditEn
 
 async fn back_to_staff(
     tx: &mut db::Tx,
+    state: &AppState,
     caller: &Caller,
     request: &RequestRow,
     status: &'static str,
@@ -123,7 +124,7 @@ async fn back_to_staff(
     let action = if status == "expired" { "rerun_request.expired" } else { "rerun_request.voided" };
     let entry = entry(caller, request, action).after(json!({"rerun_id": request.id, "status": status})).reason(why);
     record(tx, entry, caller.request_id.as_deref(), now).await?;
-    notify(tx, request, status, "再実行の申請が差し戻されました（期限切れまたは計画の変化）", Audience::Requester, now).await?;
+    notify(tx, state, request, status, "再実行の申請が差し戻されました（期限切れまたは計画の変化）", Audience::Requester, now).await?;
     Ok(())
 }
 
@@ -176,7 +177,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
             .after(json!({"rerun_id": id, "status": "expired"}))
             .reason("no decision within the approval's validity");
         record(&mut tx, entry, None, now).await?;
-        notify(&mut tx, &request, "expired", "承認されないまま期限が切れました", Audience::Both, now).await?;
+        notify(&mut tx, state, &request, "expired", "承認されないまま期限が切れました", Audience::Both, now).await?;
         tx.commit().await?;
         expired += 1;
     }

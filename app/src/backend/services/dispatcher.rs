@@ -237,7 +237,7 @@ async fn end(state: &AppState, request: &RequestRow, dispatch: &DispatchRow, end
         End::Gone | End::Refused(_) | End::Exhausted(_) => ("再実行の送信に失敗しました", Audience::Both),
         End::Expired | End::PlanNoLongerHolds => ("再実行は送信されず、差し戻されました", Audience::Requester),
     };
-    notify(&mut tx, request, request_status, title, audience, now).await?;
+    notify(&mut tx, state, request, request_status, title, audience, now).await?;
     tx.commit().await?;
     tracing::info!(rerun = %request.id, outcome = action, "dispatch ended");
     Ok(())

@@ -13,9 +13,11 @@ pub enum Audience {
     Both,
 }
 
-/// Notifies the audience of `request` (its ID, requester, department) in the caller's transaction.
+/// Notifies the audience of `request` (its ID, requester, department) in the caller's transaction; and the
+/// team's chat, when one is configured (sent after the commit, from an outbox).
 pub async fn notify(
     tx: &mut db::Tx,
+    state: &AppState,
     request: &db::rerun_requests::RequestRow,
     kind: &str,
     title: &str,
@@ -35,7 +37,54 @@ pub async fn notify(
     for user in users {
         db::notifications::insert(tx, user, kind, &title, &link, now).await?;
     }
+    if state.config.chat_webhook_url_env.is_some() {
+        let text = format!("[Rerun Gate] {title} ({}) {}{link}", request.department, state.settings.public_url);
+        db::notifications::queue_chat(tx, &text, now).await?;
+    }
     Ok(())
+}
+
+/// Sends due chat messages (a Slack-compatible `{"text": …}` POST); returns how many were sent.
+pub async fn send_chat(state: &AppState) -> Result<usize, AppError> {
+    let Some(var) = &state.config.chat_webhook_url_env else { return Ok(0) };
+    let Some(url) = std::env::var(var).ok().filter(|u| !u.is_empty()) else { return Ok(0) };
+    let allow_loopback = state.config.chat_webhook_allow_loopback;
+    let client = crate::backend::reconciliation::ssrf::client(allow_loopback, std::time::Duration::from_secs(10))
+        .map_err(|e| crate::backend::auth::internal("chat client", e))?;
+    let mut sent = 0;
+    for _ in 0..50 {
+        let now = state.clock.now();
+        let mut tx = state.db.begin_write().await?;
+        let claimed = db::notifications::claim_chat(&mut tx, now, now + chrono::Duration::seconds(60)).await?;
+        tx.commit().await?;
+        let Some(message) = claimed else { break };
+        let target = reqwest::Url::parse(&url).ok().filter(|u| crate::backend::reconciliation::ssrf::check_url(u, allow_loopback).is_ok());
+        let delivered = match target {
+            Some(target) => client
+                .post(target)
+                .json(&serde_json::json!({"text": message.text}))
+                .send()
+                .await
+                .is_ok_and(|answer| answer.status().is_success()),
+            None => false,
+        };
+        let attempts = message.attempts + 1;
+        let wait = crate::domain::dispatch::next_delay(attempts, None, 0.5);
+        let (status, next) = match (delivered, wait) {
+            (true, _) => ("sent", now),
+            (false, Some(wait)) => ("pending", now + wait),
+            (false, None) => ("failed", now),
+        };
+        let mut tx = state.db.begin_write().await?;
+        db::notifications::settle_chat(&mut tx, message.id, status, attempts, next).await?;
+        tx.commit().await?;
+        if delivered {
+            sent += 1;
+        } else {
+            tracing::warn!(message = message.id, attempts, "chat message not delivered");
+        }
+    }
+    Ok(sent)
 }
 
 pub async fn unread(state: &AppState, caller: &Caller) -> Result<i64, AppError> {

@@ -298,7 +298,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .before(json!({"status": "draft", "operation_status": "stalled"}))
         .after(json!({"rerun_id": id, "status": "pending_approval", "operation_status": "rerun_pending"}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    notify(&mut tx, &request, "approval_requested", "再実行の承認をお願いします", Audience::Owners, now).await?;
+    notify(&mut tx, state, &request, "approval_requested", "再実行の承認をお願いします", Audience::Owners, now).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -94,7 +94,7 @@ pub async fn report(
     if let Some(ai) = state.connectors.of_step(&state.config, &operation.workflow, step_name).filter(|c| c.ai) {
         super::ai_attempts::from_event(&mut tx, ai, &next, &event, now).await?;
     }
-    finish_write(tx, client, &operation, &current, next, event.kind, now).await
+    finish_write(tx, state, client, &operation, &current, next, event.kind, now).await
 }
 
 /// The step after the event, or `None` when the event must not be applied: late, repeated or contradicting
@@ -143,6 +143,7 @@ fn apply(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> StepRow {
 /// in the same transaction.
 async fn finish_write(
     mut tx: db::Tx,
+    state: &AppState,
     client: &ApiClient,
     operation: &Operation,
     current: &StepRow,
@@ -172,7 +173,7 @@ async fn finish_write(
                         .after(json!({"rerun_id": request.id, "status": "succeeded"}));
                     record(&mut tx, entry, None, now).await?;
                     let title = "再実行が完了しました";
-                    super::notifications::notify(&mut tx, &request, "completed", title, super::notifications::Audience::Requester, now).await?;
+                    super::notifications::notify(&mut tx, state, &request, "completed", title, super::notifications::Audience::Requester, now).await?;
                 }
             }
         }

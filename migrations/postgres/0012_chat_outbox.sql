@@ -1,0 +1,11 @@
+-- Chat messages about rerun requests, written with the change they announce and sent after (an outbox).
+CREATE TABLE chat_messages (
+    id              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    text            TEXT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed')),
+    attempts        BIGINT NOT NULL DEFAULT 0,
+    next_attempt_at TIMESTAMPTZ NOT NULL,
+    lease_until     TIMESTAMPTZ,
+    created_at      TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX chat_messages_due ON chat_messages (status, next_attempt_at);
