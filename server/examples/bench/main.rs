@@ -1,7 +1,10 @@
 //! `make bench`: each figure next to a baseline measured in the same run, on the same machine and engine.
 //!
 //! Step events per second through the ingestion API (token check, idempotent seq rule, completion flag and
-//! audit event, all in one transaction) against the raw rate of one INSERT + COMMIT on the same engine.
+//! audit event, all in one transaction) against the raw rate of one INSERT + COMMIT on the same engine; and
+//! approval → dispatch latency with 1,000 queued approvals against bare signed POSTs (see `dispatch.rs`).
+mod dispatch;
+
 use app::backend::{Db, Settings, SystemClock};
 use serde_json::json;
 use std::sync::Arc;
@@ -12,8 +15,14 @@ const EVENTS_PER_STEP: usize = 10;
 const ROUNDS: usize = 5;
 const RAW_INSERTS: usize = 4_000;
 
+const QUEUED_APPROVALS: usize = 1_000;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    if std::env::var("RERUN_GATE_SECRET_ORDER_INTAKE").is_err() {
+        // SAFETY: set before any task that reads the environment starts.
+        unsafe { std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", "whsec_YmVuY2gtb25seS1yZXJ1bi1zaWduaW5nLXNlY3JldA==") };
+    }
     let dir = std::path::Path::new("target/bench");
     std::fs::create_dir_all(dir)?;
     let engine = std::env::var("BENCH_DATABASE_URL").unwrap_or_else(|_| {
@@ -35,13 +44,22 @@ async fn main() -> anyhow::Result<()> {
     }
     let (raw, api, floor, direct) = (median(raws), median(apis), median(floors), median(directs));
     let engine = db.engine();
+    let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
     let table = format!(
         "| measure | value | baseline (same run) | ratio | target |\n|---|---|---|---|---|\n\
          | step events through the API ({engine}, {clients} clients, median of {ROUNDS}) | {api:.0} events/s | raw INSERT+COMMIT {raw:.0}/s | {:.2} | ≥ 0.60 |\n\
          | the same events through the service, no HTTP, 1 client (where the time goes) | {direct:.0} events/s | raw INSERT+COMMIT {raw:.0}/s | {:.2} | — |\n\
-         | HTTP floor: `GET /healthz` through the same stack, {clients} clients | {floor:.0} requests/s | — | — | — |\n",
+         | HTTP floor: `GET /healthz` through the same stack, {clients} clients | {floor:.0} requests/s | — | — | — |\n\
+         | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p50 | {:.0} ms | bare signed POSTs p50 {:.0} ms | {:.1}× | — |\n\
+         | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p99 | {:.0} ms | bare signed POSTs p99 {:.0} ms | {:.1}× | p99 < 1,000 ms |\n",
         api / raw,
         direct / raw,
+        gate.p50_ms,
+        bare.p50_ms,
+        gate.p50_ms / bare.p50_ms,
+        gate.p99_ms,
+        bare.p99_ms,
+        gate.p99_ms / bare.p99_ms,
     );
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
