@@ -79,6 +79,19 @@ pub fn check_url(url: &Url, allow_loopback: bool) -> Result<(), String> {
     }
 }
 
+/// The process's guarded clients, built once (building one loads the trust store): one that refuses loopback,
+/// one that allows it. Give each request its own `.timeout(…)`.
+pub fn shared_client(allow_loopback: bool) -> Result<&'static Client, String> {
+    static STRICT: std::sync::OnceLock<Client> = std::sync::OnceLock::new();
+    static LOOPBACK: std::sync::OnceLock<Client> = std::sync::OnceLock::new();
+    let slot = if allow_loopback { &LOOPBACK } else { &STRICT };
+    if let Some(client) = slot.get() {
+        return Ok(client);
+    }
+    let client = client(allow_loopback, Duration::from_secs(120))?;
+    Ok(slot.get_or_init(|| client))
+}
+
 /// TLS for every HTTP client of the process (ring: builds with a C compiler alone). Call before building one.
 pub fn install_tls_provider() {
     static ONCE: Once = Once::new();

@@ -141,10 +141,11 @@ struct Target<'a> {
 async fn post(target: &Target<'_>, id: &str, secret: &Secret, body: &str, now: DateTime<Utc>) -> Result<(u16, Option<i64>), Sent> {
     let url = reqwest::Url::parse(target.url).map_err(|e| Sent::NotSent(format!("rerun_url: {e}")))?;
     ssrf::check_url(&url, target.allow_loopback).map_err(Sent::NotSent)?;
-    let client = ssrf::client(target.allow_loopback, target.timeout).map_err(Sent::NotSent)?;
+    let client = ssrf::shared_client(target.allow_loopback).map_err(Sent::NotSent)?;
     let timestamp = now.timestamp();
     let answer = client
         .post(url)
+        .timeout(target.timeout)
         .header("content-type", "application/json")
         .header("webhook-id", id)
         .header("webhook-timestamp", timestamp.to_string())

@@ -49,7 +49,7 @@ pub async fn send_chat(state: &AppState) -> Result<usize, AppError> {
     let Some(var) = &state.config.chat_webhook_url_env else { return Ok(0) };
     let Some(url) = std::env::var(var).ok().filter(|u| !u.is_empty()) else { return Ok(0) };
     let allow_loopback = state.config.chat_webhook_allow_loopback;
-    let client = crate::backend::reconciliation::ssrf::client(allow_loopback, std::time::Duration::from_secs(10))
+    let client = crate::backend::reconciliation::ssrf::shared_client(allow_loopback)
         .map_err(|e| crate::backend::auth::internal("chat client", e))?;
     let mut sent = 0;
     for _ in 0..50 {
@@ -62,6 +62,7 @@ pub async fn send_chat(state: &AppState) -> Result<usize, AppError> {
         let delivered = match target {
             Some(target) => client
                 .post(target)
+                .timeout(std::time::Duration::from_secs(10))
                 .json(&serde_json::json!({"text": message.text}))
                 .send()
                 .await
