@@ -50,6 +50,8 @@ pub struct RerunRequestView {
     pub checks: Vec<CheckView>,
     /// Staff or manager of the department while the request is a draft.
     pub may_confirm: bool,
+    /// Staff or manager of the department while the request is not approved yet.
+    pub may_cancel: bool,
     /// The owners' decisions so far.
     pub decisions: Vec<DecisionView>,
 }
@@ -152,6 +154,18 @@ pub async fn decide_rerun(id: String, approve: bool, comment: String) -> Result<
             let (state, caller) = context::caller().await?;
             let decision = if approve { services::approvals::Decision::Approve } else { services::approvals::Decision::Reject };
             services::approvals::decide(&state, &caller, &id, decision, &comment).await
+        }
+        .await,
+    )
+}
+
+/// Withdraws a request that is not approved yet (staff or manager of the department), with a reason.
+#[server(endpoint = "reruns/cancel")]
+pub async fn cancel_rerun_request(id: String, reason: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            services::rerun_requests::cancel(&state, &caller, &id, &reason).await
         }
         .await,
     )

@@ -1,7 +1,10 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
 use super::labels::{failure_class_label, jst};
-use crate::api::reruns::{CheckView, ConfirmCheck, RequestApproval, RerunRequestView, StartAnswer, StartRerunRequest, load_rerun_request};
+use crate::api::reruns::{
+    CancelRerunRequest, CheckView, ConfirmCheck, RequestApproval, RerunRequestView, StartAnswer, StartRerunRequest,
+    load_rerun_request,
+};
 use crate::domain::stall::FailureClass;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -67,15 +70,19 @@ pub fn RerunRequestPage() -> impl IntoView {
     let params = use_params_map();
     let confirm = ServerAction::<ConfirmCheck>::new();
     let submit = ServerAction::<RequestApproval>::new();
+    let cancel = ServerAction::<CancelRerunRequest>::new();
     let request = Resource::new(
-        move || (params.get().get("id").unwrap_or_default(), confirm.version().get(), submit.version().get()),
-        |(id, _, _)| load_rerun_request(id),
+        move || {
+            let versions = [confirm.version().get(), submit.version().get(), cancel.version().get()];
+            (params.get().get("id").unwrap_or_default(), versions)
+        },
+        |(id, _)| load_rerun_request(id),
     );
     view! {
         <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
             {move || Suspend::new(async move {
                 match request.await {
-                    Ok(r) => view! { <Request r confirm submit /> }.into_any(),
+                    Ok(r) => view! { <Request r confirm submit cancel /> }.into_any(),
                     Err(crate::api::AppError::NotFound) => view! { <h1>"見つかりません"</h1> }.into_any(),
                     Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
                 }
@@ -85,11 +92,19 @@ pub fn RerunRequestPage() -> impl IntoView {
 }
 
 #[component]
-fn Request(r: RerunRequestView, confirm: ServerAction<ConfirmCheck>, submit: ServerAction<RequestApproval>) -> impl IntoView {
+fn Request(
+    r: RerunRequestView,
+    confirm: ServerAction<ConfirmCheck>,
+    submit: ServerAction<RequestApproval>,
+    cancel: ServerAction<CancelRerunRequest>,
+) -> impl IntoView {
     let all_confirmed = r.checks.len() == 5 && r.checks.iter().all(|c| c.confirmed_at.is_some());
     let (id, may_confirm) = (r.id.clone(), r.may_confirm);
     let error_of_confirm = super::error_of(confirm);
     let error_of_submit = super::error_of(submit);
+    let error_of_cancel = super::error_of(cancel);
+    let may_cancel = r.may_cancel;
+    let cancel_id = r.id.clone();
     view! {
         <h1>"再実行の申請 " <code>{r.id.clone()}</code></h1>
         <dl class="facts card">
@@ -129,6 +144,18 @@ fn Request(r: RerunRequestView, confirm: ServerAction<ConfirmCheck>, submit: Ser
                 <button type="submit" disabled=move || submit.pending().get()>"承認を依頼する"</button>
                 <crate::ui::ErrorNote error=error_of_submit />
             </ActionForm>
+        })}
+        {may_cancel.then(|| view! {
+            <details class="card">
+                <summary>"申請を取り下げる"</summary>
+                <ActionForm action=cancel attr:class="form">
+                    <input type="hidden" name="id" value=cancel_id />
+                    <label for="cancel-reason">"取り下げの理由"</label>
+                    <textarea id="cancel-reason" name="reason" required rows="2"></textarea>
+                    <crate::ui::ErrorNote error=error_of_cancel />
+                    <button type="submit" class="secondary">"取り下げる"</button>
+                </ActionForm>
+            </details>
         })}
     }
 }

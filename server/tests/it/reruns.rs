@@ -134,3 +134,24 @@ async fn other_departments_do_not_see_requests_and_auditors_cannot_start_them() 
     assert_eq!(start(&app, &tanaka, "ORD-1001").await.0, StatusCode::FORBIDDEN);
     assert_eq!(confirm(&app, &tanaka, &id, "1", &[]).await, StatusCode::FORBIDDEN);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staff_withdraw_a_request_waiting_for_approval_and_may_start_a_new_one() {
+    let (app, token, sato) = demo().await;
+    let (_, answer) = start(&app, &sato, "ORD-1002").await;
+    let id = answer["Created"]["id"].as_str().unwrap().to_string();
+    for n in ["1", "2", "3", "4"] {
+        confirm(&app, &sato, &id, n, &[]).await;
+    }
+    confirm(&app, &sato, &id, "5", &[("cause_class", "system_error"), ("cause_text", "起動漏れ")]).await;
+    app.call("reruns/submit", &[("id", &id)], Some(&sato)).await;
+    assert_eq!(operation(&app, &token, "ORD-1002").await["status"], "rerun_pending");
+    let bare = app.call("reruns/cancel", &[("id", &id), ("reason", "")], Some(&sato)).await;
+    assert_eq!(bare.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let withdrawn = app.call("reruns/cancel", &[("id", &id), ("reason", "原因を調べ直す")], Some(&sato)).await;
+    assert_eq!(withdrawn.status, StatusCode::OK, "{}", withdrawn.body);
+    assert_eq!(operation(&app, &token, "ORD-1002").await["status"], "stalled");
+    let again = app.call("reruns/cancel", &[("id", &id), ("reason", "もう一度")], Some(&sato)).await;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+    assert_eq!(start(&app, &sato, "ORD-1002").await.0, StatusCode::OK, "a new request can be made");
+}

@@ -208,9 +208,10 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     let items = db::rerun_requests::items(&mut tx, id).await?;
     let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
     let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
-    let may_confirm = request.status == "draft"
-        && caller.visible_departments().is_some()
+    let may_act = caller.visible_departments().is_some()
         && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
+    let may_confirm = may_act && request.status == "draft";
+    let may_cancel = may_act && matches!(request.status.as_str(), "draft" | "pending_approval");
     Ok(RerunRequestView {
         id: request.id,
         process_id: request.process_id,
@@ -236,6 +237,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
             })
             .collect(),
         may_confirm,
+        may_cancel,
         decisions: decisions
             .into_iter()
             .map(|d| DecisionView { approver: d.approver, decision: d.decision, comment: d.comment, decided_at: d.decided_at })
@@ -299,6 +301,38 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .after(json!({"rerun_id": id, "status": "pending_approval", "operation_status": "rerun_pending"}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     notify(&mut tx, state, &request, "approval_requested", "再実行の承認をお願いします", Audience::Owners, now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Staff or a manager of the department withdraw a request that is not approved yet; the operation is stalled
+/// again and a new request can be made.
+pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> Result<(), AppError> {
+    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let request = db::rerun_requests::lock(&mut tx, id).await?.ok_or(AppError::NotFound)?;
+    if !caller.may_see(&request.department) {
+        return Err(AppError::NotFound);
+    }
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    let from = request.status.as_str();
+    if !matches!(from, "draft" | "pending_approval") || !db::rerun_requests::set_status(&mut tx, id, from, "cancelled", now).await? {
+        return Err(AppError::Conflict {
+            problem: "not-cancellable".into(),
+            detail: "only a draft or a request waiting for approval can be withdrawn".into(),
+        });
+    }
+    db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", "stalled", now).await?;
+    let entry = AuditEntry::new(caller.actor(), "rerun_request.cancelled", "operation", &request.process_id)
+        .department(Some(&request.department))
+        .before(json!({"rerun_id": id, "status": from}))
+        .after(json!({"rerun_id": id, "status": "cancelled"}))
+        .reason(&why);
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    if from == "pending_approval" {
+        notify(&mut tx, state, &request, "cancelled", "再実行の申請が取り下げられました", Audience::Owners, now).await?;
+    }
     tx.commit().await?;
     Ok(())
 }
