@@ -9,7 +9,9 @@ pub mod ssrf;
 
 use super::demo_systems::DemoSystems;
 use crate::domain::configuration::Config;
-use crate::domain::reconciliation::{Finding, Record};
+use crate::domain::reconciliation::{AbsenceRules, Evidence, Finding, Record, StepContext, Verdict, judge};
+use chrono::{DateTime, Utc};
+use serde_json::Map;
 use crate::domain::ai::Prices;
 use crate::domain::webhooks::Secret;
 use serde_json::Value;
@@ -57,6 +59,27 @@ pub struct ConfiguredConnector {
 }
 
 impl ConfiguredConnector {
+    /// What a finding means for this step, by this connector's rules (compared fields, absence rules).
+    pub fn judge(
+        &self,
+        finding: &Finding,
+        step: &crate::backend::db::operations::StepRow,
+        registered_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> (Verdict, Evidence) {
+        let content = step.content_json.as_deref().and_then(|c| serde_json::from_str::<Map<String, Value>>(c).ok());
+        let context = StepContext {
+            content: content.as_ref(),
+            compare: &self.common.compare,
+            attempted_at: step.started_at.unwrap_or(registered_at),
+        };
+        let rules = AbsenceRules {
+            consistency_delay_seconds: self.common.consistency_delay_seconds,
+            retention_days: self.common.retention_days,
+        };
+        judge(finding, &context, rules, now)
+    }
+
     /// The look-up, cut off after the connector's timeout (a look-up that hangs proves nothing).
     pub async fn look_up(&self, lookup: &Lookup) -> Finding {
         let limit = Duration::from_secs(self.common.timeout_seconds);

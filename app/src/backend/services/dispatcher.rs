@@ -223,8 +223,9 @@ async fn end(state: &AppState, request: &RequestRow, dispatch: &DispatchRow, end
             }
         }
     }
-    if matches!(end, End::NothingToSend(_)) && db::operations::incomplete_steps(&mut tx, request.operation_id).await? == 0 {
-        db::operations::set_status_unless(&mut tx, request.operation_id, "completed", now).await?;
+    if matches!(end, End::NothingToSend(_)) {
+        let facts = (request.operation_id, request.process_id.as_str(), request.department.as_str());
+        super::operations::complete_if_done(&mut tx, actor(), facts, operation_status, None, now).await?;
     }
     let entry = AuditEntry::new(actor(), action, "operation", &request.process_id)
         .department(Some(&request.department))

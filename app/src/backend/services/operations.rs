@@ -213,3 +213,26 @@ pub fn step_view(row: StepRow) -> StepView {
         ai_attempts: Vec::new(),
     }
 }
+
+/// The operation whose steps are all complete becomes `completed`, with its audit event, in the caller's
+/// transaction; `true` when it just did.
+pub async fn complete_if_done(
+    tx: &mut db::Tx,
+    actor: crate::domain::audit::Actor,
+    operation: (i64, &str, &str),
+    before_status: &str,
+    request_id: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, AppError> {
+    let (id, process_id, department) = operation;
+    let completed = OperationStatus::Completed.as_str();
+    if db::operations::incomplete_steps(tx, id).await? > 0 || !db::operations::set_status_unless(tx, id, completed, now).await? {
+        return Ok(false);
+    }
+    let entry = AuditEntry::new(actor, "operation.completed", "operation", process_id)
+        .department(Some(department))
+        .before(json!({"status": before_status}))
+        .after(json!({"status": completed}));
+    record(tx, entry, request_id, now).await?;
+    Ok(true)
+}

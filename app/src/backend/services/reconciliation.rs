@@ -9,9 +9,9 @@ use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::reconciliation::Lookup;
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::reconciliation::{Evidence, Finding, StepContext, Verdict, judge};
+use crate::domain::reconciliation::{Evidence, Finding, Verdict};
 use crate::domain::roles::Role;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 /// One step's outcome of a reconciliation.
 #[derive(Clone, Debug, PartialEq)]
@@ -81,20 +81,7 @@ pub async fn reconcile(
             continue;
         };
         let finding = connector.look_up(&lookup(operation, step)).await;
-        let content = step
-            .content_json
-            .as_deref()
-            .and_then(|c| serde_json::from_str::<Map<String, Value>>(c).ok());
-        let context = StepContext {
-            content: content.as_ref(),
-            compare: &connector.common.compare,
-            attempted_at: step.started_at.unwrap_or(operation.created_at),
-        };
-        let rules = crate::domain::reconciliation::AbsenceRules {
-            consistency_delay_seconds: connector.common.consistency_delay_seconds,
-            retention_days: connector.common.retention_days,
-        };
-        let (verdict, evidence) = judge(&finding, &context, rules, state.clock.now());
+        let (verdict, evidence) = connector.judge(&finding, step, operation.created_at, state.clock.now());
         let records = match finding {
             Finding::Found(records) => records,
             _ => Vec::new(),

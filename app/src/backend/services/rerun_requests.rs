@@ -101,7 +101,9 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
         }
     }
     if outcome.plan.steps.is_empty() {
-        finish_if_complete(&mut tx, caller, operation, now).await?;
+        let facts = (operation.id, operation.process_id.as_str(), operation.department.as_str());
+        super::operations::complete_if_done(&mut tx, caller.actor(), facts, &operation.status, caller.request_id.as_deref(), now)
+            .await?;
         tx.commit().await?;
         return Ok(StartAnswer::NothingToRerun { confirmed: outcome.confirm_flags });
     }
@@ -180,19 +182,6 @@ fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
     checklist::prefill(&snap.operation.process_id, error.as_deref(), &planned)
 }
 
-/// When no step is left open, the operation is completed (and audited).
-async fn finish_if_complete(tx: &mut db::Tx, caller: &Caller, operation: &OperationRow, now: chrono::DateTime<chrono::Utc>) -> Result<(), AppError> {
-    if db::operations::incomplete_steps(tx, operation.id).await? == 0
-        && db::operations::set_status_unless(tx, operation.id, OperationStatus::Completed.as_str(), now).await?
-    {
-        let entry = AuditEntry::new(caller.actor(), "operation.completed", "operation", &operation.process_id)
-            .department(Some(&operation.department))
-            .before(json!({"status": operation.status}))
-            .after(json!({"status": "completed"}));
-        record(tx, entry, caller.request_id.as_deref(), now).await?;
-    }
-    Ok(())
-}
 
 async fn request_for(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
     let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;

@@ -12,7 +12,7 @@ use crate::api::operations::{StepEvent, StepEventAnswer};
 use crate::backend::db::operations::{StepInOperation, StepRow};
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
-use crate::domain::operations::{OperationStatus, StepEventType, StepState, is_newer, may_leave_success};
+use crate::domain::operations::{StepEventType, StepState, is_newer, may_leave_success};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -156,14 +156,9 @@ async fn finish_write(
     if kind != StepEventType::Heartbeat {
         record(&mut tx, step_entry(client, operation, current, &step, kind), None, now).await?;
     }
-    if kind == StepEventType::Succeeded && db::operations::incomplete_steps(&mut tx, operation.id).await? == 0 {
-        let completed = OperationStatus::Completed.as_str();
-        if db::operations::set_status_unless(&mut tx, operation.id, completed, now).await? {
-            let entry = AuditEntry::new(client.actor(), "operation.completed", "operation", process_id)
-                .department(Some(&operation.department))
-                .before(json!({"status": operation.status}))
-                .after(json!({"status": completed}));
-            record(&mut tx, entry, None, now).await?;
+    let facts = (operation.id, process_id, operation.department.as_str());
+    if kind == StepEventType::Succeeded {
+        if super::operations::complete_if_done(&mut tx, client.actor(), facts, &operation.status, None, now).await? {
             // The rerun that brought it here succeeded.
             if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
                 if db::rerun_requests::set_status(&mut tx, &request.id, &request.status, "succeeded", now).await? {

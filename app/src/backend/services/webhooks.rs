@@ -8,10 +8,10 @@ use crate::backend::db::webhooks::{NewEvent, ReceiptRow};
 use crate::backend::reconciliation::{ConfiguredConnector, json_path as path};
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::reconciliation::{AbsenceRules, Finding, StepContext, judge};
+use crate::domain::reconciliation::Finding;
 use crate::domain::webhooks::{Headers, verify};
 use chrono::Duration;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Received {
@@ -107,18 +107,8 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
     let Some((operation, step)) = step else {
         return finish(state, &receipt, actor, Outcome::Unmatched).await;
     };
-    let content = step.content_json.as_deref().and_then(|c| serde_json::from_str::<Map<String, Value>>(c).ok());
-    let context = StepContext {
-        content: content.as_ref(),
-        compare: &connector.common.compare,
-        attempted_at: step.started_at.unwrap_or(operation.created_at),
-    };
-    let rules = AbsenceRules {
-        consistency_delay_seconds: connector.common.consistency_delay_seconds,
-        retention_days: connector.common.retention_days,
-    };
     let seen = found.record;
-    let (verdict, evidence) = judge(&Finding::Found(vec![seen.clone()]), &context, rules, state.clock.now());
+    let (verdict, evidence) = connector.judge(&Finding::Found(vec![seen.clone()]), &step, operation.created_at, state.clock.now());
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if !db::webhooks::mark_processed(&mut tx, receipt.id, now).await? {
