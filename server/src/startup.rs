@@ -61,18 +61,23 @@ pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
     });
 }
 
-/// The dispatcher: sends approved reruns and chat notifications from their outboxes every second. Any number
-/// of instances may run it.
+/// The dispatcher: sends approved reruns and chat notifications from their outboxes, woken by approvals and
+/// polling every second. Any number of instances may run it.
 pub fn spawn_dispatcher(state: AppState) {
-    every(std::time::Duration::from_secs(1), move || {
-        let state = state.clone();
-        async move {
-            if let Err(error) = app::backend::services::dispatcher::dispatch_due(&state).await {
+    tokio::spawn(async move {
+        loop {
+            let handled = app::backend::services::dispatcher::dispatch_due(&state).await;
+            if let Err(error) = &handled {
                 tracing::error!(%error, "dispatching failed");
             }
             if let Err(error) = app::backend::services::notifications::send_chat(&state).await {
                 tracing::error!(%error, "sending chat notifications failed");
             }
+            if matches!(handled, Ok(n) if n > 0) {
+                continue; // more may be due
+            }
+            // An approval on this instance wakes it at once; the poll finds work from other instances and retries.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), state.dispatch_wake.notified()).await;
         }
     });
 }

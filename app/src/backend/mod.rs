@@ -78,6 +78,9 @@ pub struct AppState {
     pub demo: demo_systems::DemoSystems,
     /// API tokens checked in the last few seconds.
     pub tokens: Arc<services::api_clients::TokenCache>,
+    /// Rung when an approval puts a rerun in the outbox, so this instance's dispatcher sends it at once
+    /// instead of at its next poll (other instances still find it by polling).
+    pub dispatch_wake: Arc<tokio::sync::Notify>,
 }
 
 impl AppState {
@@ -93,6 +96,7 @@ impl AppState {
             connectors: Arc::new(connectors),
             demo,
             tokens: Arc::default(),
+            dispatch_wake: Arc::default(),
         })
     }
 }

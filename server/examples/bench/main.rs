@@ -37,7 +37,9 @@ async fn main() -> anyhow::Result<()> {
     let db = server::startup::open_database(&engine).await?;
     // Rounds alternate between the two so that a slow moment of the machine hits both; medians are compared.
     let (mut raws, mut apis, mut floors, mut directs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
+    // BENCH_ONLY=dispatch skips the step-event rounds (while working on the dispatcher).
+    let rounds = if std::env::var("BENCH_ONLY").as_deref() == Ok("dispatch") { 1 } else { ROUNDS };
+    for round in 0..rounds {
         raws.push(raw_insert_rate(&db, round).await?);
         let (api, floor, direct) = api_event_rate(db.clone(), clients).await?;
         (apis.push(api), floors.push(floor), directs.push(direct));

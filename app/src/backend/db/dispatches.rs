@@ -10,22 +10,23 @@ pub struct DispatchRow {
     pub attempts: i64,
 }
 
-/// Claims the most overdue pending dispatch whose lease is free; PostgreSQL skips rows other workers hold.
-pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<DispatchRow>, sqlx::Error> {
+/// Claims up to `limit` of the most overdue pending dispatches whose lease is free; PostgreSQL skips rows other
+/// workers hold.
+pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<DispatchRow>, sqlx::Error> {
     let pick = "SELECT request_id FROM dispatches
                 WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
-                ORDER BY next_attempt_at LIMIT 1";
+                ORDER BY next_attempt_at LIMIT $3";
     match tx {
         Tx::Sqlite(t, _) => {
-            let sql = format!("UPDATE dispatches SET lease_until = $2 WHERE request_id = ({pick}) RETURNING request_id, status, attempts");
-            sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
+            let sql = format!("UPDATE dispatches SET lease_until = $2 WHERE request_id IN ({pick}) RETURNING request_id, status, attempts");
+            sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).fetch_all(&mut **t).await
         }
         Tx::Postgres(t) => {
             let sql = format!(
-                "UPDATE dispatches SET lease_until = $2 WHERE request_id = ({pick} FOR UPDATE SKIP LOCKED)
+                "UPDATE dispatches SET lease_until = $2 WHERE request_id IN ({pick} FOR UPDATE SKIP LOCKED)
                  RETURNING request_id, status, attempts"
             );
-            sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
+            sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).fetch_all(&mut **t).await
         }
     }
 }

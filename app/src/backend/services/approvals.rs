@@ -93,6 +93,9 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
                     .after(json!({"rerun_id": id, "status": "approved", "approvals": approvals, "plan": plan}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
                 notify(&mut tx, state, &request, "approved", "再実行が承認されました", Audience::Requester, now).await?;
+                tx.commit().await?;
+                state.dispatch_wake.notify_one();
+                return Ok(());
             } else {
                 let entry = entry(caller, &request, "rerun_request.approval_recorded")
                     .after(json!({"rerun_id": id, "approvals": approvals, "required": required}));

@@ -1,10 +1,12 @@
 //! The dispatcher: sends approved reruns from the outbox. Before sending it asks the outside systems again (a
 //! step that is executed by now is not sent; its flag is set). Then one signed POST to the workflow's rerun
 //! URL per the contract, `webhook-id` = `Idempotency-Key` = the rerun ID on every attempt. No HTTP call happens
-//! inside a transaction; each outcome and its audit event are written in one.
+//! inside a transaction. A worker claims a batch, attempts its dispatches side by side, then writes every
+//! outcome (the look-ups' evidence, the new states and their audit events) in one transaction: a crash before
+//! that commit leaves the claims to expire, and the same rerun IDs are sent again (receivers deduplicate).
 use super::audit::record;
 use super::notifications::{Audience, notify};
-use super::reconciliation;
+use super::reconciliation::{self, Looked};
 use crate::api::AppError;
 use crate::backend::db::dispatches::DispatchRow;
 use crate::backend::db::rerun_requests::RequestRow;
@@ -20,21 +22,43 @@ use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use serde_json::json;
 
+/// How many claimed dispatches one worker sends at a time: their look-ups and POSTs overlap while the
+/// database writes take turns.
+const BATCH: usize = 16;
 
 /// Sends what is due; returns how many dispatches it handled.
 pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
     let mut handled = 0;
-    while handled < 50 {
+    while handled < 4 * BATCH {
+        let now = state.clock.now();
+        let lease = Duration::from_std(state.settings.dispatch_lease).unwrap_or(Duration::seconds(120));
+        let mut tx = state.db.begin_write().await?;
+        let claimed = db::dispatches::claim(&mut tx, now, now + lease, BATCH as i64).await?;
+        tx.commit().await?;
+        if claimed.is_empty() {
+            break;
+        }
+        handled += claimed.len();
+        let attempts = futures::future::join_all(claimed.iter().map(|dispatch| attempt(state, dispatch))).await;
+        let mut outcomes = Vec::new();
+        for (dispatch, attempt) in claimed.iter().zip(attempts) {
+            match attempt {
+                Ok(outcome) => outcomes.push(outcome),
+                Err(error) => tracing::error!(rerun = %dispatch.request_id, %error, "dispatch failed; the lease will pass it on"),
+            }
+        }
         let now = state.clock.now();
         let mut tx = state.db.begin_write().await?;
-        let lease = Duration::from_std(state.settings.dispatch_lease).unwrap_or(Duration::seconds(120));
-        let claimed = db::dispatches::claim(&mut tx, now, now + lease).await?;
-        tx.commit().await?;
-        let Some(dispatch) = claimed else { break };
-        if let Err(error) = send(state, &dispatch).await {
-            tracing::error!(rerun = %dispatch.request_id, %error, "dispatch failed; the lease will pass it on");
+        for outcome in &outcomes {
+            write(&mut tx, state, outcome, now).await?;
         }
-        handled += 1;
+        tx.commit().await?;
+        if outcomes.iter().any(|o| matches!(o.next, Next::End(End::Sent { .. }))) {
+            fault_point("after_commit");
+        }
+        for outcome in &outcomes {
+            outcome.log();
+        }
     }
     Ok(handled)
 }
@@ -43,38 +67,55 @@ fn actor() -> Actor {
     Actor::system("dispatcher")
 }
 
-async fn send(state: &AppState, dispatch: &DispatchRow) -> Result<(), AppError> {
+/// What one attempt came to, not yet written.
+struct Outcome<'a> {
+    request: RequestRow,
+    dispatch: &'a DispatchRow,
+    /// The look-up right before sending, recorded with the outcome.
+    looked: Option<Looked<'a>>,
+    next: Next,
+}
+
+enum Next {
+    TryAgain { at: DateTime<Utc>, why: String },
+    End(End),
+}
+
+/// Asks the outside systems again, then sends what is still not executed. Writes nothing.
+async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow) -> Result<Outcome<'a>, AppError> {
     let id = &dispatch.request_id;
     let (request, operation) = {
-        let mut tx = state.db.begin_read().await?;
+        let mut tx = state.db.connection().await?; // the request names its operation: no snapshot needed
         let request = db::rerun_requests::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?;
         let operation = db::operations::by_id(&mut tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
         (request, operation)
     };
     let now = state.clock.now();
+    let outcome = |looked, next| Ok(Outcome { request: request.clone(), dispatch, looked, next });
     if request.expires_at.is_some_and(|at| now >= at) {
-        return end(state, &request, dispatch, End::Expired).await;
+        return outcome(None, Next::End(End::Expired));
     }
     let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
     // Ask again right before sending: what happened since the approval decides what is sent.
-    let verdicts = reconciliation::reconcile(state, &operation, actor(), None).await?;
+    let looked = reconciliation::look(state, &operation).await?;
+    let verdicts = looked.verdicts();
     let mut to_send: Vec<&PlannedStep> = Vec::new();
     let mut executed: Vec<String> = Vec::new();
     for step in &plan.steps {
         match verdicts.iter().find(|v| v.step == step.name).map(|v| v.verdict) {
             None | Some(Verdict::NotExecuted) => to_send.push(step),
             Some(Verdict::Executed) => executed.push(step.name.clone()),
-            Some(_) => return end(state, &request, dispatch, End::PlanNoLongerHolds).await,
+            Some(_) => return outcome(Some(looked), Next::End(End::PlanNoLongerHolds)),
         }
     }
     if to_send.is_empty() {
-        return end(state, &request, dispatch, End::NothingToSend(executed)).await;
+        return outcome(Some(looked), Next::End(End::NothingToSend(executed)));
     }
     let Some(workflow) = state.config.workflow(&operation.workflow) else {
-        return end(state, &request, dispatch, End::Refused("the workflow is no longer configured".into())).await;
+        return outcome(Some(looked), Next::End(End::Refused("the workflow is no longer configured".into())));
     };
     let approvers: Vec<String> = {
-        let mut tx = state.db.begin_read().await?;
+        let mut tx = state.db.connection().await?;
         db::rerun_requests::decisions(&mut tx, id).await?.into_iter().filter(|d| d.decision == "approved").map(|d| d.approver).collect()
     };
     let body = json!({
@@ -91,25 +132,57 @@ async fn send(state: &AppState, dispatch: &DispatchRow) -> Result<(), AppError> 
     let secret = std::env::var(&workflow.signing_secret_env).ok().and_then(|s| Secret::parse(&s).ok());
     let Some(secret) = secret else {
         let why = format!("the signing secret variable {} is not set (or not a whsec_ secret)", workflow.signing_secret_env);
-        return retry_or_fail(state, &request, dispatch, None, &why).await;
+        return outcome(Some(looked), try_again(dispatch, None, why, now));
     };
     let target = Target { url: &workflow.rerun_url, allow_loopback: workflow.rerun_allow_loopback, timeout: state.settings.dispatch_timeout };
     fault_point("before_send");
-    let answer = post(&target, id, &secret, &body, now).await;
-    match answer {
+    let next = match post(&target, id, &secret, &body, now).await {
         Ok((status, retry_after)) => match answer_of(status) {
             Answer::Accepted => {
                 fault_point("after_send");
-                end(state, &request, dispatch, End::Sent { executed, attempts: dispatch.attempts + 1 }).await?;
-                fault_point("after_commit");
-                Ok(())
+                Next::End(End::Sent { executed, attempts: dispatch.attempts + 1 })
             }
-            Answer::TryAgain => retry_or_fail(state, &request, dispatch, retry_after, &format!("HTTP {status}")).await,
-            Answer::Gone => end(state, &request, dispatch, End::Gone).await,
-            Answer::Refused | Answer::Unknown => end(state, &request, dispatch, End::Refused(format!("HTTP {status}"))).await,
+            Answer::TryAgain => try_again(dispatch, retry_after, format!("HTTP {status}"), now),
+            Answer::Gone => Next::End(End::Gone),
+            Answer::Refused | Answer::Unknown => Next::End(End::Refused(format!("HTTP {status}"))),
         },
-        Err(Sent::NotSent(why)) => retry_or_fail(state, &request, dispatch, None, &why).await,
-        Err(Sent::NoAnswer(why)) => end(state, &request, dispatch, End::Unknown(why)).await,
+        Err(Sent::NotSent(why)) => try_again(dispatch, None, why, now),
+        Err(Sent::NoAnswer(why)) => Next::End(End::Unknown(why)),
+    };
+    outcome(Some(looked), next)
+}
+
+/// Another attempt after the backoff (or the receiver's `Retry-After`), unless the attempts are used up.
+fn try_again(dispatch: &DispatchRow, retry_after: Option<i64>, why: String, now: DateTime<Utc>) -> Next {
+    let jitter = rand::thread_rng().gen_range(0.0..1.0);
+    match next_delay(dispatch.attempts + 1, retry_after, jitter) {
+        Some(wait) => Next::TryAgain { at: now + wait, why },
+        None => Next::End(End::Exhausted(why)),
+    }
+}
+
+/// Writes one outcome in the batch's transaction: the look-up's evidence, then the new states.
+async fn write(tx: &mut db::Tx, state: &AppState, outcome: &Outcome<'_>, now: DateTime<Utc>) -> Result<(), AppError> {
+    if let Some(looked) = &outcome.looked {
+        looked.record(tx, actor(), None).await?;
+    }
+    match &outcome.next {
+        Next::TryAgain { at, why } => {
+            let attempts = outcome.dispatch.attempts + 1;
+            db::dispatches::settle(tx, &outcome.request.id, "pending", attempts, *at, Some(why), now).await?;
+            Ok(())
+        }
+        Next::End(end) => write_end(tx, state, &outcome.request, outcome.dispatch, end, now).await,
+    }
+}
+
+impl Outcome<'_> {
+    fn log(&self) {
+        let rerun = &self.request.id;
+        match &self.next {
+            Next::TryAgain { at, why } => tracing::warn!(%rerun, %at, why, "dispatch will be tried again"),
+            Next::End(end) => tracing::info!(%rerun, outcome = end.action(), "dispatch ended"),
+        }
     }
 }
 
@@ -175,63 +248,63 @@ enum End {
     PlanNoLongerHolds,
 }
 
-async fn retry_or_fail(state: &AppState, request: &RequestRow, dispatch: &DispatchRow, retry_after: Option<i64>, why: &str) -> Result<(), AppError> {
-    let attempts = dispatch.attempts + 1;
-    let jitter = rand::thread_rng().gen_range(0.0..1.0);
-    let Some(wait) = next_delay(attempts, retry_after, jitter) else {
-        return end(state, request, dispatch, End::Exhausted(why.to_string())).await;
-    };
-    let now = state.clock.now();
-    let mut tx = state.db.begin_write().await?;
-    db::dispatches::settle(&mut tx, &request.id, "pending", attempts, now + wait, Some(why), now).await?;
-    tx.commit().await?;
-    tracing::warn!(rerun = %request.id, attempts, wait_seconds = wait.num_seconds(), why, "dispatch will be tried again");
-    Ok(())
+impl End {
+    /// The audit event's action.
+    fn action(&self) -> &'static str {
+        match self {
+            End::Sent { .. } => "rerun.dispatched",
+            End::NothingToSend(_) => "rerun.nothing_to_send",
+            End::Unknown(_) => "rerun.outcome_unknown",
+            End::Gone => "rerun.endpoint_gone",
+            End::Refused(_) => "rerun.refused",
+            End::Exhausted(_) => "rerun.failed",
+            End::Expired => "rerun_request.expired",
+            End::PlanNoLongerHolds => "rerun_request.voided",
+        }
+    }
 }
 
-/// The dispatch's end, with the request's and the operation's new states and the audit event, in one transaction.
-async fn end(state: &AppState, request: &RequestRow, dispatch: &DispatchRow, end: End) -> Result<(), AppError> {
-    let now = state.clock.now();
+/// The dispatch's end, with the request's and the operation's new states and the audit event.
+async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, dispatch: &DispatchRow, end: &End, now: DateTime<Utc>) -> Result<(), AppError> {
     let tried = matches!(end, End::Sent { .. } | End::Unknown(_) | End::Gone | End::Refused(_) | End::Exhausted(_));
     let attempts = dispatch.attempts + tried as i64;
-    let (dispatch_status, request_status, operation_status, action, detail) = match &end {
-        End::Sent { executed, attempts } => ("sent", "dispatched", "rerunning", "rerun.dispatched", json!({"attempts": attempts, "not_sent_executed": executed})),
-        End::NothingToSend(executed) => ("sent", "succeeded", "stalled", "rerun.nothing_to_send", json!({"executed": executed})),
-        End::Unknown(why) => ("unknown", "dispatched", "rerunning", "rerun.outcome_unknown", json!({"why": why})),
-        End::Gone => ("failed", "failed", "stalled", "rerun.endpoint_gone", json!({"status": 410})),
-        End::Refused(why) => ("failed", "failed", "stalled", "rerun.refused", json!({"why": why})),
-        End::Exhausted(why) => ("failed", "failed", "stalled", "rerun.failed", json!({"why": why, "attempts": attempts})),
-        End::Expired => ("failed", "expired", "stalled", "rerun_request.expired", json!({"why": "the approval's validity ran out before the dispatch"})),
-        End::PlanNoLongerHolds => ("failed", "cancelled", "stalled", "rerun_request.voided", json!({"why": "a planned step is no longer proven not executed"})),
+    let (dispatch_status, request_status, operation_status, detail) = match end {
+        End::Sent { executed, attempts } => ("sent", "dispatched", "rerunning", json!({"attempts": attempts, "not_sent_executed": executed})),
+        End::NothingToSend(executed) => ("sent", "succeeded", "stalled", json!({"executed": executed})),
+        End::Unknown(why) => ("unknown", "dispatched", "rerunning", json!({"why": why})),
+        End::Gone => ("failed", "failed", "stalled", json!({"status": 410})),
+        End::Refused(why) => ("failed", "failed", "stalled", json!({"why": why})),
+        End::Exhausted(why) => ("failed", "failed", "stalled", json!({"why": why, "attempts": attempts})),
+        End::Expired => ("failed", "expired", "stalled", json!({"why": "the approval's validity ran out before the dispatch"})),
+        End::PlanNoLongerHolds => ("failed", "cancelled", "stalled", json!({"why": "a planned step is no longer proven not executed"})),
     };
-    let mut tx = state.db.begin_write().await?;
-    db::dispatches::settle(&mut tx, &request.id, dispatch_status, attempts, now, None, now).await?;
-    db::rerun_requests::set_status(&mut tx, &request.id, "approved", request_status, now).await?;
-    db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", operation_status, now).await?;
-    let executed = match &end {
+    db::dispatches::settle(tx, &request.id, dispatch_status, attempts, now, None, now).await?;
+    db::rerun_requests::set_status(tx, &request.id, "approved", request_status, now).await?;
+    db::operations::set_status_from(tx, request.operation_id, "rerun_pending", operation_status, now).await?;
+    let executed = match end {
         End::Sent { executed, .. } | End::NothingToSend(executed) => executed.clone(),
         _ => Vec::new(),
     };
     for name in &executed {
-        if let Some(step) = db::operations::step_by_name(&mut tx, request.operation_id, name).await? {
-            if db::rerun_requests::confirm_step_flag(&mut tx, step.id, now).await? {
+        if let Some(step) = db::operations::step_by_name(tx, request.operation_id, name).await? {
+            if db::rerun_requests::confirm_step_flag(tx, step.id, now).await? {
                 let entry = AuditEntry::new(actor(), "step.flag_confirmed", "operation", &request.process_id)
                     .department(Some(&request.department))
                     .after(json!({"step": name, "completed_at": now}))
                     .reason("executed at the outside system before the rerun was sent");
-                record(&mut tx, entry, None, now).await?;
+                record(tx, entry, None, now).await?;
             }
         }
     }
     if matches!(end, End::NothingToSend(_)) {
         let facts = (request.operation_id, request.process_id.as_str(), request.department.as_str());
-        super::operations::complete_if_done(&mut tx, actor(), facts, operation_status, None, now).await?;
+        super::operations::complete_if_done(tx, actor(), facts, operation_status, None, now).await?;
     }
-    let entry = AuditEntry::new(actor(), action, "operation", &request.process_id)
+    let entry = AuditEntry::new(actor(), end.action(), "operation", &request.process_id)
         .department(Some(&request.department))
         .before(json!({"rerun_id": request.id, "status": "approved"}))
         .after(json!({"rerun_id": request.id, "status": request_status, "detail": detail}));
-    record(&mut tx, entry, None, now).await?;
+    record(tx, entry, None, now).await?;
     let (title, audience) = match end {
         End::Sent { .. } => ("再実行を送信しました", Audience::Requester),
         End::NothingToSend(_) => ("外部システムで実行済みのため、送信せずに完了しました", Audience::Requester),
@@ -239,8 +312,6 @@ async fn end(state: &AppState, request: &RequestRow, dispatch: &DispatchRow, end
         End::Gone | End::Refused(_) | End::Exhausted(_) => ("再実行の送信に失敗しました", Audience::Both),
         End::Expired | End::PlanNoLongerHolds => ("再実行は送信されず、差し戻されました", Audience::Requester),
     };
-    notify(&mut tx, state, request, request_status, title, audience, now).await?;
-    tx.commit().await?;
-    tracing::info!(rerun = %request.id, outcome = action, "dispatch ended");
+    notify(tx, state, request, request_status, title, audience, now).await?;
     Ok(())
 }

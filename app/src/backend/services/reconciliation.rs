@@ -1,15 +1,16 @@
 //! Reconciliation: ask each step's outside system what really happened and record the verdict with its
-//! evidence. Runs when an operation stalls, on demand from the detail page, and (later) before a dispatch.
+//! evidence. Runs when an operation stalls, on demand from the detail page, and before a dispatch.
 //! The look-ups happen outside any transaction; their results and audit events are written in one.
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
 use crate::backend::db::operations::{OperationRow, StepRow};
 use crate::backend::db::reconciliations::NewReconciliation;
-use crate::backend::reconciliation::Lookup;
+use crate::backend::reconciliation::{ConfiguredConnector, Lookup};
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::reconciliation::{Evidence, Finding, Verdict};
+use crate::domain::reconciliation::{Evidence, Finding, Record, Verdict};
+use chrono::{DateTime, Utc};
 use crate::domain::roles::Role;
 use serde_json::json;
 
@@ -54,79 +55,94 @@ pub async fn reconcile(
     actor: Actor,
     request_id: Option<&str>,
 ) -> Result<Vec<StepVerdict>, AppError> {
+    let looked = look(state, operation).await?;
+    if !looked.steps.is_empty() {
+        let mut tx = state.db.begin_write().await?;
+        looked.record(&mut tx, actor, request_id).await?;
+        tx.commit().await?;
+    }
+    Ok(looked.verdicts())
+}
+
+/// What the outside systems said about an operation's steps, not yet recorded.
+pub struct Looked<'a> {
+    operation: OperationRow,
+    steps: Vec<LookedStep<'a>>,
+    at: DateTime<Utc>,
+}
+
+struct LookedStep<'a> {
+    step: StepRow,
+    connector: &'a ConfiguredConnector,
+    records: Vec<Record>,
+    verdict: StepVerdict,
+}
+
+/// Asks each step's outside system, outside any transaction.
+pub async fn look<'a>(state: &'a AppState, operation: &OperationRow) -> Result<Looked<'a>, AppError> {
     let steps = {
-        let mut tx = state.db.begin_read().await?;
+        let mut tx = state.db.connection().await?;
         db::operations::steps(&mut tx, operation.id).await?
     };
     let Some(workflow) = state.config.workflow(&operation.workflow) else {
         return Err(AppError::Conflict {
             problem: "workflow-not-configured".into(),
-            detail: format!(
-                "workflow '{}' is no longer in the configuration",
-                operation.workflow
-            ),
+            detail: format!("workflow '{}' is no longer in the configuration", operation.workflow),
         });
     };
-    let mut verdicts = Vec::new();
-    for step in &steps {
-        let connector_name = workflow
-            .steps
-            .iter()
-            .find(|d| d.name == step.name)
-            .and_then(|d| d.connector.clone());
-        let Some(connector) = connector_name
-            .as_deref()
-            .and_then(|n| state.connectors.get(n))
-        else {
+    let mut looked = Vec::new();
+    for step in steps {
+        let connector_name = workflow.steps.iter().find(|d| d.name == step.name).and_then(|d| d.connector.clone());
+        let Some(connector) = connector_name.as_deref().and_then(|n| state.connectors.get(n)) else {
             continue;
         };
-        let finding = connector.look_up(&lookup(operation, step)).await;
-        let (verdict, evidence) = connector.judge(&finding, step, operation.created_at, state.clock.now());
+        let finding = connector.look_up(&lookup(operation, &step)).await;
+        let (verdict, evidence) = connector.judge(&finding, &step, operation.created_at, state.clock.now());
         let records = match finding {
             Finding::Found(records) => records,
             _ => Vec::new(),
         };
-        let v = StepVerdict { step: step.name.clone(), connector: connector.name.clone(), verdict, evidence };
-        verdicts.push((step, connector, records, v));
+        let verdict = StepVerdict { step: step.name.clone(), connector: connector.name.clone(), verdict, evidence };
+        looked.push(LookedStep { step, connector, records, verdict });
     }
-    if verdicts.is_empty() {
-        return Ok(Vec::new());
+    Ok(Looked { operation: operation.clone(), steps: looked, at: state.clock.now() })
+}
+
+impl Looked<'_> {
+    pub fn verdicts(&self) -> Vec<StepVerdict> {
+        self.steps.iter().map(|s| s.verdict.clone()).collect()
     }
-    let now = state.clock.now();
-    let asked_by = format!("{}:{}", actor.kind.as_str(), actor.label);
-    let mut tx = state.db.begin_write().await?;
-    for (step, connector, records, v) in &verdicts {
-        let evidence_json = serde_json::to_string(&v.evidence)
-            .map_err(|e| crate::backend::auth::internal("evidence", e))?;
-        let new = NewReconciliation {
-            step_id: step.id,
-            connector: &v.connector,
-            verdict: v.verdict.as_str(),
-            external_id: v.evidence.external_id.as_deref(),
-            evidence_json: &evidence_json,
-            asked_by: &asked_by,
-        };
-        db::reconciliations::insert(&mut tx, &new, now).await?;
-        super::ai_attempts::from_records(&mut tx, connector, step.id, records, now).await?;
-        let entry = AuditEntry::new(
-            actor.clone(),
-            "step.reconciled",
-            "operation",
-            &operation.process_id,
-        )
-        .department(Some(&operation.department))
-        .before(json!({"step": step.name, "verdict": step.latest_verdict}))
-        .after(json!({
-            "step": step.name,
-            "connector": v.connector,
-            "verdict": v.verdict,
-            "external_id": v.evidence.external_id,
-            "summary": v.evidence.summary,
-        }));
-        record(&mut tx, entry, request_id, now).await?;
+
+    /// Records each verdict with its evidence and audit event in the caller's transaction.
+    pub async fn record(&self, tx: &mut db::Tx, actor: Actor, request_id: Option<&str>) -> Result<(), AppError> {
+        let (operation, now) = (&self.operation, self.at);
+        let asked_by = format!("{}:{}", actor.kind.as_str(), actor.label);
+        for LookedStep { step, connector, records, verdict: v } in &self.steps {
+            let evidence_json = serde_json::to_string(&v.evidence).map_err(|e| crate::backend::auth::internal("evidence", e))?;
+            let new = NewReconciliation {
+                step_id: step.id,
+                connector: &v.connector,
+                verdict: v.verdict.as_str(),
+                external_id: v.evidence.external_id.as_deref(),
+                evidence_json: &evidence_json,
+                asked_by: &asked_by,
+            };
+            db::reconciliations::insert(tx, &new, now).await?;
+            super::ai_attempts::from_records(tx, connector, step.id, records, now).await?;
+            let entry = AuditEntry::new(actor.clone(), "step.reconciled", "operation", &operation.process_id)
+                .department(Some(&operation.department))
+                .before(json!({"step": step.name, "verdict": step.latest_verdict}))
+                .after(json!({
+                    "step": step.name,
+                    "connector": v.connector,
+                    "verdict": v.verdict,
+                    "external_id": v.evidence.external_id,
+                    "summary": v.evidence.summary,
+                }));
+            record(tx, entry, request_id, now).await?;
+        }
+        Ok(())
     }
-    tx.commit().await?;
-    Ok(verdicts.into_iter().map(|(_, _, _, v)| v).collect())
 }
 
 fn lookup(operation: &OperationRow, step: &StepRow) -> Lookup {
