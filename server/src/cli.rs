@@ -75,6 +75,9 @@ pub enum UserCommand {
         /// Department code; repeat for several.
         #[arg(long = "department", num_args = 1..)]
         departments: Vec<String>,
+        /// Where e-mail notifications go (optional).
+        #[arg(long)]
+        email: Option<String>,
         /// Read the password from standard input (the only way: never on the command line).
         #[arg(long, required = true)]
         password_stdin: bool,
@@ -120,7 +123,7 @@ impl Cli {
 pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<i32> {
     match command {
         Command::Serve { .. } | Command::Migrate => Ok(0),
-        Command::User { command: UserCommand::Add { username, display_name, roles, departments, .. } } => {
+        Command::User { command: UserCommand::Add { username, display_name, roles, departments, email, .. } } => {
             let mut password = String::new();
             std::io::stdin().read_to_string(&mut password)?;
             let new = NewUser {
@@ -129,6 +132,7 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
                 password: password.trim_end_matches(['\r', '\n']).to_string(),
                 roles: roles.clone(),
                 departments: departments.clone(),
+                email: email.clone().unwrap_or_default(),
             };
             match services::users::add(state, Actor::system("cli"), None, new).await {
                 Ok(id) => {

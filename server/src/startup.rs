@@ -70,8 +70,8 @@ pub fn spawn_dispatcher(state: AppState) {
             if let Err(error) = &handled {
                 tracing::error!(%error, "dispatching failed");
             }
-            if let Err(error) = app::backend::services::notifications::send_chat(&state).await {
-                tracing::error!(%error, "sending chat notifications failed");
+            if let Err(error) = app::backend::services::notifications::send_outbound(&state).await {
+                tracing::error!(%error, "sending chat and e-mail notifications failed");
             }
             if matches!(handled, Ok(n) if n > 0) {
                 continue; // more may be due

@@ -18,6 +18,7 @@ pub struct UserSummary {
     pub roles: Vec<Role>,
     pub departments: Vec<String>,
     pub disabled: bool,
+    pub email: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +28,9 @@ pub struct NewUser {
     pub password: String,
     pub roles: Vec<Role>,
     pub departments: Vec<String>,
+    /// For e-mail notifications; empty: none.
+    #[serde(default)]
+    pub email: String,
 }
 
 #[server(endpoint = "admin/list_users")]

@@ -53,6 +53,7 @@ pub async fn load_if_empty(state: &AppState) -> Result<Option<Vec<DemoCredential
             password: password.clone(),
             roles: demo.roles.to_vec(),
             departments: demo.departments.iter().map(|d| d.to_string()).collect(),
+            email: String::new(),
         };
         users::add(state, Actor::system("demo"), None, new).await?;
         credentials.push(DemoCredential {

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod demo_cases;
 pub mod demo_receiver;
 pub mod demo_systems;
+pub mod mail;
 pub mod reconciliation;
 pub mod passwords;
 pub mod services;

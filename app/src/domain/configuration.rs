@@ -17,9 +17,36 @@ pub struct Config {
     /// Tests and demos only: the chat URL may be a loopback address.
     #[serde(default)]
     pub chat_webhook_allow_loopback: bool,
+    /// E-mail notifications over SMTP; none: no e-mail.
+    #[serde(default)]
+    pub mail: Option<MailConfig>,
     pub departments: Vec<DepartmentConfig>,
     pub connectors: Vec<ConnectorConfig>,
     pub workflows: Vec<WorkflowConfig>,
+}
+
+/// Where e-mail goes out: an SMTP relay, with credentials only from environment variables.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MailConfig {
+    pub smtp_host: String,
+    pub smtp_port: u16,
+    pub security: MailSecurity,
+    /// The sender, e.g. `Rerun Gate <rerun-gate@example.co.jp>`.
+    pub from: String,
+    pub username_env: Option<String>,
+    pub password_env: Option<String>,
+}
+
+/// How the connection to the relay is protected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MailSecurity {
+    /// TLS from the first byte (usually port 465).
+    Tls,
+    /// Plain, then upgraded with STARTTLS, which is required (usually port 587).
+    Starttls,
+    /// No encryption: only for a relay on this machine (loopback).
+    None,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -63,9 +63,57 @@ text_id!(
     |c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-')
 );
 
+/// An e-mail address for notifications (`local@domain.tld`); the SMTP relay has the last word.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct EmailAddress(String);
+
+impl EmailAddress {
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let value = raw.trim();
+        let plain = |c: char| c.is_ascii_graphic() && !"<>()[]\\,;:\"".contains(c);
+        let well_formed = match value.split_once('@') {
+            Some((local, domain)) => {
+                !local.is_empty() && local.len() <= 64 && !domain.contains('@') && domain.contains('.')
+                    && !domain.starts_with('.') && !domain.ends_with('.')
+            }
+            None => false,
+        };
+        if value.len() > 254 || !value.chars().all(plain) || !well_formed {
+            return Err(format!("'{value}' is not an e-mail address (name@example.co.jp)"));
+        }
+        Ok(Self(value.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for EmailAddress {
+    type Error = String;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        Self::parse(&value)
+    }
+}
+
+impl From<EmailAddress> for String {
+    fn from(value: EmailAddress) -> String {
+        value.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_email_address_needs_one_at_sign_a_domain_with_a_dot_and_no_spaces() {
+        assert_eq!(EmailAddress::parse(" sato@example.co.jp ").unwrap().as_str(), "sato@example.co.jp");
+        for bad in ["sato", "sato@", "@example.jp", "sato@example", "sa to@example.jp", "a@b@example.jp", "x@example.jp>", "x@.jp"] {
+            assert!(EmailAddress::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_username_is_trimmed_and_kept() {

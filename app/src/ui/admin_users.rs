@@ -57,7 +57,7 @@ fn UserTable(
         <table class="grid" data-testid="users">
             <caption>"登録ユーザー"</caption>
             <thead>
-                <tr><th scope="col">"サインイン名"</th><th scope="col">"表示名"</th><th scope="col">"役割と部門"</th><th scope="col">"状態"</th></tr>
+                <tr><th scope="col">"サインイン名"</th><th scope="col">"表示名"</th><th scope="col">"メール"</th><th scope="col">"役割と部門"</th><th scope="col">"状態"</th></tr>
             </thead>
             <tbody>
                 {list.into_iter().map(|user| {
@@ -67,6 +67,7 @@ fn UserTable(
                         <tr>
                             <td>{user.username.clone()}</td>
                             <td>{user.display_name.clone()}</td>
+                            <td>{user.email.clone().unwrap_or_else(|| "—".into())}</td>
                             <td><RoleEditor user=user.clone() departments=departments.clone() roles /></td>
                             <td>
                                 <span class=if disabled { "badge off" } else { "badge on" }>
@@ -142,6 +143,7 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
     let username = RwSignal::new(String::new());
     let display_name = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
+    let email = RwSignal::new(String::new());
     let chosen_roles = RwSignal::new(vec![Role::Staff]);
     let chosen_departments = RwSignal::new(Vec::<String>::new());
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -153,6 +155,7 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
                 password: password.get(),
                 roles: chosen_roles.get(),
                 departments: chosen_departments.get(),
+                email: email.get(),
             },
         });
     };
@@ -163,6 +166,8 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
             <input id="new-username" bind:value=username required />
             <label for="new-display-name">"表示名"</label>
             <input id="new-display-name" bind:value=display_name required />
+            <label for="new-email">"メールアドレス（任意：通知をメールでも受け取る）"</label>
+            <input id="new-email" type="email" autocomplete="off" bind:value=email />
             <label for="new-password">"初期パスワード（8 文字以上）"</label>
             <input id="new-password" type="password" autocomplete="new-password" bind:value=password required />
             <fieldset>

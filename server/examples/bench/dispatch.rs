@@ -73,6 +73,7 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
             password: "bench-password-2026-x".into(),
             roles: vec![role],
             departments: vec!["sales".into()],
+            ..Default::default()
         };
         services::users::add(&state, Actor::system("bench"), None, new).await.map_err(fail)?;
     }

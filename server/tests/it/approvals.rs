@@ -2,19 +2,11 @@
 //! decide at once; four eyes; a reason to reject; bound to the plan; valid for a limited time; N of M.
 use crate::harness::TestApp;
 use app::backend::services::approvals::{Decision, decide};
-use crate::fixtures::{caller, pending_request};
+use crate::fixtures::{caller, count, pending_request};
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
 use std::sync::Arc;
-
-async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
-    let mut tx = app.db().begin_read().await.unwrap();
-    match &mut tx {
-        app::backend::db::Tx::Sqlite(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
-        app::backend::db::Tx::Postgres(t) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
-    }
-}
 
 async fn approved_events(app: &TestApp, id: &str) -> usize {
     let mut tx = app.db().begin_read().await.unwrap();
@@ -172,10 +164,10 @@ async fn the_team_chat_hears_of_requests_when_a_chat_webhook_is_configured() {
     app.user("suzuki", &["manager"], &["sales"]).await;
     let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-CHAT-7").await;
     decide(&app.state, &caller(&app, "suzuki").await, &id, Decision::Approve, "").await.unwrap();
-    assert_eq!(app::backend::services::notifications::send_chat(&app.state).await.unwrap(), 2);
+    assert_eq!(app::backend::services::notifications::send_outbound(&app.state).await.unwrap(), 2);
     let heard: Vec<String> =
         crate::harness::CHAT_MESSAGES.lock().unwrap().iter().filter(|m| m.contains("ORD-CHAT-7")).cloned().collect();
     assert_eq!(heard.len(), 2, "{heard:?}");
     assert!(heard.iter().all(|m| m.contains(&format!("/reruns/{id}"))), "{heard:?}");
-    assert_eq!(app::backend::services::notifications::send_chat(&app.state).await.unwrap(), 0, "each once");
+    assert_eq!(app::backend::services::notifications::send_outbound(&app.state).await.unwrap(), 0, "each once");
 }

@@ -150,6 +150,7 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
         password: PASSWORD.into(),
         roles: vec![app::domain::roles::Role::Staff],
         departments: vec!["sales".into()],
+        ..Default::default()
     };
     let system = app::domain::audit::Actor::system("test");
     app::backend::services::users::add(&other_state, system.clone(), None, new("ito")).await.unwrap();

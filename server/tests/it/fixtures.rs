@@ -44,3 +44,12 @@ pub async fn approved_request(app: &TestApp, token: &str, staff: &Caller, owner:
         .unwrap();
     id
 }
+
+/// One number from the database, for a query with one text parameter.
+pub async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
+    let mut tx = app.db().begin_read().await.unwrap();
+    match &mut tx {
+        app::backend::db::Tx::Sqlite(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+        app::backend::db::Tx::Postgres(t) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+    }
+}

@@ -164,6 +164,7 @@ impl TestApp {
             password: PASSWORD.into(),
             roles: roles.iter().map(|r| r.parse().unwrap()).collect(),
             departments: departments.iter().map(|d| d.to_string()).collect(),
+            email: format!("{username}@example.jp"),
         };
         app::backend::services::users::add(&self.state, app::domain::audit::Actor::system("test"), None, new)
             .await

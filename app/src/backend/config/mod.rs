@@ -1,7 +1,9 @@
 //! `rerun-gate.toml`: departments, outside systems (connectors) and workflows. Read once at start-up and
 //! validated; every problem is reported as `file:line:column: what is wrong`. Credentials never appear here,
 //! only the names of the environment variables that hold them (keys ending in `_env`).
-pub use crate::domain::configuration::{Config, ConnectorConfig, DepartmentConfig, StepConfig, WorkflowConfig};
+pub use crate::domain::configuration::{
+    Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, WorkflowConfig,
+};
 use crate::domain::ids::DepartmentCode;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -17,6 +19,7 @@ const DEFAULT_DEADLINE_SECONDS: u64 = 600;
 struct RawConfig {
     #[serde(default)]
     settings: RawSettings,
+    mail: Option<Spanned<RawMail>>,
     #[serde(default, rename = "department")]
     departments: Vec<RawDepartment>,
     #[serde(default, rename = "connector")]
@@ -33,6 +36,17 @@ struct RawSettings {
     chat_webhook_url_env: Option<Spanned<String>>,
     #[serde(default)]
     chat_webhook_allow_loopback: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMail {
+    smtp_host: Spanned<String>,
+    smtp_port: Option<u16>,
+    security: MailSecurity,
+    from: Spanned<String>,
+    username_env: Option<Spanned<String>>,
+    password_env: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,6 +144,43 @@ impl Validator<'_> {
         Err((self.at)(span, problem.into()))
     }
 
+    fn mail(&self, raw: Spanned<RawMail>) -> Result<MailConfig, ConfigError> {
+        let span = raw.span();
+        let raw = raw.into_inner();
+        let host = raw.smtp_host.get_ref().trim().to_string();
+        if host.is_empty() || host.contains(char::is_whitespace) {
+            return self.fail(raw.smtp_host.span(), "smtp_host must be a host name or address");
+        }
+        let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if raw.security == MailSecurity::None && !loopback {
+            return self.fail(span, "security = \"none\" sends passwords and mail in clear text: only for a relay on loopback");
+        }
+        if !raw.from.get_ref().contains('@') {
+            return self.fail(raw.from.span(), "from must be an address such as \"Rerun Gate <rerun-gate@example.co.jp>\"");
+        }
+        for var in [&raw.username_env, &raw.password_env].into_iter().flatten() {
+            if !is_env_name(var.get_ref()) {
+                return self.fail(var.span(), "username_env and password_env must name environment variables (A-Z, 0-9, _)");
+            }
+        }
+        if raw.username_env.is_some() != raw.password_env.is_some() {
+            return self.fail(span, "give both username_env and password_env, or neither");
+        }
+        let default_port = match raw.security {
+            MailSecurity::Tls => 465,
+            MailSecurity::Starttls => 587,
+            MailSecurity::None => 25,
+        };
+        Ok(MailConfig {
+            smtp_host: host,
+            smtp_port: raw.smtp_port.unwrap_or(default_port),
+            security: raw.security,
+            from: raw.from.into_inner(),
+            username_env: raw.username_env.map(Spanned::into_inner),
+            password_env: raw.password_env.map(Spanned::into_inner),
+        })
+    }
+
     fn config(&self, raw: RawConfig, file: &str) -> Result<Config, ConfigError> {
         let retention = match raw.settings.idempotency_retention_days {
             Some(days) if *days.get_ref() == 0 => return self.fail(days.span(), "idempotency_retention_days must be at least 1"),
@@ -146,6 +197,7 @@ impl Validator<'_> {
                 return self.fail(var.span(), "chat_webhook_url_env must name an environment variable (A-Z, 0-9, _)");
             }
         }
+        let mail = raw.mail.map(|m| self.mail(m)).transpose()?;
         let departments = self.departments(raw.departments)?;
         let connectors = self.connectors(raw.connectors)?;
         let mut workflows: Vec<WorkflowConfig> = Vec::new();
@@ -161,6 +213,7 @@ impl Validator<'_> {
             webhook_body_retention_days,
             chat_webhook_url_env: raw.settings.chat_webhook_url_env.map(Spanned::into_inner),
             chat_webhook_allow_loopback: raw.settings.chat_webhook_allow_loopback,
+            mail,
             departments,
             connectors,
             workflows,

@@ -94,3 +94,25 @@ fn zero_approvals_or_a_zero_timeout_are_refused() {
     assert!(problem(&text).contains("approvals_required must be at least 1"));
     assert!(problem(&GOOD.replace("deadline_seconds = 30", "deadline_seconds = 0")).contains("at least 1 second"));
 }
+
+#[test]
+fn a_mail_relay_is_configured_with_the_port_its_security_implies_and_credentials_from_the_environment() {
+    let text = format!(
+        "[mail]\nsmtp_host = \"smtp.example.co.jp\"\nsecurity = \"starttls\"\nfrom = \"Rerun Gate <gate@example.co.jp>\"\n\
+         username_env = \"SMTP_USER\"\npassword_env = \"SMTP_PASSWORD\"\n{GOOD}"
+    );
+    let mail = parse(&text, "test.toml").unwrap().mail.unwrap();
+    assert_eq!((mail.smtp_port, mail.security), (587, MailSecurity::Starttls));
+    assert_eq!(mail.password_env.as_deref(), Some("SMTP_PASSWORD"));
+}
+
+#[test]
+fn mail_in_clear_text_is_only_allowed_to_a_relay_on_loopback_and_a_password_in_the_file_is_refused() {
+    let mail = |host: &str, extra: &str| {
+        format!("[mail]\nsmtp_host = \"{host}\"\nsecurity = \"none\"\nfrom = \"gate@example.co.jp\"\n{extra}{GOOD}")
+    };
+    assert!(parse(&mail("127.0.0.1", ""), "test.toml").is_ok());
+    assert!(problem(&mail("smtp.example.co.jp", "")).contains("only for a relay on loopback"));
+    let message = problem(&mail("127.0.0.1", "password = \"hunter2-secret\"\n"));
+    assert!(message.contains("unknown field `password`") && !message.contains("hunter2"), "{message}");
+}

@@ -64,43 +64,78 @@ pub async fn mark_all_read(tx: &mut Tx, user_id: i64, now: DateTime<Utc>) -> Res
         .map(drop))
 }
 
-pub async fn queue_chat(tx: &mut Tx, text: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO chat_messages (text, status, next_attempt_at, created_at) VALUES ($1, 'pending', $2, $2)")
-        .bind(text)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(drop))
+/// The user's e-mail address, if they gave one and are active.
+pub async fn email_of(tx: &mut Tx, user_id: i64) -> Result<Option<String>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT email FROM users WHERE id = $1 AND disabled_at IS NULL")
+        .bind(user_id)
+        .fetch_optional(c)
+        .await)
+    .map(Option::flatten)
 }
 
+/// A message for the team's chat, sent after the commit.
+pub async fn queue_chat(tx: &mut Tx, text: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    queue(tx, "chat", None, None, text, now).await
+}
+
+/// An e-mail to one person, sent after the commit.
+pub async fn queue_mail(tx: &mut Tx, recipient: &str, subject: &str, text: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    queue(tx, "mail", Some(recipient), Some(subject), text, now).await
+}
+
+async fn queue(
+    tx: &mut Tx,
+    channel: &str,
+    recipient: Option<&str>,
+    subject: Option<&str>,
+    text: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO outbound_messages (channel, recipient, subject, text, status, next_attempt_at, created_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5, $5)"
+    )
+    .bind(channel)
+    .bind(recipient)
+    .bind(subject)
+    .bind(text)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+/// A chat message or an e-mail waiting in the outbox.
 #[derive(Clone, Debug, sqlx::FromRow)]
-pub struct ChatRow {
+pub struct OutboundRow {
     pub id: i64,
+    pub channel: String,
+    pub recipient: Option<String>,
+    pub subject: Option<String>,
     pub text: String,
     pub attempts: i64,
 }
 
-/// Claims the oldest due chat message (PostgreSQL skips rows another instance holds).
-pub async fn claim_chat(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<ChatRow>, sqlx::Error> {
-    let pick = "SELECT id FROM chat_messages WHERE status = 'pending' AND next_attempt_at <= $1
+/// Claims the oldest due message (PostgreSQL skips rows another instance holds).
+pub async fn claim_outbound(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<OutboundRow>, sqlx::Error> {
+    let pick = "SELECT id FROM outbound_messages WHERE status = 'pending' AND next_attempt_at <= $1
                 AND (lease_until IS NULL OR lease_until < $1) ORDER BY id LIMIT 1";
+    let returning = "RETURNING id, channel, recipient, subject, text, attempts";
     match tx {
         Tx::Sqlite(t, _) => {
-            let sql = format!("UPDATE chat_messages SET lease_until = $2 WHERE id = ({pick}) RETURNING id, text, attempts");
+            let sql = format!("UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick}) {returning}");
             sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
         }
         Tx::Postgres(t) => {
-            let sql = format!(
-                "UPDATE chat_messages SET lease_until = $2 WHERE id = ({pick} FOR UPDATE SKIP LOCKED) RETURNING id, text, attempts"
-            );
+            let sql = format!("UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick} FOR UPDATE SKIP LOCKED) {returning}");
             sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
         }
     }
 }
 
-pub async fn settle_chat(tx: &mut Tx, id: i64, status: &str, attempts: i64, next: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn settle_outbound(tx: &mut Tx, id: i64, status: &str, attempts: i64, next: DateTime<Utc>) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query(
-        "UPDATE chat_messages SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1"
+        "UPDATE outbound_messages SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1"
     )
     .bind(id)
     .bind(status)

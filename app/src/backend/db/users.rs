@@ -9,9 +9,11 @@ pub struct UserRow {
     pub display_name: String,
     pub password_hash: String,
     pub disabled_at: Option<DateTime<Utc>>,
+    /// Where e-mail notifications go; none: in-app only.
+    pub email: Option<String>,
 }
 
-const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at";
+const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email";
 
 pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
@@ -36,17 +38,19 @@ pub async fn insert(
     tx: &mut Tx,
     username: &str,
     display_name: &str,
+    email: Option<&str>,
     password_hash: &str,
     now: DateTime<Utc>,
 ) -> Result<i64, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_scalar(
-        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $4) RETURNING id"
+        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at, email)
+         VALUES ($1, $2, $3, $4, $4, $5) RETURNING id"
     )
     .bind(username)
     .bind(display_name)
     .bind(password_hash)
     .bind(now)
+    .bind(email)
     .fetch_one(c)
     .await)
 }

@@ -1,8 +1,11 @@
 //! Notifications about rerun requests: to the owners when their approval is asked or a rerun failed, to the
-//! requester at every decision and at the end. In-app, written in the transaction of the change.
+//! requester at every decision and at the end. In-app, written in the transaction of the change; to the team's
+//! chat and by e-mail when configured, through an outbox sent after the commit.
 use super::Caller;
 use crate::api::AppError;
 use crate::api::notifications::NotificationView;
+use crate::backend::mail::{Mailer, NotSent};
+use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
 use chrono::{DateTime, Utc};
 
@@ -36,6 +39,15 @@ pub async fn notify(
     let title = format!("{} — {title}", request.process_id);
     for user in users {
         db::notifications::insert(tx, user, kind, &title, &link, now).await?;
+        if state.config.mail.is_some() {
+            if let Some(email) = db::notifications::email_of(tx, user).await? {
+                let text = format!(
+                    "{title}\n\n部門: {}\n詳細: {}{link}\n\n-- \nRerun Gate からの自動送信です。通知はアプリの通知一覧にも残ります。\n",
+                    request.department, state.settings.public_url
+                );
+                db::notifications::queue_mail(tx, &email, &format!("[Rerun Gate] {title}"), &text, now).await?;
+            }
+        }
     }
     if state.config.chat_webhook_url_env.is_some() {
         let text = format!("[Rerun Gate] {title} ({}) {}{link}", request.department, state.settings.public_url);
@@ -44,48 +56,63 @@ pub async fn notify(
     Ok(())
 }
 
-/// Sends due chat messages (a Slack-compatible `{"text": …}` POST); returns how many were sent.
-pub async fn send_chat(state: &AppState) -> Result<usize, AppError> {
-    let Some(var) = &state.config.chat_webhook_url_env else { return Ok(0) };
-    let Some(url) = std::env::var(var).ok().filter(|u| !u.is_empty()) else { return Ok(0) };
-    let allow_loopback = state.config.chat_webhook_allow_loopback;
-    let client = crate::backend::reconciliation::ssrf::shared_client(allow_loopback)
-        .map_err(|e| crate::backend::auth::internal("chat client", e))?;
+/// Sends due outbound messages: chat (a Slack-compatible `{"text": …}` POST) and e-mail (SMTP); returns how
+/// many went out. A failure is tried again with backoff; a permanent one (SMTP 5xx) ends at once.
+pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
+    let mut mailer: Option<Result<Mailer, NotSent>> = None; // built at the first e-mail of the round
     let mut sent = 0;
     for _ in 0..50 {
         let now = state.clock.now();
         let mut tx = state.db.begin_write().await?;
-        let claimed = db::notifications::claim_chat(&mut tx, now, now + chrono::Duration::seconds(60)).await?;
+        let claimed = db::notifications::claim_outbound(&mut tx, now, now + chrono::Duration::seconds(60)).await?;
         tx.commit().await?;
         let Some(message) = claimed else { break };
-        let target = reqwest::Url::parse(&url).ok().filter(|u| crate::backend::reconciliation::ssrf::check_url(u, allow_loopback).is_ok());
-        let delivered = match target {
-            Some(target) => client
-                .post(target)
-                .timeout(std::time::Duration::from_secs(10))
-                .json(&serde_json::json!({"text": message.text}))
-                .send()
-                .await
-                .is_ok_and(|answer| answer.status().is_success()),
-            None => false,
+        let delivered = match message.channel.as_str() {
+            "mail" => match &state.config.mail {
+                Some(config) => match mailer.get_or_insert_with(|| Mailer::new(config)) {
+                    Ok(mailer) => {
+                        let (to, subject) = (message.recipient.as_deref().unwrap_or_default(), message.subject.as_deref().unwrap_or_default());
+                        mailer.send(to, subject, &message.text).await
+                    }
+                    Err(e) => Err(NotSent { why: e.why.clone(), permanent: e.permanent }),
+                },
+                None => Err(NotSent { why: "e-mail is no longer configured".into(), permanent: true }),
+            },
+            _ => post_chat(state, &message.text).await,
         };
         let attempts = message.attempts + 1;
-        let wait = crate::domain::dispatch::next_delay(attempts, None, 0.5);
-        let (status, next) = match (delivered, wait) {
-            (true, _) => ("sent", now),
-            (false, Some(wait)) => ("pending", now + wait),
-            (false, None) => ("failed", now),
+        let (status, next) = match &delivered {
+            Ok(()) => ("sent", now),
+            Err(e) => match crate::domain::dispatch::next_delay(attempts, None, 0.5).filter(|_| !e.permanent) {
+                Some(wait) => ("pending", now + wait),
+                None => ("failed", now),
+            },
         };
         let mut tx = state.db.begin_write().await?;
-        db::notifications::settle_chat(&mut tx, message.id, status, attempts, next).await?;
+        db::notifications::settle_outbound(&mut tx, message.id, status, attempts, next).await?;
         tx.commit().await?;
-        if delivered {
-            sent += 1;
-        } else {
-            tracing::warn!(message = message.id, attempts, "chat message not delivered");
+        match delivered {
+            Ok(()) => sent += 1,
+            Err(e) => tracing::warn!(message = message.id, channel = message.channel, attempts, status, why = e.why, "message not delivered"),
         }
     }
     Ok(sent)
+}
+
+async fn post_chat(state: &AppState, text: &str) -> Result<(), NotSent> {
+    let not_sent = |why: &str| NotSent { why: why.to_string(), permanent: false };
+    let var = state.config.chat_webhook_url_env.as_deref().ok_or_else(|| not_sent("the chat is no longer configured"))?;
+    let url = std::env::var(var).ok().filter(|u| !u.is_empty()).ok_or_else(|| not_sent("the chat URL variable is not set"))?;
+    let allow_loopback = state.config.chat_webhook_allow_loopback;
+    let target = reqwest::Url::parse(&url).map_err(|_| not_sent("the chat URL is not a URL"))?;
+    ssrf::check_url(&target, allow_loopback).map_err(|e| not_sent(&e))?;
+    let client = ssrf::shared_client(allow_loopback).map_err(|e| not_sent(&e))?;
+    let answer = client.post(target).timeout(std::time::Duration::from_secs(10)).json(&serde_json::json!({"text": text})).send().await;
+    match answer {
+        Ok(answer) if answer.status().is_success() => Ok(()),
+        Ok(answer) => Err(not_sent(&format!("HTTP {}", answer.status().as_u16()))),
+        Err(e) => Err(not_sent(&crate::backend::reconciliation::http_json::describe(&e))),
+    }
 }
 
 pub async fn unread(state: &AppState, caller: &Caller) -> Result<i64, AppError> {

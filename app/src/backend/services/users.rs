@@ -6,7 +6,7 @@ use crate::backend::auth::{SessionUser, load_session_user};
 use crate::api::admin::{NewUser, UserSummary};
 use crate::backend::{AppState, db, passwords};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::ids::{DepartmentCode, Username};
+use crate::domain::ids::{DepartmentCode, EmailAddress, Username};
 use crate::domain::password_policy::check_new_password;
 use crate::domain::roles::Role;
 use serde_json::json;
@@ -15,6 +15,7 @@ use serde_json::json;
 struct CheckedUser {
     username: Username,
     display_name: String,
+    email: Option<EmailAddress>,
     roles: Vec<Role>,
     department_codes: Vec<String>,
 }
@@ -26,6 +27,10 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
     if display_name.is_empty() || display_name.chars().count() > 100 {
         errors.push(field("display_name", "the display name must be 1 to 100 characters"));
     }
+    let email = match new.email.trim() {
+        "" => None,
+        given => EmailAddress::parse(given).map_err(|m| errors.push(field("email", m))).ok(),
+    };
     if let Err(m) = check_new_password(&new.password, &new.username) {
         errors.push(field("password", m));
     }
@@ -38,7 +43,7 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
         Err(other) => return Err(other),
     };
     match (errors.is_empty(), username) {
-        (true, Some(username)) => Ok(CheckedUser { username, display_name, roles, department_codes }),
+        (true, Some(username)) => Ok(CheckedUser { username, display_name, email, roles, department_codes }),
         _ => Err(AppError::Validation(errors)),
     }
 }
@@ -89,13 +94,15 @@ pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: 
         return Err(AppError::conflict("username-taken", format!("the sign-in name '{}' is taken", checked.username)));
     }
     let department_ids = department_ids(&mut tx, &checked.department_codes).await?;
-    let id = db::users::insert(&mut tx, checked.username.as_str(), &checked.display_name, &hash, now).await?;
+    let email = checked.email.as_ref().map(EmailAddress::as_str);
+    let id = db::users::insert(&mut tx, checked.username.as_str(), &checked.display_name, email, &hash, now).await?;
     let role_names: Vec<&str> = checked.roles.iter().map(|r| r.as_str()).collect();
     db::users::replace_roles(&mut tx, id, &role_names).await?;
     db::users::replace_departments(&mut tx, id, &department_ids).await?;
     let entry = AuditEntry::new(actor, "user.created", "user", id).after(json!({
         "username": checked.username,
         "display_name": checked.display_name,
+        "email": email,
         "roles": role_names,
         "departments": checked.department_codes,
     }));
@@ -123,6 +130,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>,
             roles,
             departments,
             disabled: row.disabled_at.is_some(),
+            email: row.email,
         });
     }
     Ok(summaries)
