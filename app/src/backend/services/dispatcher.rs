@@ -24,7 +24,7 @@ use serde_json::json;
 
 /// How many claimed dispatches one worker sends at a time: their look-ups and POSTs overlap while the
 /// database writes take turns.
-const BATCH: usize = 16;
+const BATCH: usize = 32;
 
 /// Sends what is due; returns how many dispatches it handled.
 pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {

@@ -40,13 +40,8 @@ pub async fn report(
     if event.kind == StepEventType::Failed && event.error.is_none() {
         return Err(AppError::invalid("error", "a failed event needs an error with class and message"));
     }
-    // On SQLite the whole event usually is two round trips on the writer's own connection (see `StepSession`);
-    // elsewhere the step is read without a transaction and the compare-and-set below catches any change since.
-    let mut session = state.db.step_session().await?;
-    let found = match session.as_mut() {
-        Some(session) => session.step_in_operation(process_id, step_name).await?,
-        None => db::operations::step_in_operation(&mut state.db.connection().await?, process_id, step_name).await?,
-    };
+    // The step is read without a transaction or the writer; the compare-and-set below catches any change since.
+    let found = db::operations::step_in_operation(&mut state.db.connection().await?, process_id, step_name).await?;
     let Some(StepInOperation { step: seen, process_id, workflow, department, operation_status }) = found else {
         return Err(AppError::NotFound);
     };
@@ -61,16 +56,18 @@ pub async fn report(
     let ai = ai.filter(|_| super::ai_attempts::concerns(&next, &event));
     let now = state.clock.now();
 
-    // Most events change the step and write one audit event, nothing else: one round trip. (A success that
-    // would complete the operation is refused by the one-trip write and comes back here.)
+    // Most events change the step and write one audit event, nothing else: on SQLite one round trip holding
+    // the writer (see `StepSession`). A success that would complete the operation, or any doubt, is refused
+    // by the one-trip write and takes the ordinary path below.
     let follow_ups = ai.is_some() || event.kind == StepEventType::Heartbeat;
-    if let (Some(session), false) = (session.as_mut(), follow_ups) {
-        let entry = step_entry(client, &operation, &seen, &next, event.kind);
-        if session.write_step(&next, seen.last_seq, &entry, now).await?.is_some() {
-            return Ok(StepEventAnswer { applied: true, step: step_view(next) });
-        }
+    if !follow_ups {
+        if let Some(mut session) = state.db.step_session().await? {
+            let entry = step_entry(client, &operation, &seen, &next, event.kind);
+            if session.write_step(&next, seen.last_seq, &entry, now).await?.is_some() {
+                return Ok(StepEventAnswer { applied: true, step: step_view(next) });
+            }
+        } // the ordinary path takes the writer permit itself
     }
-    drop(session); // the ordinary path takes the writer permit itself
 
     let mut tx = state.db.begin_write().await?;
     let (current, next) = if db::operations::update_step_if_unchanged(&mut tx, &next, seen.last_seq).await? {

@@ -1,6 +1,6 @@
 //! SQLite specifics: the file, WAL, busy timeout, foreign keys, and the embedded migrations.
 use super::audit::{INSERT_COLUMNS, bind_event, placeholders, prev};
-use super::operations::{STEP_IN_OPERATION_SQL, STEP_UPDATE_SQL, StepInOperation, StepRow, bind_step_update};
+use super::operations::{STEP_UPDATE_SQL, StepRow, bind_step_update};
 use super::SqliteWriter;
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use chrono::{DateTime, Utc};
@@ -33,10 +33,9 @@ pub async fn migrate(pool: &SqlitePool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A step event on SQLite: this process's writer permit and its own connection (no pool, so no ping on every
-/// return), held from reading the step to writing it. The write is one round trip: `BEGIN IMMEDIATE;
-/// UPDATE … (compare-and-set); INSERT … WHERE changes() = 1; COMMIT`, then the stored hash of the sequence
-/// number it used. Needs the audit head this process remembers.
+/// A step event's write on SQLite: this process's writer permit and its own connection (no pool hand-off),
+/// held for one round trip: `BEGIN IMMEDIATE; UPDATE … (compare-and-set); INSERT … WHERE changes() = 1;
+/// COMMIT`, then the stored hash of the sequence number it used. Needs the audit head this process remembers.
 pub struct StepSession {
     _permit: OwnedSemaphorePermit,
     writer: Arc<SqliteWriter>,
@@ -55,11 +54,6 @@ impl StepSession {
 
     fn conn(&mut self) -> Result<&mut SqliteConnection, sqlx::Error> {
         self.connection.as_mut().ok_or(sqlx::Error::PoolClosed)
-    }
-
-    pub async fn step_in_operation(&mut self, process_id: &str, step: &str) -> Result<Option<StepInOperation>, sqlx::Error> {
-        let conn = self.conn()?;
-        sqlx::query_as(STEP_IN_OPERATION_SQL.as_str()).bind(process_id).bind(step).fetch_optional(conn).await
     }
 
     /// `None` when it did not write (the head is unknown or was taken by another process, or the step changed,
