@@ -1,5 +1,6 @@
 //! The Rerun Gate process: HTTP stack, start-up and the command line. The pages and rules live in `app`.
 pub mod api;
+pub mod audit_export;
 pub mod cli;
 pub mod demo_systems;
 pub mod http;

@@ -21,12 +21,15 @@ fn main() {
 
 async fn run() -> anyhow::Result<i32> {
     let cli = cli::parse();
+    if let Some(Command::Audit { command: cli::AuditCommand::Verify { file: Some(path) } }) = &cli.command {
+        return cli::verify_export_file(path); // offline: no database
+    }
     let options = startup::leptos_options()?;
     let mut settings = cli.settings(options.site_addr);
     settings.demo_systems = matches!(cli.command, Some(Command::Serve { demo: true, .. }));
     // Verifying the trail only reads: it must not change the database it checks (no migrations).
     let db = match &cli.command {
-        Some(Command::Audit { .. }) => app::backend::Db::connect(&cli.database_url).await?,
+        Some(Command::Audit { command: cli::AuditCommand::Verify { .. } }) => app::backend::Db::connect(&cli.database_url).await?,
         _ => startup::open_database(&cli.database_url).await?,
     };
     let config = startup::load_config(cli.config.as_deref())?;

@@ -1,5 +1,6 @@
 //! Server functions: each short, actor -> service -> DTO.
 pub mod admin;
+pub mod audit;
 pub mod board;
 pub mod auth;
 pub mod error;

@@ -150,13 +150,14 @@ pub struct AuditEvent {
 }
 
 impl AuditEvent {
-    pub fn canonical(&self) -> String {
+    /// The event as the hash covers it: every field but `hash`, before/after as JSON values.
+    pub fn content(&self) -> Value {
         // A stored before/after that is not JSON any more is kept as a string, so the hash still fails.
         let embed = |text: &Option<String>| match text {
             None => Value::Null,
             Some(t) => serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone())),
         };
-        to_canonical_string(&json!({
+        json!({
             "seq": self.seq,
             "at": self.at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
             "actor_kind": self.actor_kind,
@@ -171,11 +172,51 @@ impl AuditEvent {
             "reason": self.reason,
             "request_id": self.request_id,
             "prev_hash": self.prev_hash,
-        }))
+        })
+    }
+
+    pub fn canonical(&self) -> String {
+        to_canonical_string(&self.content())
     }
 
     pub fn expected_hash(&self) -> String {
         hex::encode(Sha256::digest(self.canonical().as_bytes()))
+    }
+}
+
+/// One line of an event's before/after, for people to read: a top-level field and its two values.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffLine {
+    pub key: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+impl DiffLine {
+    pub fn changed(&self) -> bool {
+        self.before != self.after
+    }
+}
+
+/// Field by field when both sides are objects (or absent); otherwise one line with the whole values.
+pub fn diff(before: Option<&str>, after: Option<&str>) -> Vec<DiffLine> {
+    let parse = |text: Option<&str>| text.map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(t.to_string())));
+    let show = |value: &Value| match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match (parse(before), parse(after)) {
+        (None, None) => Vec::new(),
+        (b @ (None | Some(Value::Object(_))), a @ (None | Some(Value::Object(_)))) => {
+            let (b, a) = (b.unwrap_or(Value::Null), a.unwrap_or(Value::Null));
+            let mut keys: Vec<&String> = b.as_object().into_iter().chain(a.as_object()).flat_map(|o| o.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .map(|k| DiffLine { key: k.clone(), before: b.get(k).map(show), after: a.get(k).map(show) })
+                .collect()
+        }
+        (b, a) => vec![DiffLine { key: String::new(), before: b.as_ref().map(show), after: a.as_ref().map(show) }],
     }
 }
 
@@ -191,6 +232,13 @@ pub struct ChainBreak {
 pub struct ChainVerifier {
     next_seq: i64,
     prev_hash: String,
+}
+
+impl ChainVerifier {
+    /// Continues a walk that already checked everything up to `seq` (whose hash is `hash`).
+    pub fn after(seq: i64, hash: &str) -> Self {
+        ChainVerifier { next_seq: seq + 1, prev_hash: hash.to_string() }
+    }
 }
 
 impl Default for ChainVerifier {
@@ -260,6 +308,16 @@ mod tests {
     #[test]
     fn an_untouched_chain_verifies_up_to_its_last_event() {
         assert_eq!(verify(&chain(5)), Ok(5));
+    }
+
+    #[test]
+    fn a_diff_lists_every_field_of_either_side_and_marks_what_changed() {
+        let lines = diff(Some(r#"{"status":"stalled","step":"ai_summary"}"#), Some(r#"{"status":"completed","step":"ai_summary","n":2}"#));
+        let shown: Vec<(&str, bool)> = lines.iter().map(|l| (l.key.as_str(), l.changed())).collect();
+        assert_eq!(shown, [("n", true), ("status", true), ("step", false)]);
+        assert_eq!(lines[1].before.as_deref(), Some("stalled"), "strings without quotes");
+        assert_eq!(diff(None, Some("[1,2]"))[0].after.as_deref(), Some("[1,2]"));
+        assert!(diff(None, None).is_empty());
     }
 
     #[test]

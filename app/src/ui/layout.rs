@@ -45,6 +45,7 @@ fn Header(user: CurrentUser) -> impl IntoView {
                 <Show when=move || is_manager>
                     <A href="/approvals">"承認"</A>
                 </Show>
+                <A href="/audit">"監査証跡"</A>
                 <Show when=move || is_admin>
                     <A href="/admin/users">"ユーザー管理"</A>
                     <A href="/admin/api-clients">"API クライアント"</A>

@@ -1,6 +1,7 @@
 //! Pages and components.
 mod admin_system;
 mod approvals;
+mod audit;
 mod admin_users;
 mod board;
 mod labels;
@@ -73,6 +74,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/reruns/:id") view=rerun_request::RerunRequestPage />
                     <Route path=path!("/approvals") view=approvals::ApprovalsPage />
                     <Route path=path!("/notifications") view=notifications::NotificationsPage />
+                    <Route path=path!("/audit") view=audit::AuditPage />
                     <Route path=path!("/account/password") view=password::PasswordPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
                     <Route path=path!("/admin/configuration") view=admin_system::ConfigurationPage />

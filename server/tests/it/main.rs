@@ -3,6 +3,7 @@
 //! test creates its own database). `make test` runs this suite once per engine.
 mod ai_attempts;
 mod approvals;
+mod audit_exports;
 mod audit_trail;
 mod board;
 mod command_line;

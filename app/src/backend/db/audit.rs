@@ -1,6 +1,7 @@
 //! The audit trail table. There is deliberately no update or delete here: the trail is append-only.
 use super::{Tx, on_tx};
 use crate::domain::audit::{AuditEntry, AuditEvent};
+use crate::domain::audit_export::AuditFilter;
 use chrono::{DateTime, Utc};
 
 /// Appends one event after the current head. PostgreSQL locks the head row first (`FOR UPDATE`); SQLite
@@ -108,4 +109,106 @@ pub async fn for_object(
         "SELECT {EVENT_COLUMNS} FROM audit_events WHERE object_type = $1 AND object_id = $2 ORDER BY seq DESC LIMIT $3"
     );
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(object_type).bind(object_id).bind(limit).fetch_all(c).await)
+}
+
+/// Which events a reader asks for: the filter, the departments they may see (`None`: all, for auditors), and
+/// a keyset position — `after_seq` ascending (exports), or `before_seq` descending (the page, newest first).
+pub struct AuditQuery<'a> {
+    pub filter: &'a AuditFilter,
+    pub departments: Option<&'a [String]>,
+    pub after_seq: Option<i64>,
+    pub before_seq: Option<i64>,
+    pub up_to_seq: Option<i64>,
+    pub limit: i64,
+}
+
+enum Bind {
+    Int(i64),
+    Text(String),
+    Time(DateTime<Utc>),
+}
+
+/// Only the conditions asked for go into the SQL, so each can use its index.
+pub async fn select(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Vec<AuditEvent>, sqlx::Error> {
+    let mut conditions: Vec<String> = Vec::new();
+    let mut binds: Vec<Bind> = Vec::new();
+    let mut add = |condition: &str, bind: Bind| {
+        binds.push(bind);
+        conditions.push(condition.replace('?', &format!("${}", binds.len())));
+    };
+    let f = query.filter;
+    if let Some(seq) = query.after_seq {
+        add("seq > ?", Bind::Int(seq));
+    }
+    if let Some(seq) = query.before_seq {
+        add("seq < ?", Bind::Int(seq));
+    }
+    if let Some(seq) = query.up_to_seq {
+        add("seq <= ?", Bind::Int(seq));
+    }
+    if let Some(at) = f.from {
+        add("at >= ?", Bind::Time(at));
+    }
+    if let Some(at) = f.to {
+        add("at < ?", Bind::Time(at));
+    }
+    let text = |v: &Option<String>| v.as_ref().map(|s| Bind::Text(s.trim().to_string()));
+    for (column, value) in [
+        ("department", text(&f.department)),
+        ("actor_label", text(&f.actor)),
+        ("action", text(&f.action)),
+        ("object_type", text(&f.object_type)),
+        ("object_id", text(&f.object_id)),
+    ] {
+        if let Some(value) = value {
+            add(&format!("{column} = ?"), value);
+        }
+    }
+    if let Some(process_id) = text(&f.process_id) {
+        add("object_type = 'operation' AND object_id = ?", process_id);
+    }
+    match query.departments {
+        Some([]) => conditions.push("1 = 0".into()),
+        Some(codes) => {
+            let mut list = Vec::new();
+            for code in codes {
+                binds.push(Bind::Text(code.clone()));
+                list.push(format!("${}", binds.len()));
+            }
+            conditions.push(format!("department IN ({})", list.join(", ")));
+        }
+        None => {}
+    }
+    let order = if query.before_seq.is_some() || query.after_seq.is_none() { "DESC" } else { "ASC" };
+    let filter = if conditions.is_empty() { String::new() } else { format!("WHERE {}", conditions.join(" AND ")) };
+    let sql = format!("SELECT {EVENT_COLUMNS} FROM audit_events {filter} ORDER BY seq {order} LIMIT {}", query.limit);
+    on_tx!(tx, |c| {
+        let mut q = sqlx::query_as(&sql);
+        for bind in &binds {
+            q = match bind {
+                Bind::Int(v) => q.bind(*v),
+                Bind::Text(v) => q.bind(v.as_str()),
+                Bind::Time(v) => q.bind(*v),
+            };
+        }
+        q.fetch_all(c).await
+    })
+}
+
+/// Where the last check of the chain stopped: (seq, hash), or nothing yet.
+pub async fn checkpoint(tx: &mut Tx) -> Result<Option<(i64, String, DateTime<Utc>)>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as("SELECT seq, hash, checked_at FROM audit_checkpoint WHERE id = 1").fetch_optional(c).await)
+}
+
+pub async fn set_checkpoint(tx: &mut Tx, seq: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO audit_checkpoint (id, seq, hash, checked_at) VALUES (1, $1, $2, $3)
+         ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, checked_at = excluded.checked_at"
+    )
+    .bind(seq)
+    .bind(hash)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
 }

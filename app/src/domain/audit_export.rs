@@ -1,0 +1,327 @@
+//! Audit exports: which events (the filter), the row format (the event as its hash covers it, plus the hash),
+//! CSV cells a spreadsheet cannot run, the trailer, and the offline check of an exported JSON Lines file.
+use super::audit::AuditEvent;
+use super::canonical_json::to_canonical_string;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+
+/// Which events: every field is optional; `to` is exclusive.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditFilter {
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    pub department: Option<String>,
+    /// The actor's label (a user's sign-in name, an API client's name, a system part).
+    pub actor: Option<String>,
+    pub action: Option<String>,
+    pub object_type: Option<String>,
+    pub object_id: Option<String>,
+    /// Shorthand for the events about one operation.
+    pub process_id: Option<String>,
+}
+
+impl AuditFilter {
+    pub fn is_everything(&self) -> bool {
+        *self == AuditFilter::default()
+    }
+}
+
+/// The filter as a form or a URL gives it: text, empty fields ignored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuditFilterForm {
+    pub from: String,
+    pub to: String,
+    pub department: String,
+    pub actor: String,
+    pub action: String,
+    pub process_id: String,
+}
+
+impl AuditFilterForm {
+    pub fn parse(&self) -> Result<AuditFilter, String> {
+        let text = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());
+        let time = |v: &str| text(v).map(|v| parse_time(&v)).transpose();
+        Ok(AuditFilter {
+            from: time(&self.from)?,
+            to: time(&self.to)?,
+            department: text(&self.department),
+            actor: text(&self.actor),
+            action: text(&self.action),
+            process_id: text(&self.process_id),
+            ..Default::default()
+        })
+    }
+}
+
+/// `2026-11-30T09:00:00+09:00`, or `2026-11-30` (midnight in Japan time, where the companies are).
+pub fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
+    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
+        return Ok(at.with_timezone(&Utc));
+    }
+    let japan = chrono::FixedOffset::east_opt(9 * 3600).expect("a valid offset");
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|date| date.and_hms_opt(0, 0, 0)?.and_local_timezone(japan).single())
+        .map(|at| at.with_timezone(&Utc))
+        .ok_or_else(|| format!("'{text}' is not a date (2026-11-30) or an RFC 3339 time"))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    Csv,
+    Jsonl,
+}
+
+impl std::str::FromStr for ExportFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "csv" => Ok(ExportFormat::Csv),
+            "jsonl" => Ok(ExportFormat::Jsonl),
+            other => Err(format!("unknown export format '{other}' (csv or jsonl)")),
+        }
+    }
+}
+
+/// The last line of an export: how many rows, the chain's head when the export began, and the filter used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExportTrailer {
+    pub rows: u64,
+    pub head_seq: i64,
+    pub head_hash: String,
+    pub filter: AuditFilter,
+    pub exported_at: DateTime<Utc>,
+}
+
+pub const CSV_COLUMNS: [&str; 15] = [
+    "seq", "at", "actor_kind", "actor_id", "actor_label", "action", "object_type", "object_id", "department", "before",
+    "after", "reason", "request_id", "prev_hash", "hash",
+];
+
+/// One JSON Lines row: the event's hashed content plus `hash`.
+pub fn jsonl_row(event: &AuditEvent) -> String {
+    let mut content = event.content();
+    content["hash"] = Value::String(event.hash.clone());
+    to_canonical_string(&content)
+}
+
+pub fn jsonl_trailer(trailer: &ExportTrailer) -> String {
+    serde_json::json!({ "trailer": trailer }).to_string()
+}
+
+/// One CSV record, every cell neutralised.
+pub fn csv_record(event: &AuditEvent) -> Vec<String> {
+    let json = |text: &Option<String>| {
+        text.as_deref().map(|t| serde_json::from_str::<Value>(t).map_or(t.to_string(), |v| to_canonical_string(&v)))
+    };
+    let cells = [
+        Some(event.seq.to_string()),
+        Some(event.at.format("%Y-%m-%dT%H:%M:%S%.6f+00:00").to_string()),
+        Some(event.actor_kind.clone()),
+        event.actor_id.clone(),
+        Some(event.actor_label.clone()),
+        Some(event.action.clone()),
+        Some(event.object_type.clone()),
+        Some(event.object_id.clone()),
+        event.department.clone(),
+        json(&event.before_json),
+        json(&event.after_json),
+        event.reason.clone(),
+        event.request_id.clone(),
+        Some(event.prev_hash.clone()),
+        Some(event.hash.clone()),
+    ];
+    cells.into_iter().map(|c| neutralise(&c.unwrap_or_default()).into_owned()).collect()
+}
+
+/// The CSV trailer: `# trailer` and the trailer as JSON, the other cells empty (every record has 15 cells).
+pub fn csv_trailer(trailer: &ExportTrailer) -> Vec<String> {
+    let mut cells = vec![String::new(); CSV_COLUMNS.len()];
+    cells[0] = "# trailer".into();
+    cells[1] = neutralise(&serde_json::to_string(trailer).unwrap_or_default()).into_owned();
+    cells
+}
+
+/// A cell that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a leading `'`.
+pub fn neutralise(cell: &str) -> Cow<'_, str> {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => Cow::Owned(format!("'{cell}")),
+        _ => Cow::Borrowed(cell),
+    }
+}
+
+/// What an offline check of an exported JSON Lines file found.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ExportSummary {
+    pub rows: u64,
+    /// Rows whose predecessor is also in the file and matches its `prev_hash`.
+    pub linked: u64,
+    /// The file holds the whole chain from event 1 to the head recorded in its trailer.
+    pub complete: bool,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct ExportBreak {
+    pub line: usize,
+    pub problem: String,
+}
+
+/// Checks an export line by line, without the database: each row's hash, the links between consecutive
+/// sequence numbers, and the trailer (its row count; for an unfiltered export, the chain up to its head).
+#[derive(Default)]
+pub struct ExportChecker {
+    line: usize,
+    rows: u64,
+    linked: u64,
+    first: Option<i64>,
+    last: Option<(i64, String)>,
+    trailer: Option<ExportTrailer>,
+}
+
+impl ExportChecker {
+    pub fn line(&mut self, text: &str) -> Result<(), ExportBreak> {
+        self.line += 1;
+        let fail = |problem: String| Err(ExportBreak { line: self.line, problem });
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        if self.trailer.is_some() {
+            return fail("a line after the trailer".into());
+        }
+        let Ok(Value::Object(mut row)) = serde_json::from_str::<Value>(text) else {
+            return fail("not a JSON object".into());
+        };
+        if let Some(trailer) = row.remove("trailer") {
+            return match serde_json::from_value(trailer) {
+                Ok(trailer) => {
+                    self.trailer = Some(trailer);
+                    Ok(())
+                }
+                Err(e) => fail(format!("the trailer cannot be read: {e}")),
+            };
+        }
+        let (Some(Value::String(hash)), Some(seq), Some(Value::String(prev_hash))) =
+            (row.remove("hash"), row.get("seq").and_then(Value::as_i64), row.get("prev_hash").cloned())
+        else {
+            return fail("a row needs seq, prev_hash and hash".into());
+        };
+        if hex::encode(Sha256::digest(to_canonical_string(&Value::Object(row)).as_bytes())) != hash {
+            return fail(format!("event {seq}: hash does not match the row's content"));
+        }
+        match &self.last {
+            Some((last, _)) if seq <= *last => return fail(format!("event {seq} comes after event {last}")),
+            Some((last, last_hash)) if seq == last + 1 => {
+                if prev_hash != *last_hash {
+                    return fail(format!("event {seq}: prev_hash does not match event {last}'s hash"));
+                }
+                self.linked += 1;
+            }
+            _ => {}
+        }
+        self.first.get_or_insert(seq);
+        self.last = Some((seq, hash));
+        self.rows += 1;
+        Ok(())
+    }
+
+    pub fn finish(self) -> Result<ExportSummary, ExportBreak> {
+        let fail = |problem: &str| Err(ExportBreak { line: self.line, problem: problem.to_string() });
+        let Some(trailer) = &self.trailer else { return fail("no trailer: the file is cut short") };
+        if trailer.rows != self.rows {
+            return fail("the trailer's row count does not match the rows");
+        }
+        let whole = self.first == Some(1) && self.linked + 1 == self.rows;
+        let at_head = self.last.as_ref().is_some_and(|(seq, hash)| *seq == trailer.head_seq && *hash == trailer.head_hash);
+        if trailer.filter.is_everything() && !(whole && at_head) {
+            return fail("an unfiltered export must hold every event from 1 to the head in its trailer");
+        }
+        Ok(ExportSummary { rows: self.rows, linked: self.linked, complete: whole && at_head })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::audit::{Actor, AuditEntry};
+    use serde_json::json;
+
+    fn export(n: usize) -> Vec<String> {
+        let mut events: Vec<AuditEvent> = Vec::new();
+        for i in 0..n {
+            let entry = AuditEntry::new(Actor::user(1, "sato"), "operation.registered", "operation", format!("ORD-{i}"))
+                .department(Some("sales"))
+                .after(json!({"amount": 4000, "note": "=HYPERLINK(\"x\")"}));
+            let prev = events.last().map(|e| (e.seq, e.hash.as_str()));
+            events.push(entry.seal(prev, Utc::now()));
+        }
+        let mut lines: Vec<String> = events.iter().map(jsonl_row).collect();
+        let last = events.last().unwrap();
+        let trailer = ExportTrailer {
+            rows: n as u64,
+            head_seq: last.seq,
+            head_hash: last.hash.clone(),
+            filter: AuditFilter::default(),
+            exported_at: Utc::now(),
+        };
+        lines.push(jsonl_trailer(&trailer));
+        lines
+    }
+
+    fn check(lines: &[String]) -> Result<ExportSummary, ExportBreak> {
+        let mut checker = ExportChecker::default();
+        for line in lines {
+            checker.line(line)?;
+        }
+        checker.finish()
+    }
+
+    #[test]
+    fn a_formula_in_any_cell_is_neutralised_and_plain_text_is_left_alone() {
+        for formula in ["=1+1", "+81 3", "-2", "@SUM(A1)", "\tx", "\rx"] {
+            assert_eq!(neutralise(formula), format!("'{formula}"));
+        }
+        assert_eq!(neutralise("ORD-1001"), "ORD-1001");
+        assert_eq!(neutralise("注文 4,000 円"), "注文 4,000 円");
+    }
+
+    #[test]
+    fn a_csv_record_neutralises_the_json_cells_too() {
+        let event = AuditEntry::new(Actor::system("test"), "x", "operation", "=cmd|' /C calc'!A0")
+            .before(json!("-1"))
+            .seal(None, Utc::now());
+        let record = csv_record(&event);
+        assert_eq!(record.len(), CSV_COLUMNS.len());
+        assert_eq!(record[7], "'=cmd|' /C calc'!A0");
+        assert_eq!(record[9], "\"-1\"", "a JSON string cell starts with a quote, not a minus");
+    }
+
+    #[test]
+    fn a_date_means_midnight_in_japan_and_a_time_keeps_its_offset() {
+        assert_eq!(parse_time("2026-11-30").unwrap().to_rfc3339(), "2026-11-29T15:00:00+00:00");
+        assert_eq!(parse_time("2026-11-30T09:00:00+09:00").unwrap().to_rfc3339(), "2026-11-30T00:00:00+00:00");
+        assert!(parse_time("30/11/2026").is_err());
+    }
+
+    #[test]
+    fn an_untouched_export_checks_out_and_is_complete() {
+        assert_eq!(check(&export(5)), Ok(ExportSummary { rows: 5, linked: 4, complete: true }));
+    }
+
+    #[test]
+    fn one_changed_byte_a_dropped_row_or_a_missing_trailer_is_found() {
+        let mut changed = export(5);
+        changed[2] = changed[2].replace("4000", "4001");
+        assert_eq!(check(&changed).unwrap_err().line, 3);
+        let mut dropped = export(5);
+        dropped.remove(2);
+        assert!(check(&dropped).unwrap_err().problem.contains("row count"), "a removed row");
+        let mut cut = export(5);
+        cut.pop();
+        assert!(check(&cut).unwrap_err().problem.contains("no trailer"));
+    }
+}

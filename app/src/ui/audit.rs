@@ -1,0 +1,153 @@
+//! The audit trail page: filters in the URL, newest first in keyset pages, before/after as a readable diff,
+//! whether the chain is intact, and (for auditors) the exports.
+use super::labels::jst;
+use crate::api::audit::{AuditPageView, AuditRow, ChainView, audit_page};
+use crate::domain::audit_export::AuditFilterForm;
+use leptos::prelude::*;
+use leptos_router::components::{A, Form};
+use leptos_router::hooks::use_query_map;
+
+const FIELDS: [&str; 6] = ["from", "to", "department", "actor", "action", "process_id"];
+
+fn form_of(get: impl Fn(&str) -> String) -> AuditFilterForm {
+    AuditFilterForm {
+        from: get("from"),
+        to: get("to"),
+        department: get("department"),
+        actor: get("actor"),
+        action: get("action"),
+        process_id: get("process_id"),
+    }
+}
+
+fn field(form: &AuditFilterForm, name: &str) -> String {
+    match name {
+        "from" => form.from.clone(),
+        "to" => form.to.clone(),
+        "department" => form.department.clone(),
+        "actor" => form.actor.clone(),
+        "action" => form.action.clone(),
+        _ => form.process_id.clone(),
+    }
+}
+
+/// `key=value&…` of the filled-in filters, percent-encoded.
+fn query_of(form: &AuditFilterForm) -> String {
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+                other => format!("%{other:02X}"),
+            })
+            .collect()
+    };
+    FIELDS.iter().filter_map(|&name| Some(field(form, name)).filter(|v| !v.is_empty()).map(|v| format!("{name}={}", encode(&v)))).collect::<Vec<_>>().join("&")
+}
+
+#[component]
+pub fn AuditPage() -> impl IntoView {
+    let query = use_query_map();
+    let args = Memo::new(move |_| {
+        let q = query.get();
+        (form_of(|k| q.get(k).unwrap_or_default()), q.get("before").and_then(|v| v.parse::<i64>().ok()))
+    });
+    let page = Resource::new(move || args.get(), |(form, before)| audit_page(form, before));
+    view! {
+        <h1>"監査証跡"</h1>
+        <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
+            {move || Suspend::new(async move {
+                match page.await {
+                    Ok(view) => view! { <Trail view form=args.get_untracked().0 /> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
+    let chain = match view.chain {
+        ChainView::Intact { seq, checked_at } => view! {
+            <p class="badge on" data-testid="chain-status">"✓ ハッシュチェーンは完全です（#" {seq} " まで確認 " {jst(checked_at)} "）"</p>
+        }.into_any(),
+        ChainView::Broken { seq, problem } => view! {
+            <p class="badge off" role="alert" data-testid="chain-status">"✕ ハッシュチェーンが壊れています：#" {seq} " " {problem}</p>
+        }.into_any(),
+    };
+    let filters = query_of(&form);
+    let next = view.next.map(|before| if filters.is_empty() { format!("/audit?before={before}") } else { format!("/audit?{filters}&before={before}") });
+    let export = |format: &str| if filters.is_empty() { format!("/audit/export?format={format}") } else { format!("/audit/export?format={format}&{filters}") };
+    let labels = [("from", "期間（から）", "2026-11-01"), ("to", "期間（まで・含まない）", "2026-12-01"), ("department", "部門", "sales"),
+        ("actor", "実行者", "sato"), ("action", "操作", "rerun_request.approved"), ("process_id", "プロセス ID", "ORD-1001")];
+    view! {
+        {chain}
+        <Form method="GET" action="/audit" attr:class="filters" attr:aria-label="絞り込み">
+            {labels.into_iter().map(|(name, label, example)| view! {
+                <label>{label}
+                    <input name=name value=field(&form, name) placeholder=example />
+                </label>
+            }).collect_view()}
+            <button type="submit">"絞り込む"</button>
+        </Form>
+        {view.may_export.then(|| view! {
+            <p class="exports" data-testid="exports">
+                "この条件で書き出す："
+                <a href=export("csv") download>"CSV"</a> " ・ "
+                <a href=export("jsonl") download>"JSON Lines（検証用）"</a>
+                <span class="hint">" 書き出しも監査証跡に記録されます。"</span>
+            </p>
+        })}
+        {if view.rows.is_empty() {
+            view! { <p class="empty" data-testid="audit-empty">"条件に合うイベントはありません。"</p> }.into_any()
+        } else {
+            view! {
+                <table class="grid" data-testid="audit-events">
+                    <caption class="sr-only">"監査イベント（新しい順）"</caption>
+                    <thead><tr>
+                        <th scope="col">"#"</th><th scope="col">"日時 (JST)"</th><th scope="col">"実行者"</th>
+                        <th scope="col">"操作"</th><th scope="col">"対象"</th><th scope="col">"部門"</th><th scope="col">"変更内容"</th>
+                    </tr></thead>
+                    <tbody>{view.rows.into_iter().map(|row| view! { <EventRow row /> }).collect_view()}</tbody>
+                </table>
+            }.into_any()
+        }}
+        {next.map(|link| view! { <p><A href=link>"さらに古いイベント →"</A></p> })}
+    }
+}
+
+#[component]
+fn EventRow(row: AuditRow) -> impl IntoView {
+    let object = if row.object_type == "operation" {
+        view! { <A href=format!("/operations/{}", row.object_id)>{row.object_id.clone()}</A> }.into_any()
+    } else {
+        view! { <span>{format!("{} {}", row.object_type, row.object_id)}</span> }.into_any()
+    };
+    view! {
+        <tr>
+            <td>{row.seq}</td>
+            <td>{jst(row.at)}</td>
+            <td>{row.actor} <span class="hint">" (" {row.actor_kind} ")"</span></td>
+            <td><code>{row.action}</code></td>
+            <td>{object}</td>
+            <td>{row.department.unwrap_or_else(|| "—".into())}</td>
+            <td>
+                {row.reason.map(|r| view! { <p class="reason">"理由：" {r}</p> })}
+                {(!row.diff.is_empty()).then(|| view! {
+                    <dl class="diff">
+                        {row.diff.into_iter().map(|line| {
+                            let changed = line.changed();
+                            view! {
+                                <dt>{if line.key.is_empty() { "値".to_string() } else { line.key.clone() }}</dt>
+                                <dd class=if changed { "changed" } else { "same" }>
+                                    {line.before.filter(|_| changed).map(|b| view! { <del>{b}</del> " → " })}
+                                    <ins>{line.after.unwrap_or_else(|| "（なし）".into())}</ins>
+                                </dd>
+                            }
+                        }).collect_view()}
+                    </dl>
+                })}
+            </td>
+        </tr>
+    }
+}

@@ -1,0 +1,32 @@
+import { test, expect, signIn, hydrated } from './support';
+
+// The auditor reads the whole trail with diffs, sees the chain is intact and may export it.
+test('an auditor filters the trail by process, reads the diffs and finds the exports', async ({ page, violations }) => {
+  await signIn(page, 'tanaka');
+  await page.goto('/audit');
+  await hydrated(page);
+  await expect(page.getByTestId('chain-status')).toContainText('ハッシュチェーンは完全です');
+  await page.getByLabel('プロセス ID').fill('ORD-1002');
+  await page.getByRole('button', { name: '絞り込む' }).click();
+  await expect(page).toHaveURL(/process_id=ORD-1002/);
+  const events = page.getByTestId('audit-events');
+  await expect(events).toContainText('step.reconciled');
+  await expect(events.locator('dd.changed').first()).toBeVisible();
+  await expect(page.getByTestId('exports').getByRole('link', { name: 'CSV' })).toHaveAttribute('href', /format=csv&process_id=ORD-1002/);
+  await page.screenshot({ path: '../docs/screenshots/audit.png', fullPage: true });
+
+  const download = await page.request.get('/audit/export?format=jsonl&process_id=ORD-1002');
+  expect(download.status()).toBe(200);
+  const lines = (await download.text()).trim().split('\n');
+  expect(JSON.parse(lines[lines.length - 1]).trailer.filter.process_id).toBe('ORD-1002');
+});
+
+test('staff see only their department in the trail and cannot export', async ({ page, violations }) => {
+  await signIn(page, 'ito');
+  await page.goto('/audit');
+  await hydrated(page);
+  await expect(page.getByTestId('exports')).toHaveCount(0);
+  const departments = await page.getByTestId('audit-events').locator('tbody tr td:nth-child(6)').allTextContents();
+  expect(departments.every((d) => d === 'billing')).toBe(true);
+  expect((await page.request.get('/audit/export?format=csv')).status()).toBe(403);
+});

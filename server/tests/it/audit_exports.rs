@@ -1,0 +1,124 @@
+//! The auditors' side: the filtered page, the chain status, streamed exports and their offline check.
+use crate::fixtures::{caller, pending_request};
+use crate::harness::{PASSWORD, TestApp};
+use app::backend::services::approvals::{Decision, decide};
+use app::backend::services::audit_trail::{self, ChainStatus};
+use app::domain::audit_export::AuditFilter;
+use reqwest::StatusCode;
+
+async fn download(app: &TestApp, query: &str, cookie: Option<&str>) -> (StatusCode, reqwest::header::HeaderMap, String) {
+    let mut request = app.http.get(format!("{}/audit/export?{query}", app.url));
+    if let Some(cookie) = cookie {
+        request = request.header("cookie", cookie);
+    }
+    let answer = request.send().await.unwrap();
+    (answer.status(), answer.headers().clone(), answer.text().await.unwrap())
+}
+
+fn verify_file(contents: &str) -> (Option<i32>, String) {
+    let path = std::env::temp_dir().join(format!("export-{}.jsonl", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&path, contents).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_server"))
+        .args(["audit", "verify", "--file", path.to_str().unwrap()])
+        .env("DATABASE_URL", "sqlite://unused-by-an-offline-check.db") // must not be opened
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auditors_jsonl_export_verifies_offline_and_one_changed_byte_is_found() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("kansa", &["auditor"], &[]).await;
+    pending_request(&app, &token, &caller(&app, "sato").await, "ORD-EXP-1").await;
+    let cookie = app.sign_in("kansa", PASSWORD).await;
+
+    let (status, headers, body) = download(&app, "format=jsonl", Some(&cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(headers["content-disposition"].to_str().unwrap().starts_with("attachment; filename=\"audit-"));
+    let trailer: serde_json::Value = serde_json::from_str(body.lines().last().unwrap()).unwrap();
+    let events = app.audit_actions().await;
+    assert_eq!(trailer["trailer"]["rows"], events.len(), "every event up to the export's own record");
+    assert_eq!(events.last().unwrap(), "audit.exported", "the export is audited");
+
+    let (code, said) = verify_file(&body);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("the whole chain up to its head"), "{said}");
+    let changed = body.replacen("ORD-EXP-1", "ORD-EXP-2", 1);
+    let (code, said) = verify_file(&changed);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("hash does not match"), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_csv_export_is_rfc_4180_with_formulas_neutralised_and_a_filtered_export_keeps_its_filter() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    app.user("kansa", &["auditor"], &[]).await;
+    let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-EXP-3").await;
+    let formula = "=HYPERLINK(\"http://evil.example\",\"ok\")";
+    decide(&app.state, &caller(&app, "suzuki").await, &id, Decision::Reject, formula).await.unwrap();
+    let cookie = app.sign_in("kansa", PASSWORD).await;
+
+    let (status, _, body) = download(&app, "format=csv&process_id=ORD-EXP-3&from=2000-01-01", Some(&cookie)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(body.as_bytes());
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let rejected = records.iter().find(|r| &r[5] == "rerun_request.rejected").expect("the rejection is in the export");
+    assert_eq!(&rejected[11], format!("'{formula}"), "the reason cannot run in a spreadsheet");
+    assert!(records[..records.len() - 1].iter().all(|r| &r[7] == "ORD-EXP-3"), "only the filtered process");
+    let trailer = records.last().unwrap();
+    assert_eq!(&trailer[0], "# trailer");
+    let trailer: serde_json::Value = serde_json::from_str(&trailer[1]).unwrap();
+    assert_eq!(trailer["filter"]["process_id"], "ORD-EXP-3");
+    assert_eq!(trailer["rows"], records.len() - 1);
+    assert!(body.contains("\r\n"), "CRLF line ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_auditors_export_and_staff_see_only_their_departments_events() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales", "billing"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("kato", &["staff"], &["billing"]).await;
+    pending_request(&app, &token, &caller(&app, "sato").await, "ORD-EXP-4").await;
+
+    let (status, _, _) = download(&app, "format=csv", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let cookie = app.sign_in("kato", PASSWORD).await;
+    let (status, _, _) = download(&app, "format=csv", Some(&cookie)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(!app.audit_actions().await.contains(&"audit.exported".to_string()), "a refused export leaves no export");
+
+    let everything = AuditFilter::default();
+    let (sales, _) = audit_trail::page(&app.state, &caller(&app, "sato").await, &everything, None).await.unwrap();
+    assert!(sales.iter().any(|e| e.object_id == "ORD-EXP-4"));
+    assert!(sales.iter().all(|e| e.department.as_deref() == Some("sales")), "no user or other-department events");
+    let (billing, _) = audit_trail::page(&app.state, &caller(&app, "kato").await, &everything, None).await.unwrap();
+    assert!(billing.iter().all(|e| e.department.as_deref() == Some("billing")), "{billing:?}");
+    assert!(!billing.iter().any(|e| e.object_id == "ORD-EXP-4"), "not another department's operation");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chain_status_checks_on_from_its_last_check_and_finds_an_edit_made_since() {
+    let app = TestApp::spawn().await;
+    for name in ["a-user", "b-user"] {
+        app.user(name, &["auditor"], &[]).await;
+    }
+    let ChainStatus::Intact { seq: first, .. } = audit_trail::chain_status(&app.state).await.unwrap() else { panic!("intact") };
+    app.user("c-user", &["auditor"], &[]).await;
+    let ChainStatus::Intact { seq: second, .. } = audit_trail::chain_status(&app.state).await.unwrap() else { panic!("intact") };
+    assert!(second > first);
+    app.user("d-user", &["auditor"], &[]).await;
+    let edited = second + 1;
+    crate::audit_trail::tamper(app.db(), &format!("UPDATE audit_events SET actor_label = 'x' WHERE seq = {edited}")).await;
+    assert_eq!(
+        audit_trail::chain_status(&app.state).await.unwrap(),
+        ChainStatus::Broken { seq: edited, problem: "hash does not match the event's content".into() }
+    );
+}
