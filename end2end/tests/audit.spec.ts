@@ -19,6 +19,13 @@ test('an auditor filters the trail by process, reads the diffs and finds the exp
   expect(download.status()).toBe(200);
   const lines = (await download.text()).trim().split('\n');
   expect(JSON.parse(lines[lines.length - 1]).trailer.filter.process_id).toBe('ORD-1002');
+
+  await page.goto('/operations/ORD-1002');
+  await hydrated(page);
+  const href = await page.getByTestId('evidence-bundle').getAttribute('href');
+  const bundle = await page.request.get(href!);
+  expect(bundle.status()).toBe(200);
+  expect(bundle.headers()['content-type']).toBe('application/zip');
 });
 
 test('staff see only their department in the trail and cannot export', async ({ page, violations }) => {

@@ -1,5 +1,6 @@
-//! `GET /audit/export?format=csv|jsonl&from=…&to=…&department=…&actor=…&action=…&process_id=…`: the trail
-//! streamed to an auditor's browser as a download (constant memory); the export is itself audited.
+//! Downloads for auditors, each itself audited:
+//! `GET /audit/export?format=csv|jsonl&from=…&to=…&department=…&actor=…&action=…&process_id=…` streams the trail
+//! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle.
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::AuthSession;
@@ -7,14 +8,17 @@ use app::backend::services::{Caller, audit_trail};
 use app::domain::audit_export::{AuditFilterForm, ExportFormat};
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
 
 pub fn routes(state: AppState) -> Router {
-    Router::new().route("/audit/export", axum::routing::get(export)).with_state(state)
+    Router::new()
+        .route("/audit/export", axum::routing::get(export))
+        .route("/operations/{process_id}/evidence.zip", axum::routing::get(evidence))
+        .with_state(state)
 }
 
 #[derive(Deserialize)]
@@ -24,10 +28,31 @@ struct ExportQuery {
     filter: AuditFilterForm,
 }
 
-async fn export(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Query(query): Query<ExportQuery>) -> Response {
-    let Some(user) = auth.user else { return problem(AppError::Unauthorized) };
+fn caller(auth: AuthSession, headers: &HeaderMap) -> Result<Caller, AppError> {
+    let user = auth.user.ok_or(AppError::Unauthorized)?;
     let request_id = headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let caller = Caller { user, request_id };
+    Ok(Caller { user, request_id })
+}
+
+async fn evidence(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Path(process_id): Path<String>) -> Response {
+    let bundle = match caller(auth, &headers) {
+        Ok(caller) => app::backend::services::evidence::bundle(&state, &caller, &process_id).await,
+        Err(error) => Err(error),
+    };
+    match bundle {
+        Ok(bundle) => {
+            let disposition = format!("attachment; filename=\"{}\"", bundle.file_name);
+            ([(header::CONTENT_TYPE, "application/zip".to_string()), (header::CONTENT_DISPOSITION, disposition)], bundle.bytes).into_response()
+        }
+        Err(error) => problem(error),
+    }
+}
+
+async fn export(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Query(query): Query<ExportQuery>) -> Response {
+    let caller = match caller(auth, &headers) {
+        Ok(caller) => caller,
+        Err(error) => return problem(error),
+    };
     let format: ExportFormat = match query.format.parse() {
         Ok(format) => format,
         Err(message) => return problem(AppError::invalid("format", message)),

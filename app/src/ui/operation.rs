@@ -107,6 +107,12 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
                         {e.reason.map(|r| view! { " (" {r} ")" })}</li>
                 }).collect_view()}
             </ol>
+            <p>
+                <a href=format!("/operations/{process_id}/evidence.zip") download data-testid="evidence-bundle">"証跡一式をダウンロード（ZIP）"</a>
+                " "
+                <A href=format!("/audit?process_id={process_id}")>"監査証跡で見る"</A>
+                <span class="hint">" ダウンロードも監査証跡に記録されます。"</span>
+            </p>
         </section>
     }
 }

@@ -122,3 +122,57 @@ async fn the_chain_status_checks_on_from_its_last_check_and_finds_an_edit_made_s
         ChainStatus::Broken { seq: edited, problem: "hash does not match the event's content".into() }
     );
 }
+
+async fn bundle(app: &TestApp, process_id: &str, cookie: &str) -> (StatusCode, Vec<u8>) {
+    let answer = app.http.get(format!("{}/operations/{process_id}/evidence.zip", app.url)).header("cookie", cookie).send().await.unwrap();
+    (answer.status(), answer.bytes().await.unwrap().to_vec())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_evidence_bundle_holds_every_event_of_its_process_and_nothing_of_another_department() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales", "billing"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("kato", &["staff"], &["billing"]).await;
+    pending_request(&app, &token, &caller(&app, "sato").await, "ORD-EV-1").await;
+    let billing = serde_json::json!({"process_id": "INV-EV-2", "workflow": "monthly-billing", "department": "billing",
+        "steps": [{"name": "draft_invoice", "idempotency_key": "INV-EV-2-d"}, {"name": "send_mail", "idempotency_key": "INV-EV-2-m"},
+                  {"name": "issue_invoice", "idempotency_key": "INV-EV-2-i"}]});
+    app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("INV-EV-2"), Some(&billing)).await;
+
+    let other = app.sign_in("kato", PASSWORD).await;
+    let (status, _) = bundle(&app, "ORD-EV-1", &other).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "another department's operation does not exist for them");
+
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    let (status, bytes) = bundle(&app, "ORD-EV-1", &cookie).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut files = std::collections::BTreeMap::new();
+    for i in 0..zip.len() {
+        let mut file = zip.by_index(i).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+        files.insert(file.name().unwrap().to_string(), text);
+    }
+    for name in ["operation.json", "reconciliations.json", "rerun_requests.json", "audit_events.jsonl", "README.txt"] {
+        assert!(files.contains_key(&format!("ORD-EV-1/{name}")), "{name} in {:?}", files.keys());
+    }
+    assert!(files.values().all(|text| !text.contains("INV-EV-2") && !text.contains("billing")), "nothing of billing");
+    assert!(files["ORD-EV-1/rerun_requests.json"].contains("pending_approval"));
+
+    let audit = &files["ORD-EV-1/audit_events.jsonl"];
+    let rows: Vec<serde_json::Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (events, trailer) = rows.split_at(rows.len() - 1);
+    let mut tx = app.db().begin_read().await.unwrap();
+    let everything = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
+    let expected: Vec<i64> = everything.iter().filter(|e| e.object_type == "operation" && e.object_id == "ORD-EV-1").map(|e| e.seq).collect();
+    let got: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert_eq!(got, expected, "every event of the process, the bundle's own record included");
+    assert_eq!(events.last().unwrap()["action"], "operation.evidence_exported");
+    assert_eq!(trailer[0]["trailer"]["rows"], expected.len());
+    let (code, said) = verify_file(audit);
+    assert_eq!(code, Some(0), "{said}");
+    let taken = everything.iter().filter(|e| e.action == "operation.evidence_exported").count();
+    assert_eq!(taken, 1, "only the bundle that was handed out is recorded");
+}

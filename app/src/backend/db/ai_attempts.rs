@@ -2,7 +2,7 @@
 use super::{Tx, on_tx};
 use chrono::{DateTime, Utc};
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct AttemptRow {
     pub step_id: i64,
     pub result_id: String,

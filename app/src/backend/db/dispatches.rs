@@ -3,7 +3,7 @@
 use super::{Tx, on_tx};
 use chrono::{DateTime, Utc};
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct DispatchRow {
     pub request_id: String,
     pub status: String,

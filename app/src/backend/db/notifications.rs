@@ -2,7 +2,7 @@
 use super::{Tx, on_tx};
 use chrono::{DateTime, Utc};
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct NotificationRow {
     pub id: i64,
     pub kind: String,
@@ -36,6 +36,14 @@ pub async fn owners_of(tx: &mut Tx, department: &str) -> Result<Vec<i64>, sqlx::
     .bind(department)
     .fetch_all(c)
     .await)
+}
+
+/// Everyone's notifications that link to `link` (the evidence bundle).
+pub async fn with_link(tx: &mut Tx, link: &str) -> Result<Vec<NotificationRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as("SELECT id, kind, title, link, created_at, read_at FROM notifications WHERE link = $1 ORDER BY id")
+        .bind(link)
+        .fetch_all(c)
+        .await)
 }
 
 pub async fn unread_count(tx: &mut Tx, user_id: i64) -> Result<i64, sqlx::Error> {

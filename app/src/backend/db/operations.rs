@@ -2,7 +2,7 @@
 use super::{Tx, on_tx};
 use chrono::{DateTime, Utc};
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct OperationRow {
     pub id: i64,
     pub process_id: String,
@@ -23,7 +23,7 @@ pub struct OperationRow {
 const OPERATION_COLUMNS: &str = "id, process_id, workflow, workflow_version, department, business_key, content_json,
     content_fingerprint, status, event, failure_class, possible_duplicate_of, created_at, updated_at";
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct StepRow {
     pub id: i64,
     pub operation_id: i64,

@@ -2,7 +2,7 @@
 use super::{Tx, on_tx};
 use chrono::{DateTime, Utc};
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct ReconciliationRow {
     pub id: i64,
     pub step_id: i64,
@@ -72,4 +72,15 @@ pub async fn latest_for_operation(
     .fetch_all(c)
     .await
     })
+}
+
+/// Every look-up of an operation's steps, oldest first (the evidence bundle).
+pub async fn all_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<ReconciliationRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT r.id, r.step_id, r.connector, r.verdict, r.external_id, r.evidence_json, r.asked_by, r.checked_at
+         FROM reconciliations r JOIN steps s ON s.id = r.step_id WHERE s.operation_id = $1 ORDER BY r.id"
+    )
+    .bind(operation_id)
+    .fetch_all(c)
+    .await)
 }

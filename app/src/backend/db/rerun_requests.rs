@@ -2,7 +2,7 @@
 use super::{Tx, on_tx};
 use chrono::{DateTime, Utc};
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct RequestRow {
     pub id: String,
     pub operation_id: i64,
@@ -71,6 +71,12 @@ pub async fn open_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Option
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_optional(c).await)
 }
 
+/// Every request ever made for the operation, oldest first (the evidence bundle).
+pub async fn all_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<RequestRow>, sqlx::Error> {
+    let sql = format!("{REQUEST_SELECT} WHERE r.operation_id = $1 ORDER BY r.created_at, r.id");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_all(c).await)
+}
+
 /// Moves the request from one status to another; `false` when it was not in `from` any more.
 pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let moved = on_tx!(tx, |c| sqlx::query(
@@ -89,7 +95,7 @@ pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str, now: DateTi
     Ok(moved == 1)
 }
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct ItemRow {
     pub number: i64,
     pub holds: bool,
@@ -228,7 +234,7 @@ pub async fn insert_decision(
     Ok(inserted == 1)
 }
 
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct DecisionRow {
     pub approver: String,
     pub decision: String,

@@ -7,6 +7,7 @@ pub mod audit_trail;
 pub mod board;
 pub mod departments;
 pub mod dispatcher;
+pub mod evidence;
 pub mod holds;
 pub mod idempotency;
 pub mod notifications;

@@ -1,0 +1,105 @@
+//! The evidence bundle of one operation: one ZIP with everything that concerns its process ID — the operation
+//! and its steps, every reconciliation with its evidence, every rerun request with its checklist, decisions
+//! and dispatch, the AI generations, the notifications, and its audit events as hash-chained JSON Lines that
+//! `server audit verify --file` checks offline. Taking it is itself audited (and inside the bundle).
+use super::Caller;
+use super::audit::record;
+use crate::api::AppError;
+use crate::backend::db::audit::AuditQuery;
+use crate::backend::{AppState, db};
+use crate::domain::audit::AuditEntry;
+use crate::domain::audit_export::{AuditFilter, ExportTrailer, jsonl_row, jsonl_trailer};
+use crate::domain::roles::Role;
+use serde_json::json;
+use std::io::Write;
+
+pub struct Bundle {
+    pub file_name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Auditors, and staff or managers of the operation's department; anyone else gets 404 (no hint it exists).
+pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Result<Bundle, AppError> {
+    let operation = db::operations::by_process_id(&mut state.db.connection().await?, process_id).await?.ok_or(AppError::NotFound)?;
+    if !caller.may_see(&operation.department) {
+        return Err(AppError::NotFound);
+    }
+    caller.require_any(&[Role::Auditor, Role::Staff, Role::Manager])?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let entry = AuditEntry::new(caller.actor(), "operation.evidence_exported", "operation", process_id).department(Some(&operation.department));
+    let taken = record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+
+    let mut tx = state.db.begin_read().await?;
+    let steps = db::operations::steps(&mut tx, operation.id).await?;
+    let reconciliations = db::reconciliations::all_for_operation(&mut tx, operation.id).await?;
+    let mut requests = Vec::new();
+    let mut notifications = Vec::new();
+    for request in db::rerun_requests::all_for_operation(&mut tx, operation.id).await? {
+        let checklist = db::rerun_requests::items(&mut tx, &request.id).await?;
+        let decisions = db::rerun_requests::decisions(&mut tx, &request.id).await?;
+        let dispatch = db::dispatches::get(&mut tx, &request.id).await?;
+        notifications.extend(db::notifications::with_link(&mut tx, &format!("/reruns/{}", request.id)).await?);
+        requests.push(json!({"request": request, "checklist": checklist, "decisions": decisions, "dispatch": dispatch}));
+    }
+    let ai_attempts = db::ai_attempts::for_operation(&mut tx, operation.id).await?;
+    let filter = AuditFilter { process_id: Some(process_id.to_string()), ..Default::default() };
+    let mut audit = String::new();
+    let (mut after, mut rows) = (0, 0u64);
+    loop {
+        let query = AuditQuery { filter: &filter, departments: None, after_seq: Some(after), before_seq: None, up_to_seq: Some(taken.seq), limit: 1_000 };
+        let events = db::audit::select(&mut tx, &query).await?;
+        for event in &events {
+            audit.push_str(&jsonl_row(event));
+            audit.push('\n');
+        }
+        rows += events.len() as u64;
+        match events.last() {
+            Some(last) if events.len() == 1_000 => after = last.seq,
+            _ => break,
+        }
+    }
+    let trailer = ExportTrailer { rows, head_seq: taken.seq, head_hash: taken.hash.clone(), filter, exported_at: now };
+    audit.push_str(&jsonl_trailer(&trailer));
+    audit.push('\n');
+    drop(tx);
+
+    let pretty = |value: serde_json::Value| serde_json::to_vec_pretty(&value).unwrap_or_default();
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("README.txt", readme(process_id, &trailer).into_bytes()),
+        ("operation.json", pretty(json!({"operation": operation, "steps": steps}))),
+        ("reconciliations.json", pretty(json!(reconciliations))),
+        ("rerun_requests.json", pretty(json!(requests))),
+        ("ai_attempts.json", pretty(json!(ai_attempts))),
+        ("notifications.json", pretty(json!(notifications))),
+        ("audit_events.jsonl", audit.into_bytes()),
+    ];
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    let fail = |e: &dyn std::fmt::Display| crate::backend::auth::internal("evidence zip", e.to_string());
+    for (name, bytes) in files {
+        zip.start_file(format!("{process_id}/{name}"), options).map_err(|e| fail(&e))?;
+        zip.write_all(&bytes).map_err(|e| fail(&e))?;
+    }
+    let bytes = zip.finish().map_err(|e| fail(&e))?.into_inner();
+    Ok(Bundle { file_name: format!("evidence-{process_id}-{}.zip", now.format("%Y%m%dT%H%M%SZ")), bytes })
+}
+
+fn readme(process_id: &str, trailer: &ExportTrailer) -> String {
+    format!(
+        "Rerun Gate — evidence bundle for {process_id}\n\
+         Taken at {} (UTC); the audit chain's head then: #{} {}\n\n\
+         operation.json         the operation and its steps (completion flags, keys, latest verdicts)\n\
+         reconciliations.json   every look-up at the outside systems, with its evidence\n\
+         rerun_requests.json    rerun requests: plan, checklist, approvals, dispatch and outcome\n\
+         ai_attempts.json       AI generations (status, usage, cost estimate)\n\
+         notifications.json     in-app notifications about the requests\n\
+         audit_events.jsonl     every audit event about {process_id}, hash-chained, with a trailer\n\n\
+         Check the audit events without the app: `server audit verify --file audit_events.jsonl`, or recompute each\n\
+         row's hash as the README of Rerun Gate describes (SHA-256 of the canonical JSON of the row without `hash`).\n",
+        trailer.exported_at.format("%Y-%m-%dT%H:%M:%SZ"),
+        trailer.head_seq,
+        trailer.head_hash
+    )
+}
