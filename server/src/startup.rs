@@ -83,7 +83,7 @@ pub fn spawn_dispatcher(state: AppState) {
 }
 
 /// Housekeeping every few minutes: expired sessions, idempotency records past their retention window, raw
-/// webhook bodies past theirs. Any instance may run it; the deletions are idempotent.
+/// webhook bodies and sent messages past theirs (each purge audited; audit events are never purged). Any instance may run it; the deletions are idempotent.
 pub fn spawn_housekeeping(state: AppState) {
     use tower_sessions::session_store::ExpiredDeletion;
     let store = SqlSessionStore::new(&state.db);
@@ -102,6 +102,11 @@ pub fn spawn_housekeeping(state: AppState) {
                 Ok(0) => {}
                 Ok(purged) => tracing::info!(purged, "raw webhook bodies past retention purged"),
                 Err(error) => tracing::error!(%error, "webhook body purge failed"),
+            }
+            match app::backend::services::notifications::purge_sent(&state).await {
+                Ok(0) => {}
+                Ok(purged) => tracing::info!(purged, "sent chat messages and e-mails past retention purged"),
+                Err(error) => tracing::error!(%error, "outbound message purge failed"),
             }
         }
     });

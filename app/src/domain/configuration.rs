@@ -11,6 +11,9 @@ pub struct Config {
     pub idempotency_retention_days: u32,
     /// Raw inbound webhook bodies are kept this long, then purged (the receipt and its deduplication stay).
     pub webhook_body_retention_days: u32,
+    /// Sent (or given-up) chat messages and e-mails are kept this long, then purged.
+    #[serde(default = "thirty")]
+    pub message_retention_days: u32,
     /// The variable holding a chat-compatible incoming-webhook URL (Slack-style `{"text": …}`); none: no chat.
     #[serde(default)]
     pub chat_webhook_url_env: Option<String>,
@@ -23,6 +26,10 @@ pub struct Config {
     pub departments: Vec<DepartmentConfig>,
     pub connectors: Vec<ConnectorConfig>,
     pub workflows: Vec<WorkflowConfig>,
+}
+
+fn thirty() -> u32 {
+    30
 }
 
 /// Where e-mail goes out: an SMTP relay, with credentials only from environment variables.

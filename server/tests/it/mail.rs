@@ -50,6 +50,16 @@ async fn owners_get_an_email_when_their_approval_is_asked_and_the_requester_when
     assert_eq!(decided.to, ["sato@example.jp"]);
     assert!(decided.subject.contains("承認されました"), "the subject is readable Japanese: {}", decided.subject);
     assert_eq!(send_outbound(&app.state).await.unwrap(), 0, "each once");
+
+    // Retention: the sent texts go after message_retention_days (30), the purge is audited, the trail stays.
+    let events = app.audit_actions().await.len();
+    let purge = app::backend::services::notifications::purge_sent;
+    assert_eq!(purge(&app.state).await.unwrap(), 0, "not yet");
+    app.clock.advance(Duration::days(31));
+    assert_eq!(purge(&app.state).await.unwrap(), 2);
+    let actions = app.audit_actions().await;
+    assert_eq!(actions.len(), events + 1);
+    assert_eq!(actions.last().unwrap(), "outbound.messages_purged");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

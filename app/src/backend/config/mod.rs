@@ -33,6 +33,7 @@ struct RawConfig {
 struct RawSettings {
     idempotency_retention_days: Option<Spanned<u32>>,
     webhook_body_retention_days: Option<Spanned<u32>>,
+    message_retention_days: Option<Spanned<u32>>,
     chat_webhook_url_env: Option<Spanned<String>>,
     #[serde(default)]
     chat_webhook_allow_loopback: bool,
@@ -187,6 +188,11 @@ impl Validator<'_> {
             Some(days) => days.into_inner(),
             None => 30,
         };
+        let message_retention_days = match raw.settings.message_retention_days {
+            Some(days) if *days.get_ref() == 0 => return self.fail(days.span(), "message_retention_days must be at least 1"),
+            Some(days) => days.into_inner(),
+            None => 30,
+        };
         let webhook_body_retention_days = match raw.settings.webhook_body_retention_days {
             Some(days) if *days.get_ref() == 0 => return self.fail(days.span(), "webhook_body_retention_days must be at least 1"),
             Some(days) => days.into_inner(),
@@ -211,6 +217,7 @@ impl Validator<'_> {
             source: file.to_string(),
             idempotency_retention_days: retention,
             webhook_body_retention_days,
+            message_retention_days,
             chat_webhook_url_env: raw.settings.chat_webhook_url_env.map(Spanned::into_inner),
             chat_webhook_allow_loopback: raw.settings.chat_webhook_allow_loopback,
             mail,

@@ -153,3 +153,12 @@ pub async fn settle_outbound(tx: &mut Tx, id: i64, status: &str, attempts: i64, 
     .await
     .map(drop))
 }
+
+/// Deletes sent or given-up messages created before `before`; returns how many.
+pub async fn purge_outbound(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("DELETE FROM outbound_messages WHERE status IN ('sent', 'failed') AND created_at < $1")
+        .bind(before)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))
+}

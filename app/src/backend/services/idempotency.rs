@@ -71,8 +71,14 @@ pub async fn release(state: &AppState, client: i64, key: &str) -> Result<(), App
 
 /// Forgets answers older than the retention window (run by a periodic job).
 pub async fn purge_expired(state: &AppState) -> Result<u64, AppError> {
+    let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let purged = db::idempotency::purge_expired(&mut tx, state.clock.now()).await?;
+    let purged = db::idempotency::purge_expired(&mut tx, now).await?;
+    if purged > 0 {
+        let entry = crate::domain::audit::AuditEntry::new(crate::domain::audit::Actor::system("housekeeping"), "idempotency.records_purged", "idempotency_record", "expired")
+            .after(serde_json::json!({"purged": purged, "retention_days": state.config.idempotency_retention_days}));
+        super::audit::record(&mut tx, entry, None, now).await?;
+    }
     tx.commit().await?;
     Ok(purged)
 }

@@ -115,6 +115,21 @@ async fn post_chat(state: &AppState, text: &str) -> Result<(), NotSent> {
     }
 }
 
+/// Purges sent and given-up chat messages and e-mails past `message_retention_days` (audited); returns how many.
+pub async fn purge_sent(state: &AppState) -> Result<u64, AppError> {
+    let now = state.clock.now();
+    let days = state.config.message_retention_days;
+    let mut tx = state.db.begin_write().await?;
+    let purged = db::notifications::purge_outbound(&mut tx, now - chrono::Duration::days(days as i64)).await?;
+    if purged > 0 {
+        let entry = crate::domain::audit::AuditEntry::new(crate::domain::audit::Actor::system("housekeeping"), "outbound.messages_purged", "outbound_message", "sent")
+            .after(serde_json::json!({"purged": purged, "older_than_days": days}));
+        super::audit::record(&mut tx, entry, None, now).await?;
+    }
+    tx.commit().await?;
+    Ok(purged)
+}
+
 pub async fn unread(state: &AppState, caller: &Caller) -> Result<i64, AppError> {
     let mut tx = state.db.connection().await?;
     Ok(db::notifications::unread_count(&mut tx, caller.user.user.id).await?)
