@@ -68,6 +68,9 @@ release: deps-build
 
 ## Benchmarks (not part of `make test`): figures next to baselines measured in the same run; writes bench/RESULTS.md.
 bench:
+	@command -v sqlite3 >/dev/null \
+	  || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq sqlite3)
+	LEPTOS_OUTPUT_NAME=rerun-gate cargo build --release -p server --features ssr --bin server
 	LEPTOS_OUTPUT_NAME=rerun-gate cargo run --release -p server --features ssr --example bench
 
 unit-tests:

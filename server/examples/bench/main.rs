@@ -2,8 +2,10 @@
 //!
 //! Step events per second through the ingestion API (token check, idempotent seq rule, completion flag and
 //! audit event, all in one transaction) against the raw rate of one INSERT + COMMIT on the same engine; and
-//! approval → dispatch latency with 1,000 queued approvals against bare signed POSTs (see `dispatch.rs`).
+//! approval → dispatch latency with 1,000 queued approvals against bare signed POSTs (see `dispatch.rs`); and
+//! the audit export of 1,000,000 events against `sqlite3 -csv` (see `export.rs`).
 mod dispatch;
+mod export;
 
 use app::backend::{Db, Settings, SystemClock};
 use serde_json::json;
@@ -16,6 +18,7 @@ const ROUNDS: usize = 5;
 const RAW_INSERTS: usize = 4_000;
 
 const QUEUED_APPROVALS: usize = 1_000;
+const AUDIT_EVENTS: usize = 1_000_000;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -37,8 +40,9 @@ async fn main() -> anyhow::Result<()> {
     let db = server::startup::open_database(&engine).await?;
     // Rounds alternate between the two so that a slow moment of the machine hits both; medians are compared.
     let (mut raws, mut apis, mut floors, mut directs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // BENCH_ONLY=dispatch skips the step-event rounds (while working on the dispatcher).
-    let rounds = if std::env::var("BENCH_ONLY").as_deref() == Ok("dispatch") { 1 } else { ROUNDS };
+    // BENCH_ONLY=dispatch or =export: one step-event round only (while working on one part).
+    let only = std::env::var("BENCH_ONLY").ok();
+    let rounds = if only.is_some() { 1 } else { ROUNDS };
     for round in 0..rounds {
         raws.push(raw_insert_rate(&db, round).await?);
         let (api, floor, direct) = api_event_rate(db.clone(), clients).await?;
@@ -47,6 +51,19 @@ async fn main() -> anyhow::Result<()> {
     let (raw, api, floor, direct) = (median(raws), median(apis), median(floors), median(directs));
     let engine = db.engine();
     let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
+    let export_table = match engine {
+        "sqlite" => {
+            let added: usize = std::env::var("BENCH_AUDIT_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(AUDIT_EVENTS);
+            export::fill(&db, added).await?;
+            let rows = app::backend::db::audit::head(&mut db.begin_read().await?).await?.0 as usize;
+            let (ours, sqlite3) = export::compare(&dir.join("bench.db").display().to_string(), rows)?;
+            format!(
+                "| audit export, CSV, {rows} events (`server audit export`) | {:.0} rows/s, peak RSS {:.1} MiB | `sqlite3 -csv` {:.0} rows/s, {:.1} MiB | {:.2} | ≥ 0.80 and < 64 MiB |\n",
+                ours.rows_per_second, ours.peak_rss_mib, sqlite3.rows_per_second, sqlite3.peak_rss_mib, ours.rows_per_second / sqlite3.rows_per_second
+            )
+        }
+        _ => String::new(), // the export baseline is the sqlite3 command
+    };
     let table = format!(
         "| measure | value | baseline (same run) | ratio | target |\n|---|---|---|---|---|\n\
          | step events through the API ({engine}, {clients} clients, median of {ROUNDS}) | {api:.0} events/s | raw INSERT+COMMIT {raw:.0}/s | {:.2} | ≥ 0.60 |\n\
@@ -62,7 +79,7 @@ async fn main() -> anyhow::Result<()> {
         gate.p99_ms,
         bare.p99_ms,
         gate.p99_ms / bare.p99_ms,
-    );
+    ) + &export_table;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(

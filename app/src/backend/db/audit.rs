@@ -1,7 +1,7 @@
 //! The audit trail table. There is deliberately no update or delete here: the trail is append-only.
 use super::{Tx, on_tx};
 use crate::domain::audit::{AuditEntry, AuditEvent};
-use crate::domain::audit_export::AuditFilter;
+use crate::domain::audit_export::{AuditFilter, FORMULA_STARTS};
 use chrono::{DateTime, Utc};
 
 /// Appends one event after the current head. PostgreSQL locks the head row first (`FOR UPDATE`); SQLite
@@ -128,8 +128,8 @@ enum Bind {
     Time(DateTime<Utc>),
 }
 
-/// Only the conditions asked for go into the SQL, so each can use its index.
-pub async fn select(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Vec<AuditEvent>, sqlx::Error> {
+/// The WHERE clause for a query (only the conditions asked for, so each can use its index) and its values.
+fn conditions(query: &AuditQuery<'_>) -> (String, Vec<Bind>) {
     let mut conditions: Vec<String> = Vec::new();
     let mut binds: Vec<Bind> = Vec::new();
     let mut add = |condition: &str, bind: Bind| {
@@ -179,19 +179,66 @@ pub async fn select(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Vec<AuditEven
         }
         None => {}
     }
-    let order = if query.before_seq.is_some() || query.after_seq.is_none() { "DESC" } else { "ASC" };
-    let filter = if conditions.is_empty() { String::new() } else { format!("WHERE {}", conditions.join(" AND ")) };
-    let sql = format!("SELECT {EVENT_COLUMNS} FROM audit_events {filter} ORDER BY seq {order} LIMIT {}", query.limit);
-    on_tx!(tx, |c| {
-        let mut q = sqlx::query_as(&sql);
-        for bind in &binds {
+    let clause = if conditions.is_empty() { String::new() } else { format!("WHERE {}", conditions.join(" AND ")) };
+    (clause, binds)
+}
+
+macro_rules! bind_all {
+    ($query:expr, $binds:expr) => {{
+        let mut q = $query;
+        for bind in $binds {
             q = match bind {
                 Bind::Int(v) => q.bind(*v),
                 Bind::Text(v) => q.bind(v.as_str()),
                 Bind::Time(v) => q.bind(*v),
             };
         }
-        q.fetch_all(c).await
+        q
+    }};
+}
+
+pub async fn select(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Vec<AuditEvent>, sqlx::Error> {
+    let (filter, binds) = conditions(query);
+    let order = if query.before_seq.is_some() || query.after_seq.is_none() { "DESC" } else { "ASC" };
+    let sql = format!("SELECT {EVENT_COLUMNS} FROM audit_events {filter} ORDER BY seq {order} LIMIT {}", query.limit);
+    on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_all(c).await)
+}
+
+/// One page of an export as CSV records, formatted by the database into one value (a row at a time through
+/// the driver costs more than the rows themselves): every field quoted (RFC 4180), a formula's first character
+/// neutralised as `domain::audit_export::neutralise` does, CRLF between records.
+pub struct CsvPage {
+    pub last_seq: i64,
+    pub rows: i64,
+    pub text: String,
+}
+
+/// `None` past the last row. `after_seq` must be set: pages go in sequence order.
+pub async fn csv_page(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Option<CsvPage>, sqlx::Error> {
+    let (filter, binds) = conditions(query);
+    let postgres = matches!(tx, Tx::Postgres(_));
+    let code = |c: char| if postgres { format!("chr({})", c as u32) } else { format!("char({})", c as u32) };
+    let starts = FORMULA_STARTS.iter().map(|c| code(*c)).collect::<Vec<_>>().join(", ");
+    let field = |x: &str| {
+        format!(
+            "CASE WHEN {x} IS NULL THEN '' ELSE '\"' || replace(CASE WHEN substr({x}, 1, 1) IN ({starts}) \
+             THEN '''' || {x} ELSE {x} END, '\"', '\"\"') || '\"' END"
+        )
+    };
+    let at = if postgres { r#"to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"# } else { "at" };
+    let columns = ["CAST(seq AS TEXT)", at, "actor_kind", "actor_id", "actor_label", "action", "object_type", "object_id",
+        "department", "before_json", "after_json", "reason", "request_id", "prev_hash", "hash"];
+    let line = columns.iter().map(|c| field(c)).collect::<Vec<_>>().join(" || ',' || ");
+    let (aggregate, crlf) = if postgres { ("string_agg", "chr(13) || chr(10)") } else { ("group_concat", "char(13, 10)") };
+    let sql = format!(
+        "SELECT MAX(seq), COUNT(*), {aggregate}(line, {crlf} ORDER BY seq) FROM
+           (SELECT seq, {line} AS line FROM audit_events {filter} ORDER BY seq LIMIT {}) page",
+        query.limit
+    );
+    let page: (Option<i64>, i64, Option<String>) = on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_one(c).await)?;
+    Ok(match page {
+        (Some(last_seq), rows, Some(text)) => Some(CsvPage { last_seq, rows, text }),
+        _ => None,
     })
 }
 

@@ -6,13 +6,13 @@ use crate::api::AppError;
 use crate::backend::db::audit::AuditQuery;
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry, AuditEvent, ChainVerifier};
-use crate::domain::audit_export::{AuditFilter, ExportFormat, ExportTrailer, csv_record, csv_trailer, jsonl_row, jsonl_trailer};
+use crate::domain::audit_export::{AuditFilter, ExportFormat, ExportTrailer, csv_trailer, jsonl_row, jsonl_trailer};
 use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
 pub const PAGE_SIZE: i64 = 50;
-const EXPORT_PAGE: i64 = 1_000;
+const EXPORT_PAGE: i64 = 5_000;
 
 /// One page of the trail as the caller may see it, newest first; `next` continues below its last event.
 pub async fn page(state: &AppState, caller: &Caller, filter: &AuditFilter, before_seq: Option<i64>) -> Result<(Vec<AuditEvent>, Option<i64>), AppError> {
@@ -92,26 +92,25 @@ pub async fn begin(state: &AppState, actor: Actor, request_id: Option<&str>, fil
 }
 
 /// The export's bytes, a page at a time (constant memory): a header for CSV, one row per event in sequence
-/// order, and the trailer.
+/// order (CSV rows formatted by the database, see `db::audit::csv_page`), and the trailer.
 pub fn stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
     struct Progress {
         state: AppState,
         export: Export,
         after: i64,
         rows: u64,
-        started: bool,
         done: bool,
     }
-    let progress = Progress { state, export, after: 0, rows: 0, started: false, done: false };
+    let progress = Progress { state, export, after: 0, rows: 0, done: false };
     futures::stream::try_unfold(progress, |mut p| async move {
         if p.done {
             return Ok(None);
         }
-        let mut page = Page::new(p.export.format);
-        if !p.started && p.export.format == ExportFormat::Csv {
-            page.csv(crate::domain::audit_export::CSV_COLUMNS.iter().map(|c| c.to_string()).collect())?;
+        let mut out = Vec::new();
+        let format = p.export.format;
+        if p.after == 0 && format == ExportFormat::Csv {
+            out.extend(csv_line(crate::domain::audit_export::CSV_COLUMNS.iter().map(|c| c.to_string()).collect())?);
         }
-        p.started = true;
         let query = AuditQuery {
             filter: &p.export.filter,
             departments: None,
@@ -120,61 +119,46 @@ pub fn stream(state: AppState, export: Export) -> impl futures::Stream<Item = Re
             up_to_seq: Some(p.export.head_seq),
             limit: EXPORT_PAGE,
         };
-        let events = db::audit::select(&mut p.state.db.connection().await?, &query).await?;
-        for event in &events {
-            match p.export.format {
-                ExportFormat::Csv => page.csv(csv_record(event))?,
-                ExportFormat::Jsonl => page.line(&jsonl_row(event)),
+        let mut connection = p.state.db.connection().await?;
+        let (rows, last) = match format {
+            ExportFormat::Csv => match db::audit::csv_page(&mut connection, &query).await? {
+                Some(page) => {
+                    out.extend(page.text.as_bytes());
+                    out.extend(b"\r\n");
+                    (page.rows, page.last_seq)
+                }
+                None => (0, p.after),
+            },
+            ExportFormat::Jsonl => {
+                let events = db::audit::select(&mut connection, &query).await?;
+                for event in &events {
+                    out.extend(jsonl_row(event).as_bytes());
+                    out.push(b'\n');
+                }
+                (events.len() as i64, events.last().map_or(p.after, |e| e.seq))
             }
-        }
-        p.rows += events.len() as u64;
-        p.after = events.last().map_or(p.after, |e| e.seq);
-        if (events.len() as i64) < EXPORT_PAGE {
+        };
+        p.rows += rows as u64;
+        p.after = last;
+        if rows < EXPORT_PAGE {
             let e = &p.export;
             let trailer = ExportTrailer { rows: p.rows, head_seq: e.head_seq, head_hash: e.head_hash.clone(), filter: e.filter.clone(), exported_at: e.at };
-            match e.format {
-                ExportFormat::Csv => page.csv(csv_trailer(&trailer))?,
-                ExportFormat::Jsonl => page.line(&jsonl_trailer(&trailer)),
+            match format {
+                ExportFormat::Csv => out.extend(csv_line(csv_trailer(&trailer))?),
+                ExportFormat::Jsonl => {
+                    out.extend(jsonl_trailer(&trailer).as_bytes());
+                    out.push(b'\n');
+                }
             }
             p.done = true;
         }
-        Ok(Some((page.into_bytes()?, p)))
+        Ok(Some((out, p)))
     })
 }
 
-/// The bytes of one page of an export.
-enum Page {
-    Csv(csv::Writer<Vec<u8>>),
-    Jsonl(Vec<u8>),
-}
-
-impl Page {
-    fn new(format: ExportFormat) -> Page {
-        match format {
-            // RFC 4180: quoted where needed, CRLF line ends.
-            ExportFormat::Csv => Page::Csv(csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new())),
-            ExportFormat::Jsonl => Page::Jsonl(Vec::new()),
-        }
-    }
-
-    fn csv(&mut self, record: Vec<String>) -> Result<(), AppError> {
-        if let Page::Csv(writer) = self {
-            writer.write_record(&record).map_err(|e| crate::backend::auth::internal("csv", e))?;
-        }
-        Ok(())
-    }
-
-    fn line(&mut self, text: &str) {
-        if let Page::Jsonl(out) = self {
-            out.extend_from_slice(text.as_bytes());
-            out.push(b'\n');
-        }
-    }
-
-    fn into_bytes(self) -> Result<Vec<u8>, AppError> {
-        match self {
-            Page::Csv(writer) => writer.into_inner().map_err(|e| crate::backend::auth::internal("csv", e.error().to_string())),
-            Page::Jsonl(out) => Ok(out),
-        }
-    }
+/// One RFC 4180 record (the header or the trailer), CRLF-terminated.
+fn csv_line(record: Vec<String>) -> Result<Vec<u8>, AppError> {
+    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    writer.write_record(&record).map_err(|e| crate::backend::auth::internal("csv", e))?;
+    writer.into_inner().map_err(|e| crate::backend::auth::internal("csv", e.error().to_string()))
 }
