@@ -114,12 +114,51 @@ pub fn jsonl_trailer(trailer: &ExportTrailer) -> String {
     serde_json::json!({ "trailer": trailer }).to_string()
 }
 
-/// The CSV trailer: `# trailer` and the trailer as JSON, the other cells empty (every record has 15 cells).
-pub fn csv_trailer(trailer: &ExportTrailer) -> Vec<String> {
-    let mut cells = vec![String::new(); CSV_COLUMNS.len()];
-    cells[0] = "# trailer".into();
-    cells[1] = neutralise(&serde_json::to_string(trailer).unwrap_or_default()).into_owned();
-    cells
+/// Appends one CSV record (RFC 4180: a field with a quote, comma, CR or LF is quoted, quotes doubled; CRLF at
+/// the end), every field neutralised first. `None` is an empty field.
+pub fn write_csv_record(out: &mut Vec<u8>, fields: &[Option<&str>]) {
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let Some(field) = field else { continue };
+        let field = neutralise(field);
+        if field.contains(['"', ',', '\r', '\n']) {
+            out.push(b'"');
+            out.extend(field.replace('"', "\"\"").as_bytes());
+            out.push(b'"');
+        } else {
+            out.extend(field.as_bytes());
+        }
+    }
+    out.extend(b"\r\n");
+}
+
+/// The CSV header record.
+pub fn write_csv_header(out: &mut Vec<u8>) {
+    write_csv_record(out, &CSV_COLUMNS.map(Some));
+}
+
+/// One event as a CSV record (the columns of `CSV_COLUMNS`).
+pub fn write_csv_event(out: &mut Vec<u8>, e: &AuditEvent) {
+    let (seq, at) = (e.seq.to_string(), e.at.format("%Y-%m-%dT%H:%M:%S%.6f+00:00").to_string());
+    write_csv_record(
+        out,
+        &[
+            Some(&seq), Some(&at), Some(&e.actor_kind), e.actor_id.as_deref(), Some(&e.actor_label), Some(&e.action),
+            Some(&e.object_type), Some(&e.object_id), e.department.as_deref(), e.before_json.as_deref(),
+            e.after_json.as_deref(), e.reason.as_deref(), e.request_id.as_deref(), Some(&e.prev_hash), Some(&e.hash),
+        ],
+    );
+}
+
+/// The CSV trailer: a record `# trailer` with the trailer as JSON in the second field, the others empty.
+pub fn write_csv_trailer(out: &mut Vec<u8>, trailer: &ExportTrailer) {
+    let json = serde_json::to_string(trailer).unwrap_or_default();
+    let mut fields = [None; CSV_COLUMNS.len()]; // every record has the same number of fields
+    fields[0] = Some("# trailer");
+    fields[1] = Some(json.as_str());
+    write_csv_record(out, &fields);
 }
 
 /// The first characters that make a spreadsheet run a cell as a formula.
@@ -265,6 +304,13 @@ mod tests {
         }
         assert_eq!(neutralise("ORD-1001"), "ORD-1001");
         assert_eq!(neutralise("注文 4,000 円"), "注文 4,000 円");
+    }
+
+    #[test]
+    fn a_csv_record_quotes_what_needs_it_and_neutralises_every_field() {
+        let mut out = Vec::new();
+        write_csv_record(&mut out, &[Some("1"), None, Some("=cmd|' /C calc'!A0"), Some("say \"hi\", then\nleave"), Some("-1")]);
+        assert_eq!(String::from_utf8(out).unwrap(), "1,,'=cmd|' /C calc'!A0,\"say \"\"hi\"\", then\nleave\",'-1\r\n");
     }
 
     #[test]

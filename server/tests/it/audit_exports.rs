@@ -72,6 +72,8 @@ async fn a_csv_export_is_rfc_4180_with_formulas_neutralised_and_a_filtered_expor
     let rejected = records.iter().find(|r| &r[5] == "rerun_request.rejected").expect("the rejection is in the export");
     assert_eq!(&rejected[11], format!("'{formula}"), "the reason cannot run in a spreadsheet");
     assert!(records[..records.len() - 1].iter().all(|r| &r[7] == "ORD-EXP-3"), "only the filtered process");
+    let seqs: Vec<i64> = records[..records.len() - 1].iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in sequence order: {seqs:?}");
     let trailer = records.last().unwrap();
     assert_eq!(&trailer[0], "# trailer");
     let trailer: serde_json::Value = serde_json::from_str(&trailer[1]).unwrap();

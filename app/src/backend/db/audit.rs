@@ -1,7 +1,8 @@
 //! The audit trail table. There is deliberately no update or delete here: the trail is append-only.
 use super::{Tx, on_tx};
 use crate::domain::audit::{AuditEntry, AuditEvent};
-use crate::domain::audit_export::{AuditFilter, FORMULA_STARTS};
+use super::Db;
+use crate::domain::audit_export::AuditFilter;
 use chrono::{DateTime, Utc};
 
 /// Appends one event after the current head. PostgreSQL locks the head row first (`FOR UPDATE`); SQLite
@@ -89,7 +90,7 @@ pub async fn head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(c).await)
 }
 
-const EVENT_COLUMNS: &str = "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id, department,
+pub(crate) const EVENT_COLUMNS: &str = "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id, department,
     before_json, after_json, reason, request_id, prev_hash, hash";
 
 /// One page of events in sequence order, starting after `after_seq` (keyset pagination).
@@ -122,7 +123,7 @@ pub struct AuditQuery<'a> {
     pub limit: i64,
 }
 
-enum Bind {
+pub(crate) enum Bind {
     Int(i64),
     Text(String),
     Time(DateTime<Utc>),
@@ -204,42 +205,51 @@ pub async fn select(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Vec<AuditEven
     on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_all(c).await)
 }
 
-/// One page of an export as CSV records, formatted by the database into one value (a row at a time through
-/// the driver costs more than the rows themselves): every field quoted (RFC 4180), a formula's first character
-/// neutralised as `domain::audit_export::neutralise` does, CRLF between records.
-pub struct CsvPage {
-    pub last_seq: i64,
-    pub rows: i64,
-    pub text: String,
+/// A piece of a CSV export: whole records, and how many.
+pub struct CsvChunk {
+    pub bytes: Vec<u8>,
+    pub rows: u64,
 }
 
-/// `None` past the last row. `after_seq` must be set: pages go in sequence order.
-pub async fn csv_page(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Option<CsvPage>, sqlx::Error> {
-    let (filter, binds) = conditions(query);
-    let postgres = matches!(tx, Tx::Postgres(_));
-    let code = |c: char| if postgres { format!("chr({})", c as u32) } else { format!("char({})", c as u32) };
-    let starts = FORMULA_STARTS.iter().map(|c| code(*c)).collect::<Vec<_>>().join(", ");
-    let field = |x: &str| {
-        format!(
-            "CASE WHEN {x} IS NULL THEN '' ELSE '\"' || replace(CASE WHEN substr({x}, 1, 1) IN ({starts}) \
-             THEN '''' || {x} ELSE {x} END, '\"', '\"\"') || '\"' END"
-        )
-    };
-    let at = if postgres { r#"to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"# } else { "at" };
-    let columns = ["CAST(seq AS TEXT)", at, "actor_kind", "actor_id", "actor_label", "action", "object_type", "object_id",
-        "department", "before_json", "after_json", "reason", "request_id", "prev_hash", "hash"];
-    let line = columns.iter().map(|c| field(c)).collect::<Vec<_>>().join(" || ',' || ");
-    let (aggregate, crlf) = if postgres { ("string_agg", "chr(13) || chr(10)") } else { ("group_concat", "char(13, 10)") };
-    let sql = format!(
-        "SELECT MAX(seq), COUNT(*), {aggregate}(line, {crlf} ORDER BY seq) FROM
-           (SELECT seq, {line} AS line FROM audit_events {filter} ORDER BY seq LIMIT {}) page",
-        query.limit
-    );
-    let page: (Option<i64>, i64, Option<String>) = on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_one(c).await)?;
-    Ok(match page {
-        (Some(last_seq), rows, Some(text)) => Some(CsvPage { last_seq, rows, text }),
-        _ => None,
-    })
+/// The events a query chooses, in sequence order, as CSV records in chunks through a small bounded channel
+/// (constant memory). SQLite reads them on its own connection (see `sqlite::export`); PostgreSQL a page at a time.
+pub fn csv_chunks(db: &Db, query: AuditQuery<'_>) -> tokio::sync::mpsc::Receiver<Result<CsvChunk, sqlx::Error>> {
+    let (sender, receiver) = tokio::sync::mpsc::channel(4);
+    match db {
+        Db::Sqlite(pool, _) => {
+            let (filter, binds) = conditions(&query);
+            let path = pool.connect_options().get_filename().to_owned();
+            tokio::task::spawn_blocking(move || super::sqlite::export::csv(&path, &filter, &binds, &sender));
+        }
+        Db::Postgres(_) => {
+            let (db, filter, up_to_seq, departments) =
+                (db.clone(), query.filter.clone(), query.up_to_seq, query.departments.map(<[String]>::to_vec));
+            let mut after = query.after_seq.unwrap_or(0);
+            tokio::spawn(async move {
+                loop {
+                    let page = AuditQuery { filter: &filter, departments: departments.as_deref(), after_seq: Some(after), before_seq: None, up_to_seq, limit: 5_000 };
+                    let events = match db.connection().await { Ok(mut c) => select(&mut c, &page).await, Err(e) => Err(e) };
+                    let events = match events {
+                        Ok(events) => events,
+                        Err(e) => return drop(sender.send(Err(e)).await),
+                    };
+                    let mut bytes = Vec::new();
+                    for event in &events {
+                        crate::domain::audit_export::write_csv_event(&mut bytes, event);
+                    }
+                    let (rows, last) = (events.len() as u64, events.last().map(|e| e.seq));
+                    if rows > 0 && sender.send(Ok(CsvChunk { bytes, rows })).await.is_err() {
+                        return;
+                    }
+                    match last {
+                        Some(seq) if rows == 5_000 => after = seq,
+                        _ => return,
+                    }
+                }
+            });
+        }
+    }
+    receiver
 }
 
 /// Where the last check of the chain stopped: (seq, hash), or nothing yet.

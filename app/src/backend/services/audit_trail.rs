@@ -6,7 +6,10 @@ use crate::api::AppError;
 use crate::backend::db::audit::AuditQuery;
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry, AuditEvent, ChainVerifier};
-use crate::domain::audit_export::{AuditFilter, ExportFormat, ExportTrailer, csv_trailer, jsonl_row, jsonl_trailer};
+use crate::domain::audit_export::{
+    AuditFilter, ExportFormat, ExportTrailer, jsonl_row, jsonl_trailer, write_csv_header, write_csv_trailer,
+};
+use futures::StreamExt;
 use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -92,73 +95,69 @@ pub async fn begin(state: &AppState, actor: Actor, request_id: Option<&str>, fil
 }
 
 /// The export's bytes, a page at a time (constant memory): a header for CSV, one row per event in sequence
-/// order (CSV rows formatted by the database, see `db::audit::csv_page`), and the trailer.
+/// order, and the trailer.
 pub fn stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
-    struct Progress {
-        state: AppState,
-        export: Export,
-        after: i64,
-        rows: u64,
-        done: bool,
+    match export.format {
+        ExportFormat::Csv => csv_stream(state, export).boxed(),
+        ExportFormat::Jsonl => jsonl_stream(state, export).boxed(),
     }
-    let progress = Progress { state, export, after: 0, rows: 0, done: false };
-    futures::stream::try_unfold(progress, |mut p| async move {
-        if p.done {
+}
+
+fn trailer(export: &Export, rows: u64) -> ExportTrailer {
+    ExportTrailer { rows, head_seq: export.head_seq, head_hash: export.head_hash.clone(), filter: export.filter.clone(), exported_at: export.at }
+}
+
+fn csv_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
+    let query = AuditQuery { filter: &export.filter, departments: None, after_seq: Some(0), before_seq: None, up_to_seq: Some(export.head_seq), limit: 0 };
+    let chunks = db::audit::csv_chunks(&state.db, query);
+    let mut header = Vec::new();
+    write_csv_header(&mut header);
+    // Header, the chunks as they come (counting rows), then the trailer.
+    futures::stream::try_unfold((Some(header), chunks, export, 0u64, false), |(header, mut chunks, export, rows, done)| async move {
+        if let Some(header) = header {
+            return Ok(Some((header, (None, chunks, export, rows, done))));
+        }
+        if done {
             return Ok(None);
         }
-        let mut out = Vec::new();
-        let format = p.export.format;
-        if p.after == 0 && format == ExportFormat::Csv {
-            out.extend(csv_line(crate::domain::audit_export::CSV_COLUMNS.iter().map(|c| c.to_string()).collect())?);
-        }
-        let query = AuditQuery {
-            filter: &p.export.filter,
-            departments: None,
-            after_seq: Some(p.after),
-            before_seq: None,
-            up_to_seq: Some(p.export.head_seq),
-            limit: EXPORT_PAGE,
-        };
-        let mut connection = p.state.db.connection().await?;
-        let (rows, last) = match format {
-            ExportFormat::Csv => match db::audit::csv_page(&mut connection, &query).await? {
-                Some(page) => {
-                    out.extend(page.text.as_bytes());
-                    out.extend(b"\r\n");
-                    (page.rows, page.last_seq)
-                }
-                None => (0, p.after),
-            },
-            ExportFormat::Jsonl => {
-                let events = db::audit::select(&mut connection, &query).await?;
-                for event in &events {
-                    out.extend(jsonl_row(event).as_bytes());
-                    out.push(b'\n');
-                }
-                (events.len() as i64, events.last().map_or(p.after, |e| e.seq))
+        match chunks.recv().await {
+            Some(chunk) => {
+                let chunk = chunk?;
+                Ok(Some((chunk.bytes, (None, chunks, export, rows + chunk.rows, false))))
             }
-        };
-        p.rows += rows as u64;
-        p.after = last;
-        if rows < EXPORT_PAGE {
-            let e = &p.export;
-            let trailer = ExportTrailer { rows: p.rows, head_seq: e.head_seq, head_hash: e.head_hash.clone(), filter: e.filter.clone(), exported_at: e.at };
-            match format {
-                ExportFormat::Csv => out.extend(csv_line(csv_trailer(&trailer))?),
-                ExportFormat::Jsonl => {
-                    out.extend(jsonl_trailer(&trailer).as_bytes());
-                    out.push(b'\n');
-                }
+            None => {
+                let mut out = Vec::new();
+                write_csv_trailer(&mut out, &trailer(&export, rows));
+                Ok(Some((out, (None, chunks, export, rows, true))))
             }
-            p.done = true;
         }
-        Ok(Some((out, p)))
     })
 }
 
-/// One RFC 4180 record (the header or the trailer), CRLF-terminated.
-fn csv_line(record: Vec<String>) -> Result<Vec<u8>, AppError> {
-    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
-    writer.write_record(&record).map_err(|e| crate::backend::auth::internal("csv", e))?;
-    writer.into_inner().map_err(|e| crate::backend::auth::internal("csv", e.error().to_string()))
+fn jsonl_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
+    futures::stream::try_unfold((state, export, 0i64, 0u64, false), |(state, export, after, rows, done)| async move {
+        if done {
+            return Ok(None);
+        }
+        let query = AuditQuery {
+            filter: &export.filter,
+            departments: None,
+            after_seq: Some(after),
+            before_seq: None,
+            up_to_seq: Some(export.head_seq),
+            limit: EXPORT_PAGE,
+        };
+        let events = db::audit::select(&mut state.db.connection().await?, &query).await?;
+        let mut out = Vec::new();
+        for event in &events {
+            out.extend(jsonl_row(event).as_bytes());
+            out.push(b'\n');
+        }
+        let (rows, last, done) = (rows + events.len() as u64, events.last().map_or(after, |e| e.seq), (events.len() as i64) < EXPORT_PAGE);
+        if done {
+            out.extend(jsonl_trailer(&trailer(&export, rows)).as_bytes());
+            out.push(b'\n');
+        }
+        Ok(Some((out, (state, export, last, rows, done))))
+    })
 }

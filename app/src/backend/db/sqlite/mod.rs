@@ -1,4 +1,5 @@
 //! SQLite specifics: the file, WAL, busy timeout, foreign keys, and the embedded migrations.
+pub mod export;
 use super::audit::{INSERT_COLUMNS, bind_event, placeholders, prev};
 use super::operations::{STEP_UPDATE_SQL, StepRow, bind_step_update};
 use super::SqliteWriter;
