@@ -13,6 +13,12 @@ test('an auditor filters the trail by process, reads the diffs and finds the exp
   await expect(events).toContainText('step.reconciled');
   await expect(events.locator('dd.changed').first()).toBeVisible();
   await expect(page.getByTestId('exports').getByRole('link', { name: 'CSV' })).toHaveAttribute('href', /format=csv&process_id=ORD-1002/);
+  const [saved] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByTestId('exports').getByRole('link', { name: 'CSV' }).click(),
+  ]);
+  expect(saved.suggestedFilename()).toMatch(/^audit-.*\.csv$/);
+  await expect(page.getByTestId('export-progress').first()).toContainText('保存しました');
   await page.screenshot({ path: '../docs/screenshots/audit.png', fullPage: true });
 
   const download = await page.request.get('/audit/export?format=jsonl&process_id=ORD-1002');

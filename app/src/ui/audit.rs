@@ -1,5 +1,6 @@
 //! The audit trail page: filters in the URL, newest first in keyset pages, before/after as a readable diff,
 //! whether the chain is intact, and (for auditors) the exports.
+use super::download::DownloadWithProgress;
 use super::labels::jst;
 use crate::api::audit::{AuditPageView, AuditRow, ChainView, audit_page};
 use crate::domain::audit_export::AuditFilterForm;
@@ -93,8 +94,8 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
         {view.may_export.then(|| view! {
             <p class="exports" data-testid="exports">
                 "この条件で書き出す："
-                <a href=export("csv") download>"CSV"</a> " ・ "
-                <a href=export("jsonl") download>"JSON Lines（検証用）"</a>
+                <DownloadWithProgress href=export("csv") label="CSV" /> " ・ "
+                <DownloadWithProgress href=export("jsonl") label="JSON Lines（検証用）" />
                 <span class="hint">" 書き出しも監査証跡に記録されます。"</span>
             </p>
         })}

@@ -2,6 +2,7 @@
 mod admin_system;
 mod approvals;
 mod audit;
+mod download;
 mod admin_users;
 mod board;
 mod labels;
