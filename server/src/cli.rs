@@ -122,6 +122,11 @@ pub enum AuditCommand {
         actor: Option<String>,
         #[arg(long)]
         action: Option<String>,
+        /// The object's type (operation, user, rerun_request…); with --object-id for one object.
+        #[arg(long)]
+        object_type: Option<String>,
+        #[arg(long)]
+        object_id: Option<String>,
         #[arg(long)]
         process_id: Option<String>,
     },
@@ -209,15 +214,16 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             }
         }
         Command::Audit { command: AuditCommand::Verify { file: Some(path) } } => verify_export_file(path),
-        Command::Audit { command: AuditCommand::Export { format, from, to, department, actor, action, process_id } } => {
+        Command::Audit { command: AuditCommand::Export { format, from, to, department, actor, action, object_type, object_id, process_id } } => {
             let filter = AuditFilter {
                 from: *from,
                 to: *to,
                 department: department.clone(),
                 actor: actor.clone(),
                 action: action.clone(),
+                object_type: object_type.clone(),
+                object_id: object_id.clone(),
                 process_id: process_id.clone(),
-                ..Default::default()
             };
             let export = services::audit_trail::begin(state, Actor::system("cli"), None, filter, *format).await?;
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -38,6 +38,9 @@ pub struct AuditFilterForm {
     pub department: String,
     pub actor: String,
     pub action: String,
+    /// The object's type (`operation`, `user`, `rerun_request`…) and ID.
+    pub object_type: String,
+    pub object_id: String,
     pub process_id: String,
 }
 
@@ -51,8 +54,9 @@ impl AuditFilterForm {
             department: text(&self.department),
             actor: text(&self.actor),
             action: text(&self.action),
+            object_type: text(&self.object_type),
+            object_id: text(&self.object_id),
             process_id: text(&self.process_id),
-            ..Default::default()
         })
     }
 }

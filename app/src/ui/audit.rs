@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
 
-const FIELDS: [&str; 6] = ["from", "to", "department", "actor", "action", "process_id"];
+const FIELDS: [&str; 8] = ["from", "to", "department", "actor", "action", "object_type", "object_id", "process_id"];
 
 fn form_of(get: impl Fn(&str) -> String) -> AuditFilterForm {
     AuditFilterForm {
@@ -17,6 +17,8 @@ fn form_of(get: impl Fn(&str) -> String) -> AuditFilterForm {
         department: get("department"),
         actor: get("actor"),
         action: get("action"),
+        object_type: get("object_type"),
+        object_id: get("object_id"),
         process_id: get("process_id"),
     }
 }
@@ -28,6 +30,8 @@ fn field(form: &AuditFilterForm, name: &str) -> String {
         "department" => form.department.clone(),
         "actor" => form.actor.clone(),
         "action" => form.action.clone(),
+        "object_type" => form.object_type.clone(),
+        "object_id" => form.object_id.clone(),
         _ => form.process_id.clone(),
     }
 }
@@ -80,7 +84,8 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
     let next = view.next.map(|before| if filters.is_empty() { format!("/audit?before={before}") } else { format!("/audit?{filters}&before={before}") });
     let export = |format: &str| if filters.is_empty() { format!("/audit/export?format={format}") } else { format!("/audit/export?format={format}&{filters}") };
     let labels = [("from", "期間（から）", "2026-11-01"), ("to", "期間（まで・含まない）", "2026-12-01"), ("department", "部門", "sales"),
-        ("actor", "実行者", "sato"), ("action", "操作", "rerun_request.approved"), ("process_id", "プロセス ID", "ORD-1001")];
+        ("actor", "実行者", "sato"), ("action", "操作", "rerun_request.approved"), ("object_type", "対象の種類", "user"), ("object_id", "対象の ID", "3"),
+        ("process_id", "プロセス ID", "ORD-1001")];
     view! {
         {chain}
         <Form method="GET" action="/audit" attr:class="filters" attr:aria-label="絞り込み">

@@ -87,7 +87,7 @@ async fn only_auditors_export_and_staff_see_only_their_departments_events() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales", "billing"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
-    app.user("kato", &["staff"], &["billing"]).await;
+    let kato = app.user("kato", &["staff"], &["billing"]).await;
     pending_request(&app, &token, &caller(&app, "sato").await, "ORD-EXP-4").await;
 
     let (status, _, _) = download(&app, "format=csv", None).await;
@@ -104,6 +104,11 @@ async fn only_auditors_export_and_staff_see_only_their_departments_events() {
     let (billing, _) = audit_trail::page(&app.state, &caller(&app, "kato").await, &everything, None).await.unwrap();
     assert!(billing.iter().all(|e| e.department.as_deref() == Some("billing")), "{billing:?}");
     assert!(!billing.iter().any(|e| e.object_id == "ORD-EXP-4"), "not another department's operation");
+
+    app.user("kansa", &["auditor"], &[]).await;
+    let one_user = AuditFilter { object_type: Some("user".into()), object_id: Some(kato.to_string()), ..Default::default() };
+    let (events, _) = audit_trail::page(&app.state, &caller(&app, "kansa").await, &one_user, None).await.unwrap();
+    assert!(!events.is_empty() && events.iter().all(|e| e.object_type == "user" && e.object_id == kato.to_string()), "{events:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
