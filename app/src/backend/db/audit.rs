@@ -95,8 +95,8 @@ pub(crate) const EVENT_COLUMNS: &str = "seq, at, actor_kind, actor_id, actor_lab
 
 /// One page of events in sequence order, starting after `after_seq` (keyset pagination).
 pub async fn page_after(tx: &mut Tx, after_seq: i64, limit: i64) -> Result<Vec<AuditEvent>, sqlx::Error> {
-    let sql = format!("SELECT {EVENT_COLUMNS} FROM audit_events WHERE seq > $1 ORDER BY seq LIMIT $2");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(after_seq).bind(limit).fetch_all(c).await)
+    let everything = AuditFilter::default();
+    select(tx, &AuditQuery { filter: &everything, departments: None, after_seq: Some(after_seq), before_seq: None, up_to_seq: None, limit }).await
 }
 
 /// The newest events about one object, newest first.

@@ -5,7 +5,7 @@ use super::audit::record;
 use crate::api::AppError;
 use crate::backend::db::audit::AuditQuery;
 use crate::backend::{AppState, db};
-use crate::domain::audit::{Actor, AuditEntry, AuditEvent, ChainVerifier};
+use crate::domain::audit::{Actor, AuditEntry, AuditEvent};
 use crate::domain::audit_export::{
     AuditFilter, ExportFormat, ExportTrailer, jsonl_row, jsonl_trailer, write_csv_header, write_csv_trailer,
 };
@@ -37,28 +37,17 @@ pub enum ChainStatus {
 /// Checks the events added since the last check (not the whole chain: `server audit verify` does that) and
 /// moves the checkpoint. A break is reported and the checkpoint stays before it.
 pub async fn chain_status(state: &AppState) -> Result<ChainStatus, AppError> {
-    let (mut seq, mut hash) = match db::audit::checkpoint(&mut state.db.connection().await?).await? {
+    let (seq, hash) = match db::audit::checkpoint(&mut state.db.connection().await?).await? {
         Some((seq, hash, _)) => (seq, hash),
         None => (0, crate::domain::audit::GENESIS_HASH.to_string()),
     };
-    let mut verifier = ChainVerifier::after(seq, &hash);
-    let everything = AuditFilter::default();
-    loop {
-        let query = AuditQuery { filter: &everything, departments: None, after_seq: Some(seq), before_seq: None, up_to_seq: None, limit: EXPORT_PAGE };
-        let events = db::audit::select(&mut state.db.connection().await?, &query).await?;
-        for event in &events {
-            if let Err(broken) = verifier.check(event) {
-                save_checkpoint(state, seq, &hash).await?;
-                return Ok(ChainStatus::Broken { seq: broken.seq, problem: broken.problem });
-            }
-            (seq, hash) = (event.seq, event.hash.clone());
+    match super::audit::walk(&mut state.db.connection().await?, seq, &hash).await? {
+        Ok((seq, hash)) => {
+            let checked_at = save_checkpoint(state, seq, &hash).await?;
+            Ok(ChainStatus::Intact { seq, checked_at })
         }
-        if (events.len() as i64) < EXPORT_PAGE {
-            break;
-        }
+        Err(broken) => Ok(ChainStatus::Broken { seq: broken.seq, problem: broken.problem }),
     }
-    let checked_at = save_checkpoint(state, seq, &hash).await?;
-    Ok(ChainStatus::Intact { seq, checked_at })
 }
 
 async fn save_checkpoint(state: &AppState, seq: i64, hash: &str) -> Result<DateTime<Utc>, AppError> {
