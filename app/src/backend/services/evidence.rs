@@ -5,10 +5,11 @@
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
-use crate::backend::db::audit::AuditQuery;
+use super::audit_trail::Export;
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
-use crate::domain::audit_export::{AuditFilter, ExportTrailer, jsonl_row, jsonl_trailer};
+use crate::domain::audit_export::{AuditFilter, ExportFormat};
+use futures::TryStreamExt;
 use crate::domain::roles::Role;
 use serde_json::json;
 use std::io::Write;
@@ -44,36 +45,22 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
         requests.push(json!({"request": request, "checklist": checklist, "decisions": decisions, "dispatch": dispatch}));
     }
     let ai_attempts = db::ai_attempts::for_operation(&mut tx, operation.id).await?;
-    let filter = AuditFilter { process_id: Some(process_id.to_string()), ..Default::default() };
-    let mut audit = String::new();
-    let (mut after, mut rows) = (0, 0u64);
-    loop {
-        let query = AuditQuery { filter: &filter, departments: None, after_seq: Some(after), before_seq: None, up_to_seq: Some(taken.seq), limit: 1_000 };
-        let events = db::audit::select(&mut tx, &query).await?;
-        for event in &events {
-            audit.push_str(&jsonl_row(event));
-            audit.push('\n');
-        }
-        rows += events.len() as u64;
-        match events.last() {
-            Some(last) if events.len() == 1_000 => after = last.seq,
-            _ => break,
-        }
-    }
-    let trailer = ExportTrailer { rows, head_seq: taken.seq, head_hash: taken.hash.clone(), filter, exported_at: now };
-    audit.push_str(&jsonl_trailer(&trailer));
-    audit.push('\n');
     drop(tx);
+    // The audit events exactly as an export of this process would give them, up to the bundle's own record.
+    let filter = AuditFilter { process_id: Some(process_id.to_string()), ..Default::default() };
+    let export = Export { format: ExportFormat::Jsonl, filter, head_seq: taken.seq, head_hash: taken.hash, at: now };
+    let readme = readme(process_id, &export);
+    let pages: Vec<Vec<u8>> = super::audit_trail::stream(state.clone(), export).try_collect().await?;
 
     let pretty = |value: serde_json::Value| serde_json::to_vec_pretty(&value).unwrap_or_default();
     let files: Vec<(&str, Vec<u8>)> = vec![
-        ("README.txt", readme(process_id, &trailer).into_bytes()),
+        ("README.txt", readme.into_bytes()),
         ("operation.json", pretty(json!({"operation": operation, "steps": steps}))),
         ("reconciliations.json", pretty(json!(reconciliations))),
         ("rerun_requests.json", pretty(json!(requests))),
         ("ai_attempts.json", pretty(json!(ai_attempts))),
         ("notifications.json", pretty(json!(notifications))),
-        ("audit_events.jsonl", audit.into_bytes()),
+        ("audit_events.jsonl", pages.concat()),
     ];
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
@@ -86,7 +73,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     Ok(Bundle { file_name: format!("evidence-{process_id}-{}.zip", now.format("%Y%m%dT%H%M%SZ")), bytes })
 }
 
-fn readme(process_id: &str, trailer: &ExportTrailer) -> String {
+fn readme(process_id: &str, export: &Export) -> String {
     format!(
         "Rerun Gate — evidence bundle for {process_id}\n\
          Taken at {} (UTC); the audit chain's head then: #{} {}\n\n\
@@ -98,8 +85,8 @@ fn readme(process_id: &str, trailer: &ExportTrailer) -> String {
          audit_events.jsonl     every audit event about {process_id}, hash-chained, with a trailer\n\n\
          Check the audit events without the app: `server audit verify --file audit_events.jsonl`, or recompute each\n\
          row's hash as the README of Rerun Gate describes (SHA-256 of the canonical JSON of the row without `hash`).\n",
-        trailer.exported_at.format("%Y-%m-%dT%H:%M:%SZ"),
-        trailer.head_seq,
-        trailer.head_hash
+        export.at.format("%Y-%m-%dT%H:%M:%SZ"),
+        export.head_seq,
+        export.head_hash
     )
 }
