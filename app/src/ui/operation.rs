@@ -103,8 +103,10 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
             <h2 id="timeline-title">"履歴（監査ログ）"</h2>
             <ol class="timeline" data-testid="timeline">
                 {detail.timeline.into_iter().map(|e| view! {
-                    <li><time>{jst(e.at)}</time> " " <strong>{e.action}</strong> " — " {e.actor}
-                        {e.reason.map(|r| view! { " (" {r} ")" })}</li>
+                    // Each piece in its own element: an empty text (a blank reason) next to another would vanish
+                    // from the server's HTML, and hydration would then find the wrong node and panic.
+                    <li><time>{jst(e.at)}</time> " " <strong>{e.action}</strong> " — " <span>{e.actor}</span>
+                        {e.reason.map(|r| view! { <span class="reason">" (" {r} ")"</span> })}</li>
                 }).collect_view()}
             </ol>
             <p>
