@@ -2,6 +2,9 @@
 //! `backend` (server only) the state, services and data layer.
 #![recursion_limit = "256"]
 
+// The `i18n` module: `Locale`, `use_i18n`, `t!` (generated from app/locales by build.rs).
+include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
+
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;

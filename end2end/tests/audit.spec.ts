@@ -1,4 +1,4 @@
-import { test, expect, signIn, hydrated } from './support';
+import { test, expect, signIn, hydrated, expectAccessible } from './support';
 
 // The auditor reads the whole trail with diffs, sees the chain is intact and may export it.
 test('an auditor filters the trail by process, reads the diffs and finds the exports', async ({ page, violations }) => {
@@ -20,6 +20,7 @@ test('an auditor filters the trail by process, reads the diffs and finds the exp
   expect(saved.suggestedFilename()).toMatch(/^audit-.*\.csv$/);
   await expect(page.getByTestId('export-progress').first()).toContainText('保存しました');
   await page.screenshot({ path: '../docs/screenshots/audit.png', fullPage: true });
+  await expectAccessible(page, 'the audit page');
 
   const download = await page.request.get('/audit/export?format=jsonl&process_id=ORD-1002');
   expect(download.status()).toBe(200);

@@ -1,10 +1,11 @@
-import { test, expect, hydrated, signIn, password } from './support';
+import { test, expect, hydrated, signIn, password, expectAccessible } from './support';
 
 test('the sign-in page is server-rendered and then hydrated by the wasm bundle', async ({ page, violations }) => {
   const response = await page.goto('/sign-in');
   expect(await response!.text()).toContain('サインイン');
   await hydrated(page);
   await page.screenshot({ path: '../docs/screenshots/sign-in.png', fullPage: true });
+  await expectAccessible(page, 'the sign-in page');
 });
 
 test('a demo user signs in, sees their name and department, signs out, and the old cookie is dead',
@@ -58,6 +59,7 @@ test('the admin lists users and adds one, who can then sign in', async ({ page, 
   await expect(page.getByRole('status')).toContainText('追加しました');
   await expect(page.getByTestId('users')).toContainText('加藤 由美');
   await page.screenshot({ path: '../docs/screenshots/admin-users.png', fullPage: true });
+  await expectAccessible(page, 'the users page');
 
   const other = await browser.newPage();
   await other.goto('/sign-in');

@@ -1,5 +1,5 @@
 import { APIRequestContext } from '@playwright/test';
-import { test, expect, signIn, token } from './support';
+import { test, expect, signIn, token, expectAccessible } from './support';
 
 const STEPS: Record<string, string[]> = {
   'order-intake': ['register_order', 'ai_summary'],
@@ -35,6 +35,7 @@ test('a staff user sees only their department\'s stalled operations and opens on
   await expect(page.getByTestId('board')).not.toContainText('INV-E2E-1');
   await expect(page.getByTestId('event-counts')).toContainText('一時障害');
   await page.screenshot({ path: '../docs/screenshots/board.png', fullPage: true });
+  await expectAccessible(page, 'the board');
 
   await page.getByRole('link', { name: 'ORD-E2E-1' }).click();
   await expect(page).toHaveURL(/\/operations\/ORD-E2E-1$/);
@@ -44,6 +45,7 @@ test('a staff user sees only their department\'s stalled operations and opens on
   await expect(page.getByTestId('guidance')).toContainText('結果を照会する');
   await expect(page.getByTestId('timeline')).toContainText('operation.stalled');
   await page.screenshot({ path: '../docs/screenshots/operation.png', fullPage: true });
+  await expectAccessible(page, 'an operation page');
 
   // Another department's operation does not exist for this user.
   await page.goto('/operations/INV-E2E-1');

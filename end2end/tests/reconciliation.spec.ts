@@ -1,4 +1,4 @@
-import { test, expect, signIn, hydrated } from './support';
+import { test, expect, signIn, hydrated, expectAccessible } from './support';
 
 // The demo's seed cases are loaded by run.sh (`server demo load`): stalled and reconciled at load.
 test('the partial-success case shows the order executed next to the summary not executed', async ({ page, violations }) => {
@@ -18,6 +18,7 @@ test('the partial-success case shows the order executed next to the summary not 
   await expect(summary.getByTestId('verdict')).toContainText('未実行');
   await expect(page.getByTestId('guidance')).toContainText('途中まで成功');
   await page.screenshot({ path: '../docs/screenshots/reconciliation.png', fullPage: true });
+  await expectAccessible(page, 'the partial-success case');
 
   // Asking again records a fresh look-up by this user.
   await page.getByRole('button', { name: '外部システムに照会する' }).click();

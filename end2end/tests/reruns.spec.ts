@@ -1,4 +1,4 @@
-import { test, expect, signIn, hydrated, token } from './support';
+import { test, expect, signIn, hydrated, token, expectAccessible, tabTo } from './support';
 
 // The seed's partial-success case (ORD-1002): the plan is only the summary, with its original key.
 test('staff start a rerun request, confirm the five checks and request approval', async ({ page, violations }) => {
@@ -13,7 +13,14 @@ test('staff start a rerun request, confirm the five checks and request approval'
   await expect(page.getByTestId('plan')).not.toContainText('register_order');
   await expect(page.getByTestId('request-status')).toContainText('下書き');
 
-  for (const n of [1, 2, 3, 4]) {
+  // The first check by keyboard alone: Tab to the comment, type, Tab to the button, Enter.
+  const first = page.locator('li[data-check="1"]');
+  await tabTo(page, first.getByLabel('確認のコメント'));
+  await page.keyboard.type('外部システムのログで確認した');
+  await tabTo(page, first.getByRole('button', { name: '確認した' }));
+  await page.keyboard.press('Enter');
+  await expect(first.getByTestId('confirmed')).toBeVisible();
+  for (const n of [2, 3, 4]) {
     const item = page.locator(`li[data-check="${n}"]`);
     await item.getByLabel('確認のコメント').fill('外部システムのログで確認した');
     await item.getByRole('button', { name: '確認した' }).click();
@@ -26,6 +33,7 @@ test('staff start a rerun request, confirm the five checks and request approval'
   await cause.getByRole('button', { name: '確認した' }).click();
   await expect(cause.getByTestId('confirmed')).toContainText('システムエラー');
   await page.screenshot({ path: '../docs/screenshots/checklist.png', fullPage: true });
+  await expectAccessible(page, 'the checklist');
 
   await page.getByRole('button', { name: '承認を依頼する' }).click();
   await expect(page.getByTestId('request-status')).toContainText('承認待ち');
@@ -57,7 +65,12 @@ test('the department owner approves the request from the inbox; the requester co
   await expect(request).toContainText('ORD-1002-ai_summary');
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: '../docs/screenshots/approvals-phone.png', fullPage: true });
-  await request.getByRole('button', { name: '承認する' }).click();
+  await expectAccessible(page, 'the approval inbox on a phone');
+  // Nothing wider than the phone: no sideways scrolling of the page.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  // Approved by keyboard alone.
+  await tabTo(page, request.getByRole('button', { name: '承認する' }));
+  await page.keyboard.press('Enter');
   await expect(page.getByTestId('inbox-empty')).toBeVisible();
 
   // The dispatcher sends the rerun to the demo integration, which performs the summary with its original key

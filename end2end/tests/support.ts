@@ -1,5 +1,6 @@
-import { test as base, expect, Page } from '@playwright/test';
+import { test as base, expect, Locator, Page } from '@playwright/test';
 import { readFileSync } from 'fs';
+import AxeBuilder from '@axe-core/playwright';
 
 /** Demo users' one-time passwords, written by run.sh from `server demo load`. */
 export function password(username: string): string {
@@ -46,4 +47,26 @@ export async function signIn(page: Page, username: string) {
   await page.getByLabel('パスワード').fill(password(username));
   await page.getByRole('button', { name: 'サインイン' }).click();
   await expect(page).toHaveURL(/\/$/);
+}
+
+/** axe-core on the page as it is now: no serious or critical violation of WCAG 2.1 A/AA. */
+export async function expectAccessible(page: Page, name: string) {
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  const serious = results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  expect(serious, `axe violations on ${name}`).toEqual([]);
+}
+
+/** Presses Tab until the element has the focus (as a keyboard user would reach it), and checks the focus shows. */
+export async function tabTo(page: Page, target: Locator, most = 80) {
+  for (let i = 0; i < most; i++) {
+    await page.keyboard.press('Tab');
+    if (await target.evaluate((el) => el === document.activeElement)) {
+      const outline = await target.evaluate((el) => getComputedStyle(el).outlineStyle);
+      expect(outline, 'a visible focus outline').not.toBe('none');
+      return;
+    }
+  }
+  throw new Error(`Tab never reached ${target}`);
 }

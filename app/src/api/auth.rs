@@ -22,6 +22,7 @@ pub async fn sign_in(username: String, password: String) -> Result<CurrentUser, 
             };
             let user = services::sign_in::check(&state, attempt).await?;
             auth::start_session(&mut session, &user, &state).await?;
+            context::remember_language(&user.user.language);
             Ok(user.user)
         }
         .await,
@@ -61,6 +62,37 @@ pub async fn change_password(current_password: String, new_password: String) -> 
             // Keep this session (bound to the new hash); every other session of this user ends.
             let mut session = context::session().await?;
             session.login(&refreshed).await.map_err(|e| auth::internal("session refresh", e))?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// The language switch (header and sign-in page): remembered in the browser, and for a signed-in user also in
+/// their account, so that it follows them to another browser.
+#[server(endpoint = "switch_language")]
+pub async fn switch_language(language: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let language = crate::domain::preferences::language(&language).map_err(|m| AppError::invalid("language", m))?;
+            if let Ok((state, caller)) = context::caller().await {
+                services::users::set_preferences(&state, &caller, Some(language), None).await?;
+            }
+            context::remember_language(language);
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// The account page's display settings: language and time zone.
+#[server(endpoint = "save_preferences")]
+pub async fn save_preferences(language: String, time_zone: String) -> Result<(), AppError> {
+    finish(
+        async {
+            let (state, caller) = context::caller().await?;
+            let language = services::users::set_preferences(&state, &caller, Some(&language), Some(&time_zone)).await?;
+            context::remember_language(language);
             Ok(())
         }
         .await,

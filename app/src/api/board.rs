@@ -49,6 +49,8 @@ pub struct BoardPage {
     /// The departments and workflows the filters may choose from.
     pub departments: Vec<String>,
     pub workflows: Vec<String>,
+    /// In demo mode, the operation a newcomer should open first (the partial-success case).
+    pub demo_start: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,7 +88,9 @@ pub async fn stalled_operations(filter: BoardFilter) -> Result<BoardPage, AppErr
     finish(
         async {
             let (state, caller) = context::caller().await?;
-            services::board::stalled(&state, &caller, filter).await
+            let mut page = services::board::stalled(&state, &caller, filter).await?;
+            page.demo_start = state.settings.demo_systems.then(|| "ORD-1002".into());
+            Ok(page)
         }
         .await,
     )

@@ -34,3 +34,14 @@ pub async fn caller() -> Result<(AppState, Caller), AppError> {
     let user = session().await?.user.ok_or(AppError::Unauthorized)?;
     Ok((state, Caller { user, request_id: request_id().await }))
 }
+
+/// Sets the language cookie the pages are rendered by (read by the i18n provider, see `ui::App`).
+pub fn remember_language(language: &str) {
+    use crate::domain::preferences::LANGUAGE_COOKIE;
+    let Some(response) = use_context::<leptos_axum::ResponseOptions>() else { return };
+    // Readable by the page's script too (the provider reads it while hydrating); about 400 days.
+    let cookie = format!("{LANGUAGE_COOKIE}={language}; Path=/; Max-Age=34560000; SameSite=Lax");
+    if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
+        response.append_header(axum::http::header::SET_COOKIE, value);
+    }
+}

@@ -30,6 +30,9 @@ pub struct CurrentUser {
     pub display_name: String,
     pub roles: Vec<Role>,
     pub departments: Vec<DepartmentDto>,
+    /// The pages' language (`ja`, `en`) and time zone (IANA name).
+    pub language: String,
+    pub time_zone: String,
 }
 
 impl CurrentUser {

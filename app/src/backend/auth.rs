@@ -83,6 +83,8 @@ pub async fn load_session_user(tx: &mut db::Tx, row: UserRow) -> Result<SessionU
             display_name: row.display_name,
             roles,
             departments,
+            language: row.language,
+            time_zone: row.time_zone,
         },
     })
 }

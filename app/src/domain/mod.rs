@@ -12,6 +12,7 @@ pub mod holds;
 pub mod ids;
 pub mod operations;
 pub mod password_policy;
+pub mod preferences;
 pub mod reconciliation;
 pub mod rerun_plan;
 pub mod checklist;

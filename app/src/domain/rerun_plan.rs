@@ -41,7 +41,23 @@ pub struct RerunPlan {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Blocked {
     pub step: String,
-    pub reason: String,
+    pub why: BlockedBecause,
+}
+
+/// Why a step cannot be rerun yet (the pages put it into words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockedBecause {
+    /// The outside system has not been asked yet.
+    NotLookedUp,
+    /// Nobody can prove that it did not run.
+    ResultUnknown,
+    /// The outside system is still working on it.
+    StillInProgress,
+    /// It ran with other content: a data inconsistency, never rerun.
+    ContentMismatch,
+    /// The look-up failed; ask again.
+    LookupFailed,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,7 +80,7 @@ impl PlanOutcome {
 pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
     let (mut planned, mut confirm_flags, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
     for step in steps.iter().filter(|s| !s.completed) {
-        let block = |reason: &str| Blocked { step: step.name.clone(), reason: reason.to_string() };
+        let block = |why| Blocked { step: step.name.clone(), why };
         match (step.checked_outside, step.verdict) {
             (false, _) | (true, Some(Verdict::NotExecuted)) => planned.push(PlannedStep {
                 name: step.name.clone(),
@@ -72,13 +88,11 @@ pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
                 content_fingerprint: step.content_fingerprint.clone(),
             }),
             (true, Some(Verdict::Executed)) => confirm_flags.push(step.name.clone()),
-            (true, None) => blocked.push(block("外部システムにまだ照会していません（先に照会してください）")),
-            (true, Some(Verdict::Unknown)) => blocked.push(block("結果が不明です: 実行されなかったと証明できません")),
-            (true, Some(Verdict::InProgress)) => blocked.push(block("外部システムでまだ処理中です")),
-            (true, Some(Verdict::ExecutedMismatch)) => {
-                blocked.push(block("実行済みですが内容が一致しません（データ不整合: 再実行しません）"))
-            }
-            (true, Some(Verdict::LookupFailed)) => blocked.push(block("照会に失敗しました: もう一度照会してください")),
+            (true, None) => blocked.push(block(BlockedBecause::NotLookedUp)),
+            (true, Some(Verdict::Unknown)) => blocked.push(block(BlockedBecause::ResultUnknown)),
+            (true, Some(Verdict::InProgress)) => blocked.push(block(BlockedBecause::StillInProgress)),
+            (true, Some(Verdict::ExecutedMismatch)) => blocked.push(block(BlockedBecause::ContentMismatch)),
+            (true, Some(Verdict::LookupFailed)) => blocked.push(block(BlockedBecause::LookupFailed)),
         }
     }
     let plan = RerunPlan { steps: planned, workflow_version: workflow_version.to_string(), verdicts_hash: verdicts_hash(steps) };
@@ -129,12 +143,19 @@ mod tests {
 
     #[test]
     fn unknown_in_progress_mismatch_failed_and_unchecked_steps_block_with_a_reason() {
-        for verdict in [Some(Verdict::Unknown), Some(Verdict::InProgress), Some(Verdict::ExecutedMismatch), Some(Verdict::LookupFailed), None] {
+        use BlockedBecause::*;
+        for (verdict, why) in [
+            (Some(Verdict::Unknown), ResultUnknown),
+            (Some(Verdict::InProgress), StillInProgress),
+            (Some(Verdict::ExecutedMismatch), ContentMismatch),
+            (Some(Verdict::LookupFailed), LookupFailed),
+            (None, NotLookedUp),
+        ] {
             let steps = [step("send_mail", false, verdict), step("issue_invoice", false, Some(Verdict::NotExecuted))];
             let outcome = compute(&steps, "v1");
             assert!(!outcome.is_ready(), "{verdict:?} must block");
             assert_eq!(outcome.blocked[0].step, "send_mail");
-            assert!(!outcome.blocked[0].reason.is_empty());
+            assert_eq!(outcome.blocked[0].why, why);
         }
     }
 

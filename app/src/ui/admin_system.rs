@@ -1,39 +1,44 @@
 //! Admin: the loaded configuration (read-only) and the API clients (revocable).
-use super::labels::jst;
+use super::labels::local_time;
 use crate::api::admin::{RevokeApiClient, list_api_clients, loaded_configuration};
+use crate::i18n::{t, t_string, use_i18n};
 use leptos::prelude::*;
 
 #[component]
 pub fn ConfigurationPage() -> impl IntoView {
     let config = Resource::new(|| (), |_| loaded_configuration());
+    let i18n = use_i18n();
     view! {
-        <h1>"設定（読み取り専用）"</h1>
-        <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
+        <h1>{t!(i18n, admin.config.title)}</h1>
+        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match config.await {
-                    Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
                     Ok(c) => view! {
-                        <p>"ファイル: " <code>{c.source.clone()}</code> " ・ 冪等キーの保持: " {c.idempotency_retention_days} " 日"</p>
+                        <p>{t!(i18n, admin.config.summary, source = c.source.clone(), days = c.idempotency_retention_days, <code> = <code />)}</p>
                         <section class="card" data-testid="config-workflows">
-                            <h2>"ワークフロー"</h2>
+                            <h2>{t!(i18n, admin.config.workflows)}</h2>
                             {c.workflows.into_iter().map(|w| view! {
-                                <h3>{w.name.clone()} " " <small>"(" {w.department.clone()} ", 版 " <code>{w.version.clone()}</code> ")"</small></h3>
-                                <p>"再実行の送り先: " <code>{w.rerun_url.clone()}</code> " ・ 署名鍵の環境変数: " <code>{w.signing_secret_env.clone()}</code>
-                                   " ・ 必要な承認: " {w.approvals_required}</p>
+                                <h3>{w.name.clone()} " " <small>"(" {w.department.clone()} {t!(i18n, admin.config.version)} <code>{w.version.clone()}</code> ")"</small></h3>
+                                <p>{t!(i18n, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
+                                   approvals = w.approvals_required, <code> = <code />)}</p>
                                 <ol>
-                                    {w.steps.into_iter().map(|s| view! {
-                                        <li><strong>{s.name}</strong> " — " {s.connector.unwrap_or_else(|| "—".into())}
-                                            {if s.side_effect { " ・ 外部に作用する" } else { " ・ 作用なし" }}
-                                            " ・ 期限 " {s.deadline_seconds} " 秒"
-                                            {s.heartbeat_seconds.map(|h| format!(" ・ ハートビート {h} 秒"))}</li>
+                                    {w.steps.into_iter().map(|s| {
+                                        let side_effect = s.side_effect;
+                                        view! {
+                                            <li><strong>{s.name}</strong> " — " {s.connector.unwrap_or_else(|| "—".into())}
+                                                {move || if side_effect { t_string!(i18n, admin.config.side_effect) } else { t_string!(i18n, admin.config.no_side_effect) }}
+                                                {t!(i18n, admin.config.deadline, seconds = s.deadline_seconds)}
+                                                {s.heartbeat_seconds.map(|h| t!(i18n, admin.config.heartbeat, seconds = h))}</li>
+                                        }
                                     }).collect_view()}
                                 </ol>
                             }).collect_view()}
                         </section>
                         <section class="card">
-                            <h2>"接続先"</h2>
+                            <h2>{t!(i18n, admin.config.connectors)}</h2>
                             <table class="grid">
-                                <thead><tr><th scope="col">"名前"</th><th scope="col">"種類"</th><th scope="col">"設定"</th><th scope="col">"認証情報の環境変数"</th></tr></thead>
+                                <thead><tr><th scope="col">{t!(i18n, admin.config.name)}</th><th scope="col">{t!(i18n, admin.config.kind)}</th><th scope="col">{t!(i18n, admin.config.settings)}</th><th scope="col">{t!(i18n, admin.config.credential_envs)}</th></tr></thead>
                                 <tbody>
                                     {c.connectors.into_iter().map(|k| view! {
                                         <tr><td>{k.name}</td><td>{k.kind}</td>
@@ -44,7 +49,7 @@ pub fn ConfigurationPage() -> impl IntoView {
                             </table>
                         </section>
                         <section class="card">
-                            <h2>"部門"</h2>
+                            <h2>{t!(i18n, admin.config.departments)}</h2>
                             <ul>{c.departments.into_iter().map(|d| view! { <li>{d.name} " (" <code>{d.code}</code> ")"</li> }).collect_view()}</ul>
                         </section>
                     }.into_any(),
@@ -59,28 +64,29 @@ pub fn ApiClientsPage() -> impl IntoView {
     let revoke = ServerAction::<RevokeApiClient>::new();
     let clients = Resource::new(move || revoke.version().get(), |_| list_api_clients());
     let error = super::error_of(revoke);
+    let i18n = use_i18n();
     view! {
-        <h1>"API クライアント"</h1>
-        <p>"トークンは作成時に一度だけ表示されます: " <code>"server token create --name 名前 --department 部門"</code></p>
+        <h1>{t!(i18n, common.nav.api_clients)}</h1>
+        <p>{t!(i18n, admin.api_clients.token_hint, <code> = <code />)}</p>
         <crate::ui::ErrorNote error />
-        <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match clients.await {
-                    Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
                     Ok(list) => view! {
                         <table class="grid" data-testid="api-clients">
-                            <thead><tr><th scope="col">"名前"</th><th scope="col">"部門"</th><th scope="col">"作成 (JST)"</th><th scope="col">"状態"</th></tr></thead>
+                            <thead><tr><th scope="col">{t!(i18n, admin.api_clients.name)}</th><th scope="col">{t!(i18n, admin.api_clients.departments)}</th><th scope="col">{t!(i18n, admin.api_clients.created)}</th><th scope="col">{t!(i18n, admin.api_clients.status)}</th></tr></thead>
                             <tbody>
                                 {list.into_iter().map(|c| {
                                     let id = c.id;
                                     view! {
-                                        <tr><td>{c.name}</td><td>{c.departments.join(", ")}</td><td>{jst(c.created_at)}</td>
+                                        <tr><td>{c.name}</td><td>{c.departments.join(", ")}</td><td>{local_time(c.created_at)}</td>
                                             <td>{if c.revoked {
-                                                view! { <span class="badge off">"✕ 失効"</span> }.into_any()
+                                                view! { <span class="badge off">{t!(i18n, admin.api_clients.revoked)}</span> }.into_any()
                                             } else {
                                                 view! {
-                                                    <span class="badge on">"✓ 有効"</span>
-                                                    <button class="small" on:click=move |_| { revoke.dispatch(RevokeApiClient { id }); }>"失効させる"</button>
+                                                    <span class="badge on">{t!(i18n, admin.api_clients.active)}</span>
+                                                    <button class="small" on:click=move |_| { revoke.dispatch(RevokeApiClient { id }); }>{t!(i18n, admin.api_clients.revoke)}</button>
                                                 }.into_any()
                                             }}</td></tr>
                                     }

@@ -2,14 +2,16 @@
 use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
 use crate::api::DepartmentDto;
 use crate::domain::roles::Role;
+use crate::i18n::{t, t_string, td_string, use_i18n};
 use leptos::prelude::*;
 
 fn role_label(role: Role) -> &'static str {
+    let l = super::labels::locale();
     match role {
-        Role::Staff => "担当者 (staff)",
-        Role::Manager => "部門長 (manager)",
-        Role::Auditor => "監査担当 (auditor)",
-        Role::Admin => "管理者 (admin)",
+        Role::Staff => td_string!(l, admin.role.staff),
+        Role::Manager => td_string!(l, admin.role.manager),
+        Role::Auditor => td_string!(l, admin.role.auditor),
+        Role::Admin => td_string!(l, admin.role.admin),
     }
 }
 
@@ -17,6 +19,7 @@ use super::error_of;
 
 #[component]
 pub fn AdminUsersPage() -> impl IntoView {
+    let i18n = use_i18n();
     let add = ServerAction::<AddUser>::new();
     let disable = ServerAction::<SetUserDisabled>::new();
     let roles = ServerAction::<SetUserRoles>::new();
@@ -29,9 +32,9 @@ pub fn AdminUsersPage() -> impl IntoView {
         [error_of(disable).get(), error_of(roles).get()].into_iter().flatten().next()
     });
     view! {
-        <h1>"ユーザー管理"</h1>
+        <h1>{t!(i18n, common.nav.users)}</h1>
         <crate::ui::ErrorNote error=errors />
-        <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 let departments = departments.await.unwrap_or_default();
                 match users.await {
@@ -39,7 +42,7 @@ pub fn AdminUsersPage() -> impl IntoView {
                         <UserTable list departments=departments.clone() disable roles />
                         <AddUserForm add departments />
                     }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
                 }
             })}
         </Suspense>
@@ -53,11 +56,12 @@ fn UserTable(
     disable: ServerAction<SetUserDisabled>,
     roles: ServerAction<SetUserRoles>,
 ) -> impl IntoView {
+    let i18n = use_i18n();
     view! {
         <table class="grid" data-testid="users">
-            <caption>"登録ユーザー"</caption>
+            <caption>{t!(i18n, admin.users.caption)}</caption>
             <thead>
-                <tr><th scope="col">"サインイン名"</th><th scope="col">"表示名"</th><th scope="col">"メール"</th><th scope="col">"役割と部門"</th><th scope="col">"状態"</th></tr>
+                <tr><th scope="col">{t!(i18n, common.sign_in.username)}</th><th scope="col">{t!(i18n, admin.users.display_name)}</th><th scope="col">{t!(i18n, admin.users.email)}</th><th scope="col">{t!(i18n, admin.users.roles_and_departments)}</th><th scope="col">{t!(i18n, admin.users.status)}</th></tr>
             </thead>
             <tbody>
                 {list.into_iter().map(|user| {
@@ -71,11 +75,11 @@ fn UserTable(
                             <td><RoleEditor user=user.clone() departments=departments.clone() roles /></td>
                             <td>
                                 <span class=if disabled { "badge off" } else { "badge on" }>
-                                    {if disabled { "✕ 無効" } else { "✓ 有効" }}
+                                    {move || if disabled { t_string!(i18n, admin.users.disabled) } else { t_string!(i18n, admin.users.enabled) }}
                                 </span>
                                 <button class="small" on:click=move |_| {
                                     disable.dispatch(SetUserDisabled { user_id: id, disabled: !disabled });
-                                }>{if disabled { "有効にする" } else { "無効にする" }}</button>
+                                }>{move || if disabled { t_string!(i18n, admin.users.enable) } else { t_string!(i18n, admin.users.disable) }}</button>
                             </td>
                         </tr>
                     }
@@ -91,13 +95,14 @@ fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerA
     let chosen_roles = RwSignal::new(user.roles.clone());
     let chosen_departments = RwSignal::new(user.departments.clone());
     let id = user.id;
+    let i18n = use_i18n();
     view! {
         <fieldset class="inline">
-            <legend class="sr-only">{format!("{} の役割", user.username)}</legend>
+            <legend class="sr-only">{t!(i18n, admin.users.roles_of, name = user.username.clone())}</legend>
             <Choices chosen_roles chosen_departments departments />
             <button class="small" on:click=move |_| {
                 roles.dispatch(SetUserRoles { user_id: id, roles: chosen_roles.get(), departments: chosen_departments.get() });
-            }>"保存"</button>
+            }>{t!(i18n, admin.users.save)}</button>
         </fieldset>
     }
 }
@@ -146,6 +151,7 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
     let email = RwSignal::new(String::new());
     let chosen_roles = RwSignal::new(vec![Role::Staff]);
     let chosen_departments = RwSignal::new(Vec::<String>::new());
+    let i18n = use_i18n();
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         add.dispatch(AddUser {
@@ -161,24 +167,24 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
     };
     view! {
         <form class="card form" on:submit=submit aria-labelledby="add-user-title">
-            <h2 id="add-user-title">"ユーザーを追加"</h2>
-            <label for="new-username">"サインイン名"</label>
+            <h2 id="add-user-title">{t!(i18n, admin.users.add_title)}</h2>
+            <label for="new-username">{t!(i18n, common.sign_in.username)}</label>
             <input id="new-username" bind:value=username required />
-            <label for="new-display-name">"表示名"</label>
+            <label for="new-display-name">{t!(i18n, admin.users.display_name)}</label>
             <input id="new-display-name" bind:value=display_name required />
-            <label for="new-email">"メールアドレス（任意：通知をメールでも受け取る）"</label>
+            <label for="new-email">{t!(i18n, admin.users.email_optional)}</label>
             <input id="new-email" type="email" autocomplete="off" bind:value=email />
-            <label for="new-password">"初期パスワード（8 文字以上）"</label>
+            <label for="new-password">{t!(i18n, admin.users.initial_password)}</label>
             <input id="new-password" type="password" autocomplete="new-password" bind:value=password required />
             <fieldset>
-                <legend>"役割と部門"</legend>
+                <legend>{t!(i18n, admin.users.roles_and_departments)}</legend>
                 <Choices chosen_roles chosen_departments departments />
             </fieldset>
             <crate::ui::ErrorNote error=error_of(add) />
             <Show when=move || matches!(add.value().get(), Some(Ok(_)))>
-                <p class="ok" role="status">"追加しました。"</p>
+                <p class="ok" role="status">{t!(i18n, admin.users.added)}</p>
             </Show>
-            <button type="submit" disabled=move || add.pending().get()>"追加"</button>
+            <button type="submit" disabled=move || add.pending().get()>{t!(i18n, admin.users.add)}</button>
         </form>
     }
 }

@@ -1,6 +1,7 @@
 //! A download with a progress indicator: once hydrated, the link fetches the export as a stream, counts the
 //! rows and bytes as they arrive, then saves the file; before hydration (or without JavaScript) it is a plain
 //! download link.
+use crate::i18n::{t, t_string, use_i18n};
 use leptos::prelude::*;
 
 /// Rows (lines) and bytes received so far, and whether the file is saved.
@@ -13,6 +14,7 @@ struct Progress {
 
 #[component]
 pub fn DownloadWithProgress(href: String, label: &'static str) -> impl IntoView {
+    let i18n = use_i18n();
     let progress = RwSignal::new(None::<Progress>);
     let failure = RwSignal::new(None::<String>);
     let target = href.clone();
@@ -39,12 +41,12 @@ pub fn DownloadWithProgress(href: String, label: &'static str) -> impl IntoView 
         <a href=href download on:click=start>{label}</a>
         {move || progress.get().map(|p| view! {
             <span class="progress" role="status" data-testid="export-progress">
-                {(!p.done).then(|| view! { <progress aria-label="書き出しの進み具合"></progress> })}
-                {if p.done { "✓ 保存しました：" } else { " 書き出し中：" }}
-                {format!("{} 行・{:.1} MB", p.lines, p.bytes as f64 / 1_000_000.0)}
+                {(!p.done).then(|| view! { <progress aria-label=t_string!(i18n, audit.download.progress)></progress> })}
+                {if p.done { t_string!(i18n, audit.download.saved) } else { t_string!(i18n, audit.download.exporting) }}
+                {t_string!(i18n, audit.download.size, lines = p.lines, megabytes = format!("{:.1}", p.bytes as f64 / 1_000_000.0)).to_string()}
             </span>
         })}
-        {move || failure.get().map(|why| view! { <span class="error" role="alert">" 書き出せませんでした：" {why}</span> })}
+        {move || failure.get().map(|why| view! { <span class="error" role="alert">{t!(i18n, audit.download.failed)} {why}</span> })}
     }
 }
 

@@ -1,66 +1,80 @@
-//! Words and formats shared by the pages (Japanese first; English arrives with the i18n issue).
+//! Words and formats shared by the pages, in the reader's language (`common` namespace) and time zone.
 use crate::domain::reconciliation::Verdict;
-use chrono::{DateTime, FixedOffset, Utc};
+use crate::i18n::{Locale, td_string, use_i18n};
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 
-/// Japan has no daylight saving: JST is UTC+9 all year.
-pub fn jst(at: DateTime<Utc>) -> String {
-    let zone = FixedOffset::east_opt(9 * 3600).expect("valid offset");
-    at.with_timezone(&zone).format("%Y-%m-%d %H:%M").to_string()
+/// The language the page is rendered in (the page reloads when someone switches).
+pub fn locale() -> Locale {
+    use_i18n().get_locale_untracked()
+}
+
+/// The reader's time zone, provided by the signed-in layout (Asia/Tokyo until someone chooses another).
+#[derive(Clone, Copy, Debug)]
+pub struct ReaderZone(pub Tz);
+
+/// A moment in the reader's time zone, with the zone's abbreviation so that nobody has to guess.
+pub fn local_time(at: DateTime<Utc>) -> String {
+    let zone = leptos::prelude::use_context::<ReaderZone>().map_or(chrono_tz::Asia::Tokyo, |z| z.0);
+    at.with_timezone(&zone).format("%Y-%m-%d %H:%M %Z").to_string()
 }
 
 pub fn event_label(event: &str) -> &'static str {
+    let l = locale();
     match event {
-        "auth_expired" => "認証切れ",
-        "rate_limited" => "レート制限",
-        "temporary_failure" => "一時障害",
-        "no_response" => "応答なし",
-        "duplicate_notification" => "重複通知",
-        "stale_notification" => "古い通知",
-        "partial_success" => "途中まで成功",
-        "ai_in_progress" => "AI 処理中",
-        "cancel_requested" => "キャンセル要求",
-        "result_unknown" => "結果不明",
-        _ => "未分類",
+        "auth_expired" => td_string!(l, common.event.auth_expired),
+        "rate_limited" => td_string!(l, common.event.rate_limited),
+        "temporary_failure" => td_string!(l, common.event.temporary_failure),
+        "no_response" => td_string!(l, common.event.no_response),
+        "duplicate_notification" => td_string!(l, common.event.duplicate_notification),
+        "stale_notification" => td_string!(l, common.event.stale_notification),
+        "partial_success" => td_string!(l, common.event.partial_success),
+        "ai_in_progress" => td_string!(l, common.event.ai_in_progress),
+        "cancel_requested" => td_string!(l, common.event.cancel_requested),
+        "result_unknown" => td_string!(l, common.event.result_unknown),
+        _ => td_string!(l, common.event.unclassified),
     }
 }
 
 pub fn failure_class_label(class: &str) -> &'static str {
+    let l = locale();
     match class {
-        "system_error" => "システムエラー",
-        "outside_service_outage" => "外部サービス障害",
-        "data_inconsistency" => "データ不整合",
+        "system_error" => td_string!(l, common.failure_class.system_error),
+        "outside_service_outage" => td_string!(l, common.failure_class.outside_service_outage),
+        "data_inconsistency" => td_string!(l, common.failure_class.data_inconsistency),
         _ => "—",
     }
 }
 
 /// Step and operation states with an icon, so that colour is never the only sign.
 pub fn state_label(state: &str) -> &'static str {
+    let l = locale();
     match state {
-        "not_started" => "○ 未開始",
-        "started" => "▶ 実行中",
-        "succeeded" => "✓ 成功",
-        "failed" => "✕ 失敗",
-        "unknown" => "? 不明",
-        "running" => "▶ 実行中",
-        "stalled" => "⚠ 停止",
-        "on_hold" => "⏸ 保留",
-        "rerun_pending" => "… 再実行待ち",
-        "rerunning" => "↻ 再実行中",
-        "completed" => "✓ 完了",
-        "resolved" => "✓ 解決済み",
+        "not_started" => td_string!(l, common.state.not_started),
+        "started" | "running" => td_string!(l, common.state.running),
+        "succeeded" => td_string!(l, common.state.succeeded),
+        "failed" => td_string!(l, common.state.failed),
+        "unknown" => td_string!(l, common.state.unknown),
+        "stalled" => td_string!(l, common.state.stalled),
+        "on_hold" => td_string!(l, common.state.on_hold),
+        "rerun_pending" => td_string!(l, common.state.rerun_pending),
+        "rerunning" => td_string!(l, common.state.rerunning),
+        "completed" => td_string!(l, common.state.completed),
+        "resolved" => td_string!(l, common.state.resolved),
         _ => "?",
     }
 }
 
 /// Reconciliation verdicts, with a sign so that colour is never the only cue.
 pub fn verdict_label(verdict: Option<Verdict>) -> &'static str {
+    let l = locale();
     match verdict {
-        Some(Verdict::Executed) => "✓ 実行済み",
-        Some(Verdict::ExecutedMismatch) => "≠ 実行済み（内容不一致）",
-        Some(Verdict::NotExecuted) => "○ 未実行",
-        Some(Verdict::InProgress) => "▶ 処理中",
-        Some(Verdict::Unknown) => "? 不明",
-        Some(Verdict::LookupFailed) => "✕ 照会失敗",
-        None => "— 未照合",
+        Some(Verdict::Executed) => td_string!(l, common.verdict.executed),
+        Some(Verdict::ExecutedMismatch) => td_string!(l, common.verdict.executed_mismatch),
+        Some(Verdict::NotExecuted) => td_string!(l, common.verdict.not_executed),
+        Some(Verdict::InProgress) => td_string!(l, common.verdict.in_progress),
+        Some(Verdict::Unknown) => td_string!(l, common.verdict.unknown),
+        Some(Verdict::LookupFailed) => td_string!(l, common.verdict.lookup_failed),
+        None => td_string!(l, common.verdict.none),
     }
 }

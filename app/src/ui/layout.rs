@@ -1,25 +1,32 @@
 //! The frame of every signed-in page: loads the current user, sends strangers to the sign-in page.
-use crate::api::auth::{SignOut, me};
-use crate::api::{AppError, CurrentUser};
-use crate::domain::roles::Role;
-use leptos::prelude::*;
+use super::labels::ReaderZone;
 use super::sign_in::SignInPage;
+use crate::api::auth::{SignOut, SwitchLanguage, me};
+use crate::api::{AppError, CurrentUser};
+use crate::domain::preferences::time_zone_or_default;
+use crate::domain::roles::Role;
+use crate::i18n::{Locale, t, t_string, use_i18n};
+use leptos::prelude::*;
 use leptos_router::components::{A, Outlet};
 
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
+    let i18n = use_i18n();
     let me = Resource::new(|| (), |_| me());
     view! {
-        <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match me.await {
                     Ok(user) => {
+                        provide_context(ReaderZone(time_zone_or_default(&user.time_zone)));
                         provide_context(user.clone());
-                        view! { <Header user /> <main class="page"><Outlet /></main> }.into_any()
+                        view! { <Header user /> <main class="page" id="main"><Outlet /></main> }.into_any()
                     }
                     // Sign in right here, then see the page that was asked for.
                     Err(AppError::Unauthorized) => view! { <SignInPage /> }.into_any(),
-                    Err(error) => view! { <main class="page"><p class="error" role="alert">{error.to_string()}</p></main> }.into_any(),
+                    Err(error) => view! {
+                        <main class="page"><p class="error" role="alert">{super::error_message(&error)}</p></main>
+                    }.into_any(),
                 }
             })}
         </Suspense>
@@ -28,6 +35,7 @@ pub fn SignedInLayout() -> impl IntoView {
 
 #[component]
 fn Header(user: CurrentUser) -> impl IntoView {
+    let i18n = use_i18n();
     let sign_out = ServerAction::<SignOut>::new();
     Effect::new(move |_| {
         if let Some(Ok(())) = sign_out.value().get() {
@@ -38,29 +46,58 @@ fn Header(user: CurrentUser) -> impl IntoView {
     let is_admin = user.has(Role::Admin);
     let is_manager = user.has(Role::Manager);
     view! {
+        <a href="#main" class="skip-link">{t!(i18n, common.skip_to_content)}</a>
         <header class="topbar">
             <A href="/" attr:class="brand">"Rerun Gate"</A>
-            <nav aria-label="メインメニュー">
-                <A href="/">"ホーム"</A>
+            <nav aria-label=move || t_string!(i18n, common.nav.label)>
+                <A href="/">{t!(i18n, common.nav.home)}</A>
                 <Show when=move || is_manager>
-                    <A href="/approvals">"承認"</A>
+                    <A href="/approvals">{t!(i18n, common.nav.approvals)}</A>
                 </Show>
-                <A href="/audit">"監査証跡"</A>
+                <A href="/audit">{t!(i18n, common.nav.audit)}</A>
                 <Show when=move || is_admin>
-                    <A href="/admin/users">"ユーザー管理"</A>
-                    <A href="/admin/api-clients">"API クライアント"</A>
-                    <A href="/admin/configuration">"設定"</A>
+                    <A href="/admin/users">{t!(i18n, common.nav.users)}</A>
+                    <A href="/admin/api-clients">{t!(i18n, common.nav.api_clients)}</A>
+                    <A href="/admin/configuration">{t!(i18n, common.nav.configuration)}</A>
                 </Show>
                 <super::notifications::Bell />
-                <A href="/account/password">"パスワード変更"</A>
+                <A href="/account">{t!(i18n, common.nav.account)}</A>
             </nav>
             <div class="who" data-testid="who">
                 <span class="name" data-testid="user-name">{user.display_name.clone()}</span>
                 <span class="department" data-testid="user-departments">{departments}</span>
+                <LanguageSwitch />
                 <ActionForm action=sign_out>
-                    <button type="submit" class="link">"サインアウト"</button>
+                    <button type="submit" class="link">{t!(i18n, common.nav.sign_out)}</button>
                 </ActionForm>
             </div>
         </header>
+    }
+}
+
+/// Offers the other language; the page reloads in it (the choice is kept in a cookie and, when signed in, in
+/// the account).
+#[component]
+pub fn LanguageSwitch() -> impl IntoView {
+    let i18n = use_i18n();
+    let switch = ServerAction::<SwitchLanguage>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(())) = switch.value().get() {
+            let _ = window().location().reload();
+        }
+    });
+    let (other, name) = match i18n.get_locale_untracked() {
+        Locale::ja => ("en", t_string!(i18n, common.language.en)),
+        Locale::en => ("ja", t_string!(i18n, common.language.ja)),
+    };
+    let lang = if other == "en" { "en" } else { "ja" };
+    view! {
+        <ActionForm action=switch attr:class="language-switch">
+            <input type="hidden" name="language" value=other />
+            <button type="submit" class="link" lang=lang data-testid="language-switch"
+                aria-label=move || format!("{}: {name}", t_string!(i18n, common.language.label))>
+                {name}
+            </button>
+        </ActionForm>
     }
 }

@@ -1,16 +1,18 @@
 //! Pages and components.
+mod account;
 mod admin_system;
 mod approvals;
 mod audit;
 mod download;
 mod admin_users;
 mod board;
-mod labels;
+pub mod labels;
+#[cfg(test)]
+mod locale_files;
 mod layout;
 mod notifications;
 mod operation;
 mod operation_actions;
-mod password;
 mod rerun_request;
 mod sign_in;
 
@@ -18,6 +20,9 @@ use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::path;
+use crate::api::AppError;
+use crate::i18n::{I18nContextProvider, Locale, t, td_string, use_i18n};
+use leptos_i18n::context::CookieOptions;
 
 /// The HTML document around the app. The nonce comes from the CSP middleware (see server/src/http).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -25,7 +30,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     provide_request_nonce();
     view! {
         <!DOCTYPE html>
-        <html lang="ja">
+        // `lang` is set by the i18n provider (the reader's language).
+        <html>
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -66,8 +72,11 @@ pub fn App() -> impl IntoView {
     view! {
         <Stylesheet id="leptos" href="/pkg/rerun-gate.css" />
         <Title text="Rerun Gate" />
+        // The language: the `lang` cookie (set at sign-in from the user's choice, or by the switch), else Japanese;
+        // the browser's Accept-Language is not consulted, so that everyone starts in Japanese.
+        <I18nContextProvider cookie_name=crate::domain::preferences::LANGUAGE_COOKIE cookie_options=language_cookie() ssr_lang_header_getter=japanese_first()>
         <Router>
-            <Routes fallback=|| view! { <main class="page"><h1>"ページが見つかりません (404)"</h1></main> }>
+            <Routes fallback=|| view! { <main class="page"><h1>{t!(use_i18n(), common.not_found)}</h1></main> }>
                 <Route path=path!("/sign-in") view=sign_in::SignInPage />
                 <ParentRoute path=path!("") view=layout::SignedInLayout>
                     <Route path=path!("/") view=board::BoardPage />
@@ -76,25 +85,62 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/approvals") view=approvals::ApprovalsPage />
                     <Route path=path!("/notifications") view=notifications::NotificationsPage />
                     <Route path=path!("/audit") view=audit::AuditPage />
-                    <Route path=path!("/account/password") view=password::PasswordPage />
+                    <Route path=path!("/account") view=account::AccountPage />
+                    <Route path=path!("/account/password") view=account::AccountPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
                     <Route path=path!("/admin/configuration") view=admin_system::ConfigurationPage />
                     <Route path=path!("/admin/api-clients") view=admin_system::ApiClientsPage />
                 </ParentRoute>
             </Routes>
         </Router>
+        </I18nContextProvider>
     }
 }
 
-/// Shows a server function's error in words, or nothing.
+fn language_cookie() -> CookieOptions<Locale> {
+    CookieOptions::default().path("/").max_age(400_i64 * 24 * 3600 * 1000).same_site(leptos_use::SameSite::Lax)
+}
+
+fn japanese_first() -> leptos_use::UseLocalesOptions {
+    leptos_use::UseLocalesOptions::default().ssr_lang_header_getter(|| None)
+}
+
+/// An error in the reader's language. Free-text details from the server (which validation rule, which
+/// conflict) follow the translated headline as the server wrote them.
+pub fn error_message(error: &AppError) -> String {
+    error_in(labels::locale(), error)
+}
+
+fn error_in(l: Locale, error: &AppError) -> String {
+    let with_detail = |headline: &str, detail: &str| format!("{headline}: {detail}");
+    match error {
+        AppError::Unauthorized => td_string!(l, common.error.unauthorized).to_string(),
+        AppError::Forbidden => td_string!(l, common.error.forbidden).to_string(),
+        AppError::NotFound => td_string!(l, common.error.not_found).to_string(),
+        AppError::Internal => td_string!(l, common.error.internal).to_string(),
+        AppError::TooManyRequests { retry_after_secs } => {
+            td_string!(l, common.error.too_many_requests, seconds = *retry_after_secs).to_string()
+        }
+        AppError::Validation(fields) => match fields.as_slice() {
+            [f] if f.field == "password" => td_string!(l, common.error.wrong_sign_in).to_string(),
+            [f] if f.field == "current_password" => td_string!(l, common.error.wrong_password).to_string(),
+            _ => with_detail(td_string!(l, common.error.validation), &error.to_string()),
+        },
+        AppError::Conflict { detail, .. } => with_detail(td_string!(l, common.error.conflict), detail),
+        AppError::BadRequest(detail) => with_detail(td_string!(l, common.error.bad_request), detail),
+        AppError::Transport(detail) => with_detail(td_string!(l, common.error.transport), detail),
+    }
+}
+
 /// The message of an action's last failure, if it failed.
 pub fn error_of<T>(action: ServerAction<T>) -> Signal<Option<String>>
 where
     T: leptos::server_fn::ServerFn<Error = crate::api::AppError> + Clone + Send + Sync + 'static,
     T::Output: Clone + Send + Sync + 'static,
 {
+    let l = labels::locale();
     Signal::derive(move || match action.value().get() {
-        Some(Err(e)) => Some(e.to_string()),
+        Some(Err(e)) => Some(error_in(l, &e)),
         _ => None,
     })
 }

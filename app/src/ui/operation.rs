@@ -1,12 +1,13 @@
 //! One operation: steps with their completion flags next to the reconciliation column, the decision-table
 //! row for its event, and its audit timeline.
-use super::labels::{event_label, failure_class_label, jst, state_label, verdict_label};
+use super::labels::{event_label, failure_class_label, local_time, state_label, verdict_label};
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
 use crate::api::board::{OperationDetail, load_operation};
 use crate::domain::operations::OperationStatus;
 use crate::api::operations::StepView;
-use crate::domain::decision_table::row;
+use crate::domain::decision_table::{Action, row};
 use crate::domain::stall::StallEvent;
+use crate::i18n::{Locale, t, td_string, use_i18n};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -20,15 +21,16 @@ pub fn OperationPage() -> impl IntoView {
         move || (params.get().get("process_id").unwrap_or_default(), actions.version()),
         |(process_id, _)| load_operation(process_id),
     );
+    let i18n = use_i18n();
     view! {
-        <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
                     Ok(detail) => view! { <Detail detail actions /> }.into_any(),
                     Err(crate::api::AppError::NotFound) => view! {
-                        <h1>"見つかりません"</h1><p>"このプロセス ID のオペレーションはないか、見る権限がありません。"</p>
+                        <h1>{t!(i18n, operation.not_found.title)}</h1><p>{t!(i18n, operation.not_found.body)}</p>
                     }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{super::error_message(&e)}</p> }.into_any(),
                 }
             })}
         </Suspense>
@@ -37,6 +39,8 @@ pub fn OperationPage() -> impl IntoView {
 
 #[component]
 fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
+    let i18n = use_i18n();
+    let l = super::labels::locale();
     let op = detail.operation;
     let process_id = op.process_id.clone();
     let stalled = op.status == OperationStatus::Stalled;
@@ -49,38 +53,44 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         .collect();
     let (may_act, may_record_verdict) = (detail.may_act, detail.may_record_verdict);
     let guidance = op.event.as_deref().and_then(StallEvent::parse).map(|event| {
-        let r = row(event);
+        let texts = decision_texts(l, event);
+        let allowed = row(event)
+            .allowed
+            .iter()
+            .map(|a| action_label(l, *a))
+            .collect::<Vec<_>>()
+            .join(td_string!(l, operation.list_separator));
         view! {
             <section class="card guidance" aria-labelledby="guidance-title" data-testid="guidance">
-                <h2 id="guidance-title">"判断表: " {event_label(event.as_str())}</h2>
+                <h2 id="guidance-title">{t!(i18n, operation.guidance.title, event = event_label(event.as_str()))}</h2>
                 <dl class="facts">
-                    <dt>"相手側の状態"</dt><dd>{r.other_side}</dd>
-                    <dt>"次の対応"</dt><dd>{r.next_action}</dd>
-                    <dt>"照合する記録"</dt><dd>{r.compare}</dd>
-                    <dt>"担当とコスト"</dt><dd>{r.owner_and_cost}</dd>
+                    <dt>{t!(i18n, operation.guidance.other_side)}</dt><dd>{texts.other_side}</dd>
+                    <dt>{t!(i18n, operation.guidance.next_action)}</dt><dd>{texts.next_action}</dd>
+                    <dt>{t!(i18n, operation.guidance.compare)}</dt><dd>{texts.compare}</dd>
+                    <dt>{t!(i18n, operation.guidance.owner_and_cost)}</dt><dd>{texts.owner_and_cost}</dd>
                 </dl>
-                <p>"この行で取れる対応: " {r.allowed.iter().map(|a| a.label()).collect::<Vec<_>>().join("、")}</p>
+                <p>{t!(i18n, operation.guidance.allowed, actions = allowed)}</p>
             </section>
         }
     });
     view! {
-        <h1>"オペレーション " <code>{op.process_id.clone()}</code></h1>
+        <h1>{t!(i18n, operation.title)} " " <code>{op.process_id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>"状態"</dt><dd data-testid="operation-status">{state_label(op.status.as_str())}</dd>
-            <dt>"ワークフロー"</dt><dd>{op.workflow.clone()}</dd>
-            <dt>"部門"</dt><dd>{op.department.clone()}</dd>
-            <dt>"イベント"</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
-            <dt>"障害の種類"</dt><dd>{op.failure_class.as_deref().map(failure_class_label).unwrap_or("—")}</dd>
-            <dt>"業務キー"</dt><dd>{op.business_key.clone().unwrap_or_else(|| "—".into())}
-                {op.possible_duplicate_of.clone().map(|other| view! { " " <span class="badge off">"重複の可能性: " {other}</span> })}</dd>
-            <dt>"登録 (JST)"</dt><dd>{jst(op.created_at)}</dd>
+            <dt>{t!(i18n, operation.status)}</dt><dd data-testid="operation-status">{state_label(op.status.as_str())}</dd>
+            <dt>{t!(i18n, operation.workflow)}</dt><dd>{op.workflow.clone()}</dd>
+            <dt>{t!(i18n, operation.department)}</dt><dd>{op.department.clone()}</dd>
+            <dt>{t!(i18n, operation.event)}</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
+            <dt>{t!(i18n, operation.failure_class)}</dt><dd>{op.failure_class.as_deref().map(failure_class_label).unwrap_or("—")}</dd>
+            <dt>{t!(i18n, operation.business_key)}</dt><dd>{op.business_key.clone().unwrap_or_else(|| "—".into())}
+                {op.possible_duplicate_of.clone().map(|other| view! { " " <span class="badge off">{t!(i18n, operation.possible_duplicate, other = other)}</span> })}</dd>
+            <dt>{t!(i18n, operation.registered)}</dt><dd>{local_time(op.created_at)}</dd>
         </dl>
         <table class="grid" data-testid="steps">
-            <caption>"ステップ — 完了フラグと外部システムの照合結果"</caption>
+            <caption>{t!(i18n, operation.steps.caption)}</caption>
             <thead><tr>
-                <th scope="col">"#"</th><th scope="col">"ステップ"</th><th scope="col">"状態"</th>
-                <th scope="col">"完了フラグ"</th><th scope="col">"照合結果（外部システム）"</th>
-                <th scope="col">"冪等キー"</th><th scope="col">"結果 ID"</th><th scope="col">"試行"</th><th scope="col">"エラー"</th>
+                <th scope="col">"#"</th><th scope="col">{t!(i18n, operation.steps.step)}</th><th scope="col">{t!(i18n, operation.steps.state)}</th>
+                <th scope="col">{t!(i18n, operation.steps.flag)}</th><th scope="col">{t!(i18n, operation.steps.verdict)}</th>
+                <th scope="col">{t!(i18n, operation.steps.idempotency_key)}</th><th scope="col">{t!(i18n, operation.steps.result_id)}</th><th scope="col">{t!(i18n, operation.steps.attempts)}</th><th scope="col">{t!(i18n, operation.steps.error)}</th>
             </tr></thead>
             <tbody>{op.steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
         </table>
@@ -91,7 +101,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         <HoldPanel actions process_id=process_id.clone() hold=detail.hold stalled may_act />
         {match detail.open_request {
             Some((id, status)) => view! {
-                <p class="card" data-testid="open-request">"再実行の申請: "
+                <p class="card" data-testid="open-request">{t!(i18n, operation.open_request)} " "
                     <A href=format!("/reruns/{id}")>{id.clone()}</A> " — " {super::rerun_request::status_label(&status)}</p>
             }.into_any(),
             None if stalled && may_act => view! { <super::rerun_request::StartRerun process_id=process_id.clone() /> }.into_any(),
@@ -100,20 +110,20 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         {may_record_verdict.then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}
         {guidance}
         <section aria-labelledby="timeline-title">
-            <h2 id="timeline-title">"履歴（監査ログ）"</h2>
+            <h2 id="timeline-title">{t!(i18n, operation.timeline.title)}</h2>
             <ol class="timeline" data-testid="timeline">
                 {detail.timeline.into_iter().map(|e| view! {
                     // Each piece in its own element: an empty text (a blank reason) next to another would vanish
                     // from the server's HTML, and hydration would then find the wrong node and panic.
-                    <li><time>{jst(e.at)}</time> " " <strong>{e.action}</strong> " — " <span>{e.actor}</span>
+                    <li><time>{local_time(e.at)}</time> " " <strong>{e.action}</strong> " — " <span>{e.actor}</span>
                         {e.reason.map(|r| view! { <span class="reason">" (" {r} ")"</span> })}</li>
                 }).collect_view()}
             </ol>
             <p>
-                <a href=format!("/operations/{process_id}/evidence.zip") download data-testid="evidence-bundle">"証跡一式をダウンロード（ZIP）"</a>
+                <a href=format!("/operations/{process_id}/evidence.zip") download data-testid="evidence-bundle">{t!(i18n, operation.timeline.evidence_bundle)}</a>
                 " "
-                <A href=format!("/audit?process_id={process_id}")>"監査証跡で見る"</A>
-                <span class="hint">" ダウンロードも監査証跡に記録されます。"</span>
+                <A href=format!("/audit?process_id={process_id}")>{t!(i18n, operation.timeline.in_audit)}</A>
+                <span class="hint">" " {t!(i18n, operation.timeline.download_logged)}</span>
             </p>
         </section>
     }
@@ -121,6 +131,8 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
 
 #[component]
 fn StepRow(step: StepView) -> impl IntoView {
+    let i18n = use_i18n();
+    let l = super::labels::locale();
     let verdict = step.latest_verdict;
     let name = step.name.clone();
     let evidence = step.reconciliation.map(|r| {
@@ -141,13 +153,13 @@ fn StepRow(step: StepView) -> impl IntoView {
                 )
             })
             .collect::<Vec<_>>()
-            .join("、");
+            .join(td_string!(l, operation.list_separator));
         view! {
             <div class="evidence">
                 <span>{r.evidence.summary}</span>
-                {r.evidence.external_id.map(|id| view! { <br /> "外部 ID: " <code>{id}</code> })}
-                {(!compared.is_empty()).then(|| view! { <br /> "比較: " {compared} })}
-                <br /><small>{r.connector} " · " {jst(r.checked_at)} " · " {r.asked_by}</small>
+                {r.evidence.external_id.map(|id| view! { <br /> {t!(i18n, operation.steps.external_id)} " " <code>{id}</code> })}
+                {(!compared.is_empty()).then(|| view! { <br /> {t!(i18n, operation.steps.compared)} " " {compared} })}
+                <br /><small>{r.connector} " · " {local_time(r.checked_at)} " · " {r.asked_by}</small>
             </div>
         }
     });
@@ -156,7 +168,7 @@ fn StepRow(step: StepView) -> impl IntoView {
             <td>{step.position}</td>
             <td>{step.name}</td>
             <td>{state_label(step.state.as_str())}</td>
-            <td data-testid="flag">{match step.completed_at { Some(at) => format!("✓ {}", jst(at)), None => "— 未完了".into() }}</td>
+            <td data-testid="flag">{match step.completed_at { Some(at) => format!("✓ {}", local_time(at)), None => td_string!(l, operation.steps.not_completed).into() }}</td>
             <td data-testid="verdict"><strong class=format!("verdict {}", verdict.map(|v| v.as_str()).unwrap_or("none"))>
                 {verdict_label(verdict)}</strong>{evidence}</td>
             <td><code>{step.idempotency_key}</code></td>
@@ -164,5 +176,49 @@ fn StepRow(step: StepView) -> impl IntoView {
             <td>{step.attempts}</td>
             <td>{step.error.map(|e| format!("{}: {}", e.class, e.message)).unwrap_or_default()}</td>
         </tr>
+    }
+}
+
+/// The words of the decision table's row for an event, in the reader's language.
+pub struct DecisionTexts {
+    pub other_side: &'static str,
+    pub next_action: &'static str,
+    pub compare: &'static str,
+    pub owner_and_cost: &'static str,
+}
+
+pub fn decision_texts(l: Locale, event: StallEvent) -> DecisionTexts {
+    macro_rules! texts {
+        ($event:ident) => {
+            DecisionTexts {
+                other_side: td_string!(l, operation.decision.$event.other_side),
+                next_action: td_string!(l, operation.decision.$event.next_action),
+                compare: td_string!(l, operation.decision.$event.compare),
+                owner_and_cost: td_string!(l, operation.decision.$event.owner_and_cost),
+            }
+        };
+    }
+    match event {
+        StallEvent::AuthExpired => texts!(auth_expired),
+        StallEvent::RateLimited => texts!(rate_limited),
+        StallEvent::TemporaryFailure => texts!(temporary_failure),
+        StallEvent::NoResponse => texts!(no_response),
+        StallEvent::DuplicateNotification => texts!(duplicate_notification),
+        StallEvent::StaleNotification => texts!(stale_notification),
+        StallEvent::PartialSuccess => texts!(partial_success),
+        StallEvent::AiInProgress => texts!(ai_in_progress),
+        StallEvent::CancelRequested => texts!(cancel_requested),
+        StallEvent::ResultUnknown => texts!(result_unknown),
+    }
+}
+
+/// An action of the decision table, in the reader's language.
+pub fn action_label(l: Locale, action: Action) -> &'static str {
+    match action {
+        Action::Reconcile => td_string!(l, operation.action.reconcile),
+        Action::RequestRerun => td_string!(l, operation.action.request_rerun),
+        Action::ConfirmExisting => td_string!(l, operation.action.confirm_existing),
+        Action::Hold => td_string!(l, operation.action.hold),
+        Action::Resolve => td_string!(l, operation.action.resolve),
     }
 }

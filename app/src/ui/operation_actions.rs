@@ -1,10 +1,11 @@
 //! What people can do on an operation's page: ask the outside systems again, put it on hold or release it,
 //! and (managers) record a verdict found out by hand. Every form says why it failed, next to itself.
-use super::labels::{jst, verdict_label};
+use super::labels::{local_time, verdict_label};
 use crate::api::board::{AdoptAiAttempt, HoldView, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
 use crate::api::operations::AiAttemptView;
 use crate::domain::ai::format_yen;
 use crate::domain::reconciliation::Verdict;
+use crate::i18n::{t, td_string, use_i18n};
 use leptos::prelude::*;
 use super::error_of;
 
@@ -45,10 +46,11 @@ impl Actions {
 #[component]
 pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {
     let action = actions.reconcile;
+    let i18n = use_i18n();
     view! {
         <ActionForm action attr:class="inline">
             <input type="hidden" name="process_id" value=process_id />
-            <button type="submit" disabled=move || action.pending().get()>"外部システムに照会する"</button>
+            <button type="submit" disabled=move || action.pending().get()>{t!(i18n, operation.reconcile)}</button>
             <crate::ui::ErrorNote error=error_of(action) />
         </ActionForm>
     }
@@ -58,19 +60,20 @@ pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {
 #[component]
 pub fn HoldPanel(actions: Actions, process_id: String, hold: Option<HoldView>, stalled: bool, may_act: bool) -> impl IntoView {
     let (hold_action, release) = (actions.hold, actions.release);
+    let i18n = use_i18n();
     match hold {
         Some(h) => view! {
             <section class="card hold" aria-labelledby="hold-title" data-testid="hold">
-                <h2 id="hold-title">"⏸ 保留中"</h2>
-                <p>{h.placed_by} " · " {jst(h.placed_at)}</p>
-                <p>"理由: " {h.reason}</p>
+                <h2 id="hold-title">{t!(i18n, operation.hold.title)}</h2>
+                <p>{h.placed_by} " · " {local_time(h.placed_at)}</p>
+                <p>{t!(i18n, operation.hold.reason)} " " {h.reason}</p>
                 {may_act.then(|| view! {
                     <ActionForm action=release attr:class="form">
                         <input type="hidden" name="process_id" value=process_id />
-                        <label for="release-reason">"保留を解除する理由"</label>
+                        <label for="release-reason">{t!(i18n, operation.hold.release_reason)}</label>
                         <textarea id="release-reason" name="reason" required rows="2"></textarea>
                         <crate::ui::ErrorNote error=error_of(release) />
-                        <button type="submit" disabled=move || release.pending().get()>"保留を解除する"</button>
+                        <button type="submit" disabled=move || release.pending().get()>{t!(i18n, operation.hold.release)}</button>
                     </ActionForm>
                 })}
             </section>
@@ -78,13 +81,13 @@ pub fn HoldPanel(actions: Actions, process_id: String, hold: Option<HoldView>, s
         .into_any(),
         None if stalled && may_act => view! {
             <details class="card">
-                <summary>"保留にする（結果が不明で、相手先に確認しているときなど）"</summary>
+                <summary>{t!(i18n, operation.hold.summary)}</summary>
                 <ActionForm action=hold_action attr:class="form">
                     <input type="hidden" name="process_id" value=process_id />
-                    <label for="hold-reason">"保留の理由"</label>
+                    <label for="hold-reason">{t!(i18n, operation.hold.hold_reason)}</label>
                     <textarea id="hold-reason" name="reason" required rows="2"></textarea>
                     <crate::ui::ErrorNote error=error_of(hold_action) />
-                    <button type="submit" disabled=move || hold_action.pending().get()>"保留にする"</button>
+                    <button type="submit" disabled=move || hold_action.pending().get()>{t!(i18n, operation.hold.place)}</button>
                 </ActionForm>
             </details>
         }
@@ -98,23 +101,24 @@ pub fn HoldPanel(actions: Actions, process_id: String, hold: Option<HoldView>, s
 pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String>) -> impl IntoView {
     let action = actions.verdict;
     let choices = [Verdict::NotExecuted, Verdict::Executed, Verdict::ExecutedMismatch, Verdict::Unknown];
+    let i18n = use_i18n();
     view! {
         <details class="card">
-            <summary>"照合結果を手動で記録する（管理者）"</summary>
+            <summary>{t!(i18n, operation.manual_verdict.summary)}</summary>
             <ActionForm action attr:class="form">
                 <input type="hidden" name="process_id" value=process_id />
-                <label for="manual-step">"ステップ"</label>
+                <label for="manual-step">{t!(i18n, operation.manual_verdict.step)}</label>
                 <select id="manual-step" name="step">
                     {steps.into_iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}
                 </select>
-                <label for="manual-verdict">"照合結果"</label>
+                <label for="manual-verdict">{t!(i18n, operation.manual_verdict.verdict)}</label>
                 <select id="manual-verdict" name="verdict">
                     {choices.into_iter().map(|v| view! { <option value=v.as_str()>{verdict_label(Some(v))}</option> }).collect_view()}
                 </select>
-                <label for="manual-evidence">"根拠（例: 相手先サポートが未送信を確認）"</label>
+                <label for="manual-evidence">{t!(i18n, operation.manual_verdict.evidence)}</label>
                 <textarea id="manual-evidence" name="evidence" required rows="3"></textarea>
                 <crate::ui::ErrorNote error=error_of(action) />
-                <button type="submit" disabled=move || action.pending().get()>"記録する"</button>
+                <button type="submit" disabled=move || action.pending().get()>{t!(i18n, operation.manual_verdict.submit)}</button>
             </ActionForm>
         </details>
     }
@@ -125,8 +129,10 @@ pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String
 #[component]
 pub fn AiAttempts(actions: Actions, process_id: String, step: String, attempts: Vec<AiAttemptView>, may_act: bool) -> impl IntoView {
     let action = actions.adopt;
+    let i18n = use_i18n();
+    let l = super::labels::locale();
     let total: i64 = attempts.iter().filter_map(|a| a.cost_micro_yen).sum();
-    let when = |at: Option<chrono::DateTime<chrono::Utc>>| at.map(jst).unwrap_or_else(|| "—".into());
+    let when = |at: Option<chrono::DateTime<chrono::Utc>>| at.map(local_time).unwrap_or_else(|| "—".into());
     let rows = attempts
         .into_iter()
         .map(|a| {
@@ -137,7 +143,7 @@ pub fn AiAttempts(actions: Actions, process_id: String, step: String, attempts: 
                         <input type="hidden" name="process_id" value=process_id />
                         <input type="hidden" name="step" value=step />
                         <input type="hidden" name="result_id" value=result_id />
-                        <button type="submit" class="link">"採用する"</button>
+                        <button type="submit" class="link">{t!(i18n, operation.ai.adopt)}</button>
                     </ActionForm>
                 }
             });
@@ -149,18 +155,18 @@ pub fn AiAttempts(actions: Actions, process_id: String, step: String, attempts: 
                     <td>{when(a.cancel_confirmed_at)}</td>
                     <td>{a.usage.map(|u| format!("{} / {}", u.input_tokens, u.output_tokens)).unwrap_or_else(|| "—".into())}</td>
                     <td>{a.cost_micro_yen.map(format_yen).unwrap_or_else(|| "—".into())}</td>
-                    <td data-testid="adopted">{if a.adopted { "✓ 採用" } else { "" }}{adopt}</td>
+                    <td data-testid="adopted">{if a.adopted { td_string!(l, operation.ai.adopted_mark) } else { "" }}{adopt}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
         <table class="grid" data-testid=format!("ai-attempts-{step}")>
-            <caption>"AI 生成の試行: " {step.clone()} " — 費用の合計（キャンセル分を含む）: " {format_yen(total)}</caption>
+            <caption>{t!(i18n, operation.ai.caption, step = step.clone(), total = format_yen(total))}</caption>
             <thead><tr>
-                <th scope="col">"結果 ID"</th><th scope="col">"状態"</th><th scope="col">"キャンセル要求"</th>
-                <th scope="col">"キャンセル確認"</th><th scope="col">"トークン（入力 / 出力）"</th>
-                <th scope="col">"費用見積り"</th><th scope="col">"採用"</th>
+                <th scope="col">{t!(i18n, operation.ai.result_id)}</th><th scope="col">{t!(i18n, operation.ai.status)}</th><th scope="col">{t!(i18n, operation.ai.cancel_requested)}</th>
+                <th scope="col">{t!(i18n, operation.ai.cancel_confirmed)}</th><th scope="col">{t!(i18n, operation.ai.tokens)}</th>
+                <th scope="col">{t!(i18n, operation.ai.cost)}</th><th scope="col">{t!(i18n, operation.ai.adopted)}</th>
             </tr></thead>
             <tbody>{rows}</tbody>
         </table>

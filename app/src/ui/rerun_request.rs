@@ -1,33 +1,63 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
-use super::labels::{failure_class_label, jst};
+use super::labels::{failure_class_label, local_time, locale};
 use crate::api::reruns::{
     CancelRerunRequest, CheckView, ConfirmCheck, RequestApproval, RerunRequestView, StartAnswer, StartRerunRequest,
     load_rerun_request,
 };
+use crate::domain::checklist::Check;
+use crate::domain::rerun_plan::BlockedBecause;
 use crate::domain::stall::FailureClass;
+use crate::i18n::{t, t_string, td_string, use_i18n};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
+/// Rerun-request statuses with an icon, so that colour is never the only sign.
 pub fn status_label(status: &str) -> &'static str {
+    let l = locale();
     match status {
-        "draft" => "✎ 下書き（チェックリスト確認中）",
-        "pending_approval" => "… 承認待ち",
-        "approved" => "✓ 承認済み",
-        "rejected" => "✕ 却下",
-        "expired" => "⌛ 期限切れ",
-        "cancelled" => "✕ 取り消し",
-        "dispatched" => "↻ 再実行を送信済み",
-        "succeeded" => "✓ 再実行成功",
-        "failed" => "✕ 再実行失敗",
+        "draft" => td_string!(l, rerun.status.draft),
+        "pending_approval" => td_string!(l, rerun.status.pending_approval),
+        "approved" => td_string!(l, rerun.status.approved),
+        "rejected" => td_string!(l, rerun.status.rejected),
+        "expired" => td_string!(l, rerun.status.expired),
+        "cancelled" => td_string!(l, rerun.status.cancelled),
+        "dispatched" => td_string!(l, rerun.status.dispatched),
+        "succeeded" => td_string!(l, rerun.status.succeeded),
+        "failed" => td_string!(l, rerun.status.failed),
         _ => "?",
     }
+}
+
+/// Why a step blocks the request, in words.
+fn blocked_label(why: BlockedBecause) -> &'static str {
+    let l = locale();
+    match why {
+        BlockedBecause::NotLookedUp => td_string!(l, rerun.blocked.not_looked_up),
+        BlockedBecause::ResultUnknown => td_string!(l, rerun.blocked.result_unknown),
+        BlockedBecause::StillInProgress => td_string!(l, rerun.blocked.still_in_progress),
+        BlockedBecause::ContentMismatch => td_string!(l, rerun.blocked.content_mismatch),
+        BlockedBecause::LookupFailed => td_string!(l, rerun.blocked.lookup_failed),
+    }
+}
+
+/// The title of one of the five checks (by its number; `None` for a number outside 1 to 5).
+fn check_label(number: i64) -> Option<&'static str> {
+    let l = locale();
+    Check::from_number(number).map(|check| match check {
+        Check::ProcessIdRecorded => td_string!(l, rerun.check.process_id_recorded),
+        Check::OutsideSaysNotDone => td_string!(l, rerun.check.outside_says_not_done),
+        Check::KeyUnused => td_string!(l, rerun.check.key_unused),
+        Check::FlagNotSet => td_string!(l, rerun.check.flag_not_set),
+        Check::CauseAnalysed => td_string!(l, rerun.check.cause_analysed),
+    })
 }
 
 /// On a stalled operation's page: start a request, or see why one cannot be made.
 #[component]
 pub fn StartRerun(process_id: String) -> impl IntoView {
+    let i18n = use_i18n();
     let start = ServerAction::<StartRerunRequest>::new();
     let navigate = use_navigate();
     Effect::new(move |_| {
@@ -38,27 +68,27 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
     let outcome = move || match start.value().get() {
         Some(Ok(StartAnswer::Blocked { reasons })) => view! {
             <div class="error" role="alert" data-testid="plan-blocked">
-                <p>"次のステップのため、再実行を申請できません:"</p>
-                <ul>{reasons.into_iter().map(|b| view! { <li><strong>{b.step}</strong> ": " {b.reason}</li> }).collect_view()}</ul>
+                <p>{t!(i18n, rerun.start.blocked)}</p>
+                <ul>{reasons.into_iter().map(|b| view! { <li><strong>{b.step}</strong> ": " {blocked_label(b.why)}</li> }).collect_view()}</ul>
             </div>
         }
         .into_any(),
         Some(Ok(StartAnswer::NothingToRerun { confirmed })) => view! {
-            <p class="ok" role="status">"再実行するステップはありません。外部システムで実行済みのため完了フラグを確定しました: " {confirmed.join("、")}</p>
+            <p class="ok" role="status">{t_string!(i18n, rerun.start.nothing_to_rerun, steps = confirmed.join(t_string!(i18n, rerun.separator))).to_string()}</p>
         }
         .into_any(),
-        Some(Err(e)) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+        Some(Err(e)) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
         _ => ().into_any(),
     };
     view! {
         <details class="card" open>
-            <summary>"再実行を申請する"</summary>
-            <p>"再実行の対象は自動で決まります: 完了しておらず、外部システムが「未実行」と証明したステップだけを、元の冪等キーで再実行します。"</p>
+            <summary>{t!(i18n, rerun.start.title)}</summary>
+            <p>{t!(i18n, rerun.start.intro)}</p>
             <ActionForm action=start attr:class="form">
                 <input type="hidden" name="process_id" value=process_id />
-                <label for="rerun-reason">"申請の理由"</label>
+                <label for="rerun-reason">{t!(i18n, rerun.start.reason)}</label>
                 <textarea id="rerun-reason" name="reason" required rows="2"></textarea>
-                <button type="submit" disabled=move || start.pending().get()>"再実行の計画を作る"</button>
+                <button type="submit" disabled=move || start.pending().get()>{t!(i18n, rerun.start.submit)}</button>
             </ActionForm>
             {outcome}
         </details>
@@ -67,6 +97,7 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
 
 #[component]
 pub fn RerunRequestPage() -> impl IntoView {
+    let i18n = use_i18n();
     let params = use_params_map();
     let confirm = ServerAction::<ConfirmCheck>::new();
     let submit = ServerAction::<RequestApproval>::new();
@@ -79,12 +110,12 @@ pub fn RerunRequestPage() -> impl IntoView {
         |(id, _)| load_rerun_request(id),
     );
     view! {
-        <Suspense fallback=|| view! { <p class="loading">"読み込み中…"</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match request.await {
                     Ok(r) => view! { <Request r confirm submit cancel /> }.into_any(),
-                    Err(crate::api::AppError::NotFound) => view! { <h1>"見つかりません"</h1> }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+                    Err(crate::api::AppError::NotFound) => view! { <h1>{t!(i18n, rerun.request.not_found)}</h1> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
                 }
             })}
         </Suspense>
@@ -98,6 +129,7 @@ fn Request(
     submit: ServerAction<RequestApproval>,
     cancel: ServerAction<CancelRerunRequest>,
 ) -> impl IntoView {
+    let i18n = use_i18n();
     let all_confirmed = r.checks.len() == 5 && r.checks.iter().all(|c| c.confirmed_at.is_some());
     let (id, may_confirm) = (r.id.clone(), r.may_confirm);
     let error_of_confirm = super::error_of(confirm);
@@ -106,22 +138,22 @@ fn Request(
     let may_cancel = r.may_cancel;
     let cancel_id = r.id.clone();
     view! {
-        <h1>"再実行の申請 " <code>{r.id.clone()}</code></h1>
+        <h1>{t!(i18n, rerun.request.title)}<code>{r.id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>"状態"</dt><dd data-testid="request-status">{status_label(&r.status)}</dd>
-            <dt>"オペレーション"</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A></dd>
-            <dt>"申請者"</dt><dd>{r.requester.clone()} " · " {jst(r.created_at)}</dd>
-            <dt>"理由"</dt><dd>{r.reason.clone()}</dd>
+            <dt>{t!(i18n, rerun.request.status)}</dt><dd data-testid="request-status">{status_label(&r.status)}</dd>
+            <dt>{t!(i18n, rerun.request.operation)}</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A></dd>
+            <dt>{t!(i18n, rerun.request.requester)}</dt><dd>{r.requester.clone()} " · " {local_time(r.created_at)}</dd>
+            <dt>{t!(i18n, rerun.request.reason)}</dt><dd>{r.reason.clone()}</dd>
         </dl>
         <table class="grid" data-testid="plan">
-            <caption>"再実行の計画（元の冪等キーのまま）"</caption>
-            <thead><tr><th scope="col">"ステップ"</th><th scope="col">"冪等キー"</th></tr></thead>
+            <caption>{t!(i18n, rerun.request.plan)}</caption>
+            <thead><tr><th scope="col">{t!(i18n, rerun.request.step)}</th><th scope="col">{t!(i18n, rerun.request.idempotency_key)}</th></tr></thead>
             <tbody>{r.plan.steps.iter().map(|s| view! {
                 <tr><td>{s.name.clone()}</td><td><code>{s.idempotency_key.clone()}</code></td></tr>
             }).collect_view()}</tbody>
         </table>
         <section aria-labelledby="checklist-title">
-            <h2 id="checklist-title">"再実行前チェックリスト"</h2>
+            <h2 id="checklist-title">{t!(i18n, rerun.request.checklist)}</h2>
             <ol class="checklist" data-testid="checklist">
                 {r.checks.into_iter().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> }).collect_view()}
             </ol>
@@ -129,11 +161,11 @@ fn Request(
         </section>
         {(!r.decisions.is_empty()).then(|| view! {
             <section aria-labelledby="decisions-title">
-                <h2 id="decisions-title">"承認・却下"</h2>
+                <h2 id="decisions-title">{t!(i18n, rerun.request.decisions)}</h2>
                 <ul data-testid="decisions">
                     {r.decisions.iter().map(|d| view! {
-                        <li>{if d.decision == "approved" { "✓ 承認" } else { "✕ 却下" }} " — " {d.approver.clone()} " · "
-                            {jst(d.decided_at)} {d.comment.clone().map(|c| format!(" · {c}"))}</li>
+                        <li>{if d.decision == "approved" { t_string!(i18n, rerun.request.approved) } else { t_string!(i18n, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
+                            {local_time(d.decided_at)} {d.comment.clone().map(|c| format!(" · {c}"))}</li>
                     }).collect_view()}
                 </ul>
             </section>
@@ -141,19 +173,19 @@ fn Request(
         {(may_confirm && all_confirmed).then(|| view! {
             <ActionForm action=submit attr:class="inline">
                 <input type="hidden" name="id" value=id.clone() />
-                <button type="submit" disabled=move || submit.pending().get()>"承認を依頼する"</button>
+                <button type="submit" disabled=move || submit.pending().get()>{t!(i18n, rerun.request.request_approval)}</button>
                 <crate::ui::ErrorNote error=error_of_submit />
             </ActionForm>
         })}
         {may_cancel.then(|| view! {
             <details class="card">
-                <summary>"申請を取り下げる"</summary>
+                <summary>{t!(i18n, rerun.request.withdraw_title)}</summary>
                 <ActionForm action=cancel attr:class="form">
                     <input type="hidden" name="id" value=cancel_id />
-                    <label for="cancel-reason">"取り下げの理由"</label>
+                    <label for="cancel-reason">{t!(i18n, rerun.request.withdraw_reason)}</label>
                     <textarea id="cancel-reason" name="reason" required rows="2"></textarea>
                     <crate::ui::ErrorNote error=error_of_cancel />
-                    <button type="submit" class="secondary">"取り下げる"</button>
+                    <button type="submit" class="secondary">{t!(i18n, rerun.request.withdraw)}</button>
                 </ActionForm>
             </details>
         })}
@@ -162,12 +194,15 @@ fn Request(
 
 #[component]
 fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<ConfirmCheck>) -> impl IntoView {
+    let i18n = use_i18n();
     let number = c.number;
-    let system = if c.holds { "システムの確認: 満たしている" } else { "✕ システムの確認: 満たしていない" };
+    let system = if c.holds { t_string!(i18n, rerun.check.holds) } else { t_string!(i18n, rerun.check.fails) };
     let confirmed = c.confirmed_at.map(|at| {
-        let cause = c.cause_class.as_deref().map(|k| format!(" · 原因: {} — {}", failure_class_label(k), c.cause_text.clone().unwrap_or_default()));
+        let cause = c.cause_class.as_deref().map(|k| {
+            t_string!(i18n, rerun.check.cause, class = failure_class_label(k), text = c.cause_text.clone().unwrap_or_default()).to_string()
+        });
         view! {
-            <p class="ok" data-testid="confirmed">{c.confirmed_by.clone().unwrap_or_default()} " · " {jst(at)} " · " {c.comment.clone().unwrap_or_default()}{cause}</p>
+            <p class="ok" data-testid="confirmed">{c.confirmed_by.clone().unwrap_or_default()} " · " {local_time(at)} " · " {c.comment.clone().unwrap_or_default()}{cause}</p>
         }
     });
     let form = (may_confirm && c.confirmed_at.is_none() && c.holds).then(move || {
@@ -177,24 +212,25 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="number" value=number.to_string() />
                 {(number == 5).then(|| view! {
-                    <label for=field("cause-class")>"原因の分類"</label>
+                    <label for=field("cause-class")>{t!(i18n, rerun.check.cause_class)}</label>
                     <select id=field("cause-class") name="cause_class">
                         {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k.as_str())}</option> }).collect_view()}
                     </select>
-                    <label for=field("cause-text")>"原因の内容"</label>
+                    <label for=field("cause-text")>{t!(i18n, rerun.check.cause_text)}</label>
                     <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>
                 })}
-                <label for=field("comment")>"確認のコメント"</label>
+                <label for=field("comment")>{t!(i18n, rerun.check.comment)}</label>
                 <input id=field("comment") name="comment" required />
-                <button type="submit">"確認した"</button>
+                <button type="submit">{t!(i18n, rerun.check.confirm)}</button>
             </ActionForm>
         }
     });
+    let label = check_label(number).map_or(c.label, str::to_string);
     view! {
         <li data-check=number>
-            <strong>{c.label}</strong>
+            <strong>{label}</strong>
             <p class=if c.holds { "system ok" } else { "system bad" }>{system}</p>
-            <p class="evidence">"根拠: " {c.evidence}</p>
+            <p class="evidence">{t_string!(i18n, rerun.check.evidence, evidence = c.evidence).to_string()}</p>
             {confirmed}
             {form}
         </li>

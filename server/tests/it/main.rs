@@ -13,6 +13,7 @@ mod dispatch;
 mod fixtures;
 mod harness;
 mod holds;
+mod languages;
 mod http_protections;
 mod ingestion;
 mod mail;

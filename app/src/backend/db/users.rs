@@ -11,9 +11,12 @@ pub struct UserRow {
     pub disabled_at: Option<DateTime<Utc>>,
     /// Where e-mail notifications go; none: in-app only.
     pub email: Option<String>,
+    /// The pages' language (`ja`, `en`) and time zone (an IANA name).
+    pub language: String,
+    pub time_zone: String,
 }
 
-const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email";
+const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email, language, time_zone";
 
 pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
@@ -53,6 +56,23 @@ pub async fn insert(
     .bind(email)
     .fetch_one(c)
     .await)
+}
+
+pub async fn set_preferences(
+    tx: &mut Tx,
+    id: i64,
+    language: &str,
+    time_zone: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE users SET language = $2, time_zone = $3, updated_at = $4 WHERE id = $1")
+        .bind(id)
+        .bind(language)
+        .bind(time_zone)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
 }
 
 pub async fn set_password_hash(tx: &mut Tx, id: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {

@@ -66,6 +66,8 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
         next: next.flatten(),
         departments,
         workflows,
+        // Set by the server function in demo mode.
+        demo_start: None,
     })
 }
 

@@ -8,6 +8,7 @@ use crate::backend::{AppState, db, passwords};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::ids::{DepartmentCode, EmailAddress, Username};
 use crate::domain::password_policy::check_new_password;
+use crate::domain::preferences;
 use crate::domain::roles::Role;
 use serde_json::json;
 
@@ -215,6 +216,27 @@ pub async fn change_own_password(
     let refreshed = load_session_user(&mut tx, row).await?;
     tx.commit().await?;
     Ok(refreshed)
+}
+
+/// The caller's own language and time zone (either may stay as it is). Returns the language now in use.
+pub async fn set_preferences(
+    state: &AppState,
+    caller: &Caller,
+    language: Option<&str>,
+    time_zone: Option<&str>,
+) -> Result<&'static str, AppError> {
+    let me = &caller.user.user;
+    let language = preferences::language(language.unwrap_or(&me.language)).map_err(|m| AppError::invalid("language", m))?;
+    let zone = preferences::time_zone(time_zone.unwrap_or(&me.time_zone)).map_err(|m| AppError::invalid("time_zone", m))?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    db::users::set_preferences(&mut tx, me.id, language, zone.name(), now).await?;
+    let entry = AuditEntry::new(caller.actor(), "user.preferences_changed", "user", me.id)
+        .before(json!({"language": me.language, "time_zone": me.time_zone}))
+        .after(json!({"language": language, "time_zone": zone.name()}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(language)
 }
 
 pub async fn departments(state: &AppState, caller: &Caller) -> Result<Vec<DepartmentDto>, AppError> {

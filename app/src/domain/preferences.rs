@@ -1,0 +1,71 @@
+//! Each user's language and time zone for the pages.
+use chrono_tz::Tz;
+
+/// The languages the pages speak; the first is the default.
+pub const LANGUAGES: [&str; 2] = ["ja", "en"];
+
+/// The browser cookie holding the pages' language.
+pub const LANGUAGE_COOKIE: &str = "lang";
+
+pub const DEFAULT_TIME_ZONE: Tz = chrono_tz::Asia::Tokyo;
+
+/// The zones offered in the account page's list (any IANA name is accepted through the API).
+pub const OFFERED_TIME_ZONES: [&str; 14] = [
+    "Asia/Tokyo",
+    "Asia/Seoul",
+    "Asia/Shanghai",
+    "Asia/Taipei",
+    "Asia/Singapore",
+    "Asia/Bangkok",
+    "Asia/Kolkata",
+    "Australia/Sydney",
+    "Europe/London",
+    "Europe/Berlin",
+    "America/New_York",
+    "America/Chicago",
+    "America/Los_Angeles",
+    "UTC",
+];
+
+pub fn language(code: &str) -> Result<&'static str, String> {
+    LANGUAGES.into_iter().find(|l| *l == code.trim()).ok_or_else(|| format!("unknown language '{code}' (ja or en)"))
+}
+
+pub fn time_zone(name: &str) -> Result<Tz, String> {
+    name.trim().parse::<Tz>().map_err(|_| format!("unknown time zone '{name}' (an IANA name such as Asia/Tokyo)"))
+}
+
+/// A stored zone name that no longer parses (a renamed zone) falls back to Tokyo rather than failing a page.
+pub fn time_zone_or_default(name: &str) -> Tz {
+    time_zone(name).unwrap_or(DEFAULT_TIME_ZONE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+
+    #[test]
+    fn only_japanese_and_english_are_languages() {
+        assert_eq!(language("en"), Ok("en"));
+        assert!(language("fr").unwrap_err().contains("fr"));
+    }
+
+    #[test]
+    fn every_offered_zone_is_a_real_zone_and_bad_names_are_refused() {
+        for zone in OFFERED_TIME_ZONES {
+            assert!(time_zone(zone).is_ok(), "{zone}");
+        }
+        assert!(time_zone("Tokyo/Asia").is_err());
+        assert_eq!(time_zone_or_default("Mars/Olympus"), DEFAULT_TIME_ZONE);
+    }
+
+    #[test]
+    fn the_same_moment_reads_in_the_readers_zone() {
+        let at = Utc.with_ymd_and_hms(2026, 7, 1, 0, 30, 0).unwrap();
+        let tokyo = at.with_timezone(&DEFAULT_TIME_ZONE).format("%H:%M %Z").to_string();
+        let london = at.with_timezone(&time_zone("Europe/London").unwrap()).format("%H:%M %Z").to_string();
+        assert_eq!(tokyo, "09:30 JST");
+        assert_eq!(london, "01:30 BST");
+    }
+}

@@ -1,0 +1,75 @@
+//! Japanese first, English on request: the language cookie, each user's saved language and time zone.
+use crate::harness::{PASSWORD, TestApp};
+use reqwest::StatusCode;
+
+async fn page(app: &TestApp, path: &str, cookies: &[&str]) -> String {
+    let mut request = app.http.get(format!("{}{path}", app.url));
+    if !cookies.is_empty() {
+        request = request.header("cookie", cookies.join("; "));
+    }
+    request.send().await.unwrap().text().await.unwrap()
+}
+
+fn language_cookie(answer: &crate::harness::Answer) -> Option<String> {
+    answer.set_cookies().iter().find(|c| c.starts_with("lang=")).map(|c| c.split(';').next().unwrap().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newcomer_reads_japanese_and_the_switch_remembers_english_in_the_browser() {
+    let app = TestApp::spawn().await;
+    let first = page(&app, "/sign-in", &[]).await;
+    assert!(first.contains(r#"lang="ja""#) && first.contains("サインイン名"), "Japanese by default");
+
+    let answer = app.call("switch_language", &[("language", "en")], None).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let cookie = language_cookie(&answer).expect("a language cookie");
+    assert_eq!(cookie, "lang=en");
+    let english = page(&app, "/sign-in", &[&cookie]).await;
+    assert!(english.contains(r#"lang="en""#) && english.contains("Sign-in name"), "English after the switch");
+    assert!(!english.contains("サインイン名"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_language_is_saved_audited_and_follows_them_to_their_next_sign_in() {
+    let app = TestApp::spawn().await;
+    app.user("kimura", &["staff"], &["sales"]).await;
+    let session = app.sign_in("kimura", PASSWORD).await;
+    let answer = app.call("switch_language", &[("language", "en")], Some(&session)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert!(app.audit_actions().await.contains(&"user.preferences_changed".to_string()));
+
+    // Another browser: no language cookie until sign-in sets the saved one.
+    let again = app.call("sign_in", &[("username", "kimura"), ("password", PASSWORD)], None).await;
+    assert_eq!(language_cookie(&again).as_deref(), Some("lang=en"));
+    assert_eq!(again.json()["language"], "en");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn times_read_in_the_users_time_zone_tokyo_until_they_choose() {
+    let app = TestApp::spawn().await;
+    app::backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    app.user("kimura", &["staff"], &["sales"]).await;
+    let session = app.sign_in("kimura", PASSWORD).await;
+    let board = page(&app, "/", &[&session]).await;
+    assert!(board.contains(" JST<"), "times in Tokyo time by default");
+
+    let saved = app.call("save_preferences", &[("language", "ja"), ("time_zone", "America/New_York")], Some(&session)).await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    let board = page(&app, "/", &[&session]).await;
+    assert!(!board.contains(" JST<") && (board.contains(" EST<") || board.contains(" EDT<")), "times in New York time");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_language_or_time_zone_is_refused_by_name_and_nothing_changes() {
+    let app = TestApp::spawn().await;
+    app.user("kimura", &["staff"], &["sales"]).await;
+    let session = app.sign_in("kimura", PASSWORD).await;
+    for (language, zone, field) in [("fr", "Asia/Tokyo", "language"), ("en", "Mars/Olympus", "time_zone")] {
+        let answer = app.call("save_preferences", &[("language", language), ("time_zone", zone)], Some(&session)).await;
+        assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY, "{language} {zone}");
+        assert!(answer.body.contains(field), "names {field}: {}", answer.body);
+    }
+    let me = app.call("me", &[], Some(&session)).await.json();
+    assert_eq!((me["language"].as_str(), me["time_zone"].as_str()), (Some("ja"), Some("Asia/Tokyo")));
+    assert!(!app.audit_actions().await.contains(&"user.preferences_changed".to_string()));
+}
