@@ -39,17 +39,18 @@ deps-build:
 	@wasm-bindgen --version 2>/dev/null | grep -q " $(WASM_BINDGEN_VERSION)$$" \
 	  || cargo install wasm-bindgen-cli --version =$(WASM_BINDGEN_VERSION)
 
-## What testing needs: Chromium, PostgreSQL server binaries, Japanese fonts for the screenshots (Debian),
+## What testing needs: Chromium, PostgreSQL server binaries, Japanese and emoji fonts for the screenshots (Debian),
 ## and the browser-test npm packages.
 deps-test:
 	@missing=""; \
 	  [ -x /usr/bin/chromium ] || missing="$$missing chromium chromium-driver"; \
 	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	  [ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
+	  [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing="$$missing fonts-noto-color-emoji"; \
 	  if [ -n "$$missing" ]; then \
 	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	  fi
-	@[ -d end2end/node_modules/@playwright/test ] \
+	@[ -d end2end/node_modules/@playwright/test ] && [ -d end2end/node_modules/@axe-core/playwright ] \
 	  || (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
 
 ## The server binary and the hydrating wasm bundle under target/site.

@@ -28,7 +28,7 @@ test('a reader switches to English, the whole page follows, and switches back on
   await page.screenshot({ path: '../docs/screenshots/account-en.png', fullPage: true });
   await expectAccessible(page, 'the account page');
 
-  await page.getByLabel('Language').selectOption('ja');
+  await page.getByLabel('Language', { exact: true }).selectOption('ja');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.locator('html')).toHaveAttribute('lang', 'ja');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('アカウント');

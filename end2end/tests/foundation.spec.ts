@@ -33,7 +33,7 @@ test('a wrong password is explained without saying which part was wrong', async 
   await page.getByLabel('サインイン名').fill('sato');
   await page.getByLabel('パスワード').fill('not-the-password');
   await page.getByRole('button', { name: 'サインイン' }).click();
-  await expect(page.getByRole('alert')).toContainText('the sign-in name or the password is wrong');
+  await expect(page.getByRole('alert')).toContainText('サインイン名またはパスワードが違います');
   await expect(page).toHaveURL(/\/sign-in$/);
 });
 
