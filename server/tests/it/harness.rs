@@ -71,6 +71,17 @@ pub async fn fresh_database_url() -> String {
     }
 }
 
+/// A test's SQLite files go with it (a full run used to leave gigabytes behind in the temporary directory).
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(path) = self.database_url.strip_prefix("sqlite://").and_then(|rest| rest.split('?').next()) {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{path}{suffix}"));
+            }
+        }
+    }
+}
+
 /// Chat messages received by the suite's one chat sink (a Slack-compatible incoming webhook on loopback).
 pub static CHAT_MESSAGES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
