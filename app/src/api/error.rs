@@ -1,4 +1,5 @@
 //! The one error type that crosses the wire. Internal causes are logged on the server and never sent.
+use crate::domain::invalid::{Invalid, Rule};
 use serde::{Deserialize, Serialize};
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
@@ -7,6 +8,9 @@ use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 pub struct FieldError {
     pub field: String,
     pub message: String,
+    /// Which rule refused it, for the pages to put into words (absent: the message is all there is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
@@ -34,8 +38,9 @@ pub enum AppError {
 }
 
 impl AppError {
-    pub fn invalid(field: &str, message: impl ToString) -> Self {
-        AppError::Validation(vec![FieldError { field: field.to_string(), message: message.to_string() }])
+    pub fn invalid(field: &str, problem: impl Into<Invalid>) -> Self {
+        let Invalid { rule, message } = problem.into();
+        AppError::Validation(vec![FieldError { field: field.to_string(), message, rule }])
     }
 
     pub fn conflict(problem: &str, detail: impl ToString) -> Self {

@@ -1,5 +1,6 @@
 //! The pre-rerun checklist: the five checks of the source document. The system fills each in from the data,
 //! with the evidence it used; staff confirm each with a comment; the fifth needs the cause class and text.
+use super::invalid::{Invalid, Rule};
 use super::reconciliation::Verdict;
 use super::stall::FailureClass;
 use serde::{Deserialize, Serialize};
@@ -94,15 +95,15 @@ pub fn confirmation(
     prefill: &Prefill,
     comment: &str,
     cause: Option<(FailureClass, &str)>,
-) -> Result<(), (&'static str, String)> {
+) -> Result<(), (&'static str, Invalid)> {
     if !prefill.holds {
-        return Err(("check", "この項目はシステムの確認で満たされていません: 確認できません".into()));
+        return Err(("check", Invalid::new(Rule::NotSatisfied, "the system could not confirm this check, so it cannot be confirmed")));
     }
     if comment.trim().is_empty() {
-        return Err(("comment", "確認のコメントを入力してください".into()));
+        return Err(("comment", Invalid::new(Rule::Required, "a comment on what was checked is required")));
     }
     if prefill.check == Check::CauseAnalysed && !cause.is_some_and(|(_, text)| !text.trim().is_empty()) {
-        return Err(("cause", "原因の分類と内容を入力してください".into()));
+        return Err(("cause", Invalid::new(Rule::CauseRequired, "the cause's class and description are required")));
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Holds and manual verdicts: the people's side of reconciliation. A hold stops work on a stalled
 //! operation until someone lets it go; both need a reason that says why, in words.
+use super::invalid::{Invalid, Rule};
 use super::operations::OperationStatus;
 use super::reconciliation::Verdict;
 
@@ -11,13 +12,13 @@ pub fn may_be_held(status: OperationStatus) -> bool {
 }
 
 /// A reason or evidence text: trimmed, not empty, not endless.
-pub fn reason(text: &str) -> Result<String, String> {
+pub fn reason(text: &str) -> Result<String, Invalid> {
     let text = text.trim();
     if text.is_empty() {
-        return Err("a reason is required".into());
+        return Err(Invalid::new(Rule::Required, "a reason is required"));
     }
     if text.chars().count() > MAX_REASON_CHARS {
-        return Err(format!("at most {MAX_REASON_CHARS} characters"));
+        return Err(Invalid::new(Rule::TooLong, format!("at most {MAX_REASON_CHARS} characters")));
     }
     Ok(text.to_string())
 }

@@ -1,4 +1,5 @@
 //! Identifiers that arrive from people and programs, parsed once at the edge (parse, don't validate).
+use super::invalid::{Invalid, Rule};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -10,17 +11,17 @@ macro_rules! text_id {
         pub struct $name(String);
 
         impl $name {
-            pub fn parse(raw: &str) -> Result<Self, String> {
+            pub fn parse(raw: &str) -> Result<Self, $crate::domain::invalid::Invalid> {
                 let value = raw.trim();
                 if value.is_empty() {
-                    return Err(format!("{} must not be empty", $what));
+                    return Err($crate::domain::invalid::Invalid::new($crate::domain::invalid::Rule::Required, format!("{} must not be empty", $what)));
                 }
                 if value.chars().count() > $max {
-                    return Err(format!("{} must be at most {} characters", $what, $max));
+                    return Err($crate::domain::invalid::Invalid::new($crate::domain::invalid::Rule::TooLong, format!("{} must be at most {} characters", $what, $max)));
                 }
                 let allowed: fn(char) -> bool = $allowed;
                 if let Some(bad) = value.chars().find(|c| !allowed(*c)) {
-                    return Err(format!("{} must not contain '{}'", $what, bad));
+                    return Err($crate::domain::invalid::Invalid::new($crate::domain::invalid::Rule::BadCharacter, format!("{} must not contain '{}'", $what, bad)));
                 }
                 Ok(Self(value.to_string()))
             }
@@ -30,7 +31,7 @@ macro_rules! text_id {
         }
 
         impl TryFrom<String> for $name {
-            type Error = String;
+            type Error = $crate::domain::invalid::Invalid;
             fn try_from(value: String) -> Result<Self, Self::Error> {
                 Self::parse(&value)
             }
@@ -69,7 +70,7 @@ text_id!(
 pub struct EmailAddress(String);
 
 impl EmailAddress {
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
         let value = raw.trim();
         let plain = |c: char| c.is_ascii_graphic() && !"<>()[]\\,;:\"".contains(c);
         let well_formed = match value.split_once('@') {
@@ -80,7 +81,7 @@ impl EmailAddress {
             None => false,
         };
         if value.len() > 254 || !value.chars().all(plain) || !well_formed {
-            return Err(format!("'{value}' is not an e-mail address (name@example.co.jp)"));
+            return Err(Invalid::new(Rule::NotAnEmail, format!("'{value}' is not an e-mail address (name@example.co.jp)")));
         }
         Ok(Self(value.to_string()))
     }
@@ -91,7 +92,7 @@ impl EmailAddress {
 }
 
 impl TryFrom<String> for EmailAddress {
-    type Error = String;
+    type Error = Invalid;
     fn try_from(value: String) -> Result<Self, Self::Error> {
         Self::parse(&value)
     }
@@ -122,9 +123,9 @@ mod tests {
 
     #[test]
     fn a_username_with_capitals_or_spaces_is_refused_with_the_offending_character() {
-        assert_eq!(Username::parse("Sato").unwrap_err(), "sign-in name must not contain 'S'");
+        assert_eq!(Username::parse("Sato").unwrap_err().message, "sign-in name must not contain 'S'");
         assert!(Username::parse("a b").is_err());
-        assert_eq!(Username::parse("").unwrap_err(), "sign-in name must not be empty");
+        assert_eq!(Username::parse("").unwrap_err().message, "sign-in name must not be empty");
     }
 
     #[test]

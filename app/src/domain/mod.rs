@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod fingerprint;
 pub mod holds;
 pub mod ids;
+pub mod invalid;
 pub mod operations;
 pub mod password_policy;
 pub mod preferences;

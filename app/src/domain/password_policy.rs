@@ -2,19 +2,22 @@
 pub const MIN_CHARS: usize = 8;
 pub const MAX_CHARS: usize = 128;
 
+use super::invalid::{Invalid, Rule};
+
 const COMMON: &str = include_str!("common_passwords.txt");
 
-pub fn check_new_password(password: &str, username: &str) -> Result<(), String> {
+pub fn check_new_password(password: &str, username: &str) -> Result<(), Invalid> {
     let chars = password.chars().count();
     if chars < MIN_CHARS {
-        return Err(format!("the password must be at least {MIN_CHARS} characters (15 or more recommended)"));
+        let message = format!("the password must be at least {MIN_CHARS} characters (15 or more recommended)");
+        return Err(Invalid::new(Rule::TooShort, message));
     }
     if chars > MAX_CHARS {
-        return Err(format!("the password must be at most {MAX_CHARS} characters"));
+        return Err(Invalid::new(Rule::TooLong, format!("the password must be at most {MAX_CHARS} characters")));
     }
     let lowered = password.to_lowercase();
     if lowered == username.to_lowercase() || COMMON.lines().any(|common| common == lowered) {
-        return Err("this password is too common or too easy to guess; choose another".into());
+        return Err(Invalid::new(Rule::TooCommon, "this password is too common or too easy to guess; choose another"));
     }
     Ok(())
 }

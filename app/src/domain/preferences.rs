@@ -1,4 +1,5 @@
 //! Each user's language and time zone for the pages.
+use super::invalid::{Invalid, Rule};
 use chrono_tz::Tz;
 
 /// The languages the pages speak; the first is the default.
@@ -27,12 +28,14 @@ pub const OFFERED_TIME_ZONES: [&str; 14] = [
     "UTC",
 ];
 
-pub fn language(code: &str) -> Result<&'static str, String> {
-    LANGUAGES.into_iter().find(|l| *l == code.trim()).ok_or_else(|| format!("unknown language '{code}' (ja or en)"))
+pub fn language(code: &str) -> Result<&'static str, Invalid> {
+    let unknown = || Invalid::new(Rule::Unknown, format!("unknown language '{code}' (ja or en)"));
+    LANGUAGES.into_iter().find(|l| *l == code.trim()).ok_or_else(unknown)
 }
 
-pub fn time_zone(name: &str) -> Result<Tz, String> {
-    name.trim().parse::<Tz>().map_err(|_| format!("unknown time zone '{name}' (an IANA name such as Asia/Tokyo)"))
+pub fn time_zone(name: &str) -> Result<Tz, Invalid> {
+    let unknown = |_| Invalid::new(Rule::Unknown, format!("unknown time zone '{name}' (an IANA name such as Asia/Tokyo)"));
+    name.trim().parse::<Tz>().map_err(unknown)
 }
 
 /// A stored zone name that no longer parses (a renamed zone) falls back to Tokyo rather than failing a page.
@@ -48,7 +51,7 @@ mod tests {
     #[test]
     fn only_japanese_and_english_are_languages() {
         assert_eq!(language("en"), Ok("en"));
-        assert!(language("fr").unwrap_err().contains("fr"));
+        assert!(language("fr").unwrap_err().message.contains("fr"));
     }
 
     #[test]

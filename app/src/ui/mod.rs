@@ -4,6 +4,7 @@ mod admin_system;
 mod approvals;
 mod audit;
 mod download;
+mod errors;
 mod admin_users;
 mod board;
 pub mod labels;
@@ -20,8 +21,9 @@ use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::path;
-use crate::api::AppError;
-use crate::i18n::{I18nContextProvider, Locale, t, td_string, use_i18n};
+use crate::i18n::{I18nContextProvider, Locale, t, use_i18n};
+pub use errors::error_message;
+use errors::error_in;
 use leptos_i18n::context::CookieOptions;
 
 /// The HTML document around the app. The nonce comes from the CSP middleware (see server/src/http).
@@ -103,33 +105,6 @@ fn language_cookie() -> CookieOptions<Locale> {
 
 fn japanese_first() -> leptos_use::UseLocalesOptions {
     leptos_use::UseLocalesOptions::default().ssr_lang_header_getter(|| None)
-}
-
-/// An error in the reader's language. Free-text details from the server (which validation rule, which
-/// conflict) follow the translated headline as the server wrote them.
-pub fn error_message(error: &AppError) -> String {
-    error_in(labels::locale(), error)
-}
-
-fn error_in(l: Locale, error: &AppError) -> String {
-    let with_detail = |headline: &str, detail: &str| format!("{headline}: {detail}");
-    match error {
-        AppError::Unauthorized => td_string!(l, common.error.unauthorized).to_string(),
-        AppError::Forbidden => td_string!(l, common.error.forbidden).to_string(),
-        AppError::NotFound => td_string!(l, common.error.not_found).to_string(),
-        AppError::Internal => td_string!(l, common.error.internal).to_string(),
-        AppError::TooManyRequests { retry_after_secs } => {
-            td_string!(l, common.error.too_many_requests, seconds = *retry_after_secs).to_string()
-        }
-        AppError::Validation(fields) => match fields.as_slice() {
-            [f] if f.field == "password" => td_string!(l, common.error.wrong_sign_in).to_string(),
-            [f] if f.field == "current_password" => td_string!(l, common.error.wrong_password).to_string(),
-            _ => with_detail(td_string!(l, common.error.validation), &error.to_string()),
-        },
-        AppError::Conflict { detail, .. } => with_detail(td_string!(l, common.error.conflict), detail),
-        AppError::BadRequest(detail) => with_detail(td_string!(l, common.error.bad_request), detail),
-        AppError::Transport(detail) => with_detail(td_string!(l, common.error.transport), detail),
-    }
 }
 
 /// The message of an action's last failure, if it failed.

@@ -1,4 +1,5 @@
 //! API clients: tokens are 256 random bits, shown once, stored as SHA-256, scoped to departments (QUALITY 8).
+use crate::domain::invalid::{Invalid, Rule};
 use super::audit::record;
 use crate::api::AppError;
 use crate::api::admin::ApiClientSummary;
@@ -49,7 +50,7 @@ pub async fn create(state: &AppState, actor: Actor, name: &str, departments: &[S
     }
     let found = db::departments::by_codes(&mut tx, departments).await?;
     if let Some(missing) = departments.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
-        return Err(AppError::invalid("department", format!("there is no department '{missing}'")));
+        return Err(AppError::invalid("department", Invalid::new(Rule::Unknown, format!("there is no department '{missing}'"))));
     }
     let id = db::api_clients::insert(&mut tx, name, &token_hash(&token), now).await?;
     for department in &found {

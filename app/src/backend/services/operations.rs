@@ -29,7 +29,7 @@ pub struct Answer {
 
 /// Registers an operation under the client's Idempotency-Key (`body` is the request's JSON).
 pub async fn register(state: &AppState, client: &ApiClient, key: &str, body: &Value) -> Result<Answer, AppError> {
-    let key = IdempotencyKey::parse(key).map_err(AppError::BadRequest)?;
+    let key = IdempotencyKey::parse(key).map_err(|e| AppError::BadRequest(e.message))?;
     let request = RegisterOperation::deserialize(body).map_err(|e| AppError::invalid("body", e.to_string()))?;
     match idempotency::claim(state, client.id, key.as_str(), &fingerprint(body)).await? {
         Claim::Replay { status, body } => Ok(Answer { status, body, replayed: true }),

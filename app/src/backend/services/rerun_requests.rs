@@ -1,6 +1,7 @@
 //! Rerun requests: the plan is computed from the flags and verdicts; executed steps get their flag confirmed;
 //! the five checks are pre-filled with their evidence and confirmed by people; then the request goes to the
 //! department's owners. Each change and its audit event in one transaction.
+use crate::domain::invalid::{Invalid, Rule};
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
@@ -272,7 +273,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     caller.require_any(&[Role::Staff, Role::Manager])?;
     let items = db::rerun_requests::items(&mut tx, id).await?;
     if items.len() != Check::ALL.len() || items.iter().any(|i| i.confirmed_at.is_none()) {
-        return Err(AppError::invalid("checklist", "confirm all five checks first"));
+        return Err(AppError::invalid("checklist", Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first")));
     }
     if !plan_still_holds(state, &mut tx, &request).await? {
         return Err(plan_changed());

@@ -1,5 +1,6 @@
 //! Checking a sign-in: throttled per account and per address, the same answer for an unknown user and a
 //! wrong password (a dummy hash is verified for unknown users), every outcome audited.
+use crate::domain::invalid::{Invalid, Rule};
 use super::audit::record;
 use crate::api::AppError;
 use crate::backend::auth::{SessionUser, load_session_user};
@@ -58,7 +59,7 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
         tracing::warn!(username = %username, ip = %attempt.ip, "sign-in failed");
-        return Err(AppError::invalid("password", "the sign-in name or the password is wrong"));
+        return Err(AppError::invalid("password", Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong")));
     };
     if let Some(hash) = new_hash {
         db::users::set_password_hash(&mut tx, row.id, &hash, now).await?;

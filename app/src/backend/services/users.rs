@@ -1,4 +1,5 @@
 //! People: adding, listing, disabling, roles and departments, passwords. Admin-only except one's own password.
+use crate::domain::invalid::{Invalid, Rule};
 use super::Caller;
 use super::audit::record;
 use crate::api::{AppError, DepartmentDto};
@@ -26,7 +27,8 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
     let username = Username::parse(&new.username).map_err(|m| errors.push(field("username", m))).ok();
     let display_name = new.display_name.trim().to_string();
     if display_name.is_empty() || display_name.chars().count() > 100 {
-        errors.push(field("display_name", "the display name must be 1 to 100 characters"));
+        let rule = if display_name.is_empty() { Rule::Required } else { Rule::TooLong };
+        errors.push(field("display_name", Invalid::new(rule, "the display name must be 1 to 100 characters")));
     }
     let email = match new.email.trim() {
         "" => None,
@@ -49,8 +51,9 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
     }
 }
 
-fn field(name: &str, message: impl ToString) -> crate::api::FieldError {
-    crate::api::FieldError { field: name.into(), message: message.to_string() }
+fn field(name: &str, problem: impl Into<Invalid>) -> crate::api::FieldError {
+    let Invalid { rule, message } = problem.into();
+    crate::api::FieldError { field: name.into(), message, rule }
 }
 
 fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec<String>), AppError> {
@@ -80,7 +83,7 @@ fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec
 async fn department_ids(tx: &mut db::Tx, codes: &[String]) -> Result<Vec<i64>, AppError> {
     let found = db::departments::by_codes(tx, codes).await?;
     if let Some(missing) = codes.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
-        return Err(AppError::invalid("departments", format!("there is no department '{missing}'")));
+        return Err(AppError::invalid("departments", Invalid::new(Rule::Unknown, format!("there is no department '{missing}'"))));
     }
     Ok(found.iter().map(|d| d.id).collect())
 }
@@ -203,7 +206,7 @@ pub async fn change_own_password(
     let row = db::users::by_id(&mut read, me.id).await?.ok_or(AppError::Unauthorized)?;
     drop(read);
     if !passwords::verify(current, Some(row.password_hash)).await?.ok {
-        return Err(AppError::invalid("current_password", "the current password is wrong"));
+        return Err(AppError::invalid("current_password", Invalid::new(Rule::WrongPassword, "the current password is wrong")));
     }
     let hash = passwords::hash(new).await?;
     let now = state.clock.now();

@@ -1,0 +1,60 @@
+//! Why an input was refused: a rule the pages put into the reader's language, with the English sentence the
+//! JSON API returns.
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    Required,
+    TooShort,
+    TooLong,
+    BadCharacter,
+    NotAnEmail,
+    TooCommon,
+    /// Not one of the known values (a department, a language, a time zone).
+    Unknown,
+    /// A check the system could not confirm cannot be confirmed by a person either.
+    NotSatisfied,
+    CauseRequired,
+    ChecksUnconfirmed,
+    WrongPassword,
+    WrongSignIn,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    pub rule: Option<Rule>,
+    pub message: String,
+}
+
+impl Invalid {
+    pub fn new(rule: Rule, message: impl Into<String>) -> Self {
+        Invalid { rule: Some(rule), message: message.into() }
+    }
+}
+
+/// A refusal without a rule: the pages show the sentence as it is.
+impl From<String> for Invalid {
+    fn from(message: String) -> Self {
+        Invalid { rule: None, message }
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(message: &str) -> Self {
+        Invalid { rule: None, message: message.to_string() }
+    }
+}
+
+impl From<Invalid> for String {
+    fn from(invalid: Invalid) -> String {
+        invalid.message
+    }
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}

@@ -1,0 +1,123 @@
+//! Server errors in the reader's language: by the refused field's rule, by the conflict's problem slug, else a
+//! translated headline with the server's (English) sentence.
+use crate::api::{AppError, FieldError};
+use crate::domain::invalid::Rule;
+use crate::i18n::{Locale, td_string};
+
+pub fn error_message(error: &AppError) -> String {
+    error_in(super::labels::locale(), error)
+}
+
+pub fn error_in(l: Locale, error: &AppError) -> String {
+    let with_detail = |headline: &str, detail: &str| format!("{headline}: {detail}");
+    match error {
+        AppError::Unauthorized => td_string!(l, common.error.unauthorized).to_string(),
+        AppError::Forbidden => td_string!(l, common.error.forbidden).to_string(),
+        AppError::NotFound => td_string!(l, common.error.not_found).to_string(),
+        AppError::Internal => td_string!(l, common.error.internal).to_string(),
+        AppError::TooManyRequests { retry_after_secs } => {
+            td_string!(l, common.error.too_many_requests, seconds = *retry_after_secs).to_string()
+        }
+        AppError::Validation(fields) => fields
+            .iter()
+            .map(|f| match f.rule {
+                Some(rule) => field_problem(l, f, rule),
+                None => with_detail(td_string!(l, common.error.validation), &f.message),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        AppError::Conflict { problem, detail } => match conflict(l, problem) {
+            Some(text) => text.to_string(),
+            None => with_detail(td_string!(l, common.error.conflict), detail),
+        },
+        AppError::BadRequest(detail) => with_detail(td_string!(l, common.error.bad_request), detail),
+        AppError::Transport(detail) => with_detail(td_string!(l, common.error.transport), detail),
+    }
+}
+
+fn field_problem(l: Locale, f: &FieldError, rule: Rule) -> String {
+    let problem = match rule {
+        // Whole sentences: the field goes without saying.
+        Rule::WrongSignIn => return td_string!(l, common.error.wrong_sign_in).to_string(),
+        Rule::WrongPassword => return td_string!(l, common.error.wrong_password).to_string(),
+        Rule::ChecksUnconfirmed => return td_string!(l, common.error.checks_unconfirmed).to_string(),
+        Rule::NotSatisfied => return td_string!(l, common.error.not_satisfied).to_string(),
+        Rule::CauseRequired => return td_string!(l, common.error.cause_required).to_string(),
+        Rule::Required => td_string!(l, common.error.rule.required),
+        Rule::TooShort => td_string!(l, common.error.rule.too_short),
+        Rule::TooLong => td_string!(l, common.error.rule.too_long),
+        Rule::BadCharacter => td_string!(l, common.error.rule.bad_character),
+        Rule::NotAnEmail => td_string!(l, common.error.rule.not_an_email),
+        Rule::TooCommon => td_string!(l, common.error.rule.too_common),
+        Rule::Unknown => td_string!(l, common.error.rule.unknown),
+    };
+    td_string!(l, common.error.field_problem, field = field_label(l, &f.field), problem = problem).to_string()
+}
+
+fn field_label(l: Locale, field: &str) -> String {
+    let label = match field {
+        "reason" => td_string!(l, common.field.reason),
+        "comment" => td_string!(l, common.field.comment),
+        "evidence" => td_string!(l, common.field.evidence),
+        "password" | "new_password" => td_string!(l, common.field.new_password),
+        "username" => td_string!(l, common.field.username),
+        "display_name" => td_string!(l, common.field.display_name),
+        "email" => td_string!(l, common.field.email),
+        "department" | "departments" => td_string!(l, common.field.departments),
+        "name" => td_string!(l, common.field.name),
+        "language" => td_string!(l, common.language.label),
+        "time_zone" => td_string!(l, common.account.time_zone),
+        other => return other.to_string(),
+    };
+    label.to_string()
+}
+
+/// The conflicts a person can run into on the pages, by their problem slug.
+fn conflict(l: Locale, problem: &str) -> Option<&'static str> {
+    Some(match problem {
+        "username-taken" => td_string!(l, common.conflict.username_taken),
+        "self-disable" => td_string!(l, common.conflict.self_disable),
+        "self-demotion" => td_string!(l, common.conflict.self_demotion),
+        "client-name-taken" => td_string!(l, common.conflict.client_name_taken),
+        "not-pending" => td_string!(l, common.conflict.not_pending),
+        "expired" => td_string!(l, common.conflict.expired),
+        "already-decided" => td_string!(l, common.conflict.already_decided),
+        "not-stalled" => td_string!(l, common.conflict.not_stalled),
+        "not-on-hold" => td_string!(l, common.conflict.not_on_hold),
+        "workflow-not-configured" => td_string!(l, common.conflict.workflow_not_configured),
+        "request-open" => td_string!(l, common.conflict.request_open),
+        "plan-changed" => td_string!(l, common.conflict.plan_changed),
+        "not-draft" => td_string!(l, common.conflict.not_draft),
+        "not-cancellable" => td_string!(l, common.conflict.not_cancellable),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::invalid::Invalid;
+
+    #[test]
+    fn a_refused_field_reads_in_either_language_with_its_name() {
+        let empty = AppError::invalid("reason", Invalid::new(Rule::Required, "a reason is required"));
+        assert_eq!(error_in(Locale::ja, &empty), "理由: 入力してください");
+        assert_eq!(error_in(Locale::en, &empty), "Reason: required");
+        let wrong = AppError::invalid("password", Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong"));
+        assert_eq!(error_in(Locale::en, &wrong), "The sign-in name or the password is wrong.");
+    }
+
+    #[test]
+    fn a_known_conflict_is_a_sentence_and_an_unknown_one_keeps_the_servers_detail() {
+        let taken = AppError::conflict("username-taken", "the sign-in name 'sato' is taken");
+        assert_eq!(error_in(Locale::ja, &taken), "このサインイン名はすでに使われています。");
+        let other = AppError::conflict("something-new", "details");
+        assert_eq!(error_in(Locale::en, &other), "This cannot be done in the current state: details");
+    }
+
+    #[test]
+    fn a_refusal_without_a_rule_shows_the_servers_sentence_after_the_headline() {
+        let plain = AppError::invalid("filter", "unknown export format 'xml' (csv or jsonl)");
+        assert_eq!(error_in(Locale::ja, &plain), "入力内容を確認してください: unknown export format 'xml' (csv or jsonl)");
+    }
+}
