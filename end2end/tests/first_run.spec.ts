@@ -33,3 +33,15 @@ test('a reader switches to English, the whole page follows, and switches back on
   await expect(page.locator('html')).toHaveAttribute('lang', 'ja');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('アカウント');
 });
+
+test('a visitor switches the sign-in page to English and reads a refusal in English', async ({ page, violations }) => {
+  await page.goto('/sign-in');
+  await hydrated(page);
+  await page.getByTestId('language-switch').click();
+  await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+  await hydrated(page);
+  await page.getByLabel('Sign-in name').fill('sato');
+  await page.getByLabel('Password').fill('not-the-password');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await expect(page.getByRole('alert')).toHaveText(/The sign-in name or the password is wrong\./);
+});

@@ -2,14 +2,14 @@
 use crate::api::CurrentUser;
 use crate::api::auth::{ChangePassword, SavePreferences};
 use crate::domain::preferences::{LANGUAGES, OFFERED_TIME_ZONES};
-use crate::i18n::{t, td_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 
 #[component]
 pub fn AccountPage() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
-        <h1>{t!(i18n, common.account.title)}</h1>
+        <h1>{td_string!(l, common.account.title)}</h1>
         <Preferences />
         <Password />
     }
@@ -17,7 +17,7 @@ pub fn AccountPage() -> impl IntoView {
 
 #[component]
 fn Preferences() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let me = use_context::<CurrentUser>();
     let (language, zone) = me.map(|u| (u.language, u.time_zone)).unwrap_or_default();
     let save = ServerAction::<SavePreferences>::new();
@@ -28,32 +28,26 @@ fn Preferences() -> impl IntoView {
             let _ = window().location().reload();
         }
     });
-    let l = i18n.get_locale_untracked();
     let language_name = move |code: &str| match code {
         "en" => td_string!(l, common.language.en),
         _ => td_string!(l, common.language.ja),
     };
-    // A zone chosen through the API that is not in the list stays selectable.
-    let mut zones: Vec<String> = OFFERED_TIME_ZONES.iter().map(|z| z.to_string()).collect();
-    if !zone.is_empty() && !zones.contains(&zone) {
-        zones.insert(0, zone.clone());
-    }
     view! {
         <section class="card" aria-labelledby="preferences-title">
-            <h2 id="preferences-title">{t!(i18n, common.account.preferences)}</h2>
+            <h2 id="preferences-title">{td_string!(l, common.account.preferences)}</h2>
             <ActionForm action=save attr:class="form">
-                <label for="language">{t!(i18n, common.language.label)}</label>
+                <label for="language">{td_string!(l, common.language.label)}</label>
                 <select id="language" name="language">
                     {LANGUAGES.iter().map(|code| view! {
                         <option value=*code selected=language == *code lang=*code>{language_name(code)}</option>
                     }).collect_view()}
                 </select>
-                <label for="time_zone">{t!(i18n, common.account.time_zone)}</label>
+                <label for="time_zone">{td_string!(l, common.account.time_zone)}</label>
                 <select id="time_zone" name="time_zone">
-                    {zones.into_iter().map(|z| view! { <option value=z.clone() selected=z == zone>{z.clone()}</option> }).collect_view()}
+                    {OFFERED_TIME_ZONES.iter().map(|z| view! { <option value=*z selected=*z == zone>{*z}</option> }).collect_view()}
                 </select>
                 <crate::ui::ErrorNote error />
-                <button type="submit" disabled=move || save.pending().get()>{t!(i18n, common.account.save)}</button>
+                <button type="submit" disabled=move || save.pending().get()>{td_string!(l, common.account.save)}</button>
             </ActionForm>
         </section>
     }
@@ -61,23 +55,23 @@ fn Preferences() -> impl IntoView {
 
 #[component]
 fn Password() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let change = ServerAction::<ChangePassword>::new();
     let error = super::error_of(change);
     view! {
         <section class="card" aria-labelledby="password-title">
-            <h2 id="password-title">{t!(i18n, common.account.password_title)}</h2>
-            <p>{t!(i18n, common.account.password_hint)}</p>
+            <h2 id="password-title">{td_string!(l, common.account.password_title)}</h2>
+            <p>{td_string!(l, common.account.password_hint)}</p>
             <ActionForm action=change attr:class="form">
-                <label for="current_password">{t!(i18n, common.account.current_password)}</label>
+                <label for="current_password">{td_string!(l, common.account.current_password)}</label>
                 <input id="current_password" name="current_password" type="password" autocomplete="current-password" required />
-                <label for="new_password">{t!(i18n, common.account.new_password)}</label>
+                <label for="new_password">{td_string!(l, common.account.new_password)}</label>
                 <input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="8" maxlength="128" required />
                 <crate::ui::ErrorNote error />
                 <Show when=move || matches!(change.value().get(), Some(Ok(())))>
-                    <p class="ok" role="status">{t!(i18n, common.account.password_changed)}</p>
+                    <p class="ok" role="status">{td_string!(l, common.account.password_changed)}</p>
                 </Show>
-                <button type="submit" disabled=move || change.pending().get()>{t!(i18n, common.account.change)}</button>
+                <button type="submit" disabled=move || change.pending().get()>{td_string!(l, common.account.change)}</button>
             </ActionForm>
         </section>
     }

@@ -1,44 +1,44 @@
 //! Admin: the loaded configuration (read-only) and the API clients (revocable).
 use super::labels::local_time;
 use crate::api::admin::{RevokeApiClient, list_api_clients, loaded_configuration};
-use crate::i18n::{t, t_string, use_i18n};
+use crate::i18n::{td_string, td};
 use leptos::prelude::*;
 
 #[component]
 pub fn ConfigurationPage() -> impl IntoView {
     let config = Resource::new(|| (), |_| loaded_configuration());
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
-        <h1>{t!(i18n, admin.config.title)}</h1>
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <h1>{td_string!(l, admin.config.title)}</h1>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match config.await {
                     Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
                     Ok(c) => view! {
-                        <p>{t!(i18n, admin.config.summary, source = c.source.clone(), days = c.idempotency_retention_days, <code> = <code />)}</p>
+                        <p>{td!(l, admin.config.summary, source = c.source.clone(), days = c.idempotency_retention_days, <code> = <code />)}</p>
                         <section class="card" data-testid="config-workflows">
-                            <h2>{t!(i18n, admin.config.workflows)}</h2>
+                            <h2>{td_string!(l, admin.config.workflows)}</h2>
                             {c.workflows.into_iter().map(|w| view! {
-                                <h3>{w.name.clone()} " " <small>"(" {w.department.clone()} {t!(i18n, admin.config.version)} <code>{w.version.clone()}</code> ")"</small></h3>
-                                <p>{t!(i18n, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
+                                <h3>{w.name.clone()} " " <small>"(" {w.department.clone()} {td_string!(l, admin.config.version)} <code>{w.version.clone()}</code> ")"</small></h3>
+                                <p>{td!(l, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
                                    approvals = w.approvals_required, <code> = <code />)}</p>
                                 <ol>
                                     {w.steps.into_iter().map(|s| {
                                         let side_effect = s.side_effect;
                                         view! {
                                             <li><strong>{s.name}</strong> " — " {s.connector.unwrap_or_else(|| "—".into())}
-                                                {move || if side_effect { t_string!(i18n, admin.config.side_effect) } else { t_string!(i18n, admin.config.no_side_effect) }}
-                                                {t!(i18n, admin.config.deadline, seconds = s.deadline_seconds)}
-                                                {s.heartbeat_seconds.map(|h| t!(i18n, admin.config.heartbeat, seconds = h))}</li>
+                                                {move || if side_effect { td_string!(l, admin.config.side_effect) } else { td_string!(l, admin.config.no_side_effect) }}
+                                                {td_string!(l, admin.config.deadline, seconds = s.deadline_seconds)}
+                                                {s.heartbeat_seconds.map(|h| td_string!(l, admin.config.heartbeat, seconds = h))}</li>
                                         }
                                     }).collect_view()}
                                 </ol>
                             }).collect_view()}
                         </section>
                         <section class="card">
-                            <h2>{t!(i18n, admin.config.connectors)}</h2>
+                            <h2>{td_string!(l, admin.config.connectors)}</h2>
                             <table class="grid">
-                                <thead><tr><th scope="col">{t!(i18n, admin.config.name)}</th><th scope="col">{t!(i18n, admin.config.kind)}</th><th scope="col">{t!(i18n, admin.config.settings)}</th><th scope="col">{t!(i18n, admin.config.credential_envs)}</th></tr></thead>
+                                <thead><tr><th scope="col">{td_string!(l, admin.config.name)}</th><th scope="col">{td_string!(l, admin.config.kind)}</th><th scope="col">{td_string!(l, admin.config.settings)}</th><th scope="col">{td_string!(l, admin.config.credential_envs)}</th></tr></thead>
                                 <tbody>
                                     {c.connectors.into_iter().map(|k| view! {
                                         <tr><td>{k.name}</td><td>{k.kind}</td>
@@ -49,7 +49,7 @@ pub fn ConfigurationPage() -> impl IntoView {
                             </table>
                         </section>
                         <section class="card">
-                            <h2>{t!(i18n, admin.config.departments)}</h2>
+                            <h2>{td_string!(l, admin.config.departments)}</h2>
                             <ul>{c.departments.into_iter().map(|d| view! { <li>{d.name} " (" <code>{d.code}</code> ")"</li> }).collect_view()}</ul>
                         </section>
                     }.into_any(),
@@ -64,29 +64,29 @@ pub fn ApiClientsPage() -> impl IntoView {
     let revoke = ServerAction::<RevokeApiClient>::new();
     let clients = Resource::new(move || revoke.version().get(), |_| list_api_clients());
     let error = super::error_of(revoke);
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
-        <h1>{t!(i18n, common.nav.api_clients)}</h1>
-        <p>{t!(i18n, admin.api_clients.token_hint, <code> = <code />)}</p>
+        <h1>{td_string!(l, common.nav.api_clients)}</h1>
+        <p>{td!(l, admin.api_clients.token_hint, <code> = <code />)}</p>
         <crate::ui::ErrorNote error />
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match clients.await {
                     Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
                     Ok(list) => view! {
                         <table class="grid" data-testid="api-clients">
-                            <thead><tr><th scope="col">{t!(i18n, admin.api_clients.name)}</th><th scope="col">{t!(i18n, admin.api_clients.departments)}</th><th scope="col">{t!(i18n, admin.api_clients.created)}</th><th scope="col">{t!(i18n, admin.api_clients.status)}</th></tr></thead>
+                            <thead><tr><th scope="col">{td_string!(l, admin.api_clients.name)}</th><th scope="col">{td_string!(l, admin.api_clients.departments)}</th><th scope="col">{td_string!(l, admin.api_clients.created)}</th><th scope="col">{td_string!(l, admin.api_clients.status)}</th></tr></thead>
                             <tbody>
                                 {list.into_iter().map(|c| {
                                     let id = c.id;
                                     view! {
                                         <tr><td>{c.name}</td><td>{c.departments.join(", ")}</td><td>{local_time(c.created_at)}</td>
                                             <td>{if c.revoked {
-                                                view! { <span class="badge off">{t!(i18n, admin.api_clients.revoked)}</span> }.into_any()
+                                                view! { <span class="badge off">{td_string!(l, admin.api_clients.revoked)}</span> }.into_any()
                                             } else {
                                                 view! {
-                                                    <span class="badge on">{t!(i18n, admin.api_clients.active)}</span>
-                                                    <button class="small" on:click=move |_| { revoke.dispatch(RevokeApiClient { id }); }>{t!(i18n, admin.api_clients.revoke)}</button>
+                                                    <span class="badge on">{td_string!(l, admin.api_clients.active)}</span>
+                                                    <button class="small" on:click=move |_| { revoke.dispatch(RevokeApiClient { id }); }>{td_string!(l, admin.api_clients.revoke)}</button>
                                                 }.into_any()
                                             }}</td></tr>
                                     }

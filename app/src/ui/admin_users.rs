@@ -2,7 +2,7 @@
 use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
 use crate::api::DepartmentDto;
 use crate::domain::roles::Role;
-use crate::i18n::{t, t_string, td_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 
 fn role_label(role: Role) -> &'static str {
@@ -19,7 +19,7 @@ use super::error_of;
 
 #[component]
 pub fn AdminUsersPage() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let add = ServerAction::<AddUser>::new();
     let disable = ServerAction::<SetUserDisabled>::new();
     let roles = ServerAction::<SetUserRoles>::new();
@@ -32,9 +32,9 @@ pub fn AdminUsersPage() -> impl IntoView {
         [error_of(disable).get(), error_of(roles).get()].into_iter().flatten().next()
     });
     view! {
-        <h1>{t!(i18n, common.nav.users)}</h1>
+        <h1>{td_string!(l, common.nav.users)}</h1>
         <crate::ui::ErrorNote error=errors />
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 let departments = departments.await.unwrap_or_default();
                 match users.await {
@@ -56,12 +56,12 @@ fn UserTable(
     disable: ServerAction<SetUserDisabled>,
     roles: ServerAction<SetUserRoles>,
 ) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
         <table class="grid" data-testid="users">
-            <caption>{t!(i18n, admin.users.caption)}</caption>
+            <caption>{td_string!(l, admin.users.caption)}</caption>
             <thead>
-                <tr><th scope="col">{t!(i18n, common.sign_in.username)}</th><th scope="col">{t!(i18n, admin.users.display_name)}</th><th scope="col">{t!(i18n, admin.users.email)}</th><th scope="col">{t!(i18n, admin.users.roles_and_departments)}</th><th scope="col">{t!(i18n, admin.users.status)}</th></tr>
+                <tr><th scope="col">{td_string!(l, common.sign_in.username)}</th><th scope="col">{td_string!(l, admin.users.display_name)}</th><th scope="col">{td_string!(l, admin.users.email)}</th><th scope="col">{td_string!(l, admin.users.roles_and_departments)}</th><th scope="col">{td_string!(l, admin.users.status)}</th></tr>
             </thead>
             <tbody>
                 {list.into_iter().map(|user| {
@@ -75,11 +75,11 @@ fn UserTable(
                             <td><RoleEditor user=user.clone() departments=departments.clone() roles /></td>
                             <td>
                                 <span class=if disabled { "badge off" } else { "badge on" }>
-                                    {move || if disabled { t_string!(i18n, admin.users.disabled) } else { t_string!(i18n, admin.users.enabled) }}
+                                    {move || if disabled { td_string!(l, admin.users.disabled) } else { td_string!(l, admin.users.enabled) }}
                                 </span>
                                 <button class="small" on:click=move |_| {
                                     disable.dispatch(SetUserDisabled { user_id: id, disabled: !disabled });
-                                }>{move || if disabled { t_string!(i18n, admin.users.enable) } else { t_string!(i18n, admin.users.disable) }}</button>
+                                }>{move || if disabled { td_string!(l, admin.users.enable) } else { td_string!(l, admin.users.disable) }}</button>
                             </td>
                         </tr>
                     }
@@ -95,14 +95,14 @@ fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerA
     let chosen_roles = RwSignal::new(user.roles.clone());
     let chosen_departments = RwSignal::new(user.departments.clone());
     let id = user.id;
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
         <fieldset class="inline">
-            <legend class="sr-only">{t!(i18n, admin.users.roles_of, name = user.username.clone())}</legend>
+            <legend class="sr-only">{td_string!(l, admin.users.roles_of, name = user.username.clone())}</legend>
             <Choices chosen_roles chosen_departments departments />
             <button class="small" on:click=move |_| {
                 roles.dispatch(SetUserRoles { user_id: id, roles: chosen_roles.get(), departments: chosen_departments.get() });
-            }>{t!(i18n, admin.users.save)}</button>
+            }>{td_string!(l, admin.users.save)}</button>
         </fieldset>
     }
 }
@@ -151,7 +151,7 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
     let email = RwSignal::new(String::new());
     let chosen_roles = RwSignal::new(vec![Role::Staff]);
     let chosen_departments = RwSignal::new(Vec::<String>::new());
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         add.dispatch(AddUser {
@@ -167,24 +167,24 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
     };
     view! {
         <form class="card form" on:submit=submit aria-labelledby="add-user-title">
-            <h2 id="add-user-title">{t!(i18n, admin.users.add_title)}</h2>
-            <label for="new-username">{t!(i18n, common.sign_in.username)}</label>
+            <h2 id="add-user-title">{td_string!(l, admin.users.add_title)}</h2>
+            <label for="new-username">{td_string!(l, common.sign_in.username)}</label>
             <input id="new-username" bind:value=username required />
-            <label for="new-display-name">{t!(i18n, admin.users.display_name)}</label>
+            <label for="new-display-name">{td_string!(l, admin.users.display_name)}</label>
             <input id="new-display-name" bind:value=display_name required />
-            <label for="new-email">{t!(i18n, admin.users.email_optional)}</label>
+            <label for="new-email">{td_string!(l, admin.users.email_optional)}</label>
             <input id="new-email" type="email" autocomplete="off" bind:value=email />
-            <label for="new-password">{t!(i18n, admin.users.initial_password)}</label>
+            <label for="new-password">{td_string!(l, admin.users.initial_password)}</label>
             <input id="new-password" type="password" autocomplete="new-password" bind:value=password required />
             <fieldset>
-                <legend>{t!(i18n, admin.users.roles_and_departments)}</legend>
+                <legend>{td_string!(l, admin.users.roles_and_departments)}</legend>
                 <Choices chosen_roles chosen_departments departments />
             </fieldset>
             <crate::ui::ErrorNote error=error_of(add) />
             <Show when=move || matches!(add.value().get(), Some(Ok(_)))>
-                <p class="ok" role="status">{t!(i18n, admin.users.added)}</p>
+                <p class="ok" role="status">{td_string!(l, admin.users.added)}</p>
             </Show>
-            <button type="submit" disabled=move || add.pending().get()>{t!(i18n, admin.users.add)}</button>
+            <button type="submit" disabled=move || add.pending().get()>{td_string!(l, admin.users.add)}</button>
         </form>
     }
 }

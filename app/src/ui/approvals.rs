@@ -2,23 +2,23 @@
 //! reject with a reason. Readable on a phone.
 use super::labels::local_time;
 use crate::api::reruns::{DecideRerun, InboxItem, approval_inbox};
-use crate::i18n::{t, t_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 use leptos_router::components::A;
 
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let decide = ServerAction::<DecideRerun>::new();
     let inbox = Resource::new(move || decide.version().get(), |_| approval_inbox());
     let error = super::error_of(decide);
     view! {
-        <h1>{t!(i18n, rerun.approvals.title)}</h1>
+        <h1>{td_string!(l, rerun.approvals.title)}</h1>
         <crate::ui::ErrorNote error />
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match inbox.await {
-                    Ok(items) if items.is_empty() => view! { <p data-testid="inbox-empty">{t!(i18n, rerun.approvals.empty)}</p> }.into_any(),
+                    Ok(items) if items.is_empty() => view! { <p data-testid="inbox-empty">{td_string!(l, rerun.approvals.empty)}</p> }.into_any(),
                     Ok(items) => view! {
                         <ul class="inbox" data-testid="inbox">
                             {items.into_iter().map(|item| view! { <Item item decide /> }).collect_view()}
@@ -33,7 +33,7 @@ pub fn ApprovalsPage() -> impl IntoView {
 
 #[component]
 fn Item(item: InboxItem, decide: ServerAction<DecideRerun>) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let id = item.id.clone();
     let field = format!("reject-{}", item.id);
     let decisions = (!item.own_request).then(|| {
@@ -43,14 +43,14 @@ fn Item(item: InboxItem, decide: ServerAction<DecideRerun>) -> impl IntoView {
                 <input type="hidden" name="id" value=approve_id />
                 <input type="hidden" name="approve" value="true" />
                 <input type="hidden" name="comment" value="" />
-                <button type="submit" disabled=move || decide.pending().get()>{t!(i18n, rerun.approvals.approve)}</button>
+                <button type="submit" disabled=move || decide.pending().get()>{td_string!(l, rerun.approvals.approve)}</button>
             </ActionForm>
             <ActionForm action=decide attr:class="form">
                 <input type="hidden" name="id" value=reject_id />
                 <input type="hidden" name="approve" value="false" />
-                <label for=field.clone()>{t!(i18n, rerun.approvals.reject_reason)}</label>
+                <label for=field.clone()>{td_string!(l, rerun.approvals.reject_reason)}</label>
                 <textarea id=field name="comment" rows="2" required></textarea>
-                <button type="submit" class="secondary" disabled=move || decide.pending().get()>{t!(i18n, rerun.approvals.reject)}</button>
+                <button type="submit" class="secondary" disabled=move || decide.pending().get()>{td_string!(l, rerun.approvals.reject)}</button>
             </ActionForm>
         }
     });
@@ -58,11 +58,11 @@ fn Item(item: InboxItem, decide: ServerAction<DecideRerun>) -> impl IntoView {
         <li class="card" data-request=item.id.clone()>
             <h2><A href=format!("/reruns/{}", item.id)>{item.process_id.clone()}</A> " · " {item.department.clone()}</h2>
             <p>{item.requester.clone()} {item.submitted_at.map(|at| format!(" · {}", local_time(at)))}</p>
-            <p>{t_string!(i18n, rerun.approvals.reason, reason = item.reason.clone()).to_string()}</p>
-            <p>{t_string!(i18n, rerun.approvals.steps,
-                steps = item.steps.iter().map(|(s, k)| format!("{s} ({k})")).collect::<Vec<_>>().join(t_string!(i18n, rerun.separator))).to_string()}</p>
-            <p>{t_string!(i18n, rerun.approvals.count, approvals = item.approvals, required = item.required).to_string()}</p>
-            {item.own_request.then(|| view! { <p class="badge warn">{t!(i18n, rerun.approvals.own_request)}</p> })}
+            <p>{td_string!(l, rerun.approvals.reason, reason = item.reason.clone()).to_string()}</p>
+            <p>{td_string!(l, rerun.approvals.steps,
+                steps = item.steps.iter().map(|(s, k)| format!("{s} ({k})")).collect::<Vec<_>>().join(td_string!(l, rerun.separator))).to_string()}</p>
+            <p>{td_string!(l, rerun.approvals.count, approvals = item.approvals, required = item.required).to_string()}</p>
+            {item.own_request.then(|| view! { <p class="badge warn">{td_string!(l, rerun.approvals.own_request)}</p> })}
             {decisions}
         </li>
     }

@@ -4,7 +4,7 @@ use super::download::DownloadWithProgress;
 use super::labels::local_time;
 use crate::api::audit::{AuditPageView, AuditRow, ChainView, audit_page};
 use crate::domain::audit_export::AuditFilterForm;
-use crate::i18n::{t, t_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
@@ -52,7 +52,7 @@ fn query_of(form: &AuditFilterForm) -> String {
 
 #[component]
 pub fn AuditPage() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let query = use_query_map();
     let args = Memo::new(move |_| {
         let q = query.get();
@@ -60,8 +60,8 @@ pub fn AuditPage() -> impl IntoView {
     });
     let page = Resource::new(move || args.get(), |(form, before)| audit_page(form, before));
     view! {
-        <h1>{t!(i18n, common.nav.audit)}</h1>
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <h1>{td_string!(l, common.nav.audit)}</h1>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match page.await {
                     Ok(view) => view! { <Trail view form=args.get_untracked().0 /> }.into_any(),
@@ -74,68 +74,68 @@ pub fn AuditPage() -> impl IntoView {
 
 #[component]
 fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let chain = match view.chain {
         ChainView::Intact { seq, checked_at } => view! {
-            <p class="badge on" data-testid="chain-status">{t_string!(i18n, audit.chain_intact, seq = seq, at = local_time(checked_at)).to_string()}</p>
+            <p class="badge on" data-testid="chain-status">{td_string!(l, audit.chain_intact, seq = seq, at = local_time(checked_at)).to_string()}</p>
         }.into_any(),
         ChainView::Broken { seq, problem } => view! {
-            <p class="badge off" role="alert" data-testid="chain-status">{t_string!(i18n, audit.chain_broken, seq = seq, problem = problem).to_string()}</p>
+            <p class="badge off" role="alert" data-testid="chain-status">{td_string!(l, audit.chain_broken, seq = seq, problem = problem).to_string()}</p>
         }.into_any(),
     };
     let filters = query_of(&form);
     let next = view.next.map(|before| if filters.is_empty() { format!("/audit?before={before}") } else { format!("/audit?{filters}&before={before}") });
     let export = |format: &str| if filters.is_empty() { format!("/audit/export?format={format}") } else { format!("/audit/export?format={format}&{filters}") };
     let labels = [
-        ("from", t_string!(i18n, audit.field.from), "2026-11-01"),
-        ("to", t_string!(i18n, audit.field.to), "2026-12-01"),
-        ("department", t_string!(i18n, audit.field.department), "sales"),
-        ("actor", t_string!(i18n, audit.field.actor), "sato"),
-        ("action", t_string!(i18n, audit.field.action), "rerun_request.approved"),
-        ("object_type", t_string!(i18n, audit.field.object_type), "user"),
-        ("object_id", t_string!(i18n, audit.field.object_id), "3"),
-        ("process_id", t_string!(i18n, audit.field.process_id), "ORD-1001"),
+        ("from", td_string!(l, audit.field.from), "2026-11-01"),
+        ("to", td_string!(l, audit.field.to), "2026-12-01"),
+        ("department", td_string!(l, audit.field.department), "sales"),
+        ("actor", td_string!(l, audit.field.actor), "sato"),
+        ("action", td_string!(l, audit.field.action), "rerun_request.approved"),
+        ("object_type", td_string!(l, audit.field.object_type), "user"),
+        ("object_id", td_string!(l, audit.field.object_id), "3"),
+        ("process_id", td_string!(l, audit.field.process_id), "ORD-1001"),
     ];
     view! {
         {chain}
-        <Form method="GET" action="/audit" attr:class="filters" attr:aria-label=move || t_string!(i18n, audit.filters)>
+        <Form method="GET" action="/audit" attr:class="filters" attr:aria-label=move || td_string!(l, audit.filters)>
             {labels.into_iter().map(|(name, label, example)| view! {
                 <label>{label}
                     <input name=name value=field(&form, name) placeholder=example />
                 </label>
             }).collect_view()}
-            <button type="submit">{t!(i18n, audit.filter)}</button>
+            <button type="submit">{td_string!(l, audit.filter)}</button>
         </Form>
         {view.may_export.then(|| view! {
             <p class="exports" data-testid="exports">
-                {t!(i18n, audit.export_lead)}
+                {td_string!(l, audit.export_lead)}
                 <DownloadWithProgress href=export("csv") label="CSV" /> " ・ "
-                <DownloadWithProgress href=export("jsonl") label=t_string!(i18n, audit.export_jsonl) />
-                <span class="hint">{t!(i18n, audit.export_hint)}</span>
+                <DownloadWithProgress href=export("jsonl") label=td_string!(l, audit.export_jsonl) />
+                <span class="hint">{td_string!(l, audit.export_hint)}</span>
             </p>
         })}
         {if view.rows.is_empty() {
-            view! { <p class="empty" data-testid="audit-empty">{t!(i18n, audit.empty)}</p> }.into_any()
+            view! { <p class="empty" data-testid="audit-empty">{td_string!(l, audit.empty)}</p> }.into_any()
         } else {
             view! {
                 <table class="grid" data-testid="audit-events">
-                    <caption class="sr-only">{t!(i18n, audit.caption)}</caption>
+                    <caption class="sr-only">{td_string!(l, audit.caption)}</caption>
                     <thead><tr>
-                        <th scope="col">"#"</th><th scope="col">{t!(i18n, audit.column.at)}</th><th scope="col">{t!(i18n, audit.field.actor)}</th>
-                        <th scope="col">{t!(i18n, audit.field.action)}</th><th scope="col">{t!(i18n, audit.column.object)}</th>
-                        <th scope="col">{t!(i18n, audit.field.department)}</th><th scope="col">{t!(i18n, audit.column.changes)}</th>
+                        <th scope="col">"#"</th><th scope="col">{td_string!(l, audit.column.at)}</th><th scope="col">{td_string!(l, audit.field.actor)}</th>
+                        <th scope="col">{td_string!(l, audit.field.action)}</th><th scope="col">{td_string!(l, audit.column.object)}</th>
+                        <th scope="col">{td_string!(l, audit.field.department)}</th><th scope="col">{td_string!(l, audit.column.changes)}</th>
                     </tr></thead>
                     <tbody>{view.rows.into_iter().map(|row| view! { <EventRow row /> }).collect_view()}</tbody>
                 </table>
             }.into_any()
         }}
-        {next.map(|link| view! { <p><A href=link>{t!(i18n, audit.older)}</A></p> })}
+        {next.map(|link| view! { <p><A href=link>{td_string!(l, audit.older)}</A></p> })}
     }
 }
 
 #[component]
 fn EventRow(row: AuditRow) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let object = if row.object_type == "operation" {
         view! { <A href=format!("/operations/{}", row.object_id)>{row.object_id.clone()}</A> }.into_any()
     } else {
@@ -150,16 +150,16 @@ fn EventRow(row: AuditRow) -> impl IntoView {
             <td>{object}</td>
             <td>{row.department.unwrap_or_else(|| "—".into())}</td>
             <td>
-                {row.reason.map(|r| view! { <p class="reason">{t_string!(i18n, audit.reason, reason = r).to_string()}</p> })}
+                {row.reason.map(|r| view! { <p class="reason">{td_string!(l, audit.reason, reason = r).to_string()}</p> })}
                 {(!row.diff.is_empty()).then(|| view! {
                     <dl class="diff">
                         {row.diff.into_iter().map(|line| {
                             let changed = line.changed();
                             view! {
-                                <dt>{if line.key.is_empty() { t_string!(i18n, audit.value).to_string() } else { line.key.clone() }}</dt>
+                                <dt>{if line.key.is_empty() { td_string!(l, audit.value).to_string() } else { line.key.clone() }}</dt>
                                 <dd class=if changed { "changed" } else { "same" }>
                                     {line.before.filter(|_| changed).map(|b| view! { <del>{b}</del> " → " })}
-                                    <ins>{line.after.unwrap_or_else(|| t_string!(i18n, audit.none).into())}</ins>
+                                    <ins>{line.after.unwrap_or_else(|| td_string!(l, audit.none).into())}</ins>
                                 </dd>
                             }
                         }).collect_view()}

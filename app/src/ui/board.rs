@@ -2,7 +2,7 @@
 use super::labels::{event_label, failure_class_label, local_time};
 use crate::api::board::{BoardFilter, BoardPage, stalled_operations};
 use crate::domain::stall::StallEvent;
-use crate::i18n::{t, t_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
@@ -43,10 +43,10 @@ fn href(filter: &BoardFilter) -> String {
 pub fn BoardPage() -> impl IntoView {
     let filter = filter_from_query();
     let page = Resource::new(move || filter.get(), stalled_operations);
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
-        <h1>{t!(i18n, board.title)}</h1>
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <h1>{td_string!(l, board.title)}</h1>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match page.await {
                     Ok(page) => view! { <Board page filter=filter.get_untracked() /> }.into_any(),
@@ -59,7 +59,7 @@ pub fn BoardPage() -> impl IntoView {
 
 #[component]
 fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let total: i64 = page.counts.iter().map(|(_, n)| n).sum();
     let counts = page.counts.into_iter().map(|(event, n)| {
         let event = event.unwrap_or_default();
@@ -76,59 +76,59 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
     // Newcomers to the demo: where to begin.
     let start_here = page.demo_start.map(|process_id| view! {
         <aside class="card start-here" data-testid="start-here" aria-labelledby="start-here-title">
-            <h2 id="start-here-title">{t!(i18n, board.start_here.title)}</h2>
-            <p>{t!(i18n, board.start_here.body)}</p>
-            <p><A href=format!("/operations/{process_id}")>{t!(i18n, board.start_here.link)}</A></p>
+            <h2 id="start-here-title">{td_string!(l, board.start_here.title)}</h2>
+            <p>{td_string!(l, board.start_here.body)}</p>
+            <p><A href=format!("/operations/{process_id}")>{td_string!(l, board.start_here.link)}</A></p>
         </aside>
     });
     view! {
         {start_here}
         <section aria-labelledby="counts-title">
-            <h2 id="counts-title" class="sr-only">{t!(i18n, board.counts_title)}</h2>
+            <h2 id="counts-title" class="sr-only">{td_string!(l, board.counts_title)}</h2>
             <ul class="chips" data-testid="event-counts">
-                <li><A href=href(&BoardFilter { event: None, after: None, ..filter.clone() }) attr:class="chip">{t!(i18n, board.all)} " " <strong>{total}</strong></A></li>
+                <li><A href=href(&BoardFilter { event: None, after: None, ..filter.clone() }) attr:class="chip">{td_string!(l, board.all)} " " <strong>{total}</strong></A></li>
                 {counts}
             </ul>
         </section>
-        <Form method="GET" action="/" attr:class="filters" attr:aria-label=move || t_string!(i18n, board.filters)>
-            <label>{t!(i18n, board.department)}
+        <Form method="GET" action="/" attr:class="filters" attr:aria-label=move || td_string!(l, board.filters)>
+            <label>{td_string!(l, board.department)}
                 <select name="department">
-                    <option value="">{t!(i18n, board.all)}</option>
+                    <option value="">{td_string!(l, board.all)}</option>
                     {page.departments.iter().map(|d| view! { <option value=d.clone() selected=selected(&filter.department, d)>{d.clone()}</option> }).collect_view()}
                 </select>
             </label>
-            <label>{t!(i18n, board.workflow)}
+            <label>{td_string!(l, board.workflow)}
                 <select name="workflow">
-                    <option value="">{t!(i18n, board.all)}</option>
+                    <option value="">{td_string!(l, board.all)}</option>
                     {page.workflows.iter().map(|w| view! { <option value=w.clone() selected=selected(&filter.workflow, w)>{w.clone()}</option> }).collect_view()}
                 </select>
             </label>
-            <label>{t!(i18n, board.event)}
+            <label>{td_string!(l, board.event)}
                 <select name="event">
-                    <option value="">{t!(i18n, board.all)}</option>
+                    <option value="">{td_string!(l, board.all)}</option>
                     {StallEvent::ALL.iter().map(|e| view! { <option value=e.as_str() selected=selected(&filter.event, e.as_str())>{event_label(e.as_str())}</option> }).collect_view()}
                 </select>
             </label>
-            <label>{t!(i18n, board.age)}
+            <label>{td_string!(l, board.age)}
                 <select name="age">
-                    <option value="">{t!(i18n, board.all)}</option>
-                    {[(15, t_string!(i18n, board.age_15_minutes)), (60, t_string!(i18n, board.age_1_hour)), (1440, t_string!(i18n, board.age_1_day))].into_iter().map(|(m, text)| view! {
+                    <option value="">{td_string!(l, board.all)}</option>
+                    {[(15, td_string!(l, board.age_15_minutes)), (60, td_string!(l, board.age_1_hour)), (1440, td_string!(l, board.age_1_day))].into_iter().map(|(m, text)| view! {
                         <option value=m.to_string() selected=filter.min_age_minutes == Some(m)>{text}</option>
                     }).collect_view()}
                 </select>
             </label>
-            <button type="submit">{t!(i18n, board.apply)}</button>
+            <button type="submit">{td_string!(l, board.apply)}</button>
         </Form>
         {if page.rows.is_empty() {
-            view! { <p class="empty" data-testid="board-empty">{t!(i18n, board.empty)}</p> }.into_any()
+            view! { <p class="empty" data-testid="board-empty">{td_string!(l, board.empty)}</p> }.into_any()
         } else {
             view! {
                 <table class="grid" data-testid="board">
-                    <caption class="sr-only">{t!(i18n, board.title)}</caption>
+                    <caption class="sr-only">{td_string!(l, board.title)}</caption>
                     <thead><tr>
-                        <th scope="col">{t!(i18n, board.process_id)}</th><th scope="col">{t!(i18n, board.workflow)}</th><th scope="col">{t!(i18n, board.department)}</th>
-                        <th scope="col">{t!(i18n, board.event)}</th><th scope="col">{t!(i18n, board.failure_class)}</th><th scope="col">{t!(i18n, board.business_key)}</th>
-                        <th scope="col">{t!(i18n, board.registered)}</th>
+                        <th scope="col">{td_string!(l, board.process_id)}</th><th scope="col">{td_string!(l, board.workflow)}</th><th scope="col">{td_string!(l, board.department)}</th>
+                        <th scope="col">{td_string!(l, board.event)}</th><th scope="col">{td_string!(l, board.failure_class)}</th><th scope="col">{td_string!(l, board.business_key)}</th>
+                        <th scope="col">{td_string!(l, board.registered)}</th>
                     </tr></thead>
                     <tbody>
                         {page.rows.into_iter().map(|row| view! {
@@ -137,11 +137,11 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
                                 <td>{row.workflow}</td>
                                 <td>{row.department}</td>
                                 <td><span class="badge warn">"⚠ " {event_label(row.event.as_deref().unwrap_or(""))}</span>
-                                    {(row.status == "on_hold").then(|| view! { <span class="badge" data-testid="on-hold">{t!(i18n, board.on_hold)}</span> })}</td>
+                                    {(row.status == "on_hold").then(|| view! { <span class="badge" data-testid="on-hold">{td_string!(l, board.on_hold)}</span> })}</td>
                                 <td>{failure_class_label(row.failure_class.as_deref().unwrap_or(""))}</td>
                                 <td>
                                     {row.business_key.unwrap_or_default()}
-                                    {row.possible_duplicate_of.map(|other| view! { <span class="badge off" title=t_string!(i18n, board.same_business_key, other = other)>" " {t!(i18n, board.possible_duplicate)}</span> })}
+                                    {row.possible_duplicate_of.map(|other| view! { <span class="badge off" title=td_string!(l, board.same_business_key, other = other)>" " {td_string!(l, board.possible_duplicate)}</span> })}
                                 </td>
                                 <td>{local_time(row.created_at)}</td>
                             </tr>
@@ -150,6 +150,6 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
                 </table>
             }.into_any()
         }}
-        {next.map(|link| view! { <p><A href=link>{t!(i18n, board.next, count = 50)}</A></p> })}
+        {next.map(|link| view! { <p><A href=link>{td_string!(l, board.next, count = 50)}</A></p> })}
     }
 }

@@ -1,7 +1,7 @@
 //! A download with a progress indicator: once hydrated, the link fetches the export as a stream, counts the
 //! rows and bytes as they arrive, then saves the file; before hydration (or without JavaScript) it is a plain
 //! download link.
-use crate::i18n::{t, t_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 
 /// Rows (lines) and bytes received so far, and whether the file is saved.
@@ -14,7 +14,7 @@ struct Progress {
 
 #[component]
 pub fn DownloadWithProgress(href: String, label: &'static str) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let progress = RwSignal::new(None::<Progress>);
     let failure = RwSignal::new(None::<String>);
     let target = href.clone();
@@ -41,12 +41,12 @@ pub fn DownloadWithProgress(href: String, label: &'static str) -> impl IntoView 
         <a href=href download on:click=start>{label}</a>
         {move || progress.get().map(|p| view! {
             <span class="progress" role="status" data-testid="export-progress">
-                {(!p.done).then(|| view! { <progress aria-label=t_string!(i18n, audit.download.progress)></progress> })}
-                {if p.done { t_string!(i18n, audit.download.saved) } else { t_string!(i18n, audit.download.exporting) }}
-                {t_string!(i18n, audit.download.size, lines = p.lines, megabytes = format!("{:.1}", p.bytes as f64 / 1_000_000.0)).to_string()}
+                {(!p.done).then(|| view! { <progress aria-label=td_string!(l, audit.download.progress)></progress> })}
+                {if p.done { td_string!(l, audit.download.saved) } else { td_string!(l, audit.download.exporting) }}
+                {td_string!(l, audit.download.size, lines = p.lines, megabytes = format!("{:.1}", p.bytes as f64 / 1_000_000.0)).to_string()}
             </span>
         })}
-        {move || failure.get().map(|why| view! { <span class="error" role="alert">{t!(i18n, audit.download.failed)} {why}</span> })}
+        {move || failure.get().map(|why| view! { <span class="error" role="alert">{td_string!(l, audit.download.failed)} {why}</span> })}
     }
 }
 

@@ -5,16 +5,16 @@ use crate::api::auth::{SignOut, SwitchLanguage, me};
 use crate::api::{AppError, CurrentUser};
 use crate::domain::preferences::time_zone_or_default;
 use crate::domain::roles::Role;
-use crate::i18n::{Locale, t, t_string, use_i18n};
+use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
 use leptos_router::components::{A, Outlet};
 
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let me = Resource::new(|| (), |_| me());
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match me.await {
                     Ok(user) => {
@@ -35,7 +35,7 @@ pub fn SignedInLayout() -> impl IntoView {
 
 #[component]
 fn Header(user: CurrentUser) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let sign_out = ServerAction::<SignOut>::new();
     Effect::new(move |_| {
         if let Some(Ok(())) = sign_out.value().get() {
@@ -46,29 +46,29 @@ fn Header(user: CurrentUser) -> impl IntoView {
     let is_admin = user.has(Role::Admin);
     let is_manager = user.has(Role::Manager);
     view! {
-        <a href="#main" class="skip-link">{t!(i18n, common.skip_to_content)}</a>
+        <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
         <header class="topbar">
             <A href="/" attr:class="brand">"Rerun Gate"</A>
-            <nav aria-label=move || t_string!(i18n, common.nav.label)>
-                <A href="/">{t!(i18n, common.nav.home)}</A>
+            <nav aria-label=move || td_string!(l, common.nav.label)>
+                <A href="/">{td_string!(l, common.nav.home)}</A>
                 <Show when=move || is_manager>
-                    <A href="/approvals">{t!(i18n, common.nav.approvals)}</A>
+                    <A href="/approvals">{td_string!(l, common.nav.approvals)}</A>
                 </Show>
-                <A href="/audit">{t!(i18n, common.nav.audit)}</A>
+                <A href="/audit">{td_string!(l, common.nav.audit)}</A>
                 <Show when=move || is_admin>
-                    <A href="/admin/users">{t!(i18n, common.nav.users)}</A>
-                    <A href="/admin/api-clients">{t!(i18n, common.nav.api_clients)}</A>
-                    <A href="/admin/configuration">{t!(i18n, common.nav.configuration)}</A>
+                    <A href="/admin/users">{td_string!(l, common.nav.users)}</A>
+                    <A href="/admin/api-clients">{td_string!(l, common.nav.api_clients)}</A>
+                    <A href="/admin/configuration">{td_string!(l, common.nav.configuration)}</A>
                 </Show>
                 <super::notifications::Bell />
-                <A href="/account">{t!(i18n, common.nav.account)}</A>
+                <A href="/account">{td_string!(l, common.nav.account)}</A>
             </nav>
             <div class="who" data-testid="who">
                 <span class="name" data-testid="user-name">{user.display_name.clone()}</span>
                 <span class="department" data-testid="user-departments">{departments}</span>
                 <LanguageSwitch />
                 <ActionForm action=sign_out>
-                    <button type="submit" class="link">{t!(i18n, common.nav.sign_out)}</button>
+                    <button type="submit" class="link">{td_string!(l, common.nav.sign_out)}</button>
                 </ActionForm>
             </div>
         </header>
@@ -79,23 +79,23 @@ fn Header(user: CurrentUser) -> impl IntoView {
 /// the account).
 #[component]
 pub fn LanguageSwitch() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let switch = ServerAction::<SwitchLanguage>::new();
     Effect::new(move |_| {
         if let Some(Ok(())) = switch.value().get() {
             let _ = window().location().reload();
         }
     });
-    let (other, name) = match i18n.get_locale_untracked() {
-        Locale::ja => ("en", t_string!(i18n, common.language.en)),
-        Locale::en => ("ja", t_string!(i18n, common.language.ja)),
+    let (other, name) = match l {
+        Locale::ja => ("en", td_string!(l, common.language.en)),
+        Locale::en => ("ja", td_string!(l, common.language.ja)),
     };
     let lang = if other == "en" { "en" } else { "ja" };
     view! {
         <ActionForm action=switch attr:class="language-switch">
             <input type="hidden" name="language" value=other />
             <button type="submit" class="link" lang=lang data-testid="language-switch"
-                aria-label=move || format!("{}: {name}", t_string!(i18n, common.language.label))>
+                aria-label=move || format!("{}: {name}", td_string!(l, common.language.label))>
                 {name}
             </button>
         </ActionForm>

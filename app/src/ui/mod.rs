@@ -21,7 +21,7 @@ use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::path;
-use crate::i18n::{I18nContextProvider, Locale, t, use_i18n};
+use crate::i18n::{I18nContextProvider, Locale, td_string};
 pub use errors::error_message;
 use errors::error_in;
 use leptos_i18n::context::CookieOptions;
@@ -78,7 +78,7 @@ pub fn App() -> impl IntoView {
         // the browser's Accept-Language is not consulted, so that everyone starts in Japanese.
         <I18nContextProvider cookie_name=crate::domain::preferences::LANGUAGE_COOKIE cookie_options=language_cookie() ssr_lang_header_getter=japanese_first()>
         <Router>
-            <Routes fallback=|| view! { <main class="page"><h1>{t!(use_i18n(), common.not_found)}</h1></main> }>
+            <Routes fallback=|| view! { <main class="page"><h1>{td_string!(labels::locale(), common.not_found)}</h1></main> }>
                 <Route path=path!("/sign-in") view=sign_in::SignInPage />
                 <ParentRoute path=path!("") view=layout::SignedInLayout>
                     <Route path=path!("/") view=board::BoardPage />

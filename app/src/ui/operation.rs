@@ -7,7 +7,7 @@ use crate::domain::operations::OperationStatus;
 use crate::api::operations::StepView;
 use crate::domain::decision_table::{Action, row};
 use crate::domain::stall::StallEvent;
-use crate::i18n::{Locale, t, td_string, use_i18n};
+use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -21,14 +21,14 @@ pub fn OperationPage() -> impl IntoView {
         move || (params.get().get("process_id").unwrap_or_default(), actions.version()),
         |(process_id, _)| load_operation(process_id),
     );
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
                     Ok(detail) => view! { <Detail detail actions /> }.into_any(),
                     Err(crate::api::AppError::NotFound) => view! {
-                        <h1>{t!(i18n, operation.not_found.title)}</h1><p>{t!(i18n, operation.not_found.body)}</p>
+                        <h1>{td_string!(l, operation.not_found.title)}</h1><p>{td_string!(l, operation.not_found.body)}</p>
                     }.into_any(),
                     Err(e) => view! { <p class="error" role="alert">{super::error_message(&e)}</p> }.into_any(),
                 }
@@ -39,7 +39,6 @@ pub fn OperationPage() -> impl IntoView {
 
 #[component]
 fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
-    let i18n = use_i18n();
     let l = super::labels::locale();
     let op = detail.operation;
     let process_id = op.process_id.clone();
@@ -62,35 +61,35 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
             .join(td_string!(l, operation.list_separator));
         view! {
             <section class="card guidance" aria-labelledby="guidance-title" data-testid="guidance">
-                <h2 id="guidance-title">{t!(i18n, operation.guidance.title, event = event_label(event.as_str()))}</h2>
+                <h2 id="guidance-title">{td_string!(l, operation.guidance.title, event = event_label(event.as_str()))}</h2>
                 <dl class="facts">
-                    <dt>{t!(i18n, operation.guidance.other_side)}</dt><dd>{texts.other_side}</dd>
-                    <dt>{t!(i18n, operation.guidance.next_action)}</dt><dd>{texts.next_action}</dd>
-                    <dt>{t!(i18n, operation.guidance.compare)}</dt><dd>{texts.compare}</dd>
-                    <dt>{t!(i18n, operation.guidance.owner_and_cost)}</dt><dd>{texts.owner_and_cost}</dd>
+                    <dt>{td_string!(l, operation.guidance.other_side)}</dt><dd>{texts.other_side}</dd>
+                    <dt>{td_string!(l, operation.guidance.next_action)}</dt><dd>{texts.next_action}</dd>
+                    <dt>{td_string!(l, operation.guidance.compare)}</dt><dd>{texts.compare}</dd>
+                    <dt>{td_string!(l, operation.guidance.owner_and_cost)}</dt><dd>{texts.owner_and_cost}</dd>
                 </dl>
-                <p>{t!(i18n, operation.guidance.allowed, actions = allowed)}</p>
+                <p>{td_string!(l, operation.guidance.allowed, actions = allowed)}</p>
             </section>
         }
     });
     view! {
-        <h1>{t!(i18n, operation.title)} " " <code>{op.process_id.clone()}</code></h1>
+        <h1>{td_string!(l, operation.title)} " " <code>{op.process_id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>{t!(i18n, operation.status)}</dt><dd data-testid="operation-status">{state_label(op.status.as_str())}</dd>
-            <dt>{t!(i18n, operation.workflow)}</dt><dd>{op.workflow.clone()}</dd>
-            <dt>{t!(i18n, operation.department)}</dt><dd>{op.department.clone()}</dd>
-            <dt>{t!(i18n, operation.event)}</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
-            <dt>{t!(i18n, operation.failure_class)}</dt><dd>{op.failure_class.as_deref().map(failure_class_label).unwrap_or("—")}</dd>
-            <dt>{t!(i18n, operation.business_key)}</dt><dd>{op.business_key.clone().unwrap_or_else(|| "—".into())}
-                {op.possible_duplicate_of.clone().map(|other| view! { " " <span class="badge off">{t!(i18n, operation.possible_duplicate, other = other)}</span> })}</dd>
-            <dt>{t!(i18n, operation.registered)}</dt><dd>{local_time(op.created_at)}</dd>
+            <dt>{td_string!(l, operation.status)}</dt><dd data-testid="operation-status">{state_label(op.status.as_str())}</dd>
+            <dt>{td_string!(l, operation.workflow)}</dt><dd>{op.workflow.clone()}</dd>
+            <dt>{td_string!(l, operation.department)}</dt><dd>{op.department.clone()}</dd>
+            <dt>{td_string!(l, operation.event)}</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
+            <dt>{td_string!(l, operation.failure_class)}</dt><dd>{op.failure_class.as_deref().map(failure_class_label).unwrap_or("—")}</dd>
+            <dt>{td_string!(l, operation.business_key)}</dt><dd>{op.business_key.clone().unwrap_or_else(|| "—".into())}
+                {op.possible_duplicate_of.clone().map(|other| view! { " " <span class="badge off">{td_string!(l, operation.possible_duplicate, other = other)}</span> })}</dd>
+            <dt>{td_string!(l, operation.registered)}</dt><dd>{local_time(op.created_at)}</dd>
         </dl>
         <table class="grid" data-testid="steps">
-            <caption>{t!(i18n, operation.steps.caption)}</caption>
+            <caption>{td_string!(l, operation.steps.caption)}</caption>
             <thead><tr>
-                <th scope="col">"#"</th><th scope="col">{t!(i18n, operation.steps.step)}</th><th scope="col">{t!(i18n, operation.steps.state)}</th>
-                <th scope="col">{t!(i18n, operation.steps.flag)}</th><th scope="col">{t!(i18n, operation.steps.verdict)}</th>
-                <th scope="col">{t!(i18n, operation.steps.idempotency_key)}</th><th scope="col">{t!(i18n, operation.steps.result_id)}</th><th scope="col">{t!(i18n, operation.steps.attempts)}</th><th scope="col">{t!(i18n, operation.steps.error)}</th>
+                <th scope="col">"#"</th><th scope="col">{td_string!(l, operation.steps.step)}</th><th scope="col">{td_string!(l, operation.steps.state)}</th>
+                <th scope="col">{td_string!(l, operation.steps.flag)}</th><th scope="col">{td_string!(l, operation.steps.verdict)}</th>
+                <th scope="col">{td_string!(l, operation.steps.idempotency_key)}</th><th scope="col">{td_string!(l, operation.steps.result_id)}</th><th scope="col">{td_string!(l, operation.steps.attempts)}</th><th scope="col">{td_string!(l, operation.steps.error)}</th>
             </tr></thead>
             <tbody>{op.steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
         </table>
@@ -101,7 +100,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         <HoldPanel actions process_id=process_id.clone() hold=detail.hold stalled may_act />
         {match detail.open_request {
             Some((id, status)) => view! {
-                <p class="card" data-testid="open-request">{t!(i18n, operation.open_request)} " "
+                <p class="card" data-testid="open-request">{td_string!(l, operation.open_request)} " "
                     <A href=format!("/reruns/{id}")>{id.clone()}</A> " — " {super::rerun_request::status_label(&status)}</p>
             }.into_any(),
             None if stalled && may_act => view! { <super::rerun_request::StartRerun process_id=process_id.clone() /> }.into_any(),
@@ -110,7 +109,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         {may_record_verdict.then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}
         {guidance}
         <section aria-labelledby="timeline-title">
-            <h2 id="timeline-title">{t!(i18n, operation.timeline.title)}</h2>
+            <h2 id="timeline-title">{td_string!(l, operation.timeline.title)}</h2>
             <ol class="timeline" data-testid="timeline">
                 {detail.timeline.into_iter().map(|e| view! {
                     // Each piece in its own element: an empty text (a blank reason) next to another would vanish
@@ -120,10 +119,10 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
                 }).collect_view()}
             </ol>
             <p>
-                <a href=format!("/operations/{process_id}/evidence.zip") download data-testid="evidence-bundle">{t!(i18n, operation.timeline.evidence_bundle)}</a>
+                <a href=format!("/operations/{process_id}/evidence.zip") download data-testid="evidence-bundle">{td_string!(l, operation.timeline.evidence_bundle)}</a>
                 " "
-                <A href=format!("/audit?process_id={process_id}")>{t!(i18n, operation.timeline.in_audit)}</A>
-                <span class="hint">" " {t!(i18n, operation.timeline.download_logged)}</span>
+                <A href=format!("/audit?process_id={process_id}")>{td_string!(l, operation.timeline.in_audit)}</A>
+                <span class="hint">" " {td_string!(l, operation.timeline.download_logged)}</span>
             </p>
         </section>
     }
@@ -131,7 +130,6 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
 
 #[component]
 fn StepRow(step: StepView) -> impl IntoView {
-    let i18n = use_i18n();
     let l = super::labels::locale();
     let verdict = step.latest_verdict;
     let name = step.name.clone();
@@ -157,8 +155,8 @@ fn StepRow(step: StepView) -> impl IntoView {
         view! {
             <div class="evidence">
                 <span>{r.evidence.summary}</span>
-                {r.evidence.external_id.map(|id| view! { <br /> {t!(i18n, operation.steps.external_id)} " " <code>{id}</code> })}
-                {(!compared.is_empty()).then(|| view! { <br /> {t!(i18n, operation.steps.compared)} " " {compared} })}
+                {r.evidence.external_id.map(|id| view! { <br /> {td_string!(l, operation.steps.external_id)} " " <code>{id}</code> })}
+                {(!compared.is_empty()).then(|| view! { <br /> {td_string!(l, operation.steps.compared)} " " {compared} })}
                 <br /><small>{r.connector} " · " {local_time(r.checked_at)} " · " {r.asked_by}</small>
             </div>
         }

@@ -5,7 +5,7 @@ use crate::api::board::{AdoptAiAttempt, HoldView, PlaceHold, ReconcileNow, Recor
 use crate::api::operations::AiAttemptView;
 use crate::domain::ai::format_yen;
 use crate::domain::reconciliation::Verdict;
-use crate::i18n::{t, td_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 use super::error_of;
 
@@ -46,11 +46,11 @@ impl Actions {
 #[component]
 pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {
     let action = actions.reconcile;
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
         <ActionForm action attr:class="inline">
             <input type="hidden" name="process_id" value=process_id />
-            <button type="submit" disabled=move || action.pending().get()>{t!(i18n, operation.reconcile)}</button>
+            <button type="submit" disabled=move || action.pending().get()>{td_string!(l, operation.reconcile)}</button>
             <crate::ui::ErrorNote error=error_of(action) />
         </ActionForm>
     }
@@ -60,20 +60,20 @@ pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {
 #[component]
 pub fn HoldPanel(actions: Actions, process_id: String, hold: Option<HoldView>, stalled: bool, may_act: bool) -> impl IntoView {
     let (hold_action, release) = (actions.hold, actions.release);
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     match hold {
         Some(h) => view! {
             <section class="card hold" aria-labelledby="hold-title" data-testid="hold">
-                <h2 id="hold-title">{t!(i18n, operation.hold.title)}</h2>
+                <h2 id="hold-title">{td_string!(l, operation.hold.title)}</h2>
                 <p>{h.placed_by} " · " {local_time(h.placed_at)}</p>
-                <p>{t!(i18n, operation.hold.reason)} " " {h.reason}</p>
+                <p>{td_string!(l, operation.hold.reason)} " " {h.reason}</p>
                 {may_act.then(|| view! {
                     <ActionForm action=release attr:class="form">
                         <input type="hidden" name="process_id" value=process_id />
-                        <label for="release-reason">{t!(i18n, operation.hold.release_reason)}</label>
+                        <label for="release-reason">{td_string!(l, operation.hold.release_reason)}</label>
                         <textarea id="release-reason" name="reason" required rows="2"></textarea>
                         <crate::ui::ErrorNote error=error_of(release) />
-                        <button type="submit" disabled=move || release.pending().get()>{t!(i18n, operation.hold.release)}</button>
+                        <button type="submit" disabled=move || release.pending().get()>{td_string!(l, operation.hold.release)}</button>
                     </ActionForm>
                 })}
             </section>
@@ -81,13 +81,13 @@ pub fn HoldPanel(actions: Actions, process_id: String, hold: Option<HoldView>, s
         .into_any(),
         None if stalled && may_act => view! {
             <details class="card">
-                <summary>{t!(i18n, operation.hold.summary)}</summary>
+                <summary>{td_string!(l, operation.hold.summary)}</summary>
                 <ActionForm action=hold_action attr:class="form">
                     <input type="hidden" name="process_id" value=process_id />
-                    <label for="hold-reason">{t!(i18n, operation.hold.hold_reason)}</label>
+                    <label for="hold-reason">{td_string!(l, operation.hold.hold_reason)}</label>
                     <textarea id="hold-reason" name="reason" required rows="2"></textarea>
                     <crate::ui::ErrorNote error=error_of(hold_action) />
-                    <button type="submit" disabled=move || hold_action.pending().get()>{t!(i18n, operation.hold.place)}</button>
+                    <button type="submit" disabled=move || hold_action.pending().get()>{td_string!(l, operation.hold.place)}</button>
                 </ActionForm>
             </details>
         }
@@ -101,24 +101,24 @@ pub fn HoldPanel(actions: Actions, process_id: String, hold: Option<HoldView>, s
 pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String>) -> impl IntoView {
     let action = actions.verdict;
     let choices = [Verdict::NotExecuted, Verdict::Executed, Verdict::ExecutedMismatch, Verdict::Unknown];
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     view! {
         <details class="card">
-            <summary>{t!(i18n, operation.manual_verdict.summary)}</summary>
+            <summary>{td_string!(l, operation.manual_verdict.summary)}</summary>
             <ActionForm action attr:class="form">
                 <input type="hidden" name="process_id" value=process_id />
-                <label for="manual-step">{t!(i18n, operation.manual_verdict.step)}</label>
+                <label for="manual-step">{td_string!(l, operation.manual_verdict.step)}</label>
                 <select id="manual-step" name="step">
                     {steps.into_iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}
                 </select>
-                <label for="manual-verdict">{t!(i18n, operation.manual_verdict.verdict)}</label>
+                <label for="manual-verdict">{td_string!(l, operation.manual_verdict.verdict)}</label>
                 <select id="manual-verdict" name="verdict">
                     {choices.into_iter().map(|v| view! { <option value=v.as_str()>{verdict_label(Some(v))}</option> }).collect_view()}
                 </select>
-                <label for="manual-evidence">{t!(i18n, operation.manual_verdict.evidence)}</label>
+                <label for="manual-evidence">{td_string!(l, operation.manual_verdict.evidence)}</label>
                 <textarea id="manual-evidence" name="evidence" required rows="3"></textarea>
                 <crate::ui::ErrorNote error=error_of(action) />
-                <button type="submit" disabled=move || action.pending().get()>{t!(i18n, operation.manual_verdict.submit)}</button>
+                <button type="submit" disabled=move || action.pending().get()>{td_string!(l, operation.manual_verdict.submit)}</button>
             </ActionForm>
         </details>
     }
@@ -129,7 +129,6 @@ pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String
 #[component]
 pub fn AiAttempts(actions: Actions, process_id: String, step: String, attempts: Vec<AiAttemptView>, may_act: bool) -> impl IntoView {
     let action = actions.adopt;
-    let i18n = use_i18n();
     let l = super::labels::locale();
     let total: i64 = attempts.iter().filter_map(|a| a.cost_micro_yen).sum();
     let when = |at: Option<chrono::DateTime<chrono::Utc>>| at.map(local_time).unwrap_or_else(|| "—".into());
@@ -143,7 +142,7 @@ pub fn AiAttempts(actions: Actions, process_id: String, step: String, attempts: 
                         <input type="hidden" name="process_id" value=process_id />
                         <input type="hidden" name="step" value=step />
                         <input type="hidden" name="result_id" value=result_id />
-                        <button type="submit" class="link">{t!(i18n, operation.ai.adopt)}</button>
+                        <button type="submit" class="link">{td_string!(l, operation.ai.adopt)}</button>
                     </ActionForm>
                 }
             });
@@ -162,11 +161,11 @@ pub fn AiAttempts(actions: Actions, process_id: String, step: String, attempts: 
         .collect_view();
     view! {
         <table class="grid" data-testid=format!("ai-attempts-{step}")>
-            <caption>{t!(i18n, operation.ai.caption, step = step.clone(), total = format_yen(total))}</caption>
+            <caption>{td_string!(l, operation.ai.caption, step = step.clone(), total = format_yen(total))}</caption>
             <thead><tr>
-                <th scope="col">{t!(i18n, operation.ai.result_id)}</th><th scope="col">{t!(i18n, operation.ai.status)}</th><th scope="col">{t!(i18n, operation.ai.cancel_requested)}</th>
-                <th scope="col">{t!(i18n, operation.ai.cancel_confirmed)}</th><th scope="col">{t!(i18n, operation.ai.tokens)}</th>
-                <th scope="col">{t!(i18n, operation.ai.cost)}</th><th scope="col">{t!(i18n, operation.ai.adopted)}</th>
+                <th scope="col">{td_string!(l, operation.ai.result_id)}</th><th scope="col">{td_string!(l, operation.ai.status)}</th><th scope="col">{td_string!(l, operation.ai.cancel_requested)}</th>
+                <th scope="col">{td_string!(l, operation.ai.cancel_confirmed)}</th><th scope="col">{td_string!(l, operation.ai.tokens)}</th>
+                <th scope="col">{td_string!(l, operation.ai.cost)}</th><th scope="col">{td_string!(l, operation.ai.adopted)}</th>
             </tr></thead>
             <tbody>{rows}</tbody>
         </table>

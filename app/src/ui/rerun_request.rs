@@ -8,7 +8,7 @@ use crate::api::reruns::{
 use crate::domain::checklist::Check;
 use crate::domain::rerun_plan::BlockedBecause;
 use crate::domain::stall::FailureClass;
-use crate::i18n::{t, t_string, td_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -57,7 +57,7 @@ fn check_label(number: i64) -> Option<&'static str> {
 /// On a stalled operation's page: start a request, or see why one cannot be made.
 #[component]
 pub fn StartRerun(process_id: String) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let start = ServerAction::<StartRerunRequest>::new();
     let navigate = use_navigate();
     Effect::new(move |_| {
@@ -68,13 +68,13 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
     let outcome = move || match start.value().get() {
         Some(Ok(StartAnswer::Blocked { reasons })) => view! {
             <div class="error" role="alert" data-testid="plan-blocked">
-                <p>{t!(i18n, rerun.start.blocked)}</p>
+                <p>{td_string!(l, rerun.start.blocked)}</p>
                 <ul>{reasons.into_iter().map(|b| view! { <li><strong>{b.step}</strong> ": " {blocked_label(b.why)}</li> }).collect_view()}</ul>
             </div>
         }
         .into_any(),
         Some(Ok(StartAnswer::NothingToRerun { confirmed })) => view! {
-            <p class="ok" role="status">{t_string!(i18n, rerun.start.nothing_to_rerun, steps = confirmed.join(t_string!(i18n, rerun.separator))).to_string()}</p>
+            <p class="ok" role="status">{td_string!(l, rerun.start.nothing_to_rerun, steps = confirmed.join(td_string!(l, rerun.separator))).to_string()}</p>
         }
         .into_any(),
         Some(Err(e)) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
@@ -82,13 +82,13 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
     };
     view! {
         <details class="card" open>
-            <summary>{t!(i18n, rerun.start.title)}</summary>
-            <p>{t!(i18n, rerun.start.intro)}</p>
+            <summary>{td_string!(l, rerun.start.title)}</summary>
+            <p>{td_string!(l, rerun.start.intro)}</p>
             <ActionForm action=start attr:class="form">
                 <input type="hidden" name="process_id" value=process_id />
-                <label for="rerun-reason">{t!(i18n, rerun.start.reason)}</label>
+                <label for="rerun-reason">{td_string!(l, rerun.start.reason)}</label>
                 <textarea id="rerun-reason" name="reason" required rows="2"></textarea>
-                <button type="submit" disabled=move || start.pending().get()>{t!(i18n, rerun.start.submit)}</button>
+                <button type="submit" disabled=move || start.pending().get()>{td_string!(l, rerun.start.submit)}</button>
             </ActionForm>
             {outcome}
         </details>
@@ -97,7 +97,7 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
 
 #[component]
 pub fn RerunRequestPage() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let params = use_params_map();
     let confirm = ServerAction::<ConfirmCheck>::new();
     let submit = ServerAction::<RequestApproval>::new();
@@ -110,11 +110,11 @@ pub fn RerunRequestPage() -> impl IntoView {
         |(id, _)| load_rerun_request(id),
     );
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{t!(i18n, common.loading)}</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match request.await {
                     Ok(r) => view! { <Request r confirm submit cancel /> }.into_any(),
-                    Err(crate::api::AppError::NotFound) => view! { <h1>{t!(i18n, rerun.request.not_found)}</h1> }.into_any(),
+                    Err(crate::api::AppError::NotFound) => view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any(),
                     Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
                 }
             })}
@@ -129,7 +129,7 @@ fn Request(
     submit: ServerAction<RequestApproval>,
     cancel: ServerAction<CancelRerunRequest>,
 ) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let all_confirmed = r.checks.len() == 5 && r.checks.iter().all(|c| c.confirmed_at.is_some());
     let (id, may_confirm) = (r.id.clone(), r.may_confirm);
     let error_of_confirm = super::error_of(confirm);
@@ -138,22 +138,22 @@ fn Request(
     let may_cancel = r.may_cancel;
     let cancel_id = r.id.clone();
     view! {
-        <h1>{t!(i18n, rerun.request.title)}<code>{r.id.clone()}</code></h1>
+        <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>{t!(i18n, rerun.request.status)}</dt><dd data-testid="request-status">{status_label(&r.status)}</dd>
-            <dt>{t!(i18n, rerun.request.operation)}</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A></dd>
-            <dt>{t!(i18n, rerun.request.requester)}</dt><dd>{r.requester.clone()} " · " {local_time(r.created_at)}</dd>
-            <dt>{t!(i18n, rerun.request.reason)}</dt><dd>{r.reason.clone()}</dd>
+            <dt>{td_string!(l, rerun.request.status)}</dt><dd data-testid="request-status">{status_label(&r.status)}</dd>
+            <dt>{td_string!(l, rerun.request.operation)}</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A></dd>
+            <dt>{td_string!(l, rerun.request.requester)}</dt><dd>{r.requester.clone()} " · " {local_time(r.created_at)}</dd>
+            <dt>{td_string!(l, rerun.request.reason)}</dt><dd>{r.reason.clone()}</dd>
         </dl>
         <table class="grid" data-testid="plan">
-            <caption>{t!(i18n, rerun.request.plan)}</caption>
-            <thead><tr><th scope="col">{t!(i18n, rerun.request.step)}</th><th scope="col">{t!(i18n, rerun.request.idempotency_key)}</th></tr></thead>
+            <caption>{td_string!(l, rerun.request.plan)}</caption>
+            <thead><tr><th scope="col">{td_string!(l, rerun.request.step)}</th><th scope="col">{td_string!(l, rerun.request.idempotency_key)}</th></tr></thead>
             <tbody>{r.plan.steps.iter().map(|s| view! {
                 <tr><td>{s.name.clone()}</td><td><code>{s.idempotency_key.clone()}</code></td></tr>
             }).collect_view()}</tbody>
         </table>
         <section aria-labelledby="checklist-title">
-            <h2 id="checklist-title">{t!(i18n, rerun.request.checklist)}</h2>
+            <h2 id="checklist-title">{td_string!(l, rerun.request.checklist)}</h2>
             <ol class="checklist" data-testid="checklist">
                 {r.checks.into_iter().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> }).collect_view()}
             </ol>
@@ -161,10 +161,10 @@ fn Request(
         </section>
         {(!r.decisions.is_empty()).then(|| view! {
             <section aria-labelledby="decisions-title">
-                <h2 id="decisions-title">{t!(i18n, rerun.request.decisions)}</h2>
+                <h2 id="decisions-title">{td_string!(l, rerun.request.decisions)}</h2>
                 <ul data-testid="decisions">
                     {r.decisions.iter().map(|d| view! {
-                        <li>{if d.decision == "approved" { t_string!(i18n, rerun.request.approved) } else { t_string!(i18n, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
+                        <li>{if d.decision == "approved" { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
                             {local_time(d.decided_at)} {d.comment.clone().map(|c| format!(" · {c}"))}</li>
                     }).collect_view()}
                 </ul>
@@ -173,19 +173,19 @@ fn Request(
         {(may_confirm && all_confirmed).then(|| view! {
             <ActionForm action=submit attr:class="inline">
                 <input type="hidden" name="id" value=id.clone() />
-                <button type="submit" disabled=move || submit.pending().get()>{t!(i18n, rerun.request.request_approval)}</button>
+                <button type="submit" disabled=move || submit.pending().get()>{td_string!(l, rerun.request.request_approval)}</button>
                 <crate::ui::ErrorNote error=error_of_submit />
             </ActionForm>
         })}
         {may_cancel.then(|| view! {
             <details class="card">
-                <summary>{t!(i18n, rerun.request.withdraw_title)}</summary>
+                <summary>{td_string!(l, rerun.request.withdraw_title)}</summary>
                 <ActionForm action=cancel attr:class="form">
                     <input type="hidden" name="id" value=cancel_id />
-                    <label for="cancel-reason">{t!(i18n, rerun.request.withdraw_reason)}</label>
+                    <label for="cancel-reason">{td_string!(l, rerun.request.withdraw_reason)}</label>
                     <textarea id="cancel-reason" name="reason" required rows="2"></textarea>
                     <crate::ui::ErrorNote error=error_of_cancel />
-                    <button type="submit" class="secondary">{t!(i18n, rerun.request.withdraw)}</button>
+                    <button type="submit" class="secondary">{td_string!(l, rerun.request.withdraw)}</button>
                 </ActionForm>
             </details>
         })}
@@ -194,12 +194,12 @@ fn Request(
 
 #[component]
 fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<ConfirmCheck>) -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let number = c.number;
-    let system = if c.holds { t_string!(i18n, rerun.check.holds) } else { t_string!(i18n, rerun.check.fails) };
+    let system = if c.holds { td_string!(l, rerun.check.holds) } else { td_string!(l, rerun.check.fails) };
     let confirmed = c.confirmed_at.map(|at| {
         let cause = c.cause_class.as_deref().map(|k| {
-            t_string!(i18n, rerun.check.cause, class = failure_class_label(k), text = c.cause_text.clone().unwrap_or_default()).to_string()
+            td_string!(l, rerun.check.cause, class = failure_class_label(k), text = c.cause_text.clone().unwrap_or_default()).to_string()
         });
         view! {
             <p class="ok" data-testid="confirmed">{c.confirmed_by.clone().unwrap_or_default()} " · " {local_time(at)} " · " {c.comment.clone().unwrap_or_default()}{cause}</p>
@@ -212,16 +212,16 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="number" value=number.to_string() />
                 {(number == 5).then(|| view! {
-                    <label for=field("cause-class")>{t!(i18n, rerun.check.cause_class)}</label>
+                    <label for=field("cause-class")>{td_string!(l, rerun.check.cause_class)}</label>
                     <select id=field("cause-class") name="cause_class">
                         {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k.as_str())}</option> }).collect_view()}
                     </select>
-                    <label for=field("cause-text")>{t!(i18n, rerun.check.cause_text)}</label>
+                    <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>
                     <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>
                 })}
-                <label for=field("comment")>{t!(i18n, rerun.check.comment)}</label>
+                <label for=field("comment")>{td_string!(l, rerun.check.comment)}</label>
                 <input id=field("comment") name="comment" required />
-                <button type="submit">{t!(i18n, rerun.check.confirm)}</button>
+                <button type="submit">{td_string!(l, rerun.check.confirm)}</button>
             </ActionForm>
         }
     });
@@ -230,7 +230,7 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
         <li data-check=number>
             <strong>{label}</strong>
             <p class=if c.holds { "system ok" } else { "system bad" }>{system}</p>
-            <p class="evidence">{t_string!(i18n, rerun.check.evidence, evidence = c.evidence).to_string()}</p>
+            <p class="evidence">{td_string!(l, rerun.check.evidence, evidence = c.evidence).to_string()}</p>
             {confirmed}
             {form}
         </li>

@@ -1,10 +1,10 @@
 use crate::api::auth::SignIn;
-use crate::i18n::{t, t_string, use_i18n};
+use crate::i18n::{td_string};
 use leptos::prelude::*;
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
-    let i18n = use_i18n();
+    let l = super::labels::locale();
     let sign_in = ServerAction::<SignIn>::new();
     let error = super::error_of(sign_in);
     // After sign-in, load the page afresh with the new session: the page asked for, or the start page.
@@ -21,14 +21,14 @@ pub fn SignInPage() -> impl IntoView {
         <main class="page narrow" id="main">
             <div class="sign-in-language"><super::layout::LanguageSwitch /></div>
             <h1>"Rerun Gate"</h1>
-            <p class="lead">{t!(i18n, common.sign_in.lead)}</p>
-            <ActionForm action=sign_in attr:class="card form" attr:aria-label=move || t_string!(i18n, common.sign_in.form)>
-                <label for="username">{t!(i18n, common.sign_in.username)}</label>
+            <p class="lead">{td_string!(l, common.sign_in.lead)}</p>
+            <ActionForm action=sign_in attr:class="card form" attr:aria-label=move || td_string!(l, common.sign_in.form)>
+                <label for="username">{td_string!(l, common.sign_in.username)}</label>
                 <input id="username" name="username" autocomplete="username" required autofocus />
-                <label for="password">{t!(i18n, common.sign_in.password)}</label>
+                <label for="password">{td_string!(l, common.sign_in.password)}</label>
                 <input id="password" name="password" type="password" autocomplete="current-password" required />
                 <crate::ui::ErrorNote error />
-                <button type="submit" disabled=move || sign_in.pending().get()>{t!(i18n, common.sign_in.submit)}</button>
+                <button type="submit" disabled=move || sign_in.pending().get()>{td_string!(l, common.sign_in.submit)}</button>
             </ActionForm>
         </main>
     }
