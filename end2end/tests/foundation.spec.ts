@@ -37,8 +37,9 @@ test('a wrong password is explained without saying which part was wrong', async 
   await expect(page).toHaveURL(/\/sign-in$/);
 });
 
-test('a signed-out visitor of a page signs in right there and then sees that page', async ({ page, violations }) => {
+test('a signed-out visitor of a page is sent to sign in and then sees that page', async ({ page, violations }) => {
   await page.goto('/admin/users');
+  await expect(page).toHaveURL(/\/sign-in\?next=%2Fadmin%2Fusers$/);
   await hydrated(page);
   await page.getByLabel('サインイン名').fill('admin');
   await page.getByLabel('パスワード').fill(password('admin'));

@@ -75,8 +75,7 @@ test('the department owner approves the request from the inbox; the requester co
 
   // The dispatcher sends the rerun to the demo integration, which performs the summary with its original key
   // and reports back: the operation completes.
-  // Waited for through the API: a page loaded while the rerun's events are still arriving can hydrate against
-  // newer data than it was rendered with (a known problem, see the README), which this test must not hide.
+  // Waited for through the API, then the page is opened once.
   const headers = { authorization: `Bearer ${token('sales')}` };
   await expect(async () => {
     const answer = await page.request.get('/api/v1/operations/ORD-1002', { headers });

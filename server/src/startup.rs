@@ -1,6 +1,6 @@
 //! Building and serving the app: database, migrations, sessions, routes, protections.
 use crate::http;
-use app::backend::auth::{Backend, enforce_timeouts};
+use app::backend::auth::{Backend, enforce_timeouts, sign_in_first};
 use app::backend::db::sessions::SqlSessionStore;
 use app::backend::config::Config;
 use app::backend::{AppState, Clock, Db, Settings, SystemClock};
@@ -157,6 +157,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
                 move || app::shell(options.clone())
             },
         )
+        .route_layer(axum::middleware::from_fn(sign_in_first))
         .fallback(leptos_axum::file_and_error_handler(app::shell))
         .with_state(options);
 

@@ -22,7 +22,7 @@ pub async fn sign_in(username: String, password: String) -> Result<CurrentUser, 
             };
             let user = services::sign_in::check(&state, attempt).await?;
             auth::start_session(&mut session, &user, &state).await?;
-            context::remember_language(&user.user.language);
+            context::remember_preferences(&user.user.language, Some(&user.user.time_zone));
             Ok(user.user)
         }
         .await,
@@ -78,7 +78,7 @@ pub async fn switch_language(language: String) -> Result<(), AppError> {
             if let Ok((state, caller)) = context::caller().await {
                 services::users::set_preferences(&state, &caller, Some(language), None).await?;
             }
-            context::remember_language(language);
+            context::remember_preferences(language, None);
             Ok(())
         }
         .await,
@@ -91,8 +91,9 @@ pub async fn save_preferences(language: String, time_zone: String) -> Result<(),
     finish(
         async {
             let (state, caller) = context::caller().await?;
-            let language = services::users::set_preferences(&state, &caller, Some(&language), Some(&time_zone)).await?;
-            context::remember_language(language);
+            let (language, zone) =
+                services::users::set_preferences(&state, &caller, Some(&language), Some(&time_zone)).await?;
+            context::remember_preferences(language, Some(zone));
             Ok(())
         }
         .await,

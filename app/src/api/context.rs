@@ -35,13 +35,17 @@ pub async fn caller() -> Result<(AppState, Caller), AppError> {
     Ok((state, Caller { user, request_id: request_id().await }))
 }
 
-/// Sets the language cookie the pages are rendered by (read by the i18n provider, see `ui::App`).
-pub fn remember_language(language: &str) {
-    use crate::domain::preferences::LANGUAGE_COOKIE;
+/// Sets the cookies the pages are rendered by: the language (read by the i18n provider, see `ui::App`) and,
+/// when given, the time zone (`ui::labels::ReaderZone`).
+pub fn remember_preferences(language: &str, time_zone: Option<&str>) {
+    use crate::domain::preferences::{LANGUAGE_COOKIE, TIME_ZONE_COOKIE};
     let Some(response) = use_context::<leptos_axum::ResponseOptions>() else { return };
-    // Readable by the page's script too (the provider reads it while hydrating); about 400 days.
-    let cookie = format!("{LANGUAGE_COOKIE}={language}; Path=/; Max-Age=34560000; SameSite=Lax");
-    if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
-        response.append_header(axum::http::header::SET_COOKIE, value);
+    let cookies = std::iter::once((LANGUAGE_COOKIE, language)).chain(time_zone.map(|zone| (TIME_ZONE_COOKIE, zone)));
+    for (name, value) in cookies {
+        // Readable by the page's script too (it renders with them while hydrating); about 400 days.
+        let cookie = format!("{name}={value}; Path=/; Max-Age=34560000; SameSite=Lax");
+        if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
+            response.append_header(axum::http::header::SET_COOKIE, value);
+        }
     }
 }

@@ -7,6 +7,8 @@ pub const LANGUAGES: [&str; 2] = ["ja", "en"];
 
 /// The browser cookie holding the pages' language.
 pub const LANGUAGE_COOKIE: &str = "lang";
+/// The browser cookie holding the pages' time zone.
+pub const TIME_ZONE_COOKIE: &str = "tz";
 
 pub const DEFAULT_TIME_ZONE: Tz = chrono_tz::Asia::Tokyo;
 

@@ -1,8 +1,7 @@
 //! The signed-in user's own settings: language and time zone, and the password.
-use crate::api::CurrentUser;
 use crate::api::auth::{ChangePassword, SavePreferences};
 use crate::domain::preferences::{LANGUAGES, OFFERED_TIME_ZONES};
-use crate::i18n::{td_string};
+use crate::i18n::{I18nLocaleTrait, td_string};
 use leptos::prelude::*;
 
 #[component]
@@ -18,8 +17,8 @@ pub fn AccountPage() -> impl IntoView {
 #[component]
 fn Preferences() -> impl IntoView {
     let l = super::labels::locale();
-    let me = use_context::<CurrentUser>();
-    let (language, zone) = me.map(|u| (u.language, u.time_zone)).unwrap_or_default();
+    let language = super::labels::locale().as_str();
+    let zone = super::labels::reader_zone().name();
     let save = ServerAction::<SavePreferences>::new();
     let error = super::error_of(save);
     // The page is rendered again in the chosen language and zone.

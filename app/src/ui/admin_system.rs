@@ -13,7 +13,7 @@ pub fn ConfigurationPage() -> impl IntoView {
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match config.await {
-                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                     Ok(c) => view! {
                         <p>{td!(l, admin.config.summary, source = c.source.clone(), days = c.idempotency_retention_days, <code> = <code />)}</p>
                         <section class="card" data-testid="config-workflows">
@@ -72,7 +72,7 @@ pub fn ApiClientsPage() -> impl IntoView {
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match clients.await {
-                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                     Ok(list) => view! {
                         <table class="grid" data-testid="api-clients">
                             <thead><tr><th scope="col">{td_string!(l, admin.api_clients.name)}</th><th scope="col">{td_string!(l, admin.api_clients.departments)}</th><th scope="col">{td_string!(l, admin.api_clients.created)}</th><th scope="col">{td_string!(l, admin.api_clients.status)}</th></tr></thead>

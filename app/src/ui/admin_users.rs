@@ -42,7 +42,7 @@ pub fn AdminUsersPage() -> impl IntoView {
                         <UserTable list departments=departments.clone() disable roles />
                         <AddUserForm add departments />
                     }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
         </Suspense>

@@ -24,7 +24,7 @@ pub fn ApprovalsPage() -> impl IntoView {
                             {items.into_iter().map(|item| view! { <Item item decide /> }).collect_view()}
                         </ul>
                     }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
         </Suspense>

@@ -65,7 +65,7 @@ pub fn AuditPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match page.await {
                     Ok(view) => view! { <Trail view form=args.get_untracked().0 /> }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
         </Suspense>

@@ -50,7 +50,7 @@ pub fn BoardPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match page.await {
                     Ok(page) => view! { <Board page filter=filter.get_untracked() /> }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{super::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
         </Suspense>

@@ -2,6 +2,7 @@
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::{Locale, td_string, use_i18n};
 use chrono::{DateTime, Utc};
+use crate::domain::preferences::{DEFAULT_TIME_ZONE, TIME_ZONE_COOKIE, time_zone_or_default};
 use chrono_tz::Tz;
 
 /// The language the page is rendered in (the page reloads when someone switches).
@@ -9,14 +10,43 @@ pub fn locale() -> Locale {
     use_i18n().get_locale_untracked()
 }
 
-/// The reader's time zone, provided by the signed-in layout (Asia/Tokyo until someone chooses another).
+/// The reader's time zone, provided by the app from the `tz` cookie (set with the language cookie at sign-in and
+/// on the account page), so that the server's render and the browser's agree without waiting for anything.
 #[derive(Clone, Copy, Debug)]
 pub struct ReaderZone(pub Tz);
 
+impl ReaderZone {
+    pub fn from_cookie() -> ReaderZone {
+        ReaderZone(time_zone_or_default(&cookie(TIME_ZONE_COOKIE).unwrap_or_default()))
+    }
+}
+
+pub fn reader_zone() -> Tz {
+    leptos::prelude::use_context::<ReaderZone>().map_or(DEFAULT_TIME_ZONE, |z| z.0)
+}
+
 /// A moment in the reader's time zone, with the zone's abbreviation so that nobody has to guess.
 pub fn local_time(at: DateTime<Utc>) -> String {
-    let zone = leptos::prelude::use_context::<ReaderZone>().map_or(chrono_tz::Asia::Tokyo, |z| z.0);
-    at.with_timezone(&zone).format("%Y-%m-%d %H:%M %Z").to_string()
+    at.with_timezone(&reader_zone()).format("%Y-%m-%d %H:%M %Z").to_string()
+}
+
+/// A cookie of this request (server) or of this page (browser).
+fn cookie(name: &str) -> Option<String> {
+    #[cfg(feature = "ssr")]
+    let all = leptos::prelude::use_context::<axum::http::request::Parts>()?
+        .headers
+        .get(axum::http::header::COOKIE)?
+        .to_str()
+        .ok()?
+        .to_string();
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    let all = {
+        use wasm_bindgen::JsCast;
+        leptos::prelude::document().dyn_into::<web_sys::HtmlDocument>().ok()?.cookie().ok()?
+    };
+    #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+    let all = String::new();
+    all.split(';').filter_map(|c| c.trim().split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
 }
 
 pub fn event_label(event: &str) -> &'static str {

@@ -1,9 +1,8 @@
-//! The frame of every signed-in page: loads the current user, sends strangers to the sign-in page.
-use super::labels::ReaderZone;
-use super::sign_in::SignInPage;
+//! The frame of every signed-in page: the header with the signed-in user. Strangers never get here: the server
+//! sends them to the sign-in page first (`backend::auth::sign_in_first`).
+use crate::api::CurrentUser;
 use crate::api::auth::{SignOut, SwitchLanguage, me};
-use crate::api::{AppError, CurrentUser};
-use crate::domain::preferences::time_zone_or_default;
+use crate::api::notifications::unread_notifications;
 use crate::domain::roles::Role;
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
@@ -12,29 +11,21 @@ use leptos_router::components::{A, Outlet};
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
     let l = super::labels::locale();
+    // Loaded here, above the Suspense that reads them, and the pages load theirs outside it: whatever is created
+    // inside a Suspense's content is created (and fetched) again each time Leptos renders that content.
     let me = Resource::new(|| (), |_| me());
+    let unread = Resource::new(|| (), |_| unread_notifications());
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
-            {move || Suspend::new(async move {
-                match me.await {
-                    Ok(user) => {
-                        provide_context(ReaderZone(time_zone_or_default(&user.time_zone)));
-                        provide_context(user.clone());
-                        view! { <Header user /> <main class="page" id="main"><Outlet /></main> }.into_any()
-                    }
-                    // Sign in right here, then see the page that was asked for.
-                    Err(AppError::Unauthorized) => view! { <SignInPage /> }.into_any(),
-                    Err(error) => view! {
-                        <main class="page"><p class="error" role="alert">{super::error_message(&error)}</p></main>
-                    }.into_any(),
-                }
-            })}
+        <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move { me.await.ok().map(|user| view! { <Header user unread /> }) })}
         </Suspense>
+        <main class="page" id="main"><Outlet /></main>
     }
 }
 
 #[component]
-fn Header(user: CurrentUser) -> impl IntoView {
+fn Header(user: CurrentUser, unread: Resource<Result<i64, crate::api::AppError>>) -> impl IntoView {
     let l = super::labels::locale();
     let sign_out = ServerAction::<SignOut>::new();
     Effect::new(move |_| {
@@ -46,7 +37,6 @@ fn Header(user: CurrentUser) -> impl IntoView {
     let is_admin = user.has(Role::Admin);
     let is_manager = user.has(Role::Manager);
     view! {
-        <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
         <header class="topbar">
             <A href="/" attr:class="brand">"Rerun Gate"</A>
             <nav aria-label=move || td_string!(l, common.nav.label)>
@@ -60,7 +50,7 @@ fn Header(user: CurrentUser) -> impl IntoView {
                     <A href="/admin/api-clients">{td_string!(l, common.nav.api_clients)}</A>
                     <A href="/admin/configuration">{td_string!(l, common.nav.configuration)}</A>
                 </Show>
-                <super::notifications::Bell />
+                <super::notifications::Bell unread />
                 <A href="/account">{td_string!(l, common.nav.account)}</A>
             </nav>
             <div class="who" data-testid="who">
@@ -90,14 +80,11 @@ pub fn LanguageSwitch() -> impl IntoView {
         Locale::ja => ("en", td_string!(l, common.language.en)),
         Locale::en => ("ja", td_string!(l, common.language.ja)),
     };
-    let lang = if other == "en" { "en" } else { "ja" };
+    let label = format!("{}: {name}", td_string!(l, common.language.label));
     view! {
         <ActionForm action=switch attr:class="language-switch">
             <input type="hidden" name="language" value=other />
-            <button type="submit" class="link" lang=lang data-testid="language-switch"
-                aria-label=move || format!("{}: {name}", td_string!(l, common.language.label))>
-                {name}
-            </button>
+            <button type="submit" class="link" lang=other data-testid="language-switch" aria-label=label>{name}</button>
         </ActionForm>
     }
 }

@@ -21,6 +21,7 @@ use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::path;
+use crate::api::AppError;
 use crate::i18n::{I18nContextProvider, Locale, td_string};
 pub use errors::error_message;
 use errors::error_in;
@@ -65,6 +66,7 @@ pub struct CspNonce(pub String);
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    provide_context(labels::ReaderZone::from_cookie());
     // Marks the page once the wasm bundle has taken over (browser tests wait for it).
     Effect::new(|_| {
         if let Some(body) = document().body() {
@@ -118,6 +120,15 @@ where
         Some(Err(e)) => Some(error_in(l, &e)),
         _ => None,
     })
+}
+
+/// A page's data could not be loaded: why, in words (a lapsed session points to the sign-in page).
+#[component]
+pub fn PageError(error: AppError) -> impl IntoView {
+    let l = labels::locale();
+    let sign_in = matches!(error, AppError::Unauthorized)
+        .then(|| view! { " " <a href="/sign-in">{td_string!(l, common.sign_in.submit)}</a> });
+    view! { <p class="error" role="alert">{error_in(l, &error)} {sign_in}</p> }
 }
 
 #[component]

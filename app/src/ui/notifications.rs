@@ -1,15 +1,14 @@
 //! The bell (unread count) and the list of notifications.
 use super::labels::local_time;
-use crate::api::notifications::{MarkNotificationsRead, list_notifications, unread_notifications};
+use crate::api::notifications::{MarkNotificationsRead, list_notifications};
 use crate::i18n::{td_string};
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-/// In the header: the unread count, linking to the list.
+/// In the header: the unread count, linking to the list (loaded by the layout).
 #[component]
-pub fn Bell() -> impl IntoView {
+pub fn Bell(unread: Resource<Result<i64, crate::api::AppError>>) -> impl IntoView {
     let l = super::labels::locale();
-    let unread = Resource::new(|| (), |_| unread_notifications());
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
@@ -50,7 +49,7 @@ pub fn NotificationsPage() -> impl IntoView {
                             }).collect_view()}
                         </ul>
                     }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
         </Suspense>

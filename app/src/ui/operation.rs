@@ -30,7 +30,7 @@ pub fn OperationPage() -> impl IntoView {
                     Err(crate::api::AppError::NotFound) => view! {
                         <h1>{td_string!(l, operation.not_found.title)}</h1><p>{td_string!(l, operation.not_found.body)}</p>
                     }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{super::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
         </Suspense>

@@ -115,7 +115,7 @@ pub fn RerunRequestPage() -> impl IntoView {
                 match request.await {
                     Ok(r) => view! { <Request r confirm submit cancel /> }.into_any(),
                     Err(crate::api::AppError::NotFound) => view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
+                    Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
         </Suspense>

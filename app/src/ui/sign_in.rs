@@ -1,20 +1,19 @@
 use crate::api::auth::SignIn;
-use crate::i18n::{td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
     let l = super::labels::locale();
     let sign_in = ServerAction::<SignIn>::new();
     let error = super::error_of(sign_in);
-    // After sign-in, load the page afresh with the new session: the page asked for, or the start page.
+    // The page the server sent the visitor here from (only a path on this site), else the board.
+    let next = use_query_map().with_untracked(|q| q.get("next")).filter(|p| p.starts_with('/') && !p.starts_with("//"));
+    // After sign-in, load that page afresh with the new session.
     Effect::new(move |_| {
         if let Some(Ok(_)) = sign_in.value().get() {
-            let location = window().location();
-            match location.pathname().as_deref() {
-                Ok("/sign-in") => drop(location.assign("/")),
-                _ => drop(location.reload()),
-            }
+            let _ = window().location().assign(next.as_deref().unwrap_or("/"));
         }
     });
     view! {

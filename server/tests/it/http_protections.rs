@@ -50,16 +50,22 @@ async fn the_sign_in_page_is_rendered_with_a_nonced_hydration_script_and_a_stric
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_signed_out_visitor_of_any_page_gets_the_sign_in_form_and_nothing_of_the_page() {
+async fn a_signed_out_visitor_of_any_page_is_sent_to_the_sign_in_form_and_sees_nothing_of_the_page() {
     let app = TestApp::spawn().await;
     app.user("kanrisha", &["admin"], &[]).await;
-    for path in ["/", "/admin/users"] {
+    for (path, next) in [("/", "%2F"), ("/admin/users", "%2Fadmin%2Fusers"), ("/audit?process_id=ORD-1", "%2Faudit%3Fprocess_id%3DORD-1")] {
         let answer = app.http.get(format!("{}{path}", app.url)).header("accept", "text/html").send().await.unwrap();
-        assert_eq!(answer.status(), StatusCode::OK);
+        assert_eq!(answer.status(), StatusCode::SEE_OTHER, "{path}");
+        assert_eq!(answer.headers()["location"], format!("/sign-in?next={next}").as_str());
         let html = answer.text().await.unwrap();
-        assert!(html.contains(r#"action="/api/sign_in""#) && html.contains("/pkg/rerun-gate.js"), "{path}: {html}");
         assert!(!html.contains("kanrisha"), "{path} leaked page content");
     }
+    let sign_in = app.http.get(format!("{}/sign-in?next=%2Fadmin%2Fusers", app.url)).send().await.unwrap();
+    assert_eq!(sign_in.status(), StatusCode::OK, "the sign-in page itself is open");
+    let html = sign_in.text().await.unwrap();
+    assert!(html.contains(r#"action="/api/sign_in""#) && html.contains("/pkg/rerun-gate.js"));
+    // Programs calling server functions get their 401, not a redirect.
+    assert_eq!(app.call("me", &[], None).await.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

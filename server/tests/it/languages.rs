@@ -55,7 +55,7 @@ async fn times_read_in_the_users_time_zone_tokyo_until_they_choose() {
 
     let saved = app.call("save_preferences", &[("language", "ja"), ("time_zone", "America/New_York")], Some(&session)).await;
     assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
-    let board = page(&app, "/", &[&session]).await;
+    let board = page(&app, "/", &[&session, "tz=America/New_York"]).await;
     assert!(!board.contains(" JST<") && (board.contains(" EST<") || board.contains(" EDT<")), "times in New York time");
 }
 
@@ -72,4 +72,16 @@ async fn an_unknown_language_or_time_zone_is_refused_by_name_and_nothing_changes
     let me = app.call("me", &[], Some(&session)).await.json();
     assert_eq!((me["language"].as_str(), me["time_zone"].as_str()), (Some("ja"), Some("Asia/Tokyo")));
     assert!(!app.audit_actions().await.contains(&"user.preferences_changed".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_sets_the_users_time_zone_for_the_pages_and_saving_changes_it() {
+    let app = TestApp::spawn().await;
+    app.user("kimura", &["staff"], &["sales"]).await;
+    let answer = app.call("sign_in", &[("username", "kimura"), ("password", PASSWORD)], None).await;
+    assert!(answer.set_cookies().iter().any(|c| c.starts_with("tz=Asia/Tokyo;")), "{:?}", answer.set_cookies());
+    let session = answer.session_cookie().unwrap();
+    let saved = app.call("save_preferences", &[("language", "en"), ("time_zone", "Europe/London")], Some(&session)).await;
+    let cookies = saved.set_cookies();
+    assert!(cookies.iter().any(|c| c.starts_with("tz=Europe/London;")) && cookies.iter().any(|c| c.starts_with("lang=en;")));
 }

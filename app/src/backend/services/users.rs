@@ -221,13 +221,13 @@ pub async fn change_own_password(
     Ok(refreshed)
 }
 
-/// The caller's own language and time zone (either may stay as it is). Returns the language now in use.
+/// The caller's own language and time zone (either may stay as it is). Returns the two now in use.
 pub async fn set_preferences(
     state: &AppState,
     caller: &Caller,
     language: Option<&str>,
     time_zone: Option<&str>,
-) -> Result<&'static str, AppError> {
+) -> Result<(&'static str, &'static str), AppError> {
     let me = &caller.user.user;
     let language = preferences::language(language.unwrap_or(&me.language)).map_err(|m| AppError::invalid("language", m))?;
     let zone = preferences::time_zone(time_zone.unwrap_or(&me.time_zone)).map_err(|m| AppError::invalid("time_zone", m))?;
@@ -239,7 +239,7 @@ pub async fn set_preferences(
         .after(json!({"language": language, "time_zone": zone.name()}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
-    Ok(language)
+    Ok((language, zone.name()))
 }
 
 pub async fn departments(state: &AppState, caller: &Caller) -> Result<Vec<DepartmentDto>, AppError> {
