@@ -29,6 +29,10 @@ export const test = base.extend<{ violations: string[] }>({
     });
     page.on('console', (m) => { if (m.text().includes('Content Security Policy')) violations.push(m.text()); });
     page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
+    // A wasm panic reaches `pageerror` only as "unreachable": the console has the message.
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) console.log(`console error on ${page.url()}: ${m.text()}`);
+    });
     await use(violations);
     expect(violations, 'CSP violations or page errors').toEqual([]);
   },

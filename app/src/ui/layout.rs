@@ -17,7 +17,8 @@ pub fn SignedInLayout() -> impl IntoView {
     let unread = Resource::new(|| (), |_| unread_notifications());
     view! {
         <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
-        <Suspense fallback=|| ()>
+        // A real element as the placeholder: with an empty one, the page after it sometimes failed to hydrate.
+        <Suspense fallback=|| view! { <header class="topbar"><span class="brand">"Rerun Gate"</span></header> }>
             {move || Suspend::new(async move { me.await.ok().map(|user| view! { <Header user unread /> }) })}
         </Suspense>
         <main class="page" id="main"><Outlet /></main>
