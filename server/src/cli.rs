@@ -170,6 +170,7 @@ impl Cli {
         if let Some(seconds) = std::env::var("RERUN_GATE_DISPATCH_LEASE_SECONDS").ok().and_then(|s| s.parse().ok()) {
             settings.dispatch_lease = std::time::Duration::from_secs(seconds);
         }
+        settings.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
         settings
     }
 }

@@ -166,12 +166,16 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .merge(crate::audit_export::routes(state.clone()))
         .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
         .layer(auth);
-    let mut machines = crate::api::routes(state.clone()).merge(http::health::routes(state.clone()));
+    let mut machines = crate::api::routes(state.clone())
+        .merge(http::health::routes(state.clone()))
+        .merge(http::metrics::routes(state.clone()));
     machines = machines.merge(crate::webhooks::routes(state.clone()));
     if state.settings.demo_systems {
         machines = machines.merge(crate::demo_systems::routes(state.clone()));
     }
-    http::protect(browser.merge(machines), state)
+    // Counted per matched route (static files and unknown paths are not counted).
+    let counted = browser.merge(machines).route_layer(axum::middleware::from_fn_with_state(state.clone(), http::metrics::count));
+    http::protect(counted, state)
 }
 
 /// Serves until Ctrl-C or SIGTERM, then finishes the requests in flight.

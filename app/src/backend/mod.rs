@@ -8,6 +8,7 @@ pub mod demo_cases;
 pub mod demo_receiver;
 pub mod demo_systems;
 pub mod mail;
+pub mod metrics;
 pub mod reconciliation;
 pub mod passwords;
 pub mod services;
@@ -33,6 +34,8 @@ pub struct Settings {
     pub dispatch_timeout: Duration,
     /// A dispatcher's claim on a dispatch lasts this long; a crashed one's claim then passes to another.
     pub dispatch_lease: Duration,
+    /// `/metrics` answers a request with this bearer token; without one, only loopback clients.
+    pub metrics_token: Option<secrecy::SecretString>,
 }
 
 impl Settings {
@@ -44,6 +47,7 @@ impl Settings {
             demo_systems: false,
             dispatch_timeout: Duration::from_secs(10),
             dispatch_lease: Duration::from_secs(120),
+            metrics_token: None,
         }
     }
 
@@ -82,6 +86,8 @@ pub struct AppState {
     /// Rung when an approval puts a rerun in the outbox, so this instance's dispatcher sends it at once
     /// instead of at its next poll (other instances still find it by polling).
     pub dispatch_wake: Arc<tokio::sync::Notify>,
+    /// HTTP requests seen by this instance, for `/metrics`.
+    pub metrics: Arc<metrics::HttpMetrics>,
 }
 
 impl AppState {
@@ -98,6 +104,7 @@ impl AppState {
             demo,
             tokens: Arc::default(),
             dispatch_wake: Arc::default(),
+            metrics: Arc::default(),
         })
     }
 }

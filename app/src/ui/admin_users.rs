@@ -2,7 +2,7 @@
 use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
 use crate::api::DepartmentDto;
 use crate::domain::roles::Role;
-use crate::i18n::{td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 
 fn role_label(role: Role) -> &'static str {

@@ -2,7 +2,7 @@
 //! reject with a reason. Readable on a phone.
 use super::labels::local_time;
 use crate::api::reruns::{DecideRerun, InboxItem, approval_inbox};
-use crate::i18n::{td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 

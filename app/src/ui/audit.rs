@@ -4,7 +4,7 @@ use super::download::DownloadWithProgress;
 use super::labels::local_time;
 use crate::api::audit::{AuditPageView, AuditRow, ChainView, audit_page};
 use crate::domain::audit_export::AuditFilterForm;
-use crate::i18n::{td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;

@@ -2,7 +2,7 @@
 use super::labels::{event_label, failure_class_label, local_time};
 use crate::api::board::{BoardFilter, BoardPage, stalled_operations};
 use crate::domain::stall::StallEvent;
-use crate::i18n::{td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;

@@ -1,7 +1,7 @@
 //! A download with a progress indicator: once hydrated, the link fetches the export as a stream, counts the
 //! rows and bytes as they arrive, then saves the file; before hydration (or without JavaScript) it is a plain
 //! download link.
-use crate::i18n::{td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 
 /// Rows (lines) and bytes received so far, and whether the file is saved.

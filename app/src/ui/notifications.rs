@@ -1,7 +1,7 @@
 //! The bell (unread count) and the list of notifications.
 use super::labels::local_time;
 use crate::api::notifications::{MarkNotificationsRead, list_notifications};
-use crate::i18n::{td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 

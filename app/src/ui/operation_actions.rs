@@ -5,7 +5,7 @@ use crate::api::board::{AdoptAiAttempt, HoldView, PlaceHold, ReconcileNow, Recor
 use crate::api::operations::AiAttemptView;
 use crate::domain::ai::format_yen;
 use crate::domain::reconciliation::Verdict;
-use crate::i18n::{td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use super::error_of;
 

@@ -1,5 +1,6 @@
 //! Protections every response passes through (QUALITY 12–16), and the small non-page routes.
 pub mod health;
+pub mod metrics;
 pub mod security;
 
 use app::backend::AppState;

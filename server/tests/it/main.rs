@@ -17,6 +17,7 @@ mod languages;
 mod http_protections;
 mod ingestion;
 mod mail;
+mod metrics;
 mod people;
 mod reconciliation;
 mod reruns;

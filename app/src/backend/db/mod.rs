@@ -9,6 +9,7 @@ pub mod departments;
 pub mod dispatches;
 pub mod holds;
 pub mod idempotency;
+pub mod metrics;
 pub mod notifications;
 pub mod operations;
 pub mod reconciliations;
