@@ -3,6 +3,7 @@ pub mod api;
 pub mod audit_export;
 pub mod cli;
 pub mod demo_systems;
+pub mod documents;
 pub mod http;
 pub mod startup;
 pub mod telemetry;

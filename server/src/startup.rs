@@ -164,6 +164,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     // Sessions only for the browser side; the JSON API authenticates every call by its token.
     let browser = leptos
         .merge(crate::audit_export::routes(state.clone()))
+        .merge(crate::documents::routes(state.clone()))
         .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
         .layer(auth);
     let mut machines = crate::api::routes(state.clone())

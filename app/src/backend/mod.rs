@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod reconciliation;
 pub mod passwords;
 pub mod services;
+pub mod xlsx;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -50,7 +50,11 @@ fn cookie(name: &str) -> Option<String> {
 }
 
 pub fn event_label(event: &str) -> &'static str {
-    let l = locale();
+    event_label_in(locale(), event)
+}
+
+/// The same, where there is no page to ask for its language (a download).
+pub fn event_label_in(l: Locale, event: &str) -> &'static str {
     match event {
         "auth_expired" => td_string!(l, common.event.auth_expired),
         "rate_limited" => td_string!(l, common.event.rate_limited),

@@ -1,6 +1,7 @@
-//! The frame of every signed-in page: the header with the signed-in user. Strangers never get here: the server
-//! sends them to the sign-in page first (`backend::auth::sign_in_first`).
-use crate::api::CurrentUser;
+//! The frame of every signed-in page: the header with the signed-in user, then the page. Strangers never get
+//! here: the server sends them to the sign-in page first (`backend::auth::sign_in_first`).
+use super::sign_in::SignInPage;
+use crate::api::{AppError, CurrentUser};
 use crate::api::auth::{SignOut, SwitchLanguage, me};
 use crate::api::notifications::unread_notifications;
 use crate::domain::roles::Role;
@@ -11,17 +12,26 @@ use leptos_router::components::{A, Outlet};
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
     let l = super::labels::locale();
-    // Loaded here, above the Suspense that reads them, and the pages load theirs outside it: whatever is created
-    // inside a Suspense's content is created (and fetched) again each time Leptos renders that content.
     let me = Resource::new(|| (), |_| me());
     let unread = Resource::new(|| (), |_| unread_notifications());
+    // The page sits inside the wait for the user, which Leptos renders more than once on the server: a page's
+    // data can be fetched twice for one response (see Known problems in the README). Rendering the page beside
+    // the header instead made hydration fail now and then; this is the arrangement that hydrates reliably.
     view! {
-        <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
-        // A real element as the placeholder: with an empty one, the page after it sometimes failed to hydrate.
-        <Suspense fallback=|| view! { <header class="topbar"><span class="brand">"Rerun Gate"</span></header> }>
-            {move || Suspend::new(async move { me.await.ok().map(|user| view! { <Header user unread /> }) })}
+        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+            {move || Suspend::new(async move {
+                match me.await {
+                    Ok(user) => view! {
+                        <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
+                        <Header user unread />
+                        <main class="page" id="main"><Outlet /></main>
+                    }.into_any(),
+                    // A session that lapsed while the page was open: sign in right here.
+                    Err(AppError::Unauthorized) => view! { <SignInPage /> }.into_any(),
+                    Err(error) => view! { <main class="page" id="main"><crate::ui::PageError error /></main> }.into_any(),
+                }
+            })}
         </Suspense>
-        <main class="page" id="main"><Outlet /></main>
     }
 }
 
@@ -46,6 +56,7 @@ fn Header(user: CurrentUser, unread: Resource<Result<i64, crate::api::AppError>>
                     <A href="/approvals">{td_string!(l, common.nav.approvals)}</A>
                 </Show>
                 <A href="/audit">{td_string!(l, common.nav.audit)}</A>
+                <A href="/decision-table">{td_string!(l, common.nav.decision_table)}</A>
                 <Show when=move || is_admin>
                     <A href="/admin/users">{td_string!(l, common.nav.users)}</A>
                     <A href="/admin/api-clients">{td_string!(l, common.nav.api_clients)}</A>

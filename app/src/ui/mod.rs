@@ -1,6 +1,7 @@
 //! Pages and components.
 mod account;
 mod admin_system;
+pub mod decision_table;
 mod approvals;
 mod audit;
 mod download;
@@ -89,6 +90,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/approvals") view=approvals::ApprovalsPage />
                     <Route path=path!("/notifications") view=notifications::NotificationsPage />
                     <Route path=path!("/audit") view=audit::AuditPage />
+                    <Route path=path!("/decision-table") view=decision_table::DecisionTablePage />
                     <Route path=path!("/account") view=account::AccountPage />
                     <Route path=path!("/account/password") view=account::AccountPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />

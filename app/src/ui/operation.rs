@@ -5,9 +5,10 @@ use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm
 use crate::api::board::{OperationDetail, load_operation};
 use crate::domain::operations::OperationStatus;
 use crate::api::operations::StepView;
-use crate::domain::decision_table::{Action, row};
+use super::decision_table::{action_label, decision_texts};
+use crate::domain::decision_table::row;
 use crate::domain::stall::StallEvent;
-use crate::i18n::{Locale, td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -177,46 +178,3 @@ fn StepRow(step: StepView) -> impl IntoView {
     }
 }
 
-/// The words of the decision table's row for an event, in the reader's language.
-pub struct DecisionTexts {
-    pub other_side: &'static str,
-    pub next_action: &'static str,
-    pub compare: &'static str,
-    pub owner_and_cost: &'static str,
-}
-
-pub fn decision_texts(l: Locale, event: StallEvent) -> DecisionTexts {
-    macro_rules! texts {
-        ($event:ident) => {
-            DecisionTexts {
-                other_side: td_string!(l, operation.decision.$event.other_side),
-                next_action: td_string!(l, operation.decision.$event.next_action),
-                compare: td_string!(l, operation.decision.$event.compare),
-                owner_and_cost: td_string!(l, operation.decision.$event.owner_and_cost),
-            }
-        };
-    }
-    match event {
-        StallEvent::AuthExpired => texts!(auth_expired),
-        StallEvent::RateLimited => texts!(rate_limited),
-        StallEvent::TemporaryFailure => texts!(temporary_failure),
-        StallEvent::NoResponse => texts!(no_response),
-        StallEvent::DuplicateNotification => texts!(duplicate_notification),
-        StallEvent::StaleNotification => texts!(stale_notification),
-        StallEvent::PartialSuccess => texts!(partial_success),
-        StallEvent::AiInProgress => texts!(ai_in_progress),
-        StallEvent::CancelRequested => texts!(cancel_requested),
-        StallEvent::ResultUnknown => texts!(result_unknown),
-    }
-}
-
-/// An action of the decision table, in the reader's language.
-pub fn action_label(l: Locale, action: Action) -> &'static str {
-    match action {
-        Action::Reconcile => td_string!(l, operation.action.reconcile),
-        Action::RequestRerun => td_string!(l, operation.action.request_rerun),
-        Action::ConfirmExisting => td_string!(l, operation.action.confirm_existing),
-        Action::Hold => td_string!(l, operation.action.hold),
-        Action::Resolve => td_string!(l, operation.action.resolve),
-    }
-}

@@ -10,10 +10,14 @@ pub fn SignInPage() -> impl IntoView {
     let error = super::error_of(sign_in);
     // The page the server sent the visitor here from (only a path on this site), else the board.
     let next = use_query_map().with_untracked(|q| q.get("next")).filter(|p| p.starts_with('/') && !p.starts_with("//"));
-    // After sign-in, load that page afresh with the new session.
+    // After sign-in, load that page afresh with the new session (or this one, when a session lapsed on it).
     Effect::new(move |_| {
         if let Some(Ok(_)) = sign_in.value().get() {
-            let _ = window().location().assign(next.as_deref().unwrap_or("/"));
+            let location = window().location();
+            match location.pathname().as_deref() {
+                Ok("/sign-in") => drop(location.assign(next.as_deref().unwrap_or("/"))),
+                _ => drop(location.reload()),
+            }
         }
     });
     view! {

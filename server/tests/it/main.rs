@@ -10,6 +10,7 @@ mod command_line;
 mod connectors;
 mod crash_safety;
 mod dispatch;
+mod documents;
 mod fixtures;
 mod harness;
 mod holds;

@@ -1,0 +1,29 @@
+//! The decision table as an Excel workbook (rust_xlsxwriter), in the reader's language: filled in, or blank
+//! (the ten events only) for a team to write its own rows.
+use crate::api::AppError;
+use crate::domain::stall::StallEvent;
+use crate::i18n::{Locale, td_string};
+use crate::ui::decision_table::{headings, row_texts};
+use rust_xlsxwriter::{Format, FormatAlign, Workbook};
+
+pub fn decision_table(l: Locale, blank: bool) -> Result<Vec<u8>, AppError> {
+    let failed = |e: rust_xlsxwriter::XlsxError| super::auth::internal("decision table workbook", e);
+    let mut workbook = Workbook::new();
+    let sheet = workbook.add_worksheet();
+    sheet.set_name(td_string!(l, operation.decision_table.sheet)).map_err(failed)?;
+    let heading = Format::new().set_bold().set_background_color("#E8EEFB").set_text_wrap();
+    let cell = Format::new().set_text_wrap().set_align(FormatAlign::Top);
+    for (column, (title, width)) in headings(l).iter().zip([18.0, 24.0, 36.0, 24.0, 30.0, 28.0]).enumerate() {
+        sheet.write_string_with_format(0, column as u16, *title, &heading).map_err(failed)?;
+        sheet.set_column_width(column as u16, width).map_err(failed)?;
+    }
+    for (i, event) in StallEvent::ALL.iter().enumerate() {
+        let texts = row_texts(l, *event);
+        let shown = if blank { &texts[..1] } else { &texts[..] };
+        for (column, text) in shown.iter().enumerate() {
+            sheet.write_string_with_format(i as u32 + 1, column as u16, text, &cell).map_err(failed)?;
+        }
+    }
+    sheet.set_freeze_panes(1, 1).map_err(failed)?;
+    workbook.save_to_buffer().map_err(failed)
+}
