@@ -3,7 +3,7 @@
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::AuthSession;
-use app::domain::preferences::LANGUAGE_COOKIE;
+use app::domain::preferences::{LANGUAGE_COOKIE, cookie_value};
 use app::i18n::Locale;
 use axum::Router;
 use axum::extract::Query;
@@ -39,10 +39,5 @@ async fn decision_table(auth: AuthSession, headers: HeaderMap, Query(query): Que
 /// The pages' language cookie, else Japanese.
 fn language(headers: &HeaderMap) -> Locale {
     let cookies = headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok());
-    cookies
-        .flat_map(|c| c.split(';'))
-        .filter_map(|c| c.trim().split_once('='))
-        .find(|(name, _)| *name == LANGUAGE_COOKIE)
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or_default()
+    cookies.filter_map(|c| cookie_value(c, LANGUAGE_COOKIE)).find_map(|value| value.parse().ok()).unwrap_or_default()
 }

@@ -41,6 +41,11 @@ pub fn time_zone(name: &str) -> Result<Tz, Invalid> {
     name.trim().parse::<Tz>().map_err(unknown)
 }
 
+/// One cookie's value in a `Cookie` header (or in the browser's `document.cookie`).
+pub fn cookie_value<'a>(cookies: &'a str, name: &str) -> Option<&'a str> {
+    cookies.split(';').filter_map(|c| c.trim().split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v)
+}
+
 /// A stored zone name that no longer parses (a renamed zone) falls back to Tokyo rather than failing a page.
 pub fn time_zone_or_default(name: &str) -> Tz {
     time_zone(name).unwrap_or(DEFAULT_TIME_ZONE)
@@ -50,6 +55,14 @@ pub fn time_zone_or_default(name: &str) -> Tz {
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
+
+    #[test]
+    fn a_cookie_is_found_by_its_exact_name() {
+        let header = "rerun_gate_session=abc; lang=en; tz=Europe/London";
+        assert_eq!(cookie_value(header, "tz"), Some("Europe/London"));
+        assert_eq!(cookie_value(header, "lang"), Some("en"));
+        assert_eq!(cookie_value("xlang=ja", "lang"), None);
+    }
 
     #[test]
     fn only_japanese_and_english_are_languages() {

@@ -17,7 +17,7 @@ pub fn AccountPage() -> impl IntoView {
 #[component]
 fn Preferences() -> impl IntoView {
     let l = super::labels::locale();
-    let language = super::labels::locale().as_str();
+    let language = l.as_str();
     let zone = super::labels::reader_zone().name();
     let save = ServerAction::<SavePreferences>::new();
     let error = super::error_of(save);

@@ -2,7 +2,7 @@
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::{Locale, td_string, use_i18n};
 use chrono::{DateTime, Utc};
-use crate::domain::preferences::{DEFAULT_TIME_ZONE, TIME_ZONE_COOKIE, time_zone_or_default};
+use crate::domain::preferences::{DEFAULT_TIME_ZONE, TIME_ZONE_COOKIE, cookie_value, time_zone_or_default};
 use chrono_tz::Tz;
 
 /// The language the page is rendered in (the page reloads when someone switches).
@@ -46,7 +46,7 @@ fn cookie(name: &str) -> Option<String> {
     };
     #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
     let all = String::new();
-    all.split(';').filter_map(|c| c.trim().split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    cookie_value(&all, name).map(str::to_string)
 }
 
 pub fn event_label(event: &str) -> &'static str {
