@@ -27,4 +27,11 @@ mkdir -p "$root/sock"
 echo "private PostgreSQL on 127.0.0.1:$port (data in $root)"
 
 export RERUN_GATE_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
-"$@"
+# When the command fails, what the server said and the disk's room are the first things to know.
+"$@" || {
+    rc=$?
+    echo "--- the command failed ($rc); the end of the PostgreSQL log, then the disk:" >&2
+    tail -n 40 "$root/server.log" >&2 || true
+    df -h "$root" >&2 || true
+    exit $rc
+}

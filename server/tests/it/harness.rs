@@ -71,13 +71,29 @@ pub async fn fresh_database_url() -> String {
     }
 }
 
-/// A test's SQLite files go with it (a full run used to leave gigabytes behind in the temporary directory).
+/// A test's database goes with it: its SQLite files, or its PostgreSQL database (a full run used to leave
+/// gigabytes behind, and a CI machine short of disk failed every test after the disk filled).
 impl Drop for TestApp {
     fn drop(&mut self) {
         if let Some(path) = self.database_url.strip_prefix("sqlite://").and_then(|rest| rest.split('?').next()) {
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{path}{suffix}"));
             }
+        } else if let (Ok(admin_url), Some((_, name))) =
+            (std::env::var("RERUN_GATE_TEST_PG_URL"), self.database_url.rsplit_once('/'))
+        {
+            // Drop runs inside the test's runtime, which cannot be blocked on: a thread with its own does the work.
+            let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                runtime.block_on(async move {
+                    if let Ok(admin) = sqlx::PgPool::connect(&admin_url).await {
+                        let _ = sqlx::query(&statement).execute(&admin).await;
+                        admin.close().await;
+                    }
+                });
+            })
+            .join();
         }
     }
 }
