@@ -5,7 +5,7 @@ use leptos_i18n_build::{Config, ParseOptions, TranslationsInfos};
 use std::path::PathBuf;
 
 /// One namespace per part of the UI, so that each page's words live in one small file per language.
-const NAMESPACES: [&str; 6] = ["common", "board", "operation", "rerun", "audit", "admin"];
+const NAMESPACES: [&str; 8] = ["common", "board", "operation", "rerun", "audit", "admin", "review", "incident"];
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");

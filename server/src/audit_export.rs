@@ -28,7 +28,7 @@ struct ExportQuery {
     filter: AuditFilterForm,
 }
 
-fn caller(auth: AuthSession, headers: &HeaderMap) -> Result<Caller, AppError> {
+pub(crate) fn caller(auth: AuthSession, headers: &HeaderMap) -> Result<Caller, AppError> {
     let user = auth.user.ok_or(AppError::Unauthorized)?;
     let request_id = headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
     Ok(Caller { user, request_id })

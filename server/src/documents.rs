@@ -1,18 +1,68 @@
 //! Documents to download: `GET /decision-table.xlsx[?blank=true]`, the decision table for Excel in the reader's
-//! language (signed-in users).
+//! language (signed-in users); a review's charts `GET /reviews/chart.svg?chart=rates|counts|latency&…` and its
+//! CSV export `GET /reviews.csv?…` (the review page's department, period and day).
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::AuthSession;
 use app::domain::preferences::{LANGUAGE_COOKIE, cookie_value};
 use app::i18n::Locale;
 use axum::Router;
-use axum::extract::Query;
+use app::api::reviews::ReviewQuery;
+use app::backend::charts::{self, Chart};
+use app::backend::services;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 pub fn routes(state: AppState) -> Router {
-    Router::new().route("/decision-table.xlsx", axum::routing::get(decision_table)).with_state(state)
+    Router::new()
+        .route("/decision-table.xlsx", axum::routing::get(decision_table))
+        .route("/reviews/chart.svg", axum::routing::get(review_chart))
+        .route("/reviews.csv", axum::routing::get(review_csv))
+        .with_state(state)
+}
+
+#[derive(Deserialize)]
+struct ChartQuery {
+    chart: String,
+    #[serde(flatten)]
+    review: ReviewQuery,
+}
+
+async fn review_chart(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Query(query): Query<ChartQuery>,
+) -> Response {
+    let drawn = async {
+        let caller = crate::audit_export::caller(auth, &headers)?;
+        let chart = Chart::parse(&query.chart).ok_or_else(|| AppError::invalid("chart", "rates, counts or latency"))?;
+        let review = services::reviews::resolve(&state, &caller, &query.review)?;
+        let trend = services::reviews::trend(&state, review.scope.as_deref(), review.period).await?;
+        charts::draw(chart, &trend, language(&headers)).map_err(|e| app::backend::auth::internal("chart", e))
+    };
+    match drawn.await {
+        // Private data: not kept by shared caches; the page asks again for each review.
+        Ok(svg) => ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8"), (header::CACHE_CONTROL, "private, no-store")], svg)
+            .into_response(),
+        Err(error) => crate::api::problem::Problem(error).into_response(),
+    }
+}
+
+async fn review_csv(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Query(query): Query<ReviewQuery>) -> Response {
+    let exported = async {
+        let caller = crate::audit_export::caller(auth, &headers)?;
+        services::reviews::export_csv(&state, &caller, &query).await
+    };
+    match exported.await {
+        Ok(bytes) => {
+            let disposition = "attachment; filename=\"rerun-gate-review.csv\"";
+            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response()
+        }
+        Err(error) => crate::api::problem::Problem(error).into_response(),
+    }
 }
 
 #[derive(Deserialize)]

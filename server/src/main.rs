@@ -49,6 +49,7 @@ async fn run() -> anyhow::Result<i32> {
         }
     }
     startup::spawn_housekeeping(state.clone());
+    startup::spawn_threshold_checks(state.clone());
     startup::spawn_dispatcher(state.clone());
     startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));
     let listener = tokio::net::TcpListener::bind(addr).await?;

@@ -112,6 +112,22 @@ pub fn spawn_housekeeping(state: AppState) {
     });
 }
 
+/// Every minute: this week's and month's indicators against the configured thresholds (owners are told of a
+/// crossing once; the unique open crossing per period keeps several instances from telling twice).
+pub fn spawn_threshold_checks(state: AppState) {
+    if state.config.thresholds.is_empty() {
+        return;
+    }
+    every(std::time::Duration::from_secs(60), move || {
+        let state = state.clone();
+        async move {
+            if let Err(error) = app::backend::services::reviews::check_thresholds(&state).await {
+                tracing::error!(%error, "checking the indicator thresholds failed");
+            }
+        }
+    });
+}
+
 /// The configuration file named by `RERUN_GATE_CONFIG` (default `rerun-gate.toml`).
 pub fn load_config(path: Option<&std::path::Path>) -> Result<Config, app::backend::config::ConfigError> {
     let default = app::backend::config::default_path();

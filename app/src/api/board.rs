@@ -51,6 +51,9 @@ pub struct BoardPage {
     pub workflows: Vec<String>,
     /// In demo mode, the operation a newcomer should open first (the partial-success case).
     pub demo_start: Option<String>,
+    /// Prevention actions of the caller's departments still open after their due date (incident reports).
+    #[serde(default)]
+    pub overdue_actions: Vec<super::incidents::OverdueAction>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,9 +4,11 @@ pub mod audit;
 pub mod board;
 pub mod auth;
 pub mod error;
+pub mod incidents;
 pub mod notifications;
 pub mod operations;
 pub mod reruns;
+pub mod reviews;
 #[cfg(feature = "ssr")]
 pub(crate) mod context;
 

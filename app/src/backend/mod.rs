@@ -1,5 +1,6 @@
 //! Server-side only: state, sign-in, services (rules + one transaction each) and the data layer.
 pub mod auth;
+pub mod charts;
 pub mod clock;
 pub mod config;
 pub mod db;

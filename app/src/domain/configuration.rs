@@ -26,6 +26,16 @@ pub struct Config {
     pub departments: Vec<DepartmentConfig>,
     pub connectors: Vec<ConnectorConfig>,
     pub workflows: Vec<WorkflowConfig>,
+    /// Weeks and months of the reviews start at midnight in this zone.
+    #[serde(default = "tokyo")]
+    pub review_time_zone: String,
+    /// Limits on the review indicators; crossing one notifies the department's owners.
+    #[serde(default)]
+    pub thresholds: Vec<crate::domain::indicators::Threshold>,
+}
+
+fn tokyo() -> String {
+    super::preferences::DEFAULT_TIME_ZONE.name().to_string()
 }
 
 fn thirty() -> u32 {
@@ -99,6 +109,9 @@ pub struct StepConfig {
 impl Config {
     pub fn workflow(&self, name: &str) -> Option<&WorkflowConfig> {
         self.workflows.iter().find(|w| w.name == name)
+    }
+    pub fn review_zone(&self) -> chrono_tz::Tz {
+        super::preferences::time_zone_or_default(&self.review_time_zone)
     }
     pub fn department(&self, code: &str) -> Option<&DepartmentConfig> {
         self.departments.iter().find(|d| d.code == code)

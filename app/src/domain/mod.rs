@@ -10,6 +10,8 @@ pub mod dispatch;
 pub mod fingerprint;
 pub mod holds;
 pub mod ids;
+pub mod incidents;
+pub mod indicators;
 pub mod invalid;
 pub mod operations;
 pub mod password_policy;

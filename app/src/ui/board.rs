@@ -83,6 +83,7 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
     });
     view! {
         {start_here}
+        <super::incidents::OverdueBox actions=page.overdue_actions />
         <section aria-labelledby="counts-title">
             <h2 id="counts-title" class="sr-only">{td_string!(l, board.counts_title)}</h2>
             <ul class="chips" data-testid="event-counts">

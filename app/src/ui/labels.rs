@@ -1,4 +1,5 @@
 //! Words and formats shared by the pages, in the reader's language (`common` namespace) and time zone.
+use crate::domain::indicators::Indicator;
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::{Locale, td_string, use_i18n};
 use chrono::{DateTime, Utc};
@@ -67,6 +68,21 @@ pub fn event_label_in(l: Locale, event: &str) -> &'static str {
         "cancel_requested" => td_string!(l, common.event.cancel_requested),
         "result_unknown" => td_string!(l, common.event.result_unknown),
         _ => td_string!(l, common.event.unclassified),
+    }
+}
+
+/// An indicator's name on the review page, its charts and the threshold notifications.
+pub fn indicator_label_in(l: Locale, indicator: Indicator) -> &'static str {
+    match indicator {
+        Indicator::MissingProcessId => td_string!(l, review.indicator.missing_process_id),
+        Indicator::IdempotencyCollisions => td_string!(l, review.indicator.idempotency_collisions),
+        Indicator::OutsideApiErrorRate => td_string!(l, review.indicator.outside_api_error_rate),
+        Indicator::DoubleSendFlags => td_string!(l, review.indicator.double_send_flags),
+        Indicator::DoubleSendRatio => td_string!(l, review.indicator.double_send_ratio),
+        Indicator::RerunErrorRate => td_string!(l, review.indicator.rerun_error_rate),
+        Indicator::ApprovalLatencyMedian => td_string!(l, review.indicator.approval_latency_median),
+        Indicator::ApprovalLatencyP90 => td_string!(l, review.indicator.approval_latency_p90),
+        Indicator::Stalled => td_string!(l, review.indicator.stalled),
     }
 }
 

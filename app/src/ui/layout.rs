@@ -55,6 +55,8 @@ fn Header(user: CurrentUser, unread: Resource<Result<i64, crate::api::AppError>>
                 <Show when=move || is_manager>
                     <A href="/approvals">{td_string!(l, common.nav.approvals)}</A>
                 </Show>
+                <A href="/reviews">{td_string!(l, common.nav.reviews)}</A>
+                <A href="/incidents">{td_string!(l, common.nav.incidents)}</A>
                 <A href="/audit">{td_string!(l, common.nav.audit)}</A>
                 <A href="/decision-table">{td_string!(l, common.nav.decision_table)}</A>
                 <Show when=move || is_admin>

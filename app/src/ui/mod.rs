@@ -6,6 +6,8 @@ mod approvals;
 mod audit;
 mod download;
 mod errors;
+mod incidents;
+mod known_patterns;
 mod admin_users;
 mod board;
 pub mod labels;
@@ -16,6 +18,7 @@ mod notifications;
 mod operation;
 mod operation_actions;
 mod rerun_request;
+mod reviews;
 mod sign_in;
 
 use leptos::prelude::*;
@@ -91,6 +94,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/notifications") view=notifications::NotificationsPage />
                     <Route path=path!("/audit") view=audit::AuditPage />
                     <Route path=path!("/decision-table") view=decision_table::DecisionTablePage />
+                    <Route path=path!("/reviews") view=reviews::ReviewsPage />
+                    <Route path=path!("/incidents") view=incidents::IncidentsPage />
+                    <Route path=path!("/incidents/:id") view=incidents::IncidentPage />
                     <Route path=path!("/account") view=account::AccountPage />
                     <Route path=path!("/account/password") view=account::AccountPage />
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />

@@ -99,6 +99,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         }).collect_view()}
         {may_act.then(|| view! { <ReconcileButton actions process_id=process_id.clone() /> })}
         <HoldPanel actions process_id=process_id.clone() hold=detail.hold stalled may_act />
+        <super::known_patterns::KnownPatterns process_id=process_id.clone() />
         {match detail.open_request {
             Some((id, status)) => view! {
                 <p class="card" data-testid="open-request">{td_string!(l, operation.open_request)} " "

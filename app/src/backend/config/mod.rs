@@ -5,6 +5,7 @@ pub use crate::domain::configuration::{
     Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, WorkflowConfig,
 };
 use crate::domain::ids::DepartmentCode;
+use crate::domain::indicators::{Indicator, PeriodKind, Threshold};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -26,6 +27,17 @@ struct RawConfig {
     connectors: Vec<RawConnector>,
     #[serde(default, rename = "workflow")]
     workflows: Vec<RawWorkflow>,
+    #[serde(default, rename = "threshold")]
+    thresholds: Vec<RawThreshold>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawThreshold {
+    indicator: Spanned<String>,
+    above: Spanned<f64>,
+    period: Option<Spanned<String>>,
+    department: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -37,6 +49,7 @@ struct RawSettings {
     chat_webhook_url_env: Option<Spanned<String>>,
     #[serde(default)]
     chat_webhook_allow_loopback: bool,
+    review_time_zone: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -203,8 +216,16 @@ impl Validator<'_> {
                 return self.fail(var.span(), "chat_webhook_url_env must name an environment variable (A-Z, 0-9, _)");
             }
         }
+        let review_time_zone = match raw.settings.review_time_zone {
+            Some(zone) => match crate::domain::preferences::time_zone(zone.get_ref()) {
+                Ok(_) => zone.into_inner(),
+                Err(problem) => return self.fail(zone.span(), format!("review_time_zone: {}", problem.message)),
+            },
+            None => crate::domain::preferences::DEFAULT_TIME_ZONE.name().to_string(),
+        };
         let mail = raw.mail.map(|m| self.mail(m)).transpose()?;
         let departments = self.departments(raw.departments)?;
+        let thresholds = raw.thresholds.into_iter().map(|t| self.threshold(t, &departments)).collect::<Result<_, _>>()?;
         let connectors = self.connectors(raw.connectors)?;
         let mut workflows: Vec<WorkflowConfig> = Vec::new();
         for w in raw.workflows {
@@ -224,7 +245,34 @@ impl Validator<'_> {
             departments,
             connectors,
             workflows,
+            review_time_zone,
+            thresholds,
         })
+    }
+
+    fn threshold(&self, raw: RawThreshold, departments: &[DepartmentConfig]) -> Result<Threshold, ConfigError> {
+        let Some(indicator) = Indicator::parse(raw.indicator.get_ref()) else {
+            let known: Vec<&str> = Indicator::ALL.iter().map(|i| i.key()).collect();
+            let message = format!("unknown indicator '{}' (known: {})", raw.indicator.get_ref(), known.join(", "));
+            return self.fail(raw.indicator.span(), message);
+        };
+        let above = *raw.above.get_ref();
+        if !above.is_finite() || above < 0.0 {
+            return self.fail(raw.above.span(), "above must be a number of at least 0 (a count, a percentage or minutes)");
+        }
+        let period = match &raw.period {
+            None => PeriodKind::Week,
+            Some(p) => match PeriodKind::parse(p.get_ref()) {
+                Some(kind) => kind,
+                None => return self.fail(p.span(), "period must be \"week\" or \"month\""),
+            },
+        };
+        if let Some(d) = &raw.department {
+            if !departments.iter().any(|known| known.code == *d.get_ref()) {
+                return self.fail(d.span(), format!("unknown department '{}'", d.get_ref()));
+            }
+        }
+        Ok(Threshold { indicator, above, period, department: raw.department.map(Spanned::into_inner) })
     }
 
     fn departments(&self, raw: Vec<RawDepartment>) -> Result<Vec<DepartmentConfig>, ConfigError> {

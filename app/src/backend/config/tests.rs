@@ -116,3 +116,18 @@ fn mail_in_clear_text_is_only_allowed_to_a_relay_on_loopback_and_a_password_in_t
     let message = problem(&mail("127.0.0.1", "password = \"hunter2-secret\"\n"));
     assert!(message.contains("unknown field `password`") && !message.contains("hunter2"), "{message}");
 }
+
+#[test]
+fn thresholds_name_a_known_indicator_a_limit_of_at_least_zero_and_a_week_or_month() {
+    let with = |threshold: &str| format!("{GOOD}\n[[threshold]]\n{threshold}\n");
+    let config = parse(&with("indicator = \"rerun_error_rate\"\nabove = 12.5\ndepartment = \"sales\""), "test.toml").unwrap();
+    let limit = &config.thresholds[0];
+    assert_eq!((limit.indicator, limit.above, limit.period), (Indicator::RerunErrorRate, 12.5, PeriodKind::Week));
+    assert_eq!(config.review_time_zone, "Asia/Tokyo");
+    assert!(problem(&with("indicator = \"happiness\"\nabove = 1")).contains("unknown indicator 'happiness' (known: missing_process_id,"));
+    assert!(problem(&with("indicator = \"stalled\"\nabove = -1")).contains("above must be a number of at least 0"));
+    assert!(problem(&with("indicator = \"stalled\"\nabove = 1\nperiod = \"year\"")).contains("period must be \"week\" or \"month\""));
+    assert!(problem(&with("indicator = \"stalled\"\nabove = 1\ndepartment = \"legal\"")).contains("unknown department 'legal'"));
+    let zone = GOOD.replace("[[department]]", "[settings]\nreview_time_zone = \"Mars/Olympus\"\n\n[[department]]");
+    assert!(problem(&zone).contains("review_time_zone: unknown time zone 'Mars/Olympus'"), "{}", problem(&zone));
+}

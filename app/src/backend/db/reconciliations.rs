@@ -21,6 +21,8 @@ pub struct NewReconciliation<'a> {
     pub external_id: Option<&'a str>,
     pub evidence_json: &'a str,
     pub asked_by: &'a str,
+    /// Records the outside system holds for the key (more than one: a double send).
+    pub records: i64,
 }
 
 /// Records a look-up and makes its verdict the step's latest, in the caller's transaction.
@@ -31,8 +33,8 @@ pub async fn insert(
 ) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| {
         sqlx::query(
-        "INSERT INTO reconciliations (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)"
+        "INSERT INTO reconciliations (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
     )
     .bind(new.step_id)
     .bind(new.connector)
@@ -41,6 +43,7 @@ pub async fn insert(
     .bind(new.evidence_json)
     .bind(new.asked_by)
     .bind(now)
+    .bind(new.records)
     .execute(&mut *c)
     .await
     .map(drop)

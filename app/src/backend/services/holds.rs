@@ -106,6 +106,7 @@ pub async fn manual_verdict(
         external_id: None,
         evidence_json: &evidence_json,
         asked_by: &asked_by,
+        records: 0,
     };
     db::reconciliations::insert(&mut tx, &new, now).await?;
     let entry = AuditEntry::new(caller.actor(), "step.manual_verdict", "operation", process_id)

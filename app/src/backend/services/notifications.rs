@@ -37,20 +37,49 @@ pub async fn notify(
     }
     let link = format!("/reruns/{}", request.id);
     let title = format!("{} — {title}", request.process_id);
-    for user in users {
-        db::notifications::insert(tx, user, kind, &title, &link, now).await?;
+    send(tx, state, &users, &request.department, kind, &title, &link, now).await
+}
+
+/// Tells a department's owners (its managers), e.g. that an indicator crossed its threshold.
+pub async fn notify_owners(
+    tx: &mut db::Tx,
+    state: &AppState,
+    department: &str,
+    kind: &str,
+    title: &str,
+    link: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let owners = db::notifications::owners_of(tx, department).await?;
+    send(tx, state, &owners, department, kind, title, link, now).await
+}
+
+/// In the app for each user, by e-mail where configured, and once to the team's chat.
+#[allow(clippy::too_many_arguments)]
+async fn send(
+    tx: &mut db::Tx,
+    state: &AppState,
+    users: &[i64],
+    department: &str,
+    kind: &str,
+    title: &str,
+    link: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    for &user in users {
+        db::notifications::insert(tx, user, kind, title, link, now).await?;
         if state.config.mail.is_some() {
             if let Some(email) = db::notifications::email_of(tx, user).await? {
                 let text = format!(
-                    "{title}\n\n部門: {}\n詳細: {}{link}\n\n-- \nRerun Gate からの自動送信です。通知はアプリの通知一覧にも残ります。\n",
-                    request.department, state.settings.public_url
+                    "{title}\n\n部門: {department}\n詳細: {}{link}\n\n-- \nRerun Gate からの自動送信です。通知はアプリの通知一覧にも残ります。\n",
+                    state.settings.public_url
                 );
                 db::notifications::queue_mail(tx, &email, &format!("[Rerun Gate] {title}"), &text, now).await?;
             }
         }
     }
     if state.config.chat_webhook_url_env.is_some() {
-        let text = format!("[Rerun Gate] {title} ({}) {}{link}", request.department, state.settings.public_url);
+        let text = format!("[Rerun Gate] {title} ({department}) {}{link}", state.settings.public_url);
         db::notifications::queue_chat(tx, &text, now).await?;
     }
     Ok(())

@@ -15,6 +15,7 @@ use crate::domain::audit::AuditEntry;
 use crate::domain::canonical_json::to_canonical_string;
 use crate::domain::fingerprint::fingerprint;
 use crate::domain::ids::DepartmentCode;
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::operations::{IdempotencyKey, OperationStatus, ProcessId, StepState};
 use crate::domain::reconciliation::Verdict;
 use serde::Deserialize;
@@ -30,8 +31,19 @@ pub struct Answer {
 /// Registers an operation under the client's Idempotency-Key (`body` is the request's JSON).
 pub async fn register(state: &AppState, client: &ApiClient, key: &str, body: &Value) -> Result<Answer, AppError> {
     let key = IdempotencyKey::parse(key).map_err(|e| AppError::BadRequest(e.message))?;
+    // Registrations without a process ID are refused and counted for the reviews (SPEC "Reviews and indicators").
+    if body.get("process_id").and_then(Value::as_str).is_none_or(|p| p.trim().is_empty()) {
+        refused(state, client, body, "missing_process_id").await?;
+        return Err(AppError::invalid("process_id", Invalid::new(Rule::Required, "every operation needs its process ID")));
+    }
     let request = RegisterOperation::deserialize(body).map_err(|e| AppError::invalid("body", e.to_string()))?;
-    match idempotency::claim(state, client.id, key.as_str(), &fingerprint(body)).await? {
+    let claim = idempotency::claim(state, client.id, key.as_str(), &fingerprint(body)).await;
+    if let Err(AppError::Conflict { problem, .. }) = &claim {
+        if problem == "idempotency-key-mismatch" {
+            refused(state, client, body, "idempotency_key_mismatch").await?;
+        }
+    }
+    match claim? {
         Claim::Replay { status, body } => Ok(Answer { status, body, replayed: true }),
         Claim::Proceed => match insert(state, client, key.as_str(), request).await {
             Ok(answer) => Ok(answer),
@@ -41,6 +53,20 @@ pub async fn register(state: &AppState, client: &ApiClient, key: &str, body: &Va
             }
         },
     }
+}
+
+/// Counts a refused registration under the department it named (if the client may see it), else the client's
+/// only department, else none (then only the all-departments review counts it).
+async fn refused(state: &AppState, client: &ApiClient, body: &Value, kind: &str) -> Result<(), AppError> {
+    let named = body.get("department").and_then(Value::as_str).filter(|d| client.may_see(d));
+    let department = named.or(match client.departments.as_slice() {
+        [only] => Some(only.as_str()),
+        _ => None,
+    });
+    let mut tx = state.db.begin_write().await?;
+    db::reviews::record_refusal(&mut tx, client.id, department, kind, state.clock.now()).await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 async fn insert(state: &AppState, client: &ApiClient, key: &str, request: RegisterOperation) -> Result<Answer, AppError> {

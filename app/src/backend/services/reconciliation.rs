@@ -126,6 +126,7 @@ impl Looked<'_> {
                 external_id: v.evidence.external_id.as_deref(),
                 evidence_json: &evidence_json,
                 asked_by: &asked_by,
+                records: v.evidence.records as i64,
             };
             db::reconciliations::insert(tx, &new, now).await?;
             super::ai_attempts::from_records(tx, connector, step.id, records, now).await?;

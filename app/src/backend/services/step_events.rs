@@ -87,10 +87,6 @@ pub async fn report(
     if let Some(ai) = ai {
         super::ai_attempts::from_event(&mut tx, ai, &next, &event, now).await?;
     }
-    // AI steps keep each generation as an attempt, in the same transaction.
-    if let Some(ai) = state.connectors.of_step(&state.config, &operation.workflow, step_name).filter(|c| c.ai) {
-        super::ai_attempts::from_event(&mut tx, ai, &next, &event, now).await?;
-    }
     finish_write(tx, state, client, &operation, &current, next, event.kind, now).await
 }
 

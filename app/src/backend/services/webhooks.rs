@@ -133,6 +133,7 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
             external_id: evidence.external_id.as_deref(),
             evidence_json: &evidence_json,
             asked_by: &asked_by,
+            records: evidence.records as i64,
         };
         db::reconciliations::insert(&mut tx, &new, now).await?;
         super::ai_attempts::from_records(&mut tx, connector, step.id, &[seen], now).await?;
