@@ -42,6 +42,7 @@ test('staff file an incident from a stalled operation and add a prevention actio
   await expect(action.getByTestId('overdue')).toHaveCount(0);
   await expect(page.getByTestId('incident-history')).toContainText('incident.action_added');
   await expectAccessible(page, 'an incident report');
+  await page.screenshot({ path: '../docs/screenshots/incident.png', fullPage: true });
 
   await page.goto('/incidents');
   await expect(page.getByTestId('incidents')).toContainText('応答喪失後の注文の再送');
