@@ -40,9 +40,9 @@ async fn main() -> anyhow::Result<()> {
     let db = server::startup::open_database(&engine).await?;
     // Rounds alternate between the two so that a slow moment of the machine hits both; medians are compared.
     let (mut raws, mut apis, mut floors, mut directs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // BENCH_ONLY=dispatch or =export: one step-event round only (while working on one part).
+    // BENCH_ONLY=dispatch or =export: one step-event round only (while working on one part); =events: only those.
     let only = std::env::var("BENCH_ONLY").ok();
-    let rounds = if only.is_some() { 1 } else { ROUNDS };
+    let rounds = if only.as_deref().is_some_and(|o| o != "events") { 1 } else { ROUNDS };
     for round in 0..rounds {
         raws.push(raw_insert_rate(&db, round).await?);
         let (api, floor, direct) = api_event_rate(db.clone(), clients).await?;
@@ -50,6 +50,10 @@ async fn main() -> anyhow::Result<()> {
     }
     let (raw, api, floor, direct) = (median(raws), median(apis), median(floors), median(directs));
     let engine = db.engine();
+    if only.as_deref() == Some("events") {
+        println!("step events: API {api:.0}/s, service {direct:.0}/s, raw INSERT+COMMIT {raw:.0}/s: {:.2} and {:.2}", api / raw, direct / raw);
+        return Ok(());
+    }
     let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
     let export_table = match engine {
         "sqlite" => {
