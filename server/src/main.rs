@@ -25,7 +25,7 @@ async fn run() -> anyhow::Result<i32> {
         return cli::verify_export_file(path); // offline: no database
     }
     let options = startup::leptos_options()?;
-    let mut settings = cli.settings(options.site_addr);
+    let mut settings = cli.settings(options.site_addr)?;
     settings.demo_systems = matches!(cli.command, Some(Command::Serve { demo: true, .. }));
     // Verifying the trail only reads: it must not change the database it checks (no migrations).
     let db = match &cli.command {

@@ -21,11 +21,13 @@ pub async fn request_id() -> Option<String> {
     headers.get("x-request-id")?.to_str().ok().map(str::to_string)
 }
 
+/// The client's address: the connection's, or the one a trusted reverse proxy forwarded.
 pub async fn client_ip() -> String {
-    match leptos_axum::extract::<ConnectInfo<SocketAddr>>().await {
-        Ok(ConnectInfo(addr)) => addr.ip().to_string(),
-        Err(_) => "unknown".into(),
-    }
+    let Ok(ConnectInfo(peer)) = leptos_axum::extract::<ConnectInfo<SocketAddr>>().await else { return "unknown".into() };
+    let headers = leptos_axum::extract::<HeaderMap>().await.unwrap_or_default();
+    let forwarded = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
+    let trusted = state().map(|s| s.settings.trusted_proxies.clone()).unwrap_or_default();
+    crate::domain::forwarding::client_address(peer.ip(), forwarded, &trusted).to_string()
 }
 
 /// The signed-in caller, or 401.

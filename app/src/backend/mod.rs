@@ -38,6 +38,8 @@ pub struct Settings {
     pub dispatch_lease: Duration,
     /// `/metrics` answers a request with this bearer token; without one, only loopback clients.
     pub metrics_token: Option<secrecy::SecretString>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (`RERUN_GATE_TRUSTED_PROXIES`).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl Settings {
@@ -50,6 +52,7 @@ impl Settings {
             dispatch_timeout: Duration::from_secs(10),
             dispatch_lease: Duration::from_secs(120),
             metrics_token: None,
+            trusted_proxies: Vec::new(),
         }
     }
 

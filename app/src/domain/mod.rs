@@ -8,6 +8,7 @@ pub mod configuration;
 pub mod decision_table;
 pub mod dispatch;
 pub mod fingerprint;
+pub mod forwarding;
 pub mod holds;
 pub mod ids;
 pub mod incidents;

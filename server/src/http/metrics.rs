@@ -26,7 +26,8 @@ pub async fn count(State(state): State<AppState>, request: Request, next: Next) 
 }
 
 /// With `RERUN_GATE_METRICS_TOKEN` set, the scraper sends it as a bearer token; without, only loopback
-/// clients (a Prometheus on the same host, or through a tunnel) are answered.
+/// clients (a Prometheus on the same host, or through a tunnel) are answered, and never a request that came
+/// through a reverse proxy (it carries `X-Forwarded-For`): a proxy on this host would make every client loopback.
 async fn scrape(State(state): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap) -> Response {
     let allowed = match &state.settings.metrics_token {
         Some(token) => {
@@ -34,7 +35,7 @@ async fn scrape(State(state): State<AppState>, ConnectInfo(peer): ConnectInfo<So
             // Compared as digests: the time taken says nothing about how much of the token was right.
             given.is_some_and(|g| Sha256::digest(g.as_bytes()) == Sha256::digest(token.expose_secret().as_bytes()))
         }
-        None => peer.ip().is_loopback(),
+        None => peer.ip().is_loopback() && !headers.contains_key("x-forwarded-for"),
     };
     if !allowed {
         return (StatusCode::FORBIDDEN, "metrics need RERUN_GATE_METRICS_TOKEN as a bearer token, or a loopback client")

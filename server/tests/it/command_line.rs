@@ -153,3 +153,41 @@ async fn serve_with_demo_as_make_run_does_prints_the_demo_users_and_serves_the_s
     assert!(printed.contains("one-time passwords") && printed.contains("takahashi"), "{printed}");
     assert!(page.contains(r#"action="/api/sign_in""#) && page.contains("/pkg/rerun-gate.js"), "{page}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_taken_while_the_app_runs_restores_with_its_data_and_an_intact_audit_chain() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let token = app.token("intake", &["sales"]).await;
+    let body = serde_json::json!({"process_id": "ORD-BK", "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": "bk-r"}, {"name": "ai_summary", "idempotency_key": "bk-s"}]});
+    app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("bk"), Some(&body)).await;
+    let file = std::env::temp_dir().join("rerun-gate-tests").join(format!("backup-{}.db", uuid::Uuid::new_v4().simple()));
+    let target = file.display().to_string();
+
+    let taken = server(&app.database_url, &["backup", "--to", &target], "");
+    if app.db().engine() == "postgres" {
+        assert_eq!(taken.status.code(), Some(2), "{}", text(&taken));
+        assert!(text(&taken).contains("pg_dump"), "{}", text(&taken));
+        return;
+    }
+    assert_eq!(taken.status.code(), Some(0), "{}", text(&taken));
+    let events_then = app.audit_actions().await.len() - 1; // the live trail also records the backup itself
+    assert!(text(&taken).contains(&format!("audit chain intact: {events_then} events")), "{}", text(&taken));
+    assert_eq!(app.audit_actions().await.last().map(String::as_str), Some("database.backed_up"));
+    let again = server(&app.database_url, &["backup", "--to", &target], "");
+    assert_eq!(again.status.code(), Some(2), "a backup never overwrites: {}", text(&again));
+
+    // Restored: the copy is a database of its own, with the operation and a trail that verifies.
+    let restored = format!("sqlite://{target}?mode=rwc");
+    let verified = server(&restored, &["audit", "verify"], "");
+    assert_eq!(verified.status.code(), Some(0), "{}", text(&verified));
+    assert!(text(&verified).contains(&format!("intact: {events_then} events")), "{}", text(&verified));
+    let db = app::backend::Db::connect(&restored).await.unwrap();
+    let operation = app::backend::db::operations::by_process_id(&mut db.begin_read().await.unwrap(), "ORD-BK").await.unwrap();
+    assert_eq!(operation.map(|o| o.department), Some("sales".to_string()));
+    db.close().await;
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{target}{suffix}"));
+    }
+}

@@ -54,3 +54,11 @@ async fn with_a_token_configured_metrics_answer_only_the_bearer_of_it() {
     assert_eq!(scrape(&app, Some("wrong")).await.0, StatusCode::FORBIDDEN);
     assert_eq!(scrape(&app, Some("scrape-me-2026")).await.0, StatusCode::OK);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_token_a_request_that_came_through_a_reverse_proxy_is_refused_even_from_loopback() {
+    let app = TestApp::spawn().await;
+    assert_eq!(scrape(&app, None).await.0, StatusCode::OK, "a scraper on this host");
+    let proxied = app.http.get(format!("{}/metrics", app.url)).header("x-forwarded-for", "203.0.113.5").send().await.unwrap();
+    assert_eq!(proxied.status(), StatusCode::FORBIDDEN, "a proxy on this host makes every client look local");
+}

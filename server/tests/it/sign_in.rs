@@ -95,3 +95,30 @@ async fn many_failures_from_one_address_across_accounts_are_throttled_too() {
     let answer = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
     assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
 }
+
+/// Sign-in through a proxy that says whom it forwards for.
+async fn sign_in_from(app: &TestApp, client: &str, username: &str, password: &str) -> StatusCode {
+    let form = [("username", username), ("password", password)];
+    let request = app.http.post(format!("{}/api/sign_in", app.url)).header("x-forwarded-for", client).form(&form);
+    request.send().await.unwrap().status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_each_client_address_is_throttled_on_its_own_and_elsewhere_the_header_is_ignored() {
+    use app::backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
+    let app = TestApp::spawn_with(|s| s.trusted_proxies = vec!["127.0.0.1".parse().unwrap()]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    for i in 0..MAX_FAILURES_PER_ADDRESS {
+        sign_in_from(&app, "203.0.113.5", &format!("spray{i}"), "summer-2026!").await;
+    }
+    assert_eq!(sign_in_from(&app, "203.0.113.5", "sato", PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(sign_in_from(&app, "203.0.113.6", "sato", PASSWORD).await, StatusCode::OK, "another client behind the proxy");
+
+    // Without a trusted proxy the header is anyone's to write: the connection's address counts.
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    for i in 0..MAX_FAILURES_PER_ADDRESS {
+        sign_in_from(&app, &format!("198.51.100.{i}"), &format!("spray{i}"), "summer-2026!").await;
+    }
+    assert_eq!(sign_in_from(&app, "203.0.113.9", "sato", PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
+}

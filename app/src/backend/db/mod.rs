@@ -214,6 +214,18 @@ impl Db {
 
 pub use sqlite::StepSession;
 
+/// SQLite: a consistent copy of the live database into a new file (`VACUUM INTO`, readers and writers go on);
+/// `false` on PostgreSQL, whose tool is pg_dump.
+pub async fn backup_into(db: &Db, path: &std::path::Path) -> Result<bool, sqlx::Error> {
+    match db {
+        Db::Sqlite(pool, _) => {
+            sqlx::query("VACUUM INTO $1").bind(path.to_string_lossy().into_owned()).execute(pool).await?;
+            Ok(true)
+        }
+        Db::Postgres(_) => Ok(false),
+    }
+}
+
 impl Tx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
