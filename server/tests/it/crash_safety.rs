@@ -13,12 +13,17 @@ use std::sync::{Arc, Mutex};
 
 /// Deliveries (every POST) and effects (distinct webhook-ids).
 #[derive(Clone, Default)]
-struct Receiver {
-    deliveries: Arc<Mutex<usize>>,
-    effects: Arc<Mutex<HashSet<String>>>,
+pub struct Receiver {
+    pub deliveries: Arc<Mutex<usize>>,
+    pub effects: Arc<Mutex<HashSet<String>>>,
 }
 
-async fn receiver() -> (Receiver, String) {
+pub async fn receiver() -> (Receiver, String) {
+    receiver_taking(std::time::Duration::ZERO).await
+}
+
+/// A receiver that takes `pause` to answer each delivery (so that work is still under way when a test acts).
+pub async fn receiver_taking(pause: std::time::Duration) -> (Receiver, String) {
     let r = Receiver::default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/rerun", listener.local_addr().unwrap());
@@ -28,6 +33,7 @@ async fn receiver() -> (Receiver, String) {
         axum::routing::post(move |headers: HeaderMap, _body: Bytes| {
             let r = handler.clone();
             async move {
+                tokio::time::sleep(pause).await;
                 *r.deliveries.lock().unwrap() += 1;
                 let id = headers.get("webhook-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
                 r.effects.lock().unwrap().insert(id);
@@ -39,7 +45,8 @@ async fn receiver() -> (Receiver, String) {
     (r, url)
 }
 
-fn serve(database_url: &str, config: &std::path::Path, fault: Option<&str>) -> Child {
+/// The server binary serving `database_url`; its address is the second value.
+pub fn serve(database_url: &str, config: &std::path::Path, fault: Option<&str>) -> (Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
     command
@@ -56,7 +63,15 @@ fn serve(database_url: &str, config: &std::path::Path, fault: Option<&str>) -> C
     if let Some(fault) = fault {
         command.env("RERUN_GATE_FAULT_POINT", fault);
     }
-    command.spawn().expect("start the server binary")
+    (command.spawn().expect("start the server binary"), format!("http://127.0.0.1:{port}"))
+}
+
+/// The example configuration with the workflows' reruns sent to `url`, as a file for a child server.
+pub fn config_sending_to(url: &str) -> std::path::PathBuf {
+    let config = std::env::temp_dir().join(format!("rerun-gate-{}.toml", uuid::Uuid::new_v4().simple()));
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml")).unwrap();
+    std::fs::write(&config, example.replace("http://127.0.0.1:3000/demo/rerun", url)).unwrap();
+    config
 }
 
 async fn request_status(app: &TestApp, id: &str) -> String {
@@ -76,18 +91,16 @@ async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_
         app.user("suzuki", &["manager"], &["sales"]).await;
         let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
         let id = approved_request(&app, &token, &staff, &owner, &format!("ORD-{fault}")).await;
-        let config = std::env::temp_dir().join(format!("rerun-gate-crash-{}.toml", uuid::Uuid::new_v4().simple()));
-        let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml")).unwrap();
-        std::fs::write(&config, example.replace("http://127.0.0.1:3000/demo/rerun", &url)).unwrap();
+        let config = config_sending_to(&url);
 
-        let mut first = serve(&app.database_url, &config, Some(fault));
+        let (mut first, _) = serve(&app.database_url, &config, Some(fault));
         let stderr = BufReader::new(first.stderr.take().unwrap());
         let reached = stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("fault point {fault} reached")));
         assert!(reached, "{fault}: the server never reached its fault point");
         first.kill().unwrap(); // SIGKILL
         first.wait().unwrap();
 
-        let mut second = serve(&app.database_url, &config, None);
+        let (mut second, _) = serve(&app.database_url, &config, None);
         let mut settled = String::new();
         for _ in 0..100 {
             settled = request_status(&app, &id).await;

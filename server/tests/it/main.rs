@@ -17,6 +17,7 @@ mod holds;
 mod incidents;
 mod languages;
 mod http_protections;
+mod instances;
 mod ingestion;
 mod mail;
 mod metrics;

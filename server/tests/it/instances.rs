@@ -1,0 +1,116 @@
+//! Several instances on one PostgreSQL (issue 9): three server processes share the sessions, dispatch 1,000
+//! approved reruns together with exactly 1,000 distinct `webhook-id`s at the receiver, and one of them killed
+//! mid-run loses nothing (its leases end and the others take its work over).
+use crate::crash_safety::{config_sending_to, receiver_taking, serve};
+use crate::fixtures::caller;
+use crate::harness::{PASSWORD, TestApp};
+use app::api::reruns::StartAnswer;
+use app::backend::services::{api_clients, approvals, operations, rerun_requests, step_events, sweeper};
+use chrono::{Duration, Utc};
+use reqwest::StatusCode;
+use serde_json::json;
+use std::time::Instant;
+
+const RERUNS: usize = 1_000;
+
+/// `RERUNS` stalled orders, each with an approved rerun in the outbox (made through the services, quickly).
+async fn approved_reruns(app: &TestApp) {
+    let token = app.token("intake", &["sales"]).await;
+    let client = api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
+    for i in 0..RERUNS {
+        let id = format!("ORD-M{i}");
+        let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
+            "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
+                      {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
+        operations::register(&app.state, &client, &id, &body).await.unwrap();
+        let failed = serde_json::from_value(json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}})).unwrap();
+        step_events::report(&app.state, &client, &id, "register_order", failed).await.unwrap();
+    }
+    app.clock.advance(Duration::minutes(5)); // past the look-ups' consistency delay
+    sweeper::sweep(&app.state).await.unwrap();
+    let (staff, owner) = (caller(app, "sato").await, caller(app, "suzuki").await);
+    for i in 0..RERUNS {
+        let StartAnswer::Created { id } = rerun_requests::start(&app.state, &staff, &format!("ORD-M{i}"), "再実行する").await.unwrap() else {
+            panic!("the plan should be ready")
+        };
+        for n in 1..=5 {
+            let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+            rerun_requests::confirm(&app.state, &staff, &id, n, "確認した", cause).await.unwrap();
+        }
+        rerun_requests::submit(&app.state, &staff, &id).await.unwrap();
+        approvals::decide(&app.state, &owner, &id, approvals::Decision::Approve, "").await.unwrap();
+    }
+}
+
+async fn dispatched(app: &TestApp) -> i64 {
+    crate::fixtures::count(app, "SELECT COUNT(*) FROM rerun_requests WHERE status = $1", "dispatched").await
+}
+
+async fn ready(http: &reqwest::Client, base: &str) {
+    for _ in 0..200 {
+        if http.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{base} did not start");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_once_though_one_is_killed() {
+    let app = TestApp::spawn().await;
+    if app.db().engine() != "postgres" {
+        return; // several processes on one database is the PostgreSQL deployment
+    }
+    // The child servers use the real clock: the approvals happen just before they start.
+    app.clock.set(Utc::now() - Duration::minutes(10));
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    approved_reruns(&app).await;
+
+    let (receiver, url) = receiver_taking(std::time::Duration::from_millis(5)).await;
+    let config = config_sending_to(&url);
+    let mut instances: Vec<_> = (0..3).map(|_| serve(&app.database_url, &config, None)).collect();
+    let http = reqwest::Client::new();
+    for (_, base) in &instances {
+        ready(&http, base).await;
+    }
+
+    // Signed in on the first, working on the second and the third.
+    let signed_in = http.post(format!("{}/api/sign_in", instances[0].1)).form(&[("username", "sato"), ("password", PASSWORD)]).send().await.unwrap();
+    assert_eq!(signed_in.status(), StatusCode::OK);
+    let cookie = signed_in.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap()).find(|c| c.contains("rerun_gate_session="));
+    let cookie = cookie.expect("a session cookie").split(';').next().unwrap().to_string();
+    for (_, base) in &instances[1..] {
+        let board = http.post(format!("{base}/api/board/stalled")).header("cookie", &cookie)
+            .header("content-type", "application/json").body(json!({"filter": {}}).to_string()).send().await.unwrap();
+        assert_eq!(board.status(), StatusCode::OK, "the session is known to {base}");
+    }
+
+    // One instance dies (SIGKILL) while the three are dispatching.
+    let started = Instant::now();
+    while receiver.effects.lock().unwrap().len() < RERUNS / 5 {
+        assert!(started.elapsed().as_secs() < 60, "dispatching did not start");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let (mut killed, _) = instances.remove(0);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let at_kill = receiver.effects.lock().unwrap().len();
+    eprintln!("one instance killed after {at_kill} effects, {:?} into the dispatch", started.elapsed());
+    assert!(at_kill < RERUNS, "the kill came after the work was done ({at_kill})");
+
+    while dispatched(&app).await < RERUNS as i64 {
+        assert!(started.elapsed().as_secs() < 120, "only {} of {RERUNS} dispatched", dispatched(&app).await);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    for (mut child, _) in instances {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let _ = std::fs::remove_file(&config);
+    let effects = receiver.effects.lock().unwrap().len();
+    let deliveries = *receiver.deliveries.lock().unwrap();
+    assert_eq!(effects, RERUNS, "exactly one distinct webhook-id per rerun");
+    assert!(deliveries >= RERUNS, "a delivery cut short by the kill may be repeated with the same webhook-id: {deliveries}");
+}
