@@ -68,7 +68,8 @@ release: deps-build
 	  echo "wasm bundle: $$(stat -c %s $$wasm) bytes, $$(gzip -9c $$wasm | wc -c) gzipped"
 
 ## Benchmarks (not part of `make test`): figures next to baselines measured in the same run; writes bench/RESULTS.md.
-bench:
+## Depends on `release` so that the browser bundle it reports is the optimised one.
+bench: release
 	@command -v sqlite3 >/dev/null \
 	  || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq sqlite3)
 	LEPTOS_OUTPUT_NAME=rerun-gate cargo build --release -p server --features ssr --bin server

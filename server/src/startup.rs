@@ -27,6 +27,7 @@ pub fn leptos_options() -> anyhow::Result<LeptosOptions> {
 pub async fn open_database(url: &str) -> anyhow::Result<Db> {
     let db = Db::connect(url).await?;
     db.migrate().await?;
+    db.optimize().await?;
     Ok(db)
 }
 
@@ -92,6 +93,9 @@ pub fn spawn_housekeeping(state: AppState) {
         async move {
             if let Err(error) = store.delete_expired().await {
                 tracing::error!(%error, "expired-session cleanup failed");
+            }
+            if let Err(error) = state.db.optimize().await {
+                tracing::error!(%error, "updating the query planner's statistics failed");
             }
             match app::backend::services::idempotency::purge_expired(&state).await {
                 Ok(0) => {}

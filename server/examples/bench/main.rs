@@ -4,6 +4,7 @@
 //! audit event, all in one transaction) against the raw rate of one INSERT + COMMIT on the same engine; and
 //! approval → dispatch latency with 1,000 queued approvals against bare signed POSTs (see `dispatch.rs`); and
 //! the audit export of 1,000,000 events against `sqlite3 -csv` (see `export.rs`).
+mod board;
 mod dispatch;
 mod export;
 
@@ -18,6 +19,7 @@ const ROUNDS: usize = 5;
 const RAW_INSERTS: usize = 4_000;
 
 const QUEUED_APPROVALS: usize = 1_000;
+const OPERATIONS_AT_SCALE: usize = 1_000_000;
 const AUDIT_EVENTS: usize = 1_000_000;
 
 #[tokio::main]
@@ -40,7 +42,7 @@ async fn main() -> anyhow::Result<()> {
     let db = server::startup::open_database(&engine).await?;
     // Rounds alternate between the two so that a slow moment of the machine hits both; medians are compared.
     let (mut raws, mut apis, mut floors, mut directs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // BENCH_ONLY=dispatch or =export: one step-event round only (while working on one part); =events: only those.
+    // BENCH_ONLY=dispatch, =export or =board: one step-event round only (while working on one part); =events: only those.
     let only = std::env::var("BENCH_ONLY").ok();
     let rounds = if only.as_deref().is_some_and(|o| o != "events") { 1 } else { ROUNDS };
     for round in 0..rounds {
@@ -52,6 +54,30 @@ async fn main() -> anyhow::Result<()> {
     let engine = db.engine();
     if only.as_deref() == Some("events") {
         println!("step events: API {api:.0}/s, service {direct:.0}/s, raw INSERT+COMMIT {raw:.0}/s: {:.2} and {:.2}", api / raw, direct / raw);
+        return Ok(());
+    }
+    // BENCH_ONLY=board: only the board at scale (and the bundle size).
+    let board = {
+        let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
+        board::fill(&db, at_scale).await?;
+        db.optimize().await?; // as the housekeeping does every five minutes
+        let (state, base) = start_app(db.clone()).await?;
+        let f = board::measure(&state, &base).await?;
+        let stalled = at_scale / 10;
+        format!(
+            "| stalled board, first page ({at_scale} operations, {stalled} stalled; session, server function, counts): p50 | {:.1} ms | the same rows read and turned into JSON p50 {:.1} ms | {:.1}× | — |\n\
+             | stalled board, first page: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n\
+             | stalled board, keyset page {} places down: p50 | {:.1} ms | bare p50 {:.1} ms | {:.1}× | — |\n\
+             | stalled board, keyset page {} places down: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n{}",
+            f.first.p50_ms, f.first_bare.p50_ms, f.first.p50_ms / f.first_bare.p50_ms,
+            f.first.p95_ms, f.first_bare.p95_ms, f.first.p95_ms / f.first_bare.p95_ms,
+            f.deep_position, f.deep.p50_ms, f.deep_bare.p50_ms, f.deep.p50_ms / f.deep_bare.p50_ms,
+            f.deep_position, f.deep.p95_ms, f.deep_bare.p95_ms, f.deep.p95_ms / f.deep_bare.p95_ms,
+            bundle_size(),
+        )
+    };
+    if only.as_deref() == Some("board") {
+        println!("{board}");
         return Ok(());
     }
     let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
@@ -83,7 +109,7 @@ async fn main() -> anyhow::Result<()> {
         gate.p99_ms,
         bare.p99_ms,
         gate.p99_ms / bare.p99_ms,
-    ) + &export_table;
+    ) + &board + &export_table;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(
@@ -92,6 +118,34 @@ async fn main() -> anyhow::Result<()> {
     );
     std::fs::write("bench/RESULTS.md", report)?;
     Ok(())
+}
+
+/// The hydrating bundle as `make release` leaves it, raw and gzipped (`gzip -9`, as a server would send it).
+fn bundle_size() -> String {
+    let wasm = std::path::Path::new("target/site/pkg/rerun-gate.wasm");
+    let Ok(raw) = std::fs::metadata(wasm).map(|m| m.len()) else {
+        return "| browser bundle (wasm) | not built: run `make release` | — | — | — |\n".into();
+    };
+    let gzipped = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("gzip -9c {} | wc -c", wasm.display()))
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    format!("| browser bundle (wasm, `make release`) | {raw} bytes | gzip -9: {gzipped} bytes | {:.2} | — |\n", gzipped as f64 / raw as f64)
+}
+
+/// The app on a free loopback port, as `serve` runs it (without the background workers).
+async fn start_app(db: Db) -> anyhow::Result<(app::backend::AppState, String)> {
+    let config = server::startup::load_config(None)?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new(&format!("http://{addr}")), config).await?;
+    let mut options = server::startup::leptos_options()?;
+    options.site_addr = addr;
+    tokio::spawn(server::startup::serve(listener, server::startup::router(state.clone(), options)));
+    Ok((state, format!("http://{addr}")))
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -132,10 +186,7 @@ async fn exec(db: &Db, sql: &str) -> anyhow::Result<()> {
 /// Step events posted by several clients at once through the real HTTP stack; then the HTTP floor, and the
 /// service called directly by one client.
 async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64)> {
-    let config = server::startup::load_config(None)?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new(&format!("http://{addr}")), config).await?;
+    let (state, base) = start_app(db).await?;
     let (client_id, token) = app::backend::services::api_clients::create(
         &state,
         app::domain::audit::Actor::system("bench"),
@@ -144,10 +195,6 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64
     )
     .await
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut options = server::startup::leptos_options()?;
-    options.site_addr = addr;
-    tokio::spawn(server::startup::serve(listener, server::startup::router(state.clone(), options)));
-    let base = format!("http://{addr}");
     app::backend::reconciliation::ssrf::install_tls_provider();
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
 

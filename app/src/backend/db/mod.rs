@@ -197,6 +197,15 @@ impl Db {
         }
     }
 
+    /// Keeps the query planner's statistics current (SQLite: `PRAGMA optimize`, which analyses only what
+    /// changed enough; PostgreSQL's autovacuum does this by itself). Run at start and by the housekeeping.
+    pub async fn optimize(&self) -> Result<(), sqlx::Error> {
+        if let Db::Sqlite(pool, _) = self {
+            sqlx::query("PRAGMA optimize=0x10002").execute(pool).await?;
+        }
+        Ok(())
+    }
+
     pub fn engine(&self) -> &'static str {
         match self {
             Db::Sqlite(..) => "sqlite",
