@@ -50,13 +50,14 @@ async fn run() -> anyhow::Result<i32> {
     }
     startup::spawn_housekeeping(state.clone());
     startup::spawn_threshold_checks(state.clone());
-    startup::spawn_dispatcher(state.clone());
+    let dispatcher = startup::spawn_dispatcher(state.clone());
     startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, engine = state.db.engine(), public_url = %state.settings.public_url,
         config = %state.config.source, "serving");
     println!("Rerun Gate is serving on http://{addr}");
     startup::serve(listener, startup::router(state.clone(), options)).await?;
+    startup::finish_dispatching(&state, dispatcher).await;
     state.db.close().await;
     Ok(0)
 }

@@ -63,10 +63,11 @@ pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
 }
 
 /// The dispatcher: sends approved reruns and chat notifications from their outboxes, woken by approvals and
-/// polling every second. Any number of instances may run it.
-pub fn spawn_dispatcher(state: AppState) {
+/// polling every second. Any number of instances may run it. It ends once `state.begin_stopping()` is called
+/// and what it claimed is sent and written (see `finish_dispatching`).
+pub fn spawn_dispatcher(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        loop {
+        while !state.is_stopping() {
             let handled = app::backend::services::dispatcher::dispatch_due(&state).await;
             if let Err(error) = &handled {
                 tracing::error!(%error, "dispatching failed");
@@ -80,7 +81,18 @@ pub fn spawn_dispatcher(state: AppState) {
             // An approval on this instance wakes it at once; the poll finds work from other instances and retries.
             let _ = tokio::time::timeout(std::time::Duration::from_secs(1), state.dispatch_wake.notified()).await;
         }
-    });
+    })
+}
+
+/// At shutdown, after the last request: the dispatcher finishes the reruns it claimed (each bounded by the
+/// dispatch timeout) instead of leaving them to wait for its leases to end on another instance.
+pub async fn finish_dispatching(state: &AppState, dispatcher: tokio::task::JoinHandle<()>) {
+    state.begin_stopping();
+    let bound = state.settings.dispatch_timeout * 2 + std::time::Duration::from_secs(5);
+    match tokio::time::timeout(bound, dispatcher).await {
+        Ok(_) => tracing::info!("dispatcher finished its claimed work"),
+        Err(_) => tracing::warn!("dispatcher still busy at shutdown: its leases will pass the work to another instance"),
+    }
 }
 
 /// Housekeeping every few minutes: expired sessions, idempotency records past their retention window, raw

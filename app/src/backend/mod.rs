@@ -91,11 +91,23 @@ pub struct AppState {
     /// Rung when an approval puts a rerun in the outbox, so this instance's dispatcher sends it at once
     /// instead of at its next poll (other instances still find it by polling).
     pub dispatch_wake: Arc<tokio::sync::Notify>,
+    /// Set when the process is shutting down: the dispatcher finishes what it claimed and claims no more.
+    pub stopping: Arc<std::sync::atomic::AtomicBool>,
     /// HTTP requests seen by this instance, for `/metrics`.
     pub metrics: Arc<metrics::HttpMetrics>,
 }
 
 impl AppState {
+    /// The dispatcher stops claiming work (it finishes what it holds); see `stopping`.
+    pub fn begin_stopping(&self) {
+        self.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.dispatch_wake.notify_waiters();
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Fails only when a connector cannot be built from the configuration.
     pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Result<Self, String> {
         let demo = demo_systems::DemoSystems::new(db.clone(), clock.clone());
@@ -109,6 +121,7 @@ impl AppState {
             demo,
             tokens: Arc::default(),
             dispatch_wake: Arc::default(),
+            stopping: Arc::default(),
             metrics: Arc::default(),
         })
     }

@@ -1,6 +1,7 @@
 //! Several instances on one PostgreSQL (issue 9): three server processes share the sessions, dispatch 1,000
 //! approved reruns together with exactly 1,000 distinct `webhook-id`s at the receiver, and one of them killed
-//! mid-run loses nothing (its leases end and the others take its work over).
+//! mid-run loses nothing (its leases end and the others take its work over); a stopped one (SIGTERM) first
+//! finishes the reruns it claimed.
 use crate::crash_safety::{config_sending_to, receiver_taking, serve};
 use crate::fixtures::caller;
 use crate::harness::{PASSWORD, TestApp};
@@ -13,11 +14,11 @@ use std::time::Instant;
 
 const RERUNS: usize = 1_000;
 
-/// `RERUNS` stalled orders, each with an approved rerun in the outbox (made through the services, quickly).
-async fn approved_reruns(app: &TestApp) {
+/// `count` stalled orders, each with an approved rerun in the outbox (made through the services, quickly).
+async fn approved_reruns(app: &TestApp, count: usize) {
     let token = app.token("intake", &["sales"]).await;
     let client = api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
-    for i in 0..RERUNS {
+    for i in 0..count {
         let id = format!("ORD-M{i}");
         let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
             "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
@@ -29,7 +30,7 @@ async fn approved_reruns(app: &TestApp) {
     app.clock.advance(Duration::minutes(5)); // past the look-ups' consistency delay
     sweeper::sweep(&app.state).await.unwrap();
     let (staff, owner) = (caller(app, "sato").await, caller(app, "suzuki").await);
-    for i in 0..RERUNS {
+    for i in 0..count {
         let StartAnswer::Created { id } = rerun_requests::start(&app.state, &staff, &format!("ORD-M{i}"), "再実行する").await.unwrap() else {
             panic!("the plan should be ready")
         };
@@ -66,7 +67,7 @@ async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_o
     app.clock.set(Utc::now() - Duration::minutes(10));
     app.user("sato", &["staff"], &["sales"]).await;
     app.user("suzuki", &["manager"], &["sales"]).await;
-    approved_reruns(&app).await;
+    approved_reruns(&app, RERUNS).await;
 
     let (receiver, url) = receiver_taking(std::time::Duration::from_millis(5)).await;
     let config = config_sending_to(&url);
@@ -113,4 +114,38 @@ async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_o
     let deliveries = *receiver.deliveries.lock().unwrap();
     assert_eq!(effects, RERUNS, "exactly one distinct webhook-id per rerun");
     assert!(deliveries >= RERUNS, "a delivery cut short by the kill may be repeated with the same webhook-id: {deliveries}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_told_to_stop_finishes_the_reruns_it_claimed_and_leaves_the_rest_unclaimed() {
+    let app = TestApp::spawn().await;
+    app.clock.set(Utc::now() - Duration::minutes(10));
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    approved_reruns(&app, 40).await;
+    let (receiver, url) = receiver_taking(std::time::Duration::from_millis(300)).await;
+    let config = config_sending_to(&url);
+    let (mut instance, _) = serve(&app.database_url, &config, None);
+
+    let started = Instant::now();
+    while *receiver.deliveries.lock().unwrap() == 0 {
+        assert!(started.elapsed().as_secs() < 30, "dispatching did not start");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let term = std::process::Command::new("kill").args(["-TERM", &instance.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let stopped = loop {
+        if let Some(status) = instance.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed().as_secs() < 30, "the instance did not stop");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let _ = std::fs::remove_file(&config);
+    assert!(stopped.success(), "a clean exit: {stopped:?}");
+    let abandoned = crate::fixtures::count(&app, "SELECT COUNT(*) FROM dispatches WHERE status = $1 AND lease_until IS NOT NULL", "pending").await;
+    assert_eq!(abandoned, 0, "no claimed rerun is left for its lease to run out");
+    let sent = dispatched(&app).await;
+    assert!(sent >= 1 && sent < 40, "it finished what it had claimed, and claimed no more: {sent}");
+    assert_eq!(receiver.effects.lock().unwrap().len() as i64, sent, "every rerun marked dispatched was delivered");
 }

@@ -29,7 +29,8 @@ const BATCH: usize = 32;
 /// Sends what is due; returns how many dispatches it handled.
 pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
     let mut handled = 0;
-    while handled < 4 * BATCH {
+    // A process that is shutting down finishes the batch it claimed and claims no other.
+    while handled < 4 * BATCH && !state.is_stopping() {
         let now = state.clock.now();
         let lease = Duration::from_std(state.settings.dispatch_lease).unwrap_or(Duration::seconds(120));
         let mut tx = state.db.begin_write().await?;
