@@ -1,6 +1,7 @@
 # Rerun Gate — the two commands of the README, and the pieces they are made of.
 #   make run    installs what is missing, builds, serves http://127.0.0.1:3000 with demo data (SQLite)
 #   make test   installs what is missing, runs unit, integration (SQLite and PostgreSQL) and browser tests
+#   make fuzz   fuzzes the parsers that face the outside, FUZZ_SECONDS (60) each (not part of make test)
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := run
@@ -12,7 +13,7 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(
 BUILD_ENV := LEPTOS_OUTPUT_NAME=rerun-gate RUSTFLAGS="--cfg erase_components"
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests browser-tests
+.PHONY: run test bench fuzz deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests api-fuzz browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -26,7 +27,7 @@ run: deps-build site
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
-test: deps-build deps-test unit-tests sqlite-tests postgres-tests site browser-tests
+test: deps-build deps-test unit-tests sqlite-tests api-fuzz postgres-tests site browser-tests
 	@echo "all tests passed"
 
 deps: deps-build deps-test
@@ -75,11 +76,42 @@ bench: release
 	LEPTOS_OUTPUT_NAME=rerun-gate cargo build --release -p server --features ssr --bin server
 	LEPTOS_OUTPUT_NAME=rerun-gate cargo run --release -p server --features ssr --example bench
 
+## Fuzzing (not part of `make test`): each target of fuzz/fuzz_targets for FUZZ_SECONDS, with cargo-fuzz on
+## nightly. Seeds are fuzz/seeds/<target>; the corpus the fuzzer grows stays in target/fuzz/corpus/<target>, and
+## crashing inputs land in fuzz/artifacts/<target> (both ignored by git). A crash fails the run after every
+## target has had its turn. One target: make fuzz FUZZ_TARGETS=config_parse FUZZ_SECONDS=600
+CARGO_FUZZ_VERSION := 0.13.2
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= canonical_json webhook_verify csv_neutralise export_check config_parse
+fuzz:
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	@cargo fuzz --version 2>/dev/null | grep -q " $(CARGO_FUZZ_VERSION)$$" \
+	  || cargo install cargo-fuzz --version =$(CARGO_FUZZ_VERSION) --locked
+	@failed=""; \
+	for t in $(FUZZ_TARGETS); do \
+	  features=""; if [ "$$t" = config_parse ]; then features="--features ssr"; fi; \
+	  seeds=""; if [ -d "fuzz/seeds/$$t" ]; then seeds="fuzz/seeds/$$t"; fi; \
+	  mkdir -p "target/fuzz/corpus/$$t"; \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  $(BUILD_ENV) cargo +nightly fuzz run --fuzz-dir fuzz --target-dir "$(CURDIR)/target/fuzz" --debug-assertions \
+	    $$features "$$t" "target/fuzz/corpus/$$t" $$seeds -- -max_total_time=$(FUZZ_SECONDS) \
+	    || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: crashes in$$failed (inputs in fuzz/artifacts/)"; exit 1; fi; \
+	echo "fuzz: no crash, $(FUZZ_SECONDS) s per target"
+
 unit-tests:
 	$(BUILD_ENV) cargo test -p app --features ssr
 
 sqlite-tests:
 	$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=sqlite cargo test -p server --features ssr
+
+## schemathesis (pinned, in target/venv) against /api/openapi.json of the built server on a fresh SQLite database:
+## no 5xx, every answer as documented, no SQL or panic text in a body (scripts/api-fuzz.sh). The build is a no-op
+## after sqlite-tests, which builds the same binary.
+api-fuzz:
+	$(BUILD_ENV) cargo build -p server --features ssr --bin server
+	scripts/api-fuzz.sh
 
 postgres-tests:
 	$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres scripts/with-postgres.sh cargo test -p server --features ssr

@@ -1,6 +1,8 @@
 //! Downloads for auditors, each itself audited:
 //! `GET /audit/export?format=csv|jsonl&from=…&to=…&department=…&actor=…&action=…&process_id=…` streams the trail
 //! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle.
+use crate::http::policy::route;
+use axum::http::Method;
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::AuthSession;
@@ -15,10 +17,8 @@ use futures::StreamExt;
 use serde::Deserialize;
 
 pub fn routes(state: AppState) -> Router {
-    Router::new()
-        .route("/audit/export", axum::routing::get(export))
-        .route("/operations/{process_id}/evidence.zip", axum::routing::get(evidence))
-        .with_state(state)
+    let router = route(Router::new(), Method::GET, "/audit/export", export);
+    route(router, Method::GET, "/operations/{process_id}/evidence.zip", evidence).with_state(state)
 }
 
 #[derive(Deserialize)]

@@ -4,6 +4,8 @@
 //! `POST /demo/{service}/requests` (header `Idempotency-Key`, optional `Process-Id`, JSON body) does the work
 //! once per key; `Demo-Fault: drop-answer` does the work and then cuts the connection, as a lost answer.
 //! `GET /demo/{service}/requests?idempotency_key=…` and `GET /demo/{service}/requests/{id}` read the log.
+use crate::http::policy::route;
+use axum::http::Method;
 use crate::api::problem::Problem;
 use app::api::AppError;
 use app::backend::AppState;
@@ -12,16 +14,15 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
 
 pub fn routes(state: AppState) -> Router {
-    Router::new()
-        .route("/demo/{service}/requests", get(find_by_key).post(execute))
-        .route("/demo/{service}/requests/{id}", get(find_by_id))
-        .route("/demo/rerun", axum::routing::post(rerun))
+    let router = route(Router::new(), Method::GET, "/demo/{service}/requests", find_by_key);
+    let router = route(router, Method::POST, "/demo/{service}/requests", execute);
+    let router = route(router, Method::GET, "/demo/{service}/requests/{id}", find_by_id);
+    route(router, Method::POST, "/demo/rerun", rerun)
         .with_state(state)
 }
 

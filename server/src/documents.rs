@@ -1,6 +1,8 @@
 //! Documents to download: `GET /decision-table.xlsx[?blank=true]`, the decision table for Excel in the reader's
 //! language (signed-in users); a review's charts `GET /reviews/chart.svg?chart=rates|counts|latency&…` and its
 //! CSV export `GET /reviews.csv?…` (the review page's department, period and day).
+use crate::http::policy::route;
+use axum::http::Method;
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::AuthSession;
@@ -16,11 +18,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 pub fn routes(state: AppState) -> Router {
-    Router::new()
-        .route("/decision-table.xlsx", axum::routing::get(decision_table))
-        .route("/reviews/chart.svg", axum::routing::get(review_chart))
-        .route("/reviews.csv", axum::routing::get(review_csv))
-        .with_state(state)
+    let router = route(Router::new(), Method::GET, "/decision-table.xlsx", decision_table);
+    let router = route(router, Method::GET, "/reviews/chart.svg", review_chart);
+    route(router, Method::GET, "/reviews.csv", review_csv).with_state(state)
 }
 
 #[derive(Deserialize)]

@@ -1,6 +1,6 @@
 //! Building and serving the app: database, migrations, sessions, routes, protections.
 use crate::http;
-use app::backend::auth::{Backend, enforce_timeouts, sign_in_first};
+use app::backend::auth::{Backend, enforce_timeouts};
 use app::backend::db::sessions::SqlSessionStore;
 use app::backend::config::Config;
 use app::backend::{AppState, Clock, Db, Settings, SystemClock};
@@ -166,6 +166,15 @@ pub async fn system_state(db: Db, settings: Settings, config: Config) -> anyhow:
 /// The whole HTTP application: pages, server functions, health checks, and every layer around them.
 pub fn router(state: AppState, options: LeptosOptions) -> Router {
     let routes = generate_route_list(app::App);
+    for listing in &routes {
+        for method in listing.methods() {
+            // Leptos' own method type; its name is the HTTP method's (`Get` → `GET`).
+            http::policy::note(&format!("{method:?}").to_uppercase(), listing.path());
+        }
+    }
+    for (path, method) in leptos::server_fn::axum::server_fn_paths() {
+        http::policy::note(method.as_str(), path);
+    }
     let store = SqlSessionStore::new(&state.db);
     let sessions = SessionManagerLayer::new(store)
         .with_name(state.settings.session_cookie_name())
@@ -189,7 +198,6 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
                 move || app::shell(options.clone())
             },
         )
-        .route_layer(axum::middleware::from_fn(sign_in_first))
         .fallback(leptos_axum::file_and_error_handler(app::shell))
         .with_state(options);
 
@@ -197,6 +205,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     let browser = leptos
         .merge(crate::audit_export::routes(state.clone()))
         .merge(crate::documents::routes(state.clone()))
+        .route_layer(axum::middleware::from_fn(http::policy::gate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
         .layer(auth);
     let mut machines = crate::api::routes(state.clone())
@@ -206,6 +215,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     if state.settings.demo_systems {
         machines = machines.merge(crate::demo_systems::routes(state.clone()));
     }
+    let machines = machines.route_layer(axum::middleware::from_fn(http::policy::gate));
     // Counted per matched route (static files and unknown paths are not counted).
     let counted = browser.merge(machines).route_layer(axum::middleware::from_fn_with_state(state.clone(), http::metrics::count));
     http::protect(counted, state)
@@ -234,3 +244,4 @@ async fn shutdown_signal() {
     tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
     tracing::info!("shutting down");
 }
+

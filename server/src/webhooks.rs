@@ -1,5 +1,7 @@
 //! `POST /hooks/{connector}`: inbound webhooks from outside systems (Standard Webhooks). The raw body is
 //! verified before anything parses it; a replay answers 2xx and changes nothing.
+use crate::http::policy::route;
+use axum::http::Method;
 use crate::api::problem::Problem;
 use app::backend::AppState;
 use app::backend::services::webhooks::{Received, receive};
@@ -7,12 +9,11 @@ use app::domain::webhooks::Headers;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
-use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
 pub fn routes(state: AppState) -> Router {
-    Router::new().route("/hooks/{connector}", post(hook)).with_state(state)
+    route(Router::new(), Method::POST, "/hooks/{connector}", hook).with_state(state)
 }
 
 async fn hook(

@@ -81,7 +81,12 @@ impl FromServerFnError for AppError {
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         match value {
             // A malformed request from a client is the client's mistake, not ours.
-            ServerFnErrorErr::Args(message) => AppError::invalid("request", message),
+            ServerFnErrorErr::Args(message) | ServerFnErrorErr::MissingArg(message) => AppError::invalid("request", message),
+            // On the server it is the request's body that could not be read; in the browser, the answer.
+            #[cfg(feature = "ssr")]
+            ServerFnErrorErr::Deserialization(message) => AppError::invalid("request", message),
+            #[cfg(not(feature = "ssr"))]
+            ServerFnErrorErr::Deserialization(message) => AppError::Transport(message),
             ServerFnErrorErr::Request(message) | ServerFnErrorErr::Response(message) => {
                 AppError::Transport(message)
             }

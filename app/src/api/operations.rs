@@ -12,10 +12,12 @@ use serde_json::Value;
 #[serde(deny_unknown_fields)]
 pub struct RegisterOperation {
     /// The integration's own ID of this run; unique.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 128, pattern = "^[A-Za-z0-9._:/-]+$"))]
     pub process_id: String,
     /// A workflow name from the configuration.
     pub workflow: String,
     /// The workflow's department code; must be in the token's scope.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 32, pattern = "^[a-z0-9_-]+$"))]
     pub department: String,
     /// Order ID, invoice number…: a second operation with the same key is flagged as a possible duplicate.
     #[serde(default)]
@@ -32,6 +34,8 @@ pub struct RegisterOperation {
 #[serde(deny_unknown_fields)]
 pub struct RegisterStep {
     pub name: String,
+    /// Printable ASCII, no spaces; distinct within the operation.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 255, pattern = "^[!-~]+$"))]
     pub idempotency_key: String,
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
@@ -44,6 +48,7 @@ pub struct RegisterStep {
 #[serde(deny_unknown_fields)]
 pub struct StepEvent {
     /// Per-step sequence number: an event not newer than the stored one is not applied.
+    #[cfg_attr(feature = "ssr", schema(minimum = 0))]
     pub seq: i64,
     #[serde(rename = "type")]
     pub kind: StepEventType,

@@ -137,17 +137,12 @@ pub fn internal(context: &str, error: impl std::fmt::Display) -> AppError {
     AppError::Internal
 }
 
-/// Middleware on the pages: a signed-out visitor is sent to the sign-in page, which brings them back to the page
-/// they asked for. (Rendering the sign-in form in place of the page would put every page's data loading inside
-/// the wait for the signed-in user, and Leptos then loads it twice: a page could hydrate against other data.)
-pub async fn sign_in_first(auth: AuthSession, request: Request, next: Next) -> Response {
+/// Where a signed-out visitor of a page is sent: the sign-in page, which brings them back to the page they asked
+/// for. (Rendering the sign-in form in place of the page would put every page's data loading inside the wait for
+/// the signed-in user, and Leptos then loads it twice: a page could hydrate against other data.)
+pub fn send_to_sign_in(wanted: &axum::http::Uri) -> Response {
     use axum::response::{IntoResponse, Redirect};
-    let path = request.uri().path();
-    let is_page = request.method() == axum::http::Method::GET && !path.starts_with("/api/") && path != "/sign-in";
-    if is_page && auth.user.is_none() {
-        let wanted = request.uri().path_and_query().map_or("/", |p| p.as_str());
-        let wanted: String = url::form_urlencoded::byte_serialize(wanted.as_bytes()).collect();
-        return Redirect::to(&format!("/sign-in?next={wanted}")).into_response();
-    }
-    next.run(request).await
+    let wanted = wanted.path_and_query().map_or("/", |p| p.as_str());
+    let wanted: String = url::form_urlencoded::byte_serialize(wanted.as_bytes()).collect();
+    Redirect::to(&format!("/sign-in?next={wanted}")).into_response()
 }

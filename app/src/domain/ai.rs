@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Usage {
+    #[cfg_attr(feature = "ssr", schema(minimum = 0))]
     pub input_tokens: i64,
+    #[cfg_attr(feature = "ssr", schema(minimum = 0))]
     pub output_tokens: i64,
 }
 

@@ -329,6 +329,24 @@ mod tests {
         assert_eq!(check(&export(5)), Ok(ExportSummary { rows: 5, linked: 4, complete: true }));
     }
 
+    // Found by the export_check fuzz target: a float in an event's after JSON read back as a neighbouring number
+    // (serde_json without `float_roundtrip`), so an untouched export failed its offline check as if changed.
+    #[test]
+    fn an_event_holding_a_float_that_needs_all_its_digits_checks_out_offline() {
+        let entry = AuditEntry::new(Actor::user(1, "sato"), "operation.registered", "operation", "ORD-1")
+            .after(json!({"amount": 7.291122019513881e-304, "rate": 1.5432678901234567e29}));
+        let event = entry.seal(None, Utc::now());
+        let trailer = ExportTrailer {
+            rows: 1,
+            head_seq: event.seq,
+            head_hash: event.hash.clone(),
+            filter: AuditFilter::default(),
+            exported_at: Utc::now(),
+        };
+        let lines = [jsonl_row(&event), jsonl_trailer(&trailer)];
+        assert_eq!(check(&lines), Ok(ExportSummary { rows: 1, linked: 0, complete: true }));
+    }
+
     #[test]
     fn one_changed_byte_a_dropped_row_or_a_missing_trailer_is_found() {
         let mut changed = export(5);

@@ -53,6 +53,19 @@ mod tests {
         );
     }
 
+    // Found by the canonical_json fuzz target: without serde_json's `float_roundtrip` feature a float written
+    // with all its digits read back as a neighbouring number, so the canonical text was not a fixed point.
+    #[test]
+    fn a_float_reads_back_as_the_same_number_so_canonical_text_is_its_own_canonical_text() {
+        for text in ["154326789012345679901234567890", "7.291122019513881e-304", "[1.5432678901234567e29]"] {
+            let value: Value = serde_json::from_str(text).unwrap();
+            let canonical = to_canonical_string(&value);
+            let back: Value = serde_json::from_str(&canonical).unwrap();
+            assert_eq!(back, value, "{text} as {canonical}");
+            assert_eq!(to_canonical_string(&back), canonical);
+        }
+    }
+
     #[test]
     fn the_same_content_in_another_key_order_gives_the_same_text() {
         let one: Value = serde_json::from_str(r#"{"amount": 4000, "order": "A-1"}"#).unwrap();

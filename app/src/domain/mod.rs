@@ -1,4 +1,5 @@
 //! Pure rules of Rerun Gate: no SQL, no HTTP, no Leptos. Compiles to wasm and is unit-tested in place.
+pub mod access;
 pub mod ai;
 pub mod approval;
 pub mod audit;

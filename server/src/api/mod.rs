@@ -10,7 +10,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::{Json, Router, routing::get};
+use axum::{Json, Router};
 use client::Client;
 use problem::{PROBLEM_JSON, Problem, ProblemBody};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -41,9 +41,20 @@ pub fn routes(state: AppState) -> Router {
         .routes(routes!(get_operation))
         .routes(routes!(report_step_event))
         .split_for_parts();
-    router
-        .route("/api/openapi.json", get(move || std::future::ready(Json(document.clone()))))
-        .with_state(state)
+    // The JSON API's routes are the document's: noted for the policy from it.
+    for (path, item) in &document.paths.paths {
+        for method in item_methods(item) {
+            crate::http::policy::note(method, path);
+        }
+    }
+    let describe = move || std::future::ready(Json(document.clone()));
+    crate::http::policy::route(router, axum::http::Method::GET, "/api/openapi.json", describe).with_state(state)
+}
+
+/// The methods a path of the OpenAPI document has operations for.
+fn item_methods(item: &utoipa::openapi::PathItem) -> impl Iterator<Item = &'static str> {
+    let methods = [("GET", &item.get), ("POST", &item.post), ("PUT", &item.put), ("PATCH", &item.patch), ("DELETE", &item.delete)];
+    methods.into_iter().filter(|(_, operation)| operation.is_some()).map(|(method, _)| method)
 }
 
 fn json_answer(status: u16, body: String, replayed: bool) -> Response {
@@ -71,14 +82,25 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem
 /// the stored response again (`Idempotency-Replayed: true`); with another body, 409.
 #[utoipa::path(
     post, path = "/api/v1/operations", tag = "operations",
-    params(("Idempotency-Key" = String, Header, description = "One key per intended registration; reuse it on retries")),
-    request_body = RegisterOperation,
+    params(
+        ("Idempotency-Key" = String, Header, description = "One key per intended registration; reuse it on retries",
+            min_length = 1, max_length = 255, pattern = "^[!-~]+$", example = "ORD-2026-0001:register"),
+    ),
+    request_body(content = RegisterOperation, example = json!({
+        "process_id": "ORD-2026-0001", "workflow": "order-intake", "department": "sales", "business_key": "ORDER-4000",
+        "content": {"order_id": "ORDER-4000", "amount": 4000, "currency": "JPY"},
+        "steps": [
+            {"name": "register_order", "idempotency_key": "ORD-2026-0001:register_order"},
+            {"name": "ai_summary", "idempotency_key": "ORD-2026-0001:ai_summary"}
+        ]
+    })),
     responses(
         (status = 201, description = "Registered (or the stored answer, replayed)", body = OperationView),
         (status = 400, description = "No Idempotency-Key, or not JSON", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 401, description = "No or bad token", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, description = "Department outside the token's scope", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 409, description = "idempotency-key-mismatch, idempotency-key-in-flight or process-id-exists", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 413, description = "The body is larger than 64 KiB", body = String, content_type = "text/plain"),
         (status = 422, description = "Invalid content", body = ProblemBody, content_type = PROBLEM_JSON),
     )
 )]
@@ -100,7 +122,7 @@ async fn register_operation(
 /// One operation: its steps with state, completion flag and latest verdict, and its status.
 #[utoipa::path(
     get, path = "/api/v1/operations/{process_id}", tag = "operations",
-    params(("process_id" = String, Path)),
+    params(("process_id" = String, Path, min_length = 1, max_length = 128, example = "ORD-2026-0001")),
     responses(
         (status = 200, body = OperationView),
         (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
@@ -119,13 +141,17 @@ async fn get_operation(
 /// `applied: false` and changes nothing (never an error, so senders do not retry it).
 #[utoipa::path(
     post, path = "/api/v1/operations/{process_id}/steps/{step}/events", tag = "operations",
-    params(("process_id" = String, Path), ("step" = String, Path)),
-    request_body = StepEvent,
+    params(
+        ("process_id" = String, Path, min_length = 1, max_length = 128, example = "ORD-2026-0001"),
+        ("step" = String, Path, description = "A step name of the operation's workflow", example = "register_order"),
+    ),
+    request_body(content = StepEvent, example = json!({"seq": 1, "type": "succeeded", "result_id": "order-77"})),
     responses(
         (status = 200, body = StepEventAnswer),
         (status = 400, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 413, description = "The body is larger than 64 KiB", body = String, content_type = "text/plain"),
         (status = 422, body = ProblemBody, content_type = PROBLEM_JSON),
     )
 )]

@@ -1,15 +1,14 @@
 //! Liveness and readiness for load balancers.
+use crate::http::policy::route;
+use axum::http::Method;
 use app::backend::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
 
 pub fn routes(state: AppState) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(ready))
-        .with_state(state)
+    let router = route(Router::new(), Method::GET, "/healthz", || async { "ok" });
+    route(router, Method::GET, "/readyz", ready).with_state(state)
 }
 
 /// Ready when the database answers.

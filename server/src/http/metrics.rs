@@ -1,18 +1,19 @@
 //! `GET /metrics` for Prometheus, and the middleware that counts every request by its route.
+use crate::http::policy::route;
+use axum::http::Method;
 use app::backend::AppState;
 use axum::Router;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
 use std::time::Instant;
 
 pub fn routes(state: AppState) -> Router {
-    Router::new().route("/metrics", get(scrape)).with_state(state)
+    route(Router::new(), Method::GET, "/metrics", scrape).with_state(state)
 }
 
 /// Counts the request under its route's pattern, never the raw path: a bounded set of series.

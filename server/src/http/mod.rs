@@ -1,6 +1,7 @@
 //! Protections every response passes through (QUALITY 12–16), and the small non-page routes.
 pub mod health;
 pub mod metrics;
+pub mod policy;
 pub mod security;
 
 use app::backend::AppState;

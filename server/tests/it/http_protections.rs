@@ -101,3 +101,30 @@ async fn health_and_readiness_answer() {
     assert_eq!(app.http.get(format!("{}/healthz", app.url)).send().await.unwrap().status(), StatusCode::OK);
     assert_eq!(app.http.get(format!("{}/readyz", app.url)).send().await.unwrap().text().await.unwrap(), "ready");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
+    let app = TestApp::spawn().await;
+    let mut cookies = Vec::new();
+    for role in ["staff", "manager", "auditor", "admin"] {
+        app.user(role, &[role], &["sales"]).await;
+        cookies.push(app.sign_in(role, PASSWORD).await);
+    }
+    let pages = app::domain::access::POLICY.iter().filter(|e| e.kind == app::domain::access::Kind::Page);
+    let paths: Vec<String> = pages.map(|e| e.path.replace("{process_id}", "P-1").replace("{id}", "1")).collect();
+    // Leptos once deadlocked a worker thread when a page's response was dropped while it was still rendering.
+    for _ in 0..3 {
+        for cookie in &cookies {
+            for path in &paths {
+                let response = app.http.get(format!("{}{path}", app.url)).header("cookie", cookie).send().await.unwrap();
+                drop(response); // headers only: the visitor is gone
+            }
+        }
+    }
+    for cookie in &cookies {
+        let page = app.http.get(format!("{}/account", app.url)).header("cookie", cookie).timeout(std::time::Duration::from_secs(5));
+        let page = page.send().await.expect("the server still answers");
+        assert_eq!(page.status(), StatusCode::OK);
+        assert!(page.text().await.unwrap().contains("</html>"), "the whole page arrives");
+    }
+}

@@ -273,3 +273,55 @@ async fn concurrent_events_for_one_step_end_at_the_highest_seq_and_each_applied_
     let audited = app.audit_actions().await.iter().filter(|a| a.starts_with("step.")).count();
     assert_eq!(audited, applied);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_that_is_not_a_json_object_is_refused_with_422_and_registers_nothing() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let mut body = order("ORD-1", 4000);
+    body["content"] = json!(5);
+    let answer = register(&app, &token, "k-1", &body).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", answer.body);
+    assert_eq!(answer.json()["errors"][0]["field"], "content");
+    let mut body = order("ORD-1", 4000);
+    body["steps"][1]["content"] = json!(["not", "an", "object"]);
+    let answer = register(&app, &token, "k-2", &body).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", answer.body);
+    let read = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await;
+    assert_eq!(read.status, StatusCode::NOT_FOUND);
+    // null is no content, as before
+    let mut body = order("ORD-1", 4000);
+    body["content"] = Value::Null;
+    assert_eq!(register(&app, &token, "k-3", &body).await.status, StatusCode::CREATED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn negative_token_counts_in_a_step_event_are_refused_with_422() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let answer = event(&app, &token, "ORD-1", "ai_summary", json!({"seq": 1, "type": "started",
+        "usage": {"input_tokens": -5, "output_tokens": 10}})).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", answer.body);
+    assert_eq!(answer.json()["errors"][0]["field"], "usage");
+    let step = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][1].clone();
+    assert!(step["last_seq"].is_null(), "nothing was applied: {step}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openapi_document_states_the_formats_and_limits_the_server_enforces() {
+    let app = TestApp::spawn().await;
+    let doc: Value = app.http.get(format!("{}/api/openapi.json", app.url)).send().await.unwrap().json().await.unwrap();
+    let register = &doc["paths"]["/api/v1/operations"]["post"];
+    let key = register["parameters"].as_array().unwrap().iter().find(|p| p["name"] == "Idempotency-Key").unwrap();
+    assert_eq!(key["schema"]["maxLength"], 255);
+    assert_eq!(key["schema"]["pattern"], "^[!-~]+$");
+    assert!(register["requestBody"]["content"]["application/json"]["example"].is_object());
+    assert!(register["responses"]["413"].is_object());
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(schemas["RegisterOperation"]["properties"]["process_id"]["maxLength"], 128);
+    assert_eq!(schemas["StepEvent"]["properties"]["seq"]["minimum"], 0);
+    assert_eq!(schemas["Usage"]["properties"]["input_tokens"]["minimum"], 0);
+    let events = &doc["paths"]["/api/v1/operations/{process_id}/steps/{step}/events"]["post"];
+    assert!(events["responses"]["413"].is_object());
+}

@@ -22,6 +22,7 @@ mod ingestion;
 mod mail;
 mod metrics;
 mod people;
+mod policy;
 mod reconciliation;
 mod reruns;
 mod reviews;

@@ -90,6 +90,13 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
         let message = format!("steps must be exactly {expected:?} in this order (got {given:?})");
         return Err(AppError::invalid("steps", message));
     }
+    // Content is what connectors compare field by field: an object, as the API document says, or nothing.
+    if request.content.as_ref().is_some_and(|c| !c.is_object()) {
+        return Err(AppError::invalid("content", "content must be a JSON object"));
+    }
+    if request.steps.iter().any(|s| s.content.as_ref().is_some_and(|c| !c.is_object())) {
+        return Err(AppError::invalid("steps", "a step's content must be a JSON object"));
+    }
     let mut keys: Vec<IdempotencyKey> = Vec::new();
     for step in &request.steps {
         let step_key = IdempotencyKey::parse(&step.idempotency_key).map_err(|m| AppError::invalid("steps", m))?;

@@ -37,6 +37,9 @@ pub async fn report(
     if event.seq < 0 {
         return Err(AppError::invalid("seq", "seq must be zero or more"));
     }
+    if event.usage.is_some_and(|u| u.input_tokens < 0 || u.output_tokens < 0) {
+        return Err(AppError::invalid("usage", "token counts must be zero or more"));
+    }
     if event.kind == StepEventType::Failed && event.error.is_none() {
         return Err(AppError::invalid("error", "a failed event needs an error with class and message"));
     }
