@@ -1,5 +1,5 @@
 //! The frame of every signed-in page: the header with the signed-in user, then the page. Strangers never get
-//! here: the server sends them to the sign-in page first (`backend::auth::sign_in_first`).
+//! here: the server sends them to the sign-in page first (the policy gate, `backend::auth::send_to_sign_in`).
 use super::sign_in::SignInPage;
 use crate::api::{AppError, CurrentUser};
 use crate::api::auth::{SignOut, SwitchLanguage, me};

@@ -6,6 +6,7 @@ mod approvals;
 mod audit_exports;
 mod audit_trail;
 mod board;
+mod canaries;
 mod command_line;
 mod connectors;
 mod crash_safety;

@@ -196,3 +196,21 @@ fn the_table_names_a_role_or_credential_for_everything_that_is_not_public() {
         assert!(expected.contains(path), "{path} is open to anyone: is that meant?");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_server_function_and_form_post_refuses_a_cross_site_caller_even_a_signed_in_one() {
+    let app = TestApp::spawn().await;
+    let callers = Callers::sign_in_everyone(&app).await;
+    let mut wrong = Vec::new();
+    let browser_posts = POLICY.iter().filter(|e| e.method == "POST" && matches!(e.kind, Kind::ServerFn | Kind::Page | Kind::Download));
+    for entry in browser_posts {
+        for (header, value) in [("sec-fetch-site", "cross-site"), ("origin", "https://evil.example")] {
+            let request = app.http.post(format!("{}{}", app.url, concrete(entry.path))).header(header, value);
+            let answer = request.header("cookie", callers.cookie(Role::Admin)).form(&[("x", "1")]).send().await.unwrap();
+            if answer.status() != StatusCode::FORBIDDEN {
+                wrong.push(format!("{} with {header}: {value}: {}", entry.path, answer.status()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "cross-site calls that were not refused:\n{}", wrong.join("\n"));
+}
