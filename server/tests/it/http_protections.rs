@@ -102,29 +102,60 @@ async fn health_and_readiness_answer() {
     assert_eq!(app.http.get(format!("{}/readyz", app.url)).send().await.unwrap().text().await.unwrap(), "ready");
 }
 
+/// The server binary (its own process: Leptos' renderer panics when a visitor leaves mid-page, and those
+/// panics must not reach the other tests' servers), with a fresh database and the example configuration.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     let app = TestApp::spawn().await;
-    let mut cookies = Vec::new();
     for role in ["staff", "manager", "auditor", "admin"] {
         app.user(role, &[role], &["sales"]).await;
-        cookies.push(app.sign_in(role, PASSWORD).await);
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_server"))
+        .arg("serve")
+        .env("DATABASE_URL", &app.database_url)
+        .env("RERUN_GATE_CONFIG", concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"))
+        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+        .env("RUST_LOG", "error")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the server binary");
+    for _ in 0..200 {
+        if app.http.get(format!("{url}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let mut cookies = Vec::new();
+    for role in ["staff", "manager", "auditor", "admin"] {
+        let form = [("username", role), ("password", PASSWORD)];
+        let signed_in = app.http.post(format!("{url}/api/sign_in")).form(&form).send().await.unwrap();
+        let all = signed_in.headers().get_all("set-cookie").iter();
+        cookies.push(all.map(|c| c.to_str().unwrap().split(';').next().unwrap().to_string()).collect::<Vec<_>>().join("; "));
     }
     let pages = app::domain::access::POLICY.iter().filter(|e| e.kind == app::domain::access::Kind::Page);
     let paths: Vec<String> = pages.map(|e| e.path.replace("{process_id}", "P-1").replace("{id}", "1")).collect();
-    // Leptos once deadlocked a worker thread when a page's response was dropped while it was still rendering.
+    // Leptos once deadlocked a runtime worker this way (vendor/reactive_graph/PATCHED.md); two of them, and the
+    // server answered nobody.
     for _ in 0..3 {
         for cookie in &cookies {
             for path in &paths {
-                let response = app.http.get(format!("{}{path}", app.url)).header("cookie", cookie).send().await.unwrap();
+                let response = app.http.get(format!("{url}{path}")).header("cookie", cookie).send().await.unwrap();
                 drop(response); // headers only: the visitor is gone
             }
         }
     }
+    let mut answered = Vec::new();
     for cookie in &cookies {
-        let page = app.http.get(format!("{}/account", app.url)).header("cookie", cookie).timeout(std::time::Duration::from_secs(5));
-        let page = page.send().await.expect("the server still answers");
-        assert_eq!(page.status(), StatusCode::OK);
-        assert!(page.text().await.unwrap().contains("</html>"), "the whole page arrives");
+        let page = app.http.get(format!("{url}/account")).header("cookie", cookie).timeout(std::time::Duration::from_secs(10));
+        answered.push(match page.send().await {
+            Ok(page) => page.status() == StatusCode::OK && page.text().await.unwrap_or_default().contains("</html>"),
+            Err(_) => false,
+        });
     }
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(answered, [true; 4], "the server still answers every visitor with a whole page");
 }
