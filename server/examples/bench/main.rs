@@ -3,10 +3,12 @@
 //! Step events per second through the ingestion API (token check, idempotent seq rule, completion flag and
 //! audit event, all in one transaction) against the raw rate of one INSERT + COMMIT on the same engine; and
 //! approval → dispatch latency with 1,000 queued approvals against bare signed POSTs (see `dispatch.rs`); and
-//! the audit export of 1,000,000 events against `sqlite3 -csv` (see `export.rs`).
+//! the audit export of 1,000,000 events against `sqlite3 -csv` (see `export.rs`); and a fixed-time load on the
+//! release binary against the board and the ingestion API, next to `GET /healthz` (see `load.rs`).
 mod board;
 mod dispatch;
 mod export;
+mod load;
 
 use app::backend::{Db, Settings, SystemClock};
 use serde_json::json;
@@ -54,6 +56,30 @@ async fn main() -> anyhow::Result<()> {
     let engine = db.engine();
     if only.as_deref() == Some("events") {
         println!("step events: API {api:.0}/s, service {direct:.0}/s, raw INSERT+COMMIT {raw:.0}/s: {:.2} and {:.2}", api / raw, direct / raw);
+        return Ok(());
+    }
+    // BENCH_ONLY=load: only the fixed-time load on the release binary.
+    let load = {
+        let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
+        let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
+        let l = load::run(dir, load_clients, seconds).await?;
+        let row = |what: &str, p: &load::Phase| {
+            format!(
+                "| load, {what} ({} clients, {} s, release binary): requests/s | {:.0}/s, p50 {:.1} ms, p99 {:.1} ms, {} errors | `GET /healthz` {:.0}/s, p99 {:.1} ms | {:.2} | 0 errors |\n",
+                l.clients, l.seconds, p.requests_per_second, p.p50_ms, p.p99_ms, p.errors, l.floor.requests_per_second, l.floor.p99_ms,
+                p.requests_per_second / l.floor.requests_per_second
+            )
+        };
+        row("stalled board as a signed-in user (server function, 2,000 stalled)", &l.board)
+            + &row("registrations through the ingestion API (token, idempotency key, audit)", &l.ingestion)
+            + &format!(
+                "| load: server memory (RSS) before → after the load | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
+                l.rss_before_mib, l.rss_after_mib, l.rss_peak_mib, l.rss_after_mib / l.rss_before_mib
+            )
+            + &format!("| load: errors of the floor itself | {} | — | — | 0 |\n", l.floor.errors)
+    };
+    if only.as_deref() == Some("load") {
+        println!("{load}");
         return Ok(());
     }
     // BENCH_ONLY=board: only the board at scale (and the bundle size).
@@ -109,7 +135,7 @@ async fn main() -> anyhow::Result<()> {
         gate.p99_ms,
         bare.p99_ms,
         gate.p99_ms / bare.p99_ms,
-    ) + &board + &export_table;
+    ) + &load + &board + &export_table;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(

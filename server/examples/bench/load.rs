@@ -1,0 +1,171 @@
+//! A fixed-time load on the release server binary (its own process, so that its memory is its own): the stalled
+//! board as a signed-in user, and registrations through the ingestion API, each against `GET /healthz` with the
+//! same clients as the floor. Requests/s, p50/p99, errors, and the server's memory before and after.
+use anyhow::Context;
+use app::backend::{Db, Settings, SystemClock};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const STALLED: usize = 2_000;
+
+pub struct Phase {
+    pub requests_per_second: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub errors: usize,
+}
+
+pub struct Load {
+    pub clients: usize,
+    pub seconds: u64,
+    pub floor: Phase,
+    pub board: Phase,
+    pub ingestion: Phase,
+    pub rss_before_mib: f64,
+    pub rss_after_mib: f64,
+    pub rss_peak_mib: f64,
+}
+
+pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow::Result<Load> {
+    let path = dir.join("load.db");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let url = format!("sqlite://{}?mode=rwc", path.display());
+    let (cookie_user, token) = prepare(server::startup::open_database(&url).await?).await?;
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = std::process::Command::new("target/release/server")
+        .arg("serve")
+        .env("DATABASE_URL", &url)
+        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+        .env("LEPTOS_OUTPUT_NAME", "rerun-gate")
+        .env("LEPTOS_SITE_ROOT", "target/site")
+        .env("RUST_LOG", "error")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("start target/release/server (make bench builds it)")?;
+    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
+    let result = async {
+        for _ in 0..400 {
+            if http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let signed_in = http.post(format!("{base}/api/sign_in")).form(&[("username", cookie_user.0.as_str()), ("password", cookie_user.1.as_str())]).send().await?;
+        anyhow::ensure!(signed_in.status().is_success(), "sign-in for the load failed: {}", signed_in.status());
+        let cookie = signed_in.headers().get_all("set-cookie").iter().filter_map(|c| c.to_str().ok()?.split(';').next().map(str::to_string)).collect::<Vec<_>>().join("; ");
+
+        let rss_before_mib = rss(server.id(), "VmRSS")?;
+        let floor = phase(clients, seconds, |_, _| http.get(format!("{base}/healthz")).send(), 200).await;
+        let board = phase(clients, seconds, |_, _| {
+            http.post(format!("{base}/api/board/stalled")).header("cookie", &cookie).json(&json!({"filter": {}})).send()
+        }, 200)
+        .await;
+        let run = uuid::Uuid::new_v4().simple().to_string();
+        let ingestion = phase(clients, seconds, |client, n| {
+            let id = format!("LOAD-{run}-{client}-{n}");
+            let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
+                "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
+                          {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
+            http.post(format!("{base}/api/v1/operations")).bearer_auth(&token).header("idempotency-key", &id).json(&body).send()
+        }, 201)
+        .await;
+        Ok(Load {
+            clients,
+            seconds,
+            floor,
+            board,
+            ingestion,
+            rss_before_mib,
+            rss_after_mib: rss(server.id(), "VmRSS")?,
+            rss_peak_mib: rss(server.id(), "VmHWM")?,
+        })
+    }
+    .await;
+    let _ = server.kill();
+    let _ = server.wait();
+    result
+}
+
+/// A staff user (name, password) and an API token of `sales`, and stalled operations for the board to show.
+async fn prepare(db: Db) -> anyhow::Result<((String, String), String)> {
+    let config = server::startup::load_config(None)?;
+    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new("http://127.0.0.1"), config).await?;
+    let actor = || app::domain::audit::Actor::system("bench");
+    let password = format!("load-{}", uuid::Uuid::new_v4().simple());
+    let new = app::api::admin::NewUser {
+        username: "load".into(),
+        display_name: "Load".into(),
+        password: password.clone(),
+        roles: vec![app::domain::roles::Role::Staff],
+        departments: vec!["sales".into()],
+        email: String::new(),
+    };
+    app::backend::services::users::add(&state, actor(), None, new).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (_, token) = app::backend::services::api_clients::create(&state, actor(), "load", &["sales".to_string()])
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let client = app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let client = client.context("the load token")?;
+    for i in 0..STALLED {
+        let id = format!("LOAD-STALLED-{i}");
+        let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
+            "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
+                      {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
+        app::backend::services::operations::register(&state, &client, &id, &body).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let failed = serde_json::from_value(json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}))?;
+        app::backend::services::step_events::report(&state, &client, &id, "register_order", failed).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    app::backend::services::sweeper::sweep(&state).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((("load".into(), password), token))
+}
+
+/// `clients` loops sending `request(client, n)` for `seconds`; an answer other than `ok` (or none) is an error.
+async fn phase<'a, F, Fut>(clients: usize, seconds: u64, request: F, ok: u16) -> Phase
+where
+    F: Fn(usize, usize) -> Fut + Sync,
+    Fut: std::future::Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a,
+{
+    let errors = AtomicUsize::new(0);
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let loops = (0..clients).map(|client| {
+        let (request, errors) = (&request, &errors);
+        async move {
+            let mut latencies = Vec::new();
+            let mut n = 0;
+            while Instant::now() < deadline {
+                let sent = Instant::now();
+                let good = match request(client, n).await {
+                    Ok(answer) => answer.status().as_u16() == ok && answer.bytes().await.is_ok(),
+                    Err(_) => false,
+                };
+                latencies.push(sent.elapsed().as_secs_f64() * 1000.0);
+                if !good {
+                    errors.fetch_add(1, Ordering::Relaxed);
+                }
+                n += 1;
+            }
+            latencies
+        }
+    });
+    let mut latencies: Vec<f64> = futures::future::join_all(loops).await.into_iter().flatten().collect();
+    let elapsed = started.elapsed().as_secs_f64();
+    latencies.sort_by(|a, b| a.total_cmp(b));
+    let at = |q: f64| latencies.get(((latencies.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
+    Phase { requests_per_second: latencies.len() as f64 / elapsed, p50_ms: at(0.5), p99_ms: at(0.99), errors: errors.into_inner() }
+}
+
+/// A line of /proc/PID/status in MiB (`VmRSS` now, `VmHWM` the peak).
+fn rss(pid: u32, key: &str) -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status.lines().find(|l| l.starts_with(key)).with_context(|| format!("{key} in /proc/{pid}/status"))?;
+    let kib: f64 = line.split_whitespace().nth(1).context("a number")?.parse()?;
+    Ok(kib / 1024.0)
+}
