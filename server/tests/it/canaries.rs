@@ -1,10 +1,9 @@
 //! QUALITY 29: canary secrets — a password, a wrong password, an API token, a webhook secret and a connector
 //! credential — planted in a real server process never show in its logs (at debug level), its answers, its
 //! pages or its exports, while the main flows run through it.
-use crate::harness::TestApp;
+use crate::harness::{TestApp, server_process};
 use base64::Engine;
 use reqwest::StatusCode;
-use std::process::{Command, Stdio};
 
 const PASSWORD: &str = "canary-password-5f0b2c71";
 const WRONG_PASSWORD: &str = "canary-wrong-password-93ad";
@@ -39,27 +38,9 @@ async fn canary_secrets_never_appear_in_logs_answers_pages_or_exports() {
     let webhook_secret = format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(WEBHOOK_KEY));
     let log = std::env::temp_dir().join(format!("rerun-gate-canary-{}.log", uuid::Uuid::new_v4().simple()));
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let url = format!("http://127.0.0.1:{port}");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_server"))
-        .arg("serve")
-        .env("DATABASE_URL", &app.database_url)
-        .env("RERUN_GATE_CONFIG", config_with_a_credential())
-        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
-        .env("RERUN_GATE_WEBHOOK_SECRET_AI", &webhook_secret)
-        .env("RG_CANARY_KEY", CONNECTOR_KEY)
-        .env("RUST_LOG", "debug")
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(Stdio::from(std::fs::File::options().append(true).open(&log).unwrap()))
-        .spawn()
-        .expect("start the server binary");
+    let env = [("RERUN_GATE_WEBHOOK_SECRET_AI", webhook_secret.as_str()), ("RG_CANARY_KEY", CONNECTOR_KEY), ("RUST_LOG", "debug")];
+    let (mut server, url) = server_process(&app.database_url, &config_with_a_credential(), &env, Some(&log)).await;
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    for _ in 0..200 {
-        if http.get(format!("{url}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
 
     let mut answers = String::new();
     let mut keep = |what: &str, status: StatusCode, body: String| answers.push_str(&format!("{what} {status}\n{body}\n"));

@@ -290,3 +290,33 @@ impl Answer {
             .map(|c| c.split(';').next().unwrap().to_string())
     }
 }
+
+/// The server binary as a process of its own on a free port, serving `database_url` with `config`, once it
+/// answers `/readyz`; its standard output and errors go to `log`, or nowhere.
+pub async fn server_process(database_url: &str, config: &std::path::Path, env: &[(&str, &str)], log: Option<&std::path::Path>) -> (std::process::Child, String) {
+    use std::process::Stdio;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}");
+    let output = || match log {
+        Some(path) => Stdio::from(std::fs::File::options().create(true).append(true).open(path).unwrap()),
+        None => Stdio::null(),
+    };
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_server"))
+        .arg("serve")
+        .env("DATABASE_URL", database_url)
+        .env("RERUN_GATE_CONFIG", config)
+        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+        .envs(env.iter().copied())
+        .stdout(output())
+        .stderr(output())
+        .spawn()
+        .expect("start the server binary");
+    let http = reqwest::Client::new();
+    for _ in 0..200 {
+        if http.get(format!("{url}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    (child, url)
+}

@@ -110,24 +110,8 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     for role in ["staff", "manager", "auditor", "admin"] {
         app.user(role, &[role], &["sales"]).await;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let url = format!("http://127.0.0.1:{port}");
-    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_server"))
-        .arg("serve")
-        .env("DATABASE_URL", &app.database_url)
-        .env("RERUN_GATE_CONFIG", concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"))
-        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
-        .env("RUST_LOG", "error")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start the server binary");
-    for _ in 0..200 {
-        if app.http.get(format!("{url}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let config = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"));
+    let (mut server, url) = crate::harness::server_process(&app.database_url, config, &[("RUST_LOG", "error")], None).await;
     let mut cookies = Vec::new();
     for role in ["staff", "manager", "auditor", "admin"] {
         let form = [("username", role), ("password", PASSWORD)];
