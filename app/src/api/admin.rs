@@ -6,7 +6,7 @@ use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use {
-    super::{context, finish},
+    super::context,
     crate::backend::services,
 };
 
@@ -35,57 +35,32 @@ pub struct NewUser {
 
 #[server(endpoint = "admin/list_users")]
 pub async fn list_users() -> Result<Vec<UserSummary>, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::users::list(&state, &caller).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::users::list(&state, &caller).await
 }
 
 #[server(endpoint = "admin/list_departments")]
 pub async fn list_departments() -> Result<Vec<DepartmentDto>, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::users::departments(&state, &caller).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::users::departments(&state, &caller).await
 }
 
 #[server(endpoint = "admin/add_user", input = Json)]
 pub async fn add_user(new: NewUser) -> Result<i64, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::users::add_by_admin(&state, &caller, new).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::users::add_by_admin(&state, &caller, new).await
 }
 
 #[server(endpoint = "admin/set_user_disabled")]
 pub async fn set_user_disabled(user_id: i64, disabled: bool) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::users::set_disabled(&state, &caller, user_id, disabled).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::users::set_disabled(&state, &caller, user_id, disabled).await
 }
 
 #[server(endpoint = "admin/set_user_roles", input = Json)]
 pub async fn set_user_roles(user_id: i64, roles: Vec<Role>, departments: Vec<String>) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::users::set_roles(&state, &caller, user_id, roles, departments).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::users::set_roles(&state, &caller, user_id, roles, departments).await
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,35 +75,20 @@ pub struct ApiClientSummary {
 /// The configuration loaded at start-up, read-only (it names environment variables, never secrets).
 #[server(endpoint = "admin/configuration")]
 pub async fn loaded_configuration() -> Result<crate::domain::configuration::Config, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            caller.require(Role::Admin)?;
-            Ok((*state.config).clone())
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    caller.require(Role::Admin)?;
+    Ok((*state.config).clone())
 }
 
 #[server(endpoint = "admin/list_api_clients")]
 pub async fn list_api_clients() -> Result<Vec<ApiClientSummary>, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::api_clients::list(&state, &caller).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::api_clients::list(&state, &caller).await
 }
 
 #[server(endpoint = "admin/revoke_api_client")]
 pub async fn revoke_api_client(id: i64) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            caller.require(Role::Admin)?;
-            services::api_clients::revoke(&state, caller.actor(), id, caller.request_id.as_deref()).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    caller.require(Role::Admin)?;
+    services::api_clients::revoke(&state, caller.actor(), id, caller.request_id.as_deref()).await
 }

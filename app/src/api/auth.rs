@@ -3,99 +3,74 @@ use super::{AppError, CurrentUser};
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {
-    super::{context, finish},
+    super::context,
     crate::backend::{auth, services},
     crate::domain::audit::AuditEntry,
 };
 
 #[server(endpoint = "sign_in")]
 pub async fn sign_in(username: String, password: String) -> Result<CurrentUser, AppError> {
-    finish(
-        async {
-            let state = context::state()?;
-            let mut session = context::session().await?;
-            let attempt = services::sign_in::Attempt {
-                username,
-                password,
-                ip: context::client_ip().await,
-                request_id: context::request_id().await,
-            };
-            let user = services::sign_in::check(&state, attempt).await?;
-            auth::start_session(&mut session, &user, &state).await?;
-            context::remember_preferences(&user.user.language, Some(&user.user.time_zone));
-            Ok(user.user)
-        }
-        .await,
-    )
+    let state = context::state()?;
+    let mut session = context::session().await?;
+    let attempt = services::sign_in::Attempt {
+        username,
+        password,
+        ip: context::client_ip().await,
+        request_id: context::request_id().await,
+    };
+    let user = services::sign_in::check(&state, attempt).await?;
+    auth::start_session(&mut session, &user, &state).await?;
+    context::remember_preferences(&user.user.language, Some(&user.user.time_zone));
+    Ok(user.user)
 }
 
 #[server(endpoint = "sign_out")]
 pub async fn sign_out() -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let now = state.clock.now();
-            let mut tx = state.db.begin_write().await?;
-            let entry = AuditEntry::new(caller.actor(), "sign_out", "user", caller.user.user.id);
-            services::audit::record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-            tx.commit().await?;
-            // Deletes the session from the store: the old cookie is worthless from here on.
-            context::session().await?.logout().await.map_err(|e| auth::internal("logout", e))?;
-            Ok(())
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let entry = AuditEntry::new(caller.actor(), "sign_out", "user", caller.user.user.id);
+    services::audit::record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    // Deletes the session from the store: the old cookie is worthless from here on.
+    context::session().await?.logout().await.map_err(|e| auth::internal("logout", e))?;
+    Ok(())
 }
 
 #[server(endpoint = "me")]
 pub async fn me() -> Result<CurrentUser, AppError> {
-    finish(context::caller().await.map(|(_, caller)| caller.user.user))
+    context::caller().await.map(|(_, caller)| caller.user.user)
 }
 
 #[server(endpoint = "change_password")]
 pub async fn change_password(current_password: String, new_password: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let refreshed =
-                services::users::change_own_password(&state, &caller, current_password, new_password).await?;
-            // Keep this session (bound to the new hash); every other session of this user ends.
-            let mut session = context::session().await?;
-            session.login(&refreshed).await.map_err(|e| auth::internal("session refresh", e))?;
-            Ok(())
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let refreshed =
+        services::users::change_own_password(&state, &caller, current_password, new_password).await?;
+    // Keep this session (bound to the new hash); every other session of this user ends.
+    let mut session = context::session().await?;
+    session.login(&refreshed).await.map_err(|e| auth::internal("session refresh", e))?;
+    Ok(())
 }
 
 /// The language switch (header and sign-in page): remembered in the browser, and for a signed-in user also in
 /// their account, so that it follows them to another browser.
 #[server(endpoint = "switch_language")]
 pub async fn switch_language(language: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let language = crate::domain::preferences::language(&language).map_err(|m| AppError::invalid("language", m))?;
-            if let Ok((state, caller)) = context::caller().await {
-                services::users::set_preferences(&state, &caller, Some(language), None).await?;
-            }
-            context::remember_preferences(language, None);
-            Ok(())
-        }
-        .await,
-    )
+    let language = crate::domain::preferences::language(&language).map_err(|m| AppError::invalid("language", m))?;
+    if let Ok((state, caller)) = context::caller().await {
+        services::users::set_preferences(&state, &caller, Some(language), None).await?;
+    }
+    context::remember_preferences(language, None);
+    Ok(())
 }
 
 /// The account page's display settings: language and time zone.
 #[server(endpoint = "save_preferences")]
 pub async fn save_preferences(language: String, time_zone: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let (language, zone) =
-                services::users::set_preferences(&state, &caller, Some(&language), Some(&time_zone)).await?;
-            context::remember_preferences(language, Some(zone));
-            Ok(())
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let (language, zone) =
+        services::users::set_preferences(&state, &caller, Some(&language), Some(&time_zone)).await?;
+    context::remember_preferences(language, Some(zone));
+    Ok(())
 }

@@ -7,7 +7,7 @@ use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use {
-    super::{context, finish},
+    super::context,
     crate::backend::services,
     crate::domain::reconciliation::Verdict,
 };
@@ -88,66 +88,41 @@ pub struct HoldView {
 
 #[server(endpoint = "board/stalled", input = Json)]
 pub async fn stalled_operations(filter: BoardFilter) -> Result<BoardPage, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let mut page = services::board::stalled(&state, &caller, filter).await?;
-            page.demo_start = state.settings.demo_systems.then(|| "ORD-1002".into());
-            Ok(page)
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let mut page = services::board::stalled(&state, &caller, filter).await?;
+    page.demo_start = state.settings.demo_systems.then(|| "ORD-1002".into());
+    Ok(page)
 }
 
 #[server(endpoint = "board/operation")]
 pub async fn load_operation(process_id: String) -> Result<OperationDetail, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::board::detail(&state, &caller, &process_id).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::board::detail(&state, &caller, &process_id).await
 }
 
 /// Asks the outside systems again about every step of the operation (staff or manager of its department).
 #[server(endpoint = "board/reconcile")]
 pub async fn reconcile_now(process_id: String) -> Result<usize, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            Ok(
-                services::reconciliation::on_demand(&state, &caller, &process_id)
-                    .await?
-                    .len(),
-            )
-        }
-        .await,
+    let (state, caller) = context::caller().await?;
+    Ok(
+        services::reconciliation::on_demand(&state, &caller, &process_id)
+            .await?
+            .len(),
     )
 }
 
 /// Puts a stalled operation on hold, with the reason (staff or manager of its department).
 #[server(endpoint = "board/hold")]
 pub async fn place_hold(process_id: String, reason: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::holds::place(&state, &caller, &process_id, &reason).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::holds::place(&state, &caller, &process_id, &reason).await
 }
 
 /// Takes an operation off hold, with the reason; it is stalled again.
 #[server(endpoint = "board/release")]
 pub async fn release_hold(process_id: String, reason: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::holds::release(&state, &caller, &process_id, &reason).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::holds::release(&state, &caller, &process_id, &reason).await
 }
 
 /// A manager records a step's verdict found out by hand (e.g. the provider's support confirmed nothing was sent).
@@ -158,24 +133,14 @@ pub async fn record_manual_verdict(
     verdict: String,
     evidence: String,
 ) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let verdict = Verdict::parse(&verdict).ok_or_else(|| AppError::invalid("verdict", "unknown verdict"))?;
-            services::holds::manual_verdict(&state, &caller, &process_id, &step, verdict, &evidence).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let verdict = Verdict::parse(&verdict).ok_or_else(|| AppError::invalid("verdict", "unknown verdict"))?;
+    services::holds::manual_verdict(&state, &caller, &process_id, &step, verdict, &evidence).await
 }
 
 /// Adopts one AI generation of a step: only it counts as the step's result (staff or manager).
 #[server(endpoint = "board/adopt")]
 pub async fn adopt_ai_attempt(process_id: String, step: String, result_id: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::ai_attempts::adopt(&state, &caller, &process_id, &step, &result_id).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::ai_attempts::adopt(&state, &caller, &process_id, &step, &result_id).await
 }

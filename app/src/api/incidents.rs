@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use {
-    super::{context, finish},
+    super::context,
     crate::backend::services,
 };
 
@@ -128,24 +128,14 @@ pub struct KnownPatterns {
 
 #[server(endpoint = "incidents/list")]
 pub async fn list_incidents() -> Result<IncidentList, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::incidents::list(&state, &caller).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::incidents::list(&state, &caller).await
 }
 
 #[server(endpoint = "incidents/load")]
 pub async fn load_incident(id: i64) -> Result<IncidentView, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::incidents::load(&state, &caller, id).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::incidents::load(&state, &caller, id).await
 }
 
 /// Files a report from operations of one department (process IDs separated by commas or lines); its ID.
@@ -158,14 +148,9 @@ pub async fn file_incident(
     cause: String,
     response: String,
 ) -> Result<i64, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let texts = services::incidents::TextsForm { title, occurred_at, impact, cause, response };
-            services::incidents::file(&state, &caller, &process_ids, texts).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let texts = services::incidents::TextsForm { title, occurred_at, impact, cause, response };
+    services::incidents::file(&state, &caller, &process_ids, texts).await
 }
 
 #[server(endpoint = "incidents/update")]
@@ -177,70 +162,40 @@ pub async fn update_incident(
     cause: String,
     response: String,
 ) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let texts = services::incidents::TextsForm { title, occurred_at, impact, cause, response };
-            services::incidents::update(&state, &caller, id, texts).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let texts = services::incidents::TextsForm { title, occurred_at, impact, cause, response };
+    services::incidents::update(&state, &caller, id, texts).await
 }
 
 #[server(endpoint = "incidents/link")]
 pub async fn link_operation(id: i64, process_id: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::incidents::link(&state, &caller, id, &process_id).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::incidents::link(&state, &caller, id, &process_id).await
 }
 
 /// Adds a prevention action: what, who (a user of the department, by ID) and by when (`YYYY-MM-DD`).
 #[server(endpoint = "incidents/add_action")]
 pub async fn add_prevention_action(id: i64, description: String, owner_id: String, due_on: String) -> Result<i64, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::incidents::add_action(&state, &caller, id, &description, &owner_id, &due_on).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::incidents::add_action(&state, &caller, id, &description, &owner_id, &due_on).await
 }
 
 /// Marks an action done or dropped, or reopens it (`open`, `done`, `dropped`).
 #[server(endpoint = "incidents/action_status")]
 pub async fn set_action_status(id: i64, action_id: i64, status: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::incidents::set_action_status(&state, &caller, id, action_id, &status).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::incidents::set_action_status(&state, &caller, id, action_id, &status).await
 }
 
 #[server(endpoint = "incidents/patterns")]
 pub async fn load_known_patterns(process_id: String) -> Result<KnownPatterns, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::known_patterns::load(&state, &caller, &process_id).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::known_patterns::load(&state, &caller, &process_id).await
 }
 
 /// "This pattern is already understood" for the operation, with the evidence (staff or manager).
 #[server(endpoint = "incidents/acknowledge")]
 pub async fn acknowledge_pattern(process_id: String, incident_id: i64, evidence: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::known_patterns::acknowledge(&state, &caller, &process_id, incident_id, &evidence).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::known_patterns::acknowledge(&state, &caller, &process_id, incident_id, &evidence).await
 }

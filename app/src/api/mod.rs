@@ -42,17 +42,3 @@ impl CurrentUser {
         self.roles.contains(&role)
     }
 }
-
-/// Sets the HTTP status from the error when a server function is called over HTTP, so that programs see
-/// 401/403/404/422/429. During page rendering the page keeps its own status and shows the error instead.
-#[cfg(feature = "ssr")]
-pub(crate) fn finish<T>(result: Result<T, AppError>) -> Result<T, AppError> {
-    use leptos::prelude::use_context;
-    let Err(err) = &result else { return result };
-    let called_over_http = use_context::<axum::http::request::Parts>()
-        .is_some_and(|parts| parts.uri.path().starts_with("/api/"));
-    if let (true, Some(response)) = (called_over_http, use_context::<leptos_axum::ResponseOptions>()) {
-        response.set_status(axum::http::StatusCode::from_u16(err.status()).unwrap_or_default());
-    }
-    result
-}

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use {
-    super::{context, finish},
+    super::context,
     crate::backend::services,
 };
 
@@ -22,33 +22,18 @@ pub struct NotificationView {
 
 #[server(endpoint = "notifications/unread")]
 pub async fn unread_notifications() -> Result<i64, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::notifications::unread(&state, &caller).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::notifications::unread(&state, &caller).await
 }
 
 #[server(endpoint = "notifications/list")]
 pub async fn list_notifications() -> Result<Vec<NotificationView>, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::notifications::latest(&state, &caller).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::notifications::latest(&state, &caller).await
 }
 
 #[server(endpoint = "notifications/read")]
 pub async fn mark_notifications_read() -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::notifications::mark_all_read(&state, &caller).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::notifications::mark_all_read(&state, &caller).await
 }

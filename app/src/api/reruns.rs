@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use {
-    super::{context, finish},
+    super::context,
     crate::backend::services,
 };
 
@@ -67,24 +67,14 @@ pub struct DecisionView {
 
 #[server(endpoint = "reruns/start")]
 pub async fn start_rerun_request(process_id: String, reason: String) -> Result<StartAnswer, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::rerun_requests::start(&state, &caller, &process_id, &reason).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::rerun_requests::start(&state, &caller, &process_id, &reason).await
 }
 
 #[server(endpoint = "reruns/load")]
 pub async fn load_rerun_request(id: String) -> Result<RerunRequestView, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::rerun_requests::view(&state, &caller, &id).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::rerun_requests::view(&state, &caller, &id).await
 }
 
 /// Confirms one of the five checks with a comment (the fifth with the cause class and text).
@@ -96,26 +86,16 @@ pub async fn confirm_check(
     cause_class: Option<String>,
     cause_text: Option<String>,
 ) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let cause = services::rerun_requests::Cause { class: cause_class, text: cause_text };
-            services::rerun_requests::confirm(&state, &caller, &id, number, &comment, cause).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let cause = services::rerun_requests::Cause { class: cause_class, text: cause_text };
+    services::rerun_requests::confirm(&state, &caller, &id, number, &comment, cause).await
 }
 
 /// All five checks confirmed: the request goes to the department's owners for approval.
 #[server(endpoint = "reruns/submit")]
 pub async fn request_approval(id: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::rerun_requests::submit(&state, &caller, &id).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::rerun_requests::submit(&state, &caller, &id).await
 }
 
 /// A request waiting for this manager's decision.
@@ -137,36 +117,21 @@ pub struct InboxItem {
 
 #[server(endpoint = "approvals/inbox")]
 pub async fn approval_inbox() -> Result<Vec<InboxItem>, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::approvals::inbox(&state, &caller).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::approvals::inbox(&state, &caller).await
 }
 
 /// An owner approves (comment optional) or rejects (comment required) a request.
 #[server(endpoint = "approvals/decide")]
 pub async fn decide_rerun(id: String, approve: bool, comment: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let decision = if approve { services::approvals::Decision::Approve } else { services::approvals::Decision::Reject };
-            services::approvals::decide(&state, &caller, &id, decision, &comment).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let decision = if approve { services::approvals::Decision::Approve } else { services::approvals::Decision::Reject };
+    services::approvals::decide(&state, &caller, &id, decision, &comment).await
 }
 
 /// Withdraws a request that is not approved yet (staff or manager of the department), with a reason.
 #[server(endpoint = "reruns/cancel")]
 pub async fn cancel_rerun_request(id: String, reason: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::rerun_requests::cancel(&state, &caller, &id, &reason).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::rerun_requests::cancel(&state, &caller, &id, &reason).await
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
 use {
-    super::{context, finish},
+    super::context,
     crate::backend::services,
 };
 
@@ -79,26 +79,16 @@ pub struct ReviewView {
 
 #[server(endpoint = "reviews/show", input = leptos::server_fn::codec::Json)]
 pub async fn load_review(query: ReviewQuery) -> Result<ReviewView, AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            services::reviews::review(&state, &caller, &query).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    services::reviews::review(&state, &caller, &query).await
 }
 
 /// A manager of the department signs off a period's review, with a comment (audited).
 #[server(endpoint = "reviews/sign_off")]
 pub async fn sign_off_review(department: String, period: String, day: String, comment: String) -> Result<(), AppError> {
-    finish(
-        async {
-            let (state, caller) = context::caller().await?;
-            let query = ReviewQuery { department: Some(department), period: Some(period), day: Some(day) };
-            services::reviews::sign_off(&state, &caller, &query, &comment).await
-        }
-        .await,
-    )
+    let (state, caller) = context::caller().await?;
+    let query = ReviewQuery { department: Some(department), period: Some(period), day: Some(day) };
+    services::reviews::sign_off(&state, &caller, &query, &comment).await
 }
 
 impl ReviewQuery {

@@ -120,7 +120,7 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
         cookies.push(all.map(|c| c.to_str().unwrap().split(';').next().unwrap().to_string()).collect::<Vec<_>>().join("; "));
     }
     let pages = app::domain::access::POLICY.iter().filter(|e| e.kind == app::domain::access::Kind::Page);
-    let paths: Vec<String> = pages.map(|e| e.path.replace("{process_id}", "P-1").replace("{id}", "1")).collect();
+    let paths: Vec<String> = pages.map(|e| crate::policy::concrete(e.path)).collect();
     // Leptos once deadlocked a runtime worker this way (vendor/reactive_graph/PATCHED.md); two of them, and the
     // server answered nobody.
     for _ in 0..3 {

@@ -29,7 +29,7 @@ impl Callers {
 }
 
 /// Placeholders for path parameters: well-formed, naming nothing that exists.
-fn concrete(pattern: &str) -> String {
+pub fn concrete(pattern: &str) -> String {
     pattern
         .replace("{process_id}", "P-NOBODY")
         .replace("{id}", "00000000-0000-0000-0000-000000000000")
