@@ -86,9 +86,7 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
     // 1,000 stalled operations whose steps the demo systems prove not executed, each approved for a rerun.
     let ids: Vec<String> = (0..reruns).map(|i| format!("LAT-{run}-{i}")).collect();
     for id in &ids {
-        let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
-            "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
-                      {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
+        let body = super::order_intake(&id);
         services::operations::register(&state, &client, id, &body).await.map_err(fail)?;
         let failed = serde_json::from_value(json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}))?;
         services::step_events::report(&state, &client, id, "register_order", failed).await.map_err(fail)?;

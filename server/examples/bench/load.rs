@@ -70,9 +70,7 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
         let run = uuid::Uuid::new_v4().simple().to_string();
         let ingestion = phase(clients, seconds, |client, n| {
             let id = format!("LOAD-{run}-{client}-{n}");
-            let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
-                "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
-                          {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
+            let body = super::order_intake(&id);
             http.post(format!("{base}/api/v1/operations")).bearer_auth(&token).header("idempotency-key", &id).json(&body).send()
         }, 201)
         .await;
@@ -115,9 +113,7 @@ async fn prepare(db: Db) -> anyhow::Result<((String, String), String)> {
     let client = client.context("the load token")?;
     for i in 0..STALLED {
         let id = format!("LOAD-STALLED-{i}");
-        let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
-            "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
-                      {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
+        let body = super::order_intake(&id);
         app::backend::services::operations::register(&state, &client, &id, &body).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         let failed = serde_json::from_value(json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}))?;
         app::backend::services::step_events::report(&state, &client, &id, "register_order", failed).await.map_err(|e| anyhow::anyhow!("{e}"))?;

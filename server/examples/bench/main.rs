@@ -162,6 +162,13 @@ fn bundle_size() -> String {
     format!("| browser bundle (wasm, `make release`) | {raw} bytes | gzip -9: {gzipped} bytes | {:.2} | — |\n", gzipped as f64 / raw as f64)
 }
 
+/// The registration of one order-intake operation (the example configuration's two steps).
+fn order_intake(id: &str) -> serde_json::Value {
+    json!({"process_id": id, "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
+                  {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]})
+}
+
 /// The app on a free loopback port, as `serve` runs it (without the background workers).
 async fn start_app(db: Db) -> anyhow::Result<(app::backend::AppState, String)> {
     let config = server::startup::load_config(None)?;
@@ -227,9 +234,7 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64
     let run = uuid::Uuid::new_v4().simple().to_string();
     let ids: Vec<String> = (0..OPERATIONS).map(|i| format!("BENCH-{run}-{i}")).collect();
     for id in &ids {
-        let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
-            "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
-                      {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
+        let body = order_intake(id);
         let answer = http.post(format!("{base}/api/v1/operations")).bearer_auth(&token).header("idempotency-key", id).json(&body).send().await?;
         anyhow::ensure!(answer.status().as_u16() == 201, "registration failed: {}", answer.text().await?);
     }
@@ -287,9 +292,7 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64
     let client = app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = client.ok_or_else(|| anyhow::anyhow!("bench token unknown (client {client_id})"))?;
     let direct_id = format!("BENCH-{run}-direct");
-    let body = json!({"process_id": direct_id, "workflow": "order-intake", "department": "sales",
-        "steps": [{"name": "register_order", "idempotency_key": format!("{direct_id}-r")},
-                  {"name": "ai_summary", "idempotency_key": format!("{direct_id}-s")}]});
+    let body = order_intake(&direct_id);
     app::backend::services::operations::register(&state, &client, &direct_id, &body).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let events = 2_000;
     let started = Instant::now();

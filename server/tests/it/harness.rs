@@ -291,6 +291,13 @@ impl Answer {
     }
 }
 
+/// Signs in at a server started with `server_process` and returns its session cookie (`name=value`).
+pub async fn sign_in_at(http: &reqwest::Client, url: &str, username: &str, password: &str) -> String {
+    let signed_in = http.post(format!("{url}/api/sign_in")).form(&[("username", username), ("password", password)]).send().await.unwrap();
+    assert_eq!(signed_in.status(), StatusCode::OK, "sign-in of {username} at {url}");
+    Answer::from(signed_in).await.session_cookie().expect("a session cookie after sign-in")
+}
+
 /// The server binary as a process of its own on a free port, serving `database_url` with `config`, once it
 /// answers `/readyz`; its standard output and errors go to `log`, or nowhere.
 pub async fn server_process(database_url: &str, config: &std::path::Path, env: &[(&str, &str)], log: Option<&std::path::Path>) -> (std::process::Child, String) {

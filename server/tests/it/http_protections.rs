@@ -114,10 +114,7 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     let (mut server, url) = crate::harness::server_process(&app.database_url, config, &[("RUST_LOG", "error")], None).await;
     let mut cookies = Vec::new();
     for role in ["staff", "manager", "auditor", "admin"] {
-        let form = [("username", role), ("password", PASSWORD)];
-        let signed_in = app.http.post(format!("{url}/api/sign_in")).form(&form).send().await.unwrap();
-        let all = signed_in.headers().get_all("set-cookie").iter();
-        cookies.push(all.map(|c| c.to_str().unwrap().split(';').next().unwrap().to_string()).collect::<Vec<_>>().join("; "));
+        cookies.push(crate::harness::sign_in_at(&app.http, &url, role, PASSWORD).await);
     }
     let pages = app::domain::access::POLICY.iter().filter(|e| e.kind == app::domain::access::Kind::Page);
     let paths: Vec<String> = pages.map(|e| crate::policy::concrete(e.path)).collect();

@@ -78,10 +78,7 @@ async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_o
     }
 
     // Signed in on the first, working on the second and the third.
-    let signed_in = http.post(format!("{}/api/sign_in", instances[0].1)).form(&[("username", "sato"), ("password", PASSWORD)]).send().await.unwrap();
-    assert_eq!(signed_in.status(), StatusCode::OK);
-    let cookie = signed_in.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap()).find(|c| c.contains("rerun_gate_session="));
-    let cookie = cookie.expect("a session cookie").split(';').next().unwrap().to_string();
+    let cookie = crate::harness::sign_in_at(&http, &instances[0].1, "sato", PASSWORD).await;
     for (_, base) in &instances[1..] {
         let board = http.post(format!("{base}/api/board/stalled")).header("cookie", &cookie)
             .header("content-type", "application/json").body(json!({"filter": {}}).to_string()).send().await.unwrap();
