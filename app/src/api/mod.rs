@@ -1,6 +1,7 @@
 //! Server functions: each short, actor -> service -> DTO.
 pub mod admin;
 pub mod audit;
+pub mod batches;
 pub mod board;
 pub mod auth;
 pub mod error;

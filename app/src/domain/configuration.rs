@@ -32,6 +32,20 @@ pub struct Config {
     /// Limits on the review indicators; crossing one notifies the department's owners.
     #[serde(default)]
     pub thresholds: Vec<crate::domain::indicators::Threshold>,
+    /// Bulk reruns send at most this many reruns a minute (staff may choose fewer for a batch).
+    #[serde(default = "sixty")]
+    pub bulk_dispatch_per_minute: u32,
+    /// How many operations of a bulk preview are looked up at the outside systems at once.
+    #[serde(default = "eight")]
+    pub bulk_lookup_concurrency: u32,
+}
+
+fn sixty() -> u32 {
+    60
+}
+
+fn eight() -> u32 {
+    8
 }
 
 fn tokyo() -> String {

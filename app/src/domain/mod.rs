@@ -4,6 +4,7 @@ pub mod ai;
 pub mod approval;
 pub mod audit;
 pub mod audit_export;
+pub mod batches;
 pub mod canonical_json;
 pub mod configuration;
 pub mod decision_table;

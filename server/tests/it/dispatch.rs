@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// What the fake receiver answers, in turn; it records every request (headers and body).
 #[derive(Clone)]
-enum Reply {
+pub(crate) enum Reply {
     Status(u16),
     RetryAfter(u64),
     Slow,
@@ -25,13 +25,13 @@ enum Reply {
 }
 
 #[derive(Clone, Default)]
-struct Receiver {
+pub(crate) struct Receiver {
     replies: Arc<Mutex<VecDeque<Reply>>>,
     seen: Arc<Mutex<Vec<(HeaderMap, Bytes)>>>,
 }
 
 impl Receiver {
-    async fn start(replies: &[Reply]) -> (Receiver, String) {
+    pub(crate) async fn start(replies: &[Reply]) -> (Receiver, String) {
         let receiver = Receiver { replies: Arc::new(Mutex::new(replies.iter().cloned().collect())), ..Default::default() };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/rerun", listener.local_addr().unwrap());
@@ -61,7 +61,7 @@ impl Receiver {
         }
     }
 
-    fn requests(&self) -> Vec<(HeaderMap, Bytes)> {
+    pub(crate) fn requests(&self) -> Vec<(HeaderMap, Bytes)> {
         self.seen.lock().unwrap().clone()
     }
 }

@@ -5,6 +5,7 @@ mod ai_attempts;
 mod approvals;
 mod audit_exports;
 mod audit_trail;
+mod batches;
 mod board;
 mod canaries;
 mod command_line;

@@ -50,6 +50,8 @@ struct RawSettings {
     #[serde(default)]
     chat_webhook_allow_loopback: bool,
     review_time_zone: Option<Spanned<String>>,
+    bulk_dispatch_per_minute: Option<Spanned<u32>>,
+    bulk_lookup_concurrency: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -223,6 +225,16 @@ impl Validator<'_> {
             },
             None => crate::domain::preferences::DEFAULT_TIME_ZONE.name().to_string(),
         };
+        let bulk_dispatch_per_minute = match raw.settings.bulk_dispatch_per_minute {
+            Some(rate) if *rate.get_ref() == 0 => return self.fail(rate.span(), "bulk_dispatch_per_minute must be at least 1"),
+            Some(rate) => rate.into_inner(),
+            None => 60,
+        };
+        let bulk_lookup_concurrency = match raw.settings.bulk_lookup_concurrency {
+            Some(n) if !(1..=64).contains(n.get_ref()) => return self.fail(n.span(), "bulk_lookup_concurrency must be 1 to 64"),
+            Some(n) => n.into_inner(),
+            None => 8,
+        };
         let mail = raw.mail.map(|m| self.mail(m)).transpose()?;
         let departments = self.departments(raw.departments)?;
         let thresholds = raw.thresholds.into_iter().map(|t| self.threshold(t, &departments)).collect::<Result<_, _>>()?;
@@ -247,6 +259,8 @@ impl Validator<'_> {
             workflows,
             review_time_zone,
             thresholds,
+            bulk_dispatch_per_minute,
+            bulk_lookup_concurrency,
         })
     }
 

@@ -13,8 +13,11 @@ pub struct DispatchRow {
 /// Claims up to `limit` of the most overdue pending dispatches whose lease is free; PostgreSQL skips rows other
 /// workers hold.
 pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<DispatchRow>, sqlx::Error> {
+    // A paused bulk rerun's dispatches wait in the outbox until it is resumed.
     let pick = "SELECT request_id FROM dispatches
                 WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+                  AND NOT EXISTS (SELECT 1 FROM rerun_requests r JOIN rerun_batches b ON b.id = r.batch_id
+                                  WHERE r.id = dispatches.request_id AND b.status = 'paused')
                 ORDER BY next_attempt_at LIMIT $3";
     match tx {
         Tx::Sqlite(t, _) => {
@@ -62,4 +65,29 @@ pub async fn get(tx: &mut Tx, request_id: &str) -> Result<Option<DispatchRow>, s
         .bind(request_id)
         .fetch_optional(c)
         .await)
+}
+
+/// Moves a waiting dispatch to `due` (a resumed bulk rerun spreads its remaining sends from now).
+pub async fn reschedule(tx: &mut Tx, request_id: &str, due: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE dispatches SET next_attempt_at = $2 WHERE request_id = $1 AND status = 'pending'")
+        .bind(request_id)
+        .bind(due)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+/// Takes a waiting dispatch out of the outbox; `false` when a worker holds it now (it is being sent) or it
+/// ended already.
+pub async fn withdraw(tx: &mut Tx, request_id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let withdrawn = on_tx!(tx, |c| sqlx::query(
+        "UPDATE dispatches SET status = 'failed', last_error = 'withdrawn before it was sent', updated_at = $2
+         WHERE request_id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < $2)"
+    )
+    .bind(request_id)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(withdrawn == 1)
 }

@@ -20,11 +20,13 @@ pub struct RequestRow {
     pub submitted_at: Option<DateTime<Utc>>,
     pub decided_at: Option<DateTime<Utc>>,
     pub expires_at: Option<DateTime<Utc>>,
+    /// The bulk rerun this request is part of, if any.
+    pub batch_id: Option<String>,
 }
 
 const REQUEST_SELECT: &str = "SELECT r.id, r.operation_id, o.process_id, o.department, o.workflow, r.requested_by,
         u.display_name AS requester, r.reason, r.status, r.plan_json, r.workflow_version, r.verdicts_hash,
-        r.created_at, r.submitted_at, r.decided_at, r.expires_at
+        r.created_at, r.submitted_at, r.decided_at, r.expires_at, r.batch_id
     FROM rerun_requests r JOIN operations o ON o.id = r.operation_id JOIN users u ON u.id = r.requested_by";
 
 pub struct NewRequest<'a> {
@@ -35,14 +37,15 @@ pub struct NewRequest<'a> {
     pub plan_json: &'a str,
     pub workflow_version: &'a str,
     pub verdicts_hash: &'a str,
+    pub batch_id: Option<&'a str>,
 }
 
 /// `false` when the operation already has an open request (the unique index decides, under concurrency too).
 pub async fn insert(tx: &mut Tx, r: &NewRequest<'_>, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let inserted = on_tx!(tx, |c| sqlx::query(
         "INSERT INTO rerun_requests (id, operation_id, requested_by, reason, status, plan_json, workflow_version,
-             verdicts_hash, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8, $8) ON CONFLICT DO NOTHING"
+             verdicts_hash, created_at, updated_at, batch_id)
+         VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8, $8, $9) ON CONFLICT DO NOTHING"
     )
     .bind(r.id)
     .bind(r.operation_id)
@@ -52,6 +55,7 @@ pub async fn insert(tx: &mut Tx, r: &NewRequest<'_>, now: DateTime<Utc>) -> Resu
     .bind(r.workflow_version)
     .bind(r.verdicts_hash)
     .bind(now)
+    .bind(r.batch_id)
     .execute(c)
     .await
     .map(|res| res.rows_affected()))?;
@@ -181,13 +185,13 @@ pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>, sqlx::Err
     }
 }
 
-/// Requests waiting for approval in these departments, oldest first.
+/// Requests waiting for approval in these departments, oldest first (a bulk rerun's are decided as a batch).
 pub async fn pending_in(tx: &mut Tx, departments: &[String]) -> Result<Vec<RequestRow>, sqlx::Error> {
     if departments.is_empty() {
         return Ok(Vec::new());
     }
     let list: Vec<String> = (2..departments.len() + 2).map(|i| format!("${i}")).collect();
-    let sql = format!("{REQUEST_SELECT} WHERE r.status = $1 AND o.department IN ({}) ORDER BY r.submitted_at, r.id", list.join(", "));
+    let sql = format!("{REQUEST_SELECT} WHERE r.status = $1 AND r.batch_id IS NULL AND o.department IN ({}) ORDER BY r.submitted_at, r.id", list.join(", "));
     on_tx!(tx, |c| {
         let mut query = sqlx::query_as(&sql).bind("pending_approval");
         for d in departments {
@@ -252,13 +256,14 @@ pub async fn decisions(tx: &mut Tx, id: &str) -> Result<Vec<DecisionRow>, sqlx::
     .await)
 }
 
-/// The outbox row of an approved request; `false` when it exists already.
-pub async fn insert_dispatch(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+/// The outbox row of an approved request, due at `due`; `false` when it exists already.
+pub async fn insert_dispatch(tx: &mut Tx, id: &str, due: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let inserted = on_tx!(tx, |c| sqlx::query(
         "INSERT INTO dispatches (request_id, status, next_attempt_at, created_at, updated_at)
-         VALUES ($1, 'pending', $2, $2, $2) ON CONFLICT (request_id) DO NOTHING"
+         VALUES ($1, 'pending', $2, $3, $3) ON CONFLICT (request_id) DO NOTHING"
     )
     .bind(id)
+    .bind(due)
     .bind(now)
     .execute(c)
     .await
@@ -270,10 +275,11 @@ pub async fn count_dispatches(tx: &mut Tx, id: &str) -> Result<i64, sqlx::Error>
     on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM dispatches WHERE request_id = $1").bind(id).fetch_one(c).await)
 }
 
-/// Requests still waiting for approval past their validity.
+/// Requests still waiting for approval past their validity (a bulk rerun's expire with their batch).
 pub async fn overdue(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_scalar(
-        "SELECT id FROM rerun_requests WHERE status = 'pending_approval' AND expires_at < $1 ORDER BY expires_at LIMIT 100"
+        "SELECT id FROM rerun_requests WHERE status = 'pending_approval' AND batch_id IS NULL AND expires_at < $1
+         ORDER BY expires_at LIMIT 100"
     )
     .bind(now)
     .fetch_all(c)

@@ -38,6 +38,7 @@ async fn decidable(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<Request
         }
         Err(Refusal::NotOwner) => return caller.require(Role::Manager).and(Err(AppError::Forbidden)),
     }
+    super::rerun_requests::not_in_batch(&request)?;
     if request.status != "pending_approval" {
         return Err(AppError::Conflict { problem: "not-pending".into(), detail: format!("the request is {}", request.status) });
     }
@@ -86,7 +87,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
             let approvals = approvals.iter().filter(|d| d.decision == "approved").count() as i64;
             if is_approved(approvals, required) {
                 db::rerun_requests::set_status(&mut tx, id, "pending_approval", "approved", now).await?;
-                db::rerun_requests::insert_dispatch(&mut tx, id, now).await?;
+                db::rerun_requests::insert_dispatch(&mut tx, id, now, now).await?;
                 let plan: RerunPlan =
                     serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
                 let entry = entry(caller, &request, "rerun_request.approved")

@@ -53,6 +53,12 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
         for outcome in &outcomes {
             write(&mut tx, state, outcome, now).await?;
         }
+        let mut batches: Vec<&str> = outcomes.iter().filter_map(|o| o.request.batch_id.as_deref()).collect();
+        batches.sort_unstable();
+        batches.dedup();
+        for batch in batches {
+            super::batches::complete_if_done(&mut tx, state, batch, now).await?;
+        }
         tx.commit().await?;
         if outcomes.iter().any(|o| matches!(o.next, Next::End(End::Sent { .. }))) {
             fault_point("after_commit");
@@ -304,7 +310,7 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
     let entry = AuditEntry::new(actor(), end.action(), "operation", &request.process_id)
         .department(Some(&request.department))
         .before(json!({"rerun_id": request.id, "status": "approved"}))
-        .after(json!({"rerun_id": request.id, "status": request_status, "detail": detail}));
+        .after(json!({"rerun_id": request.id, "batch_id": request.batch_id, "status": request_status, "detail": detail}));
     record(tx, entry, None, now).await?;
     let (title, audience) = match end {
         End::Sent { .. } => ("再実行を送信しました", Audience::Requester),
@@ -313,6 +319,12 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
         End::Gone | End::Refused(_) | End::Exhausted(_) => ("再実行の送信に失敗しました", Audience::Both),
         End::Expired | End::PlanNoLongerHolds => ("再実行は送信されず、差し戻されました", Audience::Requester),
     };
-    notify(tx, state, request, request_status, title, audience, now).await?;
+    if let (Some(batch), End::PlanNoLongerHolds) = (&request.batch_id, end) {
+        super::batches::drop_after_approval(tx, batch, request, now).await?;
+    }
+    // A bulk rerun tells its requester once, when the batch completes.
+    if request.batch_id.is_none() {
+        notify(tx, state, request, request_status, title, audience, now).await?;
+    }
     Ok(())
 }

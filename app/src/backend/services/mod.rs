@@ -4,6 +4,7 @@ pub mod api_clients;
 pub mod approvals;
 pub mod audit;
 pub mod audit_trail;
+pub mod batches;
 pub mod board;
 pub mod departments;
 pub mod dispatcher;

@@ -54,6 +54,21 @@ pub async fn notify_owners(
     send(tx, state, &owners, department, kind, title, link, now).await
 }
 
+/// Tells one user (e.g. whoever asked for a bulk rerun) about it.
+#[allow(clippy::too_many_arguments)]
+pub async fn notify_user(
+    tx: &mut db::Tx,
+    state: &AppState,
+    user: i64,
+    department: &str,
+    kind: &str,
+    title: &str,
+    link: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    send(tx, state, &[user], department, kind, title, link, now).await
+}
+
 /// In the app for each user, by e-mail where configured, and once to the team's chat.
 #[allow(clippy::too_many_arguments)]
 async fn send(

@@ -9,12 +9,13 @@ use crate::api::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer}
 use crate::backend::db::operations::OperationRow;
 use crate::backend::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
 use crate::backend::{AppState, db};
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{Actor, AuditEntry};
+use chrono::{DateTime, Utc};
 use crate::domain::checklist::{self, Check, CheckedStep, Prefill};
 use crate::domain::holds::reason;
 use crate::domain::operations::OperationStatus;
 use crate::domain::reconciliation::{Evidence, Verdict};
-use crate::domain::rerun_plan::{self, RerunPlan, StepFacts};
+use crate::domain::rerun_plan::{self, PlanOutcome, RerunPlan, StepFacts};
 use crate::domain::roles::Role;
 use crate::domain::stall::FailureClass;
 use super::notifications::{Audience, notify};
@@ -27,12 +28,12 @@ pub struct Cause {
 }
 
 /// Everything the plan and the checks are computed from, read in one snapshot.
-struct Snapshot {
-    operation: OperationRow,
-    steps: Vec<(crate::backend::db::operations::StepRow, StepFacts, Option<String>, Option<Evidence>)>,
+pub(super) struct Snapshot {
+    pub operation: OperationRow,
+    pub steps: Vec<(crate::backend::db::operations::StepRow, StepFacts, Option<String>, Option<Evidence>)>,
 }
 
-async fn snapshot(state: &AppState, tx: &mut db::Tx, operation: OperationRow) -> Result<Snapshot, AppError> {
+pub(super) async fn snapshot(state: &AppState, tx: &mut db::Tx, operation: OperationRow) -> Result<Snapshot, AppError> {
     let rows = db::operations::steps(tx, operation.id).await?;
     let latest = db::reconciliations::latest_for_operation(tx, operation.id).await?;
     let workflow = state.config.workflow(&operation.workflow);
@@ -79,28 +80,12 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
         });
     }
     let snap = snapshot(state, &mut tx, operation).await?;
-    let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
-    // The plan is bound to the workflow's definition as configured now (the one the rerun will use).
-    let version = state.config.workflow(&snap.operation.workflow).map(|w| w.version.clone()).ok_or_else(|| {
-        AppError::Conflict { problem: "workflow-not-configured".into(), detail: "the workflow is no longer configured".into() }
-    })?;
-    let outcome = rerun_plan::compute(&facts, &version);
+    let outcome = plan_for(state, &snap)?;
     if !outcome.blocked.is_empty() {
         return Ok(StartAnswer::Blocked { reasons: outcome.blocked });
     }
     let operation = &snap.operation;
-    for name in &outcome.confirm_flags {
-        let Some((row, _, connector, evidence)) = snap.steps.iter().find(|(r, _, _, _)| &r.name == name) else { continue };
-        if db::rerun_requests::confirm_step_flag(&mut tx, row.id, now).await? {
-            let entry = AuditEntry::new(caller.actor(), "step.flag_confirmed", "operation", &operation.process_id)
-                .department(Some(&operation.department))
-                .before(json!({"step": name, "completed_at": null}))
-                .after(json!({"step": name, "completed_at": now, "connector": connector,
-                    "external_id": evidence.as_ref().and_then(|e| e.external_id.clone())}))
-                .reason("the outside system shows the step executed");
-            record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-        }
-    }
+    confirm_flags(&mut tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
     if outcome.plan.steps.is_empty() {
         let facts = (operation.id, operation.process_id.as_str(), operation.department.as_str());
         super::operations::complete_if_done(&mut tx, caller.actor(), facts, &operation.status, caller.request_id.as_deref(), now)
@@ -108,30 +93,98 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
         tx.commit().await?;
         return Ok(StartAnswer::NothingToRerun { confirmed: outcome.confirm_flags });
     }
+    let checks = prefill(&snap, &outcome.plan);
+    let draft = Draft { snap: &snap, plan: &outcome.plan, confirmed: &outcome.confirm_flags, checks: &checks, reason: &why, batch_id: None };
+    let id = create(&mut tx, caller, &draft, now).await?.ok_or_else(|| AppError::Conflict {
+        problem: "request-open".into(),
+        detail: "this operation already has an open rerun request".into(),
+    })?;
+    tx.commit().await?;
+    Ok(StartAnswer::Created { id })
+}
+
+/// The plan for the snapshot, bound to the workflow's definition as configured now (the one the rerun uses).
+pub(super) fn plan_for(state: &AppState, snap: &Snapshot) -> Result<PlanOutcome, AppError> {
+    let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
+    let version = state.config.workflow(&snap.operation.workflow).map(|w| w.version.clone()).ok_or_else(|| {
+        AppError::Conflict { problem: "workflow-not-configured".into(), detail: "the workflow is no longer configured".into() }
+    })?;
+    Ok(rerun_plan::compute(&facts, &version))
+}
+
+/// Sets the completion flags of steps the outside systems show executed, each with its audit event.
+pub(super) async fn confirm_flags(
+    tx: &mut db::Tx,
+    actor: Actor,
+    request_id: Option<&str>,
+    snap: &Snapshot,
+    names: &[String],
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let operation = &snap.operation;
+    for name in names {
+        let Some((row, _, connector, evidence)) = snap.steps.iter().find(|(r, _, _, _)| &r.name == name) else { continue };
+        if db::rerun_requests::confirm_step_flag(tx, row.id, now).await? {
+            let entry = AuditEntry::new(actor.clone(), "step.flag_confirmed", "operation", &operation.process_id)
+                .department(Some(&operation.department))
+                .before(json!({"step": name, "completed_at": null}))
+                .after(json!({"step": name, "completed_at": now, "connector": connector,
+                    "external_id": evidence.as_ref().and_then(|e| e.external_id.clone())}))
+                .reason("the outside system shows the step executed");
+            record(tx, entry, request_id, now).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A draft request to be created: the operation's snapshot, its plan and its pre-filled checks.
+pub(super) struct Draft<'a> {
+    pub snap: &'a Snapshot,
+    pub plan: &'a RerunPlan,
+    pub confirmed: &'a [String],
+    pub checks: &'a [Prefill],
+    pub reason: &'a str,
+    pub batch_id: Option<&'a str>,
+}
+
+/// Creates the draft request with its checklist and audit event; `None` when the operation has an open one.
+pub(super) async fn create(tx: &mut db::Tx, caller: &Caller, d: &Draft<'_>, now: DateTime<Utc>) -> Result<Option<String>, AppError> {
+    let operation = &d.snap.operation;
     let id = format!("rr_{}", uuid::Uuid::now_v7().simple());
-    let plan_json = serde_json::to_string(&outcome.plan).map_err(|e| crate::backend::auth::internal("plan", e))?;
+    let plan_json = serde_json::to_string(d.plan).map_err(|e| crate::backend::auth::internal("plan", e))?;
     let new = NewRequest {
         id: &id,
         operation_id: operation.id,
         requested_by: caller.user.user.id,
-        reason: &why,
+        reason: d.reason,
         plan_json: &plan_json,
-        workflow_version: &outcome.plan.workflow_version,
-        verdicts_hash: &outcome.plan.verdicts_hash,
+        workflow_version: &d.plan.workflow_version,
+        verdicts_hash: &d.plan.verdicts_hash,
+        batch_id: d.batch_id,
     };
-    if !db::rerun_requests::insert(&mut tx, &new, now).await? {
-        return Err(AppError::Conflict { problem: "request-open".into(), detail: "this operation already has an open rerun request".into() });
+    if !db::rerun_requests::insert(tx, &new, now).await? {
+        return Ok(None);
     }
-    for check in prefill(&snap, &outcome.plan) {
-        db::rerun_requests::insert_item(&mut tx, &id, check.check.number(), check.holds, &check.evidence).await?;
+    for check in d.checks {
+        db::rerun_requests::insert_item(tx, &id, check.check.number(), check.holds, &check.evidence).await?;
     }
     let entry = AuditEntry::new(caller.actor(), "rerun_request.created", "operation", &operation.process_id)
         .department(Some(&operation.department))
-        .after(json!({"rerun_id": id, "plan": outcome.plan, "confirmed_flags": outcome.confirm_flags}))
-        .reason(&why);
-    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    tx.commit().await?;
-    Ok(StartAnswer::Created { id })
+        .after(json!({"rerun_id": id, "plan": d.plan, "confirmed_flags": d.confirmed, "batch_id": d.batch_id}))
+        .reason(d.reason);
+    record(tx, entry, caller.request_id.as_deref(), now).await?;
+    Ok(Some(id))
+}
+
+/// A bulk rerun's member requests are confirmed, submitted, decided and withdrawn with their batch.
+pub(super) fn not_in_batch(request: &RequestRow) -> Result<(), AppError> {
+    match &request.batch_id {
+        Some(batch) => Err(AppError::Conflict {
+            problem: "part-of-batch".into(),
+            detail: format!("this request is part of the bulk rerun {batch}: act on the batch"),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Whether the steps, their verdicts and the workflow definition are still what the plan was made from.
@@ -152,7 +205,7 @@ pub(super) fn plan_changed() -> AppError {
 }
 
 /// A day, or less when an outside system involved keeps its keys for a shorter time.
-fn approval_validity(state: &AppState, request: &RequestRow, plan: &RerunPlan) -> chrono::Duration {
+pub(super) fn approval_validity(state: &AppState, request: &RequestRow, plan: &RerunPlan) -> chrono::Duration {
     let workflow = state.config.workflow(&request.workflow);
     let retentions = plan.steps.iter().filter_map(|s| {
         let connector = workflow?.steps.iter().find(|d| d.name == s.name)?.connector.as_deref()?;
@@ -162,7 +215,7 @@ fn approval_validity(state: &AppState, request: &RequestRow, plan: &RerunPlan) -
 }
 
 /// The five checks, filled in from the planned steps and their evidence.
-fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
+pub(super) fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
     let planned: Vec<CheckedStep<'_>> = snap
         .steps
         .iter()
@@ -242,6 +295,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     let mut tx = state.db.begin_write().await?;
     let request = request_for(&mut tx, caller, id).await?;
     caller.require_any(&[Role::Staff, Role::Manager])?;
+    not_in_batch(&request)?;
     if request.status != "draft" {
         return Err(AppError::Conflict { problem: "not-draft".into(), detail: "the checklist can be changed only while the request is a draft".into() });
     }
@@ -271,6 +325,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let mut tx = state.db.begin_write().await?;
     let request = request_for(&mut tx, caller, id).await?;
     caller.require_any(&[Role::Staff, Role::Manager])?;
+    not_in_batch(&request)?;
     let items = db::rerun_requests::items(&mut tx, id).await?;
     if items.len() != Check::ALL.len() || items.iter().any(|i| i.confirmed_at.is_none()) {
         return Err(AppError::invalid("checklist", Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first")));
@@ -306,6 +361,7 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
         return Err(AppError::NotFound);
     }
     caller.require_any(&[Role::Staff, Role::Manager])?;
+    not_in_batch(&request)?;
     let from = request.status.as_str();
     if !matches!(from, "draft" | "pending_approval") || !db::rerun_requests::set_status(&mut tx, id, from, "cancelled", now).await? {
         return Err(AppError::Conflict {

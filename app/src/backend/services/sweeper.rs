@@ -42,10 +42,11 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
             _ => break,
         }
     }
-    let expired = super::approvals::expire_overdue(state).await?;
+    let expired = super::approvals::expire_overdue(state).await? + super::batches::expire_overdue(state).await?;
     if expired > 0 {
-        tracing::info!(expired, "rerun requests expired without a decision");
+        tracing::info!(expired, "rerun requests or bulk reruns expired without a decision");
     }
+    super::batches::resume_stale_previews(state).await?;
     Ok(marked)
 }
 

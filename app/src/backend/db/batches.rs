@@ -1,0 +1,441 @@
+//! Bulk reruns: the batch, its frozen members, its five checks and its owners' decisions.
+use super::{Tx, on_tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
+pub struct BatchRow {
+    pub id: String,
+    pub department: String,
+    pub created_by: i64,
+    pub creator: String,
+    pub reason: String,
+    pub selection_json: String,
+    pub status: String,
+    pub rate_per_minute: i64,
+    pub created_at: DateTime<Utc>,
+    pub submitted_at: Option<DateTime<Utc>>,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+const BATCH_SELECT: &str = "SELECT b.id, b.department, b.created_by, u.display_name AS creator, b.reason, b.selection_json,
+        b.status, b.rate_per_minute, b.created_at, b.submitted_at, b.decided_at, b.expires_at
+    FROM rerun_batches b JOIN users u ON u.id = b.created_by";
+
+pub struct NewBatch<'a> {
+    pub id: &'a str,
+    pub department: &'a str,
+    pub created_by: i64,
+    pub reason: &'a str,
+    pub selection_json: &'a str,
+    pub rate_per_minute: i64,
+}
+
+/// A new batch (previewing) with its members in the order given.
+pub async fn insert(tx: &mut Tx, b: &NewBatch<'_>, operation_ids: &[i64], now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO rerun_batches (id, department, created_by, reason, selection_json, status, rate_per_minute,
+             created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 'previewing', $6, $7, $7)"
+    )
+    .bind(b.id)
+    .bind(b.department)
+    .bind(b.created_by)
+    .bind(b.reason)
+    .bind(b.selection_json)
+    .bind(b.rate_per_minute)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))?;
+    for (position, operation_id) in operation_ids.iter().enumerate() {
+        on_tx!(tx, |c| sqlx::query(
+            "INSERT INTO rerun_batch_members (batch_id, position, operation_id, state) VALUES ($1, $2, $3, 'waiting')"
+        )
+        .bind(b.id)
+        .bind(position as i64)
+        .bind(operation_id)
+        .execute(c)
+        .await
+        .map(drop))?;
+    }
+    Ok(())
+}
+
+pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
+    let sql = format!("{BATCH_SELECT} WHERE b.id = $1");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+}
+
+/// The batch, locked for a change (PostgreSQL: the row; SQLite: the write transaction already is).
+pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
+    match tx {
+        Tx::Sqlite(t, _) => sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1")).bind(id).fetch_optional(&mut **t).await,
+        Tx::Postgres(t) => {
+            sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1 FOR UPDATE OF b")).bind(id).fetch_optional(&mut **t).await
+        }
+    }
+}
+
+/// The newest batches of these departments (`None`: every department).
+pub async fn recent(tx: &mut Tx, departments: Option<&[String]>, limit: i64) -> Result<Vec<BatchRow>, sqlx::Error> {
+    let filter = match departments {
+        Some([]) => return Ok(Vec::new()),
+        Some(list) => format!("WHERE b.department IN ({})", (2..list.len() + 2).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")),
+        None => String::new(),
+    };
+    let sql = format!("{BATCH_SELECT} {filter} ORDER BY b.created_at DESC, b.id DESC LIMIT $1");
+    on_tx!(tx, |c| {
+        let mut query = sqlx::query_as(&sql).bind(limit);
+        for d in departments.unwrap_or_default() {
+            query = query.bind(d);
+        }
+        query.fetch_all(c).await
+    })
+}
+
+/// Moves the batch from one status to another; `false` when it was not in `from` any more.
+pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let moved = on_tx!(tx, |c| sqlx::query(
+        "UPDATE rerun_batches SET status = $3, updated_at = $4, lease_until = NULL,
+             submitted_at = CASE WHEN $3 = 'pending_approval' THEN $4 ELSE submitted_at END,
+             decided_at = CASE WHEN $3 IN ('dispatching', 'rejected') AND decided_at IS NULL THEN $4 ELSE decided_at END
+         WHERE id = $1 AND status = $2"
+    )
+    .bind(id)
+    .bind(from)
+    .bind(to)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(moved == 1)
+}
+
+pub async fn set_rate_and_expiry(
+    tx: &mut Tx,
+    id: &str,
+    rate_per_minute: Option<i64>,
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "UPDATE rerun_batches SET rate_per_minute = COALESCE($2, rate_per_minute), expires_at = COALESCE($3, expires_at)
+         WHERE id = $1"
+    )
+    .bind(id)
+    .bind(rate_per_minute)
+    .bind(expires_at)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+/// Claims (or renews) the right to run the batch's look-ups until `lease_until`; `false` when another
+/// worker holds it or the batch is no longer previewing.
+pub async fn claim_preview(tx: &mut Tx, id: &str, holder_since: Option<DateTime<Utc>>, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    // A worker renews its own lease (it knows when it last set it); a new worker only takes an expired one.
+    let claimed = on_tx!(tx, |c| sqlx::query(
+        "UPDATE rerun_batches SET lease_until = $4, updated_at = $3
+         WHERE id = $1 AND status = 'previewing' AND (lease_until IS NULL OR lease_until < $3 OR lease_until = $2)"
+    )
+    .bind(id)
+    .bind(holder_since)
+    .bind(now)
+    .bind(lease_until)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(claimed == 1)
+}
+
+/// Previews whose worker stopped (its lease ran out): another instance carries them on.
+pub async fn stale_previews(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT id FROM rerun_batches WHERE status = 'previewing' AND (lease_until IS NULL OR lease_until < $1) LIMIT 10"
+    )
+    .bind(now)
+    .fetch_all(c)
+    .await)
+}
+
+/// Batches waiting for approval past their validity.
+pub async fn overdue(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT id FROM rerun_batches WHERE status = 'pending_approval' AND expires_at < $1 ORDER BY expires_at LIMIT 10"
+    )
+    .bind(now)
+    .fetch_all(c)
+    .await)
+}
+
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
+pub struct MemberRow {
+    pub position: i64,
+    pub operation_id: i64,
+    pub process_id: String,
+    pub workflow: String,
+    pub operation_status: String,
+    pub state: String,
+    pub plan_json: Option<String>,
+    pub reasons_json: Option<String>,
+    pub request_id: Option<String>,
+    pub request_status: Option<String>,
+    pub dispatch_status: Option<String>,
+    pub looked_up_at: Option<DateTime<Utc>>,
+}
+
+const MEMBER_SELECT: &str = "SELECT m.position, m.operation_id, o.process_id, o.workflow, o.status AS operation_status,
+        m.state, m.plan_json, m.reasons_json, m.request_id, r.status AS request_status, d.status AS dispatch_status,
+        m.looked_up_at
+    FROM rerun_batch_members m JOIN operations o ON o.id = m.operation_id
+    LEFT JOIN rerun_requests r ON r.id = m.request_id LEFT JOIN dispatches d ON d.request_id = m.request_id";
+
+/// Every member, in the batch's order.
+pub async fn members(tx: &mut Tx, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
+    let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 ORDER BY m.position");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).fetch_all(c).await)
+}
+
+/// Members in one state, in the batch's order.
+pub async fn members_in(tx: &mut Tx, batch: &str, state: &str, limit: i64) -> Result<Vec<MemberRow>, sqlx::Error> {
+    let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 AND m.state = $2 ORDER BY m.position LIMIT $3");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).bind(state).bind(limit).fetch_all(c).await)
+}
+
+pub struct MemberUpdate<'a> {
+    pub state: &'a str,
+    pub plan_json: Option<&'a str>,
+    pub reasons_json: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    pub looked_up_at: Option<DateTime<Utc>>,
+}
+
+/// Sets a member's state; the other fields are kept when `None`.
+pub async fn set_member(tx: &mut Tx, batch: &str, position: i64, u: &MemberUpdate<'_>) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "UPDATE rerun_batch_members SET state = $3, plan_json = COALESCE($4, plan_json),
+             reasons_json = COALESCE($5, reasons_json), request_id = COALESCE($6, request_id),
+             looked_up_at = COALESCE($7, looked_up_at)
+         WHERE batch_id = $1 AND position = $2"
+    )
+    .bind(batch)
+    .bind(position)
+    .bind(u.state)
+    .bind(u.plan_json)
+    .bind(u.reasons_json)
+    .bind(u.request_id)
+    .bind(u.looked_up_at)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+/// Marks the member with this request dropped, with its reasons.
+pub async fn drop_by_request(tx: &mut Tx, batch: &str, request_id: &str, reasons_json: &str) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE rerun_batch_members SET state = 'dropped', reasons_json = $3 WHERE batch_id = $1 AND request_id = $2")
+        .bind(batch)
+        .bind(request_id)
+        .bind(reasons_json)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
+pub struct CheckRow {
+    pub number: i64,
+    pub confirmed_by: String,
+    pub confirmed_at: DateTime<Utc>,
+    pub comment: String,
+    pub cause_class: Option<String>,
+    pub cause_text: Option<String>,
+}
+
+pub async fn checks(tx: &mut Tx, batch: &str) -> Result<Vec<CheckRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT k.number, u.display_name AS confirmed_by, k.confirmed_at, k.comment, k.cause_class, k.cause_text
+         FROM rerun_batch_checks k JOIN users u ON u.id = k.confirmed_by WHERE k.batch_id = $1 ORDER BY k.number"
+    )
+    .bind(batch)
+    .fetch_all(c)
+    .await)
+}
+
+/// Confirms one check for the batch and for every requested member's checklist.
+pub async fn confirm_check(
+    tx: &mut Tx,
+    batch: &str,
+    number: i64,
+    c: &super::rerun_requests::Confirmation<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |conn| sqlx::query(
+        "INSERT INTO rerun_batch_checks (batch_id, number, confirmed_by, confirmed_at, comment, cause_class, cause_text)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (batch_id, number) DO UPDATE SET confirmed_by = $3, confirmed_at = $4, comment = $5,
+             cause_class = $6, cause_text = $7"
+    )
+    .bind(batch)
+    .bind(number)
+    .bind(c.user_id)
+    .bind(now)
+    .bind(c.comment)
+    .bind(c.cause_class)
+    .bind(c.cause_text)
+    .execute(conn)
+    .await
+    .map(drop))?;
+    on_tx!(tx, |conn| sqlx::query(
+        "UPDATE checklist_items SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
+         WHERE number = $2 AND request_id IN
+             (SELECT request_id FROM rerun_batch_members WHERE batch_id = $1 AND state = 'requested')"
+    )
+    .bind(batch)
+    .bind(number)
+    .bind(c.user_id)
+    .bind(now)
+    .bind(c.comment)
+    .bind(c.cause_class)
+    .bind(c.cause_text)
+    .execute(conn)
+    .await
+    .map(drop))
+}
+
+/// Records one owner's decision on the batch; `false` when this owner decided already.
+pub async fn insert_decision(
+    tx: &mut Tx,
+    batch: &str,
+    approver: i64,
+    decision: &str,
+    comment: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let inserted = on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO rerun_batch_decisions (batch_id, approver_id, decision, comment, decided_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (batch_id, approver_id) DO NOTHING"
+    )
+    .bind(batch)
+    .bind(approver)
+    .bind(decision)
+    .bind(comment)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(inserted == 1)
+}
+
+pub async fn decisions(tx: &mut Tx, batch: &str) -> Result<Vec<super::rerun_requests::DecisionRow>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT u.display_name AS approver, d.decision, d.comment, d.decided_at
+         FROM rerun_batch_decisions d JOIN users u ON u.id = d.approver_id WHERE d.batch_id = $1 ORDER BY d.decided_at"
+    )
+    .bind(batch)
+    .fetch_all(c)
+    .await)
+}
+
+/// The member requests whose dispatch waits (pending, not claimed by a worker now), in the batch's order.
+pub async fn waiting_dispatches(tx: &mut Tx, batch: &str, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT d.request_id FROM rerun_batch_members m JOIN dispatches d ON d.request_id = m.request_id
+         WHERE m.batch_id = $1 AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < $2)
+         ORDER BY m.position"
+    )
+    .bind(batch)
+    .bind(now)
+    .fetch_all(c)
+    .await)
+}
+
+/// How many member requests are still approved and not yet dispatched to an end.
+pub async fn unfinished_dispatches(tx: &mut Tx, batch: &str) -> Result<i64, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM rerun_requests WHERE batch_id = $1 AND status = 'approved'"
+    )
+    .bind(batch)
+    .fetch_one(c)
+    .await)
+}
+
+/// A selected operation: its row ID, process ID, department and status.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct Selected {
+    pub id: i64,
+    pub process_id: String,
+    pub department: String,
+    pub status: String,
+}
+
+/// Filters of a bulk selection (stalled operations only; on-hold ones are held on purpose).
+pub struct Filter<'a> {
+    pub departments: &'a [String],
+    pub workflow: Option<&'a str>,
+    pub event: Option<&'a str>,
+    pub failure_class: Option<&'a str>,
+    pub created_from: Option<DateTime<Utc>>,
+    pub created_to: Option<DateTime<Utc>>,
+    pub limit: i64,
+}
+
+pub async fn select_stalled(tx: &mut Tx, f: &Filter<'_>) -> Result<Vec<Selected>, sqlx::Error> {
+    if f.departments.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conditions = vec!["status = 'stalled'".to_string()];
+    let mut n = 1;
+    let mut placeholder = || {
+        n += 1;
+        format!("${n}")
+    };
+    let departments: Vec<String> = f.departments.iter().map(|_| placeholder()).collect();
+    conditions.push(format!("department IN ({})", departments.join(", ")));
+    for (value, column) in [(f.workflow, "workflow"), (f.event, "event"), (f.failure_class, "failure_class")] {
+        if value.is_some() {
+            conditions.push(format!("{column} = {}", placeholder()));
+        }
+    }
+    if f.created_from.is_some() {
+        conditions.push(format!("created_at >= {}", placeholder()));
+    }
+    if f.created_to.is_some() {
+        conditions.push(format!("created_at < {}", placeholder()));
+    }
+    let sql = format!(
+        "SELECT id, process_id, department, status FROM operations WHERE {} ORDER BY id LIMIT $1",
+        conditions.join(" AND ")
+    );
+    on_tx!(tx, |c| {
+        let mut query = sqlx::query_as(&sql).bind(f.limit);
+        for d in f.departments {
+            query = query.bind(d);
+        }
+        for value in [f.workflow, f.event, f.failure_class].into_iter().flatten() {
+            query = query.bind(value);
+        }
+        for time in [f.created_from, f.created_to].into_iter().flatten() {
+            query = query.bind(time);
+        }
+        query.fetch_all(c).await
+    })
+}
+
+/// The operations with these process IDs (those that exist), in the order given.
+pub async fn select_by_process_ids(tx: &mut Tx, process_ids: &[String]) -> Result<Vec<Selected>, sqlx::Error> {
+    let mut found = Vec::new();
+    for chunk in process_ids.chunks(500) {
+        let list: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!("SELECT id, process_id, department, status FROM operations WHERE process_id IN ({})", list.join(", "));
+        let rows: Vec<Selected> = on_tx!(tx, |c| {
+            let mut query = sqlx::query_as(&sql);
+            for p in chunk {
+                query = query.bind(p);
+            }
+            query.fetch_all(c).await
+        })?;
+        found.extend(rows);
+    }
+    found.sort_by_key(|s| process_ids.iter().position(|p| *p == s.process_id));
+    Ok(found)
+}

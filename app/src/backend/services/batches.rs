@@ -1,0 +1,809 @@
+//! Bulk reruns (rules in `domain::batches`). The selection is frozen as members when the batch is created;
+//! the outside systems are asked about each member a few at a time and each gets its own plan — a dry run
+//! that sends nothing. The request then creates an ordinary rerun request per eligible member (`batch_id`
+//! set), the five checks are confirmed once for all, the owners approve once, and the dispatcher sends each
+//! at the batch's rate. A member whose evidence changes drops out alone. Every change with its audit events
+//! in one transaction.
+use super::Caller;
+use super::audit::record;
+use super::notifications::notify_owners;
+use super::reconciliation::{self, Looked};
+use super::rerun_requests::{self, Draft, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill, snapshot};
+use crate::api::AppError;
+use crate::api::batches::{BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals};
+use crate::backend::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
+use crate::backend::db::rerun_requests::{Confirmation, RequestRow};
+use crate::backend::{AppState, db};
+use crate::domain::approval::{Refusal, may_decide};
+use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::batches::{self, BatchStatus, MAX_OPERATIONS, Progress, Reason};
+use crate::domain::checklist::{self, Check, Prefill};
+use crate::domain::holds::reason;
+use crate::domain::rerun_plan::RerunPlan;
+use crate::domain::roles::Role;
+use crate::domain::stall::FailureClass;
+use chrono::{DateTime, Duration, SubsecRound, Utc};
+use futures::StreamExt;
+use serde_json::json;
+
+/// How long a preview worker's claim lasts without renewal (it renews after every few look-ups).
+const PREVIEW_LEASE_SECONDS: i64 = 60;
+
+fn internal(what: &'static str, e: impl std::fmt::Display) -> AppError {
+    crate::backend::auth::internal(what, e)
+}
+
+fn conflict(problem: &str, detail: impl Into<String>) -> AppError {
+    AppError::Conflict { problem: problem.into(), detail: detail.into() }
+}
+
+fn batch_entry(actor: Actor, action: &'static str, batch: &BatchRow) -> AuditEntry {
+    AuditEntry::new(actor, action, "rerun_batch", &batch.id).department(Some(&batch.department))
+}
+
+fn member_entry(actor: Actor, action: &'static str, batch: &BatchRow, process_id: &str) -> AuditEntry {
+    AuditEntry::new(actor, action, "operation", process_id).department(Some(&batch.department))
+}
+
+/// Staff select stalled operations by filter or by ticks; the selection is frozen and the look-ups start.
+pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why: &str) -> Result<String, AppError> {
+    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    let mine = caller.visible_departments().unwrap_or_default();
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let selected = if selection.process_ids.is_empty() {
+        let departments: Vec<String> = match &selection.department {
+            Some(d) if mine.contains(d) => vec![d.clone()],
+            Some(_) => Vec::new(),
+            None => mine.clone(),
+        };
+        let filter = db::batches::Filter {
+            departments: &departments,
+            workflow: selection.workflow.as_deref(),
+            event: selection.event.as_deref(),
+            failure_class: selection.failure_class.as_deref(),
+            created_from: selection.registered_from,
+            created_to: selection.registered_to,
+            limit: MAX_OPERATIONS as i64 + 1,
+        };
+        db::batches::select_stalled(&mut tx, &filter).await?
+    } else {
+        let found = db::batches::select_by_process_ids(&mut tx, &selection.process_ids).await?;
+        let unknown: Vec<&str> = selection
+            .process_ids
+            .iter()
+            .filter(|p| !found.iter().any(|s| &s.process_id == *p && mine.contains(&s.department)))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(AppError::invalid("process_ids", format!("unknown process IDs: {}", unknown.join(", "))));
+        }
+        found
+    };
+    if selected.is_empty() {
+        return Err(AppError::invalid("selection", "no stalled operation matches this selection"));
+    }
+    if selected.len() > MAX_OPERATIONS {
+        return Err(AppError::invalid("selection", format!("a bulk rerun holds at most {MAX_OPERATIONS} operations: narrow the filters")));
+    }
+    let department = selected[0].department.clone();
+    if selected.iter().any(|s| s.department != department) {
+        return Err(AppError::invalid("department", "a bulk rerun is for one department (its owners approve it): choose the department"));
+    }
+    let id = format!("rb_{}", uuid::Uuid::now_v7().simple());
+    let selection_json = serde_json::to_string(&selection).map_err(|e| internal("selection", e))?;
+    let new = NewBatch {
+        id: &id,
+        department: &department,
+        created_by: caller.user.user.id,
+        reason: &why,
+        selection_json: &selection_json,
+        rate_per_minute: i64::from(state.config.bulk_dispatch_per_minute),
+    };
+    let ids: Vec<i64> = selected.iter().map(|s| s.id).collect();
+    db::batches::insert(&mut tx, &new, &ids, now).await?;
+    let batch = db::batches::by_id(&mut tx, &id).await?.ok_or(AppError::NotFound)?;
+    let process_ids: Vec<&str> = selected.iter().map(|s| s.process_id.as_str()).collect();
+    let entry = batch_entry(caller.actor(), "rerun_batch.created", &batch)
+        .after(json!({"selection": selection, "operations": process_ids.len(), "process_ids": process_ids}))
+        .reason(&why);
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    let (state, batch_id) = (state.clone(), id.clone());
+    tokio::spawn(async move {
+        if let Err(error) = preview(&state, &batch_id).await {
+            tracing::error!(batch = %batch_id, %error, "bulk preview stopped; another worker takes it over after its lease");
+        }
+    });
+    Ok(id)
+}
+
+/// Asks the outside systems about every waiting member, a few at a time, and records each one's plan. Safe to
+/// run on several instances: one holds the batch's lease at a time, and a stopped one's lease runs out.
+pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
+    let chunk = i64::from(state.config.bulk_lookup_concurrency.max(1)) * 2;
+    let mut lease: Option<DateTime<Utc>> = None;
+    loop {
+        let now = state.clock.now();
+        let until = (now + Duration::seconds(PREVIEW_LEASE_SECONDS)).trunc_subsecs(3);
+        let (waiting, batch) = {
+            let mut tx = state.db.begin_write().await?;
+            if !db::batches::claim_preview(&mut tx, id, lease, now, until).await? {
+                return Ok(()); // another worker has it, or the batch left the preview (e.g. cancelled)
+            }
+            lease = Some(until);
+            let batch = db::batches::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?;
+            let waiting = db::batches::members_in(&mut tx, id, "waiting", chunk).await?;
+            tx.commit().await?;
+            (waiting, batch)
+        };
+        if waiting.is_empty() {
+            return finish_preview(state, &batch).await;
+        }
+        let concurrency = state.config.bulk_lookup_concurrency.max(1) as usize;
+        let looked: Vec<(MemberRow, Option<Result<Looked<'_>, AppError>>)> = futures::stream::iter(waiting)
+            .map(|member| async move {
+                if member.operation_status != "stalled" {
+                    return (member, None);
+                }
+                let operation = {
+                    let mut tx = state.db.connection().await;
+                    match tx.as_mut() {
+                        Ok(tx) => db::operations::by_id(tx, member.operation_id).await.ok().flatten(),
+                        Err(_) => None,
+                    }
+                };
+                let looked = match operation {
+                    Some(operation) => Some(reconciliation::look(state, &operation).await),
+                    None => None,
+                };
+                (member, looked)
+            })
+            .buffered(concurrency)
+            .collect()
+            .await;
+        let now = state.clock.now();
+        let mut tx = state.db.begin_write().await?;
+        for (member, looked) in looked {
+            let actor = Actor::system("bulk-preview");
+            let (state_word, plan, reasons) = match looked {
+                None => ("blocked", None, vec![Reason::NotStalled { status: member.operation_status.clone() }]),
+                Some(Err(error)) => ("blocked", None, vec![Reason::LookupError { message: error.to_string() }]),
+                Some(Ok(looked)) => {
+                    looked.record(&mut tx, actor, None).await?;
+                    judge(state, &mut tx, &member).await?
+                }
+            };
+            let plan_json = plan.map(|p| serde_json::to_string(&p)).transpose().map_err(|e| internal("plan", e))?;
+            let reasons_json = serde_json::to_string(&reasons).map_err(|e| internal("reasons", e))?;
+            let update = MemberUpdate {
+                state: state_word,
+                plan_json: plan_json.as_deref(),
+                reasons_json: Some(&reasons_json),
+                request_id: None,
+                looked_up_at: Some(now),
+            };
+            db::batches::set_member(&mut tx, id, member.position, &update).await?;
+        }
+        tx.commit().await?;
+    }
+}
+
+/// A member's plan after its look-up: eligible with a plan, done (nothing to rerun) or blocked with reasons.
+async fn judge(state: &AppState, tx: &mut db::Tx, member: &MemberRow) -> Result<(&'static str, Option<RerunPlan>, Vec<Reason>), AppError> {
+    let Some(operation) = db::operations::by_id(tx, member.operation_id).await? else {
+        return Ok(("blocked", None, vec![Reason::NotStalled { status: "gone".into() }]));
+    };
+    if operation.status != "stalled" {
+        return Ok(("blocked", None, vec![Reason::NotStalled { status: operation.status }]));
+    }
+    let snap = snapshot(state, tx, operation).await?;
+    let outcome = match plan_for(state, &snap) {
+        Ok(outcome) => outcome,
+        Err(error) => return Ok(("blocked", None, vec![Reason::LookupError { message: error.to_string() }])),
+    };
+    if !outcome.blocked.is_empty() {
+        let reasons = outcome.blocked.into_iter().map(|b| Reason::Blocked { step: b.step, why: b.why }).collect();
+        return Ok(("blocked", None, reasons));
+    }
+    if outcome.plan.steps.is_empty() {
+        return Ok(("done", None, vec![Reason::NothingToRerun { confirmed: outcome.confirm_flags }]));
+    }
+    Ok(("eligible", Some(outcome.plan), Vec::new()))
+}
+
+async fn finish_preview(state: &AppState, batch: &BatchRow) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    if !db::batches::set_status(&mut tx, &batch.id, "previewing", "preview", now).await? {
+        return Ok(());
+    }
+    let members = db::batches::members(&mut tx, &batch.id).await?;
+    let count = |s: &str| members.iter().filter(|m| m.state == s).count();
+    let entry = batch_entry(Actor::system("bulk-preview"), "rerun_batch.previewed", batch)
+        .after(json!({"eligible": count("eligible"), "blocked": count("blocked"), "nothing_to_rerun": count("done")}));
+    record(&mut tx, entry, None, now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Previews whose worker stopped are carried on (run by the sweeper).
+pub async fn resume_stale_previews(state: &AppState) -> Result<(), AppError> {
+    let stale = {
+        let mut tx = state.db.begin_read().await?;
+        db::batches::stale_previews(&mut tx, state.clock.now()).await?
+    };
+    for id in stale {
+        preview(state, &id).await?;
+    }
+    Ok(())
+}
+
+/// The batch, if the caller may see it.
+async fn batch_for(tx: &mut db::Tx, caller: &Caller, id: &str, lock: bool) -> Result<BatchRow, AppError> {
+    let batch = if lock { db::batches::lock(tx, id).await? } else { db::batches::by_id(tx, id).await? };
+    let batch = batch.ok_or(AppError::NotFound)?;
+    if !caller.may_see(&batch.department) {
+        return Err(AppError::NotFound);
+    }
+    Ok(batch)
+}
+
+fn expect(batch: &BatchRow, status: BatchStatus) -> Result<(), AppError> {
+    if batch.status != status.as_str() {
+        return Err(conflict("batch-state", format!("the bulk rerun is {}, not {}", batch.status, status.as_str())));
+    }
+    Ok(())
+}
+
+/// Staff request the previewed plans at a rate (at most the configured one): each eligible member gets a draft
+/// rerun request with its pre-filled checks; a member whose checks fail or whose evidence changed drops out.
+pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minute: Option<u32>) -> Result<(), AppError> {
+    let rate = batches::rate(rate_per_minute, state.config.bulk_dispatch_per_minute).map_err(|m| AppError::invalid("rate_per_minute", m))?;
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let batch = batch_for(&mut tx, caller, id, true).await?;
+    expect(&batch, BatchStatus::Preview)?;
+    let members = db::batches::members(&mut tx, id).await?;
+    let (mut requested, mut dropped) = (0, 0);
+    for member in members.iter().filter(|m| matches!(m.state.as_str(), "eligible" | "done")) {
+        match admit(state, &mut tx, caller, &batch, member, now).await? {
+            Admission::Requested(request_id) => {
+                requested += 1;
+                let update = MemberUpdate { state: "requested", plan_json: None, reasons_json: None, request_id: Some(&request_id), looked_up_at: None };
+                db::batches::set_member(&mut tx, id, member.position, &update).await?;
+            }
+            Admission::Done => {}
+            Admission::Dropped(reason) => {
+                dropped += 1;
+                drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, member, &reason, now).await?;
+            }
+        }
+    }
+    if requested == 0 {
+        return Err(conflict("nothing-to-request", "no operation of this selection can be rerun now: see the reasons listed"));
+    }
+    db::batches::set_rate_and_expiry(&mut tx, id, Some(i64::from(rate)), None).await?;
+    db::batches::set_status(&mut tx, id, "preview", "draft", now).await?;
+    let entry = batch_entry(caller.actor(), "rerun_batch.requested", &batch)
+        .before(json!({"status": "preview"}))
+        .after(json!({"status": "draft", "requested": requested, "dropped": dropped, "rate_per_minute": rate}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+enum Admission {
+    Requested(String),
+    /// Nothing left to rerun: its flags are confirmed and it completed.
+    Done,
+    Dropped(Reason),
+}
+
+/// One previewed member at the request: its plan computed again (only what was previewed is requested), its
+/// five checks pre-filled; a draft request when all hold.
+async fn admit(state: &AppState, tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, member: &MemberRow, now: DateTime<Utc>) -> Result<Admission, AppError> {
+    let operation = db::operations::by_id(tx, member.operation_id).await?.ok_or(AppError::NotFound)?;
+    if operation.status != "stalled" {
+        return Ok(Admission::Dropped(Reason::NotStalled { status: operation.status }));
+    }
+    let snap = snapshot(state, tx, operation).await?;
+    let previewed: Option<RerunPlan> = member.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
+    let outcome = match plan_for(state, &snap) {
+        Ok(o) if o.blocked.is_empty() && previewed.as_ref().is_none_or(|p| p.verdicts_hash == o.plan.verdicts_hash) => o,
+        _ => return Ok(Admission::Dropped(Reason::EvidenceChanged)),
+    };
+    confirm_flags(tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
+    if outcome.plan.steps.is_empty() {
+        let op = &snap.operation;
+        let facts = (op.id, op.process_id.as_str(), op.department.as_str());
+        super::operations::complete_if_done(tx, caller.actor(), facts, &op.status, caller.request_id.as_deref(), now).await?;
+        return Ok(Admission::Done);
+    }
+    let checks = prefill(&snap, &outcome.plan);
+    if let Some(failing) = checks.iter().find(|c| !c.holds) {
+        return Ok(Admission::Dropped(Reason::CheckFails { number: failing.check.number(), evidence: failing.evidence.clone() }));
+    }
+    let draft = Draft { snap: &snap, plan: &outcome.plan, confirmed: &outcome.confirm_flags, checks: &checks, reason: &batch.reason, batch_id: Some(&batch.id) };
+    Ok(match rerun_requests::create(tx, caller, &draft, now).await? {
+        Some(request_id) => Admission::Requested(request_id),
+        None => Admission::Dropped(Reason::NotStalled { status: "request_open".into() }),
+    })
+}
+
+/// Takes a member out of the batch with its reason (and withdraws its request, if it has one).
+async fn drop_member(
+    tx: &mut db::Tx,
+    actor: Actor,
+    request_id: Option<&str>,
+    batch: &BatchRow,
+    member: &MemberRow,
+    why: &Reason,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let reasons_json = serde_json::to_string(&[why]).map_err(|e| internal("reasons", e))?;
+    let update = MemberUpdate { state: "dropped", plan_json: None, reasons_json: Some(&reasons_json), request_id: None, looked_up_at: None };
+    db::batches::set_member(tx, &batch.id, member.position, &update).await?;
+    if let (Some(rerun_id), Some(from)) = (&member.request_id, &member.request_status) {
+        db::rerun_requests::set_status(tx, rerun_id, from, "cancelled", now).await?;
+        db::operations::set_status_from(tx, member.operation_id, "rerun_pending", "stalled", now).await?;
+    }
+    let entry = member_entry(actor, "rerun_batch.operation_dropped", batch, &member.process_id)
+        .after(json!({"batch_id": batch.id, "rerun_id": member.request_id, "reason": why}));
+    record(tx, entry, request_id, now).await?;
+    Ok(())
+}
+
+/// One of the five checks, confirmed once for the whole batch (and copied into each member's checklist).
+pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, comment: &str, cause: rerun_requests::Cause) -> Result<(), AppError> {
+    let check = Check::from_number(number).ok_or_else(|| AppError::invalid("number", "a check is numbered 1 to 5"))?;
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let batch = batch_for(&mut tx, caller, id, true).await?;
+    expect(&batch, BatchStatus::Draft)?;
+    let class = match cause.class.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => Some(FailureClass::parse(c).ok_or_else(|| AppError::invalid("cause_class", "unknown cause class"))?),
+        None => None,
+    };
+    let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    // Every requested member passed all five checks when it was requested (the others dropped out).
+    let prefill = Prefill { check, holds: true, evidence: String::new() };
+    checklist::confirmation(&prefill, comment, class.zip(text)).map_err(|(field, message)| AppError::invalid(field, message))?;
+    let (class, text) = if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
+    let confirmation = Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
+    db::batches::confirm_check(&mut tx, id, number, &confirmation, now).await?;
+    let entry = batch_entry(caller.actor(), "rerun_batch.check_confirmed", &batch)
+        .after(json!({"check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// All five checks confirmed: every member whose plan still holds goes to the owners; the others drop out.
+pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let batch = batch_for(&mut tx, caller, id, true).await?;
+    expect(&batch, BatchStatus::Draft)?;
+    if db::batches::checks(&mut tx, id).await?.len() != Check::ALL.len() {
+        return Err(AppError::invalid(
+            "checklist",
+            crate::domain::invalid::Invalid::new(crate::domain::invalid::Rule::ChecksUnconfirmed, "confirm all five checks first"),
+        ));
+    }
+    let (mut submitted, mut expires_at) = (0, None::<DateTime<Utc>>);
+    for member in db::batches::members_in(&mut tx, id, "requested", MAX_OPERATIONS as i64).await? {
+        let request = member_request(&mut tx, &member).await?;
+        if !plan_still_holds(state, &mut tx, &request).await?
+            || !db::operations::set_status_from(&mut tx, member.operation_id, "stalled", "rerun_pending", now).await?
+        {
+            drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, &member, &Reason::EvidenceChanged, now).await?;
+            continue;
+        }
+        let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| internal("plan", e))?;
+        let expiry = now + approval_validity(state, &request, &plan);
+        expires_at = Some(expires_at.map_or(expiry, |e| e.min(expiry)));
+        db::rerun_requests::set_expiry(&mut tx, &request.id, expiry).await?;
+        db::rerun_requests::set_status(&mut tx, &request.id, "draft", "pending_approval", now).await?;
+        let entry = member_entry(caller.actor(), "rerun_request.submitted", &batch, &member.process_id)
+            .before(json!({"status": "draft", "operation_status": "stalled"}))
+            .after(json!({"rerun_id": request.id, "batch_id": id, "status": "pending_approval", "operation_status": "rerun_pending"}));
+        record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+        submitted += 1;
+    }
+    let to = if submitted == 0 { "cancelled" } else { "pending_approval" };
+    db::batches::set_rate_and_expiry(&mut tx, id, None, expires_at).await?;
+    db::batches::set_status(&mut tx, id, "draft", to, now).await?;
+    let entry = batch_entry(caller.actor(), "rerun_batch.submitted", &batch)
+        .before(json!({"status": "draft"}))
+        .after(json!({"status": to, "operations": submitted, "expires_at": expires_at}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    if submitted > 0 {
+        let title = format!("一括再実行の承認をお願いします（{submitted} 件）");
+        notify_owners(&mut tx, state, &batch.department, "approval_requested", &title, &format!("/batches/{id}"), now).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn member_request(tx: &mut db::Tx, member: &MemberRow) -> Result<RequestRow, AppError> {
+    let id = member.request_id.as_deref().ok_or(AppError::NotFound)?;
+    db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)
+}
+
+/// An owner decides once for the whole batch. On the last approval needed, each member whose plan still holds
+/// is approved and put in the outbox at its turn; a member whose evidence changed drops out alone.
+pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, comment: &str) -> Result<(), AppError> {
+    let comment = if approve {
+        Some(comment.trim().to_string()).filter(|c| !c.is_empty())
+    } else {
+        Some(reason(comment).map_err(|m| AppError::invalid("comment", m))?)
+    };
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let batch = batch_for(&mut tx, caller, id, true).await?;
+    let owns = caller.user.user.has(Role::Manager) && caller.visible_departments().is_some();
+    match may_decide(owns, batch.created_by == caller.user.user.id) {
+        Ok(()) => {}
+        Err(Refusal::Requester) => {
+            tracing::warn!(user = %caller.user.user.username, batch = id, "self-approval refused");
+            return Err(AppError::Forbidden);
+        }
+        Err(Refusal::NotOwner) => return caller.require(Role::Manager).and(Err(AppError::Forbidden)),
+    }
+    expect(&batch, BatchStatus::PendingApproval)?;
+    if batch.expires_at.is_some_and(|at| now >= at) {
+        end_before_dispatch(&mut tx, state, caller.actor(), &batch, "expired", "the approval's validity ran out", now).await?;
+        tx.commit().await?;
+        return Err(conflict("expired", "the bulk rerun expired before it was approved"));
+    }
+    let word = if approve { "approved" } else { "rejected" };
+    if !db::batches::insert_decision(&mut tx, id, caller.user.user.id, word, comment.as_deref(), now).await? {
+        return Err(conflict("already-decided", "you decided on this bulk rerun already"));
+    }
+    if !approve {
+        end_before_dispatch(&mut tx, state, caller.actor(), &batch, "rejected", comment.as_deref().unwrap_or_default(), now).await?;
+        tx.commit().await?;
+        return Ok(());
+    }
+    let members = db::batches::members_in(&mut tx, id, "requested", MAX_OPERATIONS as i64).await?;
+    let workflows = members.iter().map(|m| state.config.workflow(&m.workflow).map_or(1, |w| w.approvals_required));
+    let required = batches::approvals_required(workflows);
+    let approvals = db::batches::decisions(&mut tx, id).await?.iter().filter(|d| d.decision == "approved").count();
+    if (approvals as u32) < required {
+        let entry = batch_entry(caller.actor(), "rerun_batch.approval_recorded", &batch).after(json!({"approvals": approvals, "required": required}));
+        record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+        tx.commit().await?;
+        return Ok(());
+    }
+    let rate = u32::try_from(batch.rate_per_minute).unwrap_or(1);
+    let mut turn = 0;
+    for member in &members {
+        let request = member_request(&mut tx, member).await?;
+        if !plan_still_holds(state, &mut tx, &request).await? {
+            drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, member, &Reason::EvidenceChanged, now).await?;
+            continue;
+        }
+        db::rerun_requests::insert_decision(&mut tx, &request.id, caller.user.user.id, "approved", comment.as_deref(), now).await?;
+        db::rerun_requests::set_status(&mut tx, &request.id, "pending_approval", "approved", now).await?;
+        db::rerun_requests::insert_dispatch(&mut tx, &request.id, batches::send_at(now, turn, rate), now).await?;
+        turn += 1;
+        let entry = member_entry(caller.actor(), "rerun_request.approved", &batch, &member.process_id)
+            .before(json!({"rerun_id": request.id, "status": "pending_approval"}))
+            .after(json!({"rerun_id": request.id, "batch_id": id, "status": "approved", "approvals": approvals}));
+        record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    }
+    db::batches::set_status(&mut tx, id, "pending_approval", if turn == 0 { "cancelled" } else { "dispatching" }, now).await?;
+    let entry = batch_entry(caller.actor(), "rerun_batch.approved", &batch)
+        .before(json!({"status": "pending_approval"}))
+        .after(json!({"status": "dispatching", "approvals": approvals, "operations": turn, "rate_per_minute": rate}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    notify_creator(&mut tx, state, &batch, "approved", "一括再実行が承認されました", now).await?;
+    tx.commit().await?;
+    state.dispatch_wake.notify_one();
+    Ok(())
+}
+
+async fn notify_creator(tx: &mut db::Tx, state: &AppState, batch: &BatchRow, kind: &str, title: &str, now: DateTime<Utc>) -> Result<(), AppError> {
+    let (title, link) = (format!("{} — {title}", batch.id), format!("/batches/{}", batch.id));
+    super::notifications::notify_user(tx, state, batch.created_by, &batch.department, kind, &title, &link, now).await?;
+    Ok(())
+}
+
+/// Rejected, expired or cancelled before any dispatch: every member's request ends and its operation is
+/// stalled again.
+async fn end_before_dispatch(
+    tx: &mut db::Tx,
+    state: &AppState,
+    actor: Actor,
+    batch: &BatchRow,
+    to: &'static str,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    for member in db::batches::members_in(tx, &batch.id, "requested", MAX_OPERATIONS as i64).await? {
+        let (Some(rerun_id), Some(from)) = (&member.request_id, &member.request_status) else { continue };
+        let request_to = if to == "rejected" { "rejected" } else if to == "expired" { "expired" } else { "cancelled" };
+        if db::rerun_requests::set_status(tx, rerun_id, from, request_to, now).await? {
+            db::operations::set_status_from(tx, member.operation_id, "rerun_pending", "stalled", now).await?;
+            let entry = member_entry(actor.clone(), member_action(request_to), batch, &member.process_id)
+                .before(json!({"rerun_id": rerun_id, "status": from}))
+                .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": request_to}))
+                .reason(why);
+            record(tx, entry, None, now).await?;
+        }
+    }
+    db::batches::set_status(tx, &batch.id, &batch.status, to, now).await?;
+    let entry = batch_entry(actor, batch_action(to), batch).before(json!({"status": batch.status})).after(json!({"status": to})).reason(why);
+    record(tx, entry, None, now).await?;
+    let title = match to {
+        "rejected" => "一括再実行が却下されました",
+        "expired" => "一括再実行は承認されないまま期限が切れました",
+        _ => "一括再実行が取り消されました",
+    };
+    notify_creator(tx, state, batch, to, title, now).await
+}
+
+fn member_action(request_status: &str) -> &'static str {
+    match request_status {
+        "rejected" => "rerun_request.rejected",
+        "expired" => "rerun_request.expired",
+        _ => "rerun_request.cancelled",
+    }
+}
+
+fn batch_action(status: &str) -> &'static str {
+    match status {
+        "rejected" => "rerun_batch.rejected",
+        "expired" => "rerun_batch.expired",
+        _ => "rerun_batch.cancelled",
+    }
+}
+
+/// Pause, resume or cancel, with a reason. A pause keeps the waiting dispatches in the outbox (the dispatcher
+/// skips them); a resume spreads them from now at the batch's rate; a cancel withdraws every dispatch not
+/// being sent at this moment. Sends already under way finish and are recorded.
+pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Control, why: &str) -> Result<(), AppError> {
+    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    caller.require_any(&[Role::Staff, Role::Manager])?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let batch = batch_for(&mut tx, caller, id, true).await?;
+    let status = BatchStatus::parse(&batch.status).ok_or_else(|| internal("batch status", &batch.status))?;
+    let (action, to) = match (control, status) {
+        (Control::Pause, BatchStatus::Dispatching) => ("rerun_batch.paused", "paused"),
+        (Control::Resume, BatchStatus::Paused) => {
+            let rate = u32::try_from(batch.rate_per_minute).unwrap_or(1);
+            for (turn, rerun_id) in db::batches::waiting_dispatches(&mut tx, id, now).await?.iter().enumerate() {
+                db::dispatches::reschedule(&mut tx, rerun_id, batches::send_at(now, turn, rate)).await?;
+            }
+            ("rerun_batch.resumed", "dispatching")
+        }
+        (Control::Cancel, BatchStatus::Dispatching | BatchStatus::Paused) => {
+            withdraw_waiting(&mut tx, caller, &batch, &why, now).await?;
+            ("rerun_batch.cancelled", "cancelled")
+        }
+        (Control::Cancel, BatchStatus::Previewing | BatchStatus::Preview | BatchStatus::Draft | BatchStatus::PendingApproval) => {
+            end_before_dispatch(&mut tx, state, caller.actor(), &batch, "cancelled", &why, now).await?;
+            tx.commit().await?;
+            return Ok(());
+        }
+        _ => return Err(conflict("batch-state", format!("the bulk rerun is {}: this control does not apply", batch.status))),
+    };
+    db::batches::set_status(&mut tx, id, &batch.status, to, now).await?;
+    let entry = batch_entry(caller.actor(), action, &batch).before(json!({"status": batch.status})).after(json!({"status": to})).reason(&why);
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    if to == "dispatching" {
+        state.dispatch_wake.notify_one();
+    }
+    Ok(())
+}
+
+/// Withdraws each approved member whose dispatch is still waiting (not the ones being sent now).
+async fn withdraw_waiting(tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, why: &str, now: DateTime<Utc>) -> Result<(), AppError> {
+    for member in db::batches::members_in(tx, &batch.id, "requested", MAX_OPERATIONS as i64).await? {
+        let Some(rerun_id) = member.request_id.as_deref() else { continue };
+        if member.request_status.as_deref() != Some("approved") || !db::dispatches::withdraw(tx, rerun_id, now).await? {
+            continue;
+        }
+        db::rerun_requests::set_status(tx, rerun_id, "approved", "cancelled", now).await?;
+        db::operations::set_status_from(tx, member.operation_id, "rerun_pending", "stalled", now).await?;
+        let entry = member_entry(caller.actor(), "rerun_request.cancelled", batch, &member.process_id)
+            .before(json!({"rerun_id": rerun_id, "status": "approved"}))
+            .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": "cancelled"}))
+            .reason(why);
+        record(tx, entry, caller.request_id.as_deref(), now).await?;
+    }
+    Ok(())
+}
+
+/// Called by the dispatcher in its transaction: a dispatching batch with nothing left to send is completed.
+pub async fn complete_if_done(tx: &mut db::Tx, state: &AppState, id: &str, now: DateTime<Utc>) -> Result<(), AppError> {
+    let Some(batch) = db::batches::lock(tx, id).await? else { return Ok(()) };
+    if batch.status != "dispatching" || db::batches::unfinished_dispatches(tx, id).await? > 0 {
+        return Ok(());
+    }
+    db::batches::set_status(tx, id, "dispatching", "completed", now).await?;
+    let progress = progress_of(&db::batches::members(tx, id).await?);
+    let entry = batch_entry(Actor::system("dispatcher"), "rerun_batch.completed", &batch)
+        .before(json!({"status": "dispatching"}))
+        .after(json!({"status": "completed", "progress": progress}));
+    record(tx, entry, None, now).await?;
+    notify_creator(tx, state, &batch, "completed", "一括再実行の送信が終わりました", now).await
+}
+
+/// The dispatcher found a member's plan no longer holding right before sending: it drops out of its batch
+/// with that reason (its request is already voided), the others go on.
+pub async fn drop_after_approval(tx: &mut db::Tx, batch: &str, request: &RequestRow, now: DateTime<Utc>) -> Result<(), AppError> {
+    let reasons_json = serde_json::to_string(&[Reason::EvidenceChanged]).map_err(|e| internal("reasons", e))?;
+    db::batches::drop_by_request(tx, batch, &request.id, &reasons_json).await?;
+    let entry = AuditEntry::new(Actor::system("dispatcher"), "rerun_batch.operation_dropped", "operation", &request.process_id)
+        .department(Some(&request.department))
+        .after(json!({"batch_id": batch, "rerun_id": request.id, "reason": Reason::EvidenceChanged}));
+    record(tx, entry, None, now).await?;
+    Ok(())
+}
+
+/// Approved batches whose validity ran out before anyone decided (run by the sweeper).
+pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
+    let now = state.clock.now();
+    let overdue = {
+        let mut tx = state.db.begin_read().await?;
+        db::batches::overdue(&mut tx, now).await?
+    };
+    let mut expired = 0;
+    for id in overdue {
+        let mut tx = state.db.begin_write().await?;
+        let Some(batch) = db::batches::lock(&mut tx, &id).await? else { continue };
+        if batch.status == "pending_approval" {
+            end_before_dispatch(&mut tx, state, Actor::system("sweeper"), &batch, "expired", "no decision within the approval's validity", now).await?;
+            expired += 1;
+        }
+        tx.commit().await?;
+    }
+    Ok(expired)
+}
+
+fn progress_of(members: &[MemberRow]) -> Vec<(Progress, usize)> {
+    Progress::ALL
+        .into_iter()
+        .map(|p| {
+            let n = members
+                .iter()
+                .filter(|m| m.state == "requested")
+                .filter(|m| {
+                    Progress::of(m.request_status.as_deref().unwrap_or(""), m.dispatch_status.as_deref(), &m.operation_status) == p
+                })
+                .count();
+            (p, n)
+        })
+        .collect()
+}
+
+/// The batch as its page shows it: the dry run's totals, the members with their plans or reasons, the
+/// checklist summary, the decisions and the live progress.
+pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchView, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let batch = batch_for(&mut tx, caller, id, false).await?;
+    let members = db::batches::members(&mut tx, id).await?;
+    let checks = db::batches::checks(&mut tx, id).await?;
+    let decisions = db::batches::decisions(&mut tx, id).await?;
+    let in_department = caller.visible_departments().is_some();
+    let staff = in_department && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
+    let may_decide = in_department && caller.user.user.has(Role::Manager) && batch.created_by != caller.user.user.id;
+    let mut totals = Totals::default();
+    let mut views = Vec::new();
+    for m in &members {
+        let plan: Option<RerunPlan> = m.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
+        let reasons: Vec<Reason> = m.reasons_json.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
+        let counted = matches!(m.state.as_str(), "eligible" | "requested");
+        if counted {
+            totals.operations += 1;
+            let workflow = state.config.workflow(&m.workflow);
+            for step in plan.iter().flat_map(|p| &p.steps) {
+                let connector = workflow.and_then(|w| w.steps.iter().find(|d| d.name == step.name)).and_then(|d| d.connector.clone());
+                let system = connector.unwrap_or_else(|| "—".into());
+                match totals.calls.iter_mut().find(|(s, _)| *s == system) {
+                    Some((_, n)) => *n += 1,
+                    None => totals.calls.push((system, 1)),
+                }
+            }
+        }
+        views.push(MemberView {
+            process_id: m.process_id.clone(),
+            workflow: m.workflow.clone(),
+            state: m.state.clone(),
+            steps: plan.map(|p| p.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect()).unwrap_or_default(),
+            reasons,
+            rerun_id: m.request_id.clone(),
+            progress: (m.state == "requested")
+                .then(|| Progress::of(m.request_status.as_deref().unwrap_or(""), m.dispatch_status.as_deref(), &m.operation_status)),
+        });
+    }
+    totals.calls.sort();
+    let count = |s: &str| members.iter().filter(|m| m.state == s).count();
+    let failing_checks = members
+        .iter()
+        .filter(|m| m.reasons_json.as_deref().is_some_and(|r| r.contains("\"check_fails\"")))
+        .count();
+    let requested = count("requested");
+    let status = batch.status.clone();
+    let open = BatchStatus::parse(&status).is_some_and(BatchStatus::is_open);
+    Ok(BatchView {
+        id: batch.id,
+        department: batch.department,
+        creator: batch.creator,
+        reason: batch.reason,
+        selection: serde_json::from_str(&batch.selection_json).unwrap_or_default(),
+        created_at: batch.created_at,
+        submitted_at: batch.submitted_at,
+        decided_at: batch.decided_at,
+        expires_at: batch.expires_at,
+        rate_per_minute: batch.rate_per_minute,
+        max_rate_per_minute: i64::from(state.config.bulk_dispatch_per_minute),
+        selected: members.len(),
+        looked_up: members.iter().filter(|m| m.looked_up_at.is_some()).count(),
+        eligible: count("eligible"),
+        blocked: count("blocked"),
+        nothing_to_rerun: count("done"),
+        requested,
+        dropped: count("dropped"),
+        totals,
+        checks: Check::ALL
+            .into_iter()
+            .map(|check| {
+                let confirmed = checks.iter().find(|c| c.number == check.number());
+                CheckSummary {
+                    number: check.number(),
+                    passing: requested,
+                    of: requested + failing_checks,
+                    confirmed_by: confirmed.map(|c| c.confirmed_by.clone()),
+                    confirmed_at: confirmed.map(|c| c.confirmed_at),
+                    comment: confirmed.map(|c| c.comment.clone()),
+                    cause_class: confirmed.and_then(|c| c.cause_class.clone()),
+                    cause_text: confirmed.and_then(|c| c.cause_text.clone()),
+                }
+            })
+            .collect(),
+        decisions: decisions
+            .into_iter()
+            .map(|d| crate::api::reruns::DecisionView { approver: d.approver, decision: d.decision, comment: d.comment, decided_at: d.decided_at })
+            .collect(),
+        progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
+        may_request: staff && status == "preview",
+        may_confirm: staff && status == "draft",
+        may_decide: may_decide && status == "pending_approval",
+        may_pause: staff && status == "dispatching",
+        may_resume: staff && status == "paused",
+        may_cancel: staff && open,
+        status,
+        members: views,
+    })
+}
+
+/// The newest bulk reruns the caller may see.
+pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let visible = caller.visible_departments();
+    let rows = db::batches::recent(&mut tx, visible.as_deref(), 100).await?;
+    Ok(rows
+        .into_iter()
+        .map(|b| BatchSummary {
+            awaits_me: b.status == "pending_approval"
+                && caller.user.user.has(Role::Manager)
+                && visible.is_some()
+                && b.created_by != caller.user.user.id,
+            id: b.id,
+            department: b.department,
+            creator: b.creator,
+            reason: b.reason,
+            status: b.status,
+            created_at: b.created_at,
+        })
+        .collect())
+}

@@ -1,0 +1,246 @@
+//! Bulk reruns after an outage: one request, one checklist and one approval for many operations with the same
+//! cause. Each operation keeps its own computed plan and its own rerun request; an operation whose plan is
+//! blocked, whose checks fail or whose evidence changes drops out with its reason and never blocks the others.
+//! Dispatches are spread at the batch's rate, so the outside system that just recovered is not flooded.
+use super::rerun_plan::BlockedBecause;
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The most operations one batch may hold: enough for an outage's backlog, small enough to review.
+pub const MAX_OPERATIONS: usize = 2000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchStatus {
+    /// The outside systems are being asked about every selected operation.
+    Previewing,
+    /// The dry run is ready: plans, totals and blocked operations; nothing requested yet.
+    Preview,
+    /// Requested: the checklist is being confirmed.
+    Draft,
+    PendingApproval,
+    /// Approved: dispatches go out at the batch's rate.
+    Dispatching,
+    Paused,
+    Completed,
+    Cancelled,
+    Rejected,
+    Expired,
+}
+
+impl BatchStatus {
+    pub const ALL: [BatchStatus; 10] = [
+        BatchStatus::Previewing,
+        BatchStatus::Preview,
+        BatchStatus::Draft,
+        BatchStatus::PendingApproval,
+        BatchStatus::Dispatching,
+        BatchStatus::Paused,
+        BatchStatus::Completed,
+        BatchStatus::Cancelled,
+        BatchStatus::Rejected,
+        BatchStatus::Expired,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BatchStatus::Previewing => "previewing",
+            BatchStatus::Preview => "preview",
+            BatchStatus::Draft => "draft",
+            BatchStatus::PendingApproval => "pending_approval",
+            BatchStatus::Dispatching => "dispatching",
+            BatchStatus::Paused => "paused",
+            BatchStatus::Completed => "completed",
+            BatchStatus::Cancelled => "cancelled",
+            BatchStatus::Rejected => "rejected",
+            BatchStatus::Expired => "expired",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<BatchStatus> {
+        BatchStatus::ALL.into_iter().find(|b| b.as_str() == s)
+    }
+
+    /// Whether the batch may still be cancelled (before it ends).
+    pub fn is_open(self) -> bool {
+        !matches!(self, BatchStatus::Completed | BatchStatus::Cancelled | BatchStatus::Rejected | BatchStatus::Expired)
+    }
+}
+
+/// Why an operation is not (or no longer) part of the batch's request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reason {
+    /// It is not stalled (any more): on hold, completed, or already in another request.
+    NotStalled { status: String },
+    /// A step's state forbids a rerun.
+    Blocked { step: String, why: BlockedBecause },
+    /// The outside systems could not be asked (e.g. its workflow is no longer configured).
+    LookupError { message: String },
+    /// One of the five checks does not hold for it.
+    CheckFails { number: i64, evidence: String },
+    /// Its steps, what the outside systems say, or its workflow changed after its plan was made.
+    EvidenceChanged,
+    /// The outside systems show every unfinished step executed: its flags are confirmed, nothing is rerun.
+    NothingToRerun { confirmed: Vec<String> },
+}
+
+/// Where one requested operation stands once the batch is approved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Progress {
+    /// Before approval, or approved and waiting for its turn.
+    Waiting,
+    /// The rerun was sent; the workflow has not finished it yet.
+    Sent,
+    /// The operation completed (or nothing was left to send).
+    Succeeded,
+    /// The rerun could not be sent, or the workflow stalled again.
+    Failed,
+    /// Sent without an answer: reconciliation settles it.
+    Unknown,
+    /// Withdrawn: the batch was cancelled, rejected or expired, or the operation's evidence changed.
+    Withdrawn,
+}
+
+impl Progress {
+    pub const ALL: [Progress; 6] =
+        [Progress::Waiting, Progress::Sent, Progress::Succeeded, Progress::Failed, Progress::Unknown, Progress::Withdrawn];
+
+    /// From the member's rerun request, its dispatch (if any) and its operation.
+    pub fn of(request_status: &str, dispatch_status: Option<&str>, operation_status: &str) -> Progress {
+        match (request_status, dispatch_status) {
+            ("succeeded", _) => Progress::Succeeded,
+            (_, Some("unknown")) => Progress::Unknown,
+            (_, Some("sent")) if operation_status == "completed" => Progress::Succeeded,
+            (_, Some("sent")) if operation_status == "stalled" => Progress::Failed,
+            (_, Some("sent")) => Progress::Sent,
+            ("failed", _) => Progress::Failed,
+            ("cancelled" | "rejected" | "expired", _) => Progress::Withdrawn,
+            _ => Progress::Waiting,
+        }
+    }
+}
+
+/// When the operation at `index` (0-based, in the batch's order) may be sent: one every `60 / per_minute`
+/// seconds from `start`. The times are in the outbox, so the rate holds across instances and restarts.
+pub fn send_at(start: DateTime<Utc>, index: usize, per_minute: u32) -> DateTime<Utc> {
+    let spacing_ms = 60_000 / i64::from(per_minute.max(1));
+    start + Duration::milliseconds(spacing_ms * index as i64)
+}
+
+/// The rate a batch dispatches at: the configured one, or slower when staff ask for it.
+pub fn rate(asked: Option<u32>, configured: u32) -> Result<u32, String> {
+    match asked {
+        None => Ok(configured),
+        Some(0) => Err("the rate must be at least 1 per minute".into()),
+        Some(r) if r > configured => Err(format!("the rate may not exceed the configured {configured} per minute")),
+        Some(r) => Ok(r),
+    }
+}
+
+/// N of M for the whole batch: as many approvals as the strictest workflow among its operations asks.
+pub fn approvals_required(per_workflow: impl IntoIterator<Item = u32>) -> u32 {
+    per_workflow.into_iter().max().unwrap_or(1).max(1)
+}
+
+/// Ticked process IDs as a form sends them: separated by commas, spaces or lines; each once, in order.
+pub fn process_ids(text: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for id in text.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()) {
+        if !ids.iter().any(|known| known == id) {
+            ids.push(id.to_string());
+        }
+    }
+    ids
+}
+
+/// A form's `datetime-local` value (`2026-11-30T09:00`), read in the user's time zone; empty is no limit.
+pub fn local_time(text: &str, zone: chrono_tz::Tz) -> Result<Option<DateTime<Utc>>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let naive = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S"))
+        .map_err(|_| format!("'{text}' is not a date and time (YYYY-MM-DDTHH:MM)"))?;
+    naive
+        .and_local_timezone(zone)
+        .earliest()
+        .map(|t| Some(t.with_timezone(&Utc)))
+        .ok_or_else(|| format!("'{text}' does not exist in {zone}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn sends_are_spread_at_the_rate_from_the_start() {
+        let start = Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap();
+        assert_eq!(send_at(start, 0, 60), start);
+        assert_eq!(send_at(start, 1, 60), start + Duration::seconds(1));
+        assert_eq!(send_at(start, 10, 120), start + Duration::seconds(5));
+        assert_eq!(send_at(start, 3, 0), start + Duration::minutes(3), "a zero rate is read as one a minute");
+    }
+
+    #[test]
+    fn staff_may_slow_the_rate_but_never_exceed_the_configured_one() {
+        assert_eq!(rate(None, 60), Ok(60));
+        assert_eq!(rate(Some(10), 60), Ok(10));
+        assert!(rate(Some(61), 60).is_err());
+        assert!(rate(Some(0), 60).is_err());
+    }
+
+    #[test]
+    fn progress_follows_the_request_the_dispatch_and_the_operation() {
+        assert_eq!(Progress::of("approved", Some("pending"), "rerun_pending"), Progress::Waiting);
+        assert_eq!(Progress::of("pending_approval", None, "rerun_pending"), Progress::Waiting);
+        assert_eq!(Progress::of("dispatched", Some("sent"), "rerunning"), Progress::Sent);
+        assert_eq!(Progress::of("dispatched", Some("sent"), "completed"), Progress::Succeeded);
+        assert_eq!(Progress::of("dispatched", Some("sent"), "stalled"), Progress::Failed);
+        assert_eq!(Progress::of("succeeded", Some("sent"), "completed"), Progress::Succeeded);
+        assert_eq!(Progress::of("dispatched", Some("unknown"), "rerunning"), Progress::Unknown);
+        assert_eq!(Progress::of("failed", Some("failed"), "stalled"), Progress::Failed);
+        assert_eq!(Progress::of("cancelled", Some("failed"), "stalled"), Progress::Withdrawn);
+        assert_eq!(Progress::of("expired", None, "stalled"), Progress::Withdrawn);
+    }
+
+    #[test]
+    fn the_strictest_workflow_sets_the_approvals_needed() {
+        assert_eq!(approvals_required([1, 2, 1]), 2);
+        assert_eq!(approvals_required([]), 1);
+        assert_eq!(approvals_required([0]), 1);
+    }
+
+    #[test]
+    fn statuses_read_back_and_only_ended_ones_are_closed() {
+        for s in BatchStatus::ALL {
+            assert_eq!(BatchStatus::parse(s.as_str()), Some(s));
+        }
+        assert!(BatchStatus::Paused.is_open() && !BatchStatus::Completed.is_open());
+    }
+
+    #[test]
+    fn ticked_ids_are_read_once_each_in_order() {
+        assert_eq!(process_ids("A-1, A-2\nA-1  A-3,,"), vec!["A-1", "A-2", "A-3"]);
+        assert!(process_ids(" ").is_empty());
+    }
+
+    #[test]
+    fn a_time_window_is_read_in_the_users_zone() {
+        let tokyo = chrono_tz::Asia::Tokyo;
+        assert_eq!(local_time("2026-11-30T09:00", tokyo).unwrap(), Some(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
+        assert_eq!(local_time("", tokyo).unwrap(), None);
+        assert!(local_time("yesterday", tokyo).is_err());
+    }
+
+    #[test]
+    fn reasons_are_stored_as_tagged_json() {
+        let reason = Reason::Blocked { step: "send_mail".into(), why: BlockedBecause::ResultUnknown };
+        let text = serde_json::to_string(&reason).unwrap();
+        assert_eq!(text, r#"{"kind":"blocked","step":"send_mail","why":"result_unknown"}"#);
+        assert_eq!(serde_json::from_str::<Reason>(&text).unwrap(), reason);
+    }
+}
