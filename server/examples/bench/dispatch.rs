@@ -19,7 +19,7 @@ pub struct Latency {
 
 type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
 
-async fn receiver() -> anyhow::Result<(Arrivals, String)> {
+pub(crate) async fn receiver() -> anyhow::Result<(Arrivals, String)> {
     let arrivals: Arrivals = Arc::default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/rerun", listener.local_addr()?);
@@ -46,13 +46,13 @@ fn latency(started: Instant, arrivals: &Arrivals) -> Latency {
     Latency { p50_ms: at(0.50), p99_ms: at(0.99) }
 }
 
-async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
+pub(crate) async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     let mut tx = state.db.begin_read().await?;
     let row = app::backend::db::users::by_username(&mut tx, username).await?.ok_or_else(|| anyhow::anyhow!("no {username}"))?;
     Ok(Caller { user: app::backend::auth::load_session_user(&mut tx, row).await?, request_id: None })
 }
 
-fn fail(e: app::api::AppError) -> anyhow::Error {
+pub(crate) fn fail(e: app::api::AppError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 

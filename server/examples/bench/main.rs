@@ -4,8 +4,11 @@
 //! audit event, all in one transaction) against the raw rate of one INSERT + COMMIT on the same engine; and
 //! approval → dispatch latency with 1,000 queued approvals against bare signed POSTs (see `dispatch.rs`); and
 //! the audit export of 1,000,000 events against `sqlite3 -csv` (see `export.rs`); and a fixed-time load on the
-//! release binary against the board and the ingestion API, next to `GET /healthz` (see `load.rs`).
+//! release binary against the board and the ingestion API, next to `GET /healthz` (see `load.rs`); and a bulk
+//! rerun's preview of 1,000 operations against the bare look-ups, and its dispatch rate against the configured
+//! one (see `bulk.rs`).
 mod board;
+mod bulk;
 mod dispatch;
 mod export;
 mod load;
@@ -23,6 +26,8 @@ const RAW_INSERTS: usize = 4_000;
 const QUEUED_APPROVALS: usize = 1_000;
 const OPERATIONS_AT_SCALE: usize = 1_000_000;
 const AUDIT_EVENTS: usize = 1_000_000;
+const BULK_OPERATIONS: usize = 1_000;
+const BULK_PER_MINUTE: u32 = 3_000;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -82,6 +87,22 @@ async fn main() -> anyhow::Result<()> {
         println!("{load}");
         return Ok(());
     }
+    // BENCH_ONLY=bulk: only the bulk rerun.
+    let bulk = {
+        let b = bulk::run(db.clone(), BULK_OPERATIONS, BULK_PER_MINUTE).await?;
+        format!(
+            "| bulk rerun: preview of {} operations (look-ups at the demo systems, plans recorded) | {:.2} s | the same look-ups bare {:.2} s | {:.2} | — |\n\
+             | bulk rerun: outside calls made by the preview | {} | one per step with an outside system: {} | {:.2} | 1.00 |\n\
+             | bulk rerun: dispatch of {} at a set rate (one dispatcher) | {:.0} a minute | configured {} a minute | {:.2} | ≤ 1.00 |\n",
+            b.operations, b.preview_seconds, b.bare_lookup_seconds, b.preview_seconds / b.bare_lookup_seconds,
+            b.outside_calls, b.expected_calls, b.outside_calls as f64 / b.expected_calls as f64,
+            b.operations, b.achieved_per_minute, b.configured_per_minute, b.achieved_per_minute / f64::from(b.configured_per_minute),
+        )
+    };
+    if only.as_deref() == Some("bulk") {
+        println!("{bulk}");
+        return Ok(());
+    }
     // BENCH_ONLY=board: only the board at scale (and the bundle size).
     let board = {
         let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
@@ -135,7 +156,7 @@ async fn main() -> anyhow::Result<()> {
         gate.p99_ms,
         bare.p99_ms,
         gate.p99_ms / bare.p99_ms,
-    ) + &load + &board + &export_table;
+    ) + &load + &bulk + &board + &export_table;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(

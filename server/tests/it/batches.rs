@@ -170,6 +170,13 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
         assert!(actions.iter().any(|a| a == action), "{action} is audited");
     }
     assert_eq!(actions.iter().filter(|a| *a == "rerun.dispatched").count(), 450, "each operation's part is audited");
+    let bundle = app::backend::services::evidence::bundle(&b.app.state, &b.staff, "OUT-001").await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bundle.bytes)).unwrap();
+    let mut requests = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("OUT-001/rerun_requests.json").unwrap(), &mut requests).unwrap();
+    let requests: serde_json::Value = serde_json::from_str(&requests).unwrap();
+    assert_eq!(requests[0]["batch"]["batch"]["id"], id.as_str(), "the evidence bundle shows the batch it belonged to");
+    assert_eq!(requests[0]["batch"]["decisions"][0]["decision"], "approved");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

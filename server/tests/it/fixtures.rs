@@ -13,8 +13,8 @@ pub async fn caller(app: &TestApp, username: &str) -> Caller {
     Caller { user, request_id: None }
 }
 
-/// A stalled order whose steps the outside systems prove not executed, with a request waiting for approval.
-pub async fn pending_request(app: &TestApp, token: &str, staff: &Caller, process_id: &str) -> String {
+/// A stalled order whose first step failed with a 503, past the look-ups' consistency delay.
+pub async fn stalled(app: &TestApp, token: &str, process_id: &str) {
     let body = json!({"process_id": process_id, "workflow": "order-intake", "department": "sales",
         "steps": [{"name": "register_order", "idempotency_key": format!("{process_id}-r")},
                   {"name": "ai_summary", "idempotency_key": format!("{process_id}-s")}]});
@@ -24,6 +24,11 @@ pub async fn pending_request(app: &TestApp, token: &str, staff: &Caller, process
     app.api(Method::POST, &path, token, None, Some(&failed)).await;
     app.clock.advance(Duration::minutes(5)); // past the look-ups' consistency delay
     sweeper::sweep(&app.state).await.unwrap();
+}
+
+/// A stalled order whose steps the outside systems prove not executed, with a request waiting for approval.
+pub async fn pending_request(app: &TestApp, token: &str, staff: &Caller, process_id: &str) -> String {
+    stalled(app, token, process_id).await;
     let StartAnswer::Created { id } = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap() else {
         panic!("the plan should be ready")
     };

@@ -136,6 +136,9 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
     }
     let kato = app.sign_in("kato", PASSWORD).await;
     let ito = app.sign_in("ito", PASSWORD).await;
+    fixtures::stalled(&app, &sales, "ORD-Y").await;
+    let selection = app::api::batches::Selection { process_ids: vec!["ORD-Y".into()], ..Default::default() };
+    let batch = app::backend::services::batches::create(&app.state, &sato, selection, "障害").await.unwrap();
     let op = ("process_id", "ORD-X");
     let calls: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
         ("board/operation", vec![op], &kato),
@@ -152,6 +155,12 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
         ("reruns/submit", vec![("id", &request)], &kato),
         ("reruns/cancel", vec![("id", &request), ("reason", "取り下げ")], &kato),
         ("approvals/decide", vec![("id", &request), ("approve", "true"), ("comment", "")], &ito),
+        ("batches/load", vec![("id", &batch)], &kato),
+        ("batches/request", vec![("id", &batch)], &kato),
+        ("batches/confirm", vec![("id", &batch), ("number", "1"), ("comment", "確認")], &kato),
+        ("batches/submit", vec![("id", &batch)], &kato),
+        ("batches/decide", vec![("id", &batch), ("approve", "true"), ("comment", "")], &ito),
+        ("batches/control", vec![("id", &batch), ("control", "cancel"), ("reason", "取り消し")], &kato),
     ];
     let mut wrong = Vec::new();
     for (endpoint, form, cookie) in calls {
@@ -169,6 +178,16 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
     let (theirs, nobodys) = (file("ORD-X").await, file("ORD-NOBODY").await);
     if (theirs.status, theirs.body.replace("ORD-X", "?")) != (nobodys.status, nobodys.body.replace("ORD-NOBODY", "?")) {
         wrong.push(format!("incidents/file: {} {} vs unknown: {} {}", theirs.status, theirs.body, nobodys.status, nobodys.body));
+    }
+    // A bulk selection by ticks: another department's process ID is as unknown as one that does not exist.
+    let tick = |process_ids: &'static str| {
+        let form = [("process_ids", process_ids), ("reason", "障害")];
+        let (app, kato) = (&app, &kato);
+        async move { app.call("batches/create", &form, Some(kato)).await }
+    };
+    let (theirs, nobodys) = (tick("ORD-Y").await, tick("ORD-NOBODY").await);
+    if (theirs.status, theirs.body.replace("ORD-Y", "?")) != (nobodys.status, nobodys.body.replace("ORD-NOBODY", "?")) {
+        wrong.push(format!("batches/create: {} {} vs unknown: {} {}", theirs.status, theirs.body, nobodys.status, nobodys.body));
     }
     let evidence = app.http.get(format!("{}/operations/ORD-X/evidence.zip", app.url)).header("cookie", &kato).send().await.unwrap();
     if evidence.status() != StatusCode::NOT_FOUND {

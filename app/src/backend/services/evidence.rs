@@ -42,7 +42,16 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
         let decisions = db::rerun_requests::decisions(&mut tx, &request.id).await?;
         let dispatch = db::dispatches::get(&mut tx, &request.id).await?;
         notifications.extend(db::notifications::with_link(&mut tx, &format!("/reruns/{}", request.id)).await?);
-        requests.push(json!({"request": request, "checklist": checklist, "decisions": decisions, "dispatch": dispatch}));
+        // A bulk rerun's part: the batch it belonged to, its reason, its checks and its owners' decisions.
+        let batch = match request.batch_id.as_deref() {
+            Some(id) => Some(json!({
+                "batch": db::batches::by_id(&mut tx, id).await?,
+                "checks": db::batches::checks(&mut tx, id).await?,
+                "decisions": db::batches::decisions(&mut tx, id).await?,
+            })),
+            None => None,
+        };
+        requests.push(json!({"request": request, "checklist": checklist, "decisions": decisions, "dispatch": dispatch, "batch": batch}));
     }
     let ai_attempts = db::ai_attempts::for_operation(&mut tx, operation.id).await?;
     drop(tx);
