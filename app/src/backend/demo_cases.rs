@@ -181,6 +181,35 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
     )
     .await?;
 
+    // 4. The order system was down for a while: six orders got 503 and never reached it, all with the same
+    //    cause (a bulk rerun's case); a seventh that failed the same way is in the order system with another
+    //    amount than the operation's (data inconsistency: blocked, never rerun).
+    let outage = || StepError {
+        class: "server_error".into(),
+        message: "503 Service Unavailable（受注システムの障害）".into(),
+    };
+    let items = [
+        ("デスクチェア", 18000),
+        ("モニターアーム", 7200),
+        ("USB-C ハブ", 4800),
+        ("キーボード", 9900),
+        ("ワイヤレスマウス", 3600),
+        ("ノートPC スリーブ", 2900),
+    ];
+    for (n, (item, amount)) in items.into_iter().enumerate() {
+        let process_id = format!("ORD-{}", 1101 + n);
+        let content = json!({"item": item, "amount": amount});
+        register(&past, &client, &process_id, "order-intake", "sales", &content).await?;
+        event(&past, &client, &process_id, "register_order", 1, StepEventType::Started, None).await?;
+        event(&past, &client, &process_id, "register_order", 2, StepEventType::Failed, Some(outage())).await?;
+    }
+    let desk = json!({"item": "昇降デスク", "amount": 52000});
+    register(&past, &client, "ORD-1107", "order-intake", "sales", &desk).await?;
+    let other_amount = json!({"item": "昇降デスク", "amount": 25000});
+    outside.execute(Service::Orders, "ORD-1107-register_order", &other_amount, Some("ORD-1107")).await?;
+    event(&past, &client, "ORD-1107", "register_order", 1, StepEventType::Started, None).await?;
+    event(&past, &client, "ORD-1107", "register_order", 2, StepEventType::Failed, Some(outage())).await?;
+
     let stalled = sweeper::sweep(state).await?;
     // Nothing found proves nothing: the billing staff hold the invoice while they ask the mail provider.
     let ito = {

@@ -1,11 +1,14 @@
-//! The stalled-operations board: counts per event, filters in the URL, keyset pages.
+//! The stalled-operations board: counts per event, filters in the URL, keyset pages; staff start a bulk rerun
+//! from it (by its filters, or by ticked rows).
 use super::labels::{event_label, failure_class_label, local_time};
+use crate::api::batches::CreateBatch;
 use crate::api::board::{BoardFilter, BoardPage, stalled_operations};
-use crate::domain::stall::StallEvent;
+use crate::domain::roles::Role;
+use crate::domain::stall::{FailureClass, StallEvent};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
-use leptos_router::hooks::use_query_map;
+use leptos_router::hooks::{use_navigate, use_query_map};
 
 fn filter_from_query() -> Memo<BoardFilter> {
     let query = use_query_map();
@@ -43,13 +46,19 @@ fn href(filter: &BoardFilter) -> String {
 pub fn BoardPage() -> impl IntoView {
     let filter = filter_from_query();
     let page = Resource::new(move || filter.get(), stalled_operations);
+    let me = use_context::<super::layout::Me>();
     let l = super::labels::locale();
     view! {
         <h1>{td_string!(l, board.title)}</h1>
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
+                // Staff and managers may start a bulk rerun (the user is loaded already, by the layout).
+                let bulk = match me {
+                    Some(me) => me.0.await.is_ok_and(|u| u.has(Role::Staff) || u.has(Role::Manager)),
+                    None => false,
+                };
                 match page.await {
-                    Ok(page) => view! { <Board page filter=filter.get_untracked() /> }.into_any(),
+                    Ok(page) => view! { <Board page filter=filter.get_untracked() bulk /> }.into_any(),
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -58,8 +67,10 @@ pub fn BoardPage() -> impl IntoView {
 }
 
 #[component]
-fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
+fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
     let l = super::labels::locale();
+    // The rows ticked for a bulk rerun, in the order they were ticked.
+    let ticked = RwSignal::new(Vec::<String>::new());
     let total: i64 = page.counts.iter().map(|(_, n)| n).sum();
     let counts = page.counts.into_iter().map(|(event, n)| {
         let event = event.unwrap_or_default();
@@ -73,6 +84,7 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
     }).collect_view();
     let next = page.next.map(|after| href(&BoardFilter { after: Some(after), ..filter.clone() }));
     let selected = |value: &Option<String>, option: &str| value.as_deref() == Some(option);
+    let bulk_filter = filter.clone();
     // Newcomers to the demo: where to begin.
     let start_here = page.demo_start.map(|process_id| view! {
         <aside class="card start-here" data-testid="start-here" aria-labelledby="start-here-title">
@@ -120,6 +132,7 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
             </label>
             <button type="submit">{td_string!(l, board.apply)}</button>
         </Form>
+        {bulk.then(|| view! { <BulkRerun filter=bulk_filter ticked /> })}
         {if page.rows.is_empty() {
             view! { <p class="empty" data-testid="board-empty">{td_string!(l, board.empty)}</p> }.into_any()
         } else {
@@ -127,6 +140,7 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
                 <table class="grid" data-testid="board">
                     <caption class="sr-only">{td_string!(l, board.title)}</caption>
                     <thead><tr>
+                        {bulk.then(|| view! { <th scope="col"><span class="sr-only">{td_string!(l, board.bulk.select)}</span></th> })}
                         <th scope="col">{td_string!(l, board.process_id)}</th><th scope="col">{td_string!(l, board.workflow)}</th><th scope="col">{td_string!(l, board.department)}</th>
                         <th scope="col">{td_string!(l, board.event)}</th><th scope="col">{td_string!(l, board.failure_class)}</th><th scope="col">{td_string!(l, board.business_key)}</th>
                         <th scope="col">{td_string!(l, board.registered)}</th>
@@ -134,6 +148,7 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
                     <tbody>
                         {page.rows.into_iter().map(|row| view! {
                             <tr>
+                                {bulk.then(|| view! { <td><Tick process_id=row.process_id.clone() ticked /></td> })}
                                 <td><A href=format!("/operations/{}", row.process_id)>{row.process_id.clone()}</A></td>
                                 <td>{row.workflow}</td>
                                 <td>{row.department}</td>
@@ -152,5 +167,92 @@ fn Board(page: BoardPage, filter: BoardFilter) -> impl IntoView {
             }.into_any()
         }}
         {next.map(|link| view! { <p><A href=link>{td_string!(l, board.next, count = 50)}</A></p> })}
+    }
+}
+
+/// A row's box: ticked rows are what a bulk rerun takes (instead of the filters).
+#[component]
+fn Tick(process_id: String, ticked: RwSignal<Vec<String>>) -> impl IntoView {
+    let l = super::labels::locale();
+    let label = td_string!(l, board.bulk.tick, id = process_id.clone()).to_string();
+    let id = process_id.clone();
+    let checked = move || ticked.with(|t| t.contains(&id));
+    let toggle = move |ev| {
+        let on = event_target_checked(&ev);
+        ticked.update(|t| {
+            t.retain(|p| *p != process_id);
+            if on {
+                t.push(process_id.clone());
+            }
+        });
+    };
+    view! { <input type="checkbox" aria-label=label data-testid="tick" prop:checked=checked on:change=toggle /> }
+}
+
+/// Staff start a bulk rerun from the board: the board's filters (plus a failure class and a time range), or the
+/// ticked rows. The preview (a dry run) opens on the batch's page.
+#[component]
+fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>) -> impl IntoView {
+    let l = super::labels::locale();
+    let create = ServerAction::<CreateBatch>::new();
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(id)) = create.value().get() {
+            navigate(&format!("/batches/{id}"), Default::default());
+        }
+    });
+    let error = super::error_of(create);
+    let mut filters = Vec::new();
+    if let Some(d) = &filter.department {
+        filters.push(format!("{}: {d}", td_string!(l, board.department)));
+    }
+    if let Some(w) = &filter.workflow {
+        filters.push(format!("{}: {w}", td_string!(l, board.workflow)));
+    }
+    if let Some(e) = &filter.event {
+        filters.push(format!("{}: {}", td_string!(l, board.event), event_label(e)));
+    }
+    let filters = if filters.is_empty() { td_string!(l, board.bulk.everything).to_string() } else { filters.join(" · ") };
+    let selected_by = td_string!(l, board.bulk.by_filters, filters = filters).to_string();
+    let count = move || ticked.with(Vec::len);
+    view! {
+        <section class="card bulk" aria-labelledby="bulk-title" data-testid="bulk-rerun">
+            <h2 id="bulk-title">{td_string!(l, board.bulk.title)}</h2>
+            <p>{td_string!(l, board.bulk.intro)}</p>
+            <ActionForm action=create attr:class="form">
+                <input type="hidden" name="department" value=filter.department.unwrap_or_default() />
+                <input type="hidden" name="workflow" value=filter.workflow.unwrap_or_default() />
+                <input type="hidden" name="event" value=filter.event.unwrap_or_default() />
+                <input type="hidden" name="process_ids" prop:value=move || ticked.with(|t| t.join(",")) />
+                <p class="hint" data-testid="bulk-selection">{move || match count() {
+                    0 => selected_by.clone(),
+                    n => td_string!(l, board.bulk.ticked, count = n).to_string(),
+                }}</p>
+                <div class="fields">
+                    <div>
+                        <label for="bulk-failure-class">{td_string!(l, board.bulk.failure_class)}</label>
+                        <select id="bulk-failure-class" name="failure_class">
+                            <option value="">{td_string!(l, board.all)}</option>
+                            {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k.as_str())}</option> }).collect_view()}
+                        </select>
+                    </div>
+                    <div>
+                        <label for="bulk-from">{td_string!(l, board.bulk.registered_from)}</label>
+                        <input id="bulk-from" name="registered_from" type="datetime-local" />
+                    </div>
+                    <div>
+                        <label for="bulk-to">{td_string!(l, board.bulk.registered_to)}</label>
+                        <input id="bulk-to" name="registered_to" type="datetime-local" />
+                    </div>
+                </div>
+                <label for="bulk-reason">{td_string!(l, board.bulk.reason)}</label>
+                <textarea id="bulk-reason" name="reason" rows="2" required></textarea>
+                <button type="submit" disabled=move || create.pending().get()>{move || match count() {
+                    0 => td_string!(l, board.bulk.submit_filters).to_string(),
+                    n => td_string!(l, board.bulk.submit_ticked, count = n).to_string(),
+                }}</button>
+                <crate::ui::ErrorNote error />
+            </ActionForm>
+        </section>
     }
 }

@@ -89,6 +89,9 @@ fn conflict(l: Locale, problem: &str) -> Option<&'static str> {
         "plan-changed" => td_string!(l, common.conflict.plan_changed),
         "not-draft" => td_string!(l, common.conflict.not_draft),
         "not-cancellable" => td_string!(l, common.conflict.not_cancellable),
+        "batch-state" => td_string!(l, common.conflict.batch_state),
+        "nothing-to-request" => td_string!(l, common.conflict.nothing_to_request),
+        "part-of-batch" => td_string!(l, common.conflict.part_of_batch),
         _ => return None,
     })
 }

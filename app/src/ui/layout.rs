@@ -9,10 +9,15 @@ use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
 use leptos_router::components::{A, Outlet};
 
+/// The signed-in user, for the pages under the layout (await it inside their own wait: it is loaded already).
+#[derive(Clone, Copy)]
+pub struct Me(pub Resource<Result<CurrentUser, AppError>>);
+
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
     let l = super::labels::locale();
     let me = Resource::new(|| (), |_| me());
+    provide_context(Me(me));
     let unread = Resource::new(|| (), |_| unread_notifications());
     // The page sits inside the wait for the user, which Leptos renders more than once on the server: a page's
     // data can be fetched twice for one response (see Known problems in the README). Rendering the page beside
@@ -47,6 +52,7 @@ fn Header(user: CurrentUser, unread: Resource<Result<i64, crate::api::AppError>>
     let departments = user.departments.iter().map(|d| d.name.clone()).collect::<Vec<_>>().join("・");
     let is_admin = user.has(Role::Admin);
     let is_manager = user.has(Role::Manager);
+    let reruns = is_manager || user.has(Role::Staff);
     view! {
         <header class="topbar">
             <A href="/" attr:class="brand">"Rerun Gate"</A>
@@ -54,6 +60,9 @@ fn Header(user: CurrentUser, unread: Resource<Result<i64, crate::api::AppError>>
                 <A href="/">{td_string!(l, common.nav.home)}</A>
                 <Show when=move || is_manager>
                     <A href="/approvals">{td_string!(l, common.nav.approvals)}</A>
+                </Show>
+                <Show when=move || reruns>
+                    <A href="/batches">{td_string!(l, common.nav.batches)}</A>
                 </Show>
                 <A href="/reviews">{td_string!(l, common.nav.reviews)}</A>
                 <A href="/incidents">{td_string!(l, common.nav.incidents)}</A>

@@ -4,6 +4,7 @@ mod admin_system;
 pub mod decision_table;
 mod approvals;
 mod audit;
+mod batches;
 mod download;
 mod errors;
 mod incidents;
@@ -91,6 +92,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/operations/:process_id") view=operation::OperationPage />
                     <Route path=path!("/reruns/:id") view=rerun_request::RerunRequestPage />
                     <Route path=path!("/approvals") view=approvals::ApprovalsPage />
+                    <Route path=path!("/batches") view=batches::BatchesPage />
+                    <Route path=path!("/batches/:id") view=batches::BatchPage />
                     <Route path=path!("/notifications") view=notifications::NotificationsPage />
                     <Route path=path!("/audit") view=audit::AuditPage />
                     <Route path=path!("/decision-table") view=decision_table::DecisionTablePage />

@@ -31,7 +31,7 @@ pub fn status_label(status: &str) -> &'static str {
 }
 
 /// Why a step blocks the request, in words.
-fn blocked_label(why: BlockedBecause) -> &'static str {
+pub(crate) fn blocked_label(why: BlockedBecause) -> &'static str {
     let l = locale();
     match why {
         BlockedBecause::NotLookedUp => td_string!(l, rerun.blocked.not_looked_up),
@@ -43,7 +43,7 @@ fn blocked_label(why: BlockedBecause) -> &'static str {
 }
 
 /// The title of one of the five checks (by its number; `None` for a number outside 1 to 5).
-fn check_label(number: i64) -> Option<&'static str> {
+pub(crate) fn check_label(number: i64) -> Option<&'static str> {
     let l = locale();
     Check::from_number(number).map(|check| match check {
         Check::ProcessIdRecorded => td_string!(l, rerun.check.process_id_recorded),

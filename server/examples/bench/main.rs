@@ -93,7 +93,7 @@ async fn main() -> anyhow::Result<()> {
         format!(
             "| bulk rerun: preview of {} operations (look-ups at the demo systems, plans recorded) | {:.2} s | the same look-ups bare {:.2} s | {:.2} | — |\n\
              | bulk rerun: outside calls made by the preview | {} | one per step with an outside system: {} | {:.2} | 1.00 |\n\
-             | bulk rerun: dispatch of {} at a set rate (one dispatcher) | {:.0} a minute | configured {} a minute | {:.2} | ≤ 1.00 |\n",
+             | bulk rerun: dispatch of {} at a set rate (one dispatcher) | {:.0} a minute | configured {} a minute | {:.2} | ≈ 1.00 |\n",
             b.operations, b.preview_seconds, b.bare_lookup_seconds, b.preview_seconds / b.bare_lookup_seconds,
             b.outside_calls, b.expected_calls, b.outside_calls as f64 / b.expected_calls as f64,
             b.operations, b.achieved_per_minute, b.configured_per_minute, b.achieved_per_minute / f64::from(b.configured_per_minute),
