@@ -54,6 +54,9 @@ pub struct BoardPage {
     /// Prevention actions of the caller's departments still open after their due date (incident reports).
     #[serde(default)]
     pub overdue_actions: Vec<super::incidents::OverdueAction>,
+    /// Dispatches stopped by the stop switch (a banner on the board).
+    #[serde(default)]
+    pub pauses: Vec<super::stop_switch::PauseView>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

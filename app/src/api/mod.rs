@@ -10,6 +10,7 @@ pub mod notifications;
 pub mod operations;
 pub mod reruns;
 pub mod reviews;
+pub mod stop_switch;
 #[cfg(feature = "ssr")]
 pub(crate) mod context;
 

@@ -89,6 +89,8 @@ pub struct Entry {
 
 const STAFF_OR_MANAGER: &[Role] = &[Staff, Manager];
 const MANAGER: &[Role] = &[Manager];
+/// The stop switch: department owners for their own, admins for everything.
+const MANAGER_OR_ADMIN: &[Role] = &[Manager, Admin];
 const AUDITOR: &[Role] = &[Auditor];
 const ADMIN: &[Role] = &[Admin];
 /// Auditors read every department's evidence; staff and managers their own.
@@ -116,6 +118,7 @@ pub const POLICY: &[Entry] = &[
     page("/reruns/{id}"),
     page("/batches"),
     page("/batches/{id}"),
+    page("/stop-switch"),
     page("/approvals"),
     page("/notifications"),
     page("/audit"),
@@ -159,6 +162,9 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/batches/submit", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/batches/decide", Roles(MANAGER)),
     server_fn("/api/batches/control", Roles(STAFF_OR_MANAGER)),
+    server_fn("/api/stop_switch/overview", Roles(MANAGER_OR_ADMIN)),
+    server_fn("/api/stop_switch/pause", Roles(MANAGER_OR_ADMIN)),
+    server_fn("/api/stop_switch/resume", Roles(MANAGER_OR_ADMIN)),
     server_fn("/api/approvals/inbox", Roles(MANAGER)),
     server_fn("/api/approvals/decide", Roles(MANAGER)),
     server_fn("/api/incidents/list", SignedIn),

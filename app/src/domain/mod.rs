@@ -24,4 +24,5 @@ pub mod rerun_plan;
 pub mod checklist;
 pub mod roles;
 pub mod stall;
+pub mod stop_switch;
 pub mod webhooks;

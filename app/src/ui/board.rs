@@ -95,6 +95,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
     });
     view! {
         {start_here}
+        <super::stop_switch::PausedBanner pauses=page.pauses />
         <super::incidents::OverdueBox actions=page.overdue_actions />
         <section aria-labelledby="counts-title">
             <h2 id="counts-title" class="sr-only">{td_string!(l, board.counts_title)}</h2>

@@ -92,6 +92,8 @@ fn conflict(l: Locale, problem: &str) -> Option<&'static str> {
         "batch-state" => td_string!(l, common.conflict.batch_state),
         "nothing-to-request" => td_string!(l, common.conflict.nothing_to_request),
         "part-of-batch" => td_string!(l, common.conflict.part_of_batch),
+        "already-paused" => td_string!(l, common.conflict.already_paused),
+        "not-paused" => td_string!(l, common.conflict.not_paused),
         _ => return None,
     })
 }

@@ -64,6 +64,9 @@ fn Header(user: CurrentUser, unread: Resource<Result<i64, crate::api::AppError>>
                 <Show when=move || reruns>
                     <A href="/batches">{td_string!(l, common.nav.batches)}</A>
                 </Show>
+                <Show when=move || is_manager || is_admin>
+                    <A href="/stop-switch">{td_string!(l, common.nav.stop_switch)}</A>
+                </Show>
                 <A href="/reviews">{td_string!(l, common.nav.reviews)}</A>
                 <A href="/incidents">{td_string!(l, common.nav.incidents)}</A>
                 <A href="/audit">{td_string!(l, common.nav.audit)}</A>

@@ -5,6 +5,7 @@ pub mod decision_table;
 mod approvals;
 mod audit;
 mod batches;
+mod stop_switch;
 mod download;
 mod errors;
 mod incidents;
@@ -93,6 +94,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/reruns/:id") view=rerun_request::RerunRequestPage />
                     <Route path=path!("/approvals") view=approvals::ApprovalsPage />
                     <Route path=path!("/batches") view=batches::BatchesPage />
+                    <Route path=path!("/stop-switch") view=stop_switch::StopSwitchPage />
                     <Route path=path!("/batches/:id") view=batches::BatchPage />
                     <Route path=path!("/notifications") view=notifications::NotificationsPage />
                     <Route path=path!("/audit") view=audit::AuditPage />

@@ -29,6 +29,11 @@ pub async fn stalled(app: &TestApp, token: &str, process_id: &str) {
 /// A stalled order whose steps the outside systems prove not executed, with a request waiting for approval.
 pub async fn pending_request(app: &TestApp, token: &str, staff: &Caller, process_id: &str) -> String {
     stalled(app, token, process_id).await;
+    submitted(app, staff, process_id).await
+}
+
+/// A request for a stalled operation, its five checks confirmed and sent for approval.
+pub async fn submitted(app: &TestApp, staff: &Caller, process_id: &str) -> String {
     let StartAnswer::Created { id } = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap() else {
         panic!("the plan should be ready")
     };

@@ -29,6 +29,7 @@ mod reconciliation;
 mod reruns;
 mod reviews;
 mod sessions;
+mod stop_switch;
 mod sign_in;
 mod smtp_sink;
 mod sweeper;

@@ -94,6 +94,12 @@ pub async fn recent(tx: &mut Tx, departments: Option<&[String]>, limit: i64) -> 
     })
 }
 
+/// The batches in one status.
+pub async fn in_status(tx: &mut Tx, status: &str) -> Result<Vec<BatchRow>, sqlx::Error> {
+    let sql = format!("{BATCH_SELECT} WHERE b.status = $1 ORDER BY b.created_at");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(status).fetch_all(c).await)
+}
+
 /// Moves the batch from one status to another; `false` when it was not in `from` any more.
 pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let moved = on_tx!(tx, |c| sqlx::query(

@@ -20,6 +20,7 @@ pub mod reviews;
 mod postgres;
 pub mod sessions;
 pub mod sign_in;
+pub mod stop_switch;
 mod sqlite;
 pub mod users;
 pub mod webhooks;

@@ -577,10 +577,7 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
     let (action, to) = match (control, status) {
         (Control::Pause, BatchStatus::Dispatching) => ("rerun_batch.paused", "paused"),
         (Control::Resume, BatchStatus::Paused) => {
-            let rate = u32::try_from(batch.rate_per_minute).unwrap_or(1);
-            for (turn, rerun_id) in db::batches::waiting_dispatches(&mut tx, id, now).await?.iter().enumerate() {
-                db::dispatches::reschedule(&mut tx, rerun_id, batches::send_at(now, turn, rate)).await?;
-            }
+            respread(&mut tx, &batch, now).await?;
             ("rerun_batch.resumed", "dispatching")
         }
         (Control::Cancel, BatchStatus::Dispatching | BatchStatus::Paused) => {
@@ -601,6 +598,26 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
     if to == "dispatching" {
         state.dispatch_wake.notify_one();
     }
+    Ok(())
+}
+
+/// Spreads the batch's waiting dispatches from now at its rate, so that they do not all go at once.
+async fn respread(tx: &mut db::Tx, batch: &BatchRow, now: DateTime<Utc>) -> Result<(), AppError> {
+    let rate = u32::try_from(batch.rate_per_minute).unwrap_or(1);
+    for (turn, rerun_id) in db::batches::waiting_dispatches(tx, &batch.id, now).await?.iter().enumerate() {
+        db::dispatches::reschedule(tx, rerun_id, batches::send_at(now, turn, rate)).await?;
+    }
+    Ok(())
+}
+
+/// After the stop switch resumes dispatches, every dispatching batch's held reruns are spread out again.
+pub async fn respread_after_stop(state: &AppState) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    for batch in db::batches::in_status(&mut tx, "dispatching").await? {
+        respread(&mut tx, &batch, now).await?;
+    }
+    tx.commit().await?;
     Ok(())
 }
 

@@ -31,6 +31,7 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
     let mut rows = db::operations::stalled_page(&mut tx, &query).await?;
     let counts = db::operations::stalled_counts(&mut tx, &query).await?;
     let overdue_actions = super::incidents::overdue_in(&mut tx, caller, state.clock.now()).await?;
+    let pauses = super::stop_switch::open(&mut tx).await?;
     let next = (rows.len() as i64 > PAGE_SIZE).then(|| {
         rows.truncate(PAGE_SIZE as usize);
         rows.last().map(|r| r.id)
@@ -70,6 +71,7 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
         // Set by the server function in demo mode.
         demo_start: None,
         overdue_actions,
+        pauses,
     })
 }
 

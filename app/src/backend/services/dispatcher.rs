@@ -17,6 +17,7 @@ use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::dispatch::{Answer, answer_of, next_delay};
 use crate::domain::reconciliation::{Verdict, redact};
 use crate::domain::rerun_plan::{PlannedStep, RerunPlan};
+use crate::domain::stop_switch::{Stopped, holding};
 use crate::domain::webhooks::Secret;
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
@@ -25,6 +26,9 @@ use serde_json::json;
 /// How many claimed dispatches one worker sends at a time: their look-ups and POSTs overlap while the
 /// database writes take turns.
 const BATCH: usize = 32;
+
+/// How often a rerun held by the stop switch is looked at again (a resume also wakes the dispatcher).
+const HELD_RECHECK_SECONDS: i64 = 5;
 
 /// Sends what is due; returns how many dispatches it handled.
 pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
@@ -40,7 +44,8 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
             break;
         }
         handled += claimed.len();
-        let attempts = futures::future::join_all(claimed.iter().map(|dispatch| attempt(state, dispatch))).await;
+        let stopped = super::stop_switch::stopped(state).await?;
+        let attempts = futures::future::join_all(claimed.iter().map(|dispatch| attempt(state, dispatch, &stopped))).await;
         let mut outcomes = Vec::new();
         for (dispatch, attempt) in claimed.iter().zip(attempts) {
             match attempt {
@@ -85,11 +90,13 @@ struct Outcome<'a> {
 
 enum Next {
     TryAgain { at: DateTime<Utc>, why: String },
+    /// The stop switch holds it: it waits in the outbox, its attempts untouched.
+    Held { at: DateTime<Utc>, why: String },
     End(End),
 }
 
 /// Asks the outside systems again, then sends what is still not executed. Writes nothing.
-async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow) -> Result<Outcome<'a>, AppError> {
+async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[Stopped]) -> Result<Outcome<'a>, AppError> {
     let id = &dispatch.request_id;
     let (request, operation) = {
         let mut tx = state.db.connection().await?; // the request names its operation: no snapshot needed
@@ -103,6 +110,16 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow) -> Result<O
         return outcome(None, Next::End(End::Expired));
     }
     let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
+    let definition = state.config.workflow(&operation.workflow);
+    let connectors: Vec<&str> = plan
+        .steps
+        .iter()
+        .filter_map(|s| definition?.steps.iter().find(|d| d.name == s.name)?.connector.as_deref())
+        .collect();
+    if let Some(pause) = holding(stopped, &operation.workflow, &connectors) {
+        let why = format!("held by the stop switch: {} {} is paused", pause.scope.as_str(), pause.name);
+        return outcome(None, Next::Held { at: now + Duration::seconds(HELD_RECHECK_SECONDS), why });
+    }
     // Ask again right before sending: what happened since the approval decides what is sent.
     let looked = reconciliation::look(state, &operation).await?;
     let verdicts = looked.verdicts();
@@ -118,7 +135,7 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow) -> Result<O
     if to_send.is_empty() {
         return outcome(Some(looked), Next::End(End::NothingToSend(executed)));
     }
-    let Some(workflow) = state.config.workflow(&operation.workflow) else {
+    let Some(workflow) = definition else {
         return outcome(Some(looked), Next::End(End::Refused("the workflow is no longer configured".into())));
     };
     let approvers: Vec<String> = {
@@ -179,6 +196,10 @@ async fn write(tx: &mut db::Tx, state: &AppState, outcome: &Outcome<'_>, now: Da
             db::dispatches::settle(tx, &outcome.request.id, "pending", attempts, *at, Some(why), now).await?;
             Ok(())
         }
+        Next::Held { at, why } => {
+            db::dispatches::settle(tx, &outcome.request.id, "pending", outcome.dispatch.attempts, *at, Some(why), now).await?;
+            Ok(())
+        }
         Next::End(end) => write_end(tx, state, &outcome.request, outcome.dispatch, end, now).await,
     }
 }
@@ -188,6 +209,7 @@ impl Outcome<'_> {
         let rerun = &self.request.id;
         match &self.next {
             Next::TryAgain { at, why } => tracing::warn!(%rerun, %at, why, "dispatch will be tried again"),
+            Next::Held { why, .. } => tracing::debug!(%rerun, why, "dispatch held"),
             Next::End(end) => tracing::info!(%rerun, outcome = end.action(), "dispatch ended"),
         }
     }

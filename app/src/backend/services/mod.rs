@@ -20,6 +20,7 @@ pub mod rerun_requests;
 pub mod reviews;
 pub mod sign_in;
 pub mod step_events;
+pub mod stop_switch;
 pub mod sweeper;
 pub mod users;
 pub mod webhooks;
