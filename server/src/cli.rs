@@ -168,6 +168,9 @@ pub fn verify_export_file(path: &std::path::Path) -> anyhow::Result<i32> {
 pub enum DemoCommand {
     /// Load the demo into an empty database and print the one-time passwords.
     Load,
+    /// Mark this database as a drill environment (e.g. a copy restored for practice): drills may then run on
+    /// it. Never do this on the production database.
+    MarkDrill,
 }
 
 impl Cli {
@@ -260,6 +263,11 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
                 Some(credentials) => print_demo_credentials(&credentials),
                 None => println!("the database already has users; the demo was not loaded"),
             }
+            Ok(0)
+        }
+        Command::Demo { command: DemoCommand::MarkDrill } => {
+            services::drills::mark_database(state, app::domain::audit::Actor::system("cli"), "drill").await?;
+            println!("this database is marked as a drill environment: drills may run on it");
             Ok(0)
         }
     }

@@ -1,6 +1,7 @@
 //! Documents to download: `GET /decision-table.xlsx[?blank=true]`, the decision table for Excel in the reader's
 //! language (signed-in users); a review's charts `GET /reviews/chart.svg?chart=rates|counts|latency&…` and its
-//! CSV export `GET /reviews.csv?…` (the review page's department, period and day).
+//! CSV export `GET /reviews.csv?…` (the review page's department, period and day); a drill's report as CSV
+//! `GET /drills/{id}/report.csv`.
 use crate::http::policy::route;
 use axum::http::Method;
 use app::api::AppError;
@@ -12,7 +13,7 @@ use axum::Router;
 use app::api::reviews::ReviewQuery;
 use app::backend::charts::{self, Chart};
 use app::backend::services;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -20,6 +21,7 @@ use serde::Deserialize;
 pub fn routes(state: AppState) -> Router {
     let router = route(Router::new(), Method::GET, "/decision-table.xlsx", decision_table);
     let router = route(router, Method::GET, "/reviews/chart.svg", review_chart);
+    let router = route(router, Method::GET, "/drills/{id}/report.csv", drill_report_csv);
     route(router, Method::GET, "/reviews.csv", review_csv).with_state(state)
 }
 
@@ -59,6 +61,20 @@ async fn review_csv(State(state): State<AppState>, auth: AuthSession, headers: H
     match exported.await {
         Ok(bytes) => {
             let disposition = "attachment; filename=\"rerun-gate-review.csv\"";
+            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response()
+        }
+        Err(error) => crate::api::problem::Problem(error).into_response(),
+    }
+}
+
+async fn drill_report_csv(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    let exported = async {
+        let caller = crate::audit_export::caller(auth, &headers)?;
+        services::drills::report_csv(&state, &caller, &id).await
+    };
+    match exported.await {
+        Ok(bytes) => {
+            let disposition = "attachment; filename=\"rerun-gate-drill-report.csv\"";
             ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response()
         }
         Err(error) => crate::api::problem::Problem(error).into_response(),

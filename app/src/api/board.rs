@@ -37,6 +37,9 @@ pub struct BoardRow {
     pub possible_duplicate_of: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// A drill's practice operation.
+    #[serde(default)]
+    pub drill: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +60,9 @@ pub struct BoardPage {
     /// Dispatches stopped by the stop switch (a banner on the board).
     #[serde(default)]
     pub pauses: Vec<super::stop_switch::PauseView>,
+    /// Staff and managers of a department may start a bulk rerun from the board.
+    #[serde(default)]
+    pub may_start_bulk: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

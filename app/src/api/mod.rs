@@ -3,6 +3,7 @@ pub mod admin;
 pub mod audit;
 pub mod batches;
 pub mod board;
+pub mod drills;
 pub mod auth;
 pub mod error;
 pub mod incidents;

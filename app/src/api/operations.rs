@@ -90,6 +90,9 @@ pub struct OperationView {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub steps: Vec<StepView>,
+    /// Set only for a drill's practice operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drill_id: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

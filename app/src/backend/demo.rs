@@ -63,6 +63,7 @@ pub async fn load_if_empty(state: &AppState) -> Result<Option<Vec<DemoCredential
             password,
         });
     }
+    super::services::drills::mark_database(state, Actor::system("demo"), "demo").await?;
     super::demo_cases::load(state).await?;
     Ok(Some(credentials))
 }

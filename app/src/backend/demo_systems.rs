@@ -7,6 +7,7 @@ use super::clock::Clock;
 use super::db::{self, Db, demo_systems::ExecutionRow};
 use crate::api::AppError;
 use crate::domain::canonical_json::to_canonical_string;
+use crate::domain::drills::Fault;
 use crate::domain::fingerprint::fingerprint;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
@@ -121,7 +122,30 @@ impl DemoSystems {
         content: &Value,
         process_id: Option<&str>,
     ) -> Result<Executed, AppError> {
+        // A drill's faults act on the demo systems for its period.
+        let faults = crate::backend::services::drills::faults_now(&self.db, self.clock.now()).await?;
+        self.execute_with(service, key, content, process_id, &faults).await
+    }
+
+    /// The same under the given faults (a drill's practice run meets only its own fault).
+    pub async fn execute_with(
+        &self,
+        service: Service,
+        key: &str,
+        content: &Value,
+        process_id: Option<&str>,
+        faults: &[Fault],
+    ) -> Result<Executed, AppError> {
         let now = self.clock.now();
+        match service {
+            Service::Orders if faults.contains(&Fault::CredentialsExpired) => return Err(AppError::Unauthorized),
+            Service::Ai if faults.contains(&Fault::RateLimited) => return Err(AppError::TooManyRequests { retry_after_secs: 60 }),
+            _ => {}
+        }
+        let work_time = match service {
+            Service::Ai if faults.contains(&Fault::SlowAiJob) => Duration::hours(3),
+            _ => service.work_time(),
+        };
         let print = fingerprint(content);
         let mut tx = self.db.begin_write().await?;
         let known = db::demo_systems::by_key(&mut tx, service.as_str(), key).await?;
@@ -156,7 +180,7 @@ impl DemoSystems {
                     replays: 0,
                     conflicts: 0,
                     created_at: now,
-                    done_at: now + service.work_time(),
+                    done_at: now + work_time,
                 };
                 db::demo_systems::insert(&mut tx, &row).await?;
                 (row, false)
@@ -175,6 +199,9 @@ impl DemoSystems {
         service: Service,
         key: &str,
     ) -> Result<Option<Execution>, AppError> {
+        if self.finds_nothing(service).await? {
+            return Ok(None);
+        }
         let mut tx = self.db.connection().await?;
         let row = db::demo_systems::by_key(&mut tx, service.as_str(), key).await?;
         Ok(row.map(|r| Execution::from_row(r, self.clock.now())))
@@ -186,8 +213,20 @@ impl DemoSystems {
         service: Service,
         id: &str,
     ) -> Result<Option<Execution>, AppError> {
+        if self.finds_nothing(service).await? {
+            return Ok(None);
+        }
         let mut tx = self.db.connection().await?;
         let row = db::demo_systems::by_external_id(&mut tx, service.as_str(), id).await?;
         Ok(row.map(|r| Execution::from_row(r, self.clock.now())))
+    }
+
+    /// A drill's "look-up that finds nothing": the mail log answers empty for its period.
+    async fn finds_nothing(&self, service: Service) -> Result<bool, AppError> {
+        if service != Service::Mail {
+            return Ok(false);
+        }
+        let faults = crate::backend::services::drills::faults_now(&self.db, self.clock.now()).await?;
+        Ok(faults.contains(&Fault::LookupFindsNothing))
     }
 }

@@ -93,6 +93,8 @@ const MANAGER: &[Role] = &[Manager];
 const MANAGER_OR_ADMIN: &[Role] = &[Manager, Admin];
 const AUDITOR: &[Role] = &[Auditor];
 const ADMIN: &[Role] = &[Admin];
+/// Admins run drills; owners and auditors read their reports too.
+const DRILL_READERS: &[Role] = &[Admin, Manager, Auditor];
 /// Auditors read every department's evidence; staff and managers their own.
 const READERS_OF_EVIDENCE: &[Role] = &[Staff, Manager, Auditor];
 
@@ -131,6 +133,8 @@ pub const POLICY: &[Entry] = &[
     page("/admin/users"),
     page("/admin/configuration"),
     page("/admin/api-clients"),
+    page("/admin/drills"),
+    page("/admin/drills/{id}"),
     // Server functions.
     server_fn("/api/sign_in", Anyone),
     server_fn("/api/switch_language", Anyone),
@@ -178,6 +182,10 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/incidents/acknowledge", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/reviews/show", SignedIn),
     server_fn("/api/reviews/sign_off", Roles(MANAGER)),
+    server_fn("/api/drills/overview", Roles(DRILL_READERS)),
+    server_fn("/api/drills/start", Roles(ADMIN)),
+    server_fn("/api/drills/end", Roles(ADMIN)),
+    server_fn("/api/drills/report", Roles(DRILL_READERS)),
     server_fn("/api/admin/list_users", Roles(ADMIN)),
     server_fn("/api/admin/list_departments", Roles(ADMIN)),
     server_fn("/api/admin/add_user", Roles(ADMIN)),
@@ -192,6 +200,7 @@ pub const POLICY: &[Entry] = &[
     e("GET", "/decision-table.xlsx", Kind::Download, SignedIn),
     e("GET", "/reviews/chart.svg", Kind::Download, SignedIn),
     e("GET", "/reviews.csv", Kind::Download, SignedIn),
+    e("GET", "/drills/{id}/report.csv", Kind::Download, Roles(DRILL_READERS)),
     // The JSON API for the integrations, and its description.
     e("POST", "/api/v1/operations", Kind::Api, ApiToken),
     e("GET", "/api/v1/operations/{process_id}", Kind::Api, ApiToken),

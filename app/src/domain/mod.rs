@@ -8,6 +8,7 @@ pub mod batches;
 pub mod canonical_json;
 pub mod configuration;
 pub mod decision_table;
+pub mod drills;
 pub mod dispatch;
 pub mod fingerprint;
 pub mod forwarding;

@@ -3,7 +3,6 @@
 use super::labels::{event_label, failure_class_label, local_time};
 use crate::api::batches::CreateBatch;
 use crate::api::board::{BoardFilter, BoardPage, stalled_operations};
-use crate::domain::roles::Role;
 use crate::domain::stall::{FailureClass, StallEvent};
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -46,19 +45,13 @@ fn href(filter: &BoardFilter) -> String {
 pub fn BoardPage() -> impl IntoView {
     let filter = filter_from_query();
     let page = Resource::new(move || filter.get(), stalled_operations);
-    let me = use_context::<super::layout::Me>();
     let l = super::labels::locale();
     view! {
         <h1>{td_string!(l, board.title)}</h1>
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
-                // Staff and managers may start a bulk rerun (the user is loaded already, by the layout).
-                let bulk = match me {
-                    Some(me) => me.0.await.is_ok_and(|u| u.has(Role::Staff) || u.has(Role::Manager)),
-                    None => false,
-                };
                 match page.await {
-                    Ok(page) => view! { <Board page filter=filter.get_untracked() bulk /> }.into_any(),
+                    Ok(page) => view! { <Board bulk=page.may_start_bulk page filter=filter.get_untracked() /> }.into_any(),
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -150,7 +143,8 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
                         {page.rows.into_iter().map(|row| view! {
                             <tr>
                                 {bulk.then(|| view! { <td><Tick process_id=row.process_id.clone() ticked /></td> })}
-                                <td><A href=format!("/operations/{}", row.process_id)>{row.process_id.clone()}</A></td>
+                                <td><A href=format!("/operations/{}", row.process_id)>{row.process_id.clone()}</A>
+                                    {row.drill.then(|| view! { " " <span class="badge" data-testid="drill">{td_string!(l, board.drill)}</span> })}</td>
                                 <td>{row.workflow}</td>
                                 <td>{row.department}</td>
                                 <td><span class="badge warn">"⚠ " {event_label(row.event.as_deref().unwrap_or(""))}</span>

@@ -94,6 +94,10 @@ fn conflict(l: Locale, problem: &str) -> Option<&'static str> {
         "part-of-batch" => td_string!(l, common.conflict.part_of_batch),
         "already-paused" => td_string!(l, common.conflict.already_paused),
         "not-paused" => td_string!(l, common.conflict.not_paused),
+        "not-a-drill-database" => td_string!(l, common.conflict.not_a_drill_database),
+        "drill-running" => td_string!(l, common.conflict.drill_running),
+        "drill-ended" => td_string!(l, common.conflict.drill_ended),
+        "no-demo-integration" => td_string!(l, common.conflict.no_demo_integration),
         _ => return None,
     })
 }

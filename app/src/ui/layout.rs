@@ -9,15 +9,10 @@ use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
 use leptos_router::components::{A, Outlet};
 
-/// The signed-in user, for the pages under the layout (await it inside their own wait: it is loaded already).
-#[derive(Clone, Copy)]
-pub struct Me(pub Resource<Result<CurrentUser, AppError>>);
-
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
     let l = super::labels::locale();
     let me = Resource::new(|| (), |_| me());
-    provide_context(Me(me));
     let unread = Resource::new(|| (), |_| unread_notifications());
     // The page sits inside the wait for the user, which Leptos renders more than once on the server: a page's
     // data can be fetched twice for one response (see Known problems in the README). Rendering the page beside
@@ -75,6 +70,7 @@ fn Header(user: CurrentUser, unread: Resource<Result<i64, crate::api::AppError>>
                     <A href="/admin/users">{td_string!(l, common.nav.users)}</A>
                     <A href="/admin/api-clients">{td_string!(l, common.nav.api_clients)}</A>
                     <A href="/admin/configuration">{td_string!(l, common.nav.configuration)}</A>
+                    <A href="/admin/drills">{td_string!(l, common.nav.drills)}</A>
                 </Show>
                 <super::notifications::Bell unread />
                 <A href="/account">{td_string!(l, common.nav.account)}</A>

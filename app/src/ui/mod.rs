@@ -5,6 +5,7 @@ pub mod decision_table;
 mod approvals;
 mod audit;
 mod batches;
+mod drills;
 mod stop_switch;
 mod download;
 mod errors;
@@ -107,6 +108,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
                     <Route path=path!("/admin/configuration") view=admin_system::ConfigurationPage />
                     <Route path=path!("/admin/api-clients") view=admin_system::ApiClientsPage />
+                    <Route path=path!("/admin/drills") view=drills::DrillsPage />
+                    <Route path=path!("/admin/drills/:id") view=drills::DrillReportPage />
                 </ParentRoute>
             </Routes>
         </Router>

@@ -12,6 +12,7 @@ mod command_line;
 mod connectors;
 mod crash_safety;
 mod dispatch;
+mod drills;
 mod documents;
 mod fixtures;
 mod harness;

@@ -8,6 +8,7 @@ pub mod batches;
 pub mod demo_systems;
 pub mod departments;
 pub mod dispatches;
+pub mod drills;
 pub mod holds;
 pub mod idempotency;
 pub mod incidents;

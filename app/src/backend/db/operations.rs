@@ -18,10 +18,12 @@ pub struct OperationRow {
     pub possible_duplicate_of: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The drill it was created in: a practice operation, never counted in the real indicators.
+    pub drill_id: Option<String>,
 }
 
 const OPERATION_COLUMNS: &str = "id, process_id, workflow, workflow_version, department, business_key, content_json,
-    content_fingerprint, status, event, failure_class, possible_duplicate_of, created_at, updated_at";
+    content_fingerprint, status, event, failure_class, possible_duplicate_of, created_at, updated_at, drill_id";
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct StepRow {
@@ -84,13 +86,14 @@ pub struct NewOperation<'a> {
     pub content_fingerprint: Option<&'a str>,
     pub possible_duplicate_of: Option<&'a str>,
     pub registered_by: i64,
+    pub drill_id: Option<&'a str>,
 }
 
 pub async fn insert(tx: &mut Tx, op: &NewOperation<'_>, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_scalar(
         "INSERT INTO operations (process_id, workflow, workflow_version, department, business_key, content_json,
-             content_fingerprint, status, possible_duplicate_of, registered_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $10) RETURNING id"
+             content_fingerprint, status, possible_duplicate_of, registered_by, created_at, updated_at, drill_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $10, $11) RETURNING id"
     )
     .bind(op.process_id)
     .bind(op.workflow)
@@ -102,6 +105,7 @@ pub async fn insert(tx: &mut Tx, op: &NewOperation<'_>, now: DateTime<Utc>) -> R
     .bind(op.possible_duplicate_of)
     .bind(op.registered_by)
     .bind(now)
+    .bind(op.drill_id)
     .fetch_one(c)
     .await)
 }

@@ -50,6 +50,9 @@ pub async fn record_refusal(
         .map(drop))
 }
 
+/// Audit events about a drill's practice operations are not real: the indicators leave them out.
+const NOT_A_DRILL: &str = "object_id NOT IN (SELECT process_id FROM operations WHERE drill_id IS NOT NULL)";
+
 /// Everything the indicators need about `[from, to)` in `scope`.
 pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: Scope<'_>) -> Result<Counts, sqlx::Error> {
     let mut counts = Counts::default();
@@ -64,7 +67,7 @@ pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: 
     }
     // Applied step events and dispatch outcomes are audit events: the trail is the history of both.
     let actions: Vec<(String, i64)> = scoped!(tx,
-        format!("SELECT action, COUNT(*) FROM audit_events WHERE at >= $1 AND at < $2
+        format!("SELECT action, COUNT(*) FROM audit_events WHERE at >= $1 AND at < $2 AND {NOT_A_DRILL}
                  AND action IN ('step.succeeded', 'step.failed', 'step.unknown', 'rerun.dispatched', 'rerun.refused',
                                 'rerun.endpoint_gone', 'rerun.failed', 'rerun.outcome_unknown'){}
                  GROUP BY action", in_scope("department", scope)),
@@ -90,18 +93,20 @@ pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: 
         format!("SELECT COUNT(*), COALESCE(SUM(CASE WHEN r.verdict = 'lookup_failed' THEN 1 ELSE 0 END), 0),
                         COUNT(DISTINCT CASE WHEN r.records > 1 THEN r.step_id END)
                  FROM reconciliations r JOIN steps s ON s.id = r.step_id JOIN operations o ON o.id = s.operation_id
-                 WHERE r.checked_at >= $1 AND r.checked_at < $2 AND r.connector <> 'manual'{}", in_scope("o.department", scope)),
+                 WHERE r.checked_at >= $1 AND r.checked_at < $2 AND r.connector <> 'manual' AND o.drill_id IS NULL{}",
+                 in_scope("o.department", scope)),
         from, to, scope, fetch_one)?;
     counts.outside_calls += look_ups;
     counts.outside_errors += failed;
     counts.double_sends = doubles;
     let decisions: Vec<(DateTime<Utc>, DateTime<Utc>)> = scoped!(tx,
         format!("SELECT r.submitted_at, r.decided_at FROM rerun_requests r JOIN operations o ON o.id = r.operation_id
-                 WHERE r.decided_at >= $1 AND r.decided_at < $2 AND r.submitted_at IS NOT NULL{}", in_scope("o.department", scope)),
+                 WHERE r.decided_at >= $1 AND r.decided_at < $2 AND r.submitted_at IS NOT NULL AND o.drill_id IS NULL{}",
+                 in_scope("o.department", scope)),
         from, to, scope, fetch_all)?;
     counts.approval_seconds = decisions.into_iter().map(|(asked, decided)| (decided - asked).num_seconds().max(0)).collect();
     let stalls: Vec<(Option<String>,)> = scoped!(tx,
-        format!("SELECT after_json FROM audit_events WHERE action = 'operation.stalled' AND at >= $1 AND at < $2{}",
+        format!("SELECT after_json FROM audit_events WHERE action = 'operation.stalled' AND at >= $1 AND at < $2 AND {NOT_A_DRILL}{}",
                 in_scope("department", scope)),
         from, to, scope, fetch_all)?;
     for (after,) in stalls {

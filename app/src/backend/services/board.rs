@@ -63,6 +63,7 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
                 possible_duplicate_of: r.possible_duplicate_of,
                 created_at: r.created_at,
                 updated_at: r.updated_at,
+                drill: r.drill_id.is_some(),
             })
             .collect(),
         next: next.flatten(),
@@ -72,6 +73,8 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
         demo_start: None,
         overdue_actions,
         pauses,
+        may_start_bulk: caller.visible_departments().is_some()
+            && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager)),
     })
 }
 

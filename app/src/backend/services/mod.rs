@@ -8,6 +8,7 @@ pub mod batches;
 pub mod board;
 pub mod departments;
 pub mod dispatcher;
+pub mod drills;
 pub mod evidence;
 pub mod holds;
 pub mod idempotency;

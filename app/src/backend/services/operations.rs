@@ -30,6 +30,15 @@ pub struct Answer {
 
 /// Registers an operation under the client's Idempotency-Key (`body` is the request's JSON).
 pub async fn register(state: &AppState, client: &ApiClient, key: &str, body: &Value) -> Result<Answer, AppError> {
+    register_marked(state, client, key, body, None).await
+}
+
+/// A drill's practice operation, registered by the demo integration and marked with its drill.
+pub async fn register_in_drill(state: &AppState, client: &ApiClient, key: &str, body: &Value, drill: &str) -> Result<Answer, AppError> {
+    register_marked(state, client, key, body, Some(drill)).await
+}
+
+async fn register_marked(state: &AppState, client: &ApiClient, key: &str, body: &Value, drill: Option<&str>) -> Result<Answer, AppError> {
     let key = IdempotencyKey::parse(key).map_err(|e| AppError::BadRequest(e.message))?;
     // Registrations without a process ID are refused and counted for the reviews (SPEC "Reviews and indicators").
     if body.get("process_id").and_then(Value::as_str).is_none_or(|p| p.trim().is_empty()) {
@@ -45,7 +54,7 @@ pub async fn register(state: &AppState, client: &ApiClient, key: &str, body: &Va
     }
     match claim? {
         Claim::Replay { status, body } => Ok(Answer { status, body, replayed: true }),
-        Claim::Proceed => match insert(state, client, key.as_str(), request).await {
+        Claim::Proceed => match insert(state, client, key.as_str(), request, drill).await {
             Ok(answer) => Ok(answer),
             Err(refused) => {
                 idempotency::release(state, client.id, key.as_str()).await?;
@@ -69,7 +78,7 @@ async fn refused(state: &AppState, client: &ApiClient, body: &Value, kind: &str)
     Ok(())
 }
 
-async fn insert(state: &AppState, client: &ApiClient, key: &str, request: RegisterOperation) -> Result<Answer, AppError> {
+async fn insert(state: &AppState, client: &ApiClient, key: &str, request: RegisterOperation, drill: Option<&str>) -> Result<Answer, AppError> {
     let process_id = ProcessId::parse(&request.process_id).map_err(|m| AppError::invalid("process_id", m))?;
     let department = DepartmentCode::parse(&request.department).map_err(|m| AppError::invalid("department", m))?;
     // Another department's data does not exist for this client (QUALITY 10).
@@ -131,6 +140,7 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
         content_fingerprint: content_fingerprint.as_deref(),
         possible_duplicate_of: duplicate_of.as_deref(),
         registered_by: client.id,
+        drill_id: drill,
     };
     let operation_id = db::operations::insert(&mut tx, &new, now).await?;
     for (position, (step, step_key)) in request.steps.iter().zip(&keys).enumerate() {
@@ -138,15 +148,19 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
         let content = content.as_ref().map(|(json, print)| (json.as_str(), print.as_str()));
         db::operations::insert_step(&mut tx, operation_id, position as i64 + 1, &step.name, step_key.as_str(), content, now).await?;
     }
-    let entry = AuditEntry::new(client.actor(), "operation.registered", "operation", process_id.as_str())
-        .department(Some(department.as_str()))
-        .after(json!({
+    let mut after = json!({
             "workflow": workflow.name,
             "business_key": business_key,
             "content_fingerprint": content_fingerprint,
             "steps": request.steps.iter().zip(&keys).map(|(s, k)| json!({"name": s.name, "idempotency_key": k})).collect::<Vec<_>>(),
             "possible_duplicate_of": duplicate_of,
-        }));
+        });
+    if let Some(drill) = drill {
+        after["drill_id"] = json!(drill); // a practice operation, marked in the trail and its exports too
+    }
+    let entry = AuditEntry::new(client.actor(), "operation.registered", "operation", process_id.as_str())
+        .department(Some(department.as_str()))
+        .after(after);
     record(&mut tx, entry, None, now).await?;
     let view = view_in(&mut tx, process_id.as_str()).await?.ok_or(AppError::Internal)?;
     let body = serde_json::to_string(&view).map_err(|e| crate::backend::auth::internal("serialize", e))?;
@@ -223,6 +237,7 @@ pub fn operation_view(row: OperationRow, steps: Vec<StepRow>) -> OperationView {
         created_at: row.created_at,
         updated_at: row.updated_at,
         steps: steps.into_iter().map(step_view).collect(),
+        drill_id: row.drill_id,
     }
 }
 

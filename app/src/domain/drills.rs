@@ -1,0 +1,194 @@
+//! Drills: practise the bad mornings on a demo or drill database. An admin injects faults into the demo
+//! outside systems for a chosen period; each fault stalls one practice operation with the matching one of the
+//! ten events; afterwards a report shows, per fault, how long staff took from the stall to a decision, which
+//! decision-table action they chose and whether it is one the table recommends. Drill operations are marked
+//! and never count in the real indicators.
+use super::decision_table::Action;
+use super::stall::StallEvent;
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    /// The order system refuses every call (401) for the period.
+    CredentialsExpired,
+    /// The AI service answers 429 with `Retry-After` for the period.
+    RateLimited,
+    /// The order system does the work, then the answer is lost on the way back.
+    AnswerLost,
+    /// The AI service's background jobs take hours for the period.
+    SlowAiJob,
+    /// A generation was asked to stop; whether it stopped is not known yet.
+    CancelOnlyRequested,
+    /// The AI service's completion webhook arrives twice.
+    DuplicateWebhook,
+    /// An older webhook arrives after a newer state was applied.
+    StaleWebhook,
+    /// The mail log finds nothing for the period: which proves nothing.
+    LookupFindsNothing,
+}
+
+impl Fault {
+    pub const ALL: [Fault; 8] = [
+        Fault::CredentialsExpired,
+        Fault::RateLimited,
+        Fault::AnswerLost,
+        Fault::SlowAiJob,
+        Fault::CancelOnlyRequested,
+        Fault::DuplicateWebhook,
+        Fault::StaleWebhook,
+        Fault::LookupFindsNothing,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fault::CredentialsExpired => "credentials_expired",
+            Fault::RateLimited => "rate_limited",
+            Fault::AnswerLost => "answer_lost",
+            Fault::SlowAiJob => "slow_ai_job",
+            Fault::CancelOnlyRequested => "cancel_only_requested",
+            Fault::DuplicateWebhook => "duplicate_webhook",
+            Fault::StaleWebhook => "stale_webhook",
+            Fault::LookupFindsNothing => "lookup_finds_nothing",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Fault> {
+        Fault::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+
+    /// The event the fault's practice operation stalls with.
+    pub fn event(self) -> StallEvent {
+        match self {
+            Fault::CredentialsExpired => StallEvent::AuthExpired,
+            Fault::RateLimited => StallEvent::RateLimited,
+            Fault::AnswerLost => StallEvent::NoResponse,
+            Fault::SlowAiJob => StallEvent::AiInProgress,
+            Fault::CancelOnlyRequested => StallEvent::CancelRequested,
+            Fault::DuplicateWebhook => StallEvent::DuplicateNotification,
+            Fault::StaleWebhook => StallEvent::StaleNotification,
+            Fault::LookupFindsNothing => StallEvent::ResultUnknown,
+        }
+    }
+
+    /// The workflow the practice operation runs in (the demo's order intake, or its monthly billing for mail).
+    pub fn workflow(self) -> &'static str {
+        match self {
+            Fault::LookupFindsNothing => "monthly-billing",
+            _ => "order-intake",
+        }
+    }
+}
+
+/// The decisions the table recommends for an event (its "next action" column); looking up alone is not one.
+pub fn recommended(event: StallEvent) -> &'static [Action] {
+    use Action::*;
+    match event {
+        StallEvent::AuthExpired | StallEvent::TemporaryFailure | StallEvent::PartialSuccess => &[RequestRerun],
+        StallEvent::RateLimited => &[RequestRerun, Hold],
+        StallEvent::NoResponse => &[ConfirmExisting],
+        StallEvent::DuplicateNotification => &[ConfirmExisting, Resolve],
+        StallEvent::StaleNotification => &[Resolve, Hold],
+        StallEvent::AiInProgress | StallEvent::ResultUnknown => &[Hold],
+        StallEvent::CancelRequested => &[Hold, RequestRerun],
+    }
+}
+
+/// The decision an audited action by a person stands for, if it is one.
+pub fn decision_of(action: &str) -> Option<Action> {
+    Some(match action {
+        "rerun_request.created" => Action::RequestRerun,
+        "operation.held" => Action::Hold,
+        "ai_attempt.adopted" | "step.flag_confirmed" | "step.manual_verdict" => Action::ConfirmExisting,
+        "operation.resolved" => Action::Resolve,
+        _ => return None,
+    })
+}
+
+/// A drill lasts at least a few minutes and at most a working day.
+pub fn period(minutes: i64) -> Result<Duration, String> {
+    match minutes {
+        5..=480 => Ok(Duration::minutes(minutes)),
+        _ => Err("a drill lasts 5 to 480 minutes".into()),
+    }
+}
+
+/// One fault's line in the drill report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportLine {
+    pub fault: Fault,
+    pub process_id: String,
+    pub expected_event: StallEvent,
+    /// The event the sweeper gave it (`None`: not stalled yet).
+    pub event: Option<StallEvent>,
+    pub stalled_at: Option<DateTime<Utc>>,
+    /// The first decision a person took after the stall, and when.
+    pub decision: Option<Action>,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub decided_by: Option<String>,
+}
+
+impl ReportLine {
+    /// Seconds from the stall to the decision.
+    pub fn seconds_to_decide(&self) -> Option<i64> {
+        Some((self.decided_at? - self.stalled_at?).num_seconds().max(0))
+    }
+
+    /// Whether the decision is one the table recommends for the event staff saw.
+    pub fn matches(&self) -> Option<bool> {
+        Some(recommended(self.event?).contains(&self.decision?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn each_fault_yields_its_own_event_and_together_they_cover_eight_of_the_ten() {
+        let mut events: Vec<StallEvent> = Fault::ALL.iter().map(|f| f.event()).collect();
+        events.sort_by_key(|e| e.as_str());
+        events.dedup();
+        assert_eq!(events.len(), 8);
+        for fault in Fault::ALL {
+            assert_eq!(Fault::parse(fault.as_str()), Some(fault));
+        }
+    }
+
+    #[test]
+    fn the_report_tells_the_time_to_decide_and_whether_the_table_agrees() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap();
+        let line = ReportLine {
+            fault: Fault::AnswerLost,
+            process_id: "DRILL-1".into(),
+            expected_event: StallEvent::NoResponse,
+            event: Some(StallEvent::NoResponse),
+            stalled_at: Some(at),
+            decision: Some(Action::RequestRerun),
+            decided_at: Some(at + Duration::seconds(95)),
+            decided_by: Some("sato".into()),
+        };
+        assert_eq!(line.seconds_to_decide(), Some(95));
+        assert_eq!(line.matches(), Some(false), "a lost answer is used, never resent");
+        let right = ReportLine { decision: Some(Action::ConfirmExisting), ..line.clone() };
+        assert_eq!(right.matches(), Some(true));
+        let undecided = ReportLine { decision: None, decided_at: None, ..line };
+        assert_eq!((undecided.seconds_to_decide(), undecided.matches()), (None, None));
+    }
+
+    #[test]
+    fn decisions_are_read_from_audited_actions_and_a_look_up_is_not_one() {
+        assert_eq!(decision_of("rerun_request.created"), Some(Action::RequestRerun));
+        assert_eq!(decision_of("operation.held"), Some(Action::Hold));
+        assert_eq!(decision_of("ai_attempt.adopted"), Some(Action::ConfirmExisting));
+        assert_eq!(decision_of("step.reconciled"), None);
+    }
+
+    #[test]
+    fn a_drill_lasts_five_minutes_to_a_working_day() {
+        assert!(period(4).is_err() && period(481).is_err());
+        assert_eq!(period(60), Ok(Duration::minutes(60)));
+    }
+}

@@ -1,0 +1,111 @@
+//! Drills: refused on a database not marked as a demo or drill environment; each injected fault stalls its
+//! practice operation with the matching event and acts on the demo outside systems for its period; drill
+//! operations never count in the real indicators; the report reads the decisions from the audit trail.
+use crate::fixtures::caller;
+use crate::harness::TestApp;
+use app::api::AppError;
+use app::backend::demo_systems::Service;
+use app::backend::services::{Caller, drills, holds};
+use app::domain::drills::Fault;
+use chrono::Duration;
+use serde_json::json;
+
+/// The demo loaded (which marks the database), with its admin and staff as callers.
+async fn demo() -> (TestApp, Caller, Caller) {
+    let app = TestApp::spawn().await;
+    app.clock.advance(Duration::hours(2));
+    app::backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    let (admin, sato) = (caller(&app, "admin").await, caller(&app, "sato").await);
+    (app, admin, sato)
+}
+
+async fn status_and_event(app: &TestApp, process_id: &str) -> (String, Option<String>) {
+    let mut tx = app.db().begin_read().await.unwrap();
+    let op = app::backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
+    (op.status, op.event)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drill_is_refused_on_a_database_not_marked_as_demo_or_drill() {
+    let app = TestApp::spawn().await;
+    app.user("root", &["admin"], &[]).await;
+    let root = caller(&app, "root").await;
+    let refused = drills::start(&app.state, &root, &[Fault::AnswerLost], 30, "朝の訓練").await;
+    assert!(matches!(refused, Err(AppError::Conflict { ref problem, .. }) if problem == "not-a-drill-database"), "{refused:?}");
+    assert!(!app.audit_actions().await.contains(&"drill.started".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_injected_fault_stalls_its_practice_operation_with_the_matching_event() {
+    let (app, admin, sato) = demo().await;
+    let staff_may_not = drills::start(&app.state, &sato, &Fault::ALL, 30, "訓練").await;
+    assert!(matches!(staff_may_not, Err(AppError::Forbidden)));
+    let id = drills::start(&app.state, &admin, &Fault::ALL, 30, "認証切れと応答喪失の朝").await.unwrap();
+
+    let report = drills::report(&app.state, &admin, &id).await.unwrap();
+    assert_eq!(report.lines.len(), 8);
+    for line in &report.lines {
+        assert_eq!(line.event, Some(line.expected_event), "{:?} stalls {}", line.fault, line.process_id);
+        let (status, event) = status_and_event(&app, &line.process_id).await;
+        assert_eq!((status.as_str(), event.as_deref()), ("stalled", Some(line.expected_event.as_str())));
+    }
+    assert!(drills::start(&app.state, &admin, &[Fault::AnswerLost], 30, "二つ目").await.is_err(), "one drill at a time");
+
+    // For its period the faults act on the demo outside systems; afterwards they do not.
+    let refused = app.state.demo.execute(Service::Orders, "ANY-1-r", &json!({}), None).await;
+    assert!(matches!(refused, Err(AppError::Unauthorized)), "credentials expired: {:?}", refused.as_ref().err());
+    let limited = app.state.demo.execute(Service::Ai, "ANY-1-s", &json!({}), None).await;
+    assert!(matches!(limited, Err(AppError::TooManyRequests { .. })), "rate limited: {:?}", limited.as_ref().err());
+    app.clock.advance(Duration::minutes(31));
+    assert!(app.state.demo.execute(Service::Orders, "ANY-1-r", &json!({}), None).await.is_ok(), "the drill is over");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drill_operations_are_marked_and_never_count_in_the_real_indicators() {
+    let (app, admin, _) = demo().await;
+    let review = |app: &TestApp| {
+        let state = app.state.clone();
+        async move {
+            let now = app::backend::Clock::now(state.clock.as_ref());
+            let mut tx = state.db.begin_read().await.unwrap();
+            app::backend::db::reviews::counts(&mut tx, now - Duration::days(7), now + Duration::days(1), None).await.unwrap()
+        }
+    };
+    let before = review(&app).await;
+    let id = drills::start(&app.state, &admin, &Fault::ALL, 30, "訓練").await.unwrap();
+    let after = review(&app).await;
+    assert_eq!(after.stalled_by_event, before.stalled_by_event, "the drill's stalls are not real stalls");
+    assert_eq!((after.outside_calls, after.outside_errors), (before.outside_calls, before.outside_errors));
+
+    let process_id = drills::report(&app.state, &admin, &id).await.unwrap().lines[0].process_id.clone();
+    let mut tx = app.db().begin_read().await.unwrap();
+    let op = app::backend::db::operations::by_process_id(&mut tx, &process_id).await.unwrap().unwrap();
+    drop(tx);
+    assert_eq!(op.drill_id.as_deref(), Some(id.as_str()), "marked with its drill");
+    let sales = caller(&app, "takahashi").await;
+    let board = app::backend::services::board::stalled(&app.state, &sales, Default::default()).await.unwrap();
+    assert!(board.rows.iter().filter(|r| r.process_id.starts_with("DRILL-")).all(|r| r.drill), "the board marks them");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_tells_how_long_staff_took_what_they_chose_and_whether_the_table_agrees() {
+    let (app, admin, sato) = demo().await;
+    let id = drills::start(&app.state, &admin, &[Fault::SlowAiJob, Fault::AnswerLost], 30, "訓練").await.unwrap();
+    let lines = drills::report(&app.state, &admin, &id).await.unwrap().lines;
+    let slow = lines.iter().find(|l| l.fault == Fault::SlowAiJob).unwrap().process_id.clone();
+    app.clock.advance(Duration::seconds(90));
+    holds::place(&app.state, &sato, &slow, "AI の生成が終わるまで待つ").await.unwrap();
+
+    let report = drills::report(&app.state, &admin, &id).await.unwrap();
+    let line = report.lines.iter().find(|l| l.fault == Fault::SlowAiJob).unwrap();
+    assert_eq!(line.decision, Some(app::domain::decision_table::Action::Hold));
+    assert_eq!(line.seconds_to_decide(), Some(90));
+    assert_eq!(line.matches(), Some(true), "waiting is what the table says for an AI job in progress");
+    let undecided = report.lines.iter().find(|l| l.fault == Fault::AnswerLost).unwrap();
+    assert_eq!((undecided.decision, undecided.matches()), (None, None));
+
+    let csv = String::from_utf8(drills::report_csv(&app.state, &admin, &id).await.unwrap()).unwrap();
+    assert!(csv.starts_with("fault,process_id,expected_event,event,stalled_at,decision,decided_by,decided_at,seconds_to_decide,matches_table\r\n"));
+    assert!(csv.contains(&format!("slow_ai_job,{slow},ai_in_progress,ai_in_progress,")) && csv.contains(",hold,"), "{csv}");
+    assert!(app.audit_actions().await.contains(&"drill.report_exported".to_string()));
+}
