@@ -1,15 +1,14 @@
 //! Bulk reruns: the list, and one batch's page — its dry run (totals, plans, the operations left out and why),
 //! the request at a rate, the five checks confirmed once for all, the owners' decision, and the live progress
 //! with pause, resume and cancel. Started from the board (`board::BulkRerun`).
-use super::labels::{failure_class_label, local_time, locale, state_label};
-use super::rerun_request::{blocked_label, check_label};
+use super::labels::{local_time, locale, state_label};
+use super::rerun_request::{blocked_label, check_label, confirmation_fields, confirmed_line};
 use crate::api::AppError;
 use crate::api::batches::{
     BatchSummary, BatchView, CheckSummary, ConfirmBatchCheck, ControlBatch, DecideBatch, MemberView, RequestBatch,
     SubmitBatch, list_batches, load_batch,
 };
 use crate::domain::batches::{Progress, Reason};
-use crate::domain::stall::FailureClass;
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -420,30 +419,13 @@ fn RequestForm(id: String, max: i64, action: ServerAction<RequestBatch>) -> impl
 fn CheckItem(c: CheckSummary, id: String, may_confirm: bool, confirm: ServerAction<ConfirmBatchCheck>) -> impl IntoView {
     let l = locale();
     let number = c.number;
-    let confirmed = c.confirmed_at.map(|at| {
-        let cause = c.cause_class.as_deref().map(|k| {
-            td_string!(l, rerun.check.cause, class = failure_class_label(k), text = c.cause_text.clone().unwrap_or_default()).to_string()
-        });
-        view! {
-            <p class="ok" data-testid="confirmed">{c.confirmed_by.clone().unwrap_or_default()} " · " {local_time(at)} " · " {c.comment.clone().unwrap_or_default()}{cause}</p>
-        }
-    });
+    let confirmed = c.confirmed_at.map(|at| confirmed_line(&c.confirmed_by, at, &c.comment, &c.cause_class, &c.cause_text));
     let form = (may_confirm && c.confirmed_at.is_none()).then(move || {
-        let field = move |name: &str| format!("check-{number}-{name}");
         view! {
             <ActionForm action=confirm attr:class="form">
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="number" value=number.to_string() />
-                {(number == 5).then(|| view! {
-                    <label for=field("cause-class")>{td_string!(l, rerun.check.cause_class)}</label>
-                    <select id=field("cause-class") name="cause_class">
-                        {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k.as_str())}</option> }).collect_view()}
-                    </select>
-                    <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>
-                    <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>
-                })}
-                <label for=field("comment")>{td_string!(l, rerun.check.comment)}</label>
-                <input id=field("comment") name="comment" required />
+                {confirmation_fields(number)}
                 <button type="submit" disabled=move || confirm.pending().get()>{td_string!(l, rerun.check.confirm)}</button>
             </ActionForm>
         }

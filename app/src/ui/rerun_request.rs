@@ -192,35 +192,53 @@ fn Request(
     }
 }
 
+/// Who confirmed a check, when, with what comment (and, for the fifth, the cause).
+pub(crate) fn confirmed_line(
+    by: &Option<String>,
+    at: chrono::DateTime<chrono::Utc>,
+    comment: &Option<String>,
+    cause_class: &Option<String>,
+    cause_text: &Option<String>,
+) -> impl IntoView + use<> {
+    let l = locale();
+    let cause = cause_class.as_deref().map(|k| {
+        td_string!(l, rerun.check.cause, class = failure_class_label(k), text = cause_text.clone().unwrap_or_default()).to_string()
+    });
+    view! {
+        <p class="ok" data-testid="confirmed">{by.clone().unwrap_or_default()} " · " {local_time(at)} " · " {comment.clone().unwrap_or_default()}{cause}</p>
+    }
+}
+
+/// The fields of a check's confirmation (a request's or a bulk rerun's): the cause for the fifth, and a comment.
+pub(crate) fn confirmation_fields(number: i64) -> impl IntoView {
+    let l = locale();
+    let field = move |name: &str| format!("check-{number}-{name}");
+    view! {
+        {(number == 5).then(|| view! {
+            <label for=field("cause-class")>{td_string!(l, rerun.check.cause_class)}</label>
+            <select id=field("cause-class") name="cause_class">
+                {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k.as_str())}</option> }).collect_view()}
+            </select>
+            <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>
+            <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>
+        })}
+        <label for=field("comment")>{td_string!(l, rerun.check.comment)}</label>
+        <input id=field("comment") name="comment" required />
+    }
+}
+
 #[component]
 fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<ConfirmCheck>) -> impl IntoView {
     let l = super::labels::locale();
     let number = c.number;
     let system = if c.holds { td_string!(l, rerun.check.holds) } else { td_string!(l, rerun.check.fails) };
-    let confirmed = c.confirmed_at.map(|at| {
-        let cause = c.cause_class.as_deref().map(|k| {
-            td_string!(l, rerun.check.cause, class = failure_class_label(k), text = c.cause_text.clone().unwrap_or_default()).to_string()
-        });
-        view! {
-            <p class="ok" data-testid="confirmed">{c.confirmed_by.clone().unwrap_or_default()} " · " {local_time(at)} " · " {c.comment.clone().unwrap_or_default()}{cause}</p>
-        }
-    });
+    let confirmed = c.confirmed_at.map(|at| confirmed_line(&c.confirmed_by, at, &c.comment, &c.cause_class, &c.cause_text));
     let form = (may_confirm && c.confirmed_at.is_none() && c.holds).then(move || {
-        let field = move |name: &str| format!("check-{number}-{name}");
         view! {
             <ActionForm action=confirm attr:class="form">
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="number" value=number.to_string() />
-                {(number == 5).then(|| view! {
-                    <label for=field("cause-class")>{td_string!(l, rerun.check.cause_class)}</label>
-                    <select id=field("cause-class") name="cause_class">
-                        {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k.as_str())}</option> }).collect_view()}
-                    </select>
-                    <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>
-                    <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>
-                })}
-                <label for=field("comment")>{td_string!(l, rerun.check.comment)}</label>
-                <input id=field("comment") name="comment" required />
+                {confirmation_fields(number)}
                 <button type="submit">{td_string!(l, rerun.check.confirm)}</button>
             </ActionForm>
         }

@@ -2,11 +2,10 @@
 //! stalled operations against the same look-ups made bare (no recording, no plans) at the same concurrency; the
 //! outside calls it made against one per step with an outside system; and the dispatch of the 1,000 approved
 //! at a set rate by one dispatcher as `serve` runs it, achieved rate against the configured one.
-use super::dispatch::{caller, fail, receiver};
+use super::dispatch::{fail, people, receiver};
 use app::api::batches::Selection;
 use app::backend::services::{self, reconciliation};
 use app::backend::{Db, Settings, SystemClock};
-use app::domain::audit::Actor;
 use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
@@ -31,24 +30,8 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
     config.bulk_dispatch_per_minute = per_minute;
     let concurrency = config.bulk_lookup_concurrency as usize;
     let state = server::startup::state(db, Arc::new(SystemClock), Settings::new("http://127.0.0.1:1"), config).await?;
+    let (staff, owner, client) = people(&state).await?;
     let run = uuid::Uuid::new_v4().simple().to_string();
-    let (staff, owner) = (format!("bs{}", &run[..8]), format!("bm{}", &run[..8]));
-    for (name, role) in [(&staff, app::domain::roles::Role::Staff), (&owner, app::domain::roles::Role::Manager)] {
-        let new = app::api::admin::NewUser {
-            username: name.clone(),
-            display_name: name.clone(),
-            password: "bench-password-2026-x".into(),
-            roles: vec![role],
-            departments: vec!["sales".into()],
-            ..Default::default()
-        };
-        services::users::add(&state, Actor::system("bench"), None, new).await.map_err(fail)?;
-    }
-    let (staff, owner) = (caller(&state, &staff).await?, caller(&state, &owner).await?);
-    let (client_id, _) = services::api_clients::create(&state, Actor::system("bench"), &format!("bb{run}"), &["sales".into()])
-        .await
-        .map_err(fail)?;
-    let client = services::api_clients::ApiClient { id: client_id, name: format!("bb{run}"), departments: vec!["sales".into()] };
 
     // 1,000 order intakes stalled by the same outage (their first step answered 503).
     let ids: Vec<String> = (0..operations).map(|i| format!("BULK-{run}-{i}")).collect();

@@ -46,7 +46,7 @@ fn latency(started: Instant, arrivals: &Arrivals) -> Latency {
     Latency { p50_ms: at(0.50), p99_ms: at(0.99) }
 }
 
-pub(crate) async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
+async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     let mut tx = state.db.begin_read().await?;
     let row = app::backend::db::users::by_username(&mut tx, username).await?.ok_or_else(|| anyhow::anyhow!("no {username}"))?;
     Ok(Caller { user: app::backend::auth::load_session_user(&mut tx, row).await?, request_id: None })
@@ -56,14 +56,8 @@ pub(crate) fn fail(e: app::api::AppError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 
-/// Returns the gate's latency and the baseline's.
-pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency, Latency)> {
-    let (arrivals, url) = receiver().await?;
-    let mut config = server::startup::load_config(None)?;
-    for w in &mut config.workflows {
-        (w.rerun_url, w.rerun_allow_loopback) = (url.clone(), true);
-    }
-    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new("http://127.0.0.1:1"), config).await?;
+/// A sales staff member, a sales owner and an API client of sales, new for this run.
+pub(crate) async fn people(state: &AppState) -> anyhow::Result<(Caller, Caller, services::api_clients::ApiClient)> {
     let run = uuid::Uuid::new_v4().simple().to_string();
     let (staff, owner) = (format!("s{}", &run[..8]), format!("m{}", &run[..8]));
     for (name, role) in [(&staff, app::domain::roles::Role::Staff), (&owner, app::domain::roles::Role::Manager)] {
@@ -75,13 +69,26 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
             departments: vec!["sales".into()],
             ..Default::default()
         };
-        services::users::add(&state, Actor::system("bench"), None, new).await.map_err(fail)?;
+        services::users::add(state, Actor::system("bench"), None, new).await.map_err(fail)?;
     }
-    let (staff, owner) = (caller(&state, &staff).await?, caller(&state, &owner).await?);
-    let (client_id, _) = services::api_clients::create(&state, Actor::system("bench"), &format!("b{run}"), &["sales".into()])
+    let (staff, owner) = (caller(state, &staff).await?, caller(state, &owner).await?);
+    let (client_id, _) = services::api_clients::create(state, Actor::system("bench"), &format!("b{run}"), &["sales".into()])
         .await
         .map_err(fail)?;
     let client = services::api_clients::ApiClient { id: client_id, name: format!("b{run}"), departments: vec!["sales".into()] };
+    Ok((staff, owner, client))
+}
+
+/// Returns the gate's latency and the baseline's.
+pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency, Latency)> {
+    let (arrivals, url) = receiver().await?;
+    let mut config = server::startup::load_config(None)?;
+    for w in &mut config.workflows {
+        (w.rerun_url, w.rerun_allow_loopback) = (url.clone(), true);
+    }
+    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new("http://127.0.0.1:1"), config).await?;
+    let (staff, owner, client) = people(&state).await?;
+    let run = uuid::Uuid::new_v4().simple().to_string();
 
     // 1,000 stalled operations whose steps the demo systems prove not executed, each approved for a rerun.
     let ids: Vec<String> = (0..reruns).map(|i| format!("LAT-{run}-{i}")).collect();

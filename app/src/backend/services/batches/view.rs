@@ -1,0 +1,142 @@
+//! The batch as its page shows it, and the list of batches.
+use super::*;
+
+/// How many of the requested members are at each stage of the dispatch.
+pub(super) fn progress_of(members: &[MemberRow]) -> Vec<(Progress, usize)> {
+    Progress::ALL
+        .into_iter()
+        .map(|p| {
+            let n = members
+                .iter()
+                .filter(|m| m.state == "requested")
+                .filter(|m| {
+                    Progress::of(m.request_status.as_deref().unwrap_or(""), m.dispatch_status.as_deref(), &m.operation_status) == p
+                })
+                .count();
+            (p, n)
+        })
+        .collect()
+}
+
+/// The batch as its page shows it: the dry run's totals, the members with their plans or reasons, the
+/// checklist summary, the decisions and the live progress.
+pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchView, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let batch = batch_for(&mut tx, caller, id, false).await?;
+    let members = db::batches::members(&mut tx, id).await?;
+    let checks = db::batches::checks(&mut tx, id).await?;
+    let decisions = db::batches::decisions(&mut tx, id).await?;
+    let in_department = caller.visible_departments().is_some();
+    let staff = in_department && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
+    let may_decide = in_department && caller.user.user.has(Role::Manager) && batch.created_by != caller.user.user.id;
+    let mut totals = Totals::default();
+    let mut views = Vec::new();
+    for m in &members {
+        let plan: Option<RerunPlan> = m.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
+        let reasons: Vec<Reason> = m.reasons_json.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
+        let counted = matches!(m.state.as_str(), "eligible" | "requested");
+        if counted {
+            totals.operations += 1;
+            let workflow = state.config.workflow(&m.workflow);
+            for step in plan.iter().flat_map(|p| &p.steps) {
+                let connector = workflow.and_then(|w| w.steps.iter().find(|d| d.name == step.name)).and_then(|d| d.connector.clone());
+                let system = connector.unwrap_or_else(|| "—".into());
+                match totals.calls.iter_mut().find(|(s, _)| *s == system) {
+                    Some((_, n)) => *n += 1,
+                    None => totals.calls.push((system, 1)),
+                }
+            }
+        }
+        views.push(MemberView {
+            process_id: m.process_id.clone(),
+            workflow: m.workflow.clone(),
+            state: m.state.clone(),
+            steps: plan.map(|p| p.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect()).unwrap_or_default(),
+            reasons,
+            rerun_id: m.request_id.clone(),
+            progress: (m.state == "requested")
+                .then(|| Progress::of(m.request_status.as_deref().unwrap_or(""), m.dispatch_status.as_deref(), &m.operation_status)),
+        });
+    }
+    totals.calls.sort();
+    let count = |s: &str| members.iter().filter(|m| m.state == s).count();
+    let failing_checks = members
+        .iter()
+        .filter(|m| m.reasons_json.as_deref().is_some_and(|r| r.contains("\"check_fails\"")))
+        .count();
+    let requested = count("requested");
+    let status = batch.status.clone();
+    let open = BatchStatus::parse(&status).is_some_and(BatchStatus::is_open);
+    Ok(BatchView {
+        id: batch.id,
+        department: batch.department,
+        creator: batch.creator,
+        reason: batch.reason,
+        selection: serde_json::from_str(&batch.selection_json).unwrap_or_default(),
+        created_at: batch.created_at,
+        submitted_at: batch.submitted_at,
+        decided_at: batch.decided_at,
+        expires_at: batch.expires_at,
+        rate_per_minute: batch.rate_per_minute,
+        max_rate_per_minute: i64::from(state.config.bulk_dispatch_per_minute),
+        selected: members.len(),
+        looked_up: members.iter().filter(|m| m.looked_up_at.is_some()).count(),
+        eligible: count("eligible"),
+        blocked: count("blocked"),
+        nothing_to_rerun: count("done"),
+        requested,
+        dropped: count("dropped"),
+        totals,
+        checks: Check::ALL
+            .into_iter()
+            .map(|check| {
+                let confirmed = checks.iter().find(|c| c.number == check.number());
+                CheckSummary {
+                    number: check.number(),
+                    passing: requested,
+                    of: requested + failing_checks,
+                    confirmed_by: confirmed.map(|c| c.confirmed_by.clone()),
+                    confirmed_at: confirmed.map(|c| c.confirmed_at),
+                    comment: confirmed.map(|c| c.comment.clone()),
+                    cause_class: confirmed.and_then(|c| c.cause_class.clone()),
+                    cause_text: confirmed.and_then(|c| c.cause_text.clone()),
+                }
+            })
+            .collect(),
+        decisions: decisions
+            .into_iter()
+            .map(|d| crate::api::reruns::DecisionView { approver: d.approver, decision: d.decision, comment: d.comment, decided_at: d.decided_at })
+            .collect(),
+        progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
+        may_request: staff && status == "preview",
+        may_confirm: staff && status == "draft",
+        may_decide: may_decide && status == "pending_approval",
+        may_pause: staff && status == "dispatching",
+        may_resume: staff && status == "paused",
+        may_cancel: staff && open,
+        status,
+        members: views,
+    })
+}
+
+/// The newest bulk reruns the caller may see.
+pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let visible = caller.visible_departments();
+    let rows = db::batches::recent(&mut tx, visible.as_deref(), 100).await?;
+    Ok(rows
+        .into_iter()
+        .map(|b| BatchSummary {
+            awaits_me: b.status == "pending_approval"
+                && caller.user.user.has(Role::Manager)
+                && visible.is_some()
+                && b.created_by != caller.user.user.id,
+            id: b.id,
+            department: b.department,
+            creator: b.creator,
+            reason: b.reason,
+            status: b.status,
+            created_at: b.created_at,
+        })
+        .collect())
+}
