@@ -20,6 +20,12 @@ pub enum Rule {
     ChecksUnconfirmed,
     WrongPassword,
     WrongSignIn,
+    /// A bulk selection that matches no stalled operation.
+    NothingSelected,
+    /// A bulk selection larger than a batch may be.
+    TooMany,
+    /// A bulk selection spanning departments (each department's owners approve their own).
+    OneDepartment,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

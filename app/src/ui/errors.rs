@@ -43,6 +43,9 @@ fn field_problem(l: Locale, f: &FieldError, rule: Rule) -> String {
         Rule::ChecksUnconfirmed => return td_string!(l, common.error.checks_unconfirmed).to_string(),
         Rule::NotSatisfied => return td_string!(l, common.error.not_satisfied).to_string(),
         Rule::CauseRequired => return td_string!(l, common.error.cause_required).to_string(),
+        Rule::NothingSelected => return td_string!(l, common.error.nothing_selected).to_string(),
+        Rule::TooMany => return td_string!(l, common.error.too_many).to_string(),
+        Rule::OneDepartment => return td_string!(l, common.error.one_department).to_string(),
         Rule::Required => td_string!(l, common.error.rule.required),
         Rule::TooShort => td_string!(l, common.error.rule.too_short),
         Rule::TooLong => td_string!(l, common.error.rule.too_long),
@@ -114,6 +117,8 @@ mod tests {
         assert_eq!(error_in(Locale::en, &empty), "Reason: required");
         let wrong = AppError::invalid("password", Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong"));
         assert_eq!(error_in(Locale::en, &wrong), "The sign-in name or the password is wrong.");
+        let mixed = AppError::invalid("department", Invalid::new(Rule::OneDepartment, "a bulk rerun is for one department"));
+        assert!(error_in(Locale::ja, &mixed).starts_with("一括再実行は一つの部門ごとです"));
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::batches::{self, BatchStatus, MAX_OPERATIONS, Progress, Reason};
 use crate::domain::checklist::{self, Check, Prefill};
 use crate::domain::holds::reason;
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::rerun_plan::RerunPlan;
 use crate::domain::roles::Role;
 use crate::domain::stall::FailureClass;
@@ -86,14 +87,16 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
         found
     };
     if selected.is_empty() {
-        return Err(AppError::invalid("selection", "no stalled operation matches this selection"));
+        return Err(AppError::invalid("selection", Invalid::new(Rule::NothingSelected, "no stalled operation matches this selection")));
     }
     if selected.len() > MAX_OPERATIONS {
-        return Err(AppError::invalid("selection", format!("a bulk rerun holds at most {MAX_OPERATIONS} operations: narrow the filters")));
+        let message = format!("a bulk rerun holds at most {MAX_OPERATIONS} operations: narrow the filters");
+        return Err(AppError::invalid("selection", Invalid::new(Rule::TooMany, message)));
     }
     let department = selected[0].department.clone();
     if selected.iter().any(|s| s.department != department) {
-        return Err(AppError::invalid("department", "a bulk rerun is for one department (its owners approve it): choose the department"));
+        let message = "a bulk rerun is for one department (its owners approve it): choose the department";
+        return Err(AppError::invalid("department", Invalid::new(Rule::OneDepartment, message)));
     }
     let id = format!("rb_{}", uuid::Uuid::now_v7().simple());
     let selection_json = serde_json::to_string(&selection).map_err(|e| internal("selection", e))?;
@@ -273,10 +276,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let batch = batch_for(&mut tx, caller, id, true).await?;
     expect(&batch, BatchStatus::Draft)?;
     if db::batches::checks(&mut tx, id).await?.len() != Check::ALL.len() {
-        return Err(AppError::invalid(
-            "checklist",
-            crate::domain::invalid::Invalid::new(crate::domain::invalid::Rule::ChecksUnconfirmed, "confirm all five checks first"),
-        ));
+        return Err(AppError::invalid("checklist", Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first")));
     }
     let (mut submitted, mut expires_at) = (0, None::<DateTime<Utc>>);
     for member in db::batches::members_in(&mut tx, id, "requested", MAX_OPERATIONS as i64).await? {
