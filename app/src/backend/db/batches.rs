@@ -365,13 +365,12 @@ pub async fn unfinished_dispatches(tx: &mut Tx, batch: &str) -> Result<i64, sqlx
     .await)
 }
 
-/// A selected operation: its row ID, process ID, department and status.
+/// A selected operation: its row ID, process ID and department.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct Selected {
     pub id: i64,
     pub process_id: String,
     pub department: String,
-    pub status: String,
 }
 
 /// Filters of a bulk selection (stalled operations only; on-hold ones are held on purpose).
@@ -409,7 +408,7 @@ pub async fn select_stalled(tx: &mut Tx, f: &Filter<'_>) -> Result<Vec<Selected>
         conditions.push(format!("created_at < {}", placeholder()));
     }
     let sql = format!(
-        "SELECT id, process_id, department, status FROM operations WHERE {} ORDER BY id LIMIT $1",
+        "SELECT id, process_id, department FROM operations WHERE {} ORDER BY id LIMIT $1",
         conditions.join(" AND ")
     );
     on_tx!(tx, |c| {
@@ -432,7 +431,7 @@ pub async fn select_by_process_ids(tx: &mut Tx, process_ids: &[String]) -> Resul
     let mut found = Vec::new();
     for chunk in process_ids.chunks(500) {
         let list: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-        let sql = format!("SELECT id, process_id, department, status FROM operations WHERE process_id IN ({})", list.join(", "));
+        let sql = format!("SELECT id, process_id, department FROM operations WHERE process_id IN ({})", list.join(", "));
         let rows: Vec<Selected> = on_tx!(tx, |c| {
             let mut query = sqlx::query_as(&sql);
             for p in chunk {

@@ -410,12 +410,12 @@ async fn end_before_dispatch(
 ) -> Result<(), AppError> {
     for member in db::batches::members_in(tx, &batch.id, "requested", MAX_OPERATIONS as i64).await? {
         let (Some(rerun_id), Some(from)) = (&member.request_id, &member.request_status) else { continue };
-        let request_to = if to == "rejected" { "rejected" } else if to == "expired" { "expired" } else { "cancelled" };
-        if db::rerun_requests::set_status(tx, rerun_id, from, request_to, now).await? {
+        // The members' requests end as the batch does: rejected, expired or cancelled.
+        if db::rerun_requests::set_status(tx, rerun_id, from, to, now).await? {
             db::operations::set_status_from(tx, member.operation_id, "rerun_pending", "stalled", now).await?;
-            let entry = member_entry(actor.clone(), member_action(request_to), batch, &member.process_id)
+            let entry = member_entry(actor.clone(), member_action(to), batch, &member.process_id)
                 .before(json!({"rerun_id": rerun_id, "status": from}))
-                .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": request_to}))
+                .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": to}))
                 .reason(why);
             record(tx, entry, None, now).await?;
         }
