@@ -29,10 +29,7 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
         departments: departments.to_vec(),
     };
     let clock = Arc::new(ManualClock::new(state.clock.now() - Duration::hours(1)));
-    let past = AppState {
-        clock: clock.clone(),
-        ..state.clone()
-    };
+    let past = state.with_clock(clock.clone());
     let outside = DemoSystems::new(state.db.clone(), clock.clone());
     let order = json!({"item": "オフィスチェア", "amount": 4000});
 

@@ -75,9 +75,20 @@ impl Settings {
     }
 }
 
-/// What every handler and server function can reach.
+/// What every handler and server function can reach. Cloned for every request and middleware, so it is one
+/// shared pointer (one atomic increment) rather than a dozen.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Parts>);
+
+impl std::ops::Deref for AppState {
+    type Target = Parts;
+    fn deref(&self) -> &Parts {
+        &self.0
+    }
+}
+
+#[derive(Clone)]
+pub struct Parts {
     pub db: Db,
     pub clock: Arc<dyn Clock>,
     pub settings: Arc<Settings>,
@@ -88,6 +99,8 @@ pub struct AppState {
     pub demo: demo_systems::DemoSystems,
     /// API tokens checked in the last few seconds.
     pub tokens: Arc<services::api_clients::TokenCache>,
+    /// The steps this instance changed last (a guess that saves a read; see `known_steps`).
+    pub known_steps: Arc<services::known_steps::KnownSteps>,
     /// Rung when an approval puts a rerun in the outbox, so this instance's dispatcher sends it at once
     /// instead of at its next poll (other instances still find it by polling).
     pub dispatch_wake: Arc<tokio::sync::Notify>,
@@ -112,7 +125,7 @@ impl AppState {
     pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Result<Self, String> {
         let demo = demo_systems::DemoSystems::new(db.clone(), clock.clone());
         let connectors = reconciliation::Connectors::build(&config, &demo)?;
-        Ok(AppState {
+        Ok(AppState(Arc::new(Parts {
             db,
             clock,
             settings: Arc::new(settings),
@@ -120,10 +133,16 @@ impl AppState {
             connectors: Arc::new(connectors),
             demo,
             tokens: Arc::default(),
+            known_steps: Arc::default(),
             dispatch_wake: Arc::default(),
             stopping: Arc::default(),
             metrics: Arc::default(),
-        })
+        })))
+    }
+
+    /// The same state reading another clock (the demo cases play a past hour).
+    pub fn with_clock(&self, clock: Arc<dyn Clock>) -> AppState {
+        AppState(Arc::new(Parts { clock, ..(*self.0).clone() }))
     }
 }
 

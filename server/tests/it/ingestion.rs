@@ -325,3 +325,71 @@ async fn the_openapi_document_states_the_formats_and_limits_the_server_enforces(
     let events = &doc["paths"]["/api/v1/operations/{process_id}/steps/{step}/events"]["post"];
     assert!(events["responses"]["413"].is_object());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_for_many_steps_at_once_are_each_applied_and_audited_once_and_the_chain_holds() {
+    // Twelve senders, one per step, each sending its step's events in order, all at the same time: on SQLite
+    // the writes waiting for the writer go in together, and a step changed meanwhile sends its group back.
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    for i in 0..7 {
+        register(&app, &token, &format!("k-{i}"), &order(&format!("ORD-{i}"), 4000)).await;
+    }
+    let senders = (0..12).map(|n| {
+        let (app, token) = (&app, &token);
+        async move {
+            let (process_id, step) = (format!("ORD-{}", n / 2), ["register_order", "ai_summary"][n % 2]);
+            let mut applied = 0;
+            for seq in 1..=6 {
+                let body = json!({"seq": seq, "type": if seq % 2 == 1 { "started" } else { "unknown" }});
+                let answer = event(app, token, &process_id, step, body).await;
+                assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+                applied += (answer.json()["applied"] == true) as usize;
+            }
+            applied
+        }
+    });
+    // And two senders racing on one step with the same seq: exactly one of them is applied.
+    let racing = (0..2).map(|_| event(&app, &token, "ORD-6", "register_order", json!({"seq": 99, "type": "started"})));
+    let (applied, raced) = futures::join!(futures::future::join_all(senders), futures::future::join_all(racing));
+    assert_eq!(applied.iter().sum::<usize>(), 72, "every event of every step is newer than the last");
+    assert_eq!(raced.iter().filter(|a| a.json()["applied"] == true).count(), 1);
+    let audited = app.audit_actions().await.iter().filter(|a| a.starts_with("step.")).count();
+    assert_eq!(audited, 73);
+    let events = app.audit_actions().await.len() as i64;
+    let verification = app::backend::services::audit::verify(app.db()).await.unwrap();
+    assert_eq!(verification, app::backend::services::audit::Verification::Intact { events });
+    for i in 0..6 {
+        let steps = app.api(Method::GET, &format!("/api/v1/operations/ORD-{i}"), &token, None, None).await.json()["steps"].clone();
+        assert_eq!((steps[0]["last_seq"].clone(), steps[1]["last_seq"].clone()), (json!(6), json!(6)));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_changed_since_this_instance_wrote_it_is_read_again_and_never_overwritten() {
+    // The instance remembers the step as it wrote it (seq 1, started). A rerun's evidence then sets the
+    // completion flag behind its back; a later failure report must meet the flag, not the remembered row.
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let started = event(&app, &token, "ORD-1", "register_order", json!({"seq": 1, "type": "started"})).await;
+    assert_eq!(started.json()["applied"], true);
+    let step = app::backend::db::operations::step_in_operation(&mut app.db().connection().await.unwrap(), "ORD-1", "register_order")
+        .await
+        .unwrap()
+        .unwrap()
+        .step;
+    let mut tx = app.db().begin_write().await.unwrap();
+    assert!(app::backend::db::rerun_requests::confirm_step_flag(&mut tx, step.id, app.clock.now()).await.unwrap());
+    tx.commit().await.unwrap();
+
+    let failed = event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "failed",
+        "error": {"class": "timeout", "message": "no answer"}})).await;
+    assert_eq!(failed.json()["applied"], false, "{}", failed.body);
+    assert_eq!(failed.json()["step"]["state"], "succeeded");
+    let now = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][0].clone();
+    assert_eq!((now["state"].clone(), now["completed_at"].is_string()), (json!("succeeded"), true));
+    // And the remembered row is not trusted again: the next event is decided on the row as it is.
+    let next = event(&app, &token, "ORD-1", "register_order", json!({"seq": 3, "type": "started"})).await;
+    assert_eq!(next.json()["applied"], false, "a completed step is not started again");
+}

@@ -46,8 +46,10 @@ pub enum Db {
 pub struct SqliteWriter {
     permit: Arc<Semaphore>,
     audit_head: std::sync::Mutex<Option<(i64, String)>>,
-    /// The step events' own connection (see `StepSession`).
+    /// The step events' own connection (see `sqlite::write_step`).
     connection: Arc<tokio::sync::Mutex<Option<sqlx::SqliteConnection>>>,
+    /// Step changes waiting to be written together (see `sqlite::write_step`).
+    step_group: std::sync::Mutex<sqlite::StepGroup>,
 }
 
 /// A SQLite write transaction's hold on the writer, and the audit head it moved (kept on commit).
@@ -145,6 +147,7 @@ impl Db {
                 permit: Arc::new(Semaphore::new(1)),
                 audit_head: std::sync::Mutex::new(None),
                 connection: Arc::new(tokio::sync::Mutex::new(None)),
+                step_group: std::sync::Mutex::default(),
             };
             Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(writer)))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
@@ -192,11 +195,13 @@ impl Db {
         })
     }
 
-    /// A step event's session on SQLite (`None` on PostgreSQL, where the ordinary path is as short).
-    pub async fn step_session(&self) -> Result<Option<StepSession>, sqlx::Error> {
+    /// Writes a step's change and its audit event in one round trip, grouped with other step events waiting
+    /// for the writer (SQLite; see `sqlite::write_step`). `false` when it did not write, and always on
+    /// PostgreSQL, where the ordinary path is as short: the caller then takes the ordinary path.
+    pub async fn write_step_at_once(&self, change: StepChange) -> Result<bool, sqlx::Error> {
         match self {
-            Db::Sqlite(pool, writer) => StepSession::open(pool, writer).await.map(Some),
-            Db::Postgres(_) => Ok(None),
+            Db::Sqlite(pool, writer) => sqlite::write_step(pool, writer, change).await,
+            Db::Postgres(_) => Ok(false),
         }
     }
 
@@ -224,8 +229,6 @@ impl Db {
     }
 }
 
-pub use sqlite::StepSession;
-
 /// SQLite: a consistent copy of the live database into a new file (`VACUUM INTO`, readers and writers go on);
 /// `false` on PostgreSQL, whose tool is pg_dump.
 pub async fn backup_into(db: &Db, path: &std::path::Path) -> Result<bool, sqlx::Error> {
@@ -237,6 +240,8 @@ pub async fn backup_into(db: &Db, path: &std::path::Path) -> Result<bool, sqlx::
         Db::Postgres(_) => Ok(false),
     }
 }
+
+pub use sqlite::StepChange;
 
 impl Tx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {

@@ -45,11 +45,13 @@ pub struct StepRow {
     pub updated_at: DateTime<Utc>,
     pub content_json: Option<String>,
     pub latest_verdict: Option<String>,
+    /// Moved on by every change of the row (see `step_update_sql`).
+    pub revision: i64,
 }
 
 const STEP_COLUMNS: &str = "id, operation_id, position, name, idempotency_key, content_fingerprint, state, last_seq,
     result_id, error_class, error_message, attempts, started_at, last_heartbeat_at, completed_at, updated_at,
-    content_json, latest_verdict";
+    content_json, latest_verdict, revision";
 
 /// A step with what a step event needs of its operation, read in one statement (the hot path).
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -191,21 +193,32 @@ pub async fn incomplete_steps(tx: &mut Tx, operation_id: i64) -> Result<i64, sql
         .await)
 }
 
-/// Writes a step's new state if its `last_seq` is still `seen_seq` (compare-and-set); `false` when another
-/// event got there first and the caller must decide again.
-pub async fn update_step_if_unchanged(tx: &mut Tx, step: &StepRow, seen_seq: Option<i64>) -> Result<bool, sqlx::Error> {
+/// Writes a step's new state if the row is still at the revision it was decided on, `step.revision`
+/// (compare-and-set; the row's revision then moves on); `false` when anything changed it since and the caller
+/// must decide again.
+pub async fn update_step_if_unchanged(tx: &mut Tx, step: &StepRow) -> Result<bool, sqlx::Error> {
     let updated =
-        on_tx!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL), step, seen_seq).execute(c).await.map(|r| r.rows_affected()))?;
+        on_tx!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL.as_str()), step).execute(c).await.map(|r| r.rows_affected()))?;
     Ok(updated == 1)
 }
 
 /// The compare-and-set of a step (12 parameters), shared with the one-trip write of `db::sqlite`.
-pub(super) const STEP_UPDATE_SQL: &str = "UPDATE steps SET state = $2, last_seq = $3, result_id = $4, error_class = $5,
-         error_message = $6, attempts = $7, started_at = $8, last_heartbeat_at = $9, completed_at = $10, updated_at = $11
-     WHERE id = $1 AND last_seq IS NOT DISTINCT FROM $12";
+pub(super) static STEP_UPDATE_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| step_update_sql(0));
+
+/// The compare-and-set on the row's revision, with its 12 parameters numbered after `n` others
+/// (`$n+1 … $n+12`), so that several can share one statement batch.
+pub(super) fn step_update_sql(n: usize) -> String {
+    let p = |i: usize| format!("${}", n + i);
+    format!(
+        "UPDATE steps SET state = {}, last_seq = {}, result_id = {}, error_class = {}, error_message = {}, attempts = {},
+             started_at = {}, last_heartbeat_at = {}, completed_at = {}, updated_at = {}, revision = revision + 1
+         WHERE id = {} AND revision = {}",
+        p(2), p(3), p(4), p(5), p(6), p(7), p(8), p(9), p(10), p(11), p(1), p(12)
+    )
+}
 
 macro_rules! bind_step_update {
-    ($query:expr, $step:expr, $seen_seq:expr) => {
+    ($query:expr, $step:expr) => {
         $query
             .bind($step.id)
             .bind(&$step.state)
@@ -218,7 +231,7 @@ macro_rules! bind_step_update {
             .bind($step.last_heartbeat_at)
             .bind($step.completed_at)
             .bind($step.updated_at)
-            .bind($seen_seq)
+            .bind($step.revision)
     };
 }
 pub(super) use bind_step_update;

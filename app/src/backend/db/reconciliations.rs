@@ -49,7 +49,7 @@ pub async fn insert(
     .map(drop)
     })?;
     on_tx!(tx, |c| sqlx::query(
-        "UPDATE steps SET latest_verdict = $1 WHERE id = $2"
+        "UPDATE steps SET latest_verdict = $1, revision = revision + 1 WHERE id = $2"
     )
     .bind(new.verdict)
     .bind(new.step_id)

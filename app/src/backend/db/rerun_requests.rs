@@ -161,7 +161,7 @@ pub async fn confirm_item(tx: &mut Tx, request: &str, number: i64, c: &Confirmat
 /// Sets a step's completion flag on the outside system's evidence; `false` when it was set already.
 pub async fn confirm_step_flag(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let set = on_tx!(tx, |c| sqlx::query(
-        "UPDATE steps SET state = 'succeeded', completed_at = $2, updated_at = $2 WHERE id = $1 AND completed_at IS NULL"
+        "UPDATE steps SET state = 'succeeded', completed_at = $2, updated_at = $2, revision = revision + 1 WHERE id = $1 AND completed_at IS NULL"
     )
     .bind(step_id)
     .bind(now)

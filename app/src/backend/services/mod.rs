@@ -14,6 +14,7 @@ pub mod holds;
 pub mod idempotency;
 pub mod incidents;
 pub mod known_patterns;
+pub mod known_steps;
 pub mod notifications;
 pub mod operations;
 pub mod reconciliation;

@@ -1,15 +1,17 @@
 //! Step events from the integration: the newest `seq` wins, success sets the completion flag in the same
 //! transaction, and an operation whose steps all succeeded is completed.
 //!
-//! The step is read outside the write lock and written back with a compare-and-set on its `seq`; when another
-//! event for the same step got there first, the decision is taken again under the lock. This keeps the
-//! serialised part (SQLite has one writer) to the writes themselves in the common case.
+//! The step is read outside the write lock (or taken from what this instance last wrote of it, see
+//! `known_steps`) and written back with a compare-and-set on its revision; when anything changed the step
+//! since, the decision is taken again under the lock. This keeps the serialised part (SQLite has one writer)
+//! to the writes themselves in the common case.
 use super::api_clients::ApiClient;
 use super::audit::record;
 use super::operations::step_view;
 use crate::api::AppError;
 use crate::api::operations::{StepEvent, StepEventAnswer};
 use crate::backend::db::operations::{StepInOperation, StepRow};
+use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::operations::{StepEventType, StepState, is_newer, may_leave_success};
@@ -24,7 +26,6 @@ struct Operation {
     process_id: String,
     workflow: String,
     department: String,
-    status: String,
 }
 
 pub async fn report(
@@ -43,6 +44,23 @@ pub async fn report(
     if event.kind == StepEventType::Failed && event.error.is_none() {
         return Err(AppError::invalid("error", "a failed event needs an error with class and message"));
     }
+    let now = state.clock.now();
+    // The step as this instance last wrote it: no read. A guess that fails (the step changed since, or the
+    // event would not apply to it) is forgotten and the step read.
+    if let Some(known) = state.known_steps.get(process_id, step_name).filter(|k| client.may_see(&k.department)) {
+        let operation = Operation {
+            id: known.step.operation_id,
+            process_id: process_id.to_string(),
+            workflow: known.workflow,
+            department: known.department,
+        };
+        if let Some(next) = decide(&known.step, &event, now) {
+            if let Some(answer) = write_at_once(state, client, &operation, &known.step, next, &event, now).await? {
+                return Ok(answer);
+            }
+        }
+        state.known_steps.forget(process_id, step_name);
+    }
     // The step is read without a transaction or the writer; the compare-and-set below catches any change since.
     let found = db::operations::step_in_operation(&mut state.db.connection().await?, process_id, step_name).await?;
     let Some(StepInOperation { step: seen, process_id, workflow, department, operation_status }) = found else {
@@ -51,46 +69,63 @@ pub async fn report(
     if !client.may_see(&department) {
         return Err(AppError::NotFound);
     }
-    let operation = Operation { id: seen.operation_id, process_id, workflow, department, status: operation_status };
-    let Some(next) = decide(&seen, &event, state.clock.now()) else {
+    let operation = Operation { id: seen.operation_id, process_id, workflow, department };
+    let Some(next) = decide(&seen, &event, now) else {
         return Ok(StepEventAnswer { applied: false, step: step_view(seen) });
     };
-    let ai = state.connectors.of_step(&state.config, &operation.workflow, step_name).filter(|c| c.ai);
-    let ai = ai.filter(|_| super::ai_attempts::concerns(&next, &event));
-    let now = state.clock.now();
-
-    // Most events change the step and write one audit event, nothing else: on SQLite one round trip holding
-    // the writer (see `StepSession`). A success that would complete the operation, or any doubt, is refused
-    // by the one-trip write and takes the ordinary path below.
-    let follow_ups = ai.is_some() || event.kind == StepEventType::Heartbeat;
-    if !follow_ups {
-        if let Some(mut session) = state.db.step_session().await? {
-            let entry = step_entry(client, &operation, &seen, &next, event.kind);
-            if session.write_step(&next, seen.last_seq, &entry, now).await?.is_some() {
-                return Ok(StepEventAnswer { applied: true, step: step_view(next) });
-            }
-        } // the ordinary path takes the writer permit itself
+    if let Some(answer) = write_at_once(state, client, &operation, &seen, next.clone(), &event, now).await? {
+        return Ok(answer);
     }
 
     let mut tx = state.db.begin_write().await?;
-    let (current, next) = if db::operations::update_step_if_unchanged(&mut tx, &next, seen.last_seq).await? {
+    let (current, next) = if db::operations::update_step_if_unchanged(&mut tx, &next).await? {
         (seen, next)
     } else {
-        // Another event for this step came first: decide again on the row as it is now, under the lock.
+        // Something changed the step first: decide again on the row as it is now, under the lock.
         let current = db::operations::step_for_update(&mut tx, seen.id).await?;
         let Some(next) = decide(&current, &event, now) else {
             return Ok(StepEventAnswer { applied: false, step: step_view(current) });
         };
-        if !db::operations::update_step_if_unchanged(&mut tx, &next, current.last_seq).await? {
+        if !db::operations::update_step_if_unchanged(&mut tx, &next).await? {
             return Err(crate::backend::auth::internal("step event", "locked step changed"));
         }
         (current, next)
     };
     // AI steps keep each generation as an attempt, in the same transaction.
-    if let Some(ai) = ai {
+    if let Some(ai) = ai_connector(state, &operation, &next, &event) {
         super::ai_attempts::from_event(&mut tx, ai, &next, &event, now).await?;
     }
-    finish_write(tx, state, client, &operation, &current, next, event.kind, now).await
+    finish_write(tx, state, client, &operation, &operation_status, &current, next, event.kind, now).await
+}
+
+/// Most events change the step and write one audit event, nothing else: on SQLite one round trip holding the
+/// writer, shared with the other events waiting for it (see `Db::write_step_at_once`). `None` when the event
+/// has more to write (an AI attempt, a heartbeat's liveness), or when the write is refused (a success that
+/// would complete the operation, a step changed since `current`, any doubt): the caller takes the ordinary path.
+async fn write_at_once(
+    state: &AppState,
+    client: &ApiClient,
+    operation: &Operation,
+    current: &StepRow,
+    next: StepRow,
+    event: &StepEvent,
+    now: DateTime<Utc>,
+) -> Result<Option<StepEventAnswer>, AppError> {
+    if event.kind == StepEventType::Heartbeat || ai_connector(state, operation, &next, event).is_some() {
+        return Ok(None);
+    }
+    let entry = step_entry(client, operation, current, &next, event.kind);
+    if !state.db.write_step_at_once(db::StepChange { step: next.clone(), entry, now }).await? {
+        return Ok(None);
+    }
+    state.known_steps.written(&operation.process_id, next.clone(), &operation.workflow, &operation.department);
+    Ok(Some(StepEventAnswer { applied: true, step: step_view(next) }))
+}
+
+/// The AI connector of the step, when the event concerns one of its generations.
+fn ai_connector<'a>(state: &'a AppState, operation: &Operation, next: &StepRow, event: &StepEvent) -> Option<&'a ConfiguredConnector> {
+    let ai = state.connectors.of_step(&state.config, &operation.workflow, &next.name).filter(|c| c.ai);
+    ai.filter(|_| super::ai_attempts::concerns(next, event))
 }
 
 /// The step after the event, or `None` when the event must not be applied: late, repeated or contradicting
@@ -142,6 +177,7 @@ async fn finish_write(
     state: &AppState,
     client: &ApiClient,
     operation: &Operation,
+    operation_status: &str,
     current: &StepRow,
     step: StepRow,
     kind: StepEventType,
@@ -154,7 +190,7 @@ async fn finish_write(
     }
     let facts = (operation.id, process_id, operation.department.as_str());
     if kind == StepEventType::Succeeded {
-        if super::operations::complete_if_done(&mut tx, client.actor(), facts, &operation.status, None, now).await? {
+        if super::operations::complete_if_done(&mut tx, client.actor(), facts, operation_status, None, now).await? {
             // The rerun that brought it here succeeded.
             if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
                 if db::rerun_requests::set_status(&mut tx, &request.id, &request.status, "succeeded", now).await? {
