@@ -1,7 +1,8 @@
 //! `make bench`: each figure next to a baseline measured in the same run, on the same machine and engine.
 //!
 //! Step events per second through the ingestion API (token check, idempotent seq rule, completion flag and
-//! audit event, all in one transaction) against the raw rate of one INSERT + COMMIT on the same engine; and
+//! audit event, each event's change and audit event committed together; on SQLite the events waiting for the
+//! writer share a commit) against the raw rate of one INSERT + COMMIT on the same engine; and
 //! approval → dispatch latency with 1,000 queued approvals against bare signed POSTs (see `dispatch.rs`); and
 //! the audit export of 1,000,000 events against `sqlite3 -csv` (see `export.rs`); and a fixed-time load on the
 //! release binary against the board and the ingestion API, next to `GET /healthz` (see `load.rs`); and a bulk

@@ -124,13 +124,26 @@ pub struct StepSession {
     writer: Arc<SqliteWriter>,
     pool: SqlitePool,
     connection: OwnedMutexGuard<Option<SqliteConnection>>,
+    /// A batch was sent and its answer not yet read.
+    in_flight: bool,
+}
+
+impl Drop for StepSession {
+    /// Dropped while waiting for a batch's answer (its request went away): the batch may have stopped after
+    /// `BEGIN IMMEDIATE`, holding SQLite's write lock. Closing the connection rolls it back.
+    fn drop(&mut self) {
+        if self.in_flight {
+            self.connection.take();
+            self.writer.remember_head(None);
+        }
+    }
 }
 
 impl StepSession {
     async fn open(pool: &SqlitePool, writer: &Arc<SqliteWriter>) -> Result<StepSession, sqlx::Error> {
         let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
         let connection = writer.connection.clone().lock_owned().await;
-        Ok(StepSession { _permit: permit, writer: writer.clone(), pool: pool.clone(), connection })
+        Ok(StepSession { _permit: permit, writer: writer.clone(), pool: pool.clone(), connection, in_flight: false })
     }
 
     async fn conn(&mut self) -> Result<&mut SqliteConnection, sqlx::Error> {
@@ -183,17 +196,15 @@ impl StepSession {
         for (c, event) in changes.iter().zip(&events) {
             query = bind_event!(bind_step_update!(query, c.step), event);
         }
-        let writer = self.writer.clone();
+        self.in_flight = true;
         let Ok(conn) = self.conn().await else { return false };
-        if query.execute(&mut *conn).await.is_ok() {
-            writer.remember_head(Some(head));
-            return true;
-        }
-        writer.remember_head(None);
-        if sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
+        let written = query.execute(&mut *conn).await.is_ok();
+        if !written && sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
             self.connection.take(); // dropping the connection rolls back what the batch began
         }
-        false
+        self.in_flight = false;
+        self.writer.remember_head(written.then_some(head));
+        written
     }
 
     /// `None` when it did not write (the head is unknown or was taken by another process, or the step changed,
@@ -220,7 +231,9 @@ impl StepSession {
         let query = bind_event!(bind_step_update!(sqlx::query_scalar::<_, String>(SQL.as_str()), step), event)
             .bind(completes)
             .bind(step.operation_id);
+        self.in_flight = true;
         let answer = query.fetch_optional(self.conn().await?).await;
+        self.in_flight = false;
         match answer {
             Ok(Some(hash)) if hash == event.hash => {
                 self.writer.remember_head(Some((event.seq, event.hash.clone())));
