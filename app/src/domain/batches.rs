@@ -2,6 +2,7 @@
 //! cause. Each operation keeps its own computed plan and its own rerun request; an operation whose plan is
 //! blocked, whose checks fail or whose evidence changes drops out with its reason and never blocks the others.
 //! Dispatches are spread at the batch's rate, so the outside system that just recovered is not flooded.
+use super::invalid::{Invalid, Rule};
 use super::rerun_plan::BlockedBecause;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -130,11 +131,12 @@ pub fn send_at(start: DateTime<Utc>, index: usize, per_minute: u32) -> DateTime<
 }
 
 /// The rate a batch dispatches at: the configured one, or slower when staff ask for it.
-pub fn rate(asked: Option<u32>, configured: u32) -> Result<u32, String> {
+pub fn rate(asked: Option<u32>, configured: u32) -> Result<u32, Invalid> {
     match asked {
         None => Ok(configured),
-        Some(0) => Err("the rate must be at least 1 per minute".into()),
-        Some(r) if r > configured => Err(format!("the rate may not exceed the configured {configured} per minute")),
+        Some(r) if r == 0 || r > configured => {
+            Err(Invalid::new(Rule::OutOfRange, format!("the rate is 1 to the configured {configured} per minute")))
+        }
         Some(r) => Ok(r),
     }
 }

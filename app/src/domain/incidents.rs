@@ -14,9 +14,6 @@ pub const MAX_TEXT_CHARS: usize = 2_000;
 /// Process IDs on one report.
 pub const MAX_OPERATIONS: usize = 50;
 
-/// Where a refusal lists the process IDs that were not found (the pages show them in the reader's words).
-const UNKNOWN_IDS_PREFIX: &str = "no operation in your departments with process ID ";
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionStatus {
@@ -96,17 +93,6 @@ pub fn process_ids(text: &str) -> Result<Vec<String>, Invalid> {
         return Err(Invalid::new(Rule::TooLong, format!("at most {MAX_OPERATIONS} process IDs")));
     }
     Ok(ids)
-}
-
-/// The refusal for process IDs that are unknown or of a department the caller does not belong to (the
-/// same answer for both, so that nobody learns what exists elsewhere).
-pub fn unknown_process_ids(ids: &[String]) -> Invalid {
-    Invalid::new(Rule::Unknown, format!("{UNKNOWN_IDS_PREFIX}{}", ids.join(", ")))
-}
-
-/// The process IDs named by `unknown_process_ids`' message.
-pub fn ids_in(message: &str) -> Option<&str> {
-    message.strip_prefix(UNKNOWN_IDS_PREFIX)
 }
 
 /// When it happened: `2026-11-30T09:15` (a browser's date-time field) or `2026-11-30 09:15[:00]` in the
@@ -210,13 +196,6 @@ mod tests {
         assert_eq!(process_ids(" ,\n ").unwrap_err().rule, Some(Rule::Required));
         let many: Vec<String> = (0..=MAX_OPERATIONS).map(|n| format!("ORD-{n}")).collect();
         assert_eq!(process_ids(&many.join(",")).unwrap_err().rule, Some(Rule::TooLong));
-    }
-
-    #[test]
-    fn unknown_process_ids_are_named_in_the_refusal() {
-        let refusal = unknown_process_ids(&["ORD-9".into(), "INV-2001".into()]);
-        assert_eq!(refusal.rule, Some(Rule::Unknown));
-        assert_eq!(ids_in(&refusal.message), Some("ORD-9, INV-2001"));
     }
 
     #[test]

@@ -26,6 +26,23 @@ pub enum Rule {
     TooMany,
     /// A bulk selection spanning departments (each department's owners approve their own).
     OneDepartment,
+    /// A number outside the range the field allows (the message names the range).
+    OutOfRange,
+}
+
+/// Where a refusal lists the process IDs that were not found (the pages show them in the reader's words).
+const UNKNOWN_IDS_PREFIX: &str = "no operation in your departments with process ID ";
+
+/// The refusal for process IDs that are unknown or of a department the caller does not belong to (the
+/// same answer for both, so that nobody learns what exists elsewhere).
+pub fn unknown_process_ids(ids: &[impl AsRef<str>]) -> Invalid {
+    let ids: Vec<&str> = ids.iter().map(AsRef::as_ref).collect();
+    Invalid::new(Rule::Unknown, format!("{UNKNOWN_IDS_PREFIX}{}", ids.join(", ")))
+}
+
+/// The process IDs named by `unknown_process_ids`' message.
+pub fn ids_in(message: &str) -> Option<&str> {
+    message.strip_prefix(UNKNOWN_IDS_PREFIX)
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,5 +79,17 @@ impl From<Invalid> for String {
 impl fmt::Display for Invalid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_process_ids_are_named_in_the_refusal() {
+        let refusal = unknown_process_ids(&["ORD-9", "INV-2001"]);
+        assert_eq!(refusal.rule, Some(Rule::Unknown));
+        assert_eq!(ids_in(&refusal.message), Some("ORD-9, INV-2001"));
     }
 }

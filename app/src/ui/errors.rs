@@ -1,7 +1,7 @@
 //! Server errors in the reader's language: by the refused field's rule, by the conflict's problem slug, else a
 //! translated headline with the server's (English) sentence.
 use crate::api::{AppError, FieldError};
-use crate::domain::invalid::Rule;
+use crate::domain::invalid::{Rule, ids_in};
 use crate::i18n::{Locale, td_string};
 
 pub fn error_message(error: &AppError) -> String {
@@ -46,6 +46,10 @@ fn field_problem(l: Locale, f: &FieldError, rule: Rule) -> String {
         Rule::NothingSelected => return td_string!(l, common.error.nothing_selected).to_string(),
         Rule::TooMany => return td_string!(l, common.error.too_many).to_string(),
         Rule::OneDepartment => return td_string!(l, common.error.one_department).to_string(),
+        Rule::Unknown if f.field.starts_with("process_id") => {
+            let ids = ids_in(&f.message).unwrap_or_default();
+            return td_string!(l, common.error.unknown_process_ids, ids = ids).to_string();
+        }
         Rule::Required => td_string!(l, common.error.rule.required),
         Rule::TooShort => td_string!(l, common.error.rule.too_short),
         Rule::TooLong => td_string!(l, common.error.rule.too_long),
@@ -53,6 +57,7 @@ fn field_problem(l: Locale, f: &FieldError, rule: Rule) -> String {
         Rule::NotAnEmail => td_string!(l, common.error.rule.not_an_email),
         Rule::TooCommon => td_string!(l, common.error.rule.too_common),
         Rule::Unknown => td_string!(l, common.error.rule.unknown),
+        Rule::OutOfRange => td_string!(l, common.error.rule.out_of_range),
     };
     td_string!(l, common.error.field_problem, field = field_label(l, &f.field), problem = problem).to_string()
 }
@@ -70,6 +75,7 @@ fn field_label(l: Locale, field: &str) -> String {
         "name" => td_string!(l, common.field.name),
         "language" => td_string!(l, common.language.label),
         "time_zone" => td_string!(l, common.account.time_zone),
+        "rate_per_minute" => td_string!(l, rerun.batch.field.rate),
         other => return other.to_string(),
     };
     label.to_string()
@@ -108,7 +114,7 @@ fn conflict(l: Locale, problem: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::invalid::Invalid;
+    use crate::domain::invalid::{Invalid, unknown_process_ids};
 
     #[test]
     fn a_refused_field_reads_in_either_language_with_its_name() {
@@ -119,6 +125,15 @@ mod tests {
         assert_eq!(error_in(Locale::en, &wrong), "The sign-in name or the password is wrong.");
         let mixed = AppError::invalid("department", Invalid::new(Rule::OneDepartment, "a bulk rerun is for one department"));
         assert!(error_in(Locale::ja, &mixed).starts_with("一括再実行は一つの部門ごとです"));
+        let rate = AppError::invalid("rate_per_minute", Invalid::new(Rule::OutOfRange, "the rate is 1 to 60 per minute"));
+        assert_eq!(error_in(Locale::ja, &rate), "送信の速さ: 許される範囲の外です");
+    }
+
+    #[test]
+    fn unknown_process_ids_are_named_in_the_readers_language() {
+        let unknown = AppError::invalid("process_ids", unknown_process_ids(&["ORD-9", "INV-2001"]));
+        assert_eq!(error_in(Locale::ja, &unknown), "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9, INV-2001");
+        assert_eq!(error_in(Locale::en, &unknown), "No operation of your departments has these process IDs: ORD-9, INV-2001");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::api::incidents::{
     SetActionStatus, UpdateIncident, list_incidents, load_incident,
 };
 use crate::api::{AppError, FieldError};
-use crate::domain::incidents::{ActionStatus, ids_in};
+use crate::domain::incidents::ActionStatus;
 use crate::domain::invalid::Rule;
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
@@ -30,9 +30,6 @@ pub fn error_text(error: &AppError) -> String {
 
 fn field_text(l: Locale, f: &FieldError) -> String {
     match (f.field.as_str(), f.rule) {
-        ("process_ids" | "process_id", Some(Rule::Unknown)) => {
-            td_string!(l, incident.error.unknown_process_ids, ids = ids_in(&f.message).unwrap_or_default()).to_string()
-        }
         ("process_ids" | "process_id", Some(Rule::NotSatisfied)) => td_string!(l, incident.error.other_department).into(),
         ("occurred_at", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_time).into(),
         ("due_on", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_date).into(),

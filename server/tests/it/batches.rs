@@ -246,7 +246,9 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
         other => panic!("expected a validation error, got {other:?}"),
     };
     let ticks = |ids: &[&str]| Selection { process_ids: ids.iter().map(|s| s.to_string()).collect(), ..Selection::default() };
-    assert_eq!(field(create(ticks(&["SEL-000", "NOPE-1"])).await.unwrap_err()), "process_ids", "an unknown ID is named");
+    let unknown = create(ticks(&["SEL-000", "NOPE-1"])).await.unwrap_err();
+    assert_eq!(app::ui::error_in(app::i18n::Locale::ja, &unknown), "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: NOPE-1");
+    assert_eq!(field(unknown), "process_ids", "an unknown ID is named");
     assert_eq!(field(create(ticks(&["BIL-000"])).await.unwrap_err()), "process_ids", "another department's ID is unknown");
     let nothing = Selection { event: Some("lost_response".into()), ..by_filter() };
     assert_eq!(field(create(nothing).await.unwrap_err()), "selection");

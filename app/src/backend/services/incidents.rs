@@ -13,7 +13,7 @@ use crate::backend::db::Tx;
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::incidents::{self as rules, ActionStatus};
-use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
 use crate::domain::roles::Role;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value, json};
@@ -129,7 +129,7 @@ async fn operations_for(tx: &mut Tx, caller: &Caller, field: &str, ids: &[String
         }
     }
     if !missing.is_empty() {
-        return Err(AppError::invalid(field, rules::unknown_process_ids(&missing)));
+        return Err(AppError::invalid(field, unknown_process_ids(&missing)));
     }
     Ok(found)
 }

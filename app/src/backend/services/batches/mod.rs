@@ -19,7 +19,7 @@ use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::batches::{self, BatchStatus, MAX_OPERATIONS, Progress, Reason};
 use crate::domain::checklist::{self, Check, Prefill};
 use crate::domain::holds::reason;
-use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
 use crate::domain::rerun_plan::RerunPlan;
 use crate::domain::roles::Role;
 use crate::domain::stall::FailureClass;
@@ -82,7 +82,7 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
             .map(String::as_str)
             .collect();
         if !unknown.is_empty() {
-            return Err(AppError::invalid("process_ids", format!("unknown process IDs: {}", unknown.join(", "))));
+            return Err(AppError::invalid("process_ids", unknown_process_ids(&unknown)));
         }
         found
     };
