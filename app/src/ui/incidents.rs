@@ -31,6 +31,8 @@ pub fn error_text(error: &AppError) -> String {
 fn field_text(l: Locale, f: &FieldError) -> String {
     match (f.field.as_str(), f.rule) {
         ("process_ids" | "process_id", Some(Rule::NotSatisfied)) => td_string!(l, incident.error.other_department).into(),
+        // A whole sentence naming the IDs (shared with the bulk rerun's selection).
+        ("process_ids" | "process_id", Some(Rule::Unknown)) => super::error_in(l, &AppError::Validation(vec![f.clone()])),
         ("occurred_at", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_time).into(),
         ("due_on", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_date).into(),
         ("owner", Some(Rule::Unknown)) => td_string!(l, incident.error.owner_outside).into(),
@@ -420,4 +422,17 @@ pub fn OverdueBox(actions: Vec<OverdueAction>) -> impl IntoView {
             </table>
         </aside>
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::invalid::unknown_process_ids;
+
+    #[test]
+    fn a_report_naming_unknown_operations_is_refused_with_their_ids_in_the_readers_language() {
+        let refusal = unknown_process_ids(&["ORD-9"]);
+        let field = FieldError { field: "process_ids".into(), message: refusal.message, rule: refusal.rule };
+        assert_eq!(field_text(Locale::ja, &field), "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9");
+    }
 }
