@@ -22,8 +22,10 @@ pub struct IncidentSummary {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IncidentList {
-    /// Newest first.
+    /// Newest first, one page.
     pub incidents: Vec<IncidentSummary>,
+    /// Pass as `before` for the next page; `None` on the last page.
+    pub next: Option<i64>,
     /// Staff or a manager of some department: may file a report.
     pub may_file: bool,
 }
@@ -126,10 +128,11 @@ pub struct KnownPatterns {
     pub may_act: bool,
 }
 
+/// A page of reports, newest first; `before`: the `next` of the previous page.
 #[server(endpoint = "incidents/list")]
-pub async fn list_incidents() -> Result<IncidentList, AppError> {
+pub async fn list_incidents(before: Option<i64>) -> Result<IncidentList, AppError> {
     let (state, caller) = context::caller().await?;
-    services::incidents::list(&state, &caller).await
+    services::incidents::list(&state, &caller, before).await
 }
 
 #[server(endpoint = "incidents/load")]

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 pub const MAX_TITLE_CHARS: usize = 200;
 /// Impact, cause, response, an action's description, a pattern's evidence: the limit of the other texts.
 pub const MAX_TEXT_CHARS: usize = 2_000;
+/// Reports on one page of the list.
+pub const PAGE_LENGTH: usize = 50;
 /// Process IDs on one report.
 pub const MAX_OPERATIONS: usize = 50;
 

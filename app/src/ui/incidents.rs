@@ -7,7 +7,7 @@ use crate::api::incidents::{
     SetActionStatus, UpdateIncident, list_incidents, load_incident,
 };
 use crate::api::{AppError, FieldError};
-use crate::domain::incidents::ActionStatus;
+use crate::domain::incidents::{ActionStatus, PAGE_LENGTH};
 use crate::domain::invalid::Rule;
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
@@ -88,8 +88,11 @@ fn status_label(status: ActionStatus) -> &'static str {
 pub fn IncidentsPage() -> impl IntoView {
     let l = locale();
     // `/incidents?from=ORD-1` (from an operation's page) pre-fills the process IDs.
-    let from = use_query_map().get_untracked().get("from").unwrap_or_default();
-    let list = Resource::new(|| (), |_| list_incidents());
+    let query = use_query_map();
+    let from = query.get_untracked().get("from").unwrap_or_default();
+    // `?before=ID`: the page after that report (keyset paging).
+    let before = move || query.with(|q| q.get("before").and_then(|v| v.parse::<i64>().ok()));
+    let list = Resource::new(before, list_incidents);
     view! {
         <h1>{td_string!(l, incident.title)}</h1>
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
@@ -140,9 +143,13 @@ fn Incidents(list: IncidentList, from: String) -> impl IntoView {
             </table>
         }.into_any()
     };
+    let next = list.next.map(|id| view! {
+        <p><A href=format!("/incidents?before={id}")>{td_string!(l, incident.list.next, count = PAGE_LENGTH)}</A></p>
+    });
     view! {
         {list.may_file.then(|| view! { <FileForm from /> })}
         {table}
+        {next}
     }
 }
 

@@ -363,3 +363,39 @@ async fn the_pages_show_the_report_with_its_overdue_action_and_the_board_with_it
     let read_only = page(&app, &format!("/incidents/{id}"), &tanaka).await;
     assert!(read_only.contains(r#"data-testid="read-only""#) && !read_only.contains(r#"data-testid="add-action""#));
 }
+
+/// One page of the list: the reports' IDs and the `next` cursor.
+async fn list_page(app: &TestApp, cookie: &str, before: Option<i64>) -> (Vec<i64>, Option<i64>) {
+    let before = before.map(|b| b.to_string());
+    let form: Vec<(&str, &str)> = before.iter().map(|b| ("before", b.as_str())).collect();
+    let answer = app.call("incidents/list", &form, Some(cookie)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let list = answer.json();
+    let ids = list["incidents"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
+    (ids, list["next"].as_i64())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_list_pages_through_every_report_once_newest_first() {
+    let app = TestApp::spawn().await;
+    stalled_order(&app, "ORD-P", "sales", "server_error").await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let sato = app.sign_in("sato", PASSWORD).await;
+    // All at the same time: the order among them is by ID, and no page may skip or repeat one.
+    let mut ids = Vec::new();
+    for _ in 0..app::domain::incidents::PAGE_LENGTH + 3 {
+        ids.push(filed(&app, &sato, "ORD-P").await.parse::<i64>().unwrap());
+    }
+    let (first, next) = list_page(&app, &sato, None).await;
+    assert_eq!(first.len(), app::domain::incidents::PAGE_LENGTH);
+    assert_eq!(next, first.last().copied(), "the next page starts after the last report shown");
+    let link = format!(r#"href="/incidents?before={}""#, next.unwrap());
+    assert!(page(&app, "/incidents", &sato).await.contains(&link), "the page links to the next one");
+    let (second, after) = list_page(&app, &sato, next).await;
+    assert_eq!(after, None, "the last page says so");
+    let mut seen: Vec<i64> = first.into_iter().chain(second).collect();
+    ids.reverse();
+    assert_eq!(seen, ids, "every report once, newest first");
+    seen.dedup();
+    assert_eq!(seen.len(), ids.len());
+}

@@ -241,11 +241,19 @@ pub async fn set_action_status(
     Ok(updated == 1)
 }
 
-/// The incidents of these departments (`None`: all), newest first, with their open and overdue actions.
-pub async fn list(tx: &mut Tx, departments: Option<&[String]>, today: NaiveDate, limit: i64) -> Result<Vec<SummaryRow>, sqlx::Error> {
+/// The incidents of these departments (`None`: all), newest first, with their open and overdue actions;
+/// `before`: only those after that incident in this order (keyset paging: a report filed meanwhile shifts
+/// nothing).
+pub async fn list(
+    tx: &mut Tx,
+    departments: Option<&[String]>,
+    today: NaiveDate,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<SummaryRow>, sqlx::Error> {
     let filter = match departments {
         Some([]) => return Ok(Vec::new()),
-        Some(list) => format!("WHERE i.department IN ({})", placeholders(3, list.len())),
+        Some(list) => format!("AND i.department IN ({})", placeholders(4, list.len())),
         None => String::new(),
     };
     let sql = format!(
@@ -253,10 +261,12 @@ pub async fn list(tx: &mut Tx, departments: Option<&[String]>, today: NaiveDate,
              (SELECT COUNT(*) FROM prevention_actions a WHERE a.incident_id = i.id AND a.status = 'open') AS open_actions,
              (SELECT COUNT(*) FROM prevention_actions a WHERE a.incident_id = i.id AND a.status = 'open' AND a.due_on < $1)
                  AS overdue_actions
-         FROM incidents i {filter} ORDER BY i.occurred_at DESC, i.id DESC LIMIT $2"
+         FROM incidents i
+         WHERE ($3 IS NULL OR (i.occurred_at, i.id) < (SELECT c.occurred_at, c.id FROM incidents c WHERE c.id = $3)) {filter}
+         ORDER BY i.occurred_at DESC, i.id DESC LIMIT $2"
     );
     on_tx!(tx, |c| {
-        let mut query = sqlx::query_as(&sql).bind(today).bind(limit);
+        let mut query = sqlx::query_as(&sql).bind(today).bind(limit).bind(before);
         for department in departments.unwrap_or_default() {
             query = query.bind(department);
         }

@@ -18,7 +18,6 @@ use crate::domain::roles::Role;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value, json};
 
-const LIST_LENGTH: i64 = 200;
 const HISTORY_LENGTH: i64 = 100;
 /// The board's overdue box: the most overdue first.
 pub const OVERDUE_ON_BOARD: i64 = 50;
@@ -274,11 +273,16 @@ pub async fn set_action_status(state: &AppState, caller: &Caller, id: i64, actio
     Ok(())
 }
 
-pub async fn list(state: &AppState, caller: &Caller) -> Result<IncidentList, AppError> {
+/// A page of the reports the caller may read, newest first; `before`: the last report of the previous page.
+pub async fn list(state: &AppState, caller: &Caller, before: Option<i64>) -> Result<IncidentList, AppError> {
     let today = rules::today(state.clock.now());
     let visible = caller.visible_departments();
     let mut tx = state.db.begin_read().await?;
-    let rows = db::incidents::list(&mut tx, visible.as_deref(), today, LIST_LENGTH).await?;
+    let mut rows = db::incidents::list(&mut tx, visible.as_deref(), today, before, rules::PAGE_LENGTH as i64 + 1).await?;
+    let next = (rows.len() > rules::PAGE_LENGTH).then(|| {
+        rows.truncate(rules::PAGE_LENGTH);
+        rows[rules::PAGE_LENGTH - 1].id
+    });
     let incidents = rows
         .into_iter()
         .map(|r| IncidentSummary {
@@ -291,7 +295,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<IncidentList, App
         })
         .collect();
     let may_file = caller.user.user.departments.iter().any(|d| may_write(caller, &d.code));
-    Ok(IncidentList { incidents, may_file })
+    Ok(IncidentList { incidents, next, may_file })
 }
 
 pub async fn load(state: &AppState, caller: &Caller, id: i64) -> Result<IncidentView, AppError> {
