@@ -192,7 +192,10 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .leptos_routes_with_context(
             &options,
             routes,
-            move || provide_context(context_state.clone()),
+            move || {
+                provide_context(context_state.clone());
+                provide_context(app::api::ReadOnce::default());
+            },
             {
                 let options = options.clone();
                 move || app::shell(options.clone())

@@ -35,14 +35,20 @@ pub struct NewUser {
 
 #[server(endpoint = "admin/list_users")]
 pub async fn list_users() -> Result<Vec<UserSummary>, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::users::list(&state, &caller).await
+    context::read_once("admin/list_users", async {
+        let (state, caller) = context::caller().await?;
+        services::users::list(&state, &caller).await
+    })
+    .await
 }
 
 #[server(endpoint = "admin/list_departments")]
 pub async fn list_departments() -> Result<Vec<DepartmentDto>, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::users::departments(&state, &caller).await
+    context::read_once("admin/list_departments", async {
+        let (state, caller) = context::caller().await?;
+        services::users::departments(&state, &caller).await
+    })
+    .await
 }
 
 #[server(endpoint = "admin/add_user", input = Json)]
@@ -75,15 +81,21 @@ pub struct ApiClientSummary {
 /// The configuration loaded at start-up, read-only (it names environment variables, never secrets).
 #[server(endpoint = "admin/configuration")]
 pub async fn loaded_configuration() -> Result<crate::domain::configuration::Config, AppError> {
-    let (state, caller) = context::caller().await?;
-    caller.require(Role::Admin)?;
-    Ok((*state.config).clone())
+    context::read_once("admin/configuration", async {
+        let (state, caller) = context::caller().await?;
+        caller.require(Role::Admin)?;
+        Ok((*state.config).clone())
+    })
+    .await
 }
 
 #[server(endpoint = "admin/list_api_clients")]
 pub async fn list_api_clients() -> Result<Vec<ApiClientSummary>, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::api_clients::list(&state, &caller).await
+    context::read_once("admin/list_api_clients", async {
+        let (state, caller) = context::caller().await?;
+        services::api_clients::list(&state, &caller).await
+    })
+    .await
 }
 
 #[server(endpoint = "admin/revoke_api_client")]

@@ -46,27 +46,30 @@ pub struct AuditPageView {
 
 #[server(endpoint = "audit/page", input = Json)]
 pub async fn audit_page(filter: AuditFilterForm, before: Option<i64>) -> Result<AuditPageView, AppError> {
-    let (state, caller) = context::caller().await?;
-    let parsed = filter.parse().map_err(|m| AppError::invalid("filter", m))?;
-    let (events, next) = audit_trail::page(&state, &caller, &parsed, before).await?;
-    let chain = match audit_trail::chain_status(&state).await? {
-        ChainStatus::Intact { seq, checked_at } => ChainView::Intact { seq, checked_at },
-        ChainStatus::Broken { seq, problem } => ChainView::Broken { seq, problem },
-    };
-    let rows = events
-        .into_iter()
-        .map(|e| AuditRow {
-            diff: crate::domain::audit::diff(e.before_json.as_deref(), e.after_json.as_deref()),
-            seq: e.seq,
-            at: e.at,
-            actor_kind: e.actor_kind,
-            actor: e.actor_label,
-            action: e.action,
-            object_type: e.object_type,
-            object_id: e.object_id,
-            department: e.department,
-            reason: e.reason,
-        })
-        .collect();
-    Ok(AuditPageView { rows, next, chain, may_export: caller.user.user.has(Role::Auditor) })
+    context::read_once(("audit/page", &filter, &before), async {
+        let (state, caller) = context::caller().await?;
+        let parsed = filter.parse().map_err(|m| AppError::invalid("filter", m))?;
+        let (events, next) = audit_trail::page(&state, &caller, &parsed, before).await?;
+        let chain = match audit_trail::chain_status(&state).await? {
+            ChainStatus::Intact { seq, checked_at } => ChainView::Intact { seq, checked_at },
+            ChainStatus::Broken { seq, problem } => ChainView::Broken { seq, problem },
+        };
+        let rows = events
+            .into_iter()
+            .map(|e| AuditRow {
+                diff: crate::domain::audit::diff(e.before_json.as_deref(), e.after_json.as_deref()),
+                seq: e.seq,
+                at: e.at,
+                actor_kind: e.actor_kind,
+                actor: e.actor_label,
+                action: e.action,
+                object_type: e.object_type,
+                object_id: e.object_id,
+                department: e.department,
+                reason: e.reason,
+            })
+            .collect();
+        Ok(AuditPageView { rows, next, chain, may_export: caller.user.user.has(Role::Auditor) })
+    })
+    .await
 }

@@ -39,7 +39,10 @@ pub async fn sign_out() -> Result<(), AppError> {
 
 #[server(endpoint = "me")]
 pub async fn me() -> Result<CurrentUser, AppError> {
-    context::caller().await.map(|(_, caller)| caller.user.user)
+    context::read_once("me", async {
+        context::caller().await.map(|(_, caller)| caller.user.user)
+    })
+    .await
 }
 
 #[server(endpoint = "change_password")]

@@ -149,14 +149,20 @@ pub async fn create_batch(
 
 #[server(endpoint = "batches/load")]
 pub async fn load_batch(id: String) -> Result<BatchView, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::batches::view(&state, &caller, &id).await
+    context::read_once(("batches/load", &id), async {
+        let (state, caller) = context::caller().await?;
+        services::batches::view(&state, &caller, &id).await
+    })
+    .await
 }
 
 #[server(endpoint = "batches/list")]
 pub async fn list_batches() -> Result<Vec<BatchSummary>, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::batches::list(&state, &caller).await
+    context::read_once("batches/list", async {
+        let (state, caller) = context::caller().await?;
+        services::batches::list(&state, &caller).await
+    })
+    .await
 }
 
 /// Requests the previewed plans, at a rate of at most the configured one (empty: the configured one).

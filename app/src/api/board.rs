@@ -97,16 +97,22 @@ pub struct HoldView {
 
 #[server(endpoint = "board/stalled", input = Json)]
 pub async fn stalled_operations(filter: BoardFilter) -> Result<BoardPage, AppError> {
-    let (state, caller) = context::caller().await?;
-    let mut page = services::board::stalled(&state, &caller, filter).await?;
-    page.demo_start = state.settings.demo_systems.then(|| "ORD-1002".into());
-    Ok(page)
+    context::read_once(("board/stalled", &filter), async {
+        let (state, caller) = context::caller().await?;
+        let mut page = services::board::stalled(&state, &caller, filter.clone()).await?;
+        page.demo_start = state.settings.demo_systems.then(|| "ORD-1002".into());
+        Ok(page)
+    })
+    .await
 }
 
 #[server(endpoint = "board/operation")]
 pub async fn load_operation(process_id: String) -> Result<OperationDetail, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::board::detail(&state, &caller, &process_id).await
+    context::read_once(("board/operation", &process_id), async {
+        let (state, caller) = context::caller().await?;
+        services::board::detail(&state, &caller, &process_id).await
+    })
+    .await
 }
 
 /// Asks the outside systems again about every step of the operation (staff or manager of its department).

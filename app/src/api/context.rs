@@ -6,7 +6,11 @@ use crate::backend::services::Caller;
 use axum::extract::ConnectInfo;
 use axum::http::HeaderMap;
 use leptos::prelude::use_context;
+use std::any::Any;
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::OnceCell;
 
 pub fn state() -> Result<AppState, AppError> {
     use_context::<AppState>().ok_or_else(|| crate::backend::auth::internal("context", "AppState missing"))
@@ -49,5 +53,66 @@ pub fn remember_preferences(language: &str, time_zone: Option<&str>) {
         if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
             response.append_header(axum::http::header::SET_COOKIE, value);
         }
+    }
+}
+
+/// What the pages read, kept for the rest of one server response. Leptos renders the signed-in layout's
+/// `Suspense` content more than once on the server, and each render asks the page's server functions again:
+/// three reads of the board per page load (measured). Read once, every render shows the same data, which is
+/// also the data the page hydrates with. Provided per request (see `server::startup`).
+#[derive(Clone, Default)]
+pub struct ReadOnce(Arc<Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>>);
+
+/// The answer of `read` for `key` (a server function's endpoint and arguments), read at most once per
+/// response; read every time where no response keeps them (a call outside a request).
+pub async fn read_once<K, T, F>(key: K, read: F) -> Result<T, AppError>
+where
+    K: std::fmt::Debug,
+    T: Clone + Send + Sync + 'static,
+    F: Future<Output = Result<T, AppError>>,
+{
+    let Some(ReadOnce(kept)) = use_context::<ReadOnce>() else { return read.await };
+    let cell = {
+        let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let cell = kept.entry(format!("{key:?}")).or_insert_with(|| Arc::new(OnceCell::<Result<T, AppError>>::new()));
+        cell.clone().downcast::<OnceCell<Result<T, AppError>>>()
+    };
+    match cell {
+        // Concurrent renders wait for the first read instead of starting their own.
+        Ok(cell) => cell.get_or_init(|| read).await.clone(),
+        Err(_) => read.await, // the same key for another type: cannot happen with endpoint names as keys
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leptos::prelude::{Owner, provide_context};
+    use leptos::reactive::computed::ScopedFuture;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    async fn board(reads: &AtomicUsize) -> Result<usize, AppError> {
+        tokio::task::yield_now().await;
+        Ok(reads.fetch_add(1, Ordering::SeqCst) + 1)
+    }
+
+    #[tokio::test]
+    async fn a_response_reads_each_page_data_once_however_often_it_renders() {
+        let reads = AtomicUsize::new(0);
+        let owner = Owner::new();
+        owner.with(|| provide_context(ReadOnce::default()));
+        // As a page's resource reads: under the response's owner.
+        let render = || owner.with(|| ScopedFuture::new(read_once(("board/stalled", "sales"), board(&reads))));
+        let answers = futures::future::join3(render(), render(), render()).await;
+        assert_eq!(answers, (Ok(1), Ok(1), Ok(1)), "three renders at once, one read");
+        let other = owner.with(|| ScopedFuture::new(read_once(("board/stalled", "billing"), board(&reads))));
+        assert_eq!(other.await, Ok(2), "other arguments are another read");
+    }
+
+    #[tokio::test]
+    async fn without_a_response_every_call_reads() {
+        let reads = AtomicUsize::new(0);
+        assert_eq!(read_once("me", board(&reads)).await, Ok(1));
+        assert_eq!(read_once("me", board(&reads)).await, Ok(2));
     }
 }

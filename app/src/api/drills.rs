@@ -37,8 +37,11 @@ pub struct DrillReport {
 
 #[server(endpoint = "drills/overview")]
 pub async fn load_drills() -> Result<DrillOverview, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::drills::overview(&state, &caller).await
+    context::read_once("drills/overview", async {
+        let (state, caller) = context::caller().await?;
+        services::drills::overview(&state, &caller).await
+    })
+    .await
 }
 
 /// Starts a drill with the chosen faults (their names separated by commas) for `minutes`.
@@ -60,6 +63,9 @@ pub async fn end_drill(id: String) -> Result<(), AppError> {
 
 #[server(endpoint = "drills/report")]
 pub async fn load_drill_report(id: String) -> Result<DrillReport, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::drills::report(&state, &caller, &id).await
+    context::read_once(("drills/report", &id), async {
+        let (state, caller) = context::caller().await?;
+        services::drills::report(&state, &caller, &id).await
+    })
+    .await
 }

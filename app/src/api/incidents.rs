@@ -131,14 +131,20 @@ pub struct KnownPatterns {
 /// A page of reports, newest first; `before`: the `next` of the previous page.
 #[server(endpoint = "incidents/list")]
 pub async fn list_incidents(before: Option<i64>) -> Result<IncidentList, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::incidents::list(&state, &caller, before).await
+    context::read_once(("incidents/list", &before), async {
+        let (state, caller) = context::caller().await?;
+        services::incidents::list(&state, &caller, before).await
+    })
+    .await
 }
 
 #[server(endpoint = "incidents/load")]
 pub async fn load_incident(id: i64) -> Result<IncidentView, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::incidents::load(&state, &caller, id).await
+    context::read_once(("incidents/load", &id), async {
+        let (state, caller) = context::caller().await?;
+        services::incidents::load(&state, &caller, id).await
+    })
+    .await
 }
 
 /// Files a report from operations of one department (process IDs separated by commas or lines); its ID.
@@ -192,8 +198,11 @@ pub async fn set_action_status(id: i64, action_id: i64, status: String) -> Resul
 
 #[server(endpoint = "incidents/patterns")]
 pub async fn load_known_patterns(process_id: String) -> Result<KnownPatterns, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::known_patterns::load(&state, &caller, &process_id).await
+    context::read_once(("incidents/patterns", &process_id), async {
+        let (state, caller) = context::caller().await?;
+        services::known_patterns::load(&state, &caller, &process_id).await
+    })
+    .await
 }
 
 /// "This pattern is already understood" for the operation, with the evidence (staff or manager).

@@ -14,6 +14,8 @@ pub mod reviews;
 pub mod stop_switch;
 #[cfg(feature = "ssr")]
 pub(crate) mod context;
+#[cfg(feature = "ssr")]
+pub use context::ReadOnce;
 
 pub use error::{AppError, FieldError};
 

@@ -22,14 +22,20 @@ pub struct NotificationView {
 
 #[server(endpoint = "notifications/unread")]
 pub async fn unread_notifications() -> Result<i64, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::notifications::unread(&state, &caller).await
+    context::read_once("notifications/unread", async {
+        let (state, caller) = context::caller().await?;
+        services::notifications::unread(&state, &caller).await
+    })
+    .await
 }
 
 #[server(endpoint = "notifications/list")]
 pub async fn list_notifications() -> Result<Vec<NotificationView>, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::notifications::latest(&state, &caller).await
+    context::read_once("notifications/list", async {
+        let (state, caller) = context::caller().await?;
+        services::notifications::latest(&state, &caller).await
+    })
+    .await
 }
 
 #[server(endpoint = "notifications/read")]

@@ -73,8 +73,11 @@ pub async fn start_rerun_request(process_id: String, reason: String) -> Result<S
 
 #[server(endpoint = "reruns/load")]
 pub async fn load_rerun_request(id: String) -> Result<RerunRequestView, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::rerun_requests::view(&state, &caller, &id).await
+    context::read_once(("reruns/load", &id), async {
+        let (state, caller) = context::caller().await?;
+        services::rerun_requests::view(&state, &caller, &id).await
+    })
+    .await
 }
 
 /// Confirms one of the five checks with a comment (the fifth with the cause class and text).
@@ -117,8 +120,11 @@ pub struct InboxItem {
 
 #[server(endpoint = "approvals/inbox")]
 pub async fn approval_inbox() -> Result<Vec<InboxItem>, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::approvals::inbox(&state, &caller).await
+    context::read_once("approvals/inbox", async {
+        let (state, caller) = context::caller().await?;
+        services::approvals::inbox(&state, &caller).await
+    })
+    .await
 }
 
 /// An owner approves (comment optional) or rejects (comment required) a request.

@@ -79,8 +79,11 @@ pub struct ReviewView {
 
 #[server(endpoint = "reviews/show", input = leptos::server_fn::codec::Json)]
 pub async fn load_review(query: ReviewQuery) -> Result<ReviewView, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::reviews::review(&state, &caller, &query).await
+    context::read_once(("reviews/show", &query), async {
+        let (state, caller) = context::caller().await?;
+        services::reviews::review(&state, &caller, &query).await
+    })
+    .await
 }
 
 /// A manager of the department signs off a period's review, with a comment (audited).

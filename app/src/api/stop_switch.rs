@@ -31,8 +31,11 @@ pub struct SwitchView {
 
 #[server(endpoint = "stop_switch/overview")]
 pub async fn stop_switch_overview() -> Result<Vec<SwitchView>, AppError> {
-    let (state, caller) = context::caller().await?;
-    services::stop_switch::overview(&state, &caller).await
+    context::read_once("stop_switch/overview", async {
+        let (state, caller) = context::caller().await?;
+        services::stop_switch::overview(&state, &caller).await
+    })
+    .await
 }
 
 #[server(endpoint = "stop_switch/pause")]

@@ -14,9 +14,9 @@ pub fn SignedInLayout() -> impl IntoView {
     let l = super::labels::locale();
     let me = Resource::new(|| (), |_| me());
     let unread = Resource::new(|| (), |_| unread_notifications());
-    // The page sits inside the wait for the user, which Leptos renders more than once on the server: a page's
-    // data can be fetched twice for one response (see Known problems in the README). Rendering the page beside
-    // the header instead made hydration fail now and then; this is the arrangement that hydrates reliably.
+    // The page sits inside the wait for the user, which Leptos renders more than once on the server; the page's
+    // server functions then answer from what the response already read (`api::context::read_once`). Rendering
+    // the page beside the header instead made hydration fail now and then; this arrangement hydrates reliably.
     view! {
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
