@@ -1,5 +1,5 @@
 //! A fixed-time load on the release server binary (its own process, so that its memory is its own): the stalled
-//! board as a signed-in user, and registrations through the ingestion API, each against `GET /healthz` with the
+//! board as a signed-in user (its server function, and its whole server-rendered page), and registrations through the ingestion API, each against `GET /healthz` with the
 //! same clients as the floor. Requests/s, p50/p99, errors, and the server's memory before and after.
 use anyhow::Context;
 use app::backend::{Db, Settings, SystemClock};
@@ -22,6 +22,7 @@ pub struct Load {
     pub seconds: u64,
     pub floor: Phase,
     pub board: Phase,
+    pub board_page: Phase,
     pub ingestion: Phase,
     pub rss_before_mib: f64,
     pub rss_after_mib: f64,
@@ -67,6 +68,7 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
             http.post(format!("{base}/api/board/stalled")).header("cookie", &cookie).json(&json!({"filter": {}})).send()
         }, 200)
         .await;
+        let board_page = phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", &cookie).send(), 200).await;
         let run = uuid::Uuid::new_v4().simple().to_string();
         let ingestion = phase(clients, seconds, |client, n| {
             let id = format!("LOAD-{run}-{client}-{n}");
@@ -79,6 +81,7 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
             seconds,
             floor,
             board,
+            board_page,
             ingestion,
             rss_before_mib,
             rss_after_mib: rss(server.id(), "VmRSS")?,

@@ -77,6 +77,7 @@ async fn main() -> anyhow::Result<()> {
             )
         };
         row("stalled board as a signed-in user (server function, 2,000 stalled)", &l.board)
+            + &row("the board's whole page, server-rendered (`GET /`, the same user)", &l.board_page)
             + &row("registrations through the ingestion API (token, idempotency key, audit)", &l.ingestion)
             + &format!(
                 "| load: server memory (RSS) before → after the load | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
