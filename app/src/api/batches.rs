@@ -95,6 +95,30 @@ pub struct BatchView {
     pub may_cancel: bool,
 }
 
+/// What a batch's page follows every 2 s while the batch moves: far less than the whole view, which holds up to
+/// 2,000 members with their plans.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchProgress {
+    pub status: String,
+    pub selected: usize,
+    pub looked_up: usize,
+    pub progress: Vec<(Progress, i64)>,
+    /// Each member's stage of the dispatch, in the batch's order (`None`: not requested).
+    pub members: Vec<Option<Progress>>,
+}
+
+impl From<&BatchView> for BatchProgress {
+    fn from(b: &BatchView) -> Self {
+        BatchProgress {
+            status: b.status.clone(),
+            selected: b.selected,
+            looked_up: b.looked_up,
+            progress: b.progress.clone(),
+            members: b.members.iter().map(|m| m.progress).collect(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchSummary {
     pub id: String,
@@ -154,6 +178,13 @@ pub async fn load_batch(id: String) -> Result<BatchView, AppError> {
         services::batches::view(&state, &caller, &id).await
     })
     .await
+}
+
+/// The moving parts of a batch (its page follows them while the batch moves).
+#[server(endpoint = "batches/progress")]
+pub async fn follow_batch(id: String) -> Result<BatchProgress, AppError> {
+    let (state, caller) = context::caller().await?;
+    services::batches::progress(&state, &caller, &id).await
 }
 
 #[server(endpoint = "batches/list")]

@@ -160,6 +160,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/reruns/cancel", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/batches/create", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/batches/load", SignedIn),
+    server_fn("/api/batches/progress", SignedIn),
     server_fn("/api/batches/list", SignedIn),
     server_fn("/api/batches/request", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/batches/confirm", Roles(STAFF_OR_MANAGER)),

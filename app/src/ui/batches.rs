@@ -5,8 +5,8 @@ use super::labels::{local_time, locale, state_label};
 use super::rerun_request::{blocked_label, check_label, confirmation_fields, confirmed_line};
 use crate::api::AppError;
 use crate::api::batches::{
-    BatchSummary, BatchView, CheckSummary, ConfirmBatchCheck, ControlBatch, DecideBatch, MemberView, RequestBatch,
-    SubmitBatch, list_batches, load_batch,
+    BatchProgress, BatchSummary, BatchView, CheckSummary, ConfirmBatchCheck, ControlBatch, DecideBatch, MemberView, RequestBatch,
+    SubmitBatch, follow_batch, list_batches, load_batch,
 };
 use crate::domain::batches::{Progress, Reason};
 use crate::i18n::td_string;
@@ -91,7 +91,7 @@ fn reason_text(reason: &Reason) -> String {
 
 /// Whether the page follows the batch by itself: during the look-ups, the wait for the owners and the dispatch,
 /// and while a sent rerun has not finished yet.
-fn follows(b: &BatchView) -> bool {
+fn follows(b: &BatchProgress) -> bool {
     matches!(b.status.as_str(), "previewing" | "pending_approval" | "dispatching" | "paused")
         || b.progress.iter().any(|(p, n)| *p == Progress::Sent && *n > 0)
 }
@@ -188,8 +188,8 @@ pub fn BatchPage() -> impl IntoView {
 fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoView {
     let l = locale();
     // The live parts (look-ups, progress) follow the batch every 2 s; a change of status reloads the page.
-    let live = RwSignal::new(b.clone());
-    if follows(&b) {
+    let live = RwSignal::new(BatchProgress::from(&b));
+    if live.with_untracked(follows) {
         let (id, status) = (b.id.clone(), b.status.clone());
         Effect::new(move |_| {
             let (id, status) = (id.clone(), status.clone());
@@ -201,7 +201,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                     }
                     let (id, status) = (id.clone(), status.clone());
                     leptos::task::spawn_local(async move {
-                        if let Ok(now) = load_batch(id).await {
+                        if let Ok(now) = follow_batch(id).await {
                             if now.status == status {
                                 live.try_set(now);
                             } else {
@@ -287,7 +287,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
 
 /// While the outside systems are asked: n of N looked up.
 #[component]
-fn LookUps(live: RwSignal<BatchView>) -> impl IntoView {
+fn LookUps(live: RwSignal<BatchProgress>) -> impl IntoView {
     let l = locale();
     view! {
         <section class="card batch-part" aria-labelledby="lookup-title" data-testid="batch-lookup">
@@ -332,7 +332,7 @@ fn Totals(b: BatchView) -> impl IntoView {
 
 /// The operations to rerun with their plans (and, once sent, where each stands).
 #[component]
-fn Planned(members: Vec<(usize, MemberView)>, live: RwSignal<BatchView>) -> impl IntoView {
+fn Planned(members: Vec<(usize, MemberView)>, live: RwSignal<BatchProgress>) -> impl IntoView {
     let l = locale();
     let open = members.len() <= FOLD_AFTER;
     let summary = td_string!(l, rerun.batch.members.planned, count = members.len()).to_string();
@@ -348,7 +348,7 @@ fn Planned(members: Vec<(usize, MemberView)>, live: RwSignal<BatchView>) -> impl
                     {members.into_iter().map(|(index, m)| {
                         let state = m.state.clone();
                         let shown = move || {
-                            live.with(|v| v.members.get(index).and_then(|now| now.progress))
+                            live.with(|v| v.members.get(index).copied().flatten())
                                 .map_or_else(|| member_label(&state), progress_label)
                         };
                         let pid = m.process_id.clone();
@@ -473,7 +473,7 @@ fn Decide(id: String, action: ServerAction<DecideBatch>) -> impl IntoView {
 
 /// Where the requested operations stand: a count per state and a bar of the finished ones.
 #[component]
-fn ProgressPanel(live: RwSignal<BatchView>) -> impl IntoView {
+fn ProgressPanel(live: RwSignal<BatchProgress>) -> impl IntoView {
     let l = locale();
     let count = move |p: Progress| live.with(|v| v.progress.iter().find(|(q, _)| *q == p).map_or(0, |(_, n)| *n));
     let total = move || live.with(|v| v.progress.iter().map(|(_, n)| n).sum::<i64>());

@@ -4,7 +4,7 @@
 use crate::dispatch::Receiver;
 use crate::fixtures::caller;
 use crate::harness::TestApp;
-use app::api::batches::{BatchView, Control, Selection};
+use app::api::batches::{BatchProgress, BatchView, Control, Selection};
 use app::backend::demo_systems::Service;
 use app::backend::services::{Caller, batches, dispatcher::dispatch_due, reconciliation, rerun_requests, sweeper};
 use app::domain::batches::{Progress, Reason};
@@ -86,6 +86,12 @@ impl Bulk {
         batches::view(&self.app.state, &self.staff, id).await.unwrap()
     }
 
+    /// What the page follows, checked against the whole view read just before (nothing moves in between).
+    async fn follows_the_view(&self, view: &BatchView) {
+        let followed = batches::progress(&self.app.state, &self.staff, &view.id).await.unwrap();
+        assert_eq!(followed, BatchProgress::from(view), "the page's progress tells what the view tells");
+    }
+
     /// Requested at `rate` a minute, the five checks confirmed, submitted and approved by the owner.
     async fn approved(&self, id: &str, rate: u32) {
         batches::request(&self.app.state, &self.staff, id, Some(rate)).await.unwrap();
@@ -143,6 +149,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     assert_eq!((preview.selected, preview.looked_up, preview.eligible, preview.blocked), (500, 500, 450, 50));
     assert!(b.receiver.requests().is_empty(), "the preview is a dry run: nothing is sent");
     assert_eq!(preview.totals.operations, 450);
+    b.follows_the_view(&preview).await;
     assert_eq!(preview.totals.calls, vec![("ai-summary".to_string(), 450), ("order-api".to_string(), 450)]);
     let blocked = preview.members.iter().find(|m| m.process_id == *busy[3]).unwrap();
     assert_eq!(blocked.state, "blocked");
@@ -154,6 +161,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     let approved = b.view(&id).await;
     assert_eq!(approved.status, "dispatching");
     assert!(approved.checks.iter().all(|c| (c.passing, c.of) == (450, 450)), "450 of 450 pre-checks pass");
+    b.follows_the_view(&approved).await;
     b.dispatch_for(50).await; // 450 at 600 a minute: 45 s
 
     let sent = b.sent();
@@ -165,6 +173,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     assert_eq!(done.status, "completed");
     assert_eq!(progress(&done, Progress::Sent), 450);
     assert_eq!(progress(&done, Progress::Waiting), 0);
+    b.follows_the_view(&done).await;
     let actions = b.app.audit_actions().await;
     for action in ["rerun_batch.created", "rerun_batch.previewed", "rerun_batch.requested", "rerun_batch.submitted", "rerun_batch.approved", "rerun_batch.completed"] {
         assert!(actions.iter().any(|a| a == action), "{action} is audited");

@@ -156,6 +156,7 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
         ("reruns/cancel", vec![("id", &request), ("reason", "取り下げ")], &kato),
         ("approvals/decide", vec![("id", &request), ("approve", "true"), ("comment", "")], &ito),
         ("batches/load", vec![("id", &batch)], &kato),
+        ("batches/progress", vec![("id", &batch)], &kato),
         ("batches/request", vec![("id", &batch)], &kato),
         ("batches/confirm", vec![("id", &batch), ("number", "1"), ("comment", "確認")], &kato),
         ("batches/submit", vec![("id", &batch)], &kato),

@@ -196,6 +196,13 @@ const MEMBER_SELECT: &str = "SELECT m.position, m.operation_id, o.process_id, o.
     FROM rerun_batch_members m JOIN operations o ON o.id = m.operation_id
     LEFT JOIN rerun_requests r ON r.id = m.request_id LEFT JOIN dispatches d ON d.request_id = m.request_id";
 
+/// Every member, in the batch's order, without its plan and reasons (following the progress needs neither).
+pub async fn members_without_plans(tx: &mut Tx, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
+    let select = MEMBER_SELECT.replace("m.plan_json, m.reasons_json", "CAST(NULL AS TEXT) AS plan_json, CAST(NULL AS TEXT) AS reasons_json");
+    let sql = format!("{select} WHERE m.batch_id = $1 ORDER BY m.position");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).fetch_all(c).await)
+}
+
 /// Every member, in the batch's order.
 pub async fn members(tx: &mut Tx, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
     let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 ORDER BY m.position");

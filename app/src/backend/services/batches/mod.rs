@@ -10,7 +10,7 @@ use super::notifications::notify_owners;
 use super::reconciliation::{self, Looked};
 use super::rerun_requests::{self, Draft, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill, snapshot};
 use crate::api::AppError;
-use crate::api::batches::{BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals};
+use crate::api::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals};
 use crate::backend::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
 use crate::backend::db::rerun_requests::{Confirmation, RequestRow};
 use crate::backend::{AppState, db};
@@ -32,7 +32,7 @@ mod preview;
 mod view;
 pub use dispatch::{complete_if_done, control, drop_after_approval, respread_after_stop};
 pub use preview::{preview, resume_stale_previews};
-pub use view::{list, view};
+pub use view::{list, progress, view};
 
 fn internal(what: &'static str, e: impl std::fmt::Display) -> AppError {
     crate::backend::auth::internal(what, e)

@@ -3,19 +3,30 @@ use super::*;
 
 /// How many of the requested members are at each stage of the dispatch.
 pub(super) fn progress_of(members: &[MemberRow]) -> Vec<(Progress, usize)> {
-    Progress::ALL
-        .into_iter()
-        .map(|p| {
-            let n = members
-                .iter()
-                .filter(|m| m.state == "requested")
-                .filter(|m| {
-                    Progress::of(m.request_status.as_deref().unwrap_or(""), m.dispatch_status.as_deref(), &m.operation_status) == p
-                })
-                .count();
-            (p, n)
-        })
-        .collect()
+    Progress::ALL.into_iter().map(|p| (p, members.iter().filter(|m| member_progress(m) == Some(p)).count())).collect()
+}
+
+/// A member's stage of the dispatch; `None` until it is requested.
+fn member_progress(m: &MemberRow) -> Option<Progress> {
+    (m.state == "requested").then(|| Progress::of(m.request_status.as_deref().unwrap_or(""), m.dispatch_status.as_deref(), &m.operation_status))
+}
+
+/// The moving parts of the batch, read without the members' plans.
+pub async fn progress(state: &AppState, caller: &Caller, id: &str) -> Result<BatchProgress, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let batch = batch_for(&mut tx, caller, id, false).await?;
+    let members = db::batches::members_without_plans(&mut tx, id).await?;
+    Ok(BatchProgress {
+        status: batch.status,
+        selected: members.len(),
+        looked_up: looked_up(&members),
+        progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
+        members: members.iter().map(member_progress).collect(),
+    })
+}
+
+fn looked_up(members: &[MemberRow]) -> usize {
+    members.iter().filter(|m| m.looked_up_at.is_some()).count()
 }
 
 /// The batch as its page shows it: the dry run's totals, the members with their plans or reasons, the
@@ -54,8 +65,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
             steps: plan.map(|p| p.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect()).unwrap_or_default(),
             reasons,
             rerun_id: m.request_id.clone(),
-            progress: (m.state == "requested")
-                .then(|| Progress::of(m.request_status.as_deref().unwrap_or(""), m.dispatch_status.as_deref(), &m.operation_status)),
+            progress: member_progress(m),
         });
     }
     totals.calls.sort();
@@ -80,7 +90,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         rate_per_minute: batch.rate_per_minute,
         max_rate_per_minute: i64::from(state.config.bulk_dispatch_per_minute),
         selected: members.len(),
-        looked_up: members.iter().filter(|m| m.looked_up_at.is_some()).count(),
+        looked_up: looked_up(&members),
         eligible: count("eligible"),
         blocked: count("blocked"),
         nothing_to_rerun: count("done"),
