@@ -59,7 +59,7 @@ async fn export(State(state): State<AppState>, auth: AuthSession, headers: Heade
     };
     let filter = match query.filter.parse() {
         Ok(filter) => filter,
-        Err(message) => return problem(AppError::invalid("filter", message)),
+        Err((field, why)) => return problem(AppError::invalid(field, why)),
     };
     let export = match audit_trail::begin_for(&state, &caller, filter, format).await {
         Ok(export) => export,

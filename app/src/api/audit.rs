@@ -48,7 +48,7 @@ pub struct AuditPageView {
 pub async fn audit_page(filter: AuditFilterForm, before: Option<i64>) -> Result<AuditPageView, AppError> {
     context::read_once(("audit/page", &filter, &before), async {
         let (state, caller) = context::caller().await?;
-        let parsed = filter.parse().map_err(|m| AppError::invalid("filter", m))?;
+        let parsed = filter.parse().map_err(|(field, why)| AppError::invalid(field, why))?;
         let (events, next) = audit_trail::page(&state, &caller, &parsed, before).await?;
         let chain = match audit_trail::chain_status(&state).await? {
             ChainStatus::Intact { seq, checked_at } => ChainView::Intact { seq, checked_at },

@@ -1,6 +1,7 @@
 //! The weekly and monthly review: indicators, what changed since the last review, and the manager's sign-off.
 use super::{AppError, DepartmentDto};
 use crate::domain::indicators::{Indicator, Period, PeriodKind};
+use crate::domain::invalid::{Invalid, Rule};
 use chrono::{DateTime, NaiveDate, Utc};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -106,7 +107,7 @@ impl ReviewQuery {
     pub fn day(&self) -> Result<Option<NaiveDate>, AppError> {
         match self.day.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
             None => Ok(None),
-            Some(text) => text.parse().map(Some).map_err(|_| AppError::invalid("day", "a date such as 2026-11-30")),
+            Some(text) => text.parse().map(Some).map_err(|_| AppError::invalid("day", Invalid::new(Rule::NotATime, "a date such as 2026-11-30"))),
         }
     }
 }

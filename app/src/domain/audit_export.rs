@@ -2,6 +2,7 @@
 //! CSV cells a spreadsheet cannot run, the trailer, and the offline check of an exported JSON Lines file.
 use super::audit::AuditEvent;
 use super::canonical_json::to_canonical_string;
+use super::invalid::{Invalid, Rule};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -45,12 +46,13 @@ pub struct AuditFilterForm {
 }
 
 impl AuditFilterForm {
-    pub fn parse(&self) -> Result<AuditFilter, String> {
+    /// The filter, or the field that is wrong and why.
+    pub fn parse(&self) -> Result<AuditFilter, (&'static str, Invalid)> {
         let text = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());
-        let time = |v: &str| text(v).map(|v| parse_time(&v)).transpose();
+        let time = |field, v: &str| text(v).map(|v| parse_time(&v)).transpose().map_err(|why| (field, why));
         Ok(AuditFilter {
-            from: time(&self.from)?,
-            to: time(&self.to)?,
+            from: time("from", &self.from)?,
+            to: time("to", &self.to)?,
             department: text(&self.department),
             actor: text(&self.actor),
             action: text(&self.action),
@@ -62,7 +64,7 @@ impl AuditFilterForm {
 }
 
 /// `2026-11-30T09:00:00+09:00`, or `2026-11-30` (midnight in Japan time, where the companies are).
-pub fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
+pub fn parse_time(text: &str) -> Result<DateTime<Utc>, Invalid> {
     if let Ok(at) = DateTime::parse_from_rfc3339(text) {
         return Ok(at.with_timezone(&Utc));
     }
@@ -71,7 +73,7 @@ pub fn parse_time(text: &str) -> Result<DateTime<Utc>, String> {
         .ok()
         .and_then(|date| date.and_hms_opt(0, 0, 0)?.and_local_timezone(japan).single())
         .map(|at| at.with_timezone(&Utc))
-        .ok_or_else(|| format!("'{text}' is not a date (2026-11-30) or an RFC 3339 time"))
+        .ok_or_else(|| Invalid::new(Rule::NotATime, format!("'{text}' is not a date (2026-11-30) or an RFC 3339 time")))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -158,19 +158,19 @@ pub fn process_ids(text: &str) -> Vec<String> {
 }
 
 /// A form's `datetime-local` value (`2026-11-30T09:00`), read in the user's time zone; empty is no limit.
-pub fn local_time(text: &str, zone: chrono_tz::Tz) -> Result<Option<DateTime<Utc>>, String> {
+pub fn local_time(text: &str, zone: chrono_tz::Tz) -> Result<Option<DateTime<Utc>>, Invalid> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(None);
     }
     let naive = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M")
         .or_else(|_| chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S"))
-        .map_err(|_| format!("'{text}' is not a date and time (YYYY-MM-DDTHH:MM)"))?;
+        .map_err(|_| Invalid::new(Rule::NotATime, format!("'{text}' is not a date and time (YYYY-MM-DDTHH:MM)")))?;
     naive
         .and_local_timezone(zone)
         .earliest()
         .map(|t| Some(t.with_timezone(&Utc)))
-        .ok_or_else(|| format!("'{text}' does not exist in {zone}"))
+        .ok_or_else(|| Invalid::new(Rule::NotATime, format!("'{text}' does not exist in {zone}")))
 }
 
 #[cfg(test)]

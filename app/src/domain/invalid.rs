@@ -28,6 +28,12 @@ pub enum Rule {
     OneDepartment,
     /// A number outside the range the field allows (the message names the range).
     OutOfRange,
+    /// Text that is not a date or a date and time.
+    NotATime,
+    /// A choice of several where none was chosen.
+    NoneChosen,
+    /// A review of a period that has not started yet.
+    NotStartedYet,
 }
 
 /// Where a refusal lists the process IDs that were not found (the pages show them in the reader's words).
@@ -81,6 +87,8 @@ impl fmt::Display for Invalid {
         f.write_str(&self.message)
     }
 }
+
+impl std::error::Error for Invalid {}
 
 #[cfg(test)]
 mod tests {

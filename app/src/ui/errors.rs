@@ -46,6 +46,7 @@ fn field_problem(l: Locale, f: &FieldError, rule: Rule) -> String {
         Rule::NothingSelected => return td_string!(l, common.error.nothing_selected).to_string(),
         Rule::TooMany => return td_string!(l, common.error.too_many).to_string(),
         Rule::OneDepartment => return td_string!(l, common.error.one_department).to_string(),
+        Rule::NotStartedYet => return td_string!(l, common.error.not_started_yet).to_string(),
         Rule::Unknown if f.field.starts_with("process_id") => {
             let ids = ids_in(&f.message).unwrap_or_default();
             return td_string!(l, common.error.unknown_process_ids, ids = ids).to_string();
@@ -58,6 +59,8 @@ fn field_problem(l: Locale, f: &FieldError, rule: Rule) -> String {
         Rule::TooCommon => td_string!(l, common.error.rule.too_common),
         Rule::Unknown => td_string!(l, common.error.rule.unknown),
         Rule::OutOfRange => td_string!(l, common.error.rule.out_of_range),
+        Rule::NotATime => td_string!(l, common.error.rule.not_a_time),
+        Rule::NoneChosen => td_string!(l, common.error.rule.none_chosen),
     };
     td_string!(l, common.error.field_problem, field = field_label(l, &f.field), problem = problem).to_string()
 }
@@ -76,6 +79,12 @@ fn field_label(l: Locale, field: &str) -> String {
         "language" => td_string!(l, common.language.label),
         "time_zone" => td_string!(l, common.account.time_zone),
         "rate_per_minute" => td_string!(l, rerun.batch.field.rate),
+        "from" => td_string!(l, audit.field.from),
+        "to" => td_string!(l, audit.field.to),
+        "registered_from" => td_string!(l, board.bulk.registered_from),
+        "registered_to" => td_string!(l, board.bulk.registered_to),
+        "faults" => td_string!(l, admin.drills.faults),
+        "day" => td_string!(l, review.filter.day),
         other => return other.to_string(),
     };
     label.to_string()

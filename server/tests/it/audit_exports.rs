@@ -183,3 +183,18 @@ async fn the_evidence_bundle_holds_every_event_of_its_process_and_nothing_of_ano
     let taken = everything.iter().filter(|e| e.action == "operation.evidence_exported").count();
     assert_eq!(taken, 1, "only the bundle that was handed out is recorded");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mistyped_date_in_the_filter_is_refused_by_its_field_in_the_readers_language() {
+    let app = TestApp::spawn().await;
+    app.user("tanaka", &["auditor"], &[]).await;
+    let cookie = app.sign_in("tanaka", PASSWORD).await;
+    let page = app.call_json("audit/page", serde_json::json!({"filter": {"from": "2026/11/30"}}), Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", page.body);
+    let refusal: app::api::AppError = serde_json::from_str(&page.body).unwrap();
+    assert_eq!(app::ui::error_in(app::i18n::Locale::ja, &refusal), "期間（から）: 日付または日時の形式ではありません（例: 2026-11-30）");
+
+    let (status, _, body) = download(&app, "format=csv&to=30.11.2026", Some(&cookie)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.contains(r#""field":"to""#), "the export names the field too: {body}");
+}

@@ -40,6 +40,8 @@ async fn each_injected_fault_stalls_its_practice_operation_with_the_matching_eve
     let (app, admin, sato) = demo().await;
     let staff_may_not = drills::start(&app.state, &sato, &Fault::ALL, 30, "訓練").await;
     assert!(matches!(staff_may_not, Err(AppError::Forbidden)));
+    let nothing_chosen = drills::start(&app.state, &admin, &[], 30, "訓練").await.unwrap_err();
+    assert_eq!(app::ui::error_in(app::i18n::Locale::ja, &nothing_chosen), "起こす障害: 一つ以上選んでください");
     let id = drills::start(&app.state, &admin, &Fault::ALL, 30, "認証切れと応答喪失の朝").await.unwrap();
 
     let report = drills::report(&app.state, &admin, &id).await.unwrap();

@@ -13,6 +13,7 @@ use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::drills::{Fault, ReportLine, decision_of, period};
 use crate::domain::holds::reason;
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::roles::Role;
 use crate::domain::stall::StallEvent;
 use chrono::{DateTime, Utc};
@@ -63,7 +64,7 @@ pub async fn start(state: &AppState, caller: &Caller, faults: &[Fault], minutes:
     let note = reason(note).map_err(|m| AppError::invalid("note", m))?;
     let length = period(minutes).map_err(|m| AppError::invalid("minutes", m))?;
     if faults.is_empty() {
-        return Err(AppError::invalid("faults", "choose at least one fault"));
+        return Err(AppError::invalid("faults", Invalid::new(Rule::NoneChosen, "choose at least one fault")));
     }
     let now = state.clock.now();
     let id = format!("dr_{}", uuid::Uuid::now_v7().simple());

@@ -5,6 +5,7 @@ use super::audit::record;
 use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignoffView};
 use crate::api::{AppError, DepartmentDto};
 use crate::backend::{AppState, db};
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, threshold_for};
 use crate::domain::roles::Role;
@@ -28,7 +29,7 @@ pub fn resolve(state: &AppState, caller: &Caller, query: &ReviewQuery) -> Result
     let today = state.clock.now().with_timezone(&state.config.review_zone()).date_naive();
     let day = query.day()?.unwrap_or(today);
     if day > today {
-        return Err(AppError::invalid("day", "a period that has not started has nothing to review"));
+        return Err(AppError::invalid("day", Invalid::new(Rule::NotStartedYet, "a period that has not started has nothing to review")));
     }
     let department = query.department.as_deref().map(str::trim).filter(|d| !d.is_empty());
     let scope = match department {
