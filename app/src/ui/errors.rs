@@ -8,8 +8,11 @@ pub fn error_message(error: &AppError) -> String {
     error_in(super::labels::locale(), error)
 }
 
+fn with_detail(headline: &str, detail: &str) -> String {
+    format!("{headline}: {detail}")
+}
+
 pub fn error_in(l: Locale, error: &AppError) -> String {
-    let with_detail = |headline: &str, detail: &str| format!("{headline}: {detail}");
     match error {
         AppError::Unauthorized => td_string!(l, common.error.unauthorized).to_string(),
         AppError::Forbidden => td_string!(l, common.error.forbidden).to_string(),
@@ -18,14 +21,7 @@ pub fn error_in(l: Locale, error: &AppError) -> String {
         AppError::TooManyRequests { retry_after_secs } => {
             td_string!(l, common.error.too_many_requests, seconds = *retry_after_secs).to_string()
         }
-        AppError::Validation(fields) => fields
-            .iter()
-            .map(|f| match f.rule {
-                Some(rule) => field_problem(l, f, rule),
-                None => with_detail(td_string!(l, common.error.validation), &f.message),
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
+        AppError::Validation(fields) => fields.iter().map(|f| field_in(l, f, None)).collect::<Vec<_>>().join(" "),
         AppError::Conflict { problem, detail } => match conflict(l, problem) {
             Some(text) => text.to_string(),
             None => with_detail(td_string!(l, common.error.conflict), detail),
@@ -35,7 +31,9 @@ pub fn error_in(l: Locale, error: &AppError) -> String {
     }
 }
 
-fn field_problem(l: Locale, f: &FieldError, rule: Rule) -> String {
+/// One refused field in the reader's words; `label`: a form's own name for the field, instead of the shared one.
+pub fn field_in(l: Locale, f: &FieldError, label: Option<&str>) -> String {
+    let Some(rule) = f.rule else { return with_detail(td_string!(l, common.error.validation), &f.message) };
     let problem = match rule {
         // Whole sentences: the field goes without saying.
         Rule::WrongSignIn => return td_string!(l, common.error.wrong_sign_in).to_string(),
@@ -62,7 +60,8 @@ fn field_problem(l: Locale, f: &FieldError, rule: Rule) -> String {
         Rule::NotATime => td_string!(l, common.error.rule.not_a_time),
         Rule::NoneChosen => td_string!(l, common.error.rule.none_chosen),
     };
-    td_string!(l, common.error.field_problem, field = field_label(l, &f.field), problem = problem).to_string()
+    let field = label.map_or_else(|| field_label(l, &f.field), str::to_string);
+    td_string!(l, common.error.field_problem, field = field, problem = problem).to_string()
 }
 
 fn field_label(l: Locale, field: &str) -> String {

@@ -31,16 +31,11 @@ pub fn error_text(error: &AppError) -> String {
 fn field_text(l: Locale, f: &FieldError) -> String {
     match (f.field.as_str(), f.rule) {
         ("process_ids" | "process_id", Some(Rule::NotSatisfied)) => td_string!(l, incident.error.other_department).into(),
-        // A whole sentence naming the IDs (shared with the bulk rerun's selection).
-        ("process_ids" | "process_id", Some(Rule::Unknown)) => super::error_in(l, &AppError::Validation(vec![f.clone()])),
         ("occurred_at", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_time).into(),
         ("due_on", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_date).into(),
         ("owner", Some(Rule::Unknown)) => td_string!(l, incident.error.owner_outside).into(),
         // The shared words for the rule, with this form's name for the field.
-        (field, _) => {
-            let field = field_label(l, field).unwrap_or(field).to_string();
-            super::error_message(&AppError::Validation(vec![FieldError { field, ..f.clone() }]))
-        }
+        (field, _) => super::field_in(l, f, field_label(l, field)),
     }
 }
 
@@ -441,5 +436,11 @@ mod tests {
         let refusal = unknown_process_ids(&["ORD-9"]);
         let field = FieldError { field: "process_ids".into(), message: refusal.message, rule: refusal.rule };
         assert_eq!(field_text(Locale::ja, &field), "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9");
+    }
+
+    #[test]
+    fn a_shared_rule_reads_with_this_forms_name_for_the_field() {
+        let field = FieldError { field: "title".into(), message: "required".into(), rule: Some(Rule::Required) };
+        assert_eq!(field_text(Locale::ja, &field), "件名: 入力してください");
     }
 }

@@ -30,7 +30,7 @@ use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::path;
 use crate::api::AppError;
 use crate::i18n::{I18nContextProvider, Locale, td_string};
-pub use errors::{error_in, error_message};
+pub use errors::{error_in, error_message, field_in};
 use leptos_i18n::context::CookieOptions;
 
 /// The HTML document around the app. The nonce comes from the CSP middleware (see server/src/http).
