@@ -62,7 +62,7 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
         }
         match &mut tx {
             app::backend::db::Tx::Sqlite(t, _) => insert!(&mut **t),
-            app::backend::db::Tx::Postgres(t) => insert!(&mut **t),
+            app::backend::db::Tx::Postgres(t, _) => insert!(&mut **t),
         }
         tx.commit().await?;
         written += n;

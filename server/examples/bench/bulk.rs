@@ -105,6 +105,6 @@ async fn calls(db: &Db) -> anyhow::Result<i64> {
     let mut tx = db.begin_read().await?;
     Ok(match &mut tx {
         app::backend::db::Tx::Sqlite(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
-        app::backend::db::Tx::Postgres(t) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
+        app::backend::db::Tx::Postgres(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
     })
 }

@@ -220,7 +220,7 @@ async fn raw_insert_rate(db: &Db, round: usize) -> anyhow::Result<f64> {
             app::backend::db::Tx::Sqlite(t, _) => {
                 sqlx::query("INSERT INTO bench_raw (id, payload) VALUES ($1, $2)").bind(i as i64).bind("step event").execute(&mut **t).await?;
             }
-            app::backend::db::Tx::Postgres(t) => {
+            app::backend::db::Tx::Postgres(t, _) => {
                 sqlx::query("INSERT INTO bench_raw (id, payload) VALUES ($1, $2)").bind(i as i64).bind("step event").execute(&mut **t).await?;
             }
         }
@@ -233,7 +233,7 @@ async fn exec(db: &Db, sql: &str) -> anyhow::Result<()> {
     let mut tx = db.begin_write().await?;
     match &mut tx {
         app::backend::db::Tx::Sqlite(t, _) => drop(sqlx::query(sql).execute(&mut **t).await?),
-        app::backend::db::Tx::Postgres(t) => drop(sqlx::query(sql).execute(&mut **t).await?),
+        app::backend::db::Tx::Postgres(t, _) => drop(sqlx::query(sql).execute(&mut **t).await?),
     }
     tx.commit().await?;
     Ok(())

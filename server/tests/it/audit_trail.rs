@@ -1,6 +1,7 @@
 //! The audit trail core (QUALITY 27, 30): events written with their changes, append-only, chained.
 use crate::harness::{PASSWORD, TestApp};
 use app::backend::db::{Db, Tx};
+use app::domain::audit::{Actor, AuditEntry};
 use app::backend::services::audit::{Verification, verify};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -54,11 +55,47 @@ async fn the_role_change_event_shows_before_and_after() {
 
 async fn raw(db: &Db, sql: &str) -> Result<(), sqlx::Error> {
     let mut tx = db.begin_write().await?;
-    match &mut tx {
-        Tx::Sqlite(t, _) => sqlx::query(sql).execute(&mut **t).await.map(drop)?,
-        Tx::Postgres(t) => sqlx::query(sql).execute(&mut **t).await.map(drop)?,
-    }
+    execute(&mut tx, sql).await?;
     tx.commit().await
+}
+
+async fn execute(tx: &mut Tx, sql: &str) -> Result<(), sqlx::Error> {
+    match tx {
+        Tx::Sqlite(t, _) => sqlx::query(sql).execute(&mut **t).await.map(drop),
+        Tx::Postgres(t, _) => sqlx::query(sql).execute(&mut **t).await.map(drop),
+    }
+}
+
+async fn append(tx: &mut Tx, action: &'static str) -> Result<(), sqlx::Error> {
+    let entry = AuditEntry::new(Actor::system("test"), action, "user", "sato");
+    app::backend::db::audit::append(tx, entry, chrono::Utc::now()).await.map(drop)
+}
+
+/// Writes lock rows and the trail's head in different orders (a step event appends, then completes the
+/// operation; the dispatcher marks the operation, then appends). Every write takes the head first, so such a
+/// pair waits instead of deadlocking, which PostgreSQL ends by aborting one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_appends_first_and_one_that_appends_last_wait_for_each_other_and_both_land() {
+    let app = TestApp::spawn().await;
+    let sato = app.user("sato", &["staff"], &["sales"]).await;
+    let mark = format!("UPDATE users SET display_name = display_name || '.' WHERE id = {sato}");
+    let mut marker = app.db().begin_write().await.unwrap();
+    execute(&mut marker, &mark).await.unwrap();
+    let (db, mark_too) = (app.db().clone(), mark.clone());
+    let appender = tokio::spawn(async move {
+        let mut tx = db.begin_write().await?;
+        append(&mut tx, "test.appended_then_marked").await?;
+        execute(&mut tx, &mark_too).await?;
+        tx.commit().await
+    });
+    // Let the other write get as far as it can before this one appends.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    append(&mut marker, "test.marked_then_appended").await.unwrap();
+    marker.commit().await.unwrap();
+    appender.await.unwrap().unwrap();
+    let actions = app.audit_actions().await;
+    assert!(actions.ends_with(&["test.marked_then_appended".into(), "test.appended_then_marked".into()]), "{actions:?}");
+    assert!(matches!(verify(app.db()).await.unwrap(), Verification::Intact { .. }));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -78,7 +115,7 @@ pub async fn tamper(db: &Db, sql: &str) {
             "DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete;".to_string(),
             None,
         ),
-        Db::Postgres(_) => (
+        Db::Postgres(..) => (
             "ALTER TABLE audit_events DISABLE TRIGGER audit_events_no_update_or_delete".to_string(),
             Some("ALTER TABLE audit_events ENABLE TRIGGER audit_events_no_update_or_delete"),
         ),

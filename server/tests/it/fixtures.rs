@@ -60,6 +60,6 @@ pub async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
     let mut tx = app.db().begin_read().await.unwrap();
     match &mut tx {
         app::backend::db::Tx::Sqlite(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
-        app::backend::db::Tx::Postgres(t) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+        app::backend::db::Tx::Postgres(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
     }
 }

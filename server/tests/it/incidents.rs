@@ -266,7 +266,7 @@ async fn execute(app: &TestApp, sql: &str, id: &str) {
     let mut tx = app.db().begin_write().await.unwrap();
     match &mut tx {
         app::backend::db::Tx::Sqlite(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
-        app::backend::db::Tx::Postgres(t) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
+        app::backend::db::Tx::Postgres(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
     }
     tx.commit().await.unwrap();
 }

@@ -5,7 +5,8 @@ use super::Db;
 use crate::domain::audit_export::AuditFilter;
 use chrono::{DateTime, Utc};
 
-/// Appends one event after the current head. PostgreSQL locks the head row first (`FOR UPDATE`); SQLite
+/// Appends one event after the current head. PostgreSQL reads the head row under the lock that the write
+/// transaction took first (`FOR UPDATE`, see `Db::begin_write`); SQLite
 /// writers are serialised by `BEGIN IMMEDIATE` and this process's writer, which remembers the head, so the
 /// usual append is one statement. If another process appended meanwhile, the sequence number's primary key
 /// refuses the insert and the head is read again. Either way two appends can never fork the chain; a trigger
@@ -44,10 +45,15 @@ pub(super) fn prev(head: &(i64, String)) -> Option<(i64, &str)> {
 async fn read_head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
     match tx {
         Tx::Sqlite(t, _) => sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut **t).await,
-        Tx::Postgres(t) => {
+        Tx::Postgres(t, _) => {
             sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE").fetch_one(&mut **t).await
         }
     }
+}
+
+/// PostgreSQL: every write transaction's first statement (see `Db::begin_write`).
+pub(super) async fn lock_head(tx: &mut Tx) -> Result<(), sqlx::Error> {
+    read_head(tx).await.map(drop)
 }
 
 async fn insert(tx: &mut Tx, event: AuditEvent) -> Result<AuditEvent, sqlx::Error> {
@@ -221,7 +227,7 @@ pub fn csv_chunks(db: &Db, query: AuditQuery<'_>) -> tokio::sync::mpsc::Receiver
             let path = pool.connect_options().get_filename().to_owned();
             tokio::task::spawn_blocking(move || super::sqlite::export::csv(&path, &filter, &binds, &sender));
         }
-        Db::Postgres(_) => {
+        Db::Postgres(..) => {
             let (db, filter, up_to_seq, departments) =
                 (db.clone(), query.filter.clone(), query.up_to_seq, query.departments.map(<[String]>::to_vec));
             let mut after = query.after_seq.unwrap_or(0);

@@ -71,7 +71,7 @@ pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Erro
 pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
     match tx {
         Tx::Sqlite(t, _) => sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1")).bind(id).fetch_optional(&mut **t).await,
-        Tx::Postgres(t) => {
+        Tx::Postgres(t, _) => {
             sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1 FOR UPDATE OF b")).bind(id).fetch_optional(&mut **t).await
         }
     }

@@ -24,7 +24,7 @@ pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, 
             let sql = format!("UPDATE dispatches SET lease_until = $2 WHERE request_id IN ({pick}) RETURNING request_id, status, attempts");
             sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).fetch_all(&mut **t).await
         }
-        Tx::Postgres(t) => {
+        Tx::Postgres(t, _) => {
             let sql = format!(
                 "UPDATE dispatches SET lease_until = $2 WHERE request_id IN ({pick} FOR UPDATE SKIP LOCKED)
                  RETURNING request_id, status, attempts"

@@ -124,7 +124,7 @@ pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Er
 pub async fn lock(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Error> {
     match tx {
         Tx::Sqlite(t, _) => sqlx::query_as(&format!("{INCIDENT_SELECT} WHERE i.id = $1")).bind(id).fetch_optional(&mut **t).await,
-        Tx::Postgres(t) => {
+        Tx::Postgres(t, _) => {
             let sql = format!("{INCIDENT_SELECT} WHERE i.id = $1 FOR UPDATE OF i");
             sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
         }

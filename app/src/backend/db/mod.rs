@@ -32,12 +32,13 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The database. SQLite allows one writer at a time: this process lines its writers up on a semaphore instead
-/// of letting them poll the file lock (SQLite's busy handler sleeps up to 100 ms between tries).
+/// The database. Both engines write one transaction at a time, in the order of the audit trail's head. SQLite
+/// allows one writer: this process lines its writers up on a semaphore instead of letting them poll the file
+/// lock (SQLite's busy handler sleeps up to 100 ms between tries). PostgreSQL: see `begin_write`.
 #[derive(Clone, Debug)]
 pub enum Db {
     Sqlite(SqlitePool, Arc<SqliteWriter>),
-    Postgres(PgPool),
+    Postgres(PgPool, Arc<Semaphore>),
 }
 
 /// This process's SQLite writers: one at a time, and what they know of the audit head. Only a permit holder
@@ -85,7 +86,7 @@ impl WriteLock {
 /// transaction holds this process's writer permit until it ends.
 pub enum Tx {
     Sqlite(Handle<Sqlite>, Option<WriteLock>),
-    Postgres(Handle<Postgres>),
+    Postgres(Handle<Postgres>, Option<OwnedSemaphorePermit>),
 }
 
 /// A transaction, or a bare connection for single-statement reads on hot paths (no BEGIN/COMMIT round trips).
@@ -130,7 +131,7 @@ macro_rules! on_tx {
                 let $conn = &mut **t;
                 $body
             }
-            $crate::backend::db::Tx::Postgres(t) => {
+            $crate::backend::db::Tx::Postgres(t, _) => {
                 let $conn = &mut **t;
                 $body
             }
@@ -151,7 +152,7 @@ impl Db {
             };
             Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(writer)))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Ok(Db::Postgres(postgres::connect(url).await?))
+            Ok(Db::Postgres(postgres::connect(url).await?, Arc::new(Semaphore::new(1))))
         } else {
             anyhow::bail!("DATABASE_URL must start with sqlite:// or postgres:// (got '{}')", redact_url(url))
         }
@@ -161,12 +162,16 @@ impl Db {
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {
             Db::Sqlite(pool, _) => sqlite::migrate(pool).await,
-            Db::Postgres(pool) => postgres::migrate(pool).await,
+            Db::Postgres(pool, _) => postgres::migrate(pool).await,
         }
     }
 
     /// A transaction that will write. On SQLite it takes the write lock up front (`BEGIN IMMEDIATE`), so a
-    /// read-then-write never fails half-way on a busy snapshot.
+    /// read-then-write never fails half-way on a busy snapshot. On PostgreSQL it locks the audit trail's head
+    /// up front: writes lock rows in different orders (a step event appends, then completes the operation; the
+    /// dispatcher marks the operation, then appends), and with the head always first no two can deadlock.
+    /// Writes append anyway, so they were already in line at the head; this process's writers wait for their
+    /// turn on a semaphore, not holding a connection that readers need.
     pub async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
         Ok(match self {
             Db::Sqlite(pool, writer) => {
@@ -174,7 +179,12 @@ impl Db {
                 let lock = WriteLock { _permit: permit, writer: writer.clone(), moved_head: None };
                 Tx::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(lock))
             }
-            Db::Postgres(pool) => Tx::Postgres(Handle::Transaction(pool.begin().await?)),
+            Db::Postgres(pool, writer) => {
+                let permit = writer.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
+                let mut tx = Tx::Postgres(Handle::Transaction(pool.begin().await?), Some(permit));
+                audit::lock_head(&mut tx).await?;
+                tx
+            }
         })
     }
 
@@ -182,7 +192,7 @@ impl Db {
     pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
         Ok(match self {
             Db::Sqlite(pool, _) => Tx::Sqlite(Handle::Transaction(pool.begin().await?), None),
-            Db::Postgres(pool) => Tx::Postgres(Handle::Transaction(pool.begin_with("BEGIN READ ONLY").await?)),
+            Db::Postgres(pool, _) => Tx::Postgres(Handle::Transaction(pool.begin_with("BEGIN READ ONLY").await?), None),
         })
     }
 
@@ -191,7 +201,7 @@ impl Db {
     pub async fn connection(&self) -> Result<Tx, sqlx::Error> {
         Ok(match self {
             Db::Sqlite(pool, _) => Tx::Sqlite(Handle::Connection(pool.acquire().await?), None),
-            Db::Postgres(pool) => Tx::Postgres(Handle::Connection(pool.acquire().await?)),
+            Db::Postgres(pool, _) => Tx::Postgres(Handle::Connection(pool.acquire().await?), None),
         })
     }
 
@@ -201,7 +211,7 @@ impl Db {
     pub async fn write_step_at_once(&self, change: StepChange) -> Result<bool, sqlx::Error> {
         match self {
             Db::Sqlite(pool, writer) => sqlite::write_step(pool, writer, change).await,
-            Db::Postgres(_) => Ok(false),
+            Db::Postgres(..) => Ok(false),
         }
     }
 
@@ -217,14 +227,14 @@ impl Db {
     pub fn engine(&self) -> &'static str {
         match self {
             Db::Sqlite(..) => "sqlite",
-            Db::Postgres(_) => "postgres",
+            Db::Postgres(..) => "postgres",
         }
     }
 
     pub async fn close(&self) {
         match self {
             Db::Sqlite(pool, _) => pool.close().await,
-            Db::Postgres(pool) => pool.close().await,
+            Db::Postgres(pool, _) => pool.close().await,
         }
     }
 }
@@ -237,7 +247,7 @@ pub async fn backup_into(db: &Db, path: &std::path::Path) -> Result<bool, sqlx::
             sqlx::query("VACUUM INTO $1").bind(path.to_string_lossy().into_owned()).execute(pool).await?;
             Ok(true)
         }
-        Db::Postgres(_) => Ok(false),
+        Db::Postgres(..) => Ok(false),
     }
 }
 
@@ -258,7 +268,8 @@ impl Tx {
                 }
                 committed
             }
-            Tx::Postgres(t) => t.commit().await,
+            // The permit, if any, is dropped only after the commit.
+            Tx::Postgres(t, _permit) => t.commit().await,
         }
     }
 }

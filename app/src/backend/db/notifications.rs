@@ -134,7 +134,7 @@ pub async fn claim_outbound(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTi
             let sql = format!("UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick}) {returning}");
             sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
         }
-        Tx::Postgres(t) => {
+        Tx::Postgres(t, _) => {
             let sql = format!("UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick} FOR UPDATE SKIP LOCKED) {returning}");
             sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
         }

@@ -182,7 +182,7 @@ pub async fn step_for_update(tx: &mut Tx, id: i64) -> Result<StepRow, sqlx::Erro
     let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE id = $1");
     match tx {
         Tx::Sqlite(t, _) => sqlx::query_as(&sql).bind(id).fetch_one(&mut **t).await,
-        Tx::Postgres(t) => sqlx::query_as(&format!("{sql} FOR UPDATE")).bind(id).fetch_one(&mut **t).await,
+        Tx::Postgres(t, _) => sqlx::query_as(&format!("{sql} FOR UPDATE")).bind(id).fetch_one(&mut **t).await,
     }
 }
 

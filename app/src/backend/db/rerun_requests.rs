@@ -178,7 +178,7 @@ pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>, sqlx::Err
             let sql = format!("{REQUEST_SELECT} WHERE r.id = $1");
             sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
         }
-        Tx::Postgres(t) => {
+        Tx::Postgres(t, _) => {
             let sql = format!("{REQUEST_SELECT} WHERE r.id = $1 FOR UPDATE OF r");
             sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
         }

@@ -14,7 +14,7 @@ impl SqlSessionStore {
     pub fn new(db: &Db) -> Self {
         match db {
             Db::Sqlite(pool, _) => SqlSessionStore::Sqlite(SqliteStore::new(pool.clone())),
-            Db::Postgres(pool) => SqlSessionStore::Postgres(PostgresStore::new(pool.clone())),
+            Db::Postgres(pool, _) => SqlSessionStore::Postgres(PostgresStore::new(pool.clone())),
         }
     }
 }
