@@ -5,15 +5,17 @@ use super::Db;
 use crate::domain::audit_export::AuditFilter;
 use chrono::{DateTime, Utc};
 
-/// Appends one event after the current head. PostgreSQL reads the head row under the lock that the write
-/// transaction took first (`FOR UPDATE`, see `Db::begin_write`); SQLite
-/// writers are serialised by `BEGIN IMMEDIATE` and this process's writer, which remembers the head, so the
-/// usual append is one statement. If another process appended meanwhile, the sequence number's primary key
-/// refuses the insert and the head is read again. Either way two appends can never fork the chain; a trigger
-/// moves `audit_head` with every insert.
+const HEAD_FOR_UPDATE: &str = "SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE";
+
+/// Appends one event after the current head, usually in one statement. A PostgreSQL write transaction read
+/// and locked the head first (`FOR UPDATE`, see `Db::begin_write`) and moves it with each append. SQLite
+/// writers are serialised by `BEGIN IMMEDIATE` and this process's writer, which remembers the head; if another
+/// process appended meanwhile, the sequence number's primary key refuses the insert and the head is read
+/// again. Either way two appends can never fork the chain; a trigger moves `audit_head` with every insert.
 pub async fn append(tx: &mut Tx, entry: AuditEntry, now: DateTime<Utc>) -> Result<AuditEvent, sqlx::Error> {
     let cached = match tx {
         Tx::Sqlite(_, Some(lock)) => lock.audit_head(),
+        Tx::Postgres(_, Some(lock)) => Some(lock.head.clone()),
         _ => None,
     };
     let event = match cached {
@@ -32,8 +34,10 @@ pub async fn append(tx: &mut Tx, entry: AuditEntry, now: DateTime<Utc>) -> Resul
             insert(tx, entry.seal(prev(&head), now)).await?
         }
     };
-    if let Tx::Sqlite(_, Some(lock)) = tx {
-        lock.moved_head = Some((event.seq, event.hash.clone()));
+    match tx {
+        Tx::Sqlite(_, Some(lock)) => lock.moved_head = Some((event.seq, event.hash.clone())),
+        Tx::Postgres(_, Some(lock)) => lock.head = (event.seq, event.hash.clone()),
+        _ => {}
     }
     Ok(event)
 }
@@ -45,15 +49,13 @@ pub(super) fn prev(head: &(i64, String)) -> Option<(i64, &str)> {
 async fn read_head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
     match tx {
         Tx::Sqlite(t, _) => sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut **t).await,
-        Tx::Postgres(t, _) => {
-            sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE").fetch_one(&mut **t).await
-        }
+        Tx::Postgres(t, _) => sqlx::query_as(HEAD_FOR_UPDATE).fetch_one(&mut **t).await,
     }
 }
 
 /// PostgreSQL: every write transaction's first statement (see `Db::begin_write`).
-pub(super) async fn lock_head(tx: &mut Tx) -> Result<(), sqlx::Error> {
-    read_head(tx).await.map(drop)
+pub(super) async fn lock_head(tx: &mut super::Handle<sqlx::Postgres>) -> Result<(i64, String), sqlx::Error> {
+    sqlx::query_as(HEAD_FOR_UPDATE).fetch_one(&mut **tx).await
 }
 
 async fn insert(tx: &mut Tx, event: AuditEvent) -> Result<AuditEvent, sqlx::Error> {

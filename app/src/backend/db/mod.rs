@@ -86,7 +86,14 @@ impl WriteLock {
 /// transaction holds this process's writer permit until it ends.
 pub enum Tx {
     Sqlite(Handle<Sqlite>, Option<WriteLock>),
-    Postgres(Handle<Postgres>, Option<OwnedSemaphorePermit>),
+    Postgres(Handle<Postgres>, Option<PgWriteLock>),
+}
+
+/// A PostgreSQL write transaction's turn: this process's permit, and the audit head it locked first (and
+/// moves with each append, so an append reads nothing).
+pub struct PgWriteLock {
+    _permit: OwnedSemaphorePermit,
+    pub(crate) head: (i64, String),
 }
 
 /// A transaction, or a bare connection for single-statement reads on hot paths (no BEGIN/COMMIT round trips).
@@ -181,9 +188,9 @@ impl Db {
             }
             Db::Postgres(pool, writer) => {
                 let permit = writer.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
-                let mut tx = Tx::Postgres(Handle::Transaction(pool.begin().await?), Some(permit));
-                audit::lock_head(&mut tx).await?;
-                tx
+                let mut tx = Handle::Transaction(pool.begin().await?);
+                let head = audit::lock_head(&mut tx).await?;
+                Tx::Postgres(tx, Some(PgWriteLock { _permit: permit, head }))
             }
         })
     }
@@ -269,7 +276,7 @@ impl Tx {
                 committed
             }
             // The permit, if any, is dropped only after the commit.
-            Tx::Postgres(t, _permit) => t.commit().await,
+            Tx::Postgres(t, _lock) => t.commit().await,
         }
     }
 }
