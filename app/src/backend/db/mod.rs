@@ -82,8 +82,8 @@ impl WriteLock {
     }
 }
 
-/// A transaction on either engine. Every service owns one; helpers take `&mut Tx`. A SQLite write
-/// transaction holds this process's writer permit until it ends.
+/// A transaction on either engine. Every service owns one; helpers take `&mut Tx`. A write transaction holds
+/// this process's writer permit until it ends.
 pub enum Tx {
     Sqlite(Handle<Sqlite>, Option<WriteLock>),
     Postgres(Handle<Postgres>, Option<PgWriteLock>),
