@@ -156,6 +156,9 @@ pub async fn state(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: Co
     app::backend::services::departments::sync_from_config(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not bring the departments in line with the configuration: {e}"))?;
+    app::backend::services::operations::report_shared_keys(&state)
+        .await
+        .map_err(|e| anyhow::anyhow!("could not check the steps' idempotency keys: {e}"))?;
     Ok(state)
 }
 

@@ -1,6 +1,9 @@
-//! Approval of a rerun request: by the owners (managers) of the operation's department, never by the
-//! requester, N of M as the workflow says; bound to the plan, and valid for a limited time.
-use chrono::Duration;
+//! The approval rule (QUALITY 11, 31), the one both single and bulk decisions call: who may decide (a manager
+//! who is a member of the object's department at the moment of deciding), who never may (whoever asked for
+//! it: a request's requester; for a bulk rerun its creator and the requester of any member; anyone who decided
+//! already), how many distinct approvals count, and how long an approval may wait to be used.
+use super::rights::{Act, Person};
+use chrono::{DateTime, Duration, Utc};
 
 /// An approval is used within a day, or within the shortest key retention of the outside systems involved:
 /// past that, the outside system may have forgotten the keys the rerun relies on.
@@ -9,30 +12,69 @@ pub fn validity(retention_days: impl IntoIterator<Item = i64>) -> Duration {
     retention_days.into_iter().map(Duration::days).fold(day, |shortest, d| shortest.min(d))
 }
 
+/// Past its validity, a request (or a bulk rerun) can no longer be approved, nor an approval be used.
+pub fn is_expired(expires_at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
+    expires_at.is_some_and(|at| now >= at)
+}
+
+/// What a decision is about, as the rule needs to know it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ballot {
+    pub department: String,
+    /// Whoever asked for it: a request's requester; a bulk rerun's creator and every member's requester.
+    pub requesters: Vec<i64>,
+    /// Everyone who decided on it already (approved or rejected).
+    pub decided: Vec<i64>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// Four eyes: whoever asked for the rerun cannot approve it.
+    /// Only a manager who is a member of the department decides (a person who cannot read it: not found).
+    NotOwner { may_read: bool },
+    /// Four eyes: whoever asked for the rerun never approves it.
     Requester,
-    /// Only a manager who owns the operation's department decides.
-    NotOwner,
+    /// Each person decides once: N approvals are N people.
+    AlreadyDecided,
 }
 
-pub fn may_decide(owns_department: bool, is_requester: bool) -> Result<(), Refusal> {
-    match (owns_department, is_requester) {
-        (_, true) => Err(Refusal::Requester),
-        (false, false) => Err(Refusal::NotOwner),
-        (true, false) => Ok(()),
+pub fn may_decide(person: &Person, ballot: &Ballot) -> Result<(), Refusal> {
+    if !person.may_act(Act::Decide, &ballot.department) {
+        return Err(Refusal::NotOwner { may_read: person.may_read(&ballot.department) });
     }
+    if ballot.requesters.contains(&person.id) {
+        return Err(Refusal::Requester);
+    }
+    if ballot.decided.contains(&person.id) {
+        return Err(Refusal::AlreadyDecided);
+    }
+    Ok(())
 }
 
-/// Whether enough owners approved.
-pub fn is_approved(approvals: i64, required: u32) -> bool {
-    approvals >= i64::from(required.max(1))
+/// The approvals that count: distinct people, none of whom asked for it.
+pub fn counted(approvers: &[i64], ballot: &Ballot) -> u32 {
+    let mut people: Vec<i64> = approvers.iter().copied().filter(|a| !ballot.requesters.contains(a)).collect();
+    people.sort_unstable();
+    people.dedup();
+    u32::try_from(people.len()).unwrap_or(u32::MAX)
+}
+
+/// Whether enough owners approved (at least one, whatever the configuration says).
+pub fn is_approved(counted: u32, required: u32) -> bool {
+    counted >= required.max(1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::roles::Role::{Auditor, Manager, Staff};
+
+    fn person(id: i64, roles: &[crate::domain::roles::Role], departments: &[&str]) -> Person {
+        Person { id, roles: roles.to_vec(), departments: departments.iter().map(|d| d.to_string()).collect() }
+    }
+
+    fn ballot(requesters: &[i64], decided: &[i64]) -> Ballot {
+        Ballot { department: "sales".into(), requesters: requesters.to_vec(), decided: decided.to_vec() }
+    }
 
     #[test]
     fn validity_is_a_day_unless_a_key_is_kept_shorter() {
@@ -42,16 +84,33 @@ mod tests {
     }
 
     #[test]
-    fn the_requester_never_approves_and_only_owners_decide() {
-        assert_eq!(may_decide(true, true), Err(Refusal::Requester));
-        assert_eq!(may_decide(false, false), Err(Refusal::NotOwner));
-        assert_eq!(may_decide(true, false), Ok(()));
+    fn whoever_asked_never_approves_and_only_member_managers_decide() {
+        let owner = person(7, &[Manager], &["sales"]);
+        assert_eq!(may_decide(&owner, &ballot(&[7], &[])), Err(Refusal::Requester));
+        assert_eq!(may_decide(&owner, &ballot(&[1, 2, 7], &[])), Err(Refusal::Requester), "a member's requester");
+        assert_eq!(may_decide(&owner, &ballot(&[1], &[7])), Err(Refusal::AlreadyDecided));
+        assert_eq!(may_decide(&owner, &ballot(&[1], &[2])), Ok(()));
+        let other = person(8, &[Auditor, Manager], &["billing"]);
+        assert_eq!(may_decide(&other, &ballot(&[1], &[])), Err(Refusal::NotOwner { may_read: true }));
+        let staff = person(9, &[Staff], &["sales"]);
+        assert_eq!(may_decide(&staff, &ballot(&[1], &[])), Err(Refusal::NotOwner { may_read: true }));
+        assert_eq!(may_decide(&person(10, &[Manager], &[]), &ballot(&[1], &[])), Err(Refusal::NotOwner { may_read: false }));
     }
 
     #[test]
-    fn n_of_m_approvals_are_needed() {
-        assert!(!is_approved(1, 2));
-        assert!(is_approved(2, 2));
+    fn n_of_m_counts_distinct_people_who_did_not_ask() {
+        let b = ballot(&[7], &[]);
+        assert_eq!(counted(&[1, 1, 7], &b), 1);
+        assert!(!is_approved(counted(&[1, 7], &b), 2));
+        assert!(is_approved(counted(&[1, 2], &b), 2));
         assert!(is_approved(1, 0), "at least one, whatever the configuration says");
+    }
+
+    #[test]
+    fn an_approval_expires_at_its_validity() {
+        let now = DateTime::<Utc>::from_timestamp(1_000_000, 0).unwrap();
+        assert!(!is_expired(None, now));
+        assert!(is_expired(Some(now), now));
+        assert!(!is_expired(Some(now + Duration::seconds(1)), now));
     }
 }

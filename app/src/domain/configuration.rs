@@ -124,6 +124,16 @@ impl Config {
     pub fn workflow(&self, name: &str) -> Option<&WorkflowConfig> {
         self.workflows.iter().find(|w| w.name == name)
     }
+    /// The outside system (connector) a workflow's step calls, if any.
+    pub fn connector_of(&self, workflow: &str, step: &str) -> Option<&str> {
+        self.workflow(workflow)?.steps.iter().find(|s| s.name == step)?.connector.as_deref()
+    }
+    /// Whether another step already holds this idempotency key at the same outside system: a key is unique per
+    /// connector, so that a look-up or a webhook about it is about exactly one step. `holders` are the
+    /// (workflow, step) pairs that hold the key now.
+    pub fn key_taken_at<'a>(&self, connector: &str, mut holders: impl Iterator<Item = (&'a str, &'a str)>) -> bool {
+        holders.any(|(workflow, step)| self.connector_of(workflow, step) == Some(connector))
+    }
     pub fn review_zone(&self) -> chrono_tz::Tz {
         super::preferences::time_zone_or_default(&self.review_time_zone)
     }

@@ -108,6 +108,74 @@ pub fn verdicts_hash(steps: &[StepFacts]) -> String {
     hex::encode(Sha256::digest(to_canonical_string(&json!(facts)).as_bytes()))
 }
 
+/// What changed of what an approval is bound to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Change {
+    /// The workflow's definition is not the one the plan was made for (or is no longer configured).
+    WorkflowVersion { approved: String, now: Option<String> },
+    /// A planned step got its completion flag: it is done.
+    FlagSet { step: String },
+    /// A planned step is no longer proven not executed.
+    Verdict { step: String, now: Option<Verdict> },
+    /// A planned step's idempotency key or content is not the one approved (or the step is gone).
+    Step { step: String },
+    /// Another step's verdict, external ID or flag changed since the plan was made.
+    Evidence,
+}
+
+/// The plan checked against the facts as they are now: what changed (the plan holds when nothing did), and,
+/// given the look-up made right before sending, which planned steps are still to be sent and which the outside
+/// system shows executed by now (not sent: their flag is set instead). The one check of approval time and of
+/// send time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Check {
+    pub changes: Vec<Change>,
+    pub to_send: Vec<PlannedStep>,
+    pub executed: Vec<String>,
+}
+
+impl Check {
+    pub fn holds(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+pub fn check(plan: &RerunPlan, facts: &[StepFacts], version: Option<&str>, looked_up: &[(String, Verdict)]) -> Check {
+    let mut result = Check::default();
+    if version != Some(plan.workflow_version.as_str()) {
+        let now = version.map(str::to_string);
+        result.changes.push(Change::WorkflowVersion { approved: plan.workflow_version.clone(), now });
+    }
+    for planned in &plan.steps {
+        let step = planned.name.clone();
+        let Some(fact) = facts.iter().find(|f| f.name == planned.name) else {
+            result.changes.push(Change::Step { step });
+            continue;
+        };
+        if fact.idempotency_key != planned.idempotency_key || fact.content_fingerprint != planned.content_fingerprint {
+            result.changes.push(Change::Step { step: step.clone() });
+        }
+        if fact.completed {
+            result.changes.push(Change::FlagSet { step });
+            continue;
+        }
+        if fact.checked_outside && fact.verdict != Some(Verdict::NotExecuted) {
+            result.changes.push(Change::Verdict { step, now: fact.verdict });
+            continue;
+        }
+        match looked_up.iter().find(|(name, _)| *name == planned.name).map(|(_, v)| *v) {
+            None | Some(Verdict::NotExecuted) => result.to_send.push(planned.clone()),
+            Some(Verdict::Executed) => result.executed.push(step),
+            Some(now) => result.changes.push(Change::Verdict { step, now: Some(now) }),
+        }
+    }
+    if result.changes.is_empty() && verdicts_hash(facts) != plan.verdicts_hash {
+        result.changes.push(Change::Evidence);
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +246,47 @@ mod tests {
         assert_ne!(verdicts_hash(&a), verdicts_hash(&b));
         assert_ne!(verdicts_hash(&a), verdicts_hash(&c));
         assert_eq!(verdicts_hash(&a), verdicts_hash(&a.clone()));
+    }
+
+    fn planned(steps: &[StepFacts]) -> RerunPlan {
+        compute(steps, "v1").plan
+    }
+
+    #[test]
+    fn a_plan_holds_while_nothing_changes_and_sends_what_is_still_not_executed() {
+        let steps = [step("register_order", true, Some(Verdict::Executed)), step("ai_summary", false, Some(Verdict::NotExecuted))];
+        let plan = planned(&steps);
+        let at_approval = check(&plan, &steps, Some("v1"), &[]);
+        assert!(at_approval.holds());
+        assert_eq!(at_approval.to_send, plan.steps);
+        let looked = [("ai_summary".to_string(), Verdict::Executed)];
+        let at_send = check(&plan, &steps, Some("v1"), &looked);
+        assert!(at_send.holds() && at_send.to_send.is_empty());
+        assert_eq!(at_send.executed, vec!["ai_summary".to_string()], "executed meanwhile: not sent, its flag set");
+    }
+
+    #[test]
+    fn a_flag_a_verdict_a_key_or_the_workflow_changed_since_the_approval_voids_the_plan() {
+        let steps = [step("register_order", true, Some(Verdict::Executed)), step("ai_summary", false, Some(Verdict::NotExecuted))];
+        let plan = planned(&steps);
+        let mut flagged = steps.clone();
+        flagged[1].completed = true;
+        assert_eq!(check(&plan, &flagged, Some("v1"), &[]).changes, vec![Change::FlagSet { step: "ai_summary".into() }]);
+        let mut by_hand = steps.clone();
+        by_hand[1].verdict = Some(Verdict::Unknown);
+        let changes = check(&plan, &by_hand, Some("v1"), &[]).changes;
+        assert_eq!(changes, vec![Change::Verdict { step: "ai_summary".into(), now: Some(Verdict::Unknown) }]);
+        let mut rekeyed = steps.clone();
+        rekeyed[1].idempotency_key = "other".into();
+        assert!(check(&plan, &rekeyed, Some("v1"), &[]).changes.contains(&Change::Step { step: "ai_summary".into() }));
+        let changes = check(&plan, &steps, Some("v2"), &[]).changes;
+        assert_eq!(changes, vec![Change::WorkflowVersion { approved: "v1".into(), now: Some("v2".into()) }]);
+        assert!(!check(&plan, &steps, None, &[]).holds(), "a workflow no longer configured");
+        let in_progress = [("ai_summary".to_string(), Verdict::InProgress)];
+        let at_send = check(&plan, &steps, Some("v1"), &in_progress);
+        assert!(!at_send.holds() && at_send.to_send.is_empty(), "nothing is sent on a plan that no longer holds");
+        let mut other = steps.clone();
+        other[0].external_id = Some("ord-9".into());
+        assert_eq!(check(&plan, &other, Some("v1"), &[]).changes, vec![Change::Evidence]);
     }
 }

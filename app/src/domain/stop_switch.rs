@@ -2,6 +2,8 @@
 //! (connector), with a reason; resuming needs a reason too. A paused rerun waits in the outbox: nothing is lost,
 //! nothing is sent. Ingestion and the sweeper are not affected.
 use super::configuration::Config;
+use super::rights::{Act, Person};
+use super::roles::Role;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,9 +58,17 @@ pub fn departments(config: &Config, scope: Scope, name: &str) -> Vec<String> {
     departments
 }
 
-/// An admin may switch anything; a department's owner (manager) what concerns their department.
-pub fn may_switch(is_admin: bool, owned: &[String], concerned: &[String]) -> bool {
-    is_admin || concerned.iter().any(|d| owned.contains(d))
+/// Who may pause: an admin anything; a manager who is a member of a department the pause concerns. The pause then
+/// belongs to those of the concerned departments the person may switch for (none, for an admin of none of them).
+/// `None`: not allowed.
+pub fn may_pause(person: &Person, concerned: &[String]) -> Option<Vec<String>> {
+    let own: Vec<String> = concerned.iter().filter(|d| person.may_act(Act::SwitchDispatches, d)).cloned().collect();
+    (person.has(Role::Admin) || !own.is_empty()).then_some(own)
+}
+
+/// Who may resume: an admin, or an owner of a department the pause belongs to (whose owner set it).
+pub fn may_resume(person: &Person, set_for: &[String]) -> bool {
+    person.has(Role::Admin) || set_for.iter().any(|d| person.may_act(Act::SwitchDispatches, d))
 }
 
 #[cfg(test)]
@@ -78,13 +88,29 @@ mod tests {
         assert!(holding(&[], "order-intake", &["ai-summary"]).is_none());
     }
 
+    fn person(roles: &[Role], departments: &[&str]) -> Person {
+        Person { id: 1, roles: roles.to_vec(), departments: departments.iter().map(|d| d.to_string()).collect() }
+    }
+
     #[test]
-    fn owners_switch_what_concerns_their_department_and_admins_everything() {
-        let sales = vec!["sales".to_string()];
-        assert!(may_switch(false, &sales, &["sales".into(), "billing".into()]));
-        assert!(!may_switch(false, &sales, &["billing".into()]));
-        assert!(may_switch(true, &[], &["billing".into()]));
-        assert!(!may_switch(false, &sales, &[]), "an unknown name concerns nobody");
+    fn owners_pause_what_concerns_their_department_and_admins_everything() {
+        let both = ["sales".to_string(), "billing".to_string()];
+        let sales_owner = person(&[Role::Manager], &["sales"]);
+        assert_eq!(may_pause(&sales_owner, &both), Some(vec!["sales".to_string()]));
+        assert_eq!(may_pause(&sales_owner, &both[1..]), None);
+        assert_eq!(may_pause(&person(&[Role::Admin], &[]), &both[1..]), Some(vec![]));
+        assert_eq!(may_pause(&sales_owner, &[]), None, "an unknown name concerns nobody");
+        assert_eq!(may_pause(&person(&[Role::Auditor, Role::Staff], &["sales"]), &both), None, "staff and auditors do not switch");
+    }
+
+    #[test]
+    fn a_pause_is_resumed_by_an_owner_of_the_department_that_set_it_or_an_admin() {
+        let set_for = ["sales".to_string()];
+        assert!(may_resume(&person(&[Role::Manager], &["sales"]), &set_for));
+        assert!(!may_resume(&person(&[Role::Manager], &["billing"]), &set_for), "another department it concerns");
+        assert!(!may_resume(&person(&[Role::Auditor, Role::Manager], &["billing"]), &set_for));
+        assert!(may_resume(&person(&[Role::Admin], &[]), &set_for));
+        assert!(!may_resume(&person(&[Role::Manager], &["sales"]), &[]), "an admin's pause is resumed by an admin");
     }
 
     #[test]

@@ -67,6 +67,12 @@ pub fn serve(database_url: &str, config: &std::path::Path, fault: Option<&str>) 
 }
 
 /// The example configuration with the workflows' reruns sent to `url`, as a file for a child server.
+/// The app under test, configured from the same file as the child servers: an approval is bound to the
+/// workflow's definition, so the instance that sends must know the one it was approved under.
+pub async fn app_with(config: &std::path::Path) -> TestApp {
+    TestApp::spawn_configured(|_| {}, app::backend::config::load(config).expect("a valid configuration")).await
+}
+
 pub fn config_sending_to(url: &str) -> std::path::PathBuf {
     let config = std::env::temp_dir().join(format!("rerun-gate-{}.toml", uuid::Uuid::new_v4().simple()));
     let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml")).unwrap();
@@ -83,7 +89,8 @@ async fn request_status(app: &TestApp, id: &str) -> String {
 async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_effect_per_rerun() {
     for fault in ["before_send", "after_send", "after_commit"] {
         let (receiver, url) = receiver().await;
-        let app = TestApp::spawn().await;
+        let config = config_sending_to(&url);
+        let app = app_with(&config).await;
         // The child server uses the real clock: the approval happens just before it starts.
         app.clock.set(chrono::Utc::now() - chrono::Duration::minutes(10));
         let token = app.token("intake", &["sales"]).await;
@@ -91,7 +98,6 @@ async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_
         app.user("suzuki", &["manager"], &["sales"]).await;
         let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
         let id = approved_request(&app, &token, &staff, &owner, &format!("ORD-{fault}")).await;
-        let config = config_sending_to(&url);
 
         let (mut first, _) = serve(&app.database_url, &config, Some(fault));
         let stderr = BufReader::new(first.stderr.take().unwrap());

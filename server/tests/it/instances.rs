@@ -2,7 +2,7 @@
 //! approved reruns together with exactly 1,000 distinct `webhook-id`s at the receiver, and one of them killed
 //! mid-run loses nothing (its leases end and the others take its work over); a stopped one (SIGTERM) first
 //! finishes the reruns it claimed.
-use crate::crash_safety::{config_sending_to, receiver_taking, serve};
+use crate::crash_safety::{app_with, config_sending_to, receiver_taking, serve};
 use crate::fixtures::caller;
 use crate::harness::{PASSWORD, TestApp};
 use app::api::reruns::StartAnswer;
@@ -59,8 +59,11 @@ async fn ready(http: &reqwest::Client, base: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_once_though_one_is_killed() {
-    let app = TestApp::spawn().await;
+    let (receiver, url) = receiver_taking(std::time::Duration::from_millis(5)).await;
+    let config = config_sending_to(&url);
+    let app = app_with(&config).await;
     if app.db().engine() != "postgres" {
+        let _ = std::fs::remove_file(&config);
         return; // several processes on one database is the PostgreSQL deployment
     }
     // The child servers use the real clock: the approvals happen just before they start.
@@ -69,8 +72,6 @@ async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_o
     app.user("suzuki", &["manager"], &["sales"]).await;
     approved_reruns(&app, RERUNS).await;
 
-    let (receiver, url) = receiver_taking(std::time::Duration::from_millis(5)).await;
-    let config = config_sending_to(&url);
     let mut instances: Vec<_> = (0..3).map(|_| serve(&app.database_url, &config, None)).collect();
     let http = reqwest::Client::new();
     for (_, base) in &instances {
@@ -115,13 +116,13 @@ async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_o
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_told_to_stop_finishes_the_reruns_it_claimed_and_leaves_the_rest_unclaimed() {
-    let app = TestApp::spawn().await;
+    let (receiver, url) = receiver_taking(std::time::Duration::from_millis(300)).await;
+    let config = config_sending_to(&url);
+    let app = app_with(&config).await;
     app.clock.set(Utc::now() - Duration::minutes(10));
     app.user("sato", &["staff"], &["sales"]).await;
     app.user("suzuki", &["manager"], &["sales"]).await;
     approved_reruns(&app, 40).await;
-    let (receiver, url) = receiver_taking(std::time::Duration::from_millis(300)).await;
-    let config = config_sending_to(&url);
     let (mut instance, _) = serve(&app.database_url, &config, None);
 
     let started = Instant::now();

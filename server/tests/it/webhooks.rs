@@ -28,12 +28,12 @@ fn payload(status: &str, version: i64) -> String {
     .to_string()
 }
 
-struct Sent {
-    status: StatusCode,
-    body: String,
+pub(crate) struct Sent {
+    pub(crate) status: StatusCode,
+    pub(crate) body: String,
 }
 
-async fn send(app: &TestApp, id: &str, body: &str, secret: &str, skew_seconds: i64) -> Sent {
+pub(crate) async fn send(app: &TestApp, id: &str, body: &str, secret: &str, skew_seconds: i64) -> Sent {
     let timestamp = (app.clock.now() + Duration::seconds(skew_seconds)).timestamp();
     let signature = Secret::parse(secret).unwrap().sign(id, timestamp, body.as_bytes());
     send_raw(app, id, &timestamp.to_string(), &signature, body).await

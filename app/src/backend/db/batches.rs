@@ -186,12 +186,14 @@ pub struct MemberRow {
     pub reasons_json: Option<String>,
     pub request_id: Option<String>,
     pub request_status: Option<String>,
+    pub requested_by: Option<i64>,
     pub dispatch_status: Option<String>,
     pub looked_up_at: Option<DateTime<Utc>>,
 }
 
 const MEMBER_SELECT: &str = "SELECT m.position, m.operation_id, o.process_id, o.workflow, o.status AS operation_status,
-        m.state, m.plan_json, m.reasons_json, m.request_id, r.status AS request_status, d.status AS dispatch_status,
+        m.state, m.plan_json, m.reasons_json, m.request_id, r.status AS request_status, r.requested_by,
+        d.status AS dispatch_status,
         m.looked_up_at
     FROM rerun_batch_members m JOIN operations o ON o.id = m.operation_id
     LEFT JOIN rerun_requests r ON r.id = m.request_id LEFT JOIN dispatches d ON d.request_id = m.request_id";
@@ -341,7 +343,7 @@ pub async fn insert_decision(
 
 pub async fn decisions(tx: &mut Tx, batch: &str) -> Result<Vec<super::rerun_requests::DecisionRow>, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_as(
-        "SELECT u.display_name AS approver, d.decision, d.comment, d.decided_at
+        "SELECT d.approver_id, u.display_name AS approver, d.decision, d.comment, d.decided_at
          FROM rerun_batch_decisions d JOIN users u ON u.id = d.approver_id WHERE d.batch_id = $1 ORDER BY d.decided_at"
     )
     .bind(batch)

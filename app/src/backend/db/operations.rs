@@ -148,6 +148,28 @@ pub async fn by_process_id(tx: &mut Tx, process_id: &str) -> Result<Option<Opera
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(process_id).fetch_optional(c).await)
 }
 
+/// The steps holding this idempotency key, as (workflow, step).
+pub async fn holders_of_key(tx: &mut Tx, key: &str) -> Result<Vec<(String, String)>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT o.workflow, s.name FROM steps s JOIN operations o ON o.id = s.operation_id
+         WHERE s.idempotency_key = $1"
+    )
+    .bind(key)
+    .fetch_all(c)
+    .await)
+}
+
+/// Every step whose idempotency key another step holds too, as (key, workflow, step).
+pub async fn shared_keys(tx: &mut Tx) -> Result<Vec<(String, String, String)>, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT s.idempotency_key, o.workflow, s.name FROM steps s JOIN operations o ON o.id = s.operation_id
+         WHERE s.idempotency_key IN (SELECT idempotency_key FROM steps GROUP BY idempotency_key HAVING COUNT(*) > 1)
+         ORDER BY s.idempotency_key"
+    )
+    .fetch_all(c)
+    .await)
+}
+
 /// Another operation of the department with the same business key (oldest first), if any.
 pub async fn other_with_business_key(
     tx: &mut Tx,

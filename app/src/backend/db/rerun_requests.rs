@@ -240,6 +240,7 @@ pub async fn insert_decision(
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct DecisionRow {
+    pub approver_id: i64,
     pub approver: String,
     pub decision: String,
     pub comment: Option<String>,
@@ -248,7 +249,7 @@ pub struct DecisionRow {
 
 pub async fn decisions(tx: &mut Tx, id: &str) -> Result<Vec<DecisionRow>, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_as(
-        "SELECT u.display_name AS approver, a.decision, a.comment, a.decided_at
+        "SELECT a.approver_id, u.display_name AS approver, a.decision, a.comment, a.decided_at
          FROM approvals a JOIN users u ON u.id = a.approver_id WHERE a.request_id = $1 ORDER BY a.decided_at, a.id"
     )
     .bind(id)

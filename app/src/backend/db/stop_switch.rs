@@ -9,22 +9,35 @@ pub struct PauseRow {
     pub paused_by: String,
     pub paused_at: DateTime<Utc>,
     pub reason: String,
+    /// The departments the pause belongs to, as JSON (NULL: set before that was recorded).
+    pub set_for: Option<String>,
 }
 
 /// The open pauses, oldest first.
 pub async fn open(tx: &mut Tx) -> Result<Vec<PauseRow>, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_as(
-        "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_at, p.reason
+        "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_at, p.reason, p.set_for
          FROM dispatch_pauses p JOIN users u ON u.id = p.paused_by WHERE p.resumed_at IS NULL ORDER BY p.paused_at, p.id"
     )
     .fetch_all(c)
     .await)
 }
 
-/// Opens a pause; `false` when this workflow or connector is paused already.
-pub async fn pause(tx: &mut Tx, scope: &str, name: &str, user: i64, reason: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+/// The open pause of this workflow or connector, locked until the transaction ends.
+pub async fn open_one(tx: &mut Tx, scope: &str, name: &str) -> Result<Option<PauseRow>, sqlx::Error> {
+    let lock = if matches!(tx, Tx::Postgres(..)) { " FOR UPDATE OF p" } else { "" };
+    let sql = format!(
+        "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_at, p.reason, p.set_for
+         FROM dispatch_pauses p JOIN users u ON u.id = p.paused_by
+         WHERE p.scope = $1 AND p.name = $2 AND p.resumed_at IS NULL{lock}"
+    );
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(scope).bind(name).fetch_optional(c).await)
+}
+
+/// Opens a pause for the departments `set_for` (JSON); `false` when this workflow or connector is paused already.
+pub async fn pause(tx: &mut Tx, scope: &str, name: &str, user: i64, reason: &str, set_for: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let inserted = on_tx!(tx, |c| sqlx::query(
-        "INSERT INTO dispatch_pauses (scope, name, paused_by, paused_at, reason) VALUES ($1, $2, $3, $4, $5)
+        "INSERT INTO dispatch_pauses (scope, name, paused_by, paused_at, reason, set_for) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (scope, name) WHERE resumed_at IS NULL DO NOTHING"
     )
     .bind(scope)
@@ -32,6 +45,7 @@ pub async fn pause(tx: &mut Tx, scope: &str, name: &str, user: i64, reason: &str
     .bind(user)
     .bind(now)
     .bind(reason)
+    .bind(set_for)
     .execute(c)
     .await
     .map(|r| r.rows_affected()))?;

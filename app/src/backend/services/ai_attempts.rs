@@ -12,7 +12,7 @@ use crate::domain::ai::cost_micro_yen;
 use crate::domain::audit::AuditEntry;
 use crate::domain::operations::StepEventType;
 use crate::domain::reconciliation::Record;
-use crate::domain::roles::Role;
+use crate::domain::rights::Act;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -84,10 +84,7 @@ pub async fn adopt(state: &AppState, caller: &Caller, process_id: &str, step_nam
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let operation = db::operations::by_process_id(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&operation.department) {
-        return Err(AppError::NotFound);
-    }
-    caller.require_any(&[Role::Staff, Role::Manager])?;
+    caller.check_act(Act::AdoptResult, &operation.department)?;
     let step = db::operations::step_by_name(&mut tx, operation.id, step_name).await?.ok_or(AppError::NotFound)?;
     if !db::ai_attempts::adopt(&mut tx, step.id, result_id).await? {
         return Err(AppError::invalid("result_id", "no completed generation with this result ID for this step"));

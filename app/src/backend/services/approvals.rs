@@ -4,15 +4,16 @@
 use super::Caller;
 use super::audit::record;
 use super::notifications::{Audience, notify};
-use super::rerun_requests::{plan_changed, plan_still_holds};
+use super::rerun_requests::{plan_changed, plan_check};
 use crate::api::AppError;
 use crate::api::reruns::InboxItem;
-use crate::backend::db::rerun_requests::RequestRow;
+use crate::backend::db::rerun_requests::{DecisionRow, RequestRow};
 use crate::backend::{AppState, db};
-use crate::domain::approval::{Refusal, is_approved, may_decide};
+use crate::domain::approval::{Ballot, Refusal, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::AuditEntry;
 use crate::domain::holds::reason;
-use crate::domain::rerun_plan::RerunPlan;
+use crate::domain::rerun_plan::Change;
+use crate::domain::rights::Act;
 use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -23,26 +24,44 @@ pub enum Decision {
     Reject,
 }
 
-/// Locks the request and checks that this caller may decide on it now.
-async fn decidable(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
-    let request = db::rerun_requests::lock(tx, id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&request.department) {
-        return Err(AppError::NotFound);
-    }
-    let owns = caller.user.user.has(Role::Manager) && caller.visible_departments().is_some();
-    match may_decide(owns, request.requested_by == caller.user.user.id) {
-        Ok(()) => {}
-        Err(Refusal::Requester) => {
-            tracing::warn!(user = %caller.user.user.username, request = id, "self-approval refused");
-            return Err(AppError::Forbidden);
+/// What the approval rule needs to know of a request: its department, its requester, who decided already.
+pub(super) async fn ballot(tx: &mut db::Tx, request: &RequestRow) -> Result<(Ballot, Vec<DecisionRow>), AppError> {
+    let decisions = db::rerun_requests::decisions(tx, &request.id).await?;
+    let ballot = Ballot {
+        department: request.department.clone(),
+        requesters: vec![request.requested_by],
+        decided: decisions.iter().map(|d| d.approver_id).collect(),
+    };
+    Ok((ballot, decisions))
+}
+
+/// The approval rule's refusal as the caller hears it (single and bulk decisions alike).
+pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError {
+    let user = &caller.user.user.username;
+    match refusal {
+        Refusal::NotOwner { may_read: false } => AppError::NotFound,
+        Refusal::NotOwner { may_read: true } => {
+            tracing::warn!(%user, what, "access denied: not a manager of the department");
+            AppError::Forbidden
         }
-        Err(Refusal::NotOwner) => return caller.require(Role::Manager).and(Err(AppError::Forbidden)),
+        Refusal::Requester => {
+            tracing::warn!(%user, what, "self-approval refused");
+            AppError::Forbidden
+        }
+        Refusal::AlreadyDecided => AppError::conflict("already-decided", "you decided on this already"),
     }
+}
+
+/// Locks the request and applies the approval rule to this caller now.
+async fn decidable(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<(RequestRow, Ballot), AppError> {
+    let request = db::rerun_requests::lock(tx, id).await?.ok_or(AppError::NotFound)?;
+    let (ballot, _) = ballot(tx, &request).await?;
+    may_decide(&caller.person(), &ballot).map_err(|refusal| refused(caller, refusal, id))?;
     super::rerun_requests::not_in_batch(&request)?;
     if request.status != "pending_approval" {
         return Err(AppError::Conflict { problem: "not-pending".into(), detail: format!("the request is {}", request.status) });
     }
-    Ok(request)
+    Ok((request, ballot))
 }
 
 pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decision, comment: &str) -> Result<(), AppError> {
@@ -52,22 +71,18 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
     };
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let request = decidable(&mut tx, caller, id).await?;
+    let (request, ballot) = decidable(&mut tx, caller, id).await?;
     // Past its validity, or on a plan that no longer holds, the request goes back to staff.
-    let expired = db::rerun_requests::expires_at(&mut tx, id).await?.is_some_and(|at| now >= at);
-    let void = if expired { Some(("expired", "the approval's validity ran out")) } else { None };
-    let void = match void {
-        None if !plan_still_holds(state, &mut tx, &request).await? => Some(("cancelled", "the plan no longer holds")),
-        other => other,
-    };
-    if let Some((status, why)) = void {
-        back_to_staff(&mut tx, state, caller, &request, status, why, now).await?;
+    if is_expired(db::rerun_requests::expires_at(&mut tx, id).await?, now) {
+        back_to_staff(&mut tx, state, caller, &request, "expired", "the approval's validity ran out", &[], now).await?;
         tx.commit().await?;
-        return Err(if status == "expired" {
-            AppError::Conflict { problem: "expired".into(), detail: "the request expired before it was approved".into() }
-        } else {
-            plan_changed()
-        });
+        return Err(AppError::conflict("expired", "the request expired before it was approved"));
+    }
+    let check = plan_check(state, &mut tx, &request, &[]).await?;
+    if !check.holds() {
+        back_to_staff(&mut tx, state, caller, &request, "cancelled", "the plan no longer holds", &check.changes, now).await?;
+        tx.commit().await?;
+        return Err(plan_changed());
     }
     let word = if decision == Decision::Approve { "approved" } else { "rejected" };
     if !db::rerun_requests::insert_decision(&mut tx, id, caller.user.user.id, word, comment.as_deref(), now).await? {
@@ -83,13 +98,13 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
         }
         Decision::Approve => {
             let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
-            let approvals = db::rerun_requests::decisions(&mut tx, id).await?;
-            let approvals = approvals.iter().filter(|d| d.decision == "approved").count() as i64;
+            let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
+            let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == "approved").map(|d| d.approver_id).collect();
+            let approvals = counted(&approvers, &ballot);
             if is_approved(approvals, required) {
                 db::rerun_requests::set_status(&mut tx, id, "pending_approval", "approved", now).await?;
                 db::rerun_requests::insert_dispatch(&mut tx, id, now, now).await?;
-                let plan: RerunPlan =
-                    serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
+                let plan = request.plan()?;
                 let entry = entry(caller, &request, "rerun_request.approved")
                     .after(json!({"rerun_id": id, "status": "approved", "approvals": approvals, "plan": plan}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -114,6 +129,7 @@ fn entry(caller: &Caller, request: &RequestRow, action: &'static str) -> AuditEn
         .before(json!({"rerun_id": request.id, "status": request.status}))
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn back_to_staff(
     tx: &mut db::Tx,
     state: &AppState,
@@ -121,12 +137,14 @@ async fn back_to_staff(
     request: &RequestRow,
     status: &'static str,
     why: &str,
+    changes: &[Change],
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     db::rerun_requests::set_status(tx, &request.id, "pending_approval", status, now).await?;
     db::operations::set_status_from(tx, request.operation_id, "rerun_pending", "stalled", now).await?;
     let action = if status == "expired" { "rerun_request.expired" } else { "rerun_request.voided" };
-    let entry = entry(caller, request, action).after(json!({"rerun_id": request.id, "status": status})).reason(why);
+    let after = json!({"rerun_id": request.id, "status": status, "changes": changes});
+    let entry = entry(caller, request, action).after(after).reason(why);
     record(tx, entry, caller.request_id.as_deref(), now).await?;
     notify(tx, state, request, status, "再実行の申請が差し戻されました（期限切れまたは計画の変化）", Audience::Requester, now).await?;
     Ok(())
@@ -135,13 +153,14 @@ async fn back_to_staff(
 /// What waits for this manager: pending requests of the departments they own (never their own requests).
 pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, AppError> {
     caller.require(Role::Manager)?;
-    let departments = caller.visible_departments().unwrap_or_default();
+    let departments = caller.acting_departments(Act::Decide);
     let mut tx = state.db.begin_read().await?;
     let pending = db::rerun_requests::pending_in(&mut tx, &departments).await?;
     let mut items = Vec::new();
     for r in pending {
-        let plan: RerunPlan = serde_json::from_str(&r.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
-        let approvals = db::rerun_requests::decisions(&mut tx, &r.id).await?.len() as i64;
+        let plan = r.plan()?;
+        let decisions = db::rerun_requests::decisions(&mut tx, &r.id).await?;
+        let approvals = decisions.iter().filter(|d| d.decision == "approved").count() as i64;
         let required = state.config.workflow(&r.workflow).map_or(1, |w| w.approvals_required);
         items.push(InboxItem {
             own_request: r.requested_by == caller.user.user.id,

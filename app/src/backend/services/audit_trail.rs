@@ -19,7 +19,7 @@ const EXPORT_PAGE: i64 = 5_000;
 
 /// One page of the trail as the caller may see it, newest first; `next` continues below its last event.
 pub async fn page(state: &AppState, caller: &Caller, filter: &AuditFilter, before_seq: Option<i64>) -> Result<(Vec<AuditEvent>, Option<i64>), AppError> {
-    let departments = caller.visible_departments();
+    let departments = caller.readable_departments();
     let query = AuditQuery { filter, departments: departments.as_deref(), after_seq: None, before_seq, up_to_seq: None, limit: PAGE_SIZE };
     let events = db::audit::select(&mut state.db.connection().await?, &query).await?;
     let next = (events.len() as i64 == PAGE_SIZE).then(|| events.last().map(|e| e.seq)).flatten();

@@ -3,7 +3,7 @@ use super::Caller;
 use super::operations::view_in;
 use crate::api::AppError;
 use crate::api::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
-use crate::domain::roles::Role;
+use crate::domain::rights::Act;
 use crate::backend::db::operations::BoardQuery;
 use crate::backend::{AppState, db};
 use chrono::Duration;
@@ -12,7 +12,7 @@ pub const PAGE_SIZE: i64 = 50;
 const TIMELINE_LENGTH: i64 = 200;
 
 pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> Result<BoardPage, AppError> {
-    let visible = caller.visible_departments();
+    let visible = caller.readable_departments();
     // Choosing a department narrows what the caller may see; it never widens it.
     let chosen: Option<Vec<String>> = match (&filter.department, &visible) {
         (Some(d), Some(mine)) if !mine.contains(d) => Some(Vec::new()),
@@ -31,7 +31,7 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
     let mut rows = db::operations::stalled_page(&mut tx, &query).await?;
     let counts = db::operations::stalled_counts(&mut tx, &query).await?;
     let overdue_actions = super::incidents::overdue_in(&mut tx, caller, state.clock.now()).await?;
-    let pauses = super::stop_switch::open(&mut tx).await?;
+    let pauses = super::stop_switch::open(state, &mut tx, caller).await?;
     let next = (rows.len() as i64 > PAGE_SIZE).then(|| {
         rows.truncate(PAGE_SIZE as usize);
         rows.last().map(|r| r.id)
@@ -73,8 +73,7 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
         demo_start: None,
         overdue_actions,
         pauses,
-        may_start_bulk: caller.visible_departments().is_some()
-            && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager)),
+        may_start_bulk: !caller.acting_departments(Act::RunBulkRerun).is_empty(),
     })
 }
 
@@ -82,7 +81,7 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
 pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Result<OperationDetail, AppError> {
     let mut tx = state.db.begin_read().await?;
     let operation = view_in(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&operation.department) {
+    if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
     }
     let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
@@ -94,9 +93,8 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let hold = db::holds::open(&mut tx, id)
         .await?
         .map(|h| HoldView { placed_by: h.placed_by, placed_at: h.placed_at, reason: h.reason });
-    let in_department = caller.visible_departments().is_some();
-    let may_act = in_department && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
-    let may_record_verdict = in_department && caller.user.user.has(Role::Manager);
+    let may_act = caller.may_act(Act::RequestRerun, &operation.department);
+    let may_record_verdict = caller.may_act(Act::RecordVerdict, &operation.department);
     let open_request = db::rerun_requests::open_for_operation(&mut tx, id).await?.map(|r| (r.id, r.status));
     Ok(OperationDetail { operation, timeline, hold, may_act, may_record_verdict, open_request })
 }

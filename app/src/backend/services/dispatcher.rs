@@ -16,7 +16,8 @@ use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::dispatch::{Answer, answer_of, next_delay};
 use crate::domain::reconciliation::{Verdict, redact};
-use crate::domain::rerun_plan::{PlannedStep, RerunPlan};
+use super::rerun_requests::plan_check;
+use crate::domain::rerun_plan::Change;
 use crate::domain::stop_switch::{Stopped, holding};
 use crate::domain::webhooks::Secret;
 use chrono::{DateTime, Duration, Utc};
@@ -109,7 +110,7 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[
     if request.expires_at.is_some_and(|at| now >= at) {
         return outcome(None, Next::End(End::Expired));
     }
-    let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
+    let plan = request.plan()?;
     let definition = state.config.workflow(&operation.workflow);
     let connectors: Vec<&str> = plan
         .steps
@@ -120,18 +121,19 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[
         let why = format!("held by the stop switch: {} {} is paused", pause.scope.as_str(), pause.name);
         return outcome(None, Next::Held { at: now + Duration::seconds(HELD_RECHECK_SECONDS), why });
     }
-    // Ask again right before sending: what happened since the approval decides what is sent.
+    // Ask again right before sending, then check the approved plan against the facts as they are now (flags,
+    // verdicts recorded by hand or by webhook, the workflow's definition) with what was just found: any change
+    // voids the approval and nothing is sent (`domain::rerun_plan::check`, as at the approval).
     let looked = reconciliation::look(state, &operation).await?;
-    let verdicts = looked.verdicts();
-    let mut to_send: Vec<&PlannedStep> = Vec::new();
-    let mut executed: Vec<String> = Vec::new();
-    for step in &plan.steps {
-        match verdicts.iter().find(|v| v.step == step.name).map(|v| v.verdict) {
-            None | Some(Verdict::NotExecuted) => to_send.push(step),
-            Some(Verdict::Executed) => executed.push(step.name.clone()),
-            Some(_) => return outcome(Some(looked), Next::End(End::PlanNoLongerHolds)),
-        }
+    let fresh: Vec<(String, Verdict)> = looked.verdicts().into_iter().map(|v| (v.step, v.verdict)).collect();
+    let check = {
+        let mut tx = state.db.connection().await?;
+        plan_check(state, &mut tx, &request, &fresh).await?
+    };
+    if !check.holds() {
+        return outcome(Some(looked), Next::End(End::Voided(check.changes)));
     }
+    let (to_send, executed) = (check.to_send, check.executed);
     if to_send.is_empty() {
         return outcome(Some(looked), Next::End(End::NothingToSend(executed)));
     }
@@ -274,7 +276,8 @@ enum End {
     Refused(String),
     Exhausted(String),
     Expired,
-    PlanNoLongerHolds,
+    /// What the approval was bound to changed while it waited: back to staff, nothing sent.
+    Voided(Vec<Change>),
 }
 
 impl End {
@@ -288,7 +291,7 @@ impl End {
             End::Refused(_) => "rerun.refused",
             End::Exhausted(_) => "rerun.failed",
             End::Expired => "rerun_request.expired",
-            End::PlanNoLongerHolds => "rerun_request.voided",
+            End::Voided(_) => "rerun_request.voided",
         }
     }
 }
@@ -305,7 +308,7 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
         End::Refused(why) => ("failed", "failed", "stalled", json!({"why": why})),
         End::Exhausted(why) => ("failed", "failed", "stalled", json!({"why": why, "attempts": attempts})),
         End::Expired => ("failed", "expired", "stalled", json!({"why": "the approval's validity ran out before the dispatch"})),
-        End::PlanNoLongerHolds => ("failed", "cancelled", "stalled", json!({"why": "a planned step is no longer proven not executed"})),
+        End::Voided(changes) => ("failed", "cancelled", "stalled", json!({"why": "the approved plan no longer holds", "changes": changes})),
     };
     db::dispatches::settle(tx, &request.id, dispatch_status, attempts, now, None, now).await?;
     db::rerun_requests::set_status(tx, &request.id, "approved", request_status, now).await?;
@@ -339,9 +342,9 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
         End::NothingToSend(_) => ("外部システムで実行済みのため、送信せずに完了しました", Audience::Requester),
         End::Unknown(_) => ("再実行の送信結果が不明です（照合で確認してください）", Audience::Both),
         End::Gone | End::Refused(_) | End::Exhausted(_) => ("再実行の送信に失敗しました", Audience::Both),
-        End::Expired | End::PlanNoLongerHolds => ("再実行は送信されず、差し戻されました", Audience::Requester),
+        End::Expired | End::Voided(_) => ("再実行は送信されず、差し戻されました", Audience::Requester),
     };
-    if let (Some(batch), End::PlanNoLongerHolds) = (&request.batch_id, end) {
+    if let (Some(batch), End::Voided(_)) = (&request.batch_id, end) {
         super::batches::drop_after_approval(tx, batch, request, now).await?;
     }
     // A bulk rerun tells its requester once, when the batch completes.

@@ -22,7 +22,7 @@ pub struct Bundle {
 /// Auditors, and staff or managers of the operation's department; anyone else gets 404 (no hint it exists).
 pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Result<Bundle, AppError> {
     let operation = db::operations::by_process_id(&mut state.db.connection().await?, process_id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&operation.department) {
+    if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
     }
     caller.require_any(&[Role::Auditor, Role::Staff, Role::Manager])?;

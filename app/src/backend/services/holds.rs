@@ -11,20 +11,16 @@ use crate::domain::audit::AuditEntry;
 use crate::domain::holds::{may_be_held, may_record_by_hand, reason};
 use crate::domain::operations::OperationStatus;
 use crate::domain::reconciliation::{Evidence, Verdict};
-use crate::domain::roles::Role;
+use crate::domain::rights::Act;
 use serde_json::json;
 
-/// The operation, if the caller may see it and is staff or a manager of its department.
-async fn operation_for(state: &AppState, caller: &Caller, process_id: &str, roles: &[Role]) -> Result<OperationRow, AppError> {
+/// The operation, if the caller may do this act on it (a member of its department with the role for it).
+async fn operation_for(state: &AppState, caller: &Caller, process_id: &str, act: Act) -> Result<OperationRow, AppError> {
     let operation = {
         let mut tx = state.db.begin_read().await?;
         db::operations::by_process_id(&mut tx, process_id).await?.ok_or(AppError::NotFound)?
     };
-    if !caller.may_see(&operation.department) {
-        return Err(AppError::NotFound);
-    }
-    // Auditors see everything and change nothing.
-    caller.require_any(roles)?;
+    caller.check_act(act, &operation.department)?;
     Ok(operation)
 }
 
@@ -34,7 +30,7 @@ fn field(name: &str, text: &str) -> Result<String, AppError> {
 
 pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<(), AppError> {
     let why = field("reason", why)?;
-    let operation = operation_for(state, caller, process_id, &[Role::Staff, Role::Manager]).await?;
+    let operation = operation_for(state, caller, process_id, Act::Hold).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let status = OperationStatus::parse(&operation.status).unwrap_or(OperationStatus::Running);
@@ -58,7 +54,7 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
 
 pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<(), AppError> {
     let why = field("reason", why)?;
-    let operation = operation_for(state, caller, process_id, &[Role::Staff, Role::Manager]).await?;
+    let operation = operation_for(state, caller, process_id, Act::Release).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let hold = db::holds::open(&mut tx, operation.id).await?;
@@ -90,7 +86,7 @@ pub async fn manual_verdict(
     if !may_record_by_hand(verdict) {
         return Err(AppError::invalid("verdict", "record what was found out: executed, executed_mismatch, not_executed or unknown"));
     }
-    let operation = operation_for(state, caller, process_id, &[Role::Manager]).await?;
+    let operation = operation_for(state, caller, process_id, Act::RecordVerdict).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let step = db::operations::step_by_name(&mut tx, operation.id, step_name)

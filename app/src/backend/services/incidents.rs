@@ -14,6 +14,7 @@ use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::incidents::{self as rules, ActionStatus};
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
+use crate::domain::rights::Act;
 use crate::domain::roles::Role;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value, json};
@@ -90,23 +91,17 @@ fn check_texts(caller: &Caller, form: &TextsForm, now: DateTime<Utc>, refusals: 
 
 /// Staff or a manager who belongs to the department: may change its reports. Auditors read only.
 pub(super) fn may_write(caller: &Caller, department: &str) -> bool {
-    let user = &caller.user.user;
-    (user.has(Role::Staff) || user.has(Role::Manager)) && user.departments.iter().any(|d| d.code == department)
+    caller.may_act(Act::ReportIncident, department)
 }
 
 pub(super) fn require_write(caller: &Caller, department: &str) -> Result<(), AppError> {
-    if may_write(caller, department) {
-        return Ok(());
-    }
-    caller.require_any(&[Role::Staff, Role::Manager])?;
-    tracing::warn!(user = %caller.user.user.username, department, "access denied: not in the department");
-    Err(AppError::Forbidden)
+    caller.check_act(Act::ReportIncident, department)
 }
 
 /// The report, locked for a change by someone who may make it; another department's report does not exist.
 async fn incident_for_change(tx: &mut Tx, caller: &Caller, id: i64) -> Result<IncidentRow, AppError> {
     let incident = db::incidents::lock(tx, id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&incident.department) {
+    if !caller.may_read(&incident.department) {
         return Err(AppError::NotFound);
     }
     require_write(caller, &incident.department)?;
@@ -123,7 +118,7 @@ async fn operations_for(tx: &mut Tx, caller: &Caller, field: &str, ids: &[String
     let mut missing = Vec::new();
     for id in ids {
         match db::operations::by_process_id(tx, id).await? {
-            Some(operation) if caller.may_see(&operation.department) => found.push(operation),
+            Some(operation) if caller.may_read(&operation.department) => found.push(operation),
             _ => missing.push(id.clone()),
         }
     }
@@ -276,7 +271,7 @@ pub async fn set_action_status(state: &AppState, caller: &Caller, id: i64, actio
 /// A page of the reports the caller may read, newest first; `before`: the last report of the previous page.
 pub async fn list(state: &AppState, caller: &Caller, before: Option<i64>) -> Result<IncidentList, AppError> {
     let today = rules::today(state.clock.now());
-    let visible = caller.visible_departments();
+    let visible = caller.readable_departments();
     let mut tx = state.db.begin_read().await?;
     let mut rows = db::incidents::list(&mut tx, visible.as_deref(), today, before, rules::PAGE_LENGTH as i64 + 1).await?;
     let next = (rows.len() > rules::PAGE_LENGTH).then(|| {
@@ -302,7 +297,7 @@ pub async fn load(state: &AppState, caller: &Caller, id: i64) -> Result<Incident
     let today = rules::today(state.clock.now());
     let mut tx = state.db.begin_read().await?;
     let incident = db::incidents::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&incident.department) {
+    if !caller.may_read(&incident.department) {
         return Err(AppError::NotFound);
     }
     let may_edit = may_write(caller, &incident.department);
@@ -357,7 +352,7 @@ fn action_view(a: db::incidents::ActionRow, today: NaiveDate) -> ActionView {
 
 /// The board's box: open actions past their due date in the caller's departments (auditors: all).
 pub async fn overdue_in(tx: &mut Tx, caller: &Caller, now: DateTime<Utc>) -> Result<Vec<OverdueAction>, AppError> {
-    let visible = caller.visible_departments();
+    let visible = caller.readable_departments();
     let rows = db::incidents::overdue(tx, visible.as_deref(), rules::today(now), OVERDUE_ON_BOARD).await?;
     Ok(rows
         .into_iter()

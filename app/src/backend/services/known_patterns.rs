@@ -17,7 +17,7 @@ use serde_json::json;
 /// The operation, if the caller may see it.
 async fn visible_operation(tx: &mut Tx, caller: &Caller, process_id: &str) -> Result<OperationRow, AppError> {
     let operation = db::operations::by_process_id(tx, process_id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&operation.department) {
+    if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
     }
     Ok(operation)

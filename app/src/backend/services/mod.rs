@@ -30,6 +30,7 @@ pub mod webhooks;
 use crate::api::AppError;
 use crate::backend::auth::SessionUser;
 use crate::domain::audit::Actor;
+use crate::domain::rights::{self, Act, Person};
 use crate::domain::roles::Role;
 
 impl From<sqlx::Error> for AppError {
@@ -56,16 +57,42 @@ impl Caller {
         Actor::user(self.user.user.id, &self.user.user.username)
     }
 
-    /// The departments whose objects this caller may see; `None` means all (auditors read everything).
-    pub fn visible_departments(&self) -> Option<Vec<String>> {
-        if self.user.user.has(Role::Auditor) {
-            return None;
-        }
-        Some(self.user.user.departments.iter().map(|d| d.code.clone()).collect())
+    /// The caller as the rules of `domain::rights` and `domain::approval` see them, as of this request.
+    pub fn person(&self) -> Person {
+        let user = &self.user.user;
+        Person { id: user.id, roles: user.roles.clone(), departments: user.departments.iter().map(|d| d.code.clone()).collect() }
     }
 
-    pub fn may_see(&self, department: &str) -> bool {
-        self.visible_departments().is_none_or(|list| list.iter().any(|d| d == department))
+    /// The departments whose objects this caller reads; `None` means all (auditors read everything).
+    pub fn readable_departments(&self) -> Option<Vec<String>> {
+        self.person().readable_departments().map(<[String]>::to_vec)
+    }
+
+    pub fn may_read(&self, department: &str) -> bool {
+        self.person().may_read(department)
+    }
+
+    /// The write rule, for what a page offers: membership of the department with a role that may do the act.
+    pub fn may_act(&self, act: Act, department: &str) -> bool {
+        self.person().may_act(act, department)
+    }
+
+    /// The write rule, for every service that changes something: another department's object is not found, one
+    /// the caller only reads is forbidden (a security event, logged).
+    pub fn check_act(&self, act: Act, department: &str) -> Result<(), AppError> {
+        match self.person().check_act(act, department) {
+            Ok(()) => Ok(()),
+            Err(rights::Refusal::Unseen) => Err(AppError::NotFound),
+            Err(rights::Refusal::NotAllowed) => {
+                tracing::warn!(user = %self.user.user.username, ?act, department, "access denied");
+                Err(AppError::Forbidden)
+            }
+        }
+    }
+
+    /// The departments in which the caller may do the act.
+    pub fn acting_departments(&self, act: Act) -> Vec<String> {
+        self.person().acting_departments(act)
     }
 
     /// Refusals are security events: logged with the user (the request ID is on the span).

@@ -142,6 +142,16 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
         registered_by: client.id,
         drill_id: drill,
     };
+    for (step, step_key) in request.steps.iter().zip(&keys) {
+        let Some(connector) = state.config.connector_of(&workflow.name, &step.name) else { continue };
+        let holders = db::operations::holders_of_key(&mut tx, step_key.as_str()).await?;
+        if state.config.key_taken_at(connector, holders.iter().map(|(w, s)| (w.as_str(), s.as_str()))) {
+            return Err(AppError::conflict(
+                "idempotency-key-taken",
+                format!("idempotency key '{step_key}' is already used by another step at the outside system '{connector}'"),
+            ));
+        }
+    }
     let operation_id = db::operations::insert(&mut tx, &new, now).await?;
     for (position, (step, step_key)) in request.steps.iter().zip(&keys).enumerate() {
         let content = step.content.as_ref().map(|c| (to_canonical_string(c), fingerprint(c)));
@@ -283,4 +293,29 @@ pub async fn complete_if_done(
         .after(json!({"status": completed}));
     record(tx, entry, request_id, now).await?;
     Ok(true)
+}
+
+/// Keys registered before a key was unique per outside system, held by several steps at one connector: reported
+/// at start-up (their webhooks apply to none of them until an operator settles them), never failed on blindly.
+pub async fn report_shared_keys(state: &AppState) -> Result<usize, AppError> {
+    let rows = {
+        let mut tx = state.db.begin_read().await?;
+        db::operations::shared_keys(&mut tx).await?
+    };
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut shared: Vec<String> = Vec::new();
+    for (key, workflow, step) in &rows {
+        let Some(connector) = state.config.connector_of(workflow, step) else { continue };
+        if seen.contains(&(key.as_str(), connector)) {
+            shared.push(format!("{connector}:{key}"));
+        } else {
+            seen.push((key.as_str(), connector));
+        }
+    }
+    shared.dedup();
+    if !shared.is_empty() {
+        let first: Vec<&str> = shared.iter().take(20).map(String::as_str).collect();
+        tracing::warn!(count = shared.len(), keys = ?first, "idempotency keys held by several steps at one outside system");
+    }
+    Ok(shared.len())
 }

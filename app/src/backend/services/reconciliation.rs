@@ -11,7 +11,7 @@ use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::reconciliation::{Evidence, Finding, Record, Verdict};
 use chrono::{DateTime, Utc};
-use crate::domain::roles::Role;
+use crate::domain::rights::Act;
 use serde_json::json;
 
 /// One step's outcome of a reconciliation.
@@ -35,10 +35,7 @@ pub async fn on_demand(
             .await?
             .ok_or(AppError::NotFound)?
     };
-    if !caller.may_see(&operation.department) {
-        return Err(AppError::NotFound);
-    }
-    caller.require_any(&[Role::Staff, Role::Manager])?;
+    caller.check_act(Act::Reconcile, &operation.department)?;
     reconcile(
         state,
         &operation,

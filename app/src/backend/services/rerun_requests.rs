@@ -16,7 +16,7 @@ use crate::domain::holds::reason;
 use crate::domain::operations::OperationStatus;
 use crate::domain::reconciliation::{Evidence, Verdict};
 use crate::domain::rerun_plan::{self, PlanOutcome, RerunPlan, StepFacts};
-use crate::domain::roles::Role;
+use crate::domain::rights::Act;
 use crate::domain::stall::FailureClass;
 use super::notifications::{Audience, notify};
 use serde_json::json;
@@ -59,10 +59,7 @@ pub(super) async fn snapshot(state: &AppState, tx: &mut db::Tx, operation: Opera
 
 fn operation_for(caller: &Caller, operation: Option<OperationRow>) -> Result<OperationRow, AppError> {
     let operation = operation.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&operation.department) {
-        return Err(AppError::NotFound);
-    }
-    caller.require_any(&[Role::Staff, Role::Manager])?;
+    caller.check_act(Act::RequestRerun, &operation.department)?;
     Ok(operation)
 }
 
@@ -188,13 +185,30 @@ pub(super) fn not_in_batch(request: &RequestRow) -> Result<(), AppError> {
 }
 
 /// Whether the steps, their verdicts and the workflow definition are still what the plan was made from.
-pub(super) async fn plan_still_holds(state: &AppState, tx: &mut db::Tx, request: &RequestRow) -> Result<bool, AppError> {
+/// The request's plan checked against the facts as they are now (`domain::rerun_plan::check`), the one check of
+/// submission, of each approval and of the moment right before each send (then with the look-up just made).
+pub(super) async fn plan_check(
+    state: &AppState,
+    tx: &mut db::Tx,
+    request: &RequestRow,
+    looked_up: &[(String, Verdict)],
+) -> Result<rerun_plan::Check, AppError> {
     let operation = db::operations::by_id(tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
-    let current_version = state.config.workflow(&operation.workflow).map(|w| w.version.clone());
+    let version = state.config.workflow(&operation.workflow).map(|w| w.version.clone());
     let snap = snapshot(state, tx, operation).await?;
     let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
-    Ok(rerun_plan::verdicts_hash(&facts) == request.verdicts_hash
-        && current_version.as_deref() == Some(request.workflow_version.as_str()))
+    Ok(rerun_plan::check(&request.plan()?, &facts, version.as_deref(), looked_up))
+}
+
+impl RequestRow {
+    /// The plan the request was made (and is approved) for.
+    pub(super) fn plan(&self) -> Result<RerunPlan, AppError> {
+        serde_json::from_str(&self.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))
+    }
+}
+
+pub(super) async fn plan_still_holds(state: &AppState, tx: &mut db::Tx, request: &RequestRow) -> Result<bool, AppError> {
+    Ok(plan_check(state, tx, request, &[]).await?.holds())
 }
 
 pub(super) fn plan_changed() -> AppError {
@@ -239,7 +253,7 @@ pub(super) fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
 
 async fn request_for(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
     let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&request.department) {
+    if !caller.may_read(&request.department) {
         return Err(AppError::NotFound);
     }
     Ok(request)
@@ -250,9 +264,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     let request = request_for(&mut tx, caller, id).await?;
     let items = db::rerun_requests::items(&mut tx, id).await?;
     let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
-    let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
-    let may_act = caller.visible_departments().is_some()
-        && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
+    let plan = request.plan()?;
+    let may_act = caller.may_act(Act::RequestRerun, &request.department);
     let may_confirm = may_act && request.status == "draft";
     let may_cancel = may_act && matches!(request.status.as_str(), "draft" | "pending_approval");
     Ok(RerunRequestView {
@@ -294,7 +307,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let request = request_for(&mut tx, caller, id).await?;
-    caller.require_any(&[Role::Staff, Role::Manager])?;
+    caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
     if request.status != "draft" {
         return Err(AppError::Conflict { problem: "not-draft".into(), detail: "the checklist can be changed only while the request is a draft".into() });
@@ -324,7 +337,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let request = request_for(&mut tx, caller, id).await?;
-    caller.require_any(&[Role::Staff, Role::Manager])?;
+    caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
     let items = db::rerun_requests::items(&mut tx, id).await?;
     if items.len() != Check::ALL.len() || items.iter().any(|i| i.confirmed_at.is_none()) {
@@ -333,8 +346,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     if !plan_still_holds(state, &mut tx, &request).await? {
         return Err(plan_changed());
     }
-    let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))?;
-    db::rerun_requests::set_expiry(&mut tx, id, now + approval_validity(state, &request, &plan)).await?;
+    db::rerun_requests::set_expiry(&mut tx, id, now + approval_validity(state, &request, &request.plan()?)).await?;
     if !db::rerun_requests::set_status(&mut tx, id, "draft", "pending_approval", now).await?
         || !db::operations::set_status_from(&mut tx, request.operation_id, "stalled", "rerun_pending", now).await?
     {
@@ -357,10 +369,7 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let request = db::rerun_requests::lock(&mut tx, id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&request.department) {
-        return Err(AppError::NotFound);
-    }
-    caller.require_any(&[Role::Staff, Role::Manager])?;
+    caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
     let from = request.status.as_str();
     if !matches!(from, "draft" | "pending_approval") || !db::rerun_requests::set_status(&mut tx, id, from, "cancelled", now).await? {

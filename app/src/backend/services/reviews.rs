@@ -8,7 +8,7 @@ use crate::backend::{AppState, db};
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, threshold_for};
-use crate::domain::roles::Role;
+use crate::domain::rights::Act;
 use chrono::{DateTime, Days, Utc};
 use serde_json::json;
 
@@ -33,9 +33,9 @@ pub fn resolve(state: &AppState, caller: &Caller, query: &ReviewQuery) -> Result
     }
     let department = query.department.as_deref().map(str::trim).filter(|d| !d.is_empty());
     let scope = match department {
-        Some(code) if caller.may_see(code) && state.config.department(code).is_some() => Some(vec![code.to_string()]),
+        Some(code) if caller.may_read(code) && state.config.department(code).is_some() => Some(vec![code.to_string()]),
         Some(_) => return Err(AppError::NotFound),
-        None => caller.visible_departments(),
+        None => caller.readable_departments(),
     };
     Ok(Resolved { scope, department: department.map(str::to_string), period: Period::containing(kind, day), today })
 }
@@ -97,7 +97,7 @@ pub async fn review(state: &AppState, caller: &Caller, query: &ReviewQuery) -> R
         .config
         .departments
         .iter()
-        .filter(|d| caller.may_see(&d.code))
+        .filter(|d| caller.may_read(&d.code))
         .map(|d| DepartmentDto { code: d.code.clone(), name: d.name.clone() })
         .collect::<Vec<_>>();
     let department = r.department.as_ref().and_then(|code| departments.iter().find(|d| d.code == *code).cloned());
@@ -124,8 +124,7 @@ pub async fn review(state: &AppState, caller: &Caller, query: &ReviewQuery) -> R
 
 /// A manager who belongs to the department (an auditor's reach is not ownership).
 fn is_owner(caller: &Caller, department: &str) -> bool {
-    let user = &caller.user.user;
-    user.has(Role::Manager) && user.departments.iter().any(|d| d.code == department)
+    caller.may_act(Act::SignOffReview, department)
 }
 
 fn signoff_view(row: db::reviews::SignoffRow) -> SignoffView {

@@ -9,7 +9,8 @@ use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::holds::reason;
 use crate::domain::roles::Role;
-use crate::domain::stop_switch::{Scope, Stopped, departments, may_switch};
+use crate::backend::db::stop_switch::PauseRow;
+use crate::domain::stop_switch::{Scope, Stopped, departments, may_pause, may_resume};
 use serde_json::json;
 
 /// What is stopped now (for the dispatcher).
@@ -19,17 +20,26 @@ pub async fn stopped(state: &AppState) -> Result<Vec<Stopped>, AppError> {
     Ok(open.into_iter().filter_map(|p| Some(Stopped { scope: Scope::parse(&p.scope)?, name: p.name })).collect())
 }
 
-/// The open pauses, for the board's banner.
-pub async fn open(tx: &mut db::Tx) -> Result<Vec<PauseView>, AppError> {
+/// The open pauses that concern the departments this caller reads, for the board's banner.
+pub async fn open(state: &AppState, tx: &mut db::Tx, caller: &Caller) -> Result<Vec<PauseView>, AppError> {
+    let readable = caller.readable_departments();
     Ok(db::stop_switch::open(tx)
         .await?
         .into_iter()
-        .map(|p| PauseView { scope: p.scope, name: p.name, paused_by: p.paused_by, paused_at: p.paused_at, reason: p.reason })
+        .filter(|p| {
+            let concerned = Scope::parse(&p.scope).map(|scope| departments(&state.config, scope, &p.name)).unwrap_or_default();
+            readable.as_ref().is_none_or(|mine| concerned.iter().any(|d| mine.contains(d)))
+        })
+        .map(|p| view(&p))
         .collect())
 }
 
-/// Checks the caller may switch this workflow or connector, and that it exists.
-fn switchable(state: &AppState, caller: &Caller, scope: Scope, name: &str) -> Result<Vec<String>, AppError> {
+fn view(p: &PauseRow) -> PauseView {
+    PauseView { scope: p.scope.clone(), name: p.name.clone(), paused_by: p.paused_by.clone(), paused_at: p.paused_at, reason: p.reason.clone() }
+}
+
+/// The departments a workflow or connector concerns; an unknown name is not found.
+fn concerned(state: &AppState, scope: Scope, name: &str) -> Result<Vec<String>, AppError> {
     let known = match scope {
         Scope::Workflow => state.config.workflow(name).is_some(),
         Scope::Connector => state.config.connectors.iter().any(|c| c.name == name),
@@ -37,12 +47,17 @@ fn switchable(state: &AppState, caller: &Caller, scope: Scope, name: &str) -> Re
     if !known {
         return Err(AppError::NotFound);
     }
-    let concerned = departments(&state.config, scope, name);
-    let owned: Vec<String> = if caller.user.user.has(Role::Manager) { caller.visible_departments().unwrap_or_default() } else { Vec::new() };
-    if !may_switch(caller.user.user.has(Role::Admin), &owned, &concerned) {
-        return Err(AppError::Forbidden);
-    }
-    Ok(concerned)
+    Ok(departments(&state.config, scope, name))
+}
+
+/// The departments an open pause belongs to; one set before that was recorded, to every one it concerns.
+fn set_for(pause: &PauseRow, concerned: &[String]) -> Vec<String> {
+    pause.set_for.as_deref().and_then(|json| serde_json::from_str(json).ok()).unwrap_or_else(|| concerned.to_vec())
+}
+
+fn forbidden(caller: &Caller, scope: Scope, name: &str) -> AppError {
+    tracing::warn!(user = %caller.user.user.username, scope = scope.as_str(), name, "stop switch refused");
+    AppError::Forbidden
 }
 
 pub async fn pause(state: &AppState, caller: &Caller, scope: Scope, name: &str, why: &str) -> Result<(), AppError> {
@@ -55,14 +70,22 @@ pub async fn resume(state: &AppState, caller: &Caller, scope: Scope, name: &str,
 
 async fn switch(state: &AppState, caller: &Caller, scope: Scope, name: &str, why: &str, stop: bool) -> Result<(), AppError> {
     let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
-    let concerned = switchable(state, caller, scope, name)?;
+    let concerned = concerned(state, scope, name)?;
+    let person = caller.person();
     let now = state.clock.now();
     let user = caller.user.user.id;
     let mut tx = state.db.begin_write().await?;
     let changed = if stop {
-        db::stop_switch::pause(&mut tx, scope.as_str(), name, user, &why, now).await?
+        let set_for = may_pause(&person, &concerned).ok_or_else(|| forbidden(caller, scope, name))?;
+        let set_for = serde_json::to_string(&set_for).map_err(|e| crate::backend::auth::internal("pause", e))?;
+        db::stop_switch::pause(&mut tx, scope.as_str(), name, user, &why, &set_for, now).await?
     } else {
-        db::stop_switch::resume(&mut tx, scope.as_str(), name, user, &why, now).await?
+        match db::stop_switch::open_one(&mut tx, scope.as_str(), name).await? {
+            Some(open) if !may_resume(&person, &set_for(&open, &concerned)) => return Err(forbidden(caller, scope, name)),
+            Some(_) => db::stop_switch::resume(&mut tx, scope.as_str(), name, user, &why, now).await?,
+            None if may_pause(&person, &concerned).is_none() => return Err(forbidden(caller, scope, name)),
+            None => false,
+        }
     };
     if !changed {
         let (problem, detail) = if stop { ("already-paused", "it is paused already") } else { ("not-paused", "it is not paused") };
@@ -90,8 +113,9 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<Vec<SwitchVie
     caller.require_any(&[Role::Manager, Role::Admin])?;
     let open = {
         let mut tx = state.db.begin_read().await?;
-        open(&mut tx).await?
+        db::stop_switch::open(&mut tx).await?
     };
+    let person = caller.person();
     let names = state
         .config
         .workflows
@@ -101,9 +125,13 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<Vec<SwitchVie
     Ok(names
         .map(|(scope, name)| {
             let concerned = departments(&state.config, scope, &name);
+            let pause = open.iter().find(|p| p.scope == scope.as_str() && p.name == name);
             SwitchView {
-                may_switch: switchable(state, caller, scope, &name).is_ok(),
-                pause: open.iter().find(|p| p.scope == scope.as_str() && p.name == name).cloned(),
+                may_switch: match pause {
+                    Some(p) => may_resume(&person, &set_for(p, &concerned)),
+                    None => may_pause(&person, &concerned).is_some(),
+                },
+                pause: pause.map(view),
                 scope,
                 name,
                 departments: concerned,

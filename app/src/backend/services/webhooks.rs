@@ -90,19 +90,20 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
     let step = {
         let mut tx = state.db.begin_read().await?;
         let candidates = db::webhooks::steps_for(&mut tx, found.idempotency_key.as_deref(), result_id.as_deref()).await?;
-        let mut matched = None;
+        // Only a step that calls this outside system can be what it tells about (so only a department whose
+        // workflows call it); a key is unique per connector, and a webhook that fits two steps fits none.
+        let mut matched = Vec::new();
         for (step_id, operation_id, step_name) in candidates {
             let Some(operation) = db::operations::by_id(&mut tx, operation_id).await? else { continue };
-            let uses_this_connector = state.config.workflow(&operation.workflow).is_some_and(|w| {
-                w.steps.iter().any(|s| s.name == step_name && s.connector.as_deref() == Some(connector.name.as_str()))
-            });
-            if uses_this_connector {
+            if state.config.connector_of(&operation.workflow, &step_name) == Some(connector.name.as_str()) {
                 let step = db::operations::step_by_name(&mut tx, operation.id, &step_name).await?;
-                matched = step.filter(|s| s.id == step_id).map(|s| (operation, s));
-                break;
+                matched.extend(step.filter(|s| s.id == step_id).map(|s| (operation, s)));
             }
         }
-        matched
+        if matched.len() > 1 {
+            tracing::warn!(connector = %connector.name, receipt = receipt.id, "webhook fits several steps: not applied");
+        }
+        (matched.len() == 1).then(|| matched.remove(0))
     };
     let Some((operation, step)) = step else {
         return finish(state, &receipt, actor, Outcome::Unmatched).await;

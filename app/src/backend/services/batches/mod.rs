@@ -12,15 +12,16 @@ use super::rerun_requests::{self, Draft, approval_validity, confirm_flags, plan_
 use crate::api::AppError;
 use crate::api::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals};
 use crate::backend::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
-use crate::backend::db::rerun_requests::{Confirmation, RequestRow};
+use crate::backend::db::rerun_requests::{Confirmation, DecisionRow, RequestRow};
 use crate::backend::{AppState, db};
-use crate::domain::approval::{Refusal, may_decide};
+use crate::domain::approval::{self, Ballot, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::batches::{self, BatchStatus, MAX_OPERATIONS, Progress, Reason};
 use crate::domain::checklist::{self, Check, Prefill};
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
 use crate::domain::rerun_plan::RerunPlan;
+use crate::domain::rights::Act;
 use crate::domain::roles::Role;
 use crate::domain::stall::FailureClass;
 use chrono::{DateTime, Duration, SubsecRound, Utc};
@@ -54,7 +55,7 @@ fn member_entry(actor: Actor, action: &'static str, batch: &BatchRow, process_id
 pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why: &str) -> Result<String, AppError> {
     let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
     caller.require_any(&[Role::Staff, Role::Manager])?;
-    let mine = caller.visible_departments().unwrap_or_default();
+    let mine = caller.acting_departments(Act::RunBulkRerun);
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let selected = if selection.process_ids.is_empty() {
@@ -130,9 +131,16 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
 async fn batch_for(tx: &mut db::Tx, caller: &Caller, id: &str, lock: bool) -> Result<BatchRow, AppError> {
     let batch = if lock { db::batches::lock(tx, id).await? } else { db::batches::by_id(tx, id).await? };
     let batch = batch.ok_or(AppError::NotFound)?;
-    if !caller.may_see(&batch.department) {
+    if !caller.may_read(&batch.department) {
         return Err(AppError::NotFound);
     }
+    Ok(batch)
+}
+
+/// The batch, locked, if the caller may act on it (the write rule of `domain::rights`).
+async fn batch_to_act(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<BatchRow, AppError> {
+    let batch = db::batches::lock(tx, id).await?.ok_or(AppError::NotFound)?;
+    caller.check_act(Act::RunBulkRerun, &batch.department)?;
     Ok(batch)
 }
 
@@ -147,10 +155,9 @@ fn expect(batch: &BatchRow, status: BatchStatus) -> Result<(), AppError> {
 /// rerun request with its pre-filled checks; a member whose checks fail or whose evidence changed drops out.
 pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minute: Option<u32>) -> Result<(), AppError> {
     let rate = batches::rate(rate_per_minute, state.config.bulk_dispatch_per_minute).map_err(|m| AppError::invalid("rate_per_minute", m))?;
-    caller.require_any(&[Role::Staff, Role::Manager])?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let batch = batch_for(&mut tx, caller, id, true).await?;
+    let batch = batch_to_act(&mut tx, caller, id).await?;
     expect(&batch, BatchStatus::Preview)?;
     let members = db::batches::members(&mut tx, id).await?;
     let (mut requested, mut dropped) = (0, 0);
@@ -245,10 +252,9 @@ async fn drop_member(
 /// One of the five checks, confirmed once for the whole batch (and copied into each member's checklist).
 pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, comment: &str, cause: rerun_requests::Cause) -> Result<(), AppError> {
     let check = Check::from_number(number).ok_or_else(|| AppError::invalid("number", "a check is numbered 1 to 5"))?;
-    caller.require_any(&[Role::Staff, Role::Manager])?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let batch = batch_for(&mut tx, caller, id, true).await?;
+    let batch = batch_to_act(&mut tx, caller, id).await?;
     expect(&batch, BatchStatus::Draft)?;
     let class = match cause.class.as_deref().filter(|c| !c.is_empty()) {
         Some(c) => Some(FailureClass::parse(c).ok_or_else(|| AppError::invalid("cause_class", "unknown cause class"))?),
@@ -270,10 +276,9 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
 
 /// All five checks confirmed: every member whose plan still holds goes to the owners; the others drop out.
 pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
-    caller.require_any(&[Role::Staff, Role::Manager])?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let batch = batch_for(&mut tx, caller, id, true).await?;
+    let batch = batch_to_act(&mut tx, caller, id).await?;
     expect(&batch, BatchStatus::Draft)?;
     if db::batches::checks(&mut tx, id).await?.len() != Check::ALL.len() {
         return Err(AppError::invalid("checklist", Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first")));
@@ -287,7 +292,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
             drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, &member, &Reason::EvidenceChanged, now).await?;
             continue;
         }
-        let plan: RerunPlan = serde_json::from_str(&request.plan_json).map_err(|e| internal("plan", e))?;
+        let plan = request.plan()?;
         let expiry = now + approval_validity(state, &request, &plan);
         expires_at = Some(expires_at.map_or(expiry, |e| e.min(expiry)));
         db::rerun_requests::set_expiry(&mut tx, &request.id, expiry).await?;
@@ -329,17 +334,19 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_for(&mut tx, caller, id, true).await?;
-    let owns = caller.user.user.has(Role::Manager) && caller.visible_departments().is_some();
-    match may_decide(owns, batch.created_by == caller.user.user.id) {
-        Ok(()) => {}
-        Err(Refusal::Requester) => {
-            tracing::warn!(user = %caller.user.user.username, batch = id, "self-approval refused");
-            return Err(AppError::Forbidden);
-        }
-        Err(Refusal::NotOwner) => return caller.require(Role::Manager).and(Err(AppError::Forbidden)),
+    let members = db::batches::members_in(&mut tx, id, "requested", MAX_OPERATIONS as i64).await?;
+    let decisions = db::batches::decisions(&mut tx, id).await?;
+    let ballot = ballot(&batch, &members, &decisions);
+    let person = caller.person();
+    let refused = |refusal| super::approvals::refused(caller, refusal, id);
+    may_decide(&person, &ballot).map_err(refused)?;
+    // The same rule for each member, as if it were decided alone.
+    for member in &members {
+        let alone = Ballot { requesters: member.requested_by.into_iter().collect(), ..ballot.clone() };
+        may_decide(&person, &alone).map_err(refused)?;
     }
     expect(&batch, BatchStatus::PendingApproval)?;
-    if batch.expires_at.is_some_and(|at| now >= at) {
+    if is_expired(batch.expires_at, now) {
         end_before_dispatch(&mut tx, state, caller.actor(), &batch, "expired", "the approval's validity ran out", now).await?;
         tx.commit().await?;
         return Err(conflict("expired", "the bulk rerun expired before it was approved"));
@@ -353,11 +360,12 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         tx.commit().await?;
         return Ok(());
     }
-    let members = db::batches::members_in(&mut tx, id, "requested", MAX_OPERATIONS as i64).await?;
     let workflows = members.iter().map(|m| state.config.workflow(&m.workflow).map_or(1, |w| w.approvals_required));
     let required = batches::approvals_required(workflows);
-    let approvals = db::batches::decisions(&mut tx, id).await?.iter().filter(|d| d.decision == "approved").count();
-    if (approvals as u32) < required {
+    let decisions = db::batches::decisions(&mut tx, id).await?;
+    let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == "approved").map(|d| d.approver_id).collect();
+    let approvals = counted(&approvers, &ballot);
+    if !is_approved(approvals, required) {
         let entry = batch_entry(caller.actor(), "rerun_batch.approval_recorded", &batch).after(json!({"approvals": approvals, "required": required}));
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
         tx.commit().await?;
@@ -371,7 +379,10 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, member, &Reason::EvidenceChanged, now).await?;
             continue;
         }
-        db::rerun_requests::insert_decision(&mut tx, &request.id, caller.user.user.id, "approved", comment.as_deref(), now).await?;
+        // Each member carries every approval that counted, as a request approved alone does.
+        for d in decisions.iter().filter(|d| d.decision == "approved" && approvers.contains(&d.approver_id)) {
+            db::rerun_requests::insert_decision(&mut tx, &request.id, d.approver_id, "approved", d.comment.as_deref(), d.decided_at).await?;
+        }
         db::rerun_requests::set_status(&mut tx, &request.id, "pending_approval", "approved", now).await?;
         db::rerun_requests::insert_dispatch(&mut tx, &request.id, batches::send_at(now, turn, rate), now).await?;
         turn += 1;
@@ -389,6 +400,14 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     tx.commit().await?;
     state.dispatch_wake.notify_one();
     Ok(())
+}
+
+/// What the approval rule needs to know of a bulk rerun: its creator and every requested member's requester
+/// asked for it.
+pub(super) fn ballot(batch: &BatchRow, members: &[MemberRow], decisions: &[DecisionRow]) -> Ballot {
+    let requested = members.iter().filter(|m| m.state == "requested").filter_map(|m| m.requested_by);
+    let requesters = std::iter::once(batch.created_by).chain(requested).collect();
+    Ballot { department: batch.department.clone(), requesters, decided: decisions.iter().map(|d| d.approver_id).collect() }
 }
 
 async fn notify_creator(tx: &mut db::Tx, state: &AppState, batch: &BatchRow, kind: &str, title: &str, now: DateTime<Utc>) -> Result<(), AppError> {

@@ -37,9 +37,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let members = db::batches::members(&mut tx, id).await?;
     let checks = db::batches::checks(&mut tx, id).await?;
     let decisions = db::batches::decisions(&mut tx, id).await?;
-    let in_department = caller.visible_departments().is_some();
-    let staff = in_department && (caller.user.user.has(Role::Staff) || caller.user.user.has(Role::Manager));
-    let may_decide = in_department && caller.user.user.has(Role::Manager) && batch.created_by != caller.user.user.id;
+    let staff = caller.may_act(Act::RunBulkRerun, &batch.department);
+    let may_decide = approval::may_decide(&caller.person(), &super::ballot(&batch, &members, &decisions)).is_ok();
     let mut totals = Totals::default();
     let mut views = Vec::new();
     for m in &members {
@@ -132,15 +131,12 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
 /// The newest bulk reruns the caller may see.
 pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>, AppError> {
     let mut tx = state.db.begin_read().await?;
-    let visible = caller.visible_departments();
+    let visible = caller.readable_departments();
     let rows = db::batches::recent(&mut tx, visible.as_deref(), 100).await?;
     Ok(rows
         .into_iter()
         .map(|b| BatchSummary {
-            awaits_me: b.status == "pending_approval"
-                && caller.user.user.has(Role::Manager)
-                && visible.is_some()
-                && b.created_by != caller.user.user.id,
+            awaits_me: b.status == "pending_approval" && caller.may_act(Act::Decide, &b.department) && b.created_by != caller.user.user.id,
             id: b.id,
             department: b.department,
             creator: b.creator,
