@@ -15,6 +15,7 @@ mod dispatch;
 mod drills;
 mod documents;
 mod fixtures;
+mod gate_model;
 mod gate_rules;
 mod harness;
 mod holds;
