@@ -15,7 +15,6 @@ mod dispatch;
 mod drills;
 mod documents;
 mod fixtures;
-mod gate_model;
 mod gate_rules;
 mod harness;
 mod holds;
