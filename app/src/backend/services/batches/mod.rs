@@ -380,7 +380,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             continue;
         }
         // Each member carries every approval that counted, as a request approved alone does.
-        for d in decisions.iter().filter(|d| d.decision == "approved" && approvers.contains(&d.approver_id)) {
+        for d in decisions.iter().filter(|d| d.decision == "approved") {
             db::rerun_requests::insert_decision(&mut tx, &request.id, d.approver_id, "approved", d.comment.as_deref(), d.decided_at).await?;
         }
         db::rerun_requests::set_status(&mut tx, &request.id, "pending_approval", "approved", now).await?;
