@@ -2,7 +2,7 @@
 //! who is a member of the object's department at the moment of deciding), who never may (whoever asked for
 //! it: a request's requester; for a bulk rerun its creator and the requester of any member; anyone who decided
 //! already), how many distinct approvals count, and how long an approval may wait to be used.
-use super::rights::{Act, Person};
+use super::rights::{self, Act, Person};
 use chrono::{DateTime, Duration, Utc};
 
 /// An approval is used within a day, or within the shortest key retention of the outside systems involved:
@@ -29,8 +29,8 @@ pub struct Ballot {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// Only a manager who is a member of the department decides (a person who cannot read it: not found).
-    NotOwner { may_read: bool },
+    /// Only a manager who is a member of the department decides: the write rule's refusal for `Act::Decide`.
+    NotOwner(rights::Refusal),
     /// Four eyes: whoever asked for the rerun never approves it.
     Requester,
     /// Each person decides once: N approvals are N people.
@@ -38,9 +38,7 @@ pub enum Refusal {
 }
 
 pub fn may_decide(person: &Person, ballot: &Ballot) -> Result<(), Refusal> {
-    if !person.may_act(Act::Decide, &ballot.department) {
-        return Err(Refusal::NotOwner { may_read: person.may_read(&ballot.department) });
-    }
+    person.check_act(Act::Decide, &ballot.department).map_err(Refusal::NotOwner)?;
     if ballot.requesters.contains(&person.id) {
         return Err(Refusal::Requester);
     }
@@ -91,10 +89,10 @@ mod tests {
         assert_eq!(may_decide(&owner, &ballot(&[1], &[7])), Err(Refusal::AlreadyDecided));
         assert_eq!(may_decide(&owner, &ballot(&[1], &[2])), Ok(()));
         let other = person(8, &[Auditor, Manager], &["billing"]);
-        assert_eq!(may_decide(&other, &ballot(&[1], &[])), Err(Refusal::NotOwner { may_read: true }));
+        assert_eq!(may_decide(&other, &ballot(&[1], &[])), Err(Refusal::NotOwner(rights::Refusal::NotAllowed)));
         let staff = person(9, &[Staff], &["sales"]);
-        assert_eq!(may_decide(&staff, &ballot(&[1], &[])), Err(Refusal::NotOwner { may_read: true }));
-        assert_eq!(may_decide(&person(10, &[Manager], &[]), &ballot(&[1], &[])), Err(Refusal::NotOwner { may_read: false }));
+        assert_eq!(may_decide(&staff, &ballot(&[1], &[])), Err(Refusal::NotOwner(rights::Refusal::NotAllowed)));
+        assert_eq!(may_decide(&person(10, &[Manager], &[]), &ballot(&[1], &[])), Err(Refusal::NotOwner(rights::Refusal::Unseen)));
     }
 
     #[test]

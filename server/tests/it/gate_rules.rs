@@ -264,16 +264,22 @@ async fn a_rerun_whose_workflow_definition_changed_while_it_waited_is_not_sent()
     voided_with(&g, &id, "workflow_version").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pause_is_resumed_by_the_department_that_set_it_or_an_admin() {
+/// The example configuration with a workflow of billing that calls sales' AI service too (step `ai_summary`): an
+/// outside system both departments call, so that a pause of it concerns both.
+fn with_billing_summary() -> app::backend::config::Config {
     let mut config = crate::harness::example_config();
-    // An outside system both departments call: a pause of it concerns both.
     let mut shared = config.workflows.iter().find(|w| w.name == "monthly-billing").unwrap().clone();
     shared.name = "billing-summary".into();
     shared.steps.truncate(1);
+    shared.steps[0].name = "ai_summary".into();
     shared.steps[0].connector = Some("ai-summary".into());
     config.workflows.push(shared);
-    let app = TestApp::spawn_configured(|_| {}, config).await;
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_is_resumed_by_the_department_that_set_it_or_an_admin() {
+    let app = TestApp::spawn_configured(|_| {}, with_billing_summary()).await;
     app.user("suzuki", &["manager"], &["sales"]).await;
     app.user("ito", &["manager"], &["billing"]).await;
     app.user("root", &["admin"], &[]).await;
@@ -290,14 +296,7 @@ async fn a_pause_is_resumed_by_the_department_that_set_it_or_an_admin() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_cannot_take_another_steps_idempotency_key_at_the_same_outside_system() {
-    let mut config = crate::harness::example_config();
-    let mut shared = config.workflows.iter().find(|w| w.name == "monthly-billing").unwrap().clone();
-    shared.name = "billing-summary".into();
-    shared.steps.truncate(1);
-    shared.steps[0].name = "ai_summary".into();
-    shared.steps[0].connector = Some("ai-summary".into());
-    config.workflows.push(shared);
-    let app = TestApp::spawn_configured(|_| {}, config).await;
+    let app = TestApp::spawn_configured(|_| {}, with_billing_summary()).await;
     let sales = app.token("sales-intake", &["sales"]).await;
     let billing = app.token("billing-intake", &["billing"]).await;
     let order = json!({"process_id": "ORD-K", "workflow": "order-intake", "department": "sales",

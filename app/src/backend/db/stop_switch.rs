@@ -13,24 +13,19 @@ pub struct PauseRow {
     pub set_for: Option<String>,
 }
 
+const OPEN_PAUSES: &str = "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_at, p.reason, p.set_for
+    FROM dispatch_pauses p JOIN users u ON u.id = p.paused_by WHERE p.resumed_at IS NULL";
+
 /// The open pauses, oldest first.
 pub async fn open(tx: &mut Tx) -> Result<Vec<PauseRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
-        "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_at, p.reason, p.set_for
-         FROM dispatch_pauses p JOIN users u ON u.id = p.paused_by WHERE p.resumed_at IS NULL ORDER BY p.paused_at, p.id"
-    )
-    .fetch_all(c)
-    .await)
+    let sql = format!("{OPEN_PAUSES} ORDER BY p.paused_at, p.id");
+    on_tx!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
 }
 
 /// The open pause of this workflow or connector, locked until the transaction ends.
 pub async fn open_one(tx: &mut Tx, scope: &str, name: &str) -> Result<Option<PauseRow>, sqlx::Error> {
     let lock = if matches!(tx, Tx::Postgres(..)) { " FOR UPDATE OF p" } else { "" };
-    let sql = format!(
-        "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_at, p.reason, p.set_for
-         FROM dispatch_pauses p JOIN users u ON u.id = p.paused_by
-         WHERE p.scope = $1 AND p.name = $2 AND p.resumed_at IS NULL{lock}"
-    );
+    let sql = format!("{OPEN_PAUSES} AND p.scope = $1 AND p.name = $2{lock}");
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(scope).bind(name).fetch_optional(c).await)
 }
 

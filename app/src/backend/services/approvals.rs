@@ -7,7 +7,7 @@ use super::notifications::{Audience, notify};
 use super::rerun_requests::{plan_changed, plan_check};
 use crate::api::AppError;
 use crate::api::reruns::InboxItem;
-use crate::backend::db::rerun_requests::{DecisionRow, RequestRow};
+use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::{AppState, db};
 use crate::domain::approval::{Ballot, Refusal, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::AuditEntry;
@@ -25,25 +25,20 @@ pub enum Decision {
 }
 
 /// What the approval rule needs to know of a request: its department, its requester, who decided already.
-pub(super) async fn ballot(tx: &mut db::Tx, request: &RequestRow) -> Result<(Ballot, Vec<DecisionRow>), AppError> {
+async fn ballot(tx: &mut db::Tx, request: &RequestRow) -> Result<Ballot, AppError> {
     let decisions = db::rerun_requests::decisions(tx, &request.id).await?;
-    let ballot = Ballot {
+    Ok(Ballot {
         department: request.department.clone(),
         requesters: vec![request.requested_by],
         decided: decisions.iter().map(|d| d.approver_id).collect(),
-    };
-    Ok((ballot, decisions))
+    })
 }
 
 /// The approval rule's refusal as the caller hears it (single and bulk decisions alike).
 pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError {
     let user = &caller.user.user.username;
     match refusal {
-        Refusal::NotOwner { may_read: false } => AppError::NotFound,
-        Refusal::NotOwner { may_read: true } => {
-            tracing::warn!(%user, what, "access denied: not a manager of the department");
-            AppError::Forbidden
-        }
+        Refusal::NotOwner(refusal) => caller.act_refused(refusal, Act::Decide, what),
         Refusal::Requester => {
             tracing::warn!(%user, what, "self-approval refused");
             AppError::Forbidden
@@ -55,7 +50,7 @@ pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError
 /// Locks the request and applies the approval rule to this caller now.
 async fn decidable(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<(RequestRow, Ballot), AppError> {
     let request = db::rerun_requests::lock(tx, id).await?.ok_or(AppError::NotFound)?;
-    let (ballot, _) = ballot(tx, &request).await?;
+    let ballot = ballot(tx, &request).await?;
     may_decide(&caller.person(), &ballot).map_err(|refusal| refused(caller, refusal, id))?;
     super::rerun_requests::not_in_batch(&request)?;
     if request.status != "pending_approval" {

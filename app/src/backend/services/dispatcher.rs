@@ -13,6 +13,7 @@ use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::reconciliation::http_json::describe;
 use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
+use crate::domain::approval::is_expired;
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::dispatch::{Answer, answer_of, next_delay};
 use crate::domain::reconciliation::{Verdict, redact};
@@ -107,16 +108,12 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[
     };
     let now = state.clock.now();
     let outcome = |looked, next| Ok(Outcome { request: request.clone(), dispatch, looked, next });
-    if request.expires_at.is_some_and(|at| now >= at) {
+    if is_expired(request.expires_at, now) {
         return outcome(None, Next::End(End::Expired));
     }
     let plan = request.plan()?;
     let definition = state.config.workflow(&operation.workflow);
-    let connectors: Vec<&str> = plan
-        .steps
-        .iter()
-        .filter_map(|s| definition?.steps.iter().find(|d| d.name == s.name)?.connector.as_deref())
-        .collect();
+    let connectors: Vec<&str> = plan.steps.iter().filter_map(|s| state.config.connector_of(&operation.workflow, &s.name)).collect();
     if let Some(pause) = holding(stopped, &operation.workflow, &connectors) {
         let why = format!("held by the stop switch: {} {} is paused", pause.scope.as_str(), pause.name);
         return outcome(None, Next::Held { at: now + Duration::seconds(HELD_RECHECK_SECONDS), why });

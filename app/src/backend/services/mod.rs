@@ -80,12 +80,16 @@ impl Caller {
     /// The write rule, for every service that changes something: another department's object is not found, one
     /// the caller only reads is forbidden (a security event, logged).
     pub fn check_act(&self, act: Act, department: &str) -> Result<(), AppError> {
-        match self.person().check_act(act, department) {
-            Ok(()) => Ok(()),
-            Err(rights::Refusal::Unseen) => Err(AppError::NotFound),
-            Err(rights::Refusal::NotAllowed) => {
-                tracing::warn!(user = %self.user.user.username, ?act, department, "access denied");
-                Err(AppError::Forbidden)
+        self.person().check_act(act, department).map_err(|refusal| self.act_refused(refusal, act, department))
+    }
+
+    /// A refused act as the caller hears it (`object` names what it was about, for the log).
+    pub fn act_refused(&self, refusal: rights::Refusal, act: Act, object: &str) -> AppError {
+        match refusal {
+            rights::Refusal::Unseen => AppError::NotFound,
+            rights::Refusal::NotAllowed => {
+                tracing::warn!(user = %self.user.user.username, ?act, object, "access denied");
+                AppError::Forbidden
             }
         }
     }

@@ -220,9 +220,8 @@ pub(super) fn plan_changed() -> AppError {
 
 /// A day, or less when an outside system involved keeps its keys for a shorter time.
 pub(super) fn approval_validity(state: &AppState, request: &RequestRow, plan: &RerunPlan) -> chrono::Duration {
-    let workflow = state.config.workflow(&request.workflow);
     let retentions = plan.steps.iter().filter_map(|s| {
-        let connector = workflow?.steps.iter().find(|d| d.name == s.name)?.connector.as_deref()?;
+        let connector = state.config.connector_of(&request.workflow, &s.name)?;
         Some(state.connectors.get(connector)?.common.retention_days)
     });
     crate::domain::approval::validity(retentions)
