@@ -2,7 +2,7 @@
 //! checks once, approve once, and watch the dispatch at its rate with pause, resume and cancel.
 use super::AppError;
 use super::reruns::DecisionView;
-use crate::domain::batches::{Progress, Reason};
+use crate::domain::batches::{BatchStatus, Progress, Reason};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -65,9 +65,7 @@ pub struct BatchView {
     pub department: String,
     pub creator: String,
     pub reason: String,
-    /// `previewing`, `preview`, `draft`, `pending_approval`, `dispatching`, `paused`, `completed`, `cancelled`,
-    /// `rejected`, `expired`.
-    pub status: String,
+    pub status: BatchStatus,
     pub selection: Selection,
     pub created_at: DateTime<Utc>,
     pub submitted_at: Option<DateTime<Utc>>,
@@ -99,7 +97,7 @@ pub struct BatchView {
 /// 2,000 members with their plans.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchProgress {
-    pub status: String,
+    pub status: BatchStatus,
     pub selected: usize,
     pub looked_up: usize,
     pub progress: Vec<(Progress, i64)>,
@@ -125,7 +123,7 @@ pub struct BatchSummary {
     pub department: String,
     pub creator: String,
     pub reason: String,
-    pub status: String,
+    pub status: BatchStatus,
     pub created_at: DateTime<Utc>,
     /// Waiting for this manager's decision.
     pub awaits_me: bool,

@@ -1,6 +1,8 @@
 //! The stalled-operations board and the operation detail page.
 use super::AppError;
 use super::operations::OperationView;
+use crate::domain::operations::OperationStatus;
+use crate::domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -30,7 +32,7 @@ pub struct BoardRow {
     pub workflow: String,
     pub department: String,
     /// `stalled`, or `on_hold` while someone waits for the provider.
-    pub status: String,
+    pub status: OperationStatus,
     pub event: Option<String>,
     pub failure_class: Option<String>,
     pub business_key: Option<String>,
@@ -85,7 +87,7 @@ pub struct OperationDetail {
     /// A manager of the department: may record a verdict found out by hand.
     pub may_record_verdict: bool,
     /// The operation's open rerun request: its ID and status.
-    pub open_request: Option<(String, String)>,
+    pub open_request: Option<(String, RerunRequestStatus)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

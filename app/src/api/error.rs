@@ -1,5 +1,6 @@
 //! The one error type that crosses the wire. Internal causes are logged on the server and never sent.
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::rerun_request::{Refused, RequestEvent};
 use serde::{Deserialize, Serialize};
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
@@ -72,6 +73,19 @@ impl AppError {
             AppError::TooManyRequests { .. } => 429,
             AppError::Internal | AppError::Transport(_) => 500,
         }
+    }
+}
+
+/// A move the request's state table refuses: the request is not (or no longer) in a state that allows it.
+impl From<Refused> for AppError {
+    fn from(refused: Refused) -> Self {
+        let problem = match refused.event {
+            RequestEvent::Submit => "not-draft",
+            RequestEvent::Withdraw => "not-cancellable",
+            RequestEvent::Approve | RequestEvent::Reject => "not-pending",
+            _ => "request-state",
+        };
+        AppError::conflict(problem, refused)
     }
 }
 

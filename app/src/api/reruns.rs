@@ -1,6 +1,8 @@
 //! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
 use super::AppError;
+use crate::domain::approval::Decision;
 use crate::domain::rerun_plan::{Blocked, RerunPlan};
+use crate::domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -40,8 +42,7 @@ pub struct RerunRequestView {
     pub id: String,
     pub process_id: String,
     pub department: String,
-    /// `draft`, `pending_approval`, `approved`, `rejected`, `expired`, `cancelled`, `dispatched`, `succeeded`, `failed`.
-    pub status: String,
+    pub status: RerunRequestStatus,
     pub requester: String,
     pub reason: String,
     pub created_at: DateTime<Utc>,
@@ -59,8 +60,7 @@ pub struct RerunRequestView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionView {
     pub approver: String,
-    /// `approved` or `rejected`.
-    pub decision: String,
+    pub decision: Decision,
     pub comment: Option<String>,
     pub decided_at: DateTime<Utc>,
 }
@@ -131,7 +131,7 @@ pub async fn approval_inbox() -> Result<Vec<InboxItem>, AppError> {
 #[server(endpoint = "approvals/decide")]
 pub async fn decide_rerun(id: String, approve: bool, comment: String) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
-    let decision = if approve { services::approvals::Decision::Approve } else { services::approvals::Decision::Reject };
+    let decision = if approve { Decision::Approve } else { Decision::Reject };
     services::approvals::decide(&state, &caller, &id, decision, &comment).await
 }
 

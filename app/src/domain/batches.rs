@@ -3,7 +3,10 @@
 //! blocked, whose checks fail or whose evidence changes drops out with its reason and never blocks the others.
 //! Dispatches are spread at the batch's rate, so the outside system that just recovered is not flooded.
 use super::invalid::{Invalid, Rule};
+use super::dispatch::DispatchStatus;
+use super::operations::OperationStatus;
 use super::rerun_plan::BlockedBecause;
+use super::rerun_request::{RequestEvent, RerunRequestStatus};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -66,6 +69,104 @@ impl BatchStatus {
     pub fn is_open(self) -> bool {
         !matches!(self, BatchStatus::Completed | BatchStatus::Cancelled | BatchStatus::Rejected | BatchStatus::Expired)
     }
+
+    /// The move this event makes from this state, or a refusal.
+    pub fn next(self, event: BatchEvent) -> Result<BatchStatus, BatchRefused> {
+        use BatchEvent as E;
+        use BatchStatus as S;
+        match (self, event) {
+            (S::Previewing, E::Previewed) => Ok(S::Preview),
+            (S::Preview, E::Request) => Ok(S::Draft),
+            (S::Draft, E::Submit) => Ok(S::PendingApproval),
+            (S::PendingApproval, E::Approve) => Ok(S::Dispatching),
+            (S::PendingApproval, E::Reject) => Ok(S::Rejected),
+            (S::PendingApproval, E::Expire) => Ok(S::Expired),
+            (S::Dispatching, E::Pause) => Ok(S::Paused),
+            (S::Paused, E::Resume) => Ok(S::Dispatching),
+            (S::Dispatching, E::AllSent) => Ok(S::Completed),
+            // Submitted or approved with every member dropped out: nothing is left to ask for or to send.
+            (S::Draft | S::PendingApproval, E::NothingLeft) => Ok(S::Cancelled),
+            (from, E::Cancel) if from.is_open() => Ok(S::Cancelled),
+            (from, event) => Err(BatchRefused { from, event }),
+        }
+    }
+
+    /// When the move to this state stamps the batch: submitted, or first decided by the owners.
+    pub fn is_submission(self) -> bool {
+        self == BatchStatus::PendingApproval
+    }
+
+    pub fn is_decision(self) -> bool {
+        matches!(self, BatchStatus::Dispatching | BatchStatus::Rejected)
+    }
+
+    /// Whether its members' dispatches are in the outbox (a cancel withdraws the waiting ones; before, it ends
+    /// the members' requests).
+    pub fn is_after_approval(self) -> bool {
+        matches!(self, BatchStatus::Dispatching | BatchStatus::Paused)
+    }
+}
+
+/// What happens to a bulk rerun.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchEvent {
+    /// Every selected operation was looked up.
+    Previewed,
+    Request,
+    Submit,
+    Approve,
+    Reject,
+    Expire,
+    Pause,
+    Resume,
+    Cancel,
+    NothingLeft,
+    /// The dispatcher has nothing left to send for it.
+    AllSent,
+}
+
+impl BatchEvent {
+    pub const ALL: [BatchEvent; 11] = [
+        BatchEvent::Previewed,
+        BatchEvent::Request,
+        BatchEvent::Submit,
+        BatchEvent::Approve,
+        BatchEvent::Reject,
+        BatchEvent::Expire,
+        BatchEvent::Pause,
+        BatchEvent::Resume,
+        BatchEvent::Cancel,
+        BatchEvent::NothingLeft,
+        BatchEvent::AllSent,
+    ];
+
+    /// What the batch ending before its dispatch does to each requested member's rerun request.
+    pub fn member_event(self) -> Option<RequestEvent> {
+        match self {
+            BatchEvent::Reject => Some(RequestEvent::Reject),
+            BatchEvent::Expire => Some(RequestEvent::Expire),
+            BatchEvent::Cancel | BatchEvent::NothingLeft => Some(RequestEvent::Withdraw),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchRefused {
+    pub from: BatchStatus,
+    pub event: BatchEvent,
+}
+
+impl std::fmt::Display for BatchRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the bulk rerun is {}: {:?} does not apply", self.from.as_str(), self.event)
+    }
+}
+
+impl std::fmt::Display for BatchStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Why an operation is not (or no longer) part of the batch's request.
@@ -109,16 +210,17 @@ impl Progress {
         [Progress::Waiting, Progress::Sent, Progress::Succeeded, Progress::Failed, Progress::Unknown, Progress::Withdrawn];
 
     /// From the member's rerun request, its dispatch (if any) and its operation.
-    pub fn of(request_status: &str, dispatch_status: Option<&str>, operation_status: &str) -> Progress {
-        match (request_status, dispatch_status) {
-            ("succeeded", _) => Progress::Succeeded,
-            (_, Some("unknown")) => Progress::Unknown,
-            (_, Some("sent")) if operation_status == "completed" => Progress::Succeeded,
-            (_, Some("sent")) if operation_status == "stalled" => Progress::Failed,
-            (_, Some("sent")) => Progress::Sent,
-            ("failed", _) => Progress::Failed,
-            ("cancelled" | "rejected" | "expired", _) => Progress::Withdrawn,
-            _ => Progress::Waiting,
+    pub fn of(request: RerunRequestStatus, dispatch: Option<DispatchStatus>, operation: OperationStatus) -> Progress {
+        use RerunRequestStatus as R;
+        match (request, dispatch) {
+            (R::Succeeded, _) => Progress::Succeeded,
+            (_, Some(DispatchStatus::Unknown)) => Progress::Unknown,
+            (_, Some(DispatchStatus::Sent)) if operation == OperationStatus::Completed => Progress::Succeeded,
+            (_, Some(DispatchStatus::Sent)) if operation == OperationStatus::Stalled => Progress::Failed,
+            (_, Some(DispatchStatus::Sent)) => Progress::Sent,
+            (R::Failed, _) => Progress::Failed,
+            (R::Cancelled | R::Rejected | R::Expired, _) => Progress::Withdrawn,
+            (R::Draft | R::PendingApproval | R::Approved | R::Dispatched, _) => Progress::Waiting,
         }
     }
 }
@@ -197,16 +299,19 @@ mod tests {
 
     #[test]
     fn progress_follows_the_request_the_dispatch_and_the_operation() {
-        assert_eq!(Progress::of("approved", Some("pending"), "rerun_pending"), Progress::Waiting);
-        assert_eq!(Progress::of("pending_approval", None, "rerun_pending"), Progress::Waiting);
-        assert_eq!(Progress::of("dispatched", Some("sent"), "rerunning"), Progress::Sent);
-        assert_eq!(Progress::of("dispatched", Some("sent"), "completed"), Progress::Succeeded);
-        assert_eq!(Progress::of("dispatched", Some("sent"), "stalled"), Progress::Failed);
-        assert_eq!(Progress::of("succeeded", Some("sent"), "completed"), Progress::Succeeded);
-        assert_eq!(Progress::of("dispatched", Some("unknown"), "rerunning"), Progress::Unknown);
-        assert_eq!(Progress::of("failed", Some("failed"), "stalled"), Progress::Failed);
-        assert_eq!(Progress::of("cancelled", Some("failed"), "stalled"), Progress::Withdrawn);
-        assert_eq!(Progress::of("expired", None, "stalled"), Progress::Withdrawn);
+        use DispatchStatus as D;
+        use OperationStatus as O;
+        use RerunRequestStatus as R;
+        assert_eq!(Progress::of(R::Approved, Some(D::Pending), O::RerunPending), Progress::Waiting);
+        assert_eq!(Progress::of(R::PendingApproval, None, O::RerunPending), Progress::Waiting);
+        assert_eq!(Progress::of(R::Dispatched, Some(D::Sent), O::Rerunning), Progress::Sent);
+        assert_eq!(Progress::of(R::Dispatched, Some(D::Sent), O::Completed), Progress::Succeeded);
+        assert_eq!(Progress::of(R::Dispatched, Some(D::Sent), O::Stalled), Progress::Failed);
+        assert_eq!(Progress::of(R::Succeeded, Some(D::Sent), O::Completed), Progress::Succeeded);
+        assert_eq!(Progress::of(R::Dispatched, Some(D::Unknown), O::Rerunning), Progress::Unknown);
+        assert_eq!(Progress::of(R::Failed, Some(D::Failed), O::Stalled), Progress::Failed);
+        assert_eq!(Progress::of(R::Cancelled, Some(D::Failed), O::Stalled), Progress::Withdrawn);
+        assert_eq!(Progress::of(R::Expired, None, O::Stalled), Progress::Withdrawn);
     }
 
     #[test]
@@ -222,6 +327,26 @@ mod tests {
             assert_eq!(BatchStatus::parse(s.as_str()), Some(s));
         }
         assert!(BatchStatus::Paused.is_open() && !BatchStatus::Completed.is_open());
+    }
+
+    #[test]
+    fn a_batch_is_sent_only_after_its_approval_and_an_ended_one_takes_nothing() {
+        use BatchEvent as E;
+        use BatchStatus as S;
+        let mut status = S::Previewing;
+        for event in [E::Previewed, E::Request, E::Submit, E::Approve, E::Pause, E::Resume, E::AllSent] {
+            status = status.next(event).unwrap();
+        }
+        assert_eq!(status, S::Completed);
+        for from in [S::Previewing, S::Preview, S::Draft, S::Paused] {
+            assert!(from.next(E::Approve).is_err() && from.next(E::AllSent).is_err(), "{from}");
+        }
+        for from in [S::Completed, S::Cancelled, S::Rejected, S::Expired] {
+            for event in E::ALL {
+                assert!(from.next(event).is_err(), "{from} took {event:?}");
+            }
+        }
+        assert_eq!(S::Paused.next(E::Cancel), Ok(S::Cancelled));
     }
 
     #[test]

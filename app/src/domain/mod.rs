@@ -22,6 +22,7 @@ pub mod password_policy;
 pub mod preferences;
 pub mod reconciliation;
 pub mod rerun_plan;
+pub mod rerun_request;
 pub mod rights;
 pub mod checklist;
 pub mod roles;

@@ -8,7 +8,8 @@ use crate::api::batches::{
     BatchProgress, BatchSummary, BatchView, CheckSummary, ConfirmBatchCheck, ControlBatch, DecideBatch, MemberView, RequestBatch,
     SubmitBatch, follow_batch, list_batches, load_batch,
 };
-use crate::domain::batches::{Progress, Reason};
+use crate::domain::approval::Decision;
+use crate::domain::batches::{BatchStatus, Progress, Reason};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -18,20 +19,19 @@ use leptos_router::hooks::use_params_map;
 const FOLD_AFTER: usize = 20;
 
 /// Batch statuses with an icon, so that colour is never the only sign.
-pub fn batch_status_label(status: &str) -> &'static str {
+pub fn batch_status_label(status: BatchStatus) -> &'static str {
     let l = locale();
     match status {
-        "previewing" => td_string!(l, rerun.batch.status.previewing),
-        "preview" => td_string!(l, rerun.batch.status.preview),
-        "draft" => td_string!(l, rerun.batch.status.draft),
-        "pending_approval" => td_string!(l, rerun.batch.status.pending_approval),
-        "dispatching" => td_string!(l, rerun.batch.status.dispatching),
-        "paused" => td_string!(l, rerun.batch.status.paused),
-        "completed" => td_string!(l, rerun.batch.status.completed),
-        "cancelled" => td_string!(l, rerun.batch.status.cancelled),
-        "rejected" => td_string!(l, rerun.batch.status.rejected),
-        "expired" => td_string!(l, rerun.batch.status.expired),
-        _ => "?",
+        BatchStatus::Previewing => td_string!(l, rerun.batch.status.previewing),
+        BatchStatus::Preview => td_string!(l, rerun.batch.status.preview),
+        BatchStatus::Draft => td_string!(l, rerun.batch.status.draft),
+        BatchStatus::PendingApproval => td_string!(l, rerun.batch.status.pending_approval),
+        BatchStatus::Dispatching => td_string!(l, rerun.batch.status.dispatching),
+        BatchStatus::Paused => td_string!(l, rerun.batch.status.paused),
+        BatchStatus::Completed => td_string!(l, rerun.batch.status.completed),
+        BatchStatus::Cancelled => td_string!(l, rerun.batch.status.cancelled),
+        BatchStatus::Rejected => td_string!(l, rerun.batch.status.rejected),
+        BatchStatus::Expired => td_string!(l, rerun.batch.status.expired),
     }
 }
 
@@ -92,7 +92,8 @@ fn reason_text(reason: &Reason) -> String {
 /// Whether the page follows the batch by itself: during the look-ups, the wait for the owners and the dispatch,
 /// and while a sent rerun has not finished yet.
 fn follows(b: &BatchProgress) -> bool {
-    matches!(b.status.as_str(), "previewing" | "pending_approval" | "dispatching" | "paused")
+    use BatchStatus as S;
+    matches!(b.status, S::Previewing | S::PendingApproval | S::Dispatching | S::Paused)
         || b.progress.iter().any(|(p, n)| *p == Progress::Sent && *n > 0)
 }
 
@@ -131,7 +132,7 @@ fn SummaryRow(b: BatchSummary) -> impl IntoView {
     view! {
         <tr data-batch=b.id.clone()>
             <td><A href=format!("/batches/{}", b.id)>{b.reason.clone()}</A></td>
-            <td>{batch_status_label(&b.status)}
+            <td>{batch_status_label(b.status)}
                 {b.awaits_me.then(|| view! { " " <span class="badge warn" data-testid="awaits-me">{td_string!(l, rerun.batch.awaits_me)}</span> })}</td>
             <td>{b.department.clone()}</td>
             <td>{b.creator.clone()}</td>
@@ -190,7 +191,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
     // The live parts (look-ups, progress) follow the batch every 2 s; a change of status reloads the page.
     let live = RwSignal::new(BatchProgress::from(&b));
     if live.with_untracked(follows) {
-        let (id, status) = (b.id.clone(), b.status.clone());
+        let (id, status) = (b.id.clone(), b.status);
         Effect::new(move |_| {
             let (id, status) = (id.clone(), status.clone());
             let every = std::time::Duration::from_secs(2);
@@ -221,8 +222,8 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         });
     }
     let id = b.id.clone();
-    let previewing = b.status == "previewing";
-    let requested = !matches!(b.status.as_str(), "previewing" | "preview");
+    let previewing = b.status == BatchStatus::Previewing;
+    let requested = !matches!(b.status, BatchStatus::Previewing | BatchStatus::Preview);
     let all_confirmed = b.checks.len() == 5 && b.checks.iter().all(|c| c.confirmed_at.is_some());
     let may_confirm = b.may_confirm;
     let (planned, others): (Vec<_>, Vec<_>) = b
@@ -238,7 +239,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
     view! {
         <h1>{td_string!(l, rerun.batch.title)}<code>{b.id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>{td_string!(l, rerun.batch.field.status)}</dt><dd data-testid="batch-status">{batch_status_label(&b.status)}</dd>
+            <dt>{td_string!(l, rerun.batch.field.status)}</dt><dd data-testid="batch-status">{batch_status_label(b.status)}</dd>
             <dt>{td_string!(l, rerun.batch.field.reason)}</dt><dd>{b.reason.clone()}</dd>
             <dt>{td_string!(l, rerun.batch.field.department)}</dt><dd>{b.department.clone()}</dd>
             <dt>{td_string!(l, rerun.batch.field.creator)}</dt><dd>{b.creator.clone()} " · " {local_time(b.created_at)}</dd>
@@ -276,7 +277,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                 <h2 id="decisions-title">{td_string!(l, rerun.batch.decisions)}</h2>
                 <ul data-testid="batch-decisions">
                     {b.decisions.iter().map(|d| view! {
-                        <li>{if d.decision == "approved" { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
+                        <li>{if d.decision == Decision::Approve { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
                             {local_time(d.decided_at)} {d.comment.clone().map(|c| format!(" · {c}"))}</li>
                     }).collect_view()}
                 </ul>
@@ -316,7 +317,7 @@ fn Totals(b: BatchView) -> impl IntoView {
     view! {
         <section class="card batch-part" aria-labelledby="totals-title" data-testid="batch-totals">
             <h2 id="totals-title">{td_string!(l, rerun.batch.totals.title)}</h2>
-            {(b.status == "preview").then(|| view! { <p class="hint">{td_string!(l, rerun.batch.totals.nothing_sent)}</p> })}
+            {(b.status == BatchStatus::Preview).then(|| view! { <p class="hint">{td_string!(l, rerun.batch.totals.nothing_sent)}</p> })}
             <dl class="facts">
                 <dt>{td_string!(l, rerun.batch.totals.operations)}</dt><dd data-testid="total-operations">{count(b.totals.operations)}</dd>
                 <dt>{td_string!(l, rerun.batch.totals.calls)}</dt><dd>{calls}</dd>

@@ -3,6 +3,7 @@
 use super::labels::{event_label, failure_class_label, local_time};
 use crate::api::batches::CreateBatch;
 use crate::api::board::{BoardFilter, BoardPage, stalled_operations};
+use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{FailureClass, StallEvent};
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -148,7 +149,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
                                 <td>{row.workflow}</td>
                                 <td>{row.department}</td>
                                 <td><span class="badge warn">"⚠ " {event_label(row.event.as_deref().unwrap_or(""))}</span>
-                                    {(row.status == "on_hold").then(|| view! { <span class="badge" data-testid="on-hold">{td_string!(l, board.on_hold)}</span> })}</td>
+                                    {(row.status == OperationStatus::OnHold).then(|| view! { <span class="badge" data-testid="on-hold">{td_string!(l, board.on_hold)}</span> })}</td>
                                 <td>{failure_class_label(row.failure_class.as_deref().unwrap_or(""))}</td>
                                 <td>
                                     {row.business_key.unwrap_or_default()}

@@ -103,7 +103,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         {match detail.open_request {
             Some((id, status)) => view! {
                 <p class="card" data-testid="open-request">{td_string!(l, operation.open_request)} " "
-                    <A href=format!("/reruns/{id}")>{id.clone()}</A> " — " {super::rerun_request::status_label(&status)}</p>
+                    <A href=format!("/reruns/{id}")>{id.clone()}</A> " — " {super::rerun_request::status_label(status)}</p>
             }.into_any(),
             None if stalled && may_act => view! { <super::rerun_request::StartRerun process_id=process_id.clone() /> }.into_any(),
             None => ().into_any(),

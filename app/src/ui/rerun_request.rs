@@ -5,8 +5,10 @@ use crate::api::reruns::{
     CancelRerunRequest, CheckView, ConfirmCheck, RequestApproval, RerunRequestView, StartAnswer, StartRerunRequest,
     load_rerun_request,
 };
+use crate::domain::approval::Decision;
 use crate::domain::checklist::Check;
 use crate::domain::rerun_plan::BlockedBecause;
+use crate::domain::rerun_request::RerunRequestStatus;
 use crate::domain::stall::FailureClass;
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -14,19 +16,19 @@ use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
 /// Rerun-request statuses with an icon, so that colour is never the only sign.
-pub fn status_label(status: &str) -> &'static str {
+pub fn status_label(status: RerunRequestStatus) -> &'static str {
+    use RerunRequestStatus as S;
     let l = locale();
     match status {
-        "draft" => td_string!(l, rerun.status.draft),
-        "pending_approval" => td_string!(l, rerun.status.pending_approval),
-        "approved" => td_string!(l, rerun.status.approved),
-        "rejected" => td_string!(l, rerun.status.rejected),
-        "expired" => td_string!(l, rerun.status.expired),
-        "cancelled" => td_string!(l, rerun.status.cancelled),
-        "dispatched" => td_string!(l, rerun.status.dispatched),
-        "succeeded" => td_string!(l, rerun.status.succeeded),
-        "failed" => td_string!(l, rerun.status.failed),
-        _ => "?",
+        S::Draft => td_string!(l, rerun.status.draft),
+        S::PendingApproval => td_string!(l, rerun.status.pending_approval),
+        S::Approved => td_string!(l, rerun.status.approved),
+        S::Rejected => td_string!(l, rerun.status.rejected),
+        S::Expired => td_string!(l, rerun.status.expired),
+        S::Cancelled => td_string!(l, rerun.status.cancelled),
+        S::Dispatched => td_string!(l, rerun.status.dispatched),
+        S::Succeeded => td_string!(l, rerun.status.succeeded),
+        S::Failed => td_string!(l, rerun.status.failed),
     }
 }
 
@@ -140,7 +142,7 @@ fn Request(
     view! {
         <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>{td_string!(l, rerun.request.status)}</dt><dd data-testid="request-status">{status_label(&r.status)}</dd>
+            <dt>{td_string!(l, rerun.request.status)}</dt><dd data-testid="request-status">{status_label(r.status)}</dd>
             <dt>{td_string!(l, rerun.request.operation)}</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A></dd>
             <dt>{td_string!(l, rerun.request.requester)}</dt><dd>{r.requester.clone()} " · " {local_time(r.created_at)}</dd>
             <dt>{td_string!(l, rerun.request.reason)}</dt><dd>{r.reason.clone()}</dd>
@@ -164,7 +166,7 @@ fn Request(
                 <h2 id="decisions-title">{td_string!(l, rerun.request.decisions)}</h2>
                 <ul data-testid="decisions">
                     {r.decisions.iter().map(|d| view! {
-                        <li>{if d.decision == "approved" { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
+                        <li>{if d.decision == Decision::Approve { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
                             {local_time(d.decided_at)} {d.comment.clone().map(|c| format!(" · {c}"))}</li>
                     }).collect_view()}
                 </ul>

@@ -1,7 +1,8 @@
 //! Approval by the department's owners (QUALITY 20): exactly one approval and one dispatch however many
 //! decide at once; four eyes; a reason to reject; bound to the plan; valid for a limited time; N of M.
 use crate::harness::TestApp;
-use app::backend::services::approvals::{Decision, decide};
+use app::backend::services::approvals::decide;
+use app::domain::approval::Decision;
 use crate::fixtures::{caller, count, pending_request};
 use chrono::Duration;
 use reqwest::Method;

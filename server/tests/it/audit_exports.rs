@@ -1,7 +1,8 @@
 //! The auditors' side: the filtered page, the chain status, streamed exports and their offline check.
 use crate::fixtures::{caller, pending_request};
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::services::approvals::{Decision, decide};
+use app::backend::services::approvals::decide;
+use app::domain::approval::Decision;
 use app::backend::services::audit_trail::{self, ChainStatus};
 use app::domain::audit_export::AuditFilter;
 use reqwest::StatusCode;

@@ -74,7 +74,7 @@ impl Bulk {
     async fn previewed(&self, selection: Selection) -> String {
         let id = batches::create(&self.app.state, &self.staff, selection, "決済サービスの障害で停止した分").await.unwrap();
         for _ in 0..1200 {
-            if self.view(&id).await.status != "previewing" {
+            if self.view(&id).await.status.as_str() != "previewing" {
                 return id;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -145,7 +145,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
 
     let id = b.previewed(by_filter()).await;
     let preview = b.view(&id).await;
-    assert_eq!(preview.status, "preview");
+    assert_eq!(preview.status.as_str(), "preview");
     assert_eq!((preview.selected, preview.looked_up, preview.eligible, preview.blocked), (500, 500, 450, 50));
     assert!(b.receiver.requests().is_empty(), "the preview is a dry run: nothing is sent");
     assert_eq!(preview.totals.operations, 450);
@@ -159,7 +159,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
 
     b.approved(&id, 600).await;
     let approved = b.view(&id).await;
-    assert_eq!(approved.status, "dispatching");
+    assert_eq!(approved.status.as_str(), "dispatching");
     assert!(approved.checks.iter().all(|c| (c.passing, c.of) == (450, 450)), "450 of 450 pre-checks pass");
     b.follows_the_view(&approved).await;
     b.dispatch_for(50).await; // 450 at 600 a minute: 45 s
@@ -170,7 +170,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     let expected: BTreeSet<&String> = all.iter().filter(|p| !busy.contains(p)).collect();
     assert_eq!(sent.iter().collect::<BTreeSet<_>>(), expected, "the blocked ones were never sent");
     let done = b.view(&id).await;
-    assert_eq!(done.status, "completed");
+    assert_eq!(done.status.as_str(), "completed");
     assert_eq!(progress(&done, Progress::Sent), 450);
     assert_eq!(progress(&done, Progress::Waiting), 0);
     b.follows_the_view(&done).await;
@@ -202,7 +202,7 @@ async fn pausing_stops_new_sends_and_resuming_continues_at_the_rate_without_dupl
     batches::control(&b.app.state, &b.staff, &id, Control::Pause, "受信側の負荷を確認する").await.unwrap();
     b.dispatch_for(30).await;
     assert_eq!(b.sent().len(), before_pause, "nothing is sent while paused");
-    assert_eq!(b.view(&id).await.status, "paused");
+    assert_eq!(b.view(&id).await.status.as_str(), "paused");
 
     batches::control(&b.app.state, &b.staff, &id, Control::Resume, "負荷は問題なし").await.unwrap();
     b.dispatch_for(5).await;
@@ -211,7 +211,7 @@ async fn pausing_stops_new_sends_and_resuming_continues_at_the_rate_without_dupl
     b.dispatch_for(40).await;
     assert_eq!(b.sent().len(), 40);
     assert_eq!(b.distinct_webhook_ids(), 40, "no operation was sent twice");
-    assert_eq!(b.view(&id).await.status, "completed");
+    assert_eq!(b.view(&id).await.status.as_str(), "completed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,7 +235,7 @@ async fn a_change_in_one_operations_evidence_removes_only_that_one() {
     assert_eq!(sent.len(), 10);
     assert!(!sent.contains(&"CHG-003".to_string()) && !sent.contains(&"CHG-007".to_string()));
     let view = b.view(&id).await;
-    assert_eq!(view.status, "completed");
+    assert_eq!(view.status.as_str(), "completed");
     for process_id in ["CHG-003", "CHG-007"] {
         let member = view.members.iter().find(|m| m.process_id == process_id).unwrap();
         assert_eq!((member.state.as_str(), member.reasons.as_slice()), ("dropped", [Reason::EvidenceChanged].as_slice()), "{process_id}");
@@ -274,14 +274,14 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
 
     // One member's request cannot be decided on its own, and only an owner decides the batch.
     let rerun_id = b.view(&id).await.members[0].rerun_id.clone().unwrap();
-    let approve = app::backend::services::approvals::Decision::Approve;
+    let approve = app::domain::approval::Decision::Approve;
     let alone = app::backend::services::approvals::decide(&b.app.state, &b.owner, &rerun_id, approve, "").await;
     assert!(matches!(alone, Err(app::api::AppError::Conflict { ref problem, .. }) if problem == "part-of-batch"), "{alone:?}");
     assert!(matches!(batches::decide(&b.app.state, &b.staff, &id, true, "").await, Err(app::api::AppError::Forbidden)));
 
     // Cancelled before approval: every operation is stalled again and nothing is sent.
     batches::control(&b.app.state, &b.staff, &id, Control::Cancel, "別の手順で対応する").await.unwrap();
-    assert_eq!(b.view(&id).await.status, "cancelled");
+    assert_eq!(b.view(&id).await.status.as_str(), "cancelled");
     let status = b.app.api(Method::GET, "/api/v1/operations/SEL-002", &b.token, None, None).await.json()["status"].clone();
     assert_eq!(status, "stalled");
     b.dispatch_for(5).await;

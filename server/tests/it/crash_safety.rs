@@ -82,7 +82,7 @@ pub fn config_sending_to(url: &str) -> std::path::PathBuf {
 
 async fn request_status(app: &TestApp, id: &str) -> String {
     let mut tx = app.db().begin_read().await.unwrap();
-    app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status
+    app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -99,12 +99,12 @@ impl Gate {
     async fn dispatch(&self, id: &str) -> (String, i64) {
         let mut tx = self.app.db().begin_read().await.unwrap();
         let row = app::backend::db::dispatches::get(&mut tx, id).await.unwrap().unwrap();
-        (row.status, row.attempts)
+        (row.status.to_string(), row.attempts)
     }
 
     async fn request_status(&self, id: &str) -> String {
         let mut tx = self.app.db().begin_read().await.unwrap();
-        app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status
+        app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.to_string()
     }
 }
 
@@ -228,7 +228,7 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     }
     assert_eq!(status, "completed");
     let mut tx = app.db().begin_read().await.unwrap();
-    assert_eq!(app::backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status, "succeeded");
+    assert_eq!(app::backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(), "succeeded");
     assert_eq!(app::backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
     let order = app.state.demo.find_by_key(app::backend::demo_systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
     assert_eq!(order.replays, 0, "one order, under its original key");

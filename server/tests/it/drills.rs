@@ -22,7 +22,7 @@ async fn demo() -> (TestApp, Caller, Caller) {
 async fn status_and_event(app: &TestApp, process_id: &str) -> (String, Option<String>) {
     let mut tx = app.db().begin_read().await.unwrap();
     let op = app::backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
-    (op.status, op.event)
+    (op.status.to_string(), op.event)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -49,7 +49,7 @@ pub async fn submitted(app: &TestApp, staff: &Caller, process_id: &str) -> Strin
 /// The same, approved by `owner`: its dispatch is in the outbox.
 pub async fn approved_request(app: &TestApp, token: &str, staff: &Caller, owner: &Caller, process_id: &str) -> String {
     let id = pending_request(app, token, staff, process_id).await;
-    app::backend::services::approvals::decide(&app.state, owner, &id, app::backend::services::approvals::Decision::Approve, "")
+    app::backend::services::approvals::decide(&app.state, owner, &id, app::domain::approval::Decision::Approve, "")
         .await
         .unwrap();
     id

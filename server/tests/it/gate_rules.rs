@@ -6,7 +6,8 @@ use crate::fixtures::{approved_request, caller, count, stalled, submitted};
 use crate::harness::TestApp;
 use app::api::AppError;
 use app::api::batches::Selection;
-use app::backend::services::approvals::{Decision, decide};
+use app::backend::services::approvals::decide;
+use app::domain::approval::Decision;
 use app::backend::services::{Caller, batches, dispatcher::dispatch_due, holds, incidents, reconciliation, rerun_requests, stop_switch};
 use app::domain::reconciliation::Verdict;
 use app::domain::stop_switch::Scope;
@@ -57,7 +58,7 @@ impl Gate {
         let selection = Selection { process_ids: process_ids.iter().map(|p| p.to_string()).collect(), ..Selection::default() };
         let id = batches::create(&self.app.state, &self.who("sato").await, selection, "障害で止まった分").await.unwrap();
         for _ in 0..600 {
-            if batches::view(&self.app.state, &self.who("sato").await, &id).await.unwrap().status != "previewing" {
+            if batches::view(&self.app.state, &self.who("sato").await, &id).await.unwrap().status.as_str() != "previewing" {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -73,7 +74,7 @@ impl Gate {
     }
 
     async fn batch_status(&self, id: &str) -> String {
-        batches::view(&self.app.state, &self.who("sato").await, id).await.unwrap().status
+        batches::view(&self.app.state, &self.who("sato").await, id).await.unwrap().status.to_string()
     }
 
     async fn dispatches(&self, process_id: &str) -> i64 {
@@ -92,7 +93,7 @@ impl Gate {
 
     async fn request_status(&self, id: &str) -> String {
         let mut tx = self.app.db().begin_read().await.unwrap();
-        app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status
+        app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.to_string()
     }
 
     async fn audit_after(&self, action: &str) -> Vec<String> {

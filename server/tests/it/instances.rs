@@ -39,7 +39,7 @@ async fn approved_reruns(app: &TestApp, count: usize) {
             rerun_requests::confirm(&app.state, &staff, &id, n, "確認した", cause).await.unwrap();
         }
         rerun_requests::submit(&app.state, &staff, &id).await.unwrap();
-        approvals::decide(&app.state, &owner, &id, approvals::Decision::Approve, "").await.unwrap();
+        approvals::decide(&app.state, &owner, &id, app::domain::approval::Decision::Approve, "").await.unwrap();
     }
 }
 

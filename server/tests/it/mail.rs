@@ -3,7 +3,8 @@ use crate::fixtures::{caller, count, pending_request};
 use crate::harness::TestApp;
 use crate::smtp_sink::SmtpSink;
 use app::backend::config::{MailConfig, MailSecurity};
-use app::backend::services::approvals::{Decision, decide};
+use app::backend::services::approvals::decide;
+use app::domain::approval::Decision;
 use app::backend::services::notifications::send_outbound;
 use chrono::Duration;
 

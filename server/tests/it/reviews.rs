@@ -83,10 +83,10 @@ async fn a_weeks_indicators_are_computed_from_what_happened_in_it_per_department
     let (staff, owner) = (caller(&app, "sato").await, caller(&app, "tanaka").await);
     let first = pending_request(&app, &sales, &staff, "ORD-L1").await;
     app.clock.advance(Duration::minutes(30));
-    approvals::decide(&app.state, &owner, &first, approvals::Decision::Approve, "").await.unwrap();
+    approvals::decide(&app.state, &owner, &first, app::domain::approval::Decision::Approve, "").await.unwrap();
     let second = pending_request(&app, &sales, &staff, "ORD-L2").await;
     app.clock.advance(Duration::minutes(90));
-    approvals::decide(&app.state, &owner, &second, approvals::Decision::Reject, "根拠不足").await.unwrap();
+    approvals::decide(&app.state, &owner, &second, app::domain::approval::Decision::Reject, "根拠不足").await.unwrap();
 
     // This week, in sales: two registrations without a process ID and one key reused with another body...
     app.clock.set(monday() + Duration::hours(1));

@@ -7,7 +7,8 @@
 use crate::fixtures::caller;
 use crate::harness::TestApp;
 use app::api::AppError;
-use app::backend::services::approvals::{Decision, decide};
+use app::backend::services::approvals::decide;
+use app::domain::approval::Decision;
 use app::backend::services::audit::{Verification, verify};
 use app::api::batches::{Control, Selection};
 use app::backend::services::{Caller, batches, dispatcher::dispatch_due, holds, reconciliation, rerun_requests, stop_switch, sweeper};
@@ -221,7 +222,7 @@ impl World {
             let process_id = OPERATIONS[(o + k) % OPERATIONS.len()].0;
             let operation = app::backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
             let open = app::backend::db::rerun_requests::open_for_operation(&mut tx, operation.id).await.unwrap();
-            if let Some(request) = open.filter(|r| r.status == "pending_approval") {
+            if let Some(request) = open.filter(|r| r.status.as_str() == "pending_approval") {
                 return Some(request.id);
             }
         }
@@ -380,7 +381,7 @@ impl World {
         let selection = Selection { department: Some(department.into()), ..Selection::default() };
         let id = batches::create(s, caller, selection, "障害で止まった分").await?;
         for _ in 0..400 {
-            if batches::view(s, caller, &id).await?.status != "previewing" {
+            if batches::view(s, caller, &id).await?.status.as_str() != "previewing" {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -422,7 +423,7 @@ impl World {
                 .await
                 .unwrap()
                 .iter()
-                .filter(|d| d.decision == "approved")
+                .filter(|d| d.decision.as_str() == "approved")
                 .map(|d| d.approver_id)
                 .collect();
             approvers.sort_unstable();

@@ -1,5 +1,9 @@
 //! Bulk reruns: the batch, its frozen members, its five checks and its owners' decisions.
 use super::{Tx, on_tx};
+use crate::domain::batches::BatchStatus;
+use crate::domain::dispatch::DispatchStatus;
+use crate::domain::operations::OperationStatus;
+use crate::domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -10,7 +14,7 @@ pub struct BatchRow {
     pub creator: String,
     pub reason: String,
     pub selection_json: String,
-    pub status: String,
+    pub status: BatchStatus,
     pub rate_per_minute: i64,
     pub created_at: DateTime<Utc>,
     pub submitted_at: Option<DateTime<Utc>>,
@@ -95,23 +99,27 @@ pub async fn recent(tx: &mut Tx, departments: Option<&[String]>, limit: i64) -> 
 }
 
 /// The batches in one status.
-pub async fn in_status(tx: &mut Tx, status: &str) -> Result<Vec<BatchRow>, sqlx::Error> {
+pub async fn in_status(tx: &mut Tx, status: BatchStatus) -> Result<Vec<BatchRow>, sqlx::Error> {
     let sql = format!("{BATCH_SELECT} WHERE b.status = $1 ORDER BY b.created_at");
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(status).fetch_all(c).await)
 }
 
-/// Moves the batch from one status to another; `false` when it was not in `from` any more.
-pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+/// Moves the batch from one status to another (the services ask the domain's table which); `false` when it was
+/// not in `from` any more. A submission stamps its time, the first decision too.
+pub async fn set_status(tx: &mut Tx, id: &str, from: BatchStatus, to: BatchStatus, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    let submitted = to.is_submission().then_some(now);
+    let decided = to.is_decision().then_some(now);
     let moved = on_tx!(tx, |c| sqlx::query(
         "UPDATE rerun_batches SET status = $3, updated_at = $4, lease_until = NULL,
-             submitted_at = CASE WHEN $3 = 'pending_approval' THEN $4 ELSE submitted_at END,
-             decided_at = CASE WHEN $3 IN ('dispatching', 'rejected') AND decided_at IS NULL THEN $4 ELSE decided_at END
+             submitted_at = COALESCE($5, submitted_at), decided_at = COALESCE(decided_at, $6)
          WHERE id = $1 AND status = $2"
     )
     .bind(id)
     .bind(from)
     .bind(to)
     .bind(now)
+    .bind(submitted)
+    .bind(decided)
     .execute(c)
     .await
     .map(|r| r.rows_affected()))?;
@@ -180,14 +188,14 @@ pub struct MemberRow {
     pub operation_id: i64,
     pub process_id: String,
     pub workflow: String,
-    pub operation_status: String,
+    pub operation_status: OperationStatus,
     pub state: String,
     pub plan_json: Option<String>,
     pub reasons_json: Option<String>,
     pub request_id: Option<String>,
-    pub request_status: Option<String>,
+    pub request_status: Option<RerunRequestStatus>,
     pub requested_by: Option<i64>,
-    pub dispatch_status: Option<String>,
+    pub dispatch_status: Option<DispatchStatus>,
     pub looked_up_at: Option<DateTime<Utc>>,
 }
 
@@ -322,7 +330,7 @@ pub async fn insert_decision(
     tx: &mut Tx,
     batch: &str,
     approver: i64,
-    decision: &str,
+    decision: crate::domain::approval::Decision,
     comment: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {

@@ -1,12 +1,13 @@
 //! The dispatch outbox: claimed with an expiring lease, so any number of workers send each rerun once at a time
 //! and a crashed worker's claim passes to another.
 use super::{Tx, on_tx};
+use crate::domain::dispatch::DispatchStatus;
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct DispatchRow {
     pub request_id: String,
-    pub status: String,
+    pub status: DispatchStatus,
     pub attempts: i64,
 }
 
@@ -38,7 +39,7 @@ pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, 
 pub async fn settle(
     tx: &mut Tx,
     request_id: &str,
-    status: &str,
+    status: DispatchStatus,
     attempts: i64,
     next_attempt_at: DateTime<Utc>,
     error: Option<&str>,

@@ -19,6 +19,7 @@ pub mod reconciliations;
 pub mod rerun_requests;
 pub mod reviews;
 mod postgres;
+mod states;
 pub mod sessions;
 pub mod sign_in;
 pub mod stop_switch;

@@ -1,5 +1,6 @@
 //! Operations and their steps.
 use super::{Tx, on_tx};
+use crate::domain::operations::OperationStatus;
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -12,7 +13,7 @@ pub struct OperationRow {
     pub business_key: Option<String>,
     pub content_json: Option<String>,
     pub content_fingerprint: Option<String>,
-    pub status: String,
+    pub status: OperationStatus,
     pub event: Option<String>,
     pub failure_class: Option<String>,
     pub possible_duplicate_of: Option<String>,
@@ -61,7 +62,7 @@ pub struct StepInOperation {
     pub process_id: String,
     pub workflow: String,
     pub department: String,
-    pub operation_status: String,
+    pub operation_status: OperationStatus,
 }
 
 /// The step of an operation, with the operation's facts; `None` when either does not exist.
@@ -259,7 +260,7 @@ macro_rules! bind_step_update {
 pub(super) use bind_step_update;
 
 /// Sets the status unless it is that already; `true` when it changed (so exactly one audit event follows).
-pub async fn set_status_unless(tx: &mut Tx, id: i64, status: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn set_status_unless(tx: &mut Tx, id: i64, status: OperationStatus, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let updated = on_tx!(tx, |c| sqlx::query("UPDATE operations SET status = $2, updated_at = $3 WHERE id = $1 AND status <> $2")
         .bind(id)
         .bind(status)
@@ -271,7 +272,7 @@ pub async fn set_status_unless(tx: &mut Tx, id: i64, status: &str, now: DateTime
 }
 
 /// Moves the status from `from` to `to`; `false` when it was not `from` any more (someone else was first).
-pub async fn set_status_from(tx: &mut Tx, id: i64, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn set_status_from(tx: &mut Tx, id: i64, from: OperationStatus, to: OperationStatus, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     let updated = on_tx!(tx, |c| sqlx::query("UPDATE operations SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2")
         .bind(id)
         .bind(from)

@@ -1,5 +1,7 @@
 //! Rerun requests and their checklist items.
 use super::{Tx, on_tx};
+use crate::domain::approval::Decision;
+use crate::domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -12,7 +14,7 @@ pub struct RequestRow {
     pub requested_by: i64,
     pub requester: String,
     pub reason: String,
-    pub status: String,
+    pub status: RerunRequestStatus,
     pub plan_json: String,
     pub workflow_version: String,
     pub verdicts_hash: String,
@@ -81,18 +83,28 @@ pub async fn all_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<Req
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_all(c).await)
 }
 
-/// Moves the request from one status to another; `false` when it was not in `from` any more.
-pub async fn set_status(tx: &mut Tx, id: &str, from: &str, to: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+/// Moves the request from one status to another (the services ask the domain's table which); `false` when it
+/// was not in `from` any more. A submission and a decision stamp their time.
+pub async fn set_status(
+    tx: &mut Tx,
+    id: &str,
+    from: RerunRequestStatus,
+    to: RerunRequestStatus,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let submitted = to.is_submission().then_some(now);
+    let decided = to.is_decision().then_some(now);
     let moved = on_tx!(tx, |c| sqlx::query(
         "UPDATE rerun_requests SET status = $3, updated_at = $4,
-             submitted_at = CASE WHEN $3 = 'pending_approval' THEN $4 ELSE submitted_at END,
-             decided_at = CASE WHEN $3 IN ('approved', 'rejected') THEN $4 ELSE decided_at END
+             submitted_at = COALESCE($5, submitted_at), decided_at = COALESCE($6, decided_at)
          WHERE id = $1 AND status = $2"
     )
     .bind(id)
     .bind(from)
     .bind(to)
     .bind(now)
+    .bind(submitted)
+    .bind(decided)
     .execute(c)
     .await
     .map(|r| r.rows_affected()))?;
@@ -193,7 +205,7 @@ pub async fn pending_in(tx: &mut Tx, departments: &[String]) -> Result<Vec<Reque
     let list: Vec<String> = (2..departments.len() + 2).map(|i| format!("${i}")).collect();
     let sql = format!("{REQUEST_SELECT} WHERE r.status = $1 AND r.batch_id IS NULL AND o.department IN ({}) ORDER BY r.submitted_at, r.id", list.join(", "));
     on_tx!(tx, |c| {
-        let mut query = sqlx::query_as(&sql).bind("pending_approval");
+        let mut query = sqlx::query_as(&sql).bind(RerunRequestStatus::PendingApproval);
         for d in departments {
             query = query.bind(d);
         }
@@ -219,7 +231,7 @@ pub async fn insert_decision(
     tx: &mut Tx,
     id: &str,
     approver: i64,
-    decision: &str,
+    decision: Decision,
     comment: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
@@ -242,7 +254,7 @@ pub async fn insert_decision(
 pub struct DecisionRow {
     pub approver_id: i64,
     pub approver: String,
-    pub decision: String,
+    pub decision: Decision,
     pub comment: Option<String>,
     pub decided_at: DateTime<Utc>,
 }

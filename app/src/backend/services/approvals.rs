@@ -4,25 +4,20 @@
 use super::Caller;
 use super::audit::record;
 use super::notifications::{Audience, notify};
-use super::rerun_requests::{plan_changed, plan_check};
+use super::rerun_requests::{advance, plan_changed, plan_check};
 use crate::api::AppError;
 use crate::api::reruns::InboxItem;
 use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::{AppState, db};
-use crate::domain::approval::{Ballot, Refusal, counted, is_approved, is_expired, may_decide};
+use crate::domain::approval::{Ballot, Decision, Refusal, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::AuditEntry;
 use crate::domain::holds::reason;
 use crate::domain::rerun_plan::Change;
+use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::rights::Act;
 use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use serde_json::json;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision {
-    Approve,
-    Reject,
-}
 
 /// What the approval rule needs to know of a request: its department, its requester, who decided already.
 async fn ballot(tx: &mut db::Tx, request: &RequestRow) -> Result<Ballot, AppError> {
@@ -53,9 +48,8 @@ async fn decidable(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<(Reques
     let ballot = ballot(tx, &request).await?;
     may_decide(&caller.person(), &ballot).map_err(|refusal| refused(caller, refusal, id))?;
     super::rerun_requests::not_in_batch(&request)?;
-    if request.status != "pending_approval" {
-        return Err(AppError::Conflict { problem: "not-pending".into(), detail: format!("the request is {}", request.status) });
-    }
+    // Both decisions need a request that waits for one.
+    request.status.next(RequestEvent::Reject)?;
     Ok((request, ballot))
 }
 
@@ -69,24 +63,22 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
     let (request, ballot) = decidable(&mut tx, caller, id).await?;
     // Past its validity, or on a plan that no longer holds, the request goes back to staff.
     if is_expired(db::rerun_requests::expires_at(&mut tx, id).await?, now) {
-        back_to_staff(&mut tx, state, caller, &request, "expired", "the approval's validity ran out", &[], now).await?;
+        back_to_staff(&mut tx, state, caller, &request, RequestEvent::Expire, "the approval's validity ran out", &[], now).await?;
         tx.commit().await?;
         return Err(AppError::conflict("expired", "the request expired before it was approved"));
     }
     let check = plan_check(state, &mut tx, &request, &[]).await?;
     if !check.holds() {
-        back_to_staff(&mut tx, state, caller, &request, "cancelled", "the plan no longer holds", &check.changes, now).await?;
+        back_to_staff(&mut tx, state, caller, &request, RequestEvent::Void, "the plan no longer holds", &check.changes, now).await?;
         tx.commit().await?;
         return Err(plan_changed());
     }
-    let word = if decision == Decision::Approve { "approved" } else { "rejected" };
-    if !db::rerun_requests::insert_decision(&mut tx, id, caller.user.user.id, word, comment.as_deref(), now).await? {
+    if !db::rerun_requests::insert_decision(&mut tx, id, caller.user.user.id, decision, comment.as_deref(), now).await? {
         return Err(AppError::Conflict { problem: "already-decided".into(), detail: "you decided on this request already".into() });
     }
     match decision {
         Decision::Reject => {
-            db::rerun_requests::set_status(&mut tx, id, "pending_approval", "rejected", now).await?;
-            db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", "stalled", now).await?;
+            advance(&mut tx, &request, RequestEvent::Reject, now).await?;
             let entry = entry(caller, &request, "rerun_request.rejected").reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
             notify(&mut tx, state, &request, "rejected", "再実行の申請が却下されました", Audience::Requester, now).await?;
@@ -94,14 +86,14 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
         Decision::Approve => {
             let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
             let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
-            let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == "approved").map(|d| d.approver_id).collect();
+            let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
             let approvals = counted(&approvers, &ballot);
             if is_approved(approvals, required) {
-                db::rerun_requests::set_status(&mut tx, id, "pending_approval", "approved", now).await?;
+                advance(&mut tx, &request, RequestEvent::Approve, now).await?;
                 db::rerun_requests::insert_dispatch(&mut tx, id, now, now).await?;
                 let plan = request.plan()?;
                 let entry = entry(caller, &request, "rerun_request.approved")
-                    .after(json!({"rerun_id": id, "status": "approved", "approvals": approvals, "plan": plan}));
+                    .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
                 notify(&mut tx, state, &request, "approved", "再実行が承認されました", Audience::Requester, now).await?;
                 tx.commit().await?;
@@ -130,18 +122,17 @@ async fn back_to_staff(
     state: &AppState,
     caller: &Caller,
     request: &RequestRow,
-    status: &'static str,
+    event: RequestEvent,
     why: &str,
     changes: &[Change],
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
-    db::rerun_requests::set_status(tx, &request.id, "pending_approval", status, now).await?;
-    db::operations::set_status_from(tx, request.operation_id, "rerun_pending", "stalled", now).await?;
-    let action = if status == "expired" { "rerun_request.expired" } else { "rerun_request.voided" };
+    let status = advance(tx, request, event, now).await?.to;
+    let action = if event == RequestEvent::Expire { "rerun_request.expired" } else { "rerun_request.voided" };
     let after = json!({"rerun_id": request.id, "status": status, "changes": changes});
     let entry = entry(caller, request, action).after(after).reason(why);
     record(tx, entry, caller.request_id.as_deref(), now).await?;
-    notify(tx, state, request, status, "再実行の申請が差し戻されました（期限切れまたは計画の変化）", Audience::Requester, now).await?;
+    notify(tx, state, request, status.as_str(), "再実行の申請が差し戻されました（期限切れまたは計画の変化）", Audience::Requester, now).await?;
     Ok(())
 }
 
@@ -155,7 +146,7 @@ pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, 
     for r in pending {
         let plan = r.plan()?;
         let decisions = db::rerun_requests::decisions(&mut tx, &r.id).await?;
-        let approvals = decisions.iter().filter(|d| d.decision == "approved").count() as i64;
+        let approvals = decisions.iter().filter(|d| d.decision == Decision::Approve).count() as i64;
         let required = state.config.workflow(&r.workflow).map_or(1, |w| w.approvals_required);
         items.push(InboxItem {
             own_request: r.requested_by == caller.user.user.id,
@@ -184,15 +175,14 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
     for id in overdue {
         let mut tx = state.db.begin_write().await?;
         let Some(request) = db::rerun_requests::lock(&mut tx, &id).await? else { continue };
-        if request.status != "pending_approval" {
+        if request.status != RerunRequestStatus::PendingApproval {
             continue; // decided meanwhile
         }
-        db::rerun_requests::set_status(&mut tx, &id, "pending_approval", "expired", now).await?;
-        db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", "stalled", now).await?;
+        advance(&mut tx, &request, RequestEvent::Expire, now).await?;
         let entry = AuditEntry::new(crate::domain::audit::Actor::system("sweeper"), "rerun_request.expired", "operation", &request.process_id)
             .department(Some(&request.department))
-            .before(json!({"rerun_id": id, "status": "pending_approval"}))
-            .after(json!({"rerun_id": id, "status": "expired"}))
+            .before(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval}))
+            .after(json!({"rerun_id": id, "status": RerunRequestStatus::Expired}))
             .reason("no decision within the approval's validity");
         record(&mut tx, entry, None, now).await?;
         notify(&mut tx, state, &request, "expired", "承認されないまま期限が切れました", Audience::Both, now).await?;

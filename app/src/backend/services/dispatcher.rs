@@ -15,9 +15,11 @@ use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
 use crate::domain::approval::is_expired;
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::dispatch::{Answer, answer_of, next_delay};
+use crate::domain::dispatch::{Answer, DispatchStatus, answer_of, next_delay};
+use crate::domain::operations::OperationStatus;
+use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::reconciliation::{Verdict, redact};
-use super::rerun_requests::plan_check;
+use super::rerun_requests::{advance_by_id, plan_check};
 use crate::domain::rerun_plan::Change;
 use crate::domain::stop_switch::{Stopped, holding};
 use crate::domain::webhooks::Secret;
@@ -139,7 +141,7 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[
     };
     let approvers: Vec<String> = {
         let mut tx = state.db.connection().await?;
-        db::rerun_requests::decisions(&mut tx, id).await?.into_iter().filter(|d| d.decision == "approved").map(|d| d.approver).collect()
+        db::rerun_requests::decisions(&mut tx, id).await?.into_iter().filter(|d| d.decision == crate::domain::approval::Decision::Approve).map(|d| d.approver).collect()
     };
     let body = json!({
         "type": "rerun.approved",
@@ -192,11 +194,11 @@ async fn write(tx: &mut db::Tx, state: &AppState, outcome: &Outcome<'_>, now: Da
     match &outcome.next {
         Next::TryAgain { at, why } => {
             let attempts = outcome.dispatch.attempts + 1;
-            db::dispatches::settle(tx, &outcome.request.id, "pending", attempts, *at, Some(why), now).await?;
+            db::dispatches::settle(tx, &outcome.request.id, DispatchStatus::Pending, attempts, *at, Some(why), now).await?;
             Ok(())
         }
         Next::Held { at, why } => {
-            db::dispatches::settle(tx, &outcome.request.id, "pending", outcome.dispatch.attempts, *at, Some(why), now).await?;
+            db::dispatches::settle(tx, &outcome.request.id, DispatchStatus::Pending, outcome.dispatch.attempts, *at, Some(why), now).await?;
             Ok(())
         }
         Next::End(end) => write_end(tx, state, &outcome.request, outcome.dispatch, end, now).await,
@@ -297,19 +299,23 @@ impl End {
 async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, dispatch: &DispatchRow, end: &End, now: DateTime<Utc>) -> Result<(), AppError> {
     let tried = matches!(end, End::Sent { .. } | End::Unknown(_) | End::Gone | End::Refused(_) | End::Exhausted(_));
     let attempts = dispatch.attempts + tried as i64;
-    let (dispatch_status, request_status, operation_status, detail) = match end {
-        End::Sent { executed, attempts } => ("sent", "dispatched", "rerunning", json!({"attempts": attempts, "not_sent_executed": executed})),
-        End::NothingToSend(executed) => ("sent", "succeeded", "stalled", json!({"executed": executed})),
-        End::Unknown(why) => ("unknown", "dispatched", "rerunning", json!({"why": why})),
-        End::Gone => ("failed", "failed", "stalled", json!({"status": 410})),
-        End::Refused(why) => ("failed", "failed", "stalled", json!({"why": why})),
-        End::Exhausted(why) => ("failed", "failed", "stalled", json!({"why": why, "attempts": attempts})),
-        End::Expired => ("failed", "expired", "stalled", json!({"why": "the approval's validity ran out before the dispatch"})),
-        End::Voided(changes) => ("failed", "cancelled", "stalled", json!({"why": "the approved plan no longer holds", "changes": changes})),
+    use DispatchStatus as D;
+    use RequestEvent as E;
+    let (dispatch_status, event, detail) = match end {
+        End::Sent { executed, attempts } => (D::Sent, E::Sent, json!({"attempts": attempts, "not_sent_executed": executed})),
+        End::NothingToSend(executed) => (D::Sent, E::NothingToSend, json!({"executed": executed})),
+        End::Unknown(why) => (D::Unknown, E::Sent, json!({"why": why})),
+        End::Gone => (D::Failed, E::SendFailed, json!({"status": 410})),
+        End::Refused(why) => (D::Failed, E::SendFailed, json!({"why": why})),
+        End::Exhausted(why) => (D::Failed, E::SendFailed, json!({"why": why, "attempts": attempts})),
+        End::Expired => (D::Failed, E::Expire, json!({"why": "the approval's validity ran out before the dispatch"})),
+        End::Voided(changes) => (D::Failed, E::Void, json!({"why": "the approved plan no longer holds", "changes": changes})),
     };
     db::dispatches::settle(tx, &request.id, dispatch_status, attempts, now, None, now).await?;
-    db::rerun_requests::set_status(tx, &request.id, "approved", request_status, now).await?;
-    db::operations::set_status_from(tx, request.operation_id, "rerun_pending", operation_status, now).await?;
+    // The outbox holds approved requests only: the dispatch moves the request from `approved` (a request the
+    // operation's completion closed meanwhile stays as it is).
+    let approved = (request.id.as_str(), request.operation_id, RerunRequestStatus::Approved);
+    let request_status = advance_by_id(tx, approved, event, now).await?.to;
     let executed = match end {
         End::Sent { executed, .. } | End::NothingToSend(executed) => executed.clone(),
         _ => Vec::new(),
@@ -327,11 +333,11 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
     }
     if matches!(end, End::NothingToSend(_)) {
         let facts = (request.operation_id, request.process_id.as_str(), request.department.as_str());
-        super::operations::complete_if_done(tx, actor(), facts, operation_status, None, now).await?;
+        super::operations::complete_if_done(tx, actor(), facts, OperationStatus::Stalled, None, now).await?;
     }
     let entry = AuditEntry::new(actor(), end.action(), "operation", &request.process_id)
         .department(Some(&request.department))
-        .before(json!({"rerun_id": request.id, "status": "approved"}))
+        .before(json!({"rerun_id": request.id, "status": RerunRequestStatus::Approved}))
         .after(json!({"rerun_id": request.id, "batch_id": request.batch_id, "status": request_status, "detail": detail}));
     record(tx, entry, None, now).await?;
     let (title, audience) = match end {
@@ -346,7 +352,7 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
     }
     // A bulk rerun tells its requester once, when the batch completes.
     if request.batch_id.is_none() {
-        notify(tx, state, request, request_status, title, audience, now).await?;
+        notify(tx, state, request, request_status.as_str(), title, audience, now).await?;
     }
     Ok(())
 }

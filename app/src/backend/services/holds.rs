@@ -33,8 +33,8 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
     let operation = operation_for(state, caller, process_id, Act::Hold).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let status = OperationStatus::parse(&operation.status).unwrap_or(OperationStatus::Running);
-    let moved = may_be_held(status) && db::operations::set_status_from(&mut tx, operation.id, "stalled", "on_hold", now).await?;
+    let moved = may_be_held(operation.status)
+        && db::operations::set_status_from(&mut tx, operation.id, OperationStatus::Stalled, OperationStatus::OnHold, now).await?;
     if !moved {
         return Err(AppError::Conflict {
             problem: "not-stalled".into(),
@@ -44,8 +44,8 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
     db::holds::place(&mut tx, operation.id, caller.user.user.id, &why, now).await?;
     let entry = AuditEntry::new(caller.actor(), "operation.held", "operation", process_id)
         .department(Some(&operation.department))
-        .before(json!({"status": "stalled"}))
-        .after(json!({"status": "on_hold"}))
+        .before(json!({"status": OperationStatus::Stalled}))
+        .after(json!({"status": OperationStatus::OnHold}))
         .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
@@ -58,15 +58,15 @@ pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let hold = db::holds::open(&mut tx, operation.id).await?;
-    let moved = db::operations::set_status_from(&mut tx, operation.id, "on_hold", "stalled", now).await?;
+    let moved = db::operations::set_status_from(&mut tx, operation.id, OperationStatus::OnHold, OperationStatus::Stalled, now).await?;
     let (Some(hold), true) = (hold, moved) else {
         return Err(AppError::Conflict { problem: "not-on-hold".into(), detail: "the operation is not on hold".into() });
     };
     db::holds::release(&mut tx, hold.id, caller.user.user.id, &why, now).await?;
     let entry = AuditEntry::new(caller.actor(), "operation.released", "operation", process_id)
         .department(Some(&operation.department))
-        .before(json!({"status": "on_hold", "hold_reason": hold.reason}))
-        .after(json!({"status": "stalled"}))
+        .before(json!({"status": OperationStatus::OnHold, "hold_reason": hold.reason}))
+        .after(json!({"status": OperationStatus::Stalled}))
         .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;

@@ -11,7 +11,6 @@ use crate::backend::db::operations::OperationRow;
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::incidents as rules;
-use crate::domain::operations::OperationStatus;
 use serde_json::json;
 
 /// The operation, if the caller may see it.
@@ -25,8 +24,7 @@ async fn visible_operation(tx: &mut Tx, caller: &Caller, process_id: &str) -> Re
 
 /// Past incidents matching a stalled or held operation's event and failure class (see `db::incidents::known_patterns`).
 async fn patterns_of(tx: &mut Tx, operation: &OperationRow) -> Result<Vec<KnownPattern>, AppError> {
-    let status = OperationStatus::parse(&operation.status).unwrap_or(OperationStatus::Running);
-    let (true, Some(event), Some(class)) = (rules::shows_known_patterns(status), &operation.event, &operation.failure_class) else {
+    let (true, Some(event), Some(class)) = (rules::shows_known_patterns(operation.status), &operation.event, &operation.failure_class) else {
         return Ok(Vec::new());
     };
     let rows = db::incidents::known_patterns(tx, &operation.department, event, class, operation.id).await?;

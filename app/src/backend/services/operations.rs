@@ -240,7 +240,7 @@ pub fn operation_view(row: OperationRow, steps: Vec<StepRow>) -> OperationView {
         workflow: row.workflow,
         department: row.department,
         business_key: row.business_key,
-        status: OperationStatus::parse(&row.status).unwrap_or(OperationStatus::Running),
+        status: row.status,
         event: row.event,
         failure_class: row.failure_class,
         possible_duplicate_of: row.possible_duplicate_of,
@@ -278,12 +278,12 @@ pub async fn complete_if_done(
     tx: &mut db::Tx,
     actor: crate::domain::audit::Actor,
     operation: (i64, &str, &str),
-    before_status: &str,
+    before_status: OperationStatus,
     request_id: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<bool, AppError> {
     let (id, process_id, department) = operation;
-    let completed = OperationStatus::Completed.as_str();
+    let completed = OperationStatus::Completed;
     if db::operations::incomplete_steps(tx, id).await? > 0 || !db::operations::set_status_unless(tx, id, completed, now).await? {
         return Ok(false);
     }

@@ -16,6 +16,7 @@ use crate::domain::holds::reason;
 use crate::domain::operations::OperationStatus;
 use crate::domain::reconciliation::{Evidence, Verdict};
 use crate::domain::rerun_plan::{self, PlanOutcome, RerunPlan, StepFacts};
+use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::rights::Act;
 use crate::domain::stall::FailureClass;
 use super::notifications::{Audience, notify};
@@ -70,7 +71,7 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let operation = operation_for(caller, db::operations::by_process_id(&mut tx, process_id).await?)?;
-    if OperationStatus::parse(&operation.status) != Some(OperationStatus::Stalled) {
+    if operation.status != OperationStatus::Stalled {
         return Err(AppError::Conflict {
             problem: "not-stalled".into(),
             detail: "a rerun can be requested only for a stalled operation (not on hold, not already requested)".into(),
@@ -85,7 +86,7 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     confirm_flags(&mut tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
     if outcome.plan.steps.is_empty() {
         let facts = (operation.id, operation.process_id.as_str(), operation.department.as_str());
-        super::operations::complete_if_done(&mut tx, caller.actor(), facts, &operation.status, caller.request_id.as_deref(), now)
+        super::operations::complete_if_done(&mut tx, caller.actor(), facts, operation.status, caller.request_id.as_deref(), now)
             .await?;
         tx.commit().await?;
         return Ok(StartAnswer::NothingToRerun { confirmed: outcome.confirm_flags });
@@ -184,7 +185,40 @@ pub(super) fn not_in_batch(request: &RequestRow) -> Result<(), AppError> {
     }
 }
 
-/// Whether the steps, their verdicts and the workflow definition are still what the plan was made from.
+/// What `advance` moved: the request, and the operation with it (a request going back to staff finds its
+/// operation stalled already when it was a draft).
+pub(super) struct Moved {
+    /// The state the table moves it to.
+    pub to: RerunRequestStatus,
+    pub request: bool,
+    pub operation: bool,
+}
+
+/// Moves a request by the domain's table (`RerunRequestStatus::next`), and its operation with it
+/// (`RequestEvent::operation_move`). A move the table refuses is a conflict; `request: false` means someone
+/// moved it first.
+pub(super) async fn advance(tx: &mut db::Tx, request: &RequestRow, event: RequestEvent, now: DateTime<Utc>) -> Result<Moved, AppError> {
+    advance_by_id(tx, (&request.id, request.operation_id, request.status), event, now).await
+}
+
+/// `advance` for a request known by its ID, its operation and the status it was read in (a batch's member).
+pub(super) async fn advance_by_id(
+    tx: &mut db::Tx,
+    (id, operation_id, from): (&str, i64, RerunRequestStatus),
+    event: RequestEvent,
+    now: DateTime<Utc>,
+) -> Result<Moved, AppError> {
+    let to = from.next(event)?;
+    if !db::rerun_requests::set_status(tx, id, from, to, now).await? {
+        return Ok(Moved { to, request: false, operation: false });
+    }
+    let operation = match event.operation_move() {
+        Some((from, to)) => db::operations::set_status_from(tx, operation_id, from, to, now).await?,
+        None => false,
+    };
+    Ok(Moved { to, request: true, operation })
+}
+
 /// The request's plan checked against the facts as they are now (`domain::rerun_plan::check`), the one check of
 /// submission, of each approval and of the moment right before each send (then with the look-up just made).
 pub(super) async fn plan_check(
@@ -265,8 +299,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
     let plan = request.plan()?;
     let may_act = caller.may_act(Act::RequestRerun, &request.department);
-    let may_confirm = may_act && request.status == "draft";
-    let may_cancel = may_act && matches!(request.status.as_str(), "draft" | "pending_approval");
+    let may_confirm = may_act && request.status.next(RequestEvent::Submit).is_ok();
+    let may_cancel = may_act && request.status.next(RequestEvent::Withdraw).is_ok();
     Ok(RerunRequestView {
         id: request.id,
         process_id: request.process_id,
@@ -308,7 +342,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     let request = request_for(&mut tx, caller, id).await?;
     caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
-    if request.status != "draft" {
+    if request.status != RerunRequestStatus::Draft {
         return Err(AppError::Conflict { problem: "not-draft".into(), detail: "the checklist can be changed only while the request is a draft".into() });
     }
     let items = db::rerun_requests::items(&mut tx, id).await?;
@@ -346,15 +380,14 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         return Err(plan_changed());
     }
     db::rerun_requests::set_expiry(&mut tx, id, now + approval_validity(state, &request, &request.plan()?)).await?;
-    if !db::rerun_requests::set_status(&mut tx, id, "draft", "pending_approval", now).await?
-        || !db::operations::set_status_from(&mut tx, request.operation_id, "stalled", "rerun_pending", now).await?
-    {
+    let moved = advance(&mut tx, &request, RequestEvent::Submit, now).await?;
+    if !moved.request || !moved.operation {
         return Err(AppError::Conflict { problem: "not-draft".into(), detail: "the request or the operation changed meanwhile".into() });
     }
     let entry = AuditEntry::new(caller.actor(), "rerun_request.submitted", "operation", &request.process_id)
         .department(Some(&request.department))
-        .before(json!({"status": "draft", "operation_status": "stalled"}))
-        .after(json!({"rerun_id": id, "status": "pending_approval", "operation_status": "rerun_pending"}));
+        .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
+        .after(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     notify(&mut tx, state, &request, "approval_requested", "再実行の承認をお願いします", Audience::Owners, now).await?;
     tx.commit().await?;
@@ -370,21 +403,17 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
     let request = db::rerun_requests::lock(&mut tx, id).await?.ok_or(AppError::NotFound)?;
     caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
-    let from = request.status.as_str();
-    if !matches!(from, "draft" | "pending_approval") || !db::rerun_requests::set_status(&mut tx, id, from, "cancelled", now).await? {
-        return Err(AppError::Conflict {
-            problem: "not-cancellable".into(),
-            detail: "only a draft or a request waiting for approval can be withdrawn".into(),
-        });
+    let from = request.status;
+    if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
+        return Err(AppError::conflict("not-cancellable", "the request changed meanwhile"));
     }
-    db::operations::set_status_from(&mut tx, request.operation_id, "rerun_pending", "stalled", now).await?;
     let entry = AuditEntry::new(caller.actor(), "rerun_request.cancelled", "operation", &request.process_id)
         .department(Some(&request.department))
         .before(json!({"rerun_id": id, "status": from}))
-        .after(json!({"rerun_id": id, "status": "cancelled"}))
+        .after(json!({"rerun_id": id, "status": RerunRequestStatus::Cancelled}))
         .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    if from == "pending_approval" {
+    if from == RerunRequestStatus::PendingApproval {
         notify(&mut tx, state, &request, "cancelled", "再実行の申請が取り下げられました", Audience::Owners, now).await?;
     }
     tx.commit().await?;

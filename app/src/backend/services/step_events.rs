@@ -14,7 +14,8 @@ use crate::backend::db::operations::{StepInOperation, StepRow};
 use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
-use crate::domain::operations::{StepEventType, StepState, is_newer, may_leave_success};
+use crate::domain::operations::{OperationStatus, StepEventType, StepState, is_newer, may_leave_success};
+use crate::domain::rerun_request::RequestEvent;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -95,7 +96,7 @@ pub async fn report(
     if let Some(ai) = ai_connector(state, &operation, &next, &event) {
         super::ai_attempts::from_event(&mut tx, ai, &next, &event, now).await?;
     }
-    finish_write(tx, state, client, &operation, &operation_status, &current, next, event.kind, now).await
+    finish_write(tx, state, client, &operation, operation_status, &current, next, event.kind, now).await
 }
 
 /// Most events change the step and write one audit event, nothing else: on SQLite one round trip holding the
@@ -177,7 +178,7 @@ async fn finish_write(
     state: &AppState,
     client: &ApiClient,
     operation: &Operation,
-    operation_status: &str,
+    operation_status: OperationStatus,
     current: &StepRow,
     step: StepRow,
     kind: StepEventType,
@@ -193,11 +194,12 @@ async fn finish_write(
         if super::operations::complete_if_done(&mut tx, client.actor(), facts, operation_status, None, now).await? {
             // The rerun that brought it here succeeded.
             if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
-                if db::rerun_requests::set_status(&mut tx, &request.id, &request.status, "succeeded", now).await? {
+                let moved = super::rerun_requests::advance(&mut tx, &request, RequestEvent::Completed, now).await?;
+                if moved.request {
                     let entry = AuditEntry::new(client.actor(), "rerun_request.succeeded", "operation", process_id)
                         .department(Some(&operation.department))
                         .before(json!({"rerun_id": request.id, "status": request.status}))
-                        .after(json!({"rerun_id": request.id, "status": "succeeded"}));
+                        .after(json!({"rerun_id": request.id, "status": moved.to}));
                     record(&mut tx, entry, None, now).await?;
                     let title = "再実行が完了しました";
                     super::notifications::notify(&mut tx, state, &request, "completed", title, super::notifications::Audience::Requester, now).await?;

@@ -9,29 +9,27 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
-    let status = BatchStatus::parse(&batch.status).ok_or_else(|| internal("batch status", &batch.status))?;
-    let (action, to) = match (control, status) {
-        (Control::Pause, BatchStatus::Dispatching) => ("rerun_batch.paused", "paused"),
-        (Control::Resume, BatchStatus::Paused) => {
-            respread(&mut tx, &batch, now).await?;
-            ("rerun_batch.resumed", "dispatching")
-        }
-        (Control::Cancel, BatchStatus::Dispatching | BatchStatus::Paused) => {
-            withdraw_waiting(&mut tx, caller, &batch, &why, now).await?;
-            ("rerun_batch.cancelled", "cancelled")
-        }
-        (Control::Cancel, BatchStatus::Previewing | BatchStatus::Preview | BatchStatus::Draft | BatchStatus::PendingApproval) => {
-            end_before_dispatch(&mut tx, state, caller.actor(), &batch, "cancelled", &why, now).await?;
+    let (event, action) = match control {
+        Control::Pause => (BatchEvent::Pause, "rerun_batch.paused"),
+        Control::Resume => (BatchEvent::Resume, "rerun_batch.resumed"),
+        Control::Cancel => (BatchEvent::Cancel, "rerun_batch.cancelled"),
+    };
+    let to = allows(&batch, event)?;
+    match event {
+        BatchEvent::Resume => respread(&mut tx, &batch, now).await?,
+        BatchEvent::Cancel if batch.status.is_after_approval() => withdraw_waiting(&mut tx, caller, &batch, &why, now).await?,
+        BatchEvent::Cancel => {
+            end_before_dispatch(&mut tx, state, caller.actor(), &batch, event, &why, now).await?;
             tx.commit().await?;
             return Ok(());
         }
-        _ => return Err(conflict("batch-state", format!("the bulk rerun is {}: this control does not apply", batch.status))),
-    };
-    db::batches::set_status(&mut tx, id, &batch.status, to, now).await?;
+        _ => {}
+    }
+    move_batch(&mut tx, &batch, event, now).await?;
     let entry = batch_entry(caller.actor(), action, &batch).before(json!({"status": batch.status})).after(json!({"status": to})).reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
-    if to == "dispatching" {
+    if to == BatchStatus::Dispatching {
         state.dispatch_wake.notify_one();
     }
     Ok(())
@@ -50,7 +48,7 @@ async fn respread(tx: &mut db::Tx, batch: &BatchRow, now: DateTime<Utc>) -> Resu
 pub async fn respread_after_stop(state: &AppState) -> Result<(), AppError> {
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    for batch in db::batches::in_status(&mut tx, "dispatching").await? {
+    for batch in db::batches::in_status(&mut tx, BatchStatus::Dispatching).await? {
         respread(&mut tx, &batch, now).await?;
     }
     tx.commit().await?;
@@ -60,15 +58,14 @@ pub async fn respread_after_stop(state: &AppState) -> Result<(), AppError> {
 /// Withdraws each approved member whose dispatch is still waiting (not the ones being sent now).
 async fn withdraw_waiting(tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, why: &str, now: DateTime<Utc>) -> Result<(), AppError> {
     for member in db::batches::members_in(tx, &batch.id, "requested", MAX_OPERATIONS as i64).await? {
-        let Some(rerun_id) = member.request_id.as_deref() else { continue };
-        if member.request_status.as_deref() != Some("approved") || !db::dispatches::withdraw(tx, rerun_id, now).await? {
+        let (Some(rerun_id), Some(from)) = (member.request_id.as_deref(), member.request_status) else { continue };
+        if from != RerunRequestStatus::Approved || !db::dispatches::withdraw(tx, rerun_id, now).await? {
             continue;
         }
-        db::rerun_requests::set_status(tx, rerun_id, "approved", "cancelled", now).await?;
-        db::operations::set_status_from(tx, member.operation_id, "rerun_pending", "stalled", now).await?;
+        let moved = advance_by_id(tx, (rerun_id, member.operation_id, from), RequestEvent::Void, now).await?;
         let entry = member_entry(caller.actor(), "rerun_request.cancelled", batch, &member.process_id)
-            .before(json!({"rerun_id": rerun_id, "status": "approved"}))
-            .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": "cancelled"}))
+            .before(json!({"rerun_id": rerun_id, "status": from}))
+            .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": moved.to}))
             .reason(why);
         record(tx, entry, caller.request_id.as_deref(), now).await?;
     }
@@ -78,14 +75,14 @@ async fn withdraw_waiting(tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, wh
 /// Called by the dispatcher in its transaction: a dispatching batch with nothing left to send is completed.
 pub async fn complete_if_done(tx: &mut db::Tx, state: &AppState, id: &str, now: DateTime<Utc>) -> Result<(), AppError> {
     let Some(batch) = db::batches::lock(tx, id).await? else { return Ok(()) };
-    if batch.status != "dispatching" || db::batches::unfinished_dispatches(tx, id).await? > 0 {
+    if batch.status != BatchStatus::Dispatching || db::batches::unfinished_dispatches(tx, id).await? > 0 {
         return Ok(());
     }
-    db::batches::set_status(tx, id, "dispatching", "completed", now).await?;
+    move_batch(tx, &batch, BatchEvent::AllSent, now).await?;
     let progress = super::view::progress_of(&db::batches::members(tx, id).await?);
     let entry = batch_entry(Actor::system("dispatcher"), "rerun_batch.completed", &batch)
-        .before(json!({"status": "dispatching"}))
-        .after(json!({"status": "completed", "progress": progress}));
+        .before(json!({"status": batch.status}))
+        .after(json!({"status": BatchStatus::Completed, "progress": progress}));
     record(tx, entry, None, now).await?;
     notify_creator(tx, state, &batch, "completed", "一括再実行の送信が終わりました", now).await
 }

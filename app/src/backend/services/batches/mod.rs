@@ -8,19 +8,21 @@ use super::Caller;
 use super::audit::record;
 use super::notifications::notify_owners;
 use super::reconciliation::{self, Looked};
-use super::rerun_requests::{self, Draft, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill, snapshot};
+use super::rerun_requests::{self, Draft, advance, advance_by_id, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill, snapshot};
 use crate::api::AppError;
 use crate::api::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals};
 use crate::backend::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
 use crate::backend::db::rerun_requests::{Confirmation, DecisionRow, RequestRow};
 use crate::backend::{AppState, db};
-use crate::domain::approval::{self, Ballot, counted, is_approved, is_expired, may_decide};
+use crate::domain::approval::{self, Ballot, Decision, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::batches::{self, BatchStatus, MAX_OPERATIONS, Progress, Reason};
+use crate::domain::batches::{self, BatchEvent, BatchStatus, MAX_OPERATIONS, Progress, Reason};
 use crate::domain::checklist::{self, Check, Prefill};
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
+use crate::domain::operations::OperationStatus;
 use crate::domain::rerun_plan::RerunPlan;
+use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::rights::Act;
 use crate::domain::roles::Role;
 use crate::domain::stall::FailureClass;
@@ -144,11 +146,15 @@ async fn batch_to_act(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<Batc
     Ok(batch)
 }
 
-fn expect(batch: &BatchRow, status: BatchStatus) -> Result<(), AppError> {
-    if batch.status != status.as_str() {
-        return Err(conflict("batch-state", format!("the bulk rerun is {}, not {}", batch.status, status.as_str())));
-    }
-    Ok(())
+/// The state this event moves the batch to, by the domain's table; a refusal is a conflict.
+fn allows(batch: &BatchRow, event: BatchEvent) -> Result<BatchStatus, AppError> {
+    batch.status.next(event).map_err(|refused| conflict("batch-state", refused.to_string()))
+}
+
+/// Moves the batch from the state it was read in; `false` when someone moved it first.
+async fn move_batch(tx: &mut db::Tx, batch: &BatchRow, event: BatchEvent, now: DateTime<Utc>) -> Result<bool, AppError> {
+    let to = allows(batch, event)?;
+    Ok(db::batches::set_status(tx, &batch.id, batch.status, to, now).await?)
 }
 
 /// Staff request the previewed plans at a rate (at most the configured one): each eligible member gets a draft
@@ -158,7 +164,7 @@ pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minut
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
-    expect(&batch, BatchStatus::Preview)?;
+    allows(&batch, BatchEvent::Request)?;
     let members = db::batches::members(&mut tx, id).await?;
     let (mut requested, mut dropped) = (0, 0);
     for member in members.iter().filter(|m| matches!(m.state.as_str(), "eligible" | "done")) {
@@ -179,10 +185,10 @@ pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minut
         return Err(conflict("nothing-to-request", "no operation of this selection can be rerun now: see the reasons listed"));
     }
     db::batches::set_rate_and_expiry(&mut tx, id, Some(i64::from(rate)), None).await?;
-    db::batches::set_status(&mut tx, id, "preview", "draft", now).await?;
+    move_batch(&mut tx, &batch, BatchEvent::Request, now).await?;
     let entry = batch_entry(caller.actor(), "rerun_batch.requested", &batch)
-        .before(json!({"status": "preview"}))
-        .after(json!({"status": "draft", "requested": requested, "dropped": dropped, "rate_per_minute": rate}));
+        .before(json!({"status": batch.status}))
+        .after(json!({"status": BatchStatus::Draft, "requested": requested, "dropped": dropped, "rate_per_minute": rate}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())
@@ -199,8 +205,8 @@ enum Admission {
 /// five checks pre-filled; a draft request when all hold.
 async fn admit(state: &AppState, tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, member: &MemberRow, now: DateTime<Utc>) -> Result<Admission, AppError> {
     let operation = db::operations::by_id(tx, member.operation_id).await?.ok_or(AppError::NotFound)?;
-    if operation.status != "stalled" {
-        return Ok(Admission::Dropped(Reason::NotStalled { status: operation.status }));
+    if operation.status != OperationStatus::Stalled {
+        return Ok(Admission::Dropped(Reason::NotStalled { status: operation.status.to_string() }));
     }
     let snap = snapshot(state, tx, operation).await?;
     let previewed: Option<RerunPlan> = member.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
@@ -212,7 +218,7 @@ async fn admit(state: &AppState, tx: &mut db::Tx, caller: &Caller, batch: &Batch
     if outcome.plan.steps.is_empty() {
         let op = &snap.operation;
         let facts = (op.id, op.process_id.as_str(), op.department.as_str());
-        super::operations::complete_if_done(tx, caller.actor(), facts, &op.status, caller.request_id.as_deref(), now).await?;
+        super::operations::complete_if_done(tx, caller.actor(), facts, op.status, caller.request_id.as_deref(), now).await?;
         return Ok(Admission::Done);
     }
     let checks = prefill(&snap, &outcome.plan);
@@ -239,9 +245,10 @@ async fn drop_member(
     let reasons_json = serde_json::to_string(&[why]).map_err(|e| internal("reasons", e))?;
     let update = MemberUpdate { state: "dropped", plan_json: None, reasons_json: Some(&reasons_json), request_id: None, looked_up_at: None };
     db::batches::set_member(tx, &batch.id, member.position, &update).await?;
-    if let (Some(rerun_id), Some(from)) = (&member.request_id, &member.request_status) {
-        db::rerun_requests::set_status(tx, rerun_id, from, "cancelled", now).await?;
-        db::operations::set_status_from(tx, member.operation_id, "rerun_pending", "stalled", now).await?;
+    // Its request as it stands in this transaction (the batch's submission may have just moved it).
+    if let Some(rerun_id) = &member.request_id {
+        let request = db::rerun_requests::by_id(tx, rerun_id).await?.ok_or(AppError::NotFound)?;
+        advance(tx, &request, RequestEvent::Void, now).await?;
     }
     let entry = member_entry(actor, "rerun_batch.operation_dropped", batch, &member.process_id)
         .after(json!({"batch_id": batch.id, "rerun_id": member.request_id, "reason": why}));
@@ -255,7 +262,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
-    expect(&batch, BatchStatus::Draft)?;
+    allows(&batch, BatchEvent::Submit)?; // the checks are confirmed while it is a draft
     let class = match cause.class.as_deref().filter(|c| !c.is_empty()) {
         Some(c) => Some(FailureClass::parse(c).ok_or_else(|| AppError::invalid("cause_class", "unknown cause class"))?),
         None => None,
@@ -279,16 +286,14 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
-    expect(&batch, BatchStatus::Draft)?;
+    allows(&batch, BatchEvent::Submit)?;
     if db::batches::checks(&mut tx, id).await?.len() != Check::ALL.len() {
         return Err(AppError::invalid("checklist", Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first")));
     }
     let (mut submitted, mut expires_at) = (0, None::<DateTime<Utc>>);
     for member in db::batches::members_in(&mut tx, id, "requested", MAX_OPERATIONS as i64).await? {
         let request = member_request(&mut tx, &member).await?;
-        if !plan_still_holds(state, &mut tx, &request).await?
-            || !db::operations::set_status_from(&mut tx, member.operation_id, "stalled", "rerun_pending", now).await?
-        {
+        if !plan_still_holds(state, &mut tx, &request).await? || !advance(&mut tx, &request, RequestEvent::Submit, now).await?.operation {
             drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, &member, &Reason::EvidenceChanged, now).await?;
             continue;
         }
@@ -296,18 +301,18 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         let expiry = now + approval_validity(state, &request, &plan);
         expires_at = Some(expires_at.map_or(expiry, |e| e.min(expiry)));
         db::rerun_requests::set_expiry(&mut tx, &request.id, expiry).await?;
-        db::rerun_requests::set_status(&mut tx, &request.id, "draft", "pending_approval", now).await?;
         let entry = member_entry(caller.actor(), "rerun_request.submitted", &batch, &member.process_id)
-            .before(json!({"status": "draft", "operation_status": "stalled"}))
-            .after(json!({"rerun_id": request.id, "batch_id": id, "status": "pending_approval", "operation_status": "rerun_pending"}));
+            .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
+            .after(json!({"rerun_id": request.id, "batch_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
         submitted += 1;
     }
-    let to = if submitted == 0 { "cancelled" } else { "pending_approval" };
+    let event = if submitted == 0 { BatchEvent::NothingLeft } else { BatchEvent::Submit };
+    let to = allows(&batch, event)?;
     db::batches::set_rate_and_expiry(&mut tx, id, None, expires_at).await?;
-    db::batches::set_status(&mut tx, id, "draft", to, now).await?;
+    move_batch(&mut tx, &batch, event, now).await?;
     let entry = batch_entry(caller.actor(), "rerun_batch.submitted", &batch)
-        .before(json!({"status": "draft"}))
+        .before(json!({"status": batch.status}))
         .after(json!({"status": to, "operations": submitted, "expires_at": expires_at}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if submitted > 0 {
@@ -338,25 +343,25 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let decisions = db::batches::decisions(&mut tx, id).await?;
     let ballot = ballot(&batch, &members, &decisions);
     may_decide(&caller.person(), &ballot).map_err(|refusal| super::approvals::refused(caller, refusal, id))?;
-    expect(&batch, BatchStatus::PendingApproval)?;
+    allows(&batch, BatchEvent::Approve)?;
     if is_expired(batch.expires_at, now) {
-        end_before_dispatch(&mut tx, state, caller.actor(), &batch, "expired", "the approval's validity ran out", now).await?;
+        end_before_dispatch(&mut tx, state, caller.actor(), &batch, BatchEvent::Expire, "the approval's validity ran out", now).await?;
         tx.commit().await?;
         return Err(conflict("expired", "the bulk rerun expired before it was approved"));
     }
-    let word = if approve { "approved" } else { "rejected" };
-    if !db::batches::insert_decision(&mut tx, id, caller.user.user.id, word, comment.as_deref(), now).await? {
+    let decision = if approve { Decision::Approve } else { Decision::Reject };
+    if !db::batches::insert_decision(&mut tx, id, caller.user.user.id, decision, comment.as_deref(), now).await? {
         return Err(conflict("already-decided", "you decided on this bulk rerun already"));
     }
     if !approve {
-        end_before_dispatch(&mut tx, state, caller.actor(), &batch, "rejected", comment.as_deref().unwrap_or_default(), now).await?;
+        end_before_dispatch(&mut tx, state, caller.actor(), &batch, BatchEvent::Reject, comment.as_deref().unwrap_or_default(), now).await?;
         tx.commit().await?;
         return Ok(());
     }
     let workflows = members.iter().map(|m| state.config.workflow(&m.workflow).map_or(1, |w| w.approvals_required));
     let required = batches::approvals_required(workflows);
     let decisions = db::batches::decisions(&mut tx, id).await?;
-    let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == "approved").map(|d| d.approver_id).collect();
+    let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
     let approvals = counted(&approvers, &ballot);
     if !is_approved(approvals, required) {
         let entry = batch_entry(caller.actor(), "rerun_batch.approval_recorded", &batch).after(json!({"approvals": approvals, "required": required}));
@@ -373,21 +378,23 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             continue;
         }
         // Each member carries every approval that counted, as a request approved alone does.
-        for d in decisions.iter().filter(|d| d.decision == "approved") {
-            db::rerun_requests::insert_decision(&mut tx, &request.id, d.approver_id, "approved", d.comment.as_deref(), d.decided_at).await?;
+        for d in decisions.iter().filter(|d| d.decision == Decision::Approve) {
+            db::rerun_requests::insert_decision(&mut tx, &request.id, d.approver_id, Decision::Approve, d.comment.as_deref(), d.decided_at).await?;
         }
-        db::rerun_requests::set_status(&mut tx, &request.id, "pending_approval", "approved", now).await?;
+        let moved = advance(&mut tx, &request, RequestEvent::Approve, now).await?;
         db::rerun_requests::insert_dispatch(&mut tx, &request.id, batches::send_at(now, turn, rate), now).await?;
         turn += 1;
         let entry = member_entry(caller.actor(), "rerun_request.approved", &batch, &member.process_id)
-            .before(json!({"rerun_id": request.id, "status": "pending_approval"}))
-            .after(json!({"rerun_id": request.id, "batch_id": id, "status": "approved", "approvals": approvals}));
+            .before(json!({"rerun_id": request.id, "status": request.status}))
+            .after(json!({"rerun_id": request.id, "batch_id": id, "status": moved.to, "approvals": approvals}));
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     }
-    db::batches::set_status(&mut tx, id, "pending_approval", if turn == 0 { "cancelled" } else { "dispatching" }, now).await?;
+    let event = if turn == 0 { BatchEvent::NothingLeft } else { BatchEvent::Approve };
+    let to = allows(&batch, event)?;
+    move_batch(&mut tx, &batch, event, now).await?;
     let entry = batch_entry(caller.actor(), "rerun_batch.approved", &batch)
-        .before(json!({"status": "pending_approval"}))
-        .after(json!({"status": "dispatching", "approvals": approvals, "operations": turn, "rate_per_minute": rate}));
+        .before(json!({"status": batch.status}))
+        .after(json!({"status": to, "approvals": approvals, "operations": turn, "rate_per_minute": rate}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     notify_creator(&mut tx, state, &batch, "approved", "一括再実行が承認されました", now).await?;
     tx.commit().await?;
@@ -417,45 +424,47 @@ async fn end_before_dispatch(
     state: &AppState,
     actor: Actor,
     batch: &BatchRow,
-    to: &'static str,
+    event: BatchEvent,
     why: &str,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
+    let to = allows(batch, event)?;
+    // The members' requests end as the batch does: rejected, expired or withdrawn.
+    let member_event = event.member_event().ok_or_else(|| internal("batch end", format!("{event:?}")))?;
     for member in db::batches::members_in(tx, &batch.id, "requested", MAX_OPERATIONS as i64).await? {
-        let (Some(rerun_id), Some(from)) = (&member.request_id, &member.request_status) else { continue };
-        // The members' requests end as the batch does: rejected, expired or cancelled.
-        if db::rerun_requests::set_status(tx, rerun_id, from, to, now).await? {
-            db::operations::set_status_from(tx, member.operation_id, "rerun_pending", "stalled", now).await?;
-            let entry = member_entry(actor.clone(), member_action(to), batch, &member.process_id)
+        let (Some(rerun_id), Some(from)) = (&member.request_id, member.request_status) else { continue };
+        let moved = advance_by_id(tx, (rerun_id, member.operation_id, from), member_event, now).await?;
+        if moved.request {
+            let entry = member_entry(actor.clone(), member_action(member_event), batch, &member.process_id)
                 .before(json!({"rerun_id": rerun_id, "status": from}))
-                .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": to}))
+                .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": moved.to}))
                 .reason(why);
             record(tx, entry, None, now).await?;
         }
     }
-    db::batches::set_status(tx, &batch.id, &batch.status, to, now).await?;
-    let entry = batch_entry(actor, batch_action(to), batch).before(json!({"status": batch.status})).after(json!({"status": to})).reason(why);
+    move_batch(tx, batch, event, now).await?;
+    let entry = batch_entry(actor, batch_action(event), batch).before(json!({"status": batch.status})).after(json!({"status": to})).reason(why);
     record(tx, entry, None, now).await?;
-    let title = match to {
-        "rejected" => "一括再実行が却下されました",
-        "expired" => "一括再実行は承認されないまま期限が切れました",
+    let title = match event {
+        BatchEvent::Reject => "一括再実行が却下されました",
+        BatchEvent::Expire => "一括再実行は承認されないまま期限が切れました",
         _ => "一括再実行が取り消されました",
     };
-    notify_creator(tx, state, batch, to, title, now).await
+    notify_creator(tx, state, batch, to.as_str(), title, now).await
 }
 
-fn member_action(request_status: &str) -> &'static str {
-    match request_status {
-        "rejected" => "rerun_request.rejected",
-        "expired" => "rerun_request.expired",
+fn member_action(event: RequestEvent) -> &'static str {
+    match event {
+        RequestEvent::Reject => "rerun_request.rejected",
+        RequestEvent::Expire => "rerun_request.expired",
         _ => "rerun_request.cancelled",
     }
 }
 
-fn batch_action(status: &str) -> &'static str {
-    match status {
-        "rejected" => "rerun_batch.rejected",
-        "expired" => "rerun_batch.expired",
+fn batch_action(event: BatchEvent) -> &'static str {
+    match event {
+        BatchEvent::Reject => "rerun_batch.rejected",
+        BatchEvent::Expire => "rerun_batch.expired",
         _ => "rerun_batch.cancelled",
     }
 }
@@ -471,8 +480,8 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
     for id in overdue {
         let mut tx = state.db.begin_write().await?;
         let Some(batch) = db::batches::lock(&mut tx, &id).await? else { continue };
-        if batch.status == "pending_approval" {
-            end_before_dispatch(&mut tx, state, Actor::system("sweeper"), &batch, "expired", "no decision within the approval's validity", now).await?;
+        if batch.status == BatchStatus::PendingApproval {
+            end_before_dispatch(&mut tx, state, Actor::system("sweeper"), &batch, BatchEvent::Expire, "no decision within the approval's validity", now).await?;
             expired += 1;
         }
         tx.commit().await?;

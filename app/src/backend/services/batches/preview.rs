@@ -30,7 +30,7 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
         let concurrency = state.config.bulk_lookup_concurrency.max(1) as usize;
         let looked: Vec<(MemberRow, Option<Result<Looked<'_>, AppError>>)> = futures::stream::iter(waiting)
             .map(|member| async move {
-                if member.operation_status != "stalled" {
+                if member.operation_status != OperationStatus::Stalled {
                     return (member, None);
                 }
                 let operation = {
@@ -54,7 +54,7 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
         for (member, looked) in looked {
             let actor = Actor::system("bulk-preview");
             let (state_word, plan, reasons) = match looked {
-                None => ("blocked", None, vec![Reason::NotStalled { status: member.operation_status.clone() }]),
+                None => ("blocked", None, vec![Reason::NotStalled { status: member.operation_status.to_string() }]),
                 Some(Err(error)) => ("blocked", None, vec![Reason::LookupError { message: error.to_string() }]),
                 Some(Ok(looked)) => {
                     looked.record(&mut tx, actor, None).await?;
@@ -81,8 +81,8 @@ async fn judge(state: &AppState, tx: &mut db::Tx, member: &MemberRow) -> Result<
     let Some(operation) = db::operations::by_id(tx, member.operation_id).await? else {
         return Ok(("blocked", None, vec![Reason::NotStalled { status: "gone".into() }]));
     };
-    if operation.status != "stalled" {
-        return Ok(("blocked", None, vec![Reason::NotStalled { status: operation.status }]));
+    if operation.status != OperationStatus::Stalled {
+        return Ok(("blocked", None, vec![Reason::NotStalled { status: operation.status.to_string() }]));
     }
     let snap = snapshot(state, tx, operation).await?;
     let outcome = match plan_for(state, &snap) {
@@ -102,7 +102,8 @@ async fn judge(state: &AppState, tx: &mut db::Tx, member: &MemberRow) -> Result<
 async fn finish_preview(state: &AppState, batch: &BatchRow) -> Result<(), AppError> {
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    if !db::batches::set_status(&mut tx, &batch.id, "previewing", "preview", now).await? {
+    let previewed = BatchStatus::Previewing.next(BatchEvent::Previewed).map_err(|r| internal("preview", r))?;
+    if !db::batches::set_status(&mut tx, &batch.id, BatchStatus::Previewing, previewed, now).await? {
         return Ok(());
     }
     let members = db::batches::members(&mut tx, &batch.id).await?;

@@ -8,7 +8,8 @@ pub(super) fn progress_of(members: &[MemberRow]) -> Vec<(Progress, usize)> {
 
 /// A member's stage of the dispatch; `None` until it is requested.
 fn member_progress(m: &MemberRow) -> Option<Progress> {
-    (m.state == "requested").then(|| Progress::of(m.request_status.as_deref().unwrap_or(""), m.dispatch_status.as_deref(), &m.operation_status))
+    let request = m.request_status.filter(|_| m.state == "requested")?;
+    Some(Progress::of(request, m.dispatch_status, m.operation_status))
 }
 
 /// The moving parts of the batch, read without the members' plans.
@@ -74,8 +75,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         .filter(|m| m.reasons_json.as_deref().is_some_and(|r| r.contains("\"check_fails\"")))
         .count();
     let requested = count("requested");
-    let status = batch.status.clone();
-    let open = BatchStatus::parse(&status).is_some_and(BatchStatus::is_open);
+    let status = batch.status;
+    let allows = |event: BatchEvent| status.next(event).is_ok();
     Ok(BatchView {
         id: batch.id,
         department: batch.department,
@@ -117,12 +118,12 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
             .map(|d| crate::api::reruns::DecisionView { approver: d.approver, decision: d.decision, comment: d.comment, decided_at: d.decided_at })
             .collect(),
         progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
-        may_request: staff && status == "preview",
-        may_confirm: staff && status == "draft",
-        may_decide: may_decide && status == "pending_approval",
-        may_pause: staff && status == "dispatching",
-        may_resume: staff && status == "paused",
-        may_cancel: staff && open,
+        may_request: staff && allows(BatchEvent::Request),
+        may_confirm: staff && allows(BatchEvent::Submit),
+        may_decide: may_decide && allows(BatchEvent::Approve),
+        may_pause: staff && allows(BatchEvent::Pause),
+        may_resume: staff && allows(BatchEvent::Resume),
+        may_cancel: staff && allows(BatchEvent::Cancel),
         status,
         members: views,
     })
@@ -136,7 +137,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>
     Ok(rows
         .into_iter()
         .map(|b| BatchSummary {
-            awaits_me: b.status == "pending_approval" && caller.may_act(Act::Decide, &b.department) && b.created_by != caller.user.user.id,
+            awaits_me: b.status.next(BatchEvent::Approve).is_ok() && caller.may_act(Act::Decide, &b.department) && b.created_by != caller.user.user.id,
             id: b.id,
             department: b.department,
             creator: b.creator,
