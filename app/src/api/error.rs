@@ -1,4 +1,5 @@
 //! The one error type that crosses the wire. Internal causes are logged on the server and never sent.
+pub use crate::domain::conflict::Conflict;
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::rerun_request::{Refused, RequestEvent};
 use serde::{Deserialize, Serialize};
@@ -24,9 +25,9 @@ pub enum AppError {
     NotFound,
     #[error("{}", .0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
     Validation(Vec<FieldError>),
-    /// The request is well-formed but contradicts what is stored; `problem` names which rule (a slug).
+    /// The request is well-formed but contradicts what is stored; `problem` names which rule.
     #[error("{detail}")]
-    Conflict { problem: String, detail: String },
+    Conflict { problem: Conflict, detail: String },
     #[error("{0}")]
     BadRequest(String),
     #[error("too many attempts; try again in {retry_after_secs} seconds")]
@@ -44,8 +45,8 @@ impl AppError {
         AppError::Validation(vec![FieldError { field: field.to_string(), message, rule }])
     }
 
-    pub fn conflict(problem: &str, detail: impl ToString) -> Self {
-        AppError::Conflict { problem: problem.to_string(), detail: detail.to_string() }
+    pub fn conflict(problem: Conflict, detail: impl ToString) -> Self {
+        AppError::Conflict { problem, detail: detail.to_string() }
     }
 
     /// The last part of the problem type URI of an `application/problem+json` answer.
@@ -55,7 +56,7 @@ impl AppError {
             AppError::Forbidden => "forbidden",
             AppError::NotFound => "not-found",
             AppError::Validation(_) => "validation",
-            AppError::Conflict { problem, .. } => problem,
+            AppError::Conflict { problem, .. } => problem.slug(),
             AppError::BadRequest(_) => "bad-request",
             AppError::TooManyRequests { .. } => "too-many-requests",
             AppError::Internal | AppError::Transport(_) => "internal",
@@ -80,10 +81,10 @@ impl AppError {
 impl From<Refused> for AppError {
     fn from(refused: Refused) -> Self {
         let problem = match refused.event {
-            RequestEvent::Submit => "not-draft",
-            RequestEvent::Withdraw => "not-cancellable",
-            RequestEvent::Approve | RequestEvent::Reject => "not-pending",
-            _ => "request-state",
+            RequestEvent::Submit => Conflict::NotDraft,
+            RequestEvent::Withdraw => Conflict::NotCancellable,
+            RequestEvent::Approve | RequestEvent::Reject => Conflict::NotPending,
+            _ => Conflict::RequestState,
         };
         AppError::conflict(problem, refused)
     }

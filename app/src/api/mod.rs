@@ -17,7 +17,7 @@ pub(crate) mod context;
 #[cfg(feature = "ssr")]
 pub use context::ReadOnce;
 
-pub use error::{AppError, FieldError};
+pub use error::{AppError, Conflict, FieldError};
 
 use serde::{Deserialize, Serialize};
 

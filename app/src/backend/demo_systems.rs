@@ -6,6 +6,7 @@
 use super::clock::Clock;
 use super::db::{self, Db, demo_systems::ExecutionRow};
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::domain::canonical_json::to_canonical_string;
 use crate::domain::drills::Fault;
 use crate::domain::fingerprint::fingerprint;
@@ -157,13 +158,10 @@ impl DemoSystems {
             Some(_) => {
                 db::demo_systems::count_repeat(&mut tx, service.as_str(), key, false).await?;
                 tx.commit().await?;
-                return Err(AppError::Conflict {
-                    problem: "idempotency-key-mismatch".into(),
-                    detail: format!(
+                return Err(AppError::conflict(Conflict::IdempotencyKeyMismatch, format!(
                         "the {} service already did other content under this Idempotency-Key",
                         service.as_str()
-                    ),
-                });
+                    )));
             }
             None => {
                 let row = ExecutionRow {

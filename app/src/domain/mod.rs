@@ -7,6 +7,7 @@ pub mod audit_export;
 pub mod batches;
 pub mod canonical_json;
 pub mod configuration;
+pub mod conflict;
 pub mod decision_table;
 pub mod drills;
 pub mod dispatch;

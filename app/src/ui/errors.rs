@@ -1,6 +1,6 @@
 //! Server errors in the reader's language: by the refused field's rule, by the conflict's problem slug, else a
 //! translated headline with the server's (English) sentence.
-use crate::api::{AppError, FieldError};
+use crate::api::{AppError, Conflict, FieldError};
 use crate::domain::invalid::{Rule, ids_in};
 use crate::i18n::{Locale, td_string};
 
@@ -22,10 +22,7 @@ pub fn error_in(l: Locale, error: &AppError) -> String {
             td_string!(l, common.error.too_many_requests, seconds = *retry_after_secs).to_string()
         }
         AppError::Validation(fields) => fields.iter().map(|f| field_in(l, f, None)).collect::<Vec<_>>().join(" "),
-        AppError::Conflict { problem, detail } => match conflict(l, problem) {
-            Some(text) => text.to_string(),
-            None => with_detail(td_string!(l, common.error.conflict), detail),
-        },
+        AppError::Conflict { problem, .. } => conflict_in(l, *problem).to_string(),
         AppError::BadRequest(detail) => with_detail(td_string!(l, common.error.bad_request), detail),
         AppError::Transport(detail) => with_detail(td_string!(l, common.error.transport), detail),
     }
@@ -89,34 +86,43 @@ fn field_label(l: Locale, field: &str) -> String {
     label.to_string()
 }
 
-/// The conflicts a person can run into on the pages, by their problem slug.
-fn conflict(l: Locale, problem: &str) -> Option<&'static str> {
-    Some(match problem {
-        "username-taken" => td_string!(l, common.conflict.username_taken),
-        "self-disable" => td_string!(l, common.conflict.self_disable),
-        "self-demotion" => td_string!(l, common.conflict.self_demotion),
-        "client-name-taken" => td_string!(l, common.conflict.client_name_taken),
-        "not-pending" => td_string!(l, common.conflict.not_pending),
-        "expired" => td_string!(l, common.conflict.expired),
-        "already-decided" => td_string!(l, common.conflict.already_decided),
-        "not-stalled" => td_string!(l, common.conflict.not_stalled),
-        "not-on-hold" => td_string!(l, common.conflict.not_on_hold),
-        "workflow-not-configured" => td_string!(l, common.conflict.workflow_not_configured),
-        "request-open" => td_string!(l, common.conflict.request_open),
-        "plan-changed" => td_string!(l, common.conflict.plan_changed),
-        "not-draft" => td_string!(l, common.conflict.not_draft),
-        "not-cancellable" => td_string!(l, common.conflict.not_cancellable),
-        "batch-state" => td_string!(l, common.conflict.batch_state),
-        "nothing-to-request" => td_string!(l, common.conflict.nothing_to_request),
-        "part-of-batch" => td_string!(l, common.conflict.part_of_batch),
-        "already-paused" => td_string!(l, common.conflict.already_paused),
-        "not-paused" => td_string!(l, common.conflict.not_paused),
-        "not-a-drill-database" => td_string!(l, common.conflict.not_a_drill_database),
-        "drill-running" => td_string!(l, common.conflict.drill_running),
-        "drill-ended" => td_string!(l, common.conflict.drill_ended),
-        "no-demo-integration" => td_string!(l, common.conflict.no_demo_integration),
-        _ => return None,
-    })
+/// Every conflict in the reader's words (a kind without words does not compile).
+pub fn conflict_in(l: Locale, problem: Conflict) -> &'static str {
+    use Conflict as C;
+    match problem {
+        C::UsernameTaken => td_string!(l, common.conflict.username_taken),
+        C::SelfDisable => td_string!(l, common.conflict.self_disable),
+        C::SelfDemotion => td_string!(l, common.conflict.self_demotion),
+        C::ClientNameTaken => td_string!(l, common.conflict.client_name_taken),
+        C::NotPending => td_string!(l, common.conflict.not_pending),
+        C::Expired => td_string!(l, common.conflict.expired),
+        C::AlreadyDecided => td_string!(l, common.conflict.already_decided),
+        C::NotStalled => td_string!(l, common.conflict.not_stalled),
+        C::NotOnHold => td_string!(l, common.conflict.not_on_hold),
+        C::WorkflowNotConfigured => td_string!(l, common.conflict.workflow_not_configured),
+        C::RequestOpen => td_string!(l, common.conflict.request_open),
+        C::PlanChanged => td_string!(l, common.conflict.plan_changed),
+        C::NotDraft => td_string!(l, common.conflict.not_draft),
+        C::NotCancellable => td_string!(l, common.conflict.not_cancellable),
+        C::RequestState => td_string!(l, common.conflict.request_state),
+        C::BatchState => td_string!(l, common.conflict.batch_state),
+        C::NothingToRequest => td_string!(l, common.conflict.nothing_to_request),
+        C::PartOfBatch => td_string!(l, common.conflict.part_of_batch),
+        C::AlreadyPaused => td_string!(l, common.conflict.already_paused),
+        C::NotPaused => td_string!(l, common.conflict.not_paused),
+        C::NotADrillDatabase => td_string!(l, common.conflict.not_a_drill_database),
+        C::DrillRunning => td_string!(l, common.conflict.drill_running),
+        C::DrillEnded => td_string!(l, common.conflict.drill_ended),
+        C::NoDemoIntegration => td_string!(l, common.conflict.no_demo_integration),
+        C::AlreadyLinked => td_string!(l, common.conflict.already_linked),
+        C::AlreadyAcknowledged => td_string!(l, common.conflict.already_acknowledged),
+        C::ActionUnchanged => td_string!(l, common.conflict.action_unchanged),
+        C::AlreadySignedOff => td_string!(l, common.conflict.already_signed_off),
+        C::IdempotencyKeyInFlight => td_string!(l, common.conflict.idempotency_key_in_flight),
+        C::IdempotencyKeyMismatch => td_string!(l, common.conflict.idempotency_key_mismatch),
+        C::IdempotencyKeyTaken => td_string!(l, common.conflict.idempotency_key_taken),
+        C::ProcessIdExists => td_string!(l, common.conflict.process_id_exists),
+    }
 }
 
 #[cfg(test)]
@@ -145,11 +151,17 @@ mod tests {
     }
 
     #[test]
-    fn a_known_conflict_is_a_sentence_and_an_unknown_one_keeps_the_servers_detail() {
-        let taken = AppError::conflict("username-taken", "the sign-in name 'sato' is taken");
+    fn every_conflict_is_a_sentence_of_its_own_in_either_language() {
+        let taken = AppError::conflict(Conflict::UsernameTaken, "the sign-in name 'sato' is taken");
         assert_eq!(error_in(Locale::ja, &taken), "このサインイン名はすでに使われています。");
-        let other = AppError::conflict("something-new", "details");
-        assert_eq!(error_in(Locale::en, &other), "This cannot be done in the current state: details");
+        for l in [Locale::ja, Locale::en] {
+            let mut sentences: Vec<&str> = Conflict::ALL.iter().map(|k| conflict_in(l, *k)).collect();
+            assert!(sentences.iter().all(|s| !s.is_empty()), "{l:?}");
+            sentences.sort_unstable();
+            sentences.dedup();
+            assert_eq!(sentences.len(), Conflict::ALL.len(), "two conflicts read the same in {l:?}");
+        }
+        assert_ne!(conflict_in(Locale::ja, Conflict::BatchState), conflict_in(Locale::en, Conflict::BatchState));
     }
 
     #[test]

@@ -14,16 +14,11 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
-/// A refusal in the reader's words; the incident forms' own fields and conflicts first, then the shared ones.
+/// A refusal in the reader's words; the incident forms' own fields first, then the shared words.
 pub fn error_text(error: &AppError) -> String {
     let l = locale();
     match error {
         AppError::Validation(fields) => fields.iter().map(|f| field_text(l, f)).collect::<Vec<_>>().join(" "),
-        AppError::Conflict { problem, .. } if problem == "already-linked" => td_string!(l, incident.error.already_linked).into(),
-        AppError::Conflict { problem, .. } if problem == "already-acknowledged" => {
-            td_string!(l, incident.error.already_acknowledged).into()
-        }
-        AppError::Conflict { problem, .. } if problem == "action-unchanged" => td_string!(l, incident.error.action_unchanged).into(),
         other => super::error_message(other),
     }
 }

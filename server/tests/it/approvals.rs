@@ -85,13 +85,13 @@ async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_a
     app.state.demo.execute(app::backend::demo_systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
     app::backend::services::reconciliation::on_demand(&app.state, &staff, "ORD-V").await.unwrap();
     let void = decide(&app.state, &owner, &changed, Decision::Approve, "").await;
-    assert!(matches!(&void, Err(app::api::AppError::Conflict { problem, .. }) if problem == "plan-changed"), "{void:?}");
+    assert!(matches!(&void, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::PlanChanged), "{void:?}");
     assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &changed).await, 0);
 
     let late = pending_request(&app, &token, &staff, "ORD-E").await;
     app.clock.advance(Duration::hours(25));
     let expired = decide(&app.state, &owner, &late, Decision::Approve, "").await;
-    assert!(matches!(&expired, Err(app::api::AppError::Conflict { problem, .. }) if problem == "expired"), "{expired:?}");
+    assert!(matches!(&expired, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::Expired), "{expired:?}");
     let operation = app.api(Method::GET, "/api/v1/operations/ORD-E", &token, None, None).await.json();
     assert_eq!(operation["status"], "stalled");
     let actions = app.audit_actions().await;

@@ -276,7 +276,7 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
     let rerun_id = b.view(&id).await.members[0].rerun_id.clone().unwrap();
     let approve = app::domain::approval::Decision::Approve;
     let alone = app::backend::services::approvals::decide(&b.app.state, &b.owner, &rerun_id, approve, "").await;
-    assert!(matches!(alone, Err(app::api::AppError::Conflict { ref problem, .. }) if problem == "part-of-batch"), "{alone:?}");
+    assert!(matches!(alone, Err(app::api::AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::PartOfBatch), "{alone:?}");
     assert!(matches!(batches::decide(&b.app.state, &b.staff, &id, true, "").await, Err(app::api::AppError::Forbidden)));
 
     // Cancelled before approval: every operation is stalled again and nothing is sent.

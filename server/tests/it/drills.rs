@@ -31,7 +31,7 @@ async fn a_drill_is_refused_on_a_database_not_marked_as_demo_or_drill() {
     app.user("root", &["admin"], &[]).await;
     let root = caller(&app, "root").await;
     let refused = drills::start(&app.state, &root, &[Fault::AnswerLost], 30, "朝の訓練").await;
-    assert!(matches!(refused, Err(AppError::Conflict { ref problem, .. }) if problem == "not-a-drill-database"), "{refused:?}");
+    assert!(matches!(refused, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::NotADrillDatabase), "{refused:?}");
     assert!(!app.audit_actions().await.contains(&"drill.started".to_string()));
 }
 

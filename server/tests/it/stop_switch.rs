@@ -120,7 +120,7 @@ async fn only_the_owners_of_what_it_concerns_and_admins_switch_it_and_the_board_
     assert!(matches!(pause(&ito, Scope::Connector, "nothing-like-it").await, Err(AppError::NotFound)));
     pause(&root, Scope::Connector, "order-api").await.unwrap();
     let twice = pause(&s.owner, Scope::Connector, "order-api").await;
-    assert!(matches!(twice, Err(AppError::Conflict { ref problem, .. }) if problem == "already-paused"), "{twice:?}");
+    assert!(matches!(twice, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::AlreadyPaused), "{twice:?}");
     let page = app::backend::services::board::stalled(&s.app.state, &s.staff, Default::default()).await.unwrap();
     assert_eq!(page.pauses.len(), 1);
     assert_eq!((page.pauses[0].scope.as_str(), page.pauses[0].name.as_str(), page.pauses[0].reason.as_str()), ("connector", "order-api", "止める"));

@@ -2,6 +2,7 @@
 use crate::domain::invalid::{Invalid, Rule};
 use super::audit::record;
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::api::admin::ApiClientSummary;
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
@@ -46,7 +47,7 @@ pub async fn create(state: &AppState, actor: Actor, name: &str, departments: &[S
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if db::api_clients::by_name(&mut tx, name).await?.is_some() {
-        return Err(AppError::conflict("client-name-taken", format!("an API client named '{name}' exists")));
+        return Err(AppError::conflict(Conflict::ClientNameTaken, format!("an API client named '{name}' exists")));
     }
     let found = db::departments::by_codes(&mut tx, departments).await?;
     if let Some(missing) = departments.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {

@@ -6,6 +6,7 @@ use super::audit::record;
 use super::notifications::{Audience, notify};
 use super::rerun_requests::{advance, plan_changed, plan_check};
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::api::reruns::InboxItem;
 use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::{AppState, db};
@@ -38,7 +39,7 @@ pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError
             tracing::warn!(%user, what, "self-approval refused");
             AppError::Forbidden
         }
-        Refusal::AlreadyDecided => AppError::conflict("already-decided", "you decided on this already"),
+        Refusal::AlreadyDecided => AppError::conflict(Conflict::AlreadyDecided, "you decided on this already"),
     }
 }
 
@@ -65,7 +66,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
     if is_expired(db::rerun_requests::expires_at(&mut tx, id).await?, now) {
         back_to_staff(&mut tx, state, caller, &request, RequestEvent::Expire, "the approval's validity ran out", &[], now).await?;
         tx.commit().await?;
-        return Err(AppError::conflict("expired", "the request expired before it was approved"));
+        return Err(AppError::conflict(Conflict::Expired, "the request expired before it was approved"));
     }
     let check = plan_check(state, &mut tx, &request, &[]).await?;
     if !check.holds() {
@@ -74,7 +75,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
         return Err(plan_changed());
     }
     if !db::rerun_requests::insert_decision(&mut tx, id, caller.user.user.id, decision, comment.as_deref(), now).await? {
-        return Err(AppError::Conflict { problem: "already-decided".into(), detail: "you decided on this request already".into() });
+        return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this request already"));
     }
     match decision {
         Decision::Reject => {

@@ -6,6 +6,7 @@ use super::Caller;
 use super::api_clients::ApiClient;
 use super::audit::record;
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::api::drills::{DrillOverview, DrillReport, DrillView};
 use crate::api::operations::StepEvent;
 use crate::backend::demo_systems::Service;
@@ -19,9 +20,6 @@ use crate::domain::stall::StallEvent;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-fn conflict(problem: &str, detail: &str) -> AppError {
-    AppError::Conflict { problem: problem.into(), detail: detail.into() }
-}
 
 /// The faults in force now (the demo outside systems ask before each call).
 pub async fn faults_now(db: &db::Db, now: DateTime<Utc>) -> Result<Vec<Fault>, AppError> {
@@ -70,10 +68,10 @@ pub async fn start(state: &AppState, caller: &Caller, faults: &[Fault], minutes:
     let id = format!("dr_{}", uuid::Uuid::now_v7().simple());
     let mut tx = state.db.begin_write().await?;
     if !db::drills::is_marked(&mut tx).await? {
-        return Err(conflict("not-a-drill-database", "drills run only on a database marked as a demo or drill environment"));
+        return Err(AppError::conflict(Conflict::NotADrillDatabase, "drills run only on a database marked as a demo or drill environment"));
     }
     if !db::drills::active(&mut tx, now).await?.is_empty() {
-        return Err(conflict("drill-running", "another drill is running: end it first"));
+        return Err(AppError::conflict(Conflict::DrillRunning, "another drill is running: end it first"));
     }
     let names: Vec<&str> = faults.iter().map(|f| f.as_str()).collect();
     let faults_json = serde_json::to_string(&names).map_err(|e| crate::backend::auth::internal("faults", e))?;
@@ -97,7 +95,7 @@ pub async fn end(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppE
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if !db::drills::end(&mut tx, id, now).await? {
-        return Err(conflict("drill-ended", "the drill has ended already"));
+        return Err(AppError::conflict(Conflict::DrillEnded, "the drill has ended already"));
     }
     record(&mut tx, AuditEntry::new(caller.actor(), "drill.ended", "drill", id), caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
@@ -106,7 +104,7 @@ pub async fn end(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppE
 
 async fn demo_integration(state: &AppState) -> Result<ApiClient, AppError> {
     let mut tx = state.db.begin_read().await?;
-    let missing = || conflict("no-demo-integration", "the demo integration is not loaded in this database");
+    let missing = || AppError::conflict(Conflict::NoDemoIntegration, "the demo integration is not loaded in this database");
     let row = db::api_clients::by_name(&mut tx, "demo-integration").await?.ok_or_else(missing)?;
     let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
     Ok(ApiClient { id: row.id, name: row.name, departments })
@@ -115,7 +113,7 @@ async fn demo_integration(state: &AppState) -> Result<ApiClient, AppError> {
 /// What the demo integration does when it meets the fault: it registers the practice operation (marked with
 /// the drill), runs its steps through the demo outside systems and reports what it saw, as it would.
 async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Fault) -> Result<(), AppError> {
-    let workflow = state.config.workflow(fault.workflow()).ok_or_else(|| conflict("workflow-not-configured", "the demo workflows are not configured"))?;
+    let workflow = state.config.workflow(fault.workflow()).ok_or_else(|| AppError::conflict(Conflict::WorkflowNotConfigured, "the demo workflows are not configured"))?;
     let process_id = format!("DRILL-{}-{}", &drill[drill.len() - 6..], fault.as_str());
     let steps: Vec<Value> = workflow.steps.iter().map(|s| json!({"name": s.name, "idempotency_key": format!("{process_id}-{}", s.name)})).collect();
     let body = json!({"process_id": process_id, "workflow": workflow.name, "department": workflow.department,

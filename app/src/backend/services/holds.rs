@@ -4,6 +4,7 @@
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::backend::db::operations::OperationRow;
 use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::{AppState, db};
@@ -36,10 +37,7 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
     let moved = may_be_held(operation.status)
         && db::operations::set_status_from(&mut tx, operation.id, OperationStatus::Stalled, OperationStatus::OnHold, now).await?;
     if !moved {
-        return Err(AppError::Conflict {
-            problem: "not-stalled".into(),
-            detail: "only a stalled operation can be put on hold".into(),
-        });
+        return Err(AppError::conflict(Conflict::NotStalled, "only a stalled operation can be put on hold"));
     }
     db::holds::place(&mut tx, operation.id, caller.user.user.id, &why, now).await?;
     let entry = AuditEntry::new(caller.actor(), "operation.held", "operation", process_id)
@@ -60,7 +58,7 @@ pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &
     let hold = db::holds::open(&mut tx, operation.id).await?;
     let moved = db::operations::set_status_from(&mut tx, operation.id, OperationStatus::OnHold, OperationStatus::Stalled, now).await?;
     let (Some(hold), true) = (hold, moved) else {
-        return Err(AppError::Conflict { problem: "not-on-hold".into(), detail: "the operation is not on hold".into() });
+        return Err(AppError::conflict(Conflict::NotOnHold, "the operation is not on hold"));
     };
     db::holds::release(&mut tx, hold.id, caller.user.user.id, &why, now).await?;
     let entry = AuditEntry::new(caller.actor(), "operation.released", "operation", process_id)

@@ -2,6 +2,7 @@
 //! first request → claimed and processed; same key, same body → the stored answer again; same key, other body →
 //! 409 mismatch; same key while the first is still processed → wait briefly for its answer, else 409 in flight.
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::backend::{AppState, db};
 use chrono::Duration;
 use std::time::Duration as StdDuration;
@@ -31,8 +32,7 @@ pub async fn claim(state: &AppState, client: i64, key: &str, fingerprint: &str) 
         }
         let record = db::idempotency::get(&mut tx, client, key).await?.ok_or(AppError::Internal)?;
         if record.fingerprint != fingerprint {
-            return Err(AppError::conflict(
-                "idempotency-key-mismatch",
+            return Err(AppError::conflict(Conflict::IdempotencyKeyMismatch,
                 "this Idempotency-Key was used with a different request body; nothing was changed",
             ));
         }
@@ -47,8 +47,7 @@ pub async fn claim(state: &AppState, client: i64, key: &str, fingerprint: &str) 
         }
         drop(tx);
         if tokio::time::Instant::now() >= deadline {
-            return Err(AppError::conflict(
-                "idempotency-key-in-flight",
+            return Err(AppError::conflict(Conflict::IdempotencyKeyInFlight,
                 "a request with this Idempotency-Key is still being processed; retry later",
             ));
         }

@@ -2,6 +2,7 @@
 //! operations and follow the prevention actions up; auditors read them all. Every change is one transaction
 //! with its audit event (object "incident"). Known patterns are in `known_patterns`.
 use super::Caller;
+use crate::domain::conflict::Conflict;
 use super::audit::record;
 use crate::api::incidents::{
     ActionView, HistoryEntry, IncidentList, IncidentSummary, IncidentView, LinkedOperation, OverdueAction, Person,
@@ -204,7 +205,7 @@ pub async fn link(state: &AppState, caller: &Caller, id: i64, process_id: &str) 
     let operation = &operations[0];
     let (event, failure_class) = (operation.event.as_deref(), operation.failure_class.as_deref());
     if !db::incidents::link(&mut tx, id, operation.id, event, failure_class, now).await? {
-        return Err(AppError::conflict("already-linked", "the operation is already linked to this report"));
+        return Err(AppError::conflict(Conflict::AlreadyLinked, "the operation is already linked to this report"));
     }
     db::incidents::touch(&mut tx, id, now).await?;
     let after = json!({"process_id": process_id, "event": event, "failure_class": failure_class});
@@ -257,7 +258,7 @@ pub async fn set_action_status(state: &AppState, caller: &Caller, id: i64, actio
     let action = db::incidents::action(&mut tx, id, action_id).await?.ok_or(AppError::NotFound)?;
     let from = ActionStatus::parse(&action.status).unwrap_or(ActionStatus::Open);
     if !rules::may_move(from, to) || !db::incidents::set_action_status(&mut tx, action_id, from.as_str(), to.as_str(), now).await? {
-        return Err(AppError::conflict("action-unchanged", format!("the action is already {}", from.as_str())));
+        return Err(AppError::conflict(Conflict::ActionUnchanged, format!("the action is already {}", from.as_str())));
     }
     db::incidents::touch(&mut tx, id, now).await?;
     let audit = entry(caller, "incident.action_updated", id, &incident.department)

@@ -5,6 +5,7 @@ use super::Caller;
 use super::audit::record;
 use super::incidents::{may_write, require_write};
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::api::incidents::{Acknowledgement, KnownPattern, KnownPatterns};
 use crate::backend::db::Tx;
 use crate::backend::db::operations::OperationRow;
@@ -64,7 +65,7 @@ pub async fn acknowledge(state: &AppState, caller: &Caller, process_id: &str, in
         .find(|p| p.incident_id == incident_id)
         .ok_or(AppError::NotFound)?;
     if !db::incidents::acknowledge(&mut tx, operation.id, incident_id, &evidence, caller.user.user.id, now).await? {
-        return Err(AppError::conflict("already-acknowledged", "this pattern is already marked as understood"));
+        return Err(AppError::conflict(Conflict::AlreadyAcknowledged, "this pattern is already marked as understood"));
     }
     let audit = AuditEntry::new(caller.actor(), "operation.pattern_acknowledged", "operation", process_id)
         .department(Some(&operation.department))

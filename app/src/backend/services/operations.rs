@@ -3,6 +3,7 @@ use super::api_clients::ApiClient;
 use super::audit::record;
 use super::idempotency::{self, Claim};
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::api::operations::{
     AiAttemptView, OperationView, ReconciliationView, RegisterOperation, StepError, StepView,
 };
@@ -48,7 +49,7 @@ async fn register_marked(state: &AppState, client: &ApiClient, key: &str, body: 
     let request = RegisterOperation::deserialize(body).map_err(|e| AppError::invalid("body", e.to_string()))?;
     let claim = idempotency::claim(state, client.id, key.as_str(), &fingerprint(body)).await;
     if let Err(AppError::Conflict { problem, .. }) = &claim {
-        if problem == "idempotency-key-mismatch" {
+        if *problem == Conflict::IdempotencyKeyMismatch {
             refused(state, client, body, "idempotency_key_mismatch").await?;
         }
     }
@@ -119,8 +120,7 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if db::operations::by_process_id(&mut tx, process_id.as_str()).await?.is_some() {
-        return Err(AppError::conflict(
-            "process-id-exists",
+        return Err(AppError::conflict(Conflict::ProcessIdExists,
             format!("process_id '{process_id}' is already registered under another Idempotency-Key"),
         ));
     }
@@ -146,8 +146,7 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
         let Some(connector) = state.config.connector_of(&workflow.name, &step.name) else { continue };
         let holders = db::operations::holders_of_key(&mut tx, step_key.as_str()).await?;
         if state.config.key_taken_at(connector, holders.iter().map(|(w, s)| (w.as_str(), s.as_str()))) {
-            return Err(AppError::conflict(
-                "idempotency-key-taken",
+            return Err(AppError::conflict(Conflict::IdempotencyKeyTaken,
                 format!("idempotency key '{step_key}' is already used by another step at the outside system '{connector}'"),
             ));
         }

@@ -4,6 +4,7 @@
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::backend::db::operations::{OperationRow, StepRow};
 use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::reconciliation::{ConfiguredConnector, Lookup};
@@ -82,10 +83,7 @@ pub async fn look<'a>(state: &'a AppState, operation: &OperationRow) -> Result<L
         db::operations::steps(&mut tx, operation.id).await?
     };
     let Some(workflow) = state.config.workflow(&operation.workflow) else {
-        return Err(AppError::Conflict {
-            problem: "workflow-not-configured".into(),
-            detail: format!("workflow '{}' is no longer in the configuration", operation.workflow),
-        });
+        return Err(AppError::conflict(Conflict::WorkflowNotConfigured, format!("workflow '{}' is no longer in the configuration", operation.workflow)));
     };
     let mut looked = Vec::new();
     for step in steps {

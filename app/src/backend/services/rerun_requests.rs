@@ -5,6 +5,7 @@ use crate::domain::invalid::{Invalid, Rule};
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::api::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
 use crate::backend::db::operations::OperationRow;
 use crate::backend::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
@@ -72,10 +73,7 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     let mut tx = state.db.begin_write().await?;
     let operation = operation_for(caller, db::operations::by_process_id(&mut tx, process_id).await?)?;
     if operation.status != OperationStatus::Stalled {
-        return Err(AppError::Conflict {
-            problem: "not-stalled".into(),
-            detail: "a rerun can be requested only for a stalled operation (not on hold, not already requested)".into(),
-        });
+        return Err(AppError::conflict(Conflict::NotStalled, "a rerun can be requested only for a stalled operation (not on hold, not already requested)"));
     }
     let snap = snapshot(state, &mut tx, operation).await?;
     let outcome = plan_for(state, &snap)?;
@@ -93,10 +91,7 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     }
     let checks = prefill(&snap, &outcome.plan);
     let draft = Draft { snap: &snap, plan: &outcome.plan, confirmed: &outcome.confirm_flags, checks: &checks, reason: &why, batch_id: None };
-    let id = create(&mut tx, caller, &draft, now).await?.ok_or_else(|| AppError::Conflict {
-        problem: "request-open".into(),
-        detail: "this operation already has an open rerun request".into(),
-    })?;
+    let id = create(&mut tx, caller, &draft, now).await?.ok_or_else(|| AppError::conflict(Conflict::RequestOpen, "this operation already has an open rerun request"))?;
     tx.commit().await?;
     Ok(StartAnswer::Created { id })
 }
@@ -105,7 +100,7 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
 pub(super) fn plan_for(state: &AppState, snap: &Snapshot) -> Result<PlanOutcome, AppError> {
     let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
     let version = state.config.workflow(&snap.operation.workflow).map(|w| w.version.clone()).ok_or_else(|| {
-        AppError::Conflict { problem: "workflow-not-configured".into(), detail: "the workflow is no longer configured".into() }
+        AppError::conflict(Conflict::WorkflowNotConfigured, "the workflow is no longer configured")
     })?;
     Ok(rerun_plan::compute(&facts, &version))
 }
@@ -177,10 +172,7 @@ pub(super) async fn create(tx: &mut db::Tx, caller: &Caller, d: &Draft<'_>, now:
 /// A bulk rerun's member requests are confirmed, submitted, decided and withdrawn with their batch.
 pub(super) fn not_in_batch(request: &RequestRow) -> Result<(), AppError> {
     match &request.batch_id {
-        Some(batch) => Err(AppError::Conflict {
-            problem: "part-of-batch".into(),
-            detail: format!("this request is part of the bulk rerun {batch}: act on the batch"),
-        }),
+        Some(batch) => Err(AppError::conflict(Conflict::PartOfBatch, format!("this request is part of the bulk rerun {batch}: act on the batch"))),
         None => Ok(()),
     }
 }
@@ -246,10 +238,7 @@ pub(super) async fn plan_still_holds(state: &AppState, tx: &mut db::Tx, request:
 }
 
 pub(super) fn plan_changed() -> AppError {
-    AppError::Conflict {
-        problem: "plan-changed".into(),
-        detail: "the steps, what the outside systems say, or the workflow changed since the plan was made".into(),
-    }
+    AppError::conflict(Conflict::PlanChanged, "the steps, what the outside systems say, or the workflow changed since the plan was made")
 }
 
 /// A day, or less when an outside system involved keeps its keys for a shorter time.
@@ -343,7 +332,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
     if request.status != RerunRequestStatus::Draft {
-        return Err(AppError::Conflict { problem: "not-draft".into(), detail: "the checklist can be changed only while the request is a draft".into() });
+        return Err(AppError::conflict(Conflict::NotDraft, "the checklist can be changed only while the request is a draft"));
     }
     let items = db::rerun_requests::items(&mut tx, id).await?;
     let item = items.iter().find(|i| i.number == number).ok_or(AppError::NotFound)?;
@@ -382,7 +371,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     db::rerun_requests::set_expiry(&mut tx, id, now + approval_validity(state, &request, &request.plan()?)).await?;
     let moved = advance(&mut tx, &request, RequestEvent::Submit, now).await?;
     if !moved.request || !moved.operation {
-        return Err(AppError::Conflict { problem: "not-draft".into(), detail: "the request or the operation changed meanwhile".into() });
+        return Err(AppError::conflict(Conflict::NotDraft, "the request or the operation changed meanwhile"));
     }
     let entry = AuditEntry::new(caller.actor(), "rerun_request.submitted", "operation", &request.process_id)
         .department(Some(&request.department))
@@ -405,7 +394,7 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
     not_in_batch(&request)?;
     let from = request.status;
     if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
-        return Err(AppError::conflict("not-cancellable", "the request changed meanwhile"));
+        return Err(AppError::conflict(Conflict::NotCancellable, "the request changed meanwhile"));
     }
     let entry = AuditEntry::new(caller.actor(), "rerun_request.cancelled", "operation", &request.process_id)
         .department(Some(&request.department))

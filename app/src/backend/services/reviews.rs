@@ -1,6 +1,7 @@
 //! Reviews: a period's indicators with their trend, the threshold crossings (notified once each), what changed
 //! since the last review, the manager's sign-off, and the CSV export.
 use super::Caller;
+use crate::domain::conflict::Conflict;
 use super::audit::record;
 use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignoffView};
 use crate::api::{AppError, DepartmentDto};
@@ -198,7 +199,7 @@ pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, co
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if !db::reviews::sign_off(&mut tx, &department, r.period, caller.user.user.id, &comment, now).await? {
-        return Err(AppError::conflict("already-signed-off", "this period's review was already signed off"));
+        return Err(AppError::conflict(Conflict::AlreadySignedOff, "this period's review was already signed off"));
     }
     let object = format!("{department}/{}/{}", r.period.kind.as_str(), r.period.start);
     let entry = AuditEntry::new(caller.actor(), "review.signed_off", "review", object)

@@ -4,6 +4,7 @@
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::api::stop_switch::{PauseView, SwitchView};
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
@@ -88,8 +89,8 @@ async fn switch(state: &AppState, caller: &Caller, scope: Scope, name: &str, why
         }
     };
     if !changed {
-        let (problem, detail) = if stop { ("already-paused", "it is paused already") } else { ("not-paused", "it is not paused") };
-        return Err(AppError::Conflict { problem: problem.into(), detail: detail.into() });
+        let (problem, detail) = if stop { (Conflict::AlreadyPaused, "it is paused already") } else { (Conflict::NotPaused, "it is not paused") };
+        return Err(AppError::conflict(problem, detail));
     }
     let action = if stop { "dispatch.paused" } else { "dispatch.resumed" };
     // A workflow's pause belongs to its department; a connector's may concern several (then to none in particular).

@@ -1,5 +1,6 @@
 //! People: adding, listing, disabling, roles and departments, passwords. Admin-only except one's own password.
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::conflict::Conflict;
 use super::Caller;
 use super::audit::record;
 use crate::api::{AppError, DepartmentDto};
@@ -95,7 +96,7 @@ pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: 
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if db::users::by_username(&mut tx, checked.username.as_str()).await?.is_some() {
-        return Err(AppError::conflict("username-taken", format!("the sign-in name '{}' is taken", checked.username)));
+        return Err(AppError::conflict(Conflict::UsernameTaken, format!("the sign-in name '{}' is taken", checked.username)));
     }
     let department_ids = department_ids(&mut tx, &checked.department_codes).await?;
     let email = checked.email.as_ref().map(EmailAddress::as_str);
@@ -144,7 +145,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>,
 pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disabled: bool) -> Result<(), AppError> {
     caller.require(Role::Admin)?;
     if disabled && user_id == caller.user.user.id {
-        return Err(AppError::conflict("self-disable", "you cannot disable yourself"));
+        return Err(AppError::conflict(Conflict::SelfDisable, "you cannot disable yourself"));
     }
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
@@ -172,7 +173,7 @@ pub async fn set_roles(
     caller.require(Role::Admin)?;
     let (roles, codes) = check_roles(&roles, &departments)?;
     if user_id == caller.user.user.id && !roles.contains(&Role::Admin) {
-        return Err(AppError::conflict("self-demotion", "you cannot take away your own admin role"));
+        return Err(AppError::conflict(Conflict::SelfDemotion, "you cannot take away your own admin role"));
     }
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;

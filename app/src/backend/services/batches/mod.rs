@@ -10,6 +10,7 @@ use super::notifications::notify_owners;
 use super::reconciliation::{self, Looked};
 use super::rerun_requests::{self, Draft, advance, advance_by_id, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill, snapshot};
 use crate::api::AppError;
+use crate::domain::conflict::Conflict;
 use crate::api::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals};
 use crate::backend::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
 use crate::backend::db::rerun_requests::{Confirmation, DecisionRow, RequestRow};
@@ -41,9 +42,6 @@ fn internal(what: &'static str, e: impl std::fmt::Display) -> AppError {
     crate::backend::auth::internal(what, e)
 }
 
-fn conflict(problem: &str, detail: impl Into<String>) -> AppError {
-    AppError::Conflict { problem: problem.into(), detail: detail.into() }
-}
 
 fn batch_entry(actor: Actor, action: &'static str, batch: &BatchRow) -> AuditEntry {
     AuditEntry::new(actor, action, "rerun_batch", &batch.id).department(Some(&batch.department))
@@ -148,7 +146,7 @@ async fn batch_to_act(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<Batc
 
 /// The state this event moves the batch to, by the domain's table; a refusal is a conflict.
 fn allows(batch: &BatchRow, event: BatchEvent) -> Result<BatchStatus, AppError> {
-    batch.status.next(event).map_err(|refused| conflict("batch-state", refused.to_string()))
+    batch.status.next(event).map_err(|refused| AppError::conflict(Conflict::BatchState, refused.to_string()))
 }
 
 /// Moves the batch from the state it was read in; `false` when someone moved it first.
@@ -182,7 +180,7 @@ pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minut
         }
     }
     if requested == 0 {
-        return Err(conflict("nothing-to-request", "no operation of this selection can be rerun now: see the reasons listed"));
+        return Err(AppError::conflict(Conflict::NothingToRequest, "no operation of this selection can be rerun now: see the reasons listed"));
     }
     db::batches::set_rate_and_expiry(&mut tx, id, Some(i64::from(rate)), None).await?;
     move_batch(&mut tx, &batch, BatchEvent::Request, now).await?;
@@ -347,11 +345,11 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     if is_expired(batch.expires_at, now) {
         end_before_dispatch(&mut tx, state, caller.actor(), &batch, BatchEvent::Expire, "the approval's validity ran out", now).await?;
         tx.commit().await?;
-        return Err(conflict("expired", "the bulk rerun expired before it was approved"));
+        return Err(AppError::conflict(Conflict::Expired, "the bulk rerun expired before it was approved"));
     }
     let decision = if approve { Decision::Approve } else { Decision::Reject };
     if !db::batches::insert_decision(&mut tx, id, caller.user.user.id, decision, comment.as_deref(), now).await? {
-        return Err(conflict("already-decided", "you decided on this bulk rerun already"));
+        return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this bulk rerun already"));
     }
     if !approve {
         end_before_dispatch(&mut tx, state, caller.actor(), &batch, BatchEvent::Reject, comment.as_deref().unwrap_or_default(), now).await?;
