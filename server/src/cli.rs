@@ -1,5 +1,6 @@
 //! The command line of the `server` binary (SPEC "Command line").
 use app::api::admin::NewUser;
+use app::domain::audit_action::AuditAction;
 use app::backend::demo::{self, DemoCredential};
 use app::backend::services::{self, audit::Verification};
 use app::backend::{AppState, Settings};
@@ -306,7 +307,7 @@ async fn backup(state: &AppState, to: &std::path::Path) -> anyhow::Result<i32> {
         return Ok(1);
     };
     let bytes = std::fs::metadata(to)?.len();
-    let entry = app::domain::audit::AuditEntry::new(Actor::system("cli"), "database.backed_up", "database", "sqlite")
+    let entry = app::domain::audit::AuditEntry::new(Actor::system("cli"), AuditAction::DatabaseBackedUp, "database", "sqlite")
         .after(serde_json::json!({"file": to.display().to_string(), "bytes": bytes, "audit_events": events}));
     let mut tx = state.db.begin_write().await?;
     services::audit::record(&mut tx, entry, None, state.clock.now()).await?;

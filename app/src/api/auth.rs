@@ -1,5 +1,6 @@
 //! Sign-in, sign-out, who am I, my password.
 use super::{AppError, CurrentUser};
+use crate::domain::audit_action::AuditAction;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {
@@ -29,7 +30,7 @@ pub async fn sign_out() -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), "sign_out", "user", caller.user.user.id);
+    let entry = AuditEntry::new(caller.actor(), AuditAction::SignOut, "user", caller.user.user.id);
     services::audit::record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     // Deletes the session from the store: the old cookie is worthless from here on.

@@ -4,6 +4,7 @@
 //! `hash = lowercase hex of SHA-256(canonical JSON of the event without its own "hash" field)`, where the
 //! canonical JSON has sorted keys and no whitespace, `at` is UTC with exactly six fractional digits, and
 //! `prev_hash` is the previous event's hash (64 zeros for the first event).
+use super::audit_action::AuditAction;
 use super::canonical_json::to_canonical_string;
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::{Deserialize, Serialize};
@@ -59,7 +60,7 @@ impl Actor {
 #[derive(Clone, Debug)]
 pub struct AuditEntry {
     pub actor: Actor,
-    pub action: &'static str,
+    pub action: AuditAction,
     pub object_type: &'static str,
     pub object_id: String,
     pub department: Option<String>,
@@ -70,7 +71,7 @@ pub struct AuditEntry {
 }
 
 impl AuditEntry {
-    pub fn new(actor: Actor, action: &'static str, object_type: &'static str, object_id: impl ToString) -> Self {
+    pub fn new(actor: Actor, action: AuditAction, object_type: &'static str, object_id: impl ToString) -> Self {
         AuditEntry {
             actor,
             action,
@@ -112,7 +113,7 @@ impl AuditEntry {
             actor_kind: self.actor.kind.as_str().to_string(),
             actor_id: self.actor.id,
             actor_label: self.actor.label,
-            action: self.action.to_string(),
+            action: self.action.as_str().to_string(),
             object_type: self.object_type.to_string(),
             object_id: self.object_id,
             department: self.department,
@@ -286,7 +287,7 @@ mod tests {
     fn chain(n: usize) -> Vec<AuditEvent> {
         let mut events: Vec<AuditEvent> = Vec::new();
         for i in 0..n {
-            let entry = AuditEntry::new(Actor::user(7, "sato"), "user.created", "user", i)
+            let entry = AuditEntry::new(Actor::user(7, "sato"), crate::domain::audit_action::AuditAction::UserCreated, "user", i)
                 .department(Some("sales"))
                 .after(json!({"username": format!("u{i}"), "roles": ["staff"]}));
             let prev = events.last().map(|e| (e.seq, e.hash.as_str()));

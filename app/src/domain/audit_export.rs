@@ -276,7 +276,7 @@ mod tests {
     fn export(n: usize) -> Vec<String> {
         let mut events: Vec<AuditEvent> = Vec::new();
         for i in 0..n {
-            let entry = AuditEntry::new(Actor::user(1, "sato"), "operation.registered", "operation", format!("ORD-{i}"))
+            let entry = AuditEntry::new(Actor::user(1, "sato"), crate::domain::audit_action::AuditAction::OperationRegistered, "operation", format!("ORD-{i}"))
                 .department(Some("sales"))
                 .after(json!({"amount": 4000, "note": "=HYPERLINK(\"x\")"}));
             let prev = events.last().map(|e| (e.seq, e.hash.as_str()));
@@ -335,7 +335,7 @@ mod tests {
     // (serde_json without `float_roundtrip`), so an untouched export failed its offline check as if changed.
     #[test]
     fn an_event_holding_a_float_that_needs_all_its_digits_checks_out_offline() {
-        let entry = AuditEntry::new(Actor::user(1, "sato"), "operation.registered", "operation", "ORD-1")
+        let entry = AuditEntry::new(Actor::user(1, "sato"), crate::domain::audit_action::AuditAction::OperationRegistered, "operation", "ORD-1")
             .after(json!({"amount": 7.291122019513881e-304, "rate": 1.5432678901234567e29}));
         let event = entry.seal(None, Utc::now());
         let trailer = ExportTrailer {

@@ -4,6 +4,7 @@
 //! decision-table action they chose and whether it is one the table recommends. Drill operations are marked
 //! and never count in the real indicators.
 use super::decision_table::Action;
+use super::audit_action::AuditAction;
 use super::stall::StallEvent;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -97,11 +98,11 @@ pub fn recommended(event: StallEvent) -> &'static [Action] {
 
 /// The decision an audited action by a person stands for, if it is one.
 pub fn decision_of(action: &str) -> Option<Action> {
-    Some(match action {
-        "rerun_request.created" => Action::RequestRerun,
-        "operation.held" => Action::Hold,
-        "ai_attempt.adopted" | "step.flag_confirmed" | "step.manual_verdict" => Action::ConfirmExisting,
-        "operation.resolved" => Action::Resolve,
+    Some(match AuditAction::parse(action)? {
+        AuditAction::RerunRequestCreated => Action::RequestRerun,
+        AuditAction::OperationHeld => Action::Hold,
+        AuditAction::AiAttemptAdopted | AuditAction::StepFlagConfirmed | AuditAction::StepManualVerdict => Action::ConfirmExisting,
+        AuditAction::OperationResolved => Action::Resolve,
         _ => return None,
     })
 }
@@ -180,10 +181,11 @@ mod tests {
 
     #[test]
     fn decisions_are_read_from_audited_actions_and_a_look_up_is_not_one() {
-        assert_eq!(decision_of("rerun_request.created"), Some(Action::RequestRerun));
-        assert_eq!(decision_of("operation.held"), Some(Action::Hold));
-        assert_eq!(decision_of("ai_attempt.adopted"), Some(Action::ConfirmExisting));
-        assert_eq!(decision_of("step.reconciled"), None);
+        assert_eq!(decision_of(AuditAction::RerunRequestCreated.as_str()), Some(Action::RequestRerun));
+        assert_eq!(decision_of(AuditAction::OperationHeld.as_str()), Some(Action::Hold));
+        assert_eq!(decision_of(AuditAction::AiAttemptAdopted.as_str()), Some(Action::ConfirmExisting));
+        assert_eq!(decision_of(AuditAction::StepReconciled.as_str()), None);
+        assert_eq!(decision_of("test.unknown"), None, "an action outside the catalogue is no decision");
     }
 
     #[test]

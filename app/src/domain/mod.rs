@@ -3,6 +3,7 @@ pub mod access;
 pub mod ai;
 pub mod approval;
 pub mod audit;
+pub mod audit_action;
 pub mod audit_export;
 pub mod batches;
 pub mod canonical_json;

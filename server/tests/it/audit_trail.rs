@@ -1,5 +1,6 @@
 //! The audit trail core (QUALITY 27, 30): events written with their changes, append-only, chained.
 use crate::harness::{PASSWORD, TestApp};
+use app::domain::audit_action::AuditAction;
 use app::backend::db::{Db, Tx};
 use app::domain::audit::{Actor, AuditEntry};
 use app::backend::services::audit::{Verification, verify};
@@ -66,7 +67,7 @@ async fn execute(tx: &mut Tx, sql: &str) -> Result<(), sqlx::Error> {
     }
 }
 
-async fn append(tx: &mut Tx, action: &'static str) -> Result<(), sqlx::Error> {
+async fn append(tx: &mut Tx, action: AuditAction) -> Result<(), sqlx::Error> {
     let entry = AuditEntry::new(Actor::system("test"), action, "user", "sato");
     app::backend::db::audit::append(tx, entry, chrono::Utc::now()).await.map(drop)
 }
@@ -84,17 +85,18 @@ async fn a_write_that_appends_first_and_one_that_appends_last_wait_for_each_othe
     let (db, mark_too) = (app.db().clone(), mark.clone());
     let appender = tokio::spawn(async move {
         let mut tx = db.begin_write().await?;
-        append(&mut tx, "test.appended_then_marked").await?;
+        append(&mut tx, AuditAction::DepartmentRenamed).await?;
         execute(&mut tx, &mark_too).await?;
         tx.commit().await
     });
     // Let the other write get as far as it can before this one appends.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    append(&mut marker, "test.marked_then_appended").await.unwrap();
+    append(&mut marker, AuditAction::DepartmentCreated).await.unwrap();
     marker.commit().await.unwrap();
     appender.await.unwrap().unwrap();
     let actions = app.audit_actions().await;
-    assert!(actions.ends_with(&["test.marked_then_appended".into(), "test.appended_then_marked".into()]), "{actions:?}");
+    // The marker appended first (it held its row lock), then the appender.
+    assert!(actions.ends_with(&["department.created".into(), "department.renamed".into()]), "{actions:?}");
     assert!(matches!(verify(app.db()).await.unwrap(), Verification::Intact { .. }));
 }
 

@@ -1,6 +1,7 @@
 //! Reviews and risk indicators (issue 8): the arithmetic on fixed fixtures, thresholds that notify once, the
 //! owner's sign-off, the charts and the CSV export.
 use crate::fixtures::{caller, pending_request};
+use app::domain::audit_action::AuditAction;
 use crate::harness::{PASSWORD, TestApp, example_config};
 use app::backend::db;
 use app::backend::services::{approvals, reviews};
@@ -48,7 +49,7 @@ async fn look_up(app: &TestApp, process_id: &str, connector: &str, verdict: &str
 }
 
 /// An audit event as the dispatcher or the sweeper writes it.
-async fn audited(app: &TestApp, action: &'static str, department: &str, after: Value) {
+async fn audited(app: &TestApp, action: AuditAction, department: &str, after: Value) {
     let mut tx = app.db().begin_write().await.unwrap();
     let entry = AuditEntry::new(Actor::system("test"), action, "operation", "fixture").department(Some(department)).after(after);
     app::backend::services::audit::record(&mut tx, entry, None, app.state.clock.now()).await.unwrap();
@@ -115,11 +116,11 @@ async fn a_weeks_indicators_are_computed_from_what_happened_in_it_per_department
     look_up(&app, "ORD-B", "orders", "lookup_failed", 0).await;
     look_up(&app, "ORD-C", "manual", "executed", 0).await;
     // ...four reruns ended, one refused; three operations stalled.
-    for action in ["rerun.dispatched", "rerun.dispatched", "rerun.dispatched", "rerun.refused"] {
+    for action in [AuditAction::RerunDispatched, AuditAction::RerunDispatched, AuditAction::RerunDispatched, AuditAction::RerunRefused] {
         audited(&app, action, "sales", json!({})).await;
     }
     for event in ["temporary_failure", "temporary_failure", "result_unknown"] {
-        audited(&app, "operation.stalled", "sales", json!({"status": "stalled", "event": event})).await;
+        audited(&app, AuditAction::OperationStalled, "sales", json!({"status": "stalled", "event": event})).await;
     }
     // And in billing, one more registration without a process ID.
     let billing_no_id = json!({"workflow": "monthly-billing", "department": "billing", "steps": []});

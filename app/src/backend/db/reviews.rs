@@ -1,6 +1,7 @@
 //! What the review indicators count, threshold crossings and review sign-offs. The counts come from the
 //! records the app keeps anyway (the audit trail, look-ups, rerun requests) plus the refused registrations.
 use super::{Tx, on_tx};
+use crate::domain::audit_action::AuditAction;
 use crate::domain::indicators::{Counts, Period};
 use chrono::{DateTime, NaiveDate, Utc};
 
@@ -66,23 +67,24 @@ pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: 
         }
     }
     // Applied step events and dispatch outcomes are audit events: the trail is the history of both.
+    use AuditAction as A;
+    let counted = [A::StepSucceeded, A::StepFailed, A::StepUnknown, A::RerunDispatched, A::RerunRefused, A::RerunEndpointGone, A::RerunFailed, A::RerunOutcomeUnknown];
+    let names: Vec<String> = counted.iter().map(|a| format!("'{a}'")).collect();
     let actions: Vec<(String, i64)> = scoped!(tx,
         format!("SELECT action, COUNT(*) FROM audit_events WHERE at >= $1 AND at < $2 AND {NOT_A_DRILL}
-                 AND action IN ('step.succeeded', 'step.failed', 'step.unknown', 'rerun.dispatched', 'rerun.refused',
-                                'rerun.endpoint_gone', 'rerun.failed', 'rerun.outcome_unknown'){}
-                 GROUP BY action", in_scope("department", scope)),
+                 AND action IN ({}){} GROUP BY action", names.join(", "), in_scope("department", scope)),
         from, to, scope, fetch_all)?;
     for (action, n) in actions {
-        match action.as_str() {
-            "step.succeeded" => {
+        match AuditAction::parse(&action) {
+            Some(A::StepSucceeded) => {
                 counts.sends += n;
                 counts.outside_calls += n;
             }
-            "step.failed" | "step.unknown" => {
+            Some(A::StepFailed | A::StepUnknown) => {
                 counts.outside_calls += n;
                 counts.outside_errors += n;
             }
-            "rerun.dispatched" => counts.reruns_ended += n,
+            Some(A::RerunDispatched) => counts.reruns_ended += n,
             _ => {
                 counts.reruns_ended += n;
                 counts.reruns_failed += n;
@@ -106,8 +108,8 @@ pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: 
         from, to, scope, fetch_all)?;
     counts.approval_seconds = decisions.into_iter().map(|(asked, decided)| (decided - asked).num_seconds().max(0)).collect();
     let stalls: Vec<(Option<String>,)> = scoped!(tx,
-        format!("SELECT after_json FROM audit_events WHERE action = 'operation.stalled' AND at >= $1 AND at < $2 AND {NOT_A_DRILL}{}",
-                in_scope("department", scope)),
+        format!("SELECT after_json FROM audit_events WHERE action = '{}' AND at >= $1 AND at < $2 AND {NOT_A_DRILL}{}",
+                AuditAction::OperationStalled, in_scope("department", scope)),
         from, to, scope, fetch_all)?;
     for (after,) in stalls {
         let event = after

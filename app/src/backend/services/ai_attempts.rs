@@ -1,6 +1,7 @@
 //! AI generation attempts, learned from look-ups, webhooks and step events, in the transaction of whatever
 //! told us; and the adoption of one generation by a person.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
 use crate::api::operations::StepEvent;
@@ -89,7 +90,7 @@ pub async fn adopt(state: &AppState, caller: &Caller, process_id: &str, step_nam
     if !db::ai_attempts::adopt(&mut tx, step.id, result_id).await? {
         return Err(AppError::invalid("result_id", "no completed generation with this result ID for this step"));
     }
-    let entry = AuditEntry::new(caller.actor(), "ai_attempt.adopted", "operation", process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::AiAttemptAdopted, "operation", process_id)
         .department(Some(&operation.department))
         .after(json!({"step": step.name, "result_id": result_id}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;

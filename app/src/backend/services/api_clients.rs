@@ -1,5 +1,6 @@
 //! API clients: tokens are 256 random bits, shown once, stored as SHA-256, scoped to departments (QUALITY 8).
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
 use crate::domain::conflict::Conflict;
@@ -58,7 +59,7 @@ pub async fn create(state: &AppState, actor: Actor, name: &str, departments: &[S
         db::api_clients::add_department(&mut tx, id, department.id).await?;
     }
     let codes: Vec<&str> = found.iter().map(|d| d.code.as_str()).collect();
-    let entry = AuditEntry::new(actor, "api_client.created", "api_client", id).after(json!({"name": name, "departments": codes}));
+    let entry = AuditEntry::new(actor, AuditAction::ApiClientCreated, "api_client", id).after(json!({"name": name, "departments": codes}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     Ok((id, token))
@@ -136,7 +137,7 @@ pub async fn revoke(state: &AppState, actor: Actor, id: i64, request_id: Option<
         return Ok(());
     }
     db::api_clients::revoke(&mut tx, id, now).await?;
-    let entry = AuditEntry::new(actor, "api_client.revoked", "api_client", id).after(json!({"name": row.name}));
+    let entry = AuditEntry::new(actor, AuditAction::ApiClientRevoked, "api_client", id).after(json!({"name": row.name}));
     record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
     state.tokens.forget_client(id);

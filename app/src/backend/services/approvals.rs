@@ -2,6 +2,7 @@
 //! validity. The final approval records the dispatch (the outbox row) in the same transaction, so an approval
 //! is never lost and never dispatched twice: the request row is locked for the decision.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::notifications::{Audience, notify};
 use super::rerun_requests::{advance, plan_changed, plan_check};
@@ -80,7 +81,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
     match decision {
         Decision::Reject => {
             advance(&mut tx, &request, RequestEvent::Reject, now).await?;
-            let entry = entry(caller, &request, "rerun_request.rejected").reason(comment.unwrap_or_default());
+            let entry = entry(caller, &request, AuditAction::RerunRequestRejected).reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
             notify(&mut tx, state, &request, "rejected", "再実行の申請が却下されました", Audience::Requester, now).await?;
         }
@@ -93,7 +94,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
                 advance(&mut tx, &request, RequestEvent::Approve, now).await?;
                 db::rerun_requests::insert_dispatch(&mut tx, id, now, now).await?;
                 let plan = request.plan()?;
-                let entry = entry(caller, &request, "rerun_request.approved")
+                let entry = entry(caller, &request, AuditAction::RerunRequestApproved)
                     .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
                 notify(&mut tx, state, &request, "approved", "再実行が承認されました", Audience::Requester, now).await?;
@@ -101,7 +102,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
                 state.dispatch_wake.notify_one();
                 return Ok(());
             } else {
-                let entry = entry(caller, &request, "rerun_request.approval_recorded")
+                let entry = entry(caller, &request, AuditAction::RerunRequestApprovalRecorded)
                     .after(json!({"rerun_id": id, "approvals": approvals, "required": required}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
             }
@@ -111,7 +112,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
     Ok(())
 }
 
-fn entry(caller: &Caller, request: &RequestRow, action: &'static str) -> AuditEntry {
+fn entry(caller: &Caller, request: &RequestRow, action: AuditAction) -> AuditEntry {
     AuditEntry::new(caller.actor(), action, "operation", &request.process_id)
         .department(Some(&request.department))
         .before(json!({"rerun_id": request.id, "status": request.status}))
@@ -129,7 +130,7 @@ async fn back_to_staff(
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     let status = advance(tx, request, event, now).await?.to;
-    let action = if event == RequestEvent::Expire { "rerun_request.expired" } else { "rerun_request.voided" };
+    let action = if event == RequestEvent::Expire { AuditAction::RerunRequestExpired } else { AuditAction::RerunRequestVoided };
     let after = json!({"rerun_id": request.id, "status": status, "changes": changes});
     let entry = entry(caller, request, action).after(after).reason(why);
     record(tx, entry, caller.request_id.as_deref(), now).await?;
@@ -180,7 +181,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
             continue; // decided meanwhile
         }
         advance(&mut tx, &request, RequestEvent::Expire, now).await?;
-        let entry = AuditEntry::new(crate::domain::audit::Actor::system("sweeper"), "rerun_request.expired", "operation", &request.process_id)
+        let entry = AuditEntry::new(crate::domain::audit::Actor::system("sweeper"), AuditAction::RerunRequestExpired, "operation", &request.process_id)
             .department(Some(&request.department))
             .before(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval}))
             .after(json!({"rerun_id": id, "status": RerunRequestStatus::Expired}))

@@ -1,6 +1,7 @@
 //! The auditors' side of the trail: the filtered page (newest first, keyset by sequence number), whether the
 //! chain is intact (checked on from where the last check stopped), and streamed exports.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
 use crate::backend::db::audit::AuditQuery;
@@ -77,7 +78,7 @@ pub async fn begin_for(state: &AppState, caller: &Caller, filter: AuditFilter, f
 pub async fn begin(state: &AppState, actor: Actor, request_id: Option<&str>, filter: AuditFilter, format: ExportFormat) -> Result<Export, AppError> {
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(actor, "audit.exported", "audit_trail", "export").after(json!({"format": format, "filter": filter}));
+    let entry = AuditEntry::new(actor, AuditAction::AuditExported, "audit_trail", "export").after(json!({"format": format, "filter": filter}));
     let event = record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
     Ok(Export { format, filter, head_seq: event.seq, head_hash: event.hash, at: now })

@@ -1,5 +1,6 @@
 //! Departments come from the configuration file; start-up brings the database in line with it.
 use super::audit::record;
+use crate::domain::audit_action::AuditAction;
 use crate::api::AppError;
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
@@ -15,14 +16,14 @@ pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
         match existing.iter().find(|d| d.code == department.code) {
             None => {
                 let id = db::departments::insert(&mut tx, &department.code, &department.name, now).await?;
-                let entry = AuditEntry::new(Actor::system("configuration"), "department.created", "department", id)
+                let entry = AuditEntry::new(Actor::system("configuration"), AuditAction::DepartmentCreated, "department", id)
                     .department(Some(&department.code))
                     .after(json!({"code": department.code, "name": department.name}));
                 record(&mut tx, entry, None, now).await?;
             }
             Some(known) if known.name != department.name => {
                 db::departments::rename(&mut tx, known.id, &department.name).await?;
-                let entry = AuditEntry::new(Actor::system("configuration"), "department.renamed", "department", known.id)
+                let entry = AuditEntry::new(Actor::system("configuration"), AuditAction::DepartmentRenamed, "department", known.id)
                     .department(Some(&department.code))
                     .before(json!({"name": known.name}))
                     .after(json!({"name": department.name}));

@@ -5,6 +5,7 @@
 //! outcome (the look-ups' evidence, the new states and their audit events) in one transaction: a crash before
 //! that commit leaves the claims to expire, and the same rerun IDs are sent again (receivers deduplicate).
 use super::audit::record;
+use crate::domain::audit_action::AuditAction;
 use super::notifications::{Audience, notify};
 use super::reconciliation::{self, Looked};
 use crate::api::AppError;
@@ -211,7 +212,7 @@ impl Outcome<'_> {
         match &self.next {
             Next::TryAgain { at, why } => tracing::warn!(%rerun, %at, why, "dispatch will be tried again"),
             Next::Held { why, .. } => tracing::debug!(%rerun, why, "dispatch held"),
-            Next::End(end) => tracing::info!(%rerun, outcome = end.action(), "dispatch ended"),
+            Next::End(end) => tracing::info!(%rerun, outcome = end.action().as_str(), "dispatch ended"),
         }
     }
 }
@@ -281,16 +282,16 @@ enum End {
 
 impl End {
     /// The audit event's action.
-    fn action(&self) -> &'static str {
+    fn action(&self) -> AuditAction {
         match self {
-            End::Sent { .. } => "rerun.dispatched",
-            End::NothingToSend(_) => "rerun.nothing_to_send",
-            End::Unknown(_) => "rerun.outcome_unknown",
-            End::Gone => "rerun.endpoint_gone",
-            End::Refused(_) => "rerun.refused",
-            End::Exhausted(_) => "rerun.failed",
-            End::Expired => "rerun_request.expired",
-            End::Voided(_) => "rerun_request.voided",
+            End::Sent { .. } => AuditAction::RerunDispatched,
+            End::NothingToSend(_) => AuditAction::RerunNothingToSend,
+            End::Unknown(_) => AuditAction::RerunOutcomeUnknown,
+            End::Gone => AuditAction::RerunEndpointGone,
+            End::Refused(_) => AuditAction::RerunRefused,
+            End::Exhausted(_) => AuditAction::RerunFailed,
+            End::Expired => AuditAction::RerunRequestExpired,
+            End::Voided(_) => AuditAction::RerunRequestVoided,
         }
     }
 }
@@ -323,7 +324,7 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
     for name in &executed {
         if let Some(step) = db::operations::step_by_name(tx, request.operation_id, name).await? {
             if db::rerun_requests::confirm_step_flag(tx, step.id, now).await? {
-                let entry = AuditEntry::new(actor(), "step.flag_confirmed", "operation", &request.process_id)
+                let entry = AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, "operation", &request.process_id)
                     .department(Some(&request.department))
                     .after(json!({"step": name, "completed_at": now}))
                     .reason("executed at the outside system before the rerun was sent");

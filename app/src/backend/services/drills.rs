@@ -3,6 +3,7 @@
 //! operation into it, so that it stalls with the matching event for staff to work through; the report then
 //! reads from the audit trail how long they took to decide and what they chose.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::api_clients::ApiClient;
 use super::audit::record;
 use crate::api::AppError;
@@ -51,7 +52,7 @@ pub async fn mark_database(state: &AppState, actor: crate::domain::audit::Actor,
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::drills::mark(&mut tx, mark, now).await?;
-    record(&mut tx, AuditEntry::new(actor, "database.marked", "database", mark), None, now).await?;
+    record(&mut tx, AuditEntry::new(actor, AuditAction::DatabaseMarked, "database", mark), None, now).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -76,7 +77,7 @@ pub async fn start(state: &AppState, caller: &Caller, faults: &[Fault], minutes:
     let names: Vec<&str> = faults.iter().map(|f| f.as_str()).collect();
     let faults_json = serde_json::to_string(&names).map_err(|e| crate::backend::auth::internal("faults", e))?;
     db::drills::insert(&mut tx, &id, caller.user.user.id, &faults_json, &note, now, now + length).await?;
-    let entry = AuditEntry::new(caller.actor(), "drill.started", "drill", &id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::DrillStarted, "drill", &id)
         .after(json!({"faults": names, "minutes": minutes, "ends_at": now + length}))
         .reason(&note);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -97,7 +98,7 @@ pub async fn end(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppE
     if !db::drills::end(&mut tx, id, now).await? {
         return Err(AppError::conflict(Conflict::DrillEnded, "the drill has ended already"));
     }
-    record(&mut tx, AuditEntry::new(caller.actor(), "drill.ended", "drill", id), caller.request_id.as_deref(), now).await?;
+    record(&mut tx, AuditEntry::new(caller.actor(), AuditAction::DrillEnded, "drill", id), caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -199,7 +200,7 @@ pub async fn report(state: &AppState, caller: &Caller, id: &str) -> Result<Drill
         let Some(fault) = Fault::parse(&fault) else { continue };
         let mut events = db::audit::for_object(&mut tx, "operation", &process_id, 1000).await?;
         events.reverse();
-        let stall = events.iter().find(|e| e.action == "operation.stalled");
+        let stall = events.iter().find(|e| e.action == AuditAction::OperationStalled.as_str());
         let event = stall
             .and_then(|e| e.after_json.as_deref())
             .and_then(|a| serde_json::from_str::<Value>(a).ok())
@@ -245,7 +246,7 @@ pub async fn report_csv(state: &AppState, caller: &Caller, id: &str) -> Result<V
         crate::domain::audit_export::write_csv_record(&mut out, &cells);
     }
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), "drill.report_exported", "drill", id);
+    let entry = AuditEntry::new(caller.actor(), AuditAction::DrillReportExported, "drill", id);
     record(&mut tx, entry, caller.request_id.as_deref(), state.clock.now()).await?;
     tx.commit().await?;
     Ok(out)

@@ -3,6 +3,7 @@
 //! and dispatch, the AI generations, the notifications, and its audit events as hash-chained JSON Lines that
 //! `server audit verify --file` checks offline. Taking it is itself audited (and inside the bundle).
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
 use super::audit_trail::Export;
@@ -28,7 +29,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     caller.require_any(&[Role::Auditor, Role::Staff, Role::Manager])?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), "operation.evidence_exported", "operation", process_id).department(Some(&operation.department));
+    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationEvidenceExported, "operation", process_id).department(Some(&operation.department));
     let taken = record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
 

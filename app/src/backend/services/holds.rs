@@ -2,6 +2,7 @@
 //! go with a reason; a manager records what the provider's support confirmed. Each is one transaction with
 //! its audit event.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
 use crate::domain::conflict::Conflict;
@@ -40,7 +41,7 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
         return Err(AppError::conflict(Conflict::NotStalled, "only a stalled operation can be put on hold"));
     }
     db::holds::place(&mut tx, operation.id, caller.user.user.id, &why, now).await?;
-    let entry = AuditEntry::new(caller.actor(), "operation.held", "operation", process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationHeld, "operation", process_id)
         .department(Some(&operation.department))
         .before(json!({"status": OperationStatus::Stalled}))
         .after(json!({"status": OperationStatus::OnHold}))
@@ -61,7 +62,7 @@ pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &
         return Err(AppError::conflict(Conflict::NotOnHold, "the operation is not on hold"));
     };
     db::holds::release(&mut tx, hold.id, caller.user.user.id, &why, now).await?;
-    let entry = AuditEntry::new(caller.actor(), "operation.released", "operation", process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationReleased, "operation", process_id)
         .department(Some(&operation.department))
         .before(json!({"status": OperationStatus::OnHold, "hold_reason": hold.reason}))
         .after(json!({"status": OperationStatus::Stalled}))
@@ -103,7 +104,7 @@ pub async fn manual_verdict(
         records: 0,
     };
     db::reconciliations::insert(&mut tx, &new, now).await?;
-    let entry = AuditEntry::new(caller.actor(), "step.manual_verdict", "operation", process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::StepManualVerdict, "operation", process_id)
         .department(Some(&operation.department))
         .before(json!({"step": step.name, "verdict": step.latest_verdict}))
         .after(json!({"step": step.name, "verdict": verdict}))

@@ -2,6 +2,7 @@
 //! first request → claimed and processed; same key, same body → the stored answer again; same key, other body →
 //! 409 mismatch; same key while the first is still processed → wait briefly for its answer, else 409 in flight.
 use crate::api::AppError;
+use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::backend::{AppState, db};
 use chrono::Duration;
@@ -74,7 +75,7 @@ pub async fn purge_expired(state: &AppState) -> Result<u64, AppError> {
     let mut tx = state.db.begin_write().await?;
     let purged = db::idempotency::purge_expired(&mut tx, now).await?;
     if purged > 0 {
-        let entry = crate::domain::audit::AuditEntry::new(crate::domain::audit::Actor::system("housekeeping"), "idempotency.records_purged", "idempotency_record", "expired")
+        let entry = crate::domain::audit::AuditEntry::new(crate::domain::audit::Actor::system("housekeeping"), AuditAction::IdempotencyRecordsPurged, "idempotency_record", "expired")
             .after(serde_json::json!({"purged": purged, "retention_days": state.config.idempotency_retention_days}));
         super::audit::record(&mut tx, entry, None, now).await?;
     }

@@ -2,6 +2,7 @@
 //! operations and follow the prevention actions up; auditors read them all. Every change is one transaction
 //! with its audit event (object "incident"). Known patterns are in `known_patterns`.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use super::audit::record;
 use crate::api::incidents::{
@@ -109,7 +110,7 @@ async fn incident_for_change(tx: &mut Tx, caller: &Caller, id: i64) -> Result<In
     Ok(incident)
 }
 
-fn entry(caller: &Caller, action: &'static str, incident: i64, department: &str) -> AuditEntry {
+fn entry(caller: &Caller, action: AuditAction, incident: i64, department: &str) -> AuditEntry {
     AuditEntry::new(caller.actor(), action, "incident", incident).department(Some(department))
 }
 
@@ -157,7 +158,7 @@ pub async fn file(state: &AppState, caller: &Caller, process_ids: &str, form: Te
     let mut after = texts.json();
     after.insert("department".into(), json!(department));
     after.insert("operations".into(), json!(ids));
-    record(&mut tx, entry(caller, "incident.created", id, &department).after(Value::Object(after)), caller.request_id.as_deref(), now)
+    record(&mut tx, entry(caller, AuditAction::IncidentCreated, id, &department).after(Value::Object(after)), caller.request_id.as_deref(), now)
         .await?;
     tx.commit().await?;
     Ok(id)
@@ -186,7 +187,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: i64, form: TextsForm)
     }
     let pick = |map: &Map<String, Value>| Value::Object(changed.iter().map(|k| ((*k).clone(), map[*k].clone())).collect());
     db::incidents::update_texts(&mut tx, id, &texts.as_db(), now).await?;
-    let audit = entry(caller, "incident.updated", id, &incident.department).before(pick(&old)).after(pick(&new));
+    let audit = entry(caller, AuditAction::IncidentUpdated, id, &incident.department).before(pick(&old)).after(pick(&new));
     record(&mut tx, audit, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())
@@ -209,7 +210,7 @@ pub async fn link(state: &AppState, caller: &Caller, id: i64, process_id: &str) 
     }
     db::incidents::touch(&mut tx, id, now).await?;
     let after = json!({"process_id": process_id, "event": event, "failure_class": failure_class});
-    record(&mut tx, entry(caller, "incident.operation_linked", id, &incident.department).after(after), caller.request_id.as_deref(), now)
+    record(&mut tx, entry(caller, AuditAction::IncidentOperationLinked, id, &incident.department).after(after), caller.request_id.as_deref(), now)
         .await?;
     tx.commit().await?;
     Ok(())
@@ -243,7 +244,7 @@ pub async fn add_action(
     db::incidents::touch(&mut tx, id, now).await?;
     let after = json!({"action_id": action_id, "description": description, "owner": owner_name, "owner_id": owner_id,
         "due_on": due_on, "status": ActionStatus::Open});
-    record(&mut tx, entry(caller, "incident.action_added", id, &incident.department).after(after), caller.request_id.as_deref(), now)
+    record(&mut tx, entry(caller, AuditAction::IncidentActionAdded, id, &incident.department).after(after), caller.request_id.as_deref(), now)
         .await?;
     tx.commit().await?;
     Ok(action_id)
@@ -261,7 +262,7 @@ pub async fn set_action_status(state: &AppState, caller: &Caller, id: i64, actio
         return Err(AppError::conflict(Conflict::ActionUnchanged, format!("the action is already {}", from.as_str())));
     }
     db::incidents::touch(&mut tx, id, now).await?;
-    let audit = entry(caller, "incident.action_updated", id, &incident.department)
+    let audit = entry(caller, AuditAction::IncidentActionUpdated, id, &incident.department)
         .before(json!({"action_id": action_id, "description": action.description, "status": from}))
         .after(json!({"action_id": action_id, "description": action.description, "status": to}));
     record(&mut tx, audit, caller.request_id.as_deref(), now).await?;

@@ -2,6 +2,7 @@
 //! class as a stalled (or held) one, shown on its page; staff and managers mark one as already understood with
 //! evidence, audited on the operation (`operation.pattern_acknowledged`).
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::incidents::{may_write, require_write};
 use crate::api::AppError;
@@ -67,7 +68,7 @@ pub async fn acknowledge(state: &AppState, caller: &Caller, process_id: &str, in
     if !db::incidents::acknowledge(&mut tx, operation.id, incident_id, &evidence, caller.user.user.id, now).await? {
         return Err(AppError::conflict(Conflict::AlreadyAcknowledged, "this pattern is already marked as understood"));
     }
-    let audit = AuditEntry::new(caller.actor(), "operation.pattern_acknowledged", "operation", process_id)
+    let audit = AuditEntry::new(caller.actor(), AuditAction::OperationPatternAcknowledged, "operation", process_id)
         .department(Some(&operation.department))
         .after(json!({"incident_id": incident_id, "incident_title": pattern.title, "event": operation.event,
             "failure_class": operation.failure_class, "evidence": evidence}))

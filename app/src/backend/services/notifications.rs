@@ -2,6 +2,7 @@
 //! requester at every decision and at the end. In-app, written in the transaction of the change; to the team's
 //! chat and by e-mail when configured, through an outbox sent after the commit.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use crate::api::AppError;
 use crate::api::notifications::NotificationView;
 use crate::backend::mail::{Mailer, NotSent};
@@ -166,7 +167,7 @@ pub async fn purge_sent(state: &AppState) -> Result<u64, AppError> {
     let mut tx = state.db.begin_write().await?;
     let purged = db::notifications::purge_outbound(&mut tx, now - chrono::Duration::days(days as i64)).await?;
     if purged > 0 {
-        let entry = crate::domain::audit::AuditEntry::new(crate::domain::audit::Actor::system("housekeeping"), "outbound.messages_purged", "outbound_message", "sent")
+        let entry = crate::domain::audit::AuditEntry::new(crate::domain::audit::Actor::system("housekeeping"), AuditAction::OutboundMessagesPurged, "outbound_message", "sent")
             .after(serde_json::json!({"purged": purged, "older_than_days": days}));
         super::audit::record(&mut tx, entry, None, now).await?;
     }

@@ -1,5 +1,6 @@
 //! Registering operations and reading them back (the ingestion API's first and third routes).
 use super::api_clients::ApiClient;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::idempotency::{self, Claim};
 use crate::api::AppError;
@@ -167,7 +168,7 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
     if let Some(drill) = drill {
         after["drill_id"] = json!(drill); // a practice operation, marked in the trail and its exports too
     }
-    let entry = AuditEntry::new(client.actor(), "operation.registered", "operation", process_id.as_str())
+    let entry = AuditEntry::new(client.actor(), AuditAction::OperationRegistered, "operation", process_id.as_str())
         .department(Some(department.as_str()))
         .after(after);
     record(&mut tx, entry, None, now).await?;
@@ -286,7 +287,7 @@ pub async fn complete_if_done(
     if db::operations::incomplete_steps(tx, id).await? > 0 || !db::operations::set_status_unless(tx, id, completed, now).await? {
         return Ok(false);
     }
-    let entry = AuditEntry::new(actor, "operation.completed", "operation", process_id)
+    let entry = AuditEntry::new(actor, AuditAction::OperationCompleted, "operation", process_id)
         .department(Some(department))
         .before(json!({"status": before_status}))
         .after(json!({"status": completed}));

@@ -2,6 +2,7 @@
 //! evidence. Runs when an operation stalls, on demand from the detail page, and before a dispatch.
 //! The look-ups happen outside any transaction; their results and audit events are written in one.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
 use crate::domain::conflict::Conflict;
@@ -125,7 +126,7 @@ impl Looked<'_> {
             };
             db::reconciliations::insert(tx, &new, now).await?;
             super::ai_attempts::from_records(tx, connector, step.id, records, now).await?;
-            let entry = AuditEntry::new(actor.clone(), "step.reconciled", "operation", &operation.process_id)
+            let entry = AuditEntry::new(actor.clone(), AuditAction::StepReconciled, "operation", &operation.process_id)
                 .department(Some(&operation.department))
                 .before(json!({"step": step.name, "verdict": step.latest_verdict}))
                 .after(json!({

@@ -2,6 +2,7 @@
 //! the five checks are pre-filled with their evidence and confirmed by people; then the request goes to the
 //! department's owners. Each change and its audit event in one transaction.
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::audit_action::AuditAction;
 use super::Caller;
 use super::audit::record;
 use crate::api::AppError;
@@ -118,7 +119,7 @@ pub(super) async fn confirm_flags(
     for name in names {
         let Some((row, _, connector, evidence)) = snap.steps.iter().find(|(r, _, _, _)| &r.name == name) else { continue };
         if db::rerun_requests::confirm_step_flag(tx, row.id, now).await? {
-            let entry = AuditEntry::new(actor.clone(), "step.flag_confirmed", "operation", &operation.process_id)
+            let entry = AuditEntry::new(actor.clone(), AuditAction::StepFlagConfirmed, "operation", &operation.process_id)
                 .department(Some(&operation.department))
                 .before(json!({"step": name, "completed_at": null}))
                 .after(json!({"step": name, "completed_at": now, "connector": connector,
@@ -161,7 +162,7 @@ pub(super) async fn create(tx: &mut db::Tx, caller: &Caller, d: &Draft<'_>, now:
     for check in d.checks {
         db::rerun_requests::insert_item(tx, &id, check.check.number(), check.holds, &check.evidence).await?;
     }
-    let entry = AuditEntry::new(caller.actor(), "rerun_request.created", "operation", &operation.process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestCreated, "operation", &operation.process_id)
         .department(Some(&operation.department))
         .after(json!({"rerun_id": id, "plan": d.plan, "confirmed_flags": d.confirmed, "batch_id": d.batch_id}))
         .reason(d.reason);
@@ -346,7 +347,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     let (class, text) = if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
     let confirmation = Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
     db::rerun_requests::confirm_item(&mut tx, id, number, &confirmation, now).await?;
-    let entry = AuditEntry::new(caller.actor(), "rerun_request.check_confirmed", "operation", &request.process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestCheckConfirmed, "operation", &request.process_id)
         .department(Some(&request.department))
         .after(json!({"rerun_id": id, "check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -373,7 +374,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     if !moved.request || !moved.operation {
         return Err(AppError::conflict(Conflict::NotDraft, "the request or the operation changed meanwhile"));
     }
-    let entry = AuditEntry::new(caller.actor(), "rerun_request.submitted", "operation", &request.process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestSubmitted, "operation", &request.process_id)
         .department(Some(&request.department))
         .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
@@ -396,7 +397,7 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
     if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
         return Err(AppError::conflict(Conflict::NotCancellable, "the request changed meanwhile"));
     }
-    let entry = AuditEntry::new(caller.actor(), "rerun_request.cancelled", "operation", &request.process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestCancelled, "operation", &request.process_id)
         .department(Some(&request.department))
         .before(json!({"rerun_id": id, "status": from}))
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::Cancelled}))

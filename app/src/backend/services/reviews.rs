@@ -1,6 +1,7 @@
 //! Reviews: a period's indicators with their trend, the threshold crossings (notified once each), what changed
 //! since the last review, the manager's sign-off, and the CSV export.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use super::audit::record;
 use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignoffView};
@@ -202,7 +203,7 @@ pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, co
         return Err(AppError::conflict(Conflict::AlreadySignedOff, "this period's review was already signed off"));
     }
     let object = format!("{department}/{}/{}", r.period.kind.as_str(), r.period.start);
-    let entry = AuditEntry::new(caller.actor(), "review.signed_off", "review", object)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::ReviewSignedOff, "review", object)
         .department(Some(&department))
         .after(json!({"period": r.period.kind.as_str(), "start": r.period.start.to_string(), "comment": comment}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -263,7 +264,7 @@ async fn check_one(
             if !db::reviews::insert_crossing(&mut tx, department, key, period, value, limit.above, now).await? {
                 return Ok(false);
             }
-            let entry = AuditEntry::new(actor, "indicator.threshold_crossed", "indicator", object).department(Some(department)).after(facts);
+            let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCrossed, "indicator", object).department(Some(department)).after(facts);
             record(&mut tx, entry, None, now).await?;
             let title = format!(
                 "しきい値を超えました: {} {} > {}（{} {}〜）",
@@ -281,7 +282,7 @@ async fn check_one(
         }
         (false, Some(crossing)) => {
             if db::reviews::clear_crossing(&mut tx, crossing.id, now).await? {
-                let entry = AuditEntry::new(actor, "indicator.threshold_cleared", "indicator", object).department(Some(department)).after(facts);
+                let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCleared, "indicator", object).department(Some(department)).after(facts);
                 record(&mut tx, entry, None, now).await?;
                 tx.commit().await?;
             }
@@ -322,7 +323,7 @@ pub async fn export_csv(state: &AppState, caller: &Caller, query: &ReviewQuery) 
     let bytes = out.into_inner().map_err(|e| internal(e.into_error()))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), "review.exported", "review", format!("{scope_name}/{}/{}", r.period.kind.as_str(), r.period.start))
+    let entry = AuditEntry::new(caller.actor(), AuditAction::ReviewExported, "review", format!("{scope_name}/{}/{}", r.period.kind.as_str(), r.period.start))
         .department(r.department.as_deref())
         .after(json!({"format": "csv", "periods": trend.len(), "bytes": bytes.len()}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;

@@ -1,6 +1,7 @@
 //! Checking a sign-in: throttled per account and per address, the same answer for an unknown user and a
 //! wrong password (a dummy hash is verified for unknown users), every outcome audited.
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
 use crate::backend::auth::{SessionUser, load_session_user};
@@ -34,7 +35,7 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
     let request_id = attempt.request_id.as_deref();
     if by_user >= MAX_FAILURES_PER_ACCOUNT || by_ip >= MAX_FAILURES_PER_ADDRESS {
         let mut tx = state.db.begin_write().await?;
-        let entry = AuditEntry::new(Actor::anonymous(&username), "sign_in.throttled", "user", &username)
+        let entry = AuditEntry::new(Actor::anonymous(&username), AuditAction::SignInThrottled, "user", &username)
             .after(json!({"ip": attempt.ip, "failures_for_account": by_user, "failures_from_address": by_ip}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
@@ -54,7 +55,7 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
     let mut tx = state.db.begin_write().await?;
     let Some(mut row) = active.filter(|_| verified.ok) else {
         db::sign_in::record_failure(&mut tx, &username, &attempt.ip, now).await?;
-        let entry = AuditEntry::new(Actor::anonymous(&username), "sign_in.failed", "user", &username)
+        let entry = AuditEntry::new(Actor::anonymous(&username), AuditAction::SignInFailed, "user", &username)
             .after(json!({"ip": attempt.ip}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
@@ -66,7 +67,7 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
         row.password_hash = hash;
     }
     db::sign_in::forget(&mut tx, &username, since).await?;
-    let entry = AuditEntry::new(Actor::user(row.id, &row.username), "sign_in.succeeded", "user", row.id)
+    let entry = AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, "user", row.id)
         .after(json!({"ip": attempt.ip, "rehashed": verified.needs_rehash}));
     record(&mut tx, entry, request_id, now).await?;
     let user = load_session_user(&mut tx, row).await?;

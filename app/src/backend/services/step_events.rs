@@ -6,6 +6,7 @@
 //! since, the decision is taken again under the lock. This keeps the serialised part (SQLite has one writer)
 //! to the writes themselves in the common case.
 use super::api_clients::ApiClient;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::operations::step_view;
 use crate::api::AppError;
@@ -196,7 +197,7 @@ async fn finish_write(
             if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
                 let moved = super::rerun_requests::advance(&mut tx, &request, RequestEvent::Completed, now).await?;
                 if moved.request {
-                    let entry = AuditEntry::new(client.actor(), "rerun_request.succeeded", "operation", process_id)
+                    let entry = AuditEntry::new(client.actor(), AuditAction::RerunRequestSucceeded, "operation", process_id)
                         .department(Some(&operation.department))
                         .before(json!({"rerun_id": request.id, "status": request.status}))
                         .after(json!({"rerun_id": request.id, "status": moved.to}));
@@ -222,12 +223,12 @@ fn step_entry(client: &ApiClient, operation: &Operation, current: &StepRow, step
         }))
 }
 
-fn step_action(kind: StepEventType) -> &'static str {
+fn step_action(kind: StepEventType) -> AuditAction {
     match kind {
-        StepEventType::Started => "step.started",
-        StepEventType::Succeeded => "step.succeeded",
-        StepEventType::Failed => "step.failed",
-        StepEventType::Unknown => "step.unknown",
-        StepEventType::Heartbeat => "step.heartbeat",
+        StepEventType::Started => AuditAction::StepStarted,
+        StepEventType::Succeeded => AuditAction::StepSucceeded,
+        StepEventType::Failed => AuditAction::StepFailed,
+        StepEventType::Unknown => AuditAction::StepUnknown,
+        StepEventType::Heartbeat => AuditAction::StepHeartbeat,
     }
 }

@@ -2,6 +2,7 @@
 //! each with a reason and its audit event in one transaction. The dispatcher reads the open pauses before each
 //! round and leaves what they hold in the outbox.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
 use crate::domain::conflict::Conflict;
@@ -92,7 +93,7 @@ async fn switch(state: &AppState, caller: &Caller, scope: Scope, name: &str, why
         let (problem, detail) = if stop { (Conflict::AlreadyPaused, "it is paused already") } else { (Conflict::NotPaused, "it is not paused") };
         return Err(AppError::conflict(problem, detail));
     }
-    let action = if stop { "dispatch.paused" } else { "dispatch.resumed" };
+    let action = if stop { AuditAction::DispatchPaused } else { AuditAction::DispatchResumed };
     // A workflow's pause belongs to its department; a connector's may concern several (then to none in particular).
     let department = (concerned.len() == 1).then(|| concerned[0].as_str());
     let entry = AuditEntry::new(caller.actor(), action, scope.as_str(), name)

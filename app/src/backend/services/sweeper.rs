@@ -2,6 +2,7 @@
 //! server processes: the status change is a compare-and-set (`WHERE status = 'running'`), so exactly one
 //! instance records each stall and its audit event.
 use super::audit::record;
+use crate::domain::audit_action::AuditAction;
 use super::reconciliation;
 use crate::api::AppError;
 use crate::backend::db::operations::{OperationRow, StepRow};
@@ -80,7 +81,7 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
     if !db::operations::mark_stalled(&mut tx, operation.id, event, failure_class, now).await? {
         return Ok(false);
     }
-    let entry = AuditEntry::new(Actor::system("sweeper"), "operation.stalled", "operation", &operation.process_id)
+    let entry = AuditEntry::new(Actor::system("sweeper"), AuditAction::OperationStalled, "operation", &operation.process_id)
         .department(Some(&operation.department))
         .before(json!({"status": operation.status}))
         .after(json!({"status": "stalled", "event": event, "failure_class": failure_class, "step": stall.step}))

@@ -1,5 +1,6 @@
 //! People: adding, listing, disabling, roles and departments, passwords. Admin-only except one's own password.
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use super::Caller;
 use super::audit::record;
@@ -104,7 +105,7 @@ pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: 
     let role_names: Vec<&str> = checked.roles.iter().map(|r| r.as_str()).collect();
     db::users::replace_roles(&mut tx, id, &role_names).await?;
     db::users::replace_departments(&mut tx, id, &department_ids).await?;
-    let entry = AuditEntry::new(actor, "user.created", "user", id).after(json!({
+    let entry = AuditEntry::new(actor, AuditAction::UserCreated, "user", id).after(json!({
         "username": checked.username,
         "display_name": checked.display_name,
         "email": email,
@@ -154,7 +155,7 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
         return Ok(());
     }
     db::users::set_disabled_at(&mut tx, user_id, disabled.then_some(now), now).await?;
-    let action = if disabled { "user.disabled" } else { "user.enabled" };
+    let action = if disabled { AuditAction::UserDisabled } else { AuditAction::UserEnabled };
     let entry = AuditEntry::new(caller.actor(), action, "user", user_id)
         .before(json!({"username": user.username, "disabled": !disabled}))
         .after(json!({"username": user.username, "disabled": disabled}));
@@ -185,7 +186,7 @@ pub async fn set_roles(
     let role_names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
     db::users::replace_roles(&mut tx, user_id, &role_names).await?;
     db::users::replace_departments(&mut tx, user_id, &ids).await?;
-    let entry = AuditEntry::new(caller.actor(), "user.roles_changed", "user", user_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::UserRolesChanged, "user", user_id)
         .before(json!({"username": user.username, "roles": before_roles, "departments": before_departments}))
         .after(json!({"username": user.username, "roles": role_names, "departments": codes}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -213,7 +214,7 @@ pub async fn change_own_password(
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::users::set_password_hash(&mut tx, me.id, &hash, now).await?;
-    let entry = AuditEntry::new(caller.actor(), "user.password_changed", "user", me.id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::UserPasswordChanged, "user", me.id)
         .after(json!({"username": me.username}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     let row = db::users::by_id(&mut tx, me.id).await?.ok_or(AppError::Unauthorized)?;
@@ -235,7 +236,7 @@ pub async fn set_preferences(
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::users::set_preferences(&mut tx, me.id, language, zone.name(), now).await?;
-    let entry = AuditEntry::new(caller.actor(), "user.preferences_changed", "user", me.id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::UserPreferencesChanged, "user", me.id)
         .before(json!({"language": me.language, "time_zone": me.time_zone}))
         .after(json!({"language": language, "time_zone": zone.name()}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;

@@ -2,6 +2,7 @@
 //! (a receipt, deduplicated on `webhook-id`), processed after (an event record). A webhook becomes a
 //! reconciliation result of the step it is about; a webhook older than one already applied never overwrites it.
 use super::audit::record;
+use crate::domain::audit_action::AuditAction;
 use crate::api::AppError;
 use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::db::webhooks::{NewEvent, ReceiptRow};
@@ -43,7 +44,7 @@ pub async fn receive(state: &AppState, name: &str, headers: &Headers<'_>, body: 
         tracing::info!(connector = name, webhook_id, "duplicate webhook ignored");
         return Ok(Received::Duplicate);
     };
-    let entry = AuditEntry::new(actor, "webhook.received", "webhook", format!("{name}/{webhook_id}"))
+    let entry = AuditEntry::new(actor, AuditAction::WebhookReceived, "webhook", format!("{name}/{webhook_id}"))
         .after(json!({"connector": name, "webhook_id": webhook_id, "sent_at": sent_at}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
@@ -116,7 +117,7 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
         return Ok(()); // another worker processed it
     }
     let applied = db::webhooks::advance_step_version(&mut tx, step.id, version).await?;
-    let (outcome, action) = if applied { ("applied", "step.reconciled") } else { ("stale", "webhook.stale_ignored") };
+    let (outcome, action) = if applied { ("applied", AuditAction::StepReconciled) } else { ("stale", AuditAction::WebhookStaleIgnored) };
     let detail = if applied {
         format!("version {version}: {}", verdict.as_str())
     } else {
@@ -170,7 +171,7 @@ async fn finish(state: &AppState, receipt: &ReceiptRow, actor: Actor, outcome: O
     }
     let event = NewEvent { receipt_id: receipt.id, step_id: None, version: None, outcome, detail };
     db::webhooks::insert_event(&mut tx, &event, now).await?;
-    let entry = AuditEntry::new(actor, "webhook.not_applied", "webhook", format!("{}/{}", receipt.connector, receipt.webhook_id))
+    let entry = AuditEntry::new(actor, AuditAction::WebhookNotApplied, "webhook", format!("{}/{}", receipt.connector, receipt.webhook_id))
         .reason(detail);
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
@@ -185,7 +186,7 @@ pub async fn purge_bodies(state: &AppState) -> Result<u64, AppError> {
     let mut tx = state.db.begin_write().await?;
     let purged = db::webhooks::purge_bodies(&mut tx, now - Duration::days(days as i64)).await?;
     if purged > 0 {
-        let entry = AuditEntry::new(Actor::system("housekeeping"), "webhook.bodies_purged", "webhook", "bodies")
+        let entry = AuditEntry::new(Actor::system("housekeeping"), AuditAction::WebhookBodiesPurged, "webhook", "bodies")
             .after(json!({"purged": purged, "older_than_days": days}));
         record(&mut tx, entry, None, now).await?;
     }

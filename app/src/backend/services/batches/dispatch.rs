@@ -1,5 +1,6 @@
 //! After the approval: pause, resume and cancel at the batch's rate, and what the dispatcher tells the batch.
 use super::*;
+use crate::domain::audit_action::AuditAction;
 
 /// Pause, resume or cancel, with a reason. A pause keeps the waiting dispatches in the outbox (the dispatcher
 /// skips them); a resume spreads them from now at the batch's rate; a cancel withdraws every dispatch not
@@ -10,9 +11,9 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
     let (event, action) = match control {
-        Control::Pause => (BatchEvent::Pause, "rerun_batch.paused"),
-        Control::Resume => (BatchEvent::Resume, "rerun_batch.resumed"),
-        Control::Cancel => (BatchEvent::Cancel, "rerun_batch.cancelled"),
+        Control::Pause => (BatchEvent::Pause, AuditAction::RerunBatchPaused),
+        Control::Resume => (BatchEvent::Resume, AuditAction::RerunBatchResumed),
+        Control::Cancel => (BatchEvent::Cancel, AuditAction::RerunBatchCancelled),
     };
     let to = allows(&batch, event)?;
     match event {
@@ -63,7 +64,7 @@ async fn withdraw_waiting(tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, wh
             continue;
         }
         let moved = advance_by_id(tx, (rerun_id, member.operation_id, from), RequestEvent::Void, now).await?;
-        let entry = member_entry(caller.actor(), "rerun_request.cancelled", batch, &member.process_id)
+        let entry = member_entry(caller.actor(), AuditAction::RerunRequestCancelled, batch, &member.process_id)
             .before(json!({"rerun_id": rerun_id, "status": from}))
             .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": moved.to}))
             .reason(why);
@@ -80,7 +81,7 @@ pub async fn complete_if_done(tx: &mut db::Tx, state: &AppState, id: &str, now: 
     }
     move_batch(tx, &batch, BatchEvent::AllSent, now).await?;
     let progress = super::view::progress_of(&db::batches::members(tx, id).await?);
-    let entry = batch_entry(Actor::system("dispatcher"), "rerun_batch.completed", &batch)
+    let entry = batch_entry(Actor::system("dispatcher"), AuditAction::RerunBatchCompleted, &batch)
         .before(json!({"status": batch.status}))
         .after(json!({"status": BatchStatus::Completed, "progress": progress}));
     record(tx, entry, None, now).await?;
@@ -92,7 +93,7 @@ pub async fn complete_if_done(tx: &mut db::Tx, state: &AppState, id: &str, now: 
 pub async fn drop_after_approval(tx: &mut db::Tx, batch: &str, request: &RequestRow, now: DateTime<Utc>) -> Result<(), AppError> {
     let reasons_json = serde_json::to_string(&[Reason::EvidenceChanged]).map_err(|e| internal("reasons", e))?;
     db::batches::drop_by_request(tx, batch, &request.id, &reasons_json).await?;
-    let entry = AuditEntry::new(Actor::system("dispatcher"), "rerun_batch.operation_dropped", "operation", &request.process_id)
+    let entry = AuditEntry::new(Actor::system("dispatcher"), AuditAction::RerunBatchOperationDropped, "operation", &request.process_id)
         .department(Some(&request.department))
         .after(json!({"batch_id": batch, "rerun_id": request.id, "reason": Reason::EvidenceChanged}));
     record(tx, entry, None, now).await?;

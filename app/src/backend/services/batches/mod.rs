@@ -5,6 +5,7 @@
 //! at the batch's rate. A member whose evidence changes drops out alone. Every change with its audit events
 //! in one transaction.
 use super::Caller;
+use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::notifications::notify_owners;
 use super::reconciliation::{self, Looked};
@@ -43,11 +44,11 @@ fn internal(what: &'static str, e: impl std::fmt::Display) -> AppError {
 }
 
 
-fn batch_entry(actor: Actor, action: &'static str, batch: &BatchRow) -> AuditEntry {
+fn batch_entry(actor: Actor, action: AuditAction, batch: &BatchRow) -> AuditEntry {
     AuditEntry::new(actor, action, "rerun_batch", &batch.id).department(Some(&batch.department))
 }
 
-fn member_entry(actor: Actor, action: &'static str, batch: &BatchRow, process_id: &str) -> AuditEntry {
+fn member_entry(actor: Actor, action: AuditAction, batch: &BatchRow, process_id: &str) -> AuditEntry {
     AuditEntry::new(actor, action, "operation", process_id).department(Some(&batch.department))
 }
 
@@ -113,7 +114,7 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
     db::batches::insert(&mut tx, &new, &ids, now).await?;
     let batch = db::batches::by_id(&mut tx, &id).await?.ok_or(AppError::NotFound)?;
     let process_ids: Vec<&str> = selected.iter().map(|s| s.process_id.as_str()).collect();
-    let entry = batch_entry(caller.actor(), "rerun_batch.created", &batch)
+    let entry = batch_entry(caller.actor(), AuditAction::RerunBatchCreated, &batch)
         .after(json!({"selection": selection, "operations": process_ids.len(), "process_ids": process_ids}))
         .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -184,7 +185,7 @@ pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minut
     }
     db::batches::set_rate_and_expiry(&mut tx, id, Some(i64::from(rate)), None).await?;
     move_batch(&mut tx, &batch, BatchEvent::Request, now).await?;
-    let entry = batch_entry(caller.actor(), "rerun_batch.requested", &batch)
+    let entry = batch_entry(caller.actor(), AuditAction::RerunBatchRequested, &batch)
         .before(json!({"status": batch.status}))
         .after(json!({"status": BatchStatus::Draft, "requested": requested, "dropped": dropped, "rate_per_minute": rate}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -248,7 +249,7 @@ async fn drop_member(
         let request = db::rerun_requests::by_id(tx, rerun_id).await?.ok_or(AppError::NotFound)?;
         advance(tx, &request, RequestEvent::Void, now).await?;
     }
-    let entry = member_entry(actor, "rerun_batch.operation_dropped", batch, &member.process_id)
+    let entry = member_entry(actor, AuditAction::RerunBatchOperationDropped, batch, &member.process_id)
         .after(json!({"batch_id": batch.id, "rerun_id": member.request_id, "reason": why}));
     record(tx, entry, request_id, now).await?;
     Ok(())
@@ -272,7 +273,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     let (class, text) = if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
     let confirmation = Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
     db::batches::confirm_check(&mut tx, id, number, &confirmation, now).await?;
-    let entry = batch_entry(caller.actor(), "rerun_batch.check_confirmed", &batch)
+    let entry = batch_entry(caller.actor(), AuditAction::RerunBatchCheckConfirmed, &batch)
         .after(json!({"check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
@@ -299,7 +300,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         let expiry = now + approval_validity(state, &request, &plan);
         expires_at = Some(expires_at.map_or(expiry, |e| e.min(expiry)));
         db::rerun_requests::set_expiry(&mut tx, &request.id, expiry).await?;
-        let entry = member_entry(caller.actor(), "rerun_request.submitted", &batch, &member.process_id)
+        let entry = member_entry(caller.actor(), AuditAction::RerunRequestSubmitted, &batch, &member.process_id)
             .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
             .after(json!({"rerun_id": request.id, "batch_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -309,7 +310,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let to = allows(&batch, event)?;
     db::batches::set_rate_and_expiry(&mut tx, id, None, expires_at).await?;
     move_batch(&mut tx, &batch, event, now).await?;
-    let entry = batch_entry(caller.actor(), "rerun_batch.submitted", &batch)
+    let entry = batch_entry(caller.actor(), AuditAction::RerunBatchSubmitted, &batch)
         .before(json!({"status": batch.status}))
         .after(json!({"status": to, "operations": submitted, "expires_at": expires_at}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -362,7 +363,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
     let approvals = counted(&approvers, &ballot);
     if !is_approved(approvals, required) {
-        let entry = batch_entry(caller.actor(), "rerun_batch.approval_recorded", &batch).after(json!({"approvals": approvals, "required": required}));
+        let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApprovalRecorded, &batch).after(json!({"approvals": approvals, "required": required}));
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
         tx.commit().await?;
         return Ok(());
@@ -382,7 +383,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         let moved = advance(&mut tx, &request, RequestEvent::Approve, now).await?;
         db::rerun_requests::insert_dispatch(&mut tx, &request.id, batches::send_at(now, turn, rate), now).await?;
         turn += 1;
-        let entry = member_entry(caller.actor(), "rerun_request.approved", &batch, &member.process_id)
+        let entry = member_entry(caller.actor(), AuditAction::RerunRequestApproved, &batch, &member.process_id)
             .before(json!({"rerun_id": request.id, "status": request.status}))
             .after(json!({"rerun_id": request.id, "batch_id": id, "status": moved.to, "approvals": approvals}));
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -390,7 +391,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let event = if turn == 0 { BatchEvent::NothingLeft } else { BatchEvent::Approve };
     let to = allows(&batch, event)?;
     move_batch(&mut tx, &batch, event, now).await?;
-    let entry = batch_entry(caller.actor(), "rerun_batch.approved", &batch)
+    let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApproved, &batch)
         .before(json!({"status": batch.status}))
         .after(json!({"status": to, "approvals": approvals, "operations": turn, "rate_per_minute": rate}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -451,19 +452,19 @@ async fn end_before_dispatch(
     notify_creator(tx, state, batch, to.as_str(), title, now).await
 }
 
-fn member_action(event: RequestEvent) -> &'static str {
+fn member_action(event: RequestEvent) -> AuditAction {
     match event {
-        RequestEvent::Reject => "rerun_request.rejected",
-        RequestEvent::Expire => "rerun_request.expired",
-        _ => "rerun_request.cancelled",
+        RequestEvent::Reject => AuditAction::RerunRequestRejected,
+        RequestEvent::Expire => AuditAction::RerunRequestExpired,
+        _ => AuditAction::RerunRequestCancelled,
     }
 }
 
-fn batch_action(event: BatchEvent) -> &'static str {
+fn batch_action(event: BatchEvent) -> AuditAction {
     match event {
-        BatchEvent::Reject => "rerun_batch.rejected",
-        BatchEvent::Expire => "rerun_batch.expired",
-        _ => "rerun_batch.cancelled",
+        BatchEvent::Reject => AuditAction::RerunBatchRejected,
+        BatchEvent::Expire => AuditAction::RerunBatchExpired,
+        _ => AuditAction::RerunBatchCancelled,
     }
 }
 

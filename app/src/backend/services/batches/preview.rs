@@ -1,6 +1,7 @@
 //! The preview: the outside systems are asked about every member, a few at a time, and each gets its plan —
 //! a dry run that sends nothing. One worker at a time holds the batch's lease; a stopped one's runs out.
 use super::*;
+use crate::domain::audit_action::AuditAction;
 
 /// How long a preview worker's claim lasts without renewal (it renews after every few look-ups).
 const PREVIEW_LEASE_SECONDS: i64 = 60;
@@ -108,7 +109,7 @@ async fn finish_preview(state: &AppState, batch: &BatchRow) -> Result<(), AppErr
     }
     let members = db::batches::members(&mut tx, &batch.id).await?;
     let count = |s: &str| members.iter().filter(|m| m.state == s).count();
-    let entry = batch_entry(Actor::system("bulk-preview"), "rerun_batch.previewed", batch)
+    let entry = batch_entry(Actor::system("bulk-preview"), AuditAction::RerunBatchPreviewed, batch)
         .after(json!({"eligible": count("eligible"), "blocked": count("blocked"), "nothing_to_rerun": count("done")}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
