@@ -2,7 +2,7 @@
 //! checks once, approve once, and watch the dispatch at its rate with pause, resume and cancel.
 use super::AppError;
 use super::reruns::DecisionView;
-use crate::domain::batches::{BatchStatus, Progress, Reason};
+use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -36,8 +36,7 @@ pub struct Totals {
 pub struct MemberView {
     pub process_id: String,
     pub workflow: String,
-    /// `waiting` (not looked up yet), `eligible`, `done` (nothing to rerun), `blocked`, `requested`, `dropped`.
-    pub state: String,
+    pub state: MemberState,
     /// The plan: step and its original idempotency key.
     pub steps: Vec<(String, String)>,
     pub reasons: Vec<Reason>,

@@ -107,6 +107,86 @@ impl BatchStatus {
     }
 }
 
+/// Where one selected operation stands in its batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberState {
+    /// Not looked up yet.
+    Waiting,
+    /// Its plan is ready; nothing blocks it.
+    Eligible,
+    /// A step's state, its operation's state or a failed look-up keeps it out.
+    Blocked,
+    /// The outside systems show it executed: nothing to rerun.
+    Done,
+    /// Its rerun request is part of the batch's request.
+    Requested,
+    /// It left the batch's request, with its reason.
+    Dropped,
+}
+
+impl MemberState {
+    pub const ALL: [MemberState; 6] =
+        [MemberState::Waiting, MemberState::Eligible, MemberState::Blocked, MemberState::Done, MemberState::Requested, MemberState::Dropped];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemberState::Waiting => "waiting",
+            MemberState::Eligible => "eligible",
+            MemberState::Blocked => "blocked",
+            MemberState::Done => "done",
+            MemberState::Requested => "requested",
+            MemberState::Dropped => "dropped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MemberState> {
+        MemberState::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// The move this event makes from this state, or a refusal: a member is looked up once, requested from
+    /// its preview, and drops out at most once.
+    pub fn next(self, event: MemberEvent) -> Result<MemberState, MemberRefused> {
+        use MemberEvent as E;
+        use MemberState as S;
+        match (self, event) {
+            (S::Waiting, E::FoundEligible) => Ok(S::Eligible),
+            (S::Waiting, E::FoundBlocked) => Ok(S::Blocked),
+            (S::Waiting, E::FoundExecuted) => Ok(S::Done),
+            (S::Eligible | S::Done, E::Request) => Ok(S::Requested),
+            (S::Eligible | S::Done | S::Requested, E::Drop) => Ok(S::Dropped),
+            (from, event) => Err(MemberRefused { from, event }),
+        }
+    }
+
+    /// Whether it has (or had, before the request) a plan of its own.
+    pub fn is_planned(self) -> bool {
+        matches!(self, MemberState::Eligible | MemberState::Requested)
+    }
+}
+
+/// What happens to one member of a bulk rerun.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemberEvent {
+    FoundEligible,
+    FoundBlocked,
+    FoundExecuted,
+    Request,
+    Drop,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberRefused {
+    pub from: MemberState,
+    pub event: MemberEvent,
+}
+
+impl std::fmt::Display for MemberRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a member that is {} cannot take {:?}", self.from.as_str(), self.event)
+    }
+}
+
 /// What happens to a bulk rerun.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BatchEvent {
@@ -327,6 +407,21 @@ mod tests {
             assert_eq!(BatchStatus::parse(s.as_str()), Some(s));
         }
         assert!(BatchStatus::Paused.is_open() && !BatchStatus::Completed.is_open());
+    }
+
+    #[test]
+    fn a_member_is_looked_up_once_requested_from_its_preview_and_dropped_at_most_once() {
+        use MemberEvent as E;
+        use MemberState as S;
+        assert_eq!(S::Waiting.next(E::FoundEligible).and_then(|s| s.next(E::Request)), Ok(S::Requested));
+        assert_eq!(S::Requested.next(E::Drop), Ok(S::Dropped));
+        assert!(S::Waiting.next(E::Request).is_err(), "requested before its look-up");
+        assert!(S::Blocked.next(E::Request).is_err());
+        assert!(S::Eligible.next(E::FoundBlocked).is_err(), "looked up twice");
+        assert!(S::Dropped.next(E::Drop).is_err() && S::Dropped.next(E::Request).is_err());
+        for state in S::ALL {
+            assert_eq!(S::parse(state.as_str()), Some(state));
+        }
     }
 
     #[test]

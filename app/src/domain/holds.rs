@@ -1,14 +1,14 @@
 //! Holds and manual verdicts: the people's side of reconciliation. A hold stops work on a stalled
 //! operation until someone lets it go; both need a reason that says why, in words.
 use super::invalid::{Invalid, Rule};
-use super::operations::OperationStatus;
+use super::operations::{OperationEvent, OperationStatus};
 use super::reconciliation::Verdict;
 
 pub const MAX_REASON_CHARS: usize = 2_000;
 
 /// Only a stalled operation can be put on hold (a running one has nothing to wait for yet).
 pub fn may_be_held(status: OperationStatus) -> bool {
-    status == OperationStatus::Stalled
+    status == OperationEvent::Hold.moves().0
 }
 
 /// A reason or evidence text: trimmed, not empty, not endless.

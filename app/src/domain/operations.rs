@@ -63,6 +63,37 @@ snake_names!(OperationStatus {
     Rerunning => "rerunning", Completed => "completed", Resolved => "resolved",
 });
 
+/// What moves an operation between the states people and reruns take it through. Each event makes one move,
+/// compared-and-set on its `from` state; completion is reached from any state once every step is complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperationEvent {
+    /// The sweeper found it not progressing.
+    Stall,
+    Hold,
+    Release,
+    /// Its rerun request went to the owners.
+    AwaitApproval,
+    /// Its rerun was sent.
+    Rerun,
+    /// Its rerun request went back to staff, ended, or its rerun could not be sent.
+    BackToStaff,
+}
+
+impl OperationEvent {
+    /// The one move this event makes: from, to.
+    pub fn moves(self) -> (OperationStatus, OperationStatus) {
+        use OperationStatus as S;
+        match self {
+            OperationEvent::Stall => (S::Running, S::Stalled),
+            OperationEvent::Hold => (S::Stalled, S::OnHold),
+            OperationEvent::Release => (S::OnHold, S::Stalled),
+            OperationEvent::AwaitApproval => (S::Stalled, S::RerunPending),
+            OperationEvent::Rerun => (S::RerunPending, S::Rerunning),
+            OperationEvent::BackToStaff => (S::RerunPending, S::Stalled),
+        }
+    }
+}
+
 snake_names!(StepState {
     NotStarted => "not_started", Started => "started", Succeeded => "succeeded", Failed => "failed",
     Unknown => "unknown",

@@ -1,7 +1,7 @@
 //! A rerun request's life (SPEC "Rerun request"): its states and the one table of moves between them. The
 //! services ask `next` for every change and the database compares-and-sets on the state they read, so a request
 //! never jumps a step, and two people acting at once cannot both move it.
-use super::operations::OperationStatus;
+use super::operations::OperationEvent;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -64,15 +64,12 @@ impl RequestEvent {
     /// How the operation moves with its request: a request waiting for approval holds the operation in
     /// `rerun_pending`; a sent rerun makes it `rerunning`; a request that goes back to staff or fails leaves it
     /// stalled again. `None`: the operation stays where it is.
-    pub fn operation_move(self) -> Option<(OperationStatus, OperationStatus)> {
-        use OperationStatus as O;
+    pub fn operation_move(self) -> Option<OperationEvent> {
         use RequestEvent as E;
         match self {
-            E::Submit => Some((O::Stalled, O::RerunPending)),
-            E::Sent => Some((O::RerunPending, O::Rerunning)),
-            E::Withdraw | E::Reject | E::Expire | E::Void | E::NothingToSend | E::SendFailed => {
-                Some((O::RerunPending, O::Stalled))
-            }
+            E::Submit => Some(OperationEvent::AwaitApproval),
+            E::Sent => Some(OperationEvent::Rerun),
+            E::Withdraw | E::Reject | E::Expire | E::Void | E::NothingToSend | E::SendFailed => Some(OperationEvent::BackToStaff),
             E::Approve | E::Completed => None,
         }
     }
@@ -205,10 +202,11 @@ mod tests {
     #[test]
     fn the_operation_waits_while_its_request_does_and_is_stalled_again_when_it_goes_back() {
         use crate::domain::operations::OperationStatus as O;
-        assert_eq!(E::Submit.operation_move(), Some((O::Stalled, O::RerunPending)));
-        assert_eq!(E::Sent.operation_move(), Some((O::RerunPending, O::Rerunning)));
+        let moves = |e: E| e.operation_move().map(OperationEvent::moves);
+        assert_eq!(moves(E::Submit), Some((O::Stalled, O::RerunPending)));
+        assert_eq!(moves(E::Sent), Some((O::RerunPending, O::Rerunning)));
         for back in [E::Withdraw, E::Reject, E::Expire, E::Void, E::SendFailed] {
-            assert_eq!(back.operation_move(), Some((O::RerunPending, O::Stalled)), "{back:?}");
+            assert_eq!(moves(back), Some((O::RerunPending, O::Stalled)), "{back:?}");
         }
         assert_eq!(E::Approve.operation_move(), None, "an approved rerun still waits for its send");
     }

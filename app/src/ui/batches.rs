@@ -9,7 +9,7 @@ use crate::api::batches::{
     SubmitBatch, follow_batch, list_batches, load_batch,
 };
 use crate::domain::approval::Decision;
-use crate::domain::batches::{BatchStatus, Progress, Reason};
+use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -35,16 +35,15 @@ pub fn batch_status_label(status: BatchStatus) -> &'static str {
     }
 }
 
-fn member_label(state: &str) -> &'static str {
+fn member_label(state: MemberState) -> &'static str {
     let l = locale();
     match state {
-        "waiting" => td_string!(l, rerun.batch.member.waiting),
-        "eligible" => td_string!(l, rerun.batch.member.eligible),
-        "done" => td_string!(l, rerun.batch.member.done),
-        "blocked" => td_string!(l, rerun.batch.member.blocked),
-        "requested" => td_string!(l, rerun.batch.member.requested),
-        "dropped" => td_string!(l, rerun.batch.member.dropped),
-        _ => "?",
+        MemberState::Waiting => td_string!(l, rerun.batch.member.waiting),
+        MemberState::Eligible => td_string!(l, rerun.batch.member.eligible),
+        MemberState::Done => td_string!(l, rerun.batch.member.done),
+        MemberState::Blocked => td_string!(l, rerun.batch.member.blocked),
+        MemberState::Requested => td_string!(l, rerun.batch.member.requested),
+        MemberState::Dropped => td_string!(l, rerun.batch.member.dropped),
     }
 }
 
@@ -231,8 +230,8 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         .iter()
         .cloned()
         .enumerate()
-        .filter(|(_, m)| m.state != "waiting")
-        .partition(|(_, m)| matches!(m.state.as_str(), "eligible" | "requested"));
+        .filter(|(_, m)| m.state != MemberState::Waiting)
+        .partition(|(_, m)| m.state.is_planned());
     let (submit_id, decide_id, control_id) = (id.clone(), id.clone(), id.clone());
     let error_of_confirm = super::error_of(actions.confirm);
     let error_of_submit = super::error_of(actions.submit);
@@ -347,10 +346,10 @@ fn Planned(members: Vec<(usize, MemberView)>, live: RwSignal<BatchProgress>) -> 
                 </tr></thead>
                 <tbody>
                     {members.into_iter().map(|(index, m)| {
-                        let state = m.state.clone();
+                        let state = m.state;
                         let shown = move || {
                             live.with(|v| v.members.get(index).copied().flatten())
-                                .map_or_else(|| member_label(&state), progress_label)
+                                .map_or_else(|| member_label(state), progress_label)
                         };
                         let pid = m.process_id.clone();
                         view! {
@@ -386,7 +385,7 @@ fn Others(members: Vec<(usize, MemberView)>) -> impl IntoView {
                         <tr data-member=pid.clone()>
                             <td><A href=format!("/operations/{pid}")>{m.process_id}</A></td>
                             <td>{m.workflow}</td>
-                            <td>{member_label(&m.state)}</td>
+                            <td>{member_label(m.state)}</td>
                             <td><ul class="plain">{m.reasons.iter().map(|r| view! { <li>{reason_text(r)}</li> }).collect_view()}</ul></td>
                         </tr>
                     }

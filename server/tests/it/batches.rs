@@ -152,7 +152,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     b.follows_the_view(&preview).await;
     assert_eq!(preview.totals.calls, vec![("ai-summary".to_string(), 450), ("order-api".to_string(), 450)]);
     let blocked = preview.members.iter().find(|m| m.process_id == *busy[3]).unwrap();
-    assert_eq!(blocked.state, "blocked");
+    assert_eq!(blocked.state.as_str(), "blocked");
     assert_eq!(blocked.reasons, vec![Reason::Blocked { step: "ai_summary".into(), why: BlockedBecause::StillInProgress }]);
     let eligible = preview.members.iter().find(|m| m.process_id == "OUT-001").unwrap();
     assert_eq!(eligible.steps, vec![("register_order".into(), "OUT-001-r".into()), ("ai_summary".into(), "OUT-001-s".into())]);

@@ -1,6 +1,6 @@
 //! Bulk reruns: the batch, its frozen members, its five checks and its owners' decisions.
 use super::{Tx, on_tx};
-use crate::domain::batches::BatchStatus;
+use crate::domain::batches::{BatchStatus, MemberState};
 use crate::domain::dispatch::DispatchStatus;
 use crate::domain::operations::OperationStatus;
 use crate::domain::rerun_request::RerunRequestStatus;
@@ -189,7 +189,7 @@ pub struct MemberRow {
     pub process_id: String,
     pub workflow: String,
     pub operation_status: OperationStatus,
-    pub state: String,
+    pub state: MemberState,
     pub plan_json: Option<String>,
     pub reasons_json: Option<String>,
     pub request_id: Option<String>,
@@ -220,13 +220,13 @@ pub async fn members(tx: &mut Tx, batch: &str) -> Result<Vec<MemberRow>, sqlx::E
 }
 
 /// Members in one state, in the batch's order.
-pub async fn members_in(tx: &mut Tx, batch: &str, state: &str, limit: i64) -> Result<Vec<MemberRow>, sqlx::Error> {
+pub async fn members_in(tx: &mut Tx, batch: &str, state: MemberState, limit: i64) -> Result<Vec<MemberRow>, sqlx::Error> {
     let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 AND m.state = $2 ORDER BY m.position LIMIT $3");
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).bind(state).bind(limit).fetch_all(c).await)
 }
 
 pub struct MemberUpdate<'a> {
-    pub state: &'a str,
+    pub state: MemberState,
     pub plan_json: Option<&'a str>,
     pub reasons_json: Option<&'a str>,
     pub request_id: Option<&'a str>,

@@ -1,6 +1,6 @@
 //! Operations and their steps.
 use super::{Tx, on_tx};
-use crate::domain::operations::OperationStatus;
+use crate::domain::operations::{OperationEvent, OperationStatus, StepState};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -34,7 +34,7 @@ pub struct StepRow {
     pub name: String,
     pub idempotency_key: String,
     pub content_fingerprint: Option<String>,
-    pub state: String,
+    pub state: StepState,
     pub last_seq: Option<i64>,
     pub result_id: Option<String>,
     pub error_class: Option<String>,
@@ -299,14 +299,16 @@ pub async fn mark_stalled(
     failure_class: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
+    let (from, to) = OperationEvent::Stall.moves();
     let updated = on_tx!(tx, |c| sqlx::query(
-        "UPDATE operations SET status = 'stalled', event = $2, failure_class = $3, updated_at = $4
-         WHERE id = $1 AND status = 'running'"
+        "UPDATE operations SET status = $6, event = $2, failure_class = $3, updated_at = $4 WHERE id = $1 AND status = $5"
     )
     .bind(id)
     .bind(event)
     .bind(failure_class)
     .bind(now)
+    .bind(from)
+    .bind(to)
     .execute(c)
     .await
     .map(|r| r.rows_affected()))?;

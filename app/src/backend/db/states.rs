@@ -2,7 +2,7 @@
 //! domain's `parse`, so a name the domain does not know is a decode error, never a silent default. Rows and
 //! statements carry the enums; the names exist only here and on the wire.
 use crate::domain::approval::Decision;
-use crate::domain::batches::BatchStatus;
+use crate::domain::batches::{BatchStatus, MemberState};
 use crate::domain::dispatch::DispatchStatus;
 use crate::domain::operations::{OperationStatus, StepState};
 use crate::domain::rerun_request::RerunRequestStatus;
@@ -42,6 +42,7 @@ macro_rules! stored_by_name {
 
 stored_by_name!(RerunRequestStatus);
 stored_by_name!(BatchStatus);
+stored_by_name!(MemberState);
 stored_by_name!(OperationStatus);
 stored_by_name!(StepState);
 stored_by_name!(DispatchStatus);

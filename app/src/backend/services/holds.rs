@@ -11,7 +11,7 @@ use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::{AppState, db};
 use crate::domain::audit::AuditEntry;
 use crate::domain::holds::{may_be_held, may_record_by_hand, reason};
-use crate::domain::operations::OperationStatus;
+use crate::domain::operations::{OperationEvent, OperationStatus};
 use crate::domain::reconciliation::{Evidence, Verdict};
 use crate::domain::rights::Act;
 use serde_json::json;
@@ -35,8 +35,7 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
     let operation = operation_for(state, caller, process_id, Act::Hold).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let moved = may_be_held(operation.status)
-        && db::operations::set_status_from(&mut tx, operation.id, OperationStatus::Stalled, OperationStatus::OnHold, now).await?;
+    let moved = may_be_held(operation.status) && super::operations::advance(&mut tx, operation.id, OperationEvent::Hold, now).await?;
     if !moved {
         return Err(AppError::conflict(Conflict::NotStalled, "only a stalled operation can be put on hold"));
     }
@@ -57,7 +56,7 @@ pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let hold = db::holds::open(&mut tx, operation.id).await?;
-    let moved = db::operations::set_status_from(&mut tx, operation.id, OperationStatus::OnHold, OperationStatus::Stalled, now).await?;
+    let moved = super::operations::advance(&mut tx, operation.id, OperationEvent::Release, now).await?;
     let (Some(hold), true) = (hold, moved) else {
         return Err(AppError::conflict(Conflict::NotOnHold, "the operation is not on hold"));
     };

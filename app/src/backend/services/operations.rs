@@ -18,7 +18,7 @@ use crate::domain::canonical_json::to_canonical_string;
 use crate::domain::fingerprint::fingerprint;
 use crate::domain::ids::DepartmentCode;
 use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::operations::{IdempotencyKey, OperationStatus, ProcessId, StepState};
+use crate::domain::operations::{IdempotencyKey, OperationEvent, OperationStatus, ProcessId};
 use crate::domain::reconciliation::Verdict;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -259,7 +259,7 @@ pub fn step_view(row: StepRow) -> StepView {
     StepView {
         position: row.position,
         name: row.name,
-        state: StepState::parse(&row.state).unwrap_or(StepState::Unknown),
+        state: row.state,
         idempotency_key: row.idempotency_key,
         result_id: row.result_id,
         attempts: row.attempts,
@@ -270,6 +270,13 @@ pub fn step_view(row: StepRow) -> StepView {
         reconciliation: None,
         ai_attempts: Vec::new(),
     }
+}
+
+/// Moves an operation by the domain's table (`OperationEvent::moves`); `false` when it was not in the event's
+/// `from` state (someone else was first, or it never was).
+pub async fn advance(tx: &mut db::Tx, id: i64, event: OperationEvent, now: chrono::DateTime<chrono::Utc>) -> Result<bool, AppError> {
+    let (from, to) = event.moves();
+    Ok(db::operations::set_status_from(tx, id, from, to, now).await?)
 }
 
 /// The operation whose steps are all complete becomes `completed`, with its audit event, in the caller's

@@ -206,7 +206,7 @@ pub(super) async fn advance_by_id(
         return Ok(Moved { to, request: false, operation: false });
     }
     let operation = match event.operation_move() {
-        Some((from, to)) => db::operations::set_status_from(tx, operation_id, from, to, now).await?,
+        Some(moved) => super::operations::advance(tx, operation_id, moved, now).await?,
         None => false,
     };
     Ok(Moved { to, request: true, operation })

@@ -133,7 +133,7 @@ fn ai_connector<'a>(state: &'a AppState, operation: &Operation, next: &StepRow, 
 /// The step after the event, or `None` when the event must not be applied: late, repeated or contradicting
 /// events are answered `applied: false`, never an error, so that senders do not retry them.
 fn decide(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> Option<StepRow> {
-    let current_state = StepState::parse(&current.state).unwrap_or(StepState::Unknown);
+    let current_state = current.state;
     let newer = is_newer(current.last_seq, event.seq);
     (newer && may_leave_success(current_state, event.kind.resulting_state())).then(|| apply(current, event, now))
 }
@@ -142,11 +142,11 @@ fn decide(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> Option<St
 fn apply(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> StepRow {
     let at = event.at.unwrap_or(now);
     let mut step = current.clone();
-    step.state = event.kind.resulting_state().as_str().to_string();
+    step.state = event.kind.resulting_state();
     step.last_seq = Some(event.seq);
     step.updated_at = now;
     // An outcome reported without a `started` event still was an attempt.
-    if current.state == StepState::NotStarted.as_str() && !matches!(event.kind, StepEventType::Started | StepEventType::Heartbeat) {
+    if current.state == StepState::NotStarted && !matches!(event.kind, StepEventType::Started | StepEventType::Heartbeat) {
         step.attempts += 1;
     }
     match event.kind {

@@ -8,7 +8,6 @@ use crate::api::AppError;
 use crate::backend::db::operations::{OperationRow, StepRow};
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::operations::StepState;
 use crate::domain::stall::{StepFacts, detect_stall};
 use serde_json::json;
 
@@ -63,7 +62,7 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
             let definition = workflow.steps.iter().find(|d| d.name == s.name);
             StepFacts {
                 name: s.name.clone(),
-                state: StepState::parse(&s.state).unwrap_or(StepState::Unknown),
+                state: s.state,
                 error_class: s.error_class.clone(),
                 result_id: s.result_id.clone(),
                 started_at: s.started_at,

@@ -58,7 +58,7 @@ pub async fn respread_after_stop(state: &AppState) -> Result<(), AppError> {
 
 /// Withdraws each approved member whose dispatch is still waiting (not the ones being sent now).
 async fn withdraw_waiting(tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, why: &str, now: DateTime<Utc>) -> Result<(), AppError> {
-    for member in db::batches::members_in(tx, &batch.id, "requested", MAX_OPERATIONS as i64).await? {
+    for member in db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await? {
         let (Some(rerun_id), Some(from)) = (member.request_id.as_deref(), member.request_status) else { continue };
         if from != RerunRequestStatus::Approved || !db::dispatches::withdraw(tx, rerun_id, now).await? {
             continue;

@@ -18,7 +18,7 @@ use crate::backend::db::rerun_requests::{Confirmation, DecisionRow, RequestRow};
 use crate::backend::{AppState, db};
 use crate::domain::approval::{self, Ballot, Decision, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::batches::{self, BatchEvent, BatchStatus, MAX_OPERATIONS, Progress, Reason};
+use crate::domain::batches::{self, BatchEvent, BatchStatus, MAX_OPERATIONS, MemberEvent, MemberState, Progress, Reason};
 use crate::domain::checklist::{self, Check, Prefill};
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
@@ -166,11 +166,11 @@ pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minut
     allows(&batch, BatchEvent::Request)?;
     let members = db::batches::members(&mut tx, id).await?;
     let (mut requested, mut dropped) = (0, 0);
-    for member in members.iter().filter(|m| matches!(m.state.as_str(), "eligible" | "done")) {
+    for member in members.iter().filter(|m| m.state.next(MemberEvent::Request).is_ok()) {
         match admit(state, &mut tx, caller, &batch, member, now).await? {
             Admission::Requested(request_id) => {
                 requested += 1;
-                let update = MemberUpdate { state: "requested", plan_json: None, reasons_json: None, request_id: Some(&request_id), looked_up_at: None };
+                let update = MemberUpdate { state: member.state.next(MemberEvent::Request).map_err(|r| internal("member", r))?, plan_json: None, reasons_json: None, request_id: Some(&request_id), looked_up_at: None };
                 db::batches::set_member(&mut tx, id, member.position, &update).await?;
             }
             Admission::Done => {}
@@ -242,7 +242,8 @@ async fn drop_member(
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     let reasons_json = serde_json::to_string(&[why]).map_err(|e| internal("reasons", e))?;
-    let update = MemberUpdate { state: "dropped", plan_json: None, reasons_json: Some(&reasons_json), request_id: None, looked_up_at: None };
+    let dropped = member.state.next(MemberEvent::Drop).map_err(|r| internal("member", r))?;
+    let update = MemberUpdate { state: dropped, plan_json: None, reasons_json: Some(&reasons_json), request_id: None, looked_up_at: None };
     db::batches::set_member(tx, &batch.id, member.position, &update).await?;
     // Its request as it stands in this transaction (the batch's submission may have just moved it).
     if let Some(rerun_id) = &member.request_id {
@@ -290,7 +291,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         return Err(AppError::invalid("checklist", Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first")));
     }
     let (mut submitted, mut expires_at) = (0, None::<DateTime<Utc>>);
-    for member in db::batches::members_in(&mut tx, id, "requested", MAX_OPERATIONS as i64).await? {
+    for member in db::batches::members_in(&mut tx, id, MemberState::Requested, MAX_OPERATIONS as i64).await? {
         let request = member_request(&mut tx, &member).await?;
         if !plan_still_holds(state, &mut tx, &request).await? || !advance(&mut tx, &request, RequestEvent::Submit, now).await?.operation {
             drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, &member, &Reason::EvidenceChanged, now).await?;
@@ -338,7 +339,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_for(&mut tx, caller, id, true).await?;
-    let members = db::batches::members_in(&mut tx, id, "requested", MAX_OPERATIONS as i64).await?;
+    let members = db::batches::members_in(&mut tx, id, MemberState::Requested, MAX_OPERATIONS as i64).await?;
     let decisions = db::batches::decisions(&mut tx, id).await?;
     let ballot = ballot(&batch, &members, &decisions);
     may_decide(&caller.person(), &ballot).map_err(|refusal| super::approvals::refused(caller, refusal, id))?;
@@ -405,7 +406,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
 /// asked for it. One ballot holds the rule for the batch and for each member at once: a member alone has the
 /// same department and decisions, and its requester is among the batch's.
 pub(super) fn ballot(batch: &BatchRow, members: &[MemberRow], decisions: &[DecisionRow]) -> Ballot {
-    let requested = members.iter().filter(|m| m.state == "requested").filter_map(|m| m.requested_by);
+    let requested = members.iter().filter(|m| m.state == MemberState::Requested).filter_map(|m| m.requested_by);
     let requesters = std::iter::once(batch.created_by).chain(requested).collect();
     Ballot { department: batch.department.clone(), requesters, decided: decisions.iter().map(|d| d.approver_id).collect() }
 }
@@ -430,7 +431,7 @@ async fn end_before_dispatch(
     let to = allows(batch, event)?;
     // The members' requests end as the batch does: rejected, expired or withdrawn.
     let member_event = event.member_event().ok_or_else(|| internal("batch end", format!("{event:?}")))?;
-    for member in db::batches::members_in(tx, &batch.id, "requested", MAX_OPERATIONS as i64).await? {
+    for member in db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await? {
         let (Some(rerun_id), Some(from)) = (&member.request_id, member.request_status) else { continue };
         let moved = advance_by_id(tx, (rerun_id, member.operation_id, from), member_event, now).await?;
         if moved.request {

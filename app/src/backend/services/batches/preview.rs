@@ -21,7 +21,7 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
             }
             lease = Some(until);
             let batch = db::batches::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?;
-            let waiting = db::batches::members_in(&mut tx, id, "waiting", chunk).await?;
+            let waiting = db::batches::members_in(&mut tx, id, MemberState::Waiting, chunk).await?;
             tx.commit().await?;
             (waiting, batch)
         };
@@ -54,9 +54,9 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
         let mut tx = state.db.begin_write().await?;
         for (member, looked) in looked {
             let actor = Actor::system("bulk-preview");
-            let (state_word, plan, reasons) = match looked {
-                None => ("blocked", None, vec![Reason::NotStalled { status: member.operation_status.to_string() }]),
-                Some(Err(error)) => ("blocked", None, vec![Reason::LookupError { message: error.to_string() }]),
+            let (found, plan, reasons) = match looked {
+                None => (MemberEvent::FoundBlocked, None, vec![Reason::NotStalled { status: member.operation_status.to_string() }]),
+                Some(Err(error)) => (MemberEvent::FoundBlocked, None, vec![Reason::LookupError { message: error.to_string() }]),
                 Some(Ok(looked)) => {
                     looked.record(&mut tx, actor, None).await?;
                     judge(state, &mut tx, &member).await?
@@ -65,7 +65,7 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
             let plan_json = plan.map(|p| serde_json::to_string(&p)).transpose().map_err(|e| internal("plan", e))?;
             let reasons_json = serde_json::to_string(&reasons).map_err(|e| internal("reasons", e))?;
             let update = MemberUpdate {
-                state: state_word,
+                state: member.state.next(found).map_err(|r| internal("member", r))?,
                 plan_json: plan_json.as_deref(),
                 reasons_json: Some(&reasons_json),
                 request_id: None,
@@ -78,26 +78,26 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
 }
 
 /// A member's plan after its look-up: eligible with a plan, done (nothing to rerun) or blocked with reasons.
-async fn judge(state: &AppState, tx: &mut db::Tx, member: &MemberRow) -> Result<(&'static str, Option<RerunPlan>, Vec<Reason>), AppError> {
+async fn judge(state: &AppState, tx: &mut db::Tx, member: &MemberRow) -> Result<(MemberEvent, Option<RerunPlan>, Vec<Reason>), AppError> {
     let Some(operation) = db::operations::by_id(tx, member.operation_id).await? else {
-        return Ok(("blocked", None, vec![Reason::NotStalled { status: "gone".into() }]));
+        return Ok((MemberEvent::FoundBlocked, None, vec![Reason::NotStalled { status: "gone".into() }]));
     };
     if operation.status != OperationStatus::Stalled {
-        return Ok(("blocked", None, vec![Reason::NotStalled { status: operation.status.to_string() }]));
+        return Ok((MemberEvent::FoundBlocked, None, vec![Reason::NotStalled { status: operation.status.to_string() }]));
     }
     let snap = snapshot(state, tx, operation).await?;
     let outcome = match plan_for(state, &snap) {
         Ok(outcome) => outcome,
-        Err(error) => return Ok(("blocked", None, vec![Reason::LookupError { message: error.to_string() }])),
+        Err(error) => return Ok((MemberEvent::FoundBlocked, None, vec![Reason::LookupError { message: error.to_string() }])),
     };
     if !outcome.blocked.is_empty() {
         let reasons = outcome.blocked.into_iter().map(|b| Reason::Blocked { step: b.step, why: b.why }).collect();
-        return Ok(("blocked", None, reasons));
+        return Ok((MemberEvent::FoundBlocked, None, reasons));
     }
     if outcome.plan.steps.is_empty() {
-        return Ok(("done", None, vec![Reason::NothingToRerun { confirmed: outcome.confirm_flags }]));
+        return Ok((MemberEvent::FoundExecuted, None, vec![Reason::NothingToRerun { confirmed: outcome.confirm_flags }]));
     }
-    Ok(("eligible", Some(outcome.plan), Vec::new()))
+    Ok((MemberEvent::FoundEligible, Some(outcome.plan), Vec::new()))
 }
 
 async fn finish_preview(state: &AppState, batch: &BatchRow) -> Result<(), AppError> {
@@ -108,9 +108,9 @@ async fn finish_preview(state: &AppState, batch: &BatchRow) -> Result<(), AppErr
         return Ok(());
     }
     let members = db::batches::members(&mut tx, &batch.id).await?;
-    let count = |s: &str| members.iter().filter(|m| m.state == s).count();
+    let count = |s: MemberState| members.iter().filter(|m| m.state == s).count();
     let entry = batch_entry(Actor::system("bulk-preview"), AuditAction::RerunBatchPreviewed, batch)
-        .after(json!({"eligible": count("eligible"), "blocked": count("blocked"), "nothing_to_rerun": count("done")}));
+        .after(json!({"eligible": count(MemberState::Eligible), "blocked": count(MemberState::Blocked), "nothing_to_rerun": count(MemberState::Done)}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     Ok(())

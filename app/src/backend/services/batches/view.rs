@@ -8,7 +8,7 @@ pub(super) fn progress_of(members: &[MemberRow]) -> Vec<(Progress, usize)> {
 
 /// A member's stage of the dispatch; `None` until it is requested.
 fn member_progress(m: &MemberRow) -> Option<Progress> {
-    let request = m.request_status.filter(|_| m.state == "requested")?;
+    let request = m.request_status.filter(|_| m.state == MemberState::Requested)?;
     Some(Progress::of(request, m.dispatch_status, m.operation_status))
 }
 
@@ -45,7 +45,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     for m in &members {
         let plan: Option<RerunPlan> = m.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
         let reasons: Vec<Reason> = m.reasons_json.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
-        let counted = matches!(m.state.as_str(), "eligible" | "requested");
+        let counted = m.state.is_planned();
         if counted {
             totals.operations += 1;
             let workflow = state.config.workflow(&m.workflow);
@@ -69,12 +69,12 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         });
     }
     totals.calls.sort();
-    let count = |s: &str| members.iter().filter(|m| m.state == s).count();
+    let count = |s: MemberState| members.iter().filter(|m| m.state == s).count();
     let failing_checks = members
         .iter()
         .filter(|m| m.reasons_json.as_deref().is_some_and(|r| r.contains("\"check_fails\"")))
         .count();
-    let requested = count("requested");
+    let requested = count(MemberState::Requested);
     let status = batch.status;
     let allows = |event: BatchEvent| status.next(event).is_ok();
     Ok(BatchView {
@@ -91,11 +91,11 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         max_rate_per_minute: i64::from(state.config.bulk_dispatch_per_minute),
         selected: members.len(),
         looked_up: looked_up(&members),
-        eligible: count("eligible"),
-        blocked: count("blocked"),
-        nothing_to_rerun: count("done"),
+        eligible: count(MemberState::Eligible),
+        blocked: count(MemberState::Blocked),
+        nothing_to_rerun: count(MemberState::Done),
         requested,
-        dropped: count("dropped"),
+        dropped: count(MemberState::Dropped),
         totals,
         checks: Check::ALL
             .into_iter()
