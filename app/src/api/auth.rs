@@ -1,12 +1,12 @@
 //! Sign-in, sign-out, who am I, my password.
 use super::{AppError, CurrentUser};
-use crate::domain::audit_action::AuditAction;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {
     super::context,
     crate::backend::{auth, services},
     crate::domain::audit::AuditEntry,
+    crate::domain::audit_action::AuditAction,
 };
 
 #[server(endpoint = "sign_in")]

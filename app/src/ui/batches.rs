@@ -1,7 +1,7 @@
 //! Bulk reruns: the list, and one batch's page — its dry run (totals, plans, the operations left out and why),
 //! the request at a rate, the five checks confirmed once for all, the owners' decision, and the live progress
 //! with pause, resume and cancel. Started from the board (`board::BulkRerun`).
-use super::labels::{local_time, locale, state_label};
+use super::labels::{local_time, locale, operation_status_label};
 use super::rerun_request::{blocked_label, check_label, confirmation_fields, confirmed_line};
 use crate::api::AppError;
 use crate::api::batches::{
@@ -10,6 +10,7 @@ use crate::api::batches::{
 };
 use crate::domain::approval::Decision;
 use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
+use crate::domain::operations::OperationStatus;
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -74,7 +75,7 @@ fn progress_key(progress: Progress) -> &'static str {
 fn reason_text(reason: &Reason) -> String {
     let l = locale();
     match reason {
-        Reason::NotStalled { status } => td_string!(l, rerun.batch.reason.not_stalled, status = state_label(status)).to_string(),
+        Reason::NotStalled { status } => td_string!(l, rerun.batch.reason.not_stalled, status = OperationStatus::parse(status).map_or_else(|| status.clone(), |s| operation_status_label(s).to_string())).to_string(),
         Reason::Blocked { step, why } => td_string!(l, rerun.batch.reason.blocked, step = step, why = blocked_label(*why)).to_string(),
         Reason::LookupError { message } => td_string!(l, rerun.batch.reason.lookup_error, message = message).to_string(),
         Reason::CheckFails { number, evidence } => {

@@ -1,5 +1,6 @@
 //! Words and formats shared by the pages, in the reader's language (`common` namespace) and time zone.
 use crate::domain::indicators::Indicator;
+use crate::domain::operations::{OperationStatus, StepState};
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::{Locale, td_string, use_i18n};
 use chrono::{DateTime, Utc};
@@ -96,22 +97,29 @@ pub fn failure_class_label(class: &str) -> &'static str {
     }
 }
 
-/// Step and operation states with an icon, so that colour is never the only sign.
-pub fn state_label(state: &str) -> &'static str {
+/// Step states with an icon, so that colour is never the only sign.
+pub fn step_state_label(state: StepState) -> &'static str {
     let l = locale();
     match state {
-        "not_started" => td_string!(l, common.state.not_started),
-        "started" | "running" => td_string!(l, common.state.running),
-        "succeeded" => td_string!(l, common.state.succeeded),
-        "failed" => td_string!(l, common.state.failed),
-        "unknown" => td_string!(l, common.state.unknown),
-        "stalled" => td_string!(l, common.state.stalled),
-        "on_hold" => td_string!(l, common.state.on_hold),
-        "rerun_pending" => td_string!(l, common.state.rerun_pending),
-        "rerunning" => td_string!(l, common.state.rerunning),
-        "completed" => td_string!(l, common.state.completed),
-        "resolved" => td_string!(l, common.state.resolved),
-        _ => "?",
+        StepState::NotStarted => td_string!(l, common.state.not_started),
+        StepState::Started => td_string!(l, common.state.running),
+        StepState::Succeeded => td_string!(l, common.state.succeeded),
+        StepState::Failed => td_string!(l, common.state.failed),
+        StepState::Unknown => td_string!(l, common.state.unknown),
+    }
+}
+
+/// Operation states with an icon, so that colour is never the only sign.
+pub fn operation_status_label(status: OperationStatus) -> &'static str {
+    let l = locale();
+    match status {
+        OperationStatus::Running => td_string!(l, common.state.running),
+        OperationStatus::Stalled => td_string!(l, common.state.stalled),
+        OperationStatus::OnHold => td_string!(l, common.state.on_hold),
+        OperationStatus::RerunPending => td_string!(l, common.state.rerun_pending),
+        OperationStatus::Rerunning => td_string!(l, common.state.rerunning),
+        OperationStatus::Completed => td_string!(l, common.state.completed),
+        OperationStatus::Resolved => td_string!(l, common.state.resolved),
     }
 }
 

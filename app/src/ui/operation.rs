@@ -1,6 +1,6 @@
 //! One operation: steps with their completion flags next to the reconciliation column, the decision-table
 //! row for its event, and its audit timeline.
-use super::labels::{event_label, failure_class_label, local_time, state_label, verdict_label};
+use super::labels::{event_label, failure_class_label, local_time, operation_status_label, step_state_label, verdict_label};
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
 use crate::api::board::{OperationDetail, load_operation};
 use crate::domain::operations::OperationStatus;
@@ -76,7 +76,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
     view! {
         <h1>{td_string!(l, operation.title)} " " <code>{op.process_id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>{td_string!(l, operation.status)}</dt><dd data-testid="operation-status">{state_label(op.status.as_str())}</dd>
+            <dt>{td_string!(l, operation.status)}</dt><dd data-testid="operation-status">{operation_status_label(op.status)}</dd>
             <dt>{td_string!(l, operation.workflow)}</dt><dd>{op.workflow.clone()}</dd>
             <dt>{td_string!(l, operation.department)}</dt><dd>{op.department.clone()}</dd>
             <dt>{td_string!(l, operation.event)}</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
@@ -167,7 +167,7 @@ fn StepRow(step: StepView) -> impl IntoView {
         <tr data-step=name data-verdict=verdict.map(|v| v.as_str()).unwrap_or("none")>
             <td>{step.position}</td>
             <td>{step.name}</td>
-            <td>{state_label(step.state.as_str())}</td>
+            <td>{step_state_label(step.state)}</td>
             <td data-testid="flag">{match step.completed_at { Some(at) => format!("✓ {}", local_time(at)), None => td_string!(l, operation.steps.not_completed).into() }}</td>
             <td data-testid="verdict"><strong class=format!("verdict {}", verdict.map(|v| v.as_str()).unwrap_or("none"))>
                 {verdict_label(verdict)}</strong>{evidence}</td>

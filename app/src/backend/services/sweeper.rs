@@ -2,6 +2,7 @@
 //! server processes: the status change is a compare-and-set (`WHERE status = 'running'`), so exactly one
 //! instance records each stall and its audit event.
 use super::audit::record;
+use crate::domain::operations::OperationStatus;
 use crate::domain::audit_action::AuditAction;
 use super::reconciliation;
 use crate::api::AppError;
@@ -83,7 +84,7 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
     let entry = AuditEntry::new(Actor::system("sweeper"), AuditAction::OperationStalled, "operation", &operation.process_id)
         .department(Some(&operation.department))
         .before(json!({"status": operation.status}))
-        .after(json!({"status": "stalled", "event": event, "failure_class": failure_class, "step": stall.step}))
+        .after(json!({"status": OperationStatus::Stalled, "event": event, "failure_class": failure_class, "step": stall.step}))
         .reason(&stall.reason);
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;

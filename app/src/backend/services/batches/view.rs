@@ -61,7 +61,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         views.push(MemberView {
             process_id: m.process_id.clone(),
             workflow: m.workflow.clone(),
-            state: m.state.clone(),
+            state: m.state,
             steps: plan.map(|p| p.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect()).unwrap_or_default(),
             reasons,
             rerun_id: m.request_id.clone(),
