@@ -53,7 +53,7 @@ fuzz_target!(|input: Input<'_>| {
     let start = DateTime::<Utc>::from_timestamp(1_795_000_000, 0).unwrap();
     let mut events: Vec<AuditEvent> = Vec::new();
     for e in &input.events {
-        let mut entry = AuditEntry::new(Actor::user(1, e.user), "operation.registered", "operation", e.object_id)
+        let mut entry = AuditEntry::new(Actor::user(1, e.user), app::domain::audit_action::AuditAction::OperationRegistered, "operation", e.object_id)
             .department(e.department);
         if let Some(after) = e.after {
             let value = serde_json::from_str::<Value>(after).unwrap_or_else(|_| Value::String(after.to_string()));

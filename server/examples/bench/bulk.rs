@@ -62,7 +62,7 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
     let batch = services::batches::create(&state, &staff, selection, "bench: an outage").await.map_err(fail)?;
     let view = loop {
         let view = services::batches::view(&state, &staff, &batch).await.map_err(fail)?;
-        if view.status != "previewing" {
+        if view.status.as_str() != "previewing" {
             break view;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;

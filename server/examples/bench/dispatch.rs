@@ -108,7 +108,7 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
             services::rerun_requests::confirm(&state, &staff, &request, n, "ok", cause).await.map_err(fail)?;
         }
         services::rerun_requests::submit(&state, &staff, &request).await.map_err(fail)?;
-        services::approvals::decide(&state, &owner, &request, services::approvals::Decision::Approve, "").await.map_err(fail)?;
+        services::approvals::decide(&state, &owner, &request, app::domain::approval::Decision::Approve, "").await.map_err(fail)?;
     }
 
     // The queue is full: four dispatchers drain it.

@@ -28,7 +28,7 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
         let mut events: Vec<AuditEvent> = Vec::with_capacity(n);
         for i in 0..n {
             let k = written + i;
-            let entry = AuditEntry::new(Actor::api_client(1, "bench-intake"), "step.succeeded", "operation", format!("BENCH-{}", k / 20))
+            let entry = AuditEntry::new(Actor::api_client(1, "bench-intake"), app::domain::audit_action::AuditAction::StepSucceeded, "operation", format!("BENCH-{}", k / 20))
                 .department(Some(if k % 3 == 0 { "billing" } else { "sales" }))
                 .before(json!({"step": "register_order", "state": "started", "seq": 1}))
                 .after(json!({"step": "register_order", "state": "succeeded", "seq": 2, "result_id": format!("ord_{k}")}));
