@@ -35,6 +35,30 @@ impl DispatchStatus {
     }
 }
 
+/// Where an outgoing e-mail or chat message stands in its outbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    Pending,
+    Sent,
+    /// Refused for good, or out of attempts.
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "pending",
+            DeliveryStatus::Sent => "sent",
+            DeliveryStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DeliveryStatus> {
+        [DeliveryStatus::Pending, DeliveryStatus::Sent, DeliveryStatus::Failed].into_iter().find(|d| d.as_str() == s)
+    }
+}
+
 impl std::fmt::Display for DispatchStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

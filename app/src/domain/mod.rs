@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod fingerprint;
 pub mod forwarding;
 pub mod holds;
+pub mod idempotency;
 pub mod ids;
 pub mod incidents;
 pub mod indicators;

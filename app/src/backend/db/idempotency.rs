@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct IdempotencyRow {
     pub fingerprint: String,
-    pub state: String,
+    pub state: crate::domain::idempotency::IdempotencyState,
     pub response_status: Option<i64>,
     pub response_body: Option<String>,
     pub created_at: DateTime<Utc>,

@@ -141,7 +141,7 @@ pub async fn claim_outbound(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTi
     }
 }
 
-pub async fn settle_outbound(tx: &mut Tx, id: i64, status: &str, attempts: i64, next: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn settle_outbound(tx: &mut Tx, id: i64, status: crate::domain::dispatch::DeliveryStatus, attempts: i64, next: DateTime<Utc>) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query(
         "UPDATE outbound_messages SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1"
     )

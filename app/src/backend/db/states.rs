@@ -3,7 +3,8 @@
 //! statements carry the enums; the names exist only here and on the wire.
 use crate::domain::approval::Decision;
 use crate::domain::batches::{BatchStatus, MemberState};
-use crate::domain::dispatch::DispatchStatus;
+use crate::domain::dispatch::{DeliveryStatus, DispatchStatus};
+use crate::domain::idempotency::IdempotencyState;
 use crate::domain::operations::{OperationStatus, StepState};
 use crate::domain::rerun_request::RerunRequestStatus;
 use sqlx::encode::IsNull;
@@ -47,3 +48,5 @@ stored_by_name!(OperationStatus);
 stored_by_name!(StepState);
 stored_by_name!(DispatchStatus);
 stored_by_name!(Decision);
+stored_by_name!(DeliveryStatus);
+stored_by_name!(IdempotencyState);

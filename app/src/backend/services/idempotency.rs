@@ -2,6 +2,7 @@
 //! first request → claimed and processed; same key, same body → the stored answer again; same key, other body →
 //! 409 mismatch; same key while the first is still processed → wait briefly for its answer, else 409 in flight.
 use crate::api::AppError;
+use crate::domain::idempotency::IdempotencyState;
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::backend::{AppState, db};
@@ -37,7 +38,7 @@ pub async fn claim(state: &AppState, client: i64, key: &str, fingerprint: &str) 
                 "this Idempotency-Key was used with a different request body; nothing was changed",
             ));
         }
-        if record.state == "done" {
+        if record.state == IdempotencyState::Done {
             let status = record.response_status.and_then(|s| u16::try_from(s).ok()).unwrap_or(200);
             return Ok(Claim::Replay { status, body: record.response_body.unwrap_or_default() });
         }

@@ -2,6 +2,7 @@
 //! requester at every decision and at the end. In-app, written in the transaction of the change; to the team's
 //! chat and by e-mail when configured, through an outbox sent after the commit.
 use super::Caller;
+use crate::domain::dispatch::DeliveryStatus;
 use crate::domain::audit_action::AuditAction;
 use crate::api::AppError;
 use crate::api::notifications::NotificationView;
@@ -127,10 +128,10 @@ pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
         };
         let attempts = message.attempts + 1;
         let (status, next) = match &delivered {
-            Ok(()) => ("sent", now),
+            Ok(()) => (DeliveryStatus::Sent, now),
             Err(e) => match crate::domain::dispatch::next_delay(attempts, None, 0.5).filter(|_| !e.permanent) {
-                Some(wait) => ("pending", now + wait),
-                None => ("failed", now),
+                Some(wait) => (DeliveryStatus::Pending, now + wait),
+                None => (DeliveryStatus::Failed, now),
             },
         };
         let mut tx = state.db.begin_write().await?;
@@ -138,7 +139,7 @@ pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
         tx.commit().await?;
         match delivered {
             Ok(()) => sent += 1,
-            Err(e) => tracing::warn!(message = message.id, channel = message.channel, attempts, status, why = e.why, "message not delivered"),
+            Err(e) => tracing::warn!(message = message.id, channel = message.channel, attempts, status = status.as_str(), why = e.why, "message not delivered"),
         }
     }
     Ok(sent)
