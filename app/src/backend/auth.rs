@@ -18,7 +18,7 @@ const LAST_SEEN_AT: &str = "last_seen_at";
 #[derive(Clone, Debug)]
 pub struct SessionUser {
     pub user: CurrentUser,
-    /// Changes with the password hash, so a password change ends the user's other sessions.
+    /// Changes with the password hash and the session generation (see `session_binding`).
     auth_hash: Vec<u8>,
 }
 
@@ -68,6 +68,15 @@ impl AuthnBackend for Backend {
     }
 }
 
+/// What a session is bound to: the password hash (a password change ends the other sessions) and the session
+/// generation (disabling the user ends them all, for good).
+fn session_binding(row: &UserRow) -> Vec<u8> {
+    let mut hash = Sha256::new();
+    hash.update(row.password_hash.as_bytes());
+    hash.update(row.session_generation.to_be_bytes());
+    hash.finalize().to_vec()
+}
+
 pub async fn load_session_user(tx: &mut db::Tx, row: UserRow) -> Result<SessionUser, sqlx::Error> {
     let roles = db::users::roles(tx, row.id).await?.iter().filter_map(|r| r.parse::<Role>().ok()).collect();
     let departments = db::users::departments(tx, row.id)
@@ -76,7 +85,7 @@ pub async fn load_session_user(tx: &mut db::Tx, row: UserRow) -> Result<SessionU
         .map(|d| DepartmentDto { code: d.code, name: d.name })
         .collect();
     Ok(SessionUser {
-        auth_hash: Sha256::digest(row.password_hash.as_bytes()).to_vec(),
+        auth_hash: session_binding(&row),
         user: CurrentUser {
             id: row.id,
             username: row.username,

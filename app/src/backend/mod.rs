@@ -40,10 +40,15 @@ pub struct Settings {
     pub metrics_token: Option<secrecy::SecretString>,
     /// Reverse proxies whose `X-Forwarded-For` names the client (`RERUN_GATE_TRUSTED_PROXIES`).
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Password checks that run at once, and how many may wait for a turn (beyond: 429). One per core, eight
+    /// per core waiting.
+    pub password_checks_at_once: usize,
+    pub password_check_queue: usize,
 }
 
 impl Settings {
     pub fn new(public_url: &str) -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Settings {
             public_url: public_url.trim_end_matches('/').to_string(),
             idle_timeout: Duration::from_secs(30 * 60),
@@ -53,6 +58,8 @@ impl Settings {
             dispatch_lease: Duration::from_secs(120),
             metrics_token: None,
             trusted_proxies: Vec::new(),
+            password_checks_at_once: cores,
+            password_check_queue: 8 * cores,
         }
     }
 
@@ -108,6 +115,8 @@ pub struct Parts {
     pub stopping: Arc<std::sync::atomic::AtomicBool>,
     /// HTTP requests seen by this instance, for `/metrics`.
     pub metrics: Arc<metrics::HttpMetrics>,
+    /// Turns for the Argon2 checks of sign-ins and password changes (bounded memory under a flood).
+    pub password_checks: Arc<passwords::Checks>,
 }
 
 impl AppState {
@@ -125,6 +134,7 @@ impl AppState {
     pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Result<Self, String> {
         let demo = demo_systems::DemoSystems::new(db.clone(), clock.clone());
         let connectors = reconciliation::Connectors::build(&config, &demo)?;
+        let password_checks = Arc::new(passwords::Checks::new(settings.password_checks_at_once, settings.password_check_queue));
         Ok(AppState(Arc::new(Parts {
             db,
             clock,
@@ -137,6 +147,7 @@ impl AppState {
             dispatch_wake: Arc::default(),
             stopping: Arc::default(),
             metrics: Arc::default(),
+            password_checks,
         })))
     }
 

@@ -1,14 +1,18 @@
-//! Argon2id with OWASP's parameters (m = 19 MiB, t = 2, p = 1), PHC strings, on the blocking pool.
+//! Argon2id with OWASP's parameters (m = 19 MiB, t = 2, p = 1), PHC strings, on the blocking pool, a few at a
+//! time (`Checks`).
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng};
 use argon2::{Algorithm, Argon2, Params, Version};
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 fn argon2() -> Argon2<'static> {
     let params = Params::new(19_456, 2, 1, None).expect("valid argon2 parameters");
     Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
 }
 
-/// A hash of a random password, verified when the user is unknown so that both answers take the same path.
+/// A hash of a random password, verified when the user is unknown or disabled so that every answer costs the
+/// same work.
 static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| hash_now("a password that nobody has"));
 
 fn hash_now(password: &str) -> String {
@@ -16,29 +20,82 @@ fn hash_now(password: &str) -> String {
     argon2().hash_password(password.as_bytes(), &salt).expect("argon2 hashing").to_string()
 }
 
-pub async fn hash(password: String) -> anyhow::Result<String> {
-    Ok(tokio::task::spawn_blocking(move || hash_now(&password)).await?)
+/// How many password checks run at once (each holds 19 MiB and a core for tens of milliseconds) and how many
+/// may wait for a turn. Beyond the queue a caller is told to come back (429), so a flood of sign-ins costs
+/// bounded memory and leaves the blocking pool to everyone else.
+pub struct Checks {
+    turns: Arc<Semaphore>,
+    at_once: usize,
+    queue: usize,
+    waiting: AtomicUsize,
+    /// The most checks that ran at once since start (the flood test reads it).
+    peak: AtomicUsize,
+}
+
+/// No turn for a password check now: the queue is full.
+#[derive(Debug)]
+pub struct Busy;
+
+/// A turn to hash or verify: moved into the blocking task, so it ends when the work does, even when the
+/// request that asked for it is gone.
+pub struct Turn(#[allow(dead_code)] OwnedSemaphorePermit);
+
+impl Checks {
+    pub fn new(at_once: usize, queue: usize) -> Self {
+        let at_once = at_once.max(1);
+        Checks { turns: Arc::new(Semaphore::new(at_once)), at_once, queue, waiting: AtomicUsize::new(0), peak: AtomicUsize::new(0) }
+    }
+
+    pub async fn turn(&self) -> Result<Turn, Busy> {
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.queue {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(Busy);
+        }
+        let permit = self.turns.clone().acquire_owned().await;
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        let permit = permit.map_err(|_| Busy)?;
+        self.peak.fetch_max(self.at_once - self.turns.available_permits(), Ordering::SeqCst);
+        Ok(Turn(permit))
+    }
+
+    pub fn at_once(&self) -> usize {
+        self.at_once
+    }
+
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::SeqCst)
+    }
+}
+
+pub async fn hash(turn: Turn, password: String) -> anyhow::Result<String> {
+    Ok(tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        hash_now(&password)
+    })
+    .await?)
 }
 
 pub struct Verified {
     pub ok: bool,
-    /// The stored hash uses weaker parameters than today's: rehash now that we know the password.
-    pub needs_rehash: bool,
+    /// The stored hash used weaker parameters than today's: this is the password hashed with today's.
+    pub rehashed: Option<String>,
 }
 
-/// Verifies against `stored`, or against a dummy hash when there is no user (same cost, same answer).
-pub async fn verify(password: String, stored: Option<String>) -> anyhow::Result<Verified> {
+/// Verifies against `stored`, or against a dummy hash when there is no such (active) user: the same work and
+/// the same answer either way.
+pub async fn verify(turn: Turn, password: String, stored: Option<String>) -> anyhow::Result<Verified> {
     let known = stored.is_some();
     let stored = stored.unwrap_or_else(|| DUMMY_HASH.clone());
     Ok(tokio::task::spawn_blocking(move || {
+        let _turn = turn;
         let Ok(parsed) = PasswordHash::new(&stored) else {
-            return Verified { ok: false, needs_rehash: false };
+            return Verified { ok: false, rehashed: None };
         };
-        let ok = known && argon2().verify_password(password.as_bytes(), &parsed).is_ok();
+        // Verified first, then asked whether the user exists: an unknown name costs one verification too.
+        let ok = argon2().verify_password(password.as_bytes(), &parsed).is_ok() && known;
         let current = Params::try_from(&parsed).ok();
-        let weaker = parsed.algorithm.as_str() != "argon2id"
-            || current.is_none_or(|p| p.m_cost() < 19_456 || p.t_cost() < 2);
-        Verified { ok, needs_rehash: ok && weaker }
+        let weaker = parsed.algorithm.as_str() != "argon2id" || current.is_none_or(|p| p.m_cost() < 19_456 || p.t_cost() < 2);
+        Verified { ok, rehashed: (ok && weaker).then(|| hash_now(&password)) }
     })
     .await?)
 }
@@ -47,26 +104,45 @@ pub async fn verify(password: String, stored: Option<String>) -> anyhow::Result<
 mod tests {
     use super::*;
 
+    fn checks() -> Checks {
+        Checks::new(2, 4)
+    }
+
     #[tokio::test]
     async fn a_hash_is_argon2id_with_owasp_parameters_and_verifies() {
-        let stored = hash("kumo-ame-yuki".into()).await.unwrap();
+        let c = checks();
+        let stored = hash(c.turn().await.unwrap(), "kumo-ame-yuki".into()).await.unwrap();
         assert!(stored.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{stored}");
-        let v = verify("kumo-ame-yuki".into(), Some(stored.clone())).await.unwrap();
-        assert!(v.ok && !v.needs_rehash);
-        assert!(!verify("wrong".into(), Some(stored)).await.unwrap().ok);
+        let v = verify(c.turn().await.unwrap(), "kumo-ame-yuki".into(), Some(stored.clone())).await.unwrap();
+        assert!(v.ok && v.rehashed.is_none());
+        assert!(!verify(c.turn().await.unwrap(), "wrong".into(), Some(stored)).await.unwrap().ok);
     }
 
     #[tokio::test]
     async fn an_unknown_user_never_verifies_even_with_the_dummy_password() {
-        assert!(!verify("a password that nobody has".into(), None).await.unwrap().ok);
+        let c = checks();
+        assert!(!verify(c.turn().await.unwrap(), "a password that nobody has".into(), None).await.unwrap().ok);
     }
 
     #[tokio::test]
-    async fn a_weaker_stored_hash_is_flagged_for_rehash() {
+    async fn a_weaker_stored_hash_is_rehashed_with_todays_parameters() {
         let weak = Argon2::new(Algorithm::Argon2id, Version::V0x13, Params::new(4096, 1, 1, None).unwrap());
         let salt = SaltString::generate(&mut OsRng);
         let stored = weak.hash_password(b"kumo-ame-yuki", &salt).unwrap().to_string();
-        let v = verify("kumo-ame-yuki".into(), Some(stored)).await.unwrap();
-        assert!(v.ok && v.needs_rehash);
+        let v = verify(checks().turn().await.unwrap(), "kumo-ame-yuki".into(), Some(stored)).await.unwrap();
+        assert!(v.ok && v.rehashed.as_deref().is_some_and(|h| h.starts_with("$argon2id$v=19$m=19456,t=2,p=1$")));
+    }
+
+    #[tokio::test]
+    async fn beyond_the_queue_a_check_is_refused_and_no_more_than_the_turns_run() {
+        let c = Checks::new(1, 1);
+        let first = c.turn().await.unwrap();
+        let second = c.turn();
+        tokio::pin!(second);
+        assert!(futures::poll!(&mut second).is_pending(), "the second waits for the first");
+        assert!(matches!(c.turn().await, Err(Busy)), "the third finds the queue full");
+        drop(first);
+        assert!(second.await.is_ok());
+        assert_eq!(c.peak(), 1);
     }
 }

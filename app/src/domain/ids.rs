@@ -104,6 +104,18 @@ impl From<EmailAddress> for String {
     }
 }
 
+/// A file or folder name made from an ID: letters, digits, `-` and `_` are kept and anything else becomes `_`,
+/// so that no path separator, `..` or control character reaches an archive's entries or a download's name.
+pub fn file_safe(id: &str) -> String {
+    let safe: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') { c } else { '_' }).collect();
+    if safe.is_empty() { "_".to_string() } else { safe }
+}
+
+/// A client's `X-Request-Id` is kept only when it is short and plain: it is written into immutable audit rows.
+pub fn is_plain_request_id(id: &str) -> bool {
+    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +144,23 @@ mod tests {
     fn a_department_code_longer_than_32_characters_is_refused() {
         assert!(DepartmentCode::parse(&"a".repeat(32)).is_ok());
         assert!(DepartmentCode::parse(&"a".repeat(33)).is_err());
+    }
+
+    #[test]
+    fn a_request_id_is_kept_only_when_short_and_plain() {
+        assert!(is_plain_request_id("0b7c3a9e-1f2d.trace_01"));
+        assert!(!is_plain_request_id(""));
+        assert!(!is_plain_request_id(&"a".repeat(65)));
+        for odd in ["with space", "semi;colon", "<script>", "line\nbreak", "日本"] {
+            assert!(!is_plain_request_id(odd), "{odd}");
+        }
+    }
+
+    #[test]
+    fn a_file_name_from_an_id_has_no_separator_no_dots_and_no_control_character() {
+        assert_eq!(file_safe("ORD-1002"), "ORD-1002");
+        assert_eq!(file_safe("../../x"), "______x");
+        assert_eq!(file_safe("a\\b:c\u{7}d"), "a_b_c_d");
+        assert_eq!(file_safe(""), "_");
     }
 }

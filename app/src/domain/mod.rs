@@ -31,4 +31,5 @@ pub mod checklist;
 pub mod roles;
 pub mod stall;
 pub mod stop_switch;
+pub mod throttle;
 pub mod webhooks;

@@ -30,6 +30,16 @@ pub fn protect(router: Router, state: AppState) -> Router {
         .layer(TraceLayer::new_for_http().make_span_with(crate::telemetry::request_span))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .layer(axum::middleware::from_fn(plain_request_id_only))
         .layer(SetSensitiveResponseHeadersLayer::new([header::SET_COOKIE]))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION, header::COOKIE]))
+}
+
+/// A client's `X-Request-Id` that is not short and plain is dropped, and a fresh one is generated in its place.
+async fn plain_request_id_only(mut request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let plain = |v: &axum::http::HeaderValue| v.to_str().is_ok_and(app::domain::ids::is_plain_request_id);
+    if request.headers().get("x-request-id").is_some_and(|v| !plain(v)) {
+        request.headers_mut().remove("x-request-id");
+    }
+    next.run(request).await
 }

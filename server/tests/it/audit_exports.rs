@@ -199,3 +199,34 @@ async fn a_mistyped_date_in_the_filter_is_refused_by_its_field_in_the_readers_la
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body.contains(r#""field":"to""#), "the export names the field too: {body}");
 }
+
+/// The bundle's files are named from the process ID made safe: one with `/` and `..` unzips into one folder of
+/// its own, and the ID itself, as it was registered, is inside the JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bundle_of_a_process_id_with_dots_and_slashes_unzips_into_one_folder_of_its_own() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let body = serde_json::json!({"process_id": "../../x", "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": "dots-r"}, {"name": "ai_summary", "idempotency_key": "dots-s"}]});
+    let registered = app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("dots-1"), Some(&body)).await;
+    assert_eq!(registered.status, StatusCode::CREATED, "{}", registered.body);
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    let (status, bytes) = bundle(&app, "..%2F..%2Fx", &cookie).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut folders = std::collections::BTreeSet::new();
+    for i in 0..zip.len() {
+        let mut file = zip.by_index(i).unwrap();
+        let path = file.enclosed_name().unwrap_or_else(|| panic!("{:?} leaves the folder it is unzipped in", file.name()));
+        let parts: Vec<std::path::Component> = path.components().collect();
+        assert!(parts.len() == 2 && parts.iter().all(|p| matches!(p, std::path::Component::Normal(_))), "{path:?}");
+        folders.insert(parts[0].as_os_str().to_owned());
+        if path.ends_with("operation.json") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+            assert!(text.contains("\"../../x\""), "the process ID as registered: {text}");
+        }
+    }
+    assert_eq!(folders.len(), 1, "{folders:?}");
+}

@@ -140,3 +140,23 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     let _ = server.wait();
     assert_eq!(answered, [true; 4], "the server still answers every visitor with a whole page");
 }
+
+/// A request ID goes into immutable audit rows: a client's is kept only when it is short and plain, any other is
+/// replaced by a fresh one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_request_id_is_kept_only_when_it_is_short_and_plain() {
+    let app = TestApp::spawn().await;
+    let echoed = |sent: String| {
+        let app = &app;
+        async move {
+            let answer = app.http.get(format!("{}/healthz", app.url)).header("x-request-id", sent).send().await.unwrap();
+            answer.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string()
+        }
+    };
+    assert_eq!(echoed("trace-0b7c.3a9e_1".into()).await, "trace-0b7c.3a9e_1");
+    for odd in ["a".repeat(65), "with space".into(), "semi;colon".into(), "<script>".into()] {
+        let replaced = echoed(odd.clone()).await;
+        assert_ne!(replaced, odd);
+        assert!(uuid::Uuid::parse_str(&replaced).is_ok(), "{odd:?} was answered with {replaced:?}");
+    }
+}

@@ -393,3 +393,24 @@ async fn a_step_changed_since_this_instance_wrote_it_is_read_again_and_never_ove
     let next = event(&app, &token, "ORD-1", "register_order", json!({"seq": 3, "type": "started"})).await;
     assert_eq!(next.json()["applied"], false, "a completed step is not started again");
 }
+
+/// A process ID another department holds is not confirmed to exist: registering it answers what a department
+/// the client does not have gets (404), never "already registered".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registering_a_process_id_another_department_holds_answers_as_for_an_unknown_department() {
+    let app = TestApp::spawn().await;
+    let billing = app.token("billing-intake", &["billing"]).await;
+    let sales = app.token("sales-intake", &["sales"]).await;
+    let invoice = |key: &str| json!({"process_id": "INV-HELD", "workflow": "monthly-billing", "department": "billing",
+        "steps": [{"name": "draft_invoice", "idempotency_key": format!("{key}-d")}, {"name": "send_mail", "idempotency_key": format!("{key}-m")},
+                  {"name": "issue_invoice", "idempotency_key": format!("{key}-i")}]});
+    let held = app.api(Method::POST, "/api/v1/operations", &billing, Some("b-1"), Some(&invoice("B"))).await;
+    assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
+    let order = json!({"process_id": "INV-HELD", "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": "S-r"}, {"name": "ai_summary", "idempotency_key": "S-s"}]});
+    let taken = app.api(Method::POST, "/api/v1/operations", &sales, Some("s-1"), Some(&order)).await;
+    let elsewhere = app.api(Method::POST, "/api/v1/operations", &sales, Some("s-2"), Some(&invoice("S"))).await;
+    assert_eq!(taken.status, StatusCode::NOT_FOUND, "{}", taken.body);
+    assert_eq!((taken.status, taken.json()["type"].clone()), (elsewhere.status, elsewhere.json()["type"].clone()));
+    assert!(!taken.body.contains("already registered"), "{}", taken.body);
+}

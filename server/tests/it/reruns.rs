@@ -18,7 +18,8 @@ async fn demo() -> (TestApp, String, String) {
 
 /// Demo users have one-time passwords; the tests give them a known one.
 async fn sign_in(app: &TestApp, username: &str) -> String {
-    let hash = app::backend::passwords::hash(PASSWORD.to_string()).await.unwrap();
+    let turn = app.state.password_checks.turn().await.unwrap();
+    let hash = app::backend::passwords::hash(turn, PASSWORD.to_string()).await.unwrap();
     let mut tx = app.db().begin_write().await.unwrap();
     let user = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
     app::backend::db::users::set_password_hash(&mut tx, user.id, &hash, app::backend::Clock::now(app.clock.as_ref())).await.unwrap();

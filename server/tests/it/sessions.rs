@@ -115,3 +115,21 @@ async fn a_role_taken_away_mid_session_is_refused_at_the_next_call() {
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     assert_eq!(app.call("admin/list_users", &[], Some(&theirs)).await.status, StatusCode::FORBIDDEN);
 }
+
+/// Disabling a user ends their sessions for good: enabled again, they sign in anew and the old cookie stays dead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disabled_users_cookie_stays_dead_after_the_user_is_enabled_again() {
+    use app::backend::services::users::set_disabled;
+    let app = TestApp::spawn().await;
+    app.user("admin", &["admin"], &[]).await;
+    let sato = app.user("sato", &["staff"], &["sales"]).await;
+    let old = app.sign_in("sato", PASSWORD).await;
+    assert_eq!(app.call("me", &[], Some(&old)).await.status, StatusCode::OK);
+    let admin = crate::fixtures::caller(&app, "admin").await;
+    set_disabled(&app.state, &admin, sato, true).await.unwrap();
+    assert_eq!(app.call("me", &[], Some(&old)).await.status, StatusCode::UNAUTHORIZED);
+    set_disabled(&app.state, &admin, sato, false).await.unwrap();
+    assert_eq!(app.call("me", &[], Some(&old)).await.status, StatusCode::UNAUTHORIZED, "the old cookie revived");
+    let new = app.sign_in("sato", PASSWORD).await;
+    assert_eq!(app.call("me", &[], Some(&new)).await.status, StatusCode::OK);
+}

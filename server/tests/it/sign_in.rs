@@ -1,6 +1,7 @@
 //! QUALITY 5–7: password storage, policy and brute-force throttling.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::services::sign_in::MAX_FAILURES_PER_ACCOUNT;
+use app::api::AppError;
+use app::backend::services::sign_in::{Attempt, MAX_FAILURES_PER_ACCOUNT, check};
 use reqwest::StatusCode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -121,4 +122,94 @@ async fn behind_a_trusted_proxy_each_client_address_is_throttled_on_its_own_and_
         sign_in_from(&app, &format!("198.51.100.{i}"), &format!("spray{i}"), "summer-2026!").await;
     }
     assert_eq!(sign_in_from(&app, "203.0.113.9", "sato", PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// One sign-in through the service, as the server function makes it, from `ip`.
+async fn attempt(app: &TestApp, username: &str, password: &str, ip: &str) -> Result<(), AppError> {
+    let attempt = Attempt { username: username.into(), password: password.into(), ip: ip.into(), request_id: None };
+    check(&app.state, attempt).await.map(drop)
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// QUALITY 7: an unknown name, a disabled account and a wrong password cost the same work, so the time of the
+/// answer does not tell which accounts exist. The three are interleaved in one run and compared as ratios of
+/// medians.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_name_and_a_disabled_account_take_as_long_as_a_wrong_password() {
+    const ROUNDS: usize = 12;
+    let app = TestApp::spawn().await;
+    for i in 0..ROUNDS {
+        app.user(&format!("known{i}"), &["staff"], &["sales"]).await;
+        let gone = app.user(&format!("gone{i}"), &["staff"], &["sales"]).await;
+        let mut tx = app.db().begin_write().await.unwrap();
+        app::backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now()).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for i in 0..ROUNDS {
+        for (case, name) in [format!("known{i}"), format!("nobody{i}"), format!("gone{i}")].iter().enumerate() {
+            let start = std::time::Instant::now();
+            let answer = attempt(&app, name, "not-the-password", &format!("192.0.2.{}", 3 * i + case)).await;
+            times[case].push(start.elapsed().as_secs_f64());
+            assert!(matches!(answer, Err(AppError::Validation(_))), "{name}: {answer:?}");
+        }
+    }
+    let [wrong, unknown, disabled] = times.map(median);
+    for (what, median) in [("an unknown name", unknown), ("a disabled account", disabled)] {
+        let ratio = median.max(wrong) / median.min(wrong);
+        assert!(ratio <= 4.0 / 3.0, "{what}: median {median:.4} s, a wrong password {wrong:.4} s (ratio {ratio:.2})");
+    }
+}
+
+/// QUALITY 7: each guess is counted before its password is checked, in the write that decides, so forty guesses
+/// at once reach the check at most as often as the limit allows; the others are throttled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forty_guesses_at_once_reach_the_password_check_at_most_five_times() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let guesses = (0..40).map(|i| {
+        let app = &app;
+        async move { attempt(app, "sato", &format!("guess-{i}"), &format!("198.51.100.{i}")).await }
+    });
+    let answers = futures::future::join_all(guesses).await;
+    let checked = answers.iter().filter(|a| matches!(a, Err(AppError::Validation(_)))).count();
+    let throttled = answers.iter().filter(|a| matches!(a, Err(AppError::TooManyRequests { .. }))).count();
+    assert_eq!(checked + throttled, 40, "{answers:?}");
+    assert!(checked <= MAX_FAILURES_PER_ACCOUNT as usize, "{checked} of 40 guesses reached the password check");
+}
+
+/// Whoever holds one IPv6 address holds its whole /64: the network's addresses share one throttle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_addresses_of_one_ipv6_network_are_throttled_together() {
+    use app::backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    for i in 0..MAX_FAILURES_PER_ADDRESS {
+        let _ = attempt(&app, &format!("spray{i}"), "summer-2026!", &format!("2001:db8:1:2::{:x}", i + 1)).await;
+    }
+    let same_network = attempt(&app, "sato", PASSWORD, "2001:db8:1:2:ffff::1").await;
+    assert!(matches!(same_network, Err(AppError::TooManyRequests { .. })), "{same_network:?}");
+    assert!(attempt(&app, "sato", PASSWORD, "2001:db8:1:3::1").await.is_ok(), "another network signs in");
+}
+
+/// QUALITY 4: two hundred sign-ins at once are checked a few at a time; beyond a short queue they are told to
+/// come back (429, `Retry-After`) instead of piling up 19 MiB each on the blocking pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_sign_ins_at_once_are_checked_a_few_at_a_time_and_the_rest_come_back_later() {
+    let app = TestApp::spawn_with(|s| (s.password_checks_at_once, s.password_check_queue) = (2, 8)).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let tries = (0..200).map(|i| {
+        let app = &app;
+        async move { attempt(app, &format!("user{i}"), "not-the-password", &format!("10.0.{}.{}", i / 100, i % 100)).await }
+    });
+    let answers = futures::future::join_all(tries).await;
+    assert!(answers.iter().all(|a| matches!(a, Err(AppError::Validation(_) | AppError::TooManyRequests { .. }))), "{answers:?}");
+    let busy = answers.iter().filter(|a| matches!(a, Err(AppError::TooManyRequests { retry_after_secs: 1 }))).count();
+    let checks = &app.state.password_checks;
+    assert!(checks.peak() <= 2, "{} password checks ran at once", checks.peak());
+    assert!(busy > 0 && busy < 200, "{busy} of 200 were told to come back");
 }

@@ -14,9 +14,11 @@ pub struct UserRow {
     /// The pages' language (`ja`, `en`) and time zone (an IANA name).
     pub language: String,
     pub time_zone: String,
+    /// Sessions are bound to it: moving it on ends every session of the user.
+    pub session_generation: i64,
 }
 
-const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email, language, time_zone";
+const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email, language, time_zone, session_generation";
 
 pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
@@ -140,4 +142,13 @@ pub async fn replace_departments(tx: &mut Tx, id: i64, department_ids: &[i64]) -
             .await.map(drop))?;
     }
     Ok(())
+}
+
+/// Ends every session of the user (each is bound to the generation it was signed in under).
+pub async fn end_sessions(tx: &mut Tx, id: i64) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("UPDATE users SET session_generation = session_generation + 1 WHERE id = $1")
+        .bind(id)
+        .execute(c)
+        .await
+        .map(drop))
 }

@@ -3,6 +3,7 @@
 //! and dispatch, the AI generations, the notifications, and its audit events as hash-chained JSON Lines that
 //! `server audit verify --file` checks offline. Taking it is itself audited (and inside the bundle).
 use super::Caller;
+use crate::domain::ids::file_safe;
 use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use crate::api::AppError;
@@ -75,12 +76,15 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     let fail = |e: &dyn std::fmt::Display| crate::backend::auth::internal("evidence zip", e.to_string());
+    // The entries' folder and the download's name come from the process ID made safe; the ID itself, as it
+    // is, is inside the JSON.
+    let folder = file_safe(process_id);
     for (name, bytes) in files {
-        zip.start_file(format!("{process_id}/{name}"), options).map_err(|e| fail(&e))?;
+        zip.start_file(format!("{folder}/{name}"), options).map_err(|e| fail(&e))?;
         zip.write_all(&bytes).map_err(|e| fail(&e))?;
     }
     let bytes = zip.finish().map_err(|e| fail(&e))?.into_inner();
-    Ok(Bundle { file_name: format!("evidence-{process_id}-{}.zip", now.format("%Y%m%dT%H%M%SZ")), bytes })
+    Ok(Bundle { file_name: format!("evidence-{folder}-{}.zip", now.format("%Y%m%dT%H%M%SZ")), bytes })
 }
 
 fn readme(process_id: &str, export: &Export) -> String {

@@ -120,7 +120,12 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
 
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    if db::operations::by_process_id(&mut tx, process_id.as_str()).await?.is_some() {
+    if let Some(existing) = db::operations::by_process_id(&mut tx, process_id.as_str()).await? {
+        // Another department's operation does not exist for this client: the answer of an unknown department.
+        if !client.may_see(&existing.department) {
+            tracing::warn!(client = %client.name, %process_id, "registration of a process ID another department holds");
+            return Err(AppError::NotFound);
+        }
         return Err(AppError::conflict(Conflict::ProcessIdExists,
             format!("process_id '{process_id}' is already registered under another Idempotency-Key"),
         ));

@@ -1,18 +1,17 @@
-//! Checking a sign-in: throttled per account and per address, the same answer for an unknown user and a
-//! wrong password (a dummy hash is verified for unknown users), every outcome audited.
-use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::audit_action::AuditAction;
+//! Checking a sign-in: throttled per account and per address (`domain::throttle`), the same work and the same
+//! answer for an unknown name, a disabled account and a wrong password, every outcome audited.
 use super::audit::record;
 use crate::api::AppError;
 use crate::backend::auth::{SessionUser, load_session_user};
-use crate::backend::{AppState, db, passwords};
+use crate::backend::passwords::{self, Turn};
+use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit_action::AuditAction;
+use crate::domain::invalid::{Invalid, Rule};
+pub use crate::domain::throttle::{MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
+use crate::domain::throttle::{WINDOW_MINUTES, address_key};
 use chrono::Duration;
 use serde_json::json;
-
-const WINDOW_MINUTES: i64 = 15;
-pub const MAX_FAILURES_PER_ACCOUNT: i64 = 5;
-pub const MAX_FAILURES_PER_ADDRESS: i64 = 30;
 
 pub struct Attempt {
     pub username: String,
@@ -21,40 +20,49 @@ pub struct Attempt {
     pub request_id: Option<String>,
 }
 
-pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, AppError> {
+/// A password check may go ahead: the attempt is counted, and a turn to hash is held.
+pub(super) struct Admitted {
+    pub turn: Turn,
+    pub user: Option<db::users::UserRow>,
+}
+
+/// Counts the attempt as a failure before any password is checked, in one write that also decides, so that
+/// however many guesses arrive at once at most the limit reach the check (a success takes its count back).
+/// Then waits for a turn to hash; beyond the short queue the answer is 429 too.
+pub(super) async fn admit(state: &AppState, username: &str, ip: &str, request_id: Option<&str>) -> Result<Admitted, AppError> {
     let now = state.clock.now();
-    let username = attempt.username.trim().to_lowercase();
+    let address = address_key(ip);
     let since = now - Duration::minutes(WINDOW_MINUTES);
-
-    // Look up without holding the write lock: hashing takes tens of milliseconds.
-    let mut read = state.db.begin_read().await?;
-    let (by_user, by_ip) = db::sign_in::recent_failures(&mut read, &username, &attempt.ip, since).await?;
-    let user = db::users::by_username(&mut read, &username).await?;
-    drop(read);
-
-    let request_id = attempt.request_id.as_deref();
-    if by_user >= MAX_FAILURES_PER_ACCOUNT || by_ip >= MAX_FAILURES_PER_ADDRESS {
-        let mut tx = state.db.begin_write().await?;
-        let entry = AuditEntry::new(Actor::anonymous(&username), AuditAction::SignInThrottled, "user", &username)
-            .after(json!({"ip": attempt.ip, "failures_for_account": by_user, "failures_from_address": by_ip}));
+    let mut tx = state.db.begin_write().await?;
+    let (by_user, by_address) = db::sign_in::recent_failures(&mut tx, username, &address, since).await?;
+    if by_user >= MAX_FAILURES_PER_ACCOUNT || by_address >= MAX_FAILURES_PER_ADDRESS {
+        let entry = AuditEntry::new(Actor::anonymous(username), AuditAction::SignInThrottled, "user", username)
+            .after(json!({"ip": ip, "failures_for_account": by_user, "failures_from_address": by_address}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
-        tracing::warn!(username = %username, ip = %attempt.ip, "sign-in throttled");
+        tracing::warn!(%username, %ip, "sign-in throttled");
         return Err(AppError::TooManyRequests { retry_after_secs: (WINDOW_MINUTES * 60) as u64 });
     }
+    db::sign_in::record_failure(&mut tx, username, &address, now).await?;
+    let user = db::users::by_username(&mut tx, username).await?;
+    tx.commit().await?;
+    let turn = state.password_checks.turn().await.map_err(|_| {
+        tracing::warn!(%username, %ip, "sign-in refused: too many password checks waiting");
+        AppError::TooManyRequests { retry_after_secs: 1 }
+    })?;
+    Ok(Admitted { turn, user })
+}
 
+pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, AppError> {
+    let username = attempt.username.trim().to_lowercase();
+    let request_id = attempt.request_id.as_deref();
+    let Admitted { turn, user } = admit(state, &username, &attempt.ip, request_id).await?;
     let active = user.filter(|u| u.disabled_at.is_none());
-    let verified = passwords::verify(attempt.password.clone(), active.as_ref().map(|u| u.password_hash.clone())).await?;
+    let verified = passwords::verify(turn, attempt.password, active.as_ref().map(|u| u.password_hash.clone())).await?;
 
-    // Rehash (stronger parameters) before taking the write lock, for the same reason.
-    let new_hash = match verified.ok && verified.needs_rehash {
-        true => Some(passwords::hash(attempt.password).await?),
-        false => None,
-    };
-
+    let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let Some(mut row) = active.filter(|_| verified.ok) else {
-        db::sign_in::record_failure(&mut tx, &username, &attempt.ip, now).await?;
         let entry = AuditEntry::new(Actor::anonymous(&username), AuditAction::SignInFailed, "user", &username)
             .after(json!({"ip": attempt.ip}));
         record(&mut tx, entry, request_id, now).await?;
@@ -62,13 +70,14 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
         tracing::warn!(username = %username, ip = %attempt.ip, "sign-in failed");
         return Err(AppError::invalid("password", Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong")));
     };
-    if let Some(hash) = new_hash {
+    let rehashed = verified.rehashed.is_some();
+    if let Some(hash) = verified.rehashed {
         db::users::set_password_hash(&mut tx, row.id, &hash, now).await?;
         row.password_hash = hash;
     }
-    db::sign_in::forget(&mut tx, &username, since).await?;
+    db::sign_in::forget(&mut tx, &username, now - Duration::minutes(WINDOW_MINUTES)).await?;
     let entry = AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, "user", row.id)
-        .after(json!({"ip": attempt.ip, "rehashed": verified.needs_rehash}));
+        .after(json!({"ip": attempt.ip, "rehashed": rehashed}));
     record(&mut tx, entry, request_id, now).await?;
     let user = load_session_user(&mut tx, row).await?;
     tx.commit().await?;

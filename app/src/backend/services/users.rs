@@ -93,7 +93,7 @@ async fn department_ids(tx: &mut db::Tx, codes: &[String]) -> Result<Vec<i64>, A
 /// Adds a user on behalf of `actor` (an admin, or the system for the command line and the demo).
 pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: NewUser) -> Result<i64, AppError> {
     let checked = check_user_fields(&new)?;
-    let hash = passwords::hash(new.password).await?;
+    let hash = passwords::hash(turn(state).await?, new.password).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if db::users::by_username(&mut tx, checked.username.as_str()).await?.is_some() {
@@ -142,7 +142,8 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>,
     Ok(summaries)
 }
 
-/// Disabling ends the user's sessions: every request reloads the user and refuses a disabled one.
+/// Disabling ends the user's sessions for good: every request reloads the user and refuses a disabled one, and the
+/// sessions' binding moves on, so re-enabling the user does not revive an old cookie.
 pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disabled: bool) -> Result<(), AppError> {
     caller.require(Role::Admin)?;
     if disabled && user_id == caller.user.user.id {
@@ -155,6 +156,9 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
         return Ok(());
     }
     db::users::set_disabled_at(&mut tx, user_id, disabled.then_some(now), now).await?;
+    if disabled {
+        db::users::end_sessions(&mut tx, user_id).await?;
+    }
     let action = if disabled { AuditAction::UserDisabled } else { AuditAction::UserEnabled };
     let entry = AuditEntry::new(caller.actor(), action, "user", user_id)
         .before(json!({"username": user.username, "disabled": !disabled}))
@@ -194,6 +198,11 @@ pub async fn set_roles(
     Ok(())
 }
 
+/// A turn for an Argon2 hash or check, or 429 when too many wait (`passwords::Checks`).
+async fn turn(state: &AppState) -> Result<passwords::Turn, AppError> {
+    state.password_checks.turn().await.map_err(|_| AppError::TooManyRequests { retry_after_secs: 1 })
+}
+
 /// Changes the caller's own password; the new hash ends every other session of theirs. Returns the
 /// refreshed user, to rebind the caller's own session to the new hash.
 pub async fn change_own_password(
@@ -207,10 +216,10 @@ pub async fn change_own_password(
     let mut read = state.db.begin_read().await?;
     let row = db::users::by_id(&mut read, me.id).await?.ok_or(AppError::Unauthorized)?;
     drop(read);
-    if !passwords::verify(current, Some(row.password_hash)).await?.ok {
+    if !passwords::verify(turn(state).await?, current, Some(row.password_hash)).await?.ok {
         return Err(AppError::invalid("current_password", Invalid::new(Rule::WrongPassword, "the current password is wrong")));
     }
-    let hash = passwords::hash(new).await?;
+    let hash = passwords::hash(turn(state).await?, new).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::users::set_password_hash(&mut tx, me.id, &hash, now).await?;
