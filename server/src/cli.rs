@@ -181,6 +181,9 @@ impl Cli {
         if let Some(seconds) = std::env::var("RERUN_GATE_DISPATCH_LEASE_SECONDS").ok().and_then(|s| s.parse().ok()) {
             settings.dispatch_lease = std::time::Duration::from_secs(seconds);
         }
+        let number = |name: &str| std::env::var(name).ok().and_then(|s| s.trim().parse::<u32>().ok());
+        settings.api_rate_per_second = number("RERUN_GATE_API_RATE_PER_SECOND").unwrap_or(settings.api_rate_per_second);
+        settings.api_burst = number("RERUN_GATE_API_BURST").unwrap_or(settings.api_burst);
         settings.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
         let proxies = std::env::var("RERUN_GATE_TRUSTED_PROXIES").unwrap_or_default();
         settings.trusted_proxies = app::domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;

@@ -44,6 +44,9 @@ pub struct Settings {
     /// per core waiting.
     pub password_checks_at_once: usize,
     pub password_check_queue: usize,
+    /// Each API client's steady rate per second and burst (`RERUN_GATE_API_RATE_PER_SECOND`, `…_API_BURST`).
+    pub api_rate_per_second: u32,
+    pub api_burst: u32,
 }
 
 impl Settings {
@@ -60,6 +63,8 @@ impl Settings {
             trusted_proxies: Vec::new(),
             password_checks_at_once: cores,
             password_check_queue: 8 * cores,
+            api_rate_per_second: 1_000,
+            api_burst: 2_000,
         }
     }
 
@@ -117,6 +122,8 @@ pub struct Parts {
     pub metrics: Arc<metrics::HttpMetrics>,
     /// Turns for the Argon2 checks of sign-ins and password changes (bounded memory under a flood).
     pub password_checks: Arc<passwords::Checks>,
+    /// Each API client's rate (`services::api_clients::RateLimits`).
+    pub api_limits: Arc<services::api_clients::RateLimits>,
 }
 
 impl AppState {
@@ -135,6 +142,7 @@ impl AppState {
         let demo = demo_systems::DemoSystems::new(db.clone(), clock.clone());
         let connectors = reconciliation::Connectors::build(&config, &demo)?;
         let password_checks = Arc::new(passwords::Checks::new(settings.password_checks_at_once, settings.password_check_queue));
+        let api_limits = Arc::new(services::api_clients::RateLimits::new(settings.api_rate_per_second, settings.api_burst));
         Ok(AppState(Arc::new(Parts {
             db,
             clock,
@@ -148,6 +156,7 @@ impl AppState {
             stopping: Arc::default(),
             metrics: Arc::default(),
             password_checks,
+            api_limits,
         })))
     }
 

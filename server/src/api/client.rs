@@ -24,7 +24,10 @@ impl FromRequestParts<AppState> for Client {
             return Err(Problem(AppError::Unauthorized));
         };
         match api_clients::authenticate(state, token).await? {
-            Some(client) => Ok(Client(client)),
+            Some(client) => {
+                state.api_limits.take(&client)?;
+                Ok(Client(client))
+            }
             None => {
                 tracing::warn!("API call with an unknown or revoked token");
                 Err(Problem(AppError::Unauthorized))

@@ -98,6 +98,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem
         (status = 201, description = "Registered (or the stored answer, replayed)", body = OperationView),
         (status = 400, description = "No Idempotency-Key, or not JSON", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 401, description = "No or bad token", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, description = "Department outside the token's scope", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 409, description = "idempotency-key-mismatch, idempotency-key-in-flight or process-id-exists", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 413, description = "The body is larger than 64 KiB", body = String, content_type = "text/plain"),
@@ -126,6 +127,7 @@ async fn register_operation(
     responses(
         (status = 200, body = OperationView),
         (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
     )
 )]
@@ -150,6 +152,7 @@ async fn get_operation(
         (status = 200, body = StepEventAnswer),
         (status = 400, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 413, description = "The body is larger than 64 KiB", body = String, content_type = "text/plain"),
         (status = 422, body = ProblemBody, content_type = PROBLEM_JSON),

@@ -414,3 +414,23 @@ async fn registering_a_process_id_another_department_holds_answers_as_for_an_unk
     assert_eq!((taken.status, taken.json()["type"].clone()), (elsewhere.status, elsewhere.json()["type"].clone()));
     assert!(!taken.body.contains("already registered"), "{}", taken.body);
 }
+
+/// QUALITY 15: a client calling beyond its rate is answered 429 with `Retry-After`; another client's token is
+/// unaffected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_above_a_clients_rate_is_answered_429_and_another_client_is_unaffected() {
+    let app = TestApp::spawn_with(|s| (s.api_rate_per_second, s.api_burst) = (1, 5)).await;
+    let busy = app.token("busy-intake", &["sales"]).await;
+    let calm = app.token("calm-intake", &["sales"]).await;
+    let mut answers = Vec::new();
+    for _ in 0..8 {
+        answers.push(app.api(Method::GET, "/api/v1/operations/ORD-NONE", &busy, None, None).await);
+    }
+    let statuses: Vec<u16> = answers.iter().map(|a| a.status.as_u16()).collect();
+    assert_eq!(statuses, [404, 404, 404, 404, 404, 429, 429, 429], "a burst of five, then the rate");
+    let retry_after: u64 = answers[5].headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=2).contains(&retry_after), "{retry_after}");
+    assert_eq!(answers[5].json()["type"], "/problems/too-many-requests");
+    let other = app.api(Method::GET, "/api/v1/operations/ORD-NONE", &calm, None, None).await;
+    assert_eq!(other.status, StatusCode::NOT_FOUND, "another client is not slowed down");
+}

@@ -153,3 +153,27 @@ mod tests {
         assert!(!hash.contains("rg_example"));
     }
 }
+
+/// Each API client's rate (QUALITY 15): a burst, then a steady rate per second, counted by this instance per
+/// client ID after its token is checked. The defaults are far above what an integration catching up after an
+/// outage sends; a client beyond them is answered 429 with `Retry-After`.
+pub struct RateLimits(governor::DefaultKeyedRateLimiter<i64>);
+
+impl RateLimits {
+    pub fn new(per_second: u32, burst: u32) -> Self {
+        // Beyond a million a second the replenish interval would round to nothing.
+        let rate = std::num::NonZeroU32::new(per_second.clamp(1, 1_000_000)).expect("at least one");
+        let burst = std::num::NonZeroU32::new(burst.max(1)).expect("at least one");
+        RateLimits(governor::RateLimiter::keyed(governor::Quota::per_second(rate).allow_burst(burst)))
+    }
+
+    /// One more call of this client now, or how many seconds until the next is allowed.
+    pub fn take(&self, client: &ApiClient) -> Result<(), AppError> {
+        use governor::clock::Clock;
+        self.0.check_key(&client.id).map_err(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+            tracing::warn!(client = %client.name, "API rate limit reached");
+            AppError::TooManyRequests { retry_after_secs: wait.as_secs().max(1) }
+        })
+    }
+}
