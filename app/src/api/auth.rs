@@ -50,7 +50,7 @@ pub async fn me() -> Result<CurrentUser, AppError> {
 pub async fn change_password(current_password: String, new_password: String) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
     let refreshed =
-        services::users::change_own_password(&state, &caller, current_password, new_password).await?;
+        services::users::change_own_password(&state, &caller, &context::client_ip().await, current_password, new_password).await?;
     // Keep this session (bound to the new hash); every other session of this user ends.
     let mut session = context::session().await?;
     session.login(&refreshed).await.map_err(|e| auth::internal("session refresh", e))?;

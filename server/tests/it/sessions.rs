@@ -133,3 +133,24 @@ async fn a_disabled_users_cookie_stays_dead_after_the_user_is_enabled_again() {
     let new = app.sign_in("sato", PASSWORD).await;
     assert_eq!(app.call("me", &[], Some(&new)).await.status, StatusCode::OK);
 }
+
+/// Guessing the current password through a session is throttled as sign-in is: after five wrong ones even the
+/// right one is answered 429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guessing_the_current_password_is_throttled_like_sign_in() {
+    use app::backend::services::sign_in::MAX_FAILURES_PER_ACCOUNT;
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    let change = |current: &'static str| {
+        let (app, cookie) = (&app, cookie.clone());
+        async move {
+            let form = [("current_password", current), ("new_password", "a-new-longer-passphrase")];
+            app.call("change_password", &form, Some(&cookie)).await.status
+        }
+    };
+    for _ in 0..MAX_FAILURES_PER_ACCOUNT {
+        assert_eq!(change("a-wrong-guess").await, StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    assert_eq!(change(PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
+}

@@ -208,20 +208,22 @@ async fn turn(state: &AppState) -> Result<passwords::Turn, AppError> {
 pub async fn change_own_password(
     state: &AppState,
     caller: &Caller,
+    ip: &str,
     current: String,
     new: String,
 ) -> Result<SessionUser, AppError> {
     let me = &caller.user.user;
     check_new_password(&new, &me.username).map_err(|m| AppError::invalid("new_password", m))?;
-    let mut read = state.db.begin_read().await?;
-    let row = db::users::by_id(&mut read, me.id).await?.ok_or(AppError::Unauthorized)?;
-    drop(read);
-    if !passwords::verify(turn(state).await?, current, Some(row.password_hash)).await?.ok {
+    // Guessing the current password through a stolen session is throttled as sign-in is, on the same counts.
+    let admitted = super::sign_in::admit(state, &me.username, ip, caller.request_id.as_deref()).await?;
+    let row = admitted.user.filter(|u| u.id == me.id).ok_or(AppError::Unauthorized)?;
+    if !passwords::verify(admitted.turn, current, Some(row.password_hash)).await?.ok {
         return Err(AppError::invalid("current_password", Invalid::new(Rule::WrongPassword, "the current password is wrong")));
     }
     let hash = passwords::hash(turn(state).await?, new).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
+    db::sign_in::forget(&mut tx, &me.username, now - chrono::Duration::minutes(crate::domain::throttle::WINDOW_MINUTES)).await?;
     db::users::set_password_hash(&mut tx, me.id, &hash, now).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::UserPasswordChanged, "user", me.id)
         .after(json!({"username": me.username}));
