@@ -56,7 +56,7 @@ impl AppError {
             AppError::Forbidden => "forbidden",
             AppError::NotFound => "not-found",
             AppError::Validation(_) => "validation",
-            AppError::Conflict { problem, .. } => problem.slug(),
+            AppError::Conflict { problem, .. } => problem.as_str(),
             AppError::BadRequest(_) => "bad-request",
             AppError::TooManyRequests { .. } => "too-many-requests",
             AppError::Internal | AppError::Transport(_) => "internal",

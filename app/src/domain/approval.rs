@@ -4,27 +4,13 @@
 //! already), how many distinct approvals count, and how long an approval may wait to be used.
 use super::rights::{self, Act, Person};
 use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize};
+use super::names::named;
 
-/// One owner's decision, as it is stored and shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Decision {
-    #[serde(rename = "approved")]
-    Approve,
-    #[serde(rename = "rejected")]
-    Reject,
-}
-
-impl Decision {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Approve => "approved",
-            Decision::Reject => "rejected",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Decision> {
-        [Decision::Approve, Decision::Reject].into_iter().find(|d| d.as_str() == s)
+named! {
+    /// One owner's decision, as it is stored and shown.
+    pub enum Decision {
+        Approve => "approved",
+        Reject => "rejected",
     }
 }
 

@@ -1,141 +1,115 @@
 //! The audit trail's catalogue of actions: every event a service records names one of these. The stored and
 //! exported form is the dotted name (`rerun_request.approved`); events read back keep the name as it was
 //! written, so an export of old history never depends on this list.
-use serde::{Deserialize, Serialize};
-use std::fmt;
+use super::names::named;
 
-macro_rules! actions {
-    ($($(#[$doc:meta])* $action:ident => $name:literal),+ $(,)?) => {
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        pub enum AuditAction {
-            $($(#[$doc])* #[serde(rename = $name)] $action),+
-        }
-
-        impl AuditAction {
-            pub const ALL: &'static [AuditAction] = &[$(AuditAction::$action),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $(AuditAction::$action => $name),+ }
-            }
-
-            pub fn parse(s: &str) -> Option<AuditAction> {
-                match s { $($name => Some(AuditAction::$action),)+ _ => None }
-            }
-        }
-    };
-}
-
-actions! {
-    // ai_attempt
-    AiAttemptAdopted => "ai_attempt.adopted",
-    // api_client
-    ApiClientCreated => "api_client.created",
-    ApiClientRevoked => "api_client.revoked",
-    // audit
-    AuditExported => "audit.exported",
-    // database
-    DatabaseBackedUp => "database.backed_up",
-    DatabaseMarked => "database.marked",
-    // department
-    DepartmentCreated => "department.created",
-    DepartmentRenamed => "department.renamed",
-    // dispatch
-    DispatchPaused => "dispatch.paused",
-    DispatchResumed => "dispatch.resumed",
-    // drill
-    DrillEnded => "drill.ended",
-    DrillReportExported => "drill.report_exported",
-    DrillStarted => "drill.started",
-    // idempotency
-    IdempotencyRecordsPurged => "idempotency.records_purged",
-    // incident
-    IncidentActionAdded => "incident.action_added",
-    IncidentActionUpdated => "incident.action_updated",
-    IncidentCreated => "incident.created",
-    IncidentOperationLinked => "incident.operation_linked",
-    IncidentUpdated => "incident.updated",
-    // indicator
-    IndicatorThresholdCleared => "indicator.threshold_cleared",
-    IndicatorThresholdCrossed => "indicator.threshold_crossed",
-    // operation
-    OperationCompleted => "operation.completed",
-    OperationEvidenceExported => "operation.evidence_exported",
-    OperationHeld => "operation.held",
-    OperationPatternAcknowledged => "operation.pattern_acknowledged",
-    OperationRegistered => "operation.registered",
-    OperationReleased => "operation.released",
-    OperationResolved => "operation.resolved",
-    OperationStalled => "operation.stalled",
-    // outbound
-    OutboundMessagesPurged => "outbound.messages_purged",
-    // rerun
-    RerunDispatched => "rerun.dispatched",
-    RerunEndpointGone => "rerun.endpoint_gone",
-    RerunFailed => "rerun.failed",
-    RerunNothingToSend => "rerun.nothing_to_send",
-    RerunOutcomeUnknown => "rerun.outcome_unknown",
-    RerunRefused => "rerun.refused",
-    // rerun_batch
-    RerunBatchApprovalRecorded => "rerun_batch.approval_recorded",
-    RerunBatchApproved => "rerun_batch.approved",
-    RerunBatchCancelled => "rerun_batch.cancelled",
-    RerunBatchCheckConfirmed => "rerun_batch.check_confirmed",
-    RerunBatchCompleted => "rerun_batch.completed",
-    RerunBatchCreated => "rerun_batch.created",
-    RerunBatchExpired => "rerun_batch.expired",
-    RerunBatchOperationDropped => "rerun_batch.operation_dropped",
-    RerunBatchPaused => "rerun_batch.paused",
-    RerunBatchPreviewed => "rerun_batch.previewed",
-    RerunBatchRejected => "rerun_batch.rejected",
-    RerunBatchRequested => "rerun_batch.requested",
-    RerunBatchResumed => "rerun_batch.resumed",
-    RerunBatchSubmitted => "rerun_batch.submitted",
-    // rerun_request
-    RerunRequestApprovalRecorded => "rerun_request.approval_recorded",
-    RerunRequestApproved => "rerun_request.approved",
-    RerunRequestCancelled => "rerun_request.cancelled",
-    RerunRequestCheckConfirmed => "rerun_request.check_confirmed",
-    RerunRequestCreated => "rerun_request.created",
-    RerunRequestExpired => "rerun_request.expired",
-    RerunRequestRejected => "rerun_request.rejected",
-    RerunRequestSubmitted => "rerun_request.submitted",
-    RerunRequestSucceeded => "rerun_request.succeeded",
-    RerunRequestVoided => "rerun_request.voided",
-    // review
-    ReviewExported => "review.exported",
-    ReviewSignedOff => "review.signed_off",
-    // sign_in
-    SignInFailed => "sign_in.failed",
-    SignInSucceeded => "sign_in.succeeded",
-    SignInThrottled => "sign_in.throttled",
-    // sign_out
-    SignOut => "sign_out",
-    // step
-    StepFailed => "step.failed",
-    StepFlagConfirmed => "step.flag_confirmed",
-    StepHeartbeat => "step.heartbeat",
-    StepManualVerdict => "step.manual_verdict",
-    StepReconciled => "step.reconciled",
-    StepStarted => "step.started",
-    StepSucceeded => "step.succeeded",
-    StepUnknown => "step.unknown",
-    // user
-    UserCreated => "user.created",
-    UserDisabled => "user.disabled",
-    UserEnabled => "user.enabled",
-    UserPasswordChanged => "user.password_changed",
-    UserPreferencesChanged => "user.preferences_changed",
-    UserRolesChanged => "user.roles_changed",
-    // webhook
-    WebhookBodiesPurged => "webhook.bodies_purged",
-    WebhookNotApplied => "webhook.not_applied",
-    WebhookReceived => "webhook.received",
-    WebhookStaleIgnored => "webhook.stale_ignored",
-}
-
-impl fmt::Display for AuditAction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+named! {
+    pub enum AuditAction {
+        // ai_attempt
+        AiAttemptAdopted => "ai_attempt.adopted",
+        // api_client
+        ApiClientCreated => "api_client.created",
+        ApiClientRevoked => "api_client.revoked",
+        // audit
+        AuditExported => "audit.exported",
+        // database
+        DatabaseBackedUp => "database.backed_up",
+        DatabaseMarked => "database.marked",
+        // department
+        DepartmentCreated => "department.created",
+        DepartmentRenamed => "department.renamed",
+        // dispatch
+        DispatchPaused => "dispatch.paused",
+        DispatchResumed => "dispatch.resumed",
+        // drill
+        DrillEnded => "drill.ended",
+        DrillReportExported => "drill.report_exported",
+        DrillStarted => "drill.started",
+        // idempotency
+        IdempotencyRecordsPurged => "idempotency.records_purged",
+        // incident
+        IncidentActionAdded => "incident.action_added",
+        IncidentActionUpdated => "incident.action_updated",
+        IncidentCreated => "incident.created",
+        IncidentOperationLinked => "incident.operation_linked",
+        IncidentUpdated => "incident.updated",
+        // indicator
+        IndicatorThresholdCleared => "indicator.threshold_cleared",
+        IndicatorThresholdCrossed => "indicator.threshold_crossed",
+        // operation
+        OperationCompleted => "operation.completed",
+        OperationEvidenceExported => "operation.evidence_exported",
+        OperationHeld => "operation.held",
+        OperationPatternAcknowledged => "operation.pattern_acknowledged",
+        OperationRegistered => "operation.registered",
+        OperationReleased => "operation.released",
+        OperationResolved => "operation.resolved",
+        OperationStalled => "operation.stalled",
+        // outbound
+        OutboundMessagesPurged => "outbound.messages_purged",
+        // rerun
+        RerunDispatched => "rerun.dispatched",
+        RerunEndpointGone => "rerun.endpoint_gone",
+        RerunFailed => "rerun.failed",
+        RerunNothingToSend => "rerun.nothing_to_send",
+        RerunOutcomeUnknown => "rerun.outcome_unknown",
+        RerunRefused => "rerun.refused",
+        // rerun_batch
+        RerunBatchApprovalRecorded => "rerun_batch.approval_recorded",
+        RerunBatchApproved => "rerun_batch.approved",
+        RerunBatchCancelled => "rerun_batch.cancelled",
+        RerunBatchCheckConfirmed => "rerun_batch.check_confirmed",
+        RerunBatchCompleted => "rerun_batch.completed",
+        RerunBatchCreated => "rerun_batch.created",
+        RerunBatchExpired => "rerun_batch.expired",
+        RerunBatchOperationDropped => "rerun_batch.operation_dropped",
+        RerunBatchPaused => "rerun_batch.paused",
+        RerunBatchPreviewed => "rerun_batch.previewed",
+        RerunBatchRejected => "rerun_batch.rejected",
+        RerunBatchRequested => "rerun_batch.requested",
+        RerunBatchResumed => "rerun_batch.resumed",
+        RerunBatchSubmitted => "rerun_batch.submitted",
+        // rerun_request
+        RerunRequestApprovalRecorded => "rerun_request.approval_recorded",
+        RerunRequestApproved => "rerun_request.approved",
+        RerunRequestCancelled => "rerun_request.cancelled",
+        RerunRequestCheckConfirmed => "rerun_request.check_confirmed",
+        RerunRequestCreated => "rerun_request.created",
+        RerunRequestExpired => "rerun_request.expired",
+        RerunRequestRejected => "rerun_request.rejected",
+        RerunRequestSubmitted => "rerun_request.submitted",
+        RerunRequestSucceeded => "rerun_request.succeeded",
+        RerunRequestVoided => "rerun_request.voided",
+        // review
+        ReviewExported => "review.exported",
+        ReviewSignedOff => "review.signed_off",
+        // sign_in
+        SignInFailed => "sign_in.failed",
+        SignInSucceeded => "sign_in.succeeded",
+        SignInThrottled => "sign_in.throttled",
+        // sign_out
+        SignOut => "sign_out",
+        // step
+        StepFailed => "step.failed",
+        StepFlagConfirmed => "step.flag_confirmed",
+        StepHeartbeat => "step.heartbeat",
+        StepManualVerdict => "step.manual_verdict",
+        StepReconciled => "step.reconciled",
+        StepStarted => "step.started",
+        StepSucceeded => "step.succeeded",
+        StepUnknown => "step.unknown",
+        // user
+        UserCreated => "user.created",
+        UserDisabled => "user.disabled",
+        UserEnabled => "user.enabled",
+        UserPasswordChanged => "user.password_changed",
+        UserPreferencesChanged => "user.preferences_changed",
+        UserRolesChanged => "user.roles_changed",
+        // webhook
+        WebhookBodiesPurged => "webhook.bodies_purged",
+        WebhookNotApplied => "webhook.not_applied",
+        WebhookReceived => "webhook.received",
+        WebhookStaleIgnored => "webhook.stale_ignored",
     }
 }
 

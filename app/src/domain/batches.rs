@@ -4,6 +4,7 @@
 //! Dispatches are spread at the batch's rate, so the outside system that just recovered is not flooded.
 use super::invalid::{Invalid, Rule};
 use super::dispatch::DispatchStatus;
+use super::names::named;
 use super::operations::OperationStatus;
 use super::rerun_plan::BlockedBecause;
 use super::rerun_request::{RequestEvent, RerunRequestStatus};
@@ -13,58 +14,26 @@ use serde::{Deserialize, Serialize};
 /// The most operations one batch may hold: enough for an outage's backlog, small enough to review.
 pub const MAX_OPERATIONS: usize = 2000;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BatchStatus {
-    /// The outside systems are being asked about every selected operation.
-    Previewing,
-    /// The dry run is ready: plans, totals and blocked operations; nothing requested yet.
-    Preview,
-    /// Requested: the checklist is being confirmed.
-    Draft,
-    PendingApproval,
-    /// Approved: dispatches go out at the batch's rate.
-    Dispatching,
-    Paused,
-    Completed,
-    Cancelled,
-    Rejected,
-    Expired,
+named! {
+    pub enum BatchStatus {
+        /// The outside systems are being asked about every selected operation.
+        Previewing => "previewing",
+        /// The dry run is ready: plans, totals and blocked operations; nothing requested yet.
+        Preview => "preview",
+        /// Requested: the checklist is being confirmed.
+        Draft => "draft",
+        PendingApproval => "pending_approval",
+        /// Approved: dispatches go out at the batch's rate.
+        Dispatching => "dispatching",
+        Paused => "paused",
+        Completed => "completed",
+        Cancelled => "cancelled",
+        Rejected => "rejected",
+        Expired => "expired",
+    }
 }
 
 impl BatchStatus {
-    pub const ALL: [BatchStatus; 10] = [
-        BatchStatus::Previewing,
-        BatchStatus::Preview,
-        BatchStatus::Draft,
-        BatchStatus::PendingApproval,
-        BatchStatus::Dispatching,
-        BatchStatus::Paused,
-        BatchStatus::Completed,
-        BatchStatus::Cancelled,
-        BatchStatus::Rejected,
-        BatchStatus::Expired,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BatchStatus::Previewing => "previewing",
-            BatchStatus::Preview => "preview",
-            BatchStatus::Draft => "draft",
-            BatchStatus::PendingApproval => "pending_approval",
-            BatchStatus::Dispatching => "dispatching",
-            BatchStatus::Paused => "paused",
-            BatchStatus::Completed => "completed",
-            BatchStatus::Cancelled => "cancelled",
-            BatchStatus::Rejected => "rejected",
-            BatchStatus::Expired => "expired",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<BatchStatus> {
-        BatchStatus::ALL.into_iter().find(|b| b.as_str() == s)
-    }
-
     /// Whether the batch may still be cancelled (before it ends).
     pub fn is_open(self) -> bool {
         !matches!(self, BatchStatus::Completed | BatchStatus::Cancelled | BatchStatus::Rejected | BatchStatus::Expired)
@@ -107,43 +76,25 @@ impl BatchStatus {
     }
 }
 
-/// Where one selected operation stands in its batch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MemberState {
-    /// Not looked up yet.
-    Waiting,
-    /// Its plan is ready; nothing blocks it.
-    Eligible,
-    /// A step's state, its operation's state or a failed look-up keeps it out.
-    Blocked,
-    /// The outside systems show it executed: nothing to rerun.
-    Done,
-    /// Its rerun request is part of the batch's request.
-    Requested,
-    /// It left the batch's request, with its reason.
-    Dropped,
+named! {
+    /// Where one selected operation stands in its batch.
+    pub enum MemberState {
+        /// Not looked up yet.
+        Waiting => "waiting",
+        /// Its plan is ready; nothing blocks it.
+        Eligible => "eligible",
+        /// A step's state, its operation's state or a failed look-up keeps it out.
+        Blocked => "blocked",
+        /// The outside systems show it executed: nothing to rerun.
+        Done => "done",
+        /// Its rerun request is part of the batch's request.
+        Requested => "requested",
+        /// It left the batch's request, with its reason.
+        Dropped => "dropped",
+    }
 }
 
 impl MemberState {
-    pub const ALL: [MemberState; 6] =
-        [MemberState::Waiting, MemberState::Eligible, MemberState::Blocked, MemberState::Done, MemberState::Requested, MemberState::Dropped];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemberState::Waiting => "waiting",
-            MemberState::Eligible => "eligible",
-            MemberState::Blocked => "blocked",
-            MemberState::Done => "done",
-            MemberState::Requested => "requested",
-            MemberState::Dropped => "dropped",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<MemberState> {
-        MemberState::ALL.into_iter().find(|m| m.as_str() == s)
-    }
-
     /// The move this event makes from this state, or a refusal: a member is looked up once, requested from
     /// its preview, and drops out at most once.
     pub fn next(self, event: MemberEvent) -> Result<MemberState, MemberRefused> {
@@ -240,12 +191,6 @@ pub struct BatchRefused {
 impl std::fmt::Display for BatchRefused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "the bulk rerun is {}: {:?} does not apply", self.from.as_str(), self.event)
-    }
-}
-
-impl std::fmt::Display for BatchStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -404,7 +349,7 @@ mod tests {
     #[test]
     fn statuses_read_back_and_only_ended_ones_are_closed() {
         for s in BatchStatus::ALL {
-            assert_eq!(BatchStatus::parse(s.as_str()), Some(s));
+            assert_eq!(BatchStatus::parse(s.as_str()), Some(*s));
         }
         assert!(BatchStatus::Paused.is_open() && !BatchStatus::Completed.is_open());
     }
@@ -420,7 +365,7 @@ mod tests {
         assert!(S::Eligible.next(E::FoundBlocked).is_err(), "looked up twice");
         assert!(S::Dropped.next(E::Drop).is_err() && S::Dropped.next(E::Request).is_err());
         for state in S::ALL {
-            assert_eq!(S::parse(state.as_str()), Some(state));
+            assert_eq!(S::parse(state.as_str()), Some(*state));
         }
     }
 

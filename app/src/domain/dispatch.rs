@@ -2,72 +2,35 @@
 //! jitter, `Retry-After` honoured, only 2xx is success, a redirect is not followed, 410 means the endpoint is
 //! gone, and a timeout is an unknown outcome — never a blind resend under a new key.
 use chrono::Duration;
-use serde::{Deserialize, Serialize};
-
-/// Where an approved rerun's outbox row stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DispatchStatus {
-    /// Waiting for its turn or for another attempt.
-    Pending,
-    /// The receiver answered 2xx (or nothing was left to send).
-    Sent,
-    /// Not sent, and it will not be: refused, gone, out of attempts, expired, voided or withdrawn.
-    Failed,
-    /// Sent without an answer: reconciliation settles it.
-    Unknown,
-}
-
-impl DispatchStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DispatchStatus::Pending => "pending",
-            DispatchStatus::Sent => "sent",
-            DispatchStatus::Failed => "failed",
-            DispatchStatus::Unknown => "unknown",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<DispatchStatus> {
-        [DispatchStatus::Pending, DispatchStatus::Sent, DispatchStatus::Failed, DispatchStatus::Unknown]
-            .into_iter()
-            .find(|d| d.as_str() == s)
-    }
-}
-
-/// Where an outgoing e-mail or chat message stands in its outbox.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeliveryStatus {
-    Pending,
-    Sent,
-    /// Refused for good, or out of attempts.
-    Failed,
-}
-
-impl DeliveryStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryStatus::Pending => "pending",
-            DeliveryStatus::Sent => "sent",
-            DeliveryStatus::Failed => "failed",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<DeliveryStatus> {
-        [DeliveryStatus::Pending, DeliveryStatus::Sent, DeliveryStatus::Failed].into_iter().find(|d| d.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for DispatchStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use super::names::named;
 
 pub const MAX_ATTEMPTS: i64 = 8;
 const BASE_SECONDS: i64 = 2;
 const MAX_DELAY_SECONDS: i64 = 300;
+
+named! {
+    /// Where an approved rerun's outbox row stands.
+    pub enum DispatchStatus {
+        /// Waiting for its turn or for another attempt.
+        Pending => "pending",
+        /// The receiver answered 2xx (or nothing was left to send).
+        Sent => "sent",
+        /// Not sent, and it will not be: refused, gone, out of attempts, expired, voided or withdrawn.
+        Failed => "failed",
+        /// Sent without an answer: reconciliation settles it.
+        Unknown => "unknown",
+    }
+}
+
+named! {
+    /// Where an outgoing e-mail or chat message stands in its outbox.
+    pub enum DeliveryStatus {
+        Pending => "pending",
+        Sent => "sent",
+        /// Refused for good, or out of attempts.
+        Failed => "failed",
+    }
+}
 
 /// What one attempt's answer means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,6 +20,7 @@ pub mod ids;
 pub mod incidents;
 pub mod indicators;
 pub mod invalid;
+mod names;
 pub mod operations;
 pub mod password_policy;
 pub mod preferences;

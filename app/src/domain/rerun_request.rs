@@ -2,25 +2,25 @@
 //! services ask `next` for every change and the database compares-and-sets on the state they read, so a request
 //! never jumps a step, and two people acting at once cannot both move it.
 use super::operations::OperationEvent;
-use serde::{Deserialize, Serialize};
+use super::names::named;
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RerunRequestStatus {
-    /// Planned; the five checks are being confirmed.
-    Draft,
-    PendingApproval,
-    /// Approved: its dispatch waits in the outbox.
-    Approved,
-    Rejected,
-    Expired,
-    /// Withdrawn by staff, or voided because what the approval was bound to changed.
-    Cancelled,
-    /// Sent (or sent without an answer: reconciliation settles it).
-    Dispatched,
-    Succeeded,
-    Failed,
+named! {
+    pub enum RerunRequestStatus {
+        /// Planned; the five checks are being confirmed.
+        Draft => "draft",
+        PendingApproval => "pending_approval",
+        /// Approved: its dispatch waits in the outbox.
+        Approved => "approved",
+        Rejected => "rejected",
+        Expired => "expired",
+        /// Withdrawn by staff, or voided because what the approval was bound to changed.
+        Cancelled => "cancelled",
+        /// Sent (or sent without an answer: reconciliation settles it).
+        Dispatched => "dispatched",
+        Succeeded => "succeeded",
+        Failed => "failed",
+    }
 }
 
 /// What happens to a request.
@@ -88,36 +88,6 @@ impl fmt::Display for Refused {
 }
 
 impl RerunRequestStatus {
-    pub const ALL: [RerunRequestStatus; 9] = [
-        RerunRequestStatus::Draft,
-        RerunRequestStatus::PendingApproval,
-        RerunRequestStatus::Approved,
-        RerunRequestStatus::Rejected,
-        RerunRequestStatus::Expired,
-        RerunRequestStatus::Cancelled,
-        RerunRequestStatus::Dispatched,
-        RerunRequestStatus::Succeeded,
-        RerunRequestStatus::Failed,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RerunRequestStatus::Draft => "draft",
-            RerunRequestStatus::PendingApproval => "pending_approval",
-            RerunRequestStatus::Approved => "approved",
-            RerunRequestStatus::Rejected => "rejected",
-            RerunRequestStatus::Expired => "expired",
-            RerunRequestStatus::Cancelled => "cancelled",
-            RerunRequestStatus::Dispatched => "dispatched",
-            RerunRequestStatus::Succeeded => "succeeded",
-            RerunRequestStatus::Failed => "failed",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<RerunRequestStatus> {
-        RerunRequestStatus::ALL.into_iter().find(|status| status.as_str() == s)
-    }
-
     /// The move this event makes from this state, or a refusal.
     pub fn next(self, event: RequestEvent) -> Result<RerunRequestStatus, Refused> {
         use RequestEvent as E;
@@ -152,19 +122,6 @@ impl RerunRequestStatus {
     }
 }
 
-impl fmt::Display for RerunRequestStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl TryFrom<String> for RerunRequestStatus {
-    type Error = String;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        RerunRequestStatus::parse(&value).ok_or_else(|| format!("unknown rerun request status '{value}'"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::RequestEvent as E;
@@ -174,7 +131,7 @@ mod tests {
     #[test]
     fn every_status_reads_back_from_its_name() {
         for status in S::ALL {
-            assert_eq!(S::parse(status.as_str()), Some(status));
+            assert_eq!(S::parse(status.as_str()), Some(*status));
         }
         assert_eq!(S::parse("approved_twice"), None);
     }
