@@ -3,7 +3,6 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 use super::ids::text_id;
-use super::names::named;
 
 text_id!(
     /// The integration's own ID of one run (`process_id`): unique, kept across reruns.
@@ -17,29 +16,54 @@ text_id!(
     |c| c.is_ascii_graphic()
 );
 
-named! {
-    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-    pub enum OperationStatus {
-        Running => "running",
-        Stalled => "stalled",
-        OnHold => "on_hold",
-        RerunPending => "rerun_pending",
-        Rerunning => "rerunning",
-        Completed => "completed",
-        Resolved => "resolved",
-    }
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum OperationStatus {
+    Running,
+    Stalled,
+    OnHold,
+    RerunPending,
+    Rerunning,
+    Completed,
+    Resolved,
 }
 
-named! {
-    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-    pub enum StepState {
-        NotStarted => "not_started",
-        Started => "started",
-        Succeeded => "succeeded",
-        Failed => "failed",
-        Unknown => "unknown",
-    }
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum StepState {
+    NotStarted,
+    Started,
+    Succeeded,
+    Failed,
+    Unknown,
 }
+
+/// The enums the OpenAPI document is derived from keep serde's `rename_all`: utoipa does not read a variant's
+/// rename that comes through a macro (`domain::names::named!`), and the document would list `NotStarted`.
+macro_rules! snake_names {
+    ($t:ty { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $t {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $name),+ }
+            }
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($name => Some(Self::$variant),)+ _ => None }
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+snake_names!(OperationStatus {
+    Running => "running", Stalled => "stalled", OnHold => "on_hold", RerunPending => "rerun_pending",
+    Rerunning => "rerunning", Completed => "completed", Resolved => "resolved",
+});
 
 /// What moves an operation between the states people and reruns take it through. Each event makes one move,
 /// compared-and-set on its `from` state; completion is reached from any state once every step is complete.
@@ -72,17 +96,26 @@ impl OperationEvent {
     }
 }
 
-named! {
-    /// What an integration reports about one step.
-    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-    pub enum StepEventType {
-        Started => "started",
-        Succeeded => "succeeded",
-        Failed => "failed",
-        Unknown => "unknown",
-        Heartbeat => "heartbeat",
-    }
+snake_names!(StepState {
+    NotStarted => "not_started", Started => "started", Succeeded => "succeeded", Failed => "failed",
+    Unknown => "unknown",
+});
+
+/// What an integration reports about one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum StepEventType {
+    Started,
+    Succeeded,
+    Failed,
+    Unknown,
+    Heartbeat,
 }
+
+snake_names!(StepEventType {
+    Started => "started", Succeeded => "succeeded", Failed => "failed", Unknown => "unknown", Heartbeat => "heartbeat",
+});
 
 impl StepEventType {
     /// The state a step is in after this event (a heartbeat keeps it started).
