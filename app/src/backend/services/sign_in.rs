@@ -46,11 +46,13 @@ pub(super) async fn admit(state: &AppState, username: &str, ip: &str, request_id
     db::sign_in::record_failure(&mut tx, username, &address, now).await?;
     let user = db::users::by_username(&mut tx, username).await?;
     tx.commit().await?;
-    let turn = state.password_checks.turn().await.map_err(|_| {
-        tracing::warn!(%username, %ip, "sign-in refused: too many password checks waiting");
-        AppError::TooManyRequests { retry_after_secs: 1 }
-    })?;
+    let turn = turn(state).await.inspect_err(|_| tracing::warn!(%username, %ip, "sign-in refused: too many password checks waiting"))?;
     Ok(Admitted { turn, user })
+}
+
+/// A turn for an Argon2 hash or check, or 429 when too many wait (`passwords::Checks`).
+pub(super) async fn turn(state: &AppState) -> Result<Turn, AppError> {
+    state.password_checks.turn().await.map_err(|_| AppError::TooManyRequests { retry_after_secs: 1 })
 }
 
 pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, AppError> {

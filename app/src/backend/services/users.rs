@@ -93,7 +93,7 @@ async fn department_ids(tx: &mut db::Tx, codes: &[String]) -> Result<Vec<i64>, A
 /// Adds a user on behalf of `actor` (an admin, or the system for the command line and the demo).
 pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: NewUser) -> Result<i64, AppError> {
     let checked = check_user_fields(&new)?;
-    let hash = passwords::hash(turn(state).await?, new.password).await?;
+    let hash = passwords::hash(super::sign_in::turn(state).await?, new.password).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if db::users::by_username(&mut tx, checked.username.as_str()).await?.is_some() {
@@ -198,11 +198,6 @@ pub async fn set_roles(
     Ok(())
 }
 
-/// A turn for an Argon2 hash or check, or 429 when too many wait (`passwords::Checks`).
-async fn turn(state: &AppState) -> Result<passwords::Turn, AppError> {
-    state.password_checks.turn().await.map_err(|_| AppError::TooManyRequests { retry_after_secs: 1 })
-}
-
 /// Changes the caller's own password; the new hash ends every other session of theirs. Returns the
 /// refreshed user, to rebind the caller's own session to the new hash.
 pub async fn change_own_password(
@@ -220,7 +215,7 @@ pub async fn change_own_password(
     if !passwords::verify(admitted.turn, current, Some(row.password_hash)).await?.ok {
         return Err(AppError::invalid("current_password", Invalid::new(Rule::WrongPassword, "the current password is wrong")));
     }
-    let hash = passwords::hash(turn(state).await?, new).await?;
+    let hash = passwords::hash(super::sign_in::turn(state).await?, new).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::sign_in::forget(&mut tx, &me.username, now - chrono::Duration::minutes(crate::domain::throttle::WINDOW_MINUTES)).await?;
