@@ -29,6 +29,7 @@ pub mod rerun_plan;
 pub mod rerun_request;
 pub mod rights;
 pub mod checklist;
+pub mod claimed_name;
 pub mod roles;
 pub mod stall;
 pub mod stop_switch;

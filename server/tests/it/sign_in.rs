@@ -213,3 +213,59 @@ async fn two_hundred_sign_ins_at_once_are_checked_a_few_at_a_time_and_the_rest_c
     assert!(checks.peak() <= 2, "{} password checks ran at once", checks.peak());
     assert!(busy > 0 && busy < 200, "{busy} of 200 were told to come back");
 }
+
+/// Everything the trail keeps about sign-ins, as one text per event.
+async fn sign_in_events(app: &TestApp) -> Vec<String> {
+    let mut tx = app.db().begin_read().await.unwrap();
+    let events = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
+    events
+        .into_iter()
+        .filter(|e| e.action.starts_with("sign_in."))
+        .map(|e| format!("{} {} {} {} {:?} {:?}", e.action, e.actor_label, e.object_type, e.object_id, e.after_json, e.reason))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_typed_into_the_name_field_is_not_kept_in_the_trail_but_can_be_correlated() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.call("sign_in", &[("username", "Tr0ub4dor&3"), ("password", "sato")], None).await;
+    app.call("sign_in", &[("username", "Tr0ub4dor&3"), ("password", "sato")], None).await;
+    app.call("sign_in", &[("username", "another-guess"), ("password", "x")], None).await;
+
+    let events = sign_in_events(&app).await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    for event in &events {
+        assert!(!event.to_lowercase().contains("tr0ub4dor"), "the typed text is kept: {event}");
+        assert!(!event.contains("another-guess"), "the typed text is kept: {event}");
+        assert!(event.contains("unknown name"), "{event}");
+    }
+    let hash = |event: &str| event.split("name_hash").nth(1).map(|rest| rest.chars().take(40).collect::<String>());
+    assert!(hash(&events[0]).is_some(), "no keyed hash: {}", events[0]);
+    assert_eq!(hash(&events[0]), hash(&events[1]), "the same typed name must give the same hash");
+    assert_ne!(hash(&events[0]), hash(&events[2]), "two typed names must give two hashes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_or_throttled_sign_in_of_an_existing_account_names_the_account() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    for _ in 0..=MAX_FAILURES_PER_ACCOUNT {
+        app.call("sign_in", &[("username", "Sato"), ("password", "guess-guess")], None).await;
+    }
+    let events = sign_in_events(&app).await;
+    assert!(events.iter().any(|e| e.starts_with("sign_in.failed sato user sato")), "{events:?}");
+    assert!(events.iter().any(|e| e.starts_with("sign_in.throttled sato user sato")), "{events:?}");
+    assert!(events.iter().all(|e| !e.contains("unknown name")), "{events:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttled_unknown_name_is_not_kept_either() {
+    let app = TestApp::spawn().await;
+    for _ in 0..=MAX_FAILURES_PER_ACCOUNT {
+        app.call("sign_in", &[("username", "secret-typed-here"), ("password", "x")], None).await;
+    }
+    let events = sign_in_events(&app).await;
+    assert!(events.iter().any(|e| e.starts_with("sign_in.throttled")), "{events:?}");
+    assert!(events.iter().all(|e| !e.contains("secret-typed-here")), "{events:?}");
+}

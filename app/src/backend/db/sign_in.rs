@@ -45,3 +45,13 @@ pub async fn forget(tx: &mut Tx, username: &str, older_than: DateTime<Utc>) -> R
         .await.map(drop))?;
     Ok(())
 }
+
+/// The key of the hash an unknown name leaves in the trail: the stored one, or `fresh` when there is none yet
+/// (the first instance to write it wins; the others read its key).
+pub async fn name_key(tx: &mut Tx, fresh: &str) -> Result<String, sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query("INSERT INTO instance_keys (name, key_hex) VALUES ('audit_name', $1) ON CONFLICT (name) DO NOTHING")
+        .bind(fresh)
+        .execute(c)
+        .await.map(drop))?;
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT key_hex FROM instance_keys WHERE name = 'audit_name'").fetch_one(c).await)
+}

@@ -1,5 +1,6 @@
 //! Checking a sign-in: throttled per account and per address (`domain::throttle`), the same work and the same
-//! answer for an unknown name, a disabled account and a wrong password, every outcome audited.
+//! answer for an unknown name, a disabled account and a wrong password, every outcome audited (an unknown name
+//! only as a keyed hash: `domain::claimed_name`).
 use super::audit::record;
 use crate::api::AppError;
 use crate::backend::auth::{SessionUser, load_session_user};
@@ -7,10 +8,12 @@ use crate::backend::passwords::{self, Turn};
 use crate::backend::{AppState, db};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
+use crate::domain::claimed_name::ClaimedName;
 use crate::domain::invalid::{Invalid, Rule};
 pub use crate::domain::throttle::{MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
 use crate::domain::throttle::{WINDOW_MINUTES, address_key};
 use chrono::Duration;
+use rand::RngCore;
 use serde_json::json;
 
 pub struct Attempt {
@@ -35,19 +38,28 @@ pub(super) async fn admit(state: &AppState, username: &str, ip: &str, request_id
     let since = now - Duration::minutes(WINDOW_MINUTES);
     let mut tx = state.db.begin_write().await?;
     let (by_user, by_address) = db::sign_in::recent_failures(&mut tx, username, &address, since).await?;
+    let user = db::users::by_username(&mut tx, username).await?;
     if by_user >= MAX_FAILURES_PER_ACCOUNT || by_address >= MAX_FAILURES_PER_ADDRESS {
-        let entry = AuditEntry::new(Actor::anonymous(username), AuditAction::SignInThrottled, "user", username)
-            .after(json!({"ip": ip, "failures_for_account": by_user, "failures_from_address": by_address}));
+        let name = claimed(&mut tx, username, user.is_some()).await?;
+        let entry = AuditEntry::new(Actor::anonymous(name.label()), AuditAction::SignInThrottled, "user", name.label())
+            .after(json!({"ip": ip, "name_hash": name.hash(), "failures_for_account": by_user, "failures_from_address": by_address}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
-        tracing::warn!(%username, %ip, "sign-in throttled");
+        tracing::warn!(name = %name.label(), %ip, "sign-in throttled");
         return Err(AppError::TooManyRequests { retry_after_secs: (WINDOW_MINUTES * 60) as u64 });
     }
     db::sign_in::record_failure(&mut tx, username, &address, now).await?;
-    let user = db::users::by_username(&mut tx, username).await?;
     tx.commit().await?;
-    let turn = turn(state).await.inspect_err(|_| tracing::warn!(%username, %ip, "sign-in refused: too many password checks waiting"))?;
+    let turn = turn(state).await.inspect_err(|_| tracing::warn!(%ip, "sign-in refused: too many password checks waiting"))?;
     Ok(Admitted { turn, user })
+}
+
+/// What the trail may keep of a typed name (`domain::claimed_name`), with this installation's key.
+async fn claimed(tx: &mut db::Tx, typed: &str, is_an_account: bool) -> Result<ClaimedName, AppError> {
+    let mut fresh = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut fresh);
+    let key = db::sign_in::name_key(tx, &hex::encode(fresh)).await?;
+    Ok(ClaimedName::of(typed, is_an_account, key.as_bytes()))
 }
 
 /// A turn for an Argon2 hash or check, or 429 when too many wait (`passwords::Checks`).
@@ -59,17 +71,19 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
     let username = attempt.username.trim().to_lowercase();
     let request_id = attempt.request_id.as_deref();
     let Admitted { turn, user } = admit(state, &username, &attempt.ip, request_id).await?;
+    let is_an_account = user.is_some();
     let active = user.filter(|u| u.disabled_at.is_none());
     let verified = passwords::verify(turn, attempt.password, active.as_ref().map(|u| u.password_hash.clone())).await?;
 
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let Some(mut row) = active.filter(|_| verified.ok) else {
-        let entry = AuditEntry::new(Actor::anonymous(&username), AuditAction::SignInFailed, "user", &username)
-            .after(json!({"ip": attempt.ip}));
+        let name = claimed(&mut tx, &username, is_an_account).await?;
+        let entry = AuditEntry::new(Actor::anonymous(name.label()), AuditAction::SignInFailed, "user", name.label())
+            .after(json!({"ip": attempt.ip, "name_hash": name.hash()}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
-        tracing::warn!(username = %username, ip = %attempt.ip, "sign-in failed");
+        tracing::warn!(name = %name.label(), ip = %attempt.ip, "sign-in failed");
         return Err(AppError::invalid("password", Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong")));
     };
     let rehashed = verified.rehashed.is_some();
