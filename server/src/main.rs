@@ -39,6 +39,8 @@ async fn run() -> anyhow::Result<i32> {
         Some(Command::Serve { demo, sweep_seconds }) => (*demo, (*sweep_seconds).max(1)),
         Some(other) => return cli::run_command(&state, other).await,
     };
+    // A lease shorter than the work it covers would hand a rerun to a second dispatcher mid-send.
+    app::backend::services::dispatcher::check_lease(&state).map_err(anyhow::Error::msg)?;
     let addr = options.site_addr;
     if demo {
         if !addr.ip().is_loopback() {

@@ -68,6 +68,33 @@ pub fn next_delay(attempts: i64, retry_after: Option<i64>, jitter: f64) -> Optio
     Some(Duration::seconds(wait.max(1)))
 }
 
+/// Time left for the batch's reads and writes after its slowest look-ups and send.
+pub const LEASE_MARGIN_SECONDS: u64 = 10;
+
+/// The work one dispatch lease covers, in seconds: the look-ups right before sending (one after another, each
+/// cut off at its connector's timeout) and the POST (cut off at the send timeout).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeasedWork {
+    /// The workflow whose look-ups take longest, and their timeouts added up.
+    pub workflow: String,
+    pub look_ups: u64,
+    pub send: u64,
+}
+
+/// A lease that can end while its holder still works would let a second dispatcher take the rerun: refused,
+/// naming what it must outlast.
+pub fn lease_covers(lease_seconds: u64, work: &LeasedWork) -> Result<(), String> {
+    let needed = work.look_ups + work.send + LEASE_MARGIN_SECONDS;
+    if lease_seconds >= needed {
+        return Ok(());
+    }
+    Err(format!(
+        "RERUN_GATE_DISPATCH_LEASE_SECONDS is {lease_seconds} s, shorter than the work a lease covers: the look-up timeouts \
+         of workflow '{}' ({} s) + the send timeout ({} s) + {LEASE_MARGIN_SECONDS} s for the writes = {needed} s",
+        work.workflow, work.look_ups, work.send
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +117,15 @@ mod tests {
         assert_eq!(next_delay(7, None, 1.0), Some(Duration::seconds(256)));
         assert_eq!(next_delay(1, Some(120), 0.5), Some(Duration::seconds(120)));
         assert_eq!(next_delay(MAX_ATTEMPTS, None, 0.5), None);
+    }
+
+    #[test]
+    fn a_lease_must_outlast_the_look_ups_the_send_and_the_margin() {
+        let work = LeasedWork { workflow: "order_intake".into(), look_ups: 20, send: 10 };
+        assert!(lease_covers(40, &work).is_ok());
+        let refused = lease_covers(39, &work).unwrap_err();
+        for named in ["RERUN_GATE_DISPATCH_LEASE_SECONDS is 39 s", "order_intake", "(20 s)", "send timeout (10 s)", "= 40 s"] {
+            assert!(refused.contains(named), "{named} missing from: {refused}");
+        }
     }
 }

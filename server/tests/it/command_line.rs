@@ -191,3 +191,33 @@ async fn a_backup_taken_while_the_app_runs_restores_with_its_data_and_an_intact_
         let _ = std::fs::remove_file(format!("{target}{suffix}"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_to_start_with_a_dispatch_lease_shorter_than_the_work_it_covers() {
+    let url = fresh_database_url().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+        .args(["serve"])
+        .env("DATABASE_URL", &url)
+        .env("RERUN_GATE_CONFIG", concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"))
+        .env("RERUN_GATE_DISPATCH_LEASE_SECONDS", "15")
+        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the server binary");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("serve started with a lease shorter than a look-up and a send");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    for named in ["RERUN_GATE_DISPATCH_LEASE_SECONDS is 15 s", "look-up timeouts of workflow", "send timeout (10 s)"] {
+        assert!(text(&output).contains(named), "{named} missing from: {}", text(&output));
+    }
+}

@@ -73,13 +73,18 @@ struct Gate {
 }
 
 async fn gate(replies: &[Reply]) -> Gate {
+    gate_waiting(replies, std::time::Duration::from_secs(1)).await
+}
+
+/// A gate whose dispatcher waits this long for the receiver's answer.
+async fn gate_waiting(replies: &[Reply], send_timeout: std::time::Duration) -> Gate {
     let (receiver, url) = Receiver::start(replies).await;
     let mut config = crate::harness::example_config();
     for w in &mut config.workflows {
         w.rerun_url = url.clone();
         w.rerun_allow_loopback = true;
     }
-    let app = TestApp::spawn_configured(|s| s.dispatch_timeout = std::time::Duration::from_secs(1), config).await;
+    let app = TestApp::spawn_configured(|s| s.dispatch_timeout = send_timeout, config).await;
     let token = app.token("intake", &["sales"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     app.user("suzuki", &["manager"], &["sales"]).await;
@@ -235,4 +240,29 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     let heard = app::backend::services::notifications::latest(&app.state, &staff).await.unwrap();
     let kinds: Vec<&str> = heard.iter().map(|n| n.kind.as_str()).collect();
     assert!(kinds.contains(&"completed") && kinds.contains(&"dispatched") && kinds.contains(&"approved"), "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatcher_whose_lease_passed_to_another_records_nothing_twice() {
+    let g = gate_waiting(&[Reply::Slow, Reply::Status(200)], std::time::Duration::from_secs(10)).await;
+    let id = g.approved("ORD-D9").await;
+    let slow = tokio::spawn({
+        let state = g.app.state.clone();
+        async move { dispatch_due(&state).await }
+    });
+    while g.receiver.requests().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // The first dispatcher's lease ends while its receiver is still answering: a second one takes the rerun.
+    g.app.clock.advance(Duration::seconds(g.app.state.settings.dispatch_lease.as_secs() as i64 + 1));
+    assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 1);
+    slow.await.unwrap().expect("the slow dispatcher ends without an error");
+
+    let requests = g.receiver.requests();
+    let ids: Vec<_> = requests.iter().map(|(h, _)| h.get("webhook-id").unwrap().to_str().unwrap().to_string()).collect();
+    assert_eq!(ids, [id.clone(), id.clone()], "both sent the same rerun ID (the receiver deduplicates)");
+    let actions = g.app.audit_actions().await;
+    let count = |action: &str| actions.iter().filter(|a| *a == action).count();
+    assert_eq!(count("rerun.dispatched"), 1, "{actions:?}");
+    assert_eq!((g.dispatch(&id).await, g.request_status(&id).await), (("sent".into(), 1), "dispatched".into()));
 }

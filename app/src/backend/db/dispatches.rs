@@ -13,7 +13,7 @@ pub struct DispatchRow {
 
 /// Claims up to `limit` of the most overdue pending dispatches whose lease is free; PostgreSQL skips rows other
 /// workers hold.
-pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<DispatchRow>, sqlx::Error> {
+pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, owner: &str, limit: i64) -> Result<Vec<DispatchRow>, sqlx::Error> {
     // A paused bulk rerun's dispatches wait in the outbox until it is resumed.
     let pick = "SELECT request_id FROM dispatches
                 WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
@@ -22,17 +22,33 @@ pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, 
                 ORDER BY next_attempt_at LIMIT $3";
     match tx {
         Tx::Sqlite(t, _) => {
-            let sql = format!("UPDATE dispatches SET lease_until = $2 WHERE request_id IN ({pick}) RETURNING request_id, status, attempts");
-            sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).fetch_all(&mut **t).await
+            let sql = format!(
+                "UPDATE dispatches SET lease_until = $2, lease_owner = $4 WHERE request_id IN ({pick}) RETURNING request_id, status, attempts"
+            );
+            sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).bind(owner).fetch_all(&mut **t).await
         }
         Tx::Postgres(t, _) => {
             let sql = format!(
-                "UPDATE dispatches SET lease_until = $2 WHERE request_id IN ({pick} FOR UPDATE SKIP LOCKED)
+                "UPDATE dispatches SET lease_until = $2, lease_owner = $4 WHERE request_id IN ({pick} FOR UPDATE SKIP LOCKED)
                  RETURNING request_id, status, attempts"
             );
-            sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).fetch_all(&mut **t).await
+            sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).bind(owner).fetch_all(&mut **t).await
         }
     }
+}
+
+/// Whether `owner` still holds the lease of this pending dispatch, locking the row for the rest of the
+/// transaction (a write on SQLite, a row lock on PostgreSQL) so that no other dispatcher can claim it meanwhile.
+pub async fn still_held(tx: &mut Tx, request_id: &str, owner: &str) -> Result<bool, sqlx::Error> {
+    let held = on_tx!(tx, |c| sqlx::query(
+        "UPDATE dispatches SET lease_owner = lease_owner WHERE request_id = $1 AND lease_owner = $2 AND status = 'pending'"
+    )
+    .bind(request_id)
+    .bind(owner)
+    .execute(c)
+    .await
+    .map(|done| done.rows_affected() == 1))?;
+    Ok(held)
 }
 
 /// Ends the dispatch (`sent`, `failed`, `unknown`) or schedules another attempt (`pending` + when).
@@ -47,7 +63,7 @@ pub async fn settle(
 ) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query(
         "UPDATE dispatches SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, lease_until = NULL,
-             updated_at = $6
+             lease_owner = NULL, updated_at = $6
          WHERE request_id = $1"
     )
     .bind(request_id)

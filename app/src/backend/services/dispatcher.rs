@@ -16,7 +16,7 @@ use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
 use crate::domain::approval::is_expired;
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::dispatch::{Answer, DispatchStatus, answer_of, next_delay};
+use crate::domain::dispatch::{Answer, DispatchStatus, LeasedWork, answer_of, lease_covers, next_delay};
 use crate::domain::operations::OperationStatus;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::reconciliation::{Verdict, redact};
@@ -42,8 +42,9 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
     while handled < 4 * BATCH && !state.is_stopping() {
         let now = state.clock.now();
         let lease = Duration::from_std(state.settings.dispatch_lease).unwrap_or(Duration::seconds(120));
+        let owner = lease_owner();
         let mut tx = state.db.begin_write().await?;
-        let claimed = db::dispatches::claim(&mut tx, now, now + lease, BATCH as i64).await?;
+        let claimed = db::dispatches::claim(&mut tx, now, now + lease, &owner, BATCH as i64).await?;
         tx.commit().await?;
         if claimed.is_empty() {
             break;
@@ -60,9 +61,17 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
         }
         let now = state.clock.now();
         let mut tx = state.db.begin_write().await?;
-        for outcome in &outcomes {
-            write(&mut tx, state, outcome, now).await?;
+        let mut written = Vec::with_capacity(outcomes.len());
+        for outcome in outcomes {
+            // A lease that passed to another dispatcher (this one was too slow): that one records the rerun.
+            if !db::dispatches::still_held(&mut tx, &outcome.request.id, &owner).await? {
+                tracing::warn!(rerun = %outcome.request.id, "the dispatch lease passed to another dispatcher: this outcome is not recorded");
+                continue;
+            }
+            write(&mut tx, state, &outcome, now).await?;
+            written.push(outcome);
         }
+        let outcomes = written;
         let mut batches: Vec<&str> = outcomes.iter().filter_map(|o| o.request.batch_id.as_deref()).collect();
         batches.sort_unstable();
         batches.dedup();
@@ -78,6 +87,25 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
         }
     }
     Ok(handled)
+}
+
+/// One claim's mark on the dispatches it leases (`db::dispatches::still_held`).
+fn lease_owner() -> String {
+    let mut bytes = [0u8; 16];
+    rand::thread_rng().fill(&mut bytes);
+    hex::encode(bytes)
+}
+
+/// Refuses a lease that could end while its holder still works (`domain::dispatch::lease_covers`): checked
+/// before the dispatcher starts, against the configured connectors' timeouts and the send timeout.
+pub fn check_lease(state: &AppState) -> Result<(), String> {
+    let look_ups = |workflow: &crate::domain::configuration::WorkflowConfig| -> u64 {
+        let connectors = workflow.steps.iter().filter_map(|s| s.connector.as_deref()).filter_map(|c| state.connectors.get(c));
+        connectors.map(|c| c.common.timeout_seconds).sum()
+    };
+    let slowest = state.config.workflows.iter().map(|w| (look_ups(w), w.name.clone())).max().unwrap_or_default();
+    let work = LeasedWork { workflow: slowest.1, look_ups: slowest.0, send: state.settings.dispatch_timeout.as_secs_f64().ceil() as u64 };
+    lease_covers(state.settings.dispatch_lease.as_secs(), &work)
 }
 
 fn actor() -> Actor {
