@@ -32,6 +32,8 @@ pub struct Settings {
     pub absolute_timeout: Duration,
     /// Serve the demo outside systems under `/demo/` (`serve --demo`, loopback only).
     pub demo_systems: bool,
+    /// A request not answered within this long gets 408 (a client that sends its body slowly included).
+    pub request_timeout: Duration,
     /// A rerun receiver that has not answered within this long may have acted: an unknown outcome.
     pub dispatch_timeout: Duration,
     /// A dispatcher's claim on a dispatch lasts this long; a crashed one's claim then passes to another.
@@ -57,6 +59,7 @@ impl Settings {
             idle_timeout: Duration::from_secs(30 * 60),
             absolute_timeout: Duration::from_secs(8 * 60 * 60),
             demo_systems: false,
+            request_timeout: Duration::from_secs(30),
             dispatch_timeout: Duration::from_secs(10),
             dispatch_lease: Duration::from_secs(120),
             metrics_token: None,

@@ -7,7 +7,6 @@ pub mod security;
 use app::backend::AppState;
 use axum::Router;
 use axum::http::{HeaderName, StatusCode, header};
-use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -17,15 +16,15 @@ use tower_http::trace::TraceLayer;
 
 /// Browser forms and server functions are small; anything bigger is refused with 413.
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub fn protect(router: Router, state: AppState) -> Router {
     let request_id = HeaderName::from_static("x-request-id");
+    let timeout = state.settings.request_timeout;
     router
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
         .layer(axum::middleware::from_fn_with_state(state, security::headers))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT_BYTES))
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, REQUEST_TIMEOUT))
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout))
         .layer(CatchPanicLayer::custom(security::panic_response))
         .layer(TraceLayer::new_for_http().make_span_with(crate::telemetry::request_span))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))

@@ -80,11 +80,17 @@ async fn no_wildcard_cors_and_hsts_only_behind_https() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_oversized_body_is_refused_with_413() {
+async fn an_oversized_body_is_refused_with_413_by_a_form_the_api_and_a_webhook() {
     let app = TestApp::spawn().await;
     let big = "x".repeat(crate::harness::BODY_LIMIT + 1);
     let answer = app.call("sign_in", &[("username", "sato"), ("password", &big)], None).await;
     assert_eq!(answer.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let token = app.token("intake", &["sales"]).await;
+    let body = serde_json::json!({"process_id": big});
+    let api = app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("big-1"), Some(&body)).await;
+    assert_eq!(api.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", api.body);
+    let hook = app.http.post(format!("{}/hooks/ai-summary", app.url)).body(big).send().await.unwrap();
+    assert_eq!(hook.status(), StatusCode::PAYLOAD_TOO_LARGE);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,4 +165,23 @@ async fn a_clients_request_id_is_kept_only_when_it_is_short_and_plain() {
         assert_ne!(replaced, odd);
         assert!(uuid::Uuid::parse_str(&replaced).is_ok(), "{odd:?} was answered with {replaced:?}");
     }
+}
+
+/// QUALITY 15: a client that starts a request and then sends its body too slowly holds nothing for long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_body_never_arrives_is_answered_408_after_the_request_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn_with(|s| s.request_timeout = std::time::Duration::from_secs(1)).await;
+    let address = app.url.trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /api/sign_in HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: 100\r\n\r\nusername=sa"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 64];
+    let read = tokio::time::timeout(std::time::Duration::from_secs(20), stream.read(&mut answer)).await;
+    let read = read.expect("an answer before the client gives up").unwrap();
+    let status_line = String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or("").to_string();
+    assert_eq!(status_line, "HTTP/1.1 408 Request Timeout");
 }

@@ -65,12 +65,23 @@ async fn an_active_session_still_ends_eight_hours_after_sign_in() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn after_sign_out_the_old_cookie_is_refused() {
+async fn after_sign_out_the_session_is_gone_from_the_store_and_the_old_cookie_is_refused() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
     let cookie = app.sign_in("sato", PASSWORD).await;
+    assert_eq!(stored_sessions(&app).await, 1);
     assert_eq!(app.call("sign_out", &[], Some(&cookie)).await.status, StatusCode::OK);
+    assert_eq!(stored_sessions(&app).await, 0);
     assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::UNAUTHORIZED);
+}
+
+/// The rows of the session store (tower-sessions' table on either engine).
+async fn stored_sessions(app: &TestApp) -> i64 {
+    use app::backend::db::Db;
+    match app.db() {
+        Db::Sqlite(pool, _) => sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions").fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool, _) => sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions.session").fetch_one(pool).await.unwrap(),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,13 +5,20 @@ use app::backend::services::sign_in::{Attempt, MAX_FAILURES_PER_ACCOUNT, check};
 use reqwest::StatusCode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unknown_user_and_a_wrong_password_get_the_same_answer() {
+async fn an_unknown_user_a_disabled_user_and_a_wrong_password_get_the_same_answer() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
+    let gone = app.user("tanaka", &["staff"], &["sales"]).await;
+    let mut tx = app.db().begin_write().await.unwrap();
+    app::backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now()).await.unwrap();
+    tx.commit().await.unwrap();
+    // The right password of the disabled account: still the same answer as a wrong one.
     let wrong = app.call("sign_in", &[("username", "sato"), ("password", "not-the-password")], None).await;
     let unknown = app.call("sign_in", &[("username", "nobody"), ("password", "not-the-password")], None).await;
+    let disabled = app.call("sign_in", &[("username", "tanaka"), ("password", PASSWORD)], None).await;
     assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!((wrong.status, &wrong.body), (unknown.status, &unknown.body));
+    assert_eq!((wrong.status, &wrong.body), (disabled.status, &disabled.body));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

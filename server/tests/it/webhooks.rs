@@ -90,6 +90,8 @@ async fn a_tampered_body_a_stale_or_future_timestamp_or_no_signature_is_refused_
     assert_eq!(send(&app, "msg_3", &body, NEW_SECRET, -301).await.status, StatusCode::UNAUTHORIZED);
     assert_eq!(send(&app, "msg_4", &body, NEW_SECRET, 301).await.status, StatusCode::UNAUTHORIZED);
     assert_eq!(send_raw(&app, "msg_5", &timestamp.to_string(), "", &body).await.status, StatusCode::UNAUTHORIZED);
+    // Verified before parsing: a body that is not even JSON is refused for its signature, not its syntax.
+    assert_eq!(send_raw(&app, "msg_7", &timestamp.to_string(), "v1,AAAA", "not json {").await.status, StatusCode::UNAUTHORIZED);
     let wrong = "whsec_c29tZW9uZS1lbHNlcy1zZWNyZXQtMTIzNA==";
     let refused = send(&app, "msg_6", &body, wrong, 0).await;
     assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
