@@ -178,10 +178,10 @@ impl Cli {
     pub fn settings(&self, site_addr: std::net::SocketAddr) -> anyhow::Result<Settings> {
         let public_url = self.public_url.clone().unwrap_or_else(|| format!("http://{site_addr}"));
         let mut settings = Settings::new(&public_url);
-        if let Some(seconds) = std::env::var("RERUN_GATE_DISPATCH_LEASE_SECONDS").ok().and_then(|s| s.parse().ok()) {
-            settings.dispatch_lease = std::time::Duration::from_secs(seconds);
-        }
         let number = |name: &str| std::env::var(name).ok().and_then(|s| s.trim().parse::<u32>().ok());
+        let seconds = |name: &str, default| number(name).map_or(default, |s| std::time::Duration::from_secs(s.into()));
+        settings.dispatch_lease = seconds("RERUN_GATE_DISPATCH_LEASE_SECONDS", settings.dispatch_lease);
+        settings.dispatch_timeout = seconds("RERUN_GATE_DISPATCH_TIMEOUT_SECONDS", settings.dispatch_timeout);
         settings.api_rate_per_second = number("RERUN_GATE_API_RATE_PER_SECOND").unwrap_or(settings.api_rate_per_second);
         settings.api_burst = number("RERUN_GATE_API_BURST").unwrap_or(settings.api_burst);
         settings.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);

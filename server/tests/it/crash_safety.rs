@@ -55,7 +55,9 @@ pub fn serve(database_url: &str, config: &std::path::Path, fault: Option<&str>) 
         .env("RERUN_GATE_CONFIG", config)
         .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
         .env("RERUN_GATE_SECRET_ORDER_INTAKE", RERUN_SECRET)
-        .env("RERUN_GATE_DISPATCH_LEASE_SECONDS", "1")
+        // Short look-ups (see `config_sending_to`) and sends, so that a short lease covers them: 3 × 1 + 1 + 5.
+        .env("RERUN_GATE_DISPATCH_TIMEOUT_SECONDS", "1")
+        .env("RERUN_GATE_DISPATCH_LEASE_SECONDS", "9")
         .env("RERUN_GATE_SWEEP_SECONDS", "3600")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
@@ -76,6 +78,7 @@ pub async fn app_with(config: &std::path::Path) -> TestApp {
 pub fn config_sending_to(url: &str) -> std::path::PathBuf {
     let config = std::env::temp_dir().join(format!("rerun-gate-{}.toml", uuid::Uuid::new_v4().simple()));
     let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml")).unwrap();
+    let example = example.replace("kind = \"demo\"\n", "kind = \"demo\"\ntimeout_seconds = 1\n");
     std::fs::write(&config, example.replace("http://127.0.0.1:3000/demo/rerun", url)).unwrap();
     config
 }
@@ -108,7 +111,7 @@ async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_
 
         let (mut second, _) = serve(&app.database_url, &config, None);
         let mut settled = String::new();
-        for _ in 0..100 {
+        for _ in 0..300 {
             settled = request_status(&app, &id).await;
             if settled == "dispatched" {
                 break;
