@@ -64,9 +64,10 @@ BINARYEN_VERSION := 132
 release: deps-build
 	@[ -x target/tools/node_modules/.bin/wasm-opt ] \
 	  || npm install --no-audit --no-fund --prefix target/tools binaryen@$(BINARYEN_VERSION)
-	PATH="$$PWD/target/tools/node_modules/.bin:$$PATH" cargo leptos build --release
-	@wasm=target/site/pkg/rerun-gate.wasm; \
-	  echo "wasm bundle: $$(stat -c %s $$wasm) bytes, $$(gzip -9c $$wasm | wc -c) gzipped"
+	PATH="$$PWD/target/tools/node_modules/.bin:$$PATH" cargo leptos build --release --precompress
+	@for wasm in target/site/pkg/*.wasm; do \
+	  echo "wasm bundle $$wasm: $$(stat -c %s $$wasm) bytes, $$(gzip -9c $$wasm | wc -c) gzipped, $$(stat -c %s $$wasm.br 2>/dev/null || echo '?') brotli"; \
+	done
 
 ## Benchmarks (not part of `make test`): figures next to baselines measured in the same run; writes bench/RESULTS.md.
 ## Depends on `release` so that the browser bundle it reports is the optimised one.

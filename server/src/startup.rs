@@ -20,6 +20,10 @@ pub fn leptos_options() -> anyhow::Result<LeptosOptions> {
     if options.output_name.is_empty() {
         options.output_name = "rerun-gate".into();
     }
+    // cargo-leptos names the site's files by their content (`hash-files`) and leaves the names beside the
+    // binary; a server started without cargo-leptos' environment (`make run`) finds them there too.
+    let beside_binary = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join(&*options.hash_file)));
+    options.hash_files = options.hash_files || beside_binary.is_some_and(|file| file.exists());
     Ok(options)
 }
 
@@ -168,7 +172,10 @@ pub async fn system_state(db: Db, settings: Settings, config: Config) -> anyhow:
 
 /// The whole HTTP application: pages, server functions, health checks, and every layer around them.
 pub fn router(state: AppState, options: LeptosOptions) -> Router {
-    let routes = generate_route_list(app::App);
+    // Generated once per process: generating it renders the app with resource loading switched off for the
+    // whole process (leptos-rs/leptos#4773), which would stall a page another router is rendering meanwhile.
+    static ROUTES: std::sync::OnceLock<Vec<leptos_axum::AxumRouteListing>> = std::sync::OnceLock::new();
+    let routes = ROUTES.get_or_init(|| generate_route_list(app::App)).clone();
     for listing in &routes {
         for method in listing.methods() {
             // Leptos' own method type; its name is the HTTP method's (`Get` → `GET`).
@@ -205,7 +212,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
             },
         )
         .fallback(leptos_axum::file_and_error_handler(app::shell))
-        .with_state(options);
+        .with_state(options.clone());
 
     // Sessions only for the browser side; the JSON API authenticates every call by its token.
     let browser = leptos
@@ -224,7 +231,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     let machines = machines.route_layer(axum::middleware::from_fn(http::policy::gate));
     // Counted per matched route (static files and unknown paths are not counted).
     let counted = browser.merge(machines).route_layer(axum::middleware::from_fn_with_state(state.clone(), http::metrics::count));
-    http::protect(counted, state)
+    http::protect(counted.merge(http::assets::routes(&options)), state)
 }
 
 /// Serves until Ctrl-C or SIGTERM, then finishes the requests in flight.

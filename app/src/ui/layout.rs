@@ -1,7 +1,6 @@
-//! The frame of every signed-in page: the header with the signed-in user, then the page. Strangers never get
+//! The frame of every signed-in page: the header with the signed-in user, and beside it the page. Strangers never get
 //! here: the server sends them to the sign-in page first (the policy gate, `backend::auth::send_to_sign_in`).
-use super::sign_in::SignInPage;
-use crate::api::{AppError, CurrentUser};
+use crate::api::CurrentUser;
 use crate::api::auth::{SignOut, SwitchLanguage, me};
 use crate::api::notifications::unread_notifications;
 use crate::domain::roles::Role;
@@ -14,29 +13,29 @@ pub fn SignedInLayout() -> impl IntoView {
     let l = super::labels::locale();
     let me = Resource::new(|| (), |_| me());
     let unread = Resource::new(|| (), |_| unread_notifications());
-    // The page sits inside the wait for the user, which Leptos renders more than once on the server; the page's
-    // server functions then answer from what the response already read (`api::context::read_once`). Rendering
-    // the page beside the header instead made hydration fail now and then; this arrangement hydrates reliably.
+    // Only the header waits for the user and the unread count; the page beside it is built once per response.
+    // Leptos renders a `Suspense`'s content several times on the server: this one holds no `Suspense` or
+    // resource of its own, so however often it is rendered, the page's hydration ids stay the same.
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
+        <Suspense fallback=|| view! { <header class="topbar"><span class="brand">"Rerun Gate"</span></header> }>
             {move || Suspend::new(async move {
                 match me.await {
-                    Ok(user) => view! {
-                        <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
-                        <Header user unread />
-                        <main class="page" id="main"><Outlet /></main>
-                    }.into_any(),
-                    // A session that lapsed while the page was open: sign in right here.
-                    Err(AppError::Unauthorized) => view! { <SignInPage /> }.into_any(),
-                    Err(error) => view! { <main class="page" id="main"><crate::ui::PageError error /></main> }.into_any(),
+                    Ok(user) => {
+                        let unread = unread.await.unwrap_or(0);
+                        view! { <Header user unread /> }.into_any()
+                    }
+                    // A session that lapsed while the page was open: the header offers to sign in again.
+                    Err(error) => view! { <header class="topbar"><crate::ui::PageError error /></header> }.into_any(),
                 }
             })}
         </Suspense>
+        <main class="page" id="main"><Outlet /></main>
     }
 }
 
 #[component]
-fn Header(user: CurrentUser, unread: Resource<Result<i64, crate::api::AppError>>) -> impl IntoView {
+fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
     let l = super::labels::locale();
     let sign_out = ServerAction::<SignOut>::new();
     Effect::new(move |_| {

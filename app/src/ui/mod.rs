@@ -25,7 +25,7 @@ mod reviews;
 mod sign_in;
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::path;
 use crate::api::AppError;
@@ -44,6 +44,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <HashedStylesheet options=options.clone() id="leptos" />
                 <HydrationScripts options />
                 <MetaTags />
             </head>
@@ -80,7 +81,6 @@ pub fn App() -> impl IntoView {
         }
     });
     view! {
-        <Stylesheet id="leptos" href="/pkg/rerun-gate.css" />
         <Title text="Rerun Gate" />
         // The language: the `lang` cookie (set at sign-in from the user's choice, or by the switch), else Japanese;
         // the browser's Accept-Language is not consulted, so that everyone starts in Japanese.

@@ -5,24 +5,17 @@ use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-/// In the header: the unread count, linking to the list (loaded by the layout).
+/// In the header: the unread count, linking to the list (read with the user by the layout).
 #[component]
-pub fn Bell(unread: Resource<Result<i64, crate::api::AppError>>) -> impl IntoView {
+pub fn Bell(unread: i64) -> impl IntoView {
     let l = super::labels::locale();
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                let n = unread.await.unwrap_or(0);
-                let label = if n > 0 {
-                    td_string!(l, rerun.notifications.bell_unread, count = n).to_string()
-                } else {
-                    td_string!(l, rerun.notifications.bell).to_string()
-                };
-                let aria = td_string!(l, rerun.notifications.bell_label, count = n).to_string();
-                view! { <A href="/notifications" attr:data-testid="bell" attr:aria-label=aria>{label}</A> }
-            })}
-        </Suspense>
-    }
+    let label = if unread > 0 {
+        td_string!(l, rerun.notifications.bell_unread, count = unread).to_string()
+    } else {
+        td_string!(l, rerun.notifications.bell).to_string()
+    };
+    let aria = td_string!(l, rerun.notifications.bell_label, count = unread).to_string();
+    view! { <A href="/notifications" attr:data-testid="bell" attr:aria-label=aria>{label}</A> }
 }
 
 #[component]

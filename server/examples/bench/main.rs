@@ -171,8 +171,12 @@ async fn main() -> anyhow::Result<()> {
 
 /// The hydrating bundle as `make release` leaves it, raw and gzipped (`gzip -9`, as a server would send it).
 fn bundle_size() -> String {
-    let wasm = std::path::Path::new("target/site/pkg/rerun-gate.wasm");
-    let Ok(raw) = std::fs::metadata(wasm).map(|m| m.len()) else {
+    // Its name carries the build's content hash (`hash-files`).
+    let wasm = std::fs::read_dir("target/site/pkg").into_iter().flatten().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "wasm"));
+    let Some(wasm) = wasm else {
+        return "| browser bundle (wasm) | not built: run `make release` | — | — | — |\n".into();
+    };
+    let Ok(raw) = std::fs::metadata(&wasm).map(|m| m.len()) else {
         return "| browser bundle (wasm) | not built: run `make release` | — | — | — |\n".into();
     };
     let gzipped = std::process::Command::new("sh")

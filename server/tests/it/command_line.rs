@@ -151,7 +151,7 @@ async fn serve_with_demo_as_make_run_does_prints_the_demo_users_and_serves_the_s
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(printed.contains("one-time passwords") && printed.contains("takahashi"), "{printed}");
-    assert!(page.contains(r#"action="/api/sign_in""#) && page.contains("/pkg/rerun-gate.js"), "{page}");
+    assert!(page.contains(r#"action="/api/sign_in""#) && page.contains("/pkg/rerun-gate."), "{page}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -55,12 +55,12 @@ async fn call(app: &TestApp, entry: &Entry, caller: CallerKind, callers: &Caller
     let response = response.map_err(|e| format!("{} {} as {caller:?}: no answer ({e})", entry.method, entry.path))?;
     let location = response.headers().get("location").and_then(|l| l.to_str().ok()).unwrap_or_default().to_string();
     let status = response.status();
-    // The whole body is read (a page dropped halfway makes Leptos' renderer panic), but a page whose streamed
-    // body stalls is a known renderer problem (README, "Known problems"), not a policy answer: noted, not failed.
-    if tokio::time::timeout(std::time::Duration::from_secs(5), response.bytes()).await.is_err() {
-        eprintln!("{} {} as {caller:?}: the body stalled (known problem)", entry.method, entry.path);
+    // The whole body is read: a body that stops before its end is a failure like a wrong answer.
+    match tokio::time::timeout(std::time::Duration::from_secs(15), response.bytes()).await {
+        Ok(Ok(_)) => Ok((status, location)),
+        Ok(Err(e)) => Err(format!("{} {} as {caller:?}: the body broke off ({e})", entry.method, entry.path)),
+        Err(_) => Err(format!("{} {} as {caller:?}: the body stalled", entry.method, entry.path)),
     }
-    Ok((status, location))
 }
 
 /// What the table promises a caller, checked against the answer; `None` when they agree.
