@@ -56,7 +56,7 @@ deps-test:
 
 ## The server binary and the hydrating wasm bundle under target/site.
 site: deps-build
-	cargo leptos build
+	cargo leptos build --split
 
 ## An optimised build (target/release/server, target/site). wasm-opt comes from npm's binaryen: Debian's
 ## older binaryen silently produces a bundle that fails to hydrate.
@@ -64,7 +64,7 @@ BINARYEN_VERSION := 132
 release: deps-build
 	@[ -x target/tools/node_modules/.bin/wasm-opt ] \
 	  || npm install --no-audit --no-fund --prefix target/tools binaryen@$(BINARYEN_VERSION)
-	PATH="$$PWD/target/tools/node_modules/.bin:$$PATH" cargo leptos build --release --precompress
+	PATH="$$PWD/target/tools/node_modules/.bin:$$PATH" cargo leptos build --release --precompress --split
 	@for wasm in target/site/pkg/*.wasm; do \
 	  echo "wasm bundle $$wasm: $$(stat -c %s $$wasm) bytes, $$(gzip -9c $$wasm | wc -c) gzipped, $$(stat -c %s $$wasm.br 2>/dev/null || echo '?') brotli"; \
 	done

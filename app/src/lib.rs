@@ -18,5 +18,5 @@ pub use ui::{App, shell};
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(App);
+    leptos::mount::hydrate_lazy(App);
 }

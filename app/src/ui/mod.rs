@@ -17,6 +17,7 @@ pub mod labels;
 #[cfg(test)]
 mod locale_files;
 mod layout;
+mod lazy_pages;
 mod notifications;
 mod operation;
 mod operation_actions;
@@ -27,7 +28,7 @@ mod sign_in;
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
-use leptos_router::path;
+use leptos_router::{Lazy, path};
 use crate::api::AppError;
 use crate::i18n::{I18nContextProvider, Locale, td_string};
 pub use errors::{error_in, error_message, field_in};
@@ -90,25 +91,25 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/sign-in") view=sign_in::SignInPage />
                 <ParentRoute path=path!("") view=layout::SignedInLayout>
                     <Route path=path!("/") view=board::BoardPage />
-                    <Route path=path!("/operations/:process_id") view=operation::OperationPage />
-                    <Route path=path!("/reruns/:id") view=rerun_request::RerunRequestPage />
-                    <Route path=path!("/approvals") view=approvals::ApprovalsPage />
-                    <Route path=path!("/batches") view=batches::BatchesPage />
-                    <Route path=path!("/stop-switch") view=stop_switch::StopSwitchPage />
-                    <Route path=path!("/batches/:id") view=batches::BatchPage />
-                    <Route path=path!("/notifications") view=notifications::NotificationsPage />
-                    <Route path=path!("/audit") view=audit::AuditPage />
-                    <Route path=path!("/decision-table") view=decision_table::DecisionTablePage />
-                    <Route path=path!("/reviews") view=reviews::ReviewsPage />
-                    <Route path=path!("/incidents") view=incidents::IncidentsPage />
-                    <Route path=path!("/incidents/:id") view=incidents::IncidentPage />
-                    <Route path=path!("/account") view=account::AccountPage />
-                    <Route path=path!("/account/password") view=account::AccountPage />
-                    <Route path=path!("/admin/users") view=admin_users::AdminUsersPage />
-                    <Route path=path!("/admin/configuration") view=admin_system::ConfigurationPage />
-                    <Route path=path!("/admin/api-clients") view=admin_system::ApiClientsPage />
-                    <Route path=path!("/admin/drills") view=drills::DrillsPage />
-                    <Route path=path!("/admin/drills/:id") view=drills::DrillReportPage />
+                    <Route path=path!("/operations/:process_id") view={Lazy::<lazy_pages::Operation>::new()} />
+                    <Route path=path!("/reruns/:id") view={Lazy::<lazy_pages::RerunRequest>::new()} />
+                    <Route path=path!("/approvals") view={Lazy::<lazy_pages::Approvals>::new()} />
+                    <Route path=path!("/batches") view={Lazy::<lazy_pages::Batches>::new()} />
+                    <Route path=path!("/stop-switch") view={Lazy::<lazy_pages::StopSwitch>::new()} />
+                    <Route path=path!("/batches/:id") view={Lazy::<lazy_pages::Batch>::new()} />
+                    <Route path=path!("/notifications") view={Lazy::<lazy_pages::Notifications>::new()} />
+                    <Route path=path!("/audit") view={Lazy::<lazy_pages::Audit>::new()} />
+                    <Route path=path!("/decision-table") view={Lazy::<lazy_pages::DecisionTable>::new()} />
+                    <Route path=path!("/reviews") view={Lazy::<lazy_pages::Reviews>::new()} />
+                    <Route path=path!("/incidents") view={Lazy::<lazy_pages::Incidents>::new()} />
+                    <Route path=path!("/incidents/:id") view={Lazy::<lazy_pages::Incident>::new()} />
+                    <Route path=path!("/account") view={Lazy::<lazy_pages::Account>::new()} />
+                    <Route path=path!("/account/password") view={Lazy::<lazy_pages::Account>::new()} />
+                    <Route path=path!("/admin/users") view={Lazy::<lazy_pages::AdminUsers>::new()} />
+                    <Route path=path!("/admin/configuration") view={Lazy::<lazy_pages::Configuration>::new()} />
+                    <Route path=path!("/admin/api-clients") view={Lazy::<lazy_pages::ApiClients>::new()} />
+                    <Route path=path!("/admin/drills") view={Lazy::<lazy_pages::Drills>::new()} />
+                    <Route path=path!("/admin/drills/:id") view={Lazy::<lazy_pages::DrillReport>::new()} />
                 </ParentRoute>
             </Routes>
         </Router>
