@@ -78,3 +78,21 @@ test('a manager does not see the admin menu', async ({ page, violations }) => {
   await expect(page.getByRole('link', { name: 'ユーザー管理' })).toHaveCount(0);
   expect(password('suzuki').length).toBe(16);
 });
+
+test('a second visit of the board downloads none of the site files again', async ({ page, context, violations }) => {
+  await signIn(page, 'sato');
+  await hydrated(page);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  const urls = new Map<string, string>();
+  const transferred: [string, number][] = [];
+  cdp.on('Network.requestWillBeSent', (e) => urls.set(e.requestId, e.request.url));
+  cdp.on('Network.loadingFinished', (e) => {
+    const url = urls.get(e.requestId) ?? '';
+    if (url.includes('/pkg/') && e.encodedDataLength > 0) transferred.push([url, e.encodedDataLength]);
+  });
+  await page.goto('/');
+  await hydrated(page);
+  // The wasm, its JavaScript, the stylesheet and the chunks carry their content's hash and are kept for a year.
+  expect(transferred).toEqual([]);
+});

@@ -39,3 +39,30 @@ lazy_page!(Configuration, super::admin_system::ConfigurationPage);
 lazy_page!(ApiClients, super::admin_system::ApiClientsPage);
 lazy_page!(Drills, super::drills::DrillsPage);
 lazy_page!(DrillReport, super::drills::DrillReportPage);
+
+/// Once the first page is interactive and the browser is idle, the other pages' code is fetched one page after
+/// another (the likeliest next pages first), so that going to one does not wait for its code.
+pub fn prefetch_when_idle() {
+    request_idle_callback(|| {
+        leptos::task::spawn_local(async {
+            Operation::preload().await;
+            RerunRequest::preload().await;
+            Approvals::preload().await;
+            Batches::preload().await;
+            Batch::preload().await;
+            Notifications::preload().await;
+            Incidents::preload().await;
+            Incident::preload().await;
+            Audit::preload().await;
+            Reviews::preload().await;
+            StopSwitch::preload().await;
+            DecisionTable::preload().await;
+            Account::preload().await;
+            AdminUsers::preload().await;
+            Configuration::preload().await;
+            ApiClients::preload().await;
+            Drills::preload().await;
+            DrillReport::preload().await;
+        })
+    });
+}

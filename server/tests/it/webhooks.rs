@@ -40,17 +40,22 @@ pub(crate) async fn send(app: &TestApp, id: &str, body: &str, secret: &str, skew
 }
 
 async fn send_raw(app: &TestApp, id: &str, timestamp: &str, signature: &str, body: &str) -> Sent {
-    let answer = app
+    send_with(app, id, timestamp, signature, body, &[]).await
+}
+
+/// The same, with more headers.
+async fn send_with(app: &TestApp, id: &str, timestamp: &str, signature: &str, body: &str, more: &[(&str, &str)]) -> Sent {
+    let mut request = app
         .http
         .post(format!("{}/hooks/ai-summary", app.url))
         .header("webhook-id", id)
         .header("webhook-timestamp", timestamp)
         .header("webhook-signature", signature)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+        .header("content-type", "application/json");
+    for (name, value) in more {
+        request = request.header(*name, *value);
+    }
+    let answer = request.body(body.to_string()).send().await.unwrap();
     Sent { status: answer.status(), body: answer.text().await.unwrap() }
 }
 
@@ -168,21 +173,9 @@ async fn a_receipt_stored_but_not_processed_is_processed_by_the_next_pass() {
 /// A webhook with a 60 KiB body and a ~390 KB header, timed over HTTP.
 async fn flood_round(app: &TestApp, body: &str, signature: &str, padding: &str) -> (StatusCode, f64) {
     let started = std::time::Instant::now();
-    let answer = app
-        .http
-        .post(format!("{}/hooks/ai-summary", app.url))
-        .header("webhook-id", "msg_flood")
-        .header("webhook-timestamp", app.clock.now().timestamp().to_string())
-        .header("webhook-signature", signature)
-        .header("x-padding", padding)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    let status = answer.status();
-    answer.bytes().await.unwrap();
-    (status, started.elapsed().as_secs_f64())
+    let timestamp = app.clock.now().timestamp().to_string();
+    let sent = send_with(app, "msg_flood", &timestamp, signature, body, &[("x-padding", padding)]).await;
+    (sent.status, started.elapsed().as_secs_f64())
 }
 
 /// QUALITY 24, bounded work for unauthenticated callers: a header of a hundred thousand `v1,` candidates costs
