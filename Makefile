@@ -65,9 +65,10 @@ release: deps-build
 	@[ -x target/tools/node_modules/.bin/wasm-opt ] \
 	  || npm install --no-audit --no-fund --prefix target/tools binaryen@$(BINARYEN_VERSION)
 	PATH="$$PWD/target/tools/node_modules/.bin:$$PATH" cargo leptos build --release --precompress --split
-	@for wasm in target/site/pkg/*.wasm; do \
+	@for wasm in target/site/pkg/rerun-gate.*.wasm; do \
 	  echo "wasm bundle $$wasm: $$(stat -c %s $$wasm) bytes, $$(gzip -9c $$wasm | wc -c) gzipped, $$(stat -c %s $$wasm.br 2>/dev/null || echo '?') brotli"; \
 	done
+	@echo "largest page chunk (gzip -9 bytes): $$(for f in target/site/pkg/split_*.wasm; do echo "$$(gzip -9c $$f | wc -c) $$(basename $$f)"; done | sort -n | tail -1)"
 
 ## Benchmarks (not part of `make test`): figures next to baselines measured in the same run; writes bench/RESULTS.md.
 ## Depends on `release` so that the browser bundle it reports is the optimised one.

@@ -171,8 +171,12 @@ async fn main() -> anyhow::Result<()> {
 
 /// The hydrating bundle as `make release` leaves it, raw and gzipped (`gzip -9`, as a server would send it).
 fn bundle_size() -> String {
-    // Its name carries the build's content hash (`hash-files`).
-    let wasm = std::fs::read_dir("target/site/pkg").into_iter().flatten().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "wasm"));
+    // The first download's module (the pages' chunks are beside it); its name carries the build's content hash.
+    let is_main = |p: &std::path::Path| {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        name.starts_with("rerun-gate.") && name.ends_with(".wasm")
+    };
+    let wasm = std::fs::read_dir("target/site/pkg").into_iter().flatten().flatten().map(|e| e.path()).find(|p| is_main(p));
     let Some(wasm) = wasm else {
         return "| browser bundle (wasm) | not built: run `make release` | — | — | — |\n".into();
     };
