@@ -13,6 +13,7 @@ mod bulk;
 mod dispatch;
 mod export;
 mod load;
+mod slow_phone;
 
 use app::backend::{Db, Settings, SystemClock};
 use serde_json::json;
@@ -105,6 +106,12 @@ async fn main() -> anyhow::Result<()> {
         println!("{bulk}");
         return Ok(());
     }
+    // BENCH_ONLY=phone: only the first pages on a slow phone (the release server and site must be built).
+    let phone = slow_phone::rows();
+    if only.as_deref() == Some("phone") {
+        println!("{phone}");
+        return Ok(());
+    }
     // BENCH_ONLY=board: only the board at scale (and the bundle size).
     let board = {
         let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
@@ -158,7 +165,7 @@ async fn main() -> anyhow::Result<()> {
         gate.p99_ms,
         bare.p99_ms,
         gate.p99_ms / bare.p99_ms,
-    ) + &load + &bulk + &board + &export_table;
+    ) + &load + &bulk + &board + &phone + &export_table;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(

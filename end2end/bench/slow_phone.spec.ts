@@ -1,0 +1,58 @@
+import { test, expect, BrowserContext, Page } from '@playwright/test';
+import { writeFileSync } from 'fs';
+import { password } from '../tests/support';
+
+// A slow phone: 1.6 Mbit/s down, 750 kbit/s up, 150 ms round trip, the CPU four times slower.
+const ROUNDS = Number(process.env.SLOW_PHONE_ROUNDS ?? 5);
+
+interface Load { ms: number; bytes: number }
+
+/** One cold load (a fresh context: no cache, no open connection), from navigation to hydrated. */
+async function coldLoad(context: BrowserContext, path: string): Promise<Load> {
+  const page: Page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false, latency: 150, downloadThroughput: 1_600_000 / 8, uploadThroughput: 750_000 / 8,
+  });
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  let bytes = 0;
+  cdp.on('Network.loadingFinished', (e) => { bytes += e.encodedDataLength; });
+  const started = Date.now();
+  await page.goto(path, { waitUntil: 'commit' });
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true', { timeout: 120_000 });
+  const ms = Date.now() - started;
+  await page.close();
+  return { ms, bytes };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+const pages: [string, string, string | null][] = [
+  ['the sign-in page', '/sign-in', null],
+  ['the stalled board', '/', 'sato'],
+  ['the approval inbox', '/approvals', 'suzuki'],
+];
+
+test('each first page hydrates on a slow phone', async ({ browser, baseURL }) => {
+  const results: Record<string, { median_ms: number; median_bytes: number; rounds: Load[] }> = {};
+  for (const [name, path, user] of pages) {
+    const rounds: Load[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const context = await browser.newContext({ baseURL, locale: 'ja-JP' });
+      if (user) {
+        // Signed in without loading a page, so that the page's files are not in the cache.
+        const signedIn = await context.request.post('/api/sign_in', { form: { username: user, password: password(user) } });
+        expect(signedIn.status()).toBe(200);
+      }
+      rounds.push(await coldLoad(context, path));
+      await context.close();
+    }
+    results[name] = { median_ms: median(rounds.map((r) => r.ms)), median_bytes: median(rounds.map((r) => r.bytes)), rounds };
+  }
+  writeFileSync(process.env.SLOW_PHONE_RESULTS ?? '../target/bench/slow-phone.json', JSON.stringify(results, null, 2));
+  console.log(JSON.stringify(results, null, 2));
+});
