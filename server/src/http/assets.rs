@@ -48,9 +48,12 @@ mod tests {
 
     const HASHED: &str = "rerun-gate.AbCdEfGhIjKlMnOpQrStUv.wasm";
 
-    /// A site with a hashed wasm and its brotli copy, and a stylesheet without a hash.
+    /// A site with a hashed wasm and its brotli copy, and a stylesheet without a hash; a folder of its own for
+    /// each call (tests run at once, and a file being rewritten reads empty).
     fn site() -> LeptosOptions {
-        let root = std::env::temp_dir().join(format!("rerun-gate-assets-{}", std::process::id()));
+        static SITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = SITES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let root = std::env::temp_dir().join(format!("rerun-gate-assets-{}-{n}", std::process::id()));
         let pkg = root.join("pkg");
         std::fs::create_dir_all(&pkg).unwrap();
         std::fs::write(pkg.join(HASHED), b"\0asm raw").unwrap();
