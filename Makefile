@@ -75,8 +75,8 @@ release: deps-build
 bench: release
 	@command -v sqlite3 >/dev/null \
 	  || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq sqlite3)
-	LEPTOS_OUTPUT_NAME=rerun-gate cargo build --release -p server --features ssr --bin server
-	LEPTOS_OUTPUT_NAME=rerun-gate cargo run --release -p server --features ssr --example bench
+	$(BUILD_ENV) cargo build --release -p server --features ssr --bin server
+	$(BUILD_ENV) cargo run --release -p server --features ssr --example bench
 
 ## Fuzzing (not part of `make test`): each target of fuzz/fuzz_targets for FUZZ_SECONDS, with cargo-fuzz on
 ## nightly. Seeds are fuzz/seeds/<target>; the corpus the fuzzer grows stays in target/fuzz/corpus/<target>, and

@@ -1,5 +1,6 @@
 //! The pages that load their code when the reader goes there: each is a split point of the browser's wasm
-//! (`cargo leptos build --split`). The sign-in page, the layout and the board stay in the first download.
+//! (`cargo leptos build --split`). The sign-in page, the layout, the board and the approval inbox (where managers
+//! land from a notification, often on a phone) stay in the first download.
 use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
@@ -23,7 +24,6 @@ macro_rules! lazy_page {
 
 lazy_page!(Operation, super::operation::OperationPage);
 lazy_page!(RerunRequest, super::rerun_request::RerunRequestPage);
-lazy_page!(Approvals, super::approvals::ApprovalsPage);
 lazy_page!(Batches, super::batches::BatchesPage);
 lazy_page!(Batch, super::batches::BatchPage);
 lazy_page!(StopSwitch, super::stop_switch::StopSwitchPage);
@@ -47,7 +47,6 @@ pub fn prefetch_when_idle() {
         leptos::task::spawn_local(async {
             Operation::preload().await;
             RerunRequest::preload().await;
-            Approvals::preload().await;
             Batches::preload().await;
             Batch::preload().await;
             Notifications::preload().await;

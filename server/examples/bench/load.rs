@@ -1,6 +1,7 @@
 //! A fixed-time load on the release server binary (its own process, so that its memory is its own): the stalled
 //! board as a signed-in user (its server function, and its whole server-rendered page), and registrations through the ingestion API, each against `GET /healthz` with the
-//! same clients as the floor. Requests/s, p50/p99, errors, and the server's memory before and after.
+//! same clients as the floor; the whole page also against a bare handler reading its rows (`bare_board.rs`).
+//! Requests/s, p50/p99, errors, and the server's memory before and after.
 use anyhow::Context;
 use app::backend::{Db, Settings, SystemClock};
 use serde_json::json;
@@ -23,6 +24,7 @@ pub struct Load {
     pub floor: Phase,
     pub board: Phase,
     pub board_page: Phase,
+    pub bare_board: Phase,
     pub ingestion: Phase,
     pub rss_before_mib: f64,
     pub rss_after_mib: f64,
@@ -30,37 +32,14 @@ pub struct Load {
 }
 
 pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow::Result<Load> {
-    let path = dir.join("load.db");
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    let url = format!("sqlite://{}?mode=rwc", path.display());
+    let url = fresh_database(dir, "load.db");
     let (cookie_user, token) = prepare(server::startup::open_database(&url).await?).await?;
-
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut server = std::process::Command::new("target/release/server")
-        .arg("serve")
-        .env("DATABASE_URL", &url)
-        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
-        .env("LEPTOS_OUTPUT_NAME", "rerun-gate")
-        .env("LEPTOS_SITE_ROOT", "target/site")
-        .env("RUST_LOG", "error")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .context("start target/release/server (make bench builds it)")?;
+    let (mut server, base) = start_server(&url)?;
+    let (mut bare_server, bare) = start_bare_board(&url)?;
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
     let result = async {
-        for _ in 0..400 {
-            if http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let signed_in = http.post(format!("{base}/api/sign_in")).form(&[("username", cookie_user.0.as_str()), ("password", cookie_user.1.as_str())]).send().await?;
-        anyhow::ensure!(signed_in.status().is_success(), "sign-in for the load failed: {}", signed_in.status());
-        let cookie = signed_in.headers().get_all("set-cookie").iter().filter_map(|c| c.to_str().ok()?.split(';').next().map(str::to_string)).collect::<Vec<_>>().join("; ");
+        wait_ready(&http, &format!("{base}/readyz")).await;
+        let cookie = sign_in(&http, &base, &cookie_user).await?;
 
         let rss_before_mib = rss(server.id(), "VmRSS")?;
         let floor = phase(clients, seconds, |_, _| http.get(format!("{base}/healthz")).send(), 200).await;
@@ -69,6 +48,8 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
         }, 200)
         .await;
         let board_page = phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", &cookie).send(), 200).await;
+        wait_ready(&http, &format!("{bare}/board")).await;
+        let bare_board = phase(clients, seconds, |_, _| http.get(format!("{bare}/board")).send(), 200).await;
         let run = uuid::Uuid::new_v4().simple().to_string();
         let ingestion = phase(clients, seconds, |client, n| {
             let id = format!("LOAD-{run}-{client}-{n}");
@@ -82,6 +63,7 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
             floor,
             board,
             board_page,
+            bare_board,
             ingestion,
             rss_before_mib,
             rss_after_mib: rss(server.id(), "VmRSS")?,
@@ -89,9 +71,95 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
         })
     }
     .await;
-    let _ = server.kill();
-    let _ = server.wait();
+    stop(&mut server);
+    stop(&mut bare_server);
     result
+}
+
+/// The board's whole page against the bare handler with `operations` more operations in the table (every tenth
+/// stalled, half of those in sales): (page, bare).
+pub async fn page_against_bare_at_scale(dir: &std::path::Path, clients: usize, seconds: u64, operations: usize) -> anyhow::Result<(Phase, Phase)> {
+    let url = fresh_database(dir, "load-scale.db");
+    let db = server::startup::open_database(&url).await?;
+    let (cookie_user, _) = prepare(db.clone()).await?;
+    super::board::fill(&db, operations).await?;
+    db.optimize().await?; // as the housekeeping does every five minutes
+    db.close().await;
+    let (mut server, base) = start_server(&url)?;
+    let (mut bare_server, bare) = start_bare_board(&url)?;
+    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
+    let result = async {
+        wait_ready(&http, &format!("{base}/readyz")).await;
+        let cookie = sign_in(&http, &base, &cookie_user).await?;
+        let page = phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", &cookie).send(), 200).await;
+        wait_ready(&http, &format!("{bare}/board")).await;
+        let bare = phase(clients, seconds, |_, _| http.get(format!("{bare}/board")).send(), 200).await;
+        Ok((page, bare))
+    }
+    .await;
+    stop(&mut server);
+    stop(&mut bare_server);
+    result
+}
+
+fn fresh_database(dir: &std::path::Path, name: &str) -> String {
+    let path = dir.join(name);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    format!("sqlite://{}?mode=rwc", path.display())
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// The release binary serving `url` on a free port.
+fn start_server(url: &str) -> anyhow::Result<(std::process::Child, String)> {
+    let port = free_port()?;
+    let server = std::process::Command::new("target/release/server")
+        .arg("serve")
+        .env("DATABASE_URL", url)
+        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
+        .env("LEPTOS_OUTPUT_NAME", "rerun-gate")
+        .env("LEPTOS_SITE_ROOT", "target/site")
+        .env("RUST_LOG", "error")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("start target/release/server (make bench builds it)")?;
+    Ok((server, format!("http://127.0.0.1:{port}")))
+}
+
+/// This bench binary as the bare board handler (see `bare_board.rs`).
+fn start_bare_board(url: &str) -> anyhow::Result<(std::process::Child, String)> {
+    let port = free_port()?;
+    let bare = std::process::Command::new(std::env::current_exe()?)
+        .args(["bare-board", url, &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .context("start the bare board handler")?;
+    Ok((bare, format!("http://127.0.0.1:{port}")))
+}
+
+fn stop(child: &mut std::process::Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+async fn wait_ready(http: &reqwest::Client, url: &str) {
+    for _ in 0..400 {
+        if http.get(url).send().await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn sign_in(http: &reqwest::Client, base: &str, (username, password): &(String, String)) -> anyhow::Result<String> {
+    let signed_in = http.post(format!("{base}/api/sign_in")).form(&[("username", username.as_str()), ("password", password.as_str())]).send().await?;
+    anyhow::ensure!(signed_in.status().is_success(), "sign-in for the load failed: {}", signed_in.status());
+    Ok(signed_in.headers().get_all("set-cookie").iter().filter_map(|c| c.to_str().ok()?.split(';').next().map(str::to_string)).collect::<Vec<_>>().join("; "))
 }
 
 /// A staff user (name, password) and an API token of `sales`, and stalled operations for the board to show.

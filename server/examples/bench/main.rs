@@ -8,12 +8,14 @@
 //! release binary against the board and the ingestion API, next to `GET /healthz` (see `load.rs`); and a bulk
 //! rerun's preview of 1,000 operations against the bare look-ups, and its dispatch rate against the configured
 //! one (see `bulk.rs`).
+mod bare_board;
 mod board;
 mod bulk;
 mod dispatch;
 mod export;
 mod load;
 mod slow_phone;
+mod soak;
 
 use app::backend::{Db, Settings, SystemClock};
 use serde_json::json;
@@ -33,6 +35,12 @@ const BULK_PER_MINUTE: u32 = 3_000;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // The bench runs itself as the bare board handler, in a process of its own (see `load.rs`).
+    if let [_, command, url, port] = &std::env::args().collect::<Vec<_>>()[..]
+        && command == "bare-board"
+    {
+        return bare_board::serve(url, port.parse()?).await;
+    }
     if std::env::var("RERUN_GATE_SECRET_ORDER_INTAKE").is_err() {
         // SAFETY: set before any task that reads the environment starts.
         unsafe { std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", "whsec_YmVuY2gtb25seS1yZXJ1bi1zaWduaW5nLXNlY3JldA==") };
@@ -51,7 +59,8 @@ async fn main() -> anyhow::Result<()> {
     let db = server::startup::open_database(&engine).await?;
     // Rounds alternate between the two so that a slow moment of the machine hits both; medians are compared.
     let (mut raws, mut apis, mut floors, mut directs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // BENCH_ONLY=dispatch, =export or =board: one step-event round only (while working on one part); =events: only those.
+    // BENCH_ONLY=<part>: one step-event round, then that part only, and bench/RESULTS.md is left as it is (it
+    // quotes whole runs only); =events: only those.
     let only = std::env::var("BENCH_ONLY").ok();
     let rounds = if only.as_deref().is_some_and(|o| o != "events") { 1 } else { ROUNDS };
     for round in 0..rounds {
@@ -65,8 +74,10 @@ async fn main() -> anyhow::Result<()> {
         println!("step events: API {api:.0}/s, service {direct:.0}/s, raw INSERT+COMMIT {raw:.0}/s: {:.2} and {:.2}", api / raw, direct / raw);
         return Ok(());
     }
-    // BENCH_ONLY=load: only the fixed-time load on the release binary.
-    let load = {
+    // BENCH_ONLY=load, =soak, =bulk, =phone or =board: that part only (after one round of step events).
+    let wanted = |part: &str| only.as_deref().is_none_or(|o| o == part);
+    // The fixed-time load on the release binary.
+    let load = if !wanted("load") { String::new() } else {
         let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
         let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
         let l = load::run(dir, load_clients, seconds).await?;
@@ -79,6 +90,8 @@ async fn main() -> anyhow::Result<()> {
         };
         row("stalled board as a signed-in user (server function, 2,000 stalled)", &l.board)
             + &row("the board's whole page, server-rendered (`GET /`, the same user)", &l.board_page)
+            + &row("a bare axum handler reading the board's 50 rows as JSON (its own process, the same database)", &l.bare_board)
+            + &page_against_bare(&format!("2,000 stalled, {} clients, {} s", l.clients, l.seconds), &l.board_page, &l.bare_board)
             + &row("registrations through the ingestion API (token, idempotency key, audit)", &l.ingestion)
             + &format!(
                 "| load: server memory (RSS) before → after the load | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
@@ -86,12 +99,18 @@ async fn main() -> anyhow::Result<()> {
             )
             + &format!("| load: errors of the floor itself | {} | — | — | 0 |\n", l.floor.errors)
     };
-    if only.as_deref() == Some("load") {
-        println!("{load}");
-        return Ok(());
-    }
-    // BENCH_ONLY=bulk: only the bulk rerun.
-    let bulk = {
+    // The same comparison with 1,000,000 operations in the table (BENCH_OPERATIONS).
+    let load = if !wanted("load") { load } else {
+        let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
+        let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
+        let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
+        let (page, bare) = load::page_against_bare_at_scale(dir, load_clients, seconds, at_scale).await?;
+        load + &page_against_bare(&format!("{at_scale} operations more, {load_clients} clients, {seconds} s"), &page, &bare)
+    };
+    // Every page as each role from 32 clients for 60 s against the release binary.
+    let soak = if wanted("soak") { soak::row() } else { String::new() };
+    // A bulk rerun.
+    let bulk = if !wanted("bulk") { String::new() } else {
         let b = bulk::run(db.clone(), BULK_OPERATIONS, BULK_PER_MINUTE).await?;
         format!(
             "| bulk rerun: preview of {} operations (look-ups at the demo systems, plans recorded) | {:.2} s | the same look-ups bare {:.2} s | {:.2} | — |\n\
@@ -102,18 +121,10 @@ async fn main() -> anyhow::Result<()> {
             b.operations, b.achieved_per_minute, b.configured_per_minute, b.achieved_per_minute / f64::from(b.configured_per_minute),
         )
     };
-    if only.as_deref() == Some("bulk") {
-        println!("{bulk}");
-        return Ok(());
-    }
-    // BENCH_ONLY=phone: only the first pages on a slow phone (the release server and site must be built).
-    let phone = slow_phone::rows();
-    if only.as_deref() == Some("phone") {
-        println!("{phone}");
-        return Ok(());
-    }
-    // BENCH_ONLY=board: only the board at scale (and the bundle size).
-    let board = {
+    // The first pages on a slow phone (the release server and site must be built).
+    let phone = if wanted("phone") { slow_phone::rows() } else { String::new() };
+    // The board at scale (and the bundle size).
+    let board = if !wanted("board") { String::new() } else {
         let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
         board::fill(&db, at_scale).await?;
         db.optimize().await?; // as the housekeeping does every five minutes
@@ -132,8 +143,8 @@ async fn main() -> anyhow::Result<()> {
             bundle_size(),
         )
     };
-    if only.as_deref() == Some("board") {
-        println!("{board}");
+    if only.as_deref().is_some_and(|o| o != "dispatch" && o != "export") {
+        println!("{load}{soak}{bulk}{board}{phone}");
         return Ok(());
     }
     let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
@@ -165,15 +176,28 @@ async fn main() -> anyhow::Result<()> {
         gate.p99_ms,
         bare.p99_ms,
         gate.p99_ms / bare.p99_ms,
-    ) + &load + &bulk + &board + &phone + &export_table;
+    ) + &load + &soak + &bulk + &board + &phone + &export_table;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(
         "# Benchmark results\n\nMeasured by `make bench` ({machine}, release build). Each figure is compared with a \
          baseline measured in the same run; ratios, not absolute numbers, are the claim.\n\n{table}"
     );
-    std::fs::write("bench/RESULTS.md", report)?;
+    if only.is_none() {
+        std::fs::write("bench/RESULTS.md", report)?;
+    }
     Ok(())
+}
+
+/// The board's whole page against the bare handler under the same load: the rate's ratio (target ≥ 0.3) and the
+/// p99's (target ≤ 3×).
+fn page_against_bare(what: &str, page: &load::Phase, bare: &load::Phase) -> String {
+    format!(
+        "| the board's whole page against the bare handler ({what}): requests/s | {:.0}/s, {} errors | bare {:.0}/s, {} errors | {:.2} | ≥ 0.30 |\n\
+         | the board's whole page against the bare handler ({what}): p99 | {:.1} ms | bare p99 {:.1} ms | {:.1}× | ≤ 3.0× |\n",
+        page.requests_per_second, page.errors, bare.requests_per_second, bare.errors, page.requests_per_second / bare.requests_per_second,
+        page.p99_ms, bare.p99_ms, page.p99_ms / bare.p99_ms,
+    )
 }
 
 /// The hydrating bundle as `make release` leaves it, raw and gzipped (`gzip -9`, as a server would send it).

@@ -308,7 +308,9 @@ pub async fn server_process(database_url: &str, config: &std::path::Path, env: &
         Some(path) => Stdio::from(std::fs::File::options().create(true).append(true).open(path).unwrap()),
         None => Stdio::null(),
     };
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_server"))
+    // `make bench` runs the soak against the release binary.
+    let binary = std::env::var("RERUN_GATE_TEST_SERVER_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_server").into());
+    let child = std::process::Command::new(binary)
         .arg("serve")
         .env("DATABASE_URL", database_url)
         .env("RERUN_GATE_CONFIG", config)
