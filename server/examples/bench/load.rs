@@ -33,47 +33,38 @@ pub struct Load {
 
 pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow::Result<Load> {
     let url = fresh_database(dir, "load.db");
-    let (cookie_user, token) = prepare(server::startup::open_database(&url).await?).await?;
-    let (mut server, base) = start_server(&url)?;
-    let (mut bare_server, bare) = start_bare_board(&url)?;
+    let (user, token) = prepare(server::startup::open_database(&url).await?).await?;
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
-    let result = async {
-        wait_ready(&http, &format!("{base}/readyz")).await;
-        let cookie = sign_in(&http, &base, &cookie_user).await?;
+    let servers = Servers::start(&url, &http, &user).await?;
+    let (base, bare, cookie) = (&servers.base, &servers.bare, &servers.cookie);
 
-        let rss_before_mib = rss(server.id(), "VmRSS")?;
-        let floor = phase(clients, seconds, |_, _| http.get(format!("{base}/healthz")).send(), 200).await;
-        let board = phase(clients, seconds, |_, _| {
-            http.post(format!("{base}/api/board/stalled")).header("cookie", &cookie).json(&json!({"filter": {}})).send()
-        }, 200)
-        .await;
-        let board_page = phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", &cookie).send(), 200).await;
-        wait_ready(&http, &format!("{bare}/board")).await;
-        let bare_board = phase(clients, seconds, |_, _| http.get(format!("{bare}/board")).send(), 200).await;
-        let run = uuid::Uuid::new_v4().simple().to_string();
-        let ingestion = phase(clients, seconds, |client, n| {
-            let id = format!("LOAD-{run}-{client}-{n}");
-            let body = super::order_intake(&id);
-            http.post(format!("{base}/api/v1/operations")).bearer_auth(&token).header("idempotency-key", &id).json(&body).send()
-        }, 201)
-        .await;
-        Ok(Load {
-            clients,
-            seconds,
-            floor,
-            board,
-            board_page,
-            bare_board,
-            ingestion,
-            rss_before_mib,
-            rss_after_mib: rss(server.id(), "VmRSS")?,
-            rss_peak_mib: rss(server.id(), "VmHWM")?,
-        })
-    }
+    let rss_before_mib = rss(servers.app.id(), "VmRSS")?;
+    let floor = phase(clients, seconds, |_, _| http.get(format!("{base}/healthz")).send(), 200).await;
+    let board = phase(clients, seconds, |_, _| {
+        http.post(format!("{base}/api/board/stalled")).header("cookie", cookie).json(&json!({"filter": {}})).send()
+    }, 200)
     .await;
-    stop(&mut server);
-    stop(&mut bare_server);
-    result
+    let board_page = phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", cookie).send(), 200).await;
+    let bare_board = phase(clients, seconds, |_, _| http.get(format!("{bare}/board")).send(), 200).await;
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let ingestion = phase(clients, seconds, |client, n| {
+        let id = format!("LOAD-{run}-{client}-{n}");
+        let body = super::order_intake(&id);
+        http.post(format!("{base}/api/v1/operations")).bearer_auth(&token).header("idempotency-key", &id).json(&body).send()
+    }, 201)
+    .await;
+    Ok(Load {
+        clients,
+        seconds,
+        floor,
+        board,
+        board_page,
+        bare_board,
+        ingestion,
+        rss_before_mib,
+        rss_after_mib: rss(servers.app.id(), "VmRSS")?,
+        rss_peak_mib: rss(servers.app.id(), "VmHWM")?,
+    })
 }
 
 /// The board's whole page against the bare handler with `operations` more operations in the table (every tenth
@@ -81,25 +72,47 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
 pub async fn page_against_bare_at_scale(dir: &std::path::Path, clients: usize, seconds: u64, operations: usize) -> anyhow::Result<(Phase, Phase)> {
     let url = fresh_database(dir, "load-scale.db");
     let db = server::startup::open_database(&url).await?;
-    let (cookie_user, _) = prepare(db.clone()).await?;
+    let (user, _) = prepare(db.clone()).await?;
     super::board::fill(&db, operations).await?;
     db.optimize().await?; // as the housekeeping does every five minutes
     db.close().await;
-    let (mut server, base) = start_server(&url)?;
-    let (mut bare_server, bare) = start_bare_board(&url)?;
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
-    let result = async {
-        wait_ready(&http, &format!("{base}/readyz")).await;
-        let cookie = sign_in(&http, &base, &cookie_user).await?;
-        let page = phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", &cookie).send(), 200).await;
-        wait_ready(&http, &format!("{bare}/board")).await;
-        let bare = phase(clients, seconds, |_, _| http.get(format!("{bare}/board")).send(), 200).await;
-        Ok((page, bare))
+    let servers = Servers::start(&url, &http, &user).await?;
+    let (base, bare, cookie) = (&servers.base, &servers.bare, &servers.cookie);
+    let page = phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", cookie).send(), 200).await;
+    let bare = phase(clients, seconds, |_, _| http.get(format!("{bare}/board")).send(), 200).await;
+    Ok((page, bare))
+}
+
+/// The release binary and the bare board handler serving one database, each in a process of its own, and the
+/// session cookie of the load's user; both processes end when this is dropped.
+struct Servers {
+    app: std::process::Child,
+    bare_board: std::process::Child,
+    base: String,
+    bare: String,
+    cookie: String,
+}
+
+impl Servers {
+    async fn start(url: &str, http: &reqwest::Client, user: &(String, String)) -> anyhow::Result<Servers> {
+        let (app, base) = start_server(url)?;
+        let (bare_board, bare) = start_bare_board(url)?;
+        let mut servers = Servers { app, bare_board, base, bare, cookie: String::new() };
+        wait_ready(http, &format!("{}/readyz", servers.base)).await;
+        wait_ready(http, &format!("{}/board", servers.bare)).await;
+        servers.cookie = sign_in(http, &servers.base, user).await?;
+        Ok(servers)
     }
-    .await;
-    stop(&mut server);
-    stop(&mut bare_server);
-    result
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        for child in [&mut self.app, &mut self.bare_board] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 fn fresh_database(dir: &std::path::Path, name: &str) -> String {
@@ -140,11 +153,6 @@ fn start_bare_board(url: &str) -> anyhow::Result<(std::process::Child, String)> 
         .spawn()
         .context("start the bare board handler")?;
     Ok((bare, format!("http://127.0.0.1:{port}")))
-}
-
-fn stop(child: &mut std::process::Child) {
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 async fn wait_ready(http: &reqwest::Client, url: &str) {

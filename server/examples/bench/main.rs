@@ -77,9 +77,10 @@ async fn main() -> anyhow::Result<()> {
     // BENCH_ONLY=load, =soak, =bulk, =phone or =board: that part only (after one round of step events).
     let wanted = |part: &str| only.as_deref().is_none_or(|o| o == part);
     // The fixed-time load on the release binary.
+    let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
+    let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
+    let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
     let load = if !wanted("load") { String::new() } else {
-        let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
-        let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
         let l = load::run(dir, load_clients, seconds).await?;
         let row = |what: &str, p: &load::Phase| {
             format!(
@@ -101,9 +102,6 @@ async fn main() -> anyhow::Result<()> {
     };
     // The same comparison with 1,000,000 operations in the table (BENCH_OPERATIONS).
     let load = if !wanted("load") { load } else {
-        let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
-        let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
-        let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
         let (page, bare) = load::page_against_bare_at_scale(dir, load_clients, seconds, at_scale).await?;
         load + &page_against_bare(&format!("{at_scale} operations more, {load_clients} clients, {seconds} s"), &page, &bare)
     };
@@ -125,7 +123,6 @@ async fn main() -> anyhow::Result<()> {
     let phone = if wanted("phone") { slow_phone::rows() } else { String::new() };
     // The board at scale (and the bundle size).
     let board = if !wanted("board") { String::new() } else {
-        let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
         board::fill(&db, at_scale).await?;
         db.optimize().await?; // as the housekeeping does every five minutes
         let (state, base) = start_app(db.clone()).await?;

@@ -1,7 +1,7 @@
 //! Pages never break under load (issue 22): every page, as each role, from 32 clients at once for a while
 //! (`RERUN_GATE_SOAK_SECONDS`, 10 here; `make bench` runs it for 60 s against the release binary), against a
-//! server process of its own with the demo data. Every answer is 200 with a whole body (the document and every streamed chunk), and the log shows
-//! no connection-pool timeout and no panic.
+//! server process of its own with the demo data. Every answer is 200 with a whole body (the document and every
+//! streamed chunk), and the log shows no connection-pool timeout and no panic.
 use crate::harness::{TestApp, server_process};
 use app::backend::db::operations::{BoardQuery, stalled_page};
 use app::domain::access::{Kind, POLICY};
