@@ -1,6 +1,9 @@
 use server::cli::{self, Command};
 use server::{startup, telemetry};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     telemetry::init();
     // At least two workers even on one CPU: Leptos' streaming SSR can stall on a single worker (leptos-rs/leptos#4647).
