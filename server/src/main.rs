@@ -54,6 +54,7 @@ async fn run() -> anyhow::Result<i32> {
         }
     }
     startup::spawn_housekeeping(state.clone());
+    startup::spawn_board_count_folding(state.clone());
     startup::spawn_threshold_checks(state.clone());
     let dispatcher = startup::spawn_dispatcher(state.clone());
     startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));

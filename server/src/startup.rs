@@ -99,6 +99,19 @@ pub async fn finish_dispatching(state: &AppState, dispatcher: tokio::task::JoinH
     }
 }
 
+/// Every few seconds, the board's count changes are folded into its counts (PostgreSQL; see
+/// `Db::fold_board_counts`), so a board render adds a few changes, not every change since the last fold.
+pub fn spawn_board_count_folding(state: AppState) {
+    every(std::time::Duration::from_secs(5), move || {
+        let state = state.clone();
+        async move {
+            if let Err(error) = app::backend::services::board::fold_counts(&state).await {
+                tracing::error!(%error, "folding the board's count changes failed");
+            }
+        }
+    });
+}
+
 /// Housekeeping every few minutes: expired sessions, idempotency records past their retention window, raw
 /// webhook bodies and sent messages past theirs (each purge audited; audit events are never purged). Any instance may run it; the deletions are idempotent.
 pub fn spawn_housekeeping(state: AppState) {

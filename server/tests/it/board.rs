@@ -113,3 +113,47 @@ async fn the_board_needs_a_signed_in_user() {
     let app = TestApp::spawn().await;
     assert_eq!(app.call_json("board/stalled", json!({"filter": {}}), None).await.status, StatusCode::UNAUTHORIZED);
 }
+
+/// The counts per event as the board reads them (kept by the triggers) and as the operations are.
+async fn kept_and_counted(app: &TestApp, departments: Option<&[String]>) -> (Vec<(Option<String>, i64)>, Vec<(Option<String>, i64)>) {
+    use app::backend::db::operations::{BoardQuery, stalled_counts};
+    // A board "as it was" a year from now counts the operations themselves.
+    let query = |created_before| BoardQuery { departments, workflow: None, event: None, created_before, after_id: 0, limit: 50 };
+    let mut tx = app.db().begin_read().await.unwrap();
+    let mut kept = stalled_counts(&mut tx, &query(None)).await.unwrap();
+    let mut counted = stalled_counts(&mut tx, &query(Some(chrono::Utc::now() + chrono::Duration::days(365)))).await.unwrap();
+    kept.sort();
+    counted.sort();
+    (kept, counted)
+}
+
+async fn assert_counts_follow_the_operations(app: &TestApp, when: &str) {
+    let sales = ["sales".to_string()];
+    for departments in [None, Some(&sales[..])] {
+        let (kept, counted) = kept_and_counted(app, departments).await;
+        assert_eq!(kept, counted, "{when}, departments {departments:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_boards_counts_follow_every_move_of_its_operations() {
+    use crate::fixtures;
+    use app::backend::services::holds;
+    let app = fixture().await;
+    assert_counts_follow_the_operations(&app, "after three stalls").await;
+    let (kept, _) = kept_and_counted(&app, None).await;
+    assert_eq!(kept.iter().map(|(_, n)| n).sum::<i64>(), 3);
+
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let (sato, suzuki) = (fixtures::caller(&app, "sato").await, fixtures::caller(&app, "suzuki").await);
+    holds::place(&app.state, &suzuki, "ORD-1", "顧客に確認中").await.unwrap();
+    assert_counts_follow_the_operations(&app, "on hold").await;
+    holds::release(&app.state, &suzuki, "ORD-1", "確認済み").await.unwrap();
+    let sales = app.token("sales-2", &["sales"]).await;
+    fixtures::pending_request(&app, &sales, &sato, "ORD-3").await;
+    assert_counts_follow_the_operations(&app, "a rerun requested for a new stall").await;
+
+    app.db().fold_board_counts().await.unwrap();
+    assert_counts_follow_the_operations(&app, "after the changes are folded in").await;
+    assert_eq!(app.db().fold_board_counts().await.unwrap(), 0, "nothing is left to fold");
+}

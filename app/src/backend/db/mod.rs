@@ -232,6 +232,15 @@ impl Db {
         Ok(())
     }
 
+    /// Folds the board's count changes into its counts (PostgreSQL appends changes, see migration 0027;
+    /// SQLite's triggers update the counts themselves). Returns how many changes it folded.
+    pub async fn fold_board_counts(&self) -> Result<u64, sqlx::Error> {
+        match self {
+            Db::Sqlite(..) => Ok(0),
+            Db::Postgres(pool, _) => postgres::fold_board_counts(pool).await,
+        }
+    }
+
     pub fn engine(&self) -> &'static str {
         match self {
             Db::Sqlite(..) => "sqlite",

@@ -390,9 +390,19 @@ pub async fn stalled_page(tx: &mut Tx, q: &BoardQuery<'_>) -> Result<Vec<Operati
     on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), binds).fetch_all(c).await)
 }
 
-/// How many stalled operations per event, under the same filters except the event.
+/// How many stalled operations per event, under the same filters except the event: from the counts the
+/// triggers keep (migration 0027) and the changes not folded in yet, or, for a board as it was at a time, by
+/// counting the operations.
 pub async fn stalled_counts(tx: &mut Tx, q: &BoardQuery<'_>) -> Result<Vec<(Option<String>, i64)>, sqlx::Error> {
     let (conditions, binds) = board_conditions(q, false);
-    let sql = format!("SELECT event, COUNT(*) FROM operations WHERE {conditions} GROUP BY event ORDER BY event");
+    let sql = match q.created_before {
+        Some(_) => format!("SELECT event, COUNT(*) FROM operations WHERE {conditions} GROUP BY event ORDER BY event"),
+        None => format!(
+            "SELECT NULLIF(event, ''), CAST(SUM(n) AS BIGINT) FROM
+               (SELECT status, department, workflow, event, n FROM board_counts
+                UNION ALL SELECT status, department, workflow, event, n FROM board_count_changes) AS kept
+             WHERE {conditions} GROUP BY event HAVING SUM(n) <> 0 ORDER BY NULLIF(event, '')"
+        ),
+    };
     on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), binds).fetch_all(c).await)
 }

@@ -11,6 +11,11 @@ use chrono::Duration;
 pub const PAGE_SIZE: i64 = 50;
 const TIMELINE_LENGTH: i64 = 200;
 
+/// Folds the board's count changes into its counts (see `Db::fold_board_counts`).
+pub async fn fold_counts(state: &AppState) -> Result<u64, AppError> {
+    Ok(state.db.fold_board_counts().await?)
+}
+
 pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> Result<BoardPage, AppError> {
     let visible = caller.readable_departments();
     // Choosing a department narrows what the caller may see; it never widens it.

@@ -16,3 +16,19 @@ pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {
     tower_sessions_sqlx_store::PostgresStore::new(pool.clone()).migrate().await?;
     Ok(())
 }
+
+/// Moves the board's count changes into its counts in one statement: the `DELETE … RETURNING` takes exactly
+/// the changes it adds, so a change committed meanwhile stays for the next fold. Counts are upserted in key
+/// order, so two instances folding at once wait for each other instead of deadlocking.
+pub async fn fold_board_counts(pool: &PgPool) -> Result<u64, sqlx::Error> {
+    let folded = sqlx::query(
+        "WITH moved AS (DELETE FROM board_count_changes RETURNING status, department, workflow, event, n)
+         INSERT INTO board_counts (status, department, workflow, event, n)
+         SELECT status, department, workflow, event, SUM(n) FROM moved
+         GROUP BY status, department, workflow, event ORDER BY status, department, workflow, event
+         ON CONFLICT (status, department, workflow, event) DO UPDATE SET n = board_counts.n + excluded.n",
+    )
+    .execute(pool)
+    .await?;
+    Ok(folded.rows_affected())
+}
