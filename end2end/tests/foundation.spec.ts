@@ -110,3 +110,29 @@ test('a second visit of the board downloads none of the site files again', async
     rmSync(profile, { recursive: true, force: true });
   }
 });
+
+test('once signed in, every page\'s code is fetched while the browser is idle, and not on the sign-in page', async ({ page, violations }) => {
+  const pages = new Set<string>(); // the lazy pages' own modules: split___<page>_view_….wasm
+  let wasmRequests = 0;
+  page.on('request', (r) => {
+    const name = new URL(r.url()).pathname.split('/').pop() ?? '';
+    if (name.endsWith('.wasm')) wasmRequests += 1;
+    if (name.startsWith('split___')) pages.add(name.split('.')[0]);
+  });
+  const idle = () => page.evaluate(() => new Promise((done) => requestIdleCallback(() => setTimeout(done, 300))));
+  await page.goto('/sign-in');
+  await hydrated(page);
+  await idle();
+  expect([...pages], 'a signed-out visitor downloads no other page').toEqual([]);
+
+  await signIn(page, 'sato');
+  await hydrated(page);
+  // The 17 lazy pages of app/src/ui/lazy_pages.rs.
+  await expect.poll(() => pages.size, { timeout: 30_000 }).toBe(17);
+  await idle();
+  const before = wasmRequests;
+  await page.getByRole('link', { name: '監査証跡' }).click();
+  await expect(page).toHaveURL(/\/audit$/);
+  await expect(page.getByRole('heading', { level: 1, name: '監査証跡' })).toBeVisible();
+  expect(wasmRequests, 'going to a page waits for no code').toBe(before);
+});

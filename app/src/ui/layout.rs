@@ -13,6 +13,7 @@ pub fn SignedInLayout() -> impl IntoView {
     let l = super::labels::locale();
     let me = Resource::new(|| (), |_| me());
     let unread = Resource::new(|| (), |_| unread_notifications());
+    Effect::new(|_| super::lazy_pages::prefetch_when_idle());
     // Only the header waits for the user and the unread count; the page beside it is built once per response.
     // Leptos renders a `Suspense`'s content several times on the server: this one holds no `Suspense` or
     // resource of its own, so however often it is rendered, the page's hydration ids stay the same.

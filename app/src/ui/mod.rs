@@ -80,7 +80,6 @@ pub fn App() -> impl IntoView {
         if let Some(body) = document().body() {
             let _ = body.set_attribute("data-hydrated", "true");
         }
-        lazy_pages::prefetch_when_idle();
     });
     view! {
         <Title text="Rerun Gate" />

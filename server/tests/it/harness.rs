@@ -329,3 +329,11 @@ pub async fn server_process(database_url: &str, config: &std::path::Path, env: &
     }
     (child, url)
 }
+
+/// Pool timeouts and panics in the server's log, each panic with what follows it (its message and, under
+/// `RUST_BACKTRACE=1`, its backtrace).
+pub fn server_troubles(log: &str) -> Vec<String> {
+    let lines: Vec<&str> = log.lines().collect();
+    let found = lines.iter().enumerate().filter(|(_, l)| l.contains("pool timed out") || l.contains("panicked"));
+    found.map(|(i, _)| lines[i..(i + 60).min(lines.len())].join("\n")).take(3).collect()
+}

@@ -108,8 +108,9 @@ async fn health_and_readiness_answer() {
     assert_eq!(app.http.get(format!("{}/readyz", app.url)).send().await.unwrap().text().await.unwrap(), "ready");
 }
 
-/// The server binary (its own process: Leptos' renderer panics when a visitor leaves mid-page, and those
-/// panics must not reach the other tests' servers), with a fresh database and the example configuration.
+/// The server binary in its own process (a renderer panic must not reach the other tests' servers), with a
+/// fresh database and the example configuration: visitors who leave mid-page neither stop it nor make its
+/// renderer panic.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     let app = TestApp::spawn().await;
@@ -117,7 +118,8 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
         app.user(role, &[role], &["sales"]).await;
     }
     let config = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"));
-    let (mut server, url) = crate::harness::server_process(&app.database_url, config, &[("RUST_LOG", "error")], None).await;
+    let log = std::env::temp_dir().join(format!("rerun-gate-leavers-{}.log", uuid::Uuid::new_v4().simple()));
+    let (mut server, url) = crate::harness::server_process(&app.database_url, config, &[("RUST_LOG", "error")], Some(&log)).await;
     let mut cookies = Vec::new();
     for role in ["staff", "manager", "auditor", "admin"] {
         cookies.push(crate::harness::sign_in_at(&app.http, &url, role, PASSWORD).await);
@@ -144,7 +146,11 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     }
     let _ = server.kill();
     let _ = server.wait();
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
     assert_eq!(answered, [true; 4], "the server still answers every visitor with a whole page");
+    let troubles = crate::harness::server_troubles(&logged);
+    assert!(troubles.is_empty(), "visitors who leave make the renderer panic:\n{}", troubles.join("\n"));
 }
 
 /// A request ID goes into immutable audit rows: a client's is kept only when it is short and plain, any other is

@@ -2,7 +2,7 @@
 //! (`RERUN_GATE_SOAK_SECONDS`, 10 here; `make bench` runs it for 60 s against the release binary), against a
 //! server process of its own with the demo data. Every answer is 200 with a whole body (the document and every
 //! streamed chunk), and the log shows no connection-pool timeout and no panic.
-use crate::harness::{TestApp, server_process};
+use crate::harness::{TestApp, server_process, server_troubles};
 use app::backend::db::operations::{BoardQuery, stalled_page};
 use app::domain::access::{Kind, POLICY};
 use reqwest::StatusCode;
@@ -101,13 +101,6 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
     assert!(failures.is_empty(), "{} of {} page loads failed:\n{}", failures.len(), loaded + failures.len(), failures.join("\n"));
     assert!(loaded > CLIENTS, "only {loaded} pages loaded in {seconds} s");
     eprintln!("soak: {loaded} whole pages in {seconds} s from {CLIENTS} clients");
-    assert!(troubles(&logged).is_empty(), "the server logged:\n{}", troubles(&logged).join("\n"));
-}
-
-/// Pool timeouts and panics in the server's log, each panic with what follows it (its message and, under
-/// `RUST_BACKTRACE=1`, its backtrace).
-fn troubles(log: &str) -> Vec<String> {
-    let lines: Vec<&str> = log.lines().collect();
-    let found = lines.iter().enumerate().filter(|(_, l)| l.contains("pool timed out") || l.contains("panicked"));
-    found.map(|(i, _)| lines[i..(i + 60).min(lines.len())].join("\n")).take(3).collect()
+    let troubles = server_troubles(&logged);
+    assert!(troubles.is_empty(), "the server logged:\n{}", troubles.join("\n"));
 }

@@ -6,6 +6,8 @@ mod effect_function;
 mod immediate;
 mod inner;
 mod render_effect;
+// PATCHED: see PATCHED.md.
+mod run_guard;
 
 pub use effect::*;
 pub use effect_function::*;

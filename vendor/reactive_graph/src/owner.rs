@@ -167,6 +167,7 @@ impl Owner {
                 nodes: Default::default(),
                 contexts: Default::default(),
                 cleanups: Default::default(),
+                pre_cleanups: Default::default(),
                 children: Default::default(),
                 #[cfg(feature = "sandboxed-arenas")]
                 arena: parent
@@ -205,6 +206,7 @@ impl Owner {
                 nodes: Default::default(),
                 contexts: Default::default(),
                 cleanups: Default::default(),
+                pre_cleanups: Default::default(),
                 children: Default::default(),
                 #[cfg(feature = "sandboxed-arenas")]
                 arena: Default::default(),
@@ -249,6 +251,7 @@ impl Owner {
                 nodes: Default::default(),
                 contexts: Default::default(),
                 cleanups: Default::default(),
+                pre_cleanups: Default::default(),
                 children: Default::default(),
                 #[cfg(feature = "sandboxed-arenas")]
                 arena,
@@ -323,6 +326,27 @@ impl Owner {
             };
 
             inner.cleanups.push(Box::new(fun));
+        }
+    }
+
+    // PATCHED: see `effect::run_guard`.
+    /// Registers a function to be run the next time this owner is cleaned up, before anything else
+    /// (its children, its cleanup functions, its arena items).
+    pub(crate) fn on_pre_cleanup(&self, fun: impl FnOnce() + Send + Sync + 'static) {
+        self.inner.write().or_poisoned().pre_cleanups.push(Box::new(fun));
+    }
+
+    // PATCHED: see `effect::run_guard`.
+    /// Strong references to this owner and every ancestor, or `None` when one of them is gone
+    /// (being dropped): while they are held, none of them can be dropped.
+    pub(crate) fn ancestors_alive(&self) -> Option<Vec<Arc<RwLock<OwnerInner>>>> {
+        let mut chain = vec![Arc::clone(&self.inner)];
+        loop {
+            let parent = chain.last().unwrap().read().or_poisoned().parent.clone();
+            match parent {
+                None => return Some(chain),
+                Some(weak) => chain.push(weak.upgrade()?),
+            }
         }
     }
 
@@ -499,6 +523,8 @@ pub(crate) struct OwnerInner {
     nodes: Vec<NodeId>,
     pub contexts: FxHashMap<TypeId, Box<dyn Any + Send + Sync>>,
     pub cleanups: Vec<Box<dyn FnOnce() + Send + Sync>>,
+    // PATCHED: run before the children are cleaned up (see `effect::run_guard`).
+    pre_cleanups: Vec<Box<dyn FnOnce() + Send + Sync>>,
     pub children: Vec<Weak<RwLock<OwnerInner>>>,
     #[cfg(feature = "sandboxed-arenas")]
     arena: Arc<RwLock<ArenaMap>>,
@@ -518,6 +544,10 @@ impl Debug for OwnerInner {
 
 impl Drop for OwnerInner {
     fn drop(&mut self) {
+        // PATCHED: see `effect::run_guard`.
+        for pre_cleanup in std::mem::take(&mut self.pre_cleanups) {
+            pre_cleanup();
+        }
         for child in std::mem::take(&mut self.children) {
             if let Some(child) = child.upgrade() {
                 child.cleanup();
@@ -554,14 +584,19 @@ trait Cleanup {
 
 impl Cleanup for RwLock<OwnerInner> {
     fn cleanup(&self) {
-        let (cleanups, nodes, children) = {
+        let (pre_cleanups, cleanups, nodes, children) = {
             let mut lock = self.write().or_poisoned();
             (
+                mem::take(&mut lock.pre_cleanups),
                 mem::take(&mut lock.cleanups),
                 mem::take(&mut lock.nodes),
                 mem::take(&mut lock.children),
             )
         };
+        // PATCHED: see `effect::run_guard`.
+        for pre_cleanup in pre_cleanups {
+            pre_cleanup();
+        }
         for child in children {
             if let Some(child) = child.upgrade() {
                 child.cleanup();

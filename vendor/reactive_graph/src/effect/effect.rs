@@ -409,6 +409,8 @@ impl Effect<SyncStorage> {
         let (mut rx, owner, inner) = effect_base();
         let mut first_run = true;
         let value = Arc::new(RwLock::new(None::<T>));
+        // PATCHED: see `run_guard`.
+        let guard = super::run_guard::RunGuard::new();
 
         let task = {
             let value = Arc::clone(&value);
@@ -416,6 +418,9 @@ impl Effect<SyncStorage> {
 
             async move {
                 while rx.next().await.is_some() {
+                    let Some(_running) = guard.enter(&owner) else {
+                        break;
+                    };
                     if !owner.paused()
                         && (subscriber
                             .with_observer(|| subscriber.update_if_necessary())
