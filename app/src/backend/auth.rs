@@ -1,7 +1,7 @@
 //! Sign-in sessions: axum-login on tower-sessions (session ID rotated at sign-in, sessions bound to the
 //! password hash), plus idle and absolute timeouts measured with the state's clock.
 use super::AppState;
-use super::db::{self, users::UserRow};
+use super::db::{self, departments::DepartmentRow, users::UserRow};
 use crate::api::{AppError, CurrentUser, DepartmentDto};
 use crate::domain::roles::Role;
 use axum::extract::{Request, State};
@@ -14,6 +14,10 @@ pub type AuthSession = axum_login::AuthSession<Backend>;
 
 const SIGNED_IN_AT: &str = "signed_in_at";
 const LAST_SEEN_AT: &str = "last_seen_at";
+/// Activity is noted at most once a minute: noting it changes the session, and a changed session is written
+/// back to the store, which would make every page view a database write. An idle session therefore ends
+/// between the idle timeout minus a minute and the idle timeout.
+const ACTIVITY_RESOLUTION_SECONDS: i64 = 60;
 
 #[derive(Clone, Debug)]
 pub struct SessionUser {
@@ -59,12 +63,15 @@ impl AuthnBackend for Backend {
 
     /// Loaded on every request: a disabled user or a revoked role takes effect at the next call.
     async fn get_user(&self, id: &UserId<Self>) -> Result<Option<SessionUser>, BackendError> {
-        let mut tx = self.state.db.begin_read().await?;
-        let Some(row) = db::users::by_id(&mut tx, *id).await? else { return Ok(None) };
+        let mut connection = self.state.db.connection().await?;
+        let Some((row, roles, departments)) = db::users::with_roles_and_departments(&mut connection, *id).await?
+        else {
+            return Ok(None);
+        };
         if row.disabled_at.is_some() {
             return Ok(None);
         }
-        Ok(Some(load_session_user(&mut tx, row).await?))
+        Ok(Some(session_user(row, roles, departments)))
     }
 }
 
@@ -78,13 +85,15 @@ fn session_binding(row: &UserRow) -> Vec<u8> {
 }
 
 pub async fn load_session_user(tx: &mut db::Tx, row: UserRow) -> Result<SessionUser, sqlx::Error> {
-    let roles = db::users::roles(tx, row.id).await?.iter().filter_map(|r| r.parse::<Role>().ok()).collect();
-    let departments = db::users::departments(tx, row.id)
-        .await?
-        .into_iter()
-        .map(|d| DepartmentDto { code: d.code, name: d.name })
-        .collect();
-    Ok(SessionUser {
+    let roles = db::users::roles(tx, row.id).await?;
+    let departments = db::users::departments(tx, row.id).await?;
+    Ok(session_user(row, roles, departments))
+}
+
+fn session_user(row: UserRow, roles: Vec<String>, departments: Vec<DepartmentRow>) -> SessionUser {
+    let roles = roles.iter().filter_map(|r| r.parse::<Role>().ok()).collect();
+    let departments = departments.into_iter().map(|d| DepartmentDto { code: d.code, name: d.name }).collect();
+    SessionUser {
         auth_hash: session_binding(&row),
         user: CurrentUser {
             id: row.id,
@@ -95,7 +104,7 @@ pub async fn load_session_user(tx: &mut db::Tx, row: UserRow) -> Result<SessionU
             language: row.language,
             time_zone: row.time_zone,
         },
-    })
+    }
 }
 
 /// Starts a signed-in session (new session ID) and notes when it started.
@@ -134,8 +143,10 @@ pub async fn enforce_timeouts(
             }
             // Handlers read the session from the request: hand them the signed-out one.
             request.extensions_mut().insert(auth);
-        } else if let Err(e) = auth.session.insert(LAST_SEEN_AT, now).await {
-            tracing::warn!(error = %e, "could not note session activity");
+        } else if last_seen_at.is_some_and(|seen| now - seen >= ACTIVITY_RESOLUTION_SECONDS) {
+            if let Err(e) = auth.session.insert(LAST_SEEN_AT, now).await {
+                tracing::warn!(error = %e, "could not note session activity");
+            }
         }
     }
     next.run(request).await

@@ -3,10 +3,11 @@ use super::labels::local_time;
 use crate::api::admin::{RevokeApiClient, list_api_clients, loaded_configuration};
 use crate::i18n::{td_string, td};
 use leptos::prelude::*;
+use super::data::resource;
 
 #[component]
 pub fn ConfigurationPage() -> impl IntoView {
-    let config = Resource::new(|| (), |_| loaded_configuration());
+    let config = resource(|| (), |_| loaded_configuration());
     let l = super::labels::locale();
     view! {
         <h1>{td_string!(l, admin.config.title)}</h1>
@@ -62,7 +63,7 @@ pub fn ConfigurationPage() -> impl IntoView {
 #[component]
 pub fn ApiClientsPage() -> impl IntoView {
     let revoke = ServerAction::<RevokeApiClient>::new();
-    let clients = Resource::new(move || revoke.version().get(), |_| list_api_clients());
+    let clients = resource(move || revoke.version().get(), |_| list_api_clients());
     let error = super::error_of(revoke);
     let l = super::labels::locale();
     view! {

@@ -4,6 +4,7 @@ use crate::api::DepartmentDto;
 use crate::domain::roles::Role;
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 
 fn role_label(role: Role) -> &'static str {
     let l = super::labels::locale();
@@ -23,11 +24,11 @@ pub fn AdminUsersPage() -> impl IntoView {
     let add = ServerAction::<AddUser>::new();
     let disable = ServerAction::<SetUserDisabled>::new();
     let roles = ServerAction::<SetUserRoles>::new();
-    let users = Resource::new(
+    let users = resource(
         move || (add.version().get(), disable.version().get(), roles.version().get()),
         |_| list_users(),
     );
-    let departments = Resource::new(|| (), |_| list_departments());
+    let departments = resource(|| (), |_| list_departments());
     let errors = Signal::derive(move || {
         [error_of(disable).get(), error_of(roles).get()].into_iter().flatten().next()
     });

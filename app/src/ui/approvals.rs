@@ -4,13 +4,14 @@ use super::labels::local_time;
 use crate::api::reruns::{DecideRerun, InboxItem, approval_inbox};
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::A;
 
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
     let l = super::labels::locale();
     let decide = ServerAction::<DecideRerun>::new();
-    let inbox = Resource::new(move || decide.version().get(), |_| approval_inbox());
+    let inbox = resource(move || decide.version().get(), |_| approval_inbox());
     let error = super::error_of(decide);
     view! {
         <h1>{td_string!(l, rerun.approvals.title)}</h1>

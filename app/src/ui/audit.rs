@@ -6,6 +6,7 @@ use crate::api::audit::{AuditPageView, AuditRow, ChainView, audit_page};
 use crate::domain::audit_export::AuditFilterForm;
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
 
@@ -58,7 +59,7 @@ pub fn AuditPage() -> impl IntoView {
         let q = query.get();
         (form_of(|k| q.get(k).unwrap_or_default()), q.get("before").and_then(|v| v.parse::<i64>().ok()))
     });
-    let page = Resource::new(move || args.get(), |(form, before)| audit_page(form, before));
+    let page = resource(move || args.get(), |(form, before)| audit_page(form, before));
     view! {
         <h1>{td_string!(l, common.nav.audit)}</h1>
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>

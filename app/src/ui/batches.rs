@@ -13,6 +13,7 @@ use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use crate::domain::operations::OperationStatus;
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
@@ -100,7 +101,7 @@ fn follows(b: &BatchProgress) -> bool {
 #[component]
 pub fn BatchesPage() -> impl IntoView {
     let l = locale();
-    let batches = Resource::new(|| (), |_| list_batches());
+    let batches = resource(|| (), |_| list_batches());
     view! {
         <h1>{td_string!(l, rerun.batch.list_title)}</h1>
         <p class="lead">{td_string!(l, rerun.batch.list_intro)}</p>
@@ -164,7 +165,7 @@ pub fn BatchPage() -> impl IntoView {
     };
     // Bumped when the page, following the batch, sees its status change.
     let reload = RwSignal::new(0usize);
-    let batch = Resource::new(
+    let batch = resource(
         move || {
             let a = actions;
             let versions = [a.request.version().get(), a.confirm.version().get(), a.submit.version().get(), a.decide.version().get(), a.control.version().get(), reload.get()];

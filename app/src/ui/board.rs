@@ -1,12 +1,13 @@
 //! The stalled-operations board: counts per event, filters in the URL, keyset pages; staff start a bulk rerun
 //! from it (by its filters, or by ticked rows).
-use super::labels::{event_label, failure_class_label, local_time};
+use super::labels::{event_label, event_label_in, failure_class_label, failure_class_label_in, local_time_in, reader_zone};
 use crate::api::batches::CreateBatch;
 use crate::api::board::{BoardFilter, BoardPage, stalled_operations};
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{FailureClass, StallEvent};
-use crate::i18n::td_string;
+use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::{use_navigate, use_query_map};
 
@@ -45,7 +46,7 @@ fn href(filter: &BoardFilter) -> String {
 #[component]
 pub fn BoardPage() -> impl IntoView {
     let filter = filter_from_query();
-    let page = Resource::new(move || filter.get(), stalled_operations);
+    let page = resource(move || filter.get(), stalled_operations);
     let l = super::labels::locale();
     view! {
         <h1>{td_string!(l, board.title)}</h1>
@@ -62,7 +63,8 @@ pub fn BoardPage() -> impl IntoView {
 
 #[component]
 fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
-    let l = super::labels::locale();
+    // Looked up once for the whole table (each lookup walks the owners up to the app).
+    let (l, zone) = (super::labels::locale(), reader_zone());
     // The rows ticked for a bulk rerun, in the order they were ticked.
     let ticked = RwSignal::new(Vec::<String>::new());
     let total: i64 = page.counts.iter().map(|(_, n)| n).sum();
@@ -72,7 +74,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
         let current = filter.event.as_deref() == Some(event.as_str());
         view! {
             <li><A href=link attr:class=if current { "chip current" } else { "chip" }>
-                {event_label(&event)} " " <strong>{n}</strong>
+                {event_label_in(l, &event)} " " <strong>{n}</strong>
             </A></li>
         }
     }).collect_view();
@@ -114,7 +116,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
             <label>{td_string!(l, board.event)}
                 <select name="event">
                     <option value="">{td_string!(l, board.all)}</option>
-                    {StallEvent::ALL.iter().map(|e| view! { <option value=e.as_str() selected=selected(&filter.event, e.as_str())>{event_label(e.as_str())}</option> }).collect_view()}
+                    {StallEvent::ALL.iter().map(|e| view! { <option value=e.as_str() selected=selected(&filter.event, e.as_str())>{event_label_in(l, e.as_str())}</option> }).collect_view()}
                 </select>
             </label>
             <label>{td_string!(l, board.age)}
@@ -143,19 +145,21 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
                     <tbody>
                         {page.rows.into_iter().map(|row| view! {
                             <tr>
-                                {bulk.then(|| view! { <td><Tick process_id=row.process_id.clone() ticked /></td> })}
-                                <td><A href=format!("/operations/{}", row.process_id)>{row.process_id.clone()}</A>
+                                {bulk.then(|| view! { <td>{tick(l, row.process_id.clone(), ticked)}</td> })}
+                                // A plain link: the router takes its clicks all the same, and a row needs none of
+                                // `<A>`'s work (relative paths, the current page's mark).
+                                <td><a href=format!("/operations/{}", row.process_id)>{row.process_id.clone()}</a>
                                     {row.drill.then(|| view! { " " <span class="badge" data-testid="drill">{td_string!(l, board.drill)}</span> })}</td>
                                 <td>{row.workflow}</td>
                                 <td>{row.department}</td>
-                                <td><span class="badge warn">"⚠ " {event_label(row.event.as_deref().unwrap_or(""))}</span>
+                                <td><span class="badge warn">"⚠ " {event_label_in(l, row.event.as_deref().unwrap_or(""))}</span>
                                     {(row.status == OperationStatus::OnHold).then(|| view! { <span class="badge" data-testid="on-hold">{td_string!(l, board.on_hold)}</span> })}</td>
-                                <td>{failure_class_label(row.failure_class.as_deref().unwrap_or(""))}</td>
+                                <td>{failure_class_label_in(l, row.failure_class.as_deref().unwrap_or(""))}</td>
                                 <td>
                                     {row.business_key.unwrap_or_default()}
                                     {row.possible_duplicate_of.map(|other| view! { <span class="badge off" title=td_string!(l, board.same_business_key, other = other)>" " {td_string!(l, board.possible_duplicate)}</span> })}
                                 </td>
-                                <td>{local_time(row.created_at)}</td>
+                                <td>{local_time_in(zone, row.created_at)}</td>
                             </tr>
                         }).collect_view()}
                     </tbody>
@@ -167,9 +171,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
 }
 
 /// A row's box: ticked rows are what a bulk rerun takes (instead of the filters).
-#[component]
-fn Tick(process_id: String, ticked: RwSignal<Vec<String>>) -> impl IntoView {
-    let l = super::labels::locale();
+fn tick(l: Locale, process_id: String, ticked: RwSignal<Vec<String>>) -> impl IntoView {
     let label = td_string!(l, board.bulk.tick, id = process_id.clone()).to_string();
     let id = process_id.clone();
     let checked = move || ticked.with(|t| t.contains(&id));

@@ -7,6 +7,7 @@ use crate::api::drills::{DrillView, EndDrill, StartDrill, load_drill_report, loa
 use crate::domain::drills::{Fault, ReportLine};
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
@@ -29,7 +30,7 @@ pub fn DrillsPage() -> impl IntoView {
     let l = locale();
     let start = ServerAction::<StartDrill>::new();
     let end = ServerAction::<EndDrill>::new();
-    let overview = Resource::new(move || end.version().get(), |_| load_drills());
+    let overview = resource(move || end.version().get(), |_| load_drills());
     let navigate = use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(id)) = start.value().get() {
@@ -137,7 +138,7 @@ fn DrillList(drills: Vec<DrillView>, end: ServerAction<EndDrill>, may_end: bool)
 pub fn DrillReportPage() -> impl IntoView {
     let l = locale();
     let params = use_params_map();
-    let report = Resource::new(move || params.get().get("id").unwrap_or_default(), load_drill_report);
+    let report = resource(move || params.get().get("id").unwrap_or_default(), load_drill_report);
     view! {
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {

@@ -11,6 +11,7 @@ use crate::domain::incidents::{ActionStatus, PAGE_LENGTH};
 use crate::domain::invalid::Rule;
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
@@ -82,7 +83,7 @@ pub fn IncidentsPage() -> impl IntoView {
     let from = query.get_untracked().get("from").unwrap_or_default();
     // `?before=ID`: the page after that report (keyset paging).
     let before = move || query.with(|q| q.get("before").and_then(|v| v.parse::<i64>().ok()));
-    let list = Resource::new(before, list_incidents);
+    let list = resource(before, list_incidents);
     view! {
         <h1>{td_string!(l, incident.title)}</h1>
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
@@ -216,7 +217,7 @@ pub fn IncidentPage() -> impl IntoView {
         add: ServerAction::new(),
         status: ServerAction::new(),
     };
-    let report = Resource::new(
+    let report = resource(
         move || (params.get().get("id").and_then(|id| id.parse::<i64>().ok()), actions.version()),
         |(id, _)| async move {
             match id {

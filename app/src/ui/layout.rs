@@ -6,13 +6,14 @@ use crate::api::notifications::unread_notifications;
 use crate::domain::roles::Role;
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::{A, Outlet};
 
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
     let l = super::labels::locale();
-    let me = Resource::new(|| (), |_| me());
-    let unread = Resource::new(|| (), |_| unread_notifications());
+    let me = resource(|| (), |_| me());
+    let unread = resource(|| (), |_| unread_notifications());
     Effect::new(|_| super::lazy_pages::prefetch_when_idle());
     // Only the header waits for the user and the unread count; the page beside it is built once per response.
     // Leptos renders a `Suspense`'s content several times on the server: this one holds no `Suspense` or

@@ -13,6 +13,7 @@ mod incidents;
 mod known_patterns;
 mod admin_users;
 mod board;
+mod data;
 pub mod labels;
 #[cfg(test)]
 mod locale_files;
@@ -28,7 +29,7 @@ mod sign_in;
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
-use leptos_router::{Lazy, path};
+use leptos_router::{Lazy, SsrMode, path};
 use crate::api::AppError;
 use crate::i18n::{I18nContextProvider, Locale, td_string};
 pub use errors::{error_in, error_message, field_in};
@@ -88,8 +89,8 @@ pub fn App() -> impl IntoView {
         <I18nContextProvider cookie_name=crate::domain::preferences::LANGUAGE_COOKIE cookie_options=language_cookie() ssr_lang_header_getter=japanese_first()>
         <Router>
             <Routes fallback=|| view! { <main class="page"><h1>{td_string!(labels::locale(), common.not_found)}</h1></main> }>
-                <Route path=path!("/sign-in") view=sign_in::SignInPage />
-                <ParentRoute path=path!("") view=layout::SignedInLayout>
+                <Route path=path!("/sign-in") view=sign_in::SignInPage ssr=SsrMode::Async />
+                <ParentRoute path=path!("") view=layout::SignedInLayout ssr=SsrMode::Async>
                     <Route path=path!("/") view=board::BoardPage />
                     <Route path=path!("/operations/:process_id") view={Lazy::<lazy_pages::Operation>::new()} />
                     <Route path=path!("/reruns/:id") view={Lazy::<lazy_pages::RerunRequest>::new()} />

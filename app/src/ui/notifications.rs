@@ -3,6 +3,7 @@ use super::labels::local_time;
 use crate::api::notifications::{MarkNotificationsRead, list_notifications};
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::A;
 
 /// In the header: the unread count, linking to the list (read with the user by the layout).
@@ -22,7 +23,7 @@ pub fn Bell(unread: i64) -> impl IntoView {
 pub fn NotificationsPage() -> impl IntoView {
     let l = super::labels::locale();
     let read = ServerAction::<MarkNotificationsRead>::new();
-    let list = Resource::new(move || read.version().get(), |_| list_notifications());
+    let list = resource(move || read.version().get(), |_| list_notifications());
     view! {
         <h1>{td_string!(l, rerun.notifications.title)}</h1>
         <ActionForm action=read attr:class="inline">

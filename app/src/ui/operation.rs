@@ -10,6 +10,7 @@ use crate::domain::decision_table::row;
 use crate::domain::stall::StallEvent;
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
@@ -18,7 +19,7 @@ pub fn OperationPage() -> impl IntoView {
     let params = use_params_map();
     let actions = Actions::new();
     // What an action changed shows at once: the page reloads its data after each one.
-    let detail = Resource::new(
+    let detail = resource(
         move || (params.get().get("process_id").unwrap_or_default(), actions.version()),
         |(process_id, _)| load_operation(process_id),
     );

@@ -12,6 +12,7 @@ use crate::domain::rerun_request::RerunRequestStatus;
 use crate::domain::stall::FailureClass;
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
@@ -104,7 +105,7 @@ pub fn RerunRequestPage() -> impl IntoView {
     let confirm = ServerAction::<ConfirmCheck>::new();
     let submit = ServerAction::<RequestApproval>::new();
     let cancel = ServerAction::<CancelRerunRequest>::new();
-    let request = Resource::new(
+    let request = resource(
         move || {
             let versions = [confirm.version().get(), submit.version().get(), cancel.version().get()];
             (params.get().get("id").unwrap_or_default(), versions)

@@ -6,6 +6,7 @@ use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, Sig
 use crate::domain::indicators::{Indicator, PeriodKind, Unit};
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
 
@@ -14,7 +15,7 @@ pub fn ReviewsPage() -> impl IntoView {
     let l = locale();
     let query = use_query_map();
     let sign_off = ServerAction::<SignOffReview>::new();
-    let review = Resource::new(
+    let review = resource(
         move || {
             let q = query.get();
             (ReviewQuery { department: q.get("department"), period: q.get("period"), day: q.get("day") }, sign_off.version().get())

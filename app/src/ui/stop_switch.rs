@@ -4,6 +4,7 @@ use super::labels::local_time;
 use crate::api::stop_switch::{PauseDispatches, PauseView, ResumeDispatches, SwitchView, stop_switch_overview};
 use crate::i18n::td_string;
 use leptos::prelude::*;
+use super::data::resource;
 use leptos_router::components::A;
 
 fn scope_label(scope: &str) -> &'static str {
@@ -37,7 +38,7 @@ pub fn StopSwitchPage() -> impl IntoView {
     let l = super::labels::locale();
     let pause = ServerAction::<PauseDispatches>::new();
     let resume = ServerAction::<ResumeDispatches>::new();
-    let switches = Resource::new(move || (pause.version().get(), resume.version().get()), |_| stop_switch_overview());
+    let switches = resource(move || (pause.version().get(), resume.version().get()), |_| stop_switch_overview());
     let (pause_error, resume_error) = (super::error_of(pause), super::error_of(resume));
     view! {
         <h1>{td_string!(l, board.stop_switch.title)}</h1>

@@ -17,6 +17,8 @@ use tower_http::trace::TraceLayer;
 
 /// Browser forms and server functions are small; anything bigger is refused with 413.
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
+/// How much of a refused body is read and thrown away before the 413 (see `drain_refused_bodies`).
+const DRAIN_LIMIT_BYTES: usize = 1024 * 1024;
 
 pub fn protect(router: Router, state: AppState) -> Router {
     let request_id = HeaderName::from_static("x-request-id");
@@ -25,6 +27,7 @@ pub fn protect(router: Router, state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
         .layer(axum::middleware::from_fn_with_state(state, security::headers))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT_BYTES))
+        .layer(axum::middleware::from_fn(drain_refused_bodies))
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout))
         .layer(CatchPanicLayer::custom(security::panic_response))
         .layer(TraceLayer::new_for_http().make_span_with(crate::telemetry::request_span))
@@ -33,6 +36,21 @@ pub fn protect(router: Router, state: AppState) -> Router {
         .layer(axum::middleware::from_fn(plain_request_id_only))
         .layer(SetSensitiveResponseHeadersLayer::new([header::SET_COOKIE]))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION, header::COOKIE]))
+}
+
+/// A body declared bigger than the limit is read and thrown away (up to a megabyte, within the request timeout)
+/// before the limit answers 413: closing a connection with unread data makes the kernel reset it, and a client
+/// still sending would see a broken connection instead of the 413 (what web servers call a lingering close).
+async fn drain_refused_bodies(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use futures::StreamExt;
+    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_none_or(|length| length <= BODY_LIMIT_BYTES || length > DRAIN_LIMIT_BYTES) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let mut chunks = body.into_data_stream();
+    while let Some(Ok(_)) = chunks.next().await {}
+    next.run(axum::extract::Request::from_parts(parts, axum::body::Body::empty())).await
 }
 
 /// A client's `X-Request-Id` that is not short and plain is dropped, and a fresh one is generated in its place.

@@ -76,6 +76,28 @@ async fn after_sign_out_the_session_is_gone_from_the_store_and_the_old_cookie_is
 }
 
 /// The rows of the session store (tower-sessions' table on either engine).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_within_a_minute_of_the_last_noted_one_does_not_write_the_session_back() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    let at_sign_in = stored_session_data(&app).await;
+    app.clock.advance(Duration::seconds(59));
+    assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::OK);
+    assert_eq!(stored_session_data(&app).await, at_sign_in, "59 s after the noted activity, a request is no write");
+    app.clock.advance(Duration::seconds(1));
+    assert_eq!(app.call("me", &[], Some(&cookie)).await.status, StatusCode::OK);
+    assert_ne!(stored_session_data(&app).await, at_sign_in, "a minute on, the activity is noted");
+}
+
+async fn stored_session_data(app: &TestApp) -> Vec<u8> {
+    use app::backend::db::Db;
+    match app.db() {
+        Db::Sqlite(pool, _) => sqlx::query_scalar("SELECT data FROM tower_sessions").fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool, _) => sqlx::query_scalar("SELECT data FROM tower_sessions.session").fetch_one(pool).await.unwrap(),
+    }
+}
+
 async fn stored_sessions(app: &TestApp) -> i64 {
     use app::backend::db::Db;
     match app.db() {

@@ -109,6 +109,66 @@ pub async fn roles(tx: &mut Tx, id: i64) -> Result<Vec<String>, sqlx::Error> {
         .await)
 }
 
+/// A user with their roles and departments, read in one statement: one round trip on the hot path of every
+/// signed-in request, and one snapshot on both engines (roles and departments never from different moments).
+pub async fn with_roles_and_departments(
+    tx: &mut Tx,
+    id: i64,
+) -> Result<Option<(UserRow, Vec<String>, Vec<DepartmentRow>)>, sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct Part {
+        part: String,
+        id: Option<i64>,
+        text1: Option<String>,
+        text2: Option<String>,
+        password_hash: Option<String>,
+        disabled_at: Option<DateTime<Utc>>,
+        email: Option<String>,
+        language: Option<String>,
+        time_zone: Option<String>,
+        session_generation: Option<i64>,
+    }
+    let parts: Vec<Part> = on_tx!(tx, |c| sqlx::query_as(
+        "SELECT 'user' AS part, id, username AS text1, display_name AS text2, password_hash, disabled_at, email,
+                language, time_zone, session_generation
+         FROM users WHERE id = $1
+         UNION ALL
+         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM user_roles WHERE user_id = $1
+         UNION ALL
+         SELECT 'department', d.id, d.code, d.name, NULL, NULL, NULL, NULL, NULL, NULL
+         FROM departments d JOIN user_departments ud ON ud.department_id = d.id WHERE ud.user_id = $1
+         ORDER BY 1, 3"
+    )
+    .bind(id)
+    .fetch_all(c)
+    .await)?;
+    let (mut user, mut roles, mut departments) = (None, Vec::new(), Vec::new());
+    for p in parts {
+        match p.part.as_str() {
+            "user" => {
+                user = Some(UserRow {
+                    id,
+                    username: p.text1.unwrap_or_default(),
+                    display_name: p.text2.unwrap_or_default(),
+                    password_hash: p.password_hash.unwrap_or_default(),
+                    disabled_at: p.disabled_at,
+                    email: p.email,
+                    language: p.language.unwrap_or_default(),
+                    time_zone: p.time_zone.unwrap_or_default(),
+                    session_generation: p.session_generation.unwrap_or_default(),
+                })
+            }
+            "role" => roles.extend(p.text1),
+            _ => departments.push(DepartmentRow {
+                id: p.id.unwrap_or_default(),
+                code: p.text1.unwrap_or_default(),
+                name: p.text2.unwrap_or_default(),
+            }),
+        }
+    }
+    Ok(user.map(|user| (user, roles, departments)))
+}
+
 pub async fn replace_roles(tx: &mut Tx, id: i64, roles: &[&str]) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query("DELETE FROM user_roles WHERE user_id = $1").bind(id).execute(c).await.map(drop))?;
     for role in roles {

@@ -32,7 +32,10 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
         after_id: filter.after.unwrap_or(0),
         limit: PAGE_SIZE + 1,
     };
-    let mut tx = state.db.begin_read().await?;
+    // Four reads that stand on their own (the rows, the counts, overdue incident actions, open pauses): each is
+    // one statement, and none is checked against another, so they need no shared snapshot — a transaction would
+    // only add its BEGIN and COMMIT round trips to every board page.
+    let mut tx = state.db.connection().await?;
     let mut rows = db::operations::stalled_page(&mut tx, &query).await?;
     let counts = db::operations::stalled_counts(&mut tx, &query).await?;
     let overdue_actions = super::incidents::overdue_in(&mut tx, caller, state.clock.now()).await?;
