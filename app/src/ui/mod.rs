@@ -29,7 +29,7 @@ mod sign_in;
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
-use leptos_router::{Lazy, SsrMode, path};
+use leptos_router::{Lazy, path};
 use crate::api::AppError;
 use crate::i18n::{I18nContextProvider, Locale, td_string};
 pub use errors::{error_in, error_message, field_in};
@@ -76,11 +76,19 @@ pub struct CspNonce(pub String);
 pub fn App() -> impl IntoView {
     provide_meta_context();
     provide_context(labels::ReaderZone::from_cookie());
-    // Marks the page once the wasm bundle has taken over (browser tests wait for it).
+    // Marks the page once the wasm bundle has taken over (browser tests wait for it). Not at once: the parts
+    // inside a `Suspense` are hydrated when their data's futures resolve, as microtasks after this effect, and
+    // until then their forms have no handlers (a click would submit the form the old way). A timeout runs
+    // after every queued microtask.
     Effect::new(|_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
+        set_timeout(
+            || {
+                if let Some(body) = document().body() {
+                    let _ = body.set_attribute("data-hydrated", "true");
+                }
+            },
+            std::time::Duration::ZERO,
+        )
     });
     view! {
         <Title text="Rerun Gate" />
@@ -89,8 +97,8 @@ pub fn App() -> impl IntoView {
         <I18nContextProvider cookie_name=crate::domain::preferences::LANGUAGE_COOKIE cookie_options=language_cookie() ssr_lang_header_getter=japanese_first()>
         <Router>
             <Routes fallback=|| view! { <main class="page"><h1>{td_string!(labels::locale(), common.not_found)}</h1></main> }>
-                <Route path=path!("/sign-in") view=sign_in::SignInPage ssr=SsrMode::Async />
-                <ParentRoute path=path!("") view=layout::SignedInLayout ssr=SsrMode::Async>
+                <Route path=path!("/sign-in") view=sign_in::SignInPage />
+                <ParentRoute path=path!("") view=layout::SignedInLayout>
                     <Route path=path!("/") view=board::BoardPage />
                     <Route path=path!("/operations/:process_id") view={Lazy::<lazy_pages::Operation>::new()} />
                     <Route path=path!("/reruns/:id") view={Lazy::<lazy_pages::RerunRequest>::new()} />
