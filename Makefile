@@ -12,6 +12,8 @@ WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(
 # cargo-leptos builds with these; tests use the same, so both share one set of compiled crates.
 BUILD_ENV := LEPTOS_OUTPUT_NAME=rerun-gate RUSTFLAGS="--cfg erase_components"
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
+STEP := scripts/step.sh
 
 .PHONY: run test bench fuzz deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests api-fuzz browser-tests
 
@@ -32,13 +34,10 @@ test: deps-build deps-test unit-tests sqlite-tests api-fuzz postgres-tests site 
 
 deps: deps-build deps-test
 
-## What building needs: the wasm target, cargo-leptos and wasm-bindgen at pinned versions.
+## What building needs: the wasm target, cargo-leptos and wasm-bindgen at pinned versions, built at the same time
+## with a profile that compiles quickly (scripts/install-tools.sh says how long each takes).
 deps-build:
-	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
-	@cargo leptos --version 2>/dev/null | grep -q " $(CARGO_LEPTOS_VERSION)$$" \
-	  || cargo install cargo-leptos --version =$(CARGO_LEPTOS_VERSION) --locked --features no_downloads
-	@wasm-bindgen --version 2>/dev/null | grep -q " $(WASM_BINDGEN_VERSION)$$" \
-	  || cargo install wasm-bindgen-cli --version =$(WASM_BINDGEN_VERSION)
+	@scripts/install-tools.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION)
 
 ## What testing needs: Chromium, PostgreSQL server binaries, Japanese and emoji fonts for the screenshots (Debian),
 ## and the browser-test npm packages.
@@ -49,14 +48,17 @@ deps-test:
 	  [ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
 	  [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing="$$missing fonts-noto-color-emoji"; \
 	  if [ -n "$$missing" ]; then \
-	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	    $(STEP) "installing$$missing from Debian (once, about 2 min)" bash -c "$(SUDO) apt-get update -qq \
+	      && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing"; \
 	  fi
 	@[ -d end2end/node_modules/@playwright/test ] && [ -d end2end/node_modules/@axe-core/playwright ] \
-	  || (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+	  || (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+	      ../$(STEP) "installing Playwright for the browser tests (npm ci, once, about 1 min)" npm ci --no-audit --no-fund)
 
 ## The server binary and the hydrating wasm bundle under target/site.
 site: deps-build
-	cargo leptos build --split
+	@$(STEP) "building the server and the site (cargo leptos build --split; about 9 min the first time)" \
+	  cargo leptos build --split
 
 ## An optimised build (target/release/server, target/site). wasm-opt comes from npm's binaryen: Debian's
 ## older binaryen silently produces a bundle that fails to hydrate.
@@ -103,20 +105,24 @@ fuzz:
 	echo "fuzz: no crash, $(FUZZ_SECONDS) s per target"
 
 unit-tests:
-	$(BUILD_ENV) cargo test -p app --features ssr
+	@$(BUILD_ENV) $(STEP) "unit tests (cargo test -p app; building them takes about 2 min the first time)" \
+	  cargo test -p app --features ssr
 
 sqlite-tests:
-	$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=sqlite cargo test -p server --features ssr
+	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=sqlite $(STEP) \
+	  "integration tests on SQLite (building them takes about 3 min the first time; the tests about 4 min)" \
+	  cargo test -p server --features ssr
 
 ## schemathesis (pinned, in target/venv) against /api/openapi.json of the built server on a fresh SQLite database:
 ## no 5xx, every answer as documented, no SQL or panic text in a body (scripts/api-fuzz.sh). The build is a no-op
 ## after sqlite-tests, which builds the same binary.
 api-fuzz:
 	$(BUILD_ENV) cargo build -p server --features ssr --bin server
-	scripts/api-fuzz.sh
+	@$(STEP) "API fuzzing (schemathesis, about 3 min)" scripts/api-fuzz.sh
 
 postgres-tests:
-	$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres scripts/with-postgres.sh cargo test -p server --features ssr
+	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "integration tests on PostgreSQL (about 6 min)" \
+	  scripts/with-postgres.sh cargo test -p server --features ssr
 
 browser-tests:
-	end2end/run.sh
+	@$(STEP) "browser tests (Playwright and Chromium, about 6 min)" end2end/run.sh
