@@ -13,12 +13,14 @@ mkdir -p "$work"
 [ -z "$(ls -A "$work")" ] || { echo "$work is not empty" >&2; exit 1; }
 
 # An empty CARGO_HOME that still finds the toolchain (rustup's proxies: cargo, rustc, rustup…).
+toolchain_bin="$(dirname "$(command -v cargo)")"
 export CARGO_HOME="$work/cargo-home"
 mkdir -p "$CARGO_HOME/bin"
-for tool in "$(dirname "$(command -v cargo)")"/*; do
-  case "$(basename "$tool")" in cargo-leptos | wasm-bindgen* | cargo-fuzz) ;; *) ln -s "$tool" "$CARGO_HOME/bin/" ;; esac
+for tool in cargo cargo-clippy cargo-fmt clippy-driver rustc rustdoc rustfmt rustup; do
+  ln -s "$toolchain_bin/$tool" "$CARGO_HOME/bin/"
 done
-export PATH="$CARGO_HOME/bin:$PATH"
+PATH="$CARGO_HOME/bin:$(echo "$PATH" | tr ':' '\n' | grep -vx "$toolchain_bin" | paste -sd:)"
+export PATH
 unset CARGO_TARGET_DIR
 
 git clone --quiet "$repo" "$work/rerun-gate"
