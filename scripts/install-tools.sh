@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The build tools `make run` and `make test` need, each installed once when missing: the wasm target, and
-# cargo-leptos and wasm-bindgen-cli at pinned versions (--locked). The two tools build at the same time, with a
+# cargo-leptos and wasm-bindgen-cli at pinned versions. The two tools build at the same time, with a
 # profile that compiles quickly: they spend their time waiting for cargo and rustc, so their own speed hardly
 # matters, and their release profile (LTO, one codegen unit) takes most of an install on two cores.
 # usage: scripts/install-tools.sh CARGO_LEPTOS_VERSION WASM_BINDGEN_VERSION
@@ -28,12 +28,13 @@ install_tool() { # name version [cargo install arguments]
   local name=$1 version=$2
   shift 2
   echo "installing $name $version (once, about ${minutes[$name]} min; log: $logs/$name.log)"
-  cargo install "$name" --version "=$version" --locked "$@" >"$logs/$name.log" 2>&1 &
+  cargo install "$name" --version "=$version" "$@" >"$logs/$name.log" 2>&1 &
   pids[$name]=$!
 }
 
 cargo leptos --version 2>/dev/null | grep -q " $cargo_leptos_version$" \
-  || install_tool cargo-leptos "$cargo_leptos_version" --features no_downloads
+  || install_tool cargo-leptos "$cargo_leptos_version" --locked --features no_downloads
+# Not --locked: its lock file names a webpki-roots release that crates.io no longer offers.
 wasm-bindgen --version 2>/dev/null | grep -q " $wasm_bindgen_version$" \
   || install_tool wasm-bindgen-cli "$wasm_bindgen_version"
 [ ${#pids[@]} -gt 0 ] || exit 0
