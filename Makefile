@@ -15,7 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
 STEP := scripts/step.sh
 
-.PHONY: run test bench fuzz deps deps-build deps-test site release unit-tests sqlite-tests postgres-tests api-fuzz browser-tests
+.PHONY: run test bench fuzz deps deps-build deps-test site release lint unit-tests sqlite-tests postgres-tests api-fuzz browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -29,7 +29,7 @@ run: deps-build site
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
-test: deps-build deps-test unit-tests sqlite-tests api-fuzz postgres-tests site browser-tests
+test: deps-build deps-test lint unit-tests sqlite-tests api-fuzz postgres-tests site browser-tests
 	@echo "all tests passed"
 
 deps: deps-build deps-test
@@ -48,12 +48,12 @@ deps-test:
 	  [ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
 	  [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing="$$missing fonts-noto-color-emoji"; \
 	  if [ -n "$$missing" ]; then \
-	    $(STEP) "installing$$missing from Debian (once, about 2 min)" bash -c "$(SUDO) apt-get update -qq \
+	    $(STEP) "installing$$missing from Debian (once, about 1 min)" bash -c "$(SUDO) apt-get update -qq \
 	      && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing"; \
 	  fi
 	@[ -d end2end/node_modules/@playwright/test ] && [ -d end2end/node_modules/@axe-core/playwright ] \
 	  || (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
-	      ../$(STEP) "installing Playwright for the browser tests (npm ci, once, about 1 min)" npm ci --no-audit --no-fund)
+	      ../$(STEP) "installing Playwright for the browser tests (npm ci, once, under a minute)" npm ci --no-audit --no-fund)
 
 ## The server binary and the hydrating wasm bundle under target/site.
 site: deps-build
@@ -104,13 +104,22 @@ fuzz:
 	if [ -n "$$failed" ]; then echo "fuzz: crashes in$$failed (inputs in fuzz/artifacts/)"; exit 1; fi; \
 	echo "fuzz: no crash, $(FUZZ_SECONDS) s per target"
 
+## Formatting (rustfmt.toml) and clippy with warnings as errors, for the server build and the browser build: the
+## first test step, as it is the quickest to fail.
+lint: deps-build
+	cargo fmt --all -- --check
+	@$(BUILD_ENV) $(STEP) "clippy, server build (about 4 min the first time)" \
+	  cargo clippy --workspace --all-targets --features ssr -- -D warnings
+	@$(BUILD_ENV) $(STEP) "clippy, browser build (about 3 min the first time)" \
+	  cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
+
 unit-tests:
 	@$(BUILD_ENV) $(STEP) "unit tests (cargo test -p app; building them takes about 2 min the first time)" \
 	  cargo test -p app --features ssr
 
 sqlite-tests:
 	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=sqlite $(STEP) \
-	  "integration tests on SQLite (building them takes about 3 min the first time; the tests about 4 min)" \
+	  "integration tests on SQLite (building them takes about 3 min the first time; the tests about 3 min)" \
 	  cargo test -p server --features ssr
 
 ## schemathesis (pinned, in target/venv) against /api/openapi.json of the built server on a fresh SQLite database:
@@ -118,11 +127,11 @@ sqlite-tests:
 ## after sqlite-tests, which builds the same binary.
 api-fuzz:
 	$(BUILD_ENV) cargo build -p server --features ssr --bin server
-	@$(STEP) "API fuzzing (schemathesis, about 3 min)" scripts/api-fuzz.sh
+	@$(STEP) "API fuzzing (schemathesis, about 1 min)" scripts/api-fuzz.sh
 
 postgres-tests:
-	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "integration tests on PostgreSQL (about 6 min)" \
+	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "integration tests on PostgreSQL (about 8 min)" \
 	  scripts/with-postgres.sh cargo test -p server --features ssr
 
 browser-tests:
-	@$(STEP) "browser tests (Playwright and Chromium, about 6 min)" end2end/run.sh
+	@$(STEP) "browser tests (Playwright and Chromium, about 3 min)" end2end/run.sh

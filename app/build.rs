@@ -12,7 +12,7 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("i18n");
     let config = Config::new("ja")
         .and_then(|c| c.add_locale("en"))
-        .and_then(|c| c.add_namespaces(&NAMESPACES))
+        .and_then(|c| c.add_namespaces(NAMESPACES))
         .expect("locales")
         .parse_options(ParseOptions::new().interpolate_display(true));
     let translations = TranslationsInfos::parse(config).expect("app/locales parse");

@@ -1,5 +1,6 @@
-//! Rerun Gate: the Leptos crate. `domain` holds the rules, `api` the server functions, `ui` the pages,
-//! `backend` (server only) the state, services and data layer.
+//! Rerun Gate: the Leptos crate, in floors that only depend downwards: `domain` (the rules), `contract` (what
+//! crosses the wire), `backend` (server only: data layer, then services), `api` (the server functions), `ui`
+//! (the pages).
 #![recursion_limit = "256"]
 
 // The `i18n` module: `Locale`, `use_i18n`, `t!` (generated from app/locales by build.rs).
@@ -8,8 +9,10 @@ include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
+pub mod contract;
 pub mod domain;
 pub mod ui;
+pub mod words;
 
 pub use ui::{App, shell};
 

@@ -2,7 +2,6 @@
 //! `GET /audit/export?format=csv|jsonl&from=…&to=…&department=…&actor=…&action=…&process_id=…` streams the trail
 //! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle.
 use crate::http::policy::route;
-use axum::http::Method;
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::AuthSession;
@@ -11,6 +10,7 @@ use app::domain::audit_export::{AuditFilterForm, ExportFormat};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
+use axum::http::Method;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -34,7 +34,12 @@ pub(crate) fn caller(auth: AuthSession, headers: &HeaderMap) -> Result<Caller, A
     Ok(Caller { user, request_id })
 }
 
-async fn evidence(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Path(process_id): Path<String>) -> Response {
+async fn evidence(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Path(process_id): Path<String>,
+) -> Response {
     let bundle = match caller(auth, &headers) {
         Ok(caller) => app::backend::services::evidence::bundle(&state, &caller, &process_id).await,
         Err(error) => Err(error),
@@ -42,13 +47,22 @@ async fn evidence(State(state): State<AppState>, auth: AuthSession, headers: Hea
     match bundle {
         Ok(bundle) => {
             let disposition = format!("attachment; filename=\"{}\"", bundle.file_name);
-            ([(header::CONTENT_TYPE, "application/zip".to_string()), (header::CONTENT_DISPOSITION, disposition)], bundle.bytes).into_response()
+            (
+                [(header::CONTENT_TYPE, "application/zip".to_string()), (header::CONTENT_DISPOSITION, disposition)],
+                bundle.bytes,
+            )
+                .into_response()
         }
         Err(error) => problem(error),
     }
 }
 
-async fn export(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Query(query): Query<ExportQuery>) -> Response {
+async fn export(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Query(query): Query<ExportQuery>,
+) -> Response {
     let caller = match caller(auth, &headers) {
         Ok(caller) => caller,
         Err(error) => return problem(error),

@@ -1,13 +1,12 @@
 //! The command line of the `server` binary (SPEC "Command line").
 use app::api::admin::NewUser;
-use app::domain::audit_action::AuditAction;
 use app::backend::demo::{self, DemoCredential};
-use app::backend::services::{self, audit::Verification};
+use app::backend::services::{self, audit::Verification, backup::Backup};
 use app::backend::{AppState, Settings};
 use app::domain::audit::Actor;
 use app::domain::audit_export::{AuditFilter, ExportChecker, ExportFormat};
-use chrono::{DateTime, Utc};
 use app::domain::roles::Role;
+use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 use std::io::Read;
 
@@ -154,7 +153,8 @@ pub fn verify_export_file(path: &std::path::Path) -> anyhow::Result<i32> {
     }
     match outcome.and_then(|()| checker.finish()) {
         Ok(summary) => {
-            let whole = if summary.complete { "the whole chain up to its head" } else { "a filtered part of the chain" };
+            let whole =
+                if summary.complete { "the whole chain up to its head" } else { "a filtered part of the chain" };
             println!("export intact: {} events, {} links checked; {whole}", summary.rows, summary.linked);
             Ok(0)
         }
@@ -184,7 +184,8 @@ impl Cli {
         settings.dispatch_timeout = seconds("RERUN_GATE_DISPATCH_TIMEOUT_SECONDS", settings.dispatch_timeout);
         settings.api_rate_per_second = number("RERUN_GATE_API_RATE_PER_SECOND").unwrap_or(settings.api_rate_per_second);
         settings.api_burst = number("RERUN_GATE_API_BURST").unwrap_or(settings.api_burst);
-        settings.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
+        settings.metrics_token =
+            std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
         let proxies = std::env::var("RERUN_GATE_TRUSTED_PROXIES").unwrap_or_default();
         settings.trusted_proxies = app::domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;
         Ok(settings)
@@ -231,7 +232,10 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             }
         }
         Command::Audit { command: AuditCommand::Verify { file: Some(path) } } => verify_export_file(path),
-        Command::Audit { command: AuditCommand::Export { format, from, to, department, actor, action, object_type, object_id, process_id } } => {
+        Command::Audit {
+            command:
+                AuditCommand::Export { format, from, to, department, actor, action, object_type, object_id, process_id },
+        } => {
             let filter = AuditFilter {
                 from: *from,
                 to: *to,
@@ -251,16 +255,18 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             std::io::Write::flush(&mut out)?;
             Ok(0)
         }
-        Command::Audit { command: AuditCommand::Verify { file: None } } => match services::audit::verify(&state.db).await? {
-            Verification::Intact { events } => {
-                println!("audit chain intact: {events} events");
-                Ok(0)
+        Command::Audit { command: AuditCommand::Verify { file: None } } => {
+            match services::audit::verify(&state.db).await? {
+                Verification::Intact { events } => {
+                    println!("audit chain intact: {events} events");
+                    Ok(0)
+                }
+                Verification::Broken(broken) => {
+                    println!("audit chain broken at sequence number {}: {}", broken.seq, broken.problem);
+                    Ok(1)
+                }
             }
-            Verification::Broken(broken) => {
-                println!("audit chain broken at sequence number {}: {}", broken.seq, broken.problem);
-                Ok(1)
-            }
-        },
+        }
         Command::Backup { to } => backup(state, to).await,
         Command::Demo { command: DemoCommand::Load } => {
             match demo::load_if_empty(state).await? {
@@ -291,30 +297,25 @@ pub fn parse() -> Cli {
     Cli::parse()
 }
 
-/// An online copy of the SQLite database, checked before it is called good; audited in the live database.
+/// An online copy of the SQLite database (services::backup), with the words for each outcome.
 async fn backup(state: &AppState, to: &std::path::Path) -> anyhow::Result<i32> {
-    if to.exists() {
-        eprintln!("{} already exists: choose a new file (a backup never overwrites)", to.display());
-        return Ok(2);
-    }
-    if !app::backend::db::backup_into(&state.db, to).await? {
-        eprintln!("backup is for the SQLite default; on PostgreSQL use pg_dump (see the README, Deployment)");
-        return Ok(2);
-    }
-    let url = format!("sqlite://{}?mode=rw", to.display());
-    let copy = app::backend::Db::connect(&url).await?;
-    let verified = services::audit::verify(&copy).await?;
-    copy.close().await;
-    let Verification::Intact { events } = verified else {
-        eprintln!("the copy's audit chain does not verify: do not rely on {}", to.display());
-        return Ok(1);
-    };
-    let bytes = std::fs::metadata(to)?.len();
-    let entry = app::domain::audit::AuditEntry::new(Actor::system("cli"), AuditAction::DatabaseBackedUp, "database", "sqlite")
-        .after(serde_json::json!({"file": to.display().to_string(), "bytes": bytes, "audit_events": events}));
-    let mut tx = state.db.begin_write().await?;
-    services::audit::record(&mut tx, entry, None, state.clock.now()).await?;
-    tx.commit().await?;
-    println!("backup written: {} ({bytes} bytes, audit chain intact: {events} events)", to.display());
-    Ok(0)
+    let shown = to.display();
+    Ok(match services::backup::write(state, to).await? {
+        Backup::Written { bytes, audit_events } => {
+            println!("backup written: {shown} ({bytes} bytes, audit chain intact: {audit_events} events)");
+            0
+        }
+        Backup::TargetExists => {
+            eprintln!("{shown} already exists: choose a new file (a backup never overwrites)");
+            2
+        }
+        Backup::NotThisEngine => {
+            eprintln!("backup is for the SQLite default; on PostgreSQL use pg_dump (see the README, Deployment)");
+            2
+        }
+        Backup::CopyDoesNotVerify => {
+            eprintln!("the copy's audit chain does not verify: do not rely on {shown}");
+            1
+        }
+    })
 }

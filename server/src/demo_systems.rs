@@ -4,14 +4,14 @@
 //! `POST /demo/{service}/requests` (header `Idempotency-Key`, optional `Process-Id`, JSON body) does the work
 //! once per key; `Demo-Fault: drop-answer` does the work and then cuts the connection, as a lost answer.
 //! `GET /demo/{service}/requests?idempotency_key=…` and `GET /demo/{service}/requests/{id}` read the log.
-use crate::http::policy::route;
-use axum::http::Method;
 use crate::api::problem::Problem;
+use crate::http::policy::route;
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::demo_systems::Service;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
+use axum::http::Method;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
@@ -22,8 +22,7 @@ pub fn routes(state: AppState) -> Router {
     let router = route(Router::new(), Method::GET, "/demo/{service}/requests", find_by_key);
     let router = route(router, Method::POST, "/demo/{service}/requests", execute);
     let router = route(router, Method::GET, "/demo/{service}/requests/{id}", find_by_id);
-    route(router, Method::POST, "/demo/rerun", rerun)
-        .with_state(state)
+    route(router, Method::POST, "/demo/rerun", rerun).with_state(state)
 }
 
 fn service(name: &str) -> Result<Service, Problem> {
@@ -37,36 +36,20 @@ async fn execute(
     body: Bytes,
 ) -> Result<Response, Problem> {
     let service = service(&name)?;
-    let header = |n: &str| {
-        headers
-            .get(n)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    };
-    let key = header("idempotency-key")
-        .ok_or_else(|| AppError::BadRequest("Idempotency-Key is required".into()))?;
-    let content: Value = serde_json::from_slice(&body)
-        .map_err(|e| AppError::BadRequest(format!("the body is not JSON: {e}")))?;
-    let done = state
-        .demo
-        .execute(service, &key, &content, header("process-id").as_deref())
-        .await?;
+    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let key = header("idempotency-key").ok_or_else(|| AppError::BadRequest("Idempotency-Key is required".into()))?;
+    let content: Value =
+        serde_json::from_slice(&body).map_err(|e| AppError::BadRequest(format!("the body is not JSON: {e}")))?;
+    let done = state.demo.execute(service, &key, &content, header("process-id").as_deref()).await?;
     if header("demo-fault").as_deref() == Some("drop-answer") {
         // The work is done; the answer never arrives (the connection breaks mid-body).
-        let broken =
-            futures::stream::once(async { Err::<Bytes, _>(std::io::Error::other("answer lost")) });
+        let broken = futures::stream::once(async { Err::<Bytes, _>(std::io::Error::other("answer lost")) });
         return Ok(Body::from_stream(broken).into_response());
     }
-    let status = if done.replayed {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
+    let status = if done.replayed { StatusCode::OK } else { StatusCode::CREATED };
     let mut response = (status, Json(done.execution)).into_response();
     if done.replayed {
-        response
-            .headers_mut()
-            .insert("idempotency-replayed", HeaderValue::from_static("true"));
+        response.headers_mut().insert("idempotency-replayed", HeaderValue::from_static("true"));
     }
     Ok(response)
 }
@@ -81,10 +64,7 @@ async fn find_by_key(
     Path(name): Path<String>,
     Query(query): Query<ByKey>,
 ) -> Result<Response, Problem> {
-    let found = state
-        .demo
-        .find_by_key(service(&name)?, &query.idempotency_key)
-        .await?;
+    let found = state.demo.find_by_key(service(&name)?, &query.idempotency_key).await?;
     Ok(Json(found.ok_or(AppError::NotFound)?).into_response())
 }
 

@@ -3,17 +3,17 @@
 //! CSV export `GET /reviews.csv?…` (the review page's department, period and day); a drill's report as CSV
 //! `GET /drills/{id}/report.csv`.
 use crate::http::policy::route;
-use axum::http::Method;
 use app::api::AppError;
+use app::api::reviews::ReviewQuery;
 use app::backend::AppState;
 use app::backend::auth::AuthSession;
+use app::backend::charts::{self, Chart};
+use app::backend::services;
 use app::domain::preferences::{LANGUAGE_COOKIE, cookie_value};
 use app::i18n::Locale;
 use axum::Router;
-use app::api::reviews::ReviewQuery;
-use app::backend::charts::{self, Chart};
-use app::backend::services;
 use axum::extract::{Path, Query, State};
+use axum::http::Method;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -43,17 +43,25 @@ async fn review_chart(
         let chart = Chart::parse(&query.chart).ok_or_else(|| AppError::invalid("chart", "rates, counts or latency"))?;
         let review = services::reviews::resolve(&state, &caller, &query.review)?;
         let trend = services::reviews::trend(&state, review.scope.as_deref(), review.period).await?;
-        charts::draw(chart, &trend, language(&headers)).map_err(|e| app::backend::auth::internal("chart", e))
+        charts::draw(chart, &trend, language(&headers)).map_err(|e| app::contract::AppError::internal("chart", e))
     };
     match drawn.await {
         // Private data: not kept by shared caches; the page asks again for each review.
-        Ok(svg) => ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8"), (header::CACHE_CONTROL, "private, no-store")], svg)
+        Ok(svg) => (
+            [(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8"), (header::CACHE_CONTROL, "private, no-store")],
+            svg,
+        )
             .into_response(),
         Err(error) => crate::api::problem::Problem(error).into_response(),
     }
 }
 
-async fn review_csv(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Query(query): Query<ReviewQuery>) -> Response {
+async fn review_csv(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Query(query): Query<ReviewQuery>,
+) -> Response {
     let exported = async {
         let caller = crate::audit_export::caller(auth, &headers)?;
         services::reviews::export_csv(&state, &caller, &query).await
@@ -61,13 +69,19 @@ async fn review_csv(State(state): State<AppState>, auth: AuthSession, headers: H
     match exported.await {
         Ok(bytes) => {
             let disposition = "attachment; filename=\"rerun-gate-review.csv\"";
-            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response()
+            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes)
+                .into_response()
         }
         Err(error) => crate::api::problem::Problem(error).into_response(),
     }
 }
 
-async fn drill_report_csv(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap, Path(id): Path<String>) -> Response {
+async fn drill_report_csv(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
     let exported = async {
         let caller = crate::audit_export::caller(auth, &headers)?;
         services::drills::report_csv(&state, &caller, &id).await
@@ -75,7 +89,8 @@ async fn drill_report_csv(State(state): State<AppState>, auth: AuthSession, head
     match exported.await {
         Ok(bytes) => {
             let disposition = "attachment; filename=\"rerun-gate-drill-report.csv\"";
-            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response()
+            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes)
+                .into_response()
         }
         Err(error) => crate::api::problem::Problem(error).into_response(),
     }
@@ -96,7 +111,8 @@ async fn decision_table(auth: AuthSession, headers: HeaderMap, Query(query): Que
             let name = if query.blank { "decision-table-blank.xlsx" } else { "decision-table.xlsx" };
             let kind = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
             let disposition = format!("attachment; filename=\"{name}\"");
-            ([(header::CONTENT_TYPE, kind.to_string()), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response()
+            ([(header::CONTENT_TYPE, kind.to_string()), (header::CONTENT_DISPOSITION, disposition)], bytes)
+                .into_response()
         }
         Err(error) => crate::api::problem::Problem(error).into_response(),
     }

@@ -32,7 +32,9 @@ async fn run() -> anyhow::Result<i32> {
     settings.demo_systems = matches!(cli.command, Some(Command::Serve { demo: true, .. }));
     // Verifying the trail only reads: it must not change the database it checks (no migrations).
     let db = match &cli.command {
-        Some(Command::Audit { command: cli::AuditCommand::Verify { .. } }) => app::backend::Db::connect(&cli.database_url).await?,
+        Some(Command::Audit { command: cli::AuditCommand::Verify { .. } }) => {
+            app::backend::Db::connect(&cli.database_url).await?
+        }
         _ => startup::open_database(&cli.database_url).await?,
     };
     let config = startup::load_config(cli.config.as_deref())?;

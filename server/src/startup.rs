@@ -1,8 +1,8 @@
 //! Building and serving the app: database, migrations, sessions, routes, protections.
 use crate::http;
 use app::backend::auth::{Backend, enforce_timeouts};
-use app::backend::db::sessions::SqlSessionStore;
 use app::backend::config::Config;
+use app::backend::db::sessions::SqlSessionStore;
 use app::backend::{AppState, Clock, Db, Settings, SystemClock};
 use axum::Router;
 use axum_login::AuthManagerLayerBuilder;
@@ -95,7 +95,9 @@ pub async fn finish_dispatching(state: &AppState, dispatcher: tokio::task::JoinH
     let bound = state.settings.dispatch_timeout * 2 + std::time::Duration::from_secs(5);
     match tokio::time::timeout(bound, dispatcher).await {
         Ok(_) => tracing::info!("dispatcher finished its claimed work"),
-        Err(_) => tracing::warn!("dispatcher still busy at shutdown: its leases will pass the work to another instance"),
+        Err(_) => {
+            tracing::warn!("dispatcher still busy at shutdown: its leases will pass the work to another instance")
+        }
     }
 }
 
@@ -243,7 +245,8 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     }
     let machines = machines.route_layer(axum::middleware::from_fn(http::policy::gate));
     // Counted per matched route (static files and unknown paths are not counted).
-    let counted = browser.merge(machines).route_layer(axum::middleware::from_fn_with_state(state.clone(), http::metrics::count));
+    let counted =
+        browser.merge(machines).route_layer(axum::middleware::from_fn_with_state(state.clone(), http::metrics::count));
     http::protect(counted.merge(http::assets::routes(&options)), state)
 }
 
@@ -270,4 +273,3 @@ async fn shutdown_signal() {
     tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
     tracing::info!("shutting down");
 }
-

@@ -1,14 +1,14 @@
 //! `POST /hooks/{connector}`: inbound webhooks from outside systems (Standard Webhooks). The raw body is
 //! verified before anything parses it; a replay answers 2xx and changes nothing.
-use crate::http::policy::route;
-use axum::http::Method;
 use crate::api::problem::Problem;
+use crate::http::policy::route;
 use app::backend::AppState;
 use app::backend::services::webhooks::{Received, receive};
 use app::domain::webhooks::Headers;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
+use axum::http::Method;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 

@@ -1,37 +1,11 @@
 //! The admin's people pages.
 use super::{AppError, DepartmentDto};
+pub use crate::contract::admin::*;
 use crate::domain::roles::Role;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
-use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
-use {
-    super::context,
-    crate::backend::services,
-};
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UserSummary {
-    pub id: i64,
-    pub username: String,
-    pub display_name: String,
-    pub roles: Vec<Role>,
-    pub departments: Vec<String>,
-    pub disabled: bool,
-    pub email: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NewUser {
-    pub username: String,
-    pub display_name: String,
-    pub password: String,
-    pub roles: Vec<Role>,
-    pub departments: Vec<String>,
-    /// For e-mail notifications; empty: none.
-    #[serde(default)]
-    pub email: String,
-}
+use {super::context, crate::backend::services};
 
 #[server(endpoint = "admin/list_users")]
 pub async fn list_users() -> Result<Vec<UserSummary>, AppError> {
@@ -67,15 +41,6 @@ pub async fn set_user_disabled(user_id: i64, disabled: bool) -> Result<(), AppEr
 pub async fn set_user_roles(user_id: i64, roles: Vec<Role>, departments: Vec<String>) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
     services::users::set_roles(&state, &caller, user_id, roles, departments).await
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApiClientSummary {
-    pub id: i64,
-    pub name: String,
-    pub departments: Vec<String>,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub revoked: bool,
 }
 
 /// The configuration loaded at start-up, read-only (it names environment variables, never secrets).

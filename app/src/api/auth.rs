@@ -34,26 +34,29 @@ pub async fn sign_out() -> Result<(), AppError> {
     services::audit::record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     // Deletes the session from the store: the old cookie is worthless from here on.
-    context::session().await?.logout().await.map_err(|e| auth::internal("logout", e))?;
+    context::session().await?.logout().await.map_err(|e| AppError::internal("logout", e))?;
     Ok(())
 }
 
 #[server(endpoint = "me")]
 pub async fn me() -> Result<CurrentUser, AppError> {
-    context::read_once("me", async {
-        context::caller().await.map(|(_, caller)| caller.user.user)
-    })
-    .await
+    context::read_once("me", async { context::caller().await.map(|(_, caller)| caller.user.user) }).await
 }
 
 #[server(endpoint = "change_password")]
 pub async fn change_password(current_password: String, new_password: String) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
-    let refreshed =
-        services::users::change_own_password(&state, &caller, &context::client_ip().await, current_password, new_password).await?;
+    let refreshed = services::users::change_own_password(
+        &state,
+        &caller,
+        &context::client_ip().await,
+        current_password,
+        new_password,
+    )
+    .await?;
     // Keep this session (bound to the new hash); every other session of this user ends.
     let mut session = context::session().await?;
-    session.login(&refreshed).await.map_err(|e| auth::internal("session refresh", e))?;
+    session.login(&refreshed).await.map_err(|e| AppError::internal("session refresh", e))?;
     Ok(())
 }
 
@@ -73,8 +76,7 @@ pub async fn switch_language(language: String) -> Result<(), AppError> {
 #[server(endpoint = "save_preferences")]
 pub async fn save_preferences(language: String, time_zone: String) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
-    let (language, zone) =
-        services::users::set_preferences(&state, &caller, Some(&language), Some(&time_zone)).await?;
+    let (language, zone) = services::users::set_preferences(&state, &caller, Some(&language), Some(&time_zone)).await?;
     context::remember_preferences(language, Some(zone));
     Ok(())
 }

@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::OnceCell;
 
 pub fn state() -> Result<AppState, AppError> {
-    use_context::<AppState>().ok_or_else(|| crate::backend::auth::internal("context", "AppState missing"))
+    use_context::<AppState>().ok_or_else(|| AppError::internal("context", "AppState missing"))
 }
 
 pub async fn session() -> Result<AuthSession, AppError> {
-    leptos_axum::extract::<AuthSession>().await.map_err(|e| crate::backend::auth::internal("auth session", e))
+    leptos_axum::extract::<AuthSession>().await.map_err(|e| AppError::internal("auth session", e))
 }
 
 pub async fn request_id() -> Option<String> {
@@ -27,7 +27,9 @@ pub async fn request_id() -> Option<String> {
 
 /// The client's address: the connection's, or the one a trusted reverse proxy forwarded.
 pub async fn client_ip() -> String {
-    let Ok(ConnectInfo(peer)) = leptos_axum::extract::<ConnectInfo<SocketAddr>>().await else { return "unknown".into() };
+    let Ok(ConnectInfo(peer)) = leptos_axum::extract::<ConnectInfo<SocketAddr>>().await else {
+        return "unknown".into();
+    };
     let headers = leptos_axum::extract::<HeaderMap>().await.unwrap_or_default();
     let forwarded = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
     let trusted = state().map(|s| s.settings.trusted_proxies.clone()).unwrap_or_default();

@@ -1,24 +1,9 @@
 //! In-app notifications: the bell's count, the list, and marking them read.
 use super::AppError;
-use chrono::{DateTime, Utc};
+pub use crate::contract::notifications::*;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
-use {
-    super::context,
-    crate::backend::services,
-};
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NotificationView {
-    pub id: i64,
-    /// `approval_requested`, `approved`, `rejected`, `dispatched`, `failed`, `completed`.
-    pub kind: String,
-    pub title: String,
-    pub link: String,
-    pub created_at: DateTime<Utc>,
-    pub read: bool,
-}
+use {super::context, crate::backend::services};
 
 #[server(endpoint = "notifications/unread")]
 pub async fn unread_notifications() -> Result<i64, AppError> {

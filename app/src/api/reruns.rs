@@ -1,69 +1,9 @@
 //! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
 use super::AppError;
-use crate::domain::approval::Decision;
-use crate::domain::rerun_plan::{Blocked, RerunPlan};
-use crate::domain::rerun_request::RerunRequestStatus;
-use chrono::{DateTime, Utc};
+pub use crate::contract::reruns::*;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 #[cfg(feature = "ssr")]
-use {
-    super::context,
-    crate::backend::services,
-};
-
-/// What starting a request led to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum StartAnswer {
-    /// A draft request with its computed plan and pre-filled checklist.
-    Created { id: String },
-    /// The steps' state forbids a rerun, with the reasons.
-    Blocked { reasons: Vec<Blocked> },
-    /// Nothing left to rerun: the executed steps got their completion flags.
-    NothingToRerun { confirmed: Vec<String> },
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckView {
-    pub number: i64,
-    pub label: String,
-    /// Whether the system's own check holds.
-    pub holds: bool,
-    pub evidence: String,
-    pub confirmed_by: Option<String>,
-    pub confirmed_at: Option<DateTime<Utc>>,
-    pub comment: Option<String>,
-    pub cause_class: Option<String>,
-    pub cause_text: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RerunRequestView {
-    pub id: String,
-    pub process_id: String,
-    pub department: String,
-    pub status: RerunRequestStatus,
-    pub requester: String,
-    pub reason: String,
-    pub created_at: DateTime<Utc>,
-    pub submitted_at: Option<DateTime<Utc>>,
-    pub plan: RerunPlan,
-    pub checks: Vec<CheckView>,
-    /// Staff or manager of the department while the request is a draft.
-    pub may_confirm: bool,
-    /// Staff or manager of the department while the request is not approved yet.
-    pub may_cancel: bool,
-    /// The owners' decisions so far.
-    pub decisions: Vec<DecisionView>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DecisionView {
-    pub approver: String,
-    pub decision: Decision,
-    pub comment: Option<String>,
-    pub decided_at: DateTime<Utc>,
-}
+use {super::context, crate::backend::services, crate::domain::approval::Decision};
 
 #[server(endpoint = "reruns/start")]
 pub async fn start_rerun_request(process_id: String, reason: String) -> Result<StartAnswer, AppError> {
@@ -99,23 +39,6 @@ pub async fn confirm_check(
 pub async fn request_approval(id: String) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
     services::rerun_requests::submit(&state, &caller, &id).await
-}
-
-/// A request waiting for this manager's decision.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InboxItem {
-    pub id: String,
-    pub process_id: String,
-    pub department: String,
-    pub requester: String,
-    pub reason: String,
-    pub submitted_at: Option<DateTime<Utc>>,
-    /// The plan: step and its original idempotency key.
-    pub steps: Vec<(String, String)>,
-    pub approvals: i64,
-    pub required: i64,
-    /// The manager asked for this one: someone else must decide.
-    pub own_request: bool,
 }
 
 #[server(endpoint = "approvals/inbox")]

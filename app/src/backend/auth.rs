@@ -2,7 +2,7 @@
 //! password hash), plus idle and absolute timeouts measured with the state's clock.
 use super::AppState;
 use super::db::{self, departments::DepartmentRow, users::UserRow};
-use crate::api::{AppError, CurrentUser, DepartmentDto};
+use crate::contract::{AppError, CurrentUser, DepartmentDto};
 use crate::domain::roles::Role;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -64,8 +64,7 @@ impl AuthnBackend for Backend {
     /// Loaded on every request: a disabled user or a revoked role takes effect at the next call.
     async fn get_user(&self, id: &UserId<Self>) -> Result<Option<SessionUser>, BackendError> {
         let mut connection = self.state.db.connection().await?;
-        let Some((row, roles, departments)) = db::users::with_roles_and_departments(&mut connection, *id).await?
-        else {
+        let Some((row, roles, departments)) = db::users::with_roles_and_departments(&mut connection, *id).await? else {
             return Ok(None);
         };
         if row.disabled_at.is_some() {
@@ -110,11 +109,11 @@ fn session_user(row: UserRow, roles: Vec<String>, departments: Vec<DepartmentRow
 /// Starts a signed-in session (new session ID) and notes when it started.
 pub async fn start_session(auth: &mut AuthSession, user: &SessionUser, state: &AppState) -> Result<(), AppError> {
     // Always a new session ID, even when this browser was signed in before (session fixation).
-    auth.session.cycle_id().await.map_err(|e| internal("session cycle", e))?;
-    auth.login(user).await.map_err(|e| internal("session login", e))?;
+    auth.session.cycle_id().await.map_err(|e| AppError::internal("session cycle", e))?;
+    auth.login(user).await.map_err(|e| AppError::internal("session login", e))?;
     let now = state.clock.now().timestamp();
     for key in [SIGNED_IN_AT, LAST_SEEN_AT] {
-        auth.session.insert(key, now).await.map_err(|e| internal("session insert", e))?;
+        auth.session.insert(key, now).await.map_err(|e| AppError::internal("session insert", e))?;
     }
     Ok(())
 }
@@ -143,18 +142,13 @@ pub async fn enforce_timeouts(
             }
             // Handlers read the session from the request: hand them the signed-out one.
             request.extensions_mut().insert(auth);
-        } else if last_seen_at.is_some_and(|seen| now - seen >= ACTIVITY_RESOLUTION_SECONDS) {
-            if let Err(e) = auth.session.insert(LAST_SEEN_AT, now).await {
-                tracing::warn!(error = %e, "could not note session activity");
-            }
+        } else if last_seen_at.is_some_and(|seen| now - seen >= ACTIVITY_RESOLUTION_SECONDS)
+            && let Err(e) = auth.session.insert(LAST_SEEN_AT, now).await
+        {
+            tracing::warn!(error = %e, "could not note session activity");
         }
     }
     next.run(request).await
-}
-
-pub fn internal(context: &str, error: impl std::fmt::Display) -> AppError {
-    tracing::error!(error = %error, "{context}");
-    AppError::Internal
 }
 
 /// Where a signed-out visitor of a page is sent: the sign-in page, which brings them back to the page they asked

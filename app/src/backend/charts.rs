@@ -2,7 +2,7 @@
 //! images next to the numbers they show (the table on the page is their text alternative).
 use crate::domain::indicators::{Counts, Indicator, Period, PeriodKind};
 use crate::i18n::Locale;
-use crate::ui::labels::indicator_label_in;
+use crate::words::indicator_label_in;
 use plotters::prelude::*;
 
 /// Which chart: the rates (%), the counts per period, or the approval latency (minutes).
@@ -26,7 +26,12 @@ impl Chart {
     fn indicators(self) -> &'static [Indicator] {
         match self {
             Chart::Rates => &[Indicator::OutsideApiErrorRate, Indicator::DoubleSendRatio, Indicator::RerunErrorRate],
-            Chart::Counts => &[Indicator::Stalled, Indicator::DoubleSendFlags, Indicator::MissingProcessId, Indicator::IdempotencyCollisions],
+            Chart::Counts => &[
+                Indicator::Stalled,
+                Indicator::DoubleSendFlags,
+                Indicator::MissingProcessId,
+                Indicator::IdempotencyCollisions,
+            ],
             Chart::Latency => &[Indicator::ApprovalLatencyMedian, Indicator::ApprovalLatencyP90],
         }
     }
@@ -34,7 +39,8 @@ impl Chart {
 
 const SIZE: (u32, u32) = (760, 300);
 // Colour-blind safe (Okabe–Ito); the legend also names each series.
-const COLOURS: [RGBColor; 4] = [RGBColor(0, 114, 178), RGBColor(213, 94, 0), RGBColor(0, 158, 115), RGBColor(204, 121, 167)];
+const COLOURS: [RGBColor; 4] =
+    [RGBColor(0, 114, 178), RGBColor(213, 94, 0), RGBColor(0, 158, 115), RGBColor(204, 121, 167)];
 
 /// The chart of `trend` (oldest period first) as an SVG document. Counts are bars for stalls and lines for the
 /// rest; rates and latencies are lines, with a gap-free line through the periods that have a value.
@@ -68,7 +74,11 @@ pub fn draw(chart: Chart, trend: &[(Period, Counts)], locale: Locale) -> Result<
             .x_labels(trend.len())
             .x_label_formatter(&|x| {
                 let i = x.round();
-                if (x - i).abs() < 0.01 && i >= 0.0 { labels.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+                if (x - i).abs() < 0.01 && i >= 0.0 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
             })
             .y_label_formatter(&|y| if top >= 10.0 { format!("{y:.0}") } else { format!("{y:.1}") })
             .light_line_style(TRANSPARENT)
@@ -80,7 +90,9 @@ pub fn draw(chart: Chart, trend: &[(Period, Counts)], locale: Locale) -> Result<
             let colour = COLOURS[n % COLOURS.len()];
             let name = indicator_label_in(locale, *indicator);
             if chart == Chart::Counts && *indicator == Indicator::Stalled {
-                let bars = points.iter().map(|&(x, v)| Rectangle::new([(x as f64 - 0.35, 0.0), (x as f64 + 0.35, v)], colour.mix(0.45).filled()));
+                let bars = points.iter().map(|&(x, v)| {
+                    Rectangle::new([(x as f64 - 0.35, 0.0), (x as f64 + 0.35, v)], colour.mix(0.45).filled())
+                });
                 plot.draw_series(bars)
                     .map_err(|e| e.to_string())?
                     .label(name)
@@ -137,7 +149,13 @@ mod tests {
             .into_iter()
             .enumerate()
             .map(|(i, p)| {
-                let mut counts = Counts { sends: 100, double_sends: i as i64, reruns_ended: 4, reruns_failed: 1, ..Counts::default() };
+                let mut counts = Counts {
+                    sends: 100,
+                    double_sends: i as i64,
+                    reruns_ended: 4,
+                    reruns_failed: 1,
+                    ..Counts::default()
+                };
                 counts.stalled_by_event.insert("timeout".into(), 3 * i as i64);
                 (p, counts)
             })

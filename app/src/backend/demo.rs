@@ -3,8 +3,8 @@
 //! Loaded only on an empty database, and `serve` only does it on a loopback address.
 use super::services::users;
 use super::{AppState, db};
-use crate::api::AppError;
-use crate::api::admin::NewUser;
+use crate::contract::AppError;
+use crate::contract::admin::NewUser;
 use crate::domain::audit::Actor;
 use crate::domain::roles::Role;
 use rand::Rng;

@@ -5,8 +5,8 @@ use super::AppState;
 use super::clock::ManualClock;
 use super::demo_systems::{DemoSystems, Service};
 use super::services::{Caller, api_clients, holds, operations, step_events, sweeper};
-use crate::api::AppError;
-use crate::api::operations::{StepError, StepEvent};
+use crate::contract::AppError;
+use crate::contract::operations::{StepError, StepEvent};
 use crate::domain::audit::Actor;
 use crate::domain::operations::StepEventType;
 use chrono::Duration;
@@ -16,18 +16,8 @@ use std::sync::Arc;
 /// Registers the cases and runs one sweep; returns how many operations stalled.
 pub async fn load(state: &AppState) -> Result<usize, AppError> {
     let departments = ["sales".to_string(), "billing".to_string()];
-    let (id, _token) = api_clients::create(
-        state,
-        Actor::system("demo"),
-        "demo-integration",
-        &departments,
-    )
-    .await?;
-    let client = api_clients::ApiClient {
-        id,
-        name: "demo-integration".into(),
-        departments: departments.to_vec(),
-    };
+    let (id, _token) = api_clients::create(state, Actor::system("demo"), "demo-integration", &departments).await?;
+    let client = api_clients::ApiClient { id, name: "demo-integration".into(), departments: departments.to_vec() };
     let clock = Arc::new(ManualClock::new(state.clock.now() - Duration::hours(1)));
     let past = state.with_clock(clock.clone());
     let outside = DemoSystems::new(state.db.clone(), clock.clone());
@@ -36,147 +26,34 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
     // 1. A 4,000-yen order registered, the answer lost; the retry with the same key and content gets the same
     //    order back; a 5,000-yen change under the same key is refused (409) and the order stays at 4,000 yen.
     register(&past, &client, "ORD-1001", "order-intake", "sales", &order).await?;
-    event(
-        &past,
-        &client,
-        "ORD-1001",
-        "register_order",
-        1,
-        StepEventType::Started,
-        None,
-    )
-    .await?;
-    outside
-        .execute(
-            Service::Orders,
-            "ORD-1001-register_order",
-            &order,
-            Some("ORD-1001"),
-        )
-        .await?;
-    outside
-        .execute(
-            Service::Orders,
-            "ORD-1001-register_order",
-            &order,
-            Some("ORD-1001"),
-        )
-        .await?;
+    event(&past, &client, "ORD-1001", "register_order", 1, StepEventType::Started, None).await?;
+    outside.execute(Service::Orders, "ORD-1001-register_order", &order, Some("ORD-1001")).await?;
+    outside.execute(Service::Orders, "ORD-1001-register_order", &order, Some("ORD-1001")).await?;
     let changed = json!({"item": "オフィスチェア", "amount": 5000});
-    let refused = outside
-        .execute(
-            Service::Orders,
-            "ORD-1001-register_order",
-            &changed,
-            Some("ORD-1001"),
-        )
-        .await;
+    let refused = outside.execute(Service::Orders, "ORD-1001-register_order", &changed, Some("ORD-1001")).await;
     debug_assert!(matches!(refused, Err(AppError::Conflict { .. })));
     let lost = StepError {
-        class: "no_response".into(),
-        message: "応答を受け取る前に接続が切れました".into(),
+        class: "no_response".into(), message: "応答を受け取る前に接続が切れました".into()
     };
-    event(
-        &past,
-        &client,
-        "ORD-1001",
-        "register_order",
-        2,
-        StepEventType::Unknown,
-        Some(lost),
-    )
-    .await?;
+    event(&past, &client, "ORD-1001", "register_order", 2, StepEventType::Unknown, Some(lost)).await?;
 
     // 2. The order registered; the AI summary never started (partial success).
     let order_2 = json!({"item": "ノートPCスタンド", "amount": 6800});
-    register(
-        &past,
-        &client,
-        "ORD-1002",
-        "order-intake",
-        "sales",
-        &order_2,
-    )
-    .await?;
-    event(
-        &past,
-        &client,
-        "ORD-1002",
-        "register_order",
-        1,
-        StepEventType::Started,
-        None,
-    )
-    .await?;
-    let done = outside
-        .execute(
-            Service::Orders,
-            "ORD-1002-register_order",
-            &order_2,
-            Some("ORD-1002"),
-        )
-        .await?;
-    let succeeded = StepEvent {
-        result_id: Some(done.execution.id),
-        ..step_event(2, StepEventType::Succeeded, None)
-    };
+    register(&past, &client, "ORD-1002", "order-intake", "sales", &order_2).await?;
+    event(&past, &client, "ORD-1002", "register_order", 1, StepEventType::Started, None).await?;
+    let done = outside.execute(Service::Orders, "ORD-1002-register_order", &order_2, Some("ORD-1002")).await?;
+    let succeeded = StepEvent { result_id: Some(done.execution.id), ..step_event(2, StepEventType::Succeeded, None) };
     step_events::report(&past, &client, "ORD-1002", "register_order", succeeded).await?;
 
     // 3. The invoice mail: the sender got no ID back and the mail log finds nothing, which proves nothing.
     let invoice = json!({"customer": "株式会社サンプル", "amount": 132000});
-    register(
-        &past,
-        &client,
-        "INV-2001",
-        "monthly-billing",
-        "billing",
-        &invoice,
-    )
-    .await?;
-    event(
-        &past,
-        &client,
-        "INV-2001",
-        "draft_invoice",
-        1,
-        StepEventType::Started,
-        None,
-    )
-    .await?;
-    event(
-        &past,
-        &client,
-        "INV-2001",
-        "draft_invoice",
-        2,
-        StepEventType::Succeeded,
-        None,
-    )
-    .await?;
-    event(
-        &past,
-        &client,
-        "INV-2001",
-        "send_mail",
-        1,
-        StepEventType::Started,
-        None,
-    )
-    .await?;
-    let unknown = StepError {
-        class: "result_unknown".into(),
-        message: "送信結果の ID が返りませんでした".into(),
-    };
-    event(
-        &past,
-        &client,
-        "INV-2001",
-        "send_mail",
-        2,
-        StepEventType::Unknown,
-        Some(unknown),
-    )
-    .await?;
+    register(&past, &client, "INV-2001", "monthly-billing", "billing", &invoice).await?;
+    event(&past, &client, "INV-2001", "draft_invoice", 1, StepEventType::Started, None).await?;
+    event(&past, &client, "INV-2001", "draft_invoice", 2, StepEventType::Succeeded, None).await?;
+    event(&past, &client, "INV-2001", "send_mail", 1, StepEventType::Started, None).await?;
+    let unknown =
+        StepError { class: "result_unknown".into(), message: "送信結果の ID が返りませんでした".into() };
+    event(&past, &client, "INV-2001", "send_mail", 2, StepEventType::Unknown, Some(unknown)).await?;
 
     // 4. The order system was down for a while: six orders got 503 and never reached it, all with the same
     //    cause (a bulk rerun's case); a seventh that failed the same way is in the order system with another
@@ -215,7 +92,8 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
         crate::backend::auth::load_session_user(&mut tx, row).await?
     };
     let caller = Caller { user: ito, request_id: None };
-    holds::place(state, &caller, "INV-2001", "メール配信ログに見当たらないため、配信事業者に送信有無を問い合わせ中").await?;
+    holds::place(state, &caller, "INV-2001", "メール配信ログに見当たらないため、配信事業者に送信有無を問い合わせ中")
+        .await?;
     Ok(stalled)
 }
 
@@ -227,11 +105,7 @@ async fn register(
     department: &str,
     content: &Value,
 ) -> Result<(), AppError> {
-    let workflow_steps = &state
-        .config
-        .workflow(workflow)
-        .ok_or(AppError::NotFound)?
-        .steps;
+    let workflow_steps = &state.config.workflow(workflow).ok_or(AppError::NotFound)?.steps;
     let steps: Vec<Value> = workflow_steps
         .iter()
         .map(|s| json!({"name": s.name, "idempotency_key": format!("{process_id}-{}", s.name), "content": content}))
@@ -240,20 +114,11 @@ async fn register(
         "process_id": process_id, "workflow": workflow, "department": department,
         "business_key": process_id, "content": content, "steps": steps,
     });
-    operations::register(state, client, &format!("demo-{process_id}"), &body)
-        .await
-        .map(drop)
+    operations::register(state, client, &format!("demo-{process_id}"), &body).await.map(drop)
 }
 
 fn step_event(seq: i64, kind: StepEventType, error: Option<StepError>) -> StepEvent {
-    StepEvent {
-        seq,
-        kind,
-        result_id: None,
-        error,
-        at: None,
-        usage: None,
-    }
+    StepEvent { seq, kind, result_id: None, error, at: None, usage: None }
 }
 
 async fn event(
@@ -265,13 +130,5 @@ async fn event(
     kind: StepEventType,
     error: Option<StepError>,
 ) -> Result<(), AppError> {
-    step_events::report(
-        state,
-        client,
-        process_id,
-        step,
-        step_event(seq, kind, error),
-    )
-    .await
-    .map(drop)
+    step_events::report(state, client, process_id, step, step_event(seq, kind, error)).await.map(drop)
 }

@@ -5,8 +5,8 @@
 use super::demo_systems::Service;
 use super::services::{api_clients::ApiClient, step_events};
 use super::{AppState, db};
-use crate::api::AppError;
-use crate::api::operations::StepEvent;
+use crate::contract::AppError;
+use crate::contract::operations::StepEvent;
 use crate::domain::operations::StepEventType;
 use crate::domain::webhooks::{Headers, Secret, verify};
 use serde::Deserialize;
@@ -59,11 +59,14 @@ async fn perform(state: &AppState, rerun: &Rerun) -> Result<(), AppError> {
     for step in &rerun.steps {
         let found = {
             let mut tx = state.db.connection().await?;
-            db::operations::step_in_operation(&mut tx, &rerun.process_id, &step.name).await?.ok_or(AppError::NotFound)?
+            db::operations::step_in_operation(&mut tx, &rerun.process_id, &step.name)
+                .await?
+                .ok_or(AppError::NotFound)?
         };
         let service = demo_service(state, &found.workflow, &step.name)
             .ok_or_else(|| AppError::BadRequest(format!("step {} has no demo outside system", step.name)))?;
-        let content: Value = found.step.content_json.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or(Value::Null);
+        let content: Value =
+            found.step.content_json.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or(Value::Null);
         let seq = found.step.last_seq.unwrap_or(0);
         report(state, &client, rerun, step, seq + 1, StepEventType::Started, None).await?;
         let done = state.demo.execute(service, &step.idempotency_key, &content, Some(&rerun.process_id)).await?;

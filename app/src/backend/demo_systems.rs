@@ -5,9 +5,9 @@
 //! restarted demo still remembers what it did.
 use super::clock::Clock;
 use super::db::{self, Db, demo_systems::ExecutionRow};
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
+use crate::contract::AppError;
 use crate::domain::canonical_json::to_canonical_string;
+use crate::domain::conflict::Conflict;
 use crate::domain::drills::Fault;
 use crate::domain::fingerprint::fingerprint;
 use chrono::{DateTime, Duration, Utc};
@@ -24,12 +24,7 @@ pub enum Service {
 }
 
 impl Service {
-    pub const ALL: [Service; 4] = [
-        Service::Orders,
-        Service::Ai,
-        Service::Mail,
-        Service::Billing,
-    ];
+    pub const ALL: [Service; 4] = [Service::Orders, Service::Ai, Service::Mail, Service::Billing];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -81,11 +76,7 @@ pub struct Execution {
 impl Execution {
     fn from_row(row: ExecutionRow, now: DateTime<Utc>) -> Execution {
         Execution {
-            status: if now < row.done_at {
-                "in_progress"
-            } else {
-                "completed"
-            },
+            status: if now < row.done_at { "in_progress" } else { "completed" },
             content: serde_json::from_str(&row.content_json).unwrap_or(Value::Null),
             id: row.external_id,
             idempotency_key: row.idempotency_key,
@@ -140,7 +131,9 @@ impl DemoSystems {
         let now = self.clock.now();
         match service {
             Service::Orders if faults.contains(&Fault::CredentialsExpired) => return Err(AppError::Unauthorized),
-            Service::Ai if faults.contains(&Fault::RateLimited) => return Err(AppError::TooManyRequests { retry_after_secs: 60 }),
+            Service::Ai if faults.contains(&Fault::RateLimited) => {
+                return Err(AppError::TooManyRequests { retry_after_secs: 60 });
+            }
             _ => {}
         }
         let work_time = match service {
@@ -158,21 +151,17 @@ impl DemoSystems {
             Some(_) => {
                 db::demo_systems::count_repeat(&mut tx, service.as_str(), key, false).await?;
                 tx.commit().await?;
-                return Err(AppError::conflict(Conflict::IdempotencyKeyMismatch, format!(
-                        "the {} service already did other content under this Idempotency-Key",
-                        service.as_str()
-                    )));
+                return Err(AppError::conflict(
+                    Conflict::IdempotencyKeyMismatch,
+                    format!("the {} service already did other content under this Idempotency-Key", service.as_str()),
+                ));
             }
             None => {
                 let row = ExecutionRow {
                     service: service.as_str().into(),
                     idempotency_key: key.into(),
                     fingerprint: print,
-                    external_id: format!(
-                        "{}_{}",
-                        service.id_prefix(),
-                        uuid::Uuid::new_v4().simple()
-                    ),
+                    external_id: format!("{}_{}", service.id_prefix(), uuid::Uuid::new_v4().simple()),
                     content_json: to_canonical_string(content),
                     process_id: process_id.map(str::to_string),
                     replays: 0,
@@ -185,18 +174,11 @@ impl DemoSystems {
             }
         };
         tx.commit().await?;
-        Ok(Executed {
-            execution: Execution::from_row(row, now),
-            replayed,
-        })
+        Ok(Executed { execution: Execution::from_row(row, now), replayed })
     }
 
     /// The execution log's entry for a key, if the service did anything under it.
-    pub async fn find_by_key(
-        &self,
-        service: Service,
-        key: &str,
-    ) -> Result<Option<Execution>, AppError> {
+    pub async fn find_by_key(&self, service: Service, key: &str) -> Result<Option<Execution>, AppError> {
         if self.finds_nothing(service).await? {
             return Ok(None);
         }
@@ -206,11 +188,7 @@ impl DemoSystems {
     }
 
     /// The execution log's entry for a result ID (as the provider's "get by ID" would answer).
-    pub async fn find_by_id(
-        &self,
-        service: Service,
-        id: &str,
-    ) -> Result<Option<Execution>, AppError> {
+    pub async fn find_by_id(&self, service: Service, id: &str) -> Result<Option<Execution>, AppError> {
         if self.finds_nothing(service).await? {
             return Ok(None);
         }

@@ -40,7 +40,10 @@ impl Mailer {
             .tls(tls)
             .timeout(Some(std::time::Duration::from_secs(10)));
         if let (Some(user_env), Some(password_env)) = (&config.username_env, &config.password_env) {
-            let var = |name: &str| std::env::var(name).map_err(|_| NotSent { why: format!("the variable {name} is not set"), permanent: false });
+            let var = |name: &str| {
+                std::env::var(name)
+                    .map_err(|_| NotSent { why: format!("the variable {name} is not set"), permanent: false })
+            };
             builder = builder.credentials(Credentials::new(var(user_env)?, var(password_env)?));
         }
         Ok(Mailer { transport: builder.build(), from })

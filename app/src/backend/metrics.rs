@@ -1,7 +1,7 @@
 //! Prometheus metrics (`GET /metrics`, prometheus-client): what the HTTP layer counts as requests go by, and
 //! what the database says at the moment of the scrape (so that every instance reports the same totals).
 use super::{AppState, db};
-use crate::api::AppError;
+use crate::contract::AppError;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -96,6 +96,6 @@ pub async fn render(state: &AppState) -> Result<String, AppError> {
     registry.register("reconciliations", "Look-ups at the outside systems, by connector and verdict", look_ups);
 
     let mut text = String::new();
-    encode(&mut text, &registry).map_err(|e| super::auth::internal("metrics encoding", e))?;
+    encode(&mut text, &registry).map_err(|e| AppError::internal("metrics encoding", e))?;
     Ok(text)
 }

@@ -10,8 +10,8 @@ pub mod demo_receiver;
 pub mod demo_systems;
 pub mod mail;
 pub mod metrics;
-pub mod reconciliation;
 pub mod passwords;
+pub mod reconciliation;
 pub mod services;
 pub mod xlsx;
 
@@ -79,9 +79,12 @@ impl Settings {
             None => return false,
         };
         let host = rest.split('/').next().unwrap_or("");
-        let host = host.rsplit_once(':').map_or(host, |(h, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) { h } else { host }
-        });
+        let host = host.rsplit_once(':').map_or(
+            host,
+            |(h, port)| {
+                if port.chars().all(|c| c.is_ascii_digit()) { h } else { host }
+            },
+        );
         matches!(host, "localhost" | "127.0.0.1" | "[::1]")
     }
 
@@ -144,8 +147,10 @@ impl AppState {
     pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Result<Self, String> {
         let demo = demo_systems::DemoSystems::new(db.clone(), clock.clone());
         let connectors = reconciliation::Connectors::build(&config, &demo)?;
-        let password_checks = Arc::new(passwords::Checks::new(settings.password_checks_at_once, settings.password_check_queue));
-        let api_limits = Arc::new(services::api_clients::RateLimits::new(settings.api_rate_per_second, settings.api_burst));
+        let password_checks =
+            Arc::new(passwords::Checks::new(settings.password_checks_at_once, settings.password_check_queue));
+        let api_limits =
+            Arc::new(services::api_clients::RateLimits::new(settings.api_rate_per_second, settings.api_burst));
         Ok(AppState(Arc::new(Parts {
             db,
             clock,

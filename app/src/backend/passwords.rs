@@ -43,7 +43,13 @@ pub struct Turn(#[allow(dead_code)] OwnedSemaphorePermit);
 impl Checks {
     pub fn new(at_once: usize, queue: usize) -> Self {
         let at_once = at_once.max(1);
-        Checks { turns: Arc::new(Semaphore::new(at_once)), at_once, queue, waiting: AtomicUsize::new(0), peak: AtomicUsize::new(0) }
+        Checks {
+            turns: Arc::new(Semaphore::new(at_once)),
+            at_once,
+            queue,
+            waiting: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+        }
     }
 
     pub async fn turn(&self) -> Result<Turn, Busy> {
@@ -94,7 +100,8 @@ pub async fn verify(turn: Turn, password: String, stored: Option<String>) -> any
         // Verified first, then asked whether the user exists: an unknown name costs one verification too.
         let ok = argon2().verify_password(password.as_bytes(), &parsed).is_ok() && known;
         let current = Params::try_from(&parsed).ok();
-        let weaker = parsed.algorithm.as_str() != "argon2id" || current.is_none_or(|p| p.m_cost() < 19_456 || p.t_cost() < 2);
+        let weaker =
+            parsed.algorithm.as_str() != "argon2id" || current.is_none_or(|p| p.m_cost() < 19_456 || p.t_cost() < 2);
         Verified { ok, rehashed: (ok && weaker).then(|| hash_now(&password)) }
     })
     .await?)

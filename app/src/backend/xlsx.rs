@@ -1,13 +1,13 @@
 //! The decision table as an Excel workbook (rust_xlsxwriter), in the reader's language: filled in, or blank
 //! (the ten events only) for a team to write its own rows.
-use crate::api::AppError;
+use crate::contract::AppError;
 use crate::domain::stall::StallEvent;
 use crate::i18n::{Locale, td_string};
-use crate::ui::decision_table::{headings, row_texts};
+use crate::words::decision_table::{headings, row_texts};
 use rust_xlsxwriter::{Format, FormatAlign, Workbook};
 
 pub fn decision_table(l: Locale, blank: bool) -> Result<Vec<u8>, AppError> {
-    let failed = |e: rust_xlsxwriter::XlsxError| super::auth::internal("decision table workbook", e);
+    let failed = |e: rust_xlsxwriter::XlsxError| AppError::internal("decision table workbook", e);
     let mut workbook = Workbook::new();
     let sheet = workbook.add_worksheet();
     sheet.set_name(td_string!(l, operation.decision_table.sheet)).map_err(failed)?;

@@ -2,9 +2,9 @@
 //! who is a member of the object's department at the moment of deciding), who never may (whoever asked for
 //! it: a request's requester; for a bulk rerun its creator and the requester of any member; anyone who decided
 //! already), how many distinct approvals count, and how long an approval may wait to be used.
+use super::names::named;
 use super::rights::{self, Act, Person};
 use chrono::{DateTime, Duration, Utc};
-use super::names::named;
 
 named! {
     /// One owner's decision, as it is stored and shown.
@@ -101,7 +101,10 @@ mod tests {
         assert_eq!(may_decide(&other, &ballot(&[1], &[])), Err(Refusal::NotOwner(rights::Refusal::NotAllowed)));
         let staff = person(9, &[Staff], &["sales"]);
         assert_eq!(may_decide(&staff, &ballot(&[1], &[])), Err(Refusal::NotOwner(rights::Refusal::NotAllowed)));
-        assert_eq!(may_decide(&person(10, &[Manager], &[]), &ballot(&[1], &[])), Err(Refusal::NotOwner(rights::Refusal::Unseen)));
+        assert_eq!(
+            may_decide(&person(10, &[Manager], &[]), &ballot(&[1], &[])),
+            Err(Refusal::NotOwner(rights::Refusal::Unseen))
+        );
     }
 
     #[test]

@@ -131,7 +131,6 @@ impl AuditEntry {
 
 /// One event as stored and exported.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(sqlx::FromRow))]
 pub struct AuditEvent {
     pub seq: i64,
     pub at: DateTime<Utc>,
@@ -201,7 +200,9 @@ impl DiffLine {
 
 /// Field by field when both sides are objects (or absent); otherwise one line with the whole values.
 pub fn diff(before: Option<&str>, after: Option<&str>) -> Vec<DiffLine> {
-    let parse = |text: Option<&str>| text.map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(t.to_string())));
+    let parse = |text: Option<&str>| {
+        text.map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(t.to_string())))
+    };
     let show = |value: &Value| match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -210,7 +211,8 @@ pub fn diff(before: Option<&str>, after: Option<&str>) -> Vec<DiffLine> {
         (None, None) => Vec::new(),
         (b @ (None | Some(Value::Object(_))), a @ (None | Some(Value::Object(_)))) => {
             let (b, a) = (b.unwrap_or(Value::Null), a.unwrap_or(Value::Null));
-            let mut keys: Vec<&String> = b.as_object().into_iter().chain(a.as_object()).flat_map(|o| o.keys()).collect();
+            let mut keys: Vec<&String> =
+                b.as_object().into_iter().chain(a.as_object()).flat_map(|o| o.keys()).collect();
             keys.sort();
             keys.dedup();
             keys.into_iter()
@@ -287,9 +289,14 @@ mod tests {
     fn chain(n: usize) -> Vec<AuditEvent> {
         let mut events: Vec<AuditEvent> = Vec::new();
         for i in 0..n {
-            let entry = AuditEntry::new(Actor::user(7, "sato"), crate::domain::audit_action::AuditAction::UserCreated, "user", i)
-                .department(Some("sales"))
-                .after(json!({"username": format!("u{i}"), "roles": ["staff"]}));
+            let entry = AuditEntry::new(
+                Actor::user(7, "sato"),
+                crate::domain::audit_action::AuditAction::UserCreated,
+                "user",
+                i,
+            )
+            .department(Some("sales"))
+            .after(json!({"username": format!("u{i}"), "roles": ["staff"]}));
             let prev = events.last().map(|e| (e.seq, e.hash.as_str()));
             let at = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap() + chrono::Duration::nanoseconds(1_234_567);
             events.push(entry.seal(prev, at));
@@ -313,7 +320,10 @@ mod tests {
 
     #[test]
     fn a_diff_lists_every_field_of_either_side_and_marks_what_changed() {
-        let lines = diff(Some(r#"{"status":"stalled","step":"ai_summary"}"#), Some(r#"{"status":"completed","step":"ai_summary","n":2}"#));
+        let lines = diff(
+            Some(r#"{"status":"stalled","step":"ai_summary"}"#),
+            Some(r#"{"status":"completed","step":"ai_summary","n":2}"#),
+        );
         let shown: Vec<(&str, bool)> = lines.iter().map(|l| (l.key.as_str(), l.changed())).collect();
         assert_eq!(shown, [("n", true), ("status", true), ("step", false)]);
         assert_eq!(lines[1].before.as_deref(), Some("stalled"), "strings without quotes");

@@ -105,8 +105,21 @@ pub struct ExportTrailer {
 }
 
 pub const CSV_COLUMNS: [&str; 15] = [
-    "seq", "at", "actor_kind", "actor_id", "actor_label", "action", "object_type", "object_id", "department", "before",
-    "after", "reason", "request_id", "prev_hash", "hash",
+    "seq",
+    "at",
+    "actor_kind",
+    "actor_id",
+    "actor_label",
+    "action",
+    "object_type",
+    "object_id",
+    "department",
+    "before",
+    "after",
+    "reason",
+    "request_id",
+    "prev_hash",
+    "hash",
 ];
 
 /// One JSON Lines row: the event's hashed content plus `hash`.
@@ -151,9 +164,21 @@ pub fn write_csv_event(out: &mut Vec<u8>, e: &AuditEvent) {
     write_csv_record(
         out,
         &[
-            Some(&seq), Some(&at), Some(&e.actor_kind), e.actor_id.as_deref(), Some(&e.actor_label), Some(&e.action),
-            Some(&e.object_type), Some(&e.object_id), e.department.as_deref(), e.before_json.as_deref(),
-            e.after_json.as_deref(), e.reason.as_deref(), e.request_id.as_deref(), Some(&e.prev_hash), Some(&e.hash),
+            Some(&seq),
+            Some(&at),
+            Some(&e.actor_kind),
+            e.actor_id.as_deref(),
+            Some(&e.actor_label),
+            Some(&e.action),
+            Some(&e.object_type),
+            Some(&e.object_id),
+            e.department.as_deref(),
+            e.before_json.as_deref(),
+            e.after_json.as_deref(),
+            e.reason.as_deref(),
+            e.request_id.as_deref(),
+            Some(&e.prev_hash),
+            Some(&e.hash),
         ],
     );
 }
@@ -259,7 +284,8 @@ impl ExportChecker {
             return fail("the trailer's row count does not match the rows");
         }
         let whole = self.first == Some(1) && self.linked + 1 == self.rows;
-        let at_head = self.last.as_ref().is_some_and(|(seq, hash)| *seq == trailer.head_seq && *hash == trailer.head_hash);
+        let at_head =
+            self.last.as_ref().is_some_and(|(seq, hash)| *seq == trailer.head_seq && *hash == trailer.head_hash);
         if trailer.filter.is_everything() && !(whole && at_head) {
             return fail("an unfiltered export must hold every event from 1 to the head in its trailer");
         }
@@ -276,9 +302,14 @@ mod tests {
     fn export(n: usize) -> Vec<String> {
         let mut events: Vec<AuditEvent> = Vec::new();
         for i in 0..n {
-            let entry = AuditEntry::new(Actor::user(1, "sato"), crate::domain::audit_action::AuditAction::OperationRegistered, "operation", format!("ORD-{i}"))
-                .department(Some("sales"))
-                .after(json!({"amount": 4000, "note": "=HYPERLINK(\"x\")"}));
+            let entry = AuditEntry::new(
+                Actor::user(1, "sato"),
+                crate::domain::audit_action::AuditAction::OperationRegistered,
+                "operation",
+                format!("ORD-{i}"),
+            )
+            .department(Some("sales"))
+            .after(json!({"amount": 4000, "note": "=HYPERLINK(\"x\")"}));
             let prev = events.last().map(|e| (e.seq, e.hash.as_str()));
             events.push(entry.seal(prev, Utc::now()));
         }
@@ -315,7 +346,10 @@ mod tests {
     #[test]
     fn a_csv_record_quotes_what_needs_it_and_neutralises_every_field() {
         let mut out = Vec::new();
-        write_csv_record(&mut out, &[Some("1"), None, Some("=cmd|' /C calc'!A0"), Some("say \"hi\", then\nleave"), Some("-1")]);
+        write_csv_record(
+            &mut out,
+            &[Some("1"), None, Some("=cmd|' /C calc'!A0"), Some("say \"hi\", then\nleave"), Some("-1")],
+        );
         assert_eq!(String::from_utf8(out).unwrap(), "1,,'=cmd|' /C calc'!A0,\"say \"\"hi\"\", then\nleave\",'-1\r\n");
     }
 
@@ -335,8 +369,13 @@ mod tests {
     // (serde_json without `float_roundtrip`), so an untouched export failed its offline check as if changed.
     #[test]
     fn an_event_holding_a_float_that_needs_all_its_digits_checks_out_offline() {
-        let entry = AuditEntry::new(Actor::user(1, "sato"), crate::domain::audit_action::AuditAction::OperationRegistered, "operation", "ORD-1")
-            .after(json!({"amount": 7.291122019513881e-304, "rate": 1.5432678901234567e29}));
+        let entry = AuditEntry::new(
+            Actor::user(1, "sato"),
+            crate::domain::audit_action::AuditAction::OperationRegistered,
+            "operation",
+            "ORD-1",
+        )
+        .after(json!({"amount": 7.291122019513881e-304, "rate": 1.5432678901234567e29}));
         let event = entry.seal(None, Utc::now());
         let trailer = ExportTrailer {
             rows: 1,

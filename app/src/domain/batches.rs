@@ -2,8 +2,8 @@
 //! cause. Each operation keeps its own computed plan and its own rerun request; an operation whose plan is
 //! blocked, whose checks fail or whose evidence changes drops out with its reason and never blocks the others.
 //! Dispatches are spread at the batch's rate, so the outside system that just recovered is not flooded.
-use super::invalid::{Invalid, Rule};
 use super::dispatch::DispatchStatus;
+use super::invalid::{Invalid, Rule};
 use super::names::named;
 use super::operations::OperationStatus;
 use super::rerun_plan::BlockedBecause;
@@ -231,8 +231,14 @@ pub enum Progress {
 }
 
 impl Progress {
-    pub const ALL: [Progress; 6] =
-        [Progress::Waiting, Progress::Sent, Progress::Succeeded, Progress::Failed, Progress::Unknown, Progress::Withdrawn];
+    pub const ALL: [Progress; 6] = [
+        Progress::Waiting,
+        Progress::Sent,
+        Progress::Succeeded,
+        Progress::Failed,
+        Progress::Unknown,
+        Progress::Withdrawn,
+    ];
 
     /// From the member's rerun request, its dispatch (if any) and its operation.
     pub fn of(request: RerunRequestStatus, dispatch: Option<DispatchStatus>, operation: OperationStatus) -> Progress {
@@ -398,7 +404,10 @@ mod tests {
     #[test]
     fn a_time_window_is_read_in_the_users_zone() {
         let tokyo = chrono_tz::Asia::Tokyo;
-        assert_eq!(local_time("2026-11-30T09:00", tokyo).unwrap(), Some(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
+        assert_eq!(
+            local_time("2026-11-30T09:00", tokyo).unwrap(),
+            Some(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap())
+        );
         assert_eq!(local_time("", tokyo).unwrap(), None);
         assert!(local_time("yesterday", tokyo).is_err());
     }

@@ -47,10 +47,7 @@ mod tests {
     #[test]
     fn keys_are_sorted_at_every_depth_and_whitespace_is_dropped() {
         let value = json!({"b": 1, "a": {"z": [3, {"y": true, "x": null}], "c": "é"}});
-        assert_eq!(
-            to_canonical_string(&value),
-            r#"{"a":{"c":"é","z":[3,{"x":null,"y":true}]},"b":1}"#
-        );
+        assert_eq!(to_canonical_string(&value), r#"{"a":{"c":"é","z":[3,{"x":null,"y":true}]},"b":1}"#);
     }
 
     // Found by the canonical_json fuzz target: without serde_json's `float_roundtrip` feature a float written

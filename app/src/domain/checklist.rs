@@ -21,8 +21,13 @@ pub enum Check {
 }
 
 impl Check {
-    pub const ALL: [Check; 5] =
-        [Check::ProcessIdRecorded, Check::OutsideSaysNotDone, Check::KeyUnused, Check::FlagNotSet, Check::CauseAnalysed];
+    pub const ALL: [Check; 5] = [
+        Check::ProcessIdRecorded,
+        Check::OutsideSaysNotDone,
+        Check::KeyUnused,
+        Check::FlagNotSet,
+        Check::CauseAnalysed,
+    ];
 
     pub fn number(self) -> i64 {
         Check::ALL.iter().position(|c| *c == self).map_or(0, |i| i as i64 + 1)
@@ -67,7 +72,11 @@ pub fn prefill(process_id: &str, error: Option<&str>, steps: &[CheckedStep<'_>])
     let list = |f: &dyn Fn(&CheckedStep<'_>) -> String| steps.iter().map(f).collect::<Vec<_>>().join(" / ");
     let unchecked = |s: &CheckedStep<'_>| s.connector.is_none();
     vec![
-        Prefill { check: Check::ProcessIdRecorded, holds: !process_id.is_empty(), evidence: format!("process_id {process_id}") },
+        Prefill {
+            check: Check::ProcessIdRecorded,
+            holds: !process_id.is_empty(),
+            evidence: format!("process_id {process_id}"),
+        },
         Prefill {
             check: Check::OutsideSaysNotDone,
             holds: all(&|s| unchecked(s) || s.verdict == Some(Verdict::NotExecuted)),
@@ -97,12 +106,15 @@ pub fn confirmation(
     cause: Option<(FailureClass, &str)>,
 ) -> Result<(), (&'static str, Invalid)> {
     if !prefill.holds {
-        return Err(("check", Invalid::new(Rule::NotSatisfied, "the system could not confirm this check, so it cannot be confirmed")));
+        return Err((
+            "check",
+            Invalid::new(Rule::NotSatisfied, "the system could not confirm this check, so it cannot be confirmed"),
+        ));
     }
     if comment.trim().is_empty() {
         return Err(("comment", Invalid::new(Rule::Required, "a comment on what was checked is required")));
     }
-    if prefill.check == Check::CauseAnalysed && !cause.is_some_and(|(_, text)| !text.trim().is_empty()) {
+    if prefill.check == Check::CauseAnalysed && cause.is_none_or(|(_, text)| text.trim().is_empty()) {
         return Err(("cause", Invalid::new(Rule::CauseRequired, "the cause's class and description are required")));
     }
     Ok(())
@@ -125,7 +137,8 @@ mod tests {
 
     #[test]
     fn the_five_checks_are_filled_in_with_their_evidence() {
-        let checks = prefill("ORD-1002", Some("not started within 900 s"), &[summary(Some(Verdict::NotExecuted), false)]);
+        let checks =
+            prefill("ORD-1002", Some("not started within 900 s"), &[summary(Some(Verdict::NotExecuted), false)]);
         assert_eq!(checks.iter().map(|c| c.check).collect::<Vec<_>>(), Check::ALL.to_vec());
         assert!(checks.iter().all(|c| c.holds));
         assert!(checks[1].evidence.contains("ai-summary") && checks[2].evidence.contains("ORD-1002-ai_summary"));

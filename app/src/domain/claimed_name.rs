@@ -10,7 +10,9 @@ pub const UNKNOWN: &str = "unknown name";
 pub enum ClaimedName {
     Account(String),
     /// The first 16 bytes of HMAC-SHA256(key, typed name), in hex.
-    Unknown { hash: String },
+    Unknown {
+        hash: String,
+    },
 }
 
 impl ClaimedName {

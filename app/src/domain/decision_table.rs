@@ -29,46 +29,16 @@ pub struct DecisionRow {
 use Action::*;
 
 const ROWS: [DecisionRow; 10] = [
-    DecisionRow {
-        event: StallEvent::AuthExpired,
-        allowed: &[Reconcile, RequestRerun, Hold],
-    },
-    DecisionRow {
-        event: StallEvent::RateLimited,
-        allowed: &[Reconcile, RequestRerun, Hold],
-    },
-    DecisionRow {
-        event: StallEvent::TemporaryFailure,
-        allowed: &[Reconcile, RequestRerun, Hold],
-    },
-    DecisionRow {
-        event: StallEvent::NoResponse,
-        allowed: &[Reconcile, ConfirmExisting, Hold],
-    },
-    DecisionRow {
-        event: StallEvent::DuplicateNotification,
-        allowed: &[Reconcile, ConfirmExisting, Resolve],
-    },
-    DecisionRow {
-        event: StallEvent::StaleNotification,
-        allowed: &[Reconcile, Resolve, Hold],
-    },
-    DecisionRow {
-        event: StallEvent::PartialSuccess,
-        allowed: &[Reconcile, RequestRerun, Hold],
-    },
-    DecisionRow {
-        event: StallEvent::AiInProgress,
-        allowed: &[Reconcile, Hold],
-    },
-    DecisionRow {
-        event: StallEvent::CancelRequested,
-        allowed: &[Reconcile, RequestRerun, Hold],
-    },
-    DecisionRow {
-        event: StallEvent::ResultUnknown,
-        allowed: &[Hold, Reconcile],
-    },
+    DecisionRow { event: StallEvent::AuthExpired, allowed: &[Reconcile, RequestRerun, Hold] },
+    DecisionRow { event: StallEvent::RateLimited, allowed: &[Reconcile, RequestRerun, Hold] },
+    DecisionRow { event: StallEvent::TemporaryFailure, allowed: &[Reconcile, RequestRerun, Hold] },
+    DecisionRow { event: StallEvent::NoResponse, allowed: &[Reconcile, ConfirmExisting, Hold] },
+    DecisionRow { event: StallEvent::DuplicateNotification, allowed: &[Reconcile, ConfirmExisting, Resolve] },
+    DecisionRow { event: StallEvent::StaleNotification, allowed: &[Reconcile, Resolve, Hold] },
+    DecisionRow { event: StallEvent::PartialSuccess, allowed: &[Reconcile, RequestRerun, Hold] },
+    DecisionRow { event: StallEvent::AiInProgress, allowed: &[Reconcile, Hold] },
+    DecisionRow { event: StallEvent::CancelRequested, allowed: &[Reconcile, RequestRerun, Hold] },
+    DecisionRow { event: StallEvent::ResultUnknown, allowed: &[Hold, Reconcile] },
 ];
 
 pub fn row(event: StallEvent) -> &'static DecisionRow {
@@ -88,8 +58,13 @@ mod tests {
 
     #[test]
     fn rows_that_say_do_not_resend_never_offer_a_rerun() {
-        for event in [StallEvent::NoResponse, StallEvent::DuplicateNotification, StallEvent::StaleNotification,
-            StallEvent::AiInProgress, StallEvent::ResultUnknown] {
+        for event in [
+            StallEvent::NoResponse,
+            StallEvent::DuplicateNotification,
+            StallEvent::StaleNotification,
+            StallEvent::AiInProgress,
+            StallEvent::ResultUnknown,
+        ] {
             assert!(!row(event).allowed.contains(&RequestRerun), "{event:?}");
         }
     }

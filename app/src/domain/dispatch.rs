@@ -1,8 +1,8 @@
 //! Dispatching an approved rerun: what an answer means, and when to try again. Exponential backoff with
 //! jitter, `Retry-After` honoured, only 2xx is success, a redirect is not followed, 410 means the endpoint is
 //! gone, and a timeout is an unknown outcome — never a blind resend under a new key.
-use chrono::Duration;
 use super::names::named;
+use chrono::Duration;
 
 pub const MAX_ATTEMPTS: i64 = 8;
 const BASE_SECONDS: i64 = 2;
@@ -124,7 +124,9 @@ mod tests {
         let work = LeasedWork { workflow: "order_intake".into(), look_ups: 20, send: 10 };
         assert!(lease_covers(35, &work).is_ok());
         let refused = lease_covers(34, &work).unwrap_err();
-        for named in ["RERUN_GATE_DISPATCH_LEASE_SECONDS is 34 s", "order_intake", "(20 s)", "send timeout (10 s)", "= 35 s"] {
+        for named in
+            ["RERUN_GATE_DISPATCH_LEASE_SECONDS is 34 s", "order_intake", "(20 s)", "send timeout (10 s)", "= 35 s"]
+        {
             assert!(refused.contains(named), "{named} missing from: {refused}");
         }
     }

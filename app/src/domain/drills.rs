@@ -3,8 +3,8 @@
 //! ten events; afterwards a report shows, per fault, how long staff took from the stall to a decision, which
 //! decision-table action they chose and whether it is one the table recommends. Drill operations are marked
 //! and never count in the real indicators.
-use super::decision_table::Action;
 use super::audit_action::AuditAction;
+use super::decision_table::Action;
 use super::stall::StallEvent;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -101,7 +101,9 @@ pub fn decision_of(action: &str) -> Option<Action> {
     Some(match AuditAction::parse(action)? {
         AuditAction::RerunRequestCreated => Action::RequestRerun,
         AuditAction::OperationHeld => Action::Hold,
-        AuditAction::AiAttemptAdopted | AuditAction::StepFlagConfirmed | AuditAction::StepManualVerdict => Action::ConfirmExisting,
+        AuditAction::AiAttemptAdopted | AuditAction::StepFlagConfirmed | AuditAction::StepManualVerdict => {
+            Action::ConfirmExisting
+        }
         AuditAction::OperationResolved => Action::Resolve,
         _ => return None,
     })

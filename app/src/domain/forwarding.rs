@@ -22,9 +22,10 @@ pub fn client_address(peer: IpAddr, forwarded_for: Option<&str>, trusted: &[IpAd
 
 /// `RERUN_GATE_TRUSTED_PROXIES`: addresses separated by commas or spaces.
 pub fn parse_trusted(list: &str) -> Result<Vec<IpAddr>, String> {
-    list.split([',', ' ']).filter(|s| !s.trim().is_empty()).map(|s| {
-        s.trim().parse().map_err(|_| format!("RERUN_GATE_TRUSTED_PROXIES: '{s}' is not an IP address"))
-    }).collect()
+    list.split([',', ' '])
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().map_err(|_| format!("RERUN_GATE_TRUSTED_PROXIES: '{s}' is not an IP address")))
+        .collect()
 }
 
 #[cfg(test)]

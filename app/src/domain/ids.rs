@@ -75,13 +75,20 @@ impl EmailAddress {
         let plain = |c: char| c.is_ascii_graphic() && !"<>()[]\\,;:\"".contains(c);
         let well_formed = match value.split_once('@') {
             Some((local, domain)) => {
-                !local.is_empty() && local.len() <= 64 && !domain.contains('@') && domain.contains('.')
-                    && !domain.starts_with('.') && !domain.ends_with('.')
+                !local.is_empty()
+                    && local.len() <= 64
+                    && !domain.contains('@')
+                    && domain.contains('.')
+                    && !domain.starts_with('.')
+                    && !domain.ends_with('.')
             }
             None => false,
         };
         if value.len() > 254 || !value.chars().all(plain) || !well_formed {
-            return Err(Invalid::new(Rule::NotAnEmail, format!("'{value}' is not an e-mail address (name@example.co.jp)")));
+            return Err(Invalid::new(
+                Rule::NotAnEmail,
+                format!("'{value}' is not an e-mail address (name@example.co.jp)"),
+            ));
         }
         Ok(Self(value.to_string()))
     }
@@ -107,7 +114,8 @@ impl From<EmailAddress> for String {
 /// A file or folder name made from an ID: letters, digits, `-` and `_` are kept and anything else becomes `_`,
 /// so that no path separator, `..` or control character reaches an archive's entries or a download's name.
 pub fn file_safe(id: &str) -> String {
-    let safe: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') { c } else { '_' }).collect();
+    let safe: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') { c } else { '_' }).collect();
     if safe.is_empty() { "_".to_string() } else { safe }
 }
 
@@ -123,7 +131,16 @@ mod tests {
     #[test]
     fn an_email_address_needs_one_at_sign_a_domain_with_a_dot_and_no_spaces() {
         assert_eq!(EmailAddress::parse(" sato@example.co.jp ").unwrap().as_str(), "sato@example.co.jp");
-        for bad in ["sato", "sato@", "@example.jp", "sato@example", "sa to@example.jp", "a@b@example.jp", "x@example.jp>", "x@.jp"] {
+        for bad in [
+            "sato",
+            "sato@",
+            "@example.jp",
+            "sato@example",
+            "sa to@example.jp",
+            "a@b@example.jp",
+            "x@example.jp>",
+            "x@.jp",
+        ] {
             assert!(EmailAddress::parse(bad).is_err(), "{bad}");
         }
     }

@@ -370,11 +370,15 @@ mod tests {
 
     #[test]
     fn a_departments_own_threshold_wins_over_the_one_for_every_department() {
-        let every = Threshold { indicator: Indicator::Stalled, above: 20.0, period: PeriodKind::Week, department: None };
+        let every =
+            Threshold { indicator: Indicator::Stalled, above: 20.0, period: PeriodKind::Week, department: None };
         let sales = Threshold { department: Some("sales".into()), above: 5.0, ..every.clone() };
         let limits = [every, sales];
         assert_eq!(threshold_for(&limits, Indicator::Stalled, "sales", PeriodKind::Week).map(|t| t.above), Some(5.0));
-        assert_eq!(threshold_for(&limits, Indicator::Stalled, "billing", PeriodKind::Week).map(|t| t.above), Some(20.0));
+        assert_eq!(
+            threshold_for(&limits, Indicator::Stalled, "billing", PeriodKind::Week).map(|t| t.above),
+            Some(20.0)
+        );
         assert!(threshold_for(&limits, Indicator::Stalled, "sales", PeriodKind::Month).is_none());
         assert!(threshold_for(&limits, Indicator::RerunErrorRate, "sales", PeriodKind::Week).is_none());
     }

@@ -37,7 +37,12 @@ pub fn language(code: &str) -> Result<&'static str, Invalid> {
 }
 
 pub fn time_zone(name: &str) -> Result<Tz, Invalid> {
-    let unknown = |_| Invalid::new(Rule::Unknown, format!("unknown time zone '{name}' (one of the offered IANA names such as Asia/Tokyo)"));
+    let unknown = |_| {
+        Invalid::new(
+            Rule::Unknown,
+            format!("unknown time zone '{name}' (one of the offered IANA names such as Asia/Tokyo)"),
+        )
+    };
     name.trim().parse::<Tz>().map_err(unknown)
 }
 

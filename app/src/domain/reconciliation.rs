@@ -154,59 +154,26 @@ pub fn judge(
     now: DateTime<Utc>,
 ) -> (Verdict, Evidence) {
     match finding {
-        Finding::Failed { reason } => (
-            Verdict::LookupFailed,
-            Evidence {
-                summary: redact(reason),
-                ..Evidence::default()
-            },
-        ),
-        Finding::NoLookup { why } => (
-            Verdict::Unknown,
-            Evidence {
-                summary: redact(why),
-                ..Evidence::default()
-            },
-        ),
+        Finding::Failed { reason } => {
+            (Verdict::LookupFailed, Evidence { summary: redact(reason), ..Evidence::default() })
+        }
+        Finding::NoLookup { why } => (Verdict::Unknown, Evidence { summary: redact(why), ..Evidence::default() }),
         Finding::NotFound { authoritative } => {
-            let visible_since =
-                step.attempted_at + Duration::seconds(rules.consistency_delay_seconds);
+            let visible_since = step.attempted_at + Duration::seconds(rules.consistency_delay_seconds);
             let forgotten_at = step.attempted_at + Duration::days(rules.retention_days);
             let (verdict, summary) = if !authoritative {
-                (
-                    Verdict::Unknown,
-                    "not found, and this provider's \"not found\" does not prove absence"
-                        .to_string(),
-                )
+                (Verdict::Unknown, "not found, and this provider's \"not found\" does not prove absence".to_string())
             } else if now < visible_since {
                 (
                     Verdict::Unknown,
-                    format!(
-                        "not found yet, but records may take {} s to appear",
-                        rules.consistency_delay_seconds
-                    ),
+                    format!("not found yet, but records may take {} s to appear", rules.consistency_delay_seconds),
                 )
             } else if now >= forgotten_at {
-                (
-                    Verdict::Unknown,
-                    format!(
-                        "not found, but the provider keeps keys only {} days",
-                        rules.retention_days
-                    ),
-                )
+                (Verdict::Unknown, format!("not found, but the provider keeps keys only {} days", rules.retention_days))
             } else {
-                (
-                    Verdict::NotExecuted,
-                    "no record for this idempotency key (authoritative look-up)".to_string(),
-                )
+                (Verdict::NotExecuted, "no record for this idempotency key (authoritative look-up)".to_string())
             };
-            (
-                verdict,
-                Evidence {
-                    summary,
-                    ..Evidence::default()
-                },
-            )
+            (verdict, Evidence { summary, ..Evidence::default() })
         }
         Finding::Found(records) => judge_records(records, step),
     }
@@ -214,25 +181,14 @@ pub fn judge(
 
 fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Evidence) {
     // The record that did the work speaks for the step; otherwise the latest one.
-    let Some(record) = records
-        .iter()
-        .find(|r| r.status == RecordStatus::Done)
-        .or_else(|| records.last())
-    else {
+    let Some(record) = records.iter().find(|r| r.status == RecordStatus::Done).or_else(|| records.last()) else {
         return (
             Verdict::Unknown,
-            Evidence {
-                summary: "the provider returned an empty result".into(),
-                ..Evidence::default()
-            },
+            Evidence { summary: "the provider returned an empty result".into(), ..Evidence::default() },
         );
     };
     let compared = compare(step, &record.fields);
-    let mismatched: Vec<&str> = compared
-        .iter()
-        .filter(|c| !c.matches)
-        .map(|c| c.name.as_str())
-        .collect();
+    let mismatched: Vec<&str> = compared.iter().filter(|c| !c.matches).map(|c| c.name.as_str()).collect();
     let verdict = match record.status {
         RecordStatus::Done if mismatched.is_empty() => Verdict::Executed,
         RecordStatus::Done => Verdict::ExecutedMismatch,
@@ -240,11 +196,7 @@ fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Eviden
         RecordStatus::NotDone => Verdict::NotExecuted,
         RecordStatus::Unclear => Verdict::Unknown,
     };
-    let mut summary = format!(
-        "{} record(s); status {}",
-        records.len(),
-        record.status_text.as_deref().unwrap_or("—")
-    );
+    let mut summary = format!("{} record(s); status {}", records.len(), record.status_text.as_deref().unwrap_or("—"));
     if !mismatched.is_empty() {
         summary.push_str(&format!("; differs in {}", mismatched.join(", ")));
     }
@@ -294,9 +246,7 @@ fn same_value(a: Option<&Value>, b: Option<&Value>) -> bool {
         _ => None,
     };
     match (a, b) {
-        (Some(a), Some(b)) => {
-            a == b || matches!((number(a), number(b)), (Some(x), Some(y)) if x == y)
-        }
+        (Some(a), Some(b)) => a == b || matches!((number(a), number(b)), (Some(x), Some(y)) if x == y),
         _ => false,
     }
 }
@@ -304,19 +254,11 @@ fn same_value(a: Option<&Value>, b: Option<&Value>) -> bool {
 /// Keys whose values are personal or secret are kept as evidence only as "matches or not".
 fn is_sensitive(name: &str) -> bool {
     let name = name.to_lowercase();
-    [
-        "email", "mail", "phone", "address", "token", "secret", "password", "card",
-    ]
-    .iter()
-    .any(|w| name.contains(w))
+    ["email", "mail", "phone", "address", "token", "secret", "password", "card"].iter().any(|w| name.contains(w))
 }
 
 fn redact_value(name: &str, value: &Value) -> Value {
-    if is_sensitive(name) {
-        Value::String("[redacted]".into())
-    } else {
-        value.clone()
-    }
+    if is_sensitive(name) { Value::String("[redacted]".into()) } else { value.clone() }
 }
 
 /// Messages from outside (errors, bodies) are cut short and stripped of anything that looks like a credential.
@@ -330,15 +272,8 @@ pub fn redact(text: &str) -> String {
                 || lower.contains("token=")
                 || lower.starts_with("sk_")
                 || lower.starts_with("sk-")
-                || (word.len() >= 32
-                    && word
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)));
-            if secretish {
-                "[redacted]".to_string()
-            } else {
-                word.to_string()
-            }
+                || (word.len() >= 32 && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)));
+            if secretish { "[redacted]".to_string() } else { word.to_string() }
         })
         .collect();
     let joined = cleaned.join(" ");
@@ -358,16 +293,10 @@ mod tests {
         Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap() + Duration::minutes(minutes)
     }
 
-    const RULES: AbsenceRules = AbsenceRules {
-        consistency_delay_seconds: 60,
-        retention_days: 30,
-    };
+    const RULES: AbsenceRules = AbsenceRules { consistency_delay_seconds: 60, retention_days: 30 };
 
     fn order(amount: i64) -> Map<String, Value> {
-        json!({"amount": amount, "item": "A-1"})
-            .as_object()
-            .unwrap()
-            .clone()
+        json!({"amount": amount, "item": "A-1"}).as_object().unwrap().clone()
     }
 
     fn record(status: RecordStatus, amount: i64) -> Record {
@@ -382,11 +311,7 @@ mod tests {
     }
 
     fn judge_with(finding: Finding, content: &Map<String, Value>, now: DateTime<Utc>) -> Verdict {
-        let step = StepContext {
-            content: Some(content),
-            compare: &[],
-            attempted_at: at(0),
-        };
+        let step = StepContext { content: Some(content), compare: &[], attempted_at: at(0) };
         judge(&finding, &step, RULES, now).0
     }
 
@@ -394,36 +319,15 @@ mod tests {
     fn a_record_with_the_same_content_is_executed_and_another_amount_is_a_mismatch() {
         let content = order(4000);
         assert_eq!(
-            judge_with(
-                Finding::Found(vec![record(RecordStatus::Done, 4000)]),
-                &content,
-                at(5)
-            ),
+            judge_with(Finding::Found(vec![record(RecordStatus::Done, 4000)]), &content, at(5)),
             Verdict::Executed
         );
-        let step = StepContext {
-            content: Some(&content),
-            compare: &[],
-            attempted_at: at(0),
-        };
-        let (verdict, evidence) = judge(
-            &Finding::Found(vec![record(RecordStatus::Done, 5000)]),
-            &step,
-            RULES,
-            at(5),
-        );
+        let step = StepContext { content: Some(&content), compare: &[], attempted_at: at(0) };
+        let (verdict, evidence) = judge(&Finding::Found(vec![record(RecordStatus::Done, 5000)]), &step, RULES, at(5));
         assert_eq!(verdict, Verdict::ExecutedMismatch);
-        let amount = evidence
-            .compared
-            .iter()
-            .find(|c| c.name == "amount")
-            .unwrap();
+        let amount = evidence.compared.iter().find(|c| c.name == "amount").unwrap();
         assert_eq!(
-            (
-                amount.expected.clone(),
-                amount.found.clone(),
-                amount.matches
-            ),
+            (amount.expected.clone(), amount.found.clone(), amount.matches),
             (Some(json!(4000)), Some(json!(5000)), false)
         );
         assert!(evidence.summary.contains("amount"));
@@ -434,109 +338,48 @@ mod tests {
         let content = order(4000);
         let mut r = record(RecordStatus::Done, 0);
         r.fields.insert("amount".into(), json!("4000"));
-        assert_eq!(
-            judge_with(Finding::Found(vec![r]), &content, at(5)),
-            Verdict::Executed
-        );
+        assert_eq!(judge_with(Finding::Found(vec![r]), &content, at(5)), Verdict::Executed);
     }
 
     #[test]
     fn not_found_proves_absence_only_when_authoritative_past_the_delay_and_within_retention() {
         let content = order(4000);
-        let authoritative = Finding::NotFound {
-            authoritative: true,
-        };
-        assert_eq!(
-            judge_with(authoritative.clone(), &content, at(5)),
-            Verdict::NotExecuted
-        );
+        let authoritative = Finding::NotFound { authoritative: true };
+        assert_eq!(judge_with(authoritative.clone(), &content, at(5)), Verdict::NotExecuted);
         assert_eq!(
             judge_with(authoritative.clone(), &content, at(0)),
             Verdict::Unknown,
             "inside the consistency delay"
         );
-        assert_eq!(
-            judge_with(authoritative, &content, at(31 * 24 * 60)),
-            Verdict::Unknown,
-            "past key retention"
-        );
-        assert_eq!(
-            judge_with(
-                Finding::NotFound {
-                    authoritative: false
-                },
-                &content,
-                at(5)
-            ),
-            Verdict::Unknown
-        );
+        assert_eq!(judge_with(authoritative, &content, at(31 * 24 * 60)), Verdict::Unknown, "past key retention");
+        assert_eq!(judge_with(Finding::NotFound { authoritative: false }, &content, at(5)), Verdict::Unknown);
     }
 
     #[test]
     fn running_not_done_unclear_failed_and_impossible_lookups_have_their_verdicts() {
         let content = order(4000);
         assert_eq!(
-            judge_with(
-                Finding::Found(vec![record(RecordStatus::Running, 4000)]),
-                &content,
-                at(5)
-            ),
+            judge_with(Finding::Found(vec![record(RecordStatus::Running, 4000)]), &content, at(5)),
             Verdict::InProgress
         );
         assert_eq!(
-            judge_with(
-                Finding::Found(vec![record(RecordStatus::NotDone, 4000)]),
-                &content,
-                at(5)
-            ),
+            judge_with(Finding::Found(vec![record(RecordStatus::NotDone, 4000)]), &content, at(5)),
             Verdict::NotExecuted
         );
         assert_eq!(
-            judge_with(
-                Finding::Found(vec![record(RecordStatus::Unclear, 4000)]),
-                &content,
-                at(5)
-            ),
+            judge_with(Finding::Found(vec![record(RecordStatus::Unclear, 4000)]), &content, at(5)),
             Verdict::Unknown
         );
-        assert_eq!(
-            judge_with(
-                Finding::Failed {
-                    reason: "timeout".into()
-                },
-                &content,
-                at(5)
-            ),
-            Verdict::LookupFailed
-        );
-        assert_eq!(
-            judge_with(
-                Finding::NoLookup {
-                    why: "no result ID".into()
-                },
-                &content,
-                at(5)
-            ),
-            Verdict::Unknown
-        );
-        assert_eq!(
-            judge_with(Finding::Found(vec![]), &content, at(5)),
-            Verdict::Unknown
-        );
+        assert_eq!(judge_with(Finding::Failed { reason: "timeout".into() }, &content, at(5)), Verdict::LookupFailed);
+        assert_eq!(judge_with(Finding::NoLookup { why: "no result ID".into() }, &content, at(5)), Verdict::Unknown);
+        assert_eq!(judge_with(Finding::Found(vec![]), &content, at(5)), Verdict::Unknown);
     }
 
     #[test]
     fn two_records_for_one_key_are_reported_as_a_double_send() {
         let content = order(4000);
-        let step = StepContext {
-            content: Some(&content),
-            compare: &[],
-            attempted_at: at(0),
-        };
-        let found = Finding::Found(vec![
-            record(RecordStatus::Done, 4000),
-            record(RecordStatus::Done, 4000),
-        ]);
+        let step = StepContext { content: Some(&content), compare: &[], attempted_at: at(0) };
+        let found = Finding::Found(vec![record(RecordStatus::Done, 4000), record(RecordStatus::Done, 4000)]);
         let (verdict, evidence) = judge(&found, &step, RULES, at(5));
         assert_eq!((verdict, evidence.records), (Verdict::Executed, 2));
         assert!(evidence.summary.contains("more than one"));
@@ -544,21 +387,13 @@ mod tests {
 
     #[test]
     fn personal_values_and_credentials_never_reach_the_evidence() {
-        let content = json!({"email": "hanako@example.jp", "amount": 1})
-            .as_object()
-            .unwrap()
-            .clone();
+        let content = json!({"email": "hanako@example.jp", "amount": 1}).as_object().unwrap().clone();
         let mut r = record(RecordStatus::Done, 1);
         r.fields.insert("email".into(), json!("hanako@example.jp"));
-        let step = StepContext {
-            content: Some(&content),
-            compare: &[],
-            attempted_at: at(0),
-        };
+        let step = StepContext { content: Some(&content), compare: &[], attempted_at: at(0) };
         let (_, evidence) = judge(&Finding::Found(vec![r]), &step, RULES, at(5));
         assert!(!serde_json::to_string(&evidence).unwrap().contains("hanako"));
-        let said =
-            redact("401 Unauthorized: Bearer sk_live_abcdefghijklmnopqrstuvwxyz123456 rejected");
+        let said = redact("401 Unauthorized: Bearer sk_live_abcdefghijklmnopqrstuvwxyz123456 rejected");
         assert!(!said.contains("sk_live") && said.contains("401"));
     }
 }

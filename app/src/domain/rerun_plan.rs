@@ -95,7 +95,11 @@ pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
             (true, Some(Verdict::LookupFailed)) => blocked.push(block(BlockedBecause::LookupFailed)),
         }
     }
-    let plan = RerunPlan { steps: planned, workflow_version: workflow_version.to_string(), verdicts_hash: verdicts_hash(steps) };
+    let plan = RerunPlan {
+        steps: planned,
+        workflow_version: workflow_version.to_string(),
+        verdicts_hash: verdicts_hash(steps),
+    };
     PlanOutcome { plan, confirm_flags, blocked }
 }
 
@@ -194,16 +198,29 @@ mod tests {
 
     #[test]
     fn the_partial_success_case_reruns_only_the_summary_with_its_original_key() {
-        let steps = [step("register_order", true, Some(Verdict::Executed)), step("ai_summary", false, Some(Verdict::NotExecuted))];
+        let steps = [
+            step("register_order", true, Some(Verdict::Executed)),
+            step("ai_summary", false, Some(Verdict::NotExecuted)),
+        ];
         let outcome = compute(&steps, "v1");
         assert!(outcome.is_ready());
-        assert_eq!(outcome.plan.steps, vec![PlannedStep { name: "ai_summary".into(), idempotency_key: "KEY-ai_summary".into(), content_fingerprint: None }]);
+        assert_eq!(
+            outcome.plan.steps,
+            vec![PlannedStep {
+                name: "ai_summary".into(),
+                idempotency_key: "KEY-ai_summary".into(),
+                content_fingerprint: None
+            }]
+        );
         assert!(outcome.confirm_flags.is_empty());
     }
 
     #[test]
     fn an_executed_step_without_its_flag_gets_the_flag_confirmed_instead_of_a_rerun() {
-        let steps = [step("register_order", false, Some(Verdict::Executed)), step("ai_summary", false, Some(Verdict::NotExecuted))];
+        let steps = [
+            step("register_order", false, Some(Verdict::Executed)),
+            step("ai_summary", false, Some(Verdict::NotExecuted)),
+        ];
         let outcome = compute(&steps, "v1");
         assert_eq!(outcome.confirm_flags, vec!["register_order".to_string()]);
         assert_eq!(outcome.plan.steps.len(), 1);
@@ -254,7 +271,10 @@ mod tests {
 
     #[test]
     fn a_plan_holds_while_nothing_changes_and_sends_what_is_still_not_executed() {
-        let steps = [step("register_order", true, Some(Verdict::Executed)), step("ai_summary", false, Some(Verdict::NotExecuted))];
+        let steps = [
+            step("register_order", true, Some(Verdict::Executed)),
+            step("ai_summary", false, Some(Verdict::NotExecuted)),
+        ];
         let plan = planned(&steps);
         let at_approval = check(&plan, &steps, Some("v1"), &[]);
         assert!(at_approval.holds());
@@ -267,11 +287,17 @@ mod tests {
 
     #[test]
     fn a_flag_a_verdict_a_key_or_the_workflow_changed_since_the_approval_voids_the_plan() {
-        let steps = [step("register_order", true, Some(Verdict::Executed)), step("ai_summary", false, Some(Verdict::NotExecuted))];
+        let steps = [
+            step("register_order", true, Some(Verdict::Executed)),
+            step("ai_summary", false, Some(Verdict::NotExecuted)),
+        ];
         let plan = planned(&steps);
         let mut flagged = steps.clone();
         flagged[1].completed = true;
-        assert_eq!(check(&plan, &flagged, Some("v1"), &[]).changes, vec![Change::FlagSet { step: "ai_summary".into() }]);
+        assert_eq!(
+            check(&plan, &flagged, Some("v1"), &[]).changes,
+            vec![Change::FlagSet { step: "ai_summary".into() }]
+        );
         let mut by_hand = steps.clone();
         by_hand[1].verdict = Some(Verdict::Unknown);
         let changes = check(&plan, &by_hand, Some("v1"), &[]).changes;

@@ -1,8 +1,8 @@
 //! A rerun request's life (SPEC "Rerun request"): its states and the one table of moves between them. The
 //! services ask `next` for every change and the database compares-and-sets on the state they read, so a request
 //! never jumps a step, and two people acting at once cannot both move it.
-use super::operations::OperationEvent;
 use super::names::named;
+use super::operations::OperationEvent;
 use std::fmt;
 
 named! {
@@ -69,7 +69,9 @@ impl RequestEvent {
         match self {
             E::Submit => Some(OperationEvent::AwaitApproval),
             E::Sent => Some(OperationEvent::Rerun),
-            E::Withdraw | E::Reject | E::Expire | E::Void | E::NothingToSend | E::SendFailed => Some(OperationEvent::BackToStaff),
+            E::Withdraw | E::Reject | E::Expire | E::Void | E::NothingToSend | E::SendFailed => {
+                Some(OperationEvent::BackToStaff)
+            }
             E::Approve | E::Completed => None,
         }
     }
@@ -118,7 +120,13 @@ impl RerunRequestStatus {
 
     /// Still open: the operation has at most one open request.
     pub fn is_open(self) -> bool {
-        matches!(self, RerunRequestStatus::Draft | RerunRequestStatus::PendingApproval | RerunRequestStatus::Approved | RerunRequestStatus::Dispatched)
+        matches!(
+            self,
+            RerunRequestStatus::Draft
+                | RerunRequestStatus::PendingApproval
+                | RerunRequestStatus::Approved
+                | RerunRequestStatus::Dispatched
+        )
     }
 }
 
@@ -147,7 +155,16 @@ mod tests {
 
     #[test]
     fn nothing_is_sent_unless_approved_and_nothing_is_approved_twice() {
-        for from in [S::Draft, S::PendingApproval, S::Rejected, S::Expired, S::Cancelled, S::Dispatched, S::Succeeded, S::Failed] {
+        for from in [
+            S::Draft,
+            S::PendingApproval,
+            S::Rejected,
+            S::Expired,
+            S::Cancelled,
+            S::Dispatched,
+            S::Succeeded,
+            S::Failed,
+        ] {
             assert!(from.next(E::Sent).is_err(), "sent from {from}");
         }
         for from in [S::Draft, S::Approved, S::Dispatched, S::Rejected] {

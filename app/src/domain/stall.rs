@@ -161,11 +161,17 @@ pub fn detect_stall(steps: &[StepFacts], registered_at: DateTime<Utc>, now: Date
                             return stall(StallEvent::NoResponse, format!("no heartbeat for {beat} s"));
                         }
                         if past_deadline {
-                            return stall(StallEvent::AiInProgress, format!("still running past its {} s deadline", step.deadline_seconds));
+                            return stall(
+                                StallEvent::AiInProgress,
+                                format!("still running past its {} s deadline", step.deadline_seconds),
+                            );
                         }
                     }
                     None if past_deadline => {
-                        return stall(StallEvent::NoResponse, format!("no answer within its {} s deadline", step.deadline_seconds));
+                        return stall(
+                            StallEvent::NoResponse,
+                            format!("no answer within its {} s deadline", step.deadline_seconds),
+                        );
                     }
                     None => {}
                 }
@@ -242,7 +248,7 @@ mod tests {
     #[test]
     fn an_unknown_outcome_without_a_result_id_is_result_unknown() {
         let unknown = step("a", StepState::Unknown);
-        assert_eq!(detect_stall(&[unknown.clone()], t(0), t(1)).unwrap().event, StallEvent::ResultUnknown);
+        assert_eq!(detect_stall(std::slice::from_ref(&unknown), t(0), t(1)).unwrap().event, StallEvent::ResultUnknown);
         let with_id = StepFacts { result_id: Some("resp_1".into()), ..unknown };
         assert_eq!(detect_stall(&[with_id], t(0), t(1)).unwrap().event, StallEvent::NoResponse);
     }
@@ -250,7 +256,7 @@ mod tests {
     #[test]
     fn a_started_step_stalls_only_after_its_deadline() {
         let started = StepFacts { started_at: Some(t(0)), ..step("a", StepState::Started) };
-        assert_eq!(detect_stall(&[started.clone()], t(0), t(9)), None);
+        assert_eq!(detect_stall(std::slice::from_ref(&started), t(0), t(9)), None);
         assert_eq!(detect_stall(&[started], t(0), t(11)).unwrap().event, StallEvent::NoResponse);
     }
 
@@ -262,7 +268,7 @@ mod tests {
             heartbeat_seconds: Some(120),
             ..step("ai_summary", StepState::Started)
         };
-        assert_eq!(detect_stall(&[ai.clone()], t(0), t(15)).unwrap().event, StallEvent::AiInProgress);
+        assert_eq!(detect_stall(std::slice::from_ref(&ai), t(0), t(15)).unwrap().event, StallEvent::AiInProgress);
         assert_eq!(detect_stall(&[ai], t(0), t(17)).unwrap().event, StallEvent::NoResponse);
     }
 

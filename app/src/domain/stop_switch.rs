@@ -100,7 +100,11 @@ mod tests {
         assert_eq!(may_pause(&sales_owner, &both[1..]), None);
         assert_eq!(may_pause(&person(&[Role::Admin], &[]), &both[1..]), Some(vec![]));
         assert_eq!(may_pause(&sales_owner, &[]), None, "an unknown name concerns nobody");
-        assert_eq!(may_pause(&person(&[Role::Auditor, Role::Staff], &["sales"]), &both), None, "staff and auditors do not switch");
+        assert_eq!(
+            may_pause(&person(&[Role::Auditor, Role::Staff], &["sales"]), &both),
+            None,
+            "staff and auditors do not switch"
+        );
     }
 
     #[test]

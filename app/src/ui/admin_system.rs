@@ -1,9 +1,9 @@
 //! Admin: the loaded configuration (read-only) and the API clients (revocable).
+use super::data::resource;
 use super::labels::local_time;
 use crate::api::admin::{RevokeApiClient, list_api_clients, loaded_configuration};
-use crate::i18n::{td_string, td};
+use crate::i18n::{td, td_string};
 use leptos::prelude::*;
-use super::data::resource;
 
 #[component]
 pub fn ConfigurationPage() -> impl IntoView {

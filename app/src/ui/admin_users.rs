@@ -1,10 +1,10 @@
 //! Admin: list users, add one, disable or enable one, change roles and departments.
-use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
+use super::data::resource;
 use crate::api::DepartmentDto;
+use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
 use crate::domain::roles::Role;
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 
 fn role_label(role: Role) -> &'static str {
     let l = super::labels::locale();
@@ -24,14 +24,10 @@ pub fn AdminUsersPage() -> impl IntoView {
     let add = ServerAction::<AddUser>::new();
     let disable = ServerAction::<SetUserDisabled>::new();
     let roles = ServerAction::<SetUserRoles>::new();
-    let users = resource(
-        move || (add.version().get(), disable.version().get(), roles.version().get()),
-        |_| list_users(),
-    );
+    let users =
+        resource(move || (add.version().get(), disable.version().get(), roles.version().get()), |_| list_users());
     let departments = resource(|| (), |_| list_departments());
-    let errors = Signal::derive(move || {
-        [error_of(disable).get(), error_of(roles).get()].into_iter().flatten().next()
-    });
+    let errors = Signal::derive(move || [error_of(disable).get(), error_of(roles).get()].into_iter().flatten().next());
     view! {
         <h1>{td_string!(l, common.nav.users)}</h1>
         <crate::ui::ErrorNote error=errors />
@@ -115,24 +111,32 @@ fn Choices(
     chosen_departments: RwSignal<Vec<String>>,
     departments: Vec<DepartmentDto>,
 ) -> impl IntoView {
-    let role_boxes = Role::ALL.into_iter().map(|role| view! {
-        <label class="check">
-            <input type="checkbox" prop:checked=move || chosen_roles.get().contains(&role)
-                on:change=move |_| chosen_roles.update(|r| toggle(r, role)) />
-            {role_label(role)}
-        </label>
-    }).collect_view();
-    let department_boxes = departments.into_iter().map(|d| {
-        let code = d.code.clone();
-        let code_for_check = code.clone();
-        view! {
-            <label class="check">
-                <input type="checkbox" prop:checked=move || chosen_departments.get().contains(&code_for_check)
-                    on:change=move |_| chosen_departments.update(|list| toggle(list, code.clone())) />
-                {d.name.clone()}
-            </label>
-        }
-    }).collect_view();
+    let role_boxes = Role::ALL
+        .into_iter()
+        .map(|role| {
+            view! {
+                <label class="check">
+                    <input type="checkbox" prop:checked=move || chosen_roles.get().contains(&role)
+                        on:change=move |_| chosen_roles.update(|r| toggle(r, role)) />
+                    {role_label(role)}
+                </label>
+            }
+        })
+        .collect_view();
+    let department_boxes = departments
+        .into_iter()
+        .map(|d| {
+            let code = d.code.clone();
+            let code_for_check = code.clone();
+            view! {
+                <label class="check">
+                    <input type="checkbox" prop:checked=move || chosen_departments.get().contains(&code_for_check)
+                        on:change=move |_| chosen_departments.update(|list| toggle(list, code.clone())) />
+                    {d.name.clone()}
+                </label>
+            }
+        })
+        .collect_view();
     view! { <span class="choices">{role_boxes} {department_boxes}</span> }
 }
 

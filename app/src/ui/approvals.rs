@@ -1,10 +1,10 @@
 //! The approval inbox of a department's owner: each request with its plan, who asked and why; approve, or
 //! reject with a reason. Readable on a phone.
+use super::data::resource;
 use super::labels::local_time;
 use crate::api::reruns::{DecideRerun, InboxItem, approval_inbox};
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::A;
 
 #[component]

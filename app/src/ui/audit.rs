@@ -1,12 +1,12 @@
 //! The audit trail page: filters in the URL, newest first in keyset pages, before/after as a readable diff,
 //! whether the chain is intact, and (for auditors) the exports.
+use super::data::resource;
 use super::download::DownloadWithProgress;
 use super::labels::local_time;
 use crate::api::audit::{AuditPageView, AuditRow, ChainView, audit_page};
 use crate::domain::audit_export::AuditFilterForm;
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
 
@@ -48,7 +48,11 @@ fn query_of(form: &AuditFilterForm) -> String {
             })
             .collect()
     };
-    FIELDS.iter().filter_map(|&name| Some(field(form, name)).filter(|v| !v.is_empty()).map(|v| format!("{name}={}", encode(&v)))).collect::<Vec<_>>().join("&")
+    FIELDS
+        .iter()
+        .filter_map(|&name| Some(field(form, name)).filter(|v| !v.is_empty()).map(|v| format!("{name}={}", encode(&v))))
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 #[component]
@@ -85,8 +89,16 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
         }.into_any(),
     };
     let filters = query_of(&form);
-    let next = view.next.map(|before| if filters.is_empty() { format!("/audit?before={before}") } else { format!("/audit?{filters}&before={before}") });
-    let export = |format: &str| if filters.is_empty() { format!("/audit/export?format={format}") } else { format!("/audit/export?format={format}&{filters}") };
+    let next = view.next.map(|before| {
+        if filters.is_empty() { format!("/audit?before={before}") } else { format!("/audit?{filters}&before={before}") }
+    });
+    let export = |format: &str| {
+        if filters.is_empty() {
+            format!("/audit/export?format={format}")
+        } else {
+            format!("/audit/export?format={format}&{filters}")
+        }
+    };
     let labels = [
         ("from", td_string!(l, audit.field.from), "2026-11-01"),
         ("to", td_string!(l, audit.field.to), "2026-12-01"),

@@ -1,19 +1,19 @@
 //! Bulk reruns: the list, and one batch's page — its dry run (totals, plans, the operations left out and why),
 //! the request at a rate, the five checks confirmed once for all, the owners' decision, and the live progress
 //! with pause, resume and cancel. Started from the board (`board::BulkRerun`).
+use super::data::resource;
 use super::labels::{local_time, locale, operation_status_label};
 use super::rerun_request::{blocked_label, check_label, confirmation_fields, confirmed_line};
 use crate::api::AppError;
 use crate::api::batches::{
-    BatchProgress, BatchSummary, BatchView, CheckSummary, ConfirmBatchCheck, ControlBatch, DecideBatch, MemberView, RequestBatch,
-    SubmitBatch, follow_batch, list_batches, load_batch,
+    BatchProgress, BatchSummary, BatchView, CheckSummary, ConfirmBatchCheck, ControlBatch, DecideBatch, MemberView,
+    RequestBatch, SubmitBatch, follow_batch, list_batches, load_batch,
 };
 use crate::domain::approval::Decision;
 use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use crate::domain::operations::OperationStatus;
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
@@ -76,16 +76,28 @@ fn progress_key(progress: Progress) -> &'static str {
 fn reason_text(reason: &Reason) -> String {
     let l = locale();
     match reason {
-        Reason::NotStalled { status } => td_string!(l, rerun.batch.reason.not_stalled, status = OperationStatus::parse(status).map_or_else(|| status.clone(), |s| operation_status_label(s).to_string())).to_string(),
-        Reason::Blocked { step, why } => td_string!(l, rerun.batch.reason.blocked, step = step, why = blocked_label(*why)).to_string(),
-        Reason::LookupError { message } => td_string!(l, rerun.batch.reason.lookup_error, message = message).to_string(),
+        Reason::NotStalled { status } => td_string!(
+            l,
+            rerun.batch.reason.not_stalled,
+            status = OperationStatus::parse(status)
+                .map_or_else(|| status.clone(), |s| operation_status_label(s).to_string())
+        )
+        .to_string(),
+        Reason::Blocked { step, why } => {
+            td_string!(l, rerun.batch.reason.blocked, step = step, why = blocked_label(*why)).to_string()
+        }
+        Reason::LookupError { message } => {
+            td_string!(l, rerun.batch.reason.lookup_error, message = message).to_string()
+        }
         Reason::CheckFails { number, evidence } => {
             let check = check_label(*number).unwrap_or("?");
-            td_string!(l, rerun.batch.reason.check_fails, number = number, check = check, evidence = evidence).to_string()
+            td_string!(l, rerun.batch.reason.check_fails, number = number, check = check, evidence = evidence)
+                .to_string()
         }
         Reason::EvidenceChanged => td_string!(l, rerun.batch.reason.evidence_changed).to_string(),
         Reason::NothingToRerun { confirmed } => {
-            td_string!(l, rerun.batch.reason.nothing_to_rerun, steps = confirmed.join(td_string!(l, rerun.separator))).to_string()
+            td_string!(l, rerun.batch.reason.nothing_to_rerun, steps = confirmed.join(td_string!(l, rerun.separator)))
+                .to_string()
         }
     }
 }
@@ -168,7 +180,14 @@ pub fn BatchPage() -> impl IntoView {
     let batch = resource(
         move || {
             let a = actions;
-            let versions = [a.request.version().get(), a.confirm.version().get(), a.submit.version().get(), a.decide.version().get(), a.control.version().get(), reload.get()];
+            let versions = [
+                a.request.version().get(),
+                a.confirm.version().get(),
+                a.submit.version().get(),
+                a.decide.version().get(),
+                a.control.version().get(),
+                reload.get(),
+            ];
             (params.get().get("id").unwrap_or_default(), versions)
         },
         |(id, _)| load_batch(id),
@@ -194,14 +213,14 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
     if live.with_untracked(follows) {
         let (id, status) = (b.id.clone(), b.status);
         Effect::new(move |_| {
-            let (id, status) = (id.clone(), status.clone());
+            let (id, status) = (id.clone(), status);
             let every = std::time::Duration::from_secs(2);
             let handle = set_interval_with_handle(
                 move || {
                     if !live.try_with_untracked(follows).unwrap_or(false) {
                         return;
                     }
-                    let (id, status) = (id.clone(), status.clone());
+                    let (id, status) = (id.clone(), status);
                     leptos::task::spawn_local(async move {
                         if let Ok(now) = follow_batch(id).await {
                             if now.status == status {
@@ -418,10 +437,16 @@ fn RequestForm(id: String, max: i64, action: ServerAction<RequestBatch>) -> impl
 
 /// One of the five checks for the whole batch: how many pass it, who confirmed it, or the form to confirm it.
 #[component]
-fn CheckItem(c: CheckSummary, id: String, may_confirm: bool, confirm: ServerAction<ConfirmBatchCheck>) -> impl IntoView {
+fn CheckItem(
+    c: CheckSummary,
+    id: String,
+    may_confirm: bool,
+    confirm: ServerAction<ConfirmBatchCheck>,
+) -> impl IntoView {
     let l = locale();
     let number = c.number;
-    let confirmed = c.confirmed_at.map(|at| confirmed_line(&c.confirmed_by, at, &c.comment, &c.cause_class, &c.cause_text));
+    let confirmed =
+        c.confirmed_at.map(|at| confirmed_line(&c.confirmed_by, at, &c.comment, &c.cause_class, &c.cause_text));
     let form = (may_confirm && c.confirmed_at.is_none()).then(move || {
         view! {
             <ActionForm action=confirm attr:class="form">

@@ -1,13 +1,15 @@
 //! The stalled-operations board: counts per event, filters in the URL, keyset pages; staff start a bulk rerun
 //! from it (by its filters, or by ticked rows).
-use super::labels::{event_label, event_label_in, failure_class_label, failure_class_label_in, local_time_in, reader_zone};
+use super::data::resource;
+use super::labels::{
+    event_label, event_label_in, failure_class_label, failure_class_label_in, local_time_in, reader_zone,
+};
 use crate::api::batches::CreateBatch;
 use crate::api::board::{BoardFilter, BoardPage, stalled_operations};
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{FailureClass, StallEvent};
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::{use_navigate, use_query_map};
 
@@ -68,26 +70,32 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
     // The rows ticked for a bulk rerun, in the order they were ticked.
     let ticked = RwSignal::new(Vec::<String>::new());
     let total: i64 = page.counts.iter().map(|(_, n)| n).sum();
-    let counts = page.counts.into_iter().map(|(event, n)| {
-        let event = event.unwrap_or_default();
-        let link = href(&BoardFilter { event: Some(event.clone()), after: None, ..filter.clone() });
-        let current = filter.event.as_deref() == Some(event.as_str());
-        view! {
-            <li><A href=link attr:class=if current { "chip current" } else { "chip" }>
-                {event_label_in(l, &event)} " " <strong>{n}</strong>
-            </A></li>
-        }
-    }).collect_view();
+    let counts = page
+        .counts
+        .into_iter()
+        .map(|(event, n)| {
+            let event = event.unwrap_or_default();
+            let link = href(&BoardFilter { event: Some(event.clone()), after: None, ..filter.clone() });
+            let current = filter.event.as_deref() == Some(event.as_str());
+            view! {
+                <li><A href=link attr:class=if current { "chip current" } else { "chip" }>
+                    {event_label_in(l, &event)} " " <strong>{n}</strong>
+                </A></li>
+            }
+        })
+        .collect_view();
     let next = page.next.map(|after| href(&BoardFilter { after: Some(after), ..filter.clone() }));
     let selected = |value: &Option<String>, option: &str| value.as_deref() == Some(option);
     let bulk_filter = filter.clone();
     // Newcomers to the demo: where to begin.
-    let start_here = page.demo_start.map(|process_id| view! {
-        <aside class="card start-here" data-testid="start-here" aria-labelledby="start-here-title">
-            <h2 id="start-here-title">{td_string!(l, board.start_here.title)}</h2>
-            <p>{td_string!(l, board.start_here.body)}</p>
-            <p><A href=format!("/operations/{process_id}")>{td_string!(l, board.start_here.link)}</A></p>
-        </aside>
+    let start_here = page.demo_start.map(|process_id| {
+        view! {
+            <aside class="card start-here" data-testid="start-here" aria-labelledby="start-here-title">
+                <h2 id="start-here-title">{td_string!(l, board.start_here.title)}</h2>
+                <p>{td_string!(l, board.start_here.body)}</p>
+                <p><A href=format!("/operations/{process_id}")>{td_string!(l, board.start_here.link)}</A></p>
+            </aside>
+        }
     });
     view! {
         {start_here}
@@ -210,7 +218,8 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>) -> impl IntoVie
     if let Some(e) = &filter.event {
         filters.push(format!("{}: {}", td_string!(l, board.event), event_label(e)));
     }
-    let filters = if filters.is_empty() { td_string!(l, board.bulk.everything).to_string() } else { filters.join(" · ") };
+    let filters =
+        if filters.is_empty() { td_string!(l, board.bulk.everything).to_string() } else { filters.join(" · ") };
     let selected_by = td_string!(l, board.bulk.by_filters, filters = filters).to_string();
     let count = move || ticked.with(Vec::len);
     view! {

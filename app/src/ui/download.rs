@@ -61,7 +61,11 @@ async fn fetch_with_progress(href: &str, progress: RwSignal<Option<Progress>>) -
         return Err(format!("HTTP {}", response.status()));
     }
     let disposition = response.headers().get("content-disposition").ok().flatten().unwrap_or_default();
-    let name = disposition.split("filename=\"").nth(1).map(|n| n.trim_end_matches('"').to_string()).unwrap_or_else(|| "export".into());
+    let name = disposition
+        .split("filename=\"")
+        .nth(1)
+        .map(|n| n.trim_end_matches('"').to_string())
+        .unwrap_or_else(|| "export".into());
     let body = response.body().ok_or("the answer has no body")?;
     let reader: web_sys::ReadableStreamDefaultReader = JsValue::from(body.get_reader()).unchecked_into();
     let parts = js_sys::Array::new();
@@ -80,7 +84,8 @@ async fn fetch_with_progress(href: &str, progress: RwSignal<Option<Progress>>) -
     }
     let blob = web_sys::Blob::new_with_u8_array_sequence(&parts).map_err(js)?;
     let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(js)?;
-    let link: web_sys::HtmlAnchorElement = window.document().ok_or("no document")?.create_element("a").map_err(js)?.unchecked_into();
+    let link: web_sys::HtmlAnchorElement =
+        window.document().ok_or("no document")?.create_element("a").map_err(js)?.unchecked_into();
     link.set_href(&url);
     link.set_download(&name);
     link.click();

@@ -1,13 +1,13 @@
 //! Drills: the admin chooses faults and a period (demo or drill databases only); each fault stalls a practice
 //! operation for staff to work through; the report shows per fault how long the decision took, which action
 //! was chosen and whether the decision table recommends it, with a CSV download.
+use super::data::resource;
 use super::decision_table::action_label;
 use super::labels::{event_label, local_time, locale};
 use crate::api::drills::{DrillView, EndDrill, StartDrill, load_drill_report, load_drills};
 use crate::domain::drills::{Fault, ReportLine};
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 

@@ -135,19 +135,28 @@ mod tests {
         let empty = AppError::invalid("reason", Invalid::new(Rule::Required, "a reason is required"));
         assert_eq!(error_in(Locale::ja, &empty), "理由: 入力してください");
         assert_eq!(error_in(Locale::en, &empty), "Reason: required");
-        let wrong = AppError::invalid("password", Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong"));
+        let wrong =
+            AppError::invalid("password", Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong"));
         assert_eq!(error_in(Locale::en, &wrong), "The sign-in name or the password is wrong.");
-        let mixed = AppError::invalid("department", Invalid::new(Rule::OneDepartment, "a bulk rerun is for one department"));
+        let mixed =
+            AppError::invalid("department", Invalid::new(Rule::OneDepartment, "a bulk rerun is for one department"));
         assert!(error_in(Locale::ja, &mixed).starts_with("一括再実行は一つの部門ごとです"));
-        let rate = AppError::invalid("rate_per_minute", Invalid::new(Rule::OutOfRange, "the rate is 1 to 60 per minute"));
+        let rate =
+            AppError::invalid("rate_per_minute", Invalid::new(Rule::OutOfRange, "the rate is 1 to 60 per minute"));
         assert_eq!(error_in(Locale::ja, &rate), "送信の速さ: 許される範囲の外です");
     }
 
     #[test]
     fn unknown_process_ids_are_named_in_the_readers_language() {
         let unknown = AppError::invalid("process_ids", unknown_process_ids(&["ORD-9", "INV-2001"]));
-        assert_eq!(error_in(Locale::ja, &unknown), "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9, INV-2001");
-        assert_eq!(error_in(Locale::en, &unknown), "No operation of your departments has these process IDs: ORD-9, INV-2001");
+        assert_eq!(
+            error_in(Locale::ja, &unknown),
+            "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9, INV-2001"
+        );
+        assert_eq!(
+            error_in(Locale::en, &unknown),
+            "No operation of your departments has these process IDs: ORD-9, INV-2001"
+        );
     }
 
     #[test]
@@ -167,6 +176,9 @@ mod tests {
     #[test]
     fn a_refusal_without_a_rule_shows_the_servers_sentence_after_the_headline() {
         let plain = AppError::invalid("filter", "unknown export format 'xml' (csv or jsonl)");
-        assert_eq!(error_in(Locale::ja, &plain), "入力内容を確認してください: unknown export format 'xml' (csv or jsonl)");
+        assert_eq!(
+            error_in(Locale::ja, &plain),
+            "入力内容を確認してください: unknown export format 'xml' (csv or jsonl)"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Incident reports: what happened to which operations, and the prevention actions that follow. The list with
 //! the filing form, one report with its forms (staff and managers of its department; auditors read), and the
 //! board's box of overdue actions.
+use super::data::resource;
 use super::labels::{event_label, failure_class_label, local_time, locale, reader_zone};
 use crate::api::incidents::{
     ActionView, AddPreventionAction, FileIncident, IncidentList, IncidentView, LinkOperation, OverdueAction,
@@ -11,7 +12,6 @@ use crate::domain::incidents::{ActionStatus, PAGE_LENGTH};
 use crate::domain::invalid::Rule;
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
@@ -26,7 +26,9 @@ pub fn error_text(error: &AppError) -> String {
 
 fn field_text(l: Locale, f: &FieldError) -> String {
     match (f.field.as_str(), f.rule) {
-        ("process_ids" | "process_id", Some(Rule::NotSatisfied)) => td_string!(l, incident.error.other_department).into(),
+        ("process_ids" | "process_id", Some(Rule::NotSatisfied)) => {
+            td_string!(l, incident.error.other_department).into()
+        }
         ("occurred_at", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_time).into(),
         ("due_on", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_date).into(),
         ("owner", Some(Rule::Unknown)) => td_string!(l, incident.error.owner_outside).into(),
@@ -248,15 +250,27 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
     let l = locale();
     let id = report.id;
     let may_edit = report.may_edit;
-    let operations = report.operations.clone().into_iter().map(|o| view! {
-        <tr>
-            <td><A href=format!("/operations/{}", o.process_id)>{o.process_id.clone()}</A></td>
-            <td>{o.event.as_deref().map(event_label).unwrap_or("—")}</td>
-            <td>{o.failure_class.as_deref().map(failure_class_label).unwrap_or("—")}</td>
-            <td>{local_time(o.linked_at)}</td>
-        </tr>
-    }).collect_view();
-    let prevention = report.actions.iter().cloned().map(|a| view! { <ActionRow a incident=id may_edit status=actions.status /> }).collect_view();
+    let operations = report
+        .operations
+        .clone()
+        .into_iter()
+        .map(|o| {
+            view! {
+                <tr>
+                    <td><A href=format!("/operations/{}", o.process_id)>{o.process_id.clone()}</A></td>
+                    <td>{o.event.as_deref().map(event_label).unwrap_or("—")}</td>
+                    <td>{o.failure_class.as_deref().map(failure_class_label).unwrap_or("—")}</td>
+                    <td>{local_time(o.linked_at)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let prevention = report
+        .actions
+        .iter()
+        .cloned()
+        .map(|a| view! { <ActionRow a incident=id may_edit status=actions.status /> })
+        .collect_view();
     let no_actions = report.actions.is_empty();
     let today = report.today.format("%Y-%m-%d").to_string();
     let editing = may_edit.then(|| view! { <EditForms report=report.clone() actions /> });
@@ -319,19 +333,27 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
 fn ActionRow(a: ActionView, incident: i64, may_edit: bool, status: ServerAction<SetActionStatus>) -> impl IntoView {
     let l = locale();
     let moves: Vec<(ActionStatus, &'static str)> = match a.status {
-        ActionStatus::Open => vec![(ActionStatus::Done, td_string!(l, incident.action.done)), (ActionStatus::Dropped, td_string!(l, incident.action.drop))],
+        ActionStatus::Open => vec![
+            (ActionStatus::Done, td_string!(l, incident.action.done)),
+            (ActionStatus::Dropped, td_string!(l, incident.action.drop)),
+        ],
         ActionStatus::Done | ActionStatus::Dropped => vec![(ActionStatus::Open, td_string!(l, incident.action.reopen))],
     };
     let action_id = a.id;
     let buttons = may_edit.then(|| {
-        let forms = moves.into_iter().map(|(to, text)| view! {
-            <ActionForm action=status attr:class="inline-button">
-                <input type="hidden" name="id" value=incident.to_string() />
-                <input type="hidden" name="action_id" value=action_id.to_string() />
-                <input type="hidden" name="status" value=to.as_str() />
-                <button type="submit" class="small" data-status=to.as_str()>{text}</button>
-            </ActionForm>
-        }).collect_view();
+        let forms = moves
+            .into_iter()
+            .map(|(to, text)| {
+                view! {
+                    <ActionForm action=status attr:class="inline-button">
+                        <input type="hidden" name="id" value=incident.to_string() />
+                        <input type="hidden" name="action_id" value=action_id.to_string() />
+                        <input type="hidden" name="status" value=to.as_str() />
+                        <button type="submit" class="small" data-status=to.as_str()>{text}</button>
+                    </ActionForm>
+                }
+            })
+            .collect_view();
         view! { <td>{forms}</td> }
     });
     view! {
@@ -431,7 +453,10 @@ mod tests {
     fn a_report_naming_unknown_operations_is_refused_with_their_ids_in_the_readers_language() {
         let refusal = unknown_process_ids(&["ORD-9"]);
         let field = FieldError { field: "process_ids".into(), message: refusal.message, rule: refusal.rule };
-        assert_eq!(field_text(Locale::ja, &field), "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9");
+        assert_eq!(
+            field_text(Locale::ja, &field),
+            "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9"
+        );
     }
 
     #[test]

@@ -49,7 +49,12 @@ fn Found(found: Patterns, process_id: String, acknowledge: ServerAction<Acknowle
 }
 
 #[component]
-fn Pattern(p: KnownPattern, process_id: String, may_act: bool, acknowledge: ServerAction<AcknowledgePattern>) -> impl IntoView {
+fn Pattern(
+    p: KnownPattern,
+    process_id: String,
+    may_act: bool,
+    acknowledge: ServerAction<AcknowledgePattern>,
+) -> impl IntoView {
     let l = locale();
     let field = format!("pattern-{}-evidence", p.incident_id);
     let understood = p.acknowledgement.clone().map(|a| view! {

@@ -1,10 +1,10 @@
 //! Words and formats shared by the pages, in the reader's language (`common` namespace) and time zone.
-use crate::domain::indicators::Indicator;
 use crate::domain::operations::{OperationStatus, StepState};
+use crate::domain::preferences::{DEFAULT_TIME_ZONE, TIME_ZONE_COOKIE, cookie_value, time_zone_or_default};
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::{Locale, td_string, use_i18n};
+pub use crate::words::{event_label_in, failure_class_label_in, indicator_label_in};
 use chrono::{DateTime, Datelike, Timelike, Utc};
-use crate::domain::preferences::{DEFAULT_TIME_ZONE, TIME_ZONE_COOKIE, cookie_value, time_zone_or_default};
 use chrono_tz::Tz;
 
 /// The language the page is rendered in (the page reloads when someone switches).
@@ -63,49 +63,8 @@ pub fn event_label(event: &str) -> &'static str {
     event_label_in(locale(), event)
 }
 
-/// The same, where there is no page to ask for its language (a download).
-pub fn event_label_in(l: Locale, event: &str) -> &'static str {
-    match event {
-        "auth_expired" => td_string!(l, common.event.auth_expired),
-        "rate_limited" => td_string!(l, common.event.rate_limited),
-        "temporary_failure" => td_string!(l, common.event.temporary_failure),
-        "no_response" => td_string!(l, common.event.no_response),
-        "duplicate_notification" => td_string!(l, common.event.duplicate_notification),
-        "stale_notification" => td_string!(l, common.event.stale_notification),
-        "partial_success" => td_string!(l, common.event.partial_success),
-        "ai_in_progress" => td_string!(l, common.event.ai_in_progress),
-        "cancel_requested" => td_string!(l, common.event.cancel_requested),
-        "result_unknown" => td_string!(l, common.event.result_unknown),
-        _ => td_string!(l, common.event.unclassified),
-    }
-}
-
-/// An indicator's name on the review page, its charts and the threshold notifications.
-pub fn indicator_label_in(l: Locale, indicator: Indicator) -> &'static str {
-    match indicator {
-        Indicator::MissingProcessId => td_string!(l, review.indicator.missing_process_id),
-        Indicator::IdempotencyCollisions => td_string!(l, review.indicator.idempotency_collisions),
-        Indicator::OutsideApiErrorRate => td_string!(l, review.indicator.outside_api_error_rate),
-        Indicator::DoubleSendFlags => td_string!(l, review.indicator.double_send_flags),
-        Indicator::DoubleSendRatio => td_string!(l, review.indicator.double_send_ratio),
-        Indicator::RerunErrorRate => td_string!(l, review.indicator.rerun_error_rate),
-        Indicator::ApprovalLatencyMedian => td_string!(l, review.indicator.approval_latency_median),
-        Indicator::ApprovalLatencyP90 => td_string!(l, review.indicator.approval_latency_p90),
-        Indicator::Stalled => td_string!(l, review.indicator.stalled),
-    }
-}
-
 pub fn failure_class_label(class: &str) -> &'static str {
     failure_class_label_in(locale(), class)
-}
-
-pub fn failure_class_label_in(l: Locale, class: &str) -> &'static str {
-    match class {
-        "system_error" => td_string!(l, common.failure_class.system_error),
-        "outside_service_outage" => td_string!(l, common.failure_class.outside_service_outage),
-        "data_inconsistency" => td_string!(l, common.failure_class.data_inconsistency),
-        _ => "—",
-    }
 }
 
 /// Step states with an icon, so that colour is never the only sign.
@@ -156,7 +115,8 @@ mod tests {
 
     #[test]
     fn a_moment_reads_as_strftime_would_write_it_in_every_offered_zone() {
-        let moments = [Utc.with_ymd_and_hms(2026, 12, 2, 8, 5, 0).unwrap(), Utc.with_ymd_and_hms(2026, 7, 1, 23, 59, 0).unwrap()];
+        let moments =
+            [Utc.with_ymd_and_hms(2026, 12, 2, 8, 5, 0).unwrap(), Utc.with_ymd_and_hms(2026, 7, 1, 23, 59, 0).unwrap()];
         for name in OFFERED_TIME_ZONES {
             let zone = time_zone(name).unwrap();
             for at in moments {

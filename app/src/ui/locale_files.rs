@@ -26,7 +26,8 @@ fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
 }
 
 fn variables(text: &str) -> Vec<&str> {
-    let mut found: Vec<&str> = text.split("{{").skip(1).filter_map(|rest| rest.split("}}").next()).map(str::trim).collect();
+    let mut found: Vec<&str> =
+        text.split("{{").skip(1).filter_map(|rest| rest.split("}}").next()).map(str::trim).collect();
     found.sort_unstable();
     found
 }

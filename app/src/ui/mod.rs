@@ -1,39 +1,39 @@
 //! Pages and components.
 mod account;
 mod admin_system;
-pub mod decision_table;
+mod admin_users;
 mod approvals;
 mod audit;
 mod batches;
-mod drills;
-mod stop_switch;
+mod board;
+mod data;
+pub mod decision_table;
 mod download;
+mod drills;
 mod errors;
 mod incidents;
 mod known_patterns;
-mod admin_users;
-mod board;
-mod data;
 pub mod labels;
-#[cfg(test)]
-mod locale_files;
 mod layout;
 mod lazy_pages;
+#[cfg(test)]
+mod locale_files;
 mod notifications;
 mod operation;
 mod operation_actions;
 mod rerun_request;
 mod reviews;
 mod sign_in;
+mod stop_switch;
 
-use leptos::prelude::*;
-use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
-use leptos_router::components::{ParentRoute, Route, Router, Routes};
-use leptos_router::{Lazy, path};
 use crate::api::AppError;
 use crate::i18n::{I18nContextProvider, Locale, td_string};
 pub use errors::{error_in, error_message, field_in};
+use leptos::prelude::*;
 use leptos_i18n::context::CookieOptions;
+use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
+use leptos_router::components::{ParentRoute, Route, Router, Routes};
+use leptos_router::{Lazy, path};
 
 /// The HTML document around the app. The nonce comes from the CSP middleware (see server/src/http).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -61,16 +61,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[cfg(feature = "ssr")]
 fn provide_request_nonce() {
     let nonce = use_context::<axum::http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<CspNonce>().cloned());
-    if let Some(CspNonce(value)) = nonce {
+        .and_then(|parts| parts.extensions.get::<crate::contract::CspNonce>().cloned());
+    if let Some(crate::contract::CspNonce(value)) = nonce {
         provide_context(leptos::nonce::Nonce::from_value(value));
     }
 }
-
-/// The per-response CSP nonce, put into the request by the server's CSP middleware.
-#[cfg(feature = "ssr")]
-#[derive(Clone, Debug)]
-pub struct CspNonce(pub String);
 
 #[component]
 pub fn App() -> impl IntoView {

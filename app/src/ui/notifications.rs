@@ -1,9 +1,9 @@
 //! The bell (unread count) and the list of notifications.
+use super::data::resource;
 use super::labels::local_time;
 use crate::api::notifications::{MarkNotificationsRead, list_notifications};
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::A;
 
 /// In the header: the unread count, linking to the list (read with the user by the layout).

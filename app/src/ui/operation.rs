@@ -1,16 +1,18 @@
 //! One operation: steps with their completion flags next to the reconciliation column, the decision-table
 //! row for its event, and its audit timeline.
-use super::labels::{event_label, failure_class_label, local_time, operation_status_label, step_state_label, verdict_label};
+use super::data::resource;
+use super::decision_table::{action_label, decision_texts};
+use super::labels::{
+    event_label, failure_class_label, local_time, operation_status_label, step_state_label, verdict_label,
+};
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
 use crate::api::board::{OperationDetail, load_operation};
-use crate::domain::operations::OperationStatus;
 use crate::api::operations::StepView;
-use super::decision_table::{action_label, decision_texts};
 use crate::domain::decision_table::row;
+use crate::domain::operations::OperationStatus;
 use crate::domain::stall::StallEvent;
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
@@ -179,4 +181,3 @@ fn StepRow(step: StepView) -> impl IntoView {
         </tr>
     }
 }
-

@@ -1,5 +1,6 @@
 //! What people can do on an operation's page: ask the outside systems again, put it on hold or release it,
 //! and (managers) record a verdict found out by hand. Every form says why it failed, next to itself.
+use super::error_of;
 use super::labels::{local_time, verdict_label};
 use crate::api::board::{AdoptAiAttempt, HoldView, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
 use crate::api::operations::AiAttemptView;
@@ -7,7 +8,6 @@ use crate::domain::ai::format_yen;
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::error_of;
 
 /// The page's actions; the page reloads its data after each one.
 #[derive(Clone, Copy)]
@@ -42,7 +42,6 @@ impl Actions {
     }
 }
 
-
 #[component]
 pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {
     let action = actions.reconcile;
@@ -58,7 +57,13 @@ pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {
 
 /// The hold: who placed it and why, and the form to place or release one.
 #[component]
-pub fn HoldPanel(actions: Actions, process_id: String, hold: Option<HoldView>, stalled: bool, may_act: bool) -> impl IntoView {
+pub fn HoldPanel(
+    actions: Actions,
+    process_id: String,
+    hold: Option<HoldView>,
+    stalled: bool,
+    may_act: bool,
+) -> impl IntoView {
     let (hold_action, release) = (actions.hold, actions.release);
     let l = super::labels::locale();
     match hold {
@@ -127,7 +132,13 @@ pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String
 /// An AI step's generations: status, cancel requested versus confirmed, usage and cost; one is adopted.
 /// Every generation's cost counts (a cancel is not free); only the adopted one counts as the result.
 #[component]
-pub fn AiAttempts(actions: Actions, process_id: String, step: String, attempts: Vec<AiAttemptView>, may_act: bool) -> impl IntoView {
+pub fn AiAttempts(
+    actions: Actions,
+    process_id: String,
+    step: String,
+    attempts: Vec<AiAttemptView>,
+    may_act: bool,
+) -> impl IntoView {
     let action = actions.adopt;
     let l = super::labels::locale();
     let total: i64 = attempts.iter().filter_map(|a| a.cost_micro_yen).sum();

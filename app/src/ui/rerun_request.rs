@@ -1,5 +1,6 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
+use super::data::resource;
 use super::labels::{failure_class_label, local_time, locale};
 use crate::api::reruns::{
     CancelRerunRequest, CheckView, ConfirmCheck, RequestApproval, RerunRequestView, StartAnswer, StartRerunRequest,
@@ -12,7 +13,6 @@ use crate::domain::rerun_request::RerunRequestStatus;
 use crate::domain::stall::FailureClass;
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
@@ -68,7 +68,8 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
             navigate(&format!("/reruns/{id}"), Default::default());
         }
     });
-    let outcome = move || match start.value().get() {
+    let outcome = move || {
+        match start.value().get() {
         Some(Ok(StartAnswer::Blocked { reasons })) => view! {
             <div class="error" role="alert" data-testid="plan-blocked">
                 <p>{td_string!(l, rerun.start.blocked)}</p>
@@ -82,6 +83,7 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
         .into_any(),
         Some(Err(e)) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
         _ => ().into_any(),
+    }
     };
     view! {
         <details class="card" open>
@@ -205,7 +207,8 @@ pub(crate) fn confirmed_line(
 ) -> impl IntoView + use<> {
     let l = locale();
     let cause = cause_class.as_deref().map(|k| {
-        td_string!(l, rerun.check.cause, class = failure_class_label(k), text = cause_text.clone().unwrap_or_default()).to_string()
+        td_string!(l, rerun.check.cause, class = failure_class_label(k), text = cause_text.clone().unwrap_or_default())
+            .to_string()
     });
     view! {
         <p class="ok" data-testid="confirmed">{by.clone().unwrap_or_default()} " · " {local_time(at)} " · " {comment.clone().unwrap_or_default()}{cause}</p>
@@ -235,7 +238,8 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
     let l = super::labels::locale();
     let number = c.number;
     let system = if c.holds { td_string!(l, rerun.check.holds) } else { td_string!(l, rerun.check.fails) };
-    let confirmed = c.confirmed_at.map(|at| confirmed_line(&c.confirmed_by, at, &c.comment, &c.cause_class, &c.cause_text));
+    let confirmed =
+        c.confirmed_at.map(|at| confirmed_line(&c.confirmed_by, at, &c.comment, &c.cause_class, &c.cause_text));
     let form = (may_confirm && c.confirmed_at.is_none() && c.holds).then(move || {
         view! {
             <ActionForm action=confirm attr:class="form">

@@ -1,12 +1,12 @@
 //! The review page: a period's risk indicators next to the previous period and the thresholds, the trend as
 //! charts drawn on the server (images, readable without JavaScript), stalls per event, what changed since the
 //! last review, and the owner's sign-off. The choice of review lives in the URL.
+use super::data::resource;
 use super::labels::{event_label, indicator_label_in, local_time, locale};
 use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignOffReview, load_review};
 use crate::domain::indicators::{Indicator, PeriodKind, Unit};
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
 
@@ -18,7 +18,10 @@ pub fn ReviewsPage() -> impl IntoView {
     let review = resource(
         move || {
             let q = query.get();
-            (ReviewQuery { department: q.get("department"), period: q.get("period"), day: q.get("day") }, sign_off.version().get())
+            (
+                ReviewQuery { department: q.get("department"), period: q.get("period"), day: q.get("day") },
+                sign_off.version().get(),
+            )
         },
         |(query, _)| load_review(query),
     );
@@ -49,8 +52,10 @@ fn Review(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl IntoV
         url
     };
     let (previous, next) = (link(view.previous_day), view.next_day.map(link));
-    let kind_word = if kind == PeriodKind::Week { td_string!(l, review.period.week) } else { td_string!(l, review.period.month) };
-    let heading = td_string!(l, review.period.heading, kind = kind_word, from = view.period.start, to = view.last_day).to_string();
+    let kind_word =
+        if kind == PeriodKind::Week { td_string!(l, review.period.week) } else { td_string!(l, review.period.month) };
+    let heading = td_string!(l, review.period.heading, kind = kind_word, from = view.period.start, to = view.last_day)
+        .to_string();
     let chart = |name: &str| format!("/reviews/chart.svg?chart={name}&{}", view.query_string);
     let choices = view.departments.clone();
     let rows = view.rows.clone();
@@ -214,7 +219,10 @@ fn change_subject(l: Locale, change: &ChangeView) -> String {
 fn Changes(view: ReviewView) -> impl IntoView {
     let l = locale();
     let since = match &view.last_review {
-        Some(last) => td_string!(l, review.changes.since_review, by = last.signed_by.clone(), at = local_time(last.signed_at)).to_string(),
+        Some(last) => {
+            td_string!(l, review.changes.since_review, by = last.signed_by.clone(), at = local_time(last.signed_at))
+                .to_string()
+        }
         None => td_string!(l, review.changes.since_start).to_string(),
     };
     view! {

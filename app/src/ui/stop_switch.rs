@@ -1,10 +1,10 @@
 //! The stop switch: every workflow and outside system (connector) with its state; its owners (and admins) pause
 //! dispatches to it with a reason, and resume them with a reason. The board shows a banner while any is paused.
+use super::data::resource;
 use super::labels::local_time;
 use crate::api::stop_switch::{PauseDispatches, PauseView, ResumeDispatches, SwitchView, stop_switch_overview};
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use super::data::resource;
 use leptos_router::components::A;
 
 fn scope_label(scope: &str) -> &'static str {
@@ -19,17 +19,19 @@ fn scope_label(scope: &str) -> &'static str {
 #[component]
 pub fn PausedBanner(pauses: Vec<PauseView>) -> impl IntoView {
     let l = super::labels::locale();
-    (!pauses.is_empty()).then(|| view! {
-        <aside class="card overdue-box" role="status" data-testid="paused-banner">
-            <h2>"⏸ " {td_string!(l, board.stop_switch.banner_title)}</h2>
-            <ul>
-                {pauses.into_iter().map(|p| view! {
-                    <li>{td_string!(l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
-                        by = p.paused_by, at = local_time(p.paused_at), reason = p.reason).to_string()}</li>
-                }).collect_view()}
-            </ul>
-            <p><A href="/stop-switch">{td_string!(l, board.stop_switch.open)}</A></p>
-        </aside>
+    (!pauses.is_empty()).then(|| {
+        view! {
+            <aside class="card overdue-box" role="status" data-testid="paused-banner">
+                <h2>"⏸ " {td_string!(l, board.stop_switch.banner_title)}</h2>
+                <ul>
+                    {pauses.into_iter().map(|p| view! {
+                        <li>{td_string!(l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
+                            by = p.paused_by, at = local_time(p.paused_at), reason = p.reason).to_string()}</li>
+                    }).collect_view()}
+                </ul>
+                <p><A href="/stop-switch">{td_string!(l, board.stop_switch.open)}</A></p>
+            </aside>
+        }
     })
 }
 
@@ -61,7 +63,11 @@ pub fn StopSwitchPage() -> impl IntoView {
 }
 
 #[component]
-fn Switch(s: SwitchView, pause: ServerAction<PauseDispatches>, resume: ServerAction<ResumeDispatches>) -> impl IntoView {
+fn Switch(
+    s: SwitchView,
+    pause: ServerAction<PauseDispatches>,
+    resume: ServerAction<ResumeDispatches>,
+) -> impl IntoView {
     let l = super::labels::locale();
     let scope = s.scope.as_str();
     let field = format!("switch-{scope}-{}", s.name);

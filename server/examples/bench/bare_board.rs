@@ -10,7 +10,14 @@ pub async fn serve(url: &str, port: u16) -> anyhow::Result<()> {
         let db = db.clone();
         async move {
             let sales = ["sales".to_string()];
-            let query = BoardQuery { departments: Some(&sales), workflow: None, event: None, created_before: None, after_id: 0, limit: 51 };
+            let query = BoardQuery {
+                departments: Some(&sales),
+                workflow: None,
+                event: None,
+                created_before: None,
+                after_id: 0,
+                limit: 51,
+            };
             let mut tx = db.begin_read().await.map_err(|_| StatusCode::SERVICE_UNAVAILABLE)?;
             let rows = stalled_page(&mut tx, &query).await.map_err(|_| StatusCode::INTERNAL_SERVER_ERROR)?;
             serde_json::to_vec(&rows[..rows.len().min(50)]).map_err(|_| StatusCode::INTERNAL_SERVER_ERROR)

@@ -9,8 +9,16 @@ use serde_json::json;
 use std::time::Instant;
 
 const EVENTS: [&str; 10] = [
-    "auth_expired", "rate_limited", "temporary_failure", "no_response", "duplicate_notification",
-    "stale_notification", "partial_success", "ai_in_progress", "cancel_requested", "result_unknown",
+    "auth_expired",
+    "rate_limited",
+    "temporary_failure",
+    "no_response",
+    "duplicate_notification",
+    "stale_notification",
+    "partial_success",
+    "ai_in_progress",
+    "cancel_requested",
+    "result_unknown",
 ];
 const SAMPLES: usize = 200;
 
@@ -35,8 +43,9 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
     let mut written = 0;
     while written < count {
         let n = ROWS.min(count - written);
-        let values: Vec<String> =
-            (0..n).map(|r| format!("({})", (1..=9).map(|c| format!("${}", r * 9 + c)).collect::<Vec<_>>().join(","))).collect();
+        let values: Vec<String> = (0..n)
+            .map(|r| format!("({})", (1..=9).map(|c| format!("${}", r * 9 + c)).collect::<Vec<_>>().join(",")))
+            .collect();
         let sql = format!(
             "INSERT INTO operations (process_id, workflow, workflow_version, department, status, event, failure_class, created_at, updated_at) VALUES {}",
             values.join(",")
@@ -54,8 +63,16 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
                 let mut q = sqlx::query(&sql);
                 for (k, (id, status, event)) in rows.iter().enumerate() {
                     let department = if (written + k) % 20 < 10 { "sales" } else { "billing" };
-                    q = q.bind(id).bind("order-intake").bind("bench").bind(department).bind(*status).bind(*event)
-                        .bind(event.map(|_| "outside_service_outage")).bind(now).bind(now);
+                    q = q
+                        .bind(id)
+                        .bind("order-intake")
+                        .bind("bench")
+                        .bind(department)
+                        .bind(*status)
+                        .bind(*event)
+                        .bind(event.map(|_| "outside_service_outage"))
+                        .bind(now)
+                        .bind(now);
                 }
                 q.execute($conn).await?;
             }};
@@ -88,9 +105,15 @@ pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
         departments: vec!["sales".into()],
         email: format!("{username}@example.jp"),
     };
-    app::backend::services::users::add(state, Actor::system("bench"), None, new).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    app::backend::services::users::add(state, Actor::system("bench"), None, new)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let http = reqwest::Client::new();
-    let signed_in = http.post(format!("{base}/api/sign_in")).form(&[("username", username.as_str()), ("password", password)]).send().await?;
+    let signed_in = http
+        .post(format!("{base}/api/sign_in"))
+        .form(&[("username", username.as_str()), ("password", password)])
+        .send()
+        .await?;
     let cookie = signed_in
         .headers()
         .get_all("set-cookie")
@@ -104,7 +127,14 @@ pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
     // A deep page: the keyset cursor of the sales operation 40,000 places down the board.
     let deep_position = 40_000;
     let sales = ["sales".to_string()];
-    let mut query = BoardQuery { departments: Some(&sales), workflow: None, event: None, created_before: None, after_id: 0, limit: 51 };
+    let mut query = BoardQuery {
+        departments: Some(&sales),
+        workflow: None,
+        event: None,
+        created_before: None,
+        after_id: 0,
+        limit: 51,
+    };
     let cursor = {
         let mut tx = state.db.begin_read().await?;
         let mut after = 0;

@@ -37,7 +37,9 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
     let ids: Vec<String> = (0..operations).map(|i| format!("BULK-{run}-{i}")).collect();
     for id in &ids {
         services::operations::register(&state, &client, id, &super::order_intake(id)).await.map_err(fail)?;
-        let failed = serde_json::from_value(json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}))?;
+        let failed = serde_json::from_value(
+            json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
+        )?;
         services::step_events::report(&state, &client, id, "register_order", failed).await.map_err(fail)?;
     }
     services::sweeper::sweep(&state).await.map_err(fail)?;
@@ -47,11 +49,19 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
     {
         let mut tx = state.db.begin_read().await?;
         for id in &ids {
-            rows.push(app::backend::db::operations::by_process_id(&mut tx, id).await?.ok_or_else(|| anyhow::anyhow!("{id}"))?);
+            rows.push(
+                app::backend::db::operations::by_process_id(&mut tx, id)
+                    .await?
+                    .ok_or_else(|| anyhow::anyhow!("{id}"))?,
+            );
         }
     }
     let started = Instant::now();
-    let looked: Vec<_> = futures::stream::iter(&rows).map(|op| reconciliation::look(&state, op)).buffer_unordered(concurrency).collect().await;
+    let looked: Vec<_> = futures::stream::iter(&rows)
+        .map(|op| reconciliation::look(&state, op))
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
     let bare_lookup_seconds = started.elapsed().as_secs_f64();
     anyhow::ensure!(looked.iter().all(|l| l.is_ok()), "a bare look-up failed");
     let before = calls(&state.db).await?;
@@ -74,7 +84,10 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
     // Requested, checked, approved; one dispatcher sends them at the configured rate.
     services::batches::request(&state, &staff, &batch, None).await.map_err(fail)?;
     for n in 1..=5 {
-        let cause = services::rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("bench".into()) };
+        let cause = services::rerun_requests::Cause {
+            class: Some("outside_service_outage".into()),
+            text: Some("bench".into()),
+        };
         services::batches::confirm(&state, &staff, &batch, n, "ok", cause).await.map_err(fail)?;
     }
     services::batches::submit(&state, &staff, &batch).await.map_err(fail)?;

@@ -40,7 +40,8 @@ pub(crate) async fn receiver() -> anyhow::Result<(Arrivals, String)> {
 }
 
 fn latency(started: Instant, arrivals: &Arrivals) -> Latency {
-    let mut ms: Vec<f64> = arrivals.lock().unwrap().values().map(|at| at.duration_since(started).as_secs_f64() * 1000.0).collect();
+    let mut ms: Vec<f64> =
+        arrivals.lock().unwrap().values().map(|at| at.duration_since(started).as_secs_f64() * 1000.0).collect();
     ms.sort_by(f64::total_cmp);
     let at = |q: f64| ms[((ms.len() as f64 * q).ceil() as usize).clamp(1, ms.len()) - 1];
     Latency { p50_ms: at(0.50), p99_ms: at(0.99) }
@@ -48,7 +49,9 @@ fn latency(started: Instant, arrivals: &Arrivals) -> Latency {
 
 async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     let mut tx = state.db.begin_read().await?;
-    let row = app::backend::db::users::by_username(&mut tx, username).await?.ok_or_else(|| anyhow::anyhow!("no {username}"))?;
+    let row = app::backend::db::users::by_username(&mut tx, username)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no {username}"))?;
     Ok(Caller { user: app::backend::auth::load_session_user(&mut tx, row).await?, request_id: None })
 }
 
@@ -72,10 +75,12 @@ pub(crate) async fn people(state: &AppState) -> anyhow::Result<(Caller, Caller, 
         services::users::add(state, Actor::system("bench"), None, new).await.map_err(fail)?;
     }
     let (staff, owner) = (caller(state, &staff).await?, caller(state, &owner).await?);
-    let (client_id, _) = services::api_clients::create(state, Actor::system("bench"), &format!("b{run}"), &["sales".into()])
-        .await
-        .map_err(fail)?;
-    let client = services::api_clients::ApiClient { id: client_id, name: format!("b{run}"), departments: vec!["sales".into()] };
+    let (client_id, _) =
+        services::api_clients::create(state, Actor::system("bench"), &format!("b{run}"), &["sales".into()])
+            .await
+            .map_err(fail)?;
+    let client =
+        services::api_clients::ApiClient { id: client_id, name: format!("b{run}"), departments: vec!["sales".into()] };
     Ok((staff, owner, client))
 }
 
@@ -93,22 +98,29 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
     // 1,000 stalled operations whose steps the demo systems prove not executed, each approved for a rerun.
     let ids: Vec<String> = (0..reruns).map(|i| format!("LAT-{run}-{i}")).collect();
     for id in &ids {
-        let body = super::order_intake(&id);
+        let body = super::order_intake(id);
         services::operations::register(&state, &client, id, &body).await.map_err(fail)?;
-        let failed = serde_json::from_value(json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}))?;
+        let failed = serde_json::from_value(
+            json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
+        )?;
         services::step_events::report(&state, &client, id, "register_order", failed).await.map_err(fail)?;
     }
     services::sweeper::sweep(&state).await.map_err(fail)?;
     for id in &ids {
-        let StartAnswer::Created { id: request } = services::rerun_requests::start(&state, &staff, id, "bench").await.map_err(fail)? else {
+        let StartAnswer::Created { id: request } =
+            services::rerun_requests::start(&state, &staff, id, "bench").await.map_err(fail)?
+        else {
             anyhow::bail!("{id}: no plan")
         };
         for n in 1..=5 {
-            let cause = services::rerun_requests::Cause { class: Some("system_error".into()), text: Some("bench".into()) };
+            let cause =
+                services::rerun_requests::Cause { class: Some("system_error".into()), text: Some("bench".into()) };
             services::rerun_requests::confirm(&state, &staff, &request, n, "ok", cause).await.map_err(fail)?;
         }
         services::rerun_requests::submit(&state, &staff, &request).await.map_err(fail)?;
-        services::approvals::decide(&state, &owner, &request, app::domain::approval::Decision::Approve, "").await.map_err(fail)?;
+        services::approvals::decide(&state, &owner, &request, app::domain::approval::Decision::Approve, "")
+            .await
+            .map_err(fail)?;
     }
 
     // The queue is full: four dispatchers drain it.
@@ -134,7 +146,8 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
     let (bare_arrivals, bare_url) = receiver().await?;
     app::backend::reconciliation::ssrf::install_tls_provider();
     let http = reqwest::Client::new();
-    let secret = app::domain::webhooks::Secret::parse(&std::env::var("RERUN_GATE_SECRET_ORDER_INTAKE")?).map_err(|e| anyhow::anyhow!(e))?;
+    let secret = app::domain::webhooks::Secret::parse(&std::env::var("RERUN_GATE_SECRET_ORDER_INTAKE")?)
+        .map_err(|e| anyhow::anyhow!(e))?;
     let secret = Arc::new(secret);
     let started = Instant::now();
     let mut senders = Vec::new();

@@ -28,24 +28,44 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
         let mut events: Vec<AuditEvent> = Vec::with_capacity(n);
         for i in 0..n {
             let k = written + i;
-            let entry = AuditEntry::new(Actor::api_client(1, "bench-intake"), app::domain::audit_action::AuditAction::StepSucceeded, "operation", format!("BENCH-{}", k / 20))
-                .department(Some(if k % 3 == 0 { "billing" } else { "sales" }))
-                .before(json!({"step": "register_order", "state": "started", "seq": 1}))
-                .after(json!({"step": "register_order", "state": "succeeded", "seq": 2, "result_id": format!("ord_{k}")}));
+            let entry = AuditEntry::new(
+                Actor::api_client(1, "bench-intake"),
+                app::domain::audit_action::AuditAction::StepSucceeded,
+                "operation",
+                format!("BENCH-{}", k / 20),
+            )
+            .department(Some(if k % 3 == 0 { "billing" } else { "sales" }))
+            .before(json!({"step": "register_order", "state": "started", "seq": 1}))
+            .after(json!({"step": "register_order", "state": "succeeded", "seq": 2, "result_id": format!("ord_{k}")}));
             let prev = if seq == 0 { None } else { Some((seq, hash.as_str())) };
             let event = entry.seal(prev, Utc::now());
             (seq, hash) = (event.seq, event.hash.clone());
             events.push(event);
         }
-        let values: Vec<String> = (0..n).map(|r| format!("({})", (1..=15).map(|c| format!("${}", r * 15 + c)).collect::<Vec<_>>().join(","))).collect();
+        let values: Vec<String> = (0..n)
+            .map(|r| format!("({})", (1..=15).map(|c| format!("${}", r * 15 + c)).collect::<Vec<_>>().join(",")))
+            .collect();
         let sql = format!("INSERT INTO audit_events ({columns}) VALUES {}", values.join(","));
         let mut tx = db.begin_write().await?;
         if let app::backend::db::Tx::Sqlite(t, _) = &mut tx {
             let mut q = sqlx::query(&sql);
             for e in &events {
-                q = q.bind(e.seq).bind(e.at).bind(&e.actor_kind).bind(&e.actor_id).bind(&e.actor_label).bind(&e.action)
-                    .bind(&e.object_type).bind(&e.object_id).bind(&e.department).bind(&e.before_json).bind(&e.after_json)
-                    .bind(&e.reason).bind(&e.request_id).bind(&e.prev_hash).bind(&e.hash);
+                q = q
+                    .bind(e.seq)
+                    .bind(e.at)
+                    .bind(&e.actor_kind)
+                    .bind(&e.actor_id)
+                    .bind(&e.actor_label)
+                    .bind(&e.action)
+                    .bind(&e.object_type)
+                    .bind(&e.object_id)
+                    .bind(&e.department)
+                    .bind(&e.before_json)
+                    .bind(&e.after_json)
+                    .bind(&e.reason)
+                    .bind(&e.request_id)
+                    .bind(&e.prev_hash)
+                    .bind(&e.hash);
             }
             q.execute(&mut **t).await?;
         }
@@ -65,7 +85,10 @@ fn measure(mut command: Command, rows: usize) -> anyhow::Result<Run> {
     let mut peak_kib = 0u64;
     while child.try_wait()?.is_none() {
         if let Ok(status) = std::fs::read_to_string(&status_file) {
-            let hwm = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok());
+            let hwm = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok());
             peak_kib = peak_kib.max(hwm.unwrap_or(0));
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -78,10 +101,15 @@ fn measure(mut command: Command, rows: usize) -> anyhow::Result<Run> {
 
 /// Ours, then the baseline, on the same database file.
 pub fn compare(database_path: &str, rows: usize) -> anyhow::Result<(Run, Run)> {
-    let server = std::env::current_exe()?.parent().and_then(|examples| examples.parent()).map(|release| release.join("server"));
-    let server = server.filter(|p| p.exists()).ok_or_else(|| anyhow::anyhow!("build the server binary first (make bench does)"))?;
+    let server =
+        std::env::current_exe()?.parent().and_then(|examples| examples.parent()).map(|release| release.join("server"));
+    let server = server
+        .filter(|p| p.exists())
+        .ok_or_else(|| anyhow::anyhow!("build the server binary first (make bench does)"))?;
     let mut ours = Command::new(server);
-    ours.args(["audit", "export", "--format", "csv"]).env("DATABASE_URL", format!("sqlite://{database_path}")).env("RUST_LOG", "warn");
+    ours.args(["audit", "export", "--format", "csv"])
+        .env("DATABASE_URL", format!("sqlite://{database_path}"))
+        .env("RUST_LOG", "warn");
     let ours = measure(ours, rows)?;
     let mut baseline = Command::new("sqlite3");
     baseline.args(["-csv", "-header", database_path, "SELECT * FROM audit_events ORDER BY seq"]);

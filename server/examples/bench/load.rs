@@ -40,18 +40,33 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
 
     let rss_before_mib = rss(servers.app.id(), "VmRSS")?;
     let floor = phase(clients, seconds, |_, _| http.get(format!("{base}/healthz")).send(), 200).await;
-    let board = phase(clients, seconds, |_, _| {
-        http.post(format!("{base}/api/board/stalled")).header("cookie", cookie).json(&json!({"filter": {}})).send()
-    }, 200)
+    let board = phase(
+        clients,
+        seconds,
+        |_, _| {
+            http.post(format!("{base}/api/board/stalled")).header("cookie", cookie).json(&json!({"filter": {}})).send()
+        },
+        200,
+    )
     .await;
-    let board_page = phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", cookie).send(), 200).await;
+    let board_page =
+        phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", cookie).send(), 200).await;
     let bare_board = phase(clients, seconds, |_, _| http.get(format!("{bare}/board")).send(), 200).await;
     let run = uuid::Uuid::new_v4().simple().to_string();
-    let ingestion = phase(clients, seconds, |client, n| {
-        let id = format!("LOAD-{run}-{client}-{n}");
-        let body = super::order_intake(&id);
-        http.post(format!("{base}/api/v1/operations")).bearer_auth(&token).header("idempotency-key", &id).json(&body).send()
-    }, 201)
+    let ingestion = phase(
+        clients,
+        seconds,
+        |client, n| {
+            let id = format!("LOAD-{run}-{client}-{n}");
+            let body = super::order_intake(&id);
+            http.post(format!("{base}/api/v1/operations"))
+                .bearer_auth(&token)
+                .header("idempotency-key", &id)
+                .json(&body)
+                .send()
+        },
+        201,
+    )
     .await;
     Ok(Load {
         clients,
@@ -69,7 +84,12 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
 
 /// The board's whole page against the bare handler with `operations` more operations in the table (every tenth
 /// stalled, half of those in sales): (page, bare).
-pub async fn page_against_bare_at_scale(dir: &std::path::Path, clients: usize, seconds: u64, operations: usize) -> anyhow::Result<(Phase, Phase)> {
+pub async fn page_against_bare_at_scale(
+    dir: &std::path::Path,
+    clients: usize,
+    seconds: u64,
+    operations: usize,
+) -> anyhow::Result<(Phase, Phase)> {
     let url = fresh_database(dir, "load-scale.db");
     let db = server::startup::open_database(&url).await?;
     let (user, _) = prepare(db.clone()).await?;
@@ -164,10 +184,24 @@ async fn wait_ready(http: &reqwest::Client, url: &str) {
     }
 }
 
-async fn sign_in(http: &reqwest::Client, base: &str, (username, password): &(String, String)) -> anyhow::Result<String> {
-    let signed_in = http.post(format!("{base}/api/sign_in")).form(&[("username", username.as_str()), ("password", password.as_str())]).send().await?;
+async fn sign_in(
+    http: &reqwest::Client,
+    base: &str,
+    (username, password): &(String, String),
+) -> anyhow::Result<String> {
+    let signed_in = http
+        .post(format!("{base}/api/sign_in"))
+        .form(&[("username", username.as_str()), ("password", password.as_str())])
+        .send()
+        .await?;
     anyhow::ensure!(signed_in.status().is_success(), "sign-in for the load failed: {}", signed_in.status());
-    Ok(signed_in.headers().get_all("set-cookie").iter().filter_map(|c| c.to_str().ok()?.split(';').next().map(str::to_string)).collect::<Vec<_>>().join("; "))
+    Ok(signed_in
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|c| c.to_str().ok()?.split(';').next().map(str::to_string))
+        .collect::<Vec<_>>()
+        .join("; "))
 }
 
 /// A staff user (name, password) and an API token of `sales`, and stalled operations for the board to show.
@@ -188,14 +222,21 @@ async fn prepare(db: Db) -> anyhow::Result<((String, String), String)> {
     let (_, token) = app::backend::services::api_clients::create(&state, actor(), "load", &["sales".to_string()])
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let client = app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let client =
+        app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = client.context("the load token")?;
     for i in 0..STALLED {
         let id = format!("LOAD-STALLED-{i}");
         let body = super::order_intake(&id);
-        app::backend::services::operations::register(&state, &client, &id, &body).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-        let failed = serde_json::from_value(json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}))?;
-        app::backend::services::step_events::report(&state, &client, &id, "register_order", failed).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        app::backend::services::operations::register(&state, &client, &id, &body)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let failed = serde_json::from_value(
+            json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
+        )?;
+        app::backend::services::step_events::report(&state, &client, &id, "register_order", failed)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     app::backend::services::sweeper::sweep(&state).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok((("load".into(), password), token))
@@ -234,7 +275,12 @@ where
     let elapsed = started.elapsed().as_secs_f64();
     latencies.sort_by(|a, b| a.total_cmp(b));
     let at = |q: f64| latencies.get(((latencies.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0.0);
-    Phase { requests_per_second: latencies.len() as f64 / elapsed, p50_ms: at(0.5), p99_ms: at(0.99), errors: errors.into_inner() }
+    Phase {
+        requests_per_second: latencies.len() as f64 / elapsed,
+        p50_ms: at(0.5),
+        p99_ms: at(0.99),
+        errors: errors.into_inner(),
+    }
 }
 
 /// A line of /proc/PID/status in MiB (`VmRSS` now, `VmHWM` the peak).

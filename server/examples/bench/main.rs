@@ -43,7 +43,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if std::env::var("RERUN_GATE_SECRET_ORDER_INTAKE").is_err() {
         // SAFETY: set before any task that reads the environment starts.
-        unsafe { std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", "whsec_YmVuY2gtb25seS1yZXJ1bi1zaWduaW5nLXNlY3JldA==") };
+        unsafe {
+            std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", "whsec_YmVuY2gtb25seS1yZXJ1bi1zaWduaW5nLXNlY3JldA==")
+        };
     }
     let dir = std::path::Path::new("target/bench");
     std::fs::create_dir_all(dir)?;
@@ -66,12 +68,18 @@ async fn main() -> anyhow::Result<()> {
     for round in 0..rounds {
         raws.push(raw_insert_rate(&db, round).await?);
         let (api, floor, direct) = api_event_rate(db.clone(), clients).await?;
-        (apis.push(api), floors.push(floor), directs.push(direct));
+        apis.push(api);
+        floors.push(floor);
+        directs.push(direct);
     }
     let (raw, api, floor, direct) = (median(raws), median(apis), median(floors), median(directs));
     let engine = db.engine();
     if only.as_deref() == Some("events") {
-        println!("step events: API {api:.0}/s, service {direct:.0}/s, raw INSERT+COMMIT {raw:.0}/s: {:.2} and {:.2}", api / raw, direct / raw);
+        println!(
+            "step events: API {api:.0}/s, service {direct:.0}/s, raw INSERT+COMMIT {raw:.0}/s: {:.2} and {:.2}",
+            api / raw,
+            direct / raw
+        );
         return Ok(());
     }
     // BENCH_ONLY=load, =soak, =bulk, =phone or =board: that part only (after one round of step events).
@@ -79,50 +87,88 @@ async fn main() -> anyhow::Result<()> {
     // The fixed-time load on the release binary.
     let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
     let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
-    let at_scale: usize = std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
-    let load = if !wanted("load") { String::new() } else {
+    let at_scale: usize =
+        std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
+    let load = if !wanted("load") {
+        String::new()
+    } else {
         let l = load::run(dir, load_clients, seconds).await?;
         let row = |what: &str, p: &load::Phase| {
             format!(
                 "| load, {what} ({} clients, {} s, release binary): requests/s | {:.0}/s, p50 {:.1} ms, p99 {:.1} ms, {} errors | `GET /healthz` {:.0}/s, p99 {:.1} ms | {:.2} | 0 errors |\n",
-                l.clients, l.seconds, p.requests_per_second, p.p50_ms, p.p99_ms, p.errors, l.floor.requests_per_second, l.floor.p99_ms,
+                l.clients,
+                l.seconds,
+                p.requests_per_second,
+                p.p50_ms,
+                p.p99_ms,
+                p.errors,
+                l.floor.requests_per_second,
+                l.floor.p99_ms,
                 p.requests_per_second / l.floor.requests_per_second
             )
         };
         row("stalled board as a signed-in user (server function, 2,000 stalled)", &l.board)
             + &row("the board's whole page, server-rendered (`GET /`, the same user)", &l.board_page)
-            + &row("a bare axum handler reading the board's 50 rows as JSON (its own process, the same database)", &l.bare_board)
-            + &page_against_bare(&format!("2,000 stalled, {} clients, {} s", l.clients, l.seconds), &l.board_page, &l.bare_board)
+            + &row(
+                "a bare axum handler reading the board's 50 rows as JSON (its own process, the same database)",
+                &l.bare_board,
+            )
+            + &page_against_bare(
+                &format!("2,000 stalled, {} clients, {} s", l.clients, l.seconds),
+                &l.board_page,
+                &l.bare_board,
+            )
             + &row("registrations through the ingestion API (token, idempotency key, audit)", &l.ingestion)
             + &format!(
                 "| load: server memory (RSS) before → after the load | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
-                l.rss_before_mib, l.rss_after_mib, l.rss_peak_mib, l.rss_after_mib / l.rss_before_mib
+                l.rss_before_mib,
+                l.rss_after_mib,
+                l.rss_peak_mib,
+                l.rss_after_mib / l.rss_before_mib
             )
             + &format!("| load: errors of the floor itself | {} | — | — | 0 |\n", l.floor.errors)
     };
     // The same comparison with 1,000,000 operations in the table (BENCH_OPERATIONS).
-    let load = if !wanted("load") { load } else {
+    let load = if !wanted("load") {
+        load
+    } else {
         let (page, bare) = load::page_against_bare_at_scale(dir, load_clients, seconds, at_scale).await?;
-        load + &page_against_bare(&format!("{at_scale} operations more, {load_clients} clients, {seconds} s"), &page, &bare)
+        load + &page_against_bare(
+            &format!("{at_scale} operations more, {load_clients} clients, {seconds} s"),
+            &page,
+            &bare,
+        )
     };
     // Every page as each role from 32 clients for 60 s against the release binary.
     let soak = if wanted("soak") { soak::row() } else { String::new() };
     // A bulk rerun.
-    let bulk = if !wanted("bulk") { String::new() } else {
+    let bulk = if !wanted("bulk") {
+        String::new()
+    } else {
         let b = bulk::run(db.clone(), BULK_OPERATIONS, BULK_PER_MINUTE).await?;
         format!(
             "| bulk rerun: preview of {} operations (look-ups at the demo systems, plans recorded) | {:.2} s | the same look-ups bare {:.2} s | {:.2} | — |\n\
              | bulk rerun: outside calls made by the preview | {} | one per step with an outside system: {} | {:.2} | 1.00 |\n\
              | bulk rerun: dispatch of {} at a set rate (one dispatcher) | {:.0} a minute | configured {} a minute | {:.2} | ≈ 1.00 |\n",
-            b.operations, b.preview_seconds, b.bare_lookup_seconds, b.preview_seconds / b.bare_lookup_seconds,
-            b.outside_calls, b.expected_calls, b.outside_calls as f64 / b.expected_calls as f64,
-            b.operations, b.achieved_per_minute, b.configured_per_minute, b.achieved_per_minute / f64::from(b.configured_per_minute),
+            b.operations,
+            b.preview_seconds,
+            b.bare_lookup_seconds,
+            b.preview_seconds / b.bare_lookup_seconds,
+            b.outside_calls,
+            b.expected_calls,
+            b.outside_calls as f64 / b.expected_calls as f64,
+            b.operations,
+            b.achieved_per_minute,
+            b.configured_per_minute,
+            b.achieved_per_minute / f64::from(b.configured_per_minute),
         )
     };
     // The first pages on a slow phone (the release server and site must be built).
     let phone = if wanted("phone") { slow_phone::rows() } else { String::new() };
     // The board at scale (and the bundle size).
-    let board = if !wanted("board") { String::new() } else {
+    let board = if !wanted("board") {
+        String::new()
+    } else {
         board::fill(&db, at_scale).await?;
         db.optimize().await?; // as the housekeeping does every five minutes
         let (state, base) = start_app(db.clone()).await?;
@@ -133,10 +179,20 @@ async fn main() -> anyhow::Result<()> {
              | stalled board, first page: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n\
              | stalled board, keyset page {} places down: p50 | {:.1} ms | bare p50 {:.1} ms | {:.1}× | — |\n\
              | stalled board, keyset page {} places down: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n{}",
-            f.first.p50_ms, f.first_bare.p50_ms, f.first.p50_ms / f.first_bare.p50_ms,
-            f.first.p95_ms, f.first_bare.p95_ms, f.first.p95_ms / f.first_bare.p95_ms,
-            f.deep_position, f.deep.p50_ms, f.deep_bare.p50_ms, f.deep.p50_ms / f.deep_bare.p50_ms,
-            f.deep_position, f.deep.p95_ms, f.deep_bare.p95_ms, f.deep.p95_ms / f.deep_bare.p95_ms,
+            f.first.p50_ms,
+            f.first_bare.p50_ms,
+            f.first.p50_ms / f.first_bare.p50_ms,
+            f.first.p95_ms,
+            f.first_bare.p95_ms,
+            f.first.p95_ms / f.first_bare.p95_ms,
+            f.deep_position,
+            f.deep.p50_ms,
+            f.deep_bare.p50_ms,
+            f.deep.p50_ms / f.deep_bare.p50_ms,
+            f.deep_position,
+            f.deep.p95_ms,
+            f.deep_bare.p95_ms,
+            f.deep.p95_ms / f.deep_bare.p95_ms,
             bundle_size(),
         )
     };
@@ -147,13 +203,18 @@ async fn main() -> anyhow::Result<()> {
     let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
     let export_table = match engine {
         "sqlite" => {
-            let added: usize = std::env::var("BENCH_AUDIT_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(AUDIT_EVENTS);
+            let added: usize =
+                std::env::var("BENCH_AUDIT_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(AUDIT_EVENTS);
             export::fill(&db, added).await?;
             let rows = app::backend::db::audit::head(&mut db.begin_read().await?).await?.0 as usize;
             let (ours, sqlite3) = export::compare(&dir.join("bench.db").display().to_string(), rows)?;
             format!(
                 "| audit export, CSV, {rows} events (`server audit export`) | {:.0} rows/s, peak RSS {:.1} MiB | `sqlite3 -csv` {:.0} rows/s, {:.1} MiB | {:.2} | ≥ 0.80 and < 64 MiB |\n",
-                ours.rows_per_second, ours.peak_rss_mib, sqlite3.rows_per_second, sqlite3.peak_rss_mib, ours.rows_per_second / sqlite3.rows_per_second
+                ours.rows_per_second,
+                ours.peak_rss_mib,
+                sqlite3.rows_per_second,
+                sqlite3.peak_rss_mib,
+                ours.rows_per_second / sqlite3.rows_per_second
             )
         }
         _ => String::new(), // the export baseline is the sqlite3 command
@@ -173,7 +234,12 @@ async fn main() -> anyhow::Result<()> {
         gate.p99_ms,
         bare.p99_ms,
         gate.p99_ms / bare.p99_ms,
-    ) + &load + &soak + &bulk + &board + &phone + &export_table;
+    ) + &load
+        + &soak
+        + &bulk
+        + &board
+        + &phone
+        + &export_table;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(
@@ -192,8 +258,14 @@ fn page_against_bare(what: &str, page: &load::Phase, bare: &load::Phase) -> Stri
     format!(
         "| the board's whole page against the bare handler ({what}): requests/s | {:.0}/s, {} errors | bare {:.0}/s, {} errors | {:.2} | ≥ 0.30 |\n\
          | the board's whole page against the bare handler ({what}): p99 | {:.1} ms | bare p99 {:.1} ms | {:.1}× | ≤ 3.0× |\n",
-        page.requests_per_second, page.errors, bare.requests_per_second, bare.errors, page.requests_per_second / bare.requests_per_second,
-        page.p99_ms, bare.p99_ms, page.p99_ms / bare.p99_ms,
+        page.requests_per_second,
+        page.errors,
+        bare.requests_per_second,
+        bare.errors,
+        page.requests_per_second / bare.requests_per_second,
+        page.p99_ms,
+        bare.p99_ms,
+        page.p99_ms / bare.p99_ms,
     )
 }
 
@@ -204,7 +276,8 @@ fn bundle_size() -> String {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         name.starts_with("rerun-gate.") && name.ends_with(".wasm")
     };
-    let wasm = std::fs::read_dir("target/site/pkg").into_iter().flatten().flatten().map(|e| e.path()).find(|p| is_main(p));
+    let wasm =
+        std::fs::read_dir("target/site/pkg").into_iter().flatten().flatten().map(|e| e.path()).find(|p| is_main(p));
     let Some(wasm) = wasm else {
         return "| browser bundle (wasm) | not built: run `make release` | — | — | — |\n".into();
     };
@@ -218,7 +291,10 @@ fn bundle_size() -> String {
         .ok()
         .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<u64>().ok())
         .unwrap_or(0);
-    format!("| browser bundle (wasm, `make release`) | {raw} bytes | gzip -9: {gzipped} bytes | {:.2} | — |\n", gzipped as f64 / raw as f64)
+    format!(
+        "| browser bundle (wasm, `make release`) | {raw} bytes | gzip -9: {gzipped} bytes | {:.2} | — |\n",
+        gzipped as f64 / raw as f64
+    )
 }
 
 /// The registration of one order-intake operation (the example configuration's two steps).
@@ -275,8 +351,12 @@ async fn raw_insert_rate(db: &Db, round: usize) -> anyhow::Result<f64> {
 async fn exec(db: &Db, sql: &str) -> anyhow::Result<()> {
     let mut tx = db.begin_write().await?;
     match &mut tx {
-        app::backend::db::Tx::Sqlite(t, _) => drop(sqlx::query(sql).execute(&mut **t).await?),
-        app::backend::db::Tx::Postgres(t, _) => drop(sqlx::query(sql).execute(&mut **t).await?),
+        app::backend::db::Tx::Sqlite(t, _) => {
+            sqlx::query(sql).execute(&mut **t).await?;
+        }
+        app::backend::db::Tx::Postgres(t, _) => {
+            sqlx::query(sql).execute(&mut **t).await?;
+        }
     }
     tx.commit().await?;
     Ok(())
@@ -301,7 +381,13 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64
     let ids: Vec<String> = (0..OPERATIONS).map(|i| format!("BENCH-{run}-{i}")).collect();
     for id in &ids {
         let body = order_intake(id);
-        let answer = http.post(format!("{base}/api/v1/operations")).bearer_auth(&token).header("idempotency-key", id).json(&body).send().await?;
+        let answer = http
+            .post(format!("{base}/api/v1/operations"))
+            .bearer_auth(&token)
+            .header("idempotency-key", id)
+            .json(&body)
+            .send()
+            .await?;
         anyhow::ensure!(answer.status().as_u16() == 201, "registration failed: {}", answer.text().await?);
     }
 
@@ -355,11 +441,14 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64
     let floor = (clients * 500) as f64 / started.elapsed().as_secs_f64();
 
     // The service itself, one client, no HTTP: the same kind of events on a fresh operation.
-    let client = app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let client =
+        app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = client.ok_or_else(|| anyhow::anyhow!("bench token unknown (client {client_id})"))?;
     let direct_id = format!("BENCH-{run}-direct");
     let body = order_intake(&direct_id);
-    app::backend::services::operations::register(&state, &client, &direct_id, &body).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    app::backend::services::operations::register(&state, &client, &direct_id, &body)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let events = 2_000;
     let started = Instant::now();
     for seq in 1..=events {

@@ -11,7 +11,8 @@ pub fn rows() -> String {
         .env("SERVER_BIN", "target/release/server")
         .env("SLOW_PHONE_RESULTS", std::path::absolute(results).unwrap_or_else(|_| results.into()))
         .status();
-    let measured: Option<Value> = std::fs::read_to_string(results).ok().and_then(|text| serde_json::from_str(&text).ok());
+    let measured: Option<Value> =
+        std::fs::read_to_string(results).ok().and_then(|text| serde_json::from_str(&text).ok());
     let (Ok(status), Some(Value::Object(pages))) = (ran, measured) else {
         return "| slow phone: first pages | not measured (end2end/run.sh failed) | — | — | ≤ 3,000 ms |\n".into();
     };

@@ -11,7 +11,10 @@ pub fn row() -> String {
         .args(["test", "-p", "server", "--features", "ssr", "--test", "it", "--", "--exact", "--nocapture"])
         .arg("soak::thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages")
         .env("RERUN_GATE_SOAK_SECONDS", SECONDS.to_string())
-        .env("RERUN_GATE_TEST_SERVER_BIN", std::path::absolute("target/release/server").unwrap_or_else(|_| "target/release/server".into()))
+        .env(
+            "RERUN_GATE_TEST_SERVER_BIN",
+            std::path::absolute("target/release/server").unwrap_or_else(|_| "target/release/server".into()),
+        )
         .env("RERUN_GATE_TEST_ENGINE", "sqlite")
         .env("RUSTFLAGS", "--cfg erase_components")
         .output();
@@ -28,7 +31,15 @@ pub fn row() -> String {
             pages / SECONDS as f64
         )
     } else {
-        let failure = said.lines().filter(|l| l.contains("failed") || l.contains("panicked") || l.contains("as ")).take(5).collect::<Vec<_>>().join("; ");
-        format!("| soak: every page as each role, 32 clients, {SECONDS} s, release binary | FAILED: {} | — | — | 0 failures |\n", failure.replace('|', "/"))
+        let failure = said
+            .lines()
+            .filter(|l| l.contains("failed") || l.contains("panicked") || l.contains("as "))
+            .take(5)
+            .collect::<Vec<_>>()
+            .join("; ");
+        format!(
+            "| soak: every page as each role, 32 clients, {SECONDS} s, release binary | FAILED: {} | — | — | 0 failures |\n",
+            failure.replace('|', "/")
+        )
     }
 }

@@ -31,7 +31,10 @@ struct BearerToken;
 impl Modify for BearerToken {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme("bearer", SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()));
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
     }
 }
 
@@ -53,7 +56,13 @@ pub fn routes(state: AppState) -> Router {
 
 /// The methods a path of the OpenAPI document has operations for.
 fn item_methods(item: &utoipa::openapi::PathItem) -> impl Iterator<Item = &'static str> {
-    let methods = [("GET", &item.get), ("POST", &item.post), ("PUT", &item.put), ("PATCH", &item.patch), ("DELETE", &item.delete)];
+    let methods = [
+        ("GET", &item.get),
+        ("POST", &item.post),
+        ("PUT", &item.put),
+        ("PATCH", &item.patch),
+        ("DELETE", &item.delete),
+    ];
     methods.into_iter().filter(|(_, operation)| operation.is_some()).map(|(method, _)| method)
 }
 

@@ -16,9 +16,7 @@ const REVALIDATE: &str = "no-cache";
 pub fn routes(options: &LeptosOptions) -> Router {
     let dir = std::path::Path::new(&*options.site_root).join(&*options.site_pkg_dir);
     let files = ServeDir::new(dir).precompressed_br().precompressed_gzip();
-    Router::new()
-        .nest_service(&format!("/{}", options.site_pkg_dir), files)
-        .layer(axum::middleware::from_fn(cache_for))
+    Router::new().nest_service(&format!("/{}", options.site_pkg_dir), files).layer(axum::middleware::from_fn(cache_for))
 }
 
 async fn cache_for(request: Request, next: Next) -> Response {
@@ -36,7 +34,8 @@ async fn cache_for(request: Request, next: Next) -> Response {
 fn carries_hash(name: &str) -> bool {
     let mut parts = name.rsplit('.');
     let (_extension, hash) = (parts.next(), parts.next());
-    parts.next().is_some() && hash.is_some_and(|h| h.len() == 22 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+    parts.next().is_some()
+        && hash.is_some_and(|h| h.len() == 22 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! Liveness and readiness for load balancers.
 use crate::http::policy::route;
-use axum::http::Method;
 use app::backend::AppState;
 use axum::Router;
 use axum::extract::State;
+use axum::http::Method;
 use axum::http::StatusCode;
 
 pub fn routes(state: AppState) -> Router {

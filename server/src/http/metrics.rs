@@ -1,9 +1,9 @@
 //! `GET /metrics` for Prometheus, and the middleware that counts every request by its route.
 use crate::http::policy::route;
-use axum::http::Method;
 use app::backend::AppState;
 use axum::Router;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::http::Method;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -29,21 +29,32 @@ pub async fn count(State(state): State<AppState>, request: Request, next: Next) 
 /// With `RERUN_GATE_METRICS_TOKEN` set, the scraper sends it as a bearer token; without, only loopback
 /// clients (a Prometheus on the same host, or through a tunnel) are answered, and never a request that came
 /// through a reverse proxy (it carries `X-Forwarded-For`): a proxy on this host would make every client loopback.
-async fn scrape(State(state): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap) -> Response {
+async fn scrape(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
     let allowed = match &state.settings.metrics_token {
         Some(token) => {
-            let given = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+            let given = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "));
             // Compared as digests: the time taken says nothing about how much of the token was right.
             given.is_some_and(|g| Sha256::digest(g.as_bytes()) == Sha256::digest(token.expose_secret().as_bytes()))
         }
         None => peer.ip().is_loopback() && !headers.contains_key("x-forwarded-for"),
     };
     if !allowed {
-        return (StatusCode::FORBIDDEN, "metrics need RERUN_GATE_METRICS_TOKEN as a bearer token, or a loopback client")
+        return (
+            StatusCode::FORBIDDEN,
+            "metrics need RERUN_GATE_METRICS_TOKEN as a bearer token, or a loopback client",
+        )
             .into_response();
     }
     match app::backend::metrics::render(&state).await {
-        Ok(text) => ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text).into_response(),
+        Ok(text) => ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text)
+            .into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
 }

@@ -41,7 +41,10 @@ pub fn protect(router: Router, state: AppState) -> Router {
 /// A body declared bigger than the limit is read and thrown away (up to a megabyte, within the request timeout)
 /// before the limit answers 413: closing a connection with unread data makes the kernel reset it, and a client
 /// still sending would see a broken connection instead of the 413 (what web servers call a lingering close).
-async fn drain_refused_bodies(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+async fn drain_refused_bodies(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
     use futures::StreamExt;
     let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     if declared.is_none_or(|length| length <= BODY_LIMIT_BYTES || length > DRAIN_LIMIT_BYTES) {
@@ -54,7 +57,10 @@ async fn drain_refused_bodies(request: axum::extract::Request, next: axum::middl
 }
 
 /// A client's `X-Request-Id` that is not short and plain is dropped, and a fresh one is generated in its place.
-async fn plain_request_id_only(mut request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+async fn plain_request_id_only(
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
     let plain = |v: &axum::http::HeaderValue| v.to_str().is_ok_and(app::domain::ids::is_plain_request_id);
     if request.headers().get("x-request-id").is_some_and(|v| !plain(v)) {
         request.headers_mut().remove("x-request-id");

@@ -1,11 +1,12 @@
-//! The gate in front of every route: `app::domain::access::POLICY` says who may call it. A route missing from
+//! The gate in front of every route: `app::api::policy::POLICY` says who may call it. A route missing from
 //! the table is refused (deny by default); a route that needs a session is refused before its handler runs
 //! when the signed-in user holds none of the roles it names. Every route the server registers is noted here,
 //! so that the policy test can call each one.
 use crate::api::problem::Problem;
 use app::api::AppError;
+use app::api::policy;
 use app::backend::auth::AuthSession;
-use app::domain::access::{self, Entry, Kind};
+use app::domain::access::{Entry, Kind};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request};
@@ -53,7 +54,7 @@ pub async fn gate(request: Request, next: Next) -> Response {
     let Some(pattern) = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()) else {
         return next.run(request).await;
     };
-    let Some(entry) = access::entry(request.method().as_str(), &pattern) else {
+    let Some(entry) = policy::entry(request.method().as_str(), &pattern) else {
         // A known route asked with a method it does not have: the router answers 405 with the methods it has.
         if is_method_missing(request.method().as_str(), &pattern) {
             return next.run(request).await;
@@ -92,7 +93,8 @@ fn refuse(entry: &Entry, request: &Request, error: AppError) -> Response {
 /// The answer a server function gives for an error: its JSON, the status, and the header Leptos' client reads.
 fn server_fn_error(path: &str, error: &AppError) -> Response {
     let body = serde_json::to_vec(error).unwrap_or_default();
-    let mut response = (StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response();
+    let mut response =
+        (StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     if let Ok(path) = HeaderValue::from_str(path) {
@@ -110,7 +112,8 @@ async fn with_error_status(response: Response) -> Response {
     }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
-        return (StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; it has been logged").into_response();
+        return (StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; it has been logged")
+            .into_response();
     };
     if let Ok(error) = serde_json::from_slice::<AppError>(&bytes) {
         parts.status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

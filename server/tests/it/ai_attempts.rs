@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 const SECRET: &str = crate::harness::WEBHOOK_SECRET_OLD;
 
 async fn event(app: &TestApp, token: &str, body: Value) {
-    let answer = app.api(Method::POST, "/api/v1/operations/ORD-AI/steps/ai_summary/events", token, None, Some(&body)).await;
+    let answer =
+        app.api(Method::POST, "/api/v1/operations/ORD-AI/steps/ai_summary/events", token, None, Some(&body)).await;
     assert_eq!(answer.json()["applied"], true, "{}", answer.body);
 }
 
@@ -31,7 +32,12 @@ async fn a_cancel_requested_is_not_a_cancel_confirmed_and_a_cancelled_generation
     app.api(Method::POST, "/api/v1/operations", &token, Some("ORD-AI"), Some(&body)).await;
 
     event(&app, &token, json!({"seq": 1, "type": "started", "result_id": "resp_A", "usage": {"input_tokens": 1000, "output_tokens": 50}})).await;
-    event(&app, &token, json!({"seq": 2, "type": "unknown", "error": {"class": "cancel_requested", "message": "cancel sent"}})).await;
+    event(
+        &app,
+        &token,
+        json!({"seq": 2, "type": "unknown", "error": {"class": "cancel_requested", "message": "cancel sent"}}),
+    )
+    .await;
     let a = attempts(&app, &token).await;
     let first = attempt(&a, "resp_A");
     assert!(first["cancel_requested_at"].is_string(), "{first}");
@@ -40,12 +46,20 @@ async fn a_cancel_requested_is_not_a_cancel_confirmed_and_a_cancelled_generation
 
     // The provider's notification confirms the cancel; the tokens it used stay counted.
     let payload = json!({"type": "execution.updated", "data": {"id": "resp_A", "idempotency_key": "ORD-AI-s",
-        "status": "cancelled", "content": {}, "created_at": "2026-11-30T00:00:00Z", "version": 1}}).to_string();
+        "status": "cancelled", "content": {}, "created_at": "2026-11-30T00:00:00Z", "version": 1}})
+    .to_string();
     let timestamp = app.clock.now().timestamp();
     let signature = Secret::parse(SECRET).unwrap().sign("msg_cancel", timestamp, payload.as_bytes());
-    let answer = app.http.post(format!("{}/hooks/ai-summary", app.url))
-        .header("webhook-id", "msg_cancel").header("webhook-timestamp", timestamp.to_string())
-        .header("webhook-signature", signature).body(payload).send().await.unwrap();
+    let answer = app
+        .http
+        .post(format!("{}/hooks/ai-summary", app.url))
+        .header("webhook-id", "msg_cancel")
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .body(payload)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(answer.status(), StatusCode::OK);
     let a = attempts(&app, &token).await;
     let first = attempt(&a, "resp_A");
@@ -58,7 +72,10 @@ async fn a_cancel_requested_is_not_a_cancel_confirmed_and_a_cancelled_generation
     event(&app, &token, json!({"seq": 3, "type": "started", "result_id": "resp_B"})).await;
     event(&app, &token, json!({"seq": 4, "type": "succeeded", "result_id": "resp_B", "usage": {"input_tokens": 900, "output_tokens": 180}})).await;
     let a = attempts(&app, &token).await;
-    assert_eq!((attempt(&a, "resp_B")["adopted"].clone(), attempt(&a, "resp_B")["background_status"].clone()), (json!(true), json!("completed")));
+    assert_eq!(
+        (attempt(&a, "resp_B")["adopted"].clone(), attempt(&a, "resp_B")["background_status"].clone()),
+        (json!(true), json!("completed"))
+    );
     assert_eq!(a.iter().filter(|x| x["adopted"] == true).count(), 1);
 }
 
@@ -79,7 +96,13 @@ async fn staff_adopt_another_completed_generation_and_a_cancelled_one_cannot_be_
     let answer = app.call("board/adopt", &adopt("resp_2"), Some(&sato)).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     let a = attempts(&app, &token).await;
-    assert_eq!((attempt(&a, "resp_1")["adopted"].clone(), attempt(&a, "resp_2")["adopted"].clone()), (json!(false), json!(true)));
-    assert_eq!(app.call("board/adopt", &adopt("resp_none"), Some(&sato)).await.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        (attempt(&a, "resp_1")["adopted"].clone(), attempt(&a, "resp_2")["adopted"].clone()),
+        (json!(false), json!(true))
+    );
+    assert_eq!(
+        app.call("board/adopt", &adopt("resp_none"), Some(&sato)).await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
     assert!(app.audit_actions().await.contains(&"ai_attempt.adopted".to_string()));
 }

@@ -1,9 +1,9 @@
 //! Approval by the department's owners (QUALITY 20): exactly one approval and one dispatch however many
 //! decide at once; four eyes; a reason to reject; bound to the plan; valid for a limited time; N of M.
+use crate::fixtures::{caller, count, pending_request};
 use crate::harness::TestApp;
 use app::backend::services::approvals::decide;
 use app::domain::approval::Decision;
-use crate::fixtures::{caller, count, pending_request};
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
@@ -12,7 +12,10 @@ use std::sync::Arc;
 async fn approved_events(app: &TestApp, id: &str) -> usize {
     let mut tx = app.db().begin_read().await.unwrap();
     let events = app::backend::db::audit::page_after(&mut tx, 0, 100_000).await.unwrap();
-    events.iter().filter(|e| e.action == "rerun_request.approved" && e.after_json.as_deref().is_some_and(|a| a.contains(id))).count()
+    events
+        .iter()
+        .filter(|e| e.action == "rerun_request.approved" && e.after_json.as_deref().is_some_and(|a| a.contains(id)))
+        .count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,17 +88,25 @@ async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_a
     app.state.demo.execute(app::backend::demo_systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
     app::backend::services::reconciliation::on_demand(&app.state, &staff, "ORD-V").await.unwrap();
     let void = decide(&app.state, &owner, &changed, Decision::Approve, "").await;
-    assert!(matches!(&void, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::PlanChanged), "{void:?}");
+    assert!(
+        matches!(&void, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::PlanChanged),
+        "{void:?}"
+    );
     assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &changed).await, 0);
 
     let late = pending_request(&app, &token, &staff, "ORD-E").await;
     app.clock.advance(Duration::hours(25));
     let expired = decide(&app.state, &owner, &late, Decision::Approve, "").await;
-    assert!(matches!(&expired, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::Expired), "{expired:?}");
+    assert!(
+        matches!(&expired, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::Expired),
+        "{expired:?}"
+    );
     let operation = app.api(Method::GET, "/api/v1/operations/ORD-E", &token, None, None).await.json();
     assert_eq!(operation["status"], "stalled");
     let actions = app.audit_actions().await;
-    assert!(actions.contains(&"rerun_request.voided".to_string()) && actions.contains(&"rerun_request.expired".to_string()));
+    assert!(
+        actions.contains(&"rerun_request.voided".to_string()) && actions.contains(&"rerun_request.expired".to_string())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,7 +141,11 @@ async fn owners_hear_of_a_request_for_approval_and_the_requester_of_the_decision
         let (state, c) = (app.state.clone(), c.clone());
         async move { app::backend::services::notifications::unread(&state, &c).await.unwrap() }
     };
-    assert_eq!((unread(&suzuki).await, unread(&ito).await, unread(&sato).await), (1, 0, 0), "only the department's owners");
+    assert_eq!(
+        (unread(&suzuki).await, unread(&ito).await, unread(&sato).await),
+        (1, 0, 0),
+        "only the department's owners"
+    );
     decide(&app.state, &suzuki, &id, Decision::Approve, "").await.unwrap();
     assert_eq!(unread(&sato).await, 1);
     let list = app::backend::services::notifications::latest(&app.state, &sato).await.unwrap();

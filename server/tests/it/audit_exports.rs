@@ -2,12 +2,16 @@
 use crate::fixtures::{caller, pending_request};
 use crate::harness::{PASSWORD, TestApp};
 use app::backend::services::approvals::decide;
-use app::domain::approval::Decision;
 use app::backend::services::audit_trail::{self, ChainStatus};
+use app::domain::approval::Decision;
 use app::domain::audit_export::AuditFilter;
 use reqwest::StatusCode;
 
-async fn download(app: &TestApp, query: &str, cookie: Option<&str>) -> (StatusCode, reqwest::header::HeaderMap, String) {
+async fn download(
+    app: &TestApp,
+    query: &str,
+    cookie: Option<&str>,
+) -> (StatusCode, reqwest::header::HeaderMap, String) {
     let mut request = app.http.get(format!("{}/audit/export?{query}", app.url));
     if let Some(cookie) = cookie {
         request = request.header("cookie", cookie);
@@ -107,9 +111,13 @@ async fn only_auditors_export_and_staff_see_only_their_departments_events() {
     assert!(!billing.iter().any(|e| e.object_id == "ORD-EXP-4"), "not another department's operation");
 
     app.user("kansa", &["auditor"], &[]).await;
-    let one_user = AuditFilter { object_type: Some("user".into()), object_id: Some(kato.to_string()), ..Default::default() };
+    let one_user =
+        AuditFilter { object_type: Some("user".into()), object_id: Some(kato.to_string()), ..Default::default() };
     let (events, _) = audit_trail::page(&app.state, &caller(&app, "kansa").await, &one_user, None).await.unwrap();
-    assert!(!events.is_empty() && events.iter().all(|e| e.object_type == "user" && e.object_id == kato.to_string()), "{events:?}");
+    assert!(
+        !events.is_empty() && events.iter().all(|e| e.object_type == "user" && e.object_id == kato.to_string()),
+        "{events:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,13 +126,18 @@ async fn the_chain_status_checks_on_from_its_last_check_and_finds_an_edit_made_s
     for name in ["a-user", "b-user"] {
         app.user(name, &["auditor"], &[]).await;
     }
-    let ChainStatus::Intact { seq: first, .. } = audit_trail::chain_status(&app.state).await.unwrap() else { panic!("intact") };
+    let ChainStatus::Intact { seq: first, .. } = audit_trail::chain_status(&app.state).await.unwrap() else {
+        panic!("intact")
+    };
     app.user("c-user", &["auditor"], &[]).await;
-    let ChainStatus::Intact { seq: second, .. } = audit_trail::chain_status(&app.state).await.unwrap() else { panic!("intact") };
+    let ChainStatus::Intact { seq: second, .. } = audit_trail::chain_status(&app.state).await.unwrap() else {
+        panic!("intact")
+    };
     assert!(second > first);
     app.user("d-user", &["auditor"], &[]).await;
     let edited = second + 1;
-    crate::audit_trail::tamper(app.db(), &format!("UPDATE audit_events SET actor_label = 'x' WHERE seq = {edited}")).await;
+    crate::audit_trail::tamper(app.db(), &format!("UPDATE audit_events SET actor_label = 'x' WHERE seq = {edited}"))
+        .await;
     assert_eq!(
         audit_trail::chain_status(&app.state).await.unwrap(),
         ChainStatus::Broken { seq: edited, problem: "hash does not match the event's content".into() }
@@ -132,7 +145,13 @@ async fn the_chain_status_checks_on_from_its_last_check_and_finds_an_edit_made_s
 }
 
 async fn bundle(app: &TestApp, process_id: &str, cookie: &str) -> (StatusCode, Vec<u8>) {
-    let answer = app.http.get(format!("{}/operations/{process_id}/evidence.zip", app.url)).header("cookie", cookie).send().await.unwrap();
+    let answer = app
+        .http
+        .get(format!("{}/operations/{process_id}/evidence.zip", app.url))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
     (answer.status(), answer.bytes().await.unwrap().to_vec())
 }
 
@@ -174,7 +193,11 @@ async fn the_evidence_bundle_holds_every_event_of_its_process_and_nothing_of_ano
     let (events, trailer) = rows.split_at(rows.len() - 1);
     let mut tx = app.db().begin_read().await.unwrap();
     let everything = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
-    let expected: Vec<i64> = everything.iter().filter(|e| e.object_type == "operation" && e.object_id == "ORD-EV-1").map(|e| e.seq).collect();
+    let expected: Vec<i64> = everything
+        .iter()
+        .filter(|e| e.object_type == "operation" && e.object_id == "ORD-EV-1")
+        .map(|e| e.seq)
+        .collect();
     let got: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
     assert_eq!(got, expected, "every event of the process, the bundle's own record included");
     assert_eq!(events.last().unwrap()["action"], "operation.evidence_exported");
@@ -193,7 +216,10 @@ async fn a_mistyped_date_in_the_filter_is_refused_by_its_field_in_the_readers_la
     let page = app.call_json("audit/page", serde_json::json!({"filter": {"from": "2026/11/30"}}), Some(&cookie)).await;
     assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", page.body);
     let refusal: app::api::AppError = serde_json::from_str(&page.body).unwrap();
-    assert_eq!(app::ui::error_in(app::i18n::Locale::ja, &refusal), "期間（から）: 日付または日時の形式ではありません（例: 2026-11-30）");
+    assert_eq!(
+        app::ui::error_in(app::i18n::Locale::ja, &refusal),
+        "期間（から）: 日付または日時の形式ではありません（例: 2026-11-30）"
+    );
 
     let (status, _, body) = download(&app, "format=csv&to=30.11.2026", Some(&cookie)).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
@@ -218,7 +244,8 @@ async fn the_bundle_of_a_process_id_with_dots_and_slashes_unzips_into_one_folder
     let mut folders = std::collections::BTreeSet::new();
     for i in 0..zip.len() {
         let mut file = zip.by_index(i).unwrap();
-        let path = file.enclosed_name().unwrap_or_else(|| panic!("{:?} leaves the folder it is unzipped in", file.name()));
+        let path =
+            file.enclosed_name().unwrap_or_else(|| panic!("{:?} leaves the folder it is unzipped in", file.name()));
         let parts: Vec<std::path::Component> = path.components().collect();
         assert!(parts.len() == 2 && parts.iter().all(|p| matches!(p, std::path::Component::Normal(_))), "{path:?}");
         folders.insert(parts[0].as_os_str().to_owned());

@@ -1,9 +1,9 @@
 //! The audit trail core (QUALITY 27, 30): events written with their changes, append-only, chained.
 use crate::harness::{PASSWORD, TestApp};
-use app::domain::audit_action::AuditAction;
 use app::backend::db::{Db, Tx};
-use app::domain::audit::{Actor, AuditEntry};
 use app::backend::services::audit::{Verification, verify};
+use app::domain::audit::{Actor, AuditEntry};
+use app::domain::audit_action::AuditAction;
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -20,7 +20,9 @@ async fn sign_in_sign_out_and_user_changes_each_leave_an_audit_event_and_the_cha
     app.call("sign_out", &[], Some(&admin)).await;
 
     let actions = app.audit_actions().await;
-    for expected in ["user.created", "sign_in.failed", "sign_in.succeeded", "user.roles_changed", "user.disabled", "sign_out"] {
+    for expected in
+        ["user.created", "sign_in.failed", "sign_in.succeeded", "user.roles_changed", "user.disabled", "sign_out"]
+    {
         assert!(actions.contains(&expected.to_string()), "{expected} missing from {actions:?}");
     }
     assert_eq!(verify(app.db()).await.unwrap(), Verification::Intact { events: actions.len() as i64 });
@@ -113,10 +115,9 @@ async fn the_database_refuses_to_update_or_delete_an_audit_event() {
 /// What someone with raw database access might do: switch the guard off and edit.
 pub async fn tamper(db: &Db, sql: &str) {
     let (off, on) = match db {
-        Db::Sqlite(..) => (
-            "DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete;".to_string(),
-            None,
-        ),
+        Db::Sqlite(..) => {
+            ("DROP TRIGGER audit_events_no_update; DROP TRIGGER audit_events_no_delete;".to_string(), None)
+        }
         Db::Postgres(..) => (
             "ALTER TABLE audit_events DISABLE TRIGGER audit_events_no_update_or_delete".to_string(),
             Some("ALTER TABLE audit_events ENABLE TRIGGER audit_events_no_update_or_delete"),
@@ -173,7 +174,11 @@ async fn parallel_writers_never_fork_the_chain() {
     let answers = futures::future::join_all(attempts).await;
     // Each refused sign-in is one event; one told to come back later (more checks waiting than the queue holds) none.
     let refused = answers.iter().filter(|a| a.status == reqwest::StatusCode::UNPROCESSABLE_ENTITY).count() as i64;
-    assert!(answers.iter().all(|a| matches!(a.status.as_u16(), 422 | 429)), "{:?}", answers.iter().map(|a| a.status).collect::<Vec<_>>());
+    assert!(
+        answers.iter().all(|a| matches!(a.status.as_u16(), 422 | 429)),
+        "{:?}",
+        answers.iter().map(|a| a.status).collect::<Vec<_>>()
+    );
     assert!(refused > 0);
     assert_eq!(verify(app.db()).await.unwrap(), Verification::Intact { events: before + refused });
 }
@@ -184,9 +189,14 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
     app.user("sato", &["staff"], &["sales"]).await; // this process now knows the head
     // Another process (a command-line `user add`, or a second server on PostgreSQL) appends in between.
     let other = Db::connect(&app.database_url).await.unwrap();
-    let other_state = server::startup::state(other, app.state.clock.clone(), app::backend::Settings::new("http://127.0.0.1"), crate::harness::example_config())
-        .await
-        .unwrap();
+    let other_state = server::startup::state(
+        other,
+        app.state.clock.clone(),
+        app::backend::Settings::new("http://127.0.0.1"),
+        crate::harness::example_config(),
+    )
+    .await
+    .unwrap();
     let new = |name: &str| app::api::admin::NewUser {
         username: name.into(),
         display_name: name.into(),
@@ -204,9 +214,13 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
     let body = json!({"process_id": "P-1", "workflow": "order-intake", "department": "sales",
         "steps": [{"name": "register_order", "idempotency_key": "a"}, {"name": "ai_summary", "idempotency_key": "b"}]});
     app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("k"), Some(&body)).await;
-    app::backend::services::users::add(&other_state, app::domain::audit::Actor::system("test"), None, new("sano")).await.unwrap();
+    app::backend::services::users::add(&other_state, app::domain::audit::Actor::system("test"), None, new("sano"))
+        .await
+        .unwrap();
     let event = json!({"seq": 1, "type": "started"});
-    let answer = app.api(reqwest::Method::POST, "/api/v1/operations/P-1/steps/register_order/events", &token, None, Some(&event)).await;
+    let answer = app
+        .api(reqwest::Method::POST, "/api/v1/operations/P-1/steps/register_order/events", &token, None, Some(&event))
+        .await;
     assert_eq!(answer.json()["applied"], true, "{}", answer.body);
     let actions = app.audit_actions().await;
     assert_eq!(actions.iter().filter(|a| *a == "user.created").count(), 5);

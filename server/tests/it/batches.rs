@@ -72,7 +72,8 @@ impl Bulk {
 
     /// Creates the batch and waits for its look-ups to finish.
     async fn previewed(&self, selection: Selection) -> String {
-        let id = batches::create(&self.app.state, &self.staff, selection, "決済サービスの障害で停止した分").await.unwrap();
+        let id =
+            batches::create(&self.app.state, &self.staff, selection, "決済サービスの障害で停止した分").await.unwrap();
         for _ in 0..1200 {
             if self.view(&id).await.status.as_str() != "previewing" {
                 return id;
@@ -101,7 +102,10 @@ impl Bulk {
 
     async fn checked_and_submitted(&self, id: &str) {
         for n in 1..=5 {
-            let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("決済 API の 503".into()) };
+            let cause = rerun_requests::Cause {
+                class: Some("outside_service_outage".into()),
+                text: Some("決済 API の 503".into()),
+            };
             batches::confirm(&self.app.state, &self.staff, id, n, "ログで確認した", cause).await.unwrap();
         }
         batches::submit(&self.app.state, &self.staff, id).await.unwrap();
@@ -120,12 +124,19 @@ impl Bulk {
         self.receiver
             .requests()
             .iter()
-            .map(|(_, body)| serde_json::from_slice::<serde_json::Value>(body).unwrap()["process_id"].as_str().unwrap().to_string())
+            .map(|(_, body)| {
+                serde_json::from_slice::<serde_json::Value>(body).unwrap()["process_id"].as_str().unwrap().to_string()
+            })
             .collect()
     }
 
     fn distinct_webhook_ids(&self) -> usize {
-        self.receiver.requests().iter().map(|(h, _)| h["webhook-id"].to_str().unwrap().to_string()).collect::<BTreeSet<_>>().len()
+        self.receiver
+            .requests()
+            .iter()
+            .map(|(h, _)| h["webhook-id"].to_str().unwrap().to_string())
+            .collect::<BTreeSet<_>>()
+            .len()
     }
 }
 
@@ -153,9 +164,15 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     assert_eq!(preview.totals.calls, vec![("ai-summary".to_string(), 450), ("order-api".to_string(), 450)]);
     let blocked = preview.members.iter().find(|m| m.process_id == *busy[3]).unwrap();
     assert_eq!(blocked.state.as_str(), "blocked");
-    assert_eq!(blocked.reasons, vec![Reason::Blocked { step: "ai_summary".into(), why: BlockedBecause::StillInProgress }]);
+    assert_eq!(
+        blocked.reasons,
+        vec![Reason::Blocked { step: "ai_summary".into(), why: BlockedBecause::StillInProgress }]
+    );
     let eligible = preview.members.iter().find(|m| m.process_id == "OUT-001").unwrap();
-    assert_eq!(eligible.steps, vec![("register_order".into(), "OUT-001-r".into()), ("ai_summary".into(), "OUT-001-s".into())]);
+    assert_eq!(
+        eligible.steps,
+        vec![("register_order".into(), "OUT-001-r".into()), ("ai_summary".into(), "OUT-001-s".into())]
+    );
 
     b.approved(&id, 600).await;
     let approved = b.view(&id).await;
@@ -175,7 +192,14 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     assert_eq!(progress(&done, Progress::Waiting), 0);
     b.follows_the_view(&done).await;
     let actions = b.app.audit_actions().await;
-    for action in ["rerun_batch.created", "rerun_batch.previewed", "rerun_batch.requested", "rerun_batch.submitted", "rerun_batch.approved", "rerun_batch.completed"] {
+    for action in [
+        "rerun_batch.created",
+        "rerun_batch.previewed",
+        "rerun_batch.requested",
+        "rerun_batch.submitted",
+        "rerun_batch.approved",
+        "rerun_batch.completed",
+    ] {
         assert!(actions.iter().any(|a| a == action), "{action} is audited");
     }
     assert_eq!(actions.iter().filter(|a| *a == "rerun.dispatched").count(), 450, "each operation's part is audited");
@@ -207,7 +231,10 @@ async fn pausing_stops_new_sends_and_resuming_continues_at_the_rate_without_dupl
     batches::control(&b.app.state, &b.staff, &id, Control::Resume, "負荷は問題なし").await.unwrap();
     b.dispatch_for(5).await;
     let after_resume = b.sent().len() - before_pause;
-    assert!((5..=7).contains(&after_resume), "the rest is spread from the resume, not sent at once: {after_resume} in 5 s");
+    assert!(
+        (5..=7).contains(&after_resume),
+        "the rest is spread from the resume, not sent at once: {after_resume} in 5 s"
+    );
     b.dispatch_for(40).await;
     assert_eq!(b.sent().len(), 40);
     assert_eq!(b.distinct_webhook_ids(), 40, "no operation was sent twice");
@@ -238,9 +265,14 @@ async fn a_change_in_one_operations_evidence_removes_only_that_one() {
     assert_eq!(view.status.as_str(), "completed");
     for process_id in ["CHG-003", "CHG-007"] {
         let member = view.members.iter().find(|m| m.process_id == process_id).unwrap();
-        assert_eq!((member.state.as_str(), member.reasons.as_slice()), ("dropped", [Reason::EvidenceChanged].as_slice()), "{process_id}");
+        assert_eq!(
+            (member.state.as_str(), member.reasons.as_slice()),
+            ("dropped", [Reason::EvidenceChanged].as_slice()),
+            "{process_id}"
+        );
     }
-    let status = b.app.api(Method::GET, "/api/v1/operations/CHG-003", &b.token, None, None).await.json()["status"].clone();
+    let status =
+        b.app.api(Method::GET, "/api/v1/operations/CHG-003", &b.token, None, None).await.json()["status"].clone();
     assert_eq!(status, "stalled", "a dropped operation is stalled again, for staff to look at");
 }
 
@@ -254,11 +286,19 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
         app::api::AppError::Validation(errors) => errors[0].field.clone(),
         other => panic!("expected a validation error, got {other:?}"),
     };
-    let ticks = |ids: &[&str]| Selection { process_ids: ids.iter().map(|s| s.to_string()).collect(), ..Selection::default() };
+    let ticks =
+        |ids: &[&str]| Selection { process_ids: ids.iter().map(|s| s.to_string()).collect(), ..Selection::default() };
     let unknown = create(ticks(&["SEL-000", "NOPE-1"])).await.unwrap_err();
-    assert_eq!(app::ui::error_in(app::i18n::Locale::ja, &unknown), "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: NOPE-1");
+    assert_eq!(
+        app::ui::error_in(app::i18n::Locale::ja, &unknown),
+        "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: NOPE-1"
+    );
     assert_eq!(field(unknown), "process_ids", "an unknown ID is named");
-    assert_eq!(field(create(ticks(&["BIL-000"])).await.unwrap_err()), "process_ids", "another department's ID is unknown");
+    assert_eq!(
+        field(create(ticks(&["BIL-000"])).await.unwrap_err()),
+        "process_ids",
+        "another department's ID is unknown"
+    );
     let nothing = Selection { event: Some("lost_response".into()), ..by_filter() };
     assert_eq!(field(create(nothing).await.unwrap_err()), "selection");
     assert_eq!(field(batches::create(&b.app.state, &b.staff, by_filter(), " ").await.unwrap_err()), "reason");
@@ -276,13 +316,17 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
     let rerun_id = b.view(&id).await.members[0].rerun_id.clone().unwrap();
     let approve = app::domain::approval::Decision::Approve;
     let alone = app::backend::services::approvals::decide(&b.app.state, &b.owner, &rerun_id, approve, "").await;
-    assert!(matches!(alone, Err(app::api::AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::PartOfBatch), "{alone:?}");
+    assert!(
+        matches!(alone, Err(app::api::AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::PartOfBatch),
+        "{alone:?}"
+    );
     assert!(matches!(batches::decide(&b.app.state, &b.staff, &id, true, "").await, Err(app::api::AppError::Forbidden)));
 
     // Cancelled before approval: every operation is stalled again and nothing is sent.
     batches::control(&b.app.state, &b.staff, &id, Control::Cancel, "別の手順で対応する").await.unwrap();
     assert_eq!(b.view(&id).await.status.as_str(), "cancelled");
-    let status = b.app.api(Method::GET, "/api/v1/operations/SEL-002", &b.token, None, None).await.json()["status"].clone();
+    let status =
+        b.app.api(Method::GET, "/api/v1/operations/SEL-002", &b.token, None, None).await.json()["status"].clone();
     assert_eq!(status, "stalled");
     b.dispatch_for(5).await;
     assert!(b.receiver.requests().is_empty());

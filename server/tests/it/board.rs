@@ -9,7 +9,8 @@ async fn stalled(app: &TestApp, token: &str, workflow: &str, process_id: &str, c
         "order-intake" => ("sales", vec!["register_order", "ai_summary"]),
         _ => ("billing", vec!["draft_invoice", "send_mail", "issue_invoice"]),
     };
-    let steps: Vec<Value> = steps.iter().map(|s| json!({"name": s, "idempotency_key": format!("{process_id}-{s}")})).collect();
+    let steps: Vec<Value> =
+        steps.iter().map(|s| json!({"name": s, "idempotency_key": format!("{process_id}-{s}")})).collect();
     let body = json!({"process_id": process_id, "workflow": workflow, "department": department, "steps": steps});
     let answer = app.api(Method::POST, "/api/v1/operations", token, Some(process_id), Some(&body)).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
@@ -71,7 +72,8 @@ async fn another_departments_operation_answers_404_on_the_detail_page() {
     assert_eq!(own.status, StatusCode::OK);
     let detail = own.json();
     assert_eq!(detail["operation"]["steps"][0]["state"], "failed");
-    let actions: Vec<&str> = detail["timeline"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> =
+        detail["timeline"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert!(actions.contains(&"operation.registered") && actions.contains(&"operation.stalled"), "{actions:?}");
 }
 
@@ -115,13 +117,24 @@ async fn the_board_needs_a_signed_in_user() {
 }
 
 /// The counts per event as the board reads them (kept by the triggers) and as the operations are.
-async fn kept_and_counted(app: &TestApp, departments: Option<&[String]>) -> (Vec<(Option<String>, i64)>, Vec<(Option<String>, i64)>) {
+async fn kept_and_counted(
+    app: &TestApp,
+    departments: Option<&[String]>,
+) -> (Vec<(Option<String>, i64)>, Vec<(Option<String>, i64)>) {
     use app::backend::db::operations::{BoardQuery, stalled_counts};
     // A board "as it was" a year from now counts the operations themselves.
-    let query = |created_before| BoardQuery { departments, workflow: None, event: None, created_before, after_id: 0, limit: 50 };
+    let query = |created_before| BoardQuery {
+        departments,
+        workflow: None,
+        event: None,
+        created_before,
+        after_id: 0,
+        limit: 50,
+    };
     let mut tx = app.db().begin_read().await.unwrap();
     let mut kept = stalled_counts(&mut tx, &query(None)).await.unwrap();
-    let mut counted = stalled_counts(&mut tx, &query(Some(chrono::Utc::now() + chrono::Duration::days(365)))).await.unwrap();
+    let mut counted =
+        stalled_counts(&mut tx, &query(Some(chrono::Utc::now() + chrono::Duration::days(365)))).await.unwrap();
     kept.sort();
     counted.sort();
     (kept, counted)

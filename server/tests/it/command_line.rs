@@ -44,8 +44,19 @@ async fn user_add_reads_the_password_from_stdin_and_the_user_can_sign_in() {
     let app = TestApp::spawn().await;
     let added = server(
         &app.database_url,
-        &["user", "add", "--username", "mori", "--display-name", "森 さくら", "--role", "manager",
-          "--department", "sales", "--password-stdin"],
+        &[
+            "user",
+            "add",
+            "--username",
+            "mori",
+            "--display-name",
+            "森 さくら",
+            "--role",
+            "manager",
+            "--department",
+            "sales",
+            "--password-stdin",
+        ],
         "sakura-no-kisetsu\n",
     );
     assert_eq!(added.status.code(), Some(0), "{}", text(&added));
@@ -55,7 +66,11 @@ async fn user_add_reads_the_password_from_stdin_and_the_user_can_sign_in() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_add_refuses_a_weak_password_with_a_clear_message() {
     let url = fresh_database_url().await;
-    let refused = server(&url, &["user", "add", "--username", "x", "--display-name", "X", "--role", "auditor", "--password-stdin"], "12345678\n");
+    let refused = server(
+        &url,
+        &["user", "add", "--username", "x", "--display-name", "X", "--role", "auditor", "--password-stdin"],
+        "12345678\n",
+    );
     assert_eq!(refused.status.code(), Some(2));
     assert!(text(&refused).contains("too common"), "{}", text(&refused));
 }
@@ -85,11 +100,13 @@ async fn migrate_on_a_fresh_database_succeeds_twice() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_create_prints_a_token_once_that_the_api_accepts() {
     let app = TestApp::spawn().await;
-    let created = server(&app.database_url, &["token", "create", "--name", "order-intake", "--department", "sales"], "");
+    let created =
+        server(&app.database_url, &["token", "create", "--name", "order-intake", "--department", "sales"], "");
     assert_eq!(created.status.code(), Some(0), "{}", text(&created));
     let token = String::from_utf8_lossy(&created.stdout).trim().to_string();
     assert!(token.starts_with("rg_") && token.len() >= 40, "{token}");
-    let answer = app.http.get(format!("{}/api/v1/operations/nothing-here", app.url)).bearer_auth(&token).send().await.unwrap();
+    let answer =
+        app.http.get(format!("{}/api/v1/operations/nothing-here", app.url)).bearer_auth(&token).send().await.unwrap();
     assert_eq!(answer.status(), reqwest::StatusCode::NOT_FOUND);
 }
 
@@ -162,7 +179,8 @@ async fn a_backup_taken_while_the_app_runs_restores_with_its_data_and_an_intact_
     let body = serde_json::json!({"process_id": "ORD-BK", "workflow": "order-intake", "department": "sales",
         "steps": [{"name": "register_order", "idempotency_key": "bk-r"}, {"name": "ai_summary", "idempotency_key": "bk-s"}]});
     app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("bk"), Some(&body)).await;
-    let file = std::env::temp_dir().join("rerun-gate-tests").join(format!("backup-{}.db", uuid::Uuid::new_v4().simple()));
+    let file =
+        std::env::temp_dir().join("rerun-gate-tests").join(format!("backup-{}.db", uuid::Uuid::new_v4().simple()));
     let target = file.display().to_string();
 
     let taken = server(&app.database_url, &["backup", "--to", &target], "");
@@ -184,7 +202,8 @@ async fn a_backup_taken_while_the_app_runs_restores_with_its_data_and_an_intact_
     assert_eq!(verified.status.code(), Some(0), "{}", text(&verified));
     assert!(text(&verified).contains(&format!("intact: {events_then} events")), "{}", text(&verified));
     let db = app::backend::Db::connect(&restored).await.unwrap();
-    let operation = app::backend::db::operations::by_process_id(&mut db.begin_read().await.unwrap(), "ORD-BK").await.unwrap();
+    let operation =
+        app::backend::db::operations::by_process_id(&mut db.begin_read().await.unwrap(), "ORD-BK").await.unwrap();
     assert_eq!(operation.map(|o| o.department), Some("sales".to_string()));
     db.close().await;
     for suffix in ["", "-wal", "-shm"] {

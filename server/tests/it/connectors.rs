@@ -54,11 +54,16 @@ impl FakeProvider {
 /// An AI responses API with background mode: `GET /v1/responses/{id}`.
 async fn ai_response(Path(id): Path<String>, headers: HeaderMap) -> Response {
     if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(&format!("Bearer {AI_KEY}")) {
-        return (StatusCode::UNAUTHORIZED, Json(json!({"error": {"message": "Incorrect API key provided"}}))).into_response();
+        return (StatusCode::UNAUTHORIZED, Json(json!({"error": {"message": "Incorrect API key provided"}})))
+            .into_response();
     }
     let status = id.strip_prefix("resp_").unwrap_or("");
     if !["queued", "in_progress", "completed", "failed", "cancelled", "incomplete"].contains(&status) {
-        return (StatusCode::NOT_FOUND, Json(json!({"error": {"message": "No response found", "type": "invalid_request_error"}}))).into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": {"message": "No response found", "type": "invalid_request_error"}})),
+        )
+            .into_response();
     }
     Json(json!({"id": id, "object": "response", "created_at": 1764493200, "status": status, "background": true,
         "usage": {"input_tokens": 812, "output_tokens": 143, "total_tokens": 955}}))
@@ -86,7 +91,8 @@ async fn invoice_search(Query(query): Query<HashMap<String, String>>) -> Json<Va
 /// A mail provider's message log: `GET /messages/outbound?metadata_idempotency_key=K`, token in a header.
 async fn mail_log(Query(query): Query<HashMap<String, String>>, headers: HeaderMap) -> Response {
     if headers.get("x-server-token").and_then(|v| v.to_str().ok()) != Some(MAIL_TOKEN) {
-        return (StatusCode::UNAUTHORIZED, Json(json!({"ErrorCode": 10, "Message": "Bad or missing server token"}))).into_response();
+        return (StatusCode::UNAUTHORIZED, Json(json!({"ErrorCode": 10, "Message": "Bad or missing server token"})))
+            .into_response();
     }
     let messages = match query.get("metadata_idempotency_key").map(String::as_str) {
         Some("mail-sent") => vec![json!({"MessageID": "0ac29aee-e1cd-480d-b08d-4f48548ff48d", "Status": "Sent",
@@ -229,7 +235,14 @@ impl Rig {
         self.check_at(connector, key, result_id, amount, Duration::minutes(10)).await
     }
 
-    async fn check_at(&self, connector: &str, key: &str, result_id: Option<&str>, amount: i64, since: Duration) -> (Verdict, Evidence) {
+    async fn check_at(
+        &self,
+        connector: &str,
+        key: &str,
+        result_id: Option<&str>,
+        amount: i64,
+        since: Duration,
+    ) -> (Verdict, Evidence) {
         let c = self.app.state.connectors.get(connector).expect("configured connector");
         let lookup = Lookup {
             process_id: "P-1".into(),
@@ -241,7 +254,10 @@ impl Rig {
         let content: Map<String, Value> = json!({"amount": amount}).as_object().unwrap().clone();
         let now = self.app.clock.now();
         let step = StepContext { content: Some(&content), compare: &c.common.compare, attempted_at: now - since };
-        let rules = AbsenceRules { consistency_delay_seconds: c.common.consistency_delay_seconds, retention_days: c.common.retention_days };
+        let rules = AbsenceRules {
+            consistency_delay_seconds: c.common.consistency_delay_seconds,
+            retention_days: c.common.retention_days,
+        };
         judge(&finding, &step, rules, now)
     }
 }
@@ -300,7 +316,11 @@ async fn the_generic_connector_reads_paths_and_a_404_proves_absence_only_where_c
     assert_eq!((verdict, evidence.external_id.as_deref()), (Verdict::Executed, Some("g_1")));
     assert_eq!(rig.check("generic", "ok", None, 5000).await.0, Verdict::ExecutedMismatch);
     assert_eq!(rig.check("generic", "gone", None, 4000).await.0, Verdict::NotExecuted);
-    assert_eq!(rig.check("generic-hearsay", "gone", None, 4000).await.0, Verdict::Unknown, "a 404 that is not authoritative");
+    assert_eq!(
+        rig.check("generic-hearsay", "gone", None, 4000).await.0,
+        Verdict::Unknown,
+        "a 404 that is not authoritative"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -104,7 +104,8 @@ async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_
 
         let (mut first, _) = serve(&app.database_url, &config, Some(fault));
         let stderr = BufReader::new(first.stderr.take().unwrap());
-        let reached = stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("fault point {fault} reached")));
+        let reached =
+            stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("fault point {fault} reached")));
         assert!(reached, "{fault}: the server never reached its fault point");
         first.kill().unwrap(); // SIGKILL
         first.wait().unwrap();

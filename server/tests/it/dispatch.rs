@@ -32,7 +32,8 @@ pub(crate) struct Receiver {
 
 impl Receiver {
     pub(crate) async fn start(replies: &[Reply]) -> (Receiver, String) {
-        let receiver = Receiver { replies: Arc::new(Mutex::new(replies.iter().cloned().collect())), ..Default::default() };
+        let receiver =
+            Receiver { replies: Arc::new(Mutex::new(replies.iter().cloned().collect())), ..Default::default() };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/rerun", listener.local_addr().unwrap());
         let handler = receiver.clone();
@@ -52,7 +53,9 @@ impl Receiver {
         let reply = self.replies.lock().unwrap().pop_front().unwrap_or(Reply::Status(200));
         match reply {
             Reply::Status(code) => StatusCode::from_u16(code).unwrap().into_response(),
-            Reply::RetryAfter(seconds) => (StatusCode::TOO_MANY_REQUESTS, [("retry-after", seconds.to_string())]).into_response(),
+            Reply::RetryAfter(seconds) => {
+                (StatusCode::TOO_MANY_REQUESTS, [("retry-after", seconds.to_string())]).into_response()
+            }
             Reply::Slow => {
                 tokio::time::sleep(std::time::Duration::from_secs(3)).await;
                 StatusCode::OK.into_response()
@@ -123,13 +126,21 @@ async fn an_approved_rerun_is_posted_once_signed_with_the_rerun_id_and_only_the_
     let (headers, body) = &requests[0];
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     assert_eq!((header("webhook-id"), header("idempotency-key")), (Some(id.as_str()), Some(id.as_str())));
-    let signed = Headers { id: header("webhook-id"), timestamp: header("webhook-timestamp"), signature: header("webhook-signature") };
-    verify(&[Secret::parse(RERUN_SECRET).unwrap()], &signed, body, g.app.clock.now()).expect("a valid Standard Webhooks signature");
+    let signed = Headers {
+        id: header("webhook-id"),
+        timestamp: header("webhook-timestamp"),
+        signature: header("webhook-signature"),
+    };
+    verify(&[Secret::parse(RERUN_SECRET).unwrap()], &signed, body, g.app.clock.now())
+        .expect("a valid Standard Webhooks signature");
     let body: Value = serde_json::from_slice(body).unwrap();
     assert_eq!(body["type"], "rerun.approved");
     assert_eq!(body["rerun_id"], json!(id));
-    assert_eq!(body["steps"], json!([{"name": "register_order", "idempotency_key": "ORD-D1-r"},
-                                     {"name": "ai_summary", "idempotency_key": "ORD-D1-s"}]));
+    assert_eq!(
+        body["steps"],
+        json!([{"name": "register_order", "idempotency_key": "ORD-D1-r"},
+                                     {"name": "ai_summary", "idempotency_key": "ORD-D1-s"}])
+    );
     assert_eq!(body["approved_by"], json!(["suzuki san"]));
     assert_eq!((g.request_status(&id).await, g.status_of("ORD-D1").await), ("dispatched".into(), json!("rerunning")));
     assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 0, "nothing is sent twice");
@@ -151,7 +162,8 @@ async fn a_500_is_tried_again_later_with_the_same_id_and_a_429_waits_its_retry_a
     g.app.clock.advance(Duration::seconds(61));
     dispatch_due(&g.app.state).await.unwrap();
     assert_eq!(g.dispatch(&id).await.0, "sent");
-    let ids: Vec<String> = g.receiver.requests().iter().map(|(h, _)| h["webhook-id"].to_str().unwrap().to_string()).collect();
+    let ids: Vec<String> =
+        g.receiver.requests().iter().map(|(h, _)| h["webhook-id"].to_str().unwrap().to_string()).collect();
     assert_eq!(ids, vec![id.clone(), id.clone(), id.clone()], "the same webhook-id on every attempt");
 }
 
@@ -233,9 +245,13 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     }
     assert_eq!(status, "completed");
     let mut tx = app.db().begin_read().await.unwrap();
-    assert_eq!(app::backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(), "succeeded");
+    assert_eq!(
+        app::backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(),
+        "succeeded"
+    );
     assert_eq!(app::backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
-    let order = app.state.demo.find_by_key(app::backend::demo_systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
+    let order =
+        app.state.demo.find_by_key(app::backend::demo_systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
     assert_eq!(order.replays, 0, "one order, under its original key");
     let heard = app::backend::services::notifications::latest(&app.state, &staff).await.unwrap();
     let kinds: Vec<&str> = heard.iter().map(|n| n.kind.as_str()).collect();
@@ -259,7 +275,8 @@ async fn a_dispatcher_whose_lease_passed_to_another_records_nothing_twice() {
     slow.await.unwrap().expect("the slow dispatcher ends without an error");
 
     let requests = g.receiver.requests();
-    let ids: Vec<_> = requests.iter().map(|(h, _)| h.get("webhook-id").unwrap().to_str().unwrap().to_string()).collect();
+    let ids: Vec<_> =
+        requests.iter().map(|(h, _)| h.get("webhook-id").unwrap().to_str().unwrap().to_string()).collect();
     assert_eq!(ids, [id.clone(), id.clone()], "both sent the same rerun ID (the receiver deduplicates)");
     let actions = g.app.audit_actions().await;
     let count = |action: &str| actions.iter().filter(|a| *a == action).count();

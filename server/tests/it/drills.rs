@@ -31,7 +31,10 @@ async fn a_drill_is_refused_on_a_database_not_marked_as_demo_or_drill() {
     app.user("root", &["admin"], &[]).await;
     let root = caller(&app, "root").await;
     let refused = drills::start(&app.state, &root, &[Fault::AnswerLost], 30, "朝の訓練").await;
-    assert!(matches!(refused, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::NotADrillDatabase), "{refused:?}");
+    assert!(
+        matches!(refused, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::NotADrillDatabase),
+        "{refused:?}"
+    );
     assert!(!app.audit_actions().await.contains(&"drill.started".to_string()));
 }
 
@@ -51,7 +54,10 @@ async fn each_injected_fault_stalls_its_practice_operation_with_the_matching_eve
         let (status, event) = status_and_event(&app, &line.process_id).await;
         assert_eq!((status.as_str(), event.as_deref()), ("stalled", Some(line.expected_event.as_str())));
     }
-    assert!(drills::start(&app.state, &admin, &[Fault::AnswerLost], 30, "二つ目").await.is_err(), "one drill at a time");
+    assert!(
+        drills::start(&app.state, &admin, &[Fault::AnswerLost], 30, "二つ目").await.is_err(),
+        "one drill at a time"
+    );
 
     // For its period the faults act on the demo outside systems; afterwards they do not.
     let refused = app.state.demo.execute(Service::Orders, "ANY-1-r", &json!({}), None).await;
@@ -70,7 +76,9 @@ async fn drill_operations_are_marked_and_never_count_in_the_real_indicators() {
         async move {
             let now = app::backend::Clock::now(state.clock.as_ref());
             let mut tx = state.db.begin_read().await.unwrap();
-            app::backend::db::reviews::counts(&mut tx, now - Duration::days(7), now + Duration::days(1), None).await.unwrap()
+            app::backend::db::reviews::counts(&mut tx, now - Duration::days(7), now + Duration::days(1), None)
+                .await
+                .unwrap()
         }
     };
     let before = review(&app).await;
@@ -108,6 +116,9 @@ async fn the_report_tells_how_long_staff_took_what_they_chose_and_whether_the_ta
 
     let csv = String::from_utf8(drills::report_csv(&app.state, &admin, &id).await.unwrap()).unwrap();
     assert!(csv.starts_with("fault,process_id,expected_event,event,stalled_at,decision,decided_by,decided_at,seconds_to_decide,matches_table\r\n"));
-    assert!(csv.contains(&format!("slow_ai_job,{slow},ai_in_progress,ai_in_progress,")) && csv.contains(",hold,"), "{csv}");
+    assert!(
+        csv.contains(&format!("slow_ai_job,{slow},ai_in_progress,ai_in_progress,")) && csv.contains(",hold,"),
+        "{csv}"
+    );
     assert!(app.audit_actions().await.contains(&"drill.report_exported".to_string()));
 }

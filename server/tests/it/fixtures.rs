@@ -34,7 +34,8 @@ pub async fn pending_request(app: &TestApp, token: &str, staff: &Caller, process
 
 /// A request for a stalled operation, its five checks confirmed and sent for approval.
 pub async fn submitted(app: &TestApp, staff: &Caller, process_id: &str) -> String {
-    let StartAnswer::Created { id } = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap() else {
+    let StartAnswer::Created { id } = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap()
+    else {
         panic!("the plan should be ready")
     };
     for n in 1..=5 {
@@ -44,7 +45,6 @@ pub async fn submitted(app: &TestApp, staff: &Caller, process_id: &str) -> Strin
     rerun_requests::submit(&app.state, staff, &id).await.unwrap();
     id
 }
-
 
 /// The same, approved by `owner`: its dispatch is in the outbox.
 pub async fn approved_request(app: &TestApp, token: &str, staff: &Caller, owner: &Caller, process_id: &str) -> String {

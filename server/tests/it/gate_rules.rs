@@ -7,8 +7,10 @@ use crate::harness::TestApp;
 use app::api::AppError;
 use app::api::batches::Selection;
 use app::backend::services::approvals::decide;
+use app::backend::services::{
+    Caller, batches, dispatcher::dispatch_due, holds, incidents, reconciliation, rerun_requests, stop_switch,
+};
 use app::domain::approval::Decision;
-use app::backend::services::{Caller, batches, dispatcher::dispatch_due, holds, incidents, reconciliation, rerun_requests, stop_switch};
 use app::domain::reconciliation::Verdict;
 use app::domain::stop_switch::Scope;
 use chrono::Duration;
@@ -35,7 +37,9 @@ struct Gate {
 
 async fn gate(approvals: u32) -> Gate {
     let (receiver, url) = Receiver::start(&[]).await;
-    let app = TestApp::spawn_configured(|s| s.dispatch_timeout = std::time::Duration::from_secs(2), config(&url, approvals)).await;
+    let app =
+        TestApp::spawn_configured(|s| s.dispatch_timeout = std::time::Duration::from_secs(2), config(&url, approvals))
+            .await;
     let token = app.token("intake", &["sales", "billing"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     app.user("suzuki", &["manager"], &["sales"]).await;
@@ -55,10 +59,14 @@ impl Gate {
         for process_id in process_ids {
             stalled(&self.app, &self.token, process_id).await;
         }
-        let selection = Selection { process_ids: process_ids.iter().map(|p| p.to_string()).collect(), ..Selection::default() };
-        let id = batches::create(&self.app.state, &self.who("sato").await, selection, "障害で止まった分").await.unwrap();
+        let selection =
+            Selection { process_ids: process_ids.iter().map(|p| p.to_string()).collect(), ..Selection::default() };
+        let id =
+            batches::create(&self.app.state, &self.who("sato").await, selection, "障害で止まった分").await.unwrap();
         for _ in 0..600 {
-            if batches::view(&self.app.state, &self.who("sato").await, &id).await.unwrap().status.as_str() != "previewing" {
+            if batches::view(&self.app.state, &self.who("sato").await, &id).await.unwrap().status.as_str()
+                != "previewing"
+            {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -66,7 +74,8 @@ impl Gate {
         let requester = self.who(requester).await;
         batches::request(&self.app.state, &requester, &id, None).await.unwrap();
         for n in 1..=5 {
-            let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+            let cause =
+                rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
             batches::confirm(&self.app.state, &requester, &id, n, "確認した", cause).await.unwrap();
         }
         batches::submit(&self.app.state, &requester, &id).await.unwrap();
@@ -156,9 +165,23 @@ async fn stalled_invoice(app: &TestApp, token: &str, process_id: &str) {
                   {"name": "issue_invoice", "idempotency_key": format!("{process_id}-i")}]});
     app.api(Method::POST, "/api/v1/operations", token, Some(process_id), Some(&body)).await;
     let done = json!({"seq": 1, "type": "succeeded", "result_id": "draft-1"});
-    app.api(Method::POST, &format!("/api/v1/operations/{process_id}/steps/draft_invoice/events"), token, None, Some(&done)).await;
+    app.api(
+        Method::POST,
+        &format!("/api/v1/operations/{process_id}/steps/draft_invoice/events"),
+        token,
+        None,
+        Some(&done),
+    )
+    .await;
     let failed = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}});
-    app.api(Method::POST, &format!("/api/v1/operations/{process_id}/steps/send_mail/events"), token, None, Some(&failed)).await;
+    app.api(
+        Method::POST,
+        &format!("/api/v1/operations/{process_id}/steps/send_mail/events"),
+        token,
+        None,
+        Some(&failed),
+    )
+    .await;
     app.clock.advance(Duration::minutes(5));
     app::backend::services::sweeper::sweep(&app.state).await.unwrap();
 }
@@ -181,7 +204,8 @@ async fn an_auditor_who_is_staff_or_manager_of_sales_changes_nothing_of_billing(
     assert!(refused(&holds::place(s, &mix, "INV-S", "止める").await), "hold");
     assert!(refused(&reconciliation::on_demand(s, &mix, "INV-S").await), "reconcile");
     assert!(refused(&rerun_requests::start(s, &mix, "INV-S", "再実行する").await), "rerun request");
-    let manual = holds::manual_verdict(s, &boss, "INV-S", "send_mail", Verdict::NotExecuted, "サポートが未送信と回答").await;
+    let manual =
+        holds::manual_verdict(s, &boss, "INV-S", "send_mail", Verdict::NotExecuted, "サポートが未送信と回答").await;
     assert!(refused(&manual), "manual verdict: {manual:?}");
     let form = incidents::TextsForm {
         title: "請求メールの停止".into(),
@@ -199,7 +223,12 @@ async fn an_auditor_who_is_staff_or_manager_of_sales_changes_nothing_of_billing(
     for endpoint in ["board/release", "board/hold", "board/reconcile"] {
         let process_id = if endpoint == "board/release" { "INV-H" } else { "INV-S" };
         let answer = app.call(endpoint, &[("process_id", process_id), ("reason", "試す")], Some(&cookie)).await;
-        assert!(matches!(answer.status, StatusCode::FORBIDDEN | StatusCode::NOT_FOUND), "{endpoint}: {} {}", answer.status, answer.body);
+        assert!(
+            matches!(answer.status, StatusCode::FORBIDDEN | StatusCode::NOT_FOUND),
+            "{endpoint}: {} {}",
+            answer.status,
+            answer.body
+        );
     }
     let actions = app.audit_actions().await;
     let changed: Vec<&String> = actions[before..].iter().filter(|a| !a.starts_with("sign_in.")).collect();
@@ -217,7 +246,9 @@ async fn approved_while_paused(g: &Gate, process_id: &str) -> String {
 }
 
 async fn resumed(g: &Gate) {
-    stop_switch::resume(&g.app.state, &g.who("suzuki").await, Scope::Workflow, "order-intake", "点検が終わった").await.unwrap();
+    stop_switch::resume(&g.app.state, &g.who("suzuki").await, Scope::Workflow, "order-intake", "点検が終わった")
+        .await
+        .unwrap();
     g.dispatch_a_minute().await;
 }
 
@@ -235,7 +266,8 @@ async fn a_step_whose_completion_flag_was_set_while_the_rerun_waited_is_not_sent
     let id = approved_while_paused(&g, "ORD-F1").await;
     // The integration reports the summary done before the AI service's own log shows it.
     let done = json!({"seq": 1, "type": "succeeded", "result_id": "resp_f1"});
-    let answer = g.app.api(Method::POST, "/api/v1/operations/ORD-F1/steps/ai_summary/events", &g.token, None, Some(&done)).await;
+    let answer =
+        g.app.api(Method::POST, "/api/v1/operations/ORD-F1/steps/ai_summary/events", &g.token, None, Some(&done)).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     resumed(&g).await;
     voided_with(&g, &id, "ai_summary").await;
@@ -246,7 +278,9 @@ async fn a_step_whose_verdict_was_changed_by_hand_while_the_rerun_waited_is_not_
     let g = gate(1).await;
     let id = approved_while_paused(&g, "ORD-F2").await;
     let owner = g.who("takahashi").await;
-    holds::manual_verdict(&g.app.state, &owner, "ORD-F2", "ai_summary", Verdict::Unknown, "AI 事業者が調査中").await.unwrap();
+    holds::manual_verdict(&g.app.state, &owner, "ORD-F2", "ai_summary", Verdict::Unknown, "AI 事業者が調査中")
+        .await
+        .unwrap();
     resumed(&g).await;
     voided_with(&g, &id, "ai_summary").await;
 }
@@ -255,11 +289,15 @@ async fn a_step_whose_verdict_was_changed_by_hand_while_the_rerun_waited_is_not_
 async fn a_rerun_whose_workflow_definition_changed_while_it_waited_is_not_sent() {
     let g = gate(1).await;
     let id = approved_while_paused(&g, "ORD-F3").await;
-    stop_switch::resume(&g.app.state, &g.who("suzuki").await, Scope::Workflow, "order-intake", "点検が終わった").await.unwrap();
+    stop_switch::resume(&g.app.state, &g.who("suzuki").await, Scope::Workflow, "order-intake", "点検が終わった")
+        .await
+        .unwrap();
     // The instance restarts with a changed definition of the workflow (another step order, URL or owners).
     let mut changed = (*g.app.state.config).clone();
     changed.workflows.iter_mut().for_each(|w| w.version = format!("{}-changed", w.version));
-    let restarted = app::backend::AppState::new(g.app.db().clone(), g.app.clock.clone(), (*g.app.state.settings).clone(), changed).unwrap();
+    let restarted =
+        app::backend::AppState::new(g.app.db().clone(), g.app.clock.clone(), (*g.app.state.settings).clone(), changed)
+            .unwrap();
     g.app.clock.advance(Duration::seconds(10));
     while dispatch_due(&restarted).await.unwrap() > 0 {}
     voided_with(&g, &id, "workflow_version").await;
@@ -302,7 +340,10 @@ async fn a_step_cannot_take_another_steps_idempotency_key_at_the_same_outside_sy
     let billing = app.token("billing-intake", &["billing"]).await;
     let order = json!({"process_id": "ORD-K", "workflow": "order-intake", "department": "sales",
         "steps": [{"name": "register_order", "idempotency_key": "ORD-K-r"}, {"name": "ai_summary", "idempotency_key": "ORD-K-s"}]});
-    assert_eq!(app.api(Method::POST, "/api/v1/operations", &sales, Some("ORD-K"), Some(&order)).await.status, StatusCode::CREATED);
+    assert_eq!(
+        app.api(Method::POST, "/api/v1/operations", &sales, Some("ORD-K"), Some(&order)).await.status,
+        StatusCode::CREATED
+    );
     // Billing's token registers a step under sales' key at the same AI service, to catch its webhooks.
     let capture = json!({"process_id": "BIL-K", "workflow": "billing-summary", "department": "billing",
         "steps": [{"name": "ai_summary", "idempotency_key": "ORD-K-s"}]});

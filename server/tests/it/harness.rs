@@ -140,7 +140,10 @@ impl TestApp {
         Self::spawn_with(|s| s.demo_systems = true).await
     }
 
-    pub async fn spawn_configured(configure: impl FnOnce(&mut Settings), config: app::backend::config::Config) -> TestApp {
+    pub async fn spawn_configured(
+        configure: impl FnOnce(&mut Settings),
+        config: app::backend::config::Config,
+    ) -> TestApp {
         Self::spawn_knowing_url(configure, |_| config).await
     }
 
@@ -213,7 +216,14 @@ impl TestApp {
     }
 
     /// A JSON API call with a bearer token and optional Idempotency-Key.
-    pub async fn api(&self, method: reqwest::Method, path: &str, token: &str, key: Option<&str>, body: Option<&Value>) -> Answer {
+    pub async fn api(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+    ) -> Answer {
         let mut request = self.http.request(method, format!("{}{path}", self.url)).bearer_auth(token);
         if let Some(key) = key {
             request = request.header("idempotency-key", key);
@@ -230,8 +240,7 @@ impl TestApp {
         if let Some(cookie) = cookie {
             request = request.header("cookie", cookie);
         }
-        Answer::from(request.send().await.expect("request"))
-            .await
+        Answer::from(request.send().await.expect("request")).await
     }
 
     /// Calls a server function with a JSON body (for arguments that are lists or structs).
@@ -293,14 +302,24 @@ impl Answer {
 
 /// Signs in at a server started with `server_process` and returns its session cookie (`name=value`).
 pub async fn sign_in_at(http: &reqwest::Client, url: &str, username: &str, password: &str) -> String {
-    let signed_in = http.post(format!("{url}/api/sign_in")).form(&[("username", username), ("password", password)]).send().await.unwrap();
+    let signed_in = http
+        .post(format!("{url}/api/sign_in"))
+        .form(&[("username", username), ("password", password)])
+        .send()
+        .await
+        .unwrap();
     assert_eq!(signed_in.status(), StatusCode::OK, "sign-in of {username} at {url}");
     Answer::from(signed_in).await.session_cookie().expect("a session cookie after sign-in")
 }
 
 /// The server binary as a process of its own on a free port, serving `database_url` with `config`, once it
 /// answers `/readyz`; its standard output and errors go to `log`, or nowhere.
-pub async fn server_process(database_url: &str, config: &std::path::Path, env: &[(&str, &str)], log: Option<&std::path::Path>) -> (std::process::Child, String) {
+pub async fn server_process(
+    database_url: &str,
+    config: &std::path::Path,
+    env: &[(&str, &str)],
+    log: Option<&std::path::Path>,
+) -> (std::process::Child, String) {
     use std::process::Stdio;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}");

@@ -31,7 +31,8 @@ async fn staff_hold_a_stalled_operation_with_a_reason_and_release_it_with_anothe
 
     let no_reason = app.call("board/hold", &[("process_id", "ORD-H"), ("reason", "  ")], Some(&sato)).await;
     assert_eq!(no_reason.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", no_reason.body);
-    let held = app.call("board/hold", &[("process_id", "ORD-H"), ("reason", "配信事業者に問い合わせ中")], Some(&sato)).await;
+    let held =
+        app.call("board/hold", &[("process_id", "ORD-H"), ("reason", "配信事業者に問い合わせ中")], Some(&sato)).await;
     assert_eq!(held.status, StatusCode::OK, "{}", held.body);
     assert_eq!(status(&app, &token, "ORD-H").await, "on_hold");
     let again = app.call("board/hold", &[("process_id", "ORD-H"), ("reason", "twice")], Some(&sato)).await;
@@ -40,7 +41,8 @@ async fn staff_hold_a_stalled_operation_with_a_reason_and_release_it_with_anothe
     let board = app.call_json("board/stalled", json!({"filter": {}}), Some(&sato)).await.json();
     assert_eq!(board["rows"][0]["status"], "on_hold", "held operations stay on the board");
 
-    let released = app.call("board/release", &[("process_id", "ORD-H"), ("reason", "未送信と回答あり")], Some(&sato)).await;
+    let released =
+        app.call("board/release", &[("process_id", "ORD-H"), ("reason", "未送信と回答あり")], Some(&sato)).await;
     assert_eq!(released.status, StatusCode::OK, "{}", released.body);
     assert_eq!(status(&app, &token, "ORD-H").await, "stalled");
     let not_held = app.call("board/release", &[("process_id", "ORD-H"), ("reason", "again")], Some(&sato)).await;
@@ -84,11 +86,26 @@ async fn a_manager_records_a_verdict_found_out_by_hand_and_staff_cannot() {
         [("process_id", "ORD-M"), ("step", "register_order"), ("verdict", verdict), ("evidence", evidence)]
     };
     let staff = app.sign_in("sato", PASSWORD).await;
-    assert_eq!(app.call("board/manual_verdict", &form("not_executed", "x"), Some(&staff)).await.status, StatusCode::FORBIDDEN);
-    assert_eq!(app.call("board/manual_verdict", &form("in_progress", "x"), Some(&manager)).await.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!(app.call("board/manual_verdict", &form("not_executed", ""), Some(&manager)).await.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        app.call("board/manual_verdict", &form("not_executed", "x"), Some(&staff)).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        app.call("board/manual_verdict", &form("in_progress", "x"), Some(&manager)).await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+    assert_eq!(
+        app.call("board/manual_verdict", &form("not_executed", ""), Some(&manager)).await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
 
-    let recorded = app.call("board/manual_verdict", &form("not_executed", "サポート窓口が未登録を確認 (問合せ #4471)"), Some(&manager)).await;
+    let recorded = app
+        .call(
+            "board/manual_verdict",
+            &form("not_executed", "サポート窓口が未登録を確認 (問合せ #4471)"),
+            Some(&manager),
+        )
+        .await;
     assert_eq!(recorded.status, StatusCode::OK, "{}", recorded.body);
     let operation = app.api(Method::GET, "/api/v1/operations/ORD-M", &token, None, None).await.json();
     let step = &operation["steps"][0];

@@ -7,14 +7,33 @@ async fn a_cross_site_post_to_a_server_function_is_refused_and_a_same_origin_one
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
     let form = [("username", "sato"), ("password", PASSWORD)];
-    let cross_site = app.http.post(format!("{}/api/sign_in", app.url)).form(&form)
-        .header("sec-fetch-site", "cross-site").send().await.unwrap();
+    let cross_site = app
+        .http
+        .post(format!("{}/api/sign_in", app.url))
+        .form(&form)
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(cross_site.status(), StatusCode::FORBIDDEN);
-    let foreign_origin = app.http.post(format!("{}/api/sign_in", app.url)).form(&form)
-        .header("origin", "https://evil.example").send().await.unwrap();
+    let foreign_origin = app
+        .http
+        .post(format!("{}/api/sign_in", app.url))
+        .form(&form)
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(foreign_origin.status(), StatusCode::FORBIDDEN);
-    let same_origin = app.http.post(format!("{}/api/sign_in", app.url)).form(&form)
-        .header("sec-fetch-site", "same-origin").header("origin", app.url.as_str()).send().await.unwrap();
+    let same_origin = app
+        .http
+        .post(format!("{}/api/sign_in", app.url))
+        .form(&form)
+        .header("sec-fetch-site", "same-origin")
+        .header("origin", app.url.as_str())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(same_origin.status(), StatusCode::OK);
     assert!(!app.audit_actions().await.iter().any(|a| a == "sign_in.failed"), "refused requests never reach sign-in");
 }
@@ -32,7 +51,9 @@ async fn the_sign_in_page_is_rendered_with_a_nonced_hydration_script_and_a_stric
     let first = app.http.get(format!("{}/sign-in", app.url)).send().await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
     let csp = first.headers()["content-security-policy"].to_str().unwrap().to_string();
-    for part in ["'strict-dynamic'", "'wasm-unsafe-eval'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"] {
+    for part in
+        ["'strict-dynamic'", "'wasm-unsafe-eval'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"]
+    {
         assert!(csp.contains(part), "{part} missing in {csp}");
     }
     assert!(!csp.contains("unsafe-inline"));
@@ -53,7 +74,11 @@ async fn the_sign_in_page_is_rendered_with_a_nonced_hydration_script_and_a_stric
 async fn a_signed_out_visitor_of_any_page_is_sent_to_the_sign_in_form_and_sees_nothing_of_the_page() {
     let app = TestApp::spawn().await;
     app.user("kanrisha", &["admin"], &[]).await;
-    for (path, next) in [("/", "%2F"), ("/admin/users", "%2Fadmin%2Fusers"), ("/audit?process_id=ORD-1", "%2Faudit%3Fprocess_id%3DORD-1")] {
+    for (path, next) in [
+        ("/", "%2F"),
+        ("/admin/users", "%2Fadmin%2Fusers"),
+        ("/audit?process_id=ORD-1", "%2Faudit%3Fprocess_id%3DORD-1"),
+    ] {
         let answer = app.http.get(format!("{}{path}", app.url)).header("accept", "text/html").send().await.unwrap();
         assert_eq!(answer.status(), StatusCode::SEE_OTHER, "{path}");
         assert_eq!(answer.headers()["location"], format!("/sign-in?next={next}").as_str());
@@ -71,7 +96,8 @@ async fn a_signed_out_visitor_of_any_page_is_sent_to_the_sign_in_form_and_sees_n
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_wildcard_cors_and_hsts_only_behind_https() {
     let app = TestApp::spawn().await;
-    let answer = app.http.get(format!("{}/healthz", app.url)).header("origin", "https://evil.example").send().await.unwrap();
+    let answer =
+        app.http.get(format!("{}/healthz", app.url)).header("origin", "https://evil.example").send().await.unwrap();
     assert!(answer.headers().get("access-control-allow-origin").is_none());
     assert!(answer.headers().get("strict-transport-security").is_none());
     let https = TestApp::spawn_with(|s| s.public_url = "https://rg.example.co.jp".into()).await;
@@ -124,12 +150,13 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     }
     let config = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"));
     let log = std::env::temp_dir().join(format!("rerun-gate-leavers-{}.log", uuid::Uuid::new_v4().simple()));
-    let (mut server, url) = crate::harness::server_process(&app.database_url, config, &[("RUST_LOG", "error")], Some(&log)).await;
+    let (mut server, url) =
+        crate::harness::server_process(&app.database_url, config, &[("RUST_LOG", "error")], Some(&log)).await;
     let mut cookies = Vec::new();
     for role in ["staff", "manager", "auditor", "admin"] {
         cookies.push(crate::harness::sign_in_at(&app.http, &url, role, PASSWORD).await);
     }
-    let pages = app::domain::access::POLICY.iter().filter(|e| e.kind == app::domain::access::Kind::Page);
+    let pages = app::api::policy::POLICY.iter().filter(|e| e.kind == app::domain::access::Kind::Page);
     let paths: Vec<String> = pages.map(|e| crate::policy::concrete(e.path)).collect();
     // Leptos once deadlocked a runtime worker this way (vendor/reactive_graph/PATCHED.md); two of them, and the
     // server answered nobody.
@@ -143,7 +170,8 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     }
     let mut answered = Vec::new();
     for cookie in &cookies {
-        let page = app.http.get(format!("{url}/account")).header("cookie", cookie).timeout(std::time::Duration::from_secs(10));
+        let page =
+            app.http.get(format!("{url}/account")).header("cookie", cookie).timeout(std::time::Duration::from_secs(10));
         answered.push(match page.send().await {
             Ok(page) => page.status() == StatusCode::OK && page.text().await.unwrap_or_default().contains("</html>"),
             Err(_) => false,
@@ -166,7 +194,8 @@ async fn a_clients_request_id_is_kept_only_when_it_is_short_and_plain() {
     let echoed = |sent: String| {
         let app = &app;
         async move {
-            let answer = app.http.get(format!("{}/healthz", app.url)).header("x-request-id", sent).send().await.unwrap();
+            let answer =
+                app.http.get(format!("{}/healthz", app.url)).header("x-request-id", sent).send().await.unwrap();
             answer.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string()
         }
     };

@@ -12,7 +12,15 @@ use serde_json::{Value, json};
 async fn stalled_order(app: &TestApp, process_id: &str, department: &str, error_class: &str) {
     let token = app.token(&format!("intake-{process_id}"), &[department]).await;
     let workflow = if department == "sales" { "order-intake" } else { "monthly-billing" };
-    let steps: Vec<Value> = app.state.config.workflows.iter().find(|w| w.name == workflow).unwrap().steps.iter()
+    let steps: Vec<Value> = app
+        .state
+        .config
+        .workflows
+        .iter()
+        .find(|w| w.name == workflow)
+        .unwrap()
+        .steps
+        .iter()
         .map(|s| json!({"name": s.name, "idempotency_key": format!("{process_id}-{}", s.name)}))
         .collect();
     let first = steps[0]["name"].as_str().unwrap().to_string();
@@ -68,7 +76,12 @@ async fn incident_events(app: &TestApp, id: &str) -> Vec<app::domain::audit::Aud
 
 async fn add_action(app: &TestApp, cookie: &str, id: &str, owner: i64, due_on: &str) -> Answer {
     let owner = owner.to_string();
-    let form = [("id", id), ("description", "再実行の前に注文 API を照会する手順を追加"), ("owner_id", owner.as_str()), ("due_on", due_on)];
+    let form = [
+        ("id", id),
+        ("description", "再実行の前に注文 API を照会する手順を追加"),
+        ("owner_id", owner.as_str()),
+        ("due_on", due_on),
+    ];
     app.call("incidents/add_action", &form, Some(cookie)).await
 }
 
@@ -127,8 +140,14 @@ async fn bad_input_is_refused_with_the_field_and_changes_nothing() {
     let sato = app.sign_in("sato", PASSWORD).await;
 
     assert_eq!(refused_field(&file(&app, &sato, &report("ORD-A", &[("title", "  ")])).await), "title");
-    assert_eq!(refused_field(&file(&app, &sato, &report("ORD-A", &[("occurred_at", "yesterday")])).await), "occurred_at");
-    assert_eq!(refused_field(&file(&app, &sato, &report("ORD-A", &[("occurred_at", "2026-12-24T10:00")])).await), "occurred_at");
+    assert_eq!(
+        refused_field(&file(&app, &sato, &report("ORD-A", &[("occurred_at", "yesterday")])).await),
+        "occurred_at"
+    );
+    assert_eq!(
+        refused_field(&file(&app, &sato, &report("ORD-A", &[("occurred_at", "2026-12-24T10:00")])).await),
+        "occurred_at"
+    );
     assert_eq!(refused_field(&file(&app, &sato, &report(" ", &[])).await), "process_ids");
     // Another department's operation answers exactly like one that does not exist.
     let elsewhere = file(&app, &sato, &report("ORD-A, INV-1", &[])).await;
@@ -139,12 +158,17 @@ async fn bad_input_is_refused_with_the_field_and_changes_nothing() {
     assert_eq!(count(&app, "SELECT COUNT(*) FROM incidents WHERE department <> $1", "").await, 0, "nothing filed");
 
     let id = filed(&app, &sato, "ORD-A").await;
-    assert_eq!(refused_field(&add_action(&app, &sato, &id, ito_id, "2026-12-15").await), "owner", "an owner outside the department");
+    assert_eq!(
+        refused_field(&add_action(&app, &sato, &id, ito_id, "2026-12-15").await),
+        "owner",
+        "an owner outside the department"
+    );
     assert_eq!(refused_field(&add_action(&app, &sato, &id, sato_id, "2026-02-30").await), "due_on");
     assert_eq!(refused_field(&add_action(&app, &sato, &id, sato_id, "").await), "due_on");
     let no_description = [("id", id.as_str()), ("description", ""), ("owner_id", "1"), ("due_on", "2026-12-15")];
     assert_eq!(refused_field(&app.call("incidents/add_action", &no_description, Some(&sato)).await), "description");
-    let linked_elsewhere = app.call("incidents/link", &[("id", id.as_str()), ("process_id", "INV-1")], Some(&sato)).await;
+    let linked_elsewhere =
+        app.call("incidents/link", &[("id", id.as_str()), ("process_id", "INV-1")], Some(&sato)).await;
     assert_eq!(refused_field(&linked_elsewhere), "process_id");
     let status = [("id", id.as_str()), ("action_id", "1"), ("status", "closed")];
     assert_eq!(refused_field(&app.call("incidents/action_status", &status, Some(&sato)).await), "status");
@@ -180,7 +204,10 @@ async fn an_action_past_its_due_date_is_overdue_on_the_report_and_the_board_unti
     assert_eq!(action(&late)["overdue"], true);
     assert_eq!(late["today"], "2026-12-02");
     let list = app.call("incidents/list", &[], Some(&sato)).await.json();
-    assert_eq!((list["incidents"][0]["open_actions"].clone(), list["incidents"][0]["overdue_actions"].clone()), (json!(1), json!(1)));
+    assert_eq!(
+        (list["incidents"][0]["open_actions"].clone(), list["incidents"][0]["overdue_actions"].clone()),
+        (json!(1), json!(1))
+    );
     let on_board = board(&app, &sato).await["overdue_actions"].clone();
     assert_eq!(on_board.as_array().unwrap().len(), 1);
     assert_eq!(on_board[0]["incident_title"], "注文の二重登録");
@@ -189,22 +216,43 @@ async fn an_action_past_its_due_date_is_overdue_on_the_report_and_the_board_unti
     let ito = app.sign_in("ito", PASSWORD).await;
     assert_eq!(board(&app, &ito).await["overdue_actions"], json!([]), "another department's actions stay there");
 
-    let done = app.call("incidents/action_status", &[("id", id.as_str()), ("action_id", action_id.as_str()), ("status", "done")], Some(&sato)).await;
+    let done = app
+        .call(
+            "incidents/action_status",
+            &[("id", id.as_str()), ("action_id", action_id.as_str()), ("status", "done")],
+            Some(&sato),
+        )
+        .await;
     assert_eq!(done.status, StatusCode::OK, "{}", done.body);
     let after = load(&app, &sato, &id).await.json();
     assert_eq!((action(&after)["status"].clone(), action(&after)["overdue"].clone()), (json!("done"), json!(false)));
     assert!(action(&after)["done_at"].is_string());
     assert_eq!(board(&app, &sato).await["overdue_actions"], json!([]));
-    let again = app.call("incidents/action_status", &[("id", id.as_str()), ("action_id", action_id.as_str()), ("status", "done")], Some(&sato)).await;
+    let again = app
+        .call(
+            "incidents/action_status",
+            &[("id", id.as_str()), ("action_id", action_id.as_str()), ("status", "done")],
+            Some(&sato),
+        )
+        .await;
     assert_eq!(again.status, StatusCode::CONFLICT);
 
-    let reopened = app.call("incidents/action_status", &[("id", id.as_str()), ("action_id", action_id.as_str()), ("status", "open")], Some(&sato)).await;
+    let reopened = app
+        .call(
+            "incidents/action_status",
+            &[("id", id.as_str()), ("action_id", action_id.as_str()), ("status", "open")],
+            Some(&sato),
+        )
+        .await;
     assert_eq!(reopened.status, StatusCode::OK, "{}", reopened.body);
     assert_eq!(action(&load(&app, &sato, &id).await.json())["overdue"], true, "reopened and still late");
 
     let events = incident_events(&app, &id).await;
     let actions: Vec<&str> = events.iter().rev().map(|e| e.action.as_str()).collect();
-    assert_eq!(actions, ["incident.created", "incident.action_added", "incident.action_updated", "incident.action_updated"]);
+    assert_eq!(
+        actions,
+        ["incident.created", "incident.action_added", "incident.action_updated", "incident.action_updated"]
+    );
     let marked_done = &events[1];
     assert!(marked_done.before_json.as_deref().unwrap().contains(r#""status":"open""#));
     assert!(marked_done.after_json.as_deref().unwrap().contains(r#""status":"done""#));
@@ -212,7 +260,8 @@ async fn an_action_past_its_due_date_is_overdue_on_the_report_and_the_board_unti
 
 /// Saves the report's texts with another title (the edit form sends every text).
 async fn update_title(app: &TestApp, cookie: &str, id: &str, title: &str) -> StatusCode {
-    let mut form: Vec<(&str, &str)> = report("", &[("title", title)]).into_iter().filter(|(f, _)| *f != "process_ids").collect();
+    let mut form: Vec<(&str, &str)> =
+        report("", &[("title", title)]).into_iter().filter(|(f, _)| *f != "process_ids").collect();
     form.push(("id", id));
     app.call("incidents/update", &form, Some(cookie)).await.status
 }
@@ -297,7 +346,11 @@ async fn a_stalled_operation_like_a_past_incidents_shows_the_known_pattern_and_a
     assert_eq!(seen["response"], "注文 API の記録を確認し、二重の注文を取り消した");
     assert_eq!(seen["acknowledgement"], Value::Null);
     assert_eq!(patterns(sato.clone(), "ORD-OTHER").await.json()["patterns"], json!([]), "another event");
-    assert_eq!(patterns(sato.clone(), "ORD-PAST").await.json()["patterns"], json!([]), "its own report is not a pattern");
+    assert_eq!(
+        patterns(sato.clone(), "ORD-PAST").await.json()["patterns"],
+        json!([]),
+        "its own report is not a pattern"
+    );
     assert_eq!(patterns(app.sign_in("ito", PASSWORD).await, "ORD-NOW").await.status, StatusCode::NOT_FOUND);
 
     let acknowledge = |cookie: String, evidence: &'static str| {
@@ -311,7 +364,11 @@ async fn a_stalled_operation_like_a_past_incidents_shows_the_known_pattern_and_a
     let tanaka = app.sign_in("tanaka", PASSWORD).await;
     assert_eq!(acknowledge(tanaka.clone(), "監査担当").await.status, StatusCode::FORBIDDEN);
     let wrong = [("process_id", "ORD-OTHER"), ("incident_id", id.as_str()), ("evidence", "別の事象")];
-    assert_eq!(app.call("incidents/acknowledge", &wrong, Some(&sato)).await.status, StatusCode::NOT_FOUND, "not a pattern of that one");
+    assert_eq!(
+        app.call("incidents/acknowledge", &wrong, Some(&sato)).await.status,
+        StatusCode::NOT_FOUND,
+        "not a pattern of that one"
+    );
     let recorded = acknowledge(sato.clone(), "前回と同じ。注文 API で登録済みを確認した").await;
     assert_eq!(recorded.status, StatusCode::OK, "{}", recorded.body);
     assert_eq!(acknowledge(sato.clone(), "もう一度").await.status, StatusCode::CONFLICT);
@@ -350,14 +407,25 @@ async fn the_pages_show_the_report_with_its_overdue_action_and_the_board_with_it
 
     let report = page(&app, &format!("/incidents/{id}"), &sato).await;
     assert!(report.contains("注文の二重登録") && report.contains("ORD-PAST"), "the report and its operation");
-    assert!(report.contains(r#"data-testid="overdue""#) && report.contains("⚠ 期限切れ"), "overdue, in words and with an icon");
+    assert!(
+        report.contains(r#"data-testid="overdue""#) && report.contains("⚠ 期限切れ"),
+        "overdue, in words and with an icon"
+    );
     assert!(report.contains(r#"data-testid="add-action""#), "staff get the forms");
     assert!(report.contains(r#"value="2026-11-30T08:30""#), "the edit form holds the time in the reader's zone");
-    assert!(report.contains(r#"name="impact" required rows="2">顧客 2 名に確認メールが二通届いた</textarea>"#), "and its texts");
+    assert!(
+        report.contains(r#"name="impact" required rows="2">顧客 2 名に確認メールが二通届いた</textarea>"#),
+        "and its texts"
+    );
     let board = page(&app, "/", &sato).await;
-    assert!(board.contains(r#"data-testid="overdue-actions""#) && board.contains(&format!(r#"href="/incidents/{id}""#)));
+    assert!(
+        board.contains(r#"data-testid="overdue-actions""#) && board.contains(&format!(r#"href="/incidents/{id}""#))
+    );
     let form = page(&app, "/incidents?from=ORD-PAST", &sato).await;
-    assert!(form.contains(r#"name="process_ids" required rows="2">ORD-PAST</textarea>"#), "pre-filled from the operation");
+    assert!(
+        form.contains(r#"name="process_ids" required rows="2">ORD-PAST</textarea>"#),
+        "pre-filled from the operation"
+    );
 
     let tanaka = app.sign_in("tanaka", PASSWORD).await;
     let read_only = page(&app, &format!("/incidents/{id}"), &tanaka).await;

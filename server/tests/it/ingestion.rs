@@ -97,7 +97,11 @@ async fn a_key_still_being_processed_answers_409_in_flight() {
     let now = app.clock.now();
     let mut tx = app.db().begin_write().await.unwrap();
     let fp = app::domain::fingerprint::fingerprint(&body);
-    assert!(app::backend::db::idempotency::claim(&mut tx, client.id, "k-1", &fp, now, now + chrono::Duration::days(1)).await.unwrap());
+    assert!(
+        app::backend::db::idempotency::claim(&mut tx, client.id, "k-1", &fp, now, now + chrono::Duration::days(1))
+            .await
+            .unwrap()
+    );
     tx.commit().await.unwrap();
     let answer = register(&app, &token, "k-1", &body).await;
     assert_eq!(answer.status, StatusCode::CONFLICT);
@@ -149,7 +153,8 @@ async fn no_token_a_wrong_token_or_a_token_in_the_url_is_401() {
     assert_eq!(none.headers()["www-authenticate"], "Bearer");
     let wrong = app.api(Method::GET, "/api/v1/operations/ORD-1", "rg_not-a-token", None, None).await;
     assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
-    let in_url = app.http.get(format!("{}/api/v1/operations/ORD-1?access_token={token}", app.url)).send().await.unwrap();
+    let in_url =
+        app.http.get(format!("{}/api/v1/operations/ORD-1?access_token={token}", app.url)).send().await.unwrap();
     assert_eq!(in_url.status(), StatusCode::UNAUTHORIZED);
 }
 
@@ -170,14 +175,22 @@ async fn an_older_step_event_never_overwrites_a_newer_one() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
     register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
-    let newer = event(&app, &token, "ORD-1", "register_order", json!({"seq": 3, "type": "failed",
-        "error": {"class": "timeout", "message": "no answer in 30 s"}})).await;
+    let newer = event(
+        &app,
+        &token,
+        "ORD-1",
+        "register_order",
+        json!({"seq": 3, "type": "failed",
+        "error": {"class": "timeout", "message": "no answer in 30 s"}}),
+    )
+    .await;
     assert_eq!(newer.json()["applied"], true, "{}", newer.body);
     let older = event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "started"})).await;
     assert_eq!(older.status, StatusCode::OK);
     assert_eq!(older.json()["applied"], false);
     assert_eq!(older.json()["step"]["state"], "failed");
-    let same = event(&app, &token, "ORD-1", "register_order", json!({"seq": 3, "type": "succeeded", "result_id": "x"})).await;
+    let same =
+        event(&app, &token, "ORD-1", "register_order", json!({"seq": 3, "type": "succeeded", "result_id": "x"})).await;
     assert_eq!(same.json()["applied"], false);
 }
 
@@ -187,7 +200,9 @@ async fn success_sets_the_completion_flag_and_the_last_one_completes_the_operati
     let token = app.token("intake", &["sales"]).await;
     register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
     event(&app, &token, "ORD-1", "register_order", json!({"seq": 1, "type": "started"})).await;
-    let done = event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "succeeded", "result_id": "order-77"})).await;
+    let done =
+        event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "succeeded", "result_id": "order-77"}))
+            .await;
     assert_eq!(done.json()["step"]["result_id"], "order-77");
     assert!(done.json()["step"]["completed_at"].is_string());
     let mid = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json();
@@ -197,8 +212,15 @@ async fn success_sets_the_completion_flag_and_the_last_one_completes_the_operati
     assert_eq!(end["status"], "completed");
     assert_eq!(end["steps"][0]["attempts"], 1);
     // A late failure cannot take the flag away.
-    let late = event(&app, &token, "ORD-1", "register_order", json!({"seq": 9, "type": "failed",
-        "error": {"class": "timeout", "message": "late"}})).await;
+    let late = event(
+        &app,
+        &token,
+        "ORD-1",
+        "register_order",
+        json!({"seq": 9, "type": "failed",
+        "error": {"class": "timeout", "message": "late"}}),
+    )
+    .await;
     assert_eq!(late.json()["applied"], false);
 }
 
@@ -268,7 +290,8 @@ async fn concurrent_events_for_one_step_end_at_the_highest_seq_and_each_applied_
     let answers = futures::future::join_all(events).await;
     assert!(answers.iter().all(|a| a.status == StatusCode::OK), "every event is answered 200");
     let applied = answers.iter().filter(|a| a.json()["applied"] == true).count();
-    let final_step = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][0].clone();
+    let final_step =
+        app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][0].clone();
     assert_eq!(final_step["last_seq"], 20);
     let audited = app.audit_actions().await.iter().filter(|a| a.starts_with("step.")).count();
     assert_eq!(audited, applied);
@@ -300,8 +323,15 @@ async fn negative_token_counts_in_a_step_event_are_refused_with_422() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
     register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
-    let answer = event(&app, &token, "ORD-1", "ai_summary", json!({"seq": 1, "type": "started",
-        "usage": {"input_tokens": -5, "output_tokens": 10}})).await;
+    let answer = event(
+        &app,
+        &token,
+        "ORD-1",
+        "ai_summary",
+        json!({"seq": 1, "type": "started",
+        "usage": {"input_tokens": -5, "output_tokens": 10}}),
+    )
+    .await;
     assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", answer.body);
     assert_eq!(answer.json()["errors"][0]["field"], "usage");
     let step = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][1].clone();
@@ -360,7 +390,9 @@ async fn events_for_many_steps_at_once_are_each_applied_and_audited_once_and_the
     let verification = app::backend::services::audit::verify(app.db()).await.unwrap();
     assert_eq!(verification, app::backend::services::audit::Verification::Intact { events });
     for i in 0..6 {
-        let steps = app.api(Method::GET, &format!("/api/v1/operations/ORD-{i}"), &token, None, None).await.json()["steps"].clone();
+        let steps =
+            app.api(Method::GET, &format!("/api/v1/operations/ORD-{i}"), &token, None, None).await.json()["steps"]
+                .clone();
         assert_eq!((steps[0]["last_seq"].clone(), steps[1]["last_seq"].clone()), (json!(6), json!(6)));
     }
 }
@@ -374,17 +406,28 @@ async fn a_step_changed_since_this_instance_wrote_it_is_read_again_and_never_ove
     register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
     let started = event(&app, &token, "ORD-1", "register_order", json!({"seq": 1, "type": "started"})).await;
     assert_eq!(started.json()["applied"], true);
-    let step = app::backend::db::operations::step_in_operation(&mut app.db().connection().await.unwrap(), "ORD-1", "register_order")
-        .await
-        .unwrap()
-        .unwrap()
-        .step;
+    let step = app::backend::db::operations::step_in_operation(
+        &mut app.db().connection().await.unwrap(),
+        "ORD-1",
+        "register_order",
+    )
+    .await
+    .unwrap()
+    .unwrap()
+    .step;
     let mut tx = app.db().begin_write().await.unwrap();
     assert!(app::backend::db::rerun_requests::confirm_step_flag(&mut tx, step.id, app.clock.now()).await.unwrap());
     tx.commit().await.unwrap();
 
-    let failed = event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "failed",
-        "error": {"class": "timeout", "message": "no answer"}})).await;
+    let failed = event(
+        &app,
+        &token,
+        "ORD-1",
+        "register_order",
+        json!({"seq": 2, "type": "failed",
+        "error": {"class": "timeout", "message": "no answer"}}),
+    )
+    .await;
     assert_eq!(failed.json()["applied"], false, "{}", failed.body);
     assert_eq!(failed.json()["step"]["state"], "succeeded");
     let now = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][0].clone();
@@ -401,9 +444,11 @@ async fn registering_a_process_id_another_department_holds_answers_as_for_an_unk
     let app = TestApp::spawn().await;
     let billing = app.token("billing-intake", &["billing"]).await;
     let sales = app.token("sales-intake", &["sales"]).await;
-    let invoice = |key: &str| json!({"process_id": "INV-HELD", "workflow": "monthly-billing", "department": "billing",
+    let invoice = |key: &str| {
+        json!({"process_id": "INV-HELD", "workflow": "monthly-billing", "department": "billing",
         "steps": [{"name": "draft_invoice", "idempotency_key": format!("{key}-d")}, {"name": "send_mail", "idempotency_key": format!("{key}-m")},
-                  {"name": "issue_invoice", "idempotency_key": format!("{key}-i")}]});
+                  {"name": "issue_invoice", "idempotency_key": format!("{key}-i")}]})
+    };
     let held = app.api(Method::POST, "/api/v1/operations", &billing, Some("b-1"), Some(&invoice("B"))).await;
     assert_eq!(held.status, StatusCode::CREATED, "{}", held.body);
     let order = json!({"process_id": "INV-HELD", "workflow": "order-intake", "department": "sales",

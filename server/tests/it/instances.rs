@@ -24,18 +24,24 @@ async fn approved_reruns(app: &TestApp, count: usize) {
             "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
                       {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
         operations::register(&app.state, &client, &id, &body).await.unwrap();
-        let failed = serde_json::from_value(json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}})).unwrap();
+        let failed = serde_json::from_value(
+            json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
+        )
+        .unwrap();
         step_events::report(&app.state, &client, &id, "register_order", failed).await.unwrap();
     }
     app.clock.advance(Duration::minutes(5)); // past the look-ups' consistency delay
     sweeper::sweep(&app.state).await.unwrap();
     let (staff, owner) = (caller(app, "sato").await, caller(app, "suzuki").await);
     for i in 0..count {
-        let StartAnswer::Created { id } = rerun_requests::start(&app.state, &staff, &format!("ORD-M{i}"), "再実行する").await.unwrap() else {
+        let StartAnswer::Created { id } =
+            rerun_requests::start(&app.state, &staff, &format!("ORD-M{i}"), "再実行する").await.unwrap()
+        else {
             panic!("the plan should be ready")
         };
         for n in 1..=5 {
-            let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+            let cause =
+                rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
             rerun_requests::confirm(&app.state, &staff, &id, n, "確認した", cause).await.unwrap();
         }
         rerun_requests::submit(&app.state, &staff, &id).await.unwrap();
@@ -81,8 +87,14 @@ async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_o
     // Signed in on the first, working on the second and the third.
     let cookie = crate::harness::sign_in_at(&http, &instances[0].1, "sato", PASSWORD).await;
     for (_, base) in &instances[1..] {
-        let board = http.post(format!("{base}/api/board/stalled")).header("cookie", &cookie)
-            .header("content-type", "application/json").body(json!({"filter": {}}).to_string()).send().await.unwrap();
+        let board = http
+            .post(format!("{base}/api/board/stalled"))
+            .header("cookie", &cookie)
+            .header("content-type", "application/json")
+            .body(json!({"filter": {}}).to_string())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(board.status(), StatusCode::OK, "the session is known to {base}");
     }
 
@@ -111,7 +123,10 @@ async fn three_instances_share_sessions_and_dispatch_a_thousand_reruns_exactly_o
     let effects = receiver.effects.lock().unwrap().len();
     let deliveries = *receiver.deliveries.lock().unwrap();
     assert_eq!(effects, RERUNS, "exactly one distinct webhook-id per rerun");
-    assert!(deliveries >= RERUNS, "a delivery cut short by the kill may be repeated with the same webhook-id: {deliveries}");
+    assert!(
+        deliveries >= RERUNS,
+        "a delivery cut short by the kill may be repeated with the same webhook-id: {deliveries}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -141,9 +156,14 @@ async fn an_instance_told_to_stop_finishes_the_reruns_it_claimed_and_leaves_the_
     };
     let _ = std::fs::remove_file(&config);
     assert!(stopped.success(), "a clean exit: {stopped:?}");
-    let abandoned = crate::fixtures::count(&app, "SELECT COUNT(*) FROM dispatches WHERE status = $1 AND lease_until IS NOT NULL", "pending").await;
+    let abandoned = crate::fixtures::count(
+        &app,
+        "SELECT COUNT(*) FROM dispatches WHERE status = $1 AND lease_until IS NOT NULL",
+        "pending",
+    )
+    .await;
     assert_eq!(abandoned, 0, "no claimed rerun is left for its lease to run out");
     let sent = dispatched(&app).await;
-    assert!(sent >= 1 && sent < 40, "it finished what it had claimed, and claimed no more: {sent}");
+    assert!((1..40).contains(&sent), "it finished what it had claimed, and claimed no more: {sent}");
     assert_eq!(receiver.effects.lock().unwrap().len() as i64, sent, "every rerun marked dispatched was delivered");
 }

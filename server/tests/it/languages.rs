@@ -53,7 +53,8 @@ async fn times_read_in_the_users_time_zone_tokyo_until_they_choose() {
     let board = page(&app, "/", &[&session]).await;
     assert!(board.contains(" JST<"), "times in Tokyo time by default");
 
-    let saved = app.call("save_preferences", &[("language", "ja"), ("time_zone", "America/New_York")], Some(&session)).await;
+    let saved =
+        app.call("save_preferences", &[("language", "ja"), ("time_zone", "America/New_York")], Some(&session)).await;
     assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
     let board = page(&app, "/", &[&session, "tz=America/New_York"]).await;
     assert!(!board.contains(" JST<") && (board.contains(" EST<") || board.contains(" EDT<")), "times in New York time");
@@ -81,7 +82,10 @@ async fn signing_in_sets_the_users_time_zone_for_the_pages_and_saving_changes_it
     let answer = app.call("sign_in", &[("username", "kimura"), ("password", PASSWORD)], None).await;
     assert!(answer.set_cookies().iter().any(|c| c.starts_with("tz=Asia/Tokyo;")), "{:?}", answer.set_cookies());
     let session = answer.session_cookie().unwrap();
-    let saved = app.call("save_preferences", &[("language", "en"), ("time_zone", "Europe/London")], Some(&session)).await;
+    let saved =
+        app.call("save_preferences", &[("language", "en"), ("time_zone", "Europe/London")], Some(&session)).await;
     let cookies = saved.set_cookies();
-    assert!(cookies.iter().any(|c| c.starts_with("tz=Europe/London;")) && cookies.iter().any(|c| c.starts_with("lang=en;")));
+    assert!(
+        cookies.iter().any(|c| c.starts_with("tz=Europe/London;")) && cookies.iter().any(|c| c.starts_with("lang=en;"))
+    );
 }

@@ -4,8 +4,8 @@ use crate::harness::TestApp;
 use crate::smtp_sink::SmtpSink;
 use app::backend::config::{MailConfig, MailSecurity};
 use app::backend::services::approvals::decide;
-use app::domain::approval::Decision;
 use app::backend::services::notifications::send_outbound;
+use app::domain::approval::Decision;
 use chrono::Duration;
 
 async fn app_with_mail() -> (TestApp, SmtpSink) {
@@ -36,7 +36,9 @@ async fn owners_get_an_email_when_their_approval_is_asked_and_the_requester_when
         departments: vec!["sales".into()],
         email: String::new(),
     };
-    app::backend::services::users::add(&app.state, app::domain::audit::Actor::system("test"), None, no_address).await.unwrap();
+    app::backend::services::users::add(&app.state, app::domain::audit::Actor::system("test"), None, no_address)
+        .await
+        .unwrap();
 
     let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-MAIL-1").await;
     assert_eq!(send_outbound(&app.state).await.unwrap(), 1, "one owner has an address");
@@ -82,7 +84,11 @@ async fn a_relay_that_says_later_gets_the_mail_again_and_a_permanent_refusal_end
     app.user("nobody", &["manager"], &["sales"]).await; // the sink refuses nobody@… with 550
     pending_request(&app, &token, &caller(&app, "sato").await, "ORD-MAIL-3").await;
     send_outbound(&app.state).await.unwrap();
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM outbound_messages WHERE status = $1", "failed").await, 1, "550 ends at once");
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM outbound_messages WHERE status = $1", "failed").await,
+        1,
+        "550 ends at once"
+    );
     assert_eq!(sink.mails().len(), 2, "the other owner still got theirs");
 }
 
@@ -97,7 +103,8 @@ async fn a_user_address_that_is_not_an_email_address_is_refused_with_the_field_n
         departments: vec!["sales".into()],
         email: "yamada at example".into(),
     };
-    let refused = app::backend::services::users::add(&app.state, app::domain::audit::Actor::system("test"), None, new).await;
+    let refused =
+        app::backend::services::users::add(&app.state, app::domain::audit::Actor::system("test"), None, new).await;
     match refused {
         Err(app::api::AppError::Validation(fields)) => assert_eq!(fields[0].field, "email", "{fields:?}"),
         other => panic!("expected a validation error, got {other:?}"),

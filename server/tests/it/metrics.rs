@@ -38,10 +38,15 @@ async fn metrics_parse_as_prometheus_text_and_count_requests_stalled_operations_
     assert_eq!(status, StatusCode::OK, "{text}");
     let samples = parse(&text);
     assert_eq!(value(&samples, "rerun_gate_http_requests_total", ("route", "/healthz")), Some(3.0), "{text}");
-    let latency = samples.iter().find(|s| s.metric == "rerun_gate_http_request_duration_seconds" && s.labels.get("route") == Some("/healthz"));
+    let latency = samples
+        .iter()
+        .find(|s| s.metric == "rerun_gate_http_request_duration_seconds" && s.labels.get("route") == Some("/healthz"));
     assert!(matches!(latency.map(|s| &s.value), Some(Value::Histogram(_))), "latency histogram: {text}");
     assert_eq!(value(&samples, "rerun_gate_stalled_operations", ("event", "partial_success")), Some(1.0), "{text}");
-    assert!(value(&samples, "rerun_gate_reconciliations_total", ("verdict", "executed")).unwrap_or(0.0) >= 1.0, "{text}");
+    assert!(
+        value(&samples, "rerun_gate_reconciliations_total", ("verdict", "executed")).unwrap_or(0.0) >= 1.0,
+        "{text}"
+    );
     assert!(text.contains("rerun_gate_pending_approvals 0"), "{text}");
     // The raw path of a request never becomes a label.
     assert!(!text.contains("ORD-1002"));
@@ -59,6 +64,7 @@ async fn with_a_token_configured_metrics_answer_only_the_bearer_of_it() {
 async fn without_a_token_a_request_that_came_through_a_reverse_proxy_is_refused_even_from_loopback() {
     let app = TestApp::spawn().await;
     assert_eq!(scrape(&app, None).await.0, StatusCode::OK, "a scraper on this host");
-    let proxied = app.http.get(format!("{}/metrics", app.url)).header("x-forwarded-for", "203.0.113.5").send().await.unwrap();
+    let proxied =
+        app.http.get(format!("{}/metrics", app.url)).header("x-forwarded-for", "203.0.113.5").send().await.unwrap();
     assert_eq!(proxied.status(), StatusCode::FORBIDDEN, "a proxy on this host makes every client look local");
 }

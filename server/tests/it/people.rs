@@ -60,7 +60,9 @@ async fn an_admin_cannot_disable_themselves_nor_drop_their_own_admin_role() {
     let app = TestApp::spawn().await;
     let root = app.user("root", &["admin"], &[]).await;
     let admin = app.sign_in("root", PASSWORD).await;
-    let answer = app.call("admin/set_user_disabled", &[("user_id", &root.to_string()), ("disabled", "true")], Some(&admin)).await;
+    let answer = app
+        .call("admin/set_user_disabled", &[("user_id", &root.to_string()), ("disabled", "true")], Some(&admin))
+        .await;
     assert_eq!(answer.status, StatusCode::CONFLICT);
     let body = json!({"user_id": root, "roles": ["auditor"], "departments": []});
     assert_eq!(app.call_json("admin/set_user_roles", body, Some(&admin)).await.status, StatusCode::CONFLICT);

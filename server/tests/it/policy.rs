@@ -2,7 +2,8 @@
 //! answer the table says, and another department's objects answer 404 on every route that takes one.
 use crate::fixtures;
 use crate::harness::{PASSWORD, TestApp};
-use app::domain::access::{Allowed, CallerKind, Entry, Kind, POLICY};
+use app::api::policy::POLICY;
+use app::domain::access::{Allowed, CallerKind, Entry, Kind};
 use app::domain::roles::Role;
 use reqwest::{Method, StatusCode};
 
@@ -38,7 +39,12 @@ pub fn concrete(pattern: &str) -> String {
         .replace("{service}", "billing")
 }
 
-async fn call(app: &TestApp, entry: &Entry, caller: CallerKind, callers: &Callers) -> Result<(StatusCode, String), String> {
+async fn call(
+    app: &TestApp,
+    entry: &Entry,
+    caller: CallerKind,
+    callers: &Callers,
+) -> Result<(StatusCode, String), String> {
     let method = Method::from_bytes(entry.method.as_bytes()).unwrap();
     let mut request = app.http.request(method, format!("{}{}", app.url, concrete(entry.path)));
     request = match entry.kind {
@@ -76,7 +82,9 @@ fn disagreement(entry: &Entry, caller: CallerKind, status: StatusCode, location:
         // Token, signature and metrics routes check their own credential: refused either way.
         (false, ..) => matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN),
     };
-    (!agrees).then(|| format!("{} {} as {caller:?}: {status} {location} (table: {:?})", entry.method, entry.path, entry.allowed))
+    (!agrees).then(|| {
+        format!("{} {} as {caller:?}: {status} {location} (table: {:?})", entry.method, entry.path, entry.allowed)
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -88,7 +96,7 @@ async fn every_registered_route_is_in_the_policy_table_and_answers_every_kind_of
     })
     .await;
     let registered = server::http::policy::registered();
-    let missing: Vec<_> = registered.iter().filter(|(m, p)| app::domain::access::entry(m, p).is_none()).collect();
+    let missing: Vec<_> = registered.iter().filter(|(m, p)| app::api::policy::entry(m, p).is_none()).collect();
     assert!(missing.is_empty(), "routes the server registers but the policy table does not name: {missing:?}");
     let stale: Vec<_> = POLICY.iter().filter(|e| !registered.contains(&(e.method.into(), e.path.into()))).collect();
     assert!(stale.is_empty(), "policy entries for routes the server does not register: {stale:?}");
@@ -140,12 +148,18 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
     let selection = app::api::batches::Selection { process_ids: vec!["ORD-Y".into()], ..Default::default() };
     let batch = app::backend::services::batches::create(&app.state, &sato, selection, "障害").await.unwrap();
     let op = ("process_id", "ORD-X");
-    let calls: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+    // (server function, its arguments, who calls it)
+    type Call<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+    let calls: Vec<Call> = vec![
         ("board/operation", vec![op], &kato),
         ("board/reconcile", vec![op], &kato),
         ("board/hold", vec![op, ("reason", "調査")], &kato),
         ("board/release", vec![op, ("reason", "調査")], &kato),
-        ("board/manual_verdict", vec![op, ("step", "register_order"), ("verdict", "not_executed"), ("evidence", "電話")], &ito),
+        (
+            "board/manual_verdict",
+            vec![op, ("step", "register_order"), ("verdict", "not_executed"), ("evidence", "電話")],
+            &ito,
+        ),
         ("board/adopt", vec![op, ("step", "ai_summary"), ("result_id", "resp_1")], &kato),
         ("reruns/start", vec![op, ("reason", "再実行")], &kato),
         ("incidents/patterns", vec![op], &kato),
@@ -172,13 +186,23 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
     }
     // Filing names the process IDs it could not find, the same words for another department's as for none.
     let file = |process_ids: &'static str| {
-        let form = [("process_ids", process_ids), ("title", "t"), ("occurred_at", "2026-11-29T10:00"), ("impact", "i"), ("cause", "c"), ("response", "r")];
+        let form = [
+            ("process_ids", process_ids),
+            ("title", "t"),
+            ("occurred_at", "2026-11-29T10:00"),
+            ("impact", "i"),
+            ("cause", "c"),
+            ("response", "r"),
+        ];
         let (app, kato) = (&app, &kato);
         async move { app.call("incidents/file", &form, Some(kato)).await }
     };
     let (theirs, nobodys) = (file("ORD-X").await, file("ORD-NOBODY").await);
     if (theirs.status, theirs.body.replace("ORD-X", "?")) != (nobodys.status, nobodys.body.replace("ORD-NOBODY", "?")) {
-        wrong.push(format!("incidents/file: {} {} vs unknown: {} {}", theirs.status, theirs.body, nobodys.status, nobodys.body));
+        wrong.push(format!(
+            "incidents/file: {} {} vs unknown: {} {}",
+            theirs.status, theirs.body, nobodys.status, nobodys.body
+        ));
     }
     // A bulk selection by ticks: another department's process ID is as unknown as one that does not exist.
     let tick = |process_ids: &'static str| {
@@ -188,16 +212,27 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
     };
     let (theirs, nobodys) = (tick("ORD-Y").await, tick("ORD-NOBODY").await);
     if (theirs.status, theirs.body.replace("ORD-Y", "?")) != (nobodys.status, nobodys.body.replace("ORD-NOBODY", "?")) {
-        wrong.push(format!("batches/create: {} {} vs unknown: {} {}", theirs.status, theirs.body, nobodys.status, nobodys.body));
+        wrong.push(format!(
+            "batches/create: {} {} vs unknown: {} {}",
+            theirs.status, theirs.body, nobodys.status, nobodys.body
+        ));
     }
-    let evidence = app.http.get(format!("{}/operations/ORD-X/evidence.zip", app.url)).header("cookie", &kato).send().await.unwrap();
+    let evidence = app
+        .http
+        .get(format!("{}/operations/ORD-X/evidence.zip", app.url))
+        .header("cookie", &kato)
+        .send()
+        .await
+        .unwrap();
     if evidence.status() != StatusCode::NOT_FOUND {
         wrong.push(format!("evidence.zip: {}", evidence.status()));
     }
     let billing = app.token("billing", &["billing"]).await;
     let read = app.api(Method::GET, "/api/v1/operations/ORD-X", &billing, None, None).await;
     let event = serde_json::json!({"seq": 9, "type": "succeeded", "result_id": "X"});
-    let report = app.api(Method::POST, "/api/v1/operations/ORD-X/steps/register_order/events", &billing, None, Some(&event)).await;
+    let report = app
+        .api(Method::POST, "/api/v1/operations/ORD-X/steps/register_order/events", &billing, None, Some(&event))
+        .await;
     for (what, answer) in [("GET operation", read), ("step event", report)] {
         if answer.status != StatusCode::NOT_FOUND {
             wrong.push(format!("API {what}: {} {}", answer.status, answer.body));
@@ -213,8 +248,14 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
 fn the_table_names_a_role_or_credential_for_everything_that_is_not_public() {
     let public: Vec<_> = POLICY.iter().filter(|e| e.allowed == Allowed::Anyone).map(|e| e.path).collect();
     let expected = [
-        "/sign-in", "/api/sign_in", "/api/switch_language", "/api/openapi.json", "/healthz", "/readyz",
-        "/demo/{service}/requests", "/demo/{service}/requests/{id}",
+        "/sign-in",
+        "/api/sign_in",
+        "/api/switch_language",
+        "/api/openapi.json",
+        "/healthz",
+        "/readyz",
+        "/demo/{service}/requests",
+        "/demo/{service}/requests/{id}",
     ];
     for path in &public {
         assert!(expected.contains(path), "{path} is open to anyone: is that meant?");
@@ -226,11 +267,13 @@ async fn every_server_function_and_form_post_refuses_a_cross_site_caller_even_a_
     let app = TestApp::spawn().await;
     let callers = Callers::sign_in_everyone(&app).await;
     let mut wrong = Vec::new();
-    let browser_posts = POLICY.iter().filter(|e| e.method == "POST" && matches!(e.kind, Kind::ServerFn | Kind::Page | Kind::Download));
+    let browser_posts =
+        POLICY.iter().filter(|e| e.method == "POST" && matches!(e.kind, Kind::ServerFn | Kind::Page | Kind::Download));
     for entry in browser_posts {
         for (header, value) in [("sec-fetch-site", "cross-site"), ("origin", "https://evil.example")] {
             let request = app.http.post(format!("{}{}", app.url, concrete(entry.path))).header(header, value);
-            let answer = request.header("cookie", callers.cookie(Role::Admin)).form(&[("x", "1")]).send().await.unwrap();
+            let answer =
+                request.header("cookie", callers.cookie(Role::Admin)).form(&[("x", "1")]).send().await.unwrap();
             if answer.status() != StatusCode::FORBIDDEN {
                 wrong.push(format!("{} with {header}: {value}: {}", entry.path, answer.status()));
             }

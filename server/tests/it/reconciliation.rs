@@ -11,15 +11,7 @@ async fn order(app: &TestApp, token: &str, process_id: &str, amount: i64) {
     let body = json!({"process_id": process_id, "workflow": "order-intake", "department": "sales", "content": content,
         "steps": [{"name": "register_order", "idempotency_key": format!("{process_id}-r"), "content": content},
                   {"name": "ai_summary", "idempotency_key": format!("{process_id}-s")}]});
-    let answer = app
-        .api(
-            Method::POST,
-            "/api/v1/operations",
-            token,
-            Some(process_id),
-            Some(&body),
-        )
-        .await;
+    let answer = app.api(Method::POST, "/api/v1/operations", token, Some(process_id), Some(&body)).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
 }
 
@@ -30,24 +22,13 @@ async fn event(app: &TestApp, token: &str, process_id: &str, step: &str, body: V
 }
 
 async fn steps(app: &TestApp, token: &str, process_id: &str) -> Vec<Value> {
-    let answer = app
-        .api(
-            Method::GET,
-            &format!("/api/v1/operations/{process_id}"),
-            token,
-            None,
-            None,
-        )
-        .await;
+    let answer = app.api(Method::GET, &format!("/api/v1/operations/{process_id}"), token, None, None).await;
     answer.json()["steps"].as_array().unwrap().clone()
 }
 
 fn verdict_of(steps: &[Value], name: &str) -> String {
     let step = steps.iter().find(|s| s["name"] == name).unwrap();
-    step["latest_verdict"]
-        .as_str()
-        .unwrap_or("none")
-        .to_string()
+    step["latest_verdict"].as_str().unwrap_or("none").to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,12 +37,7 @@ async fn a_partial_success_is_reconciled_when_it_stalls_order_executed_summary_n
     let token = app.token("intake", &["sales"]).await;
     order(&app, &token, "ORD-1", 4000).await;
     let content = json!({"item": "chair", "amount": 4000});
-    let done = app
-        .state
-        .demo
-        .execute(Service::Orders, "ORD-1-r", &content, Some("ORD-1"))
-        .await
-        .unwrap();
+    let done = app.state.demo.execute(Service::Orders, "ORD-1-r", &content, Some("ORD-1")).await.unwrap();
     event(
         &app,
         &token,
@@ -78,19 +54,9 @@ async fn a_partial_success_is_reconciled_when_it_stalls_order_executed_summary_n
     assert_eq!(verdict_of(&steps, "ai_summary"), "not_executed");
     let evidence = &steps[0]["reconciliation"]["evidence"];
     assert_eq!(evidence["external_id"], json!(done.execution.id));
-    assert_eq!(
-        evidence["compared"][0],
-        json!({"name": "amount", "expected": 4000, "found": 4000, "matches": true})
-    );
+    assert_eq!(evidence["compared"][0], json!({"name": "amount", "expected": 4000, "found": 4000, "matches": true}));
     assert_eq!(steps[0]["reconciliation"]["asked_by"], "system:reconciler");
-    assert_eq!(
-        app.audit_actions()
-            .await
-            .iter()
-            .filter(|a| *a == "step.reconciled")
-            .count(),
-        2
-    );
+    assert_eq!(app.audit_actions().await.iter().filter(|a| *a == "step.reconciled").count(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -99,11 +65,7 @@ async fn another_amount_at_the_outside_system_is_executed_mismatch_and_never_not
     let token = app.token("intake", &["sales"]).await;
     order(&app, &token, "ORD-2", 5000).await;
     let what_was_done = json!({"item": "chair", "amount": 4000});
-    app.state
-        .demo
-        .execute(Service::Orders, "ORD-2-r", &what_was_done, None)
-        .await
-        .unwrap();
+    app.state.demo.execute(Service::Orders, "ORD-2-r", &what_was_done, None).await.unwrap();
     event(
         &app,
         &token,
@@ -117,10 +79,7 @@ async fn another_amount_at_the_outside_system_is_executed_mismatch_and_never_not
     let steps = steps(&app, &token, "ORD-2").await;
     assert_eq!(verdict_of(&steps, "register_order"), "executed_mismatch");
     let compared = &steps[0]["reconciliation"]["evidence"]["compared"][0];
-    assert_eq!(
-        (compared["expected"].clone(), compared["found"].clone()),
-        (json!(5000), json!(4000))
-    );
+    assert_eq!((compared["expected"].clone(), compared["found"].clone()), (json!(5000), json!(4000)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,24 +89,14 @@ async fn an_ai_summary_still_generating_is_in_progress_and_executed_once_done() 
     app.user("sato", &["staff"], &["sales"]).await;
     let cookie = app.sign_in("sato", PASSWORD).await;
     order(&app, &token, "ORD-3", 4000).await;
-    app.state
-        .demo
-        .execute(Service::Ai, "ORD-3-s", &json!({"order": "ORD-3"}), None)
-        .await
-        .unwrap();
+    app.state.demo.execute(Service::Ai, "ORD-3-s", &json!({"order": "ORD-3"}), None).await.unwrap();
 
-    let answer = app
-        .call("board/reconcile", &[("process_id", "ORD-3")], Some(&cookie))
-        .await;
+    let answer = app.call("board/reconcile", &[("process_id", "ORD-3")], Some(&cookie)).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
-    assert_eq!(
-        verdict_of(&steps(&app, &token, "ORD-3").await, "ai_summary"),
-        "in_progress"
-    );
+    assert_eq!(verdict_of(&steps(&app, &token, "ORD-3").await, "ai_summary"), "in_progress");
 
     app.clock.advance(Duration::seconds(30));
-    app.call("board/reconcile", &[("process_id", "ORD-3")], Some(&cookie))
-        .await;
+    app.call("board/reconcile", &[("process_id", "ORD-3")], Some(&cookie)).await;
     let steps = steps(&app, &token, "ORD-3").await;
     assert_eq!(verdict_of(&steps, "ai_summary"), "executed");
     assert_eq!(steps[1]["reconciliation"]["asked_by"], "user:sato");
@@ -160,22 +109,8 @@ async fn a_mail_log_that_finds_nothing_proves_nothing_so_the_verdict_is_unknown(
     let body = json!({"process_id": "INV-1", "workflow": "monthly-billing", "department": "billing",
         "steps": [{"name": "draft_invoice", "idempotency_key": "INV-1-d"}, {"name": "send_mail", "idempotency_key": "INV-1-m"},
                   {"name": "issue_invoice", "idempotency_key": "INV-1-i"}]});
-    app.api(
-        Method::POST,
-        "/api/v1/operations",
-        &token,
-        Some("INV-1"),
-        Some(&body),
-    )
-    .await;
-    event(
-        &app,
-        &token,
-        "INV-1",
-        "draft_invoice",
-        json!({"seq": 1, "type": "succeeded"}),
-    )
-    .await;
+    app.api(Method::POST, "/api/v1/operations", &token, Some("INV-1"), Some(&body)).await;
+    event(&app, &token, "INV-1", "draft_invoice", json!({"seq": 1, "type": "succeeded"})).await;
     event(
         &app,
         &token,
@@ -187,11 +122,7 @@ async fn a_mail_log_that_finds_nothing_proves_nothing_so_the_verdict_is_unknown(
     sweep(&app.state).await.unwrap();
     let steps = steps(&app, &token, "INV-1").await;
     assert_eq!(verdict_of(&steps, "send_mail"), "unknown");
-    assert_eq!(
-        verdict_of(&steps, "issue_invoice"),
-        "not_executed",
-        "the billing demo keeps every key"
-    );
+    assert_eq!(verdict_of(&steps, "issue_invoice"), "not_executed", "the billing demo keeps every key");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,24 +138,16 @@ async fn only_staff_or_managers_of_the_department_may_ask_and_others_get_404_or_
     let manager = app.sign_in("suzuki", PASSWORD).await;
     let app = &app;
     let ask = |cookie: String| async move {
-        app.call("board/reconcile", &[("process_id", "ORD-4")], Some(&cookie))
-            .await
-            .status
+        app.call("board/reconcile", &[("process_id", "ORD-4")], Some(&cookie)).await.status
     };
     assert_eq!(ask(other_department).await, StatusCode::NOT_FOUND);
     assert_eq!(ask(auditor).await, StatusCode::FORBIDDEN);
     assert_eq!(ask(manager).await, StatusCode::OK);
-    assert_eq!(
-        app.call("board/reconcile", &[("process_id", "ORD-4")], None)
-            .await
-            .status,
-        StatusCode::UNAUTHORIZED
-    );
+    assert_eq!(app.call("board/reconcile", &[("process_id", "ORD-4")], None).await.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_demo_order_api_gives_the_same_order_for_the_same_key_and_refuses_another_amount_with_409()
- {
+async fn the_demo_order_api_gives_the_same_order_for_the_same_key_and_refuses_another_amount_with_409() {
     let app = TestApp::spawn_with_demo_systems().await;
     let post = |amount: i64| {
         app.http
@@ -237,30 +160,15 @@ async fn the_demo_order_api_gives_the_same_order_for_the_same_key_and_refuses_an
     assert_eq!(first.status(), StatusCode::CREATED);
     let first: Value = first.json().await.unwrap();
     let again = post(4000).await.unwrap();
-    assert_eq!(
-        (
-            again.status(),
-            again.headers()["idempotency-replayed"].to_str().unwrap()
-        ),
-        (StatusCode::OK, "true")
-    );
+    assert_eq!((again.status(), again.headers()["idempotency-replayed"].to_str().unwrap()), (StatusCode::OK, "true"));
     assert_eq!(again.json::<Value>().await.unwrap()["id"], first["id"]);
     let changed = post(5000).await.unwrap();
     assert_eq!(changed.status(), StatusCode::CONFLICT);
-    assert!(
-        changed
-            .text()
-            .await
-            .unwrap()
-            .contains("idempotency-key-mismatch")
-    );
+    assert!(changed.text().await.unwrap().contains("idempotency-key-mismatch"));
 
     let log: Value = app
         .http
-        .get(format!(
-            "{}/demo/orders/requests?idempotency_key=K-1",
-            app.url
-        ))
+        .get(format!("{}/demo/orders/requests?idempotency_key=K-1", app.url))
         .send()
         .await
         .unwrap()
@@ -268,11 +176,7 @@ async fn the_demo_order_api_gives_the_same_order_for_the_same_key_and_refuses_an
         .await
         .unwrap();
     assert_eq!(
-        (
-            log["content"]["amount"].clone(),
-            log["replays"].clone(),
-            log["conflicts"].clone()
-        ),
+        (log["content"]["amount"].clone(), log["replays"].clone(), log["conflicts"].clone()),
         (json!(4000), json!(1), json!(1))
     );
 }
@@ -293,15 +197,7 @@ async fn the_demo_can_do_the_work_and_lose_the_answer_and_its_log_still_shows_th
         Err(e) => Err(e),
     };
     assert!(body.is_err(), "the answer must be lost");
-    let log = app
-        .http
-        .get(format!(
-            "{}/demo/mail/requests?idempotency_key=M-1",
-            app.url
-        ))
-        .send()
-        .await
-        .unwrap();
+    let log = app.http.get(format!("{}/demo/mail/requests?idempotency_key=M-1", app.url)).send().await.unwrap();
     assert_eq!(log.status(), StatusCode::OK);
 }
 
@@ -310,10 +206,7 @@ async fn without_demo_mode_the_demo_systems_are_not_served() {
     let app = TestApp::spawn().await;
     let answer = app
         .http
-        .get(format!(
-            "{}/demo/orders/requests?idempotency_key=x",
-            app.url
-        ))
+        .get(format!("{}/demo/orders/requests?idempotency_key=x", app.url))
         .header("accept", "application/json")
         .send()
         .await
@@ -325,54 +218,21 @@ async fn without_demo_mode_the_demo_systems_are_not_served() {
 async fn the_demo_loads_the_seeds_cases_stalled_and_reconciled() {
     let app = TestApp::spawn().await;
     app.clock.advance(Duration::hours(2));
-    app::backend::demo::load_if_empty(&app.state)
-        .await
-        .unwrap()
-        .expect("an empty database gets the demo");
+    app::backend::demo::load_if_empty(&app.state).await.unwrap().expect("an empty database gets the demo");
     let token = app.token("reader", &["sales", "billing"]).await;
 
     let lost = steps(&app, &token, "ORD-1001").await;
     assert_eq!(verdict_of(&lost, "register_order"), "executed");
-    assert!(
-        lost[0]["reconciliation"]["evidence"]["summary"]
-            .as_str()
-            .unwrap()
-            .contains("1 record")
-    );
-    let order = app
-        .state
-        .demo
-        .find_by_key(Service::Orders, "ORD-1001-register_order")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        (
-            order.content["amount"].clone(),
-            order.replays,
-            order.conflicts
-        ),
-        (json!(4000), 1, 1)
-    );
+    assert!(lost[0]["reconciliation"]["evidence"]["summary"].as_str().unwrap().contains("1 record"));
+    let order = app.state.demo.find_by_key(Service::Orders, "ORD-1001-register_order").await.unwrap().unwrap();
+    assert_eq!((order.content["amount"].clone(), order.replays, order.conflicts), (json!(4000), 1, 1));
 
     let partial = steps(&app, &token, "ORD-1002").await;
     assert_eq!(
-        (
-            verdict_of(&partial, "register_order"),
-            verdict_of(&partial, "ai_summary")
-        ),
+        (verdict_of(&partial, "register_order"), verdict_of(&partial, "ai_summary")),
         ("executed".into(), "not_executed".into())
     );
-    let operation = app
-        .api(
-            Method::GET,
-            "/api/v1/operations/ORD-1002",
-            &token,
-            None,
-            None,
-        )
-        .await
-        .json();
+    let operation = app.api(Method::GET, "/api/v1/operations/ORD-1002", &token, None, None).await.json();
     assert_eq!(operation["event"], "partial_success");
 
     let mail = steps(&app, &token, "INV-2001").await;
@@ -391,7 +251,10 @@ async fn a_demo_look_up_that_cannot_read_the_log_is_lookup_failed_not_not_execut
         idempotency_key: "K".into(),
         result_id: None,
     };
-    assert!(matches!(connector.look_up(&lookup).await, app::domain::reconciliation::Finding::NotFound { authoritative: true }));
+    assert!(matches!(
+        connector.look_up(&lookup).await,
+        app::domain::reconciliation::Finding::NotFound { authoritative: true }
+    ));
     app.db().close().await;
     let finding = connector.look_up(&lookup).await;
     assert!(matches!(finding, app::domain::reconciliation::Finding::Failed { .. }), "{finding:?}");

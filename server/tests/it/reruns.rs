@@ -22,13 +22,16 @@ async fn sign_in(app: &TestApp, username: &str) -> String {
     let hash = app::backend::passwords::hash(turn, PASSWORD.to_string()).await.unwrap();
     let mut tx = app.db().begin_write().await.unwrap();
     let user = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
-    app::backend::db::users::set_password_hash(&mut tx, user.id, &hash, app::backend::Clock::now(app.clock.as_ref())).await.unwrap();
+    app::backend::db::users::set_password_hash(&mut tx, user.id, &hash, app::backend::Clock::now(app.clock.as_ref()))
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     app.sign_in(username, PASSWORD).await
 }
 
 async fn start(app: &TestApp, cookie: &str, process_id: &str) -> (StatusCode, Value) {
-    let answer = app.call("reruns/start", &[("process_id", process_id), ("reason", "要約だけ再実行する")], Some(cookie)).await;
+    let answer =
+        app.call("reruns/start", &[("process_id", process_id), ("reason", "要約だけ再実行する")], Some(cookie)).await;
     let body = serde_json::from_str(&answer.body).unwrap_or(Value::Null);
     (answer.status, body)
 }
@@ -52,8 +55,11 @@ async fn the_partial_success_case_plans_only_the_summary_and_goes_to_approval_af
 
     let view = app.call("reruns/load", &[("id", &id)], Some(&sato)).await.json();
     assert_eq!(view["status"], "draft");
-    assert_eq!(view["plan"]["steps"], json!([{"name": "ai_summary", "idempotency_key": "ORD-1002-ai_summary",
-        "content_fingerprint": view["plan"]["steps"][0]["content_fingerprint"]}]));
+    assert_eq!(
+        view["plan"]["steps"],
+        json!([{"name": "ai_summary", "idempotency_key": "ORD-1002-ai_summary",
+        "content_fingerprint": view["plan"]["steps"][0]["content_fingerprint"]}])
+    );
     let checks = view["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 5);
     assert!(checks.iter().all(|c| c["holds"] == true), "{checks:?}");
@@ -72,7 +78,10 @@ async fn the_partial_success_case_plans_only_the_summary_and_goes_to_approval_af
 
     assert_eq!(operation(&app, &token, "ORD-1002").await["status"], "rerun_pending");
     let view = app.call("reruns/load", &[("id", &id)], Some(&sato)).await.json();
-    assert_eq!((view["status"].clone(), view["checks"][4]["cause_class"].clone()), (json!("pending_approval"), json!("system_error")));
+    assert_eq!(
+        (view["status"].clone(), view["checks"][4]["cause_class"].clone()),
+        (json!("pending_approval"), json!("system_error"))
+    );
     let actions = app.audit_actions().await;
     assert_eq!(actions.iter().filter(|a| *a == "rerun_request.check_confirmed").count(), 5);
     assert!(actions.contains(&"rerun_request.created".into()) && actions.contains(&"rerun_request.submitted".into()));
@@ -97,7 +106,8 @@ async fn a_held_operation_cannot_be_requested_and_an_unknown_result_blocks_with_
     let (app, _, _) = demo().await;
     let ito = sign_in(&app, "ito").await;
     assert_eq!(start(&app, &ito, "INV-2001").await.0, StatusCode::CONFLICT, "on hold");
-    app.call("board/release", &[("process_id", "INV-2001"), ("reason", "問い合わせの回答待ちを解除")], Some(&ito)).await;
+    app.call("board/release", &[("process_id", "INV-2001"), ("reason", "問い合わせの回答待ちを解除")], Some(&ito))
+        .await;
     let (status, answer) = start(&app, &ito, "INV-2001").await;
     assert_eq!(status, StatusCode::OK);
     let reasons = answer["Blocked"]["reasons"].as_array().expect("blocked").clone();

@@ -1,11 +1,11 @@
 //! Reviews and risk indicators (issue 8): the arithmetic on fixed fixtures, thresholds that notify once, the
 //! owner's sign-off, the charts and the CSV export.
 use crate::fixtures::{caller, pending_request};
-use app::domain::audit_action::AuditAction;
 use crate::harness::{PASSWORD, TestApp, example_config};
 use app::backend::db;
 use app::backend::services::{approvals, reviews};
 use app::domain::audit::{Actor, AuditEntry};
+use app::domain::audit_action::AuditAction;
 use app::domain::indicators::{Indicator, PeriodKind, Threshold};
 use chrono::{Duration, TimeZone, Utc};
 use reqwest::{Method, StatusCode};
@@ -51,13 +51,20 @@ async fn look_up(app: &TestApp, process_id: &str, connector: &str, verdict: &str
 /// An audit event as the dispatcher or the sweeper writes it.
 async fn audited(app: &TestApp, action: AuditAction, department: &str, after: Value) {
     let mut tx = app.db().begin_write().await.unwrap();
-    let entry = AuditEntry::new(Actor::system("test"), action, "operation", "fixture").department(Some(department)).after(after);
+    let entry = AuditEntry::new(Actor::system("test"), action, "operation", "fixture")
+        .department(Some(department))
+        .after(after);
     app::backend::services::audit::record(&mut tx, entry, None, app.state.clock.now()).await.unwrap();
     tx.commit().await.unwrap();
 }
 
 fn row<'a>(review: &'a Value, indicator: &str) -> &'a Value {
-    review["rows"].as_array().unwrap().iter().find(|r| r["indicator"] == indicator).unwrap_or_else(|| panic!("{indicator}: {review}"))
+    review["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["indicator"] == indicator)
+        .unwrap_or_else(|| panic!("{indicator}: {review}"))
 }
 
 fn value(review: &Value, indicator: &str) -> Option<f64> {
@@ -107,16 +114,35 @@ async fn a_weeks_indicators_are_computed_from_what_happened_in_it_per_department
     register(&app, &sales, "ORD-C").await;
     let ok = json!({"seq": 1, "type": "succeeded", "result_id": "R-1"});
     step_event(&app, &sales, "ORD-A", "register_order", ok.clone()).await;
-    step_event(&app, &sales, "ORD-A", "ai_summary", json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}})).await;
+    step_event(
+        &app,
+        &sales,
+        "ORD-A",
+        "ai_summary",
+        json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
+    )
+    .await;
     step_event(&app, &sales, "ORD-B", "register_order", ok.clone()).await;
-    step_event(&app, &sales, "ORD-B", "ai_summary", json!({"seq": 1, "type": "unknown", "error": {"class": "timeout", "message": "no answer"}})).await;
+    step_event(
+        &app,
+        &sales,
+        "ORD-B",
+        "ai_summary",
+        json!({"seq": 1, "type": "unknown", "error": {"class": "timeout", "message": "no answer"}}),
+    )
+    .await;
     step_event(&app, &sales, "ORD-C", "register_order", ok).await;
     // ...three look-ups: one finds two records for one key, one fails, one was recorded by hand (not a look-up)...
     look_up(&app, "ORD-A", "orders", "executed", 2).await;
     look_up(&app, "ORD-B", "orders", "lookup_failed", 0).await;
     look_up(&app, "ORD-C", "manual", "executed", 0).await;
     // ...four reruns ended, one refused; three operations stalled.
-    for action in [AuditAction::RerunDispatched, AuditAction::RerunDispatched, AuditAction::RerunDispatched, AuditAction::RerunRefused] {
+    for action in [
+        AuditAction::RerunDispatched,
+        AuditAction::RerunDispatched,
+        AuditAction::RerunDispatched,
+        AuditAction::RerunRefused,
+    ] {
         audited(&app, action, "sales", json!({})).await;
     }
     for event in ["temporary_failure", "temporary_failure", "result_unknown"] {
@@ -161,7 +187,10 @@ async fn a_weeks_indicators_are_computed_from_what_happened_in_it_per_department
     let future = app.call_json("reviews/show", json!({"query": {"day": "2027-01-10"}}), Some(&tanaka)).await;
     assert_eq!(future.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", future.body);
     let refusal: app::api::AppError = serde_json::from_str(&future.body).unwrap();
-    assert_eq!(app::ui::error_in(app::i18n::Locale::ja, &refusal), "まだ始まっていない期間は振り返れません。日付を今日以前にしてください。");
+    assert_eq!(
+        app::ui::error_in(app::i18n::Locale::ja, &refusal),
+        "まだ始まっていない期間は振り返れません。日付を今日以前にしてください。"
+    );
     let bad = app.call_json("reviews/show", json!({"query": {"period": "year"}}), Some(&tanaka)).await;
     assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
 }
@@ -233,9 +262,14 @@ async fn a_manager_of_the_department_signs_off_a_review_once_with_a_comment_and_
     app.user("tanaka", &["manager"], &["sales"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     app.user("suzuki", &["manager"], &["billing"]).await;
-    let (tanaka, sato, suzuki) =
-        (app.sign_in("tanaka", PASSWORD).await, app.sign_in("sato", PASSWORD).await, app.sign_in("suzuki", PASSWORD).await);
-    let form = |comment: &'static str| [("department", "sales"), ("period", "week"), ("day", "2026-11-30"), ("comment", comment)];
+    let (tanaka, sato, suzuki) = (
+        app.sign_in("tanaka", PASSWORD).await,
+        app.sign_in("sato", PASSWORD).await,
+        app.sign_in("suzuki", PASSWORD).await,
+    );
+    let form = |comment: &'static str| {
+        [("department", "sales"), ("period", "week"), ("day", "2026-11-30"), ("comment", comment)]
+    };
 
     let week = review(&app, &tanaka, json!({"department": "sales"})).await;
     assert_eq!((week["may_sign_off"].clone(), week["signoff"].clone()), (json!(true), Value::Null));
@@ -267,7 +301,10 @@ async fn a_manager_of_the_department_signs_off_a_review_once_with_a_comment_and_
     let next = review(&app, &tanaka, json!({"department": "sales"})).await;
     assert_eq!(next["last_review"]["comment"], "二重送信なし。来週も確認する。");
     let changes = next["changes"].as_array().unwrap();
-    assert!(changes.iter().any(|c| c["kind"] == "threshold_crossed" && c["subject"] == "missing_process_id"), "{changes:?}");
+    assert!(
+        changes.iter().any(|c| c["kind"] == "threshold_crossed" && c["subject"] == "missing_process_id"),
+        "{changes:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -286,16 +323,23 @@ async fn the_charts_are_svg_images_and_the_csv_holds_every_indicator_of_twelve_p
     };
 
     for chart in ["rates", "counts", "latency"] {
-        let path: &'static str = Box::leak(format!("/reviews/chart.svg?chart={chart}&department=sales&period=week").into_boxed_str());
+        let path: &'static str =
+            Box::leak(format!("/reviews/chart.svg?chart={chart}&department=sales&period=week").into_boxed_str());
         let answer = get(path, Some(tanaka.clone())).await.unwrap();
         assert_eq!(answer.status(), StatusCode::OK);
         assert_eq!(answer.headers()["content-type"], "image/svg+xml; charset=utf-8");
         let svg = answer.text().await.unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("11/30"), "{chart}: {svg}");
     }
-    assert_eq!(get("/reviews/chart.svg?chart=pie", Some(tanaka.clone())).await.unwrap().status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        get("/reviews/chart.svg?chart=pie", Some(tanaka.clone())).await.unwrap().status(),
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
     assert_eq!(get("/reviews/chart.svg?chart=rates", None).await.unwrap().status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(get("/reviews/chart.svg?chart=rates&department=billing", Some(tanaka.clone())).await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        get("/reviews/chart.svg?chart=rates&department=billing", Some(tanaka.clone())).await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
 
     let csv = get("/reviews.csv?department=sales&period=week", Some(tanaka.clone())).await.unwrap();
     assert_eq!(csv.status(), StatusCode::OK);
@@ -303,7 +347,10 @@ async fn the_charts_are_svg_images_and_the_csv_holds_every_indicator_of_twelve_p
     let text = csv.text().await.unwrap();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
-    assert_eq!(header, ["period", "start", "end", "department", "indicator", "unit", "value", "part", "whole", "threshold"]);
+    assert_eq!(
+        header,
+        ["period", "start", "end", "department", "indicator", "unit", "value", "part", "whole", "threshold"]
+    );
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 12 * Indicator::ALL.len());
     let this_week = rows.iter().find(|r| &r[1] == "2026-11-30" && &r[4] == "missing_process_id").unwrap();

@@ -21,9 +21,12 @@ async fn a_local_plain_http_trial_drops_only_secure_and_the_prefix() {
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
     let answer = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
-    let cookie = answer.set_cookies().into_iter().find(|c| c.starts_with("rerun_gate_session=")).expect("session cookie");
+    let cookie =
+        answer.set_cookies().into_iter().find(|c| c.starts_with("rerun_gate_session=")).expect("session cookie");
     let cookie = cookie.to_lowercase();
-    assert!(cookie.starts_with("rerun_gate_session=") && cookie.contains("httponly") && cookie.contains("samesite=lax"));
+    assert!(
+        cookie.starts_with("rerun_gate_session=") && cookie.contains("httponly") && cookie.contains("samesite=lax")
+    );
     assert!(!cookie.contains("secure"));
 }
 
@@ -94,7 +97,9 @@ async fn stored_session_data(app: &TestApp) -> Vec<u8> {
     use app::backend::db::Db;
     match app.db() {
         Db::Sqlite(pool, _) => sqlx::query_scalar("SELECT data FROM tower_sessions").fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool, _) => sqlx::query_scalar("SELECT data FROM tower_sessions.session").fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool, _) => {
+            sqlx::query_scalar("SELECT data FROM tower_sessions.session").fetch_one(pool).await.unwrap()
+        }
     }
 }
 
@@ -102,7 +107,9 @@ async fn stored_sessions(app: &TestApp) -> i64 {
     use app::backend::db::Db;
     match app.db() {
         Db::Sqlite(pool, _) => sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions").fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool, _) => sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions.session").fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool, _) => {
+            sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions.session").fetch_one(pool).await.unwrap()
+        }
     }
 }
 
@@ -113,7 +120,11 @@ async fn a_password_change_ends_the_users_other_sessions_but_keeps_this_one() {
     let laptop = app.sign_in("sato", PASSWORD).await;
     let phone = app.sign_in("sato", PASSWORD).await;
     let answer = app
-        .call("change_password", &[("current_password", PASSWORD), ("new_password", "a-new-longer-passphrase")], Some(&laptop))
+        .call(
+            "change_password",
+            &[("current_password", PASSWORD), ("new_password", "a-new-longer-passphrase")],
+            Some(&laptop),
+        )
         .await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     assert_eq!(app.call("me", &[], Some(&phone)).await.status, StatusCode::UNAUTHORIZED);
@@ -128,7 +139,9 @@ async fn disabling_a_user_ends_their_sessions() {
     app.user("root", &["admin"], &[]).await;
     let victim = app.sign_in("sato", PASSWORD).await;
     let admin = app.sign_in("root", PASSWORD).await;
-    let answer = app.call("admin/set_user_disabled", &[("user_id", &sato.to_string()), ("disabled", "true")], Some(&admin)).await;
+    let answer = app
+        .call("admin/set_user_disabled", &[("user_id", &sato.to_string()), ("disabled", "true")], Some(&admin))
+        .await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     assert_eq!(app.call("me", &[], Some(&victim)).await.status, StatusCode::UNAUTHORIZED);
     let again = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;

@@ -10,7 +10,9 @@ async fn an_unknown_user_a_disabled_user_and_a_wrong_password_get_the_same_answe
     app.user("sato", &["staff"], &["sales"]).await;
     let gone = app.user("tanaka", &["staff"], &["sales"]).await;
     let mut tx = app.db().begin_write().await.unwrap();
-    app::backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now()).await.unwrap();
+    app::backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now())
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     // The right password of the disabled account: still the same answer as a wrong one.
     let wrong = app.call("sign_in", &[("username", "sato"), ("password", "not-the-password")], None).await;
@@ -120,7 +122,11 @@ async fn behind_a_trusted_proxy_each_client_address_is_throttled_on_its_own_and_
         sign_in_from(&app, "203.0.113.5", &format!("spray{i}"), "summer-2026!").await;
     }
     assert_eq!(sign_in_from(&app, "203.0.113.5", "sato", PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
-    assert_eq!(sign_in_from(&app, "203.0.113.6", "sato", PASSWORD).await, StatusCode::OK, "another client behind the proxy");
+    assert_eq!(
+        sign_in_from(&app, "203.0.113.6", "sato", PASSWORD).await,
+        StatusCode::OK,
+        "another client behind the proxy"
+    );
 
     // Without a trusted proxy the header is anyone's to write: the connection's address counts.
     let app = TestApp::spawn().await;
@@ -153,7 +159,9 @@ async fn an_unknown_name_and_a_disabled_account_take_as_long_as_a_wrong_password
         app.user(&format!("known{i}"), &["staff"], &["sales"]).await;
         let gone = app.user(&format!("gone{i}"), &["staff"], &["sales"]).await;
         let mut tx = app.db().begin_write().await.unwrap();
-        app::backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now()).await.unwrap();
+        app::backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now())
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
     }
     let mut times: [Vec<f64>; 3] = Default::default();
@@ -209,12 +217,18 @@ async fn the_addresses_of_one_ipv6_network_are_throttled_together() {
 async fn two_hundred_sign_ins_at_once_are_checked_a_few_at_a_time_and_the_rest_come_back_later() {
     let app = TestApp::spawn_with(|s| (s.password_checks_at_once, s.password_check_queue) = (2, 8)).await;
     app.user("sato", &["staff"], &["sales"]).await;
-    let tries = (0..200).map(|i| {
-        let app = &app;
-        async move { attempt(app, &format!("user{i}"), "not-the-password", &format!("10.0.{}.{}", i / 100, i % 100)).await }
-    });
+    let tries =
+        (0..200).map(|i| {
+            let app = &app;
+            async move {
+                attempt(app, &format!("user{i}"), "not-the-password", &format!("10.0.{}.{}", i / 100, i % 100)).await
+            }
+        });
     let answers = futures::future::join_all(tries).await;
-    assert!(answers.iter().all(|a| matches!(a, Err(AppError::Validation(_) | AppError::TooManyRequests { .. }))), "{answers:?}");
+    assert!(
+        answers.iter().all(|a| matches!(a, Err(AppError::Validation(_) | AppError::TooManyRequests { .. }))),
+        "{answers:?}"
+    );
     let busy = answers.iter().filter(|a| matches!(a, Err(AppError::TooManyRequests { retry_after_secs: 1 }))).count();
     let checks = &app.state.password_checks;
     assert!(checks.peak() <= 2, "{} password checks ran at once", checks.peak());
@@ -228,7 +242,12 @@ async fn sign_in_events(app: &TestApp) -> Vec<String> {
     events
         .into_iter()
         .filter(|e| e.action.starts_with("sign_in."))
-        .map(|e| format!("{} {} {} {} {:?} {:?}", e.action, e.actor_label, e.object_type, e.object_id, e.after_json, e.reason))
+        .map(|e| {
+            format!(
+                "{} {} {} {} {:?} {:?}",
+                e.action, e.actor_label, e.object_type, e.object_id, e.after_json, e.reason
+            )
+        })
         .collect()
 }
 

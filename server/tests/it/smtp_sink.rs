@@ -94,7 +94,8 @@ fn parse(to: Vec<String>, data: &[String]) -> Mail {
     }
     let subject = headers.iter().find_map(|h| h.strip_prefix("Subject: ")).map(decode_words).unwrap_or_default();
     let body = data[blank..].concat();
-    let body = base64::engine::general_purpose::STANDARD.decode(body.trim()).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let body =
+        base64::engine::general_purpose::STANDARD.decode(body.trim()).map(|b| String::from_utf8_lossy(&b).into_owned());
     Mail { to, subject, body: body.unwrap_or_default() }
 }
 
@@ -103,9 +104,12 @@ fn decode_words(header: &str) -> String {
     use base64::Engine;
     let mut bytes = Vec::new();
     for word in header.split_whitespace() {
-        let encoded = word.get(..10).filter(|p| p.eq_ignore_ascii_case("=?utf-8?b?")).and_then(|_| word[10..].strip_suffix("?="));
+        let encoded =
+            word.get(..10).filter(|p| p.eq_ignore_ascii_case("=?utf-8?b?")).and_then(|_| word[10..].strip_suffix("?="));
         match encoded {
-            Some(encoded) => bytes.extend(base64::engine::general_purpose::STANDARD.decode(encoded).unwrap_or_default()),
+            Some(encoded) => {
+                bytes.extend(base64::engine::general_purpose::STANDARD.decode(encoded).unwrap_or_default())
+            }
             None => {
                 if !bytes.is_empty() {
                     bytes.push(b' ');

@@ -3,8 +3,9 @@
 //! server process of its own with the demo data. Every answer is 200 with a whole body (the document and every
 //! streamed chunk), and the log shows no connection-pool timeout and no panic.
 use crate::harness::{TestApp, server_process, server_troubles};
+use app::api::policy::POLICY;
 use app::backend::db::operations::{BoardQuery, stalled_page};
-use app::domain::access::{Kind, POLICY};
+use app::domain::access::Kind;
 use reqwest::StatusCode;
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,8 @@ fn pages(process_ids: &[String]) -> Vec<String> {
 
 /// The demo's stalled operations.
 async fn demo_operations(app: &TestApp) -> Vec<String> {
-    let query = BoardQuery { departments: None, workflow: None, event: None, created_before: None, after_id: 0, limit: 100 };
+    let query =
+        BoardQuery { departments: None, workflow: None, event: None, created_before: None, after_id: 0, limit: 100 };
     let rows = stalled_page(&mut app.db().begin_read().await.unwrap(), &query).await.unwrap();
     rows.into_iter().map(|r| r.process_id).collect()
 }
@@ -36,7 +38,14 @@ fn is_whole(body: &str) -> bool {
 
 /// One client of a signed-in user: loads the pages in turn until the time is up. Returns pages loaded and
 /// failures.
-async fn client(url: String, username: String, cookie: String, pages: Vec<String>, until: Instant, offset: usize) -> (usize, Vec<String>) {
+async fn client(
+    url: String,
+    username: String,
+    cookie: String,
+    pages: Vec<String>,
+    until: Instant,
+    offset: usize,
+) -> (usize, Vec<String>) {
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let (mut loaded, mut failures) = (0, Vec::new());
     for page in pages.iter().cycle().skip(offset) {
@@ -50,7 +59,11 @@ async fn client(url: String, username: String, cookie: String, pages: Vec<String
             let body = answer.text().await.map_err(|e| format!("{status}, body cut: {e}"))?;
             match (status, is_whole(&body)) {
                 (StatusCode::OK, true) => Ok(()),
-                (StatusCode::OK, false) => Err(format!("200, body stops after {} bytes: {:?}", body.len(), body.chars().rev().take(200).collect::<String>().chars().rev().collect::<String>())),
+                (StatusCode::OK, false) => Err(format!(
+                    "200, body stops after {} bytes: {:?}",
+                    body.len(),
+                    body.chars().rev().take(200).collect::<String>().chars().rev().collect::<String>()
+                )),
                 (status, _) => Err(format!("{status}")),
             }
         };
@@ -79,7 +92,10 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
     let http = reqwest::Client::new();
     let mut sessions = Vec::new();
     for user in &users {
-        sessions.push((user.username.clone(), crate::harness::sign_in_at(&http, &url, &user.username, &user.password).await));
+        sessions.push((
+            user.username.clone(),
+            crate::harness::sign_in_at(&http, &url, &user.username, &user.password).await,
+        ));
     }
     let until = Instant::now() + Duration::from_secs(seconds);
     let clients = (0..CLIENTS).map(|i| {
@@ -98,7 +114,13 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
     let logged = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
 
-    assert!(failures.is_empty(), "{} of {} page loads failed:\n{}", failures.len(), loaded + failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} page loads failed:\n{}",
+        failures.len(),
+        loaded + failures.len(),
+        failures.join("\n")
+    );
     assert!(loaded > CLIENTS, "only {loaded} pages loaded in {seconds} s");
     eprintln!("soak: {loaded} whole pages in {seconds} s from {CLIENTS} clients");
     let troubles = server_troubles(&logged);

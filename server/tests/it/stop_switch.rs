@@ -5,8 +5,8 @@ use crate::fixtures::{approved_request, caller, stalled, submitted};
 use crate::harness::TestApp;
 use app::api::AppError;
 use app::backend::services::approvals::decide;
-use app::domain::approval::Decision;
 use app::backend::services::{Caller, dispatcher::dispatch_due, stop_switch};
+use app::domain::approval::Decision;
 use app::domain::stop_switch::Scope;
 use chrono::Duration;
 use reqwest::Method;
@@ -45,7 +45,9 @@ impl Switch {
     }
 
     fn sent(&self) -> Vec<String> {
-        let body = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).unwrap()["process_id"].as_str().unwrap().to_string();
+        let body = |b: &[u8]| {
+            serde_json::from_slice::<serde_json::Value>(b).unwrap()["process_id"].as_str().unwrap().to_string()
+        };
         self.receiver.requests().iter().map(|(_, b)| body(b)).collect()
     }
 }
@@ -53,7 +55,9 @@ impl Switch {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_workflow_holds_an_approved_rerun_and_sends_it_exactly_once_after_the_resume() {
     let s = switch().await;
-    stop_switch::pause(&s.app.state, &s.owner, Scope::Workflow, "order-intake", "受注システムの認証が切れた").await.unwrap();
+    stop_switch::pause(&s.app.state, &s.owner, Scope::Workflow, "order-intake", "受注システムの認証が切れた")
+        .await
+        .unwrap();
     let id = approved_request(&s.app, &s.token, &s.staff, &s.owner, "ORD-P1").await;
     s.dispatch_a_minute().await;
     assert!(s.sent().is_empty(), "nothing is sent while paused");
@@ -88,7 +92,9 @@ async fn a_paused_outside_system_holds_only_the_reruns_that_would_call_it() {
     let done = json!({"seq": 1, "type": "succeeded", "result_id": "resp_c2"});
     s.app.api(Method::POST, "/api/v1/operations/ORD-C2/steps/ai_summary/events", &s.token, None, Some(&done)).await;
     let failed = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}});
-    s.app.api(Method::POST, "/api/v1/operations/ORD-C2/steps/register_order/events", &s.token, None, Some(&failed)).await;
+    s.app
+        .api(Method::POST, "/api/v1/operations/ORD-C2/steps/register_order/events", &s.token, None, Some(&failed))
+        .await;
     s.app.clock.advance(Duration::minutes(5));
     app::backend::services::sweeper::sweep(&s.app.state).await.unwrap();
 
@@ -115,13 +121,25 @@ async fn only_the_owners_of_what_it_concerns_and_admins_switch_it_and_the_board_
         let who = who.clone();
         async move { stop_switch::pause(&state, &who, scope, name, "止める").await }
     };
-    assert!(matches!(pause(&s.staff, Scope::Workflow, "order-intake").await, Err(AppError::Forbidden)), "staff do not switch");
-    assert!(matches!(pause(&ito, Scope::Workflow, "order-intake").await, Err(AppError::Forbidden)), "another department's owner");
+    assert!(
+        matches!(pause(&s.staff, Scope::Workflow, "order-intake").await, Err(AppError::Forbidden)),
+        "staff do not switch"
+    );
+    assert!(
+        matches!(pause(&ito, Scope::Workflow, "order-intake").await, Err(AppError::Forbidden)),
+        "another department's owner"
+    );
     assert!(matches!(pause(&ito, Scope::Connector, "nothing-like-it").await, Err(AppError::NotFound)));
     pause(&root, Scope::Connector, "order-api").await.unwrap();
     let twice = pause(&s.owner, Scope::Connector, "order-api").await;
-    assert!(matches!(twice, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::AlreadyPaused), "{twice:?}");
+    assert!(
+        matches!(twice, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::AlreadyPaused),
+        "{twice:?}"
+    );
     let page = app::backend::services::board::stalled(&s.app.state, &s.staff, Default::default()).await.unwrap();
     assert_eq!(page.pauses.len(), 1);
-    assert_eq!((page.pauses[0].scope.as_str(), page.pauses[0].name.as_str(), page.pauses[0].reason.as_str()), ("connector", "order-api", "止める"));
+    assert_eq!(
+        (page.pauses[0].scope.as_str(), page.pauses[0].name.as_str(), page.pauses[0].reason.as_str()),
+        ("connector", "order-api", "止める")
+    );
 }

@@ -60,7 +60,11 @@ async fn each_reported_error_class_stalls_the_operation_as_its_event_with_its_fa
     for (class, event, failure_class) in cases {
         let operation = intake.get(class).await;
         assert_eq!(operation["status"], "stalled", "{class}");
-        assert_eq!((operation["event"].as_str(), operation["failure_class"].as_str()), (Some(event), Some(failure_class)), "{class}");
+        assert_eq!(
+            (operation["event"].as_str(), operation["failure_class"].as_str()),
+            (Some(event), Some(failure_class)),
+            "{class}"
+        );
     }
 }
 
@@ -104,7 +108,10 @@ async fn the_seed_case_order_registered_and_summary_never_started_is_partial_suc
     app.clock.advance(Duration::seconds(901));
     assert_eq!(sweep(&app.state).await.unwrap(), 1);
     let operation = intake.get("ORD-4000").await;
-    assert_eq!((operation["event"].as_str(), operation["failure_class"].as_str()), (Some("partial_success"), Some("system_error")));
+    assert_eq!(
+        (operation["event"].as_str(), operation["failure_class"].as_str()),
+        (Some("partial_success"), Some("system_error"))
+    );
     assert!(operation["steps"][0]["completed_at"].is_string(), "the registered order keeps its flag");
 }
 

@@ -44,7 +44,14 @@ async fn send_raw(app: &TestApp, id: &str, timestamp: &str, signature: &str, bod
 }
 
 /// The same, with more headers.
-async fn send_with(app: &TestApp, id: &str, timestamp: &str, signature: &str, body: &str, more: &[(&str, &str)]) -> Sent {
+async fn send_with(
+    app: &TestApp,
+    id: &str,
+    timestamp: &str,
+    signature: &str,
+    body: &str,
+    more: &[(&str, &str)],
+) -> Sent {
     let mut request = app
         .http
         .post(format!("{}/hooks/ai-summary", app.url))
@@ -91,12 +98,18 @@ async fn a_tampered_body_a_stale_or_future_timestamp_or_no_signature_is_refused_
     let timestamp = app.clock.now().timestamp();
     let signature = Secret::parse(NEW_SECRET).unwrap().sign("msg_2", timestamp, body.as_bytes());
     let tampered = body.replace("completed", "cancelled");
-    assert_eq!(send_raw(&app, "msg_2", &timestamp.to_string(), &signature, &tampered).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        send_raw(&app, "msg_2", &timestamp.to_string(), &signature, &tampered).await.status,
+        StatusCode::UNAUTHORIZED
+    );
     assert_eq!(send(&app, "msg_3", &body, NEW_SECRET, -301).await.status, StatusCode::UNAUTHORIZED);
     assert_eq!(send(&app, "msg_4", &body, NEW_SECRET, 301).await.status, StatusCode::UNAUTHORIZED);
     assert_eq!(send_raw(&app, "msg_5", &timestamp.to_string(), "", &body).await.status, StatusCode::UNAUTHORIZED);
     // Verified before parsing: a body that is not even JSON is refused for its signature, not its syntax.
-    assert_eq!(send_raw(&app, "msg_7", &timestamp.to_string(), "v1,AAAA", "not json {").await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        send_raw(&app, "msg_7", &timestamp.to_string(), "v1,AAAA", "not json {").await.status,
+        StatusCode::UNAUTHORIZED
+    );
     let wrong = "whsec_c29tZW9uZS1lbHNlcy1zZWNyZXQtMTIzNA==";
     let refused = send(&app, "msg_6", &body, wrong, 0).await;
     assert_eq!(refused.status, StatusCode::UNAUTHORIZED);

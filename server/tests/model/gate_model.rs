@@ -7,11 +7,13 @@
 use crate::fixtures::caller;
 use crate::harness::TestApp;
 use app::api::AppError;
-use app::backend::services::approvals::decide;
-use app::domain::approval::Decision;
-use app::backend::services::audit::{Verification, verify};
 use app::api::batches::{Control, Selection};
-use app::backend::services::{Caller, batches, dispatcher::dispatch_due, holds, reconciliation, rerun_requests, stop_switch, sweeper};
+use app::backend::services::approvals::decide;
+use app::backend::services::audit::{Verification, verify};
+use app::backend::services::{
+    Caller, batches, dispatcher::dispatch_due, holds, reconciliation, rerun_requests, stop_switch, sweeper,
+};
+use app::domain::approval::Decision;
 use app::domain::reconciliation::Verdict;
 use app::domain::stop_switch::Scope;
 use axum::body::Bytes;
@@ -28,7 +30,11 @@ static SENT: AtomicUsize = AtomicUsize::new(0);
 const DEPARTMENTS: [&str; 2] = ["sales", "billing"];
 /// The operations every case starts from, all stalled: two orders of sales, one invoice run of billing.
 const OPERATIONS: [(&str, &str); 3] = [("ORD-1", "sales"), ("ORD-2", "sales"), ("INV-1", "billing")];
-const STEPS: [&[&str]; 3] = [&["register_order", "ai_summary"], &["register_order", "ai_summary"], &["draft_invoice", "send_mail", "issue_invoice"]];
+const STEPS: [&[&str]; 3] = [
+    &["register_order", "ai_summary"],
+    &["register_order", "ai_summary"],
+    &["draft_invoice", "send_mail", "issue_invoice"],
+];
 
 #[derive(Clone, Debug)]
 struct Someone {
@@ -113,7 +119,7 @@ fn action(people: usize) -> impl Strategy<Value = Action> {
 /// Everyone a case starts with: staff of sales, its owner, an owner of both departments, an auditor who is also
 /// staff of sales — and up to three people with random roles and departments.
 fn case() -> impl Strategy<Value = (Vec<Someone>, Vec<Action>)> {
-    let core = vec![
+    let core = [
         Someone { roles: vec!["staff"], departments: vec!["sales"] },
         Someone { roles: vec!["manager"], departments: vec!["sales"] },
         Someone { roles: vec!["manager"], departments: vec!["sales", "billing"] },
@@ -176,7 +182,8 @@ async fn sent_against_i3(db: &app::backend::Db, body: &Value) -> Vec<String> {
             violations.push(format!("{process_id}/{}: sent with its completion flag set", step.name));
         }
         if step.latest_verdict.as_deref() != Some("not_executed") {
-            violations.push(format!("{process_id}/{}: sent while its verdict was {:?}", step.name, step.latest_verdict));
+            violations
+                .push(format!("{process_id}/{}: sent while its verdict was {:?}", step.name, step.latest_verdict));
         }
     }
     violations
@@ -202,8 +209,10 @@ impl World {
         }
         for (o, (process_id, department)) in OPERATIONS.iter().enumerate() {
             let workflow = if *department == "sales" { "order-intake" } else { "monthly-billing" };
-            let steps: Vec<Value> = STEPS[o].iter().map(|s| json!({"name": s, "idempotency_key": format!("{process_id}-{s}")})).collect();
-            let body = json!({"process_id": process_id, "workflow": workflow, "department": department, "steps": steps});
+            let steps: Vec<Value> =
+                STEPS[o].iter().map(|s| json!({"name": s, "idempotency_key": format!("{process_id}-{s}")})).collect();
+            let body =
+                json!({"process_id": process_id, "workflow": workflow, "department": department, "steps": steps});
             app.api(Method::POST, "/api/v1/operations", &token, Some(process_id), Some(&body)).await;
             let failed = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}});
             let path = format!("/api/v1/operations/{process_id}/steps/{}/events", STEPS[o][STEPS[o].len() - 1]);
@@ -253,7 +262,10 @@ impl World {
                 Some(id) => {
                     let mut answer = Ok(());
                     for n in 1..=5 {
-                        let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+                        let cause = rerun_requests::Cause {
+                            class: Some("outside_service_outage".into()),
+                            text: Some("503".into()),
+                        };
                         answer = answer.and(rerun_requests::confirm(s, who(p), &id, n, "確認した", cause).await);
                     }
                     answer
@@ -266,7 +278,10 @@ impl World {
                 let mut answer = started.map(drop);
                 if let Some(id) = self.open_request(o).await {
                     for n in 1..=5 {
-                        let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+                        let cause = rerun_requests::Cause {
+                            class: Some("outside_service_outage".into()),
+                            text: Some("503".into()),
+                        };
                         answer = answer.and(rerun_requests::confirm(s, who(p), &id, n, "確認した", cause).await);
                     }
                     answer = answer.and(rerun_requests::submit(s, who(p), &id).await);
@@ -284,7 +299,9 @@ impl World {
             Action::Decide(w, o, approve) => match self.pending_request(o).await {
                 Some(id) => {
                     let asked = self.requester_of(&id).await;
-                    let Some(p) = self.resolve(w, |i, id| self.is_manager_of(i, OPERATIONS[o].1) && id != asked) else { return Ok(()) };
+                    let Some(p) = self.resolve(w, |i, id| self.is_manager_of(i, OPERATIONS[o].1) && id != asked) else {
+                        return Ok(());
+                    };
                     let decision = if approve { Decision::Approve } else { Decision::Reject };
                     decide(s, who(p), &id, decision, "判断した").await
                 }
@@ -297,7 +314,11 @@ impl World {
             }
             Action::BulkDecide(w, d, approve) => match self.latest_batch(d).await {
                 Some((id, asked)) => {
-                    let Some(p) = self.resolve(w, |i, id| self.is_manager_of(i, DEPARTMENTS[d]) && !asked.contains(&id)) else { return Ok(()) };
+                    let Some(p) =
+                        self.resolve(w, |i, id| self.is_manager_of(i, DEPARTMENTS[d]) && !asked.contains(&id))
+                    else {
+                        return Ok(());
+                    };
                     batches::decide(s, who(p), &id, approve, "判断した").await
                 }
                 None => Ok(()),
@@ -369,7 +390,8 @@ impl World {
     async fn latest_batch(&self, d: usize) -> Option<(String, Vec<i64>)> {
         let mut tx = self.app.db().begin_read().await.unwrap();
         let department = [DEPARTMENTS[d].to_string()];
-        let batch = app::backend::db::batches::recent(&mut tx, Some(&department), 1).await.unwrap().into_iter().next()?;
+        let batch =
+            app::backend::db::batches::recent(&mut tx, Some(&department), 1).await.unwrap().into_iter().next()?;
         let members = app::backend::db::batches::members(&mut tx, &batch.id).await.unwrap();
         let asked = std::iter::once(batch.created_by).chain(members.iter().filter_map(|m| m.requested_by)).collect();
         Some((batch.id, asked))
@@ -388,14 +410,17 @@ impl World {
         }
         batches::request(s, caller, &id, None).await?;
         for n in 1..=5 {
-            let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+            let cause =
+                rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
             batches::confirm(s, caller, &id, n, "確認した", cause).await?;
         }
         batches::submit(s, caller, &id).await
     }
 
     fn is_manager_member(&self, user_id: i64, department: &str) -> bool {
-        self.callers.iter().zip(&self.people).any(|(c, p)| c.user.user.id == user_id && p.roles.contains(&"manager") && p.departments.contains(&department))
+        self.callers.iter().zip(&self.people).any(|(c, p)| {
+            c.user.user.id == user_id && p.roles.contains(&"manager") && p.departments.contains(&department)
+        })
     }
 
     /// I1–I4 after one action.
@@ -409,7 +434,11 @@ impl World {
             if e.actor_kind != "user" || e.action.starts_with("sign_in.") {
                 continue;
             }
-            let member = self.callers.iter().zip(&self.people).any(|(c, p)| c.user.user.id.to_string() == *actor && p.departments.contains(&department.as_str()));
+            let member = self
+                .callers
+                .iter()
+                .zip(&self.people)
+                .any(|(c, p)| c.user.user.id.to_string() == *actor && p.departments.contains(&department.as_str()));
             if !member {
                 return Err(format!("I2: {} by {} on {department}'s {}", e.action, e.actor_label, e.object_id));
             }
@@ -429,7 +458,10 @@ impl World {
             approvers.sort_unstable();
             approvers.dedup();
             if approvers.is_empty() || approvers.contains(&request.requested_by) {
-                return Err(format!("I1: {rerun} sent with approvals {approvers:?}, requested by {}", request.requested_by));
+                return Err(format!(
+                    "I1: {rerun} sent with approvals {approvers:?}, requested by {}",
+                    request.requested_by
+                ));
             }
             if let Some(a) = approvers.iter().find(|a| !self.is_manager_member(**a, &request.department)) {
                 return Err(format!("I1: {rerun} approved by user {a}, not a manager of {}", request.department));
@@ -437,7 +469,9 @@ impl World {
         }
         // I4: every send is in the trail (the dispatcher writes it once the answer came).
         for rerun in &seen.reruns {
-            if !events.iter().any(|e| e.action == "rerun.dispatched" && e.after_json.as_deref().is_some_and(|a| a.contains(rerun.as_str()))) {
+            if !events.iter().any(|e| {
+                e.action == "rerun.dispatched" && e.after_json.as_deref().is_some_and(|a| a.contains(rerun.as_str()))
+            }) {
                 return Err(format!("I4: {rerun} was sent and not audited"));
             }
         }
@@ -480,4 +514,3 @@ async fn no_sequence_of_actions_breaks_the_gates_invariants() {
     eprintln!("gate model: {cases} cases, {sent} reruns sent");
     assert!(sent * 10 >= cases as usize, "too few sequences reach a send ({sent} in {cases} cases) to prove I1 and I3");
 }
-

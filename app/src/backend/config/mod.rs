@@ -169,14 +169,19 @@ impl Validator<'_> {
         }
         let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
         if raw.security == MailSecurity::None && !loopback {
-            return self.fail(span, "security = \"none\" sends passwords and mail in clear text: only for a relay on loopback");
+            return self.fail(
+                span,
+                "security = \"none\" sends passwords and mail in clear text: only for a relay on loopback",
+            );
         }
         if !raw.from.get_ref().contains('@') {
-            return self.fail(raw.from.span(), "from must be an address such as \"Rerun Gate <rerun-gate@example.co.jp>\"");
+            return self
+                .fail(raw.from.span(), "from must be an address such as \"Rerun Gate <rerun-gate@example.co.jp>\"");
         }
         for var in [&raw.username_env, &raw.password_env].into_iter().flatten() {
             if !is_env_name(var.get_ref()) {
-                return self.fail(var.span(), "username_env and password_env must name environment variables (A-Z, 0-9, _)");
+                return self
+                    .fail(var.span(), "username_env and password_env must name environment variables (A-Z, 0-9, _)");
             }
         }
         if raw.username_env.is_some() != raw.password_env.is_some() {
@@ -199,24 +204,30 @@ impl Validator<'_> {
 
     fn config(&self, raw: RawConfig, file: &str) -> Result<Config, ConfigError> {
         let retention = match raw.settings.idempotency_retention_days {
-            Some(days) if *days.get_ref() == 0 => return self.fail(days.span(), "idempotency_retention_days must be at least 1"),
+            Some(days) if *days.get_ref() == 0 => {
+                return self.fail(days.span(), "idempotency_retention_days must be at least 1");
+            }
             Some(days) => days.into_inner(),
             None => 30,
         };
         let message_retention_days = match raw.settings.message_retention_days {
-            Some(days) if *days.get_ref() == 0 => return self.fail(days.span(), "message_retention_days must be at least 1"),
+            Some(days) if *days.get_ref() == 0 => {
+                return self.fail(days.span(), "message_retention_days must be at least 1");
+            }
             Some(days) => days.into_inner(),
             None => 30,
         };
         let webhook_body_retention_days = match raw.settings.webhook_body_retention_days {
-            Some(days) if *days.get_ref() == 0 => return self.fail(days.span(), "webhook_body_retention_days must be at least 1"),
+            Some(days) if *days.get_ref() == 0 => {
+                return self.fail(days.span(), "webhook_body_retention_days must be at least 1");
+            }
             Some(days) => days.into_inner(),
             None => 30,
         };
-        if let Some(var) = &raw.settings.chat_webhook_url_env {
-            if !is_env_name(var.get_ref()) {
-                return self.fail(var.span(), "chat_webhook_url_env must name an environment variable (A-Z, 0-9, _)");
-            }
+        if let Some(var) = &raw.settings.chat_webhook_url_env
+            && !is_env_name(var.get_ref())
+        {
+            return self.fail(var.span(), "chat_webhook_url_env must name an environment variable (A-Z, 0-9, _)");
         }
         let review_time_zone = match raw.settings.review_time_zone {
             Some(zone) => match crate::domain::preferences::time_zone(zone.get_ref()) {
@@ -226,18 +237,23 @@ impl Validator<'_> {
             None => crate::domain::preferences::DEFAULT_TIME_ZONE.name().to_string(),
         };
         let bulk_dispatch_per_minute = match raw.settings.bulk_dispatch_per_minute {
-            Some(rate) if *rate.get_ref() == 0 => return self.fail(rate.span(), "bulk_dispatch_per_minute must be at least 1"),
+            Some(rate) if *rate.get_ref() == 0 => {
+                return self.fail(rate.span(), "bulk_dispatch_per_minute must be at least 1");
+            }
             Some(rate) => rate.into_inner(),
             None => 60,
         };
         let bulk_lookup_concurrency = match raw.settings.bulk_lookup_concurrency {
-            Some(n) if !(1..=64).contains(n.get_ref()) => return self.fail(n.span(), "bulk_lookup_concurrency must be 1 to 64"),
+            Some(n) if !(1..=64).contains(n.get_ref()) => {
+                return self.fail(n.span(), "bulk_lookup_concurrency must be 1 to 64");
+            }
             Some(n) => n.into_inner(),
             None => 8,
         };
         let mail = raw.mail.map(|m| self.mail(m)).transpose()?;
         let departments = self.departments(raw.departments)?;
-        let thresholds = raw.thresholds.into_iter().map(|t| self.threshold(t, &departments)).collect::<Result<_, _>>()?;
+        let thresholds =
+            raw.thresholds.into_iter().map(|t| self.threshold(t, &departments)).collect::<Result<_, _>>()?;
         let connectors = self.connectors(raw.connectors)?;
         let mut workflows: Vec<WorkflowConfig> = Vec::new();
         for w in raw.workflows {
@@ -272,7 +288,8 @@ impl Validator<'_> {
         };
         let above = *raw.above.get_ref();
         if !above.is_finite() || above < 0.0 {
-            return self.fail(raw.above.span(), "above must be a number of at least 0 (a count, a percentage or minutes)");
+            return self
+                .fail(raw.above.span(), "above must be a number of at least 0 (a count, a percentage or minutes)");
         }
         let period = match &raw.period {
             None => PeriodKind::Week,
@@ -281,10 +298,10 @@ impl Validator<'_> {
                 None => return self.fail(p.span(), "period must be \"week\" or \"month\""),
             },
         };
-        if let Some(d) = &raw.department {
-            if !departments.iter().any(|known| known.code == *d.get_ref()) {
-                return self.fail(d.span(), format!("unknown department '{}'", d.get_ref()));
-            }
+        if let Some(d) = &raw.department
+            && !departments.iter().any(|known| known.code == *d.get_ref())
+        {
+            return self.fail(d.span(), format!("unknown department '{}'", d.get_ref()));
         }
         Ok(Threshold { indicator, above, period, department: raw.department.map(Spanned::into_inner) })
     }
@@ -312,7 +329,8 @@ impl Validator<'_> {
             }
             if !crate::backend::reconciliation::settings::KINDS.contains(&c.kind.get_ref().as_str()) {
                 let known = crate::backend::reconciliation::settings::KINDS.join(", ");
-                return self.fail(c.kind.span(), format!("unknown connector kind '{}' (known: {known})", c.kind.get_ref()));
+                return self
+                    .fail(c.kind.span(), format!("unknown connector kind '{}' (known: {known})", c.kind.get_ref()));
             }
             let mut settings = BTreeMap::new();
             let mut credential_envs = BTreeMap::new();
@@ -324,7 +342,9 @@ impl Validator<'_> {
                         _ => return self.fail(at, format!("{key} must name an environment variable (A-Z, 0-9, _)")),
                     };
                 } else if looks_like_secret(&key) {
-                    let message = format!("'{key}' looks like a credential: put it in an environment variable and write {key}_env = \"VARIABLE\"");
+                    let message = format!(
+                        "'{key}' looks like a credential: put it in an environment variable and write {key}_env = \"VARIABLE\""
+                    );
                     return self.fail(at, message);
                 } else {
                     let Ok(value) = serde_json::to_value(&value) else {
@@ -336,7 +356,12 @@ impl Validator<'_> {
             if let Err(problem) = crate::backend::reconciliation::settings::parse(c.kind.get_ref(), &settings) {
                 return self.fail(c.name.span(), format!("connector '{}': {problem}", c.name.get_ref()));
             }
-            out.push(ConnectorConfig { name: c.name.into_inner(), kind: c.kind.into_inner(), settings, credential_envs });
+            out.push(ConnectorConfig {
+                name: c.name.into_inner(),
+                kind: c.kind.into_inner(),
+                settings,
+                credential_envs,
+            });
         }
         Ok(out)
     }
@@ -355,7 +380,10 @@ impl Validator<'_> {
             return self.fail(w.rerun_url.span(), "rerun_url must be an http:// or https:// URL");
         }
         if !is_env_name(w.signing_secret_env.get_ref()) {
-            return self.fail(w.signing_secret_env.span(), "signing_secret_env must name an environment variable (A-Z, 0-9, _)");
+            return self.fail(
+                w.signing_secret_env.span(),
+                "signing_secret_env must name an environment variable (A-Z, 0-9, _)",
+            );
         }
         let approvals_required = match w.approvals_required {
             Some(n) if *n.get_ref() == 0 => return self.fail(n.span(), "approvals_required must be at least 1"),
@@ -375,7 +403,10 @@ impl Validator<'_> {
                     return self.fail(c.span(), format!("unknown connector '{}'", c.get_ref()));
                 }
             } else if s.side_effect {
-                return self.fail(s.name.span(), format!("step '{}' has a side effect, so it needs a connector to check it with", s.name.get_ref()));
+                return self.fail(
+                    s.name.span(),
+                    format!("step '{}' has a side effect, so it needs a connector to check it with", s.name.get_ref()),
+                );
             }
             for limit in [&s.deadline_seconds, &s.heartbeat_seconds].into_iter().flatten() {
                 if *limit.get_ref() == 0 {

@@ -82,15 +82,23 @@ fn syntax_errors_and_unknown_keys_name_their_line() {
 
 #[test]
 fn unknown_connectors_kinds_and_duplicates_are_refused() {
-    assert!(problem(&GOOD.replace("connector = \"orders\"", "connector = \"billing\"")).contains("unknown connector 'billing'"));
-    assert!(problem(&GOOD.replace("kind = \"http_json\"", "kind = \"carrier-pigeon\"")).contains("unknown connector kind"));
+    assert!(
+        problem(&GOOD.replace("connector = \"orders\"", "connector = \"billing\""))
+            .contains("unknown connector 'billing'")
+    );
+    assert!(
+        problem(&GOOD.replace("kind = \"http_json\"", "kind = \"carrier-pigeon\"")).contains("unknown connector kind")
+    );
     let twice = format!("{GOOD}\n[[department]]\ncode = \"sales\"\nname = \"again\"\n");
     assert!(problem(&twice).contains("defined twice"));
 }
 
 #[test]
 fn zero_approvals_or_a_zero_timeout_are_refused() {
-    let text = GOOD.replace("signing_secret_env = \"ORDER_INTAKE_SECRET\"", "signing_secret_env = \"ORDER_INTAKE_SECRET\"\napprovals_required = 0");
+    let text = GOOD.replace(
+        "signing_secret_env = \"ORDER_INTAKE_SECRET\"",
+        "signing_secret_env = \"ORDER_INTAKE_SECRET\"\napprovals_required = 0",
+    );
     assert!(problem(&text).contains("approvals_required must be at least 1"));
     assert!(problem(&GOOD.replace("deadline_seconds = 30", "deadline_seconds = 0")).contains("at least 1 second"));
 }
@@ -120,14 +128,24 @@ fn mail_in_clear_text_is_only_allowed_to_a_relay_on_loopback_and_a_password_in_t
 #[test]
 fn thresholds_name_a_known_indicator_a_limit_of_at_least_zero_and_a_week_or_month() {
     let with = |threshold: &str| format!("{GOOD}\n[[threshold]]\n{threshold}\n");
-    let config = parse(&with("indicator = \"rerun_error_rate\"\nabove = 12.5\ndepartment = \"sales\""), "test.toml").unwrap();
+    let config =
+        parse(&with("indicator = \"rerun_error_rate\"\nabove = 12.5\ndepartment = \"sales\""), "test.toml").unwrap();
     let limit = &config.thresholds[0];
     assert_eq!((limit.indicator, limit.above, limit.period), (Indicator::RerunErrorRate, 12.5, PeriodKind::Week));
     assert_eq!(config.review_time_zone, "Asia/Tokyo");
-    assert!(problem(&with("indicator = \"happiness\"\nabove = 1")).contains("unknown indicator 'happiness' (known: missing_process_id,"));
+    assert!(
+        problem(&with("indicator = \"happiness\"\nabove = 1"))
+            .contains("unknown indicator 'happiness' (known: missing_process_id,")
+    );
     assert!(problem(&with("indicator = \"stalled\"\nabove = -1")).contains("above must be a number of at least 0"));
-    assert!(problem(&with("indicator = \"stalled\"\nabove = 1\nperiod = \"year\"")).contains("period must be \"week\" or \"month\""));
-    assert!(problem(&with("indicator = \"stalled\"\nabove = 1\ndepartment = \"legal\"")).contains("unknown department 'legal'"));
+    assert!(
+        problem(&with("indicator = \"stalled\"\nabove = 1\nperiod = \"year\""))
+            .contains("period must be \"week\" or \"month\"")
+    );
+    assert!(
+        problem(&with("indicator = \"stalled\"\nabove = 1\ndepartment = \"legal\""))
+            .contains("unknown department 'legal'")
+    );
     let zone = GOOD.replace("[[department]]", "[settings]\nreview_time_zone = \"Mars/Olympus\"\n\n[[department]]");
     assert!(problem(&zone).contains("review_time_zone: unknown time zone 'Mars/Olympus'"), "{}", problem(&zone));
 }

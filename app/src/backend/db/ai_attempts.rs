@@ -94,12 +94,13 @@ pub async fn adopt(tx: &mut Tx, step_id: i64, result_id: &str) -> Result<bool, s
         .execute(&mut *c)
         .await
         .map(drop))?;
-    let adopted = on_tx!(tx, |c| sqlx::query("UPDATE ai_attempts SET adopted = TRUE WHERE step_id = $1 AND result_id = $2")
-        .bind(step_id)
-        .bind(result_id)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))?;
+    let adopted =
+        on_tx!(tx, |c| sqlx::query("UPDATE ai_attempts SET adopted = TRUE WHERE step_id = $1 AND result_id = $2")
+            .bind(step_id)
+            .bind(result_id)
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected()))?;
     Ok(adopted == 1)
 }
 

@@ -37,9 +37,12 @@ pub async fn by_name(tx: &mut Tx, name: &str) -> Result<Option<ApiClientRow>, sq
         .await)
 }
 
+/// A client's row joined with one of its departments (`None`: it has none).
+type ClientAndDepartment = (i64, String, DateTime<Utc>, Option<DateTime<Utc>>, Option<String>);
+
 /// The client holding this token and its department codes, in one statement (it runs on every API call).
 pub async fn by_token(tx: &mut Tx, token_sha256: &str) -> Result<Option<(ApiClientRow, Vec<String>)>, sqlx::Error> {
-    let rows: Vec<(i64, String, DateTime<Utc>, Option<DateTime<Utc>>, Option<String>)> = on_tx!(tx, |c| sqlx::query_as(
+    let rows: Vec<ClientAndDepartment> = on_tx!(tx, |c| sqlx::query_as(
         "SELECT c.id, c.name, c.created_at, c.revoked_at, d.code FROM api_clients c
          LEFT JOIN api_client_departments a ON a.api_client_id = c.id
          LEFT JOIN departments d ON d.id = a.department_id

@@ -1,7 +1,7 @@
 //! The audit trail table. There is deliberately no update or delete here: the trail is append-only.
+use super::Db;
 use super::{Tx, on_tx};
 use crate::domain::audit::{AuditEntry, AuditEvent};
-use super::Db;
 use crate::domain::audit_export::AuditFilter;
 use chrono::{DateTime, Utc};
 
@@ -98,13 +98,67 @@ pub async fn head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(c).await)
 }
 
-pub(crate) const EVENT_COLUMNS: &str = "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id, department,
+/// An event as its row reads (the domain's `AuditEvent` knows no database).
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    seq: i64,
+    at: DateTime<Utc>,
+    actor_kind: String,
+    actor_id: Option<String>,
+    actor_label: String,
+    action: String,
+    object_type: String,
+    object_id: String,
+    department: Option<String>,
+    before_json: Option<String>,
+    after_json: Option<String>,
+    reason: Option<String>,
+    request_id: Option<String>,
+    prev_hash: String,
+    hash: String,
+}
+
+impl From<EventRow> for AuditEvent {
+    fn from(r: EventRow) -> Self {
+        AuditEvent {
+            seq: r.seq,
+            at: r.at,
+            actor_kind: r.actor_kind,
+            actor_id: r.actor_id,
+            actor_label: r.actor_label,
+            action: r.action,
+            object_type: r.object_type,
+            object_id: r.object_id,
+            department: r.department,
+            before_json: r.before_json,
+            after_json: r.after_json,
+            reason: r.reason,
+            request_id: r.request_id,
+            prev_hash: r.prev_hash,
+            hash: r.hash,
+        }
+    }
+}
+
+pub(crate) const EVENT_COLUMNS: &str =
+    "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id, department,
     before_json, after_json, reason, request_id, prev_hash, hash";
 
 /// One page of events in sequence order, starting after `after_seq` (keyset pagination).
 pub async fn page_after(tx: &mut Tx, after_seq: i64, limit: i64) -> Result<Vec<AuditEvent>, sqlx::Error> {
     let everything = AuditFilter::default();
-    select(tx, &AuditQuery { filter: &everything, departments: None, after_seq: Some(after_seq), before_seq: None, up_to_seq: None, limit }).await
+    select(
+        tx,
+        &AuditQuery {
+            filter: &everything,
+            departments: None,
+            after_seq: Some(after_seq),
+            before_seq: None,
+            up_to_seq: None,
+            limit,
+        },
+    )
+    .await
 }
 
 /// The newest events about one object, newest first.
@@ -117,7 +171,9 @@ pub async fn for_object(
     let sql = format!(
         "SELECT {EVENT_COLUMNS} FROM audit_events WHERE object_type = $1 AND object_id = $2 ORDER BY seq DESC LIMIT $3"
     );
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(object_type).bind(object_id).bind(limit).fetch_all(c).await)
+    let rows: Vec<EventRow> =
+        on_tx!(tx, |c| sqlx::query_as(&sql).bind(object_type).bind(object_id).bind(limit).fetch_all(c).await)?;
+    Ok(rows.into_iter().map(AuditEvent::from).collect())
 }
 
 /// Which events a reader asks for: the filter, the departments they may see (`None`: all, for auditors), and
@@ -210,7 +266,8 @@ pub async fn select(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Vec<AuditEven
     let (filter, binds) = conditions(query);
     let order = if query.before_seq.is_some() || query.after_seq.is_none() { "DESC" } else { "ASC" };
     let sql = format!("SELECT {EVENT_COLUMNS} FROM audit_events {filter} ORDER BY seq {order} LIMIT {}", query.limit);
-    on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_all(c).await)
+    let rows: Vec<EventRow> = on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_all(c).await)?;
+    Ok(rows.into_iter().map(AuditEvent::from).collect())
 }
 
 /// A piece of a CSV export: whole records, and how many.
@@ -235,8 +292,18 @@ pub fn csv_chunks(db: &Db, query: AuditQuery<'_>) -> tokio::sync::mpsc::Receiver
             let mut after = query.after_seq.unwrap_or(0);
             tokio::spawn(async move {
                 loop {
-                    let page = AuditQuery { filter: &filter, departments: departments.as_deref(), after_seq: Some(after), before_seq: None, up_to_seq, limit: 5_000 };
-                    let events = match db.connection().await { Ok(mut c) => select(&mut c, &page).await, Err(e) => Err(e) };
+                    let page = AuditQuery {
+                        filter: &filter,
+                        departments: departments.as_deref(),
+                        after_seq: Some(after),
+                        before_seq: None,
+                        up_to_seq,
+                        limit: 5_000,
+                    };
+                    let events = match db.connection().await {
+                        Ok(mut c) => select(&mut c, &page).await,
+                        Err(e) => Err(e),
+                    };
                     let events = match events {
                         Ok(events) => events,
                         Err(e) => return drop(sender.send(Err(e)).await),
@@ -262,7 +329,9 @@ pub fn csv_chunks(db: &Db, query: AuditQuery<'_>) -> tokio::sync::mpsc::Receiver
 
 /// Where the last check of the chain stopped: (seq, hash), or nothing yet.
 pub async fn checkpoint(tx: &mut Tx) -> Result<Option<(i64, String, DateTime<Utc>)>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT seq, hash, checked_at FROM audit_checkpoint WHERE id = 1").fetch_optional(c).await)
+    on_tx!(tx, |c| sqlx::query_as("SELECT seq, hash, checked_at FROM audit_checkpoint WHERE id = 1")
+        .fetch_optional(c)
+        .await)
 }
 
 pub async fn set_checkpoint(tx: &mut Tx, seq: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {

@@ -22,7 +22,8 @@ pub struct BatchRow {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
-const BATCH_SELECT: &str = "SELECT b.id, b.department, b.created_by, u.display_name AS creator, b.reason, b.selection_json,
+const BATCH_SELECT: &str =
+    "SELECT b.id, b.department, b.created_by, u.display_name AS creator, b.reason, b.selection_json,
         b.status, b.rate_per_minute, b.created_at, b.submitted_at, b.decided_at, b.expires_at
     FROM rerun_batches b JOIN users u ON u.id = b.created_by";
 
@@ -36,7 +37,12 @@ pub struct NewBatch<'a> {
 }
 
 /// A new batch (previewing) with its members in the order given.
-pub async fn insert(tx: &mut Tx, b: &NewBatch<'_>, operation_ids: &[i64], now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn insert(
+    tx: &mut Tx,
+    b: &NewBatch<'_>,
+    operation_ids: &[i64],
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query(
         "INSERT INTO rerun_batches (id, department, created_by, reason, selection_json, status, rate_per_minute,
              created_at, updated_at)
@@ -74,9 +80,14 @@ pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Erro
 /// The batch, locked for a change (PostgreSQL: the row; SQLite: the write transaction already is).
 pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
     match tx {
-        Tx::Sqlite(t, _) => sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1")).bind(id).fetch_optional(&mut **t).await,
+        Tx::Sqlite(t, _) => {
+            sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1")).bind(id).fetch_optional(&mut **t).await
+        }
         Tx::Postgres(t, _) => {
-            sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1 FOR UPDATE OF b")).bind(id).fetch_optional(&mut **t).await
+            sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1 FOR UPDATE OF b"))
+                .bind(id)
+                .fetch_optional(&mut **t)
+                .await
         }
     }
 }
@@ -85,7 +96,10 @@ pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Error
 pub async fn recent(tx: &mut Tx, departments: Option<&[String]>, limit: i64) -> Result<Vec<BatchRow>, sqlx::Error> {
     let filter = match departments {
         Some([]) => return Ok(Vec::new()),
-        Some(list) => format!("WHERE b.department IN ({})", (2..list.len() + 2).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")),
+        Some(list) => format!(
+            "WHERE b.department IN ({})",
+            (2..list.len() + 2).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+        ),
         None => String::new(),
     };
     let sql = format!("{BATCH_SELECT} {filter} ORDER BY b.created_at DESC, b.id DESC LIMIT $1");
@@ -106,7 +120,13 @@ pub async fn in_status(tx: &mut Tx, status: BatchStatus) -> Result<Vec<BatchRow>
 
 /// Moves the batch from one status to another (the services ask the domain's table which); `false` when it was
 /// not in `from` any more. A submission stamps its time, the first decision too.
-pub async fn set_status(tx: &mut Tx, id: &str, from: BatchStatus, to: BatchStatus, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn set_status(
+    tx: &mut Tx,
+    id: &str,
+    from: BatchStatus,
+    to: BatchStatus,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
     let submitted = to.is_submission().then_some(now);
     let decided = to.is_decision().then_some(now);
     let moved = on_tx!(tx, |c| sqlx::query(
@@ -132,7 +152,8 @@ pub async fn set_rate_and_expiry(
     rate_per_minute: Option<i64>,
     expires_at: Option<DateTime<Utc>>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_tx!(tx, |c| {
+        sqlx::query(
         "UPDATE rerun_batches SET rate_per_minute = COALESCE($2, rate_per_minute), expires_at = COALESCE($3, expires_at)
          WHERE id = $1"
     )
@@ -141,12 +162,19 @@ pub async fn set_rate_and_expiry(
     .bind(expires_at)
     .execute(c)
     .await
-    .map(drop))
+    .map(drop)
+    })
 }
 
 /// Claims (or renews) the right to run the batch's look-ups until `lease_until`; `false` when another
 /// worker holds it or the batch is no longer previewing.
-pub async fn claim_preview(tx: &mut Tx, id: &str, holder_since: Option<DateTime<Utc>>, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn claim_preview(
+    tx: &mut Tx,
+    id: &str,
+    holder_since: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
     // A worker renews its own lease (it knows when it last set it); a new worker only takes an expired one.
     let claimed = on_tx!(tx, |c| sqlx::query(
         "UPDATE rerun_batches SET lease_until = $4, updated_at = $3
@@ -164,22 +192,26 @@ pub async fn claim_preview(tx: &mut Tx, id: &str, holder_since: Option<DateTime<
 
 /// Previews whose worker stopped (its lease ran out): another instance carries them on.
 pub async fn stale_previews(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+    on_tx!(tx, |c| {
+        sqlx::query_scalar(
         "SELECT id FROM rerun_batches WHERE status = 'previewing' AND (lease_until IS NULL OR lease_until < $1) LIMIT 10"
     )
     .bind(now)
     .fetch_all(c)
-    .await)
+    .await
+    })
 }
 
 /// Batches waiting for approval past their validity.
 pub async fn overdue(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+    on_tx!(tx, |c| {
+        sqlx::query_scalar(
         "SELECT id FROM rerun_batches WHERE status = 'pending_approval' AND expires_at < $1 ORDER BY expires_at LIMIT 10"
     )
     .bind(now)
     .fetch_all(c)
-    .await)
+    .await
+    })
 }
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -208,7 +240,8 @@ const MEMBER_SELECT: &str = "SELECT m.position, m.operation_id, o.process_id, o.
 
 /// Every member, in the batch's order, without its plan and reasons (following the progress needs neither).
 pub async fn members_without_plans(tx: &mut Tx, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
-    let select = MEMBER_SELECT.replace("m.plan_json, m.reasons_json", "CAST(NULL AS TEXT) AS plan_json, CAST(NULL AS TEXT) AS reasons_json");
+    let select = MEMBER_SELECT
+        .replace("m.plan_json, m.reasons_json", "CAST(NULL AS TEXT) AS plan_json, CAST(NULL AS TEXT) AS reasons_json");
     let sql = format!("{select} WHERE m.batch_id = $1 ORDER BY m.position");
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).fetch_all(c).await)
 }
@@ -220,7 +253,12 @@ pub async fn members(tx: &mut Tx, batch: &str) -> Result<Vec<MemberRow>, sqlx::E
 }
 
 /// Members in one state, in the batch's order.
-pub async fn members_in(tx: &mut Tx, batch: &str, state: MemberState, limit: i64) -> Result<Vec<MemberRow>, sqlx::Error> {
+pub async fn members_in(
+    tx: &mut Tx,
+    batch: &str,
+    state: MemberState,
+    limit: i64,
+) -> Result<Vec<MemberRow>, sqlx::Error> {
     let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 AND m.state = $2 ORDER BY m.position LIMIT $3");
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).bind(state).bind(limit).fetch_all(c).await)
 }
@@ -254,14 +292,21 @@ pub async fn set_member(tx: &mut Tx, batch: &str, position: i64, u: &MemberUpdat
 }
 
 /// Marks the member with this request dropped, with its reasons.
-pub async fn drop_by_request(tx: &mut Tx, batch: &str, request_id: &str, reasons_json: &str) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE rerun_batch_members SET state = 'dropped', reasons_json = $3 WHERE batch_id = $1 AND request_id = $2")
-        .bind(batch)
-        .bind(request_id)
-        .bind(reasons_json)
-        .execute(c)
-        .await
-        .map(drop))
+pub async fn drop_by_request(
+    tx: &mut Tx,
+    batch: &str,
+    request_id: &str,
+    reasons_json: &str,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "UPDATE rerun_batch_members SET state = 'dropped', reasons_json = $3 WHERE batch_id = $1 AND request_id = $2"
+    )
+    .bind(batch)
+    .bind(request_id)
+    .bind(reasons_json)
+    .execute(c)
+    .await
+    .map(drop))
 }
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -292,7 +337,8 @@ pub async fn confirm_check(
     c: &super::rerun_requests::Confirmation<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |conn| sqlx::query(
+    on_tx!(tx, |conn| {
+        sqlx::query(
         "INSERT INTO rerun_batch_checks (batch_id, number, confirmed_by, confirmed_at, comment, cause_class, cause_text)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (batch_id, number) DO UPDATE SET confirmed_by = $3, confirmed_at = $4, comment = $5,
@@ -307,8 +353,10 @@ pub async fn confirm_check(
     .bind(c.cause_text)
     .execute(conn)
     .await
-    .map(drop))?;
-    on_tx!(tx, |conn| sqlx::query(
+    .map(drop)
+    })?;
+    on_tx!(tx, |conn| {
+        sqlx::query(
         "UPDATE checklist_items SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
          WHERE number = $2 AND request_id IN
              (SELECT request_id FROM rerun_batch_members WHERE batch_id = $1 AND state = 'requested')"
@@ -322,7 +370,8 @@ pub async fn confirm_check(
     .bind(c.cause_text)
     .execute(conn)
     .await
-    .map(drop))
+    .map(drop)
+    })
 }
 
 /// Records one owner's decision on the batch; `false` when this owner decided already.
@@ -334,7 +383,8 @@ pub async fn insert_decision(
     comment: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    let inserted = on_tx!(tx, |c| {
+        sqlx::query(
         "INSERT INTO rerun_batch_decisions (batch_id, approver_id, decision, comment, decided_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (batch_id, approver_id) DO NOTHING"
     )
@@ -345,7 +395,8 @@ pub async fn insert_decision(
     .bind(now)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(inserted == 1)
 }
 
@@ -448,7 +499,8 @@ pub async fn select_by_process_ids(tx: &mut Tx, process_ids: &[String]) -> Resul
     let mut found = Vec::new();
     for chunk in process_ids.chunks(500) {
         let list: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-        let sql = format!("SELECT id, process_id, department FROM operations WHERE process_id IN ({})", list.join(", "));
+        let sql =
+            format!("SELECT id, process_id, department FROM operations WHERE process_id IN ({})", list.join(", "));
         let rows: Vec<Selected> = on_tx!(tx, |c| {
             let mut query = sqlx::query_as(&sql);
             for p in chunk {

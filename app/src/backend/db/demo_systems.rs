@@ -18,74 +18,45 @@ pub struct ExecutionRow {
 
 const COLUMNS: &str = "service, idempotency_key, fingerprint, external_id, content_json, process_id, replays, conflicts, created_at, done_at";
 
-pub async fn by_key(
-    tx: &mut Tx,
-    service: &str,
-    key: &str,
-) -> Result<Option<ExecutionRow>, sqlx::Error> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM demo_executions WHERE service = $1 AND idempotency_key = $2"
-    );
-    on_tx!(tx, |c| sqlx::query_as(&sql)
-        .bind(service)
-        .bind(key)
-        .fetch_optional(c)
-        .await)
+pub async fn by_key(tx: &mut Tx, service: &str, key: &str) -> Result<Option<ExecutionRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM demo_executions WHERE service = $1 AND idempotency_key = $2");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(service).bind(key).fetch_optional(c).await)
 }
 
-pub async fn by_external_id(
-    tx: &mut Tx,
-    service: &str,
-    id: &str,
-) -> Result<Option<ExecutionRow>, sqlx::Error> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM demo_executions WHERE service = $1 AND external_id = $2");
-    on_tx!(tx, |c| sqlx::query_as(&sql)
-        .bind(service)
-        .bind(id)
-        .fetch_optional(c)
-        .await)
+pub async fn by_external_id(tx: &mut Tx, service: &str, id: &str) -> Result<Option<ExecutionRow>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM demo_executions WHERE service = $1 AND external_id = $2");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(service).bind(id).fetch_optional(c).await)
 }
 
 pub async fn insert(tx: &mut Tx, row: &ExecutionRow) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| {
         sqlx::query(
-        "INSERT INTO demo_executions (service, idempotency_key, fingerprint, external_id, content_json, process_id,
+            "INSERT INTO demo_executions (service, idempotency_key, fingerprint, external_id, content_json, process_id,
              created_at, done_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-    )
-    .bind(&row.service)
-    .bind(&row.idempotency_key)
-    .bind(&row.fingerprint)
-    .bind(&row.external_id)
-    .bind(&row.content_json)
-    .bind(&row.process_id)
-    .bind(row.created_at)
-    .bind(row.done_at)
-    .execute(c)
-    .await
-    .map(drop)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(&row.service)
+        .bind(&row.idempotency_key)
+        .bind(&row.fingerprint)
+        .bind(&row.external_id)
+        .bind(&row.content_json)
+        .bind(&row.process_id)
+        .bind(row.created_at)
+        .bind(row.done_at)
+        .execute(c)
+        .await
+        .map(drop)
     })
 }
 
 /// Counts a repeated call under a known key: `replay` (same content) or a refused change.
-pub async fn count_repeat(
-    tx: &mut Tx,
-    service: &str,
-    key: &str,
-    replay: bool,
-) -> Result<(), sqlx::Error> {
+pub async fn count_repeat(tx: &mut Tx, service: &str, key: &str, replay: bool) -> Result<(), sqlx::Error> {
     let sql = if replay {
         "UPDATE demo_executions SET replays = replays + 1 WHERE service = $1 AND idempotency_key = $2"
     } else {
         "UPDATE demo_executions SET conflicts = conflicts + 1 WHERE service = $1 AND idempotency_key = $2"
     };
-    on_tx!(tx, |c| sqlx::query(sql)
-        .bind(service)
-        .bind(key)
-        .execute(c)
-        .await
-        .map(drop))
+    on_tx!(tx, |c| sqlx::query(sql).bind(service).bind(key).execute(c).await.map(drop))
 }
 
 /// The demo receiver remembers a webhook-id; `false` when it had it already.

@@ -30,12 +30,11 @@ pub async fn count(tx: &mut Tx) -> Result<i64, sqlx::Error> {
 pub async fn by_codes(tx: &mut Tx, codes: &[String]) -> Result<Vec<DepartmentRow>, sqlx::Error> {
     let mut found = Vec::with_capacity(codes.len());
     for code in codes {
-        let row: Option<DepartmentRow> = on_tx!(tx, |c| sqlx::query_as(
-            "SELECT id, code, name FROM departments WHERE code = $1"
-        )
-        .bind(code)
-        .fetch_optional(c)
-        .await)?;
+        let row: Option<DepartmentRow> =
+            on_tx!(tx, |c| sqlx::query_as("SELECT id, code, name FROM departments WHERE code = $1")
+                .bind(code)
+                .fetch_optional(c)
+                .await)?;
         found.extend(row);
     }
     Ok(found)

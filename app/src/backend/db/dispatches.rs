@@ -13,7 +13,13 @@ pub struct DispatchRow {
 
 /// Claims up to `limit` of the most overdue pending dispatches whose lease is free; PostgreSQL skips rows other
 /// workers hold.
-pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, owner: &str, limit: i64) -> Result<Vec<DispatchRow>, sqlx::Error> {
+pub async fn claim(
+    tx: &mut Tx,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+    owner: &str,
+    limit: i64,
+) -> Result<Vec<DispatchRow>, sqlx::Error> {
     // A paused bulk rerun's dispatches wait in the outbox until it is resumed.
     let pick = "SELECT request_id FROM dispatches
                 WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
@@ -40,14 +46,16 @@ pub async fn claim(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>, 
 /// Whether `owner` still holds the lease of this pending dispatch, locking the row for the rest of the
 /// transaction (a write on SQLite, a row lock on PostgreSQL) so that no other dispatcher can claim it meanwhile.
 pub async fn still_held(tx: &mut Tx, request_id: &str, owner: &str) -> Result<bool, sqlx::Error> {
-    let held = on_tx!(tx, |c| sqlx::query(
+    let held = on_tx!(tx, |c| {
+        sqlx::query(
         "UPDATE dispatches SET lease_owner = lease_owner WHERE request_id = $1 AND lease_owner = $2 AND status = 'pending'"
     )
     .bind(request_id)
     .bind(owner)
     .execute(c)
     .await
-    .map(|done| done.rows_affected() == 1))?;
+    .map(|done| done.rows_affected() == 1)
+    })?;
     Ok(held)
 }
 
@@ -86,12 +94,14 @@ pub async fn get(tx: &mut Tx, request_id: &str) -> Result<Option<DispatchRow>, s
 
 /// Moves a waiting dispatch to `due` (a resumed bulk rerun spreads its remaining sends from now).
 pub async fn reschedule(tx: &mut Tx, request_id: &str, due: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE dispatches SET next_attempt_at = $2 WHERE request_id = $1 AND status = 'pending'")
-        .bind(request_id)
-        .bind(due)
-        .execute(c)
-        .await
-        .map(drop))
+    on_tx!(tx, |c| sqlx::query(
+        "UPDATE dispatches SET next_attempt_at = $2 WHERE request_id = $1 AND status = 'pending'"
+    )
+    .bind(request_id)
+    .bind(due)
+    .execute(c)
+    .await
+    .map(drop))
 }
 
 /// Takes a waiting dispatch out of the outbox; `false` when a worker holds it now (it is being sent) or it

@@ -4,17 +4,20 @@ use chrono::{DateTime, Utc};
 
 /// Whether this database is marked as a demo or a drill environment (drills are refused anywhere else).
 pub async fn is_marked(tx: &mut Tx) -> Result<bool, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM database_marks").fetch_one(c).await).map(|n| n > 0)
+    on_tx!(tx, |c| sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM database_marks").fetch_one(c).await)
+        .map(|n| n > 0)
 }
 
 /// Marks the database (`demo` or `drill`); marking twice changes nothing.
 pub async fn mark(tx: &mut Tx, mark: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO database_marks (mark, marked_at) VALUES ($1, $2) ON CONFLICT (mark) DO NOTHING")
-        .bind(mark)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(drop))
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO database_marks (mark, marked_at) VALUES ($1, $2) ON CONFLICT (mark) DO NOTHING"
+    )
+    .bind(mark)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
 }
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -28,7 +31,8 @@ pub struct DrillRow {
     pub note: String,
 }
 
-const DRILL_SELECT: &str = "SELECT d.id, u.display_name AS started_by, d.started_at, d.ends_at, d.ended_at, d.faults_json, d.note
+const DRILL_SELECT: &str =
+    "SELECT d.id, u.display_name AS started_by, d.started_at, d.ends_at, d.ended_at, d.faults_json, d.note
     FROM drills d JOIN users u ON u.id = d.started_by";
 
 pub async fn insert(
@@ -73,12 +77,14 @@ pub async fn active(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<DrillRow>, sq
 
 /// Ends the drill's faults now; `false` when it had ended already.
 pub async fn end(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let ended = on_tx!(tx, |c| sqlx::query("UPDATE drills SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL AND ends_at > $2")
-        .bind(id)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))?;
+    let ended = on_tx!(tx, |c| sqlx::query(
+        "UPDATE drills SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL AND ends_at > $2"
+    )
+    .bind(id)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(ended == 1)
 }
 
@@ -94,8 +100,10 @@ pub async fn insert_operation(tx: &mut Tx, drill: &str, fault: &str, process_id:
 
 /// Each fault's practice operation: (fault, process ID).
 pub async fn operations(tx: &mut Tx, drill: &str) -> Result<Vec<(String, String)>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT fault, process_id FROM drill_operations WHERE drill_id = $1 ORDER BY process_id")
-        .bind(drill)
-        .fetch_all(c)
-        .await)
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT fault, process_id FROM drill_operations WHERE drill_id = $1 ORDER BY process_id"
+    )
+    .bind(drill)
+    .fetch_all(c)
+    .await)
 }

@@ -10,15 +10,23 @@ pub struct HoldRow {
     pub reason: String,
 }
 
-pub async fn place(tx: &mut Tx, operation_id: i64, user_id: i64, reason: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO holds (operation_id, placed_by, placed_at, reason) VALUES ($1, $2, $3, $4)")
-        .bind(operation_id)
-        .bind(user_id)
-        .bind(now)
-        .bind(reason)
-        .execute(c)
-        .await
-        .map(drop))
+pub async fn place(
+    tx: &mut Tx,
+    operation_id: i64,
+    user_id: i64,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO holds (operation_id, placed_by, placed_at, reason) VALUES ($1, $2, $3, $4)"
+    )
+    .bind(operation_id)
+    .bind(user_id)
+    .bind(now)
+    .bind(reason)
+    .execute(c)
+    .await
+    .map(drop))
 }
 
 /// The open hold of an operation, with who placed it (display name).
@@ -33,8 +41,15 @@ pub async fn open(tx: &mut Tx, operation_id: i64) -> Result<Option<HoldRow>, sql
     .await)
 }
 
-pub async fn release(tx: &mut Tx, hold_id: i64, user_id: i64, reason: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let released = on_tx!(tx, |c| sqlx::query(
+pub async fn release(
+    tx: &mut Tx,
+    hold_id: i64,
+    user_id: i64,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let released = on_tx!(tx, |c| {
+        sqlx::query(
         "UPDATE holds SET released_by = $2, released_at = $3, release_reason = $4 WHERE id = $1 AND released_at IS NULL"
     )
     .bind(hold_id)
@@ -43,6 +58,7 @@ pub async fn release(tx: &mut Tx, hold_id: i64, user_id: i64, reason: &str, now:
     .bind(reason)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(released == 1)
 }

@@ -20,7 +20,8 @@ pub async fn claim(
     now: DateTime<Utc>,
     expires_at: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    let inserted = on_tx!(tx, |c| {
+        sqlx::query(
         "INSERT INTO idempotency_records (api_client_id, idempotency_key, fingerprint, state, created_at, expires_at)
          VALUES ($1, $2, $3, 'in_flight', $4, $5) ON CONFLICT DO NOTHING"
     )
@@ -31,7 +32,8 @@ pub async fn claim(
     .bind(expires_at)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(inserted == 1)
 }
 

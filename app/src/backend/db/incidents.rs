@@ -98,7 +98,8 @@ pub async fn insert(
     created_by: i64,
     now: DateTime<Utc>,
 ) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+    on_tx!(tx, |c| {
+        sqlx::query_scalar(
         "INSERT INTO incidents (department, title, occurred_at, impact, cause, response, created_by, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id"
     )
@@ -111,7 +112,8 @@ pub async fn insert(
     .bind(created_by)
     .bind(now)
     .fetch_one(c)
-    .await)
+    .await
+    })
 }
 
 pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Error> {
@@ -123,7 +125,9 @@ pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Er
 /// excludes every other writer), so that each change's audit event has the true "before".
 pub async fn lock(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Error> {
     match tx {
-        Tx::Sqlite(t, _) => sqlx::query_as(&format!("{INCIDENT_SELECT} WHERE i.id = $1")).bind(id).fetch_optional(&mut **t).await,
+        Tx::Sqlite(t, _) => {
+            sqlx::query_as(&format!("{INCIDENT_SELECT} WHERE i.id = $1")).bind(id).fetch_optional(&mut **t).await
+        }
         Tx::Postgres(t, _) => {
             let sql = format!("{INCIDENT_SELECT} WHERE i.id = $1 FOR UPDATE OF i");
             sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
@@ -131,7 +135,12 @@ pub async fn lock(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Err
     }
 }
 
-pub async fn update_texts(tx: &mut Tx, id: i64, texts: &IncidentTexts<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn update_texts(
+    tx: &mut Tx,
+    id: i64,
+    texts: &IncidentTexts<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| sqlx::query(
         "UPDATE incidents SET title = $2, occurred_at = $3, impact = $4, cause = $5, response = $6, updated_at = $7
          WHERE id = $1"
@@ -149,7 +158,12 @@ pub async fn update_texts(tx: &mut Tx, id: i64, texts: &IncidentTexts<'_>, now: 
 }
 
 pub async fn touch(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE incidents SET updated_at = $2 WHERE id = $1").bind(id).bind(now).execute(c).await.map(drop))
+    on_tx!(tx, |c| sqlx::query("UPDATE incidents SET updated_at = $2 WHERE id = $1")
+        .bind(id)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
 }
 
 /// Links an operation with its event and failure class as they are now; `false` when already linked.
@@ -275,7 +289,12 @@ pub async fn list(
 }
 
 /// Open actions due before `today` in these departments (`None`: all), the most overdue first.
-pub async fn overdue(tx: &mut Tx, departments: Option<&[String]>, today: NaiveDate, limit: i64) -> Result<Vec<OverdueRow>, sqlx::Error> {
+pub async fn overdue(
+    tx: &mut Tx,
+    departments: Option<&[String]>,
+    today: NaiveDate,
+    limit: i64,
+) -> Result<Vec<OverdueRow>, sqlx::Error> {
     let filter = match departments {
         Some([]) => return Ok(Vec::new()),
         Some(list) => format!("AND i.department IN ({})", placeholders(3, list.len())),
@@ -345,7 +364,8 @@ pub async fn acknowledge(
     user_id: i64,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    let inserted = on_tx!(tx, |c| {
+        sqlx::query(
         "INSERT INTO pattern_acknowledgements (operation_id, incident_id, evidence, acknowledged_by, acknowledged_at)
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (operation_id, incident_id) DO NOTHING"
     )
@@ -356,6 +376,7 @@ pub async fn acknowledge(
     .bind(now)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(inserted == 1)
 }

@@ -14,11 +14,10 @@ pub async fn snapshot(tx: &mut Tx) -> Result<Snapshot, sqlx::Error> {
     )
     .fetch_all(c)
     .await)?;
-    let pending_approvals = on_tx!(tx, |c| sqlx::query_scalar(
-        "SELECT COUNT(*) FROM rerun_requests WHERE status = 'pending_approval'"
-    )
-    .fetch_one(c)
-    .await)?;
+    let pending_approvals =
+        on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM rerun_requests WHERE status = 'pending_approval'")
+            .fetch_one(c)
+            .await)?;
     let dispatches_by_status =
         on_tx!(tx, |c| sqlx::query_as("SELECT status, COUNT(*) FROM dispatches GROUP BY status").fetch_all(c).await)?;
     let look_ups = on_tx!(tx, |c| sqlx::query_as(

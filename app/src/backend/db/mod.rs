@@ -15,15 +15,15 @@ pub mod incidents;
 pub mod metrics;
 pub mod notifications;
 pub mod operations;
+mod postgres;
 pub mod reconciliations;
 pub mod rerun_requests;
 pub mod reviews;
-mod postgres;
-mod states;
 pub mod sessions;
 pub mod sign_in;
-pub mod stop_switch;
 mod sqlite;
+mod states;
+pub mod stop_switch;
 pub mod users;
 pub mod webhooks;
 

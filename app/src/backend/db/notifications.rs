@@ -12,16 +12,25 @@ pub struct NotificationRow {
     pub read_at: Option<DateTime<Utc>>,
 }
 
-pub async fn insert(tx: &mut Tx, user_id: i64, kind: &str, title: &str, link: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO notifications (user_id, kind, title, link, created_at) VALUES ($1, $2, $3, $4, $5)")
-        .bind(user_id)
-        .bind(kind)
-        .bind(title)
-        .bind(link)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(drop))
+pub async fn insert(
+    tx: &mut Tx,
+    user_id: i64,
+    kind: &str,
+    title: &str,
+    link: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO notifications (user_id, kind, title, link, created_at) VALUES ($1, $2, $3, $4, $5)"
+    )
+    .bind(user_id)
+    .bind(kind)
+    .bind(title)
+    .bind(link)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
 }
 
 /// The active managers who own a department.
@@ -40,10 +49,12 @@ pub async fn owners_of(tx: &mut Tx, department: &str) -> Result<Vec<i64>, sqlx::
 
 /// Everyone's notifications that link to `link` (the evidence bundle).
 pub async fn with_link(tx: &mut Tx, link: &str) -> Result<Vec<NotificationRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT id, kind, title, link, created_at, read_at FROM notifications WHERE link = $1 ORDER BY id")
-        .bind(link)
-        .fetch_all(c)
-        .await)
+    on_tx!(tx, |c| sqlx::query_as(
+        "SELECT id, kind, title, link, created_at, read_at FROM notifications WHERE link = $1 ORDER BY id"
+    )
+    .bind(link)
+    .fetch_all(c)
+    .await)
 }
 
 pub async fn unread_count(tx: &mut Tx, user_id: i64) -> Result<i64, sqlx::Error> {
@@ -54,13 +65,15 @@ pub async fn unread_count(tx: &mut Tx, user_id: i64) -> Result<i64, sqlx::Error>
 }
 
 pub async fn latest(tx: &mut Tx, user_id: i64, limit: i64) -> Result<Vec<NotificationRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+    on_tx!(tx, |c| {
+        sqlx::query_as(
         "SELECT id, kind, title, link, created_at, read_at FROM notifications WHERE user_id = $1 ORDER BY id DESC LIMIT $2"
     )
     .bind(user_id)
     .bind(limit)
     .fetch_all(c)
-    .await)
+    .await
+    })
 }
 
 pub async fn mark_all_read(tx: &mut Tx, user_id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
@@ -87,7 +100,13 @@ pub async fn queue_chat(tx: &mut Tx, text: &str, now: DateTime<Utc>) -> Result<(
 }
 
 /// An e-mail to one person, sent after the commit.
-pub async fn queue_mail(tx: &mut Tx, recipient: &str, subject: &str, text: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn queue_mail(
+    tx: &mut Tx,
+    recipient: &str,
+    subject: &str,
+    text: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
     queue(tx, "mail", Some(recipient), Some(subject), text, now).await
 }
 
@@ -125,7 +144,11 @@ pub struct OutboundRow {
 }
 
 /// Claims the oldest due message (PostgreSQL skips rows another instance holds).
-pub async fn claim_outbound(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<OutboundRow>, sqlx::Error> {
+pub async fn claim_outbound(
+    tx: &mut Tx,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+) -> Result<Option<OutboundRow>, sqlx::Error> {
     let pick = "SELECT id FROM outbound_messages WHERE status = 'pending' AND next_attempt_at <= $1
                 AND (lease_until IS NULL OR lease_until < $1) ORDER BY id LIMIT 1";
     let returning = "RETURNING id, channel, recipient, subject, text, attempts";
@@ -135,14 +158,23 @@ pub async fn claim_outbound(tx: &mut Tx, now: DateTime<Utc>, lease_until: DateTi
             sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
         }
         Tx::Postgres(t, _) => {
-            let sql = format!("UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick} FOR UPDATE SKIP LOCKED) {returning}");
+            let sql = format!(
+                "UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick} FOR UPDATE SKIP LOCKED) {returning}"
+            );
             sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
         }
     }
 }
 
-pub async fn settle_outbound(tx: &mut Tx, id: i64, status: crate::domain::dispatch::DeliveryStatus, attempts: i64, next: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn settle_outbound(
+    tx: &mut Tx,
+    id: i64,
+    status: crate::domain::dispatch::DeliveryStatus,
+    attempts: i64,
+    next: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| {
+        sqlx::query(
         "UPDATE outbound_messages SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1"
     )
     .bind(id)
@@ -151,7 +183,8 @@ pub async fn settle_outbound(tx: &mut Tx, id: i64, status: crate::domain::dispat
     .bind(next)
     .execute(c)
     .await
-    .map(drop))
+    .map(drop)
+    })
 }
 
 /// Deletes sent or given-up messages created before `before`; returns how many.

@@ -66,7 +66,11 @@ pub struct StepInOperation {
 }
 
 /// The step of an operation, with the operation's facts; `None` when either does not exist.
-pub async fn step_in_operation(tx: &mut Tx, process_id: &str, step: &str) -> Result<Option<StepInOperation>, sqlx::Error> {
+pub async fn step_in_operation(
+    tx: &mut Tx,
+    process_id: &str,
+    step: &str,
+) -> Result<Option<StepInOperation>, sqlx::Error> {
     on_tx!(tx, |c| sqlx::query_as(STEP_IN_OPERATION_SQL.as_str()).bind(process_id).bind(step).fetch_optional(c).await)
 }
 
@@ -220,8 +224,10 @@ pub async fn incomplete_steps(tx: &mut Tx, operation_id: i64) -> Result<i64, sql
 /// (compare-and-set; the row's revision then moves on); `false` when anything changed it since and the caller
 /// must decide again.
 pub async fn update_step_if_unchanged(tx: &mut Tx, step: &StepRow) -> Result<bool, sqlx::Error> {
-    let updated =
-        on_tx!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL.as_str()), step).execute(c).await.map(|r| r.rows_affected()))?;
+    let updated = on_tx!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL.as_str()), step)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
     Ok(updated == 1)
 }
 
@@ -260,33 +266,49 @@ macro_rules! bind_step_update {
 pub(super) use bind_step_update;
 
 /// Sets the status unless it is that already; `true` when it changed (so exactly one audit event follows).
-pub async fn set_status_unless(tx: &mut Tx, id: i64, status: OperationStatus, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let updated = on_tx!(tx, |c| sqlx::query("UPDATE operations SET status = $2, updated_at = $3 WHERE id = $1 AND status <> $2")
-        .bind(id)
-        .bind(status)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))?;
+pub async fn set_status_unless(
+    tx: &mut Tx,
+    id: i64,
+    status: OperationStatus,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let updated = on_tx!(tx, |c| sqlx::query(
+        "UPDATE operations SET status = $2, updated_at = $3 WHERE id = $1 AND status <> $2"
+    )
+    .bind(id)
+    .bind(status)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(updated == 1)
 }
 
 /// Moves the status from `from` to `to`; `false` when it was not `from` any more (someone else was first).
-pub async fn set_status_from(tx: &mut Tx, id: i64, from: OperationStatus, to: OperationStatus, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let updated = on_tx!(tx, |c| sqlx::query("UPDATE operations SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2")
-        .bind(id)
-        .bind(from)
-        .bind(to)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))?;
+pub async fn set_status_from(
+    tx: &mut Tx,
+    id: i64,
+    from: OperationStatus,
+    to: OperationStatus,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let updated = on_tx!(tx, |c| sqlx::query(
+        "UPDATE operations SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2"
+    )
+    .bind(id)
+    .bind(from)
+    .bind(to)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(updated == 1)
 }
 
 /// Running operations in id order after `after_id`, for the sweeper.
 pub async fn running_after(tx: &mut Tx, after_id: i64, limit: i64) -> Result<Vec<OperationRow>, sqlx::Error> {
-    let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2");
+    let sql =
+        format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2");
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(after_id).bind(limit).fetch_all(c).await)
 }
 
@@ -300,7 +322,8 @@ pub async fn mark_stalled(
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     let (from, to) = OperationEvent::Stall.moves();
-    let updated = on_tx!(tx, |c| sqlx::query(
+    let updated = on_tx!(tx, |c| {
+        sqlx::query(
         "UPDATE operations SET status = $6, event = $2, failure_class = $3, updated_at = $4 WHERE id = $1 AND status = $5"
     )
     .bind(id)
@@ -311,7 +334,8 @@ pub async fn mark_stalled(
     .bind(to)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(updated == 1)
 }
 

@@ -26,11 +26,7 @@ pub struct NewReconciliation<'a> {
 }
 
 /// Records a look-up and makes its verdict the step's latest, in the caller's transaction.
-pub async fn insert(
-    tx: &mut Tx,
-    new: &NewReconciliation<'_>,
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
+pub async fn insert(tx: &mut Tx, new: &NewReconciliation<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
     on_tx!(tx, |c| {
         sqlx::query(
         "INSERT INTO reconciliations (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records)
@@ -48,32 +44,27 @@ pub async fn insert(
     .await
     .map(drop)
     })?;
-    on_tx!(tx, |c| sqlx::query(
-        "UPDATE steps SET latest_verdict = $1, revision = revision + 1 WHERE id = $2"
-    )
-    .bind(new.verdict)
-    .bind(new.step_id)
-    .execute(c)
-    .await
-    .map(drop))
+    on_tx!(tx, |c| sqlx::query("UPDATE steps SET latest_verdict = $1, revision = revision + 1 WHERE id = $2")
+        .bind(new.verdict)
+        .bind(new.step_id)
+        .execute(c)
+        .await
+        .map(drop))
 }
 
 /// The latest look-up of each step of an operation.
-pub async fn latest_for_operation(
-    tx: &mut Tx,
-    operation_id: i64,
-) -> Result<Vec<ReconciliationRow>, sqlx::Error> {
+pub async fn latest_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<ReconciliationRow>, sqlx::Error> {
     on_tx!(tx, |c| {
         sqlx::query_as(
-        "SELECT r.id, r.step_id, r.connector, r.verdict, r.external_id, r.evidence_json, r.asked_by, r.checked_at
+            "SELECT r.id, r.step_id, r.connector, r.verdict, r.external_id, r.evidence_json, r.asked_by, r.checked_at
          FROM reconciliations r
          JOIN steps s ON s.id = r.step_id
          WHERE s.operation_id = $1
-           AND r.id = (SELECT MAX(id) FROM reconciliations WHERE step_id = s.id)"
-    )
-    .bind(operation_id)
-    .fetch_all(c)
-    .await
+           AND r.id = (SELECT MAX(id) FROM reconciliations WHERE step_id = s.id)",
+        )
+        .bind(operation_id)
+        .fetch_all(c)
+        .await
     })
 }
 

@@ -123,15 +123,23 @@ pub struct ItemRow {
     pub cause_text: Option<String>,
 }
 
-pub async fn insert_item(tx: &mut Tx, request: &str, number: i64, holds: bool, evidence: &str) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO checklist_items (request_id, number, holds, evidence) VALUES ($1, $2, $3, $4)")
-        .bind(request)
-        .bind(number)
-        .bind(holds)
-        .bind(evidence)
-        .execute(c)
-        .await
-        .map(drop))
+pub async fn insert_item(
+    tx: &mut Tx,
+    request: &str,
+    number: i64,
+    holds: bool,
+    evidence: &str,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO checklist_items (request_id, number, holds, evidence) VALUES ($1, $2, $3, $4)"
+    )
+    .bind(request)
+    .bind(number)
+    .bind(holds)
+    .bind(evidence)
+    .execute(c)
+    .await
+    .map(drop))
 }
 
 pub async fn items(tx: &mut Tx, request: &str) -> Result<Vec<ItemRow>, sqlx::Error> {
@@ -153,8 +161,15 @@ pub struct Confirmation<'a> {
     pub cause_text: Option<&'a str>,
 }
 
-pub async fn confirm_item(tx: &mut Tx, request: &str, number: i64, c: &Confirmation<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |conn| sqlx::query(
+pub async fn confirm_item(
+    tx: &mut Tx,
+    request: &str,
+    number: i64,
+    c: &Confirmation<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_tx!(tx, |conn| {
+        sqlx::query(
         "UPDATE checklist_items SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
          WHERE request_id = $1 AND number = $2"
     )
@@ -167,19 +182,22 @@ pub async fn confirm_item(tx: &mut Tx, request: &str, number: i64, c: &Confirmat
     .bind(c.cause_text)
     .execute(conn)
     .await
-    .map(drop))
+    .map(drop)
+    })
 }
 
 /// Sets a step's completion flag on the outside system's evidence; `false` when it was set already.
 pub async fn confirm_step_flag(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let set = on_tx!(tx, |c| sqlx::query(
+    let set = on_tx!(tx, |c| {
+        sqlx::query(
         "UPDATE steps SET state = 'succeeded', completed_at = $2, updated_at = $2, revision = revision + 1 WHERE id = $1 AND completed_at IS NULL"
     )
     .bind(step_id)
     .bind(now)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(set == 1)
 }
 
@@ -203,7 +221,10 @@ pub async fn pending_in(tx: &mut Tx, departments: &[String]) -> Result<Vec<Reque
         return Ok(Vec::new());
     }
     let list: Vec<String> = (2..departments.len() + 2).map(|i| format!("${i}")).collect();
-    let sql = format!("{REQUEST_SELECT} WHERE r.status = $1 AND r.batch_id IS NULL AND o.department IN ({}) ORDER BY r.submitted_at, r.id", list.join(", "));
+    let sql = format!(
+        "{REQUEST_SELECT} WHERE r.status = $1 AND r.batch_id IS NULL AND o.department IN ({}) ORDER BY r.submitted_at, r.id",
+        list.join(", ")
+    );
     on_tx!(tx, |c| {
         let mut query = sqlx::query_as(&sql).bind(RerunRequestStatus::PendingApproval);
         for d in departments {
@@ -223,7 +244,10 @@ pub async fn set_expiry(tx: &mut Tx, id: &str, expires_at: DateTime<Utc>) -> Res
 }
 
 pub async fn expires_at(tx: &mut Tx, id: &str) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT expires_at FROM rerun_requests WHERE id = $1").bind(id).fetch_one(c).await)
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT expires_at FROM rerun_requests WHERE id = $1")
+        .bind(id)
+        .fetch_one(c)
+        .await)
 }
 
 /// Records one owner's decision; `false` when this owner decided on this request already.
@@ -270,7 +294,12 @@ pub async fn decisions(tx: &mut Tx, id: &str) -> Result<Vec<DecisionRow>, sqlx::
 }
 
 /// The outbox row of an approved request, due at `due`; `false` when it exists already.
-pub async fn insert_dispatch(tx: &mut Tx, id: &str, due: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn insert_dispatch(
+    tx: &mut Tx,
+    id: &str,
+    due: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
     let inserted = on_tx!(tx, |c| sqlx::query(
         "INSERT INTO dispatches (request_id, status, next_attempt_at, created_at, updated_at)
          VALUES ($1, 'pending', $2, $3, $3) ON CONFLICT (request_id) DO NOTHING"
@@ -285,7 +314,10 @@ pub async fn insert_dispatch(tx: &mut Tx, id: &str, due: DateTime<Utc>, now: Dat
 }
 
 pub async fn count_dispatches(tx: &mut Tx, id: &str) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM dispatches WHERE request_id = $1").bind(id).fetch_one(c).await)
+    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM dispatches WHERE request_id = $1")
+        .bind(id)
+        .fetch_one(c)
+        .await)
 }
 
 /// Requests still waiting for approval past their validity (a bulk rerun's expire with their batch).

@@ -41,25 +41,40 @@ pub async fn record_refusal(
     kind: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO api_refusals (api_client_id, department, kind, at) VALUES ($1, $2, $3, $4)")
-        .bind(api_client_id)
-        .bind(department)
-        .bind(kind)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(drop))
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO api_refusals (api_client_id, department, kind, at) VALUES ($1, $2, $3, $4)"
+    )
+    .bind(api_client_id)
+    .bind(department)
+    .bind(kind)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
 }
 
 /// Audit events about a drill's practice operations are not real: the indicators leave them out.
 const NOT_A_DRILL: &str = "object_id NOT IN (SELECT process_id FROM operations WHERE drill_id IS NOT NULL)";
 
 /// Everything the indicators need about `[from, to)` in `scope`.
-pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: Scope<'_>) -> Result<Counts, sqlx::Error> {
+pub async fn counts(
+    tx: &mut Tx,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    scope: Scope<'_>,
+) -> Result<Counts, sqlx::Error> {
     let mut counts = Counts::default();
-    let refusals: Vec<(String, i64)> = scoped!(tx,
-        format!("SELECT kind, COUNT(*) FROM api_refusals WHERE at >= $1 AND at < $2{} GROUP BY kind", in_scope("department", scope)),
-        from, to, scope, fetch_all)?;
+    let refusals: Vec<(String, i64)> = scoped!(
+        tx,
+        format!(
+            "SELECT kind, COUNT(*) FROM api_refusals WHERE at >= $1 AND at < $2{} GROUP BY kind",
+            in_scope("department", scope)
+        ),
+        from,
+        to,
+        scope,
+        fetch_all
+    )?;
     for (kind, n) in refusals {
         match kind.as_str() {
             "missing_process_id" => counts.missing_process_id = n,
@@ -68,12 +83,30 @@ pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: 
     }
     // Applied step events and dispatch outcomes are audit events: the trail is the history of both.
     use AuditAction as A;
-    let counted = [A::StepSucceeded, A::StepFailed, A::StepUnknown, A::RerunDispatched, A::RerunRefused, A::RerunEndpointGone, A::RerunFailed, A::RerunOutcomeUnknown];
+    let counted = [
+        A::StepSucceeded,
+        A::StepFailed,
+        A::StepUnknown,
+        A::RerunDispatched,
+        A::RerunRefused,
+        A::RerunEndpointGone,
+        A::RerunFailed,
+        A::RerunOutcomeUnknown,
+    ];
     let names: Vec<String> = counted.iter().map(|a| format!("'{a}'")).collect();
-    let actions: Vec<(String, i64)> = scoped!(tx,
-        format!("SELECT action, COUNT(*) FROM audit_events WHERE at >= $1 AND at < $2 AND {NOT_A_DRILL}
-                 AND action IN ({}){} GROUP BY action", names.join(", "), in_scope("department", scope)),
-        from, to, scope, fetch_all)?;
+    let actions: Vec<(String, i64)> = scoped!(
+        tx,
+        format!(
+            "SELECT action, COUNT(*) FROM audit_events WHERE at >= $1 AND at < $2 AND {NOT_A_DRILL}
+                 AND action IN ({}){} GROUP BY action",
+            names.join(", "),
+            in_scope("department", scope)
+        ),
+        from,
+        to,
+        scope,
+        fetch_all
+    )?;
     for (action, n) in actions {
         match AuditAction::parse(&action) {
             Some(A::StepSucceeded) => {
@@ -91,13 +124,20 @@ pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: 
             }
         }
     }
-    let (look_ups, failed, doubles): (i64, i64, i64) = scoped!(tx,
-        format!("SELECT COUNT(*), COALESCE(SUM(CASE WHEN r.verdict = 'lookup_failed' THEN 1 ELSE 0 END), 0),
+    let (look_ups, failed, doubles): (i64, i64, i64) = scoped!(
+        tx,
+        format!(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN r.verdict = 'lookup_failed' THEN 1 ELSE 0 END), 0),
                         COUNT(DISTINCT CASE WHEN r.records > 1 THEN r.step_id END)
                  FROM reconciliations r JOIN steps s ON s.id = r.step_id JOIN operations o ON o.id = s.operation_id
                  WHERE r.checked_at >= $1 AND r.checked_at < $2 AND r.connector <> 'manual' AND o.drill_id IS NULL{}",
-                 in_scope("o.department", scope)),
-        from, to, scope, fetch_one)?;
+            in_scope("o.department", scope)
+        ),
+        from,
+        to,
+        scope,
+        fetch_one
+    )?;
     counts.outside_calls += look_ups;
     counts.outside_errors += failed;
     counts.double_sends = doubles;
@@ -106,11 +146,20 @@ pub async fn counts(tx: &mut Tx, from: DateTime<Utc>, to: DateTime<Utc>, scope: 
                  WHERE r.decided_at >= $1 AND r.decided_at < $2 AND r.submitted_at IS NOT NULL AND o.drill_id IS NULL{}",
                  in_scope("o.department", scope)),
         from, to, scope, fetch_all)?;
-    counts.approval_seconds = decisions.into_iter().map(|(asked, decided)| (decided - asked).num_seconds().max(0)).collect();
-    let stalls: Vec<(Option<String>,)> = scoped!(tx,
-        format!("SELECT after_json FROM audit_events WHERE action = '{}' AND at >= $1 AND at < $2 AND {NOT_A_DRILL}{}",
-                AuditAction::OperationStalled, in_scope("department", scope)),
-        from, to, scope, fetch_all)?;
+    counts.approval_seconds =
+        decisions.into_iter().map(|(asked, decided)| (decided - asked).num_seconds().max(0)).collect();
+    let stalls: Vec<(Option<String>,)> = scoped!(
+        tx,
+        format!(
+            "SELECT after_json FROM audit_events WHERE action = '{}' AND at >= $1 AND at < $2 AND {NOT_A_DRILL}{}",
+            AuditAction::OperationStalled,
+            in_scope("department", scope)
+        ),
+        from,
+        to,
+        scope,
+        fetch_all
+    )?;
     for (after,) in stalls {
         let event = after
             .and_then(|a| serde_json::from_str::<serde_json::Value>(&a).ok())
@@ -134,9 +183,15 @@ pub struct CrossingRow {
     pub cleared_at: Option<DateTime<Utc>>,
 }
 
-const CROSSING_COLUMNS: &str = "id, department, indicator, period_kind, period_start, value, threshold, crossed_at, cleared_at";
+const CROSSING_COLUMNS: &str =
+    "id, department, indicator, period_kind, period_start, value, threshold, crossed_at, cleared_at";
 
-pub async fn open_crossing(tx: &mut Tx, department: &str, indicator: &str, period: Period) -> Result<Option<CrossingRow>, sqlx::Error> {
+pub async fn open_crossing(
+    tx: &mut Tx,
+    department: &str,
+    indicator: &str,
+    period: Period,
+) -> Result<Option<CrossingRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {CROSSING_COLUMNS} FROM threshold_crossings
          WHERE department = $1 AND indicator = $2 AND period_kind = $3 AND period_start = $4 AND cleared_at IS NULL"
@@ -160,7 +215,8 @@ pub async fn insert_crossing(
     threshold: f64,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    let inserted = on_tx!(tx, |c| {
+        sqlx::query(
         "INSERT INTO threshold_crossings (department, indicator, period_kind, period_start, value, threshold, crossed_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING"
     )
@@ -173,17 +229,20 @@ pub async fn insert_crossing(
     .bind(now)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(inserted == 1)
 }
 
 pub async fn clear_crossing(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let cleared = on_tx!(tx, |c| sqlx::query("UPDATE threshold_crossings SET cleared_at = $2 WHERE id = $1 AND cleared_at IS NULL")
-        .bind(id)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))?;
+    let cleared = on_tx!(tx, |c| sqlx::query(
+        "UPDATE threshold_crossings SET cleared_at = $2 WHERE id = $1 AND cleared_at IS NULL"
+    )
+    .bind(id)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(cleared == 1)
 }
 
@@ -197,7 +256,12 @@ pub async fn crossings_of(tx: &mut Tx, period: Period, scope: Scope<'_>) -> Resu
 }
 
 /// Crossings recorded from `since` up to and including `until` (now), newest first.
-pub async fn crossings_since(tx: &mut Tx, since: DateTime<Utc>, until: DateTime<Utc>, scope: Scope<'_>) -> Result<Vec<CrossingRow>, sqlx::Error> {
+pub async fn crossings_since(
+    tx: &mut Tx,
+    since: DateTime<Utc>,
+    until: DateTime<Utc>,
+    scope: Scope<'_>,
+) -> Result<Vec<CrossingRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {CROSSING_COLUMNS} FROM threshold_crossings WHERE crossed_at >= $1 AND crossed_at <= $2{} ORDER BY crossed_at DESC, id DESC LIMIT 50",
         in_scope("department", scope)
@@ -215,7 +279,8 @@ pub struct SignoffRow {
     pub comment: String,
 }
 
-const SIGNOFF_SELECT: &str = "SELECT s.department, s.period_kind, s.period_start, u.display_name AS signed_by, s.signed_at, s.comment
+const SIGNOFF_SELECT: &str =
+    "SELECT s.department, s.period_kind, s.period_start, u.display_name AS signed_by, s.signed_at, s.comment
      FROM review_signoffs s JOIN users u ON u.id = s.signed_by";
 
 /// Records a sign-off; `false` when the period was already signed off for the department.
@@ -254,7 +319,11 @@ pub async fn signoff_of(tx: &mut Tx, department: &str, period: Period) -> Result
 }
 
 /// The department's latest sign-off of an earlier period of the same kind: "the last review".
-pub async fn last_signoff_before(tx: &mut Tx, department: &str, period: Period) -> Result<Option<SignoffRow>, sqlx::Error> {
+pub async fn last_signoff_before(
+    tx: &mut Tx,
+    department: &str,
+    period: Period,
+) -> Result<Option<SignoffRow>, sqlx::Error> {
     let sql = format!(
         "{SIGNOFF_SELECT} WHERE s.department = $1 AND s.period_kind = $2 AND s.period_start < $3
          ORDER BY s.period_start DESC LIMIT 1"
@@ -278,7 +347,12 @@ pub struct IncidentChange {
 }
 
 /// Incidents filed and prevention actions finished in `[since, until)`, newest first.
-pub async fn incident_changes(tx: &mut Tx, since: DateTime<Utc>, until: DateTime<Utc>, scope: Scope<'_>) -> Result<Vec<IncidentChange>, sqlx::Error> {
+pub async fn incident_changes(
+    tx: &mut Tx,
+    since: DateTime<Utc>,
+    until: DateTime<Utc>,
+    scope: Scope<'_>,
+) -> Result<Vec<IncidentChange>, sqlx::Error> {
     let sql = format!(
         "SELECT 'incident_filed' AS kind, i.id AS incident_id, i.title, NULL AS detail, i.created_at AS at
          FROM incidents i WHERE i.created_at >= $1 AND i.created_at <= $2{}

@@ -8,7 +8,8 @@ pub async fn record_failure(tx: &mut Tx, username: &str, ip: &str, now: DateTime
         .bind(ip)
         .bind(now)
         .execute(c)
-        .await.map(drop))?;
+        .await
+        .map(drop))?;
     Ok(())
 }
 
@@ -19,20 +20,18 @@ pub async fn recent_failures(
     ip: &str,
     since: DateTime<Utc>,
 ) -> Result<(i64, i64), sqlx::Error> {
-    let by_user: i64 = on_tx!(tx, |c| sqlx::query_scalar(
-        "SELECT COUNT(*) FROM sign_in_failures WHERE username = $1 AND at > $2"
-    )
-    .bind(username)
-    .bind(since)
-    .fetch_one(c)
-    .await)?;
-    let by_ip: i64 = on_tx!(tx, |c| sqlx::query_scalar(
-        "SELECT COUNT(*) FROM sign_in_failures WHERE ip = $1 AND at > $2"
-    )
-    .bind(ip)
-    .bind(since)
-    .fetch_one(c)
-    .await)?;
+    let by_user: i64 =
+        on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM sign_in_failures WHERE username = $1 AND at > $2")
+            .bind(username)
+            .bind(since)
+            .fetch_one(c)
+            .await)?;
+    let by_ip: i64 =
+        on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM sign_in_failures WHERE ip = $1 AND at > $2")
+            .bind(ip)
+            .bind(since)
+            .fetch_one(c)
+            .await)?;
     Ok((by_user, by_ip))
 }
 
@@ -42,16 +41,20 @@ pub async fn forget(tx: &mut Tx, username: &str, older_than: DateTime<Utc>) -> R
         .bind(username)
         .bind(older_than)
         .execute(c)
-        .await.map(drop))?;
+        .await
+        .map(drop))?;
     Ok(())
 }
 
 /// The key of the hash an unknown name leaves in the trail: the stored one, or `fresh` when there is none yet
 /// (the first instance to write it wins; the others read its key).
 pub async fn name_key(tx: &mut Tx, fresh: &str) -> Result<String, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO instance_keys (name, key_hex) VALUES ('audit_name', $1) ON CONFLICT (name) DO NOTHING")
-        .bind(fresh)
-        .execute(c)
-        .await.map(drop))?;
+    on_tx!(tx, |c| sqlx::query(
+        "INSERT INTO instance_keys (name, key_hex) VALUES ('audit_name', $1) ON CONFLICT (name) DO NOTHING"
+    )
+    .bind(fresh)
+    .execute(c)
+    .await
+    .map(drop))?;
     on_tx!(tx, |c| sqlx::query_scalar("SELECT key_hex FROM instance_keys WHERE name = 'audit_name'").fetch_one(c).await)
 }

@@ -30,8 +30,17 @@ pub async fn open_one(tx: &mut Tx, scope: &str, name: &str) -> Result<Option<Pau
 }
 
 /// Opens a pause for the departments `set_for` (JSON); `false` when this workflow or connector is paused already.
-pub async fn pause(tx: &mut Tx, scope: &str, name: &str, user: i64, reason: &str, set_for: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+pub async fn pause(
+    tx: &mut Tx,
+    scope: &str,
+    name: &str,
+    user: i64,
+    reason: &str,
+    set_for: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let inserted = on_tx!(tx, |c| {
+        sqlx::query(
         "INSERT INTO dispatch_pauses (scope, name, paused_by, paused_at, reason, set_for) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (scope, name) WHERE resumed_at IS NULL DO NOTHING"
     )
@@ -43,12 +52,20 @@ pub async fn pause(tx: &mut Tx, scope: &str, name: &str, user: i64, reason: &str
     .bind(set_for)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(inserted == 1)
 }
 
 /// Closes the open pause; `false` when there was none.
-pub async fn resume(tx: &mut Tx, scope: &str, name: &str, user: i64, reason: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn resume(
+    tx: &mut Tx,
+    scope: &str,
+    name: &str,
+    user: i64,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
     let closed = on_tx!(tx, |c| sqlx::query(
         "UPDATE dispatch_pauses SET resumed_by = $3, resumed_at = $4, resume_reason = $5
          WHERE scope = $1 AND name = $2 AND resumed_at IS NULL"

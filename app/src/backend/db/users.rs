@@ -18,7 +18,8 @@ pub struct UserRow {
     pub session_generation: i64,
 }
 
-const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email, language, time_zone, session_generation";
+const USER_COLUMNS: &str =
+    "id, username, display_name, password_hash, disabled_at, email, language, time_zone, session_generation";
 
 pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
@@ -83,7 +84,8 @@ pub async fn set_password_hash(tx: &mut Tx, id: i64, hash: &str, now: DateTime<U
         .bind(hash)
         .bind(now)
         .execute(c)
-        .await.map(drop))?;
+        .await
+        .map(drop))?;
     Ok(())
 }
 
@@ -98,7 +100,8 @@ pub async fn set_disabled_at(
         .bind(disabled_at)
         .bind(now)
         .execute(c)
-        .await.map(drop))?;
+        .await
+        .map(drop))?;
     Ok(())
 }
 
@@ -176,7 +179,8 @@ pub async fn replace_roles(tx: &mut Tx, id: i64, roles: &[&str]) -> Result<(), s
             .bind(id)
             .bind(*role)
             .execute(c)
-            .await.map(drop))?;
+            .await
+            .map(drop))?;
     }
     Ok(())
 }
@@ -199,7 +203,8 @@ pub async fn replace_departments(tx: &mut Tx, id: i64, department_ids: &[i64]) -
             .bind(id)
             .bind(*department_id)
             .execute(c)
-            .await.map(drop))?;
+            .await
+            .map(drop))?;
     }
     Ok(())
 }

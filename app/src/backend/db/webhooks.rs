@@ -92,14 +92,16 @@ pub async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>, now: DateTime<Utc>)
 
 /// Moves the step's webhook version forward; `false` when the step already has this version or a newer one.
 pub async fn advance_step_version(tx: &mut Tx, step_id: i64, version: i64) -> Result<bool, sqlx::Error> {
-    let moved = on_tx!(tx, |c| sqlx::query(
+    let moved = on_tx!(tx, |c| {
+        sqlx::query(
         "UPDATE steps SET webhook_version = $1, revision = revision + 1 WHERE id = $2 AND (webhook_version IS NULL OR webhook_version < $1)"
     )
     .bind(version)
     .bind(step_id)
     .execute(c)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(moved == 1)
 }
 

@@ -31,7 +31,9 @@ impl Connector for DemoConnector {
             other => other,
         };
         match found {
-            Ok(Some(e)) => Finding::Found(vec![record(self.service, Some(e.id.clone()), Some(e.created_at), e.status, &e.content)]),
+            Ok(Some(e)) => {
+                Finding::Found(vec![record(self.service, Some(e.id.clone()), Some(e.created_at), e.status, &e.content)])
+            }
             Ok(None) => Finding::NotFound { authoritative: self.authoritative },
             Err(e) => Finding::Failed { reason: e.to_string() },
         }
@@ -72,4 +74,3 @@ fn demo_usage(status: &str, content: &Value) -> Usage {
     let output_tokens = if status == "completed" { 180 } else { 60 };
     Usage { input_tokens, output_tokens }
 }
-

@@ -20,60 +20,36 @@ pub struct HttpJsonConnector {
 }
 
 impl HttpJsonConnector {
-    pub fn new(
-        settings: HttpJsonSettings,
-        common: &CommonSettings,
-        credential_env: Option<&str>,
-    ) -> Self {
-        let credential = credential_env
-            .and_then(|var| std::env::var(var).ok())
-            .filter(|v| !v.is_empty())
-            .map(SecretString::from);
+    pub fn new(settings: HttpJsonSettings, common: &CommonSettings, credential_env: Option<&str>) -> Self {
+        let credential =
+            credential_env.and_then(|var| std::env::var(var).ok()).filter(|v| !v.is_empty()).map(SecretString::from);
         let mut broken = match (credential_env, &credential) {
             (Some(var), None) => Some(format!("the credential variable {var} is not set")),
             _ => None,
         };
-        let client = match ssrf::client(
-            settings.allow_loopback,
-            Duration::from_secs(common.timeout_seconds),
-        ) {
+        let client = match ssrf::client(settings.allow_loopback, Duration::from_secs(common.timeout_seconds)) {
             Ok(client) => Some(client),
             Err(e) => {
                 broken = Some(format!("no HTTP client: {e}"));
                 None
             }
         };
-        HttpJsonConnector {
-            authoritative: common.not_found_proves_absence,
-            settings,
-            credential,
-            broken,
-            client,
-        }
+        HttpJsonConnector { authoritative: common.not_found_proves_absence, settings, credential, broken, client }
     }
 
     /// The URL for this step, or why there is none (e.g. a `{result_id}` template and no result ID yet).
     fn url(&self, lookup: &Lookup) -> Result<Url, Finding> {
         let template = self.settings.url.as_deref().unwrap_or_default();
-        let encode =
-            |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+        let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
         if template.contains("{result_id}") && lookup.result_id.is_none() {
-            return Err(Finding::NoLookup {
-                why: "no result ID to look up at this provider".into(),
-            });
+            return Err(Finding::NoLookup { why: "no result ID to look up at this provider".into() });
         }
         let filled = template
             .replace("{idempotency_key}", &encode(&lookup.idempotency_key))
             .replace("{process_id}", &encode(&lookup.process_id))
-            .replace(
-                "{result_id}",
-                &encode(lookup.result_id.as_deref().unwrap_or_default()),
-            );
-        let url = Url::parse(&filled).map_err(|e| Finding::Failed {
-            reason: format!("bad URL: {e}"),
-        })?;
-        ssrf::check_url(&url, self.settings.allow_loopback)
-            .map_err(|reason| Finding::Failed { reason })?;
+            .replace("{result_id}", &encode(lookup.result_id.as_deref().unwrap_or_default()));
+        let url = Url::parse(&filled).map_err(|e| Finding::Failed { reason: format!("bad URL: {e}") })?;
+        ssrf::check_url(&url, self.settings.allow_loopback).map_err(|reason| Finding::Failed { reason })?;
         Ok(url)
     }
 
@@ -89,14 +65,9 @@ impl HttpJsonConnector {
     }
 
     fn record(&self, item: &Value) -> Record {
-        let text =
-            |path: &Option<String>| path.as_deref().and_then(|p| get(item, p)).and_then(as_text);
+        let text = |path: &Option<String>| path.as_deref().and_then(|p| get(item, p)).and_then(as_text);
         let status_text = text(&self.settings.status);
-        let status = match status_text
-            .as_deref()
-            .and_then(|s| self.settings.status_map.get(s))
-            .map(String::as_str)
-        {
+        let status = match status_text.as_deref().and_then(|s| self.settings.status_map.get(s)).map(String::as_str) {
             Some("done") => RecordStatus::Done,
             Some("running") => RecordStatus::Running,
             Some("not_done") => RecordStatus::NotDone,
@@ -108,25 +79,13 @@ impl HttpJsonConnector {
             .iter()
             .filter_map(|(ours, path)| get(item, path).map(|v| (ours.clone(), v.clone())))
             .collect();
-        let at = self
-            .settings
-            .at
-            .as_deref()
-            .and_then(|p| get(item, p))
-            .and_then(as_time);
+        let at = self.settings.at.as_deref().and_then(|p| get(item, p)).and_then(as_time);
         let tokens = |path: &Option<String>| path.as_deref().and_then(|p| get(item, p)).and_then(Value::as_i64);
         let usage = match (tokens(&self.settings.input_tokens), tokens(&self.settings.output_tokens)) {
             (None, None) => None,
             (input, output) => Some(Usage { input_tokens: input.unwrap_or(0), output_tokens: output.unwrap_or(0) }),
         };
-        Record {
-            external_id: text(&self.settings.external_id),
-            at,
-            status_text,
-            status,
-            fields,
-            usage,
-        }
+        Record { external_id: text(&self.settings.external_id), at, status_text, status, fields, usage }
     }
 }
 
@@ -139,14 +98,10 @@ impl Connector for HttpJsonConnector {
 
     async fn look_up(&self, lookup: &Lookup) -> Finding {
         if let Some(reason) = &self.broken {
-            return Finding::Failed {
-                reason: reason.clone(),
-            };
+            return Finding::Failed { reason: reason.clone() };
         }
         let Some(client) = &self.client else {
-            return Finding::Failed {
-                reason: "no HTTP client".into(),
-            };
+            return Finding::Failed { reason: "no HTTP client".into() };
         };
         let url = match self.url(lookup) {
             Ok(url) => url,
@@ -156,9 +111,7 @@ impl Connector for HttpJsonConnector {
         if let Some(secret) = &self.credential {
             request = match (self.settings.auth.as_deref(), &self.settings.auth_header) {
                 (Some("none"), _) => request,
-                (Some("header"), Some(header)) => {
-                    request.header(header.as_str(), secret.expose_secret())
-                }
+                (Some("header"), Some(header)) => request.header(header.as_str(), secret.expose_secret()),
                 _ => request.bearer_auth(secret.expose_secret()),
             };
         }
@@ -166,39 +119,28 @@ impl Connector for HttpJsonConnector {
             Ok(answer) => answer,
             // The error text names the host and the cause, never the request headers.
             Err(e) => {
-                return Finding::Failed {
-                    reason: redact(&describe(&e)),
-                };
+                return Finding::Failed { reason: redact(&describe(&e)) };
             }
         };
         let status = answer.status();
         if status == StatusCode::NOT_FOUND {
-            return Finding::NotFound {
-                authoritative: self.authoritative,
-            };
+            return Finding::NotFound { authoritative: self.authoritative };
         }
         if !status.is_success() {
-            return Finding::Failed {
-                reason: format!("the provider answered HTTP {}", status.as_u16()),
-            };
+            return Finding::Failed { reason: format!("the provider answered HTTP {}", status.as_u16()) };
         }
         let body: Value = match answer.json().await {
             Ok(body) => body,
             Err(_) => {
-                return Finding::Failed {
-                    reason: "the provider's answer is not JSON".into(),
-                };
+                return Finding::Failed { reason: "the provider's answer is not JSON".into() };
             }
         };
         match self.records(&body) {
-            records if records.is_empty() => Finding::NotFound {
-                authoritative: self.authoritative,
-            },
+            records if records.is_empty() => Finding::NotFound { authoritative: self.authoritative },
             records => Finding::Found(records),
         }
     }
 }
-
 
 fn as_text(v: &Value) -> Option<String> {
     match v {
@@ -212,12 +154,8 @@ fn as_text(v: &Value) -> Option<String> {
 /// RFC 3339 text or Unix seconds, the two ways providers send times.
 fn as_time(v: &Value) -> Option<DateTime<Utc>> {
     match v {
-        Value::String(s) => DateTime::parse_from_rfc3339(s)
-            .ok()
-            .map(|t| t.with_timezone(&Utc)),
-        Value::Number(n) => n
-            .as_i64()
-            .and_then(|secs| Utc.timestamp_opt(secs, 0).single()),
+        Value::String(s) => DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc)),
+        Value::Number(n) => n.as_i64().and_then(|secs| Utc.timestamp_opt(secs, 0).single()),
         _ => None,
     }
 }
@@ -237,11 +175,7 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
         cause = s.to_string();
         source = s.source();
     }
-    if cause.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}: {cause}")
-    }
+    if cause.is_empty() { kind.to_string() } else { format!("{kind}: {cause}") }
 }
 
 #[cfg(test)]
@@ -255,9 +189,6 @@ mod tests {
         assert_eq!(get(&body, "data.0.id"), Some(&json!("in_1")));
         assert_eq!(get(&body, "data.0.meta.amount"), Some(&json!(4000)));
         assert_eq!(get(&body, "data.1.id"), None);
-        assert_eq!(
-            as_time(&json!(1764493200)).unwrap().to_rfc3339(),
-            "2025-11-30T09:00:00+00:00"
-        );
+        assert_eq!(as_time(&json!(1764493200)).unwrap().to_rfc3339(), "2025-11-30T09:00:00+00:00");
     }
 }

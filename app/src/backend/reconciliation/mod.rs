@@ -8,12 +8,12 @@ pub mod settings;
 pub mod ssrf;
 
 use super::demo_systems::DemoSystems;
+use crate::domain::ai::Prices;
 use crate::domain::configuration::Config;
 use crate::domain::reconciliation::{AbsenceRules, Evidence, Finding, Record, StepContext, Verdict, judge};
+use crate::domain::webhooks::Secret;
 use chrono::{DateTime, Utc};
 use serde_json::Map;
-use crate::domain::ai::Prices;
-use crate::domain::webhooks::Secret;
 use serde_json::Value;
 use settings::{CommonSettings, KindSettings};
 use std::collections::BTreeMap;

@@ -8,10 +8,7 @@ pub const PRESETS: [&str; 3] = ["ai_responses", "billing_search", "mail_log"];
 
 /// Fills the preset into the settings; returns the preset's default judging rules (common settings).
 pub fn apply(preset: &str, s: &mut HttpJsonSettings) -> Result<Vec<(String, Value)>, String> {
-    let base = s
-        .base_url
-        .clone()
-        .ok_or_else(|| format!("preset '{preset}' needs base_url"))?;
+    let base = s.base_url.clone().ok_or_else(|| format!("preset '{preset}' needs base_url"))?;
     let base = base.trim_end_matches('/');
     let fill = |field: &mut Option<String>, value: &str| {
         if field.is_none() {
@@ -70,9 +67,7 @@ pub fn apply(preset: &str, s: &mut HttpJsonSettings) -> Result<Vec<(String, Valu
         "mail_log" => {
             fill(
                 &mut s.url,
-                &format!(
-                    "{base}/messages/outbound?count=50&offset=0&metadata_idempotency_key={{idempotency_key}}"
-                ),
+                &format!("{base}/messages/outbound?count=50&offset=0&metadata_idempotency_key={{idempotency_key}}"),
             );
             fill(&mut s.records, "Messages");
             fill(&mut s.status, "Status");
@@ -82,30 +77,16 @@ pub fn apply(preset: &str, s: &mut HttpJsonSettings) -> Result<Vec<(String, Valu
                 s.auth = Some("header".into());
                 s.auth_header = Some("X-Server-Token".into());
             }
-            statuses = &[
-                ("Queued", "running"),
-                ("Sent", "done"),
-                ("Processed", "done"),
-            ];
+            statuses = &[("Queued", "running"), ("Sent", "done"), ("Processed", "done")];
             // Message logs lag and are kept for a limited time: "not found" is not proof.
             rules = json!({"not_found_proves_absence": false, "consistency_delay_seconds": 300, "retention_days": 45});
         }
         other => {
-            return Err(format!(
-                "unknown preset '{other}' (known: {})",
-                PRESETS.join(", ")
-            ));
+            return Err(format!("unknown preset '{other}' (known: {})", PRESETS.join(", ")));
         }
     }
     for (provider, ours) in statuses {
-        s.status_map
-            .entry(provider.to_string())
-            .or_insert_with(|| ours.to_string());
+        s.status_map.entry(provider.to_string()).or_insert_with(|| ours.to_string());
     }
-    Ok(rules
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect())
+    Ok(rules.as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect())
 }

@@ -72,11 +72,7 @@ pub fn check_url(url: &Url, allow_loopback: bool) -> Result<(), String> {
         Some(url::Host::Domain(_)) => return Ok(()),
         None => return Err("the URL has no host".into()),
     };
-    if is_allowed(ip, allow_loopback) {
-        Ok(())
-    } else {
-        Err(format!("address {ip} is not allowed (private or local)"))
-    }
+    if is_allowed(ip, allow_loopback) { Ok(()) } else { Err(format!("address {ip} is not allowed (private or local)")) }
 }
 
 /// The process's guarded clients, built once (building one loads the trust store): one that refuses loopback,
@@ -110,13 +106,9 @@ impl Resolve for GuardedResolver {
         let allow_loopback = self.allow_loopback;
         let host = name.as_str().to_string();
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if let Some(bad) = addrs.iter().find(|a| !is_allowed(a.ip(), allow_loopback)) {
-                let message = format!(
-                    "{host} resolves to {}, which is not allowed (private or local)",
-                    bad.ip()
-                );
+                let message = format!("{host} resolves to {}, which is not allowed (private or local)", bad.ip());
                 return Err(message.into());
             }
             let addrs: Addrs = Box::new(addrs.into_iter());
@@ -169,12 +161,7 @@ mod tests {
         ] {
             assert!(!allowed(refused), "{refused} must be refused");
         }
-        for fine in [
-            "93.184.215.14",
-            "8.8.8.8",
-            "2606:4700::1111",
-            "::ffff:8.8.8.8",
-        ] {
+        for fine in ["93.184.215.14", "8.8.8.8", "2606:4700::1111", "::ffff:8.8.8.8"] {
             assert!(allowed(fine), "{fine} must be allowed");
         }
     }

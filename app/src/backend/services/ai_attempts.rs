@@ -1,16 +1,16 @@
 //! AI generation attempts, learned from look-ups, webhooks and step events, in the transaction of whatever
 //! told us; and the adoption of one generation by a person.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
-use crate::api::AppError;
-use crate::api::operations::StepEvent;
 use crate::backend::db::ai_attempts::Seen;
 use crate::backend::db::operations::StepRow;
 use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::operations::StepEvent;
 use crate::domain::ai::cost_micro_yen;
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::StepEventType;
 use crate::domain::reconciliation::Record;
 use crate::domain::rights::Act;
@@ -81,7 +81,13 @@ pub async fn from_event(
 }
 
 /// Staff or a manager of the department adopt one generation: only it counts as the step's result.
-pub async fn adopt(state: &AppState, caller: &Caller, process_id: &str, step_name: &str, result_id: &str) -> Result<(), AppError> {
+pub async fn adopt(
+    state: &AppState,
+    caller: &Caller,
+    process_id: &str,
+    step_name: &str,
+    result_id: &str,
+) -> Result<(), AppError> {
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let operation = db::operations::by_process_id(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;

@@ -1,12 +1,12 @@
 //! API clients: tokens are 256 random bits, shown once, stored as SHA-256, scoped to departments (QUALITY 8).
-use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
-use crate::api::admin::ApiClientSummary;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::admin::ApiClientSummary;
 use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
+use crate::domain::invalid::{Invalid, Rule};
 use base64::Engine;
 use rand::RngCore;
 use serde_json::json;
@@ -34,7 +34,12 @@ fn token_hash(token: &str) -> String {
 }
 
 /// Creates a client and returns its token, the only time it is ever seen.
-pub async fn create(state: &AppState, actor: Actor, name: &str, departments: &[String]) -> Result<(i64, String), AppError> {
+pub async fn create(
+    state: &AppState,
+    actor: Actor,
+    name: &str,
+    departments: &[String],
+) -> Result<(i64, String), AppError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(AppError::invalid("name", "the client name must be 1 to 100 characters"));
@@ -52,14 +57,18 @@ pub async fn create(state: &AppState, actor: Actor, name: &str, departments: &[S
     }
     let found = db::departments::by_codes(&mut tx, departments).await?;
     if let Some(missing) = departments.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
-        return Err(AppError::invalid("department", Invalid::new(Rule::Unknown, format!("there is no department '{missing}'"))));
+        return Err(AppError::invalid(
+            "department",
+            Invalid::new(Rule::Unknown, format!("there is no department '{missing}'")),
+        ));
     }
     let id = db::api_clients::insert(&mut tx, name, &token_hash(&token), now).await?;
     for department in &found {
         db::api_clients::add_department(&mut tx, id, department.id).await?;
     }
     let codes: Vec<&str> = found.iter().map(|d| d.code.as_str()).collect();
-    let entry = AuditEntry::new(actor, AuditAction::ApiClientCreated, "api_client", id).after(json!({"name": name, "departments": codes}));
+    let entry = AuditEntry::new(actor, AuditAction::ApiClientCreated, "api_client", id)
+        .after(json!({"name": name, "departments": codes}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     Ok((id, token))
@@ -137,21 +146,12 @@ pub async fn revoke(state: &AppState, actor: Actor, id: i64, request_id: Option<
         return Ok(());
     }
     db::api_clients::revoke(&mut tx, id, now).await?;
-    let entry = AuditEntry::new(actor, AuditAction::ApiClientRevoked, "api_client", id).after(json!({"name": row.name}));
+    let entry =
+        AuditEntry::new(actor, AuditAction::ApiClientRevoked, "api_client", id).after(json!({"name": row.name}));
     record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
     state.tokens.forget_client(id);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_token_hash_is_hex_sha256_and_never_the_token() {
-        let hash = super::token_hash("rg_example");
-        assert_eq!(hash.len(), 64);
-        assert!(!hash.contains("rg_example"));
-    }
 }
 
 /// Each API client's rate (QUALITY 15): a burst, then a steady rate per second, counted by this instance per
@@ -175,5 +175,15 @@ impl RateLimits {
             tracing::warn!(client = %client.name, "API rate limit reached");
             AppError::TooManyRequests { retry_after_secs: wait.as_secs().max(1) }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_token_hash_is_hex_sha256_and_never_the_token() {
+        let hash = super::token_hash("rg_example");
+        assert_eq!(hash.len(), 64);
+        assert!(!hash.contains("rg_example"));
     }
 }

@@ -2,17 +2,17 @@
 //! validity. The final approval records the dispatch (the outbox row) in the same transaction, so an approval
 //! is never lost and never dispatched twice: the request row is locked for the decision.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::notifications::{Audience, notify};
 use super::rerun_requests::{advance, plan_changed, plan_check};
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
-use crate::api::reruns::InboxItem;
 use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::reruns::InboxItem;
 use crate::domain::approval::{Ballot, Decision, Refusal, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
@@ -55,7 +55,13 @@ async fn decidable(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<(Reques
     Ok((request, ballot))
 }
 
-pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decision, comment: &str) -> Result<(), AppError> {
+pub async fn decide(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    decision: Decision,
+    comment: &str,
+) -> Result<(), AppError> {
     let comment = match decision {
         Decision::Reject => Some(reason(comment).map_err(|m| AppError::invalid("comment", m))?),
         Decision::Approve => Some(comment.trim().to_string()).filter(|c| !c.is_empty()),
@@ -65,17 +71,38 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
     let (request, ballot) = decidable(&mut tx, caller, id).await?;
     // Past its validity, or on a plan that no longer holds, the request goes back to staff.
     if is_expired(db::rerun_requests::expires_at(&mut tx, id).await?, now) {
-        back_to_staff(&mut tx, state, caller, &request, RequestEvent::Expire, "the approval's validity ran out", &[], now).await?;
+        back_to_staff(
+            &mut tx,
+            state,
+            caller,
+            &request,
+            RequestEvent::Expire,
+            "the approval's validity ran out",
+            &[],
+            now,
+        )
+        .await?;
         tx.commit().await?;
         return Err(AppError::conflict(Conflict::Expired, "the request expired before it was approved"));
     }
     let check = plan_check(state, &mut tx, &request, &[]).await?;
     if !check.holds() {
-        back_to_staff(&mut tx, state, caller, &request, RequestEvent::Void, "the plan no longer holds", &check.changes, now).await?;
+        back_to_staff(
+            &mut tx,
+            state,
+            caller,
+            &request,
+            RequestEvent::Void,
+            "the plan no longer holds",
+            &check.changes,
+            now,
+        )
+        .await?;
         tx.commit().await?;
         return Err(plan_changed());
     }
-    if !db::rerun_requests::insert_decision(&mut tx, id, caller.user.user.id, decision, comment.as_deref(), now).await? {
+    if !db::rerun_requests::insert_decision(&mut tx, id, caller.user.user.id, decision, comment.as_deref(), now).await?
+    {
         return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this request already"));
     }
     match decision {
@@ -83,12 +110,14 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
             advance(&mut tx, &request, RequestEvent::Reject, now).await?;
             let entry = entry(caller, &request, AuditAction::RerunRequestRejected).reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-            notify(&mut tx, state, &request, "rejected", "再実行の申請が却下されました", Audience::Requester, now).await?;
+            notify(&mut tx, state, &request, "rejected", "再実行の申請が却下されました", Audience::Requester, now)
+                .await?;
         }
         Decision::Approve => {
             let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
             let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
-            let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
+            let approvers: Vec<i64> =
+                decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
             let approvals = counted(&approvers, &ballot);
             if is_approved(approvals, required) {
                 advance(&mut tx, &request, RequestEvent::Approve, now).await?;
@@ -97,7 +126,8 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, decision: Decis
                 let entry = entry(caller, &request, AuditAction::RerunRequestApproved)
                     .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-                notify(&mut tx, state, &request, "approved", "再実行が承認されました", Audience::Requester, now).await?;
+                notify(&mut tx, state, &request, "approved", "再実行が承認されました", Audience::Requester, now)
+                    .await?;
                 tx.commit().await?;
                 state.dispatch_wake.notify_one();
                 return Ok(());
@@ -130,11 +160,21 @@ async fn back_to_staff(
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     let status = advance(tx, request, event, now).await?.to;
-    let action = if event == RequestEvent::Expire { AuditAction::RerunRequestExpired } else { AuditAction::RerunRequestVoided };
+    let action =
+        if event == RequestEvent::Expire { AuditAction::RerunRequestExpired } else { AuditAction::RerunRequestVoided };
     let after = json!({"rerun_id": request.id, "status": status, "changes": changes});
     let entry = entry(caller, request, action).after(after).reason(why);
     record(tx, entry, caller.request_id.as_deref(), now).await?;
-    notify(tx, state, request, status.as_str(), "再実行の申請が差し戻されました（期限切れまたは計画の変化）", Audience::Requester, now).await?;
+    notify(
+        tx,
+        state,
+        request,
+        status.as_str(),
+        "再実行の申請が差し戻されました（期限切れまたは計画の変化）",
+        Audience::Requester,
+        now,
+    )
+    .await?;
     Ok(())
 }
 
@@ -181,11 +221,16 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
             continue; // decided meanwhile
         }
         advance(&mut tx, &request, RequestEvent::Expire, now).await?;
-        let entry = AuditEntry::new(crate::domain::audit::Actor::system("sweeper"), AuditAction::RerunRequestExpired, "operation", &request.process_id)
-            .department(Some(&request.department))
-            .before(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval}))
-            .after(json!({"rerun_id": id, "status": RerunRequestStatus::Expired}))
-            .reason("no decision within the approval's validity");
+        let entry = AuditEntry::new(
+            crate::domain::audit::Actor::system("sweeper"),
+            AuditAction::RerunRequestExpired,
+            "operation",
+            &request.process_id,
+        )
+        .department(Some(&request.department))
+        .before(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval}))
+        .after(json!({"rerun_id": id, "status": RerunRequestStatus::Expired}))
+        .reason("no decision within the approval's validity");
         record(&mut tx, entry, None, now).await?;
         notify(&mut tx, state, &request, "expired", "承認されないまま期限が切れました", Audience::Both, now).await?;
         tx.commit().await?;

@@ -1,27 +1,39 @@
 //! The auditors' side of the trail: the filtered page (newest first, keyset by sequence number), whether the
 //! chain is intact (checked on from where the last check stopped), and streamed exports.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
-use crate::api::AppError;
 use crate::backend::db::audit::AuditQuery;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry, AuditEvent};
+use crate::domain::audit_action::AuditAction;
 use crate::domain::audit_export::{
     AuditFilter, ExportFormat, ExportTrailer, jsonl_row, jsonl_trailer, write_csv_header, write_csv_trailer,
 };
-use futures::StreamExt;
 use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
+use futures::StreamExt;
 use serde_json::json;
 
 pub const PAGE_SIZE: i64 = 50;
 const EXPORT_PAGE: i64 = 5_000;
 
 /// One page of the trail as the caller may see it, newest first; `next` continues below its last event.
-pub async fn page(state: &AppState, caller: &Caller, filter: &AuditFilter, before_seq: Option<i64>) -> Result<(Vec<AuditEvent>, Option<i64>), AppError> {
+pub async fn page(
+    state: &AppState,
+    caller: &Caller,
+    filter: &AuditFilter,
+    before_seq: Option<i64>,
+) -> Result<(Vec<AuditEvent>, Option<i64>), AppError> {
     let departments = caller.readable_departments();
-    let query = AuditQuery { filter, departments: departments.as_deref(), after_seq: None, before_seq, up_to_seq: None, limit: PAGE_SIZE };
+    let query = AuditQuery {
+        filter,
+        departments: departments.as_deref(),
+        after_seq: None,
+        before_seq,
+        up_to_seq: None,
+        limit: PAGE_SIZE,
+    };
     let events = db::audit::select(&mut state.db.connection().await?, &query).await?;
     let next = (events.len() as i64 == PAGE_SIZE).then(|| events.last().map(|e| e.seq)).flatten();
     Ok((events, next))
@@ -31,8 +43,14 @@ pub async fn page(state: &AppState, caller: &Caller, filter: &AuditFilter, befor
 #[derive(Debug, PartialEq, Eq)]
 pub enum ChainStatus {
     /// Every event up to `seq` was checked.
-    Intact { seq: i64, checked_at: DateTime<Utc> },
-    Broken { seq: i64, problem: String },
+    Intact {
+        seq: i64,
+        checked_at: DateTime<Utc>,
+    },
+    Broken {
+        seq: i64,
+        problem: String,
+    },
 }
 
 /// Checks the events added since the last check (not the whole chain: `server audit verify` does that) and
@@ -69,16 +87,28 @@ pub struct Export {
 }
 
 /// Auditors only, from the browser.
-pub async fn begin_for(state: &AppState, caller: &Caller, filter: AuditFilter, format: ExportFormat) -> Result<Export, AppError> {
+pub async fn begin_for(
+    state: &AppState,
+    caller: &Caller,
+    filter: AuditFilter,
+    format: ExportFormat,
+) -> Result<Export, AppError> {
     caller.require(Role::Auditor)?;
     begin(state, caller.actor(), caller.request_id.as_deref(), filter, format).await
 }
 
 /// Records the export (who, which format, which filter) before a row is read.
-pub async fn begin(state: &AppState, actor: Actor, request_id: Option<&str>, filter: AuditFilter, format: ExportFormat) -> Result<Export, AppError> {
+pub async fn begin(
+    state: &AppState,
+    actor: Actor,
+    request_id: Option<&str>,
+    filter: AuditFilter,
+    format: ExportFormat,
+) -> Result<Export, AppError> {
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(actor, AuditAction::AuditExported, "audit_trail", "export").after(json!({"format": format, "filter": filter}));
+    let entry = AuditEntry::new(actor, AuditAction::AuditExported, "audit_trail", "export")
+        .after(json!({"format": format, "filter": filter}));
     let event = record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
     Ok(Export { format, filter, head_seq: event.seq, head_hash: event.hash, at: now })
@@ -94,34 +124,50 @@ pub fn stream(state: AppState, export: Export) -> impl futures::Stream<Item = Re
 }
 
 fn trailer(export: &Export, rows: u64) -> ExportTrailer {
-    ExportTrailer { rows, head_seq: export.head_seq, head_hash: export.head_hash.clone(), filter: export.filter.clone(), exported_at: export.at }
+    ExportTrailer {
+        rows,
+        head_seq: export.head_seq,
+        head_hash: export.head_hash.clone(),
+        filter: export.filter.clone(),
+        exported_at: export.at,
+    }
 }
 
 fn csv_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
-    let query = AuditQuery { filter: &export.filter, departments: None, after_seq: Some(0), before_seq: None, up_to_seq: Some(export.head_seq), limit: 0 };
+    let query = AuditQuery {
+        filter: &export.filter,
+        departments: None,
+        after_seq: Some(0),
+        before_seq: None,
+        up_to_seq: Some(export.head_seq),
+        limit: 0,
+    };
     let chunks = db::audit::csv_chunks(&state.db, query);
     let mut header = Vec::new();
     write_csv_header(&mut header);
     // Header, the chunks as they come (counting rows), then the trailer.
-    futures::stream::try_unfold((Some(header), chunks, export, 0u64, false), |(header, mut chunks, export, rows, done)| async move {
-        if let Some(header) = header {
-            return Ok(Some((header, (None, chunks, export, rows, done))));
-        }
-        if done {
-            return Ok(None);
-        }
-        match chunks.recv().await {
-            Some(chunk) => {
-                let chunk = chunk?;
-                Ok(Some((chunk.bytes, (None, chunks, export, rows + chunk.rows, false))))
+    futures::stream::try_unfold(
+        (Some(header), chunks, export, 0u64, false),
+        |(header, mut chunks, export, rows, done)| async move {
+            if let Some(header) = header {
+                return Ok(Some((header, (None, chunks, export, rows, done))));
             }
-            None => {
-                let mut out = Vec::new();
-                write_csv_trailer(&mut out, &trailer(&export, rows));
-                Ok(Some((out, (None, chunks, export, rows, true))))
+            if done {
+                return Ok(None);
             }
-        }
-    })
+            match chunks.recv().await {
+                Some(chunk) => {
+                    let chunk = chunk?;
+                    Ok(Some((chunk.bytes, (None, chunks, export, rows + chunk.rows, false))))
+                }
+                None => {
+                    let mut out = Vec::new();
+                    write_csv_trailer(&mut out, &trailer(&export, rows));
+                    Ok(Some((out, (None, chunks, export, rows, true))))
+                }
+            }
+        },
+    )
 }
 
 fn jsonl_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
@@ -143,7 +189,8 @@ fn jsonl_stream(state: AppState, export: Export) -> impl futures::Stream<Item = 
             out.extend(jsonl_row(event).as_bytes());
             out.push(b'\n');
         }
-        let (rows, last, done) = (rows + events.len() as u64, events.last().map_or(after, |e| e.seq), (events.len() as i64) < EXPORT_PAGE);
+        let (rows, last, done) =
+            (rows + events.len() as u64, events.last().map_or(after, |e| e.seq), (events.len() as i64) < EXPORT_PAGE);
         if done {
             out.extend(jsonl_trailer(&trailer(&export, rows)).as_bytes());
             out.push(b'\n');

@@ -1,11 +1,11 @@
 //! What staff see: the stalled operations of their departments, and one operation in full.
 use super::Caller;
 use super::operations::view_in;
-use crate::api::AppError;
-use crate::api::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
-use crate::domain::rights::Act;
 use crate::backend::db::operations::BoardQuery;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
+use crate::domain::rights::Act;
 use chrono::Duration;
 
 pub const PAGE_SIZE: i64 = 50;
@@ -48,13 +48,8 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
         Some(mine) => mine,
         None => state.config.departments.iter().map(|d| d.code.clone()).collect(),
     };
-    let workflows = state
-        .config
-        .workflows
-        .iter()
-        .filter(|w| departments.contains(&w.department))
-        .map(|w| w.name.clone())
-        .collect();
+    let workflows =
+        state.config.workflows.iter().filter(|w| departments.contains(&w.department)).map(|w| w.name.clone()).collect();
     Ok(BoardPage {
         counts,
         rows: rows
@@ -95,12 +90,21 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
     let timeline = events
         .into_iter()
-        .map(|e| TimelineEntry { seq: e.seq, at: e.at, actor: e.actor_label, action: e.action, reason: e.reason, after: e.after_json })
+        .map(|e| TimelineEntry {
+            seq: e.seq,
+            at: e.at,
+            actor: e.actor_label,
+            action: e.action,
+            reason: e.reason,
+            after: e.after_json,
+        })
         .collect();
     let id = db::operations::by_process_id(&mut tx, process_id).await?.map(|o| o.id).unwrap_or_default();
-    let hold = db::holds::open(&mut tx, id)
-        .await?
-        .map(|h| HoldView { placed_by: h.placed_by, placed_at: h.placed_at, reason: h.reason });
+    let hold = db::holds::open(&mut tx, id).await?.map(|h| HoldView {
+        placed_by: h.placed_by,
+        placed_at: h.placed_at,
+        reason: h.reason,
+    });
     let may_act = caller.may_act(Act::RequestRerun, &operation.department);
     let may_record_verdict = caller.may_act(Act::RecordVerdict, &operation.department);
     let open_request = db::rerun_requests::open_for_operation(&mut tx, id).await?.map(|r| (r.id, r.status));

@@ -1,9 +1,9 @@
 //! Departments come from the configuration file; start-up brings the database in line with it.
 use super::audit::record;
-use crate::domain::audit_action::AuditAction;
-use crate::api::AppError;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit_action::AuditAction;
 use serde_json::json;
 
 /// Adds the configured departments that are missing and renames changed ones; never deletes (users and
@@ -16,17 +16,23 @@ pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
         match existing.iter().find(|d| d.code == department.code) {
             None => {
                 let id = db::departments::insert(&mut tx, &department.code, &department.name, now).await?;
-                let entry = AuditEntry::new(Actor::system("configuration"), AuditAction::DepartmentCreated, "department", id)
-                    .department(Some(&department.code))
-                    .after(json!({"code": department.code, "name": department.name}));
+                let entry =
+                    AuditEntry::new(Actor::system("configuration"), AuditAction::DepartmentCreated, "department", id)
+                        .department(Some(&department.code))
+                        .after(json!({"code": department.code, "name": department.name}));
                 record(&mut tx, entry, None, now).await?;
             }
             Some(known) if known.name != department.name => {
                 db::departments::rename(&mut tx, known.id, &department.name).await?;
-                let entry = AuditEntry::new(Actor::system("configuration"), AuditAction::DepartmentRenamed, "department", known.id)
-                    .department(Some(&department.code))
-                    .before(json!({"name": known.name}))
-                    .after(json!({"name": department.name}));
+                let entry = AuditEntry::new(
+                    Actor::system("configuration"),
+                    AuditAction::DepartmentRenamed,
+                    "department",
+                    known.id,
+                )
+                .department(Some(&department.code))
+                .before(json!({"name": known.name}))
+                .after(json!({"name": department.name}));
                 record(&mut tx, entry, None, now).await?;
             }
             Some(_) => {}

@@ -5,23 +5,23 @@
 //! outcome (the look-ups' evidence, the new states and their audit events) in one transaction: a crash before
 //! that commit leaves the claims to expire, and the same rerun IDs are sent again (receivers deduplicate).
 use super::audit::record;
-use crate::domain::audit_action::AuditAction;
 use super::notifications::{Audience, notify};
 use super::reconciliation::{self, Looked};
-use crate::api::AppError;
+use super::rerun_requests::{advance_by_id, plan_check};
 use crate::backend::db::dispatches::DispatchRow;
 use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::reconciliation::http_json::describe;
 use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::approval::is_expired;
 use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::{Answer, DispatchStatus, LeasedWork, answer_of, lease_covers, next_delay};
 use crate::domain::operations::OperationStatus;
-use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::reconciliation::{Verdict, redact};
-use super::rerun_requests::{advance_by_id, plan_check};
 use crate::domain::rerun_plan::Change;
+use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::stop_switch::{Stopped, holding};
 use crate::domain::webhooks::Secret;
 use chrono::{DateTime, Duration, Utc};
@@ -51,12 +51,15 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
         }
         handled += claimed.len();
         let stopped = super::stop_switch::stopped(state).await?;
-        let attempts = futures::future::join_all(claimed.iter().map(|dispatch| attempt(state, dispatch, &stopped))).await;
+        let attempts =
+            futures::future::join_all(claimed.iter().map(|dispatch| attempt(state, dispatch, &stopped))).await;
         let mut outcomes = Vec::new();
         for (dispatch, attempt) in claimed.iter().zip(attempts) {
             match attempt {
                 Ok(outcome) => outcomes.push(outcome),
-                Err(error) => tracing::error!(rerun = %dispatch.request_id, %error, "dispatch failed; the lease will pass it on"),
+                Err(error) => {
+                    tracing::error!(rerun = %dispatch.request_id, %error, "dispatch failed; the lease will pass it on")
+                }
             }
         }
         let now = state.clock.now();
@@ -100,11 +103,16 @@ fn lease_owner() -> String {
 /// before the dispatcher starts, against the configured connectors' timeouts and the send timeout.
 pub fn check_lease(state: &AppState) -> Result<(), String> {
     let look_ups = |workflow: &crate::domain::configuration::WorkflowConfig| -> u64 {
-        let connectors = workflow.steps.iter().filter_map(|s| s.connector.as_deref()).filter_map(|c| state.connectors.get(c));
+        let connectors =
+            workflow.steps.iter().filter_map(|s| s.connector.as_deref()).filter_map(|c| state.connectors.get(c));
         connectors.map(|c| c.common.timeout_seconds).sum()
     };
     let slowest = state.config.workflows.iter().map(|w| (look_ups(w), w.name.clone())).max().unwrap_or_default();
-    let work = LeasedWork { workflow: slowest.1, look_ups: slowest.0, send: state.settings.dispatch_timeout.as_secs_f64().ceil() as u64 };
+    let work = LeasedWork {
+        workflow: slowest.1,
+        look_ups: slowest.0,
+        send: state.settings.dispatch_timeout.as_secs_f64().ceil() as u64,
+    };
     lease_covers(state.settings.dispatch_lease.as_secs(), &work)
 }
 
@@ -122,14 +130,24 @@ struct Outcome<'a> {
 }
 
 enum Next {
-    TryAgain { at: DateTime<Utc>, why: String },
+    TryAgain {
+        at: DateTime<Utc>,
+        why: String,
+    },
     /// The stop switch holds it: it waits in the outbox, its attempts untouched.
-    Held { at: DateTime<Utc>, why: String },
+    Held {
+        at: DateTime<Utc>,
+        why: String,
+    },
     End(End),
 }
 
 /// Asks the outside systems again, then sends what is still not executed. Writes nothing.
-async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[Stopped]) -> Result<Outcome<'a>, AppError> {
+async fn attempt<'a>(
+    state: &'a AppState,
+    dispatch: &'a DispatchRow,
+    stopped: &[Stopped],
+) -> Result<Outcome<'a>, AppError> {
     let id = &dispatch.request_id;
     let (request, operation) = {
         let mut tx = state.db.connection().await?; // the request names its operation: no snapshot needed
@@ -144,7 +162,8 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[
     }
     let plan = request.plan()?;
     let definition = state.config.workflow(&operation.workflow);
-    let connectors: Vec<&str> = plan.steps.iter().filter_map(|s| state.config.connector_of(&operation.workflow, &s.name)).collect();
+    let connectors: Vec<&str> =
+        plan.steps.iter().filter_map(|s| state.config.connector_of(&operation.workflow, &s.name)).collect();
     if let Some(pause) = holding(stopped, &operation.workflow, &connectors) {
         let why = format!("held by the stop switch: {} {} is paused", pause.scope.as_str(), pause.name);
         return outcome(None, Next::Held { at: now + Duration::seconds(HELD_RECHECK_SECONDS), why });
@@ -170,7 +189,12 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[
     };
     let approvers: Vec<String> = {
         let mut tx = state.db.connection().await?;
-        db::rerun_requests::decisions(&mut tx, id).await?.into_iter().filter(|d| d.decision == crate::domain::approval::Decision::Approve).map(|d| d.approver).collect()
+        db::rerun_requests::decisions(&mut tx, id)
+            .await?
+            .into_iter()
+            .filter(|d| d.decision == crate::domain::approval::Decision::Approve)
+            .map(|d| d.approver)
+            .collect()
     };
     let body = json!({
         "type": "rerun.approved",
@@ -185,10 +209,15 @@ async fn attempt<'a>(state: &'a AppState, dispatch: &'a DispatchRow, stopped: &[
     .to_string();
     let secret = std::env::var(&workflow.signing_secret_env).ok().and_then(|s| Secret::parse(&s).ok());
     let Some(secret) = secret else {
-        let why = format!("the signing secret variable {} is not set (or not a whsec_ secret)", workflow.signing_secret_env);
+        let why =
+            format!("the signing secret variable {} is not set (or not a whsec_ secret)", workflow.signing_secret_env);
         return outcome(Some(looked), try_again(dispatch, None, why, now));
     };
-    let target = Target { url: &workflow.rerun_url, allow_loopback: workflow.rerun_allow_loopback, timeout: state.settings.dispatch_timeout };
+    let target = Target {
+        url: &workflow.rerun_url,
+        allow_loopback: workflow.rerun_allow_loopback,
+        timeout: state.settings.dispatch_timeout,
+    };
     fault_point("before_send");
     let next = match post(&target, id, &secret, &body, now).await {
         Ok((status, retry_after)) => match answer_of(status) {
@@ -223,11 +252,21 @@ async fn write(tx: &mut db::Tx, state: &AppState, outcome: &Outcome<'_>, now: Da
     match &outcome.next {
         Next::TryAgain { at, why } => {
             let attempts = outcome.dispatch.attempts + 1;
-            db::dispatches::settle(tx, &outcome.request.id, DispatchStatus::Pending, attempts, *at, Some(why), now).await?;
+            db::dispatches::settle(tx, &outcome.request.id, DispatchStatus::Pending, attempts, *at, Some(why), now)
+                .await?;
             Ok(())
         }
         Next::Held { at, why } => {
-            db::dispatches::settle(tx, &outcome.request.id, DispatchStatus::Pending, outcome.dispatch.attempts, *at, Some(why), now).await?;
+            db::dispatches::settle(
+                tx,
+                &outcome.request.id,
+                DispatchStatus::Pending,
+                outcome.dispatch.attempts,
+                *at,
+                Some(why),
+                now,
+            )
+            .await?;
             Ok(())
         }
         Next::End(end) => write_end(tx, state, &outcome.request, outcome.dispatch, end, now).await,
@@ -270,7 +309,13 @@ struct Target<'a> {
 }
 
 /// One signed POST; no redirects, no proxy, outbound addresses checked.
-async fn post(target: &Target<'_>, id: &str, secret: &Secret, body: &str, now: DateTime<Utc>) -> Result<(u16, Option<i64>), Sent> {
+async fn post(
+    target: &Target<'_>,
+    id: &str,
+    secret: &Secret,
+    body: &str,
+    now: DateTime<Utc>,
+) -> Result<(u16, Option<i64>), Sent> {
     let url = reqwest::Url::parse(target.url).map_err(|e| Sent::NotSent(format!("rerun_url: {e}")))?;
     ssrf::check_url(&url, target.allow_loopback).map_err(Sent::NotSent)?;
     let client = ssrf::shared_client(target.allow_loopback).map_err(Sent::NotSent)?;
@@ -288,7 +333,8 @@ async fn post(target: &Target<'_>, id: &str, secret: &Secret, body: &str, now: D
         .await;
     match answer {
         Ok(answer) => {
-            let retry_after = answer.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
+            let retry_after =
+                answer.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
             Ok((answer.status().as_u16(), retry_after))
         }
         Err(e) if e.is_connect() => Err(Sent::NotSent(redact(&describe(&e)))),
@@ -297,7 +343,10 @@ async fn post(target: &Target<'_>, id: &str, secret: &Secret, body: &str, now: D
 }
 
 enum End {
-    Sent { executed: Vec<String>, attempts: i64 },
+    Sent {
+        executed: Vec<String>,
+        attempts: i64,
+    },
     NothingToSend(Vec<String>),
     Unknown(String),
     Gone,
@@ -325,20 +374,31 @@ impl End {
 }
 
 /// The dispatch's end, with the request's and the operation's new states and the audit event.
-async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, dispatch: &DispatchRow, end: &End, now: DateTime<Utc>) -> Result<(), AppError> {
+async fn write_end(
+    tx: &mut db::Tx,
+    state: &AppState,
+    request: &RequestRow,
+    dispatch: &DispatchRow,
+    end: &End,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
     let tried = matches!(end, End::Sent { .. } | End::Unknown(_) | End::Gone | End::Refused(_) | End::Exhausted(_));
     let attempts = dispatch.attempts + tried as i64;
     use DispatchStatus as D;
     use RequestEvent as E;
     let (dispatch_status, event, detail) = match end {
-        End::Sent { executed, attempts } => (D::Sent, E::Sent, json!({"attempts": attempts, "not_sent_executed": executed})),
+        End::Sent { executed, attempts } => {
+            (D::Sent, E::Sent, json!({"attempts": attempts, "not_sent_executed": executed}))
+        }
         End::NothingToSend(executed) => (D::Sent, E::NothingToSend, json!({"executed": executed})),
         End::Unknown(why) => (D::Unknown, E::Sent, json!({"why": why})),
         End::Gone => (D::Failed, E::SendFailed, json!({"status": 410})),
         End::Refused(why) => (D::Failed, E::SendFailed, json!({"why": why})),
         End::Exhausted(why) => (D::Failed, E::SendFailed, json!({"why": why, "attempts": attempts})),
         End::Expired => (D::Failed, E::Expire, json!({"why": "the approval's validity ran out before the dispatch"})),
-        End::Voided(changes) => (D::Failed, E::Void, json!({"why": "the approved plan no longer holds", "changes": changes})),
+        End::Voided(changes) => {
+            (D::Failed, E::Void, json!({"why": "the approved plan no longer holds", "changes": changes}))
+        }
     };
     db::dispatches::settle(tx, &request.id, dispatch_status, attempts, now, None, now).await?;
     // The outbox holds approved requests only: the dispatch moves the request from `approved` (a request the
@@ -350,14 +410,14 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
         _ => Vec::new(),
     };
     for name in &executed {
-        if let Some(step) = db::operations::step_by_name(tx, request.operation_id, name).await? {
-            if db::rerun_requests::confirm_step_flag(tx, step.id, now).await? {
-                let entry = AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, "operation", &request.process_id)
-                    .department(Some(&request.department))
-                    .after(json!({"step": name, "completed_at": now}))
-                    .reason("executed at the outside system before the rerun was sent");
-                record(tx, entry, None, now).await?;
-            }
+        if let Some(step) = db::operations::step_by_name(tx, request.operation_id, name).await?
+            && db::rerun_requests::confirm_step_flag(tx, step.id, now).await?
+        {
+            let entry = AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, "operation", &request.process_id)
+                .department(Some(&request.department))
+                .after(json!({"step": name, "completed_at": now}))
+                .reason("executed at the outside system before the rerun was sent");
+            record(tx, entry, None, now).await?;
         }
     }
     if matches!(end, End::NothingToSend(_)) {
@@ -367,7 +427,9 @@ async fn write_end(tx: &mut db::Tx, state: &AppState, request: &RequestRow, disp
     let entry = AuditEntry::new(actor(), end.action(), "operation", &request.process_id)
         .department(Some(&request.department))
         .before(json!({"rerun_id": request.id, "status": RerunRequestStatus::Approved}))
-        .after(json!({"rerun_id": request.id, "batch_id": request.batch_id, "status": request_status, "detail": detail}));
+        .after(
+            json!({"rerun_id": request.id, "batch_id": request.batch_id, "status": request_status, "detail": detail}),
+        );
     record(tx, entry, None, now).await?;
     let (title, audience) = match end {
         End::Sent { .. } => ("再実行を送信しました", Audience::Requester),

@@ -3,16 +3,16 @@
 //! operation into it, so that it stalls with the matching event for staff to work through; the report then
 //! reads from the audit trail how long they took to decide and what they chose.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::api_clients::ApiClient;
 use super::audit::record;
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
-use crate::api::drills::{DrillOverview, DrillReport, DrillView};
-use crate::api::operations::StepEvent;
 use crate::backend::demo_systems::Service;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::drills::{DrillOverview, DrillReport, DrillView};
+use crate::contract::operations::StepEvent;
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
 use crate::domain::drills::{Fault, ReportLine, decision_of, period};
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule};
@@ -20,7 +20,6 @@ use crate::domain::roles::Role;
 use crate::domain::stall::StallEvent;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-
 
 /// The faults in force now (the demo outside systems ask before each call).
 pub async fn faults_now(db: &db::Db, now: DateTime<Utc>) -> Result<Vec<Fault>, AppError> {
@@ -58,7 +57,13 @@ pub async fn mark_database(state: &AppState, actor: crate::domain::audit::Actor,
 }
 
 /// Starts a drill: the faults are in force for `minutes`, and each fault's practice operation is run and stalls.
-pub async fn start(state: &AppState, caller: &Caller, faults: &[Fault], minutes: i64, note: &str) -> Result<String, AppError> {
+pub async fn start(
+    state: &AppState,
+    caller: &Caller,
+    faults: &[Fault],
+    minutes: i64,
+    note: &str,
+) -> Result<String, AppError> {
     caller.require(Role::Admin)?;
     let note = reason(note).map_err(|m| AppError::invalid("note", m))?;
     let length = period(minutes).map_err(|m| AppError::invalid("minutes", m))?;
@@ -69,13 +74,16 @@ pub async fn start(state: &AppState, caller: &Caller, faults: &[Fault], minutes:
     let id = format!("dr_{}", uuid::Uuid::now_v7().simple());
     let mut tx = state.db.begin_write().await?;
     if !db::drills::is_marked(&mut tx).await? {
-        return Err(AppError::conflict(Conflict::NotADrillDatabase, "drills run only on a database marked as a demo or drill environment"));
+        return Err(AppError::conflict(
+            Conflict::NotADrillDatabase,
+            "drills run only on a database marked as a demo or drill environment",
+        ));
     }
     if !db::drills::active(&mut tx, now).await?.is_empty() {
         return Err(AppError::conflict(Conflict::DrillRunning, "another drill is running: end it first"));
     }
     let names: Vec<&str> = faults.iter().map(|f| f.as_str()).collect();
-    let faults_json = serde_json::to_string(&names).map_err(|e| crate::backend::auth::internal("faults", e))?;
+    let faults_json = serde_json::to_string(&names).map_err(|e| AppError::internal("faults", e))?;
     db::drills::insert(&mut tx, &id, caller.user.user.id, &faults_json, &note, now, now + length).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::DrillStarted, "drill", &id)
         .after(json!({"faults": names, "minutes": minutes, "ends_at": now + length}))
@@ -98,14 +106,21 @@ pub async fn end(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppE
     if !db::drills::end(&mut tx, id, now).await? {
         return Err(AppError::conflict(Conflict::DrillEnded, "the drill has ended already"));
     }
-    record(&mut tx, AuditEntry::new(caller.actor(), AuditAction::DrillEnded, "drill", id), caller.request_id.as_deref(), now).await?;
+    record(
+        &mut tx,
+        AuditEntry::new(caller.actor(), AuditAction::DrillEnded, "drill", id),
+        caller.request_id.as_deref(),
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }
 
 async fn demo_integration(state: &AppState) -> Result<ApiClient, AppError> {
     let mut tx = state.db.begin_read().await?;
-    let missing = || AppError::conflict(Conflict::NoDemoIntegration, "the demo integration is not loaded in this database");
+    let missing =
+        || AppError::conflict(Conflict::NoDemoIntegration, "the demo integration is not loaded in this database");
     let row = db::api_clients::by_name(&mut tx, "demo-integration").await?.ok_or_else(missing)?;
     let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
     Ok(ApiClient { id: row.id, name: row.name, departments })
@@ -114,9 +129,16 @@ async fn demo_integration(state: &AppState) -> Result<ApiClient, AppError> {
 /// What the demo integration does when it meets the fault: it registers the practice operation (marked with
 /// the drill), runs its steps through the demo outside systems and reports what it saw, as it would.
 async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Fault) -> Result<(), AppError> {
-    let workflow = state.config.workflow(fault.workflow()).ok_or_else(|| AppError::conflict(Conflict::WorkflowNotConfigured, "the demo workflows are not configured"))?;
+    let workflow = state
+        .config
+        .workflow(fault.workflow())
+        .ok_or_else(|| AppError::conflict(Conflict::WorkflowNotConfigured, "the demo workflows are not configured"))?;
     let process_id = format!("DRILL-{}-{}", &drill[drill.len() - 6..], fault.as_str());
-    let steps: Vec<Value> = workflow.steps.iter().map(|s| json!({"name": s.name, "idempotency_key": format!("{process_id}-{}", s.name)})).collect();
+    let steps: Vec<Value> = workflow
+        .steps
+        .iter()
+        .map(|s| json!({"name": s.name, "idempotency_key": format!("{process_id}-{}", s.name)}))
+        .collect();
     let body = json!({"process_id": process_id, "workflow": workflow.name, "department": workflow.department,
         "content": {"drill": drill, "amount": 1000}, "steps": steps});
     super::operations::register_in_drill(state, client, &process_id, &body, drill).await?;
@@ -139,7 +161,8 @@ async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Faul
                 "error": error.map(|(class, message)| json!({"class": class, "message": message}))});
             let (state, client, process_id, name) = (state, client, process_id.clone(), step.name.clone());
             async move {
-                let event: StepEvent = serde_json::from_value(event).map_err(|e| crate::backend::auth::internal("step event", e))?;
+                let event: StepEvent =
+                    serde_json::from_value(event).map_err(|e| AppError::internal("step event", e))?;
                 super::step_events::report(state, client, &process_id, &name, event).await
             }
         };
@@ -156,13 +179,40 @@ async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Faul
         let result = done.as_ref().ok().map(|d| d.execution.id.clone());
         let result = result.as_deref();
         match (fault, &done) {
-            (_, Err(AppError::Unauthorized)) => send(2, "failed", None, Some(("auth_expired", "401 Unauthorized: the API credentials expired"))).await?,
-            (_, Err(AppError::TooManyRequests { .. })) => send(2, "failed", None, Some(("rate_limited", "429 Too Many Requests (Retry-After: 60)"))).await?,
-            (Fault::AnswerLost, _) => send(2, "unknown", None, Some(("no_response", "the connection closed before the answer came"))).await?,
-            (Fault::SlowAiJob, _) => send(2, "unknown", result, Some(("in_progress", "the background job is still generating"))).await?,
-            (Fault::CancelOnlyRequested, _) => send(2, "unknown", result, Some(("cancel_requested", "a cancel was requested; whether it stopped is not known"))).await?,
-            (Fault::DuplicateWebhook, _) => send(2, "unknown", result, Some(("duplicate_notification", "the completion webhook arrived twice"))).await?,
-            (Fault::StaleWebhook, _) => send(2, "unknown", result, Some(("stale_notification", "an older completion webhook arrived after a newer one"))).await?,
+            (_, Err(AppError::Unauthorized)) => {
+                send(2, "failed", None, Some(("auth_expired", "401 Unauthorized: the API credentials expired"))).await?
+            }
+            (_, Err(AppError::TooManyRequests { .. })) => {
+                send(2, "failed", None, Some(("rate_limited", "429 Too Many Requests (Retry-After: 60)"))).await?
+            }
+            (Fault::AnswerLost, _) => {
+                send(2, "unknown", None, Some(("no_response", "the connection closed before the answer came"))).await?
+            }
+            (Fault::SlowAiJob, _) => {
+                send(2, "unknown", result, Some(("in_progress", "the background job is still generating"))).await?
+            }
+            (Fault::CancelOnlyRequested, _) => {
+                send(
+                    2,
+                    "unknown",
+                    result,
+                    Some(("cancel_requested", "a cancel was requested; whether it stopped is not known")),
+                )
+                .await?
+            }
+            (Fault::DuplicateWebhook, _) => {
+                send(2, "unknown", result, Some(("duplicate_notification", "the completion webhook arrived twice")))
+                    .await?
+            }
+            (Fault::StaleWebhook, _) => {
+                send(
+                    2,
+                    "unknown",
+                    result,
+                    Some(("stale_notification", "an older completion webhook arrived after a newer one")),
+                )
+                .await?
+            }
             // The mail went out, but no ID came back and the mail log finds nothing: no ID to look up.
             _ => send(2, "unknown", None, None).await?,
         };
@@ -206,7 +256,10 @@ pub async fn report(state: &AppState, caller: &Caller, id: &str) -> Result<Drill
             .and_then(|a| serde_json::from_str::<Value>(a).ok())
             .and_then(|a| a["event"].as_str().and_then(StallEvent::parse));
         let decided = stall.and_then(|s| {
-            events.iter().filter(|e| e.seq > s.seq && e.actor_kind == "user").find_map(|e| decision_of(&e.action).map(|d| (d, e)))
+            events
+                .iter()
+                .filter(|e| e.seq > s.seq && e.actor_kind == "user")
+                .find_map(|e| decision_of(&e.action).map(|d| (d, e)))
         });
         lines.push(ReportLine {
             fault,
@@ -226,7 +279,18 @@ pub async fn report(state: &AppState, caller: &Caller, id: &str) -> Result<Drill
 pub async fn report_csv(state: &AppState, caller: &Caller, id: &str) -> Result<Vec<u8>, AppError> {
     let report = report(state, caller, id).await?;
     let mut out = Vec::new();
-    let header = ["fault", "process_id", "expected_event", "event", "stalled_at", "decision", "decided_by", "decided_at", "seconds_to_decide", "matches_table"];
+    let header = [
+        "fault",
+        "process_id",
+        "expected_event",
+        "event",
+        "stalled_at",
+        "decision",
+        "decided_by",
+        "decided_at",
+        "seconds_to_decide",
+        "matches_table",
+    ];
     crate::domain::audit_export::write_csv_record(&mut out, &header.map(Some));
     for line in &report.lines {
         let text = |v: Option<String>| v.unwrap_or_default();
@@ -236,7 +300,9 @@ pub async fn report_csv(state: &AppState, caller: &Caller, id: &str) -> Result<V
             line.expected_event.as_str().to_string(),
             text(line.event.map(|e| e.as_str().to_string())),
             text(line.stalled_at.map(|t| t.to_rfc3339())),
-            text(line.decision.map(|d| serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())),
+            text(line.decision.map(|d| {
+                serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+            })),
             text(line.decided_by.clone()),
             text(line.decided_at.map(|t| t.to_rfc3339())),
             text(line.seconds_to_decide().map(|s| s.to_string())),

@@ -3,16 +3,16 @@
 //! and dispatch, the AI generations, the notifications, and its audit events as hash-chained JSON Lines that
 //! `server audit verify --file` checks offline. Taking it is itself audited (and inside the bundle).
 use super::Caller;
-use crate::domain::ids::file_safe;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
-use crate::api::AppError;
 use super::audit_trail::Export;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
 use crate::domain::audit_export::{AuditFilter, ExportFormat};
-use futures::TryStreamExt;
+use crate::domain::ids::file_safe;
 use crate::domain::roles::Role;
+use futures::TryStreamExt;
 use serde_json::json;
 use std::io::Write;
 
@@ -23,14 +23,17 @@ pub struct Bundle {
 
 /// Auditors, and staff or managers of the operation's department; anyone else gets 404 (no hint it exists).
 pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Result<Bundle, AppError> {
-    let operation = db::operations::by_process_id(&mut state.db.connection().await?, process_id).await?.ok_or(AppError::NotFound)?;
+    let operation = db::operations::by_process_id(&mut state.db.connection().await?, process_id)
+        .await?
+        .ok_or(AppError::NotFound)?;
     if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
     }
     caller.require_any(&[Role::Auditor, Role::Staff, Role::Manager])?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationEvidenceExported, "operation", process_id).department(Some(&operation.department));
+    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationEvidenceExported, "operation", process_id)
+        .department(Some(&operation.department));
     let taken = record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
 
@@ -75,7 +78,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     ];
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    let fail = |e: &dyn std::fmt::Display| crate::backend::auth::internal("evidence zip", e.to_string());
+    let fail = |e: &dyn std::fmt::Display| AppError::internal("evidence zip", e.to_string());
     // The entries' folder and the download's name come from the process ID made safe; the ID itself, as it
     // is, is inside the JSON.
     let folder = file_safe(process_id);

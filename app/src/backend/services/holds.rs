@@ -2,14 +2,14 @@
 //! go with a reason; a manager records what the provider's support confirmed. Each is one transaction with
 //! its audit event.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
 use crate::backend::db::operations::OperationRow;
 use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
 use crate::domain::holds::{may_be_held, may_record_by_hand, reason};
 use crate::domain::operations::{OperationEvent, OperationStatus};
 use crate::domain::reconciliation::{Evidence, Verdict};
@@ -17,7 +17,12 @@ use crate::domain::rights::Act;
 use serde_json::json;
 
 /// The operation, if the caller may do this act on it (a member of its department with the role for it).
-async fn operation_for(state: &AppState, caller: &Caller, process_id: &str, act: Act) -> Result<OperationRow, AppError> {
+async fn operation_for(
+    state: &AppState,
+    caller: &Caller,
+    process_id: &str,
+    act: Act,
+) -> Result<OperationRow, AppError> {
     let operation = {
         let mut tx = state.db.begin_read().await?;
         db::operations::by_process_id(&mut tx, process_id).await?.ok_or(AppError::NotFound)?
@@ -35,7 +40,8 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
     let operation = operation_for(state, caller, process_id, Act::Hold).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let moved = may_be_held(operation.status) && super::operations::advance(&mut tx, operation.id, OperationEvent::Hold, now).await?;
+    let moved = may_be_held(operation.status)
+        && super::operations::advance(&mut tx, operation.id, OperationEvent::Hold, now).await?;
     if !moved {
         return Err(AppError::conflict(Conflict::NotStalled, "only a stalled operation can be put on hold"));
     }
@@ -82,7 +88,10 @@ pub async fn manual_verdict(
 ) -> Result<(), AppError> {
     let evidence_text = field("evidence", evidence_text)?;
     if !may_record_by_hand(verdict) {
-        return Err(AppError::invalid("verdict", "record what was found out: executed, executed_mismatch, not_executed or unknown"));
+        return Err(AppError::invalid(
+            "verdict",
+            "record what was found out: executed, executed_mismatch, not_executed or unknown",
+        ));
     }
     let operation = operation_for(state, caller, process_id, Act::RecordVerdict).await?;
     let now = state.clock.now();
@@ -91,7 +100,7 @@ pub async fn manual_verdict(
         .await?
         .ok_or_else(|| AppError::invalid("step", "no such step in this operation"))?;
     let evidence = Evidence { summary: evidence_text.clone(), ..Evidence::default() };
-    let evidence_json = serde_json::to_string(&evidence).map_err(|e| crate::backend::auth::internal("evidence", e))?;
+    let evidence_json = serde_json::to_string(&evidence).map_err(|e| AppError::internal("evidence", e))?;
     let asked_by = format!("manual:{}", caller.user.user.username);
     let new = NewReconciliation {
         step_id: step.id,

@@ -1,11 +1,11 @@
 //! The Idempotency-Key protocol of the ingestion API (SPEC "Ingestion API"):
 //! first request → claimed and processed; same key, same body → the stored answer again; same key, other body →
 //! 409 mismatch; same key while the first is still processed → wait briefly for its answer, else 409 in flight.
-use crate::api::AppError;
-use crate::domain::idempotency::IdempotencyState;
+use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
-use crate::backend::{AppState, db};
+use crate::domain::idempotency::IdempotencyState;
 use chrono::Duration;
 use std::time::Duration as StdDuration;
 
@@ -34,7 +34,8 @@ pub async fn claim(state: &AppState, client: i64, key: &str, fingerprint: &str) 
         }
         let record = db::idempotency::get(&mut tx, client, key).await?.ok_or(AppError::Internal)?;
         if record.fingerprint != fingerprint {
-            return Err(AppError::conflict(Conflict::IdempotencyKeyMismatch,
+            return Err(AppError::conflict(
+                Conflict::IdempotencyKeyMismatch,
                 "this Idempotency-Key was used with a different request body; nothing was changed",
             ));
         }
@@ -49,7 +50,8 @@ pub async fn claim(state: &AppState, client: i64, key: &str, fingerprint: &str) 
         }
         drop(tx);
         if tokio::time::Instant::now() >= deadline {
-            return Err(AppError::conflict(Conflict::IdempotencyKeyInFlight,
+            return Err(AppError::conflict(
+                Conflict::IdempotencyKeyInFlight,
                 "a request with this Idempotency-Key is still being processed; retry later",
             ));
         }
@@ -76,8 +78,13 @@ pub async fn purge_expired(state: &AppState) -> Result<u64, AppError> {
     let mut tx = state.db.begin_write().await?;
     let purged = db::idempotency::purge_expired(&mut tx, now).await?;
     if purged > 0 {
-        let entry = crate::domain::audit::AuditEntry::new(crate::domain::audit::Actor::system("housekeeping"), AuditAction::IdempotencyRecordsPurged, "idempotency_record", "expired")
-            .after(serde_json::json!({"purged": purged, "retention_days": state.config.idempotency_retention_days}));
+        let entry = crate::domain::audit::AuditEntry::new(
+            crate::domain::audit::Actor::system("housekeeping"),
+            AuditAction::IdempotencyRecordsPurged,
+            "idempotency_record",
+            "expired",
+        )
+        .after(serde_json::json!({"purged": purged, "retention_days": state.config.idempotency_retention_days}));
         super::audit::record(&mut tx, entry, None, now).await?;
     }
     tx.commit().await?;

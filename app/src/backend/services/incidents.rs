@@ -2,18 +2,18 @@
 //! operations and follow the prevention actions up; auditors read them all. Every change is one transaction
 //! with its audit event (object "incident"). Known patterns are in `known_patterns`.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
-use crate::domain::conflict::Conflict;
 use super::audit::record;
-use crate::api::incidents::{
-    ActionView, HistoryEntry, IncidentList, IncidentSummary, IncidentView, LinkedOperation, OverdueAction, Person,
-};
-use crate::api::{AppError, FieldError};
+use crate::backend::db::Tx;
 use crate::backend::db::incidents::{IncidentRow, IncidentTexts};
 use crate::backend::db::operations::OperationRow;
-use crate::backend::db::Tx;
 use crate::backend::{AppState, db};
+use crate::contract::incidents::{
+    ActionView, HistoryEntry, IncidentList, IncidentSummary, IncidentView, LinkedOperation, OverdueAction, Person,
+};
+use crate::contract::{AppError, FieldError};
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
 use crate::domain::incidents::{self as rules, ActionStatus};
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
 use crate::domain::rights::Act;
@@ -71,9 +71,7 @@ struct Refusals(Vec<FieldError>);
 
 impl Refusals {
     fn check<T>(&mut self, field: &str, checked: Result<T, Invalid>) -> Option<T> {
-        checked
-            .map_err(|Invalid { rule, message }| self.0.push(FieldError { field: field.into(), message, rule }))
-            .ok()
+        checked.map_err(|Invalid { rule, message }| self.0.push(FieldError { field: field.into(), message, rule })).ok()
     }
 
     fn finish(self) -> Result<(), AppError> {
@@ -115,7 +113,12 @@ fn entry(caller: &Caller, action: AuditAction, incident: i64, department: &str) 
 }
 
 /// The operations behind these process IDs; unknown ones and those the caller may not see are refused alike.
-async fn operations_for(tx: &mut Tx, caller: &Caller, field: &str, ids: &[String]) -> Result<Vec<OperationRow>, AppError> {
+async fn operations_for(
+    tx: &mut Tx,
+    caller: &Caller,
+    field: &str,
+    ids: &[String],
+) -> Result<Vec<OperationRow>, AppError> {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for id in ids {
@@ -134,7 +137,10 @@ fn one_department(field: &str, department: &str, operations: &[OperationRow]) ->
     if operations.iter().all(|o| o.department == department) {
         return Ok(());
     }
-    Err(AppError::invalid(field, Invalid::new(Rule::NotSatisfied, "every operation of a report belongs to its department")))
+    Err(AppError::invalid(
+        field,
+        Invalid::new(Rule::NotSatisfied, "every operation of a report belongs to its department"),
+    ))
 }
 
 pub async fn file(state: &AppState, caller: &Caller, process_ids: &str, form: TextsForm) -> Result<i64, AppError> {
@@ -153,13 +159,26 @@ pub async fn file(state: &AppState, caller: &Caller, process_ids: &str, form: Te
     require_write(caller, &department)?;
     let id = db::incidents::insert(&mut tx, &department, &texts.as_db(), caller.user.user.id, now).await?;
     for operation in &operations {
-        db::incidents::link(&mut tx, id, operation.id, operation.event.as_deref(), operation.failure_class.as_deref(), now).await?;
+        db::incidents::link(
+            &mut tx,
+            id,
+            operation.id,
+            operation.event.as_deref(),
+            operation.failure_class.as_deref(),
+            now,
+        )
+        .await?;
     }
     let mut after = texts.json();
     after.insert("department".into(), json!(department));
     after.insert("operations".into(), json!(ids));
-    record(&mut tx, entry(caller, AuditAction::IncidentCreated, id, &department).after(Value::Object(after)), caller.request_id.as_deref(), now)
-        .await?;
+    record(
+        &mut tx,
+        entry(caller, AuditAction::IncidentCreated, id, &department).after(Value::Object(after)),
+        caller.request_id.as_deref(),
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(id)
 }
@@ -185,9 +204,11 @@ pub async fn update(state: &AppState, caller: &Caller, id: i64, form: TextsForm)
     if changed.is_empty() {
         return Ok(());
     }
-    let pick = |map: &Map<String, Value>| Value::Object(changed.iter().map(|k| ((*k).clone(), map[*k].clone())).collect());
+    let pick =
+        |map: &Map<String, Value>| Value::Object(changed.iter().map(|k| ((*k).clone(), map[*k].clone())).collect());
     db::incidents::update_texts(&mut tx, id, &texts.as_db(), now).await?;
-    let audit = entry(caller, AuditAction::IncidentUpdated, id, &incident.department).before(pick(&old)).after(pick(&new));
+    let audit =
+        entry(caller, AuditAction::IncidentUpdated, id, &incident.department).before(pick(&old)).after(pick(&new));
     record(&mut tx, audit, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())
@@ -210,8 +231,13 @@ pub async fn link(state: &AppState, caller: &Caller, id: i64, process_id: &str) 
     }
     db::incidents::touch(&mut tx, id, now).await?;
     let after = json!({"process_id": process_id, "event": event, "failure_class": failure_class});
-    record(&mut tx, entry(caller, AuditAction::IncidentOperationLinked, id, &incident.department).after(after), caller.request_id.as_deref(), now)
-        .await?;
+    record(
+        &mut tx,
+        entry(caller, AuditAction::IncidentOperationLinked, id, &incident.department).after(after),
+        caller.request_id.as_deref(),
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -228,13 +254,17 @@ pub async fn add_action(
     let mut refusals = Refusals::default();
     let description = refusals.check("description", rules::text(description));
     let due_on = refusals.check("due_on", rules::due_on(due_on));
-    let owner_id = refusals.check("owner", owner_id.trim().parse::<i64>().map_err(|_| Invalid::new(Rule::Required, "choose an owner")));
+    let owner_id = refusals
+        .check("owner", owner_id.trim().parse::<i64>().map_err(|_| Invalid::new(Rule::Required, "choose an owner")));
     let mut tx = state.db.begin_write().await?;
     let incident = incident_for_change(&mut tx, caller, id).await?;
     let people = db::incidents::department_people(&mut tx, &incident.department).await?;
     let owner = owner_id.and_then(|o| people.iter().find(|(id, _)| *id == o).cloned());
     if owner_id.is_some() && owner.is_none() {
-        refusals.check::<()>("owner", Err(Invalid::new(Rule::Unknown, "the owner must be a user of the report's department")));
+        refusals.check::<()>(
+            "owner",
+            Err(Invalid::new(Rule::Unknown, "the owner must be a user of the report's department")),
+        );
     }
     refusals.finish()?;
     let (Some(description), Some(due_on), Some((owner_id, owner_name))) = (description, due_on, owner) else {
@@ -244,13 +274,24 @@ pub async fn add_action(
     db::incidents::touch(&mut tx, id, now).await?;
     let after = json!({"action_id": action_id, "description": description, "owner": owner_name, "owner_id": owner_id,
         "due_on": due_on, "status": ActionStatus::Open});
-    record(&mut tx, entry(caller, AuditAction::IncidentActionAdded, id, &incident.department).after(after), caller.request_id.as_deref(), now)
-        .await?;
+    record(
+        &mut tx,
+        entry(caller, AuditAction::IncidentActionAdded, id, &incident.department).after(after),
+        caller.request_id.as_deref(),
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(action_id)
 }
 
-pub async fn set_action_status(state: &AppState, caller: &Caller, id: i64, action_id: i64, status: &str) -> Result<(), AppError> {
+pub async fn set_action_status(
+    state: &AppState,
+    caller: &Caller,
+    id: i64,
+    action_id: i64,
+    status: &str,
+) -> Result<(), AppError> {
     let now = state.clock.now();
     let to = ActionStatus::parse(status.trim())
         .ok_or_else(|| AppError::invalid("status", Invalid::new(Rule::Unknown, "open, done or dropped")))?;
@@ -258,7 +299,9 @@ pub async fn set_action_status(state: &AppState, caller: &Caller, id: i64, actio
     let incident = incident_for_change(&mut tx, caller, id).await?;
     let action = db::incidents::action(&mut tx, id, action_id).await?.ok_or(AppError::NotFound)?;
     let from = ActionStatus::parse(&action.status).unwrap_or(ActionStatus::Open);
-    if !rules::may_move(from, to) || !db::incidents::set_action_status(&mut tx, action_id, from.as_str(), to.as_str(), now).await? {
+    if !rules::may_move(from, to)
+        || !db::incidents::set_action_status(&mut tx, action_id, from.as_str(), to.as_str(), now).await?
+    {
         return Err(AppError::conflict(Conflict::ActionUnchanged, format!("the action is already {}", from.as_str())));
     }
     db::incidents::touch(&mut tx, id, now).await?;
@@ -275,7 +318,8 @@ pub async fn list(state: &AppState, caller: &Caller, before: Option<i64>) -> Res
     let today = rules::today(state.clock.now());
     let visible = caller.readable_departments();
     let mut tx = state.db.begin_read().await?;
-    let mut rows = db::incidents::list(&mut tx, visible.as_deref(), today, before, rules::PAGE_LENGTH as i64 + 1).await?;
+    let mut rows =
+        db::incidents::list(&mut tx, visible.as_deref(), today, before, rules::PAGE_LENGTH as i64 + 1).await?;
     let next = (rows.len() > rules::PAGE_LENGTH).then(|| {
         rows.truncate(rules::PAGE_LENGTH);
         rows[rules::PAGE_LENGTH - 1].id
@@ -306,7 +350,12 @@ pub async fn load(state: &AppState, caller: &Caller, id: i64) -> Result<Incident
     let operations = db::incidents::linked(&mut tx, id)
         .await?
         .into_iter()
-        .map(|l| LinkedOperation { process_id: l.process_id, event: l.event, failure_class: l.failure_class, linked_at: l.linked_at })
+        .map(|l| LinkedOperation {
+            process_id: l.process_id,
+            event: l.event,
+            failure_class: l.failure_class,
+            linked_at: l.linked_at,
+        })
         .collect();
     let actions = db::incidents::actions(&mut tx, id).await?.into_iter().map(|a| action_view(a, today)).collect();
     let history = db::audit::for_object(&mut tx, "incident", &id.to_string(), HISTORY_LENGTH)

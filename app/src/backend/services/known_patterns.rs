@@ -2,16 +2,16 @@
 //! class as a stalled (or held) one, shown on its page; staff and managers mark one as already understood with
 //! evidence, audited on the operation (`operation.pattern_acknowledged`).
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::incidents::{may_write, require_write};
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
-use crate::api::incidents::{Acknowledgement, KnownPattern, KnownPatterns};
 use crate::backend::db::Tx;
 use crate::backend::db::operations::OperationRow;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::incidents::{Acknowledgement, KnownPattern, KnownPatterns};
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
 use crate::domain::incidents as rules;
 use serde_json::json;
 
@@ -26,7 +26,9 @@ async fn visible_operation(tx: &mut Tx, caller: &Caller, process_id: &str) -> Re
 
 /// Past incidents matching a stalled or held operation's event and failure class (see `db::incidents::known_patterns`).
 async fn patterns_of(tx: &mut Tx, operation: &OperationRow) -> Result<Vec<KnownPattern>, AppError> {
-    let (true, Some(event), Some(class)) = (rules::shows_known_patterns(operation.status), &operation.event, &operation.failure_class) else {
+    let (true, Some(event), Some(class)) =
+        (rules::shows_known_patterns(operation.status), &operation.event, &operation.failure_class)
+    else {
         return Ok(Vec::new());
     };
     let rows = db::incidents::known_patterns(tx, &operation.department, event, class, operation.id).await?;
@@ -53,7 +55,13 @@ pub async fn load(state: &AppState, caller: &Caller, process_id: &str) -> Result
 }
 
 /// Records that one of the operation's known patterns is already understood, with the evidence.
-pub async fn acknowledge(state: &AppState, caller: &Caller, process_id: &str, incident_id: i64, evidence: &str) -> Result<(), AppError> {
+pub async fn acknowledge(
+    state: &AppState,
+    caller: &Caller,
+    process_id: &str,
+    incident_id: i64,
+    evidence: &str,
+) -> Result<(), AppError> {
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let operation = visible_operation(&mut tx, caller, process_id).await?;

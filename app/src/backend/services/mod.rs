@@ -4,6 +4,7 @@ pub mod api_clients;
 pub mod approvals;
 pub mod audit;
 pub mod audit_trail;
+pub mod backup;
 pub mod batches;
 pub mod board;
 pub mod departments;
@@ -27,23 +28,11 @@ pub mod sweeper;
 pub mod users;
 pub mod webhooks;
 
-use crate::api::AppError;
 use crate::backend::auth::SessionUser;
+use crate::contract::AppError;
 use crate::domain::audit::Actor;
 use crate::domain::rights::{self, Act, Person};
 use crate::domain::roles::Role;
-
-impl From<sqlx::Error> for AppError {
-    fn from(error: sqlx::Error) -> Self {
-        crate::backend::auth::internal("database", error)
-    }
-}
-
-impl From<anyhow::Error> for AppError {
-    fn from(error: anyhow::Error) -> Self {
-        crate::backend::auth::internal("server", error)
-    }
-}
 
 /// Who is acting, and from which request: every service call takes one.
 #[derive(Clone, Debug)]
@@ -60,7 +49,11 @@ impl Caller {
     /// The caller as the rules of `domain::rights` and `domain::approval` see them, as of this request.
     pub fn person(&self) -> Person {
         let user = &self.user.user;
-        Person { id: user.id, roles: user.roles.clone(), departments: user.departments.iter().map(|d| d.code.clone()).collect() }
+        Person {
+            id: user.id,
+            roles: user.roles.clone(),
+            departments: user.departments.iter().map(|d| d.code.clone()).collect(),
+        }
     }
 
     /// The departments whose objects this caller reads; `None` means all (auditors read everything).

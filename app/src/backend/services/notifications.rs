@@ -2,13 +2,13 @@
 //! requester at every decision and at the end. In-app, written in the transaction of the change; to the team's
 //! chat and by e-mail when configured, through an outbox sent after the commit.
 use super::Caller;
-use crate::domain::dispatch::DeliveryStatus;
-use crate::domain::audit_action::AuditAction;
-use crate::api::AppError;
-use crate::api::notifications::NotificationView;
 use crate::backend::mail::{Mailer, NotSent};
 use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::notifications::NotificationView;
+use crate::domain::audit_action::AuditAction;
+use crate::domain::dispatch::DeliveryStatus;
 use chrono::{DateTime, Utc};
 
 /// Who hears of a request's new state.
@@ -85,14 +85,14 @@ async fn send(
 ) -> Result<(), sqlx::Error> {
     for &user in users {
         db::notifications::insert(tx, user, kind, title, link, now).await?;
-        if state.config.mail.is_some() {
-            if let Some(email) = db::notifications::email_of(tx, user).await? {
-                let text = format!(
-                    "{title}\n\n部門: {department}\n詳細: {}{link}\n\n-- \nRerun Gate からの自動送信です。通知はアプリの通知一覧にも残ります。\n",
-                    state.settings.public_url
-                );
-                db::notifications::queue_mail(tx, &email, &format!("[Rerun Gate] {title}"), &text, now).await?;
-            }
+        if state.config.mail.is_some()
+            && let Some(email) = db::notifications::email_of(tx, user).await?
+        {
+            let text = format!(
+                "{title}\n\n部門: {department}\n詳細: {}{link}\n\n-- \nRerun Gate からの自動送信です。通知はアプリの通知一覧にも残ります。\n",
+                state.settings.public_url
+            );
+            db::notifications::queue_mail(tx, &email, &format!("[Rerun Gate] {title}"), &text, now).await?;
         }
     }
     if state.config.chat_webhook_url_env.is_some() {
@@ -117,7 +117,10 @@ pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
             "mail" => match &state.config.mail {
                 Some(config) => match mailer.get_or_insert_with(|| Mailer::new(config)) {
                     Ok(mailer) => {
-                        let (to, subject) = (message.recipient.as_deref().unwrap_or_default(), message.subject.as_deref().unwrap_or_default());
+                        let (to, subject) = (
+                            message.recipient.as_deref().unwrap_or_default(),
+                            message.subject.as_deref().unwrap_or_default(),
+                        );
                         mailer.send(to, subject, &message.text).await
                     }
                     Err(e) => Err(NotSent { why: e.why.clone(), permanent: e.permanent }),
@@ -139,7 +142,14 @@ pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
         tx.commit().await?;
         match delivered {
             Ok(()) => sent += 1,
-            Err(e) => tracing::warn!(message = message.id, channel = message.channel, attempts, status = status.as_str(), why = e.why, "message not delivered"),
+            Err(e) => tracing::warn!(
+                message = message.id,
+                channel = message.channel,
+                attempts,
+                status = status.as_str(),
+                why = e.why,
+                "message not delivered"
+            ),
         }
     }
     Ok(sent)
@@ -147,13 +157,22 @@ pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
 
 async fn post_chat(state: &AppState, text: &str) -> Result<(), NotSent> {
     let not_sent = |why: &str| NotSent { why: why.to_string(), permanent: false };
-    let var = state.config.chat_webhook_url_env.as_deref().ok_or_else(|| not_sent("the chat is no longer configured"))?;
-    let url = std::env::var(var).ok().filter(|u| !u.is_empty()).ok_or_else(|| not_sent("the chat URL variable is not set"))?;
+    let var =
+        state.config.chat_webhook_url_env.as_deref().ok_or_else(|| not_sent("the chat is no longer configured"))?;
+    let url = std::env::var(var)
+        .ok()
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| not_sent("the chat URL variable is not set"))?;
     let allow_loopback = state.config.chat_webhook_allow_loopback;
     let target = reqwest::Url::parse(&url).map_err(|_| not_sent("the chat URL is not a URL"))?;
     ssrf::check_url(&target, allow_loopback).map_err(|e| not_sent(&e))?;
     let client = ssrf::shared_client(allow_loopback).map_err(|e| not_sent(&e))?;
-    let answer = client.post(target).timeout(std::time::Duration::from_secs(10)).json(&serde_json::json!({"text": text})).send().await;
+    let answer = client
+        .post(target)
+        .timeout(std::time::Duration::from_secs(10))
+        .json(&serde_json::json!({"text": text}))
+        .send()
+        .await;
     match answer {
         Ok(answer) if answer.status().is_success() => Ok(()),
         Ok(answer) => Err(not_sent(&format!("HTTP {}", answer.status().as_u16()))),
@@ -168,8 +187,13 @@ pub async fn purge_sent(state: &AppState) -> Result<u64, AppError> {
     let mut tx = state.db.begin_write().await?;
     let purged = db::notifications::purge_outbound(&mut tx, now - chrono::Duration::days(days as i64)).await?;
     if purged > 0 {
-        let entry = crate::domain::audit::AuditEntry::new(crate::domain::audit::Actor::system("housekeeping"), AuditAction::OutboundMessagesPurged, "outbound_message", "sent")
-            .after(serde_json::json!({"purged": purged, "older_than_days": days}));
+        let entry = crate::domain::audit::AuditEntry::new(
+            crate::domain::audit::Actor::system("housekeeping"),
+            AuditAction::OutboundMessagesPurged,
+            "outbound_message",
+            "sent",
+        )
+        .after(serde_json::json!({"purged": purged, "older_than_days": days}));
         super::audit::record(&mut tx, entry, None, now).await?;
     }
     tx.commit().await?;
@@ -186,7 +210,14 @@ pub async fn latest(state: &AppState, caller: &Caller) -> Result<Vec<Notificatio
     let rows = db::notifications::latest(&mut tx, caller.user.user.id, 50).await?;
     Ok(rows
         .into_iter()
-        .map(|r| NotificationView { id: r.id, kind: r.kind, title: r.title, link: r.link, created_at: r.created_at, read: r.read_at.is_some() })
+        .map(|r| NotificationView {
+            id: r.id,
+            kind: r.kind,
+            title: r.title,
+            link: r.link,
+            created_at: r.created_at,
+            read: r.read_at.is_some(),
+        })
         .collect())
 }
 

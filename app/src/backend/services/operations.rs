@@ -1,20 +1,20 @@
 //! Registering operations and reading them back (the ingestion API's first and third routes).
 use super::api_clients::ApiClient;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::idempotency::{self, Claim};
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
-use crate::api::operations::{
-    AiAttemptView, OperationView, ReconciliationView, RegisterOperation, StepError, StepView,
-};
 use crate::backend::db::ai_attempts::AttemptRow;
-use crate::domain::ai::Usage;
 use crate::backend::db::operations::{NewOperation, OperationRow, StepRow};
 use crate::backend::db::reconciliations::ReconciliationRow;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::operations::{
+    AiAttemptView, OperationView, ReconciliationView, RegisterOperation, StepError, StepView,
+};
+use crate::domain::ai::Usage;
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
 use crate::domain::canonical_json::to_canonical_string;
+use crate::domain::conflict::Conflict;
 use crate::domain::fingerprint::fingerprint;
 use crate::domain::ids::DepartmentCode;
 use crate::domain::invalid::{Invalid, Rule};
@@ -36,23 +36,38 @@ pub async fn register(state: &AppState, client: &ApiClient, key: &str, body: &Va
 }
 
 /// A drill's practice operation, registered by the demo integration and marked with its drill.
-pub async fn register_in_drill(state: &AppState, client: &ApiClient, key: &str, body: &Value, drill: &str) -> Result<Answer, AppError> {
+pub async fn register_in_drill(
+    state: &AppState,
+    client: &ApiClient,
+    key: &str,
+    body: &Value,
+    drill: &str,
+) -> Result<Answer, AppError> {
     register_marked(state, client, key, body, Some(drill)).await
 }
 
-async fn register_marked(state: &AppState, client: &ApiClient, key: &str, body: &Value, drill: Option<&str>) -> Result<Answer, AppError> {
+async fn register_marked(
+    state: &AppState,
+    client: &ApiClient,
+    key: &str,
+    body: &Value,
+    drill: Option<&str>,
+) -> Result<Answer, AppError> {
     let key = IdempotencyKey::parse(key).map_err(|e| AppError::BadRequest(e.message))?;
     // Registrations without a process ID are refused and counted for the reviews (SPEC "Reviews and indicators").
     if body.get("process_id").and_then(Value::as_str).is_none_or(|p| p.trim().is_empty()) {
         refused(state, client, body, "missing_process_id").await?;
-        return Err(AppError::invalid("process_id", Invalid::new(Rule::Required, "every operation needs its process ID")));
+        return Err(AppError::invalid(
+            "process_id",
+            Invalid::new(Rule::Required, "every operation needs its process ID"),
+        ));
     }
     let request = RegisterOperation::deserialize(body).map_err(|e| AppError::invalid("body", e.to_string()))?;
     let claim = idempotency::claim(state, client.id, key.as_str(), &fingerprint(body)).await;
-    if let Err(AppError::Conflict { problem, .. }) = &claim {
-        if *problem == Conflict::IdempotencyKeyMismatch {
-            refused(state, client, body, "idempotency_key_mismatch").await?;
-        }
+    if let Err(AppError::Conflict { problem, .. }) = &claim
+        && *problem == Conflict::IdempotencyKeyMismatch
+    {
+        refused(state, client, body, "idempotency_key_mismatch").await?;
     }
     match claim? {
         Claim::Replay { status, body } => Ok(Answer { status, body, replayed: true }),
@@ -80,7 +95,13 @@ async fn refused(state: &AppState, client: &ApiClient, body: &Value, kind: &str)
     Ok(())
 }
 
-async fn insert(state: &AppState, client: &ApiClient, key: &str, request: RegisterOperation, drill: Option<&str>) -> Result<Answer, AppError> {
+async fn insert(
+    state: &AppState,
+    client: &ApiClient,
+    key: &str,
+    request: RegisterOperation,
+    drill: Option<&str>,
+) -> Result<Answer, AppError> {
     let process_id = ProcessId::parse(&request.process_id).map_err(|m| AppError::invalid("process_id", m))?;
     let department = DepartmentCode::parse(&request.department).map_err(|m| AppError::invalid("department", m))?;
     // Another department's data does not exist for this client (QUALITY 10).
@@ -126,12 +147,15 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
             tracing::warn!(client = %client.name, %process_id, "registration of a process ID another department holds");
             return Err(AppError::NotFound);
         }
-        return Err(AppError::conflict(Conflict::ProcessIdExists,
+        return Err(AppError::conflict(
+            Conflict::ProcessIdExists,
             format!("process_id '{process_id}' is already registered under another Idempotency-Key"),
         ));
     }
     let duplicate_of = match business_key {
-        Some(k) => db::operations::other_with_business_key(&mut tx, department.as_str(), k, process_id.as_str()).await?,
+        Some(k) => {
+            db::operations::other_with_business_key(&mut tx, department.as_str(), k, process_id.as_str()).await?
+        }
         None => None,
     };
     let content_json = request.content.as_ref().map(to_canonical_string);
@@ -152,8 +176,11 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
         let Some(connector) = state.config.connector_of(&workflow.name, &step.name) else { continue };
         let holders = db::operations::holders_of_key(&mut tx, step_key.as_str()).await?;
         if state.config.key_taken_at(connector, holders.iter().map(|(w, s)| (w.as_str(), s.as_str()))) {
-            return Err(AppError::conflict(Conflict::IdempotencyKeyTaken,
-                format!("idempotency key '{step_key}' is already used by another step at the outside system '{connector}'"),
+            return Err(AppError::conflict(
+                Conflict::IdempotencyKeyTaken,
+                format!(
+                    "idempotency key '{step_key}' is already used by another step at the outside system '{connector}'"
+                ),
             ));
         }
     }
@@ -161,15 +188,24 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
     for (position, (step, step_key)) in request.steps.iter().zip(&keys).enumerate() {
         let content = step.content.as_ref().map(|c| (to_canonical_string(c), fingerprint(c)));
         let content = content.as_ref().map(|(json, print)| (json.as_str(), print.as_str()));
-        db::operations::insert_step(&mut tx, operation_id, position as i64 + 1, &step.name, step_key.as_str(), content, now).await?;
+        db::operations::insert_step(
+            &mut tx,
+            operation_id,
+            position as i64 + 1,
+            &step.name,
+            step_key.as_str(),
+            content,
+            now,
+        )
+        .await?;
     }
     let mut after = json!({
-            "workflow": workflow.name,
-            "business_key": business_key,
-            "content_fingerprint": content_fingerprint,
-            "steps": request.steps.iter().zip(&keys).map(|(s, k)| json!({"name": s.name, "idempotency_key": k})).collect::<Vec<_>>(),
-            "possible_duplicate_of": duplicate_of,
-        });
+        "workflow": workflow.name,
+        "business_key": business_key,
+        "content_fingerprint": content_fingerprint,
+        "steps": request.steps.iter().zip(&keys).map(|(s, k)| json!({"name": s.name, "idempotency_key": k})).collect::<Vec<_>>(),
+        "possible_duplicate_of": duplicate_of,
+    });
     if let Some(drill) = drill {
         after["drill_id"] = json!(drill); // a practice operation, marked in the trail and its exports too
     }
@@ -178,7 +214,7 @@ async fn insert(state: &AppState, client: &ApiClient, key: &str, request: Regist
         .after(after);
     record(&mut tx, entry, None, now).await?;
     let view = view_in(&mut tx, process_id.as_str()).await?.ok_or(AppError::Internal)?;
-    let body = serde_json::to_string(&view).map_err(|e| crate::backend::auth::internal("serialize", e))?;
+    let body = serde_json::to_string(&view).map_err(|e| AppError::internal("serialize", e))?;
     idempotency::complete(&mut tx, client.id, key, 201, &body).await?;
     tx.commit().await?;
     if let Some(other) = duplicate_of {
@@ -279,7 +315,12 @@ pub fn step_view(row: StepRow) -> StepView {
 
 /// Moves an operation by the domain's table (`OperationEvent::moves`); `false` when it was not in the event's
 /// `from` state (someone else was first, or it never was).
-pub async fn advance(tx: &mut db::Tx, id: i64, event: OperationEvent, now: chrono::DateTime<chrono::Utc>) -> Result<bool, AppError> {
+pub async fn advance(
+    tx: &mut db::Tx,
+    id: i64,
+    event: OperationEvent,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, AppError> {
     let (from, to) = event.moves();
     Ok(db::operations::set_status_from(tx, id, from, to, now).await?)
 }
@@ -296,7 +337,9 @@ pub async fn complete_if_done(
 ) -> Result<bool, AppError> {
     let (id, process_id, department) = operation;
     let completed = OperationStatus::Completed;
-    if db::operations::incomplete_steps(tx, id).await? > 0 || !db::operations::set_status_unless(tx, id, completed, now).await? {
+    if db::operations::incomplete_steps(tx, id).await? > 0
+        || !db::operations::set_status_unless(tx, id, completed, now).await?
+    {
         return Ok(false);
     }
     let entry = AuditEntry::new(actor, AuditAction::OperationCompleted, "operation", process_id)

@@ -2,18 +2,18 @@
 //! evidence. Runs when an operation stalls, on demand from the detail page, and before a dispatch.
 //! The look-ups happen outside any transaction; their results and audit events are written in one.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
 use crate::backend::db::operations::{OperationRow, StepRow};
 use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::reconciliation::{ConfiguredConnector, Lookup};
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
 use crate::domain::reconciliation::{Evidence, Finding, Record, Verdict};
-use chrono::{DateTime, Utc};
 use crate::domain::rights::Act;
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// One step's outcome of a reconciliation.
@@ -26,25 +26,13 @@ pub struct StepVerdict {
 }
 
 /// Staff (or a manager) of the operation's department asks for a fresh look at the outside systems.
-pub async fn on_demand(
-    state: &AppState,
-    caller: &Caller,
-    process_id: &str,
-) -> Result<Vec<StepVerdict>, AppError> {
+pub async fn on_demand(state: &AppState, caller: &Caller, process_id: &str) -> Result<Vec<StepVerdict>, AppError> {
     let operation = {
         let mut tx = state.db.begin_read().await?;
-        db::operations::by_process_id(&mut tx, process_id)
-            .await?
-            .ok_or(AppError::NotFound)?
+        db::operations::by_process_id(&mut tx, process_id).await?.ok_or(AppError::NotFound)?
     };
     caller.check_act(Act::Reconcile, &operation.department)?;
-    reconcile(
-        state,
-        &operation,
-        caller.actor(),
-        caller.request_id.as_deref(),
-    )
-    .await
+    reconcile(state, &operation, caller.actor(), caller.request_id.as_deref()).await
 }
 
 /// Looks up every step that has a connector and records the verdicts; `asked_by` is kept with each result.
@@ -84,7 +72,10 @@ pub async fn look<'a>(state: &'a AppState, operation: &OperationRow) -> Result<L
         db::operations::steps(&mut tx, operation.id).await?
     };
     let Some(workflow) = state.config.workflow(&operation.workflow) else {
-        return Err(AppError::conflict(Conflict::WorkflowNotConfigured, format!("workflow '{}' is no longer in the configuration", operation.workflow)));
+        return Err(AppError::conflict(
+            Conflict::WorkflowNotConfigured,
+            format!("workflow '{}' is no longer in the configuration", operation.workflow),
+        ));
     };
     let mut looked = Vec::new();
     for step in steps {
@@ -114,7 +105,7 @@ impl Looked<'_> {
         let (operation, now) = (&self.operation, self.at);
         let asked_by = format!("{}:{}", actor.kind.as_str(), actor.label);
         for LookedStep { step, connector, records, verdict: v } in &self.steps {
-            let evidence_json = serde_json::to_string(&v.evidence).map_err(|e| crate::backend::auth::internal("evidence", e))?;
+            let evidence_json = serde_json::to_string(&v.evidence).map_err(|e| AppError::internal("evidence", e))?;
             let new = NewReconciliation {
                 step_id: step.id,
                 connector: &v.connector,

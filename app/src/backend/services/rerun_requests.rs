@@ -1,27 +1,27 @@
 //! Rerun requests: the plan is computed from the flags and verdicts; executed steps get their flag confirmed;
 //! the five checks are pre-filled with their evidence and confirmed by people; then the request goes to the
 //! department's owners. Each change and its audit event in one transaction.
-use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::audit_action::AuditAction;
 use super::Caller;
 use super::audit::record;
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
-use crate::api::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
+use super::notifications::{Audience, notify};
 use crate::backend::db::operations::OperationRow;
 use crate::backend::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
 use crate::domain::audit::{Actor, AuditEntry};
-use chrono::{DateTime, Utc};
+use crate::domain::audit_action::AuditAction;
 use crate::domain::checklist::{self, Check, CheckedStep, Prefill};
+use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::operations::OperationStatus;
 use crate::domain::reconciliation::{Evidence, Verdict};
 use crate::domain::rerun_plan::{self, PlanOutcome, RerunPlan, StepFacts};
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::rights::Act;
 use crate::domain::stall::FailureClass;
-use super::notifications::{Audience, notify};
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// The cause of the fifth check, as the form sends it.
@@ -74,7 +74,10 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     let mut tx = state.db.begin_write().await?;
     let operation = operation_for(caller, db::operations::by_process_id(&mut tx, process_id).await?)?;
     if operation.status != OperationStatus::Stalled {
-        return Err(AppError::conflict(Conflict::NotStalled, "a rerun can be requested only for a stalled operation (not on hold, not already requested)"));
+        return Err(AppError::conflict(
+            Conflict::NotStalled,
+            "a rerun can be requested only for a stalled operation (not on hold, not already requested)",
+        ));
     }
     let snap = snapshot(state, &mut tx, operation).await?;
     let outcome = plan_for(state, &snap)?;
@@ -85,14 +88,30 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     confirm_flags(&mut tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
     if outcome.plan.steps.is_empty() {
         let facts = (operation.id, operation.process_id.as_str(), operation.department.as_str());
-        super::operations::complete_if_done(&mut tx, caller.actor(), facts, operation.status, caller.request_id.as_deref(), now)
-            .await?;
+        super::operations::complete_if_done(
+            &mut tx,
+            caller.actor(),
+            facts,
+            operation.status,
+            caller.request_id.as_deref(),
+            now,
+        )
+        .await?;
         tx.commit().await?;
         return Ok(StartAnswer::NothingToRerun { confirmed: outcome.confirm_flags });
     }
     let checks = prefill(&snap, &outcome.plan);
-    let draft = Draft { snap: &snap, plan: &outcome.plan, confirmed: &outcome.confirm_flags, checks: &checks, reason: &why, batch_id: None };
-    let id = create(&mut tx, caller, &draft, now).await?.ok_or_else(|| AppError::conflict(Conflict::RequestOpen, "this operation already has an open rerun request"))?;
+    let draft = Draft {
+        snap: &snap,
+        plan: &outcome.plan,
+        confirmed: &outcome.confirm_flags,
+        checks: &checks,
+        reason: &why,
+        batch_id: None,
+    };
+    let id = create(&mut tx, caller, &draft, now)
+        .await?
+        .ok_or_else(|| AppError::conflict(Conflict::RequestOpen, "this operation already has an open rerun request"))?;
     tx.commit().await?;
     Ok(StartAnswer::Created { id })
 }
@@ -100,9 +119,10 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
 /// The plan for the snapshot, bound to the workflow's definition as configured now (the one the rerun uses).
 pub(super) fn plan_for(state: &AppState, snap: &Snapshot) -> Result<PlanOutcome, AppError> {
     let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
-    let version = state.config.workflow(&snap.operation.workflow).map(|w| w.version.clone()).ok_or_else(|| {
-        AppError::conflict(Conflict::WorkflowNotConfigured, "the workflow is no longer configured")
-    })?;
+    let version =
+        state.config.workflow(&snap.operation.workflow).map(|w| w.version.clone()).ok_or_else(|| {
+            AppError::conflict(Conflict::WorkflowNotConfigured, "the workflow is no longer configured")
+        })?;
     Ok(rerun_plan::compute(&facts, &version))
 }
 
@@ -117,14 +137,17 @@ pub(super) async fn confirm_flags(
 ) -> Result<(), AppError> {
     let operation = &snap.operation;
     for name in names {
-        let Some((row, _, connector, evidence)) = snap.steps.iter().find(|(r, _, _, _)| &r.name == name) else { continue };
+        let Some((row, _, connector, evidence)) = snap.steps.iter().find(|(r, _, _, _)| &r.name == name) else {
+            continue;
+        };
         if db::rerun_requests::confirm_step_flag(tx, row.id, now).await? {
-            let entry = AuditEntry::new(actor.clone(), AuditAction::StepFlagConfirmed, "operation", &operation.process_id)
-                .department(Some(&operation.department))
-                .before(json!({"step": name, "completed_at": null}))
-                .after(json!({"step": name, "completed_at": now, "connector": connector,
+            let entry =
+                AuditEntry::new(actor.clone(), AuditAction::StepFlagConfirmed, "operation", &operation.process_id)
+                    .department(Some(&operation.department))
+                    .before(json!({"step": name, "completed_at": null}))
+                    .after(json!({"step": name, "completed_at": now, "connector": connector,
                     "external_id": evidence.as_ref().and_then(|e| e.external_id.clone())}))
-                .reason("the outside system shows the step executed");
+                    .reason("the outside system shows the step executed");
             record(tx, entry, request_id, now).await?;
         }
     }
@@ -142,10 +165,15 @@ pub(super) struct Draft<'a> {
 }
 
 /// Creates the draft request with its checklist and audit event; `None` when the operation has an open one.
-pub(super) async fn create(tx: &mut db::Tx, caller: &Caller, d: &Draft<'_>, now: DateTime<Utc>) -> Result<Option<String>, AppError> {
+pub(super) async fn create(
+    tx: &mut db::Tx,
+    caller: &Caller,
+    d: &Draft<'_>,
+    now: DateTime<Utc>,
+) -> Result<Option<String>, AppError> {
     let operation = &d.snap.operation;
     let id = format!("rr_{}", uuid::Uuid::now_v7().simple());
-    let plan_json = serde_json::to_string(d.plan).map_err(|e| crate::backend::auth::internal("plan", e))?;
+    let plan_json = serde_json::to_string(d.plan).map_err(|e| AppError::internal("plan", e))?;
     let new = NewRequest {
         id: &id,
         operation_id: operation.id,
@@ -173,7 +201,10 @@ pub(super) async fn create(tx: &mut db::Tx, caller: &Caller, d: &Draft<'_>, now:
 /// A bulk rerun's member requests are confirmed, submitted, decided and withdrawn with their batch.
 pub(super) fn not_in_batch(request: &RequestRow) -> Result<(), AppError> {
     match &request.batch_id {
-        Some(batch) => Err(AppError::conflict(Conflict::PartOfBatch, format!("this request is part of the bulk rerun {batch}: act on the batch"))),
+        Some(batch) => Err(AppError::conflict(
+            Conflict::PartOfBatch,
+            format!("this request is part of the bulk rerun {batch}: act on the batch"),
+        )),
         None => Ok(()),
     }
 }
@@ -190,7 +221,12 @@ pub(super) struct Moved {
 /// Moves a request by the domain's table (`RerunRequestStatus::next`), and its operation with it
 /// (`RequestEvent::operation_move`). A move the table refuses is a conflict; `request: false` means someone
 /// moved it first.
-pub(super) async fn advance(tx: &mut db::Tx, request: &RequestRow, event: RequestEvent, now: DateTime<Utc>) -> Result<Moved, AppError> {
+pub(super) async fn advance(
+    tx: &mut db::Tx,
+    request: &RequestRow,
+    event: RequestEvent,
+    now: DateTime<Utc>,
+) -> Result<Moved, AppError> {
     advance_by_id(tx, (&request.id, request.operation_id, request.status), event, now).await
 }
 
@@ -230,16 +266,23 @@ pub(super) async fn plan_check(
 impl RequestRow {
     /// The plan the request was made (and is approved) for.
     pub(super) fn plan(&self) -> Result<RerunPlan, AppError> {
-        serde_json::from_str(&self.plan_json).map_err(|e| crate::backend::auth::internal("plan", e))
+        serde_json::from_str(&self.plan_json).map_err(|e| AppError::internal("plan", e))
     }
 }
 
-pub(super) async fn plan_still_holds(state: &AppState, tx: &mut db::Tx, request: &RequestRow) -> Result<bool, AppError> {
+pub(super) async fn plan_still_holds(
+    state: &AppState,
+    tx: &mut db::Tx,
+    request: &RequestRow,
+) -> Result<bool, AppError> {
     Ok(plan_check(state, tx, request, &[]).await?.holds())
 }
 
 pub(super) fn plan_changed() -> AppError {
-    AppError::conflict(Conflict::PlanChanged, "the steps, what the outside systems say, or the workflow changed since the plan was made")
+    AppError::conflict(
+        Conflict::PlanChanged,
+        "the steps, what the outside systems say, or the workflow changed since the plan was made",
+    )
 }
 
 /// A day, or less when an outside system involved keeps its keys for a shorter time.
@@ -267,12 +310,13 @@ pub(super) fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
         })
         .collect();
     let error = snap.steps.iter().find_map(|(row, _, _, _)| {
-        row.error_class.as_ref().map(|c| format!("{}: {}: {}", row.name, c, row.error_message.clone().unwrap_or_default()))
+        row.error_class
+            .as_ref()
+            .map(|c| format!("{}: {}: {}", row.name, c, row.error_message.clone().unwrap_or_default()))
     });
     let error = error.or_else(|| snap.operation.event.clone().map(|e| format!("event: {e}")));
     checklist::prefill(&snap.operation.process_id, error.as_deref(), &planned)
 }
-
 
 async fn request_for(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
     let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
@@ -319,13 +363,25 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         may_cancel,
         decisions: decisions
             .into_iter()
-            .map(|d| DecisionView { approver: d.approver, decision: d.decision, comment: d.comment, decided_at: d.decided_at })
+            .map(|d| DecisionView {
+                approver: d.approver,
+                decision: d.decision,
+                comment: d.comment,
+                decided_at: d.decided_at,
+            })
             .collect(),
     })
 }
 
 /// Staff confirm one check with a comment; the fifth needs the cause class and text.
-pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, comment: &str, cause: Cause) -> Result<(), AppError> {
+pub async fn confirm(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    number: i64,
+    comment: &str,
+    cause: Cause,
+) -> Result<(), AppError> {
     let check = Check::from_number(number).ok_or_else(|| AppError::invalid("number", "a check is numbered 1 to 5"))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
@@ -333,7 +389,10 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
     if request.status != RerunRequestStatus::Draft {
-        return Err(AppError::conflict(Conflict::NotDraft, "the checklist can be changed only while the request is a draft"));
+        return Err(AppError::conflict(
+            Conflict::NotDraft,
+            "the checklist can be changed only while the request is a draft",
+        ));
     }
     let items = db::rerun_requests::items(&mut tx, id).await?;
     let item = items.iter().find(|i| i.number == number).ok_or(AppError::NotFound)?;
@@ -343,13 +402,23 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     };
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
     let prefill = Prefill { check, holds: item.holds, evidence: item.evidence.clone() };
-    checklist::confirmation(&prefill, comment, class.zip(text)).map_err(|(field, message)| AppError::invalid(field, message))?;
-    let (class, text) = if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
-    let confirmation = Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
+    checklist::confirmation(&prefill, comment, class.zip(text))
+        .map_err(|(field, message)| AppError::invalid(field, message))?;
+    let (class, text) =
+        if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
+    let confirmation =
+        Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
     db::rerun_requests::confirm_item(&mut tx, id, number, &confirmation, now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestCheckConfirmed, "operation", &request.process_id)
-        .department(Some(&request.department))
-        .after(json!({"rerun_id": id, "check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}));
+    let entry = AuditEntry::new(
+        caller.actor(),
+        AuditAction::RerunRequestCheckConfirmed,
+        "operation",
+        &request.process_id,
+    )
+    .department(Some(&request.department))
+    .after(
+        json!({"rerun_id": id, "check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}),
+    );
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())
@@ -364,7 +433,10 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     not_in_batch(&request)?;
     let items = db::rerun_requests::items(&mut tx, id).await?;
     if items.len() != Check::ALL.len() || items.iter().any(|i| i.confirmed_at.is_none()) {
-        return Err(AppError::invalid("checklist", Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first")));
+        return Err(AppError::invalid(
+            "checklist",
+            Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first"),
+        ));
     }
     if !plan_still_holds(state, &mut tx, &request).await? {
         return Err(plan_changed());
@@ -404,7 +476,8 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
         .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if from == RerunRequestStatus::PendingApproval {
-        notify(&mut tx, state, &request, "cancelled", "再実行の申請が取り下げられました", Audience::Owners, now).await?;
+        notify(&mut tx, state, &request, "cancelled", "再実行の申請が取り下げられました", Audience::Owners, now)
+            .await?;
     }
     tx.commit().await?;
     Ok(())

@@ -1,15 +1,15 @@
 //! Reviews: a period's indicators with their trend, the threshold crossings (notified once each), what changed
 //! since the last review, the manager's sign-off, and the CSV export.
 use super::Caller;
+use super::audit::record;
+use crate::backend::{AppState, db};
+use crate::contract::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignoffView};
+use crate::contract::{AppError, DepartmentDto};
+use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
-use super::audit::record;
-use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignoffView};
-use crate::api::{AppError, DepartmentDto};
-use crate::backend::{AppState, db};
-use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, threshold_for};
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::rights::Act;
 use chrono::{DateTime, Days, Utc};
 use serde_json::json;
@@ -31,7 +31,10 @@ pub fn resolve(state: &AppState, caller: &Caller, query: &ReviewQuery) -> Result
     let today = state.clock.now().with_timezone(&state.config.review_zone()).date_naive();
     let day = query.day()?.unwrap_or(today);
     if day > today {
-        return Err(AppError::invalid("day", Invalid::new(Rule::NotStartedYet, "a period that has not started has nothing to review")));
+        return Err(AppError::invalid(
+            "day",
+            Invalid::new(Rule::NotStartedYet, "a period that has not started has nothing to review"),
+        ));
     }
     let department = query.department.as_deref().map(str::trim).filter(|d| !d.is_empty());
     let scope = match department {
@@ -43,7 +46,11 @@ pub fn resolve(state: &AppState, caller: &Caller, query: &ReviewQuery) -> Result
 }
 
 /// The counts of each period of the trend ending at `period`, oldest first.
-pub async fn trend(state: &AppState, scope: Option<&[String]>, period: Period) -> Result<Vec<(Period, Counts)>, AppError> {
+pub async fn trend(
+    state: &AppState,
+    scope: Option<&[String]>,
+    period: Period,
+) -> Result<Vec<(Period, Counts)>, AppError> {
     let zone = state.config.review_zone();
     let mut tx = state.db.begin_read().await?;
     let mut out = Vec::with_capacity(TREND_PERIODS);
@@ -130,7 +137,12 @@ fn is_owner(caller: &Caller, department: &str) -> bool {
 }
 
 fn signoff_view(row: db::reviews::SignoffRow) -> SignoffView {
-    SignoffView { period_start: row.period_start, signed_by: row.signed_by, signed_at: row.signed_at, comment: row.comment }
+    SignoffView {
+        period_start: row.period_start,
+        signed_by: row.signed_by,
+        signed_at: row.signed_at,
+        comment: row.comment,
+    }
 }
 
 pub fn query_string(department: Option<&str>, period: Period) -> String {
@@ -157,7 +169,14 @@ async fn changes_since(
             kind: "threshold_crossed".into(),
             at: c.crossed_at,
             subject: c.indicator,
-            detail: Some(format!("{} > {} ({}, {} {})", round(c.value), round(c.threshold), c.department, c.period_kind, c.period_start)),
+            detail: Some(format!(
+                "{} > {} ({}, {} {})",
+                round(c.value),
+                round(c.threshold),
+                c.department,
+                c.period_kind,
+                c.period_start
+            )),
             link: None,
         })
         .collect();
@@ -178,7 +197,7 @@ async fn changes_since(
         detail: Some(format!("{} ({})", a.description, a.owner)),
         link: Some(format!("/incidents/{}", a.incident_id)),
     }));
-    changes.sort_by(|a, b| b.at.cmp(&a.at));
+    changes.sort_by_key(|c| std::cmp::Reverse(c.at));
     Ok(changes)
 }
 
@@ -264,25 +283,30 @@ async fn check_one(
             if !db::reviews::insert_crossing(&mut tx, department, key, period, value, limit.above, now).await? {
                 return Ok(false);
             }
-            let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCrossed, "indicator", object).department(Some(department)).after(facts);
+            let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCrossed, "indicator", object)
+                .department(Some(department))
+                .after(facts);
             record(&mut tx, entry, None, now).await?;
             let title = format!(
                 "しきい値を超えました: {} {} > {}（{} {}〜）",
-                crate::ui::labels::indicator_label_in(crate::i18n::Locale::ja, limit.indicator),
+                crate::words::indicator_label_in(crate::i18n::Locale::ja, limit.indicator),
                 round(value),
                 round(limit.above),
                 if period.kind == PeriodKind::Week { "週" } else { "月" },
                 period.start
             );
             let link = format!("/reviews?{}", query_string(Some(department), period));
-            super::notifications::notify_owners(&mut tx, state, department, "threshold_crossed", &title, &link, now).await?;
+            super::notifications::notify_owners(&mut tx, state, department, "threshold_crossed", &title, &link, now)
+                .await?;
             tx.commit().await?;
             tracing::info!(%department, indicator = key, value, threshold = limit.above, "threshold crossed");
             Ok(true)
         }
         (false, Some(crossing)) => {
             if db::reviews::clear_crossing(&mut tx, crossing.id, now).await? {
-                let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCleared, "indicator", object).department(Some(department)).after(facts);
+                let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCleared, "indicator", object)
+                    .department(Some(department))
+                    .after(facts);
                 record(&mut tx, entry, None, now).await?;
                 tx.commit().await?;
             }
@@ -299,38 +323,66 @@ pub async fn export_csv(state: &AppState, caller: &Caller, query: &ReviewQuery) 
     let scope_name = r.department.clone().unwrap_or_else(|| "all".into());
     let mut out = csv::Writer::from_writer(Vec::new());
     let header = ["period", "start", "end", "department", "indicator", "unit", "value", "part", "whole", "threshold"];
-    out.write_record(header).map_err(internal)?;
+    out.write_record(header).map_err(|e| AppError::internal("review export", e))?;
     for (period, counts) in &trend {
         let (start, end) = (period.start.to_string(), period.end().to_string());
         for indicator in Indicator::ALL {
-            let (part, whole) = counts.fraction(indicator).map_or((String::new(), String::new()), |(p, w)| (p.to_string(), w.to_string()));
+            let (part, whole) = counts
+                .fraction(indicator)
+                .map_or((String::new(), String::new()), |(p, w)| (p.to_string(), w.to_string()));
             let threshold = r
                 .department
                 .as_deref()
                 .and_then(|d| threshold_for(&state.config.thresholds, indicator, d, period.kind))
                 .map_or(String::new(), |t| t.above.to_string());
             let value = counts.value(indicator).map_or(String::new(), round);
-            let unit = serde_json::to_value(indicator.unit()).ok().and_then(|u| u.as_str().map(str::to_string)).unwrap_or_default();
-            out.write_record([period.kind.as_str(), &start, &end, &scope_name, indicator.key(), &unit, &value, &part, &whole, &threshold])
-                .map_err(internal)?;
+            let unit = serde_json::to_value(indicator.unit())
+                .ok()
+                .and_then(|u| u.as_str().map(str::to_string))
+                .unwrap_or_default();
+            out.write_record([
+                period.kind.as_str(),
+                &start,
+                &end,
+                &scope_name,
+                indicator.key(),
+                &unit,
+                &value,
+                &part,
+                &whole,
+                &threshold,
+            ])
+            .map_err(|e| AppError::internal("review export", e))?;
         }
         for (event, n) in &counts.stalled_by_event {
             let key = format!("stalled:{event}");
-            out.write_record([period.kind.as_str(), &start, &end, &scope_name, &key, "count", &n.to_string(), "", "", ""])
-                .map_err(internal)?;
+            out.write_record([
+                period.kind.as_str(),
+                &start,
+                &end,
+                &scope_name,
+                &key,
+                "count",
+                &n.to_string(),
+                "",
+                "",
+                "",
+            ])
+            .map_err(|e| AppError::internal("review export", e))?;
         }
     }
-    let bytes = out.into_inner().map_err(|e| internal(e.into_error()))?;
+    let bytes = out.into_inner().map_err(|e| AppError::internal("review export", e.into_error()))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::ReviewExported, "review", format!("{scope_name}/{}/{}", r.period.kind.as_str(), r.period.start))
-        .department(r.department.as_deref())
-        .after(json!({"format": "csv", "periods": trend.len(), "bytes": bytes.len()}));
+    let entry = AuditEntry::new(
+        caller.actor(),
+        AuditAction::ReviewExported,
+        "review",
+        format!("{scope_name}/{}/{}", r.period.kind.as_str(), r.period.start),
+    )
+    .department(r.department.as_deref())
+    .after(json!({"format": "csv", "periods": trend.len(), "bytes": bytes.len()}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(bytes)
-}
-
-fn internal(error: impl std::fmt::Display) -> AppError {
-    crate::backend::auth::internal("review export", error)
 }

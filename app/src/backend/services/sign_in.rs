@@ -2,10 +2,10 @@
 //! answer for an unknown name, a disabled account and a wrong password, every outcome audited (an unknown name
 //! only as a keyed hash: `domain::claimed_name`).
 use super::audit::record;
-use crate::api::AppError;
 use crate::backend::auth::{SessionUser, load_session_user};
 use crate::backend::passwords::{self, Turn};
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::claimed_name::ClaimedName;
@@ -32,7 +32,12 @@ pub(super) struct Admitted {
 /// Counts the attempt as a failure before any password is checked, in one write that also decides, so that
 /// however many guesses arrive at once at most the limit reach the check (a success takes its count back).
 /// Then waits for a turn to hash; beyond the short queue the answer is 429 too.
-pub(super) async fn admit(state: &AppState, username: &str, ip: &str, request_id: Option<&str>) -> Result<Admitted, AppError> {
+pub(super) async fn admit(
+    state: &AppState,
+    username: &str,
+    ip: &str,
+    request_id: Option<&str>,
+) -> Result<Admitted, AppError> {
     let now = state.clock.now();
     let address = address_key(ip);
     let since = now - Duration::minutes(WINDOW_MINUTES);
@@ -50,7 +55,8 @@ pub(super) async fn admit(state: &AppState, username: &str, ip: &str, request_id
     }
     db::sign_in::record_failure(&mut tx, username, &address, now).await?;
     tx.commit().await?;
-    let turn = turn(state).await.inspect_err(|_| tracing::warn!(%ip, "sign-in refused: too many password checks waiting"))?;
+    let turn =
+        turn(state).await.inspect_err(|_| tracing::warn!(%ip, "sign-in refused: too many password checks waiting"))?;
     Ok(Admitted { turn, user })
 }
 
@@ -84,7 +90,10 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
         tracing::warn!(name = %name.label(), ip = %attempt.ip, "sign-in failed");
-        return Err(AppError::invalid("password", Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong")));
+        return Err(AppError::invalid(
+            "password",
+            Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong"),
+        ));
     };
     let rehashed = verified.rehashed.is_some();
     if let Some(hash) = verified.rehashed {

@@ -6,15 +6,15 @@
 //! since, the decision is taken again under the lock. This keeps the serialised part (SQLite has one writer)
 //! to the writes themselves in the common case.
 use super::api_clients::ApiClient;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::operations::step_view;
-use crate::api::AppError;
-use crate::api::operations::{StepEvent, StepEventAnswer};
 use crate::backend::db::operations::{StepInOperation, StepRow};
 use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::operations::{StepEvent, StepEventAnswer};
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::{OperationStatus, StepEventType, StepState, is_newer, may_leave_success};
 use crate::domain::rerun_request::RequestEvent;
 use chrono::{DateTime, Utc};
@@ -56,10 +56,10 @@ pub async fn report(
             workflow: known.workflow,
             department: known.department,
         };
-        if let Some(next) = decide(&known.step, &event, now) {
-            if let Some(answer) = write_at_once(state, client, &operation, &known.step, next, &event, now).await? {
-                return Ok(answer);
-            }
+        if let Some(next) = decide(&known.step, &event, now)
+            && let Some(answer) = write_at_once(state, client, &operation, &known.step, next, &event, now).await?
+        {
+            return Ok(answer);
         }
         state.known_steps.forget(process_id, step_name);
     }
@@ -89,7 +89,7 @@ pub async fn report(
             return Ok(StepEventAnswer { applied: false, step: step_view(current) });
         };
         if !db::operations::update_step_if_unchanged(&mut tx, &next).await? {
-            return Err(crate::backend::auth::internal("step event", "locked step changed"));
+            return Err(AppError::internal("step event", "locked step changed"));
         }
         (current, next)
     };
@@ -125,7 +125,12 @@ async fn write_at_once(
 }
 
 /// The AI connector of the step, when the event concerns one of its generations.
-fn ai_connector<'a>(state: &'a AppState, operation: &Operation, next: &StepRow, event: &StepEvent) -> Option<&'a ConfiguredConnector> {
+fn ai_connector<'a>(
+    state: &'a AppState,
+    operation: &Operation,
+    next: &StepRow,
+    event: &StepEvent,
+) -> Option<&'a ConfiguredConnector> {
     let ai = state.connectors.of_step(&state.config, &operation.workflow, &next.name).filter(|c| c.ai);
     ai.filter(|_| super::ai_attempts::concerns(next, event))
 }
@@ -146,7 +151,9 @@ fn apply(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> StepRow {
     step.last_seq = Some(event.seq);
     step.updated_at = now;
     // An outcome reported without a `started` event still was an attempt.
-    if current.state == StepState::NotStarted && !matches!(event.kind, StepEventType::Started | StepEventType::Heartbeat) {
+    if current.state == StepState::NotStarted
+        && !matches!(event.kind, StepEventType::Started | StepEventType::Heartbeat)
+    {
         step.attempts += 1;
     }
     match event.kind {
@@ -174,6 +181,7 @@ fn apply(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> StepRow {
 
 /// After the step's row is written: its audit event and, after the last success, the operation's completion,
 /// in the same transaction.
+#[allow(clippy::too_many_arguments)] // the write's own pieces, each used once; a struct would only rename them
 async fn finish_write(
     mut tx: db::Tx,
     state: &AppState,
@@ -191,20 +199,30 @@ async fn finish_write(
         record(&mut tx, step_entry(client, operation, current, &step, kind), None, now).await?;
     }
     let facts = (operation.id, process_id, operation.department.as_str());
-    if kind == StepEventType::Succeeded {
-        if super::operations::complete_if_done(&mut tx, client.actor(), facts, operation_status, None, now).await? {
-            // The rerun that brought it here succeeded.
-            if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
-                let moved = super::rerun_requests::advance(&mut tx, &request, RequestEvent::Completed, now).await?;
-                if moved.request {
-                    let entry = AuditEntry::new(client.actor(), AuditAction::RerunRequestSucceeded, "operation", process_id)
+    if kind == StepEventType::Succeeded
+        && super::operations::complete_if_done(&mut tx, client.actor(), facts, operation_status, None, now).await?
+    {
+        // The rerun that brought it here succeeded.
+        if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
+            let moved = super::rerun_requests::advance(&mut tx, &request, RequestEvent::Completed, now).await?;
+            if moved.request {
+                let entry =
+                    AuditEntry::new(client.actor(), AuditAction::RerunRequestSucceeded, "operation", process_id)
                         .department(Some(&operation.department))
                         .before(json!({"rerun_id": request.id, "status": request.status}))
                         .after(json!({"rerun_id": request.id, "status": moved.to}));
-                    record(&mut tx, entry, None, now).await?;
-                    let title = "再実行が完了しました";
-                    super::notifications::notify(&mut tx, state, &request, "completed", title, super::notifications::Audience::Requester, now).await?;
-                }
+                record(&mut tx, entry, None, now).await?;
+                let title = "再実行が完了しました";
+                super::notifications::notify(
+                    &mut tx,
+                    state,
+                    &request,
+                    "completed",
+                    title,
+                    super::notifications::Audience::Requester,
+                    now,
+                )
+                .await?;
             }
         }
     }
@@ -213,7 +231,13 @@ async fn finish_write(
 }
 
 /// The audit event of a step's change.
-fn step_entry(client: &ApiClient, operation: &Operation, current: &StepRow, step: &StepRow, kind: StepEventType) -> AuditEntry {
+fn step_entry(
+    client: &ApiClient,
+    operation: &Operation,
+    current: &StepRow,
+    step: &StepRow,
+    kind: StepEventType,
+) -> AuditEntry {
     AuditEntry::new(client.actor(), step_action(kind), "operation", &operation.process_id)
         .department(Some(&operation.department))
         .before(json!({"step": step.name, "state": current.state, "seq": current.last_seq}))

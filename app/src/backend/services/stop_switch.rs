@@ -2,16 +2,16 @@
 //! each with a reason and its audit event in one transaction. The dispatcher reads the open pauses before each
 //! round and leaves what they hold in the outbox.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
-use crate::api::stop_switch::{PauseView, SwitchView};
+use crate::backend::db::stop_switch::PauseRow;
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::stop_switch::{PauseView, SwitchView};
 use crate::domain::audit::AuditEntry;
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
 use crate::domain::roles::Role;
-use crate::backend::db::stop_switch::PauseRow;
 use crate::domain::stop_switch::{Scope, Stopped, departments, may_pause, may_resume};
 use serde_json::json;
 
@@ -29,7 +29,8 @@ pub async fn open(state: &AppState, tx: &mut db::Tx, caller: &Caller) -> Result<
         .await?
         .into_iter()
         .filter(|p| {
-            let concerned = Scope::parse(&p.scope).map(|scope| departments(&state.config, scope, &p.name)).unwrap_or_default();
+            let concerned =
+                Scope::parse(&p.scope).map(|scope| departments(&state.config, scope, &p.name)).unwrap_or_default();
             readable.as_ref().is_none_or(|mine| concerned.iter().any(|d| mine.contains(d)))
         })
         .map(|p| view(&p))
@@ -37,7 +38,13 @@ pub async fn open(state: &AppState, tx: &mut db::Tx, caller: &Caller) -> Result<
 }
 
 fn view(p: &PauseRow) -> PauseView {
-    PauseView { scope: p.scope.clone(), name: p.name.clone(), paused_by: p.paused_by.clone(), paused_at: p.paused_at, reason: p.reason.clone() }
+    PauseView {
+        scope: p.scope.clone(),
+        name: p.name.clone(),
+        paused_by: p.paused_by.clone(),
+        paused_at: p.paused_at,
+        reason: p.reason.clone(),
+    }
 }
 
 /// The departments a workflow or connector concerns; an unknown name is not found.
@@ -70,7 +77,14 @@ pub async fn resume(state: &AppState, caller: &Caller, scope: Scope, name: &str,
     switch(state, caller, scope, name, why, false).await
 }
 
-async fn switch(state: &AppState, caller: &Caller, scope: Scope, name: &str, why: &str, stop: bool) -> Result<(), AppError> {
+async fn switch(
+    state: &AppState,
+    caller: &Caller,
+    scope: Scope,
+    name: &str,
+    why: &str,
+    stop: bool,
+) -> Result<(), AppError> {
     let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
     let concerned = concerned(state, scope, name)?;
     let person = caller.person();
@@ -79,18 +93,24 @@ async fn switch(state: &AppState, caller: &Caller, scope: Scope, name: &str, why
     let mut tx = state.db.begin_write().await?;
     let changed = if stop {
         let set_for = may_pause(&person, &concerned).ok_or_else(|| forbidden(caller, scope, name))?;
-        let set_for = serde_json::to_string(&set_for).map_err(|e| crate::backend::auth::internal("pause", e))?;
+        let set_for = serde_json::to_string(&set_for).map_err(|e| AppError::internal("pause", e))?;
         db::stop_switch::pause(&mut tx, scope.as_str(), name, user, &why, &set_for, now).await?
     } else {
         match db::stop_switch::open_one(&mut tx, scope.as_str(), name).await? {
-            Some(open) if !may_resume(&person, &set_for(&open, &concerned)) => return Err(forbidden(caller, scope, name)),
+            Some(open) if !may_resume(&person, &set_for(&open, &concerned)) => {
+                return Err(forbidden(caller, scope, name));
+            }
             Some(_) => db::stop_switch::resume(&mut tx, scope.as_str(), name, user, &why, now).await?,
             None if may_pause(&person, &concerned).is_none() => return Err(forbidden(caller, scope, name)),
             None => false,
         }
     };
     if !changed {
-        let (problem, detail) = if stop { (Conflict::AlreadyPaused, "it is paused already") } else { (Conflict::NotPaused, "it is not paused") };
+        let (problem, detail) = if stop {
+            (Conflict::AlreadyPaused, "it is paused already")
+        } else {
+            (Conflict::NotPaused, "it is not paused")
+        };
         return Err(AppError::conflict(problem, detail));
     }
     let action = if stop { AuditAction::DispatchPaused } else { AuditAction::DispatchResumed };

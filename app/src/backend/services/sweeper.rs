@@ -2,13 +2,13 @@
 //! server processes: the status change is a compare-and-set (`WHERE status = 'running'`), so exactly one
 //! instance records each stall and its audit event.
 use super::audit::record;
-use crate::domain::operations::OperationStatus;
-use crate::domain::audit_action::AuditAction;
 use super::reconciliation;
-use crate::api::AppError;
 use crate::backend::db::operations::{OperationRow, StepRow};
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit_action::AuditAction;
+use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{StepFacts, detect_stall};
 use serde_json::json;
 
@@ -81,11 +81,18 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
     if !db::operations::mark_stalled(&mut tx, operation.id, event, failure_class, now).await? {
         return Ok(false);
     }
-    let entry = AuditEntry::new(Actor::system("sweeper"), AuditAction::OperationStalled, "operation", &operation.process_id)
-        .department(Some(&operation.department))
-        .before(json!({"status": operation.status}))
-        .after(json!({"status": OperationStatus::Stalled, "event": event, "failure_class": failure_class, "step": stall.step}))
-        .reason(&stall.reason);
+    let entry = AuditEntry::new(
+        Actor::system("sweeper"),
+        AuditAction::OperationStalled,
+        "operation",
+        &operation.process_id,
+    )
+    .department(Some(&operation.department))
+    .before(json!({"status": operation.status}))
+    .after(
+        json!({"status": OperationStatus::Stalled, "event": event, "failure_class": failure_class, "step": stall.step}),
+    )
+    .reason(&stall.reason);
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     tracing::info!(process_id = %operation.process_id, event, step = %stall.step, "operation stalled");

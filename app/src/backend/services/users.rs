@@ -1,15 +1,15 @@
 //! People: adding, listing, disabling, roles and departments, passwords. Admin-only except one's own password.
-use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::audit_action::AuditAction;
-use crate::domain::conflict::Conflict;
 use super::Caller;
 use super::audit::record;
-use crate::api::{AppError, DepartmentDto};
 use crate::backend::auth::{SessionUser, load_session_user};
-use crate::api::admin::{NewUser, UserSummary};
 use crate::backend::{AppState, db, passwords};
+use crate::contract::admin::{NewUser, UserSummary};
+use crate::contract::{AppError, DepartmentDto};
 use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
 use crate::domain::ids::{DepartmentCode, EmailAddress, Username};
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::password_policy::check_new_password;
 use crate::domain::preferences;
 use crate::domain::roles::Role;
@@ -53,9 +53,9 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
     }
 }
 
-fn field(name: &str, problem: impl Into<Invalid>) -> crate::api::FieldError {
+fn field(name: &str, problem: impl Into<Invalid>) -> crate::contract::FieldError {
     let Invalid { rule, message } = problem.into();
-    crate::api::FieldError { field: name.into(), message, rule }
+    crate::contract::FieldError { field: name.into(), message, rule }
 }
 
 fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec<String>), AppError> {
@@ -85,7 +85,10 @@ fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec
 async fn department_ids(tx: &mut db::Tx, codes: &[String]) -> Result<Vec<i64>, AppError> {
     let found = db::departments::by_codes(tx, codes).await?;
     if let Some(missing) = codes.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
-        return Err(AppError::invalid("departments", Invalid::new(Rule::Unknown, format!("there is no department '{missing}'"))));
+        return Err(AppError::invalid(
+            "departments",
+            Invalid::new(Rule::Unknown, format!("there is no department '{missing}'")),
+        ));
     }
     Ok(found.iter().map(|d| d.id).collect())
 }
@@ -97,7 +100,10 @@ pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: 
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if db::users::by_username(&mut tx, checked.username.as_str()).await?.is_some() {
-        return Err(AppError::conflict(Conflict::UsernameTaken, format!("the sign-in name '{}' is taken", checked.username)));
+        return Err(AppError::conflict(
+            Conflict::UsernameTaken,
+            format!("the sign-in name '{}' is taken", checked.username),
+        ));
     }
     let department_ids = department_ids(&mut tx, &checked.department_codes).await?;
     let email = checked.email.as_ref().map(EmailAddress::as_str);
@@ -213,12 +219,20 @@ pub async fn change_own_password(
     let admitted = super::sign_in::admit(state, &me.username, ip, caller.request_id.as_deref()).await?;
     let row = admitted.user.filter(|u| u.id == me.id).ok_or(AppError::Unauthorized)?;
     if !passwords::verify(admitted.turn, current, Some(row.password_hash)).await?.ok {
-        return Err(AppError::invalid("current_password", Invalid::new(Rule::WrongPassword, "the current password is wrong")));
+        return Err(AppError::invalid(
+            "current_password",
+            Invalid::new(Rule::WrongPassword, "the current password is wrong"),
+        ));
     }
     let hash = passwords::hash(super::sign_in::turn(state).await?, new).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    db::sign_in::forget(&mut tx, &me.username, now - chrono::Duration::minutes(crate::domain::throttle::WINDOW_MINUTES)).await?;
+    db::sign_in::forget(
+        &mut tx,
+        &me.username,
+        now - chrono::Duration::minutes(crate::domain::throttle::WINDOW_MINUTES),
+    )
+    .await?;
     db::users::set_password_hash(&mut tx, me.id, &hash, now).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::UserPasswordChanged, "user", me.id)
         .after(json!({"username": me.username}));
@@ -237,8 +251,10 @@ pub async fn set_preferences(
     time_zone: Option<&str>,
 ) -> Result<(&'static str, &'static str), AppError> {
     let me = &caller.user.user;
-    let language = preferences::language(language.unwrap_or(&me.language)).map_err(|m| AppError::invalid("language", m))?;
-    let zone = preferences::time_zone(time_zone.unwrap_or(&me.time_zone)).map_err(|m| AppError::invalid("time_zone", m))?;
+    let language =
+        preferences::language(language.unwrap_or(&me.language)).map_err(|m| AppError::invalid("language", m))?;
+    let zone =
+        preferences::time_zone(time_zone.unwrap_or(&me.time_zone)).map_err(|m| AppError::invalid("time_zone", m))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::users::set_preferences(&mut tx, me.id, language, zone.name(), now).await?;

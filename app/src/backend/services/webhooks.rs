@@ -2,13 +2,13 @@
 //! (a receipt, deduplicated on `webhook-id`), processed after (an event record). A webhook becomes a
 //! reconciliation result of the step it is about; a webhook older than one already applied never overwrites it.
 use super::audit::record;
-use crate::domain::audit_action::AuditAction;
-use crate::api::AppError;
 use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::db::webhooks::{NewEvent, ReceiptRow};
 use crate::backend::reconciliation::{ConfiguredConnector, json_path as path};
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit_action::AuditAction;
 use crate::domain::reconciliation::Finding;
 use crate::domain::webhooks::{Headers, verify};
 use chrono::Duration;
@@ -90,7 +90,8 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
     let result_id = found.record.external_id.clone();
     let step = {
         let mut tx = state.db.begin_read().await?;
-        let candidates = db::webhooks::steps_for(&mut tx, found.idempotency_key.as_deref(), result_id.as_deref()).await?;
+        let candidates =
+            db::webhooks::steps_for(&mut tx, found.idempotency_key.as_deref(), result_id.as_deref()).await?;
         // Only a step that calls this outside system can be what it tells about (so only a department whose
         // workflows call it); a key is unique per connector, and a webhook that fits two steps fits none.
         let mut matched = Vec::new();
@@ -110,23 +111,26 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
         return finish(state, &receipt, actor, Outcome::Unmatched).await;
     };
     let seen = found.record;
-    let (verdict, evidence) = connector.judge(&Finding::Found(vec![seen.clone()]), &step, operation.created_at, state.clock.now());
+    let (verdict, evidence) =
+        connector.judge(&Finding::Found(vec![seen.clone()]), &step, operation.created_at, state.clock.now());
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if !db::webhooks::mark_processed(&mut tx, receipt.id, now).await? {
         return Ok(()); // another worker processed it
     }
     let applied = db::webhooks::advance_step_version(&mut tx, step.id, version).await?;
-    let (outcome, action) = if applied { ("applied", AuditAction::StepReconciled) } else { ("stale", AuditAction::WebhookStaleIgnored) };
+    let (outcome, action) =
+        if applied { ("applied", AuditAction::StepReconciled) } else { ("stale", AuditAction::WebhookStaleIgnored) };
     let detail = if applied {
         format!("version {version}: {}", verdict.as_str())
     } else {
         format!("version {version} is not newer than the step's")
     };
-    let event = NewEvent { receipt_id: receipt.id, step_id: Some(step.id), version: Some(version), outcome, detail: &detail };
+    let event =
+        NewEvent { receipt_id: receipt.id, step_id: Some(step.id), version: Some(version), outcome, detail: &detail };
     db::webhooks::insert_event(&mut tx, &event, now).await?;
     if applied {
-        let evidence_json = serde_json::to_string(&evidence).map_err(|e| crate::backend::auth::internal("evidence", e))?;
+        let evidence_json = serde_json::to_string(&evidence).map_err(|e| AppError::internal("evidence", e))?;
         let asked_by = format!("webhook:{}", connector.name);
         let new = NewReconciliation {
             step_id: step.id,
@@ -171,8 +175,13 @@ async fn finish(state: &AppState, receipt: &ReceiptRow, actor: Actor, outcome: O
     }
     let event = NewEvent { receipt_id: receipt.id, step_id: None, version: None, outcome, detail };
     db::webhooks::insert_event(&mut tx, &event, now).await?;
-    let entry = AuditEntry::new(actor, AuditAction::WebhookNotApplied, "webhook", format!("{}/{}", receipt.connector, receipt.webhook_id))
-        .reason(detail);
+    let entry = AuditEntry::new(
+        actor,
+        AuditAction::WebhookNotApplied,
+        "webhook",
+        format!("{}/{}", receipt.connector, receipt.webhook_id),
+    )
+    .reason(detail);
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     tracing::warn!(connector = %receipt.connector, webhook_id = %receipt.webhook_id, outcome, "webhook not applied");
@@ -186,11 +195,11 @@ pub async fn purge_bodies(state: &AppState) -> Result<u64, AppError> {
     let mut tx = state.db.begin_write().await?;
     let purged = db::webhooks::purge_bodies(&mut tx, now - Duration::days(days as i64)).await?;
     if purged > 0 {
-        let entry = AuditEntry::new(Actor::system("housekeeping"), AuditAction::WebhookBodiesPurged, "webhook", "bodies")
-            .after(json!({"purged": purged, "older_than_days": days}));
+        let entry =
+            AuditEntry::new(Actor::system("housekeeping"), AuditAction::WebhookBodiesPurged, "webhook", "bodies")
+                .after(json!({"purged": purged, "older_than_days": days}));
         record(&mut tx, entry, None, now).await?;
     }
     tx.commit().await?;
     Ok(purged)
 }
-

@@ -4,11 +4,7 @@ use sqlx::postgres::PgPoolOptions;
 use std::time::Duration;
 
 pub async fn connect(url: &str) -> anyhow::Result<PgPool> {
-    Ok(PgPoolOptions::new()
-        .max_connections(16)
-        .acquire_timeout(Duration::from_secs(10))
-        .connect(url)
-        .await?)
+    Ok(PgPoolOptions::new().max_connections(16).acquire_timeout(Duration::from_secs(10)).connect(url).await?)
 }
 
 pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {

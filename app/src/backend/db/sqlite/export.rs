@@ -15,16 +15,27 @@ pub fn csv(path: &std::path::Path, filter: &str, binds: &[Bind], chunks: &Sender
     }
 }
 
-fn write(path: &std::path::Path, filter: &str, binds: &[Bind], chunks: &Sender<Result<CsvChunk, sqlx::Error>>) -> rusqlite::Result<()> {
-    let connection = rusqlite::Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+fn write(
+    path: &std::path::Path,
+    filter: &str,
+    binds: &[Bind],
+    chunks: &Sender<Result<CsvChunk, sqlx::Error>>,
+) -> rusqlite::Result<()> {
+    let connection = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
     connection.busy_timeout(std::time::Duration::from_secs(10))?;
-    let mut statement = connection.prepare(&format!("SELECT {EVENT_COLUMNS} FROM audit_events {filter} ORDER BY seq"))?;
+    let mut statement =
+        connection.prepare(&format!("SELECT {EVENT_COLUMNS} FROM audit_events {filter} ORDER BY seq"))?;
     for (i, bind) in binds.iter().enumerate() {
         match bind {
             Bind::Int(v) => statement.raw_bind_parameter(i + 1, v)?,
             Bind::Text(v) => statement.raw_bind_parameter(i + 1, v)?,
             // As sqlx stores times on SQLite, so that text comparison orders them.
-            Bind::Time(v) => statement.raw_bind_parameter(i + 1, v.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false))?,
+            Bind::Time(v) => {
+                statement.raw_bind_parameter(i + 1, v.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false))?
+            }
         }
     }
     let mut rows = statement.raw_query();
@@ -40,13 +51,27 @@ fn write(path: &std::path::Path, filter: &str, binds: &[Bind], chunks: &Sender<R
         seq.clear();
         seq.push_str(&row.get_ref(0)?.as_i64()?.to_string());
         let fields = [
-            Some(seq.as_str()), text(1)?, text(2)?, text(3)?, text(4)?, text(5)?, text(6)?, text(7)?, text(8)?,
-            text(9)?, text(10)?, text(11)?, text(12)?, text(13)?, text(14)?,
+            Some(seq.as_str()),
+            text(1)?,
+            text(2)?,
+            text(3)?,
+            text(4)?,
+            text(5)?,
+            text(6)?,
+            text(7)?,
+            text(8)?,
+            text(9)?,
+            text(10)?,
+            text(11)?,
+            text(12)?,
+            text(13)?,
+            text(14)?,
         ];
         write_csv_record(&mut bytes, &fields);
         count += 1;
         if bytes.len() >= CHUNK_BYTES {
-            let chunk = CsvChunk { bytes: std::mem::replace(&mut bytes, Vec::with_capacity(CHUNK_BYTES + 4096)), rows: count };
+            let chunk =
+                CsvChunk { bytes: std::mem::replace(&mut bytes, Vec::with_capacity(CHUNK_BYTES + 4096)), rows: count };
             count = 0;
             if chunks.blocking_send(Ok(chunk)).is_err() {
                 return Ok(()); // the reader went away (download cancelled)

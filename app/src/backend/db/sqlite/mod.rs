@@ -1,17 +1,17 @@
 //! SQLite specifics: the file, WAL, busy timeout, foreign keys, and the embedded migrations.
 pub mod export;
+use super::SqliteWriter;
 use super::audit::{INSERT_COLUMNS, bind_event, placeholders, prev};
 use super::operations::{STEP_UPDATE_SQL, StepRow, bind_step_update, step_update_sql};
-use super::SqliteWriter;
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use chrono::{DateTime, Utc};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
 use std::collections::VecDeque;
-use std::sync::{Arc, LazyLock};
-use tokio::sync::{OwnedMutexGuard, OwnedSemaphorePermit, oneshot};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
+use tokio::sync::{OwnedMutexGuard, OwnedSemaphorePermit, oneshot};
 
 pub async fn connect(url: &str) -> anyhow::Result<SqlitePool> {
     let options = SqliteConnectOptions::from_str(url)?
@@ -20,10 +20,10 @@ pub async fn connect(url: &str) -> anyhow::Result<SqlitePool> {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(10))
         .foreign_keys(true);
-    if let Some(dir) = options.get_filename().parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir)?;
-        }
+    if let Some(dir) = options.get_filename().parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)?;
     }
     // A connection to a local file does not go stale: no ping (one thread hand-off) before every use.
     Ok(SqlitePoolOptions::new().max_connections(8).test_before_acquire(false).connect_with(options).await?)
@@ -41,7 +41,11 @@ pub async fn migrate(pool: &SqlitePool) -> anyhow::Result<()> {
 /// pages, not rows: events written together share the pages of the steps table, the audit trail and its
 /// indexes, and one thread hand-off. `false` when it did not write (see `StepSession::write_step`); the
 /// caller then takes the ordinary path.
-pub async fn write_step(pool: &SqlitePool, writer: &Arc<SqliteWriter>, change: StepChange) -> Result<bool, sqlx::Error> {
+pub async fn write_step(
+    pool: &SqlitePool,
+    writer: &Arc<SqliteWriter>,
+    change: StepChange,
+) -> Result<bool, sqlx::Error> {
     // A success may be the operation's last open step, which the ordinary path completes: it goes alone.
     if change.step.completed_at.is_some() {
         let mut session = StepSession::open(pool, writer).await?;
@@ -93,6 +97,7 @@ struct Waiting {
 }
 
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per event through a oneshot: a box would only add an allocation
 enum Outcome {
     Written(bool),
     /// Lead the next group, starting with this change (the receiver's own).

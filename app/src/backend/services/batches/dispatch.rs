@@ -18,7 +18,9 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
     let to = allows(&batch, event)?;
     match event {
         BatchEvent::Resume => respread(&mut tx, &batch, now).await?,
-        BatchEvent::Cancel if batch.status.is_after_approval() => withdraw_waiting(&mut tx, caller, &batch, &why, now).await?,
+        BatchEvent::Cancel if batch.status.is_after_approval() => {
+            withdraw_waiting(&mut tx, caller, &batch, &why, now).await?
+        }
         BatchEvent::Cancel => {
             end_before_dispatch(&mut tx, state, caller.actor(), &batch, event, &why, now).await?;
             tx.commit().await?;
@@ -27,7 +29,10 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
         _ => {}
     }
     move_batch(&mut tx, &batch, event, now).await?;
-    let entry = batch_entry(caller.actor(), action, &batch).before(json!({"status": batch.status})).after(json!({"status": to})).reason(&why);
+    let entry = batch_entry(caller.actor(), action, &batch)
+        .before(json!({"status": batch.status}))
+        .after(json!({"status": to}))
+        .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     if to == BatchStatus::Dispatching {
@@ -57,7 +62,13 @@ pub async fn respread_after_stop(state: &AppState) -> Result<(), AppError> {
 }
 
 /// Withdraws each approved member whose dispatch is still waiting (not the ones being sent now).
-async fn withdraw_waiting(tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, why: &str, now: DateTime<Utc>) -> Result<(), AppError> {
+async fn withdraw_waiting(
+    tx: &mut db::Tx,
+    caller: &Caller,
+    batch: &BatchRow,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
     for member in db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await? {
         let (Some(rerun_id), Some(from)) = (member.request_id.as_deref(), member.request_status) else { continue };
         if from != RerunRequestStatus::Approved || !db::dispatches::withdraw(tx, rerun_id, now).await? {
@@ -90,12 +101,23 @@ pub async fn complete_if_done(tx: &mut db::Tx, state: &AppState, id: &str, now: 
 
 /// The dispatcher found a member's plan no longer holding right before sending: it drops out of its batch
 /// with that reason (its request is already voided), the others go on.
-pub async fn drop_after_approval(tx: &mut db::Tx, batch: &str, request: &RequestRow, now: DateTime<Utc>) -> Result<(), AppError> {
-    let reasons_json = serde_json::to_string(&[Reason::EvidenceChanged]).map_err(|e| internal("reasons", e))?;
+pub async fn drop_after_approval(
+    tx: &mut db::Tx,
+    batch: &str,
+    request: &RequestRow,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let reasons_json =
+        serde_json::to_string(&[Reason::EvidenceChanged]).map_err(|e| AppError::internal("reasons", e))?;
     db::batches::drop_by_request(tx, batch, &request.id, &reasons_json).await?;
-    let entry = AuditEntry::new(Actor::system("dispatcher"), AuditAction::RerunBatchOperationDropped, "operation", &request.process_id)
-        .department(Some(&request.department))
-        .after(json!({"batch_id": batch, "rerun_id": request.id, "reason": Reason::EvidenceChanged}));
+    let entry = AuditEntry::new(
+        Actor::system("dispatcher"),
+        AuditAction::RerunBatchOperationDropped,
+        "operation",
+        &request.process_id,
+    )
+    .department(Some(&request.department))
+    .after(json!({"batch_id": batch, "rerun_id": request.id, "reason": Reason::EvidenceChanged}));
     record(tx, entry, None, now).await?;
     Ok(())
 }

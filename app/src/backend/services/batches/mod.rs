@@ -5,21 +5,28 @@
 //! at the batch's rate. A member whose evidence changes drops out alone. Every change with its audit events
 //! in one transaction.
 use super::Caller;
-use crate::domain::audit_action::AuditAction;
 use super::audit::record;
 use super::notifications::notify_owners;
 use super::reconciliation::{self, Looked};
-use super::rerun_requests::{self, Draft, advance, advance_by_id, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill, snapshot};
-use crate::api::AppError;
-use crate::domain::conflict::Conflict;
-use crate::api::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals};
+use super::rerun_requests::{
+    self, Draft, advance, advance_by_id, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill,
+    snapshot,
+};
 use crate::backend::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
 use crate::backend::db::rerun_requests::{Confirmation, DecisionRow, RequestRow};
 use crate::backend::{AppState, db};
+use crate::contract::AppError;
+use crate::contract::batches::{
+    BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals,
+};
 use crate::domain::approval::{self, Ballot, Decision, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::{Actor, AuditEntry};
-use crate::domain::batches::{self, BatchEvent, BatchStatus, MAX_OPERATIONS, MemberEvent, MemberState, Progress, Reason};
+use crate::domain::audit_action::AuditAction;
+use crate::domain::batches::{
+    self, BatchEvent, BatchStatus, MAX_OPERATIONS, MemberEvent, MemberState, Progress, Reason,
+};
 use crate::domain::checklist::{self, Check, Prefill};
+use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
 use crate::domain::operations::OperationStatus;
@@ -38,11 +45,6 @@ mod view;
 pub use dispatch::{complete_if_done, control, drop_after_approval, respread_after_stop};
 pub use preview::{preview, resume_stale_previews};
 pub use view::{list, progress, view};
-
-fn internal(what: &'static str, e: impl std::fmt::Display) -> AppError {
-    crate::backend::auth::internal(what, e)
-}
-
 
 fn batch_entry(actor: Actor, action: AuditAction, batch: &BatchRow) -> AuditEntry {
     AuditEntry::new(actor, action, "rerun_batch", &batch.id).department(Some(&batch.department))
@@ -89,7 +91,10 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
         found
     };
     if selected.is_empty() {
-        return Err(AppError::invalid("selection", Invalid::new(Rule::NothingSelected, "no stalled operation matches this selection")));
+        return Err(AppError::invalid(
+            "selection",
+            Invalid::new(Rule::NothingSelected, "no stalled operation matches this selection"),
+        ));
     }
     if selected.len() > MAX_OPERATIONS {
         let message = format!("a bulk rerun holds at most {MAX_OPERATIONS} operations: narrow the filters");
@@ -101,7 +106,7 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
         return Err(AppError::invalid("department", Invalid::new(Rule::OneDepartment, message)));
     }
     let id = format!("rb_{}", uuid::Uuid::now_v7().simple());
-    let selection_json = serde_json::to_string(&selection).map_err(|e| internal("selection", e))?;
+    let selection_json = serde_json::to_string(&selection).map_err(|e| AppError::internal("selection", e))?;
     let new = NewBatch {
         id: &id,
         department: &department,
@@ -151,15 +156,26 @@ fn allows(batch: &BatchRow, event: BatchEvent) -> Result<BatchStatus, AppError> 
 }
 
 /// Moves the batch from the state it was read in; `false` when someone moved it first.
-async fn move_batch(tx: &mut db::Tx, batch: &BatchRow, event: BatchEvent, now: DateTime<Utc>) -> Result<bool, AppError> {
+async fn move_batch(
+    tx: &mut db::Tx,
+    batch: &BatchRow,
+    event: BatchEvent,
+    now: DateTime<Utc>,
+) -> Result<bool, AppError> {
     let to = allows(batch, event)?;
     Ok(db::batches::set_status(tx, &batch.id, batch.status, to, now).await?)
 }
 
 /// Staff request the previewed plans at a rate (at most the configured one): each eligible member gets a draft
 /// rerun request with its pre-filled checks; a member whose checks fail or whose evidence changed drops out.
-pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minute: Option<u32>) -> Result<(), AppError> {
-    let rate = batches::rate(rate_per_minute, state.config.bulk_dispatch_per_minute).map_err(|m| AppError::invalid("rate_per_minute", m))?;
+pub async fn request(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    rate_per_minute: Option<u32>,
+) -> Result<(), AppError> {
+    let rate = batches::rate(rate_per_minute, state.config.bulk_dispatch_per_minute)
+        .map_err(|m| AppError::invalid("rate_per_minute", m))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
@@ -170,24 +186,36 @@ pub async fn request(state: &AppState, caller: &Caller, id: &str, rate_per_minut
         match admit(state, &mut tx, caller, &batch, member, now).await? {
             Admission::Requested(request_id) => {
                 requested += 1;
-                let update = MemberUpdate { state: member.state.next(MemberEvent::Request).map_err(|r| internal("member", r))?, plan_json: None, reasons_json: None, request_id: Some(&request_id), looked_up_at: None };
+                let update = MemberUpdate {
+                    state: member.state.next(MemberEvent::Request).map_err(|r| AppError::internal("member", r))?,
+                    plan_json: None,
+                    reasons_json: None,
+                    request_id: Some(&request_id),
+                    looked_up_at: None,
+                };
                 db::batches::set_member(&mut tx, id, member.position, &update).await?;
             }
             Admission::Done => {}
             Admission::Dropped(reason) => {
                 dropped += 1;
-                drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, member, &reason, now).await?;
+                drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, member, &reason, now)
+                    .await?;
             }
         }
     }
     if requested == 0 {
-        return Err(AppError::conflict(Conflict::NothingToRequest, "no operation of this selection can be rerun now: see the reasons listed"));
+        return Err(AppError::conflict(
+            Conflict::NothingToRequest,
+            "no operation of this selection can be rerun now: see the reasons listed",
+        ));
     }
     db::batches::set_rate_and_expiry(&mut tx, id, Some(i64::from(rate)), None).await?;
     move_batch(&mut tx, &batch, BatchEvent::Request, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchRequested, &batch)
         .before(json!({"status": batch.status}))
-        .after(json!({"status": BatchStatus::Draft, "requested": requested, "dropped": dropped, "rate_per_minute": rate}));
+        .after(
+            json!({"status": BatchStatus::Draft, "requested": requested, "dropped": dropped, "rate_per_minute": rate}),
+        );
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())
@@ -202,7 +230,14 @@ enum Admission {
 
 /// One previewed member at the request: its plan computed again (only what was previewed is requested), its
 /// five checks pre-filled; a draft request when all hold.
-async fn admit(state: &AppState, tx: &mut db::Tx, caller: &Caller, batch: &BatchRow, member: &MemberRow, now: DateTime<Utc>) -> Result<Admission, AppError> {
+async fn admit(
+    state: &AppState,
+    tx: &mut db::Tx,
+    caller: &Caller,
+    batch: &BatchRow,
+    member: &MemberRow,
+    now: DateTime<Utc>,
+) -> Result<Admission, AppError> {
     let operation = db::operations::by_id(tx, member.operation_id).await?.ok_or(AppError::NotFound)?;
     if operation.status != OperationStatus::Stalled {
         return Ok(Admission::Dropped(Reason::NotStalled { status: operation.status.to_string() }));
@@ -210,21 +245,34 @@ async fn admit(state: &AppState, tx: &mut db::Tx, caller: &Caller, batch: &Batch
     let snap = snapshot(state, tx, operation).await?;
     let previewed: Option<RerunPlan> = member.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
     let outcome = match plan_for(state, &snap) {
-        Ok(o) if o.blocked.is_empty() && previewed.as_ref().is_none_or(|p| p.verdicts_hash == o.plan.verdicts_hash) => o,
+        Ok(o) if o.blocked.is_empty() && previewed.as_ref().is_none_or(|p| p.verdicts_hash == o.plan.verdicts_hash) => {
+            o
+        }
         _ => return Ok(Admission::Dropped(Reason::EvidenceChanged)),
     };
     confirm_flags(tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
     if outcome.plan.steps.is_empty() {
         let op = &snap.operation;
         let facts = (op.id, op.process_id.as_str(), op.department.as_str());
-        super::operations::complete_if_done(tx, caller.actor(), facts, op.status, caller.request_id.as_deref(), now).await?;
+        super::operations::complete_if_done(tx, caller.actor(), facts, op.status, caller.request_id.as_deref(), now)
+            .await?;
         return Ok(Admission::Done);
     }
     let checks = prefill(&snap, &outcome.plan);
     if let Some(failing) = checks.iter().find(|c| !c.holds) {
-        return Ok(Admission::Dropped(Reason::CheckFails { number: failing.check.number(), evidence: failing.evidence.clone() }));
+        return Ok(Admission::Dropped(Reason::CheckFails {
+            number: failing.check.number(),
+            evidence: failing.evidence.clone(),
+        }));
     }
-    let draft = Draft { snap: &snap, plan: &outcome.plan, confirmed: &outcome.confirm_flags, checks: &checks, reason: &batch.reason, batch_id: Some(&batch.id) };
+    let draft = Draft {
+        snap: &snap,
+        plan: &outcome.plan,
+        confirmed: &outcome.confirm_flags,
+        checks: &checks,
+        reason: &batch.reason,
+        batch_id: Some(&batch.id),
+    };
     Ok(match rerun_requests::create(tx, caller, &draft, now).await? {
         Some(request_id) => Admission::Requested(request_id),
         None => Admission::Dropped(Reason::NotStalled { status: "request_open".into() }),
@@ -241,9 +289,15 @@ async fn drop_member(
     why: &Reason,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
-    let reasons_json = serde_json::to_string(&[why]).map_err(|e| internal("reasons", e))?;
-    let dropped = member.state.next(MemberEvent::Drop).map_err(|r| internal("member", r))?;
-    let update = MemberUpdate { state: dropped, plan_json: None, reasons_json: Some(&reasons_json), request_id: None, looked_up_at: None };
+    let reasons_json = serde_json::to_string(&[why]).map_err(|e| AppError::internal("reasons", e))?;
+    let dropped = member.state.next(MemberEvent::Drop).map_err(|r| AppError::internal("member", r))?;
+    let update = MemberUpdate {
+        state: dropped,
+        plan_json: None,
+        reasons_json: Some(&reasons_json),
+        request_id: None,
+        looked_up_at: None,
+    };
     db::batches::set_member(tx, &batch.id, member.position, &update).await?;
     // Its request as it stands in this transaction (the batch's submission may have just moved it).
     if let Some(rerun_id) = &member.request_id {
@@ -257,7 +311,14 @@ async fn drop_member(
 }
 
 /// One of the five checks, confirmed once for the whole batch (and copied into each member's checklist).
-pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, comment: &str, cause: rerun_requests::Cause) -> Result<(), AppError> {
+pub async fn confirm(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    number: i64,
+    comment: &str,
+    cause: rerun_requests::Cause,
+) -> Result<(), AppError> {
     let check = Check::from_number(number).ok_or_else(|| AppError::invalid("number", "a check is numbered 1 to 5"))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
@@ -270,9 +331,12 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, number: i64, c
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
     // Every requested member passed all five checks when it was requested (the others dropped out).
     let prefill = Prefill { check, holds: true, evidence: String::new() };
-    checklist::confirmation(&prefill, comment, class.zip(text)).map_err(|(field, message)| AppError::invalid(field, message))?;
-    let (class, text) = if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
-    let confirmation = Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
+    checklist::confirmation(&prefill, comment, class.zip(text))
+        .map_err(|(field, message)| AppError::invalid(field, message))?;
+    let (class, text) =
+        if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
+    let confirmation =
+        Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
     db::batches::confirm_check(&mut tx, id, number, &confirmation, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchCheckConfirmed, &batch)
         .after(json!({"check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}));
@@ -288,13 +352,27 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let batch = batch_to_act(&mut tx, caller, id).await?;
     allows(&batch, BatchEvent::Submit)?;
     if db::batches::checks(&mut tx, id).await?.len() != Check::ALL.len() {
-        return Err(AppError::invalid("checklist", Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first")));
+        return Err(AppError::invalid(
+            "checklist",
+            Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first"),
+        ));
     }
     let (mut submitted, mut expires_at) = (0, None::<DateTime<Utc>>);
     for member in db::batches::members_in(&mut tx, id, MemberState::Requested, MAX_OPERATIONS as i64).await? {
         let request = member_request(&mut tx, &member).await?;
-        if !plan_still_holds(state, &mut tx, &request).await? || !advance(&mut tx, &request, RequestEvent::Submit, now).await?.operation {
-            drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, &member, &Reason::EvidenceChanged, now).await?;
+        if !plan_still_holds(state, &mut tx, &request).await?
+            || !advance(&mut tx, &request, RequestEvent::Submit, now).await?.operation
+        {
+            drop_member(
+                &mut tx,
+                caller.actor(),
+                caller.request_id.as_deref(),
+                &batch,
+                &member,
+                &Reason::EvidenceChanged,
+                now,
+            )
+            .await?;
             continue;
         }
         let plan = request.plan()?;
@@ -317,7 +395,8 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if submitted > 0 {
         let title = format!("一括再実行の承認をお願いします（{submitted} 件）");
-        notify_owners(&mut tx, state, &batch.department, "approval_requested", &title, &format!("/batches/{id}"), now).await?;
+        notify_owners(&mut tx, state, &batch.department, "approval_requested", &title, &format!("/batches/{id}"), now)
+            .await?;
     }
     tx.commit().await?;
     Ok(())
@@ -345,7 +424,16 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     may_decide(&caller.person(), &ballot).map_err(|refusal| super::approvals::refused(caller, refusal, id))?;
     allows(&batch, BatchEvent::Approve)?;
     if is_expired(batch.expires_at, now) {
-        end_before_dispatch(&mut tx, state, caller.actor(), &batch, BatchEvent::Expire, "the approval's validity ran out", now).await?;
+        end_before_dispatch(
+            &mut tx,
+            state,
+            caller.actor(),
+            &batch,
+            BatchEvent::Expire,
+            "the approval's validity ran out",
+            now,
+        )
+        .await?;
         tx.commit().await?;
         return Err(AppError::conflict(Conflict::Expired, "the bulk rerun expired before it was approved"));
     }
@@ -354,17 +442,28 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this bulk rerun already"));
     }
     if !approve {
-        end_before_dispatch(&mut tx, state, caller.actor(), &batch, BatchEvent::Reject, comment.as_deref().unwrap_or_default(), now).await?;
+        end_before_dispatch(
+            &mut tx,
+            state,
+            caller.actor(),
+            &batch,
+            BatchEvent::Reject,
+            comment.as_deref().unwrap_or_default(),
+            now,
+        )
+        .await?;
         tx.commit().await?;
         return Ok(());
     }
     let workflows = members.iter().map(|m| state.config.workflow(&m.workflow).map_or(1, |w| w.approvals_required));
     let required = batches::approvals_required(workflows);
     let decisions = db::batches::decisions(&mut tx, id).await?;
-    let approvers: Vec<i64> = decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
+    let approvers: Vec<i64> =
+        decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
     let approvals = counted(&approvers, &ballot);
     if !is_approved(approvals, required) {
-        let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApprovalRecorded, &batch).after(json!({"approvals": approvals, "required": required}));
+        let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApprovalRecorded, &batch)
+            .after(json!({"approvals": approvals, "required": required}));
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
         tx.commit().await?;
         return Ok(());
@@ -374,12 +473,29 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     for member in &members {
         let request = member_request(&mut tx, member).await?;
         if !plan_still_holds(state, &mut tx, &request).await? {
-            drop_member(&mut tx, caller.actor(), caller.request_id.as_deref(), &batch, member, &Reason::EvidenceChanged, now).await?;
+            drop_member(
+                &mut tx,
+                caller.actor(),
+                caller.request_id.as_deref(),
+                &batch,
+                member,
+                &Reason::EvidenceChanged,
+                now,
+            )
+            .await?;
             continue;
         }
         // Each member carries every approval that counted, as a request approved alone does.
         for d in decisions.iter().filter(|d| d.decision == Decision::Approve) {
-            db::rerun_requests::insert_decision(&mut tx, &request.id, d.approver_id, Decision::Approve, d.comment.as_deref(), d.decided_at).await?;
+            db::rerun_requests::insert_decision(
+                &mut tx,
+                &request.id,
+                d.approver_id,
+                Decision::Approve,
+                d.comment.as_deref(),
+                d.decided_at,
+            )
+            .await?;
         }
         let moved = advance(&mut tx, &request, RequestEvent::Approve, now).await?;
         db::rerun_requests::insert_dispatch(&mut tx, &request.id, batches::send_at(now, turn, rate), now).await?;
@@ -408,10 +524,21 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
 pub(super) fn ballot(batch: &BatchRow, members: &[MemberRow], decisions: &[DecisionRow]) -> Ballot {
     let requested = members.iter().filter(|m| m.state == MemberState::Requested).filter_map(|m| m.requested_by);
     let requesters = std::iter::once(batch.created_by).chain(requested).collect();
-    Ballot { department: batch.department.clone(), requesters, decided: decisions.iter().map(|d| d.approver_id).collect() }
+    Ballot {
+        department: batch.department.clone(),
+        requesters,
+        decided: decisions.iter().map(|d| d.approver_id).collect(),
+    }
 }
 
-async fn notify_creator(tx: &mut db::Tx, state: &AppState, batch: &BatchRow, kind: &str, title: &str, now: DateTime<Utc>) -> Result<(), AppError> {
+async fn notify_creator(
+    tx: &mut db::Tx,
+    state: &AppState,
+    batch: &BatchRow,
+    kind: &str,
+    title: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
     let (title, link) = (format!("{} — {title}", batch.id), format!("/batches/{}", batch.id));
     super::notifications::notify_user(tx, state, batch.created_by, &batch.department, kind, &title, &link, now).await?;
     Ok(())
@@ -430,7 +557,7 @@ async fn end_before_dispatch(
 ) -> Result<(), AppError> {
     let to = allows(batch, event)?;
     // The members' requests end as the batch does: rejected, expired or withdrawn.
-    let member_event = event.member_event().ok_or_else(|| internal("batch end", format!("{event:?}")))?;
+    let member_event = event.member_event().ok_or_else(|| AppError::internal("batch end", format!("{event:?}")))?;
     for member in db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await? {
         let (Some(rerun_id), Some(from)) = (&member.request_id, member.request_status) else { continue };
         let moved = advance_by_id(tx, (rerun_id, member.operation_id, from), member_event, now).await?;
@@ -443,7 +570,10 @@ async fn end_before_dispatch(
         }
     }
     move_batch(tx, batch, event, now).await?;
-    let entry = batch_entry(actor, batch_action(event), batch).before(json!({"status": batch.status})).after(json!({"status": to})).reason(why);
+    let entry = batch_entry(actor, batch_action(event), batch)
+        .before(json!({"status": batch.status}))
+        .after(json!({"status": to}))
+        .reason(why);
     record(tx, entry, None, now).await?;
     let title = match event {
         BatchEvent::Reject => "一括再実行が却下されました",
@@ -481,7 +611,16 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
         let mut tx = state.db.begin_write().await?;
         let Some(batch) = db::batches::lock(&mut tx, &id).await? else { continue };
         if batch.status == BatchStatus::PendingApproval {
-            end_before_dispatch(&mut tx, state, Actor::system("sweeper"), &batch, BatchEvent::Expire, "no decision within the approval's validity", now).await?;
+            end_before_dispatch(
+                &mut tx,
+                state,
+                Actor::system("sweeper"),
+                &batch,
+                BatchEvent::Expire,
+                "no decision within the approval's validity",
+                now,
+            )
+            .await?;
             expired += 1;
         }
         tx.commit().await?;

@@ -55,17 +55,24 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
         for (member, looked) in looked {
             let actor = Actor::system("bulk-preview");
             let (found, plan, reasons) = match looked {
-                None => (MemberEvent::FoundBlocked, None, vec![Reason::NotStalled { status: member.operation_status.to_string() }]),
-                Some(Err(error)) => (MemberEvent::FoundBlocked, None, vec![Reason::LookupError { message: error.to_string() }]),
+                None => (
+                    MemberEvent::FoundBlocked,
+                    None,
+                    vec![Reason::NotStalled { status: member.operation_status.to_string() }],
+                ),
+                Some(Err(error)) => {
+                    (MemberEvent::FoundBlocked, None, vec![Reason::LookupError { message: error.to_string() }])
+                }
                 Some(Ok(looked)) => {
                     looked.record(&mut tx, actor, None).await?;
                     judge(state, &mut tx, &member).await?
                 }
             };
-            let plan_json = plan.map(|p| serde_json::to_string(&p)).transpose().map_err(|e| internal("plan", e))?;
-            let reasons_json = serde_json::to_string(&reasons).map_err(|e| internal("reasons", e))?;
+            let plan_json =
+                plan.map(|p| serde_json::to_string(&p)).transpose().map_err(|e| AppError::internal("plan", e))?;
+            let reasons_json = serde_json::to_string(&reasons).map_err(|e| AppError::internal("reasons", e))?;
             let update = MemberUpdate {
-                state: member.state.next(found).map_err(|r| internal("member", r))?,
+                state: member.state.next(found).map_err(|r| AppError::internal("member", r))?,
                 plan_json: plan_json.as_deref(),
                 reasons_json: Some(&reasons_json),
                 request_id: None,
@@ -78,24 +85,38 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
 }
 
 /// A member's plan after its look-up: eligible with a plan, done (nothing to rerun) or blocked with reasons.
-async fn judge(state: &AppState, tx: &mut db::Tx, member: &MemberRow) -> Result<(MemberEvent, Option<RerunPlan>, Vec<Reason>), AppError> {
+async fn judge(
+    state: &AppState,
+    tx: &mut db::Tx,
+    member: &MemberRow,
+) -> Result<(MemberEvent, Option<RerunPlan>, Vec<Reason>), AppError> {
     let Some(operation) = db::operations::by_id(tx, member.operation_id).await? else {
         return Ok((MemberEvent::FoundBlocked, None, vec![Reason::NotStalled { status: "gone".into() }]));
     };
     if operation.status != OperationStatus::Stalled {
-        return Ok((MemberEvent::FoundBlocked, None, vec![Reason::NotStalled { status: operation.status.to_string() }]));
+        return Ok((
+            MemberEvent::FoundBlocked,
+            None,
+            vec![Reason::NotStalled { status: operation.status.to_string() }],
+        ));
     }
     let snap = snapshot(state, tx, operation).await?;
     let outcome = match plan_for(state, &snap) {
         Ok(outcome) => outcome,
-        Err(error) => return Ok((MemberEvent::FoundBlocked, None, vec![Reason::LookupError { message: error.to_string() }])),
+        Err(error) => {
+            return Ok((MemberEvent::FoundBlocked, None, vec![Reason::LookupError { message: error.to_string() }]));
+        }
     };
     if !outcome.blocked.is_empty() {
         let reasons = outcome.blocked.into_iter().map(|b| Reason::Blocked { step: b.step, why: b.why }).collect();
         return Ok((MemberEvent::FoundBlocked, None, reasons));
     }
     if outcome.plan.steps.is_empty() {
-        return Ok((MemberEvent::FoundExecuted, None, vec![Reason::NothingToRerun { confirmed: outcome.confirm_flags }]));
+        return Ok((
+            MemberEvent::FoundExecuted,
+            None,
+            vec![Reason::NothingToRerun { confirmed: outcome.confirm_flags }],
+        ));
     }
     Ok((MemberEvent::FoundEligible, Some(outcome.plan), Vec::new()))
 }
@@ -103,7 +124,8 @@ async fn judge(state: &AppState, tx: &mut db::Tx, member: &MemberRow) -> Result<
 async fn finish_preview(state: &AppState, batch: &BatchRow) -> Result<(), AppError> {
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let previewed = BatchStatus::Previewing.next(BatchEvent::Previewed).map_err(|r| internal("preview", r))?;
+    let previewed =
+        BatchStatus::Previewing.next(BatchEvent::Previewed).map_err(|r| AppError::internal("preview", r))?;
     if !db::batches::set_status(&mut tx, &batch.id, BatchStatus::Previewing, previewed, now).await? {
         return Ok(());
     }

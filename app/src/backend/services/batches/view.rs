@@ -44,13 +44,16 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let mut views = Vec::new();
     for m in &members {
         let plan: Option<RerunPlan> = m.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
-        let reasons: Vec<Reason> = m.reasons_json.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
+        let reasons: Vec<Reason> =
+            m.reasons_json.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
         let counted = m.state.is_planned();
         if counted {
             totals.operations += 1;
             let workflow = state.config.workflow(&m.workflow);
             for step in plan.iter().flat_map(|p| &p.steps) {
-                let connector = workflow.and_then(|w| w.steps.iter().find(|d| d.name == step.name)).and_then(|d| d.connector.clone());
+                let connector = workflow
+                    .and_then(|w| w.steps.iter().find(|d| d.name == step.name))
+                    .and_then(|d| d.connector.clone());
                 let system = connector.unwrap_or_else(|| "—".into());
                 match totals.calls.iter_mut().find(|(s, _)| *s == system) {
                     Some((_, n)) => *n += 1,
@@ -70,10 +73,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     }
     totals.calls.sort();
     let count = |s: MemberState| members.iter().filter(|m| m.state == s).count();
-    let failing_checks = members
-        .iter()
-        .filter(|m| m.reasons_json.as_deref().is_some_and(|r| r.contains("\"check_fails\"")))
-        .count();
+    let failing_checks =
+        members.iter().filter(|m| m.reasons_json.as_deref().is_some_and(|r| r.contains("\"check_fails\""))).count();
     let requested = count(MemberState::Requested);
     let status = batch.status;
     let allows = |event: BatchEvent| status.next(event).is_ok();
@@ -115,7 +116,12 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
             .collect(),
         decisions: decisions
             .into_iter()
-            .map(|d| crate::api::reruns::DecisionView { approver: d.approver, decision: d.decision, comment: d.comment, decided_at: d.decided_at })
+            .map(|d| crate::contract::reruns::DecisionView {
+                approver: d.approver,
+                decision: d.decision,
+                comment: d.comment,
+                decided_at: d.decided_at,
+            })
             .collect(),
         progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
         may_request: staff && allows(BatchEvent::Request),
@@ -137,7 +143,9 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>
     Ok(rows
         .into_iter()
         .map(|b| BatchSummary {
-            awaits_me: b.status.next(BatchEvent::Approve).is_ok() && caller.may_act(Act::Decide, &b.department) && b.created_by != caller.user.user.id,
+            awaits_me: b.status.next(BatchEvent::Approve).is_ok()
+                && caller.may_act(Act::Decide, &b.department)
+                && b.created_by != caller.user.user.id,
             id: b.id,
             department: b.department,
             creator: b.creator,

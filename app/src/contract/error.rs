@@ -2,9 +2,9 @@
 pub use crate::domain::conflict::Conflict;
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::rerun_request::{Refused, RequestEvent};
-use serde::{Deserialize, Serialize};
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldError {
@@ -96,16 +96,39 @@ impl FromServerFnError for AppError {
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         match value {
             // A malformed request from a client is the client's mistake, not ours.
-            ServerFnErrorErr::Args(message) | ServerFnErrorErr::MissingArg(message) => AppError::invalid("request", message),
+            ServerFnErrorErr::Args(message) | ServerFnErrorErr::MissingArg(message) => {
+                AppError::invalid("request", message)
+            }
             // On the server it is the request's body that could not be read; in the browser, the answer.
             #[cfg(feature = "ssr")]
             ServerFnErrorErr::Deserialization(message) => AppError::invalid("request", message),
             #[cfg(not(feature = "ssr"))]
             ServerFnErrorErr::Deserialization(message) => AppError::Transport(message),
-            ServerFnErrorErr::Request(message) | ServerFnErrorErr::Response(message) => {
-                AppError::Transport(message)
-            }
+            ServerFnErrorErr::Request(message) | ServerFnErrorErr::Response(message) => AppError::Transport(message),
             _ => AppError::Internal,
         }
+    }
+}
+
+/// An error the client must not see the details of: logged with its context, answered as `internal`.
+#[cfg(feature = "ssr")]
+impl AppError {
+    pub fn internal(context: &str, error: impl std::fmt::Display) -> AppError {
+        tracing::error!(error = %error, "{context}");
+        AppError::Internal
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<sqlx::Error> for AppError {
+    fn from(error: sqlx::Error) -> Self {
+        AppError::internal("database", error)
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<anyhow::Error> for AppError {
+    fn from(error: anyhow::Error) -> Self {
+        AppError::internal("server", error)
     }
 }

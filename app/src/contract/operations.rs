@@ -1,6 +1,6 @@
 //! Operations as the ingestion API and the pages see them.
-use crate::domain::operations::{OperationStatus, StepEventType, StepState};
 use crate::domain::ai::Usage;
+use crate::domain::operations::{OperationStatus, StepEventType, StepState};
 use crate::domain::reconciliation::{Evidence, Verdict};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,35 @@
+//! The audit trail page: events as the caller may see them, newest first, with before/after as a diff.
+use crate::domain::audit::DiffLine;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRow {
+    pub seq: i64,
+    pub at: DateTime<Utc>,
+    pub actor_kind: String,
+    pub actor: String,
+    pub action: String,
+    pub object_type: String,
+    pub object_id: String,
+    pub department: Option<String>,
+    pub reason: Option<String>,
+    pub diff: Vec<DiffLine>,
+}
+
+/// The chain as the last incremental check found it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ChainView {
+    Intact { seq: i64, checked_at: DateTime<Utc> },
+    Broken { seq: i64, problem: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditPageView {
+    pub rows: Vec<AuditRow>,
+    /// Pass as `before` for the next (older) page; `None` on the last page.
+    pub next: Option<i64>,
+    pub chain: ChainView,
+    /// Auditors may download the trail.
+    pub may_export: bool,
+}

@@ -1,0 +1,133 @@
+//! Bulk reruns: select stalled operations by filter or by ticks, preview (a dry run), request, confirm the five
+//! checks once, approve once, and watch the dispatch at its rate with pause, resume and cancel.
+use super::reruns::DecisionView;
+use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// What staff selected: by filters, or by ticked rows (then the filters are ignored).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    pub department: Option<String>,
+    pub workflow: Option<String>,
+    pub event: Option<String>,
+    pub failure_class: Option<String>,
+    /// Registered at or after this time.
+    pub registered_from: Option<DateTime<Utc>>,
+    /// Registered before this time.
+    pub registered_to: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub process_ids: Vec<String>,
+}
+
+/// The dry run's totals over the operations in the request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    pub operations: usize,
+    /// Planned steps per outside system (connector): the calls the reruns will make there.
+    pub calls: Vec<(String, usize)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberView {
+    pub process_id: String,
+    pub workflow: String,
+    pub state: MemberState,
+    /// The plan: step and its original idempotency key.
+    pub steps: Vec<(String, String)>,
+    pub reasons: Vec<Reason>,
+    pub rerun_id: Option<String>,
+    pub progress: Option<Progress>,
+}
+
+/// One of the five checks for the whole batch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    pub number: i64,
+    /// "412 of 412 pre-checks pass": operations in the request of those that reached the checks.
+    pub passing: usize,
+    pub of: usize,
+    pub confirmed_by: Option<String>,
+    pub confirmed_at: Option<DateTime<Utc>>,
+    pub comment: Option<String>,
+    pub cause_class: Option<String>,
+    pub cause_text: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchView {
+    pub id: String,
+    pub department: String,
+    pub creator: String,
+    pub reason: String,
+    pub status: BatchStatus,
+    pub selection: Selection,
+    pub created_at: DateTime<Utc>,
+    pub submitted_at: Option<DateTime<Utc>>,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub rate_per_minute: i64,
+    pub max_rate_per_minute: i64,
+    pub selected: usize,
+    pub looked_up: usize,
+    pub eligible: usize,
+    pub blocked: usize,
+    pub nothing_to_rerun: usize,
+    pub requested: usize,
+    pub dropped: usize,
+    pub totals: Totals,
+    pub checks: Vec<CheckSummary>,
+    pub decisions: Vec<DecisionView>,
+    pub progress: Vec<(Progress, i64)>,
+    pub members: Vec<MemberView>,
+    pub may_request: bool,
+    pub may_confirm: bool,
+    pub may_decide: bool,
+    pub may_pause: bool,
+    pub may_resume: bool,
+    pub may_cancel: bool,
+}
+
+/// What a batch's page follows every 2 s while the batch moves: far less than the whole view, which holds up to
+/// 2,000 members with their plans.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchProgress {
+    pub status: BatchStatus,
+    pub selected: usize,
+    pub looked_up: usize,
+    pub progress: Vec<(Progress, i64)>,
+    /// Each member's stage of the dispatch, in the batch's order (`None`: not requested).
+    pub members: Vec<Option<Progress>>,
+}
+
+impl From<&BatchView> for BatchProgress {
+    fn from(b: &BatchView) -> Self {
+        BatchProgress {
+            status: b.status,
+            selected: b.selected,
+            looked_up: b.looked_up,
+            progress: b.progress.clone(),
+            members: b.members.iter().map(|m| m.progress).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchSummary {
+    pub id: String,
+    pub department: String,
+    pub creator: String,
+    pub reason: String,
+    pub status: BatchStatus,
+    pub created_at: DateTime<Utc>,
+    /// Waiting for this manager's decision.
+    pub awaits_me: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    Pause,
+    Resume,
+    Cancel,
+}

@@ -1,0 +1,52 @@
+//! What crosses the wire between the pages and the server: the views the server functions return, their
+//! inputs, and the one client-facing error type. Both builds compile it; services build these views, the server
+//! functions (`api`) send them, the pages (`ui`) show them.
+pub mod admin;
+pub mod audit;
+pub mod batches;
+pub mod board;
+pub mod drills;
+pub mod error;
+pub mod incidents;
+pub mod notifications;
+pub mod operations;
+pub mod reruns;
+pub mod reviews;
+pub mod stop_switch;
+
+pub use error::{AppError, Conflict, FieldError};
+
+/// The per-response CSP nonce: the server's CSP middleware puts it into the request, the page's shell hands it to
+/// the hydration scripts.
+#[cfg(feature = "ssr")]
+#[derive(Clone, Debug)]
+pub struct CspNonce(pub String);
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::roles::Role;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepartmentDto {
+    pub code: String,
+    pub name: String,
+}
+
+/// The signed-in user as the pages see them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentUser {
+    pub id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub roles: Vec<Role>,
+    pub departments: Vec<DepartmentDto>,
+    /// The pages' language (`ja`, `en`) and time zone (IANA name).
+    pub language: String,
+    pub time_zone: String,
+}
+
+impl CurrentUser {
+    pub fn has(&self, role: Role) -> bool {
+        self.roles.contains(&role)
+    }
+}

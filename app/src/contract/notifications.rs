@@ -1,0 +1,14 @@
+//! In-app notifications: the bell's count, the list, and marking them read.
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotificationView {
+    pub id: i64,
+    /// `approval_requested`, `approved`, `rejected`, `dispatched`, `failed`, `completed`.
+    pub kind: String,
+    pub title: String,
+    pub link: String,
+    pub created_at: DateTime<Utc>,
+    pub read: bool,
+}

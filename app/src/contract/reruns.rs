@@ -1,0 +1,76 @@
+//! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
+use crate::domain::approval::Decision;
+use crate::domain::rerun_plan::{Blocked, RerunPlan};
+use crate::domain::rerun_request::RerunRequestStatus;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// What starting a request led to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StartAnswer {
+    /// A draft request with its computed plan and pre-filled checklist.
+    Created { id: String },
+    /// The steps' state forbids a rerun, with the reasons.
+    Blocked { reasons: Vec<Blocked> },
+    /// Nothing left to rerun: the executed steps got their completion flags.
+    NothingToRerun { confirmed: Vec<String> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckView {
+    pub number: i64,
+    pub label: String,
+    /// Whether the system's own check holds.
+    pub holds: bool,
+    pub evidence: String,
+    pub confirmed_by: Option<String>,
+    pub confirmed_at: Option<DateTime<Utc>>,
+    pub comment: Option<String>,
+    pub cause_class: Option<String>,
+    pub cause_text: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RerunRequestView {
+    pub id: String,
+    pub process_id: String,
+    pub department: String,
+    pub status: RerunRequestStatus,
+    pub requester: String,
+    pub reason: String,
+    pub created_at: DateTime<Utc>,
+    pub submitted_at: Option<DateTime<Utc>>,
+    pub plan: RerunPlan,
+    pub checks: Vec<CheckView>,
+    /// Staff or manager of the department while the request is a draft.
+    pub may_confirm: bool,
+    /// Staff or manager of the department while the request is not approved yet.
+    pub may_cancel: bool,
+    /// The owners' decisions so far.
+    pub decisions: Vec<DecisionView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionView {
+    pub approver: String,
+    pub decision: Decision,
+    pub comment: Option<String>,
+    pub decided_at: DateTime<Utc>,
+}
+
+/// A request waiting for this manager's decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxItem {
+    pub id: String,
+    pub process_id: String,
+    pub department: String,
+    pub requester: String,
+    pub reason: String,
+    pub submitted_at: Option<DateTime<Utc>>,
+    /// The plan: step and its original idempotency key.
+    pub steps: Vec<(String, String)>,
+    pub approvals: i64,
+    pub required: i64,
+    /// The manager asked for this one: someone else must decide.
+    pub own_request: bool,
+}

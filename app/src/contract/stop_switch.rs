@@ -1,0 +1,26 @@
+//! The stop switch: pause dispatches per workflow or outside system (connector), and resume them, with reasons.
+use crate::domain::stop_switch::Scope;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// An open pause.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PauseView {
+    /// `workflow` or `connector`.
+    pub scope: String,
+    pub name: String,
+    pub paused_by: String,
+    pub paused_at: DateTime<Utc>,
+    pub reason: String,
+}
+
+/// One workflow or connector on the stop-switch page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchView {
+    pub scope: Scope,
+    pub name: String,
+    /// The departments whose reruns it concerns.
+    pub departments: Vec<String>,
+    pub pause: Option<PauseView>,
+    pub may_switch: bool,
+}

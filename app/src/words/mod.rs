@@ -1,0 +1,48 @@
+//! The product's words in each language, as plain functions of a `Locale`: the pages (through `ui::labels`),
+//! the downloads and the exports all say the same thing the same way.
+pub mod decision_table;
+
+use crate::domain::indicators::Indicator;
+use crate::i18n::{Locale, td_string};
+
+/// A stall event's name (`None` and unknown codes: not classified).
+pub fn event_label_in(l: Locale, event: &str) -> &'static str {
+    match event {
+        "auth_expired" => td_string!(l, common.event.auth_expired),
+        "rate_limited" => td_string!(l, common.event.rate_limited),
+        "temporary_failure" => td_string!(l, common.event.temporary_failure),
+        "no_response" => td_string!(l, common.event.no_response),
+        "duplicate_notification" => td_string!(l, common.event.duplicate_notification),
+        "stale_notification" => td_string!(l, common.event.stale_notification),
+        "partial_success" => td_string!(l, common.event.partial_success),
+        "ai_in_progress" => td_string!(l, common.event.ai_in_progress),
+        "cancel_requested" => td_string!(l, common.event.cancel_requested),
+        "result_unknown" => td_string!(l, common.event.result_unknown),
+        _ => td_string!(l, common.event.unclassified),
+    }
+}
+
+/// An indicator's name on the review page, its charts and the threshold notifications.
+pub fn indicator_label_in(l: Locale, indicator: Indicator) -> &'static str {
+    match indicator {
+        Indicator::MissingProcessId => td_string!(l, review.indicator.missing_process_id),
+        Indicator::IdempotencyCollisions => td_string!(l, review.indicator.idempotency_collisions),
+        Indicator::OutsideApiErrorRate => td_string!(l, review.indicator.outside_api_error_rate),
+        Indicator::DoubleSendFlags => td_string!(l, review.indicator.double_send_flags),
+        Indicator::DoubleSendRatio => td_string!(l, review.indicator.double_send_ratio),
+        Indicator::RerunErrorRate => td_string!(l, review.indicator.rerun_error_rate),
+        Indicator::ApprovalLatencyMedian => td_string!(l, review.indicator.approval_latency_median),
+        Indicator::ApprovalLatencyP90 => td_string!(l, review.indicator.approval_latency_p90),
+        Indicator::Stalled => td_string!(l, review.indicator.stalled),
+    }
+}
+
+/// A failure class of an outside system.
+pub fn failure_class_label_in(l: Locale, class: &str) -> &'static str {
+    match class {
+        "system_error" => td_string!(l, common.failure_class.system_error),
+        "outside_service_outage" => td_string!(l, common.failure_class.outside_service_outage),
+        "data_inconsistency" => td_string!(l, common.failure_class.data_inconsistency),
+        _ => "—",
+    }
+}
