@@ -5,7 +5,7 @@ pub mod decision_table;
 use crate::domain::indicators::Indicator;
 use crate::i18n::{Locale, td_string};
 
-/// A stall event's name (`None` and unknown codes: not classified).
+/// A stall event's name (an unknown code: not classified).
 pub fn event_label_in(l: Locale, event: &str) -> &'static str {
     match event {
         "auth_expired" => td_string!(l, common.event.auth_expired),
