@@ -30,7 +30,7 @@ pub async fn sign_out() -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::SignOut, "user", caller.user.user.id);
+    let entry = AuditEntry::new(caller.actor(), AuditAction::SignOut, "user", caller.user_id());
     services::audit::record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     // Deletes the session from the store: the old cookie is worthless from here on.

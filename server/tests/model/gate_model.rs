@@ -368,7 +368,7 @@ impl World {
     fn resolve(&self, who: Who, allowed: impl Fn(usize, i64) -> bool) -> Option<usize> {
         match who {
             Who::Person(p) => Some(p),
-            Who::Eligible => (0..self.people.len()).find(|i| allowed(*i, self.callers[*i].user.user.id)),
+            Who::Eligible => (0..self.people.len()).find(|i| allowed(*i, self.callers[*i].user_id())),
         }
     }
 
@@ -418,9 +418,10 @@ impl World {
     }
 
     fn is_manager_member(&self, user_id: i64, department: &str) -> bool {
-        self.callers.iter().zip(&self.people).any(|(c, p)| {
-            c.user.user.id == user_id && p.roles.contains(&"manager") && p.departments.contains(&department)
-        })
+        self.callers
+            .iter()
+            .zip(&self.people)
+            .any(|(c, p)| c.user_id() == user_id && p.roles.contains(&"manager") && p.departments.contains(&department))
     }
 
     /// I1–I4 after one action.
@@ -438,7 +439,7 @@ impl World {
                 .callers
                 .iter()
                 .zip(&self.people)
-                .any(|(c, p)| c.user.user.id.to_string() == *actor && p.departments.contains(&department.as_str()));
+                .any(|(c, p)| c.user_id().to_string() == *actor && p.departments.contains(&department.as_str()));
             if !member {
                 return Err(format!("I2: {} by {} on {department}'s {}", e.action, e.actor_label, e.object_id));
             }

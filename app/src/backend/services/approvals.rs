@@ -101,8 +101,7 @@ pub async fn decide(
         tx.commit().await?;
         return Err(plan_changed());
     }
-    if !db::rerun_requests::insert_decision(&mut tx, id, caller.user.user.id, decision, comment.as_deref(), now).await?
-    {
+    if !db::rerun_requests::insert_decision(&mut tx, id, caller.user_id(), decision, comment.as_deref(), now).await? {
         return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this request already"));
     }
     match decision {
@@ -191,7 +190,7 @@ pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, 
         let approvals = decisions.iter().filter(|d| d.decision == Decision::Approve).count() as i64;
         let required = state.config.workflow(&r.workflow).map_or(1, |w| w.approvals_required);
         items.push(InboxItem {
-            own_request: r.requested_by == caller.user.user.id,
+            own_request: r.requested_by == caller.user_id(),
             id: r.id,
             process_id: r.process_id,
             department: r.department,

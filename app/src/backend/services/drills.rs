@@ -84,7 +84,7 @@ pub async fn start(
     }
     let names: Vec<&str> = faults.iter().map(|f| f.as_str()).collect();
     let faults_json = serde_json::to_string(&names).map_err(|e| AppError::internal("faults", e))?;
-    db::drills::insert(&mut tx, &id, caller.user.user.id, &faults_json, &note, now, now + length).await?;
+    db::drills::insert(&mut tx, &id, caller.user_id(), &faults_json, &note, now, now + length).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::DrillStarted, "drill", &id)
         .after(json!({"faults": names, "minutes": minutes, "ends_at": now + length}))
         .reason(&note);

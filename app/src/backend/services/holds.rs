@@ -45,7 +45,7 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
     if !moved {
         return Err(AppError::conflict(Conflict::NotStalled, "only a stalled operation can be put on hold"));
     }
-    db::holds::place(&mut tx, operation.id, caller.user.user.id, &why, now).await?;
+    db::holds::place(&mut tx, operation.id, caller.user_id(), &why, now).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::OperationHeld, "operation", process_id)
         .department(Some(&operation.department))
         .before(json!({"status": OperationStatus::Stalled}))
@@ -66,7 +66,7 @@ pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &
     let (Some(hold), true) = (hold, moved) else {
         return Err(AppError::conflict(Conflict::NotOnHold, "the operation is not on hold"));
     };
-    db::holds::release(&mut tx, hold.id, caller.user.user.id, &why, now).await?;
+    db::holds::release(&mut tx, hold.id, caller.user_id(), &why, now).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::OperationReleased, "operation", process_id)
         .department(Some(&operation.department))
         .before(json!({"status": OperationStatus::OnHold, "hold_reason": hold.reason}))

@@ -157,7 +157,7 @@ pub async fn file(state: &AppState, caller: &Caller, process_ids: &str, form: Te
     let department = operations[0].department.clone();
     one_department("process_ids", &department, &operations)?;
     require_write(caller, &department)?;
-    let id = db::incidents::insert(&mut tx, &department, &texts.as_db(), caller.user.user.id, now).await?;
+    let id = db::incidents::insert(&mut tx, &department, &texts.as_db(), caller.user_id(), now).await?;
     for operation in &operations {
         db::incidents::link(
             &mut tx,

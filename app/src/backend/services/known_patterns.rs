@@ -73,7 +73,7 @@ pub async fn acknowledge(
         .into_iter()
         .find(|p| p.incident_id == incident_id)
         .ok_or(AppError::NotFound)?;
-    if !db::incidents::acknowledge(&mut tx, operation.id, incident_id, &evidence, caller.user.user.id, now).await? {
+    if !db::incidents::acknowledge(&mut tx, operation.id, incident_id, &evidence, caller.user_id(), now).await? {
         return Err(AppError::conflict(Conflict::AlreadyAcknowledged, "this pattern is already marked as understood"));
     }
     let audit = AuditEntry::new(caller.actor(), AuditAction::OperationPatternAcknowledged, "operation", process_id)

@@ -42,8 +42,12 @@ pub struct Caller {
 }
 
 impl Caller {
+    pub fn user_id(&self) -> i64 {
+        self.user.user.id
+    }
+
     pub fn actor(&self) -> Actor {
-        Actor::user(self.user.user.id, &self.user.user.username)
+        Actor::user(self.user_id(), &self.user.user.username)
     }
 
     /// The caller as the rules of `domain::rights` and `domain::approval` see them, as of this request.

@@ -202,12 +202,12 @@ pub async fn purge_sent(state: &AppState) -> Result<u64, AppError> {
 
 pub async fn unread(state: &AppState, caller: &Caller) -> Result<i64, AppError> {
     let mut tx = state.db.connection().await?;
-    Ok(db::notifications::unread_count(&mut tx, caller.user.user.id).await?)
+    Ok(db::notifications::unread_count(&mut tx, caller.user_id()).await?)
 }
 
 pub async fn latest(state: &AppState, caller: &Caller) -> Result<Vec<NotificationView>, AppError> {
     let mut tx = state.db.begin_read().await?;
-    let rows = db::notifications::latest(&mut tx, caller.user.user.id, 50).await?;
+    let rows = db::notifications::latest(&mut tx, caller.user_id(), 50).await?;
     Ok(rows
         .into_iter()
         .map(|r| NotificationView {
@@ -223,7 +223,7 @@ pub async fn latest(state: &AppState, caller: &Caller) -> Result<Vec<Notificatio
 
 pub async fn mark_all_read(state: &AppState, caller: &Caller) -> Result<(), AppError> {
     let mut tx = state.db.begin_write().await?;
-    db::notifications::mark_all_read(&mut tx, caller.user.user.id, state.clock.now()).await?;
+    db::notifications::mark_all_read(&mut tx, caller.user_id(), state.clock.now()).await?;
     tx.commit().await?;
     Ok(())
 }

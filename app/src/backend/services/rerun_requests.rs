@@ -177,7 +177,7 @@ pub(super) async fn create(
     let new = NewRequest {
         id: &id,
         operation_id: operation.id,
-        requested_by: caller.user.user.id,
+        requested_by: caller.user_id(),
         reason: d.reason,
         plan_json: &plan_json,
         workflow_version: &d.plan.workflow_version,
@@ -407,7 +407,7 @@ pub async fn confirm(
     let (class, text) =
         if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
     let confirmation =
-        Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
+        Confirmation { user_id: caller.user_id(), comment: comment.trim(), cause_class: class, cause_text: text };
     db::rerun_requests::confirm_item(&mut tx, id, number, &confirmation, now).await?;
     let entry = AuditEntry::new(
         caller.actor(),

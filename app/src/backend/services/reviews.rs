@@ -218,7 +218,7 @@ pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, co
     let comment = crate::domain::holds::reason(comment).map_err(|e| AppError::invalid("comment", e))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    if !db::reviews::sign_off(&mut tx, &department, r.period, caller.user.user.id, &comment, now).await? {
+    if !db::reviews::sign_off(&mut tx, &department, r.period, caller.user_id(), &comment, now).await? {
         return Err(AppError::conflict(Conflict::AlreadySignedOff, "this period's review was already signed off"));
     }
     let object = format!("{department}/{}/{}", r.period.kind.as_str(), r.period.start);

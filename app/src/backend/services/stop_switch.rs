@@ -89,7 +89,7 @@ async fn switch(
     let concerned = concerned(state, scope, name)?;
     let person = caller.person();
     let now = state.clock.now();
-    let user = caller.user.user.id;
+    let user = caller.user_id();
     let mut tx = state.db.begin_write().await?;
     let changed = if stop {
         let set_for = may_pause(&person, &concerned).ok_or_else(|| forbidden(caller, scope, name))?;

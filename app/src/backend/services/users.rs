@@ -152,7 +152,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>,
 /// sessions' binding moves on, so re-enabling the user does not revive an old cookie.
 pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disabled: bool) -> Result<(), AppError> {
     caller.require(Role::Admin)?;
-    if disabled && user_id == caller.user.user.id {
+    if disabled && user_id == caller.user_id() {
         return Err(AppError::conflict(Conflict::SelfDisable, "you cannot disable yourself"));
     }
     let now = state.clock.now();
@@ -183,7 +183,7 @@ pub async fn set_roles(
 ) -> Result<(), AppError> {
     caller.require(Role::Admin)?;
     let (roles, codes) = check_roles(&roles, &departments)?;
-    if user_id == caller.user.user.id && !roles.contains(&Role::Admin) {
+    if user_id == caller.user_id() && !roles.contains(&Role::Admin) {
         return Err(AppError::conflict(Conflict::SelfDemotion, "you cannot take away your own admin role"));
     }
     let now = state.clock.now();

@@ -110,7 +110,7 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
     let new = NewBatch {
         id: &id,
         department: &department,
-        created_by: caller.user.user.id,
+        created_by: caller.user_id(),
         reason: &why,
         selection_json: &selection_json,
         rate_per_minute: i64::from(state.config.bulk_dispatch_per_minute),
@@ -336,7 +336,7 @@ pub async fn confirm(
     let (class, text) =
         if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
     let confirmation =
-        Confirmation { user_id: caller.user.user.id, comment: comment.trim(), cause_class: class, cause_text: text };
+        Confirmation { user_id: caller.user_id(), comment: comment.trim(), cause_class: class, cause_text: text };
     db::batches::confirm_check(&mut tx, id, number, &confirmation, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchCheckConfirmed, &batch)
         .after(json!({"check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}));
@@ -438,7 +438,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         return Err(AppError::conflict(Conflict::Expired, "the bulk rerun expired before it was approved"));
     }
     let decision = if approve { Decision::Approve } else { Decision::Reject };
-    if !db::batches::insert_decision(&mut tx, id, caller.user.user.id, decision, comment.as_deref(), now).await? {
+    if !db::batches::insert_decision(&mut tx, id, caller.user_id(), decision, comment.as_deref(), now).await? {
         return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this bulk rerun already"));
     }
     if !approve {

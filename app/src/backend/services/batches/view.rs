@@ -145,7 +145,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>
         .map(|b| BatchSummary {
             awaits_me: b.status.next(BatchEvent::Approve).is_ok()
                 && caller.may_act(Act::Decide, &b.department)
-                && b.created_by != caller.user.user.id,
+                && b.created_by != caller.user_id(),
             id: b.id,
             department: b.department,
             creator: b.creator,
