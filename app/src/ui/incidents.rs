@@ -2,7 +2,7 @@
 //! the filing form, one report with its forms (staff and managers of its department; auditors read), and the
 //! board's box of overdue actions.
 use super::data::resource;
-use super::labels::{event_label, failure_class_label, local_time, locale, reader_zone};
+use super::labels::{event_label, failure_class_label, local_input_value, local_time, locale, reader_zone};
 use crate::api::incidents::{
     ActionView, AddPreventionAction, FileIncident, IncidentList, IncidentView, LinkOperation, OverdueAction,
     SetActionStatus, UpdateIncident, list_incidents, load_incident,
@@ -153,7 +153,7 @@ fn TextFields(prefix: &'static str, #[prop(optional)] current: Option<IncidentVi
     let id = move |name: &str| format!("{prefix}-{name}");
     let value = |pick: fn(&IncidentView) -> String| current.as_ref().map(pick).unwrap_or_default();
     // A date-time field speaks the reader's zone, without seconds.
-    let occurred = value(|i| i.occurred_at.with_timezone(&reader_zone()).format("%Y-%m-%dT%H:%M").to_string());
+    let occurred = value(|i| local_input_value(reader_zone(), i.occurred_at));
     view! {
         <label for=id("title")>{td_string!(l, incident.field.title)}</label>
         <input id=id("title") name="title" required maxlength="200" value=value(|i| i.title.clone()) />
@@ -272,7 +272,7 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
         .map(|a| view! { <ActionRow a incident=id may_edit status=actions.status /> })
         .collect_view();
     let no_actions = report.actions.is_empty();
-    let today = report.today.format("%Y-%m-%d").to_string();
+    let today = report.today.to_string();
     let editing = may_edit.then(|| view! { <EditForms report=report.clone() actions /> });
     view! {
         <p><A href="/incidents">{td_string!(l, incident.report.back)}</A></p>
@@ -360,7 +360,7 @@ fn ActionRow(a: ActionView, incident: i64, may_edit: bool, status: ServerAction<
         <tr class:overdue=a.overdue data-action=a.id data-status=a.status.as_str()>
             <td>{a.description.clone()}</td>
             <td>{a.owner.clone()}</td>
-            <td>{a.due_on.format("%Y-%m-%d").to_string()}
+            <td>{a.due_on.to_string()}
                 {a.overdue.then(|| view! { " " <strong class="badge late" data-testid="overdue">{td_string!(l, incident.action.overdue)}</strong> })}</td>
             <td data-testid="action-status">{status_label(a.status)}{a.done_at.map(|at| view! { <small>" · " {local_time(at)}</small> })}</td>
             {buttons}
@@ -435,7 +435,7 @@ pub fn OverdueBox(actions: Vec<OverdueAction>) -> impl IntoView {
                             <td><A href=format!("/incidents/{}", a.incident_id)>{a.incident_title}</A></td>
                             <td>{a.description}</td>
                             <td>{a.owner}</td>
-                            <td>{a.due_on.format("%Y-%m-%d").to_string()} " " <strong class="badge late">{td_string!(l, incident.action.overdue)}</strong></td>
+                            <td>{a.due_on.to_string()} " " <strong class="badge late">{td_string!(l, incident.action.overdue)}</strong></td>
                         </tr>
                     }).collect_view()}
                 </tbody>

@@ -40,6 +40,13 @@ pub fn local_time_in(zone: Tz, at: DateTime<Utc>) -> String {
     format!("{:04}-{:02}-{:02} {:02}:{:02} {}", t.year(), t.month(), t.day(), t.hour(), t.minute(), t.offset())
 }
 
+/// The value of a `datetime-local` field for a moment, in the reader's zone, without seconds.
+pub fn local_input_value(zone: Tz, at: DateTime<Utc>) -> String {
+    // `format("%Y-%m-%dT%H:%M")`, written out for the same reason.
+    let t = at.with_timezone(&zone);
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}", t.year(), t.month(), t.day(), t.hour(), t.minute())
+}
+
 /// A cookie of this request (server) or of this page (browser).
 fn cookie(name: &str) -> Option<String> {
     #[cfg(feature = "ssr")]
@@ -109,12 +116,12 @@ pub fn verdict_label(verdict: Option<Verdict>) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::local_time_in;
+    use super::{local_input_value, local_time_in};
     use crate::domain::preferences::{OFFERED_TIME_ZONES, time_zone};
     use chrono::{TimeZone, Utc};
 
     #[test]
-    fn a_moment_reads_as_strftime_would_write_it_in_every_offered_zone() {
+    fn a_moment_reads_as_strftime_would_write_it_in_every_offered_zone_and_field() {
         let moments =
             [Utc.with_ymd_and_hms(2026, 12, 2, 8, 5, 0).unwrap(), Utc.with_ymd_and_hms(2026, 7, 1, 23, 59, 0).unwrap()];
         for name in OFFERED_TIME_ZONES {
@@ -122,6 +129,8 @@ mod tests {
             for at in moments {
                 let strftime = at.with_timezone(&zone).format("%Y-%m-%d %H:%M %Z").to_string();
                 assert_eq!(local_time_in(zone, at), strftime, "{name}");
+                let field = at.with_timezone(&zone).format("%Y-%m-%dT%H:%M").to_string();
+                assert_eq!(local_input_value(zone, at), field, "{name}");
             }
         }
         assert_eq!(local_time_in(time_zone("Asia/Tokyo").unwrap(), moments[0]), "2026-12-02 17:05 JST");
