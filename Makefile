@@ -63,8 +63,9 @@ site: deps-build
 ## An optimised build (target/release/server, target/site). wasm-opt comes from npm's binaryen: Debian's
 ## older binaryen silently produces a bundle that fails to hydrate.
 ## The browser bundle is built with a pinned nightly that rebuilds the standard library for size (-Zbuild-std,
-## optimize_for_size) with panics that abort at once, without message or source location: the panic machinery,
-## its messages and its paths were about a sixth of the first module. The server stays on stable.
+## optimize_for_size), with panics that abort at once without message or source location, and derived Debug
+## printing only names: the panic machinery, its messages and its paths were about a tenth of the first module
+## with gzip. The server stays on stable; `make site` (stable, debug) keeps panic messages for finding one.
 BINARYEN_VERSION := 132
 WASM_NIGHTLY := nightly-2026-05-20
 WASM_NIGHTLY_ENV := RUSTUP_TOOLCHAIN=$(WASM_NIGHTLY) CARGO_UNSTABLE_BUILD_STD=std,panic_abort \

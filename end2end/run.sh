@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 work="$PWD/target/e2e"
 rm -rf "$work" && mkdir -p "$work" docs/screenshots
 export DATABASE_URL="sqlite://$work/rerun-gate.db?mode=rwc"
-export LEPTOS_SITE_ROOT="$PWD/target/site" LEPTOS_OUTPUT_NAME=rerun-gate
+export LEPTOS_SITE_ROOT="${LEPTOS_SITE_ROOT:-$PWD/target/site}" LEPTOS_OUTPUT_NAME=rerun-gate
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export LEPTOS_SITE_ADDR="127.0.0.1:$port"
 server="${SERVER_BIN:-target/debug/server}"

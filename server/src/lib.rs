@@ -2,7 +2,7 @@
 pub mod api;
 pub mod audit_export;
 pub mod cli;
-pub mod demo_systems;
+pub mod demo;
 pub mod documents;
 pub mod http;
 pub mod startup;

@@ -241,7 +241,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .merge(http::metrics::routes(state.clone()));
     machines = machines.merge(crate::webhooks::routes(state.clone()));
     if state.settings.demo_systems {
-        machines = machines.merge(crate::demo_systems::routes(state.clone()));
+        machines = machines.merge(crate::demo::routes(state.clone()));
     }
     let machines = machines.route_layer(axum::middleware::from_fn(http::policy::gate));
     // Counted per matched route (static files and unknown paths are not counted).

@@ -5,9 +5,6 @@ pub mod clock;
 pub mod config;
 pub mod db;
 pub mod demo;
-pub mod demo_cases;
-pub mod demo_receiver;
-pub mod demo_systems;
 pub mod mail;
 pub mod metrics;
 pub mod passwords;
@@ -114,7 +111,7 @@ pub struct Parts {
     /// How reconciliation reaches each outside system, by connector name.
     pub connectors: Arc<reconciliation::Connectors>,
     /// The demo outside systems (their HTTP side is served only in demo mode).
-    pub demo: demo_systems::DemoSystems,
+    pub demo: demo::systems::DemoSystems,
     /// API tokens checked in the last few seconds.
     pub tokens: Arc<services::api_clients::TokenCache>,
     /// The steps this instance changed last (a guess that saves a read; see `known_steps`).
@@ -145,7 +142,7 @@ impl AppState {
 
     /// Fails only when a connector cannot be built from the configuration.
     pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Result<Self, String> {
-        let demo = demo_systems::DemoSystems::new(db.clone(), clock.clone());
+        let demo = demo::systems::DemoSystems::new(db.clone(), clock.clone());
         let connectors = reconciliation::Connectors::build(&config, &demo)?;
         let password_checks =
             Arc::new(passwords::Checks::new(settings.password_checks_at_once, settings.password_check_queue));

@@ -28,7 +28,10 @@ pub struct BoardRow {
     pub failure_class: Option<String>,
     pub business_key: Option<String>,
     pub possible_duplicate_of: Option<String>,
+    // The board is in the first download: its moments are read by `wire_time`, not chrono's parser.
+    #[serde(with = "super::wire_time::moment")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "super::wire_time::moment")]
     pub updated_at: DateTime<Utc>,
     /// A drill's practice operation.
     #[serde(default)]

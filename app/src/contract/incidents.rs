@@ -92,6 +92,7 @@ pub struct OverdueAction {
     pub action_id: i64,
     pub description: String,
     pub owner: String,
+    #[serde(with = "super::wire_time::day")] // on the board: the first download
     pub due_on: NaiveDate,
 }
 

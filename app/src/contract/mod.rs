@@ -13,6 +13,7 @@ pub mod operations;
 pub mod reruns;
 pub mod reviews;
 pub mod stop_switch;
+pub mod wire_time;
 
 pub use error::{AppError, Conflict, FieldError};
 

@@ -66,6 +66,7 @@ pub struct InboxItem {
     pub department: String,
     pub requester: String,
     pub reason: String,
+    #[serde(with = "super::wire_time::optional_moment")] // the inbox is in the first download
     pub submitted_at: Option<DateTime<Utc>>,
     /// The plan: step and its original idempotency key.
     pub steps: Vec<(String, String)>,

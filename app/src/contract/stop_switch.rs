@@ -10,6 +10,7 @@ pub struct PauseView {
     pub scope: String,
     pub name: String,
     pub paused_by: String,
+    #[serde(with = "super::wire_time::moment")] // on the board: the first download
     pub paused_at: DateTime<Utc>,
     pub reason: String,
 }

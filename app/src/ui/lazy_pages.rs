@@ -1,5 +1,6 @@
 //! The pages that load their code when the reader goes there: each is a split point of the browser's wasm
-//! (`cargo leptos build --split`). The sign-in page, the layout and the board stay in the first download.
+//! (`cargo leptos build --split`). The sign-in page, the layout, the board and the approval inbox (where managers
+//! land from a notification, often on a phone) stay in the first download.
 use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
@@ -31,7 +32,6 @@ macro_rules! lazy_pages {
 
 lazy_pages! {
     Operation => super::operation::OperationPage,
-    Approvals => super::approvals::ApprovalsPage,
     RerunRequest => super::rerun_request::RerunRequestPage,
     Batches => super::batches::BatchesPage,
     Batch => super::batches::BatchPage,

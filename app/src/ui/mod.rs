@@ -97,7 +97,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=board::BoardPage />
                     <Route path=path!("/operations/:process_id") view={Lazy::<lazy_pages::Operation>::new()} />
                     <Route path=path!("/reruns/:id") view={Lazy::<lazy_pages::RerunRequest>::new()} />
-                    <Route path=path!("/approvals") view={Lazy::<lazy_pages::Approvals>::new()} />
+                    <Route path=path!("/approvals") view=approvals::ApprovalsPage />
                     <Route path=path!("/batches") view={Lazy::<lazy_pages::Batches>::new()} />
                     <Route path=path!("/stop-switch") view={Lazy::<lazy_pages::StopSwitch>::new()} />
                     <Route path=path!("/batches/:id") view={Lazy::<lazy_pages::Batch>::new()} />

@@ -85,7 +85,7 @@ async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_a
     let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
 
     let changed = pending_request(&app, &token, &staff, "ORD-V").await;
-    app.state.demo.execute(app::backend::demo_systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
+    app.state.demo.execute(app::backend::demo::systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
     app::backend::services::reconciliation::on_demand(&app.state, &staff, "ORD-V").await.unwrap();
     let void = decide(&app.state, &owner, &changed, Decision::Approve, "").await;
     assert!(

@@ -5,7 +5,7 @@ use crate::dispatch::Receiver;
 use crate::fixtures::caller;
 use crate::harness::TestApp;
 use app::api::batches::{BatchProgress, BatchView, Control, Selection};
-use app::backend::demo_systems::Service;
+use app::backend::demo::systems::Service;
 use app::backend::services::{Caller, batches, dispatcher::dispatch_due, reconciliation, rerun_requests, sweeper};
 use app::domain::batches::{Progress, Reason};
 use app::domain::rerun_plan::BlockedBecause;

@@ -205,7 +205,7 @@ async fn no_answer_in_time_is_an_unknown_outcome_and_never_a_blind_resend() {
 async fn a_step_executed_since_the_approval_is_not_sent_and_gets_its_flag() {
     let g = gate(&[]).await;
     let id = g.approved("ORD-D7").await;
-    g.app.state.demo.execute(app::backend::demo_systems::Service::Ai, "ORD-D7-s", &json!({}), None).await.unwrap();
+    g.app.state.demo.execute(app::backend::demo::systems::Service::Ai, "ORD-D7-s", &json!({}), None).await.unwrap();
     g.app.clock.advance(Duration::seconds(30)); // the demo AI finishes its work
     dispatch_due(&g.app.state).await.unwrap();
     let (_, body) = &g.receiver.requests()[0];
@@ -251,7 +251,7 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     );
     assert_eq!(app::backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
     let order =
-        app.state.demo.find_by_key(app::backend::demo_systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
+        app.state.demo.find_by_key(app::backend::demo::systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
     assert_eq!(order.replays, 0, "one order, under its original key");
     let heard = app::backend::services::notifications::latest(&app.state, &staff).await.unwrap();
     let kinds: Vec<&str> = heard.iter().map(|n| n.kind.as_str()).collect();

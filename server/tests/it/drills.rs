@@ -4,7 +4,7 @@
 use crate::fixtures::caller;
 use crate::harness::TestApp;
 use app::api::AppError;
-use app::backend::demo_systems::Service;
+use app::backend::demo::systems::Service;
 use app::backend::services::{Caller, drills, holds};
 use app::domain::drills::Fault;
 use chrono::Duration;

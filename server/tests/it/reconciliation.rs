@@ -1,6 +1,6 @@
 //! Reconciliation through the demo outside systems: verdicts after a stall, on demand, and the seed's cases.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::demo_systems::Service;
+use app::backend::demo::systems::Service;
 use app::backend::services::sweeper::sweep;
 use chrono::Duration;
 use reqwest::{Method, StatusCode};

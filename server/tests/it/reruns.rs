@@ -1,7 +1,7 @@
 //! Rerun requests on the seed's cases: the computed plan, confirmed flags, the five checks, the request for
 //! approval, and what stops a request.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::demo_systems::Service;
+use app::backend::demo::systems::Service;
 use chrono::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -1,5 +1,5 @@
 //! AI generation attempts per step.
-use super::{Tx, on_tx};
+use super::{Tx, changed_one, on_tx};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -94,14 +94,11 @@ pub async fn adopt(tx: &mut Tx, step_id: i64, result_id: &str) -> Result<bool, s
         .execute(&mut *c)
         .await
         .map(drop))?;
-    let adopted =
-        on_tx!(tx, |c| sqlx::query("UPDATE ai_attempts SET adopted = TRUE WHERE step_id = $1 AND result_id = $2")
-            .bind(step_id)
-            .bind(result_id)
-            .execute(c)
-            .await
-            .map(|r| r.rows_affected()))?;
-    Ok(adopted == 1)
+    changed_one!(tx, |c| sqlx::query("UPDATE ai_attempts SET adopted = TRUE WHERE step_id = $1 AND result_id = $2")
+        .bind(step_id)
+        .bind(result_id)
+        .execute(c)
+        .await)
 }
 
 pub async fn for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<AttemptRow>, sqlx::Error> {

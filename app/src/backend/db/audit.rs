@@ -1,11 +1,11 @@
 //! The audit trail table. There is deliberately no update or delete here: the trail is append-only.
 use super::Db;
-use super::{Tx, on_tx};
+use super::{RowLock, Tx, on_tx};
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use crate::domain::audit_export::AuditFilter;
 use chrono::{DateTime, Utc};
 
-const HEAD_FOR_UPDATE: &str = "SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE";
+const HEAD: &str = "SELECT seq, hash FROM audit_head WHERE id = 1";
 
 /// Appends one event after the current head, usually in one statement. A PostgreSQL write transaction read
 /// and locked the head first (`FOR UPDATE`, see `Db::begin_write`) and moves it with each append. SQLite
@@ -47,15 +47,13 @@ pub(super) fn prev(head: &(i64, String)) -> Option<(i64, &str)> {
 }
 
 async fn read_head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
-    match tx {
-        Tx::Sqlite(t, _) => sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(&mut **t).await,
-        Tx::Postgres(t, _) => sqlx::query_as(HEAD_FOR_UPDATE).fetch_one(&mut **t).await,
-    }
+    let sql = format!("{HEAD}{}", tx.lock_clause(RowLock::Every));
+    on_tx!(tx, |c| sqlx::query_as(&sql).fetch_one(c).await)
 }
 
 /// PostgreSQL: every write transaction's first statement (see `Db::begin_write`).
 pub(super) async fn lock_head(tx: &mut super::Handle<sqlx::Postgres>) -> Result<(i64, String), sqlx::Error> {
-    sqlx::query_as(HEAD_FOR_UPDATE).fetch_one(&mut **tx).await
+    sqlx::query_as(&format!("{HEAD}{}", super::postgres::lock_clause(RowLock::Every))).fetch_one(&mut **tx).await
 }
 
 async fn insert(tx: &mut Tx, event: AuditEvent) -> Result<AuditEvent, sqlx::Error> {

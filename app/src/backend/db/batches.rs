@@ -1,5 +1,5 @@
 //! Bulk reruns: the batch, its frozen members, its five checks and its owners' decisions.
-use super::{Tx, on_tx};
+use super::{RowLock, Tx, changed_one, on_tx};
 use crate::domain::batches::{BatchStatus, MemberState};
 use crate::domain::dispatch::DispatchStatus;
 use crate::domain::operations::OperationStatus;
@@ -79,17 +79,8 @@ pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Erro
 
 /// The batch, locked for a change (PostgreSQL: the row; SQLite: the write transaction already is).
 pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
-    match tx {
-        Tx::Sqlite(t, _) => {
-            sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1")).bind(id).fetch_optional(&mut **t).await
-        }
-        Tx::Postgres(t, _) => {
-            sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1 FOR UPDATE OF b"))
-                .bind(id)
-                .fetch_optional(&mut **t)
-                .await
-        }
-    }
+    let sql = format!("{BATCH_SELECT} WHERE b.id = $1{}", tx.lock_clause(RowLock::Of("b")));
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 /// The newest batches of these departments (`None`: every department).
@@ -129,7 +120,7 @@ pub async fn set_status(
 ) -> Result<bool, sqlx::Error> {
     let submitted = to.is_submission().then_some(now);
     let decided = to.is_decision().then_some(now);
-    let moved = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE rerun_batches SET status = $3, updated_at = $4, lease_until = NULL,
              submitted_at = COALESCE($5, submitted_at), decided_at = COALESCE(decided_at, $6)
          WHERE id = $1 AND status = $2"
@@ -141,9 +132,7 @@ pub async fn set_status(
     .bind(submitted)
     .bind(decided)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(moved == 1)
+    .await)
 }
 
 pub async fn set_rate_and_expiry(
@@ -176,7 +165,7 @@ pub async fn claim_preview(
     lease_until: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     // A worker renews its own lease (it knows when it last set it); a new worker only takes an expired one.
-    let claimed = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE rerun_batches SET lease_until = $4, updated_at = $3
          WHERE id = $1 AND status = 'previewing' AND (lease_until IS NULL OR lease_until < $3 OR lease_until = $2)"
     )
@@ -185,9 +174,7 @@ pub async fn claim_preview(
     .bind(now)
     .bind(lease_until)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(claimed == 1)
+    .await)
 }
 
 /// Previews whose worker stopped (its lease ran out): another instance carries them on.
@@ -383,7 +370,7 @@ pub async fn insert_decision(
     comment: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "INSERT INTO rerun_batch_decisions (batch_id, approver_id, decision, comment, decided_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (batch_id, approver_id) DO NOTHING"
@@ -395,9 +382,7 @@ pub async fn insert_decision(
     .bind(now)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(inserted == 1)
+    })
 }
 
 pub async fn decisions(tx: &mut Tx, batch: &str) -> Result<Vec<super::rerun_requests::DecisionRow>, sqlx::Error> {

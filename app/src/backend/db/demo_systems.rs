@@ -1,5 +1,5 @@
 //! The demo outside systems' execution log (demo mode only).
-use super::{Tx, on_tx};
+use super::{Tx, changed_one, on_tx};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -61,15 +61,13 @@ pub async fn count_repeat(tx: &mut Tx, service: &str, key: &str, replay: bool) -
 
 /// The demo receiver remembers a webhook-id; `false` when it had it already.
 pub async fn remember_rerun(tx: &mut Tx, webhook_id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "INSERT INTO demo_rerun_receipts (webhook_id, received_at) VALUES ($1, $2) ON CONFLICT DO NOTHING"
     )
     .bind(webhook_id)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(inserted == 1)
+    .await)
 }
 
 pub async fn reruns_received(tx: &mut Tx) -> Result<i64, sqlx::Error> {

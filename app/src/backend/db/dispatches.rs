@@ -1,6 +1,6 @@
 //! The dispatch outbox: claimed with an expiring lease, so any number of workers send each rerun once at a time
 //! and a crashed worker's claim passes to another.
-use super::{Tx, on_tx};
+use super::{RowLock, Tx, changed_one, on_tx};
 use crate::domain::dispatch::DispatchStatus;
 use chrono::{DateTime, Utc};
 
@@ -26,27 +26,18 @@ pub async fn claim(
                   AND NOT EXISTS (SELECT 1 FROM rerun_requests r JOIN rerun_batches b ON b.id = r.batch_id
                                   WHERE r.id = dispatches.request_id AND b.status = 'paused')
                 ORDER BY next_attempt_at LIMIT $3";
-    match tx {
-        Tx::Sqlite(t, _) => {
-            let sql = format!(
-                "UPDATE dispatches SET lease_until = $2, lease_owner = $4 WHERE request_id IN ({pick}) RETURNING request_id, status, attempts"
-            );
-            sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).bind(owner).fetch_all(&mut **t).await
-        }
-        Tx::Postgres(t, _) => {
-            let sql = format!(
-                "UPDATE dispatches SET lease_until = $2, lease_owner = $4 WHERE request_id IN ({pick} FOR UPDATE SKIP LOCKED)
-                 RETURNING request_id, status, attempts"
-            );
-            sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).bind(owner).fetch_all(&mut **t).await
-        }
-    }
+    let sql = format!(
+        "UPDATE dispatches SET lease_until = $2, lease_owner = $4 WHERE request_id IN ({pick}{})
+         RETURNING request_id, status, attempts",
+        tx.lock_clause(RowLock::SkipLocked)
+    );
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).bind(owner).fetch_all(c).await)
 }
 
 /// Whether `owner` still holds the lease of this pending dispatch, locking the row for the rest of the
 /// transaction (a write on SQLite, a row lock on PostgreSQL) so that no other dispatcher can claim it meanwhile.
 pub async fn still_held(tx: &mut Tx, request_id: &str, owner: &str) -> Result<bool, sqlx::Error> {
-    let held = on_tx!(tx, |c| {
+    let held = changed_one!(tx, |c| {
         sqlx::query(
         "UPDATE dispatches SET lease_owner = lease_owner WHERE request_id = $1 AND lease_owner = $2 AND status = 'pending'"
     )
@@ -54,7 +45,6 @@ pub async fn still_held(tx: &mut Tx, request_id: &str, owner: &str) -> Result<bo
     .bind(owner)
     .execute(c)
     .await
-    .map(|done| done.rows_affected() == 1)
     })?;
     Ok(held)
 }
@@ -107,14 +97,12 @@ pub async fn reschedule(tx: &mut Tx, request_id: &str, due: DateTime<Utc>) -> Re
 /// Takes a waiting dispatch out of the outbox; `false` when a worker holds it now (it is being sent) or it
 /// ended already.
 pub async fn withdraw(tx: &mut Tx, request_id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let withdrawn = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE dispatches SET status = 'failed', last_error = 'withdrawn before it was sent', updated_at = $2
          WHERE request_id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < $2)"
     )
     .bind(request_id)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(withdrawn == 1)
+    .await)
 }

@@ -1,5 +1,5 @@
 //! Drills: the database's mark, the drills with their faults and period, and each fault's practice operation.
-use super::{Tx, on_tx};
+use super::{Tx, changed_one, on_tx};
 use chrono::{DateTime, Utc};
 
 /// Whether this database is marked as a demo or a drill environment (drills are refused anywhere else).
@@ -77,15 +77,13 @@ pub async fn active(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<DrillRow>, sq
 
 /// Ends the drill's faults now; `false` when it had ended already.
 pub async fn end(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let ended = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE drills SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL AND ends_at > $2"
     )
     .bind(id)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(ended == 1)
+    .await)
 }
 
 pub async fn insert_operation(tx: &mut Tx, drill: &str, fault: &str, process_id: &str) -> Result<(), sqlx::Error> {

@@ -1,5 +1,5 @@
 //! Holds on operations.
-use super::{Tx, on_tx};
+use super::{Tx, changed_one, on_tx};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -48,7 +48,7 @@ pub async fn release(
     reason: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let released = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "UPDATE holds SET released_by = $2, released_at = $3, release_reason = $4 WHERE id = $1 AND released_at IS NULL"
     )
@@ -58,7 +58,5 @@ pub async fn release(
     .bind(reason)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(released == 1)
+    })
 }

@@ -1,5 +1,5 @@
 //! Idempotency records of the ingestion API, per client and key.
-use super::{Tx, on_tx};
+use super::{Tx, changed_one, on_tx};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -20,7 +20,7 @@ pub async fn claim(
     now: DateTime<Utc>,
     expires_at: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "INSERT INTO idempotency_records (api_client_id, idempotency_key, fingerprint, state, created_at, expires_at)
          VALUES ($1, $2, $3, 'in_flight', $4, $5) ON CONFLICT DO NOTHING"
@@ -32,9 +32,7 @@ pub async fn claim(
     .bind(expires_at)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(inserted == 1)
+    })
 }
 
 pub async fn get(tx: &mut Tx, client: i64, key: &str) -> Result<Option<IdempotencyRow>, sqlx::Error> {
@@ -56,7 +54,7 @@ pub async fn take_over_stale(
     stale_before: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let updated = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE idempotency_records SET created_at = $4
          WHERE api_client_id = $1 AND idempotency_key = $2 AND state = 'in_flight' AND created_at < $3"
     )
@@ -65,9 +63,7 @@ pub async fn take_over_stale(
     .bind(stale_before)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(updated == 1)
+    .await)
 }
 
 pub async fn complete(tx: &mut Tx, client: i64, key: &str, status: u16, body: &str) -> Result<(), sqlx::Error> {

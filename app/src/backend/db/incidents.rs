@@ -1,5 +1,5 @@
 //! Incident reports, their operations and prevention actions, and acknowledged known patterns.
-use super::{Tx, on_tx};
+use super::{RowLock, Tx, changed_one, on_tx};
 use chrono::{DateTime, NaiveDate, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -124,15 +124,8 @@ pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Er
 /// The report, locked until the transaction ends (PostgreSQL: the row; SQLite: the write transaction already
 /// excludes every other writer), so that each change's audit event has the true "before".
 pub async fn lock(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Error> {
-    match tx {
-        Tx::Sqlite(t, _) => {
-            sqlx::query_as(&format!("{INCIDENT_SELECT} WHERE i.id = $1")).bind(id).fetch_optional(&mut **t).await
-        }
-        Tx::Postgres(t, _) => {
-            let sql = format!("{INCIDENT_SELECT} WHERE i.id = $1 FOR UPDATE OF i");
-            sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
-        }
-    }
+    let sql = format!("{INCIDENT_SELECT} WHERE i.id = $1{}", tx.lock_clause(RowLock::Of("i")));
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 pub async fn update_texts(
@@ -175,7 +168,7 @@ pub async fn link(
     failure_class: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "INSERT INTO incident_operations (incident_id, operation_id, event, failure_class, linked_at)
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (incident_id, operation_id) DO NOTHING"
     )
@@ -185,9 +178,7 @@ pub async fn link(
     .bind(failure_class)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(inserted == 1)
+    .await)
 }
 
 pub async fn linked(tx: &mut Tx, incident_id: i64) -> Result<Vec<LinkedRow>, sqlx::Error> {
@@ -241,7 +232,7 @@ pub async fn set_action_status(
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     let done_at = (to == "done").then_some(now);
-    let updated = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE prevention_actions SET status = $3, done_at = $4, updated_at = $5 WHERE id = $1 AND status = $2"
     )
     .bind(action_id)
@@ -250,9 +241,7 @@ pub async fn set_action_status(
     .bind(done_at)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(updated == 1)
+    .await)
 }
 
 /// The incidents of these departments (`None`: all), newest first, with their open and overdue actions;
@@ -364,7 +353,7 @@ pub async fn acknowledge(
     user_id: i64,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "INSERT INTO pattern_acknowledgements (operation_id, incident_id, evidence, acknowledged_by, acknowledged_at)
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (operation_id, incident_id) DO NOTHING"
@@ -376,7 +365,5 @@ pub async fn acknowledge(
     .bind(now)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(inserted == 1)
+    })
 }

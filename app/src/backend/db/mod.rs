@@ -90,6 +90,28 @@ pub enum Tx {
     Postgres(Handle<Postgres>, Option<PgWriteLock>),
 }
 
+/// The rows a read takes for the rest of its transaction, so that no other transaction changes or claims them
+/// meanwhile. How (or whether) an engine takes them is its own business: `Tx::lock_clause`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowLock {
+    /// Every row the read returns.
+    Every,
+    /// The rows of the table with this alias, in a read that joins others.
+    Of(&'static str),
+    /// The rows nobody else holds: a queue's claim passes over the others instead of waiting for them.
+    SkipLocked,
+}
+
+impl Tx {
+    /// The clause that makes a read take `lock`, to end its SQL with.
+    pub fn lock_clause(&self, lock: RowLock) -> String {
+        match self {
+            Tx::Sqlite(..) => sqlite::lock_clause(lock),
+            Tx::Postgres(..) => postgres::lock_clause(lock),
+        }
+    }
+}
+
 /// A PostgreSQL write transaction's turn: this process's permit, and the audit head it locked first (and
 /// moves with each append, so an append reads nothing).
 pub struct PgWriteLock {
@@ -147,6 +169,16 @@ macro_rules! on_tx {
     };
 }
 pub(crate) use on_tx;
+
+/// Runs one statement on either engine and tells whether it changed exactly one row: the answer of a
+/// compare-and-set (`UPDATE … WHERE id = $1 AND status = $2`: `false` when another move came first) or of an
+/// insert that may meet its conflict (`ON CONFLICT DO NOTHING`: `false` when the row was there).
+macro_rules! changed_one {
+    ($tx:expr, |$conn:ident| $execute:expr) => {
+        $crate::backend::db::on_tx!($tx, |$conn| $execute.map(|done| done.rows_affected() == 1))
+    };
+}
+pub(crate) use changed_one;
 
 impl Db {
     /// `sqlite://…` or `postgres://…`, as in `DATABASE_URL`.

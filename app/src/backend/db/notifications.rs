@@ -1,5 +1,5 @@
 //! In-app notifications.
-use super::{Tx, on_tx};
+use super::{RowLock, Tx, on_tx};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -152,18 +152,9 @@ pub async fn claim_outbound(
     let pick = "SELECT id FROM outbound_messages WHERE status = 'pending' AND next_attempt_at <= $1
                 AND (lease_until IS NULL OR lease_until < $1) ORDER BY id LIMIT 1";
     let returning = "RETURNING id, channel, recipient, subject, text, attempts";
-    match tx {
-        Tx::Sqlite(t, _) => {
-            let sql = format!("UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick}) {returning}");
-            sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
-        }
-        Tx::Postgres(t, _) => {
-            let sql = format!(
-                "UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick} FOR UPDATE SKIP LOCKED) {returning}"
-            );
-            sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(&mut **t).await
-        }
-    }
+    let lock = tx.lock_clause(RowLock::SkipLocked);
+    let sql = format!("UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick}{lock}) {returning}");
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(c).await)
 }
 
 pub async fn settle_outbound(

@@ -1,5 +1,5 @@
 //! Operations and their steps.
-use super::{Tx, on_tx};
+use super::{RowLock, Tx, changed_one, on_tx};
 use crate::domain::operations::{OperationEvent, OperationStatus, StepState};
 use chrono::{DateTime, Utc};
 
@@ -206,11 +206,8 @@ pub async fn step_by_name(tx: &mut Tx, operation_id: i64, name: &str) -> Result<
 /// The step, read inside a write transaction and locked against other writers until it ends (PostgreSQL:
 /// `FOR UPDATE`; SQLite: the write transaction already excludes every other writer).
 pub async fn step_for_update(tx: &mut Tx, id: i64) -> Result<StepRow, sqlx::Error> {
-    let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE id = $1");
-    match tx {
-        Tx::Sqlite(t, _) => sqlx::query_as(&sql).bind(id).fetch_one(&mut **t).await,
-        Tx::Postgres(t, _) => sqlx::query_as(&format!("{sql} FOR UPDATE")).bind(id).fetch_one(&mut **t).await,
-    }
+    let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE id = $1{}", tx.lock_clause(RowLock::Every));
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_one(c).await)
 }
 
 pub async fn incomplete_steps(tx: &mut Tx, operation_id: i64) -> Result<i64, sqlx::Error> {
@@ -224,11 +221,7 @@ pub async fn incomplete_steps(tx: &mut Tx, operation_id: i64) -> Result<i64, sql
 /// (compare-and-set; the row's revision then moves on); `false` when anything changed it since and the caller
 /// must decide again.
 pub async fn update_step_if_unchanged(tx: &mut Tx, step: &StepRow) -> Result<bool, sqlx::Error> {
-    let updated = on_tx!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL.as_str()), step)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))?;
-    Ok(updated == 1)
+    changed_one!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL.as_str()), step).execute(c).await)
 }
 
 /// The compare-and-set of a step (12 parameters), shared with the one-trip write of `db::sqlite`.
@@ -272,16 +265,14 @@ pub async fn set_status_unless(
     status: OperationStatus,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let updated = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE operations SET status = $2, updated_at = $3 WHERE id = $1 AND status <> $2"
     )
     .bind(id)
     .bind(status)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(updated == 1)
+    .await)
 }
 
 /// Moves the status from `from` to `to`; `false` when it was not `from` any more (someone else was first).
@@ -292,7 +283,7 @@ pub async fn set_status_from(
     to: OperationStatus,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let updated = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE operations SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2"
     )
     .bind(id)
@@ -300,9 +291,7 @@ pub async fn set_status_from(
     .bind(to)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(updated == 1)
+    .await)
 }
 
 /// Running operations in id order after `after_id`, for the sweeper.
@@ -322,7 +311,7 @@ pub async fn mark_stalled(
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     let (from, to) = OperationEvent::Stall.moves();
-    let updated = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "UPDATE operations SET status = $6, event = $2, failure_class = $3, updated_at = $4 WHERE id = $1 AND status = $5"
     )
@@ -334,9 +323,7 @@ pub async fn mark_stalled(
     .bind(to)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(updated == 1)
+    })
 }
 
 /// Filters of the stalled-operations board. `departments: None` means every department.

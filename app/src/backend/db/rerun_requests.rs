@@ -1,5 +1,5 @@
 //! Rerun requests and their checklist items.
-use super::{Tx, on_tx};
+use super::{RowLock, Tx, changed_one, on_tx};
 use crate::domain::approval::Decision;
 use crate::domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
@@ -44,7 +44,7 @@ pub struct NewRequest<'a> {
 
 /// `false` when the operation already has an open request (the unique index decides, under concurrency too).
 pub async fn insert(tx: &mut Tx, r: &NewRequest<'_>, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "INSERT INTO rerun_requests (id, operation_id, requested_by, reason, status, plan_json, workflow_version,
              verdicts_hash, created_at, updated_at, batch_id)
          VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $8, $8, $9) ON CONFLICT DO NOTHING"
@@ -59,9 +59,7 @@ pub async fn insert(tx: &mut Tx, r: &NewRequest<'_>, now: DateTime<Utc>) -> Resu
     .bind(now)
     .bind(r.batch_id)
     .execute(c)
-    .await
-    .map(|res| res.rows_affected()))?;
-    Ok(inserted == 1)
+    .await)
 }
 
 pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>, sqlx::Error> {
@@ -94,7 +92,7 @@ pub async fn set_status(
 ) -> Result<bool, sqlx::Error> {
     let submitted = to.is_submission().then_some(now);
     let decided = to.is_decision().then_some(now);
-    let moved = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE rerun_requests SET status = $3, updated_at = $4,
              submitted_at = COALESCE($5, submitted_at), decided_at = COALESCE($6, decided_at)
          WHERE id = $1 AND status = $2"
@@ -106,9 +104,7 @@ pub async fn set_status(
     .bind(submitted)
     .bind(decided)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(moved == 1)
+    .await)
 }
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -188,7 +184,7 @@ pub async fn confirm_item(
 
 /// Sets a step's completion flag on the outside system's evidence; `false` when it was set already.
 pub async fn confirm_step_flag(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let set = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "UPDATE steps SET state = 'succeeded', completed_at = $2, updated_at = $2, revision = revision + 1 WHERE id = $1 AND completed_at IS NULL"
     )
@@ -196,23 +192,13 @@ pub async fn confirm_step_flag(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) ->
     .bind(now)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(set == 1)
+    })
 }
 
 /// The request, locked for a decision (PostgreSQL: the row; SQLite: the write transaction already is).
 pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>, sqlx::Error> {
-    match tx {
-        Tx::Sqlite(t, _) => {
-            let sql = format!("{REQUEST_SELECT} WHERE r.id = $1");
-            sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
-        }
-        Tx::Postgres(t, _) => {
-            let sql = format!("{REQUEST_SELECT} WHERE r.id = $1 FOR UPDATE OF r");
-            sqlx::query_as(&sql).bind(id).fetch_optional(&mut **t).await
-        }
-    }
+    let sql = format!("{REQUEST_SELECT} WHERE r.id = $1{}", tx.lock_clause(RowLock::Of("r")));
+    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 /// Requests waiting for approval in these departments, oldest first (a bulk rerun's are decided as a batch).
@@ -259,7 +245,7 @@ pub async fn insert_decision(
     comment: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "INSERT INTO approvals (request_id, approver_id, decision, comment, decided_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (request_id, approver_id) DO NOTHING"
     )
@@ -269,9 +255,7 @@ pub async fn insert_decision(
     .bind(comment)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(inserted == 1)
+    .await)
 }
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -300,7 +284,7 @@ pub async fn insert_dispatch(
     due: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "INSERT INTO dispatches (request_id, status, next_attempt_at, created_at, updated_at)
          VALUES ($1, 'pending', $2, $3, $3) ON CONFLICT (request_id) DO NOTHING"
     )
@@ -308,9 +292,7 @@ pub async fn insert_dispatch(
     .bind(due)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(inserted == 1)
+    .await)
 }
 
 pub async fn count_dispatches(tx: &mut Tx, id: &str) -> Result<i64, sqlx::Error> {

@@ -1,6 +1,6 @@
 //! What the review indicators count, threshold crossings and review sign-offs. The counts come from the
 //! records the app keeps anyway (the audit trail, look-ups, rerun requests) plus the refused registrations.
-use super::{Tx, on_tx};
+use super::{Tx, changed_one, on_tx};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::indicators::{Counts, Period};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -215,7 +215,7 @@ pub async fn insert_crossing(
     threshold: f64,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "INSERT INTO threshold_crossings (department, indicator, period_kind, period_start, value, threshold, crossed_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING"
@@ -229,21 +229,17 @@ pub async fn insert_crossing(
     .bind(now)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(inserted == 1)
+    })
 }
 
 pub async fn clear_crossing(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let cleared = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE threshold_crossings SET cleared_at = $2 WHERE id = $1 AND cleared_at IS NULL"
     )
     .bind(id)
     .bind(now)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(cleared == 1)
+    .await)
 }
 
 /// The crossings of one period (open or cleared), for the review page.
@@ -292,7 +288,7 @@ pub async fn sign_off(
     comment: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "INSERT INTO review_signoffs (department, period_kind, period_start, signed_by, signed_at, comment)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING"
     )
@@ -303,9 +299,7 @@ pub async fn sign_off(
     .bind(now)
     .bind(comment)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(inserted == 1)
+    .await)
 }
 
 pub async fn signoff_of(tx: &mut Tx, department: &str, period: Period) -> Result<Option<SignoffRow>, sqlx::Error> {

@@ -1,5 +1,5 @@
 //! Dispatch pauses (the stop switch).
-use super::{Tx, on_tx};
+use super::{RowLock, Tx, changed_one, on_tx};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -24,7 +24,7 @@ pub async fn open(tx: &mut Tx) -> Result<Vec<PauseRow>, sqlx::Error> {
 
 /// The open pause of this workflow or connector, locked until the transaction ends.
 pub async fn open_one(tx: &mut Tx, scope: &str, name: &str) -> Result<Option<PauseRow>, sqlx::Error> {
-    let lock = if matches!(tx, Tx::Postgres(..)) { " FOR UPDATE OF p" } else { "" };
+    let lock = tx.lock_clause(RowLock::Of("p"));
     let sql = format!("{OPEN_PAUSES} AND p.scope = $1 AND p.name = $2{lock}");
     on_tx!(tx, |c| sqlx::query_as(&sql).bind(scope).bind(name).fetch_optional(c).await)
 }
@@ -39,7 +39,7 @@ pub async fn pause(
     set_for: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "INSERT INTO dispatch_pauses (scope, name, paused_by, paused_at, reason, set_for) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (scope, name) WHERE resumed_at IS NULL DO NOTHING"
@@ -52,9 +52,7 @@ pub async fn pause(
     .bind(set_for)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(inserted == 1)
+    })
 }
 
 /// Closes the open pause; `false` when there was none.
@@ -66,7 +64,7 @@ pub async fn resume(
     reason: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let closed = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE dispatch_pauses SET resumed_by = $3, resumed_at = $4, resume_reason = $5
          WHERE scope = $1 AND name = $2 AND resumed_at IS NULL"
     )
@@ -76,7 +74,5 @@ pub async fn resume(
     .bind(now)
     .bind(reason)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(closed == 1)
+    .await)
 }

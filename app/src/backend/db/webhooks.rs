@@ -1,5 +1,5 @@
 //! Inbound webhook receipts (raw, deduplicated) and what processing them did.
-use super::{Tx, on_tx};
+use super::{Tx, changed_one, on_tx};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -55,15 +55,13 @@ pub async fn receipt(tx: &mut Tx, id: i64) -> Result<Option<ReceiptRow>, sqlx::E
 
 /// Marks the receipt processed; `false` when another worker did it first.
 pub async fn mark_processed(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
-    let done = on_tx!(tx, |c| sqlx::query(
+    changed_one!(tx, |c| sqlx::query(
         "UPDATE webhook_receipts SET processed_at = $1 WHERE id = $2 AND processed_at IS NULL"
     )
     .bind(now)
     .bind(id)
     .execute(c)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(done == 1)
+    .await)
 }
 
 pub struct NewEvent<'a> {
@@ -92,7 +90,7 @@ pub async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>, now: DateTime<Utc>)
 
 /// Moves the step's webhook version forward; `false` when the step already has this version or a newer one.
 pub async fn advance_step_version(tx: &mut Tx, step_id: i64, version: i64) -> Result<bool, sqlx::Error> {
-    let moved = on_tx!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "UPDATE steps SET webhook_version = $1, revision = revision + 1 WHERE id = $2 AND (webhook_version IS NULL OR webhook_version < $1)"
     )
@@ -100,9 +98,7 @@ pub async fn advance_step_version(tx: &mut Tx, step_id: i64, version: i64) -> Re
     .bind(step_id)
     .execute(c)
     .await
-    .map(|r| r.rows_affected())
-    })?;
-    Ok(moved == 1)
+    })
 }
 
 /// The steps a webhook may be about: by idempotency key, or by the provider's result ID.

@@ -1,13 +1,13 @@
 //! Connectors: how reconciliation asks an outside system what really happened to one step. One trait; the
 //! kinds are `demo` (the built-in demo systems) and `http_json` (any JSON API, and the provider presets).
 //! Connectors are built once from the configuration; credentials come only from environment variables.
-pub mod demo;
 pub mod http_json;
 pub mod presets;
 pub mod settings;
 pub mod ssrf;
 
-use super::demo_systems::DemoSystems;
+use super::demo::connector::DemoConnector;
+use super::demo::systems::DemoSystems;
 use crate::domain::ai::Prices;
 use crate::domain::configuration::Config;
 use crate::domain::reconciliation::{AbsenceRules, Evidence, Finding, Record, StepContext, Verdict, judge};
@@ -112,9 +112,7 @@ impl Connectors {
                 }),
             };
             let connector: Arc<dyn Connector> = match kind {
-                KindSettings::Demo(s) => {
-                    Arc::new(demo::DemoConnector::new(demo.clone(), s, common.not_found_proves_absence))
-                }
+                KindSettings::Demo(s) => Arc::new(DemoConnector::new(demo.clone(), s, common.not_found_proves_absence)),
                 KindSettings::HttpJson(s) => {
                     let credential = c.credential_envs.get("api_key_env").map(String::as_str);
                     Arc::new(http_json::HttpJsonConnector::new(s, &common, credential))

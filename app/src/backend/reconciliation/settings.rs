@@ -142,7 +142,7 @@ pub fn parse(kind: &str, settings: &BTreeMap<String, Value>) -> Result<(CommonSe
     let kind = match kind {
         "demo" => {
             let s: DemoSettings = serde_json::from_value(own).map_err(|e| e.to_string())?;
-            if crate::backend::demo_systems::Service::parse(&s.service).is_none() {
+            if crate::backend::demo::systems::Service::parse(&s.service).is_none() {
                 return Err(format!("unknown demo service '{}' (known: orders, ai, mail, billing)", s.service));
             }
             // The demo systems keep every key: their "not found" is proof unless the file says otherwise.

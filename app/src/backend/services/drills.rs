@@ -5,7 +5,7 @@
 use super::Caller;
 use super::api_clients::ApiClient;
 use super::audit::record;
-use crate::backend::demo_systems::Service;
+use crate::backend::demo::systems::Service;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::drills::{DrillOverview, DrillReport, DrillView};

@@ -1,10 +1,20 @@
 //! PostgreSQL specifics: the pool and the embedded migrations.
+use super::RowLock;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::time::Duration;
 
 pub async fn connect(url: &str) -> anyhow::Result<PgPool> {
     Ok(PgPoolOptions::new().max_connections(16).acquire_timeout(Duration::from_secs(10)).connect(url).await?)
+}
+
+/// Row locks, held until the transaction ends.
+pub fn lock_clause(lock: RowLock) -> String {
+    match lock {
+        RowLock::Every => " FOR UPDATE".into(),
+        RowLock::Of(alias) => format!(" FOR UPDATE OF {alias}"),
+        RowLock::SkipLocked => " FOR UPDATE SKIP LOCKED".into(),
+    }
 }
 
 pub async fn migrate(pool: &PgPool) -> anyhow::Result<()> {

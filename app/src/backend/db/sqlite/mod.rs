@@ -1,8 +1,8 @@
 //! SQLite specifics: the file, WAL, busy timeout, foreign keys, and the embedded migrations.
 pub mod export;
-use super::SqliteWriter;
 use super::audit::{INSERT_COLUMNS, bind_event, placeholders, prev};
 use super::operations::{STEP_UPDATE_SQL, StepRow, bind_step_update, step_update_sql};
+use super::{RowLock, SqliteWriter};
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -27,6 +27,12 @@ pub async fn connect(url: &str) -> anyhow::Result<SqlitePool> {
     }
     // A connection to a local file does not go stale: no ping (one thread hand-off) before every use.
     Ok(SqlitePoolOptions::new().max_connections(8).test_before_acquire(false).connect_with(options).await?)
+}
+
+/// No clause: a write transaction (`BEGIN IMMEDIATE`, one writer at a time) already excludes every other writer
+/// until it ends, so whatever it read stays as it was, and a queue's claim never meets another one.
+pub fn lock_clause(_: RowLock) -> String {
+    String::new()
 }
 
 pub async fn migrate(pool: &SqlitePool) -> anyhow::Result<()> {

@@ -1,7 +1,7 @@
 //! The `demo` connector: reads the demo systems' execution log, by idempotency key or result ID.
-use super::settings::DemoSettings;
-use super::{Connector, Lookup, WebhookRecord};
-use crate::backend::demo_systems::{DemoSystems, Service};
+use super::systems::{DemoSystems, Service};
+use crate::backend::reconciliation::settings::DemoSettings;
+use crate::backend::reconciliation::{Connector, Lookup, WebhookRecord};
 use crate::domain::ai::Usage;
 use crate::domain::reconciliation::{Finding, Record, RecordStatus};
 use chrono::{DateTime, Utc};

@@ -2,9 +2,9 @@
 //! workflows' secrets before reading the body, acts once per `webhook-id`, performs each listed step through the
 //! demo outside systems with its original idempotency key and content, and reports the steps back through the
 //! ingestion service, as a real integration would — so the whole loop runs in `make run`.
-use super::demo_systems::Service;
-use super::services::{api_clients::ApiClient, step_events};
-use super::{AppState, db};
+use super::systems::Service;
+use crate::backend::services::{api_clients::ApiClient, step_events};
+use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::StepEvent;
 use crate::domain::operations::StepEventType;

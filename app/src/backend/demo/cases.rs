@@ -1,10 +1,10 @@
 //! The seed's cases, loaded with the demo: what staff find on the board on their first morning.
 //! They happen an hour in the past (a clock set back), so the first sweep finds them stalled and asks the
 //! demo outside systems what really happened.
-use super::AppState;
-use super::clock::ManualClock;
-use super::demo_systems::{DemoSystems, Service};
-use super::services::{Caller, api_clients, holds, operations, step_events, sweeper};
+use super::systems::{DemoSystems, Service};
+use crate::backend::AppState;
+use crate::backend::clock::ManualClock;
+use crate::backend::services::{Caller, api_clients, holds, operations, step_events, sweeper};
 use crate::contract::AppError;
 use crate::contract::operations::{StepError, StepEvent};
 use crate::domain::audit::Actor;

@@ -3,8 +3,8 @@
 //! give the same result, the same key with other content is refused (409) and the stored value stays — and
 //! keeps an execution log that the `demo` connector reads. Their state lives in the app's database, so a
 //! restarted demo still remembers what it did.
-use super::clock::Clock;
-use super::db::{self, Db, demo_systems::ExecutionRow};
+use crate::backend::clock::Clock;
+use crate::backend::db::{self, Db, demo_systems::ExecutionRow};
 use crate::contract::AppError;
 use crate::domain::canonical_json::to_canonical_string;
 use crate::domain::conflict::Conflict;

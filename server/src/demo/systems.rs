@@ -8,7 +8,7 @@ use crate::api::problem::Problem;
 use crate::http::policy::route;
 use app::api::AppError;
 use app::backend::AppState;
-use app::backend::demo_systems::Service;
+use app::backend::demo::systems::Service;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
@@ -84,7 +84,7 @@ async fn rerun(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -
         timestamp: header("webhook-timestamp"),
         signature: header("webhook-signature"),
     };
-    let new = app::backend::demo_receiver::receive(&state, &signed, &body).await?;
+    let new = app::backend::demo::receiver::receive(&state, &signed, &body).await?;
     let status = if new { StatusCode::ACCEPTED } else { StatusCode::OK };
     Ok((status, Json(serde_json::json!({"status": if new { "accepted" } else { "duplicate" }}))).into_response())
 }

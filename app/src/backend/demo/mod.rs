@@ -1,6 +1,13 @@
 //! The demo: one user of every role in the configured departments, with one-time passwords printed once,
-//! and the seed's cases (see `demo_cases`).
+//! and the seed's cases (see `cases`). The demo's outside systems (`systems`), the connector that reads them
+//! (`connector`) and their webhook sender's receiver (`receiver`) are beside it; their HTTP side is
+//! `server/src/demo`.
 //! Loaded only on an empty database, and `serve` only does it on a loopback address.
+pub mod cases;
+pub mod connector;
+pub mod receiver;
+pub mod systems;
+
 use super::services::users;
 use super::{AppState, db};
 use crate::contract::AppError;
@@ -64,7 +71,7 @@ pub async fn load_if_empty(state: &AppState) -> Result<Option<Vec<DemoCredential
         });
     }
     super::services::drills::mark_database(state, Actor::system("demo"), "demo").await?;
-    super::demo_cases::load(state).await?;
+    cases::load(state).await?;
     Ok(Some(credentials))
 }
 
