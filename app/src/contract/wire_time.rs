@@ -59,6 +59,11 @@ fn number(text: &str) -> Option<u32> {
     text.parse().ok()
 }
 
+/// `parse_moment`, or the deserializer's error naming the text.
+fn read_moment<E: Error>(text: &str) -> Result<DateTime<Utc>, E> {
+    parse_moment(text).ok_or_else(|| E::custom(format!("not an RFC 3339 moment: {text}")))
+}
+
 /// `#[serde(with = "wire_time::moment")]`: written by chrono, read by `parse_moment`.
 pub mod moment {
     use super::*;
@@ -68,8 +73,7 @@ pub mod moment {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<DateTime<Utc>, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        parse_moment(&text).ok_or_else(|| D::Error::custom(format!("not an RFC 3339 moment: {text}")))
+        read_moment(&String::deserialize(deserializer)?)
     }
 }
 
@@ -82,12 +86,7 @@ pub mod optional_moment {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<DateTime<Utc>>, D::Error> {
-        match <Option<String>>::deserialize(deserializer)? {
-            None => Ok(None),
-            Some(text) => {
-                parse_moment(&text).map(Some).ok_or_else(|| D::Error::custom(format!("not an RFC 3339 moment: {text}")))
-            }
-        }
+        <Option<String>>::deserialize(deserializer)?.map(|text| read_moment(&text)).transpose()
     }
 }
 
