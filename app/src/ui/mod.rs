@@ -33,7 +33,7 @@ use leptos::prelude::*;
 use leptos_i18n::context::CookieOptions;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
-use leptos_router::{Lazy, path};
+use leptos_router::{Lazy, SsrMode, path};
 
 /// The HTML document around the app. The nonce comes from the CSP middleware (see server/src/http).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -93,7 +93,9 @@ pub fn App() -> impl IntoView {
         <Router>
             <Routes fallback=|| view! { <main class="page"><h1>{td_string!(labels::locale(), common.not_found)}</h1></main> }>
                 <Route path=path!("/sign-in") view=sign_in::SignInPage />
-                <ParentRoute path=path!("") view=layout::SignedInLayout>
+                // Each signed-in page is sent whole once its data is read (a few milliseconds): one write, and no
+                // out-of-order fragments for the browser to move into place.
+                <ParentRoute path=path!("") view=layout::SignedInLayout ssr=SsrMode::Async>
                     <Route path=path!("/") view=board::BoardPage />
                     <Route path=path!("/operations/:process_id") view={Lazy::<lazy_pages::Operation>::new()} />
                     <Route path=path!("/reruns/:id") view={Lazy::<lazy_pages::RerunRequest>::new()} />
