@@ -93,13 +93,14 @@ pub fn App() -> impl IntoView {
         <Router>
             <Routes fallback=|| view! { <main class="page"><h1>{td_string!(labels::locale(), common.not_found)}</h1></main> }>
                 <Route path=path!("/sign-in") view=sign_in::SignInPage />
-                // Each signed-in page is sent whole once its data is read (a few milliseconds): one write, and no
-                // out-of-order fragments for the browser to move into place.
-                <ParentRoute path=path!("") view=layout::SignedInLayout ssr=SsrMode::Async>
-                    <Route path=path!("/") view=board::BoardPage />
+                <ParentRoute path=path!("") view=layout::SignedInLayout>
+                    // The pages of the first download are sent whole once their data is read (a few milliseconds):
+                    // one write, no out-of-order fragments for the browser to move into place. Not the lazy pages:
+                    // rendered whole, their forms were not hydrated (their code comes after the page).
+                    <Route path=path!("/") view=board::BoardPage ssr=SsrMode::Async />
                     <Route path=path!("/operations/:process_id") view={Lazy::<lazy_pages::Operation>::new()} />
                     <Route path=path!("/reruns/:id") view={Lazy::<lazy_pages::RerunRequest>::new()} />
-                    <Route path=path!("/approvals") view=approvals::ApprovalsPage />
+                    <Route path=path!("/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async />
                     <Route path=path!("/batches") view={Lazy::<lazy_pages::Batches>::new()} />
                     <Route path=path!("/stop-switch") view={Lazy::<lazy_pages::StopSwitch>::new()} />
                     <Route path=path!("/batches/:id") view={Lazy::<lazy_pages::Batch>::new()} />
