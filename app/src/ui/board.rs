@@ -197,7 +197,8 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz) -> S
         html += &format!("</td><td>{}</td><td>{}", text(class), text(row.business_key.as_deref().unwrap_or("")));
         if let Some(other) = &row.possible_duplicate_of {
             let title = td_string!(l, board.same_business_key, other = other.clone()).to_string();
-            html += &format!(r#"<span class="badge off" title="{}"> {}</span>"#, attr(&title), text(possible_duplicate));
+            html +=
+                &format!(r#"<span class="badge off" title="{}"> {}</span>"#, attr(&title), text(possible_duplicate));
         }
         html += &format!("</td><td>{}</td></tr>", text(&local_time_in(zone, row.created_at)));
     }

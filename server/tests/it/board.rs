@@ -170,3 +170,27 @@ async fn the_boards_counts_follow_every_move_of_its_operations() {
     assert_counts_follow_the_operations(&app, "after the changes are folded in").await;
     assert_eq!(app.db().fold_board_counts().await.unwrap(), 0, "nothing is left to fold");
 }
+
+/// The board's rows are written as one string (ui/board.rs): what an integration sends is text there, never markup.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_boards_page_shows_markup_in_an_operation_as_text() {
+    let app = TestApp::spawn().await;
+    let sales = app.token("sales", &["sales"]).await;
+    let key = r#"<img src=x onerror="alert(1)">&amp;"#;
+    let steps = json!([{"name": "register_order", "idempotency_key": "ORD-X-register_order"}]);
+    let body = json!({"process_id": "ORD-X", "workflow": "order-intake", "department": "sales",
+        "business_key": key, "steps": steps});
+    let answer = app.api(Method::POST, "/api/v1/operations", &sales, Some("ORD-X"), Some(&body)).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+    let event = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "boom"}});
+    app.api(Method::POST, "/api/v1/operations/ORD-X/steps/register_order/events", &sales, None, Some(&event)).await;
+    sweep(&app.state).await.unwrap();
+    app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = app.sign_in("sato", PASSWORD).await;
+
+    let page = app.http.get(format!("{}/", app.url)).header("cookie", &cookie).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    let tbody = &page[page.find("<tbody>").expect("the board's table")..page.find("</tbody>").unwrap()];
+    assert!(tbody.contains(r#"<td>&lt;img src=x onerror="alert(1)"&gt;&amp;amp;"#), "{tbody}");
+    assert!(!tbody.contains("<img"), "markup from an integration reached the page: {tbody}");
+}
