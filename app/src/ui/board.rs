@@ -208,9 +208,9 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz) -> S
 /// A row's box ticked or unticked: ticked rows are what a bulk rerun takes (instead of the filters), in the order
 /// they were ticked.
 fn tick(ev: &leptos::ev::Event, ticked: RwSignal<Vec<String>>) {
-    let box_ = event_target::<leptos::web_sys::HtmlInputElement>(ev);
-    let Some(process_id) = box_.get_attribute("data-process-id") else { return };
-    let on = box_.checked();
+    let input = event_target::<leptos::web_sys::HtmlInputElement>(ev);
+    let Some(process_id) = input.get_attribute("data-process-id") else { return };
+    let on = input.checked();
     ticked.update(|t| {
         t.retain(|p| *p != process_id);
         if on {

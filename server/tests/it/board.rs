@@ -177,7 +177,8 @@ async fn the_boards_page_shows_markup_in_an_operation_as_text() {
     let app = TestApp::spawn().await;
     let sales = app.token("sales", &["sales"]).await;
     let key = r#"<img src=x onerror="alert(1)">&amp;"#;
-    let steps = json!([{"name": "register_order", "idempotency_key": "ORD-X-register_order"}]);
+    let steps = json!([{"name": "register_order", "idempotency_key": "ORD-X-register_order"},
+        {"name": "ai_summary", "idempotency_key": "ORD-X-ai_summary"}]);
     let body = json!({"process_id": "ORD-X", "workflow": "order-intake", "department": "sales",
         "business_key": key, "steps": steps});
     let answer = app.api(Method::POST, "/api/v1/operations", &sales, Some("ORD-X"), Some(&body)).await;
