@@ -65,9 +65,12 @@ async fn insert(tx: &mut Tx, event: AuditEvent) -> Result<AuditEvent, sqlx::Erro
 pub(super) const INSERT_COLUMNS: &str = "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id,
     department, before_json, after_json, reason, request_id, prev_hash, hash";
 
+/// How many values an audit event's row takes (`INSERT_COLUMNS`).
+pub(super) const EVENT_PARAMS: usize = 15;
+
 /// `$n+1, …, $n+15`: the event's values after `n` other parameters.
 pub(super) fn placeholders(n: usize) -> String {
-    (n + 1..=n + 15).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+    (n + 1..=n + EVENT_PARAMS).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
 macro_rules! bind_event {

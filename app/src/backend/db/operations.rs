@@ -224,7 +224,10 @@ pub async fn update_step_if_unchanged(tx: &mut Tx, step: &StepRow) -> Result<boo
     changed_one!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL.as_str()), step).execute(c).await)
 }
 
-/// The compare-and-set of a step (12 parameters), shared with the one-trip write of `db::sqlite`.
+/// How many parameters the compare-and-set of a step takes.
+pub(super) const STEP_UPDATE_PARAMS: usize = 12;
+
+/// The compare-and-set of a step (`STEP_UPDATE_PARAMS`), shared with the one-trip write of `db::sqlite`.
 pub(super) static STEP_UPDATE_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| step_update_sql(0));
 
 /// The compare-and-set on the row's revision, with its 12 parameters numbered after `n` others
