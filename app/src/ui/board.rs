@@ -165,6 +165,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
 /// next page. Every value is escaped.
 fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz) -> String {
     use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
+    use std::fmt::Write; // into the string itself, no string per piece; writing to a `String` cannot fail
     let (drill, on_hold) = (td_string!(l, board.drill), td_string!(l, board.on_hold));
     let possible_duplicate = td_string!(l, board.possible_duplicate);
     let mut html = String::with_capacity(rows.len() * 400);
@@ -173,34 +174,40 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz) -> S
         html.push_str("<tr>");
         if bulk {
             let label = td_string!(l, board.bulk.tick, id = id.clone()).to_string();
-            html += &format!(
+            let _ = write!(
+                html,
                 r#"<td><input type="checkbox" aria-label="{}" data-testid="tick" data-process-id="{}"></td>"#,
                 attr(&label),
                 attr(id)
             );
         }
-        html += &format!(r#"<td><a href="/operations/{}">{}</a>"#, attr(id), text(id));
+        let _ = write!(html, r#"<td><a href="/operations/{}">{}</a>"#, attr(id), text(id));
         if row.drill {
-            html += &format!(r#" <span class="badge" data-testid="drill">{}</span>"#, text(drill));
+            let _ = write!(html, r#" <span class="badge" data-testid="drill">{}</span>"#, text(drill));
         }
         let event = event_label_in(l, row.event.as_deref().unwrap_or(""));
-        html += &format!(
+        let _ = write!(
+            html,
             r#"</td><td>{}</td><td>{}</td><td><span class="badge warn">⚠ {}</span>"#,
             text(&row.workflow),
             text(&row.department),
             text(event)
         );
         if row.status == OperationStatus::OnHold {
-            html += &format!(r#"<span class="badge" data-testid="on-hold">{}</span>"#, text(on_hold));
+            let _ = write!(html, r#"<span class="badge" data-testid="on-hold">{}</span>"#, text(on_hold));
         }
         let class = failure_class_label_in(l, row.failure_class.as_deref().unwrap_or(""));
-        html += &format!("</td><td>{}</td><td>{}", text(class), text(row.business_key.as_deref().unwrap_or("")));
+        let _ = write!(html, "</td><td>{}</td><td>{}", text(class), text(row.business_key.as_deref().unwrap_or("")));
         if let Some(other) = &row.possible_duplicate_of {
             let title = td_string!(l, board.same_business_key, other = other.clone()).to_string();
-            html +=
-                &format!(r#"<span class="badge off" title="{}"> {}</span>"#, attr(&title), text(possible_duplicate));
+            let _ = write!(
+                html,
+                r#"<span class="badge off" title="{}"> {}</span>"#,
+                attr(&title),
+                text(possible_duplicate)
+            );
         }
-        html += &format!("</td><td>{}</td></tr>", text(&local_time_in(zone, row.created_at)));
+        let _ = write!(html, "</td><td>{}</td></tr>", text(&local_time_in(zone, row.created_at)));
     }
     html
 }

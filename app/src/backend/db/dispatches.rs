@@ -37,7 +37,7 @@ pub async fn claim(
 /// Whether `owner` still holds the lease of this pending dispatch, locking the row for the rest of the
 /// transaction (a write on SQLite, a row lock on PostgreSQL) so that no other dispatcher can claim it meanwhile.
 pub async fn still_held(tx: &mut Tx, request_id: &str, owner: &str) -> Result<bool, sqlx::Error> {
-    let held = changed_one!(tx, |c| {
+    changed_one!(tx, |c| {
         sqlx::query(
         "UPDATE dispatches SET lease_owner = lease_owner WHERE request_id = $1 AND lease_owner = $2 AND status = 'pending'"
     )
@@ -45,8 +45,7 @@ pub async fn still_held(tx: &mut Tx, request_id: &str, owner: &str) -> Result<bo
     .bind(owner)
     .execute(c)
     .await
-    })?;
-    Ok(held)
+    })
 }
 
 /// Ends the dispatch (`sent`, `failed`, `unknown`) or schedules another attempt (`pending` + when).
