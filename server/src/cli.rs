@@ -2,7 +2,7 @@
 use app::api::admin::NewUser;
 use app::backend::demo::{self, DemoCredential};
 use app::backend::services::{self, audit::Verification, backup::Backup};
-use app::backend::{AppState, Settings};
+use app::backend::{AppState, ServerOptions};
 use app::domain::audit::Actor;
 use app::domain::audit_export::{AuditFilter, ExportChecker, ExportFormat};
 use app::domain::roles::Role;
@@ -175,20 +175,19 @@ pub enum DemoCommand {
 }
 
 impl Cli {
-    pub fn settings(&self, site_addr: std::net::SocketAddr) -> anyhow::Result<Settings> {
+    pub fn server_options(&self, site_addr: std::net::SocketAddr) -> anyhow::Result<ServerOptions> {
         let public_url = self.public_url.clone().unwrap_or_else(|| format!("http://{site_addr}"));
-        let mut settings = Settings::new(&public_url);
+        let mut server = ServerOptions::new(&public_url);
         let number = |name: &str| std::env::var(name).ok().and_then(|s| s.trim().parse::<u32>().ok());
         let seconds = |name: &str, default| number(name).map_or(default, |s| std::time::Duration::from_secs(s.into()));
-        settings.dispatch_lease = seconds("RERUN_GATE_DISPATCH_LEASE_SECONDS", settings.dispatch_lease);
-        settings.dispatch_timeout = seconds("RERUN_GATE_DISPATCH_TIMEOUT_SECONDS", settings.dispatch_timeout);
-        settings.api_rate_per_second = number("RERUN_GATE_API_RATE_PER_SECOND").unwrap_or(settings.api_rate_per_second);
-        settings.api_burst = number("RERUN_GATE_API_BURST").unwrap_or(settings.api_burst);
-        settings.metrics_token =
-            std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
+        server.dispatch_lease = seconds("RERUN_GATE_DISPATCH_LEASE_SECONDS", server.dispatch_lease);
+        server.dispatch_timeout = seconds("RERUN_GATE_DISPATCH_TIMEOUT_SECONDS", server.dispatch_timeout);
+        server.api_rate_per_second = number("RERUN_GATE_API_RATE_PER_SECOND").unwrap_or(server.api_rate_per_second);
+        server.api_burst = number("RERUN_GATE_API_BURST").unwrap_or(server.api_burst);
+        server.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
         let proxies = std::env::var("RERUN_GATE_TRUSTED_PROXIES").unwrap_or_default();
-        settings.trusted_proxies = app::domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;
-        Ok(settings)
+        server.trusted_proxies = app::domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;
+        Ok(server)
     }
 }
 

@@ -28,8 +28,8 @@ async fn run() -> anyhow::Result<i32> {
         return cli::verify_export_file(path); // offline: no database
     }
     let options = startup::leptos_options()?;
-    let mut settings = cli.settings(options.site_addr)?;
-    settings.demo_systems = matches!(cli.command, Some(Command::Serve { demo: true, .. }));
+    let mut server = cli.server_options(options.site_addr)?;
+    server.demo_systems = matches!(cli.command, Some(Command::Serve { demo: true, .. }));
     // Verifying the trail only reads: it must not change the database it checks (no migrations).
     let db = match &cli.command {
         Some(Command::Audit { command: cli::AuditCommand::Verify { .. } }) => {
@@ -38,7 +38,7 @@ async fn run() -> anyhow::Result<i32> {
         _ => startup::open_database(&cli.database_url).await?,
     };
     let config = startup::load_config(cli.config.as_deref())?;
-    let state = startup::system_state(db, settings, config).await?;
+    let state = startup::system_state(db, server, config).await?;
     let (demo, sweep_seconds) = match &cli.command {
         None => (false, 15),
         Some(Command::Serve { demo, sweep_seconds }) => (*demo, (*sweep_seconds).max(1)),
@@ -61,7 +61,7 @@ async fn run() -> anyhow::Result<i32> {
     let dispatcher = startup::spawn_dispatcher(state.clone());
     startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!(%addr, engine = state.db.engine(), public_url = %state.settings.public_url,
+    tracing::info!(%addr, engine = state.db.engine(), public_url = %state.server.public_url,
         config = %state.config.source, "serving");
     println!("Rerun Gate is serving on http://{addr}");
     startup::serve(listener, startup::router(state.clone(), options)).await?;

@@ -3,7 +3,7 @@ use crate::http;
 use app::backend::auth::{Backend, enforce_timeouts};
 use app::backend::config::Config;
 use app::backend::db::sessions::SqlSessionStore;
-use app::backend::{AppState, Clock, Db, Settings, SystemClock};
+use app::backend::{AppState, Clock, Db, ServerOptions, SystemClock};
 use axum::Router;
 use axum_login::AuthManagerLayerBuilder;
 use leptos::prelude::*;
@@ -92,7 +92,7 @@ pub fn spawn_dispatcher(state: AppState) -> tokio::task::JoinHandle<()> {
 /// dispatch timeout) instead of leaving them to wait for its leases to end on another instance.
 pub async fn finish_dispatching(state: &AppState, dispatcher: tokio::task::JoinHandle<()>) {
     state.begin_stopping();
-    let bound = state.settings.dispatch_timeout * 2 + std::time::Duration::from_secs(5);
+    let bound = state.server.dispatch_timeout * 2 + std::time::Duration::from_secs(5);
     match tokio::time::timeout(bound, dispatcher).await {
         Ok(_) => tracing::info!("dispatcher finished its claimed work"),
         Err(_) => {
@@ -170,8 +170,8 @@ pub fn load_config(path: Option<&std::path::Path>) -> Result<Config, app::backen
 }
 
 /// The state, with the departments of the configuration brought into the database.
-pub async fn state(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: Config) -> anyhow::Result<AppState> {
-    let state = AppState::new(db, clock, settings, config).map_err(|e| anyhow::anyhow!("connectors: {e}"))?;
+pub async fn state(db: Db, clock: Arc<dyn Clock>, server: ServerOptions, config: Config) -> anyhow::Result<AppState> {
+    let state = AppState::new(db, clock, server, config).map_err(|e| anyhow::anyhow!("connectors: {e}"))?;
     app::backend::services::departments::sync_from_config(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not bring the departments in line with the configuration: {e}"))?;
@@ -181,8 +181,8 @@ pub async fn state(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: Co
     Ok(state)
 }
 
-pub async fn system_state(db: Db, settings: Settings, config: Config) -> anyhow::Result<AppState> {
-    state(db, Arc::new(SystemClock), settings, config).await
+pub async fn system_state(db: Db, server: ServerOptions, config: Config) -> anyhow::Result<AppState> {
+    state(db, Arc::new(SystemClock), server, config).await
 }
 
 /// The whole HTTP application: pages, server functions, health checks, and every layer around them.
@@ -202,13 +202,13 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     }
     let store = SqlSessionStore::new(&state.db);
     let sessions = SessionManagerLayer::new(store)
-        .with_name(state.settings.session_cookie_name())
-        .with_secure(!state.settings.is_local_http())
+        .with_name(state.server.session_cookie_name())
+        .with_secure(!state.server.is_local_http())
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_path("/")
         .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::seconds(
-            state.settings.idle_timeout.as_secs() as i64,
+            state.server.idle_timeout.as_secs() as i64,
         )));
     let auth = AuthManagerLayerBuilder::new(Backend::new(state.clone()), sessions).build();
 
@@ -240,7 +240,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .merge(http::health::routes(state.clone()))
         .merge(http::metrics::routes(state.clone()));
     machines = machines.merge(crate::webhooks::routes(state.clone()));
-    if state.settings.demo_systems {
+    if state.server.demo_systems {
         machines = machines.merge(crate::demo::routes(state.clone()));
     }
     let machines = machines.route_layer(axum::middleware::from_fn(http::policy::gate));

@@ -36,7 +36,7 @@ pub async fn audit_page(filter: AuditFilterForm, before: Option<i64>) -> Result<
                 reason: e.reason,
             })
             .collect();
-        Ok(AuditPageView { rows, next, chain, may_export: caller.user.user.has(Role::Auditor) })
+        Ok(AuditPageView { rows, next, chain, may_export: caller.user().has(Role::Auditor) })
     })
     .await
 }

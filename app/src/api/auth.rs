@@ -19,10 +19,11 @@ pub async fn sign_in(username: String, password: String) -> Result<CurrentUser, 
         ip: context::client_ip().await,
         request_id: context::request_id().await,
     };
-    let user = services::sign_in::check(&state, attempt).await?;
-    auth::start_session(&mut session, &user, &state).await?;
-    context::remember_preferences(&user.user.language, Some(&user.user.time_zone));
-    Ok(user.user)
+    let signed_in = services::sign_in::check(&state, attempt).await?;
+    auth::start_session(&mut session, &signed_in, &state).await?;
+    let user = signed_in.user;
+    context::remember_preferences(&user.language, Some(&user.time_zone));
+    Ok(user)
 }
 
 #[server(endpoint = "sign_out")]
@@ -40,7 +41,7 @@ pub async fn sign_out() -> Result<(), AppError> {
 
 #[server(endpoint = "me")]
 pub async fn me() -> Result<CurrentUser, AppError> {
-    context::read_once("me", async { context::caller().await.map(|(_, caller)| caller.user.user) }).await
+    context::read_once("me", async { context::caller().await.map(|(_, caller)| caller.session.user) }).await
 }
 
 #[server(endpoint = "change_password")]

@@ -21,7 +21,7 @@ pub async fn create_batch(
     reason: String,
 ) -> Result<String, AppError> {
     let (state, caller) = context::caller().await?;
-    let zone = crate::domain::preferences::time_zone_or_default(&caller.user.user.time_zone);
+    let zone = crate::domain::preferences::time_zone_or_default(&caller.user().time_zone);
     let time = |field: &str, text: Option<String>| {
         crate::domain::batches::local_time(text.as_deref().unwrap_or(""), zone).map_err(|m| AppError::invalid(field, m))
     };

@@ -11,7 +11,7 @@ pub async fn stalled_operations(filter: BoardFilter) -> Result<BoardPage, AppErr
     context::read_once(("board/stalled", &filter), async {
         let (state, caller) = context::caller().await?;
         let mut page = services::board::stalled(&state, &caller, filter.clone()).await?;
-        page.demo_start = state.settings.demo_systems.then(|| "ORD-1002".into());
+        page.demo_start = state.server.demo_systems.then(|| "ORD-1002".into());
         Ok(page)
     })
     .await

@@ -32,7 +32,7 @@ pub async fn client_ip() -> String {
     };
     let headers = leptos_axum::extract::<HeaderMap>().await.unwrap_or_default();
     let forwarded = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
-    let trusted = state().map(|s| s.settings.trusted_proxies.clone()).unwrap_or_default();
+    let trusted = state().map(|s| s.server.trusted_proxies.clone()).unwrap_or_default();
     crate::domain::forwarding::client_address(peer.ip(), forwarded, &trusted).to_string()
 }
 
@@ -40,7 +40,7 @@ pub async fn client_ip() -> String {
 pub async fn caller() -> Result<(AppState, Caller), AppError> {
     let state = state()?;
     let user = session().await?.user.ok_or(AppError::Unauthorized)?;
-    Ok((state, Caller { user, request_id: request_id().await }))
+    Ok((state, Caller { session: user, request_id: request_id().await }))
 }
 
 /// Sets the cookies the pages are rendered by: the language (read by the i18n provider, see `ui::App`) and,

@@ -83,7 +83,7 @@ fn session_binding(row: &UserRow) -> Vec<u8> {
     hash.finalize().to_vec()
 }
 
-pub async fn load_session_user(tx: &mut db::Tx, row: UserRow) -> Result<SessionUser, sqlx::Error> {
+pub async fn load_session_user(tx: &mut db::Conn, row: UserRow) -> Result<SessionUser, sqlx::Error> {
     let roles = db::users::roles(tx, row.id).await?;
     let departments = db::users::departments(tx, row.id).await?;
     Ok(session_user(row, roles, departments))
@@ -131,8 +131,8 @@ pub async fn enforce_timeouts(
         let last_seen_at: Option<i64> = auth.session.get(LAST_SEEN_AT).await.ok().flatten();
         let expired = match (signed_in_at, last_seen_at) {
             (Some(start), Some(seen)) => {
-                now - start > state.settings.absolute_timeout.as_secs() as i64
-                    || now - seen > state.settings.idle_timeout.as_secs() as i64
+                now - start > state.server.absolute_timeout.as_secs() as i64
+                    || now - seen > state.server.idle_timeout.as_secs() as i64
             }
             _ => true,
         };

@@ -18,9 +18,10 @@ use std::time::Duration;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::Db;
 
-/// Settings the server reads at start-up (environment and command line).
+/// The server process's options, read at start-up from the environment and the command line. (The
+/// configuration, `Config`, is what `rerun-gate.toml` says; its `[settings]` table is one part of it.)
 #[derive(Clone, Debug)]
-pub struct Settings {
+pub struct ServerOptions {
     /// The origin browsers use, e.g. `https://rerun-gate.example.co.jp`; checked against `Origin`.
     pub public_url: String,
     /// Sign-out after this long without a request.
@@ -48,10 +49,10 @@ pub struct Settings {
     pub api_burst: u32,
 }
 
-impl Settings {
+impl ServerOptions {
     pub fn new(public_url: &str) -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Settings {
+        ServerOptions {
             public_url: public_url.trim_end_matches('/').to_string(),
             idle_timeout: Duration::from_secs(30 * 60),
             absolute_timeout: Duration::from_secs(8 * 60 * 60),
@@ -106,7 +107,7 @@ impl std::ops::Deref for AppState {
 pub struct Parts {
     pub db: Db,
     pub clock: Arc<dyn Clock>,
-    pub settings: Arc<Settings>,
+    pub server: Arc<ServerOptions>,
     pub config: Arc<config::Config>,
     /// How reconciliation reaches each outside system, by connector name.
     pub connectors: Arc<reconciliation::Connectors>,
@@ -141,17 +142,16 @@ impl AppState {
     }
 
     /// Fails only when a connector cannot be built from the configuration.
-    pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings, config: config::Config) -> Result<Self, String> {
+    pub fn new(db: Db, clock: Arc<dyn Clock>, server: ServerOptions, config: config::Config) -> Result<Self, String> {
         let demo = demo::systems::DemoSystems::new(db.clone(), clock.clone());
         let connectors = reconciliation::Connectors::build(&config, &demo)?;
         let password_checks =
-            Arc::new(passwords::Checks::new(settings.password_checks_at_once, settings.password_check_queue));
-        let api_limits =
-            Arc::new(services::api_clients::RateLimits::new(settings.api_rate_per_second, settings.api_burst));
+            Arc::new(passwords::Checks::new(server.password_checks_at_once, server.password_check_queue));
+        let api_limits = Arc::new(services::api_clients::RateLimits::new(server.api_rate_per_second, server.api_burst));
         Ok(AppState(Arc::new(Parts {
             db,
             clock,
-            settings: Arc::new(settings),
+            server: Arc::new(server),
             config: Arc::new(config),
             connectors: Arc::new(connectors),
             demo,
@@ -173,19 +173,19 @@ impl AppState {
 
 #[cfg(test)]
 mod tests {
-    use super::Settings;
+    use super::ServerOptions;
 
     #[test]
     fn only_a_loopback_http_url_counts_as_local_mode() {
-        assert!(Settings::new("http://127.0.0.1:3000").is_local_http());
-        assert!(Settings::new("http://localhost").is_local_http());
-        assert!(!Settings::new("http://rerun.example.com").is_local_http());
-        assert!(!Settings::new("https://localhost").is_local_http());
-        assert!(!Settings::new("http://localhost.evil.com").is_local_http());
+        assert!(ServerOptions::new("http://127.0.0.1:3000").is_local_http());
+        assert!(ServerOptions::new("http://localhost").is_local_http());
+        assert!(!ServerOptions::new("http://rerun.example.com").is_local_http());
+        assert!(!ServerOptions::new("https://localhost").is_local_http());
+        assert!(!ServerOptions::new("http://localhost.evil.com").is_local_http());
     }
 
     #[test]
     fn the_secure_cookie_carries_the_host_prefix() {
-        assert_eq!(Settings::new("https://rg.example.com").session_cookie_name(), "__Host-rerun_gate_session");
+        assert_eq!(ServerOptions::new("https://rg.example.com").session_cookie_name(), "__Host-rerun_gate_session");
     }
 }

@@ -32,6 +32,7 @@ pub mod rerun_request;
 pub mod rights;
 pub mod roles;
 pub mod stall;
+pub mod steps;
 pub mod stop_switch;
 pub mod throttle;
 pub mod webhooks;

@@ -78,8 +78,8 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
             }};
         }
         match &mut tx {
-            app::backend::db::Tx::Sqlite(t, _) => insert!(&mut **t),
-            app::backend::db::Tx::Postgres(t, _) => insert!(&mut **t),
+            app::backend::db::Conn::Sqlite(t, _) => insert!(&mut **t),
+            app::backend::db::Conn::Postgres(t, _) => insert!(&mut **t),
         }
         tx.commit().await?;
         written += n;

@@ -5,7 +5,7 @@
 use super::dispatch::{fail, people, receiver};
 use app::api::batches::Selection;
 use app::backend::services::{self, reconciliation};
-use app::backend::{Db, Settings, SystemClock};
+use app::backend::{Db, ServerOptions, SystemClock};
 use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
@@ -29,7 +29,8 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
     }
     config.bulk_dispatch_per_minute = per_minute;
     let concurrency = config.bulk_lookup_concurrency as usize;
-    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new("http://127.0.0.1:1"), config).await?;
+    let state =
+        server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1:1"), config).await?;
     let (staff, owner, client) = people(&state).await?;
     let run = uuid::Uuid::new_v4().simple().to_string();
 
@@ -117,7 +118,7 @@ async fn calls(db: &Db) -> anyhow::Result<i64> {
     let sql = "SELECT COUNT(*) FROM reconciliations";
     let mut tx = db.begin_read().await?;
     Ok(match &mut tx {
-        app::backend::db::Tx::Sqlite(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
-        app::backend::db::Tx::Postgres(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
+        app::backend::db::Conn::Sqlite(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
+        app::backend::db::Conn::Postgres(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
     })
 }

@@ -3,7 +3,7 @@
 //! arrival. Baseline: the same 1,000 signed POSTs sent by four senders with no database work.
 use app::api::reruns::StartAnswer;
 use app::backend::services::{self, Caller};
-use app::backend::{AppState, Db, Settings, SystemClock};
+use app::backend::{AppState, Db, ServerOptions, SystemClock};
 use app::domain::audit::Actor;
 use serde_json::json;
 use std::collections::HashMap;
@@ -52,7 +52,7 @@ async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     let row = app::backend::db::users::by_username(&mut tx, username)
         .await?
         .ok_or_else(|| anyhow::anyhow!("no {username}"))?;
-    Ok(Caller { user: app::backend::auth::load_session_user(&mut tx, row).await?, request_id: None })
+    Ok(Caller { session: app::backend::auth::load_session_user(&mut tx, row).await?, request_id: None })
 }
 
 pub(crate) fn fail(e: app::api::AppError) -> anyhow::Error {
@@ -91,7 +91,8 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
     for w in &mut config.workflows {
         (w.rerun_url, w.rerun_allow_loopback) = (url.clone(), true);
     }
-    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new("http://127.0.0.1:1"), config).await?;
+    let state =
+        server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1:1"), config).await?;
     let (staff, owner, client) = people(&state).await?;
     let run = uuid::Uuid::new_v4().simple().to_string();
 

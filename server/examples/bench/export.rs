@@ -47,7 +47,7 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
             .collect();
         let sql = format!("INSERT INTO audit_events ({columns}) VALUES {}", values.join(","));
         let mut tx = db.begin_write().await?;
-        if let app::backend::db::Tx::Sqlite(t, _) = &mut tx {
+        if let app::backend::db::Conn::Sqlite(t, _) = &mut tx {
             let mut q = sqlx::query(&sql);
             for e in &events {
                 q = q

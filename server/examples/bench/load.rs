@@ -3,7 +3,7 @@
 //! same clients as the floor; the whole page also against a bare handler reading its rows (`bare_board.rs`).
 //! Requests/s, p50/p99, errors, and the server's memory before and after.
 use anyhow::Context;
-use app::backend::{Db, Settings, SystemClock};
+use app::backend::{Db, ServerOptions, SystemClock};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -207,7 +207,8 @@ async fn sign_in(
 /// A staff user (name, password) and an API token of `sales`, and stalled operations for the board to show.
 async fn prepare(db: Db) -> anyhow::Result<((String, String), String)> {
     let config = server::startup::load_config(None)?;
-    let state = server::startup::state(db, Arc::new(SystemClock), Settings::new("http://127.0.0.1"), config).await?;
+    let state =
+        server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1"), config).await?;
     let actor = || app::domain::audit::Actor::system("bench");
     let password = format!("load-{}", uuid::Uuid::new_v4().simple());
     let new = app::api::admin::NewUser {

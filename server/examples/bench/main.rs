@@ -17,7 +17,7 @@ mod load;
 mod slow_phone;
 mod soak;
 
-use app::backend::{Db, Settings, SystemClock};
+use app::backend::{Db, ServerOptions, SystemClock};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -326,9 +326,9 @@ async fn start_app(db: Db) -> anyhow::Result<(app::backend::AppState, String)> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     // The bench measures the engine's limit, not the per-client rate limit (QUALITY 15): it is lifted here.
-    let mut settings = Settings::new(&format!("http://{addr}"));
-    (settings.api_rate_per_second, settings.api_burst) = (1_000_000, 1_000_000);
-    let state = server::startup::state(db, Arc::new(SystemClock), settings, config).await?;
+    let mut server_options = ServerOptions::new(&format!("http://{addr}"));
+    (server_options.api_rate_per_second, server_options.api_burst) = (1_000_000, 1_000_000);
+    let state = server::startup::state(db, Arc::new(SystemClock), server_options, config).await?;
     let mut options = server::startup::leptos_options()?;
     options.site_addr = addr;
     tokio::spawn(server::startup::serve(listener, server::startup::router(state.clone(), options)));
@@ -367,10 +367,10 @@ async fn raw_insert_rate(db: &Db, round: usize) -> anyhow::Result<f64> {
 async fn exec(db: &Db, sql: &str) -> anyhow::Result<()> {
     let mut tx = db.begin_write().await?;
     match &mut tx {
-        app::backend::db::Tx::Sqlite(t, _) => {
+        app::backend::db::Conn::Sqlite(t, _) => {
             sqlx::query(sql).execute(&mut **t).await?;
         }
-        app::backend::db::Tx::Postgres(t, _) => {
+        app::backend::db::Conn::Postgres(t, _) => {
             sqlx::query(sql).execute(&mut **t).await?;
         }
     }

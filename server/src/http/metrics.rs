@@ -34,7 +34,7 @@ async fn scrape(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Response {
-    let allowed = match &state.settings.metrics_token {
+    let allowed = match &state.server.metrics_token {
         Some(token) => {
             let given = headers
                 .get(header::AUTHORIZATION)

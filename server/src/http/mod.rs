@@ -22,7 +22,7 @@ const DRAIN_LIMIT_BYTES: usize = 1024 * 1024;
 
 pub fn protect(router: Router, state: AppState) -> Router {
     let request_id = HeaderName::from_static("x-request-id");
-    let timeout = state.settings.request_timeout;
+    let timeout = state.server.request_timeout;
     router
         .layer(axum::middleware::from_fn_with_state(state.clone(), security::same_origin_only))
         .layer(axum::middleware::from_fn_with_state(state, security::headers))

@@ -63,12 +63,12 @@ pub async fn gate(request: Request, next: Next) -> Response {
         return StatusCode::NOT_FOUND.into_response();
     };
     if entry.allowed.needs_session() {
-        let user = request.extensions().get::<AuthSession>().and_then(|auth| auth.user.clone());
+        let user = request.extensions().get::<AuthSession>().and_then(|auth| auth.user.clone()).map(|s| s.user);
         let refusal = match user {
             None => Some(AppError::Unauthorized),
-            Some(user) if entry.allowed.admits_user(&user.user.roles) => None,
+            Some(user) if entry.allowed.admits_user(&user.roles) => None,
             Some(user) => {
-                tracing::warn!(user = %user.user.username, route = %pattern, "access denied by the policy table");
+                tracing::warn!(user = %user.username, route = %pattern, "access denied by the policy table");
                 Some(AppError::Forbidden)
             }
         };

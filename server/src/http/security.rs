@@ -20,7 +20,7 @@ fn is_machine_route(path: &str) -> bool {
 /// a request with neither does not come from a browser, so no cookie can be abused by it.
 pub async fn same_origin_only(State(state): State<AppState>, request: Request, next: Next) -> Response<Body> {
     let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if safe || is_machine_route(request.uri().path()) || is_same_origin(&request, &state.settings.public_url) {
+    if safe || is_machine_route(request.uri().path()) || is_same_origin(&request, &state.server.public_url) {
         return next.run(request).await;
     }
     tracing::warn!(path = %request.uri().path(), "cross-origin request refused");
@@ -67,7 +67,7 @@ pub async fn headers(State(state): State<AppState>, mut request: Request, next: 
     if !is_asset {
         set("cache-control", "no-store");
     }
-    if state.settings.public_url.starts_with("https://") {
+    if state.server.public_url.starts_with("https://") {
         set("strict-transport-security", "max-age=63072000; includeSubDomains");
     }
     response

@@ -1,6 +1,6 @@
 //! The audit trail core (QUALITY 27, 30): events written with their changes, append-only, chained.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::db::{Db, Tx};
+use app::backend::db::{Conn, Db};
 use app::backend::services::audit::{Verification, verify};
 use app::domain::audit::{Actor, AuditEntry};
 use app::domain::audit_action::AuditAction;
@@ -62,14 +62,14 @@ async fn raw(db: &Db, sql: &str) -> Result<(), sqlx::Error> {
     tx.commit().await
 }
 
-async fn execute(tx: &mut Tx, sql: &str) -> Result<(), sqlx::Error> {
+async fn execute(tx: &mut Conn, sql: &str) -> Result<(), sqlx::Error> {
     match tx {
-        Tx::Sqlite(t, _) => sqlx::query(sql).execute(&mut **t).await.map(drop),
-        Tx::Postgres(t, _) => sqlx::query(sql).execute(&mut **t).await.map(drop),
+        Conn::Sqlite(t, _) => sqlx::query(sql).execute(&mut **t).await.map(drop),
+        Conn::Postgres(t, _) => sqlx::query(sql).execute(&mut **t).await.map(drop),
     }
 }
 
-async fn append(tx: &mut Tx, action: AuditAction) -> Result<(), sqlx::Error> {
+async fn append(tx: &mut Conn, action: AuditAction) -> Result<(), sqlx::Error> {
     let entry = AuditEntry::new(Actor::system("test"), action, "user", "sato");
     app::backend::db::audit::append(tx, entry, chrono::Utc::now()).await.map(drop)
 }
@@ -192,7 +192,7 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
     let other_state = server::startup::state(
         other,
         app.state.clock.clone(),
-        app::backend::Settings::new("http://127.0.0.1"),
+        app::backend::ServerOptions::new("http://127.0.0.1"),
         crate::harness::example_config(),
     )
     .await

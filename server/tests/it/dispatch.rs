@@ -270,7 +270,7 @@ async fn a_dispatcher_whose_lease_passed_to_another_records_nothing_twice() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     // The first dispatcher's lease ends while its receiver is still answering: a second one takes the rerun.
-    g.app.clock.advance(Duration::seconds(g.app.state.settings.dispatch_lease.as_secs() as i64 + 1));
+    g.app.clock.advance(Duration::seconds(g.app.state.server.dispatch_lease.as_secs() as i64 + 1));
     assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 1);
     slow.await.unwrap().expect("the slow dispatcher ends without an error");
 

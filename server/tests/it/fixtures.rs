@@ -10,7 +10,7 @@ pub async fn caller(app: &TestApp, username: &str) -> Caller {
     let mut tx = app.db().begin_read().await.unwrap();
     let row = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
     let user = app::backend::auth::load_session_user(&mut tx, row).await.unwrap();
-    Caller { user, request_id: None }
+    Caller { session: user, request_id: None }
 }
 
 /// A stalled order whose first step failed with a 503, past the look-ups' consistency delay.
@@ -59,7 +59,7 @@ pub async fn approved_request(app: &TestApp, token: &str, staff: &Caller, owner:
 pub async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
     let mut tx = app.db().begin_read().await.unwrap();
     match &mut tx {
-        app::backend::db::Tx::Sqlite(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
-        app::backend::db::Tx::Postgres(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+        app::backend::db::Conn::Sqlite(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+        app::backend::db::Conn::Postgres(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
     }
 }

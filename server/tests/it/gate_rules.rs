@@ -296,7 +296,7 @@ async fn a_rerun_whose_workflow_definition_changed_while_it_waited_is_not_sent()
     let mut changed = (*g.app.state.config).clone();
     changed.workflows.iter_mut().for_each(|w| w.version = format!("{}-changed", w.version));
     let restarted =
-        app::backend::AppState::new(g.app.db().clone(), g.app.clock.clone(), (*g.app.state.settings).clone(), changed)
+        app::backend::AppState::new(g.app.db().clone(), g.app.clock.clone(), (*g.app.state.server).clone(), changed)
             .unwrap();
     g.app.clock.advance(Duration::seconds(10));
     while dispatch_due(&restarted).await.unwrap() > 0 {}

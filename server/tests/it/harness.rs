@@ -1,5 +1,5 @@
 //! Starting the app for a test, and a small client that keeps cookies by hand (so tests can replay them).
-use app::backend::{AppState, Db, ManualClock, Settings};
+use app::backend::{AppState, Db, ManualClock, ServerOptions};
 use chrono::{TimeZone, Utc};
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -131,7 +131,7 @@ impl TestApp {
 
     /// Tests run on a multi-thread runtime, as the server does in production: Leptos' streaming SSR can stall a
     /// response on a single-threaded runtime (leptos-rs/leptos#4647), which once hung a CI run.
-    pub async fn spawn_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+    pub async fn spawn_with(configure: impl FnOnce(&mut ServerOptions)) -> TestApp {
         Self::spawn_configured(configure, example_config()).await
     }
 
@@ -141,7 +141,7 @@ impl TestApp {
     }
 
     pub async fn spawn_configured(
-        configure: impl FnOnce(&mut Settings),
+        configure: impl FnOnce(&mut ServerOptions),
         config: app::backend::config::Config,
     ) -> TestApp {
         Self::spawn_knowing_url(configure, |_| config).await
@@ -149,7 +149,7 @@ impl TestApp {
 
     /// For a configuration that points at the app itself (the demo receiver): built once the URL is known.
     pub async fn spawn_knowing_url(
-        configure: impl FnOnce(&mut Settings),
+        configure: impl FnOnce(&mut ServerOptions),
         config: impl FnOnce(&str) -> app::backend::config::Config,
     ) -> TestApp {
         assert_eq!(
@@ -164,11 +164,11 @@ impl TestApp {
         let db = server::startup::open_database(&database_url).await.expect("open database");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut settings = Settings::new(&format!("http://{addr}"));
-        configure(&mut settings);
-        let config = config(&settings.public_url);
+        let mut server_options = ServerOptions::new(&format!("http://{addr}"));
+        configure(&mut server_options);
+        let config = config(&server_options.public_url);
         let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
-        let state = server::startup::state(db, clock.clone(), settings, config).await.expect("state");
+        let state = server::startup::state(db, clock.clone(), server_options, config).await.expect("state");
         let mut options = server::startup::leptos_options().unwrap();
         options.site_addr = addr;
         let router = server::startup::router(state.clone(), options);

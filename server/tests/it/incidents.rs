@@ -314,8 +314,8 @@ async fn auditors_read_every_incident_but_change_nothing_and_other_departments_g
 async fn execute(app: &TestApp, sql: &str, id: &str) {
     let mut tx = app.db().begin_write().await.unwrap();
     match &mut tx {
-        app::backend::db::Tx::Sqlite(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
-        app::backend::db::Tx::Postgres(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
+        app::backend::db::Conn::Sqlite(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
+        app::backend::db::Conn::Postgres(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
     }
     tx.commit().await.unwrap();
 }

@@ -181,7 +181,7 @@ async fn sent_against_i3(db: &app::backend::Db, body: &Value) -> Vec<String> {
         if step.completed_at.is_some() {
             violations.push(format!("{process_id}/{}: sent with its completion flag set", step.name));
         }
-        if step.latest_verdict.as_deref() != Some("not_executed") {
+        if step.latest_verdict != Some(app::domain::reconciliation::Verdict::NotExecuted) {
             violations
                 .push(format!("{process_id}/{}: sent while its verdict was {:?}", step.name, step.latest_verdict));
         }

@@ -1,5 +1,5 @@
 //! AI generation attempts per step.
-use super::{Tx, changed_one, on_tx};
+use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -24,14 +24,16 @@ pub struct Seen<'a> {
     pub input_tokens: Option<i64>,
     pub output_tokens: Option<i64>,
     pub cost_micro_yen: Option<i64>,
+    /// When the provider confirmed a cancel, if this look says it did; the first confirmation is kept.
+    pub cancel_confirmed_at: Option<DateTime<Utc>>,
 }
 
-/// Records a generation or updates it; a `cancelled` status confirms a cancel the first time it is seen.
-pub async fn upsert(tx: &mut Tx, seen: &Seen<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+/// Records a generation or updates it.
+pub async fn upsert(tx: &mut Conn, seen: &Seen<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO ai_attempts (step_id, result_id, background_status, cancel_confirmed_at, input_tokens,
              output_tokens, cost_micro_yen, first_seen_at, updated_at)
-         VALUES ($1, $2, $3, CASE WHEN $3 = 'cancelled' THEN $7 END, $4, $5, $6, $7, $7)
+         VALUES ($1, $2, $3, $8, $4, $5, $6, $7, $7)
          ON CONFLICT (step_id, result_id) DO UPDATE SET
              background_status = COALESCE(excluded.background_status, ai_attempts.background_status),
              cancel_confirmed_at = COALESCE(ai_attempts.cancel_confirmed_at, excluded.cancel_confirmed_at),
@@ -47,11 +49,12 @@ pub async fn upsert(tx: &mut Tx, seen: &Seen<'_>, now: DateTime<Utc>) -> Result<
     .bind(seen.output_tokens)
     .bind(seen.cost_micro_yen)
     .bind(now)
+    .bind(seen.cancel_confirmed_at)
     .execute(&mut *c)
     .await
     .map(drop))?;
     // The first completed generation is adopted unless someone adopted one already.
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "UPDATE ai_attempts SET adopted = TRUE
          WHERE step_id = $1 AND result_id = $2 AND background_status = 'completed'
            AND NOT EXISTS (SELECT 1 FROM ai_attempts other WHERE other.step_id = $1 AND other.adopted)"
@@ -64,8 +67,8 @@ pub async fn upsert(tx: &mut Tx, seen: &Seen<'_>, now: DateTime<Utc>) -> Result<
 }
 
 /// The integration asked the provider to cancel the step's running generations.
-pub async fn cancel_requested(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) -> Result<u64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn cancel_requested(tx: &mut Conn, step_id: i64, now: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
         "UPDATE ai_attempts SET cancel_requested_at = $2, updated_at = $2
          WHERE step_id = $1 AND cancel_requested_at IS NULL
            AND (background_status IS NULL OR background_status IN ('queued', 'in_progress'))"
@@ -78,8 +81,8 @@ pub async fn cancel_requested(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) -> 
 }
 
 /// Makes this completed generation the adopted one of its step; `false` when the step has no such one.
-pub async fn adopt(tx: &mut Tx, step_id: i64, result_id: &str) -> Result<bool, sqlx::Error> {
-    let completed = on_tx!(tx, |c| sqlx::query_scalar::<_, i64>(
+pub async fn adopt(tx: &mut Conn, step_id: i64, result_id: &str) -> Result<bool, sqlx::Error> {
+    let completed = on_conn!(tx, |c| sqlx::query_scalar::<_, i64>(
         "SELECT COUNT(*) FROM ai_attempts WHERE step_id = $1 AND result_id = $2 AND background_status = 'completed'"
     )
     .bind(step_id)
@@ -89,7 +92,7 @@ pub async fn adopt(tx: &mut Tx, step_id: i64, result_id: &str) -> Result<bool, s
     if completed == 0 {
         return Ok(false);
     }
-    on_tx!(tx, |c| sqlx::query("UPDATE ai_attempts SET adopted = FALSE WHERE step_id = $1 AND adopted")
+    on_conn!(tx, |c| sqlx::query("UPDATE ai_attempts SET adopted = FALSE WHERE step_id = $1 AND adopted")
         .bind(step_id)
         .execute(&mut *c)
         .await
@@ -101,8 +104,8 @@ pub async fn adopt(tx: &mut Tx, step_id: i64, result_id: &str) -> Result<bool, s
         .await)
 }
 
-pub async fn for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<AttemptRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn for_operation(tx: &mut Conn, operation_id: i64) -> Result<Vec<AttemptRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT a.step_id, a.result_id, a.background_status, a.cancel_requested_at, a.cancel_confirmed_at,
                 a.input_tokens, a.output_tokens, a.cost_micro_yen, a.adopted, a.first_seen_at
          FROM ai_attempts a JOIN steps s ON s.id = a.step_id

@@ -1,5 +1,5 @@
 //! Programs that call the ingestion API: a name, the SHA-256 of their token, their departments.
-use super::{Tx, on_tx};
+use super::{Conn, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -10,8 +10,8 @@ pub struct ApiClientRow {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
-pub async fn insert(tx: &mut Tx, name: &str, token_sha256: &str, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+pub async fn insert(tx: &mut Conn, name: &str, token_sha256: &str, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
         "INSERT INTO api_clients (name, token_sha256, created_at) VALUES ($1, $2, $3) RETURNING id"
     )
     .bind(name)
@@ -21,8 +21,8 @@ pub async fn insert(tx: &mut Tx, name: &str, token_sha256: &str, now: DateTime<U
     .await)
 }
 
-pub async fn add_department(tx: &mut Tx, id: i64, department_id: i64) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO api_client_departments (api_client_id, department_id) VALUES ($1, $2)")
+pub async fn add_department(tx: &mut Conn, id: i64, department_id: i64) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("INSERT INTO api_client_departments (api_client_id, department_id) VALUES ($1, $2)")
         .bind(id)
         .bind(department_id)
         .execute(c)
@@ -30,8 +30,8 @@ pub async fn add_department(tx: &mut Tx, id: i64, department_id: i64) -> Result<
         .map(drop))
 }
 
-pub async fn by_name(tx: &mut Tx, name: &str) -> Result<Option<ApiClientRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients WHERE name = $1")
+pub async fn by_name(tx: &mut Conn, name: &str) -> Result<Option<ApiClientRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients WHERE name = $1")
         .bind(name)
         .fetch_optional(c)
         .await)
@@ -41,8 +41,8 @@ pub async fn by_name(tx: &mut Tx, name: &str) -> Result<Option<ApiClientRow>, sq
 type ClientAndDepartment = (i64, String, DateTime<Utc>, Option<DateTime<Utc>>, Option<String>);
 
 /// The client holding this token and its department codes, in one statement (it runs on every API call).
-pub async fn by_token(tx: &mut Tx, token_sha256: &str) -> Result<Option<(ApiClientRow, Vec<String>)>, sqlx::Error> {
-    let rows: Vec<ClientAndDepartment> = on_tx!(tx, |c| sqlx::query_as(
+pub async fn by_token(tx: &mut Conn, token_sha256: &str) -> Result<Option<(ApiClientRow, Vec<String>)>, sqlx::Error> {
+    let rows: Vec<ClientAndDepartment> = on_conn!(tx, |c| sqlx::query_as(
         "SELECT c.id, c.name, c.created_at, c.revoked_at, d.code FROM api_clients c
          LEFT JOIN api_client_departments a ON a.api_client_id = c.id
          LEFT JOIN departments d ON d.id = a.department_id
@@ -56,21 +56,21 @@ pub async fn by_token(tx: &mut Tx, token_sha256: &str) -> Result<Option<(ApiClie
     Ok(Some((ApiClientRow { id, name, created_at, revoked_at }, codes)))
 }
 
-pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<ApiClientRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients WHERE id = $1")
+pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<ApiClientRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients WHERE id = $1")
         .bind(id)
         .fetch_optional(c)
         .await)
 }
 
-pub async fn all(tx: &mut Tx) -> Result<Vec<ApiClientRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients ORDER BY name")
+pub async fn all(tx: &mut Conn) -> Result<Vec<ApiClientRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients ORDER BY name")
         .fetch_all(c)
         .await)
 }
 
-pub async fn department_codes(tx: &mut Tx, id: i64) -> Result<Vec<String>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+pub async fn department_codes(tx: &mut Conn, id: i64) -> Result<Vec<String>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
         "SELECT d.code FROM departments d JOIN api_client_departments a ON a.department_id = d.id
          WHERE a.api_client_id = $1 ORDER BY d.code"
     )
@@ -79,8 +79,8 @@ pub async fn department_codes(tx: &mut Tx, id: i64) -> Result<Vec<String>, sqlx:
     .await)
 }
 
-pub async fn revoke(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE api_clients SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+pub async fn revoke(tx: &mut Conn, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE api_clients SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
         .bind(id)
         .bind(now)
         .execute(c)

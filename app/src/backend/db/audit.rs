@@ -1,6 +1,6 @@
 //! The audit trail table. There is deliberately no update or delete here: the trail is append-only.
 use super::Db;
-use super::{RowLock, Tx, on_tx};
+use super::{Conn, RowLock, on_conn};
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use crate::domain::audit_export::AuditFilter;
 use chrono::{DateTime, Utc};
@@ -12,16 +12,16 @@ const HEAD: &str = "SELECT seq, hash FROM audit_head WHERE id = 1";
 /// writers are serialised by `BEGIN IMMEDIATE` and this process's writer, which remembers the head; if another
 /// process appended meanwhile, the sequence number's primary key refuses the insert and the head is read
 /// again. Either way two appends can never fork the chain; a trigger moves `audit_head` with every insert.
-pub async fn append(tx: &mut Tx, entry: AuditEntry, now: DateTime<Utc>) -> Result<AuditEvent, sqlx::Error> {
+pub async fn append(tx: &mut Conn, entry: AuditEntry, now: DateTime<Utc>) -> Result<AuditEvent, sqlx::Error> {
     let cached = match tx {
-        Tx::Sqlite(_, Some(lock)) => lock.audit_head(),
-        Tx::Postgres(_, Some(lock)) => Some(lock.head.clone()),
+        Conn::Sqlite(_, Some(lock)) => lock.audit_head(),
+        Conn::Postgres(_, Some(lock)) => Some(lock.head.clone()),
         _ => None,
     };
     let event = match cached {
         Some(head) => match insert(tx, entry.clone().seal(prev(&head), now)).await {
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-                if let Tx::Sqlite(_, Some(lock)) = tx {
+                if let Conn::Sqlite(_, Some(lock)) = tx {
                     lock.forget_audit_head();
                 }
                 let head = read_head(tx).await?;
@@ -35,8 +35,8 @@ pub async fn append(tx: &mut Tx, entry: AuditEntry, now: DateTime<Utc>) -> Resul
         }
     };
     match tx {
-        Tx::Sqlite(_, Some(lock)) => lock.moved_head = Some((event.seq, event.hash.clone())),
-        Tx::Postgres(_, Some(lock)) => lock.head = (event.seq, event.hash.clone()),
+        Conn::Sqlite(_, Some(lock)) => lock.moved_head = Some((event.seq, event.hash.clone())),
+        Conn::Postgres(_, Some(lock)) => lock.head = (event.seq, event.hash.clone()),
         _ => {}
     }
     Ok(event)
@@ -46,9 +46,9 @@ pub(super) fn prev(head: &(i64, String)) -> Option<(i64, &str)> {
     (head.0 > 0).then_some((head.0, head.1.as_str()))
 }
 
-async fn read_head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
+async fn read_head(tx: &mut Conn) -> Result<(i64, String), sqlx::Error> {
     let sql = format!("{HEAD}{}", tx.lock_clause(RowLock::Every));
-    on_tx!(tx, |c| sqlx::query_as(&sql).fetch_one(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).fetch_one(c).await)
 }
 
 /// PostgreSQL: every write transaction's first statement (see `Db::begin_write`).
@@ -56,9 +56,9 @@ pub(super) async fn lock_head(tx: &mut super::Handle<sqlx::Postgres>) -> Result<
     sqlx::query_as(&format!("{HEAD}{}", super::postgres::lock_clause(RowLock::Every))).fetch_one(&mut **tx).await
 }
 
-async fn insert(tx: &mut Tx, event: AuditEvent) -> Result<AuditEvent, sqlx::Error> {
+async fn insert(tx: &mut Conn, event: AuditEvent) -> Result<AuditEvent, sqlx::Error> {
     let sql = format!("INSERT INTO audit_events ({INSERT_COLUMNS}) VALUES ({})", placeholders(0));
-    on_tx!(tx, |c| bind_event!(sqlx::query(&sql), event).execute(c).await.map(drop))?;
+    on_conn!(tx, |c| bind_event!(sqlx::query(&sql), event).execute(c).await.map(drop))?;
     Ok(event)
 }
 
@@ -95,8 +95,8 @@ macro_rules! bind_event {
 }
 pub(super) use bind_event;
 
-pub async fn head(tx: &mut Tx) -> Result<(i64, String), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(c).await)
+pub async fn head(tx: &mut Conn) -> Result<(i64, String), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1").fetch_one(c).await)
 }
 
 /// An event as its row reads (the domain's `AuditEvent` knows no database).
@@ -146,7 +146,7 @@ pub(crate) const EVENT_COLUMNS: &str =
     before_json, after_json, reason, request_id, prev_hash, hash";
 
 /// One page of events in sequence order, starting after `after_seq` (keyset pagination).
-pub async fn page_after(tx: &mut Tx, after_seq: i64, limit: i64) -> Result<Vec<AuditEvent>, sqlx::Error> {
+pub async fn page_after(tx: &mut Conn, after_seq: i64, limit: i64) -> Result<Vec<AuditEvent>, sqlx::Error> {
     let everything = AuditFilter::default();
     select(
         tx,
@@ -164,7 +164,7 @@ pub async fn page_after(tx: &mut Tx, after_seq: i64, limit: i64) -> Result<Vec<A
 
 /// The newest events about one object, newest first.
 pub async fn for_object(
-    tx: &mut Tx,
+    tx: &mut Conn,
     object_type: &str,
     object_id: &str,
     limit: i64,
@@ -173,7 +173,7 @@ pub async fn for_object(
         "SELECT {EVENT_COLUMNS} FROM audit_events WHERE object_type = $1 AND object_id = $2 ORDER BY seq DESC LIMIT $3"
     );
     let rows: Vec<EventRow> =
-        on_tx!(tx, |c| sqlx::query_as(&sql).bind(object_type).bind(object_id).bind(limit).fetch_all(c).await)?;
+        on_conn!(tx, |c| sqlx::query_as(&sql).bind(object_type).bind(object_id).bind(limit).fetch_all(c).await)?;
     Ok(rows.into_iter().map(AuditEvent::from).collect())
 }
 
@@ -263,11 +263,11 @@ macro_rules! bind_all {
     }};
 }
 
-pub async fn select(tx: &mut Tx, query: &AuditQuery<'_>) -> Result<Vec<AuditEvent>, sqlx::Error> {
+pub async fn select(tx: &mut Conn, query: &AuditQuery<'_>) -> Result<Vec<AuditEvent>, sqlx::Error> {
     let (filter, binds) = conditions(query);
     let order = if query.before_seq.is_some() || query.after_seq.is_none() { "DESC" } else { "ASC" };
     let sql = format!("SELECT {EVENT_COLUMNS} FROM audit_events {filter} ORDER BY seq {order} LIMIT {}", query.limit);
-    let rows: Vec<EventRow> = on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_all(c).await)?;
+    let rows: Vec<EventRow> = on_conn!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_all(c).await)?;
     Ok(rows.into_iter().map(AuditEvent::from).collect())
 }
 
@@ -329,14 +329,14 @@ pub fn csv_chunks(db: &Db, query: AuditQuery<'_>) -> tokio::sync::mpsc::Receiver
 }
 
 /// Where the last check of the chain stopped: (seq, hash), or nothing yet.
-pub async fn checkpoint(tx: &mut Tx) -> Result<Option<(i64, String, DateTime<Utc>)>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT seq, hash, checked_at FROM audit_checkpoint WHERE id = 1")
+pub async fn checkpoint(tx: &mut Conn) -> Result<Option<(i64, String, DateTime<Utc>)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as("SELECT seq, hash, checked_at FROM audit_checkpoint WHERE id = 1")
         .fetch_optional(c)
         .await)
 }
 
-pub async fn set_checkpoint(tx: &mut Tx, seq: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn set_checkpoint(tx: &mut Conn, seq: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO audit_checkpoint (id, seq, hash, checked_at) VALUES (1, $1, $2, $3)
          ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, checked_at = excluded.checked_at"
     )

@@ -1,5 +1,5 @@
 //! Bulk reruns: the batch, its frozen members, its five checks and its owners' decisions.
-use super::{RowLock, Tx, changed_one, on_tx};
+use super::{Conn, RowLock, changed_one, on_conn};
 use crate::domain::batches::{BatchStatus, MemberState};
 use crate::domain::dispatch::DispatchStatus;
 use crate::domain::operations::OperationStatus;
@@ -38,12 +38,12 @@ pub struct NewBatch<'a> {
 
 /// A new batch (previewing) with its members in the order given.
 pub async fn insert(
-    tx: &mut Tx,
+    tx: &mut Conn,
     b: &NewBatch<'_>,
     operation_ids: &[i64],
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO rerun_batches (id, department, created_by, reason, selection_json, status, rate_per_minute,
              created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, 'previewing', $6, $7, $7)"
@@ -59,7 +59,7 @@ pub async fn insert(
     .await
     .map(drop))?;
     for (position, operation_id) in operation_ids.iter().enumerate() {
-        on_tx!(tx, |c| sqlx::query(
+        on_conn!(tx, |c| sqlx::query(
             "INSERT INTO rerun_batch_members (batch_id, position, operation_id, state) VALUES ($1, $2, $3, 'waiting')"
         )
         .bind(b.id)
@@ -72,19 +72,19 @@ pub async fn insert(
     Ok(())
 }
 
-pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
+pub async fn by_id(tx: &mut Conn, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
     let sql = format!("{BATCH_SELECT} WHERE b.id = $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 /// The batch, locked for a change (PostgreSQL: the row; SQLite: the write transaction already is).
-pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
+pub async fn lock(tx: &mut Conn, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
     let sql = format!("{BATCH_SELECT} WHERE b.id = $1{}", tx.lock_clause(RowLock::Of("b")));
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 /// The newest batches of these departments (`None`: every department).
-pub async fn recent(tx: &mut Tx, departments: Option<&[String]>, limit: i64) -> Result<Vec<BatchRow>, sqlx::Error> {
+pub async fn recent(tx: &mut Conn, departments: Option<&[String]>, limit: i64) -> Result<Vec<BatchRow>, sqlx::Error> {
     let filter = match departments {
         Some([]) => return Ok(Vec::new()),
         Some(list) => format!(
@@ -94,7 +94,7 @@ pub async fn recent(tx: &mut Tx, departments: Option<&[String]>, limit: i64) -> 
         None => String::new(),
     };
     let sql = format!("{BATCH_SELECT} {filter} ORDER BY b.created_at DESC, b.id DESC LIMIT $1");
-    on_tx!(tx, |c| {
+    on_conn!(tx, |c| {
         let mut query = sqlx::query_as(&sql).bind(limit);
         for d in departments.unwrap_or_default() {
             query = query.bind(d);
@@ -104,15 +104,15 @@ pub async fn recent(tx: &mut Tx, departments: Option<&[String]>, limit: i64) -> 
 }
 
 /// The batches in one status.
-pub async fn in_status(tx: &mut Tx, status: BatchStatus) -> Result<Vec<BatchRow>, sqlx::Error> {
+pub async fn in_status(tx: &mut Conn, status: BatchStatus) -> Result<Vec<BatchRow>, sqlx::Error> {
     let sql = format!("{BATCH_SELECT} WHERE b.status = $1 ORDER BY b.created_at");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(status).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(status).fetch_all(c).await)
 }
 
 /// Moves the batch from one status to another (the services ask the domain's table which); `false` when it was
 /// not in `from` any more. A submission stamps its time, the first decision too.
 pub async fn set_status(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: &str,
     from: BatchStatus,
     to: BatchStatus,
@@ -136,12 +136,12 @@ pub async fn set_status(
 }
 
 pub async fn set_rate_and_expiry(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: &str,
     rate_per_minute: Option<i64>,
     expires_at: Option<DateTime<Utc>>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| {
+    on_conn!(tx, |c| {
         sqlx::query(
         "UPDATE rerun_batches SET rate_per_minute = COALESCE($2, rate_per_minute), expires_at = COALESCE($3, expires_at)
          WHERE id = $1"
@@ -158,7 +158,7 @@ pub async fn set_rate_and_expiry(
 /// Claims (or renews) the right to run the batch's look-ups until `lease_until`; `false` when another
 /// worker holds it or the batch is no longer previewing.
 pub async fn claim_preview(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: &str,
     holder_since: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
@@ -178,8 +178,8 @@ pub async fn claim_preview(
 }
 
 /// Previews whose worker stopped (its lease ran out): another instance carries them on.
-pub async fn stale_previews(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
-    on_tx!(tx, |c| {
+pub async fn stale_previews(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
+    on_conn!(tx, |c| {
         sqlx::query_scalar(
         "SELECT id FROM rerun_batches WHERE status = 'previewing' AND (lease_until IS NULL OR lease_until < $1) LIMIT 10"
     )
@@ -190,8 +190,8 @@ pub async fn stale_previews(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<Strin
 }
 
 /// Batches waiting for approval past their validity.
-pub async fn overdue(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
-    on_tx!(tx, |c| {
+pub async fn overdue(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
+    on_conn!(tx, |c| {
         sqlx::query_scalar(
         "SELECT id FROM rerun_batches WHERE status = 'pending_approval' AND expires_at < $1 ORDER BY expires_at LIMIT 10"
     )
@@ -226,28 +226,28 @@ const MEMBER_SELECT: &str = "SELECT m.position, m.operation_id, o.process_id, o.
     LEFT JOIN rerun_requests r ON r.id = m.request_id LEFT JOIN dispatches d ON d.request_id = m.request_id";
 
 /// Every member, in the batch's order, without its plan and reasons (following the progress needs neither).
-pub async fn members_without_plans(tx: &mut Tx, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
+pub async fn members_without_plans(tx: &mut Conn, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
     let select = MEMBER_SELECT
         .replace("m.plan_json, m.reasons_json", "CAST(NULL AS TEXT) AS plan_json, CAST(NULL AS TEXT) AS reasons_json");
     let sql = format!("{select} WHERE m.batch_id = $1 ORDER BY m.position");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(batch).fetch_all(c).await)
 }
 
 /// Every member, in the batch's order.
-pub async fn members(tx: &mut Tx, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
+pub async fn members(tx: &mut Conn, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
     let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 ORDER BY m.position");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(batch).fetch_all(c).await)
 }
 
 /// Members in one state, in the batch's order.
 pub async fn members_in(
-    tx: &mut Tx,
+    tx: &mut Conn,
     batch: &str,
     state: MemberState,
     limit: i64,
 ) -> Result<Vec<MemberRow>, sqlx::Error> {
     let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 AND m.state = $2 ORDER BY m.position LIMIT $3");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(batch).bind(state).bind(limit).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(batch).bind(state).bind(limit).fetch_all(c).await)
 }
 
 pub struct MemberUpdate<'a> {
@@ -259,8 +259,8 @@ pub struct MemberUpdate<'a> {
 }
 
 /// Sets a member's state; the other fields are kept when `None`.
-pub async fn set_member(tx: &mut Tx, batch: &str, position: i64, u: &MemberUpdate<'_>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn set_member(tx: &mut Conn, batch: &str, position: i64, u: &MemberUpdate<'_>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
         "UPDATE rerun_batch_members SET state = $3, plan_json = COALESCE($4, plan_json),
              reasons_json = COALESCE($5, reasons_json), request_id = COALESCE($6, request_id),
              looked_up_at = COALESCE($7, looked_up_at)
@@ -280,12 +280,12 @@ pub async fn set_member(tx: &mut Tx, batch: &str, position: i64, u: &MemberUpdat
 
 /// Marks the member with this request dropped, with its reasons.
 pub async fn drop_by_request(
-    tx: &mut Tx,
+    tx: &mut Conn,
     batch: &str,
     request_id: &str,
     reasons_json: &str,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "UPDATE rerun_batch_members SET state = 'dropped', reasons_json = $3 WHERE batch_id = $1 AND request_id = $2"
     )
     .bind(batch)
@@ -306,8 +306,8 @@ pub struct CheckRow {
     pub cause_text: Option<String>,
 }
 
-pub async fn checks(tx: &mut Tx, batch: &str) -> Result<Vec<CheckRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn checks(tx: &mut Conn, batch: &str) -> Result<Vec<CheckRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT k.number, u.display_name AS confirmed_by, k.confirmed_at, k.comment, k.cause_class, k.cause_text
          FROM rerun_batch_checks k JOIN users u ON u.id = k.confirmed_by WHERE k.batch_id = $1 ORDER BY k.number"
     )
@@ -318,13 +318,13 @@ pub async fn checks(tx: &mut Tx, batch: &str) -> Result<Vec<CheckRow>, sqlx::Err
 
 /// Confirms one check for the batch and for every requested member's checklist.
 pub async fn confirm_check(
-    tx: &mut Tx,
+    tx: &mut Conn,
     batch: &str,
     number: i64,
     c: &super::rerun_requests::Confirmation<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |conn| {
+    on_conn!(tx, |conn| {
         sqlx::query(
         "INSERT INTO rerun_batch_checks (batch_id, number, confirmed_by, confirmed_at, comment, cause_class, cause_text)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -342,7 +342,7 @@ pub async fn confirm_check(
     .await
     .map(drop)
     })?;
-    on_tx!(tx, |conn| {
+    on_conn!(tx, |conn| {
         sqlx::query(
         "UPDATE checklist_items SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
          WHERE number = $2 AND request_id IN
@@ -363,7 +363,7 @@ pub async fn confirm_check(
 
 /// Records one owner's decision on the batch; `false` when this owner decided already.
 pub async fn insert_decision(
-    tx: &mut Tx,
+    tx: &mut Conn,
     batch: &str,
     approver: i64,
     decision: crate::domain::approval::Decision,
@@ -385,8 +385,8 @@ pub async fn insert_decision(
     })
 }
 
-pub async fn decisions(tx: &mut Tx, batch: &str) -> Result<Vec<super::rerun_requests::DecisionRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn decisions(tx: &mut Conn, batch: &str) -> Result<Vec<super::rerun_requests::DecisionRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT d.approver_id, u.display_name AS approver, d.decision, d.comment, d.decided_at
          FROM rerun_batch_decisions d JOIN users u ON u.id = d.approver_id WHERE d.batch_id = $1 ORDER BY d.decided_at"
     )
@@ -396,8 +396,8 @@ pub async fn decisions(tx: &mut Tx, batch: &str) -> Result<Vec<super::rerun_requ
 }
 
 /// The member requests whose dispatch waits (pending, not claimed by a worker now), in the batch's order.
-pub async fn waiting_dispatches(tx: &mut Tx, batch: &str, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+pub async fn waiting_dispatches(tx: &mut Conn, batch: &str, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
         "SELECT d.request_id FROM rerun_batch_members m JOIN dispatches d ON d.request_id = m.request_id
          WHERE m.batch_id = $1 AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < $2)
          ORDER BY m.position"
@@ -409,8 +409,8 @@ pub async fn waiting_dispatches(tx: &mut Tx, batch: &str, now: DateTime<Utc>) ->
 }
 
 /// How many member requests are still approved and not yet dispatched to an end.
-pub async fn unfinished_dispatches(tx: &mut Tx, batch: &str) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+pub async fn unfinished_dispatches(tx: &mut Conn, batch: &str) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
         "SELECT COUNT(*) FROM rerun_requests WHERE batch_id = $1 AND status = 'approved'"
     )
     .bind(batch)
@@ -437,7 +437,7 @@ pub struct Filter<'a> {
     pub limit: i64,
 }
 
-pub async fn select_stalled(tx: &mut Tx, f: &Filter<'_>) -> Result<Vec<Selected>, sqlx::Error> {
+pub async fn select_stalled(tx: &mut Conn, f: &Filter<'_>) -> Result<Vec<Selected>, sqlx::Error> {
     if f.departments.is_empty() {
         return Ok(Vec::new());
     }
@@ -464,7 +464,7 @@ pub async fn select_stalled(tx: &mut Tx, f: &Filter<'_>) -> Result<Vec<Selected>
         "SELECT id, process_id, department FROM operations WHERE {} ORDER BY id LIMIT $1",
         conditions.join(" AND ")
     );
-    on_tx!(tx, |c| {
+    on_conn!(tx, |c| {
         let mut query = sqlx::query_as(&sql).bind(f.limit);
         for d in f.departments {
             query = query.bind(d);
@@ -480,13 +480,13 @@ pub async fn select_stalled(tx: &mut Tx, f: &Filter<'_>) -> Result<Vec<Selected>
 }
 
 /// The operations with these process IDs (those that exist), in the order given.
-pub async fn select_by_process_ids(tx: &mut Tx, process_ids: &[String]) -> Result<Vec<Selected>, sqlx::Error> {
+pub async fn select_by_process_ids(tx: &mut Conn, process_ids: &[String]) -> Result<Vec<Selected>, sqlx::Error> {
     let mut found = Vec::new();
     for chunk in process_ids.chunks(500) {
         let list: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
         let sql =
             format!("SELECT id, process_id, department FROM operations WHERE process_id IN ({})", list.join(", "));
-        let rows: Vec<Selected> = on_tx!(tx, |c| {
+        let rows: Vec<Selected> = on_conn!(tx, |c| {
             let mut query = sqlx::query_as(&sql);
             for p in chunk {
                 query = query.bind(p);

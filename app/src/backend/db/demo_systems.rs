@@ -1,5 +1,5 @@
 //! The demo outside systems' execution log (demo mode only).
-use super::{Tx, changed_one, on_tx};
+use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -18,18 +18,18 @@ pub struct ExecutionRow {
 
 const COLUMNS: &str = "service, idempotency_key, fingerprint, external_id, content_json, process_id, replays, conflicts, created_at, done_at";
 
-pub async fn by_key(tx: &mut Tx, service: &str, key: &str) -> Result<Option<ExecutionRow>, sqlx::Error> {
+pub async fn by_key(tx: &mut Conn, service: &str, key: &str) -> Result<Option<ExecutionRow>, sqlx::Error> {
     let sql = format!("SELECT {COLUMNS} FROM demo_executions WHERE service = $1 AND idempotency_key = $2");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(service).bind(key).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(service).bind(key).fetch_optional(c).await)
 }
 
-pub async fn by_external_id(tx: &mut Tx, service: &str, id: &str) -> Result<Option<ExecutionRow>, sqlx::Error> {
+pub async fn by_external_id(tx: &mut Conn, service: &str, id: &str) -> Result<Option<ExecutionRow>, sqlx::Error> {
     let sql = format!("SELECT {COLUMNS} FROM demo_executions WHERE service = $1 AND external_id = $2");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(service).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(service).bind(id).fetch_optional(c).await)
 }
 
-pub async fn insert(tx: &mut Tx, row: &ExecutionRow) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| {
+pub async fn insert(tx: &mut Conn, row: &ExecutionRow) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| {
         sqlx::query(
             "INSERT INTO demo_executions (service, idempotency_key, fingerprint, external_id, content_json, process_id,
              created_at, done_at)
@@ -50,17 +50,17 @@ pub async fn insert(tx: &mut Tx, row: &ExecutionRow) -> Result<(), sqlx::Error> 
 }
 
 /// Counts a repeated call under a known key: `replay` (same content) or a refused change.
-pub async fn count_repeat(tx: &mut Tx, service: &str, key: &str, replay: bool) -> Result<(), sqlx::Error> {
+pub async fn count_repeat(tx: &mut Conn, service: &str, key: &str, replay: bool) -> Result<(), sqlx::Error> {
     let sql = if replay {
         "UPDATE demo_executions SET replays = replays + 1 WHERE service = $1 AND idempotency_key = $2"
     } else {
         "UPDATE demo_executions SET conflicts = conflicts + 1 WHERE service = $1 AND idempotency_key = $2"
     };
-    on_tx!(tx, |c| sqlx::query(sql).bind(service).bind(key).execute(c).await.map(drop))
+    on_conn!(tx, |c| sqlx::query(sql).bind(service).bind(key).execute(c).await.map(drop))
 }
 
 /// The demo receiver remembers a webhook-id; `false` when it had it already.
-pub async fn remember_rerun(tx: &mut Tx, webhook_id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn remember_rerun(tx: &mut Conn, webhook_id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| sqlx::query(
         "INSERT INTO demo_rerun_receipts (webhook_id, received_at) VALUES ($1, $2) ON CONFLICT DO NOTHING"
     )
@@ -70,6 +70,6 @@ pub async fn remember_rerun(tx: &mut Tx, webhook_id: &str, now: DateTime<Utc>) -
     .await)
 }
 
-pub async fn reruns_received(tx: &mut Tx) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM demo_rerun_receipts").fetch_one(c).await)
+pub async fn reruns_received(tx: &mut Conn) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM demo_rerun_receipts").fetch_one(c).await)
 }

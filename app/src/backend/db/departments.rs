@@ -1,4 +1,4 @@
-use super::{Tx, on_tx};
+use super::{Conn, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -8,8 +8,8 @@ pub struct DepartmentRow {
     pub name: String,
 }
 
-pub async fn insert(tx: &mut Tx, code: &str, name: &str, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+pub async fn insert(tx: &mut Conn, code: &str, name: &str, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
         "INSERT INTO departments (code, name, created_at) VALUES ($1, $2, $3) RETURNING id"
     )
     .bind(code)
@@ -19,19 +19,19 @@ pub async fn insert(tx: &mut Tx, code: &str, name: &str, now: DateTime<Utc>) -> 
     .await)
 }
 
-pub async fn all(tx: &mut Tx) -> Result<Vec<DepartmentRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as("SELECT id, code, name FROM departments ORDER BY code").fetch_all(c).await)
+pub async fn all(tx: &mut Conn) -> Result<Vec<DepartmentRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as("SELECT id, code, name FROM departments ORDER BY code").fetch_all(c).await)
 }
 
-pub async fn count(tx: &mut Tx) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM departments").fetch_one(c).await)
+pub async fn count(tx: &mut Conn) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM departments").fetch_one(c).await)
 }
 
-pub async fn by_codes(tx: &mut Tx, codes: &[String]) -> Result<Vec<DepartmentRow>, sqlx::Error> {
+pub async fn by_codes(tx: &mut Conn, codes: &[String]) -> Result<Vec<DepartmentRow>, sqlx::Error> {
     let mut found = Vec::with_capacity(codes.len());
     for code in codes {
         let row: Option<DepartmentRow> =
-            on_tx!(tx, |c| sqlx::query_as("SELECT id, code, name FROM departments WHERE code = $1")
+            on_conn!(tx, |c| sqlx::query_as("SELECT id, code, name FROM departments WHERE code = $1")
                 .bind(code)
                 .fetch_optional(c)
                 .await)?;
@@ -40,8 +40,8 @@ pub async fn by_codes(tx: &mut Tx, codes: &[String]) -> Result<Vec<DepartmentRow
     Ok(found)
 }
 
-pub async fn rename(tx: &mut Tx, id: i64, name: &str) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE departments SET name = $2 WHERE id = $1")
+pub async fn rename(tx: &mut Conn, id: i64, name: &str) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE departments SET name = $2 WHERE id = $1")
         .bind(id)
         .bind(name)
         .execute(c)

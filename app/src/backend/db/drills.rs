@@ -1,16 +1,16 @@
 //! Drills: the database's mark, the drills with their faults and period, and each fault's practice operation.
-use super::{Tx, changed_one, on_tx};
+use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 /// Whether this database is marked as a demo or a drill environment (drills are refused anywhere else).
-pub async fn is_marked(tx: &mut Tx) -> Result<bool, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM database_marks").fetch_one(c).await)
+pub async fn is_marked(tx: &mut Conn) -> Result<bool, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM database_marks").fetch_one(c).await)
         .map(|n| n > 0)
 }
 
 /// Marks the database (`demo` or `drill`); marking twice changes nothing.
-pub async fn mark(tx: &mut Tx, mark: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn mark(tx: &mut Conn, mark: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO database_marks (mark, marked_at) VALUES ($1, $2) ON CONFLICT (mark) DO NOTHING"
     )
     .bind(mark)
@@ -36,7 +36,7 @@ const DRILL_SELECT: &str =
     FROM drills d JOIN users u ON u.id = d.started_by";
 
 pub async fn insert(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: &str,
     started_by: i64,
     faults_json: &str,
@@ -44,7 +44,7 @@ pub async fn insert(
     now: DateTime<Utc>,
     ends_at: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO drills (id, started_by, started_at, ends_at, faults_json, note) VALUES ($1, $2, $3, $4, $5, $6)"
     )
     .bind(id)
@@ -58,25 +58,25 @@ pub async fn insert(
     .map(drop))
 }
 
-pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<DrillRow>, sqlx::Error> {
+pub async fn by_id(tx: &mut Conn, id: &str) -> Result<Option<DrillRow>, sqlx::Error> {
     let sql = format!("{DRILL_SELECT} WHERE d.id = $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 /// The newest drills.
-pub async fn recent(tx: &mut Tx, limit: i64) -> Result<Vec<DrillRow>, sqlx::Error> {
+pub async fn recent(tx: &mut Conn, limit: i64) -> Result<Vec<DrillRow>, sqlx::Error> {
     let sql = format!("{DRILL_SELECT} ORDER BY d.started_at DESC, d.id DESC LIMIT $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(limit).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(limit).fetch_all(c).await)
 }
 
 /// The drills whose faults are in force at `now`.
-pub async fn active(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<DrillRow>, sqlx::Error> {
+pub async fn active(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<DrillRow>, sqlx::Error> {
     let sql = format!("{DRILL_SELECT} WHERE d.ends_at > $1 AND d.ended_at IS NULL ORDER BY d.started_at");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(now).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(now).fetch_all(c).await)
 }
 
 /// Ends the drill's faults now; `false` when it had ended already.
-pub async fn end(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn end(tx: &mut Conn, id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| sqlx::query(
         "UPDATE drills SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL AND ends_at > $2"
     )
@@ -86,8 +86,8 @@ pub async fn end(tx: &mut Tx, id: &str, now: DateTime<Utc>) -> Result<bool, sqlx
     .await)
 }
 
-pub async fn insert_operation(tx: &mut Tx, drill: &str, fault: &str, process_id: &str) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("INSERT INTO drill_operations (drill_id, fault, process_id) VALUES ($1, $2, $3)")
+pub async fn insert_operation(tx: &mut Conn, drill: &str, fault: &str, process_id: &str) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("INSERT INTO drill_operations (drill_id, fault, process_id) VALUES ($1, $2, $3)")
         .bind(drill)
         .bind(fault)
         .bind(process_id)
@@ -97,8 +97,8 @@ pub async fn insert_operation(tx: &mut Tx, drill: &str, fault: &str, process_id:
 }
 
 /// Each fault's practice operation: (fault, process ID).
-pub async fn operations(tx: &mut Tx, drill: &str) -> Result<Vec<(String, String)>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn operations(tx: &mut Conn, drill: &str) -> Result<Vec<(String, String)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT fault, process_id FROM drill_operations WHERE drill_id = $1 ORDER BY process_id"
     )
     .bind(drill)

@@ -1,5 +1,5 @@
 //! Holds on operations.
-use super::{Tx, changed_one, on_tx};
+use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -11,13 +11,13 @@ pub struct HoldRow {
 }
 
 pub async fn place(
-    tx: &mut Tx,
+    tx: &mut Conn,
     operation_id: i64,
     user_id: i64,
     reason: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO holds (operation_id, placed_by, placed_at, reason) VALUES ($1, $2, $3, $4)"
     )
     .bind(operation_id)
@@ -30,8 +30,8 @@ pub async fn place(
 }
 
 /// The open hold of an operation, with who placed it (display name).
-pub async fn open(tx: &mut Tx, operation_id: i64) -> Result<Option<HoldRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn open(tx: &mut Conn, operation_id: i64) -> Result<Option<HoldRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT h.id, u.display_name AS placed_by, h.placed_at, h.reason
          FROM holds h JOIN users u ON u.id = h.placed_by
          WHERE h.operation_id = $1 AND h.released_at IS NULL"
@@ -42,7 +42,7 @@ pub async fn open(tx: &mut Tx, operation_id: i64) -> Result<Option<HoldRow>, sql
 }
 
 pub async fn release(
-    tx: &mut Tx,
+    tx: &mut Conn,
     hold_id: i64,
     user_id: i64,
     reason: &str,

@@ -1,5 +1,5 @@
 //! Idempotency records of the ingestion API, per client and key.
-use super::{Tx, changed_one, on_tx};
+use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -13,7 +13,7 @@ pub struct IdempotencyRow {
 
 /// Claims the key for this request; `false` when someone holds it already (the row decides what next).
 pub async fn claim(
-    tx: &mut Tx,
+    tx: &mut Conn,
     client: i64,
     key: &str,
     fingerprint: &str,
@@ -35,8 +35,8 @@ pub async fn claim(
     })
 }
 
-pub async fn get(tx: &mut Tx, client: i64, key: &str) -> Result<Option<IdempotencyRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn get(tx: &mut Conn, client: i64, key: &str) -> Result<Option<IdempotencyRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT fingerprint, state, response_status, response_body, created_at FROM idempotency_records
          WHERE api_client_id = $1 AND idempotency_key = $2"
     )
@@ -48,7 +48,7 @@ pub async fn get(tx: &mut Tx, client: i64, key: &str) -> Result<Option<Idempoten
 
 /// Takes over a claim whose holder died (in flight since before `stale_before`); `true` when taken.
 pub async fn take_over_stale(
-    tx: &mut Tx,
+    tx: &mut Conn,
     client: i64,
     key: &str,
     stale_before: DateTime<Utc>,
@@ -66,8 +66,8 @@ pub async fn take_over_stale(
     .await)
 }
 
-pub async fn complete(tx: &mut Tx, client: i64, key: &str, status: u16, body: &str) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn complete(tx: &mut Conn, client: i64, key: &str, status: u16, body: &str) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
         "UPDATE idempotency_records SET state = 'done', response_status = $3, response_body = $4
          WHERE api_client_id = $1 AND idempotency_key = $2"
     )
@@ -81,8 +81,8 @@ pub async fn complete(tx: &mut Tx, client: i64, key: &str, status: u16, body: &s
 }
 
 /// Gives the key back after a failure that changed nothing, so the client may retry with it.
-pub async fn release(tx: &mut Tx, client: i64, key: &str) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn release(tx: &mut Conn, client: i64, key: &str) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
         "DELETE FROM idempotency_records WHERE api_client_id = $1 AND idempotency_key = $2 AND state = 'in_flight'"
     )
     .bind(client)
@@ -92,8 +92,8 @@ pub async fn release(tx: &mut Tx, client: i64, key: &str) -> Result<(), sqlx::Er
     .map(drop))
 }
 
-pub async fn purge_expired(tx: &mut Tx, now: DateTime<Utc>) -> Result<u64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("DELETE FROM idempotency_records WHERE expires_at < $1 AND state = 'done'")
+pub async fn purge_expired(tx: &mut Conn, now: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("DELETE FROM idempotency_records WHERE expires_at < $1 AND state = 'done'")
         .bind(now)
         .execute(c)
         .await

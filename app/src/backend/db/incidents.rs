@@ -1,5 +1,5 @@
 //! Incident reports, their operations and prevention actions, and acknowledged known patterns.
-use super::{RowLock, Tx, changed_one, on_tx};
+use super::{Conn, RowLock, changed_one, on_conn};
 use chrono::{DateTime, NaiveDate, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -92,13 +92,13 @@ fn placeholders(first: usize, count: usize) -> String {
 }
 
 pub async fn insert(
-    tx: &mut Tx,
+    tx: &mut Conn,
     department: &str,
     texts: &IncidentTexts<'_>,
     created_by: i64,
     now: DateTime<Utc>,
 ) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| {
+    on_conn!(tx, |c| {
         sqlx::query_scalar(
         "INSERT INTO incidents (department, title, occurred_at, impact, cause, response, created_by, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id"
@@ -116,25 +116,25 @@ pub async fn insert(
     })
 }
 
-pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Error> {
+pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<IncidentRow>, sqlx::Error> {
     let sql = format!("{INCIDENT_SELECT} WHERE i.id = $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 /// The report, locked until the transaction ends (PostgreSQL: the row; SQLite: the write transaction already
 /// excludes every other writer), so that each change's audit event has the true "before".
-pub async fn lock(tx: &mut Tx, id: i64) -> Result<Option<IncidentRow>, sqlx::Error> {
+pub async fn lock(tx: &mut Conn, id: i64) -> Result<Option<IncidentRow>, sqlx::Error> {
     let sql = format!("{INCIDENT_SELECT} WHERE i.id = $1{}", tx.lock_clause(RowLock::Of("i")));
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 pub async fn update_texts(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: i64,
     texts: &IncidentTexts<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "UPDATE incidents SET title = $2, occurred_at = $3, impact = $4, cause = $5, response = $6, updated_at = $7
          WHERE id = $1"
     )
@@ -150,8 +150,8 @@ pub async fn update_texts(
     .map(drop))
 }
 
-pub async fn touch(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE incidents SET updated_at = $2 WHERE id = $1")
+pub async fn touch(tx: &mut Conn, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE incidents SET updated_at = $2 WHERE id = $1")
         .bind(id)
         .bind(now)
         .execute(c)
@@ -161,7 +161,7 @@ pub async fn touch(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<(), sqlx:
 
 /// Links an operation with its event and failure class as they are now; `false` when already linked.
 pub async fn link(
-    tx: &mut Tx,
+    tx: &mut Conn,
     incident_id: i64,
     operation_id: i64,
     event: Option<&str>,
@@ -181,8 +181,8 @@ pub async fn link(
     .await)
 }
 
-pub async fn linked(tx: &mut Tx, incident_id: i64) -> Result<Vec<LinkedRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn linked(tx: &mut Conn, incident_id: i64) -> Result<Vec<LinkedRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT io.operation_id, o.process_id, io.event, io.failure_class, io.linked_at
          FROM incident_operations io JOIN operations o ON o.id = io.operation_id
          WHERE io.incident_id = $1 ORDER BY io.linked_at, o.process_id"
@@ -193,14 +193,14 @@ pub async fn linked(tx: &mut Tx, incident_id: i64) -> Result<Vec<LinkedRow>, sql
 }
 
 pub async fn insert_action(
-    tx: &mut Tx,
+    tx: &mut Conn,
     incident_id: i64,
     description: &str,
     owner_id: i64,
     due_on: NaiveDate,
     now: DateTime<Utc>,
 ) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+    on_conn!(tx, |c| sqlx::query_scalar(
         "INSERT INTO prevention_actions (incident_id, description, owner_id, due_on, status, created_at, updated_at)
          VALUES ($1, $2, $3, $4, 'open', $5, $5) RETURNING id"
     )
@@ -213,19 +213,19 @@ pub async fn insert_action(
     .await)
 }
 
-pub async fn actions(tx: &mut Tx, incident_id: i64) -> Result<Vec<ActionRow>, sqlx::Error> {
+pub async fn actions(tx: &mut Conn, incident_id: i64) -> Result<Vec<ActionRow>, sqlx::Error> {
     let sql = format!("{ACTION_SELECT} WHERE a.incident_id = $1 ORDER BY a.due_on, a.id");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(incident_id).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(incident_id).fetch_all(c).await)
 }
 
-pub async fn action(tx: &mut Tx, incident_id: i64, action_id: i64) -> Result<Option<ActionRow>, sqlx::Error> {
+pub async fn action(tx: &mut Conn, incident_id: i64, action_id: i64) -> Result<Option<ActionRow>, sqlx::Error> {
     let sql = format!("{ACTION_SELECT} WHERE a.incident_id = $1 AND a.id = $2");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(incident_id).bind(action_id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(incident_id).bind(action_id).fetch_optional(c).await)
 }
 
 /// Moves an action from one status to another (compare-and-set); `done_at` is set exactly while it is done.
 pub async fn set_action_status(
-    tx: &mut Tx,
+    tx: &mut Conn,
     action_id: i64,
     from: &str,
     to: &str,
@@ -248,7 +248,7 @@ pub async fn set_action_status(
 /// `before`: only those after that incident in this order (keyset paging: a report filed meanwhile shifts
 /// nothing).
 pub async fn list(
-    tx: &mut Tx,
+    tx: &mut Conn,
     departments: Option<&[String]>,
     today: NaiveDate,
     before: Option<i64>,
@@ -268,7 +268,7 @@ pub async fn list(
          WHERE ($3 IS NULL OR (i.occurred_at, i.id) < (SELECT c.occurred_at, c.id FROM incidents c WHERE c.id = $3)) {filter}
          ORDER BY i.occurred_at DESC, i.id DESC LIMIT $2"
     );
-    on_tx!(tx, |c| {
+    on_conn!(tx, |c| {
         let mut query = sqlx::query_as(&sql).bind(today).bind(limit).bind(before);
         for department in departments.unwrap_or_default() {
             query = query.bind(department);
@@ -279,7 +279,7 @@ pub async fn list(
 
 /// Open actions due before `today` in these departments (`None`: all), the most overdue first.
 pub async fn overdue(
-    tx: &mut Tx,
+    tx: &mut Conn,
     departments: Option<&[String]>,
     today: NaiveDate,
     limit: i64,
@@ -294,7 +294,7 @@ pub async fn overdue(
          FROM prevention_actions a JOIN incidents i ON i.id = a.incident_id JOIN users u ON u.id = a.owner_id
          WHERE a.status = 'open' AND a.due_on < $1 {filter} ORDER BY a.due_on, a.id LIMIT $2"
     );
-    on_tx!(tx, |c| {
+    on_conn!(tx, |c| {
         let mut query = sqlx::query_as(&sql).bind(today).bind(limit);
         for department in departments.unwrap_or_default() {
             query = query.bind(department);
@@ -304,8 +304,8 @@ pub async fn overdue(
 }
 
 /// The enabled users of a department: who may own an action, by display name.
-pub async fn department_people(tx: &mut Tx, department: &str) -> Result<Vec<(i64, String)>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn department_people(tx: &mut Conn, department: &str) -> Result<Vec<(i64, String)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT u.id, u.display_name FROM users u
          JOIN user_departments ud ON ud.user_id = u.id JOIN departments d ON d.id = ud.department_id
          WHERE d.code = $1 AND u.disabled_at IS NULL ORDER BY u.display_name, u.id"
@@ -318,13 +318,13 @@ pub async fn department_people(tx: &mut Tx, department: &str) -> Result<Vec<(i64
 /// Past incidents of the department that link an operation with this event and failure class, except those
 /// that already link this operation; with this operation's acknowledgement of each, if any.
 pub async fn known_patterns(
-    tx: &mut Tx,
+    tx: &mut Conn,
     department: &str,
     event: &str,
     failure_class: &str,
     operation_id: i64,
 ) -> Result<Vec<PatternRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT i.id AS incident_id, i.title, i.occurred_at, i.response, pa.evidence AS acknowledged_evidence,
              u.display_name AS acknowledged_by, pa.acknowledged_at
          FROM incidents i
@@ -346,7 +346,7 @@ pub async fn known_patterns(
 
 /// Records that the pattern is understood for this operation; `false` when it already was.
 pub async fn acknowledge(
-    tx: &mut Tx,
+    tx: &mut Conn,
     operation_id: i64,
     incident_id: i64,
     evidence: &str,

@@ -83,15 +83,16 @@ impl WriteLock {
     }
 }
 
-/// A transaction on either engine. Every service owns one; helpers take `&mut Tx`. A write transaction holds
-/// this process's writer permit until it ends.
-pub enum Tx {
+/// A connection to either engine, inside a transaction (`Db::begin_read`, `Db::begin_write`) or on its own
+/// (`Db::connection`, each statement reading alone). The data layer's functions take `&mut Conn`, so that the
+/// caller chooses which. A write transaction holds this process's writer permit until it ends.
+pub enum Conn {
     Sqlite(Handle<Sqlite>, Option<WriteLock>),
     Postgres(Handle<Postgres>, Option<PgWriteLock>),
 }
 
 /// The rows a read takes for the rest of its transaction, so that no other transaction changes or claims them
-/// meanwhile. How (or whether) an engine takes them is its own business: `Tx::lock_clause`.
+/// meanwhile. How (or whether) an engine takes them is its own business: `Conn::lock_clause`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RowLock {
     /// Every row the read returns.
@@ -102,12 +103,12 @@ pub enum RowLock {
     SkipLocked,
 }
 
-impl Tx {
+impl Conn {
     /// The clause that makes a read take `lock`, to end its SQL with.
     pub fn lock_clause(&self, lock: RowLock) -> String {
         match self {
-            Tx::Sqlite(..) => sqlite::lock_clause(lock),
-            Tx::Postgres(..) => postgres::lock_clause(lock),
+            Conn::Sqlite(..) => sqlite::lock_clause(lock),
+            Conn::Postgres(..) => postgres::lock_clause(lock),
         }
     }
 }
@@ -154,28 +155,28 @@ impl<DB: Database> Handle<DB> {
 }
 
 /// Runs the same statement on whichever engine the transaction belongs to.
-macro_rules! on_tx {
+macro_rules! on_conn {
     ($tx:expr, |$conn:ident| $body:expr) => {
         match $tx {
-            $crate::backend::db::Tx::Sqlite(t, _) => {
+            $crate::backend::db::Conn::Sqlite(t, _) => {
                 let $conn = &mut **t;
                 $body
             }
-            $crate::backend::db::Tx::Postgres(t, _) => {
+            $crate::backend::db::Conn::Postgres(t, _) => {
                 let $conn = &mut **t;
                 $body
             }
         }
     };
 }
-pub(crate) use on_tx;
+pub(crate) use on_conn;
 
 /// Runs one statement on either engine and tells whether it changed exactly one row: the answer of a
 /// compare-and-set (`UPDATE … WHERE id = $1 AND status = $2`: `false` when another move came first) or of an
 /// insert that may meet its conflict (`ON CONFLICT DO NOTHING`: `false` when the row was there).
 macro_rules! changed_one {
     ($tx:expr, |$conn:ident| $execute:expr) => {
-        $crate::backend::db::on_tx!($tx, |$conn| $execute.map(|done| done.rows_affected() == 1))
+        $crate::backend::db::on_conn!($tx, |$conn| $execute.map(|done| done.rows_affected() == 1))
     };
 }
 pub(crate) use changed_one;
@@ -212,36 +213,38 @@ impl Db {
     /// dispatcher marks the operation, then appends), and with the head always first no two can deadlock.
     /// Writes append anyway, so they were already in line at the head; this process's writers wait for their
     /// turn on a semaphore, not holding a connection that readers need.
-    pub async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
+    pub async fn begin_write(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {
             Db::Sqlite(pool, writer) => {
                 let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
                 let lock = WriteLock { _permit: permit, writer: writer.clone(), moved_head: None };
-                Tx::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(lock))
+                Conn::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(lock))
             }
             Db::Postgres(pool, writer) => {
                 let permit = writer.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
                 let mut tx = Handle::Transaction(pool.begin().await?);
                 let head = audit::lock_head(&mut tx).await?;
-                Tx::Postgres(tx, Some(PgWriteLock { _permit: permit, head }))
+                Conn::Postgres(tx, Some(PgWriteLock { _permit: permit, head }))
             }
         })
     }
 
     /// A transaction that only reads: one consistent snapshot, no write lock.
-    pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
+    pub async fn begin_read(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool, _) => Tx::Sqlite(Handle::Transaction(pool.begin().await?), None),
-            Db::Postgres(pool, _) => Tx::Postgres(Handle::Transaction(pool.begin_with("BEGIN READ ONLY").await?), None),
+            Db::Sqlite(pool, _) => Conn::Sqlite(Handle::Transaction(pool.begin().await?), None),
+            Db::Postgres(pool, _) => {
+                Conn::Postgres(Handle::Transaction(pool.begin_with("BEGIN READ ONLY").await?), None)
+            }
         })
     }
 
     /// A bare connection: each statement reads on its own. For hot paths that read one or two independent
     /// rows (every API call's token, a step before its compare-and-set); use `begin_read` for a snapshot.
-    pub async fn connection(&self) -> Result<Tx, sqlx::Error> {
+    pub async fn connection(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool, _) => Tx::Sqlite(Handle::Connection(pool.acquire().await?), None),
-            Db::Postgres(pool, _) => Tx::Postgres(Handle::Connection(pool.acquire().await?), None),
+            Db::Sqlite(pool, _) => Conn::Sqlite(Handle::Connection(pool.acquire().await?), None),
+            Db::Postgres(pool, _) => Conn::Postgres(Handle::Connection(pool.acquire().await?), None),
         })
     }
 
@@ -302,11 +305,11 @@ pub async fn backup_into(db: &Db, path: &std::path::Path) -> Result<bool, sqlx::
 
 pub use sqlite::StepChange;
 
-impl Tx {
+impl Conn {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
             // The permit is released only after the commit; the head this transaction moved becomes the cache.
-            Tx::Sqlite(t, lock) => {
+            Conn::Sqlite(t, lock) => {
                 let committed = t.commit().await;
                 if let Some(lock) = lock {
                     match (&committed, lock.moved_head) {
@@ -318,7 +321,7 @@ impl Tx {
                 committed
             }
             // The permit, if any, is dropped only after the commit.
-            Tx::Postgres(t, _lock) => t.commit().await,
+            Conn::Postgres(t, _lock) => t.commit().await,
         }
     }
 }

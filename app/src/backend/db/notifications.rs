@@ -1,5 +1,5 @@
 //! In-app notifications.
-use super::{RowLock, Tx, on_tx};
+use super::{Conn, RowLock, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -13,14 +13,14 @@ pub struct NotificationRow {
 }
 
 pub async fn insert(
-    tx: &mut Tx,
+    tx: &mut Conn,
     user_id: i64,
     kind: &str,
     title: &str,
     link: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO notifications (user_id, kind, title, link, created_at) VALUES ($1, $2, $3, $4, $5)"
     )
     .bind(user_id)
@@ -34,8 +34,8 @@ pub async fn insert(
 }
 
 /// The active managers who own a department.
-pub async fn owners_of(tx: &mut Tx, department: &str) -> Result<Vec<i64>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+pub async fn owners_of(tx: &mut Conn, department: &str) -> Result<Vec<i64>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
         "SELECT u.id FROM users u
          JOIN user_roles r ON r.user_id = u.id AND r.role = 'manager'
          JOIN user_departments ud ON ud.user_id = u.id
@@ -48,8 +48,8 @@ pub async fn owners_of(tx: &mut Tx, department: &str) -> Result<Vec<i64>, sqlx::
 }
 
 /// Everyone's notifications that link to `link` (the evidence bundle).
-pub async fn with_link(tx: &mut Tx, link: &str) -> Result<Vec<NotificationRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn with_link(tx: &mut Conn, link: &str) -> Result<Vec<NotificationRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT id, kind, title, link, created_at, read_at FROM notifications WHERE link = $1 ORDER BY id"
     )
     .bind(link)
@@ -57,15 +57,15 @@ pub async fn with_link(tx: &mut Tx, link: &str) -> Result<Vec<NotificationRow>, 
     .await)
 }
 
-pub async fn unread_count(tx: &mut Tx, user_id: i64) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM notifications WHERE user_id = $1 AND read_at IS NULL")
+pub async fn unread_count(tx: &mut Conn, user_id: i64) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM notifications WHERE user_id = $1 AND read_at IS NULL")
         .bind(user_id)
         .fetch_one(c)
         .await)
 }
 
-pub async fn latest(tx: &mut Tx, user_id: i64, limit: i64) -> Result<Vec<NotificationRow>, sqlx::Error> {
-    on_tx!(tx, |c| {
+pub async fn latest(tx: &mut Conn, user_id: i64, limit: i64) -> Result<Vec<NotificationRow>, sqlx::Error> {
+    on_conn!(tx, |c| {
         sqlx::query_as(
         "SELECT id, kind, title, link, created_at, read_at FROM notifications WHERE user_id = $1 ORDER BY id DESC LIMIT $2"
     )
@@ -76,8 +76,8 @@ pub async fn latest(tx: &mut Tx, user_id: i64, limit: i64) -> Result<Vec<Notific
     })
 }
 
-pub async fn mark_all_read(tx: &mut Tx, user_id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE notifications SET read_at = $2 WHERE user_id = $1 AND read_at IS NULL")
+pub async fn mark_all_read(tx: &mut Conn, user_id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE notifications SET read_at = $2 WHERE user_id = $1 AND read_at IS NULL")
         .bind(user_id)
         .bind(now)
         .execute(c)
@@ -86,8 +86,8 @@ pub async fn mark_all_read(tx: &mut Tx, user_id: i64, now: DateTime<Utc>) -> Res
 }
 
 /// The user's e-mail address, if they gave one and are active.
-pub async fn email_of(tx: &mut Tx, user_id: i64) -> Result<Option<String>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT email FROM users WHERE id = $1 AND disabled_at IS NULL")
+pub async fn email_of(tx: &mut Conn, user_id: i64) -> Result<Option<String>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT email FROM users WHERE id = $1 AND disabled_at IS NULL")
         .bind(user_id)
         .fetch_optional(c)
         .await)
@@ -95,13 +95,13 @@ pub async fn email_of(tx: &mut Tx, user_id: i64) -> Result<Option<String>, sqlx:
 }
 
 /// A message for the team's chat, sent after the commit.
-pub async fn queue_chat(tx: &mut Tx, text: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn queue_chat(tx: &mut Conn, text: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
     queue(tx, "chat", None, None, text, now).await
 }
 
 /// An e-mail to one person, sent after the commit.
 pub async fn queue_mail(
-    tx: &mut Tx,
+    tx: &mut Conn,
     recipient: &str,
     subject: &str,
     text: &str,
@@ -111,14 +111,14 @@ pub async fn queue_mail(
 }
 
 async fn queue(
-    tx: &mut Tx,
+    tx: &mut Conn,
     channel: &str,
     recipient: Option<&str>,
     subject: Option<&str>,
     text: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO outbound_messages (channel, recipient, subject, text, status, next_attempt_at, created_at)
          VALUES ($1, $2, $3, $4, 'pending', $5, $5)"
     )
@@ -145,7 +145,7 @@ pub struct OutboundRow {
 
 /// Claims the oldest due message (PostgreSQL skips rows another instance holds).
 pub async fn claim_outbound(
-    tx: &mut Tx,
+    tx: &mut Conn,
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
 ) -> Result<Option<OutboundRow>, sqlx::Error> {
@@ -154,17 +154,17 @@ pub async fn claim_outbound(
     let returning = "RETURNING id, channel, recipient, subject, text, attempts";
     let lock = tx.lock_clause(RowLock::SkipLocked);
     let sql = format!("UPDATE outbound_messages SET lease_until = $2 WHERE id = ({pick}{lock}) {returning}");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(c).await)
 }
 
 pub async fn settle_outbound(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: i64,
     status: crate::domain::dispatch::DeliveryStatus,
     attempts: i64,
     next: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| {
+    on_conn!(tx, |c| {
         sqlx::query(
         "UPDATE outbound_messages SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1"
     )
@@ -179,10 +179,12 @@ pub async fn settle_outbound(
 }
 
 /// Deletes sent or given-up messages created before `before`; returns how many.
-pub async fn purge_outbound(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("DELETE FROM outbound_messages WHERE status IN ('sent', 'failed') AND created_at < $1")
-        .bind(before)
-        .execute(c)
-        .await
-        .map(|r| r.rows_affected()))
+pub async fn purge_outbound(tx: &mut Conn, before: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
+        "DELETE FROM outbound_messages WHERE status IN ('sent', 'failed') AND created_at < $1"
+    )
+    .bind(before)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))
 }

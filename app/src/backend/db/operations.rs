@@ -1,6 +1,8 @@
 //! Operations and their steps.
-use super::{RowLock, Tx, changed_one, on_tx};
+use super::{Conn, RowLock, changed_one, on_conn};
 use crate::domain::operations::{OperationEvent, OperationStatus, StepState};
+use crate::domain::reconciliation::Verdict;
+use crate::domain::steps::Step;
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -26,28 +28,54 @@ pub struct OperationRow {
 const OPERATION_COLUMNS: &str = "id, process_id, workflow, workflow_version, department, business_key, content_json,
     content_fingerprint, status, event, failure_class, possible_duplicate_of, created_at, updated_at, drill_id";
 
-#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
-pub struct StepRow {
-    pub id: i64,
-    pub operation_id: i64,
-    pub position: i64,
-    pub name: String,
-    pub idempotency_key: String,
-    pub content_fingerprint: Option<String>,
-    pub state: StepState,
-    pub last_seq: Option<i64>,
-    pub result_id: Option<String>,
-    pub error_class: Option<String>,
-    pub error_message: Option<String>,
-    pub attempts: i64,
-    pub started_at: Option<DateTime<Utc>>,
-    pub last_heartbeat_at: Option<DateTime<Utc>>,
-    pub completed_at: Option<DateTime<Utc>>,
-    pub updated_at: DateTime<Utc>,
-    pub content_json: Option<String>,
-    pub latest_verdict: Option<String>,
-    /// Moved on by every change of the row (see `step_update_sql`).
-    pub revision: i64,
+/// A step as stored: read into the domain's `Step`.
+#[derive(sqlx::FromRow)]
+struct StepRow {
+    id: i64,
+    operation_id: i64,
+    position: i64,
+    name: String,
+    idempotency_key: String,
+    content_fingerprint: Option<String>,
+    state: StepState,
+    last_seq: Option<i64>,
+    result_id: Option<String>,
+    error_class: Option<String>,
+    error_message: Option<String>,
+    attempts: i64,
+    started_at: Option<DateTime<Utc>>,
+    last_heartbeat_at: Option<DateTime<Utc>>,
+    completed_at: Option<DateTime<Utc>>,
+    updated_at: DateTime<Utc>,
+    content_json: Option<String>,
+    latest_verdict: Option<Verdict>,
+    revision: i64,
+}
+
+impl From<StepRow> for Step {
+    fn from(r: StepRow) -> Step {
+        Step {
+            id: r.id,
+            operation_id: r.operation_id,
+            position: r.position,
+            name: r.name,
+            idempotency_key: r.idempotency_key,
+            content_fingerprint: r.content_fingerprint,
+            state: r.state,
+            last_seq: r.last_seq,
+            result_id: r.result_id,
+            error_class: r.error_class,
+            error_message: r.error_message,
+            attempts: r.attempts,
+            started_at: r.started_at,
+            last_heartbeat_at: r.last_heartbeat_at,
+            completed_at: r.completed_at,
+            updated_at: r.updated_at,
+            content_json: r.content_json,
+            latest_verdict: r.latest_verdict,
+            revision: r.revision,
+        }
+    }
 }
 
 const STEP_COLUMNS: &str = "id, operation_id, position, name, idempotency_key, content_fingerprint, state, last_seq,
@@ -55,29 +83,44 @@ const STEP_COLUMNS: &str = "id, operation_id, position, name, idempotency_key, c
     content_json, latest_verdict, revision";
 
 /// A step with what a step event needs of its operation, read in one statement (the hot path).
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug)]
 pub struct StepInOperation {
-    #[sqlx(flatten)]
-    pub step: StepRow,
+    pub step: Step,
     pub process_id: String,
     pub workflow: String,
     pub department: String,
-    pub operation_status: OperationStatus,
+}
+
+#[derive(sqlx::FromRow)]
+struct StepInOperationRow {
+    #[sqlx(flatten)]
+    step: StepRow,
+    process_id: String,
+    workflow: String,
+    department: String,
 }
 
 /// The step of an operation, with the operation's facts; `None` when either does not exist.
 pub async fn step_in_operation(
-    tx: &mut Tx,
+    tx: &mut Conn,
     process_id: &str,
     step: &str,
 ) -> Result<Option<StepInOperation>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(STEP_IN_OPERATION_SQL.as_str()).bind(process_id).bind(step).fetch_optional(c).await)
+    let sql = STEP_IN_OPERATION_SQL.as_str();
+    let row: Option<StepInOperationRow> =
+        on_conn!(tx, |c| sqlx::query_as(sql).bind(process_id).bind(step).fetch_optional(c).await)?;
+    Ok(row.map(|r| StepInOperation {
+        step: r.step.into(),
+        process_id: r.process_id,
+        workflow: r.workflow,
+        department: r.department,
+    }))
 }
 
 pub(super) static STEP_IN_OPERATION_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let step_columns: Vec<String> = STEP_COLUMNS.split(',').map(|c| format!("s.{}", c.trim())).collect();
     format!(
-        "SELECT {}, o.process_id, o.workflow, o.department, o.status AS operation_status
+        "SELECT {}, o.process_id, o.workflow, o.department
          FROM operations o JOIN steps s ON s.operation_id = o.id WHERE o.process_id = $1 AND s.name = $2",
         step_columns.join(", ")
     )
@@ -96,8 +139,8 @@ pub struct NewOperation<'a> {
     pub drill_id: Option<&'a str>,
 }
 
-pub async fn insert(tx: &mut Tx, op: &NewOperation<'_>, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+pub async fn insert(tx: &mut Conn, op: &NewOperation<'_>, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
         "INSERT INTO operations (process_id, workflow, workflow_version, department, business_key, content_json,
              content_fingerprint, status, possible_duplicate_of, registered_by, created_at, updated_at, drill_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $10, $11) RETURNING id"
@@ -118,7 +161,7 @@ pub async fn insert(tx: &mut Tx, op: &NewOperation<'_>, now: DateTime<Utc>) -> R
 }
 
 pub async fn insert_step(
-    tx: &mut Tx,
+    tx: &mut Conn,
     operation_id: i64,
     position: i64,
     name: &str,
@@ -126,7 +169,7 @@ pub async fn insert_step(
     content: Option<(&str, &str)>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO steps (operation_id, position, name, idempotency_key, content_json, content_fingerprint, state,
              updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, 'not_started', $7)"
@@ -143,19 +186,19 @@ pub async fn insert_step(
     .map(drop))
 }
 
-pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<OperationRow>, sqlx::Error> {
+pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<OperationRow>, sqlx::Error> {
     let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
-pub async fn by_process_id(tx: &mut Tx, process_id: &str) -> Result<Option<OperationRow>, sqlx::Error> {
+pub async fn by_process_id(tx: &mut Conn, process_id: &str) -> Result<Option<OperationRow>, sqlx::Error> {
     let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE process_id = $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(process_id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(process_id).fetch_optional(c).await)
 }
 
 /// The steps holding this idempotency key, as (workflow, step).
-pub async fn holders_of_key(tx: &mut Tx, key: &str) -> Result<Vec<(String, String)>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn holders_of_key(tx: &mut Conn, key: &str) -> Result<Vec<(String, String)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT o.workflow, s.name FROM steps s JOIN operations o ON o.id = s.operation_id
          WHERE s.idempotency_key = $1"
     )
@@ -165,8 +208,8 @@ pub async fn holders_of_key(tx: &mut Tx, key: &str) -> Result<Vec<(String, Strin
 }
 
 /// Every step whose idempotency key another step holds too, as (key, workflow, step).
-pub async fn shared_keys(tx: &mut Tx) -> Result<Vec<(String, String, String)>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn shared_keys(tx: &mut Conn) -> Result<Vec<(String, String, String)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT s.idempotency_key, o.workflow, s.name FROM steps s JOIN operations o ON o.id = s.operation_id
          WHERE s.idempotency_key IN (SELECT idempotency_key FROM steps GROUP BY idempotency_key HAVING COUNT(*) > 1)
          ORDER BY s.idempotency_key"
@@ -177,12 +220,12 @@ pub async fn shared_keys(tx: &mut Tx) -> Result<Vec<(String, String, String)>, s
 
 /// Another operation of the department with the same business key (oldest first), if any.
 pub async fn other_with_business_key(
-    tx: &mut Tx,
+    tx: &mut Conn,
     department: &str,
     business_key: &str,
     process_id: &str,
 ) -> Result<Option<String>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+    on_conn!(tx, |c| sqlx::query_scalar(
         "SELECT process_id FROM operations WHERE department = $1 AND business_key = $2 AND process_id <> $3
          ORDER BY id LIMIT 1"
     )
@@ -193,25 +236,34 @@ pub async fn other_with_business_key(
     .await)
 }
 
-pub async fn steps(tx: &mut Tx, operation_id: i64) -> Result<Vec<StepRow>, sqlx::Error> {
+pub async fn steps(tx: &mut Conn, operation_id: i64) -> Result<Vec<Step>, sqlx::Error> {
     let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE operation_id = $1 ORDER BY position");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_all(c).await)
+    let rows: Vec<StepRow> = on_conn!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_all(c).await)?;
+    Ok(rows.into_iter().map(Step::from).collect())
 }
 
-pub async fn step_by_name(tx: &mut Tx, operation_id: i64, name: &str) -> Result<Option<StepRow>, sqlx::Error> {
+pub async fn step_by_name(tx: &mut Conn, operation_id: i64, name: &str) -> Result<Option<Step>, sqlx::Error> {
     let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE operation_id = $1 AND name = $2");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).bind(name).fetch_optional(c).await)
+    let row: Option<StepRow> =
+        on_conn!(tx, |c| sqlx::query_as(&sql).bind(operation_id).bind(name).fetch_optional(c).await)?;
+    Ok(row.map(Step::from))
 }
 
 /// The step, read inside a write transaction and locked against other writers until it ends (PostgreSQL:
 /// `FOR UPDATE`; SQLite: the write transaction already excludes every other writer).
-pub async fn step_for_update(tx: &mut Tx, id: i64) -> Result<StepRow, sqlx::Error> {
+pub async fn step_for_update(tx: &mut Conn, id: i64) -> Result<Step, sqlx::Error> {
     let sql = format!("SELECT {STEP_COLUMNS} FROM steps WHERE id = $1{}", tx.lock_clause(RowLock::Every));
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_one(c).await)
+    let row: StepRow = on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_one(c).await)?;
+    Ok(row.into())
 }
 
-pub async fn incomplete_steps(tx: &mut Tx, operation_id: i64) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM steps WHERE operation_id = $1 AND completed_at IS NULL")
+/// The operation's status, read in the caller's transaction.
+pub async fn status(tx: &mut Conn, id: i64) -> Result<Option<OperationStatus>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT status FROM operations WHERE id = $1").bind(id).fetch_optional(c).await)
+}
+
+pub async fn incomplete_steps(tx: &mut Conn, operation_id: i64) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM steps WHERE operation_id = $1 AND completed_at IS NULL")
         .bind(operation_id)
         .fetch_one(c)
         .await)
@@ -220,7 +272,7 @@ pub async fn incomplete_steps(tx: &mut Tx, operation_id: i64) -> Result<i64, sql
 /// Writes a step's new state if the row is still at the revision it was decided on, `step.revision`
 /// (compare-and-set; the row's revision then moves on); `false` when anything changed it since and the caller
 /// must decide again.
-pub async fn update_step_if_unchanged(tx: &mut Tx, step: &StepRow) -> Result<bool, sqlx::Error> {
+pub async fn update_step_if_unchanged(tx: &mut Conn, step: &Step) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| bind_step_update!(sqlx::query(STEP_UPDATE_SQL.as_str()), step).execute(c).await)
 }
 
@@ -261,26 +313,9 @@ macro_rules! bind_step_update {
 }
 pub(super) use bind_step_update;
 
-/// Sets the status unless it is that already; `true` when it changed (so exactly one audit event follows).
-pub async fn set_status_unless(
-    tx: &mut Tx,
-    id: i64,
-    status: OperationStatus,
-    now: DateTime<Utc>,
-) -> Result<bool, sqlx::Error> {
-    changed_one!(tx, |c| sqlx::query(
-        "UPDATE operations SET status = $2, updated_at = $3 WHERE id = $1 AND status <> $2"
-    )
-    .bind(id)
-    .bind(status)
-    .bind(now)
-    .execute(c)
-    .await)
-}
-
 /// Moves the status from `from` to `to`; `false` when it was not `from` any more (someone else was first).
 pub async fn set_status_from(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: i64,
     from: OperationStatus,
     to: OperationStatus,
@@ -298,16 +333,16 @@ pub async fn set_status_from(
 }
 
 /// Running operations in id order after `after_id`, for the sweeper.
-pub async fn running_after(tx: &mut Tx, after_id: i64, limit: i64) -> Result<Vec<OperationRow>, sqlx::Error> {
+pub async fn running_after(tx: &mut Conn, after_id: i64, limit: i64) -> Result<Vec<OperationRow>, sqlx::Error> {
     let sql =
         format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(after_id).bind(limit).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(after_id).bind(limit).fetch_all(c).await)
 }
 
 /// Marks a running operation stalled; `false` when it is not running any more (another instance was first,
 /// or a step event just changed it), so exactly one audit event is written.
 pub async fn mark_stalled(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: i64,
     event: &str,
     failure_class: &str,
@@ -392,7 +427,7 @@ macro_rules! bind_all {
 }
 
 /// One page of stalled operations, oldest first, after `after_id` (keyset pagination).
-pub async fn stalled_page(tx: &mut Tx, q: &BoardQuery<'_>) -> Result<Vec<OperationRow>, sqlx::Error> {
+pub async fn stalled_page(tx: &mut Conn, q: &BoardQuery<'_>) -> Result<Vec<OperationRow>, sqlx::Error> {
     let (conditions, mut binds) = board_conditions(q, true);
     binds.push(Bind::Int(q.after_id));
     let after = binds.len();
@@ -401,13 +436,13 @@ pub async fn stalled_page(tx: &mut Tx, q: &BoardQuery<'_>) -> Result<Vec<Operati
     let sql = format!(
         "SELECT {OPERATION_COLUMNS} FROM operations WHERE {conditions} AND id > ${after} ORDER BY id LIMIT ${limit}"
     );
-    on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), binds).fetch_all(c).await)
+    on_conn!(tx, |c| bind_all!(sqlx::query_as(&sql), binds).fetch_all(c).await)
 }
 
 /// How many stalled operations per event, under the same filters except the event: from the counts the
 /// triggers keep (migration 0027) and the changes not folded in yet, or, for a board as it was at a time, by
 /// counting the operations.
-pub async fn stalled_counts(tx: &mut Tx, q: &BoardQuery<'_>) -> Result<Vec<(Option<String>, i64)>, sqlx::Error> {
+pub async fn stalled_counts(tx: &mut Conn, q: &BoardQuery<'_>) -> Result<Vec<(Option<String>, i64)>, sqlx::Error> {
     let (conditions, binds) = board_conditions(q, false);
     let sql = match q.created_before {
         Some(_) => format!("SELECT event, COUNT(*) FROM operations WHERE {conditions} GROUP BY event ORDER BY event"),
@@ -418,5 +453,5 @@ pub async fn stalled_counts(tx: &mut Tx, q: &BoardQuery<'_>) -> Result<Vec<(Opti
              WHERE {conditions} GROUP BY event HAVING SUM(n) <> 0 ORDER BY NULLIF(event, '')"
         ),
     };
-    on_tx!(tx, |c| bind_all!(sqlx::query_as(&sql), binds).fetch_all(c).await)
+    on_conn!(tx, |c| bind_all!(sqlx::query_as(&sql), binds).fetch_all(c).await)
 }

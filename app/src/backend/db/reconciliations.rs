@@ -1,5 +1,5 @@
 //! Reconciliation results: one row per look-up of one step; the step keeps the latest verdict.
-use super::{Tx, on_tx};
+use super::{Conn, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -26,8 +26,8 @@ pub struct NewReconciliation<'a> {
 }
 
 /// Records a look-up and makes its verdict the step's latest, in the caller's transaction.
-pub async fn insert(tx: &mut Tx, new: &NewReconciliation<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| {
+pub async fn insert(tx: &mut Conn, new: &NewReconciliation<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| {
         sqlx::query(
         "INSERT INTO reconciliations (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
@@ -44,7 +44,7 @@ pub async fn insert(tx: &mut Tx, new: &NewReconciliation<'_>, now: DateTime<Utc>
     .await
     .map(drop)
     })?;
-    on_tx!(tx, |c| sqlx::query("UPDATE steps SET latest_verdict = $1, revision = revision + 1 WHERE id = $2")
+    on_conn!(tx, |c| sqlx::query("UPDATE steps SET latest_verdict = $1, revision = revision + 1 WHERE id = $2")
         .bind(new.verdict)
         .bind(new.step_id)
         .execute(c)
@@ -53,8 +53,8 @@ pub async fn insert(tx: &mut Tx, new: &NewReconciliation<'_>, now: DateTime<Utc>
 }
 
 /// The latest look-up of each step of an operation.
-pub async fn latest_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<ReconciliationRow>, sqlx::Error> {
-    on_tx!(tx, |c| {
+pub async fn latest_for_operation(tx: &mut Conn, operation_id: i64) -> Result<Vec<ReconciliationRow>, sqlx::Error> {
+    on_conn!(tx, |c| {
         sqlx::query_as(
             "SELECT r.id, r.step_id, r.connector, r.verdict, r.external_id, r.evidence_json, r.asked_by, r.checked_at
          FROM reconciliations r
@@ -69,8 +69,8 @@ pub async fn latest_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<
 }
 
 /// Every look-up of an operation's steps, oldest first (the evidence bundle).
-pub async fn all_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<ReconciliationRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn all_for_operation(tx: &mut Conn, operation_id: i64) -> Result<Vec<ReconciliationRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT r.id, r.step_id, r.connector, r.verdict, r.external_id, r.evidence_json, r.asked_by, r.checked_at
          FROM reconciliations r JOIN steps s ON s.id = r.step_id WHERE s.operation_id = $1 ORDER BY r.id"
     )

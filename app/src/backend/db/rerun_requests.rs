@@ -1,5 +1,5 @@
 //! Rerun requests and their checklist items.
-use super::{RowLock, Tx, changed_one, on_tx};
+use super::{Conn, RowLock, changed_one, on_conn};
 use crate::domain::approval::Decision;
 use crate::domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
@@ -43,7 +43,7 @@ pub struct NewRequest<'a> {
 }
 
 /// `false` when the operation already has an open request (the unique index decides, under concurrency too).
-pub async fn insert(tx: &mut Tx, r: &NewRequest<'_>, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn insert(tx: &mut Conn, r: &NewRequest<'_>, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| sqlx::query(
         "INSERT INTO rerun_requests (id, operation_id, requested_by, reason, status, plan_json, workflow_version,
              verdicts_hash, created_at, updated_at, batch_id)
@@ -62,29 +62,29 @@ pub async fn insert(tx: &mut Tx, r: &NewRequest<'_>, now: DateTime<Utc>) -> Resu
     .await)
 }
 
-pub async fn by_id(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>, sqlx::Error> {
+pub async fn by_id(tx: &mut Conn, id: &str) -> Result<Option<RequestRow>, sqlx::Error> {
     let sql = format!("{REQUEST_SELECT} WHERE r.id = $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 /// The operation's open request (draft, pending approval, approved or dispatched), if any.
-pub async fn open_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Option<RequestRow>, sqlx::Error> {
+pub async fn open_for_operation(tx: &mut Conn, operation_id: i64) -> Result<Option<RequestRow>, sqlx::Error> {
     let sql = format!(
         "{REQUEST_SELECT} WHERE r.operation_id = $1 AND r.status IN ('draft', 'pending_approval', 'approved', 'dispatched')"
     );
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_optional(c).await)
 }
 
 /// Every request ever made for the operation, oldest first (the evidence bundle).
-pub async fn all_for_operation(tx: &mut Tx, operation_id: i64) -> Result<Vec<RequestRow>, sqlx::Error> {
+pub async fn all_for_operation(tx: &mut Conn, operation_id: i64) -> Result<Vec<RequestRow>, sqlx::Error> {
     let sql = format!("{REQUEST_SELECT} WHERE r.operation_id = $1 ORDER BY r.created_at, r.id");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_all(c).await)
 }
 
 /// Moves the request from one status to another (the services ask the domain's table which); `false` when it
 /// was not in `from` any more. A submission and a decision stamp their time.
 pub async fn set_status(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: &str,
     from: RerunRequestStatus,
     to: RerunRequestStatus,
@@ -120,13 +120,13 @@ pub struct ItemRow {
 }
 
 pub async fn insert_item(
-    tx: &mut Tx,
+    tx: &mut Conn,
     request: &str,
     number: i64,
     holds: bool,
     evidence: &str,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO checklist_items (request_id, number, holds, evidence) VALUES ($1, $2, $3, $4)"
     )
     .bind(request)
@@ -138,8 +138,8 @@ pub async fn insert_item(
     .map(drop))
 }
 
-pub async fn items(tx: &mut Tx, request: &str) -> Result<Vec<ItemRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn items(tx: &mut Conn, request: &str) -> Result<Vec<ItemRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT i.number, i.holds, i.evidence, u.display_name AS confirmed_by, i.confirmed_at, i.comment,
                 i.cause_class, i.cause_text
          FROM checklist_items i LEFT JOIN users u ON u.id = i.confirmed_by
@@ -158,13 +158,13 @@ pub struct Confirmation<'a> {
 }
 
 pub async fn confirm_item(
-    tx: &mut Tx,
+    tx: &mut Conn,
     request: &str,
     number: i64,
     c: &Confirmation<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |conn| {
+    on_conn!(tx, |conn| {
         sqlx::query(
         "UPDATE checklist_items SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
          WHERE request_id = $1 AND number = $2"
@@ -183,7 +183,7 @@ pub async fn confirm_item(
 }
 
 /// Sets a step's completion flag on the outside system's evidence; `false` when it was set already.
-pub async fn confirm_step_flag(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn confirm_step_flag(tx: &mut Conn, step_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {
         sqlx::query(
         "UPDATE steps SET state = 'succeeded', completed_at = $2, updated_at = $2, revision = revision + 1 WHERE id = $1 AND completed_at IS NULL"
@@ -196,13 +196,13 @@ pub async fn confirm_step_flag(tx: &mut Tx, step_id: i64, now: DateTime<Utc>) ->
 }
 
 /// The request, locked for a decision (PostgreSQL: the row; SQLite: the write transaction already is).
-pub async fn lock(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>, sqlx::Error> {
+pub async fn lock(tx: &mut Conn, id: &str) -> Result<Option<RequestRow>, sqlx::Error> {
     let sql = format!("{REQUEST_SELECT} WHERE r.id = $1{}", tx.lock_clause(RowLock::Of("r")));
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
 /// Requests waiting for approval in these departments, oldest first (a bulk rerun's are decided as a batch).
-pub async fn pending_in(tx: &mut Tx, departments: &[String]) -> Result<Vec<RequestRow>, sqlx::Error> {
+pub async fn pending_in(tx: &mut Conn, departments: &[String]) -> Result<Vec<RequestRow>, sqlx::Error> {
     if departments.is_empty() {
         return Ok(Vec::new());
     }
@@ -211,7 +211,7 @@ pub async fn pending_in(tx: &mut Tx, departments: &[String]) -> Result<Vec<Reque
         "{REQUEST_SELECT} WHERE r.status = $1 AND r.batch_id IS NULL AND o.department IN ({}) ORDER BY r.submitted_at, r.id",
         list.join(", ")
     );
-    on_tx!(tx, |c| {
+    on_conn!(tx, |c| {
         let mut query = sqlx::query_as(&sql).bind(RerunRequestStatus::PendingApproval);
         for d in departments {
             query = query.bind(d);
@@ -220,8 +220,8 @@ pub async fn pending_in(tx: &mut Tx, departments: &[String]) -> Result<Vec<Reque
     })
 }
 
-pub async fn set_expiry(tx: &mut Tx, id: &str, expires_at: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE rerun_requests SET expires_at = $2 WHERE id = $1")
+pub async fn set_expiry(tx: &mut Conn, id: &str, expires_at: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE rerun_requests SET expires_at = $2 WHERE id = $1")
         .bind(id)
         .bind(expires_at)
         .execute(c)
@@ -229,8 +229,8 @@ pub async fn set_expiry(tx: &mut Tx, id: &str, expires_at: DateTime<Utc>) -> Res
         .map(drop))
 }
 
-pub async fn expires_at(tx: &mut Tx, id: &str) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT expires_at FROM rerun_requests WHERE id = $1")
+pub async fn expires_at(tx: &mut Conn, id: &str) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT expires_at FROM rerun_requests WHERE id = $1")
         .bind(id)
         .fetch_one(c)
         .await)
@@ -238,7 +238,7 @@ pub async fn expires_at(tx: &mut Tx, id: &str) -> Result<Option<DateTime<Utc>>, 
 
 /// Records one owner's decision; `false` when this owner decided on this request already.
 pub async fn insert_decision(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: &str,
     approver: i64,
     decision: Decision,
@@ -267,8 +267,8 @@ pub struct DecisionRow {
     pub decided_at: DateTime<Utc>,
 }
 
-pub async fn decisions(tx: &mut Tx, id: &str) -> Result<Vec<DecisionRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn decisions(tx: &mut Conn, id: &str) -> Result<Vec<DecisionRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT a.approver_id, u.display_name AS approver, a.decision, a.comment, a.decided_at
          FROM approvals a JOIN users u ON u.id = a.approver_id WHERE a.request_id = $1 ORDER BY a.decided_at, a.id"
     )
@@ -279,7 +279,7 @@ pub async fn decisions(tx: &mut Tx, id: &str) -> Result<Vec<DecisionRow>, sqlx::
 
 /// The outbox row of an approved request, due at `due`; `false` when it exists already.
 pub async fn insert_dispatch(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: &str,
     due: DateTime<Utc>,
     now: DateTime<Utc>,
@@ -295,16 +295,16 @@ pub async fn insert_dispatch(
     .await)
 }
 
-pub async fn count_dispatches(tx: &mut Tx, id: &str) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM dispatches WHERE request_id = $1")
+pub async fn count_dispatches(tx: &mut Conn, id: &str) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM dispatches WHERE request_id = $1")
         .bind(id)
         .fetch_one(c)
         .await)
 }
 
 /// Requests still waiting for approval past their validity (a bulk rerun's expire with their batch).
-pub async fn overdue(tx: &mut Tx, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+pub async fn overdue(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
         "SELECT id FROM rerun_requests WHERE status = 'pending_approval' AND batch_id IS NULL AND expires_at < $1
          ORDER BY expires_at LIMIT 100"
     )

@@ -1,6 +1,6 @@
 //! What the review indicators count, threshold crossings and review sign-offs. The counts come from the
 //! records the app keeps anyway (the audit trail, look-ups, rerun requests) plus the refused registrations.
-use super::{Tx, changed_one, on_tx};
+use super::{Conn, changed_one, on_conn};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::indicators::{Counts, Period};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -24,7 +24,7 @@ fn in_scope(column: &str, scope: Scope<'_>) -> String {
 macro_rules! scoped {
     ($tx:expr, $sql:expr, $from:expr, $to:expr, $scope:expr, $fetch:ident) => {{
         let sql = $sql;
-        on_tx!($tx, |c| {
+        on_conn!($tx, |c| {
             let mut q = sqlx::query_as(&sql).bind($from).bind($to);
             for code in $scope.unwrap_or_default() {
                 q = q.bind(code);
@@ -35,13 +35,13 @@ macro_rules! scoped {
 }
 
 pub async fn record_refusal(
-    tx: &mut Tx,
+    tx: &mut Conn,
     api_client_id: i64,
     department: Option<&str>,
     kind: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO api_refusals (api_client_id, department, kind, at) VALUES ($1, $2, $3, $4)"
     )
     .bind(api_client_id)
@@ -58,7 +58,7 @@ const NOT_A_DRILL: &str = "object_id NOT IN (SELECT process_id FROM operations W
 
 /// Everything the indicators need about `[from, to)` in `scope`.
 pub async fn counts(
-    tx: &mut Tx,
+    tx: &mut Conn,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     scope: Scope<'_>,
@@ -187,7 +187,7 @@ const CROSSING_COLUMNS: &str =
     "id, department, indicator, period_kind, period_start, value, threshold, crossed_at, cleared_at";
 
 pub async fn open_crossing(
-    tx: &mut Tx,
+    tx: &mut Conn,
     department: &str,
     indicator: &str,
     period: Period,
@@ -196,7 +196,7 @@ pub async fn open_crossing(
         "SELECT {CROSSING_COLUMNS} FROM threshold_crossings
          WHERE department = $1 AND indicator = $2 AND period_kind = $3 AND period_start = $4 AND cleared_at IS NULL"
     );
-    on_tx!(tx, |c| sqlx::query_as(&sql)
+    on_conn!(tx, |c| sqlx::query_as(&sql)
         .bind(department)
         .bind(indicator)
         .bind(period.kind.as_str())
@@ -207,7 +207,7 @@ pub async fn open_crossing(
 
 /// Records a crossing; `false` when another instance recorded it first (the partial unique index).
 pub async fn insert_crossing(
-    tx: &mut Tx,
+    tx: &mut Conn,
     department: &str,
     indicator: &str,
     period: Period,
@@ -232,7 +232,7 @@ pub async fn insert_crossing(
     })
 }
 
-pub async fn clear_crossing(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn clear_crossing(tx: &mut Conn, id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| sqlx::query(
         "UPDATE threshold_crossings SET cleared_at = $2 WHERE id = $1 AND cleared_at IS NULL"
     )
@@ -243,7 +243,7 @@ pub async fn clear_crossing(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<
 }
 
 /// The crossings of one period (open or cleared), for the review page.
-pub async fn crossings_of(tx: &mut Tx, period: Period, scope: Scope<'_>) -> Result<Vec<CrossingRow>, sqlx::Error> {
+pub async fn crossings_of(tx: &mut Conn, period: Period, scope: Scope<'_>) -> Result<Vec<CrossingRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {CROSSING_COLUMNS} FROM threshold_crossings WHERE period_kind = $1 AND period_start = $2{} ORDER BY crossed_at, id",
         in_scope("department", scope)
@@ -253,7 +253,7 @@ pub async fn crossings_of(tx: &mut Tx, period: Period, scope: Scope<'_>) -> Resu
 
 /// Crossings recorded from `since` up to and including `until` (now), newest first.
 pub async fn crossings_since(
-    tx: &mut Tx,
+    tx: &mut Conn,
     since: DateTime<Utc>,
     until: DateTime<Utc>,
     scope: Scope<'_>,
@@ -281,7 +281,7 @@ const SIGNOFF_SELECT: &str =
 
 /// Records a sign-off; `false` when the period was already signed off for the department.
 pub async fn sign_off(
-    tx: &mut Tx,
+    tx: &mut Conn,
     department: &str,
     period: Period,
     user_id: i64,
@@ -302,9 +302,9 @@ pub async fn sign_off(
     .await)
 }
 
-pub async fn signoff_of(tx: &mut Tx, department: &str, period: Period) -> Result<Option<SignoffRow>, sqlx::Error> {
+pub async fn signoff_of(tx: &mut Conn, department: &str, period: Period) -> Result<Option<SignoffRow>, sqlx::Error> {
     let sql = format!("{SIGNOFF_SELECT} WHERE s.department = $1 AND s.period_kind = $2 AND s.period_start = $3");
-    on_tx!(tx, |c| sqlx::query_as(&sql)
+    on_conn!(tx, |c| sqlx::query_as(&sql)
         .bind(department)
         .bind(period.kind.as_str())
         .bind(period.start)
@@ -314,7 +314,7 @@ pub async fn signoff_of(tx: &mut Tx, department: &str, period: Period) -> Result
 
 /// The department's latest sign-off of an earlier period of the same kind: "the last review".
 pub async fn last_signoff_before(
-    tx: &mut Tx,
+    tx: &mut Conn,
     department: &str,
     period: Period,
 ) -> Result<Option<SignoffRow>, sqlx::Error> {
@@ -322,7 +322,7 @@ pub async fn last_signoff_before(
         "{SIGNOFF_SELECT} WHERE s.department = $1 AND s.period_kind = $2 AND s.period_start < $3
          ORDER BY s.period_start DESC LIMIT 1"
     );
-    on_tx!(tx, |c| sqlx::query_as(&sql)
+    on_conn!(tx, |c| sqlx::query_as(&sql)
         .bind(department)
         .bind(period.kind.as_str())
         .bind(period.start)
@@ -342,7 +342,7 @@ pub struct IncidentChange {
 
 /// Incidents filed and prevention actions finished in `[since, until)`, newest first.
 pub async fn incident_changes(
-    tx: &mut Tx,
+    tx: &mut Conn,
     since: DateTime<Utc>,
     until: DateTime<Utc>,
     scope: Scope<'_>,

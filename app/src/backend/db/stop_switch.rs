@@ -1,5 +1,5 @@
 //! Dispatch pauses (the stop switch).
-use super::{RowLock, Tx, changed_one, on_tx};
+use super::{Conn, RowLock, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -17,21 +17,21 @@ const OPEN_PAUSES: &str = "SELECT p.scope, p.name, u.display_name AS paused_by, 
     FROM dispatch_pauses p JOIN users u ON u.id = p.paused_by WHERE p.resumed_at IS NULL";
 
 /// The open pauses, oldest first.
-pub async fn open(tx: &mut Tx) -> Result<Vec<PauseRow>, sqlx::Error> {
+pub async fn open(tx: &mut Conn) -> Result<Vec<PauseRow>, sqlx::Error> {
     let sql = format!("{OPEN_PAUSES} ORDER BY p.paused_at, p.id");
-    on_tx!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
 }
 
 /// The open pause of this workflow or connector, locked until the transaction ends.
-pub async fn open_one(tx: &mut Tx, scope: &str, name: &str) -> Result<Option<PauseRow>, sqlx::Error> {
+pub async fn open_one(tx: &mut Conn, scope: &str, name: &str) -> Result<Option<PauseRow>, sqlx::Error> {
     let lock = tx.lock_clause(RowLock::Of("p"));
     let sql = format!("{OPEN_PAUSES} AND p.scope = $1 AND p.name = $2{lock}");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(scope).bind(name).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(scope).bind(name).fetch_optional(c).await)
 }
 
 /// Opens a pause for the departments `set_for` (JSON); `false` when this workflow or connector is paused already.
 pub async fn pause(
-    tx: &mut Tx,
+    tx: &mut Conn,
     scope: &str,
     name: &str,
     user: i64,
@@ -57,7 +57,7 @@ pub async fn pause(
 
 /// Closes the open pause; `false` when there was none.
 pub async fn resume(
-    tx: &mut Tx,
+    tx: &mut Conn,
     scope: &str,
     name: &str,
     user: i64,

@@ -1,5 +1,5 @@
 use super::departments::DepartmentRow;
-use super::{Tx, on_tx};
+use super::{Conn, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -21,34 +21,34 @@ pub struct UserRow {
 const USER_COLUMNS: &str =
     "id, username, display_name, password_hash, disabled_at, email, language, time_zone, session_generation";
 
-pub async fn by_id(tx: &mut Tx, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
+pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
-pub async fn by_username(tx: &mut Tx, username: &str) -> Result<Option<UserRow>, sqlx::Error> {
+pub async fn by_username(tx: &mut Conn, username: &str) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username = $1");
-    on_tx!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_optional(c).await)
 }
 
-pub async fn all(tx: &mut Tx) -> Result<Vec<UserRow>, sqlx::Error> {
+pub async fn all(tx: &mut Conn) -> Result<Vec<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY username");
-    on_tx!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
 }
 
-pub async fn count(tx: &mut Tx) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(c).await)
+pub async fn count(tx: &mut Conn) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(c).await)
 }
 
 pub async fn insert(
-    tx: &mut Tx,
+    tx: &mut Conn,
     username: &str,
     display_name: &str,
     email: Option<&str>,
     password_hash: &str,
     now: DateTime<Utc>,
 ) -> Result<i64, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+    on_conn!(tx, |c| sqlx::query_scalar(
         "INSERT INTO users (username, display_name, password_hash, created_at, updated_at, email)
          VALUES ($1, $2, $3, $4, $4, $5) RETURNING id"
     )
@@ -62,13 +62,13 @@ pub async fn insert(
 }
 
 pub async fn set_preferences(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: i64,
     language: &str,
     time_zone: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE users SET language = $2, time_zone = $3, updated_at = $4 WHERE id = $1")
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET language = $2, time_zone = $3, updated_at = $4 WHERE id = $1")
         .bind(id)
         .bind(language)
         .bind(time_zone)
@@ -78,8 +78,8 @@ pub async fn set_preferences(
         .map(drop))
 }
 
-pub async fn set_password_hash(tx: &mut Tx, id: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1")
+pub async fn set_password_hash(tx: &mut Conn, id: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(hash)
         .bind(now)
@@ -90,12 +90,12 @@ pub async fn set_password_hash(tx: &mut Tx, id: i64, hash: &str, now: DateTime<U
 }
 
 pub async fn set_disabled_at(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: i64,
     disabled_at: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE users SET disabled_at = $2, updated_at = $3 WHERE id = $1")
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET disabled_at = $2, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(disabled_at)
         .bind(now)
@@ -105,8 +105,8 @@ pub async fn set_disabled_at(
     Ok(())
 }
 
-pub async fn roles(tx: &mut Tx, id: i64) -> Result<Vec<String>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar("SELECT role FROM user_roles WHERE user_id = $1 ORDER BY role")
+pub async fn roles(tx: &mut Conn, id: i64) -> Result<Vec<String>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT role FROM user_roles WHERE user_id = $1 ORDER BY role")
         .bind(id)
         .fetch_all(c)
         .await)
@@ -115,7 +115,7 @@ pub async fn roles(tx: &mut Tx, id: i64) -> Result<Vec<String>, sqlx::Error> {
 /// A user with their roles and departments, read in one statement: one round trip on the hot path of every
 /// signed-in request, and one snapshot on both engines (roles and departments never from different moments).
 pub async fn with_roles_and_departments(
-    tx: &mut Tx,
+    tx: &mut Conn,
     id: i64,
 ) -> Result<Option<(UserRow, Vec<String>, Vec<DepartmentRow>)>, sqlx::Error> {
     #[derive(sqlx::FromRow)]
@@ -131,7 +131,7 @@ pub async fn with_roles_and_departments(
         time_zone: Option<String>,
         session_generation: Option<i64>,
     }
-    let parts: Vec<Part> = on_tx!(tx, |c| sqlx::query_as(
+    let parts: Vec<Part> = on_conn!(tx, |c| sqlx::query_as(
         "SELECT 'user' AS part, id, username AS text1, display_name AS text2, password_hash, disabled_at, email,
                 language, time_zone, session_generation
          FROM users WHERE id = $1
@@ -172,10 +172,10 @@ pub async fn with_roles_and_departments(
     Ok(user.map(|user| (user, roles, departments)))
 }
 
-pub async fn replace_roles(tx: &mut Tx, id: i64, roles: &[&str]) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("DELETE FROM user_roles WHERE user_id = $1").bind(id).execute(c).await.map(drop))?;
+pub async fn replace_roles(tx: &mut Conn, id: i64, roles: &[&str]) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("DELETE FROM user_roles WHERE user_id = $1").bind(id).execute(c).await.map(drop))?;
     for role in roles {
-        on_tx!(tx, |c| sqlx::query("INSERT INTO user_roles (user_id, role) VALUES ($1, $2)")
+        on_conn!(tx, |c| sqlx::query("INSERT INTO user_roles (user_id, role) VALUES ($1, $2)")
             .bind(id)
             .bind(*role)
             .execute(c)
@@ -185,8 +185,8 @@ pub async fn replace_roles(tx: &mut Tx, id: i64, roles: &[&str]) -> Result<(), s
     Ok(())
 }
 
-pub async fn departments(tx: &mut Tx, id: i64) -> Result<Vec<DepartmentRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn departments(tx: &mut Conn, id: i64) -> Result<Vec<DepartmentRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT d.id, d.code, d.name FROM departments d
          JOIN user_departments ud ON ud.department_id = d.id
          WHERE ud.user_id = $1 ORDER BY d.code"
@@ -196,10 +196,14 @@ pub async fn departments(tx: &mut Tx, id: i64) -> Result<Vec<DepartmentRow>, sql
     .await)
 }
 
-pub async fn replace_departments(tx: &mut Tx, id: i64, department_ids: &[i64]) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("DELETE FROM user_departments WHERE user_id = $1").bind(id).execute(c).await.map(drop))?;
+pub async fn replace_departments(tx: &mut Conn, id: i64, department_ids: &[i64]) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("DELETE FROM user_departments WHERE user_id = $1")
+        .bind(id)
+        .execute(c)
+        .await
+        .map(drop))?;
     for department_id in department_ids {
-        on_tx!(tx, |c| sqlx::query("INSERT INTO user_departments (user_id, department_id) VALUES ($1, $2)")
+        on_conn!(tx, |c| sqlx::query("INSERT INTO user_departments (user_id, department_id) VALUES ($1, $2)")
             .bind(id)
             .bind(*department_id)
             .execute(c)
@@ -210,8 +214,8 @@ pub async fn replace_departments(tx: &mut Tx, id: i64, department_ids: &[i64]) -
 }
 
 /// Ends every session of the user (each is bound to the generation it was signed in under).
-pub async fn end_sessions(tx: &mut Tx, id: i64) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query("UPDATE users SET session_generation = session_generation + 1 WHERE id = $1")
+pub async fn end_sessions(tx: &mut Conn, id: i64) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET session_generation = session_generation + 1 WHERE id = $1")
         .bind(id)
         .execute(c)
         .await

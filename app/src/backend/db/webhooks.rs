@@ -1,5 +1,5 @@
 //! Inbound webhook receipts (raw, deduplicated) and what processing them did.
-use super::{Tx, changed_one, on_tx};
+use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -13,14 +13,14 @@ pub struct ReceiptRow {
 
 /// Stores a receipt; `None` when this connector already received this webhook-id (a replay).
 pub async fn insert_receipt(
-    tx: &mut Tx,
+    tx: &mut Conn,
     connector: &str,
     webhook_id: &str,
     sent_at: DateTime<Utc>,
     body: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<i64>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_scalar(
+    on_conn!(tx, |c| sqlx::query_scalar(
         "INSERT INTO webhook_receipts (connector, webhook_id, sent_at, body, received_at)
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (connector, webhook_id) DO NOTHING RETURNING id"
     )
@@ -34,8 +34,8 @@ pub async fn insert_receipt(
 }
 
 /// Receipts not processed yet, oldest first (after a crash between storing and processing).
-pub async fn unprocessed(tx: &mut Tx, limit: i64) -> Result<Vec<ReceiptRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn unprocessed(tx: &mut Conn, limit: i64) -> Result<Vec<ReceiptRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT id, connector, webhook_id, sent_at, body FROM webhook_receipts
          WHERE processed_at IS NULL ORDER BY id LIMIT $1"
     )
@@ -44,8 +44,8 @@ pub async fn unprocessed(tx: &mut Tx, limit: i64) -> Result<Vec<ReceiptRow>, sql
     .await)
 }
 
-pub async fn receipt(tx: &mut Tx, id: i64) -> Result<Option<ReceiptRow>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+pub async fn receipt(tx: &mut Conn, id: i64) -> Result<Option<ReceiptRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT id, connector, webhook_id, sent_at, body FROM webhook_receipts WHERE id = $1"
     )
     .bind(id)
@@ -54,7 +54,7 @@ pub async fn receipt(tx: &mut Tx, id: i64) -> Result<Option<ReceiptRow>, sqlx::E
 }
 
 /// Marks the receipt processed; `false` when another worker did it first.
-pub async fn mark_processed(tx: &mut Tx, id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+pub async fn mark_processed(tx: &mut Conn, id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| sqlx::query(
         "UPDATE webhook_receipts SET processed_at = $1 WHERE id = $2 AND processed_at IS NULL"
     )
@@ -72,8 +72,8 @@ pub struct NewEvent<'a> {
     pub detail: &'a str,
 }
 
-pub async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query(
+pub async fn insert_event(tx: &mut Conn, event: &NewEvent<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
         "INSERT INTO webhook_events (receipt_id, step_id, version, outcome, detail, processed_at)
          VALUES ($1, $2, $3, $4, $5, $6)"
     )
@@ -89,7 +89,7 @@ pub async fn insert_event(tx: &mut Tx, event: &NewEvent<'_>, now: DateTime<Utc>)
 }
 
 /// Moves the step's webhook version forward; `false` when the step already has this version or a newer one.
-pub async fn advance_step_version(tx: &mut Tx, step_id: i64, version: i64) -> Result<bool, sqlx::Error> {
+pub async fn advance_step_version(tx: &mut Conn, step_id: i64, version: i64) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {
         sqlx::query(
         "UPDATE steps SET webhook_version = $1, revision = revision + 1 WHERE id = $2 AND (webhook_version IS NULL OR webhook_version < $1)"
@@ -103,11 +103,11 @@ pub async fn advance_step_version(tx: &mut Tx, step_id: i64, version: i64) -> Re
 
 /// The steps a webhook may be about: by idempotency key, or by the provider's result ID.
 pub async fn steps_for(
-    tx: &mut Tx,
+    tx: &mut Conn,
     key: Option<&str>,
     result_id: Option<&str>,
 ) -> Result<Vec<(i64, i64, String)>, sqlx::Error> {
-    on_tx!(tx, |c| sqlx::query_as(
+    on_conn!(tx, |c| sqlx::query_as(
         "SELECT id, operation_id, name FROM steps
          WHERE ($1 IS NOT NULL AND idempotency_key = $1) OR ($2 IS NOT NULL AND result_id = $2)
          ORDER BY id DESC LIMIT 5"
@@ -119,8 +119,8 @@ pub async fn steps_for(
 }
 
 /// Drops raw bodies received before `before`; returns how many.
-pub async fn purge_bodies(tx: &mut Tx, before: DateTime<Utc>) -> Result<u64, sqlx::Error> {
-    let purged = on_tx!(tx, |c| sqlx::query(
+pub async fn purge_bodies(tx: &mut Conn, before: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+    let purged = on_conn!(tx, |c| sqlx::query(
         "UPDATE webhook_receipts SET body = NULL WHERE body IS NOT NULL AND received_at < $1"
     )
     .bind(before)

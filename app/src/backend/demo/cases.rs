@@ -91,7 +91,7 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
         let row = crate::backend::db::users::by_username(&mut tx, "ito").await?.ok_or(AppError::NotFound)?;
         crate::backend::auth::load_session_user(&mut tx, row).await?
     };
-    let caller = Caller { user: ito, request_id: None };
+    let caller = Caller { session: ito, request_id: None };
     holds::place(state, &caller, "INV-2001", "メール配信ログに見当たらないため、配信事業者に送信有無を問い合わせ中")
         .await?;
     Ok(stalled)

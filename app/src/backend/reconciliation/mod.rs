@@ -63,7 +63,7 @@ impl ConfiguredConnector {
     pub fn judge(
         &self,
         finding: &Finding,
-        step: &crate::backend::db::operations::StepRow,
+        step: &crate::domain::steps::Step,
         registered_at: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> (Verdict, Evidence) {

@@ -3,7 +3,6 @@
 use super::Caller;
 use super::audit::record;
 use crate::backend::db::ai_attempts::Seen;
-use crate::backend::db::operations::StepRow;
 use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
@@ -14,12 +13,13 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::StepEventType;
 use crate::domain::reconciliation::Record;
 use crate::domain::rights::Act;
+use crate::domain::steps::Step;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// Keeps every generation a provider showed for the step (an AI connector only).
 pub async fn from_records(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     connector: &ConfiguredConnector,
     step_id: i64,
     records: &[Record],
@@ -37,6 +37,7 @@ pub async fn from_records(
             input_tokens: r.usage.map(|u| u.input_tokens),
             output_tokens: r.usage.map(|u| u.output_tokens),
             cost_micro_yen: r.usage.zip(connector.prices).map(|(u, p)| cost_micro_yen(u, p)),
+            cancel_confirmed_at: (r.status_text.as_deref() == Some("cancelled")).then_some(now),
         };
         db::ai_attempts::upsert(tx, &seen, now).await?;
     }
@@ -44,7 +45,7 @@ pub async fn from_records(
 }
 
 /// Whether a step event tells anything about a generation (a result ID to attach it to, or a cancel request).
-pub fn concerns(step: &StepRow, event: &StepEvent) -> bool {
+pub fn concerns(step: &Step, event: &StepEvent) -> bool {
     event.result_id.is_some() || step.result_id.is_some() || is_cancel_request(event)
 }
 
@@ -54,9 +55,9 @@ fn is_cancel_request(event: &StepEvent) -> bool {
 
 /// What a step event says about the step's generation: started, done, usage, or a cancel requested.
 pub async fn from_event(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     connector: &ConfiguredConnector,
-    step: &StepRow,
+    step: &Step,
     event: &StepEvent,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {

@@ -22,7 +22,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// What the approval rule needs to know of a request: its department, its requester, who decided already.
-async fn ballot(tx: &mut db::Tx, request: &RequestRow) -> Result<Ballot, AppError> {
+async fn ballot(tx: &mut db::Conn, request: &RequestRow) -> Result<Ballot, AppError> {
     let decisions = db::rerun_requests::decisions(tx, &request.id).await?;
     Ok(Ballot {
         department: request.department.clone(),
@@ -33,7 +33,7 @@ async fn ballot(tx: &mut db::Tx, request: &RequestRow) -> Result<Ballot, AppErro
 
 /// The approval rule's refusal as the caller hears it (single and bulk decisions alike).
 pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError {
-    let user = &caller.user.user.username;
+    let user = &caller.user().username;
     match refusal {
         Refusal::NotOwner(refusal) => caller.act_refused(refusal, Act::Decide, what),
         Refusal::Requester => {
@@ -45,7 +45,7 @@ pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError
 }
 
 /// Locks the request and applies the approval rule to this caller now.
-async fn decidable(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<(RequestRow, Ballot), AppError> {
+async fn decidable(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<(RequestRow, Ballot), AppError> {
     let request = db::rerun_requests::lock(tx, id).await?.ok_or(AppError::NotFound)?;
     let ballot = ballot(tx, &request).await?;
     may_decide(&caller.person(), &ballot).map_err(|refusal| refused(caller, refusal, id))?;
@@ -149,7 +149,7 @@ fn entry(caller: &Caller, request: &RequestRow, action: AuditAction) -> AuditEnt
 
 #[allow(clippy::too_many_arguments)]
 async fn back_to_staff(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     state: &AppState,
     caller: &Caller,
     request: &RequestRow,

@@ -1,11 +1,11 @@
 //! Recording into and checking the audit trail.
-use crate::backend::db::{self, Db, Tx};
+use crate::backend::db::{self, Conn, Db};
 use crate::domain::audit::{AuditEntry, AuditEvent, ChainBreak, ChainVerifier, GENESIS_HASH};
 use chrono::{DateTime, Utc};
 
 /// Appends `entry` inside the caller's transaction, stamped with the caller's request ID.
 pub async fn record(
-    tx: &mut Tx,
+    tx: &mut Conn,
     mut entry: AuditEntry,
     request_id: Option<&str>,
     now: DateTime<Utc>,
@@ -42,7 +42,7 @@ pub async fn verify(db: &Db) -> Result<Verification, sqlx::Error> {
 
 /// Checks the events after `seq` (whose hash is `hash`) in pages; returns the last event that fits, or the
 /// first that does not.
-pub async fn walk(tx: &mut Tx, seq: i64, hash: &str) -> Result<Result<(i64, String), ChainBreak>, sqlx::Error> {
+pub async fn walk(tx: &mut Conn, seq: i64, hash: &str) -> Result<Result<(i64, String), ChainBreak>, sqlx::Error> {
     const PAGE: i64 = 5_000;
     let mut verifier = ChainVerifier::after(seq, hash);
     let mut last = (seq, hash.to_string());

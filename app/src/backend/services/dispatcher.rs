@@ -18,7 +18,6 @@ use crate::domain::approval::is_expired;
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::{Answer, DispatchStatus, LeasedWork, answer_of, lease_covers, next_delay};
-use crate::domain::operations::OperationStatus;
 use crate::domain::reconciliation::{Verdict, redact};
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
@@ -41,7 +40,7 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
     // A process that is shutting down finishes the batch it claimed and claims no other.
     while handled < 4 * BATCH && !state.is_stopping() {
         let now = state.clock.now();
-        let lease = Duration::from_std(state.settings.dispatch_lease).unwrap_or(Duration::seconds(120));
+        let lease = Duration::from_std(state.server.dispatch_lease).unwrap_or(Duration::seconds(120));
         let owner = lease_owner();
         let mut tx = state.db.begin_write().await?;
         let claimed = db::dispatches::claim(&mut tx, now, now + lease, &owner, BATCH as i64).await?;
@@ -111,9 +110,9 @@ pub fn check_lease(state: &AppState) -> Result<(), String> {
     let work = LeasedWork {
         workflow: slowest.1,
         look_ups: slowest.0,
-        send: state.settings.dispatch_timeout.as_secs_f64().ceil() as u64,
+        send: state.server.dispatch_timeout.as_secs_f64().ceil() as u64,
     };
-    lease_covers(state.settings.dispatch_lease.as_secs(), &work)
+    lease_covers(state.server.dispatch_lease.as_secs(), &work)
 }
 
 fn actor() -> Actor {
@@ -216,7 +215,7 @@ async fn attempt<'a>(
     let target = Target {
         url: &workflow.rerun_url,
         allow_loopback: workflow.rerun_allow_loopback,
-        timeout: state.settings.dispatch_timeout,
+        timeout: state.server.dispatch_timeout,
     };
     fault_point("before_send");
     let next = match post(&target, id, &secret, &body, now).await {
@@ -245,7 +244,7 @@ fn try_again(dispatch: &DispatchRow, retry_after: Option<i64>, why: String, now:
 }
 
 /// Writes one outcome in the batch's transaction: the look-up's evidence, then the new states.
-async fn write(tx: &mut db::Tx, state: &AppState, outcome: &Outcome<'_>, now: DateTime<Utc>) -> Result<(), AppError> {
+async fn write(tx: &mut db::Conn, state: &AppState, outcome: &Outcome<'_>, now: DateTime<Utc>) -> Result<(), AppError> {
     if let Some(looked) = &outcome.looked {
         looked.record(tx, actor(), None).await?;
     }
@@ -375,7 +374,7 @@ impl End {
 
 /// The dispatch's end, with the request's and the operation's new states and the audit event.
 async fn write_end(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     state: &AppState,
     request: &RequestRow,
     dispatch: &DispatchRow,
@@ -422,7 +421,7 @@ async fn write_end(
     }
     if matches!(end, End::NothingToSend(_)) {
         let facts = (request.operation_id, request.process_id.as_str(), request.department.as_str());
-        super::operations::complete_if_done(tx, actor(), facts, OperationStatus::Stalled, None, now).await?;
+        super::operations::complete_if_done(tx, actor(), facts, None, now).await?;
     }
     let entry = AuditEntry::new(actor(), end.action(), "operation", &request.process_id)
         .department(Some(&request.department))

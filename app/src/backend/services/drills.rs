@@ -233,7 +233,7 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<DrillOverview
     let mut tx = state.db.begin_read().await?;
     Ok(DrillOverview {
         database_marked: db::drills::is_marked(&mut tx).await?,
-        may_start: caller.user.user.has(Role::Admin),
+        may_start: caller.user().has(Role::Admin),
         drills: db::drills::recent(&mut tx, 50).await?.into_iter().map(|d| view(d, now)).collect(),
     })
 }

@@ -101,7 +101,7 @@ pub async fn manual_verdict(
         .ok_or_else(|| AppError::invalid("step", "no such step in this operation"))?;
     let evidence = Evidence { summary: evidence_text.clone(), ..Evidence::default() };
     let evidence_json = serde_json::to_string(&evidence).map_err(|e| AppError::internal("evidence", e))?;
-    let asked_by = format!("manual:{}", caller.user.user.username);
+    let asked_by = format!("manual:{}", caller.user().username);
     let new = NewReconciliation {
         step_id: step.id,
         connector: "manual",

@@ -60,7 +60,7 @@ pub async fn claim(state: &AppState, client: i64, key: &str, fingerprint: &str) 
 }
 
 /// Stores the answer, inside the transaction that made the change.
-pub async fn complete(tx: &mut db::Tx, client: i64, key: &str, status: u16, body: &str) -> Result<(), AppError> {
+pub async fn complete(tx: &mut db::Conn, client: i64, key: &str, status: u16, body: &str) -> Result<(), AppError> {
     Ok(db::idempotency::complete(tx, client, key, status, body).await?)
 }
 

@@ -3,7 +3,7 @@
 //! with its audit event (object "incident"). Known patterns are in `known_patterns`.
 use super::Caller;
 use super::audit::record;
-use crate::backend::db::Tx;
+use crate::backend::db::Conn;
 use crate::backend::db::incidents::{IncidentRow, IncidentTexts};
 use crate::backend::db::operations::OperationRow;
 use crate::backend::{AppState, db};
@@ -80,7 +80,7 @@ impl Refusals {
 }
 
 fn check_texts(caller: &Caller, form: &TextsForm, now: DateTime<Utc>, refusals: &mut Refusals) -> Option<Texts> {
-    let zone = crate::domain::preferences::time_zone_or_default(&caller.user.user.time_zone);
+    let zone = crate::domain::preferences::time_zone_or_default(&caller.user().time_zone);
     let title = refusals.check("title", rules::title(&form.title));
     let occurred_at = refusals.check("occurred_at", rules::occurred_at(&form.occurred_at, zone, now));
     let impact = refusals.check("impact", rules::text(&form.impact));
@@ -99,7 +99,7 @@ pub(super) fn require_write(caller: &Caller, department: &str) -> Result<(), App
 }
 
 /// The report, locked for a change by someone who may make it; another department's report does not exist.
-async fn incident_for_change(tx: &mut Tx, caller: &Caller, id: i64) -> Result<IncidentRow, AppError> {
+async fn incident_for_change(tx: &mut Conn, caller: &Caller, id: i64) -> Result<IncidentRow, AppError> {
     let incident = db::incidents::lock(tx, id).await?.ok_or(AppError::NotFound)?;
     if !caller.may_read(&incident.department) {
         return Err(AppError::NotFound);
@@ -114,7 +114,7 @@ fn entry(caller: &Caller, action: AuditAction, incident: i64, department: &str) 
 
 /// The operations behind these process IDs; unknown ones and those the caller may not see are refused alike.
 async fn operations_for(
-    tx: &mut Tx,
+    tx: &mut Conn,
     caller: &Caller,
     field: &str,
     ids: &[String],
@@ -335,7 +335,7 @@ pub async fn list(state: &AppState, caller: &Caller, before: Option<i64>) -> Res
             overdue_actions: r.overdue_actions,
         })
         .collect();
-    let may_file = caller.user.user.departments.iter().any(|d| may_write(caller, &d.code));
+    let may_file = caller.user().departments.iter().any(|d| may_write(caller, &d.code));
     Ok(IncidentList { incidents, next, may_file })
 }
 
@@ -402,7 +402,7 @@ fn action_view(a: db::incidents::ActionRow, today: NaiveDate) -> ActionView {
 }
 
 /// The board's box: open actions past their due date in the caller's departments (auditors: all).
-pub async fn overdue_in(tx: &mut Tx, caller: &Caller, now: DateTime<Utc>) -> Result<Vec<OverdueAction>, AppError> {
+pub async fn overdue_in(tx: &mut Conn, caller: &Caller, now: DateTime<Utc>) -> Result<Vec<OverdueAction>, AppError> {
     let visible = caller.readable_departments();
     let rows = db::incidents::overdue(tx, visible.as_deref(), rules::today(now), OVERDUE_ON_BOARD).await?;
     Ok(rows

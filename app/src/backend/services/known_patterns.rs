@@ -4,7 +4,7 @@
 use super::Caller;
 use super::audit::record;
 use super::incidents::{may_write, require_write};
-use crate::backend::db::Tx;
+use crate::backend::db::Conn;
 use crate::backend::db::operations::OperationRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
@@ -16,7 +16,7 @@ use crate::domain::incidents as rules;
 use serde_json::json;
 
 /// The operation, if the caller may see it.
-async fn visible_operation(tx: &mut Tx, caller: &Caller, process_id: &str) -> Result<OperationRow, AppError> {
+async fn visible_operation(tx: &mut Conn, caller: &Caller, process_id: &str) -> Result<OperationRow, AppError> {
     let operation = db::operations::by_process_id(tx, process_id).await?.ok_or(AppError::NotFound)?;
     if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
@@ -25,7 +25,7 @@ async fn visible_operation(tx: &mut Tx, caller: &Caller, process_id: &str) -> Re
 }
 
 /// Past incidents matching a stalled or held operation's event and failure class (see `db::incidents::known_patterns`).
-async fn patterns_of(tx: &mut Tx, operation: &OperationRow) -> Result<Vec<KnownPattern>, AppError> {
+async fn patterns_of(tx: &mut Conn, operation: &OperationRow) -> Result<Vec<KnownPattern>, AppError> {
     let (true, Some(event), Some(class)) =
         (rules::shows_known_patterns(operation.status), &operation.event, &operation.failure_class)
     else {

@@ -2,7 +2,7 @@
 //! remembered row instead of a fresh read: one database round trip less on the ingestion's hot path. Only a
 //! guess: the write is a compare-and-set on the row's revision, which anything that changed the step since
 //! (another instance, a rerun, a verdict) has moved on; the event is then decided again on the row as read.
-use crate::backend::db::operations::StepRow;
+use crate::domain::steps::Step;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -16,7 +16,7 @@ pub struct KnownSteps(Mutex<HashMap<(String, String), KnownStep>>);
 /// needs of its operation (neither changes).
 #[derive(Clone)]
 pub struct KnownStep {
-    pub step: StepRow,
+    pub step: Step,
     pub workflow: String,
     pub department: String,
 }
@@ -27,7 +27,7 @@ impl KnownSteps {
     }
 
     /// `step` was just written at its revision, which the write moved on.
-    pub fn written(&self, process_id: &str, mut step: StepRow, workflow: &str, department: &str) {
+    pub fn written(&self, process_id: &str, mut step: Step, workflow: &str, department: &str) {
         step.revision += 1;
         step.content_json = None;
         let mut known = self.lock();

@@ -29,7 +29,7 @@ pub mod users;
 pub mod webhooks;
 
 use crate::backend::auth::SessionUser;
-use crate::contract::AppError;
+use crate::contract::{AppError, CurrentUser};
 use crate::domain::audit::Actor;
 use crate::domain::rights::{self, Act, Person};
 use crate::domain::roles::Role;
@@ -37,22 +37,26 @@ use crate::domain::roles::Role;
 /// Who is acting, and from which request: every service call takes one.
 #[derive(Clone, Debug)]
 pub struct Caller {
-    pub user: SessionUser,
+    pub session: SessionUser,
     pub request_id: Option<String>,
 }
 
 impl Caller {
+    pub fn user(&self) -> &CurrentUser {
+        &self.session.user
+    }
+
     pub fn user_id(&self) -> i64 {
-        self.user.user.id
+        self.user().id
     }
 
     pub fn actor(&self) -> Actor {
-        Actor::user(self.user_id(), &self.user.user.username)
+        Actor::user(self.user_id(), &self.user().username)
     }
 
     /// The caller as the rules of `domain::rights` and `domain::approval` see them, as of this request.
     pub fn person(&self) -> Person {
-        let user = &self.user.user;
+        let user = self.user();
         Person {
             id: user.id,
             roles: user.roles.clone(),
@@ -85,7 +89,7 @@ impl Caller {
         match refusal {
             rights::Refusal::Unseen => AppError::NotFound,
             rights::Refusal::NotAllowed => {
-                tracing::warn!(user = %self.user.user.username, ?act, object, "access denied");
+                tracing::warn!(user = %self.user().username, ?act, object, "access denied");
                 AppError::Forbidden
             }
         }
@@ -98,15 +102,15 @@ impl Caller {
 
     /// Refusals are security events: logged with the user (the request ID is on the span).
     pub fn require(&self, role: Role) -> Result<(), AppError> {
-        if self.user.user.has(role) {
+        if self.user().has(role) {
             return Ok(());
         }
-        tracing::warn!(user = %self.user.user.username, needed = %role, "access denied");
+        tracing::warn!(user = %self.user().username, needed = %role, "access denied");
         Err(AppError::Forbidden)
     }
 
     pub fn require_any(&self, roles: &[Role]) -> Result<(), AppError> {
-        match roles.iter().find(|r| self.user.user.has(**r)) {
+        match roles.iter().find(|r| self.user().has(**r)) {
             Some(_) => Ok(()),
             None => self.require(roles[0]),
         }

@@ -21,7 +21,7 @@ pub enum Audience {
 /// Notifies the audience of `request` (its ID, requester, department) in the caller's transaction; and the
 /// team's chat, when one is configured (sent after the commit, from an outbox).
 pub async fn notify(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     state: &AppState,
     request: &db::rerun_requests::RequestRow,
     kind: &str,
@@ -44,7 +44,7 @@ pub async fn notify(
 
 /// Tells a department's owners (its managers), e.g. that an indicator crossed its threshold.
 pub async fn notify_owners(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     state: &AppState,
     department: &str,
     kind: &str,
@@ -59,7 +59,7 @@ pub async fn notify_owners(
 /// Tells one user (e.g. whoever asked for a bulk rerun) about it.
 #[allow(clippy::too_many_arguments)]
 pub async fn notify_user(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     state: &AppState,
     user: i64,
     department: &str,
@@ -74,7 +74,7 @@ pub async fn notify_user(
 /// In the app for each user, by e-mail where configured, and once to the team's chat.
 #[allow(clippy::too_many_arguments)]
 async fn send(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     state: &AppState,
     users: &[i64],
     department: &str,
@@ -90,13 +90,13 @@ async fn send(
         {
             let text = format!(
                 "{title}\n\n部門: {department}\n詳細: {}{link}\n\n-- \nRerun Gate からの自動送信です。通知はアプリの通知一覧にも残ります。\n",
-                state.settings.public_url
+                state.server.public_url
             );
             db::notifications::queue_mail(tx, &email, &format!("[Rerun Gate] {title}"), &text, now).await?;
         }
     }
     if state.config.chat_webhook_url_env.is_some() {
-        let text = format!("[Rerun Gate] {title} ({department}) {}{link}", state.settings.public_url);
+        let text = format!("[Rerun Gate] {title} ({department}) {}{link}", state.server.public_url);
         db::notifications::queue_chat(tx, &text, now).await?;
     }
     Ok(())

@@ -3,7 +3,7 @@ use super::api_clients::ApiClient;
 use super::audit::record;
 use super::idempotency::{self, Claim};
 use crate::backend::db::ai_attempts::AttemptRow;
-use crate::backend::db::operations::{NewOperation, OperationRow, StepRow};
+use crate::backend::db::operations::{NewOperation, OperationRow};
 use crate::backend::db::reconciliations::ReconciliationRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
@@ -20,6 +20,7 @@ use crate::domain::ids::DepartmentCode;
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::operations::{IdempotencyKey, OperationEvent, OperationStatus, ProcessId};
 use crate::domain::reconciliation::Verdict;
+use crate::domain::steps::Step;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -234,7 +235,7 @@ pub async fn get_for_client(state: &AppState, client: &ApiClient, process_id: &s
 }
 
 /// The operation with its steps, each with its latest reconciliation and evidence.
-pub async fn view_in(tx: &mut db::Tx, process_id: &str) -> Result<Option<OperationView>, sqlx::Error> {
+pub async fn view_in(tx: &mut db::Conn, process_id: &str) -> Result<Option<OperationView>, sqlx::Error> {
     let Some(row) = db::operations::by_process_id(tx, process_id).await? else { return Ok(None) };
     let steps = db::operations::steps(tx, row.id).await?;
     let mut latest = db::reconciliations::latest_for_operation(tx, row.id).await?;
@@ -275,7 +276,7 @@ fn reconciliation_view(row: ReconciliationRow) -> ReconciliationView {
     }
 }
 
-pub fn operation_view(row: OperationRow, steps: Vec<StepRow>) -> OperationView {
+pub fn operation_view(row: OperationRow, steps: Vec<Step>) -> OperationView {
     OperationView {
         process_id: row.process_id,
         workflow: row.workflow,
@@ -292,7 +293,7 @@ pub fn operation_view(row: OperationRow, steps: Vec<StepRow>) -> OperationView {
     }
 }
 
-pub fn step_view(row: StepRow) -> StepView {
+pub fn step_view(row: Step) -> StepView {
     let error = match (row.error_class, row.error_message) {
         (Some(class), message) => Some(StepError { class, message: message.unwrap_or_default() }),
         _ => None,
@@ -307,7 +308,7 @@ pub fn step_view(row: StepRow) -> StepView {
         last_seq: row.last_seq,
         completed_at: row.completed_at,
         error,
-        latest_verdict: row.latest_verdict.as_deref().and_then(Verdict::parse),
+        latest_verdict: row.latest_verdict,
         reconciliation: None,
         ai_attempts: Vec::new(),
     }
@@ -316,7 +317,7 @@ pub fn step_view(row: StepRow) -> StepView {
 /// Moves an operation by the domain's table (`OperationEvent::moves`); `false` when it was not in the event's
 /// `from` state (someone else was first, or it never was).
 pub async fn advance(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     id: i64,
     event: OperationEvent,
     now: chrono::DateTime<chrono::Utc>,
@@ -328,23 +329,25 @@ pub async fn advance(
 /// The operation whose steps are all complete becomes `completed`, with its audit event, in the caller's
 /// transaction; `true` when it just did.
 pub async fn complete_if_done(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     actor: crate::domain::audit::Actor,
     operation: (i64, &str, &str),
-    before_status: OperationStatus,
     request_id: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<bool, AppError> {
     let (id, process_id, department) = operation;
     let completed = OperationStatus::Completed;
-    if db::operations::incomplete_steps(tx, id).await? > 0
-        || !db::operations::set_status_unless(tx, id, completed, now).await?
-    {
+    if db::operations::incomplete_steps(tx, id).await? > 0 {
+        return Ok(false);
+    }
+    // The status it leaves, as this transaction sees it: what the audit event's `before` says.
+    let before = db::operations::status(tx, id).await?.ok_or(AppError::NotFound)?;
+    if before == completed || !db::operations::set_status_from(tx, id, before, completed, now).await? {
         return Ok(false);
     }
     let entry = AuditEntry::new(actor, AuditAction::OperationCompleted, "operation", process_id)
         .department(Some(department))
-        .before(json!({"status": before_status}))
+        .before(json!({"status": before}))
         .after(json!({"status": completed}));
     record(tx, entry, request_id, now).await?;
     Ok(true)

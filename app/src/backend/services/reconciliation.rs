@@ -3,7 +3,7 @@
 //! The look-ups happen outside any transaction; their results and audit events are written in one.
 use super::Caller;
 use super::audit::record;
-use crate::backend::db::operations::{OperationRow, StepRow};
+use crate::backend::db::operations::OperationRow;
 use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::reconciliation::{ConfiguredConnector, Lookup};
 use crate::backend::{AppState, db};
@@ -13,6 +13,7 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::reconciliation::{Evidence, Finding, Record, Verdict};
 use crate::domain::rights::Act;
+use crate::domain::steps::Step;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -59,7 +60,7 @@ pub struct Looked<'a> {
 }
 
 struct LookedStep<'a> {
-    step: StepRow,
+    step: Step,
     connector: &'a ConfiguredConnector,
     records: Vec<Record>,
     verdict: StepVerdict,
@@ -101,7 +102,7 @@ impl Looked<'_> {
     }
 
     /// Records each verdict with its evidence and audit event in the caller's transaction.
-    pub async fn record(&self, tx: &mut db::Tx, actor: Actor, request_id: Option<&str>) -> Result<(), AppError> {
+    pub async fn record(&self, tx: &mut db::Conn, actor: Actor, request_id: Option<&str>) -> Result<(), AppError> {
         let (operation, now) = (&self.operation, self.at);
         let asked_by = format!("{}:{}", actor.kind.as_str(), actor.label);
         for LookedStep { step, connector, records, verdict: v } in &self.steps {
@@ -133,7 +134,7 @@ impl Looked<'_> {
     }
 }
 
-fn lookup(operation: &OperationRow, step: &StepRow) -> Lookup {
+fn lookup(operation: &OperationRow, step: &Step) -> Lookup {
     Lookup {
         process_id: operation.process_id.clone(),
         step: step.name.clone(),

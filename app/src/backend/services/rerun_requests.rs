@@ -33,10 +33,14 @@ pub struct Cause {
 /// Everything the plan and the checks are computed from, read in one snapshot.
 pub(super) struct Snapshot {
     pub operation: OperationRow,
-    pub steps: Vec<(crate::backend::db::operations::StepRow, StepFacts, Option<String>, Option<Evidence>)>,
+    pub steps: Vec<(crate::domain::steps::Step, StepFacts, Option<String>, Option<Evidence>)>,
 }
 
-pub(super) async fn snapshot(state: &AppState, tx: &mut db::Tx, operation: OperationRow) -> Result<Snapshot, AppError> {
+pub(super) async fn snapshot(
+    state: &AppState,
+    tx: &mut db::Conn,
+    operation: OperationRow,
+) -> Result<Snapshot, AppError> {
     let rows = db::operations::steps(tx, operation.id).await?;
     let latest = db::reconciliations::latest_for_operation(tx, operation.id).await?;
     let workflow = state.config.workflow(&operation.workflow);
@@ -51,7 +55,7 @@ pub(super) async fn snapshot(state: &AppState, tx: &mut db::Tx, operation: Opera
             idempotency_key: row.idempotency_key.clone(),
             content_fingerprint: row.content_fingerprint.clone(),
             completed: row.completed_at.is_some(),
-            verdict: row.latest_verdict.as_deref().and_then(Verdict::parse),
+            verdict: row.latest_verdict,
             external_id: reconciliation.and_then(|r| r.external_id.clone()),
             checked_outside: connector.is_some() || definition.is_none_or(|d| d.side_effect),
         };
@@ -88,15 +92,7 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     confirm_flags(&mut tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
     if outcome.plan.steps.is_empty() {
         let facts = (operation.id, operation.process_id.as_str(), operation.department.as_str());
-        super::operations::complete_if_done(
-            &mut tx,
-            caller.actor(),
-            facts,
-            operation.status,
-            caller.request_id.as_deref(),
-            now,
-        )
-        .await?;
+        super::operations::complete_if_done(&mut tx, caller.actor(), facts, caller.request_id.as_deref(), now).await?;
         tx.commit().await?;
         return Ok(StartAnswer::NothingToRerun { confirmed: outcome.confirm_flags });
     }
@@ -128,7 +124,7 @@ pub(super) fn plan_for(state: &AppState, snap: &Snapshot) -> Result<PlanOutcome,
 
 /// Sets the completion flags of steps the outside systems show executed, each with its audit event.
 pub(super) async fn confirm_flags(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     actor: Actor,
     request_id: Option<&str>,
     snap: &Snapshot,
@@ -166,7 +162,7 @@ pub(super) struct Draft<'a> {
 
 /// Creates the draft request with its checklist and audit event; `None` when the operation has an open one.
 pub(super) async fn create(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     caller: &Caller,
     d: &Draft<'_>,
     now: DateTime<Utc>,
@@ -222,7 +218,7 @@ pub(super) struct Moved {
 /// (`RequestEvent::operation_move`). A move the table refuses is a conflict; `request: false` means someone
 /// moved it first.
 pub(super) async fn advance(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     request: &RequestRow,
     event: RequestEvent,
     now: DateTime<Utc>,
@@ -232,7 +228,7 @@ pub(super) async fn advance(
 
 /// `advance` for a request known by its ID, its operation and the status it was read in (a batch's member).
 pub(super) async fn advance_by_id(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     (id, operation_id, from): (&str, i64, RerunRequestStatus),
     event: RequestEvent,
     now: DateTime<Utc>,
@@ -252,7 +248,7 @@ pub(super) async fn advance_by_id(
 /// submission, of each approval and of the moment right before each send (then with the look-up just made).
 pub(super) async fn plan_check(
     state: &AppState,
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     request: &RequestRow,
     looked_up: &[(String, Verdict)],
 ) -> Result<rerun_plan::Check, AppError> {
@@ -272,7 +268,7 @@ impl RequestRow {
 
 pub(super) async fn plan_still_holds(
     state: &AppState,
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     request: &RequestRow,
 ) -> Result<bool, AppError> {
     Ok(plan_check(state, tx, request, &[]).await?.holds())
@@ -318,7 +314,7 @@ pub(super) fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
     checklist::prefill(&snap.operation.process_id, error.as_deref(), &planned)
 }
 
-async fn request_for(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
+async fn request_for(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
     let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
     if !caller.may_read(&request.department) {
         return Err(AppError::NotFound);

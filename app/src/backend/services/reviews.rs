@@ -155,7 +155,7 @@ pub fn query_string(department: Option<&str>, period: Period) -> String {
 }
 
 async fn changes_since(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     since: DateTime<Utc>,
     now: DateTime<Utc>,
     today: chrono::NaiveDate,
@@ -212,7 +212,7 @@ pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, co
         return Err(AppError::invalid("department", "a review is signed off for one department"));
     };
     if !is_owner(caller, &department) {
-        tracing::warn!(user = %caller.user.user.username, %department, "review sign-off refused");
+        tracing::warn!(user = %caller.user().username, %department, "review sign-off refused");
         return Err(AppError::Forbidden);
     }
     let comment = crate::domain::holds::reason(comment).map_err(|e| AppError::invalid("comment", e))?;

@@ -61,7 +61,7 @@ pub(super) async fn admit(
 }
 
 /// What the trail may keep of a typed name (`domain::claimed_name`), with this installation's key.
-async fn claimed(tx: &mut db::Tx, typed: &str, is_an_account: bool) -> Result<ClaimedName, AppError> {
+async fn claimed(tx: &mut db::Conn, typed: &str, is_an_account: bool) -> Result<ClaimedName, AppError> {
     let mut fresh = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut fresh);
     let key = db::sign_in::name_key(tx, &hex::encode(fresh)).await?;

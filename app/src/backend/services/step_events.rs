@@ -1,26 +1,28 @@
-//! Step events from the integration: the newest `seq` wins, success sets the completion flag in the same
-//! transaction, and an operation whose steps all succeeded is completed.
+//! Step events from the integration. What an event does to a step is the domain's (`Step::after`); this
+//! service chooses where the step is read from and how the change is written.
 //!
-//! The step is read outside the write lock (or taken from what this instance last wrote of it, see
-//! `known_steps`) and written back with a compare-and-set on its revision; when anything changed the step
-//! since, the decision is taken again under the lock. This keeps the serialised part (SQLite has one writer)
-//! to the writes themselves in the common case.
+//! The step comes from what this instance last wrote of it (`known_steps`, no read) when the event applies to
+//! it, otherwise it is read outside the write lock. The decision is taken once on it, then written by one of
+//! two paths: the fast path writes the step and its audit event at once, grouped with other events (SQLite);
+//! the fallback is a transaction of its own, for events that write more (an AI attempt, a heartbeat's liveness,
+//! the operation's completion), for PostgreSQL, and for a step that changed since it was seen — only then is
+//! the event decided again, under the lock. This keeps the serialised part (SQLite has one writer) to the
+//! writes themselves in the common case.
 use super::api_clients::ApiClient;
 use super::audit::record;
 use super::operations::step_view;
-use crate::backend::db::operations::{StepInOperation, StepRow};
+use crate::backend::db::operations::StepInOperation;
 use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::{StepEvent, StepEventAnswer};
 use crate::domain::audit::AuditEntry;
 use crate::domain::audit_action::AuditAction;
-use crate::domain::operations::{OperationStatus, StepEventType, StepState, is_newer, may_leave_success};
+use crate::domain::operations::StepEventType;
 use crate::domain::rerun_request::RequestEvent;
+use crate::domain::steps::{Reported, Step};
 use chrono::{DateTime, Utc};
 use serde_json::json;
-
-const MAX_MESSAGE_CHARS: usize = 2_000;
 
 /// What a step event needs of its operation.
 struct Operation {
@@ -37,6 +39,40 @@ pub async fn report(
     step_name: &str,
     event: StepEvent,
 ) -> Result<StepEventAnswer, AppError> {
+    check(&event)?;
+    let now = state.clock.now();
+    let reported = reported(&event);
+    let known = state.known_steps.get(process_id, step_name).filter(|k| client.may_see(&k.department));
+    let known = known.and_then(|k| Some((k.step.after(&reported, now)?, k)));
+    let (operation, seen, next) = match known {
+        Some((next, k)) => {
+            let operation = Operation {
+                id: k.step.operation_id,
+                process_id: process_id.into(),
+                workflow: k.workflow,
+                department: k.department,
+            };
+            (operation, k.step, next)
+        }
+        // Not known, or known but the event does not apply to it: the step as it is now.
+        None => {
+            let (operation, seen) = read(state, client, process_id, step_name).await?;
+            let Some(next) = seen.after(&reported, now) else {
+                return Ok(StepEventAnswer { applied: false, step: step_view(seen) });
+            };
+            (operation, seen, next)
+        }
+    };
+    if let Some(answer) = write_at_once(state, client, &operation, &seen, &next, &event, now).await? {
+        return Ok(answer);
+    }
+    // What this instance knew of the step is not what it will be after the fallback.
+    state.known_steps.forget(process_id, step_name);
+    write_in_transaction(state, client, &operation, seen, next, &event, &reported, now).await
+}
+
+/// Refuses what no step could take.
+fn check(event: &StepEvent) -> Result<(), AppError> {
     if event.seq < 0 {
         return Err(AppError::invalid("seq", "seq must be zero or more"));
     }
@@ -46,46 +82,81 @@ pub async fn report(
     if event.kind == StepEventType::Failed && event.error.is_none() {
         return Err(AppError::invalid("error", "a failed event needs an error with class and message"));
     }
-    let now = state.clock.now();
-    // The step as this instance last wrote it: no read. A guess that fails (the step changed since, or the
-    // event would not apply to it) is forgotten and the step read.
-    if let Some(known) = state.known_steps.get(process_id, step_name).filter(|k| client.may_see(&k.department)) {
-        let operation = Operation {
-            id: known.step.operation_id,
-            process_id: process_id.to_string(),
-            workflow: known.workflow,
-            department: known.department,
-        };
-        if let Some(next) = decide(&known.step, &event, now)
-            && let Some(answer) = write_at_once(state, client, &operation, &known.step, next, &event, now).await?
-        {
-            return Ok(answer);
-        }
-        state.known_steps.forget(process_id, step_name);
+    Ok(())
+}
+
+/// The event as the domain reads it.
+fn reported(event: &StepEvent) -> Reported<'_> {
+    Reported {
+        kind: event.kind,
+        seq: event.seq,
+        at: event.at,
+        result_id: event.result_id.as_deref(),
+        error: event.error.as_ref().map(|e| (e.class.as_str(), e.message.as_str())),
     }
-    // The step is read without a transaction or the writer; the compare-and-set below catches any change since.
+}
+
+/// The step and its operation, read without a transaction or the writer: the compare-and-set of either path
+/// catches any change since.
+async fn read(
+    state: &AppState,
+    client: &ApiClient,
+    process_id: &str,
+    step_name: &str,
+) -> Result<(Operation, Step), AppError> {
     let found = db::operations::step_in_operation(&mut state.db.connection().await?, process_id, step_name).await?;
-    let Some(StepInOperation { step: seen, process_id, workflow, department, operation_status }) = found else {
+    let Some(StepInOperation { step, process_id, workflow, department }) = found else {
         return Err(AppError::NotFound);
     };
     if !client.may_see(&department) {
         return Err(AppError::NotFound);
     }
-    let operation = Operation { id: seen.operation_id, process_id, workflow, department };
-    let Some(next) = decide(&seen, &event, now) else {
-        return Ok(StepEventAnswer { applied: false, step: step_view(seen) });
-    };
-    if let Some(answer) = write_at_once(state, client, &operation, &seen, next.clone(), &event, now).await? {
-        return Ok(answer);
-    }
+    Ok((Operation { id: step.operation_id, process_id, workflow, department }, step))
+}
 
+/// The fast path: the step's change and its audit event in one round trip holding the writer, shared with the
+/// other events waiting for it (see `Db::write_step_at_once`). `None` when the event has more to write (an AI
+/// attempt, a heartbeat's liveness), or when the write is refused (a success that would complete the
+/// operation, a step changed since `seen`, PostgreSQL, any doubt).
+async fn write_at_once(
+    state: &AppState,
+    client: &ApiClient,
+    operation: &Operation,
+    seen: &Step,
+    next: &Step,
+    event: &StepEvent,
+    now: DateTime<Utc>,
+) -> Result<Option<StepEventAnswer>, AppError> {
+    if event.kind == StepEventType::Heartbeat || ai_connector(state, operation, next, event).is_some() {
+        return Ok(None);
+    }
+    let entry = step_entry(client, operation, seen, next, event.kind);
+    if !state.db.write_step_at_once(db::StepChange { step: next.clone(), entry, now }).await? {
+        return Ok(None);
+    }
+    state.known_steps.written(&operation.process_id, next.clone(), &operation.workflow, &operation.department);
+    Ok(Some(StepEventAnswer { applied: true, step: step_view(next.clone()) }))
+}
+
+/// The fallback: a write transaction of its own. The step is written if unchanged since `seen`; otherwise the
+/// event is decided again on the row as it is now, under the lock.
+#[allow(clippy::too_many_arguments)] // the write's own pieces, each used once; a struct would only rename them
+async fn write_in_transaction(
+    state: &AppState,
+    client: &ApiClient,
+    operation: &Operation,
+    seen: Step,
+    next: Step,
+    event: &StepEvent,
+    reported: &Reported<'_>,
+    now: DateTime<Utc>,
+) -> Result<StepEventAnswer, AppError> {
     let mut tx = state.db.begin_write().await?;
     let (current, next) = if db::operations::update_step_if_unchanged(&mut tx, &next).await? {
         (seen, next)
     } else {
-        // Something changed the step first: decide again on the row as it is now, under the lock.
         let current = db::operations::step_for_update(&mut tx, seen.id).await?;
-        let Some(next) = decide(&current, &event, now) else {
+        let Some(next) = current.after(reported, now) else {
             return Ok(StepEventAnswer { applied: false, step: step_view(current) });
         };
         if !db::operations::update_step_if_unchanged(&mut tx, &next).await? {
@@ -94,102 +165,33 @@ pub async fn report(
         (current, next)
     };
     // AI steps keep each generation as an attempt, in the same transaction.
-    if let Some(ai) = ai_connector(state, &operation, &next, &event) {
-        super::ai_attempts::from_event(&mut tx, ai, &next, &event, now).await?;
+    if let Some(ai) = ai_connector(state, operation, &next, event) {
+        super::ai_attempts::from_event(&mut tx, ai, &next, event, now).await?;
     }
-    finish_write(tx, state, client, &operation, operation_status, &current, next, event.kind, now).await
-}
-
-/// Most events change the step and write one audit event, nothing else: on SQLite one round trip holding the
-/// writer, shared with the other events waiting for it (see `Db::write_step_at_once`). `None` when the event
-/// has more to write (an AI attempt, a heartbeat's liveness), or when the write is refused (a success that
-/// would complete the operation, a step changed since `current`, any doubt): the caller takes the ordinary path.
-async fn write_at_once(
-    state: &AppState,
-    client: &ApiClient,
-    operation: &Operation,
-    current: &StepRow,
-    next: StepRow,
-    event: &StepEvent,
-    now: DateTime<Utc>,
-) -> Result<Option<StepEventAnswer>, AppError> {
-    if event.kind == StepEventType::Heartbeat || ai_connector(state, operation, &next, event).is_some() {
-        return Ok(None);
-    }
-    let entry = step_entry(client, operation, current, &next, event.kind);
-    if !state.db.write_step_at_once(db::StepChange { step: next.clone(), entry, now }).await? {
-        return Ok(None);
-    }
-    state.known_steps.written(&operation.process_id, next.clone(), &operation.workflow, &operation.department);
-    Ok(Some(StepEventAnswer { applied: true, step: step_view(next) }))
+    finish_write(tx, state, client, operation, &current, next, event.kind, now).await
 }
 
 /// The AI connector of the step, when the event concerns one of its generations.
 fn ai_connector<'a>(
     state: &'a AppState,
     operation: &Operation,
-    next: &StepRow,
+    next: &Step,
     event: &StepEvent,
 ) -> Option<&'a ConfiguredConnector> {
     let ai = state.connectors.of_step(&state.config, &operation.workflow, &next.name).filter(|c| c.ai);
     ai.filter(|_| super::ai_attempts::concerns(next, event))
 }
 
-/// The step after the event, or `None` when the event must not be applied: late, repeated or contradicting
-/// events are answered `applied: false`, never an error, so that senders do not retry them.
-fn decide(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> Option<StepRow> {
-    let current_state = current.state;
-    let newer = is_newer(current.last_seq, event.seq);
-    (newer && may_leave_success(current_state, event.kind.resulting_state())).then(|| apply(current, event, now))
-}
-
-/// The step after the event.
-fn apply(current: &StepRow, event: &StepEvent, now: DateTime<Utc>) -> StepRow {
-    let at = event.at.unwrap_or(now);
-    let mut step = current.clone();
-    step.state = event.kind.resulting_state();
-    step.last_seq = Some(event.seq);
-    step.updated_at = now;
-    // An outcome reported without a `started` event still was an attempt.
-    if current.state == StepState::NotStarted
-        && !matches!(event.kind, StepEventType::Started | StepEventType::Heartbeat)
-    {
-        step.attempts += 1;
-    }
-    match event.kind {
-        StepEventType::Started => {
-            step.attempts += 1;
-            step.started_at = Some(at);
-            step.last_heartbeat_at = Some(at);
-        }
-        StepEventType::Heartbeat => step.last_heartbeat_at = Some(at),
-        StepEventType::Succeeded => {
-            step.result_id = event.result_id.clone().or(step.result_id);
-            step.completed_at = Some(at); // the completion flag
-            step.error_class = None;
-            step.error_message = None;
-        }
-        StepEventType::Failed | StepEventType::Unknown => {
-            if let Some(error) = &event.error {
-                step.error_class = Some(error.class.chars().take(64).collect());
-                step.error_message = Some(error.message.chars().take(MAX_MESSAGE_CHARS).collect());
-            }
-        }
-    }
-    step
-}
-
 /// After the step's row is written: its audit event and, after the last success, the operation's completion,
 /// in the same transaction.
 #[allow(clippy::too_many_arguments)] // the write's own pieces, each used once; a struct would only rename them
 async fn finish_write(
-    mut tx: db::Tx,
+    mut tx: db::Conn,
     state: &AppState,
     client: &ApiClient,
     operation: &Operation,
-    operation_status: OperationStatus,
-    current: &StepRow,
-    step: StepRow,
+    current: &Step,
+    step: Step,
     kind: StepEventType,
     now: DateTime<Utc>,
 ) -> Result<StepEventAnswer, AppError> {
@@ -200,7 +202,7 @@ async fn finish_write(
     }
     let facts = (operation.id, process_id, operation.department.as_str());
     if kind == StepEventType::Succeeded
-        && super::operations::complete_if_done(&mut tx, client.actor(), facts, operation_status, None, now).await?
+        && super::operations::complete_if_done(&mut tx, client.actor(), facts, None, now).await?
     {
         // The rerun that brought it here succeeded.
         if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
@@ -234,8 +236,8 @@ async fn finish_write(
 fn step_entry(
     client: &ApiClient,
     operation: &Operation,
-    current: &StepRow,
-    step: &StepRow,
+    current: &Step,
+    step: &Step,
     kind: StepEventType,
 ) -> AuditEntry {
     AuditEntry::new(client.actor(), step_action(kind), "operation", &operation.process_id)

@@ -23,7 +23,7 @@ pub async fn stopped(state: &AppState) -> Result<Vec<Stopped>, AppError> {
 }
 
 /// The open pauses that concern the departments this caller reads, for the board's banner.
-pub async fn open(state: &AppState, tx: &mut db::Tx, caller: &Caller) -> Result<Vec<PauseView>, AppError> {
+pub async fn open(state: &AppState, tx: &mut db::Conn, caller: &Caller) -> Result<Vec<PauseView>, AppError> {
     let readable = caller.readable_departments();
     Ok(db::stop_switch::open(tx)
         .await?
@@ -65,7 +65,7 @@ fn set_for(pause: &PauseRow, concerned: &[String]) -> Vec<String> {
 }
 
 fn forbidden(caller: &Caller, scope: Scope, name: &str) -> AppError {
-    tracing::warn!(user = %caller.user.user.username, scope = scope.as_str(), name, "stop switch refused");
+    tracing::warn!(user = %caller.user().username, scope = scope.as_str(), name, "stop switch refused");
     AppError::Forbidden
 }
 

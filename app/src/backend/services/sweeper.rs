@@ -3,13 +3,14 @@
 //! instance records each stall and its audit event.
 use super::audit::record;
 use super::reconciliation;
-use crate::backend::db::operations::{OperationRow, StepRow};
+use crate::backend::db::operations::OperationRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{StepFacts, detect_stall};
+use crate::domain::steps::Step;
 use serde_json::json;
 
 const PAGE: i64 = 500;
@@ -51,7 +52,7 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
     Ok(marked)
 }
 
-async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[StepRow]) -> Result<bool, AppError> {
+async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[Step]) -> Result<bool, AppError> {
     let now = state.clock.now();
     let Some(workflow) = state.config.workflow(&operation.workflow) else {
         tracing::warn!(process_id = %operation.process_id, workflow = %operation.workflow, "workflow no longer configured");

@@ -82,7 +82,7 @@ fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec
     if errors.is_empty() { Ok((roles, codes)) } else { Err(AppError::Validation(errors)) }
 }
 
-async fn department_ids(tx: &mut db::Tx, codes: &[String]) -> Result<Vec<i64>, AppError> {
+async fn department_ids(tx: &mut db::Conn, codes: &[String]) -> Result<Vec<i64>, AppError> {
     let found = db::departments::by_codes(tx, codes).await?;
     if let Some(missing) = codes.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
         return Err(AppError::invalid(
@@ -213,7 +213,7 @@ pub async fn change_own_password(
     current: String,
     new: String,
 ) -> Result<SessionUser, AppError> {
-    let me = &caller.user.user;
+    let me = caller.user();
     check_new_password(&new, &me.username).map_err(|m| AppError::invalid("new_password", m))?;
     // Guessing the current password through a stolen session is throttled as sign-in is, on the same counts.
     let admitted = super::sign_in::admit(state, &me.username, ip, caller.request_id.as_deref()).await?;
@@ -250,7 +250,7 @@ pub async fn set_preferences(
     language: Option<&str>,
     time_zone: Option<&str>,
 ) -> Result<(&'static str, &'static str), AppError> {
-    let me = &caller.user.user;
+    let me = caller.user();
     let language =
         preferences::language(language.unwrap_or(&me.language)).map_err(|m| AppError::invalid("language", m))?;
     let zone =

@@ -2,8 +2,9 @@
 //! with its audit event, in one transaction and one round trip.
 use crate::backend::db::SqliteWriter;
 use crate::backend::db::audit::{EVENT_PARAMS, INSERT_COLUMNS, bind_event, placeholders, prev};
-use crate::backend::db::operations::{STEP_UPDATE_PARAMS, STEP_UPDATE_SQL, StepRow, bind_step_update, step_update_sql};
+use crate::backend::db::operations::{STEP_UPDATE_PARAMS, STEP_UPDATE_SQL, bind_step_update, step_update_sql};
 use crate::domain::audit::{AuditEntry, AuditEvent};
+use crate::domain::steps::Step;
 use chrono::{DateTime, Utc};
 use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
 use std::collections::VecDeque;
@@ -56,7 +57,7 @@ pub async fn write_step(
 /// A step's new row (with the revision it was decided on) and its audit event.
 #[derive(Debug)]
 pub struct StepChange {
-    pub step: StepRow,
+    pub step: Step,
     pub entry: AuditEntry,
     pub now: DateTime<Utc>,
 }

@@ -42,7 +42,7 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
 }
 
 /// Spreads the batch's waiting dispatches from now at its rate, so that they do not all go at once.
-async fn respread(tx: &mut db::Tx, batch: &BatchRow, now: DateTime<Utc>) -> Result<(), AppError> {
+async fn respread(tx: &mut db::Conn, batch: &BatchRow, now: DateTime<Utc>) -> Result<(), AppError> {
     let rate = u32::try_from(batch.rate_per_minute).unwrap_or(1);
     for (turn, rerun_id) in db::batches::waiting_dispatches(tx, &batch.id, now).await?.iter().enumerate() {
         db::dispatches::reschedule(tx, rerun_id, batches::send_at(now, turn, rate)).await?;
@@ -63,7 +63,7 @@ pub async fn respread_after_stop(state: &AppState) -> Result<(), AppError> {
 
 /// Withdraws each approved member whose dispatch is still waiting (not the ones being sent now).
 async fn withdraw_waiting(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     caller: &Caller,
     batch: &BatchRow,
     why: &str,
@@ -85,7 +85,12 @@ async fn withdraw_waiting(
 }
 
 /// Called by the dispatcher in its transaction: a dispatching batch with nothing left to send is completed.
-pub async fn complete_if_done(tx: &mut db::Tx, state: &AppState, id: &str, now: DateTime<Utc>) -> Result<(), AppError> {
+pub async fn complete_if_done(
+    tx: &mut db::Conn,
+    state: &AppState,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
     let Some(batch) = db::batches::lock(tx, id).await? else { return Ok(()) };
     if batch.status != BatchStatus::Dispatching || db::batches::unfinished_dispatches(tx, id).await? > 0 {
         return Ok(());
@@ -102,7 +107,7 @@ pub async fn complete_if_done(tx: &mut db::Tx, state: &AppState, id: &str, now: 
 /// The dispatcher found a member's plan no longer holding right before sending: it drops out of its batch
 /// with that reason (its request is already voided), the others go on.
 pub async fn drop_after_approval(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     batch: &str,
     request: &RequestRow,
     now: DateTime<Utc>,

@@ -134,7 +134,7 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
 }
 
 /// The batch, if the caller may see it.
-async fn batch_for(tx: &mut db::Tx, caller: &Caller, id: &str, lock: bool) -> Result<BatchRow, AppError> {
+async fn batch_for(tx: &mut db::Conn, caller: &Caller, id: &str, lock: bool) -> Result<BatchRow, AppError> {
     let batch = if lock { db::batches::lock(tx, id).await? } else { db::batches::by_id(tx, id).await? };
     let batch = batch.ok_or(AppError::NotFound)?;
     if !caller.may_read(&batch.department) {
@@ -144,7 +144,7 @@ async fn batch_for(tx: &mut db::Tx, caller: &Caller, id: &str, lock: bool) -> Re
 }
 
 /// The batch, locked, if the caller may act on it (the write rule of `domain::rights`).
-async fn batch_to_act(tx: &mut db::Tx, caller: &Caller, id: &str) -> Result<BatchRow, AppError> {
+async fn batch_to_act(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<BatchRow, AppError> {
     let batch = db::batches::lock(tx, id).await?.ok_or(AppError::NotFound)?;
     caller.check_act(Act::RunBulkRerun, &batch.department)?;
     Ok(batch)
@@ -157,7 +157,7 @@ fn allows(batch: &BatchRow, event: BatchEvent) -> Result<BatchStatus, AppError> 
 
 /// Moves the batch from the state it was read in; `false` when someone moved it first.
 async fn move_batch(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     batch: &BatchRow,
     event: BatchEvent,
     now: DateTime<Utc>,
@@ -232,7 +232,7 @@ enum Admission {
 /// five checks pre-filled; a draft request when all hold.
 async fn admit(
     state: &AppState,
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     caller: &Caller,
     batch: &BatchRow,
     member: &MemberRow,
@@ -254,8 +254,7 @@ async fn admit(
     if outcome.plan.steps.is_empty() {
         let op = &snap.operation;
         let facts = (op.id, op.process_id.as_str(), op.department.as_str());
-        super::operations::complete_if_done(tx, caller.actor(), facts, op.status, caller.request_id.as_deref(), now)
-            .await?;
+        super::operations::complete_if_done(tx, caller.actor(), facts, caller.request_id.as_deref(), now).await?;
         return Ok(Admission::Done);
     }
     let checks = prefill(&snap, &outcome.plan);
@@ -281,7 +280,7 @@ async fn admit(
 
 /// Takes a member out of the batch with its reason (and withdraws its request, if it has one).
 async fn drop_member(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     actor: Actor,
     request_id: Option<&str>,
     batch: &BatchRow,
@@ -402,7 +401,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     Ok(())
 }
 
-async fn member_request(tx: &mut db::Tx, member: &MemberRow) -> Result<RequestRow, AppError> {
+async fn member_request(tx: &mut db::Conn, member: &MemberRow) -> Result<RequestRow, AppError> {
     let id = member.request_id.as_deref().ok_or(AppError::NotFound)?;
     db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)
 }
@@ -532,7 +531,7 @@ pub(super) fn ballot(batch: &BatchRow, members: &[MemberRow], decisions: &[Decis
 }
 
 async fn notify_creator(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     state: &AppState,
     batch: &BatchRow,
     kind: &str,
@@ -547,7 +546,7 @@ async fn notify_creator(
 /// Rejected, expired or cancelled before any dispatch: every member's request ends and its operation is
 /// stalled again.
 async fn end_before_dispatch(
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     state: &AppState,
     actor: Actor,
     batch: &BatchRow,

@@ -87,7 +87,7 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
 /// A member's plan after its look-up: eligible with a plan, done (nothing to rerun) or blocked with reasons.
 async fn judge(
     state: &AppState,
-    tx: &mut db::Tx,
+    tx: &mut db::Conn,
     member: &MemberRow,
 ) -> Result<(MemberEvent, Option<RerunPlan>, Vec<Reason>), AppError> {
     let Some(operation) = db::operations::by_id(tx, member.operation_id).await? else {
