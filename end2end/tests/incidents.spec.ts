@@ -85,7 +85,7 @@ test('a stalled operation like a past incident shows it, and staff record that t
   await pattern.getByRole('button', { name: '把握済みとして記録する' }).click();
   await expect(pattern.getByTestId('pattern-understood')).toContainText('伊藤 翔');
   await page.reload();
-  await expect(page.getByTestId('timeline')).toContainText('operation.pattern_acknowledged');
+  await expect(page.getByTestId('timeline').locator('[title="operation.pattern_acknowledged"]').first()).toContainText('既知のパターンとして確認');
   await expect(pattern.getByTestId('pattern-understood')).toContainText('前回と同じく配信事業者に確認中');
   await expectAccessible(page, 'an operation page with a known pattern');
 });

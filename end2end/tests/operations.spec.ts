@@ -43,7 +43,7 @@ test('a staff user sees only their department\'s stalled operations and opens on
   await expect(page.getByTestId('steps')).toContainText('ORD-E2E-1:register_order');
   await expect(page.getByTestId('steps')).toContainText('✕ 失敗');
   await expect(page.getByTestId('guidance')).toContainText('結果を照会する');
-  await expect(page.getByTestId('timeline')).toContainText('operation.stalled');
+  await expect(page.getByTestId('timeline').locator('[title="operation.stalled"]').first()).toContainText('停止を検知');
   await page.screenshot({ path: '../docs/screenshots/operation.png', fullPage: true });
   await expectAccessible(page, 'an operation page');
 

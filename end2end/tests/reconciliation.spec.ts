@@ -23,7 +23,7 @@ test('the partial-success case shows the order executed next to the summary not 
   // Asking again records a fresh look-up by this user.
   await page.getByRole('button', { name: '外部システムに照会する' }).click();
   await expect(order.getByTestId('verdict')).toContainText('sato');
-  await expect(page.getByTestId('timeline')).toContainText('step.reconciled');
+  await expect(page.getByTestId('timeline').locator('[title="step.reconciled"]').first()).toContainText('照合を実施');
 });
 
 test('the lost-answer case shows the 4,000-yen order found with the amount compared', async ({ page, violations }) => {
@@ -57,5 +57,5 @@ test('staff put a stalled operation on hold with a reason and release it again',
   await page.getByRole('button', { name: '保留を解除する' }).click();
   await expect(page.getByTestId('hold')).toHaveCount(0);
   await expect(page.getByTestId('operation-status')).toContainText('停止');
-  await expect(page.getByTestId('timeline')).toContainText('operation.released');
+  await expect(page.getByTestId('timeline').locator('[title="operation.released"]').first()).toContainText('保留を解除');
 });

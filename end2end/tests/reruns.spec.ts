@@ -85,6 +85,6 @@ test('the department owner approves the request from the inbox; the requester co
   await hydrated(page);
   await expect(page.getByTestId('operation-status')).toContainText('完了');
   await expect(page.locator('tr[data-step="ai_summary"]').getByTestId('flag')).toContainText('✓');
-  await expect(page.getByTestId('timeline')).toContainText('rerun.dispatched');
-  await expect(page.getByTestId('timeline')).toContainText('rerun_request.succeeded');
+  await expect(page.getByTestId('timeline').locator('[title="rerun.dispatched"]').first()).toContainText('再実行を送信');
+  await expect(page.getByTestId('timeline').locator('[title="rerun_request.succeeded"]').first()).toContainText('再実行が成功');
 });

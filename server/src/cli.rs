@@ -3,7 +3,7 @@ use app::api::admin::NewUser;
 use app::backend::demo::{self, DemoCredential};
 use app::backend::services::{self, audit::Verification, backup::Backup};
 use app::backend::{AppState, ServerOptions};
-use app::domain::audit::Actor;
+use app::domain::audit::{Actor, SystemActor};
 use app::domain::audit_export::{AuditFilter, ExportChecker, ExportFormat};
 use app::domain::roles::Role;
 use chrono::{DateTime, Utc};
@@ -206,7 +206,7 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
                 departments: departments.clone(),
                 email: email.clone().unwrap_or_default(),
             };
-            match services::users::add(state, Actor::system("cli"), None, new).await {
+            match services::users::add(state, Actor::system(SystemActor::CommandLine), None, new).await {
                 Ok(id) => {
                     println!("user {username} added (id {id})");
                     Ok(0)
@@ -218,7 +218,8 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             }
         }
         Command::Token { command: TokenCommand::Create { name, departments } } => {
-            match services::api_clients::create(state, Actor::system("cli"), name, departments).await {
+            match services::api_clients::create(state, Actor::system(SystemActor::CommandLine), name, departments).await
+            {
                 Ok((id, token)) => {
                     eprintln!("API client {name} created (id {id}). The token, shown only now:");
                     println!("{token}");
@@ -245,7 +246,9 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
                 object_id: object_id.clone(),
                 process_id: process_id.clone(),
             };
-            let export = services::audit_trail::begin(state, Actor::system("cli"), None, filter, *format).await?;
+            let export =
+                services::audit_trail::begin(state, Actor::system(SystemActor::CommandLine), None, filter, *format)
+                    .await?;
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             let mut pages = std::pin::pin!(services::audit_trail::stream(state.clone(), export));
             while let Some(page) = futures::StreamExt::next(&mut pages).await {
@@ -275,7 +278,7 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             Ok(0)
         }
         Command::Demo { command: DemoCommand::MarkDrill } => {
-            services::drills::mark_database(state, app::domain::audit::Actor::system("cli"), "drill").await?;
+            services::drills::mark_database(state, Actor::system(SystemActor::CommandLine), "drill").await?;
             println!("this database is marked as a drill environment: drills may run on it");
             Ok(0)
         }

@@ -9,6 +9,7 @@ use {
     super::context,
     crate::backend::services::audit_trail::{self, ChainStatus},
     crate::domain::roles::Role,
+    crate::words::audit::{action_code_label_in, stored_actor_kind_label_in, stored_actor_label_in},
 };
 
 #[server(endpoint = "audit/page", input = Json)]
@@ -27,8 +28,9 @@ pub async fn audit_page(filter: AuditFilterForm, before: Option<i64>) -> Result<
                 diff: crate::domain::audit::diff(e.before_json.as_deref(), e.after_json.as_deref()),
                 seq: e.seq,
                 at: e.at,
-                actor_kind: e.actor_kind,
-                actor: e.actor_label,
+                actor_kind: stored_actor_kind_label_in(caller.locale, &e.actor_kind),
+                actor: stored_actor_label_in(caller.locale, &e.actor_kind, &e.actor_label),
+                action_label: action_code_label_in(caller.locale, &e.action),
                 action: e.action,
                 object_type: e.object_type,
                 object_id: e.object_id,

@@ -3,6 +3,7 @@ use super::AppError;
 use crate::backend::AppState;
 use crate::backend::auth::AuthSession;
 use crate::backend::services::Caller;
+use crate::i18n::Locale;
 use axum::extract::ConnectInfo;
 use axum::http::HeaderMap;
 use leptos::prelude::use_context;
@@ -36,11 +37,21 @@ pub async fn client_ip() -> String {
     crate::domain::forwarding::client_address(peer.ip(), forwarded, &trusted).to_string()
 }
 
+/// The language of the request's reader: the pages' language cookie (as the page's own i18n provider reads
+/// it), else Japanese.
+pub async fn reader_locale() -> Locale {
+    leptos_axum::extract::<HeaderMap>().await.map(|headers| locale_of(&headers)).unwrap_or_default()
+}
+
+fn locale_of(headers: &HeaderMap) -> Locale {
+    crate::words::locale_of_cookies(headers.get_all(axum::http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()))
+}
+
 /// The signed-in caller, or 401.
 pub async fn caller() -> Result<(AppState, Caller), AppError> {
     let state = state()?;
     let user = session().await?.user.ok_or(AppError::Unauthorized)?;
-    Ok((state, Caller { session: user, request_id: request_id().await }))
+    Ok((state, Caller { session: user, request_id: request_id().await, locale: reader_locale().await }))
 }
 
 /// Sets the cookies the pages are rendered by: the language (read by the i18n provider, see `ui::App`) and,

@@ -7,9 +7,11 @@ use serde::{Deserialize, Serialize};
 pub struct AuditRow {
     pub seq: i64,
     pub at: DateTime<Utc>,
+    /// The actor's kind and name, and the action's name, in the reader's language; `action` is the raw code.
     pub actor_kind: String,
     pub actor: String,
     pub action: String,
+    pub action_label: String,
     pub object_type: String,
     pub object_id: String,
     pub department: Option<String>,

@@ -54,8 +54,10 @@ pub struct Person {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryEntry {
     pub at: DateTime<Utc>,
+    /// Who acted and the action's name, in the reader's language; `action` is the raw code.
     pub actor: String,
     pub action: String,
+    pub action_label: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

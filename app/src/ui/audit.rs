@@ -159,7 +159,8 @@ fn EventRow(row: AuditRow) -> impl IntoView {
             <td>{row.seq}</td>
             <td>{local_time(row.at)}</td>
             <td>{row.actor} <span class="hint">" (" {row.actor_kind} ")"</span></td>
-            <td><code>{row.action}</code></td>
+            // Auditors search and export by the code: it stays under the name.
+            <td>{row.action_label}<br /><code class="hint">{row.action}</code></td>
             <td>{object}</td>
             <td>{row.department.unwrap_or_else(|| "—".into())}</td>
             <td>

@@ -119,7 +119,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
                 {detail.timeline.into_iter().map(|e| view! {
                     // Each piece in its own element: an empty text (a blank reason) next to another would vanish
                     // from the server's HTML, and hydration would then find the wrong node and panic.
-                    <li><time>{local_time(e.at)}</time> " " <strong>{e.action}</strong> " — " <span>{e.actor}</span>
+                    <li><time>{local_time(e.at)}</time> " " <strong title=e.action>{e.action_label}</strong> " — " <span>{e.actor}</span>
                         {e.reason.map(|r| view! { <span class="reason">" (" {r} ")"</span> })}</li>
                 }).collect_view()}
             </ol>

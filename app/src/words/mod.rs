@@ -1,9 +1,18 @@
 //! The product's words in each language, as plain functions of a `Locale`: the pages (through `ui::labels`),
 //! the downloads and the exports all say the same thing the same way.
+pub mod audit;
 pub mod decision_table;
 
 use crate::domain::indicators::Indicator;
 use crate::i18n::{Locale, td_string};
+
+/// The reader's language from the request's `Cookie` headers: the pages' language cookie, as the pages' own i18n
+/// provider reads it, else Japanese.
+pub fn locale_of_cookies<'a>(cookie_headers: impl IntoIterator<Item = &'a str>) -> Locale {
+    use crate::domain::preferences::{LANGUAGE_COOKIE, cookie_value};
+    let mut values = cookie_headers.into_iter().filter_map(|c| cookie_value(c, LANGUAGE_COOKIE));
+    values.find_map(|value| value.parse().ok()).unwrap_or_default()
+}
 
 /// A stall event's name (an unknown code: not classified).
 pub fn event_label_in(l: Locale, event: &str) -> &'static str {

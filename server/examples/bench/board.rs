@@ -105,7 +105,7 @@ pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
         departments: vec!["sales".into()],
         email: format!("{username}@example.jp"),
     };
-    app::backend::services::users::add(state, Actor::system("bench"), None, new)
+    app::backend::services::users::add(state, Actor::system(app::domain::audit::SystemActor::CommandLine), None, new)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let http = reqwest::Client::new();

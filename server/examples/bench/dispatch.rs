@@ -52,7 +52,11 @@ async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     let row = app::backend::db::users::by_username(&mut tx, username)
         .await?
         .ok_or_else(|| anyhow::anyhow!("no {username}"))?;
-    Ok(Caller { session: app::backend::auth::load_session_user(&mut tx, row).await?, request_id: None })
+    Ok(Caller {
+        session: app::backend::auth::load_session_user(&mut tx, row).await?,
+        request_id: None,
+        locale: Default::default(),
+    })
 }
 
 pub(crate) fn fail(e: app::api::AppError) -> anyhow::Error {
@@ -72,13 +76,19 @@ pub(crate) async fn people(state: &AppState) -> anyhow::Result<(Caller, Caller, 
             departments: vec!["sales".into()],
             ..Default::default()
         };
-        services::users::add(state, Actor::system("bench"), None, new).await.map_err(fail)?;
-    }
-    let (staff, owner) = (caller(state, &staff).await?, caller(state, &owner).await?);
-    let (client_id, _) =
-        services::api_clients::create(state, Actor::system("bench"), &format!("b{run}"), &["sales".into()])
+        services::users::add(state, Actor::system(app::domain::audit::SystemActor::CommandLine), None, new)
             .await
             .map_err(fail)?;
+    }
+    let (staff, owner) = (caller(state, &staff).await?, caller(state, &owner).await?);
+    let (client_id, _) = services::api_clients::create(
+        state,
+        Actor::system(app::domain::audit::SystemActor::CommandLine),
+        &format!("b{run}"),
+        &["sales".into()],
+    )
+    .await
+    .map_err(fail)?;
     let client =
         services::api_clients::ApiClient { id: client_id, name: format!("b{run}"), departments: vec!["sales".into()] };
     Ok((staff, owner, client))

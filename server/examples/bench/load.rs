@@ -209,7 +209,7 @@ async fn prepare(db: Db) -> anyhow::Result<((String, String), String)> {
     let config = server::startup::load_config(None)?;
     let state =
         server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1"), config).await?;
-    let actor = || app::domain::audit::Actor::system("bench");
+    let actor = || app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine);
     let password = format!("load-{}", uuid::Uuid::new_v4().simple());
     let new = app::api::admin::NewUser {
         username: "load".into(),

@@ -384,7 +384,7 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64
     let (state, base) = start_app(db).await?;
     let (client_id, token) = app::backend::services::api_clients::create(
         &state,
-        app::domain::audit::Actor::system("bench"),
+        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
         &format!("bench-{}", uuid::Uuid::new_v4().simple()),
         &["sales".to_string()],
     )

@@ -70,7 +70,7 @@ async fn execute(tx: &mut Conn, sql: &str) -> Result<(), sqlx::Error> {
 }
 
 async fn append(tx: &mut Conn, action: AuditAction) -> Result<(), sqlx::Error> {
-    let entry = AuditEntry::new(Actor::system("test"), action, "user", "sato");
+    let entry = AuditEntry::new(Actor::system(app::domain::audit::SystemActor::CommandLine), action, "user", "sato");
     app::backend::db::audit::append(tx, entry, chrono::Utc::now()).await.map(drop)
 }
 
@@ -205,7 +205,7 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
         departments: vec!["sales".into()],
         ..Default::default()
     };
-    let system = app::domain::audit::Actor::system("test");
+    let system = app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine);
     app::backend::services::users::add(&other_state, system.clone(), None, new("ito")).await.unwrap();
     app::backend::services::users::add(&other_state, system, None, new("kato")).await.unwrap();
     app.user("mori", &["staff"], &["sales"]).await; // this process's remembered head is stale now
@@ -214,9 +214,14 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
     let body = json!({"process_id": "P-1", "workflow": "order-intake", "department": "sales",
         "steps": [{"name": "register_order", "idempotency_key": "a"}, {"name": "ai_summary", "idempotency_key": "b"}]});
     app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("k"), Some(&body)).await;
-    app::backend::services::users::add(&other_state, app::domain::audit::Actor::system("test"), None, new("sano"))
-        .await
-        .unwrap();
+    app::backend::services::users::add(
+        &other_state,
+        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        None,
+        new("sano"),
+    )
+    .await
+    .unwrap();
     let event = json!({"seq": 1, "type": "started"});
     let answer = app
         .api(reqwest::Method::POST, "/api/v1/operations/P-1/steps/register_order/events", &token, None, Some(&event))

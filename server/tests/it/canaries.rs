@@ -33,7 +33,14 @@ async fn canary_secrets_never_appear_in_logs_answers_pages_or_exports() {
         departments: vec!["sales".into()],
         email: "kanari@example.jp".into(),
     };
-    app::backend::services::users::add(&app.state, app::domain::audit::Actor::system("test"), None, new).await.unwrap();
+    app::backend::services::users::add(
+        &app.state,
+        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        None,
+        new,
+    )
+    .await
+    .unwrap();
     let token = app.token("canary-client", &["sales"]).await;
     let webhook_secret = format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(WEBHOOK_KEY));
     let log = std::env::temp_dir().join(format!("rerun-gate-canary-{}.log", uuid::Uuid::new_v4().simple()));

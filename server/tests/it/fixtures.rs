@@ -10,7 +10,7 @@ pub async fn caller(app: &TestApp, username: &str) -> Caller {
     let mut tx = app.db().begin_read().await.unwrap();
     let row = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
     let user = app::backend::auth::load_session_user(&mut tx, row).await.unwrap();
-    Caller { session: user, request_id: None }
+    Caller { session: user, request_id: None, locale: Default::default() }
 }
 
 /// A stalled order whose first step failed with a 503, past the look-ups' consistency delay.

@@ -196,9 +196,14 @@ impl TestApp {
             departments: departments.iter().map(|d| d.to_string()).collect(),
             email: format!("{username}@example.jp"),
         };
-        app::backend::services::users::add(&self.state, app::domain::audit::Actor::system("test"), None, new)
-            .await
-            .expect("add user")
+        app::backend::services::users::add(
+            &self.state,
+            app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+            None,
+            new,
+        )
+        .await
+        .expect("add user")
     }
 
     /// An API token for the given departments.
@@ -206,7 +211,7 @@ impl TestApp {
         let departments: Vec<String> = departments.iter().map(|d| d.to_string()).collect();
         let (_, token) = app::backend::services::api_clients::create(
             &self.state,
-            app::domain::audit::Actor::system("test"),
+            app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
             name,
             &departments,
         )

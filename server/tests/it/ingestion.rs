@@ -163,9 +163,14 @@ async fn a_revoked_token_stops_working() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
     let client = app::backend::services::api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
-    app::backend::services::api_clients::revoke(&app.state, app::domain::audit::Actor::system("test"), client.id, None)
-        .await
-        .unwrap();
+    app::backend::services::api_clients::revoke(
+        &app.state,
+        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        client.id,
+        None,
+    )
+    .await
+    .unwrap();
     let answer = register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
 }

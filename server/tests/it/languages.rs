@@ -89,3 +89,28 @@ async fn signing_in_sets_the_users_time_zone_for_the_pages_and_saving_changes_it
         cookies.iter().any(|c| c.starts_with("tz=Europe/London;")) && cookies.iter().any(|c| c.starts_with("lang=en;"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timeline_and_the_audit_page_name_each_action_and_system_actor_in_the_readers_language() {
+    let app = TestApp::spawn().await;
+    app::backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    app.user("kimura", &["staff", "auditor"], &["sales"]).await;
+    let session = app.sign_in("kimura", PASSWORD).await;
+
+    let japanese = page(&app, "/operations/ORD-1002", &[&session, "lang=ja"]).await;
+    assert!(
+        japanese.contains(r#"title="operation.stalled">停止を検知<"#),
+        "the action named, its code kept: {japanese}"
+    );
+    assert!(japanese.contains("停止の検知（自動）") && japanese.contains("照合（自動）"), "system actors named");
+    assert!(!japanese.contains(">operation.stalled<") && !japanese.contains("system:reconciler"), "no raw codes");
+    let english = page(&app, "/operations/ORD-1002", &[&session, "lang=en"]).await;
+    assert!(english.contains(r#"title="operation.stalled">Stall detected<"#), "{english}");
+    assert!(english.contains("Stall sweeper") && english.contains("Reconciler") && !english.contains("停止を検知"));
+
+    // The auditor's page names the action and keeps its code beside it, for searching and exports.
+    let audit = page(&app, "/audit?process_id=ORD-1002", &[&session, "lang=en"]).await;
+    assert!(audit.contains("Stall detected") && audit.contains(r#"<code class="hint">operation.stalled"#), "{audit}");
+    let audit = page(&app, "/audit?process_id=ORD-1002", &[&session, "lang=ja"]).await;
+    assert!(audit.contains("停止を検知") && audit.contains("照合（自動）") && audit.contains("システム"), "{audit}");
+}

@@ -36,9 +36,14 @@ async fn owners_get_an_email_when_their_approval_is_asked_and_the_requester_when
         departments: vec!["sales".into()],
         email: String::new(),
     };
-    app::backend::services::users::add(&app.state, app::domain::audit::Actor::system("test"), None, no_address)
-        .await
-        .unwrap();
+    app::backend::services::users::add(
+        &app.state,
+        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        None,
+        no_address,
+    )
+    .await
+    .unwrap();
 
     let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-MAIL-1").await;
     assert_eq!(send_outbound(&app.state).await.unwrap(), 1, "one owner has an address");
@@ -103,8 +108,13 @@ async fn a_user_address_that_is_not_an_email_address_is_refused_with_the_field_n
         departments: vec!["sales".into()],
         email: "yamada at example".into(),
     };
-    let refused =
-        app::backend::services::users::add(&app.state, app::domain::audit::Actor::system("test"), None, new).await;
+    let refused = app::backend::services::users::add(
+        &app.state,
+        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        None,
+        new,
+    )
+    .await;
     match refused {
         Err(app::api::AppError::Validation(fields)) => assert_eq!(fields[0].field, "email", "{fields:?}"),
         other => panic!("expected a validation error, got {other:?}"),

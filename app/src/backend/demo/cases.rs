@@ -7,7 +7,7 @@ use crate::backend::clock::ManualClock;
 use crate::backend::services::{Caller, api_clients, holds, operations, step_events, sweeper};
 use crate::contract::AppError;
 use crate::contract::operations::{StepError, StepEvent};
-use crate::domain::audit::Actor;
+use crate::domain::audit::{Actor, SystemActor};
 use crate::domain::operations::StepEventType;
 use chrono::Duration;
 use serde_json::{Value, json};
@@ -16,7 +16,8 @@ use std::sync::Arc;
 /// Registers the cases and runs one sweep; returns how many operations stalled.
 pub async fn load(state: &AppState) -> Result<usize, AppError> {
     let departments = ["sales".to_string(), "billing".to_string()];
-    let (id, _token) = api_clients::create(state, Actor::system("demo"), "demo-integration", &departments).await?;
+    let (id, _token) =
+        api_clients::create(state, Actor::system(SystemActor::Demo), "demo-integration", &departments).await?;
     let client = api_clients::ApiClient { id, name: "demo-integration".into(), departments: departments.to_vec() };
     let clock = Arc::new(ManualClock::new(state.clock.now() - Duration::hours(1)));
     let past = state.with_clock(clock.clone());
@@ -91,7 +92,7 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
         let row = crate::backend::db::users::by_username(&mut tx, "ito").await?.ok_or(AppError::NotFound)?;
         crate::backend::auth::load_session_user(&mut tx, row).await?
     };
-    let caller = Caller { session: ito, request_id: None };
+    let caller = Caller { session: ito, request_id: None, locale: Default::default() };
     holds::place(state, &caller, "INV-2001", "メール配信ログに見当たらないため、配信事業者に送信有無を問い合わせ中")
         .await?;
     Ok(stalled)

@@ -12,7 +12,7 @@ use super::services::users;
 use super::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::admin::NewUser;
-use crate::domain::audit::Actor;
+use crate::domain::audit::{Actor, SystemActor};
 use crate::domain::roles::Role;
 use rand::Rng;
 
@@ -62,7 +62,7 @@ pub async fn load_if_empty(state: &AppState) -> Result<Option<Vec<DemoCredential
             departments: demo.departments.iter().map(|d| d.to_string()).collect(),
             email: String::new(),
         };
-        users::add(state, Actor::system("demo"), None, new).await?;
+        users::add(state, Actor::system(SystemActor::Demo), None, new).await?;
         credentials.push(DemoCredential {
             username: demo.username.into(),
             display_name: demo.display_name.into(),
@@ -70,7 +70,7 @@ pub async fn load_if_empty(state: &AppState) -> Result<Option<Vec<DemoCredential
             password,
         });
     }
-    super::services::drills::mark_database(state, Actor::system("demo"), "demo").await?;
+    super::services::drills::mark_database(state, Actor::system(SystemActor::Demo), "demo").await?;
     cases::load(state).await?;
     Ok(Some(credentials))
 }

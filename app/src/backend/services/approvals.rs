@@ -221,7 +221,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
         }
         advance(&mut tx, &request, RequestEvent::Expire, now).await?;
         let entry = AuditEntry::new(
-            crate::domain::audit::Actor::system("sweeper"),
+            crate::domain::audit::Actor::system(crate::domain::audit::SystemActor::Sweeper),
             AuditAction::RerunRequestExpired,
             "operation",
             &request.process_id,

@@ -6,6 +6,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
 use crate::domain::rights::Act;
+use crate::words::audit::{action_code_label_in, asked_by_label_in, stored_actor_label_in};
 use chrono::Duration;
 
 pub const PAGE_SIZE: i64 = 50;
@@ -83,9 +84,13 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
 /// One operation with its steps and audit timeline; another department's operation does not exist (404).
 pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Result<OperationDetail, AppError> {
     let mut tx = state.db.begin_read().await?;
-    let operation = view_in(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
+    let mut operation = view_in(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
     if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
+    }
+    // The page names who asked for each reconciliation in the reader's language (the API keeps the code).
+    for reconciliation in operation.steps.iter_mut().filter_map(|s| s.reconciliation.as_mut()) {
+        reconciliation.asked_by = asked_by_label_in(caller.locale, &reconciliation.asked_by);
     }
     let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
     let timeline = events
@@ -93,7 +98,8 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
         .map(|e| TimelineEntry {
             seq: e.seq,
             at: e.at,
-            actor: e.actor_label,
+            actor: stored_actor_label_in(caller.locale, &e.actor_kind, &e.actor_label),
+            action_label: action_code_label_in(caller.locale, &e.action),
             action: e.action,
             reason: e.reason,
             after: e.after_json,

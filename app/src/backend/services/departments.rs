@@ -2,7 +2,7 @@
 use super::audit::record;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use serde_json::json;
 
@@ -16,16 +16,20 @@ pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
         match existing.iter().find(|d| d.code == department.code) {
             None => {
                 let id = db::departments::insert(&mut tx, &department.code, &department.name, now).await?;
-                let entry =
-                    AuditEntry::new(Actor::system("configuration"), AuditAction::DepartmentCreated, "department", id)
-                        .department(Some(&department.code))
-                        .after(json!({"code": department.code, "name": department.name}));
+                let entry = AuditEntry::new(
+                    Actor::system(SystemActor::Configuration),
+                    AuditAction::DepartmentCreated,
+                    "department",
+                    id,
+                )
+                .department(Some(&department.code))
+                .after(json!({"code": department.code, "name": department.name}));
                 record(&mut tx, entry, None, now).await?;
             }
             Some(known) if known.name != department.name => {
                 db::departments::rename(&mut tx, known.id, &department.name).await?;
                 let entry = AuditEntry::new(
-                    Actor::system("configuration"),
+                    Actor::system(SystemActor::Configuration),
                     AuditAction::DepartmentRenamed,
                     "department",
                     known.id,

@@ -15,7 +15,7 @@ use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::domain::approval::is_expired;
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::{Answer, DispatchStatus, LeasedWork, answer_of, lease_covers, next_delay};
 use crate::domain::reconciliation::{Verdict, redact};
@@ -116,7 +116,7 @@ pub fn check_lease(state: &AppState) -> Result<(), String> {
 }
 
 fn actor() -> Actor {
-    Actor::system("dispatcher")
+    Actor::system(SystemActor::Dispatcher)
 }
 
 /// What one attempt came to, not yet written.

@@ -79,7 +79,7 @@ pub async fn purge_expired(state: &AppState) -> Result<u64, AppError> {
     let purged = db::idempotency::purge_expired(&mut tx, now).await?;
     if purged > 0 {
         let entry = crate::domain::audit::AuditEntry::new(
-            crate::domain::audit::Actor::system("housekeeping"),
+            crate::domain::audit::Actor::system(crate::domain::audit::SystemActor::Housekeeping),
             AuditAction::IdempotencyRecordsPurged,
             "idempotency_record",
             "expired",

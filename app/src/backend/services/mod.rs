@@ -33,12 +33,15 @@ use crate::contract::{AppError, CurrentUser};
 use crate::domain::audit::Actor;
 use crate::domain::rights::{self, Act, Person};
 use crate::domain::roles::Role;
+use crate::i18n::Locale;
 
 /// Who is acting, and from which request: every service call takes one.
 #[derive(Clone, Debug)]
 pub struct Caller {
     pub session: SessionUser,
     pub request_id: Option<String>,
+    /// The language the caller reads: the words a service puts into a view are in it.
+    pub locale: Locale,
 }
 
 impl Caller {

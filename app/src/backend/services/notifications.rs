@@ -188,7 +188,7 @@ pub async fn purge_sent(state: &AppState) -> Result<u64, AppError> {
     let purged = db::notifications::purge_outbound(&mut tx, now - chrono::Duration::days(days as i64)).await?;
     if purged > 0 {
         let entry = crate::domain::audit::AuditEntry::new(
-            crate::domain::audit::Actor::system("housekeeping"),
+            crate::domain::audit::Actor::system(crate::domain::audit::SystemActor::Housekeeping),
             AuditAction::OutboundMessagesPurged,
             "outbound_message",
             "sent",

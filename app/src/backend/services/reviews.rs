@@ -5,7 +5,7 @@ use super::audit::record;
 use crate::backend::{AppState, db};
 use crate::contract::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignoffView};
 use crate::contract::{AppError, DepartmentDto};
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, threshold_for};
@@ -276,7 +276,7 @@ async fn check_one(
     let object = format!("{department}/{key}/{}/{}", period.kind.as_str(), period.start);
     let facts = json!({"indicator": key, "value": value, "threshold": limit.above,
                        "period": period.kind.as_str(), "start": period.start.to_string()});
-    let actor = Actor::system("indicators");
+    let actor = Actor::system(SystemActor::Indicators);
     match (limit.crossed_by(value), open) {
         (true, None) => {
             let value = value.unwrap_or_default();

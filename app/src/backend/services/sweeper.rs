@@ -6,7 +6,7 @@ use super::reconciliation;
 use crate::backend::db::operations::OperationRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{StepFacts, detect_stall};
@@ -33,7 +33,7 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
             if mark_if_stalled(state, &operation, &steps).await? {
                 marked += 1;
                 // What the outside systems say is the first thing staff need on a stalled operation.
-                let asked_by = Actor::system("reconciler");
+                let asked_by = Actor::system(SystemActor::Reconciler);
                 if let Err(error) = reconciliation::reconcile(state, &operation, asked_by, None).await {
                     tracing::error!(process_id = %operation.process_id, %error, "reconciliation after the stall failed");
                 }
@@ -83,7 +83,7 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
         return Ok(false);
     }
     let entry = AuditEntry::new(
-        Actor::system("sweeper"),
+        Actor::system(SystemActor::Sweeper),
         AuditAction::OperationStalled,
         "operation",
         &operation.process_id,

@@ -7,7 +7,7 @@ use crate::backend::db::webhooks::{NewEvent, ReceiptRow};
 use crate::backend::reconciliation::{ConfiguredConnector, json_path as path};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::reconciliation::Finding;
 use crate::domain::webhooks::{Headers, verify};
@@ -24,7 +24,7 @@ pub enum Received {
 
 fn connector<'a>(state: &'a AppState, name: &str) -> Result<(&'a ConfiguredConnector, Actor), AppError> {
     let connector = state.connectors.get(name).filter(|c| c.webhook_secrets.is_some()).ok_or(AppError::NotFound)?;
-    Ok((connector, Actor::system(&format!("webhook:{name}"))))
+    Ok((connector, Actor::webhook(name)))
 }
 
 /// Verifies, deduplicates and stores one webhook, then processes it.
@@ -75,7 +75,7 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
         db::webhooks::receipt(&mut tx, receipt_id).await?.ok_or(AppError::NotFound)?
     };
     let Ok((connector, actor)) = connector(state, &receipt.connector) else {
-        let actor = Actor::system(&format!("webhook:{}", receipt.connector));
+        let actor = Actor::webhook(&receipt.connector);
         return finish(state, &receipt, actor, Outcome::NoConnector).await;
     };
     let payload: Option<Value> = receipt.body.as_deref().and_then(|b| serde_json::from_str(b).ok());
@@ -195,9 +195,13 @@ pub async fn purge_bodies(state: &AppState) -> Result<u64, AppError> {
     let mut tx = state.db.begin_write().await?;
     let purged = db::webhooks::purge_bodies(&mut tx, now - Duration::days(days as i64)).await?;
     if purged > 0 {
-        let entry =
-            AuditEntry::new(Actor::system("housekeeping"), AuditAction::WebhookBodiesPurged, "webhook", "bodies")
-                .after(json!({"purged": purged, "older_than_days": days}));
+        let entry = AuditEntry::new(
+            Actor::system(SystemActor::Housekeeping),
+            AuditAction::WebhookBodiesPurged,
+            "webhook",
+            "bodies",
+        )
+        .after(json!({"purged": purged, "older_than_days": days}));
         record(&mut tx, entry, None, now).await?;
     }
     tx.commit().await?;

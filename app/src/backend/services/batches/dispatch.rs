@@ -97,7 +97,7 @@ pub async fn complete_if_done(
     }
     move_batch(tx, &batch, BatchEvent::AllSent, now).await?;
     let progress = super::view::progress_of(&db::batches::members(tx, id).await?);
-    let entry = batch_entry(Actor::system("dispatcher"), AuditAction::RerunBatchCompleted, &batch)
+    let entry = batch_entry(Actor::system(SystemActor::Dispatcher), AuditAction::RerunBatchCompleted, &batch)
         .before(json!({"status": batch.status}))
         .after(json!({"status": BatchStatus::Completed, "progress": progress}));
     record(tx, entry, None, now).await?;
@@ -116,7 +116,7 @@ pub async fn drop_after_approval(
         serde_json::to_string(&[Reason::EvidenceChanged]).map_err(|e| AppError::internal("reasons", e))?;
     db::batches::drop_by_request(tx, batch, &request.id, &reasons_json).await?;
     let entry = AuditEntry::new(
-        Actor::system("dispatcher"),
+        Actor::system(SystemActor::Dispatcher),
         AuditAction::RerunBatchOperationDropped,
         "operation",
         &request.process_id,

@@ -20,7 +20,7 @@ use crate::contract::batches::{
     BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals,
 };
 use crate::domain::approval::{self, Ballot, Decision, counted, is_approved, is_expired, may_decide};
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::batches::{
     self, BatchEvent, BatchStatus, MAX_OPERATIONS, MemberEvent, MemberState, Progress, Reason,
@@ -613,7 +613,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
             end_before_dispatch(
                 &mut tx,
                 state,
-                Actor::system("sweeper"),
+                Actor::system(SystemActor::Sweeper),
                 &batch,
                 BatchEvent::Expire,
                 "no decision within the approval's validity",

@@ -53,7 +53,7 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
         let now = state.clock.now();
         let mut tx = state.db.begin_write().await?;
         for (member, looked) in looked {
-            let actor = Actor::system("bulk-preview");
+            let actor = Actor::system(SystemActor::BulkPreview);
             let (found, plan, reasons) = match looked {
                 None => (
                     MemberEvent::FoundBlocked,
@@ -131,7 +131,7 @@ async fn finish_preview(state: &AppState, batch: &BatchRow) -> Result<(), AppErr
     }
     let members = db::batches::members(&mut tx, &batch.id).await?;
     let count = |s: MemberState| members.iter().filter(|m| m.state == s).count();
-    let entry = batch_entry(Actor::system("bulk-preview"), AuditAction::RerunBatchPreviewed, batch)
+    let entry = batch_entry(Actor::system(SystemActor::BulkPreview), AuditAction::RerunBatchPreviewed, batch)
         .after(json!({"eligible": count(MemberState::Eligible), "blocked": count(MemberState::Blocked), "nothing_to_rerun": count(MemberState::Done)}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
