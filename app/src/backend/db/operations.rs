@@ -257,16 +257,18 @@ pub async fn step_for_update(tx: &mut Conn, id: i64) -> Result<Step, sqlx::Error
     Ok(row.into())
 }
 
-/// The operation's status, read in the caller's transaction.
-pub async fn status(tx: &mut Conn, id: i64) -> Result<Option<OperationStatus>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_scalar("SELECT status FROM operations WHERE id = $1").bind(id).fetch_optional(c).await)
-}
-
-pub async fn incomplete_steps(tx: &mut Conn, operation_id: i64) -> Result<i64, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM steps WHERE operation_id = $1 AND completed_at IS NULL")
-        .bind(operation_id)
-        .fetch_one(c)
-        .await)
+/// The operation's status and how many of its steps are not complete, in one read of the caller's transaction.
+pub async fn status_and_incomplete_steps(
+    tx: &mut Conn,
+    id: i64,
+) -> Result<Option<(OperationStatus, i64)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
+        "SELECT o.status, (SELECT COUNT(*) FROM steps s WHERE s.operation_id = o.id AND s.completed_at IS NULL)
+         FROM operations o WHERE o.id = $1"
+    )
+    .bind(id)
+    .fetch_optional(c)
+    .await)
 }
 
 /// Writes a step's new state if the row is still at the revision it was decided on, `step.revision`

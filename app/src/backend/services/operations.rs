@@ -337,12 +337,10 @@ pub async fn complete_if_done(
 ) -> Result<bool, AppError> {
     let (id, process_id, department) = operation;
     let completed = OperationStatus::Completed;
-    if db::operations::incomplete_steps(tx, id).await? > 0 {
-        return Ok(false);
-    }
     // The status it leaves, as this transaction sees it: what the audit event's `before` says.
-    let before = db::operations::status(tx, id).await?.ok_or(AppError::NotFound)?;
-    if before == completed || !db::operations::set_status_from(tx, id, before, completed, now).await? {
+    let (before, incomplete) = db::operations::status_and_incomplete_steps(tx, id).await?.ok_or(AppError::NotFound)?;
+    if incomplete > 0 || before == completed || !db::operations::set_status_from(tx, id, before, completed, now).await?
+    {
         return Ok(false);
     }
     let entry = AuditEntry::new(actor, AuditAction::OperationCompleted, "operation", process_id)
