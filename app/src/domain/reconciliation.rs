@@ -133,7 +133,114 @@ pub struct Evidence {
     /// How many records the provider holds for this key (more than one is a double send).
     pub records: usize,
     pub compared: Vec<ComparedField>,
+    /// The basis in one English sentence, for the API and the exports; pages say `basis` in the reader's
+    /// language.
     pub summary: String,
+    /// What the verdict rests on, as facts. Absent in evidence recorded before it existed: see `basis()`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    pub basis: Option<Basis>,
+}
+
+impl Evidence {
+    /// Evidence that rests on `basis`, its summary said from it.
+    pub fn of(basis: Basis) -> Evidence {
+        Evidence { summary: basis.summary(), basis: Some(basis), ..Evidence::default() }
+    }
+
+    /// What the verdict rests on; for older evidence, read back from its English summary.
+    pub fn basis(&self) -> Basis {
+        self.basis.clone().unwrap_or_else(|| Basis::from_summary(&self.summary))
+    }
+}
+
+/// What a verdict rests on, as facts (counts, statuses, field names, seconds, days), never as a sentence: each
+/// reader gets it in their language.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Basis {
+    /// The provider holds `count` records for the key; the deciding one's status, and the fields that differ.
+    Records { count: usize, status: Option<String>, differs_in: Vec<String> },
+    /// An authoritative look-up found no record for the key.
+    NoRecord,
+    /// Not found, but this provider's "not found" proves nothing.
+    NotFoundProvesNothing,
+    /// Not found yet, but records may take this long to appear.
+    NotFoundYet { delay_seconds: i64 },
+    /// Not found, but the provider keeps keys only this long.
+    NotFoundPastRetention { retention_days: i64 },
+    /// The provider answered with no record at all.
+    EmptyResult,
+    /// The look-up failed; the technical reason, redacted.
+    LookupFailed { detail: String },
+    /// No look-up is possible; why, technically.
+    NoLookup { detail: String },
+    /// A person recorded the verdict with what they checked.
+    ByHand { text: String },
+    /// Older evidence whose summary this version does not recognise, as it was written.
+    Text { text: String },
+}
+
+impl Basis {
+    /// The English sentence of the API and the exports (the wording evidence always had).
+    pub fn summary(&self) -> String {
+        match self {
+            Basis::Records { count, status, differs_in } => {
+                let mut summary = format!("{count} record(s); status {}", status.as_deref().unwrap_or("—"));
+                if !differs_in.is_empty() {
+                    summary.push_str(&format!("; differs in {}", differs_in.join(", ")));
+                }
+                if *count > 1 {
+                    summary.push_str("; more than one execution for one key");
+                }
+                summary
+            }
+            Basis::NoRecord => "no record for this idempotency key (authoritative look-up)".into(),
+            Basis::NotFoundProvesNothing => {
+                "not found, and this provider's \"not found\" does not prove absence".into()
+            }
+            Basis::NotFoundYet { delay_seconds } => {
+                format!("not found yet, but records may take {delay_seconds} s to appear")
+            }
+            Basis::NotFoundPastRetention { retention_days } => {
+                format!("not found, but the provider keeps keys only {retention_days} days")
+            }
+            Basis::EmptyResult => "the provider returned an empty result".into(),
+            Basis::LookupFailed { detail } | Basis::NoLookup { detail } => detail.clone(),
+            Basis::ByHand { text } | Basis::Text { text } => text.clone(),
+        }
+    }
+
+    /// Evidence written before the basis was kept: its summary read back (the sentences `summary` writes).
+    pub fn from_summary(summary: &str) -> Basis {
+        let fixed = [Basis::NoRecord, Basis::NotFoundProvesNothing, Basis::EmptyResult];
+        if let Some(basis) = fixed.into_iter().find(|b| b.summary() == summary) {
+            return basis;
+        }
+        let number =
+            |text: &str, before: &str, after: &str| text.strip_prefix(before)?.strip_suffix(after)?.parse::<i64>().ok();
+        if let Some(delay_seconds) = number(summary, "not found yet, but records may take ", " s to appear") {
+            return Basis::NotFoundYet { delay_seconds };
+        }
+        if let Some(retention_days) = number(summary, "not found, but the provider keeps keys only ", " days") {
+            return Basis::NotFoundPastRetention { retention_days };
+        }
+        Basis::records_from_summary(summary).unwrap_or_else(|| Basis::Text { text: summary.to_string() })
+    }
+
+    fn records_from_summary(summary: &str) -> Option<Basis> {
+        let (count, rest) = summary.split_once(" record(s); status ")?;
+        let count: usize = count.parse().ok()?;
+        let rest = rest.strip_suffix("; more than one execution for one key").unwrap_or(rest);
+        let (status, differs) = match rest.split_once("; differs in ") {
+            Some((status, fields)) => (status, fields.split(", ").map(str::to_string).collect()),
+            None => (rest, Vec::new()),
+        };
+        let status = (status != "—").then(|| status.to_string());
+        let basis = Basis::Records { count, status, differs_in: differs };
+        // Only a sentence this reading gives back exactly is understood.
+        (basis.summary() == summary).then_some(basis)
+    }
 }
 
 /// What the step looked like when it was checked.
@@ -155,25 +262,22 @@ pub fn judge(
 ) -> (Verdict, Evidence) {
     match finding {
         Finding::Failed { reason } => {
-            (Verdict::LookupFailed, Evidence { summary: redact(reason), ..Evidence::default() })
+            (Verdict::LookupFailed, Evidence::of(Basis::LookupFailed { detail: redact(reason) }))
         }
-        Finding::NoLookup { why } => (Verdict::Unknown, Evidence { summary: redact(why), ..Evidence::default() }),
+        Finding::NoLookup { why } => (Verdict::Unknown, Evidence::of(Basis::NoLookup { detail: redact(why) })),
         Finding::NotFound { authoritative } => {
             let visible_since = step.attempted_at + Duration::seconds(rules.consistency_delay_seconds);
             let forgotten_at = step.attempted_at + Duration::days(rules.retention_days);
-            let (verdict, summary) = if !authoritative {
-                (Verdict::Unknown, "not found, and this provider's \"not found\" does not prove absence".to_string())
+            let (verdict, basis) = if !authoritative {
+                (Verdict::Unknown, Basis::NotFoundProvesNothing)
             } else if now < visible_since {
-                (
-                    Verdict::Unknown,
-                    format!("not found yet, but records may take {} s to appear", rules.consistency_delay_seconds),
-                )
+                (Verdict::Unknown, Basis::NotFoundYet { delay_seconds: rules.consistency_delay_seconds })
             } else if now >= forgotten_at {
-                (Verdict::Unknown, format!("not found, but the provider keeps keys only {} days", rules.retention_days))
+                (Verdict::Unknown, Basis::NotFoundPastRetention { retention_days: rules.retention_days })
             } else {
-                (Verdict::NotExecuted, "no record for this idempotency key (authoritative look-up)".to_string())
+                (Verdict::NotExecuted, Basis::NoRecord)
             };
-            (verdict, Evidence { summary, ..Evidence::default() })
+            (verdict, Evidence::of(basis))
         }
         Finding::Found(records) => judge_records(records, step),
     }
@@ -182,10 +286,7 @@ pub fn judge(
 fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Evidence) {
     // The record that did the work speaks for the step; otherwise the latest one.
     let Some(record) = records.iter().find(|r| r.status == RecordStatus::Done).or_else(|| records.last()) else {
-        return (
-            Verdict::Unknown,
-            Evidence { summary: "the provider returned an empty result".into(), ..Evidence::default() },
-        );
+        return (Verdict::Unknown, Evidence::of(Basis::EmptyResult));
     };
     let compared = compare(step, &record.fields);
     let mismatched: Vec<&str> = compared.iter().filter(|c| !c.matches).map(|c| c.name.as_str()).collect();
@@ -196,20 +297,18 @@ fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Eviden
         RecordStatus::NotDone => Verdict::NotExecuted,
         RecordStatus::Unclear => Verdict::Unknown,
     };
-    let mut summary = format!("{} record(s); status {}", records.len(), record.status_text.as_deref().unwrap_or("—"));
-    if !mismatched.is_empty() {
-        summary.push_str(&format!("; differs in {}", mismatched.join(", ")));
-    }
-    if records.len() > 1 {
-        summary.push_str("; more than one execution for one key");
-    }
+    let basis = Basis::Records {
+        count: records.len(),
+        status: record.status_text.clone(),
+        differs_in: mismatched.iter().map(|name| name.to_string()).collect(),
+    };
     let evidence = Evidence {
         external_id: record.external_id.clone(),
         external_at: record.at,
         status_text: record.status_text.clone(),
         records: records.len(),
         compared,
-        summary,
+        ..Evidence::of(basis)
     };
     (verdict, evidence)
 }
@@ -286,6 +385,30 @@ pub fn redact(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn older_evidence_is_read_back_into_its_basis_from_the_sentence_it_was_written_as() {
+        let bases = [
+            Basis::Records {
+                count: 2,
+                status: Some("completed".into()),
+                differs_in: vec!["amount".into(), "to".into()],
+            },
+            Basis::Records { count: 1, status: None, differs_in: vec![] },
+            Basis::NoRecord,
+            Basis::NotFoundProvesNothing,
+            Basis::NotFoundYet { delay_seconds: 30 },
+            Basis::NotFoundPastRetention { retention_days: 7 },
+            Basis::EmptyResult,
+        ];
+        for basis in bases {
+            assert_eq!(Basis::from_summary(&basis.summary()), basis);
+            let old = Evidence { summary: basis.summary(), ..Evidence::default() };
+            assert_eq!(old.basis(), basis, "evidence stored before the basis was kept");
+        }
+        let unknown = "the carrier's portal was down; checked by phone";
+        assert_eq!(Basis::from_summary(unknown), Basis::Text { text: unknown.into() });
+    }
     use chrono::TimeZone;
     use serde_json::json;
 

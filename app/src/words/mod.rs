@@ -2,6 +2,7 @@
 //! the downloads and the exports all say the same thing the same way.
 pub mod audit;
 pub mod decision_table;
+pub mod evidence;
 
 use crate::domain::indicators::Indicator;
 use crate::i18n::{Locale, td_string};

@@ -7,6 +7,7 @@ use crate::contract::AppError;
 use crate::contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
 use crate::domain::rights::Act;
 use crate::words::audit::{action_code_label_in, asked_by_label_in, stored_actor_label_in};
+use crate::words::evidence::basis_label_in;
 use chrono::Duration;
 
 pub const PAGE_SIZE: i64 = 50;
@@ -88,9 +89,11 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
     }
-    // The page names who asked for each reconciliation in the reader's language (the API keeps the code).
+    // The page says who asked for each reconciliation and what its verdict rests on in the reader's language
+    // (the API keeps the code and the English sentence).
     for reconciliation in operation.steps.iter_mut().filter_map(|s| s.reconciliation.as_mut()) {
         reconciliation.asked_by = asked_by_label_in(caller.locale, &reconciliation.asked_by);
+        reconciliation.evidence.summary = basis_label_in(caller.locale, &reconciliation.evidence.basis());
     }
     let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
     let timeline = events

@@ -12,7 +12,7 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::{may_be_held, may_record_by_hand, reason};
 use crate::domain::operations::{OperationEvent, OperationStatus};
-use crate::domain::reconciliation::{Evidence, Verdict};
+use crate::domain::reconciliation::{Basis, Evidence, Verdict};
 use crate::domain::rights::Act;
 use serde_json::json;
 
@@ -99,7 +99,7 @@ pub async fn manual_verdict(
     let step = db::operations::step_by_name(&mut tx, operation.id, step_name)
         .await?
         .ok_or_else(|| AppError::invalid("step", "no such step in this operation"))?;
-    let evidence = Evidence { summary: evidence_text.clone(), ..Evidence::default() };
+    let evidence = Evidence::of(Basis::ByHand { text: evidence_text.clone() });
     let evidence_json = serde_json::to_string(&evidence).map_err(|e| AppError::internal("evidence", e))?;
     let asked_by = format!("manual:{}", caller.user().username);
     let new = NewReconciliation {

@@ -1,0 +1,54 @@
+//! What a reconciliation's verdict rests on, said in the reader's language (the API and exports keep the
+//! English `summary`).
+use crate::domain::reconciliation::Basis;
+use crate::i18n::{Locale, td_string};
+
+pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
+    match basis {
+        Basis::Records { count, status, differs_in } => {
+            let status = status.as_deref().unwrap_or("—");
+            let mut text = td_string!(l, operation.basis.records, count = *count, status = status).to_string();
+            if !differs_in.is_empty() {
+                let fields = differs_in.join(td_string!(l, operation.list_separator));
+                text.push_str(&td_string!(l, operation.basis.differs_in, fields = fields).to_string());
+            }
+            if *count > 1 {
+                text.push_str(td_string!(l, operation.basis.many));
+            }
+            text
+        }
+        Basis::NoRecord => td_string!(l, operation.basis.no_record).to_string(),
+        Basis::NotFoundProvesNothing => td_string!(l, operation.basis.not_found_proves_nothing).to_string(),
+        Basis::NotFoundYet { delay_seconds } => {
+            td_string!(l, operation.basis.not_found_yet, seconds = *delay_seconds).to_string()
+        }
+        Basis::NotFoundPastRetention { retention_days } => {
+            td_string!(l, operation.basis.not_found_past_retention, days = *retention_days).to_string()
+        }
+        Basis::EmptyResult => td_string!(l, operation.basis.empty_result).to_string(),
+        Basis::LookupFailed { detail } => td_string!(l, operation.basis.lookup_failed, detail = detail).to_string(),
+        Basis::NoLookup { detail } => td_string!(l, operation.basis.no_lookup, detail = detail).to_string(),
+        // What a person wrote, and older sentences this version does not recognise, stay as written.
+        Basis::ByHand { text } | Basis::Text { text } => text.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_basis_reads_in_japanese_and_in_english() {
+        let double = Basis::Records { count: 2, status: Some("completed".into()), differs_in: vec!["amount".into()] };
+        assert_eq!(
+            basis_label_in(Locale::ja, &double),
+            "記録 2 件・状態 completed；amount が異なります；一つのキーで複数回実行されています"
+        );
+        assert_eq!(basis_label_in(Locale::en, &double), double.summary(), "English says what the API says");
+        assert_eq!(basis_label_in(Locale::ja, &Basis::NoRecord), "この冪等キーの記録はありません（確実な照会）");
+        assert_eq!(
+            basis_label_in(Locale::en, &Basis::NotFoundYet { delay_seconds: 30 }),
+            "Not found yet; records may take 30 s to appear"
+        );
+    }
+}
