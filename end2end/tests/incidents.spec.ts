@@ -40,7 +40,7 @@ test('staff file an incident from a stalled operation and add a prevention actio
   await expect(action).toContainText('佐藤 花子');
   await expect(action.getByTestId('action-status')).toContainText('対応中');
   await expect(action.getByTestId('overdue')).toHaveCount(0);
-  await expect(page.getByTestId('incident-history')).toContainText('incident.action_added');
+  await expect(page.getByTestId('incident-history').locator('[title="incident.action_added"]').first()).toContainText('対策を追加');
   await expectAccessible(page, 'an incident report');
   await page.screenshot({ path: '../docs/screenshots/incident.png', fullPage: true });
 
