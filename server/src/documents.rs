@@ -9,7 +9,6 @@ use app::backend::AppState;
 use app::backend::auth::AuthSession;
 use app::backend::charts::{self, Chart};
 use app::backend::services;
-use app::i18n::Locale;
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
@@ -42,7 +41,8 @@ async fn review_chart(
         let chart = Chart::parse(&query.chart).ok_or_else(|| AppError::invalid("chart", "rates, counts or latency"))?;
         let review = services::reviews::resolve(&state, &caller, &query.review)?;
         let trend = services::reviews::trend(&state, review.scope.as_deref(), review.period).await?;
-        charts::draw(chart, &trend, locale_of(&headers)).map_err(|e| app::contract::AppError::internal("chart", e))
+        charts::draw(chart, &trend, app::api::locale_of(&headers))
+            .map_err(|e| app::contract::AppError::internal("chart", e))
     };
     match drawn.await {
         // Private data: not kept by shared caches; the page asks again for each review.
@@ -105,7 +105,7 @@ async fn decision_table(auth: AuthSession, headers: HeaderMap, Query(query): Que
     if auth.user.is_none() {
         return crate::api::problem::Problem(AppError::Unauthorized).into_response();
     }
-    match app::backend::xlsx::decision_table(locale_of(&headers), query.blank) {
+    match app::backend::xlsx::decision_table(app::api::locale_of(&headers), query.blank) {
         Ok(bytes) => {
             let name = if query.blank { "decision-table-blank.xlsx" } else { "decision-table.xlsx" };
             let kind = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
@@ -115,9 +115,4 @@ async fn decision_table(auth: AuthSession, headers: HeaderMap, Query(query): Que
         }
         Err(error) => crate::api::problem::Problem(error).into_response(),
     }
-}
-
-/// The reader's language, from the pages' language cookie.
-pub(crate) fn locale_of(headers: &HeaderMap) -> Locale {
-    app::words::locale_of_cookies(headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()))
 }

@@ -43,7 +43,8 @@ pub async fn reader_locale() -> Locale {
     leptos_axum::extract::<HeaderMap>().await.map(|headers| locale_of(&headers)).unwrap_or_default()
 }
 
-fn locale_of(headers: &HeaderMap) -> Locale {
+/// The reader's language from a request's headers (the pages' language cookie); also for the downloads.
+pub fn locale_of(headers: &HeaderMap) -> Locale {
     crate::words::locale_of_cookies(headers.get_all(axum::http::header::COOKIE).iter().filter_map(|v| v.to_str().ok()))
 }
 
