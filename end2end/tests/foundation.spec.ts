@@ -140,3 +140,20 @@ test('once signed in, every page\'s code is fetched while the browser is idle, a
   await expect(page.getByRole('heading', { level: 1, name: '監査証跡' })).toBeVisible();
   expect(wasmRequests, 'going to a page waits for no code').toBe(before);
 });
+
+// The mark the other tests wait for must not come before a lazy page's code: until that code has arrived and
+// hydrated, the page's forms have no handlers and a click submits them the old way (a flaky failure once).
+test('a lazy page is marked interactive only after its code has arrived', async ({ page }) => {
+  await page.route(/\/pkg\/(split|chunk)_[^/]*\.wasm/, async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await route.fulfill({ response: await route.fetch() });
+  });
+  await signIn(page, 'sato');
+  const start = Date.now();
+  await page.goto('/operations/ORD-1002', { waitUntil: 'commit' });
+  await hydrated(page);
+  expect(Date.now() - start).toBeGreaterThanOrEqual(1500);
+  await expect(page.getByRole('button', { name: '再実行の計画を作る' })).toBeVisible();
+  // The other pages' code, prefetched meanwhile, may still be held back: let it go before the next test.
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+});

@@ -14,10 +14,12 @@ macro_rules! lazy_pages {
             #[lazy_route]
             impl LazyRoute for $route {
                 fn data() -> Self {
+                    page_code_on_its_way();
                     $route
                 }
 
                 fn view(_this: Self) -> AnyView {
+                    page_code_arrived();
                     view! { <$page /> }.into_any()
                 }
             }
@@ -48,6 +50,29 @@ lazy_pages! {
     ApiClients => super::admin_system::ApiClientsPage,
     Drills => super::drills::DrillsPage,
     DrillReport => super::drills::DrillReportPage,
+}
+
+thread_local! {
+    /// A lazy page's code is on its way: the page is not interactive until it has arrived and hydrated.
+    pub(super) static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The route matched and its code is being fetched (the browser only: the server renders at once).
+fn page_code_on_its_way() {
+    if cfg!(feature = "hydrate") {
+        LOADING.with(|loading| loading.set(true));
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "false");
+        }
+    }
+}
+
+/// The page's code is here: it marks the page once it has hydrated.
+fn page_code_arrived() {
+    if cfg!(feature = "hydrate") {
+        LOADING.with(|loading| loading.set(false));
+        super::mark_hydrated_soon();
+    }
 }
 
 /// Once a signed-in page is interactive and the browser is idle, the other pages' code is fetched (once per

@@ -67,24 +67,31 @@ fn provide_request_nonce() {
     }
 }
 
-#[component]
-pub fn App() -> impl IntoView {
-    provide_meta_context();
-    provide_context(labels::ReaderZone::from_cookie());
-    // Marks the page once the wasm bundle has taken over (browser tests wait for it). Not at once: the parts
-    // inside a `Suspense` are hydrated when their data's futures resolve, as microtasks after this effect, and
-    // until then their forms have no handlers (a click would submit the form the old way). A timeout runs
-    // after every queued microtask.
+/// Marks the page once the wasm bundle has taken over (browser tests wait for `body[data-hydrated]`). Not at
+/// once: the parts inside a `Suspense` are hydrated when their data's futures resolve, as microtasks after this
+/// effect, and until then their forms have no handlers (a click would submit the form the old way); a timeout
+/// runs after every queued microtask. A lazy page's code arrives later still: while it is on its way the mark
+/// waits for the page (see `lazy_pages`), which marks itself once hydrated.
+fn mark_hydrated_soon() {
     Effect::new(|_| {
         set_timeout(
             || {
-                if let Some(body) = document().body() {
+                if !lazy_pages::LOADING.with(|loading| loading.get())
+                    && let Some(body) = document().body()
+                {
                     let _ = body.set_attribute("data-hydrated", "true");
                 }
             },
             std::time::Duration::ZERO,
         )
     });
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    provide_context(labels::ReaderZone::from_cookie());
+    mark_hydrated_soon();
     view! {
         <Title text="Rerun Gate" />
         // The language: the `lang` cookie (set at sign-in from the user's choice, or by the switch), else Japanese;
