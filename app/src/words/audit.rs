@@ -150,7 +150,8 @@ pub fn asked_by_label_in(l: Locale, asked_by: &str) -> String {
     let Some((kind, label)) = asked_by.split_once(':') else { return asked_by.to_string() };
     match kind {
         "manual" => td_string!(l, audit.actor.by_hand, name = label).to_string(),
-        "webhook" => td_string!(l, audit.actor.webhook, connector = label).to_string(),
+        // `webhook:<connector>` is also how the trail labels a connector's webhooks.
+        "webhook" => actor_label_in(l, ActorKind::System, asked_by),
         _ => match ActorKind::parse(kind) {
             Some(kind) => actor_label_in(l, kind, label),
             None => asked_by.to_string(),
