@@ -2,7 +2,7 @@
 //! and never appear in errors or logs.
 use crate::backend::config::{MailConfig, MailSecurity};
 use lettre::message::header::{ContentTransferEncoding, ContentType};
-use lettre::message::{Mailbox, SinglePart};
+use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -49,21 +49,23 @@ impl Mailer {
         Ok(Mailer { transport: builder.build(), from })
     }
 
-    /// One plain-text message in UTF-8, its body in base64 (safe through any relay) and its subject encoded
-    /// as RFC 2047 says.
-    pub async fn send(&self, to: &str, subject: &str, text: &str) -> Result<(), NotSent> {
+    /// A message in UTF-8: plain text, and when given an HTML alternative; each body in base64 (safe through
+    /// any relay), the subject encoded as RFC 2047 says.
+    pub async fn send(&self, to: &str, subject: &str, text: &str, html: Option<&str>) -> Result<(), NotSent> {
         let to: Mailbox = to.parse().map_err(|e| NotSent::permanent(format!("recipient: {e}")))?;
-        let message = Message::builder()
-            .from(self.from.clone())
-            .to(to)
-            .subject(subject)
-            .singlepart(
-                SinglePart::builder()
-                    .header(ContentType::TEXT_PLAIN)
-                    .header(ContentTransferEncoding::Base64)
-                    .body(text.to_string()),
-            )
-            .map_err(|e| NotSent::permanent(e.to_string()))?;
+        let part = |kind: ContentType, body: &str| {
+            SinglePart::builder().header(kind).header(ContentTransferEncoding::Base64).body(body.to_string())
+        };
+        let builder = Message::builder().from(self.from.clone()).to(to).subject(subject);
+        let message = match html {
+            Some(html) => builder.multipart(
+                MultiPart::alternative()
+                    .singlepart(part(ContentType::TEXT_PLAIN, text))
+                    .singlepart(part(ContentType::TEXT_HTML, html)),
+            ),
+            None => builder.singlepart(part(ContentType::TEXT_PLAIN, text)),
+        }
+        .map_err(|e| NotSent::permanent(e.to_string()))?;
         match self.transport.send(message).await {
             Ok(_) => Ok(()),
             Err(e) => Err(NotSent { why: e.to_string(), permanent: e.is_permanent() }),

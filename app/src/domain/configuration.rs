@@ -84,6 +84,13 @@ pub enum MailSecurity {
 pub struct DepartmentConfig {
     pub code: String,
     pub name: String,
+    /// The language of the department's chat messages (`ja` or `en`).
+    #[serde(default = "japanese")]
+    pub chat_language: String,
+}
+
+fn japanese() -> String {
+    "ja".to_string()
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -23,6 +23,7 @@ pub mod incidents;
 pub mod indicators;
 pub mod invalid;
 mod names;
+pub mod notifications;
 pub mod operations;
 pub mod password_policy;
 pub mod preferences;

@@ -34,11 +34,7 @@ pub fn local_time(at: DateTime<Utc>) -> String {
 
 /// The same in a zone looked up once (a context lookup walks the owners up to the app: once per table, not per
 /// cell).
-pub fn local_time_in(zone: Tz, at: DateTime<Utc>) -> String {
-    // `format("%Y-%m-%d %H:%M %Z")`, written out: no strftime parser per cell, nor in the browser's bundle.
-    let t = at.with_timezone(&zone);
-    format!("{:04}-{:02}-{:02} {:02}:{:02} {}", t.year(), t.month(), t.day(), t.hour(), t.minute(), t.offset())
-}
+pub use crate::words::local_time_in;
 
 /// The value of a `datetime-local` field for a moment, in the reader's zone, without seconds.
 pub fn local_input_value(zone: Tz, at: DateTime<Utc>) -> String {

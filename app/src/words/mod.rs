@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod decision_table;
 pub mod evidence;
+pub mod notifications;
 
 use crate::domain::indicators::Indicator;
 use crate::i18n::{Locale, td_string};
@@ -55,4 +56,18 @@ pub fn failure_class_label_in(l: Locale, class: &str) -> &'static str {
         "data_inconsistency" => td_string!(l, common.failure_class.data_inconsistency),
         _ => "—",
     }
+}
+
+/// A moment in a time zone, with the zone's offset so that nobody has to guess.
+pub fn local_time_in(zone: chrono_tz::Tz, at: chrono::DateTime<chrono::Utc>) -> String {
+    use chrono::{Datelike, Timelike};
+    // `format("%Y-%m-%d %H:%M %Z")`, written out: no strftime parser per cell, nor in the browser's bundle.
+    let t = at.with_timezone(&zone);
+    format!("{:04}-{:02}-{:02} {:02}:{:02} {}", t.year(), t.month(), t.day(), t.hour(), t.minute(), t.offset())
+}
+
+/// A threshold or a value as people write it: at most two decimals, none when whole.
+pub fn round(value: f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }

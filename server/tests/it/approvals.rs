@@ -185,5 +185,6 @@ async fn the_team_chat_hears_of_requests_when_a_chat_webhook_is_configured() {
         crate::harness::CHAT_MESSAGES.lock().unwrap().iter().filter(|m| m.contains("ORD-CHAT-7")).cloned().collect();
     assert_eq!(heard.len(), 2, "{heard:?}");
     assert!(heard.iter().all(|m| m.contains(&format!("/reruns/{id}"))), "{heard:?}");
+    assert!(heard[0].contains("再実行の承認をお願いします"), "the chat speaks Japanese by default: {heard:?}");
     assert_eq!(app::backend::services::notifications::send_outbound(&app.state).await.unwrap(), 0, "each once");
 }

@@ -11,15 +11,19 @@ use chrono::Duration;
 async fn app_with_mail() -> (TestApp, SmtpSink) {
     let sink = SmtpSink::start().await;
     let mut config = crate::harness::example_config();
-    config.mail = Some(MailConfig {
+    config.mail = app_with_mail_config(sink.port);
+    (TestApp::spawn_configured(|_| {}, config).await, sink)
+}
+
+fn app_with_mail_config(port: u16) -> Option<MailConfig> {
+    Some(MailConfig {
         smtp_host: "127.0.0.1".into(),
-        smtp_port: sink.port,
+        smtp_port: port,
         security: MailSecurity::None,
         from: "Rerun Gate <gate@example.jp>".into(),
         username_env: None,
         password_env: None,
-    });
-    (TestApp::spawn_configured(|_| {}, config).await, sink)
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -68,6 +72,59 @@ async fn owners_get_an_email_when_their_approval_is_asked_and_the_requester_when
     let actions = app.audit_actions().await;
     assert_eq!(actions.len(), events + 1);
     assert_eq!(actions.last().unwrap(), "outbound.messages_purged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_event_reaches_each_recipient_in_their_language_and_the_chat_in_its_departments() {
+    let sink = SmtpSink::start().await;
+    let mut config = crate::harness::example_config();
+    config.mail = app_with_mail_config(sink.port);
+    config.chat_webhook_url_env = Some("RG_TEST_CHAT_URL".into());
+    config.chat_webhook_allow_loopback = true;
+    config.departments.iter_mut().find(|d| d.code == "sales").unwrap().chat_language = "en".into();
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    let token = app.token("intake", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    app.user("smith", &["manager"], &["sales"]).await;
+    let english = caller(&app, "smith").await;
+    app::backend::services::users::set_preferences(&app.state, &english, Some("en"), Some("Europe/London"))
+        .await
+        .unwrap();
+
+    // A request asks both owners for their approval; the department's chat speaks English.
+    let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-WORDS-1").await;
+    assert_eq!(send_outbound(&app.state).await.unwrap(), 3, "two e-mails and one chat message");
+    let mails = sink.mails();
+    let to = |who: &str| mails.iter().find(|m| m.to == [format!("{who}@example.jp")]).unwrap().clone();
+    let (ja, en) = (to("suzuki"), to("smith"));
+    assert_eq!(ja.subject, "[Rerun Gate] ORD-WORDS-1 — 再実行の承認をお願いします");
+    assert_eq!(en.subject, "[Rerun Gate] ORD-WORDS-1 — Your approval of a rerun is asked");
+    assert!(ja.body.contains("部門: sales") && ja.body.contains(" JST"), "Tokyo time: {}", ja.body);
+    assert!(en.body.contains("Department: sales") && en.body.contains(" GMT"), "London time: {}", en.body);
+    let link = format!("/reruns/{id}");
+    for mail in [&ja, &en] {
+        assert!(mail.body.contains(&link), "the plain part has the link: {}", mail.body);
+        let html = mail.html.as_deref().expect("an HTML part");
+        assert!(html.contains(&format!("{link}\">")), "the HTML part links to the page: {html}");
+    }
+    assert!(!en.body.chars().any(is_japanese) && !en.html.unwrap().chars().any(is_japanese), "{}", en.body);
+    let chat = crate::harness::CHAT_MESSAGES.lock().unwrap().clone();
+    let heard = chat.iter().find(|m| m.contains("ORD-WORDS-1")).unwrap();
+    assert!(heard.contains("Your approval of a rerun is asked") && !heard.chars().any(is_japanese), "{heard}");
+
+    // In the app each reads it in their own language.
+    let mut reader = english.clone();
+    reader.locale = app::i18n::Locale::en;
+    let title = |list: Vec<app::contract::notifications::NotificationView>| list[0].title.clone();
+    let latest = app::backend::services::notifications::latest;
+    assert_eq!(title(latest(&app.state, &reader).await.unwrap()), "ORD-WORDS-1 — Your approval of a rerun is asked");
+    let suzuki = caller(&app, "suzuki").await;
+    assert_eq!(title(latest(&app.state, &suzuki).await.unwrap()), "ORD-WORDS-1 — 再実行の承認をお願いします");
+}
+
+fn is_japanese(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{4e00}'..='\u{9fff}' | '\u{ff00}'..='\u{ffef}')
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,6 @@
 //! A local SMTP server for the e-mail tests: it speaks just enough SMTP for lettre, keeps what it receives,
 //! refuses a recipient starting with `nobody` for good (550) and, when asked, the next message for now (451).
+use mail_parser::MimeHeaders;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -8,7 +9,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 pub struct Mail {
     pub to: Vec<String>,
     pub subject: String,
+    /// The plain-text part.
     pub body: String,
+    /// The HTML part, when the message has one beside its plain text.
+    pub html: Option<String>,
 }
 
 #[derive(Clone, Default)]
@@ -81,42 +85,22 @@ impl SmtpSink {
     }
 }
 
-/// Headers until the blank line (folded lines joined), then the base64 body, decoded.
+/// The message as a mail reader sees it (mail-parser): its subject, its plain-text part and its HTML part.
 fn parse(to: Vec<String>, data: &[String]) -> Mail {
-    use base64::Engine;
-    let blank = data.iter().position(|l| l.is_empty()).unwrap_or(data.len());
-    let mut headers: Vec<String> = Vec::new();
-    for line in &data[..blank] {
-        match headers.last_mut() {
-            Some(last) if line.starts_with([' ', '\t']) => last.push_str(line),
-            _ => headers.push(line.clone()),
-        }
+    // The DATA lines, dot-unstuffed (RFC 5321 4.5.2).
+    let raw: String = data.iter().map(|l| format!("{}\r\n", l.strip_prefix('.').unwrap_or(l))).collect();
+    let message = mail_parser::MessageParser::default().parse(raw.as_bytes()).expect("a message");
+    Mail {
+        to,
+        subject: message.subject().unwrap_or_default().to_string(),
+        body: message.body_text(0).unwrap_or_default().into_owned(),
+        html: message.parts.iter().any(is_html).then(|| message.body_html(0).unwrap_or_default().into_owned()),
     }
-    let subject = headers.iter().find_map(|h| h.strip_prefix("Subject: ")).map(decode_words).unwrap_or_default();
-    let body = data[blank..].concat();
-    let body =
-        base64::engine::general_purpose::STANDARD.decode(body.trim()).map(|b| String::from_utf8_lossy(&b).into_owned());
-    Mail { to, subject, body: body.unwrap_or_default() }
 }
 
-/// `=?utf-8?b?…?=` encoded words (RFC 2047), as lettre writes a non-ASCII subject.
-fn decode_words(header: &str) -> String {
-    use base64::Engine;
-    let mut bytes = Vec::new();
-    for word in header.split_whitespace() {
-        let encoded =
-            word.get(..10).filter(|p| p.eq_ignore_ascii_case("=?utf-8?b?")).and_then(|_| word[10..].strip_suffix("?="));
-        match encoded {
-            Some(encoded) => {
-                bytes.extend(base64::engine::general_purpose::STANDARD.decode(encoded).unwrap_or_default())
-            }
-            None => {
-                if !bytes.is_empty() {
-                    bytes.push(b' ');
-                }
-                bytes.extend(word.as_bytes());
-            }
-        }
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
+/// A part written as HTML (mail-parser also offers a plain-text part as HTML, converted).
+fn is_html(part: &mail_parser::MessagePart) -> bool {
+    part.content_type().is_some_and(|c| {
+        c.ctype().eq_ignore_ascii_case("text") && c.subtype().is_some_and(|s| s.eq_ignore_ascii_case("html"))
+    })
 }

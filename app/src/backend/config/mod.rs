@@ -6,6 +6,7 @@ pub use crate::domain::configuration::{
 };
 use crate::domain::ids::DepartmentCode;
 use crate::domain::indicators::{Indicator, PeriodKind, Threshold};
+use crate::domain::preferences;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -70,6 +71,8 @@ struct RawMail {
 struct RawDepartment {
     code: Spanned<String>,
     name: Spanned<String>,
+    /// The language of the department's chat messages; Japanese when not given.
+    chat_language: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -316,7 +319,12 @@ impl Validator<'_> {
             if d.name.get_ref().trim().is_empty() {
                 return self.fail(d.name.span(), "a department needs a name");
             }
-            out.push(DepartmentConfig { code: code.to_string(), name: d.name.into_inner() });
+            let chat_language = match &d.chat_language {
+                Some(l) => preferences::language(l.get_ref()).or_else(|e| self.fail(l.span(), e.message))?,
+                None => preferences::LANGUAGES[0],
+            };
+            let (code, name) = (code.to_string(), d.name.into_inner());
+            out.push(DepartmentConfig { code, name, chat_language: chat_language.to_string() });
         }
         Ok(out)
     }

@@ -14,6 +14,7 @@ use crate::domain::audit::AuditEntry;
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
+use crate::domain::notifications::RerunNews;
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::rights::Act;
@@ -109,8 +110,7 @@ pub async fn decide(
             advance(&mut tx, &request, RequestEvent::Reject, now).await?;
             let entry = entry(caller, &request, AuditAction::RerunRequestRejected).reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-            notify(&mut tx, state, &request, "rejected", "再実行の申請が却下されました", Audience::Requester, now)
-                .await?;
+            notify(&mut tx, state, &request, "rejected", RerunNews::Rejected, Audience::Requester, now).await?;
         }
         Decision::Approve => {
             let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
@@ -125,8 +125,7 @@ pub async fn decide(
                 let entry = entry(caller, &request, AuditAction::RerunRequestApproved)
                     .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan}));
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-                notify(&mut tx, state, &request, "approved", "再実行が承認されました", Audience::Requester, now)
-                    .await?;
+                notify(&mut tx, state, &request, "approved", RerunNews::Approved, Audience::Requester, now).await?;
                 tx.commit().await?;
                 state.dispatch_wake.notify_one();
                 return Ok(());
@@ -164,16 +163,7 @@ async fn back_to_staff(
     let after = json!({"rerun_id": request.id, "status": status, "changes": changes});
     let entry = entry(caller, request, action).after(after).reason(why);
     record(tx, entry, caller.request_id.as_deref(), now).await?;
-    notify(
-        tx,
-        state,
-        request,
-        status.as_str(),
-        "再実行の申請が差し戻されました（期限切れまたは計画の変化）",
-        Audience::Requester,
-        now,
-    )
-    .await?;
+    notify(tx, state, request, status.as_str(), RerunNews::SentBack, Audience::Requester, now).await?;
     Ok(())
 }
 
@@ -231,7 +221,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::Expired}))
         .reason("no decision within the approval's validity");
         record(&mut tx, entry, None, now).await?;
-        notify(&mut tx, state, &request, "expired", "承認されないまま期限が切れました", Audience::Both, now).await?;
+        notify(&mut tx, state, &request, "expired", RerunNews::Expired, Audience::Both, now).await?;
         tx.commit().await?;
         expired += 1;
     }

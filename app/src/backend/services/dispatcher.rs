@@ -18,6 +18,7 @@ use crate::domain::approval::is_expired;
 use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::{Answer, DispatchStatus, LeasedWork, answer_of, lease_covers, next_delay};
+use crate::domain::notifications::RerunNews;
 use crate::domain::reconciliation::{Verdict, redact};
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
@@ -430,19 +431,19 @@ async fn write_end(
             json!({"rerun_id": request.id, "batch_id": request.batch_id, "status": request_status, "detail": detail}),
         );
     record(tx, entry, None, now).await?;
-    let (title, audience) = match end {
-        End::Sent { .. } => ("再実行を送信しました", Audience::Requester),
-        End::NothingToSend(_) => ("外部システムで実行済みのため、送信せずに完了しました", Audience::Requester),
-        End::Unknown(_) => ("再実行の送信結果が不明です（照合で確認してください）", Audience::Both),
-        End::Gone | End::Refused(_) | End::Exhausted(_) => ("再実行の送信に失敗しました", Audience::Both),
-        End::Expired | End::Voided(_) => ("再実行は送信されず、差し戻されました", Audience::Requester),
+    let (news, audience) = match end {
+        End::Sent { .. } => (RerunNews::Sent, Audience::Requester),
+        End::NothingToSend(_) => (RerunNews::NothingToSend, Audience::Requester),
+        End::Unknown(_) => (RerunNews::OutcomeUnknown, Audience::Both),
+        End::Gone | End::Refused(_) | End::Exhausted(_) => (RerunNews::SendFailed, Audience::Both),
+        End::Expired | End::Voided(_) => (RerunNews::NotSent, Audience::Requester),
     };
     if let (Some(batch), End::Voided(_)) = (&request.batch_id, end) {
         super::batches::drop_after_approval(tx, batch, request, now).await?;
     }
     // A bulk rerun tells its requester once, when the batch completes.
     if request.batch_id.is_none() {
-        notify(tx, state, request, request_status.as_str(), title, audience, now).await?;
+        notify(tx, state, request, request_status.as_str(), news, audience, now).await?;
     }
     Ok(())
 }

@@ -9,6 +9,9 @@ use crate::contract::AppError;
 use crate::contract::notifications::NotificationView;
 use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::DeliveryStatus;
+use crate::domain::notifications::{Notice, RerunNews};
+use crate::domain::preferences::time_zone_or_default;
+use crate::words::notifications::{self, Occasion};
 use chrono::{DateTime, Utc};
 
 /// Who hears of a request's new state.
@@ -25,7 +28,7 @@ pub async fn notify(
     state: &AppState,
     request: &db::rerun_requests::RequestRow,
     kind: &str,
-    title: &str,
+    news: RerunNews,
     audience: Audience,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
@@ -37,69 +40,88 @@ pub async fn notify(
     if matches!(audience, Audience::Requester | Audience::Both) {
         users.push(request.requested_by);
     }
-    let link = format!("/reruns/{}", request.id);
-    let title = format!("{} — {title}", request.process_id);
-    send(tx, state, &users, &request.department, kind, &title, &link, now).await
+    let notice = Notice::rerun(&request.process_id, news);
+    send(tx, state, &users, (&request.department, kind), &notice, &format!("/reruns/{}", request.id), now).await
 }
 
 /// Tells a department's owners (its managers), e.g. that an indicator crossed its threshold.
 pub async fn notify_owners(
     tx: &mut db::Conn,
     state: &AppState,
-    department: &str,
-    kind: &str,
-    title: &str,
+    (department, kind): (&str, &str),
+    notice: &Notice,
     link: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     let owners = db::notifications::owners_of(tx, department).await?;
-    send(tx, state, &owners, department, kind, title, link, now).await
+    send(tx, state, &owners, (department, kind), notice, link, now).await
 }
 
 /// Tells one user (e.g. whoever asked for a bulk rerun) about it.
-#[allow(clippy::too_many_arguments)]
 pub async fn notify_user(
     tx: &mut db::Conn,
     state: &AppState,
     user: i64,
-    department: &str,
-    kind: &str,
-    title: &str,
+    (department, kind): (&str, &str),
+    notice: &Notice,
     link: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    send(tx, state, &[user], department, kind, title, link, now).await
+    send(tx, state, &[user], (department, kind), notice, link, now).await
 }
 
-/// In the app for each user, by e-mail where configured, and once to the team's chat.
-#[allow(clippy::too_many_arguments)]
+/// In the app for each user, by e-mail where configured, and once to the team's chat: each stores the notice,
+/// put into words when read or sent.
 async fn send(
     tx: &mut db::Conn,
     state: &AppState,
     users: &[i64],
-    department: &str,
-    kind: &str,
-    title: &str,
+    (department, kind): (&str, &str),
+    notice: &Notice,
     link: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
+    let stored = notice.to_stored();
+    let message = db::notifications::Outbound { notice: &stored, department, link };
     for &user in users {
-        db::notifications::insert(tx, user, kind, title, link, now).await?;
+        db::notifications::insert(tx, user, kind, &stored, link, now).await?;
         if state.config.mail.is_some()
-            && let Some(email) = db::notifications::email_of(tx, user).await?
+            && let Some(address) = db::notifications::email_of(tx, user).await?
         {
-            let text = format!(
-                "{title}\n\n部門: {department}\n詳細: {}{link}\n\n-- \nRerun Gate からの自動送信です。通知はアプリの通知一覧にも残ります。\n",
-                state.server.public_url
-            );
-            db::notifications::queue_mail(tx, &email, &format!("[Rerun Gate] {title}"), &text, now).await?;
+            db::notifications::queue_mail(tx, (user, &address), &message, now).await?;
         }
     }
     if state.config.chat_webhook_url_env.is_some() {
-        let text = format!("[Rerun Gate] {title} ({department}) {}{link}", state.server.public_url);
-        db::notifications::queue_chat(tx, &text, now).await?;
+        db::notifications::queue_chat(tx, &message, now).await?;
     }
     Ok(())
+}
+
+/// An outbound message in its reader's words: an e-mail in its recipient's language and time zone, a chat
+/// message in its department's chat language. Rows from before notices go out as they were written.
+fn words_of(state: &AppState, message: &db::notifications::OutboundRow) -> Words {
+    let notice = message.notice.as_deref().and_then(Notice::from_stored);
+    let Some(notice) = notice else {
+        return Words { subject: message.subject.clone(), text: message.text.clone(), html: None };
+    };
+    let department = message.department.as_deref().unwrap_or_default();
+    let url = format!("{}{}", state.server.public_url, message.link.as_deref().unwrap_or_default());
+    let occasion = Occasion { department, at: message.created_at, url: &url };
+    if message.channel == "mail" {
+        let locale = message.language.as_deref().and_then(|l| l.parse().ok()).unwrap_or_default();
+        let zone = time_zone_or_default(message.time_zone.as_deref().unwrap_or_default());
+        let mail = notifications::mail_in(locale, zone, &notice, &occasion);
+        Words { subject: Some(mail.subject), text: mail.text, html: Some(mail.html) }
+    } else {
+        let locale = state.config.department(department).and_then(|d| d.chat_language.parse().ok()).unwrap_or_default();
+        Words { subject: None, text: notifications::chat_in(locale, &notice, &occasion), html: None }
+    }
+}
+
+struct Words {
+    subject: Option<String>,
+    text: String,
+    html: Option<String>,
 }
 
 /// Sends due outbound messages: chat (a Slack-compatible `{"text": …}` POST) and e-mail (SMTP); returns how
@@ -113,21 +135,20 @@ pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
         let claimed = db::notifications::claim_outbound(&mut tx, now, now + chrono::Duration::seconds(60)).await?;
         tx.commit().await?;
         let Some(message) = claimed else { break };
+        let words = words_of(state, &message);
         let delivered = match message.channel.as_str() {
             "mail" => match &state.config.mail {
                 Some(config) => match mailer.get_or_insert_with(|| Mailer::new(config)) {
                     Ok(mailer) => {
-                        let (to, subject) = (
-                            message.recipient.as_deref().unwrap_or_default(),
-                            message.subject.as_deref().unwrap_or_default(),
-                        );
-                        mailer.send(to, subject, &message.text).await
+                        let to = message.recipient.as_deref().unwrap_or_default();
+                        let subject = words.subject.as_deref().unwrap_or_default();
+                        mailer.send(to, subject, &words.text, words.html.as_deref()).await
                     }
                     Err(e) => Err(NotSent { why: e.why.clone(), permanent: e.permanent }),
                 },
                 None => Err(NotSent { why: "e-mail is no longer configured".into(), permanent: true }),
             },
-            _ => post_chat(state, &message.text).await,
+            _ => post_chat(state, &words.text).await,
         };
         let attempts = message.attempts + 1;
         let (status, next) = match &delivered {
@@ -138,7 +159,8 @@ pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
             },
         };
         let mut tx = state.db.begin_write().await?;
-        db::notifications::settle_outbound(&mut tx, message.id, status, attempts, next).await?;
+        let sent_as = (words.subject.as_deref(), words.text.as_str());
+        db::notifications::settle_outbound(&mut tx, message.id, (status, attempts, next), sent_as).await?;
         tx.commit().await?;
         match delivered {
             Ok(()) => sent += 1,
@@ -205,6 +227,7 @@ pub async fn unread(state: &AppState, caller: &Caller) -> Result<i64, AppError> 
     Ok(db::notifications::unread_count(&mut tx, caller.user_id()).await?)
 }
 
+/// The caller's latest notifications, their titles in the caller's language.
 pub async fn latest(state: &AppState, caller: &Caller) -> Result<Vec<NotificationView>, AppError> {
     let mut tx = state.db.begin_read().await?;
     let rows = db::notifications::latest(&mut tx, caller.user_id(), 50).await?;
@@ -213,7 +236,10 @@ pub async fn latest(state: &AppState, caller: &Caller) -> Result<Vec<Notificatio
         .map(|r| NotificationView {
             id: r.id,
             kind: r.kind,
-            title: r.title,
+            title: match r.notice.as_deref().and_then(Notice::from_stored) {
+                Some(notice) => notifications::notice_title_in(caller.locale, &notice),
+                None => r.title,
+            },
             link: r.link,
             created_at: r.created_at,
             read: r.read_at.is_some(),

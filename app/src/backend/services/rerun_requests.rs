@@ -15,6 +15,7 @@ use crate::domain::checklist::{self, Check, CheckedStep, Prefill};
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::notifications::RerunNews;
 use crate::domain::operations::OperationStatus;
 use crate::domain::reconciliation::{Evidence, Verdict};
 use crate::domain::rerun_plan::{self, PlanOutcome, RerunPlan, StepFacts};
@@ -447,7 +448,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    notify(&mut tx, state, &request, "approval_requested", "再実行の承認をお願いします", Audience::Owners, now).await?;
+    notify(&mut tx, state, &request, "approval_requested", RerunNews::ApprovalAsked, Audience::Owners, now).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -472,8 +473,7 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
         .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if from == RerunRequestStatus::PendingApproval {
-        notify(&mut tx, state, &request, "cancelled", "再実行の申請が取り下げられました", Audience::Owners, now)
-            .await?;
+        notify(&mut tx, state, &request, "cancelled", RerunNews::Withdrawn, Audience::Owners, now).await?;
     }
     tx.commit().await?;
     Ok(())

@@ -10,7 +10,9 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, threshold_for};
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::notifications::Notice;
 use crate::domain::rights::Act;
+use crate::words::round;
 use chrono::{DateTime, Days, Utc};
 use serde_json::json;
 
@@ -201,11 +203,6 @@ async fn changes_since(
     Ok(changes)
 }
 
-fn round(value: f64) -> String {
-    let text = format!("{value:.2}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, comment: &str) -> Result<(), AppError> {
     let r = resolve(state, caller, query)?;
     let Some(department) = r.department else {
@@ -287,17 +284,16 @@ async fn check_one(
                 .department(Some(department))
                 .after(facts);
             record(&mut tx, entry, None, now).await?;
-            let title = format!(
-                "しきい値を超えました: {} {} > {}（{} {}〜）",
-                crate::words::indicator_label_in(crate::i18n::Locale::ja, limit.indicator),
-                round(value),
-                round(limit.above),
-                if period.kind == PeriodKind::Week { "週" } else { "月" },
-                period.start
-            );
+            let notice = Notice::ThresholdCrossed {
+                indicator: limit.indicator,
+                value,
+                above: limit.above,
+                period: period.kind,
+                start: period.start,
+            };
             let link = format!("/reviews?{}", query_string(Some(department), period));
-            super::notifications::notify_owners(&mut tx, state, department, "threshold_crossed", &title, &link, now)
-                .await?;
+            let to = (department, "threshold_crossed");
+            super::notifications::notify_owners(&mut tx, state, to, &notice, &link, now).await?;
             tx.commit().await?;
             tracing::info!(%department, indicator = key, value, threshold = limit.above, "threshold crossed");
             Ok(true)

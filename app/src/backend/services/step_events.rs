@@ -18,6 +18,7 @@ use crate::contract::AppError;
 use crate::contract::operations::{StepEvent, StepEventAnswer};
 use crate::domain::audit::AuditEntry;
 use crate::domain::audit_action::AuditAction;
+use crate::domain::notifications::RerunNews;
 use crate::domain::operations::StepEventType;
 use crate::domain::rerun_request::RequestEvent;
 use crate::domain::steps::{Reported, Step};
@@ -214,17 +215,8 @@ async fn finish_write(
                         .before(json!({"rerun_id": request.id, "status": request.status}))
                         .after(json!({"rerun_id": request.id, "status": moved.to}));
                 record(&mut tx, entry, None, now).await?;
-                let title = "再実行が完了しました";
-                super::notifications::notify(
-                    &mut tx,
-                    state,
-                    &request,
-                    "completed",
-                    title,
-                    super::notifications::Audience::Requester,
-                    now,
-                )
-                .await?;
+                let (news, audience) = (RerunNews::Completed, super::notifications::Audience::Requester);
+                super::notifications::notify(&mut tx, state, &request, "completed", news, audience, now).await?;
             }
         }
     }

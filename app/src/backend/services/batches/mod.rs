@@ -29,6 +29,7 @@ use crate::domain::checklist::{self, Check, Prefill};
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
+use crate::domain::notifications::{BatchNews, Notice};
 use crate::domain::operations::OperationStatus;
 use crate::domain::rerun_plan::RerunPlan;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
@@ -393,9 +394,9 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .after(json!({"status": to, "operations": submitted, "expires_at": expires_at}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if submitted > 0 {
-        let title = format!("一括再実行の承認をお願いします（{submitted} 件）");
-        notify_owners(&mut tx, state, &batch.department, "approval_requested", &title, &format!("/batches/{id}"), now)
-            .await?;
+        let notice = Notice::batch(id, BatchNews::ApprovalAsked { requests: submitted as u32 });
+        let to = (batch.department.as_str(), "approval_requested");
+        notify_owners(&mut tx, state, to, &notice, &format!("/batches/{id}"), now).await?;
     }
     tx.commit().await?;
     Ok(())
@@ -511,7 +512,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         .before(json!({"status": batch.status}))
         .after(json!({"status": to, "approvals": approvals, "operations": turn, "rate_per_minute": rate}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    notify_creator(&mut tx, state, &batch, "approved", "一括再実行が承認されました", now).await?;
+    notify_creator(&mut tx, state, &batch, "approved", BatchNews::Approved, now).await?;
     tx.commit().await?;
     state.dispatch_wake.notify_one();
     Ok(())
@@ -535,11 +536,12 @@ async fn notify_creator(
     state: &AppState,
     batch: &BatchRow,
     kind: &str,
-    title: &str,
+    news: BatchNews,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
-    let (title, link) = (format!("{} — {title}", batch.id), format!("/batches/{}", batch.id));
-    super::notifications::notify_user(tx, state, batch.created_by, &batch.department, kind, &title, &link, now).await?;
+    let (notice, link) = (Notice::batch(&batch.id, news), format!("/batches/{}", batch.id));
+    let to = (batch.department.as_str(), kind);
+    super::notifications::notify_user(tx, state, batch.created_by, to, &notice, &link, now).await?;
     Ok(())
 }
 
@@ -574,12 +576,12 @@ async fn end_before_dispatch(
         .after(json!({"status": to}))
         .reason(why);
     record(tx, entry, None, now).await?;
-    let title = match event {
-        BatchEvent::Reject => "一括再実行が却下されました",
-        BatchEvent::Expire => "一括再実行は承認されないまま期限が切れました",
-        _ => "一括再実行が取り消されました",
+    let news = match event {
+        BatchEvent::Reject => BatchNews::Rejected,
+        BatchEvent::Expire => BatchNews::Expired,
+        _ => BatchNews::Cancelled,
     };
-    notify_creator(tx, state, batch, to.as_str(), title, now).await
+    notify_creator(tx, state, batch, to.as_str(), news, now).await
 }
 
 fn member_action(event: RequestEvent) -> AuditAction {

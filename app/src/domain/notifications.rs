@@ -1,0 +1,97 @@
+//! What a notification tells, as facts: stored with the notification and its outbound e-mail or chat message,
+//! and put into words for each reader when read or sent (their language and time zone; the chat's language is
+//! its department's).
+use super::indicators::{Indicator, PeriodKind};
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "about", rename_all = "snake_case")]
+pub enum Notice {
+    /// News of one rerun request of an operation.
+    Rerun { process_id: String, news: RerunNews },
+    /// News of a bulk rerun.
+    Batch { batch_id: String, news: BatchNews },
+    /// A department's risk indicator went over its threshold in a review period.
+    ThresholdCrossed { indicator: Indicator, value: f64, above: f64, period: PeriodKind, start: NaiveDate },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RerunNews {
+    ApprovalAsked,
+    Withdrawn,
+    Approved,
+    Rejected,
+    /// Its approval no longer held (the plan changed or the approval's validity ended before sending).
+    SentBack,
+    /// Nobody decided within the approval's validity.
+    Expired,
+    Sent,
+    /// The outside system had done it all already: completed without sending.
+    NothingToSend,
+    OutcomeUnknown,
+    SendFailed,
+    /// Ended without sending (the approval expired or was voided at send time).
+    NotSent,
+    Completed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "news", rename_all = "snake_case")]
+pub enum BatchNews {
+    ApprovalAsked { requests: u32 },
+    Approved,
+    Dispatched,
+    Rejected,
+    Expired,
+    Cancelled,
+}
+
+impl Notice {
+    pub fn rerun(process_id: &str, news: RerunNews) -> Notice {
+        Notice::Rerun { process_id: process_id.to_string(), news }
+    }
+
+    pub fn batch(batch_id: &str, news: BatchNews) -> Notice {
+        Notice::Batch { batch_id: batch_id.to_string(), news }
+    }
+
+    /// The stored form (JSON).
+    pub fn to_stored(&self) -> String {
+        serde_json::to_string(self).expect("a notice serializes")
+    }
+
+    /// A stored notice; `None` for one this version does not know (its stored title is shown instead).
+    pub fn from_stored(text: &str) -> Option<Notice> {
+        serde_json::from_str(text).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notice_is_stored_as_its_facts_and_read_back() {
+        let notices = [
+            Notice::rerun("ORD-1", RerunNews::Approved),
+            Notice::batch("bt_1", BatchNews::ApprovalAsked { requests: 3 }),
+            Notice::ThresholdCrossed {
+                indicator: Indicator::Stalled,
+                value: 12.0,
+                above: 10.0,
+                period: PeriodKind::Week,
+                start: NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+            },
+        ];
+        for notice in notices {
+            assert_eq!(Notice::from_stored(&notice.to_stored()), Some(notice));
+        }
+        assert_eq!(
+            Notice::rerun("ORD-1", RerunNews::SentBack).to_stored(),
+            r#"{"about":"rerun","process_id":"ORD-1","news":"sent_back"}"#
+        );
+        assert_eq!(Notice::from_stored(r#"{"about":"weather"}"#), None, "an unknown notice is not guessed");
+    }
+}

@@ -1,0 +1,141 @@
+//! A notification in its reader's words: the title in the app's list, the e-mail (plain text and HTML) and the
+//! chat message, each in the recipient's language; times in their zone.
+use super::{local_time_in, round};
+use crate::domain::indicators::PeriodKind;
+use crate::domain::notifications::{BatchNews, Notice, RerunNews};
+use crate::i18n::{Locale, td_string};
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use leptos_i18n::Locale as _;
+
+pub fn notice_title_in(l: Locale, notice: &Notice) -> String {
+    match notice {
+        Notice::Rerun { process_id, news } => {
+            let p = process_id.as_str();
+            match news {
+                RerunNews::ApprovalAsked => td_string!(l, rerun.notice.rerun.approval_asked, process_id = p),
+                RerunNews::Withdrawn => td_string!(l, rerun.notice.rerun.withdrawn, process_id = p),
+                RerunNews::Approved => td_string!(l, rerun.notice.rerun.approved, process_id = p),
+                RerunNews::Rejected => td_string!(l, rerun.notice.rerun.rejected, process_id = p),
+                RerunNews::SentBack => td_string!(l, rerun.notice.rerun.sent_back, process_id = p),
+                RerunNews::Expired => td_string!(l, rerun.notice.rerun.expired, process_id = p),
+                RerunNews::Sent => td_string!(l, rerun.notice.rerun.sent, process_id = p),
+                RerunNews::NothingToSend => td_string!(l, rerun.notice.rerun.nothing_to_send, process_id = p),
+                RerunNews::OutcomeUnknown => td_string!(l, rerun.notice.rerun.outcome_unknown, process_id = p),
+                RerunNews::SendFailed => td_string!(l, rerun.notice.rerun.send_failed, process_id = p),
+                RerunNews::NotSent => td_string!(l, rerun.notice.rerun.not_sent, process_id = p),
+                RerunNews::Completed => td_string!(l, rerun.notice.rerun.completed, process_id = p),
+            }
+            .to_string()
+        }
+        Notice::Batch { batch_id, news } => {
+            let b = batch_id.as_str();
+            match news {
+                BatchNews::ApprovalAsked { requests } => {
+                    td_string!(l, rerun.notice.batch.approval_asked, batch_id = b, requests = *requests)
+                }
+                BatchNews::Approved => td_string!(l, rerun.notice.batch.approved, batch_id = b),
+                BatchNews::Dispatched => td_string!(l, rerun.notice.batch.dispatched, batch_id = b),
+                BatchNews::Rejected => td_string!(l, rerun.notice.batch.rejected, batch_id = b),
+                BatchNews::Expired => td_string!(l, rerun.notice.batch.expired, batch_id = b),
+                BatchNews::Cancelled => td_string!(l, rerun.notice.batch.cancelled, batch_id = b),
+            }
+            .to_string()
+        }
+        Notice::ThresholdCrossed { indicator, value, above, period, start } => {
+            let period = match period {
+                PeriodKind::Week => td_string!(l, rerun.notice.week),
+                PeriodKind::Month => td_string!(l, rerun.notice.month),
+            };
+            td_string!(
+                l,
+                rerun.notice.threshold_crossed,
+                indicator = super::indicator_label_in(l, *indicator),
+                value = round(*value),
+                above = round(*above),
+                period = period,
+                start = start
+            )
+            .to_string()
+        }
+    }
+}
+
+/// An e-mail's subject, plain text and HTML (with the link to the page), in the recipient's language and zone.
+pub struct Mail {
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+}
+
+/// What an e-mail or a chat message is about, besides the notice itself.
+pub struct Occasion<'a> {
+    pub department: &'a str,
+    pub at: DateTime<Utc>,
+    /// The page's full address.
+    pub url: &'a str,
+}
+
+pub fn mail_in(l: Locale, zone: Tz, notice: &Notice, occasion: &Occasion) -> Mail {
+    let title = notice_title_in(l, notice);
+    let department = td_string!(l, rerun.notice.mail.department, department = occasion.department).to_string();
+    let when = td_string!(l, rerun.notice.mail.when, at = local_time_in(zone, occasion.at)).to_string();
+    let link = td_string!(l, rerun.notice.mail.link, url = occasion.url).to_string();
+    let footer = td_string!(l, rerun.notice.mail.footer);
+    let text = format!("{title}\n\n{department}\n{when}\n{link}\n\n-- \n{footer}\n");
+    let e = |s: &str| html_escape::encode_text(s).to_string();
+    let html = format!(
+        "<!doctype html><html lang=\"{lang}\"><body><p><strong>{title}</strong></p><p>{department}<br>{when}</p>\
+         <p><a href=\"{href}\">{open}</a></p><hr><p><small>{footer}</small></p></body></html>",
+        lang = l.as_str(),
+        title = e(&title),
+        department = e(&department),
+        when = e(&when),
+        href = html_escape::encode_double_quoted_attribute(occasion.url),
+        open = e(td_string!(l, rerun.notice.mail.open)),
+        footer = e(footer),
+    );
+    Mail { subject: format!("[Rerun Gate] {title}"), text, html }
+}
+
+/// The team chat's message, in its department's language.
+pub fn chat_in(l: Locale, notice: &Notice, occasion: &Occasion) -> String {
+    format!("[Rerun Gate] {} ({}) {}", notice_title_in(l, notice), occasion.department, occasion.url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::indicators::Indicator;
+
+    #[test]
+    fn the_same_notice_reads_in_japanese_and_in_english() {
+        let approved = Notice::rerun("ORD-1", RerunNews::Approved);
+        assert_eq!(notice_title_in(Locale::ja, &approved), "ORD-1 — 再実行が承認されました");
+        assert_eq!(notice_title_in(Locale::en, &approved), "ORD-1 — The rerun was approved");
+        let crossed = Notice::ThresholdCrossed {
+            indicator: Indicator::Stalled,
+            value: 12.5,
+            above: 10.0,
+            period: PeriodKind::Week,
+            start: chrono::NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+        };
+        assert_eq!(
+            notice_title_in(Locale::en, &crossed),
+            "Threshold crossed: Stalled operations 12.5 > 10 (week from 2026-11-30)"
+        );
+    }
+
+    #[test]
+    fn an_email_has_a_plain_part_and_an_html_part_with_the_link_in_the_readers_zone() {
+        let at = DateTime::parse_from_rfc3339("2026-12-02T01:30:00Z").unwrap().to_utc();
+        let occasion = Occasion { department: "sales", at, url: "https://gate.example.jp/reruns/rr_1?a=1&b=2" };
+        let mail = mail_in(Locale::en, chrono_tz::Europe::London, &Notice::rerun("ORD-1", RerunNews::Sent), &occasion);
+        assert_eq!(mail.subject, "[Rerun Gate] ORD-1 — The rerun was sent");
+        assert!(mail.text.contains("When: 2026-12-02 01:30 GMT"), "{}", mail.text);
+        assert!(mail.text.contains("Details: https://gate.example.jp/reruns/rr_1?a=1&b=2"), "{}", mail.text);
+        assert!(mail.html.contains(r#"<a href="https://gate.example.jp/reruns/rr_1?a=1&amp;b=2">Open the page</a>"#));
+        let ja = mail_in(Locale::ja, chrono_tz::Asia::Tokyo, &Notice::rerun("ORD-1", RerunNews::Sent), &occasion);
+        assert!(ja.text.contains("日時: 2026-12-02 10:30 JST"), "{}", ja.text);
+    }
+}
