@@ -9,7 +9,7 @@ use {
     super::context,
     crate::backend::services::audit_trail::{self, ChainStatus},
     crate::domain::roles::Role,
-    crate::words::audit::{action_code_label_in, stored_actor_kind_label_in, stored_actor_label_in},
+    crate::words::audit::{action_code_label_in, reason_label_in, stored_actor_kind_label_in, stored_actor_label_in},
 };
 
 #[server(endpoint = "audit/page", input = Json)]
@@ -35,7 +35,7 @@ pub async fn audit_page(filter: AuditFilterForm, before: Option<i64>) -> Result<
                 object_type: e.object_type,
                 object_id: e.object_id,
                 department: e.department,
-                reason: e.reason,
+                reason: reason_label_in(caller.locale, e.reason),
             })
             .collect();
         Ok(AuditPageView { rows, next, chain, may_export: caller.user().has(Role::Auditor) })

@@ -205,7 +205,7 @@ pub enum Reason {
     /// The outside systems could not be asked (e.g. its workflow is no longer configured).
     LookupError { message: String },
     /// One of the five checks does not hold for it.
-    CheckFails { number: i64, evidence: String },
+    CheckFails { number: i64, evidence: super::checklist::Found },
     /// Its steps, what the outside systems say, or its workflow changed after its plan was made.
     EvidenceChanged,
     /// The outside systems show every unfinished step executed: its flags are confirmed, nothing is rerun.

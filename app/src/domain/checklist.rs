@@ -1,7 +1,7 @@
 //! The pre-rerun checklist: the five checks of the source document. The system fills each in from the data,
 //! with the evidence it used; staff confirm each with a comment; the fifth needs the cause class and text.
 use super::invalid::{Invalid, Rule};
-use super::reconciliation::Verdict;
+use super::reconciliation::{Basis, Verdict};
 use super::stall::FailureClass;
 use serde::{Deserialize, Serialize};
 
@@ -36,16 +36,6 @@ impl Check {
     pub fn from_number(n: i64) -> Option<Check> {
         usize::try_from(n - 1).ok().and_then(|i| Check::ALL.get(i).copied())
     }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Check::ProcessIdRecorded => "プロセス ID が記録されている",
-            Check::OutsideSaysNotDone => "外部システムのログで未送信・未発行を確認した",
-            Check::KeyUnused => "冪等キーが未使用である",
-            Check::FlagNotSet => "完了フラグが立っていない",
-            Check::CauseAnalysed => "エラーメッセージと原因を分析した",
-        }
-    }
 }
 
 /// One planned step as the checks see it.
@@ -55,7 +45,56 @@ pub struct CheckedStep<'a> {
     pub completed: bool,
     pub verdict: Option<Verdict>,
     pub connector: Option<&'a str>,
-    pub evidence: Option<&'a str>,
+    pub basis: Option<Basis>,
+}
+
+/// The error a step reported, as the fifth check starts from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepError {
+    pub step: String,
+    pub class: String,
+    pub message: Option<String>,
+}
+
+/// What the system found for one check, as facts (stored as JSON); each page says it in its reader's language.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Found {
+    ProcessId {
+        process_id: String,
+    },
+    /// Each planned step: the outside system asked and what the verdict rests on; none when it has no
+    /// side effect outside.
+    OutsideSystems {
+        steps: Vec<(String, Option<(String, Option<Basis>)>)>,
+    },
+    /// Each planned step and its idempotency key.
+    Keys {
+        steps: Vec<(String, String)>,
+    },
+    /// Each planned step and whether its completion flag is set.
+    Flags {
+        steps: Vec<(String, bool)>,
+    },
+    /// The first error a step reported, else the stall event.
+    Cause {
+        error: Option<StepError>,
+        event: Option<String>,
+    },
+    /// Written before the facts were kept (a sentence): shown as it is.
+    #[serde(untagged)]
+    Text(String),
+}
+
+impl Found {
+    pub fn to_stored(&self) -> String {
+        serde_json::to_string(self).expect("findings serialize")
+    }
+
+    /// Stored facts, or the sentence an earlier version stored.
+    pub fn from_stored(text: &str) -> Found {
+        serde_json::from_str(text).unwrap_or_else(|_| Found::Text(text.to_string()))
+    }
 }
 
 /// What the system found for one check: whether it holds, and on what evidence.
@@ -63,39 +102,51 @@ pub struct CheckedStep<'a> {
 pub struct Prefill {
     pub check: Check,
     pub holds: bool,
-    pub evidence: String,
+    pub evidence: Found,
 }
 
 /// Fills in the five checks from the operation and the planned steps.
-pub fn prefill(process_id: &str, error: Option<&str>, steps: &[CheckedStep<'_>]) -> Vec<Prefill> {
+pub fn prefill(
+    process_id: &str,
+    (error, event): (Option<StepError>, Option<&str>),
+    steps: &[CheckedStep<'_>],
+) -> Vec<Prefill> {
     let all = |f: &dyn Fn(&CheckedStep<'_>) -> bool| !steps.is_empty() && steps.iter().all(f);
-    let list = |f: &dyn Fn(&CheckedStep<'_>) -> String| steps.iter().map(f).collect::<Vec<_>>().join(" / ");
     let unchecked = |s: &CheckedStep<'_>| s.connector.is_none();
+    let each = |f: &dyn Fn(&CheckedStep<'_>) -> bool| steps.iter().map(|s| (s.name.to_string(), f(s))).collect();
     vec![
         Prefill {
             check: Check::ProcessIdRecorded,
             holds: !process_id.is_empty(),
-            evidence: format!("process_id {process_id}"),
+            evidence: Found::ProcessId { process_id: process_id.to_string() },
         },
         Prefill {
             check: Check::OutsideSaysNotDone,
             holds: all(&|s| unchecked(s) || s.verdict == Some(Verdict::NotExecuted)),
-            evidence: list(&|s| match s.connector {
-                Some(c) => format!("{}: {} — {}", s.name, c, s.evidence.unwrap_or("—")),
-                None => format!("{}: 外部への副作用なし", s.name),
-            }),
+            evidence: Found::OutsideSystems {
+                steps: steps
+                    .iter()
+                    .map(|s| (s.name.to_string(), s.connector.map(|c| (c.to_string(), s.basis.clone()))))
+                    .collect(),
+            },
         },
         Prefill {
             check: Check::KeyUnused,
             holds: all(&|s| unchecked(s) || s.verdict == Some(Verdict::NotExecuted)),
-            evidence: list(&|s| format!("{}: {}", s.name, s.idempotency_key)),
+            evidence: Found::Keys {
+                steps: steps.iter().map(|s| (s.name.to_string(), s.idempotency_key.to_string())).collect(),
+            },
         },
         Prefill {
             check: Check::FlagNotSet,
             holds: all(&|s| !s.completed),
-            evidence: list(&|s| format!("{}: {}", s.name, if s.completed { "完了済み" } else { "未完了" })),
+            evidence: Found::Flags { steps: each(&|s| s.completed) },
         },
-        Prefill { check: Check::CauseAnalysed, holds: true, evidence: error.unwrap_or("—").to_string() },
+        Prefill {
+            check: Check::CauseAnalysed,
+            holds: true,
+            evidence: Found::Cause { error, event: event.map(str::to_string) },
+        },
     ]
 }
 
@@ -131,35 +182,50 @@ mod tests {
             completed,
             verdict,
             connector: Some("ai-summary"),
-            evidence: Some("no record for this idempotency key"),
+            basis: Some(Basis::NoRecord),
         }
     }
 
     #[test]
     fn the_five_checks_are_filled_in_with_their_evidence() {
         let checks =
-            prefill("ORD-1002", Some("not started within 900 s"), &[summary(Some(Verdict::NotExecuted), false)]);
+            prefill("ORD-1002", (None, Some("partial_success")), &[summary(Some(Verdict::NotExecuted), false)]);
         assert_eq!(checks.iter().map(|c| c.check).collect::<Vec<_>>(), Check::ALL.to_vec());
         assert!(checks.iter().all(|c| c.holds));
-        assert!(checks[1].evidence.contains("ai-summary") && checks[2].evidence.contains("ORD-1002-ai_summary"));
-        assert_eq!(checks[4].evidence, "not started within 900 s");
+        let asked = vec![("ai_summary".to_string(), Some(("ai-summary".to_string(), Some(Basis::NoRecord))))];
+        assert_eq!(checks[1].evidence, Found::OutsideSystems { steps: asked });
+        let keys = vec![("ai_summary".to_string(), "ORD-1002-ai_summary".to_string())];
+        assert_eq!(checks[2].evidence, Found::Keys { steps: keys });
+        assert_eq!(checks[4].evidence, Found::Cause { error: None, event: Some("partial_success".into()) });
+    }
+
+    #[test]
+    fn findings_are_stored_as_facts_and_an_older_sentence_reads_as_itself() {
+        let flags = Found::Flags { steps: vec![("ai_summary".into(), false)] };
+        assert_eq!(Found::from_stored(&flags.to_stored()), flags);
+        let old = "ai_summary: 未完了";
+        assert_eq!(Found::from_stored(old), Found::Text(old.into()));
+        assert_eq!(Found::from_stored(&Found::Text(old.into()).to_stored()), Found::Text(old.into()));
     }
 
     #[test]
     fn a_step_not_proven_absent_or_already_flagged_fails_its_checks() {
-        let checks = prefill("P", None, &[summary(Some(Verdict::Unknown), true)]);
+        let checks = prefill("P", (None, None), &[summary(Some(Verdict::Unknown), true)]);
         assert!(!checks[1].holds && !checks[2].holds && !checks[3].holds);
-        assert!(prefill("P", None, &[]).iter().take(4).skip(1).all(|c| !c.holds), "no steps, nothing to confirm");
+        assert!(
+            prefill("P", (None, None), &[]).iter().take(4).skip(1).all(|c| !c.holds),
+            "no steps, nothing to confirm"
+        );
     }
 
     #[test]
     fn confirming_needs_a_comment_a_holding_check_and_for_the_fifth_a_cause() {
-        let checks = prefill("P", None, &[summary(Some(Verdict::NotExecuted), false)]);
+        let checks = prefill("P", (None, None), &[summary(Some(Verdict::NotExecuted), false)]);
         assert!(confirmation(&checks[0], "確認済み", None).is_ok());
         assert_eq!(confirmation(&checks[0], "  ", None).unwrap_err().0, "comment");
         assert_eq!(confirmation(&checks[4], "見た", None).unwrap_err().0, "cause");
         assert!(confirmation(&checks[4], "見た", Some((FailureClass::SystemError, "起動順の不具合"))).is_ok());
-        let failing = prefill("P", None, &[summary(Some(Verdict::Unknown), false)]);
+        let failing = prefill("P", (None, None), &[summary(Some(Verdict::Unknown), false)]);
         assert_eq!(confirmation(&failing[1], "ok", None).unwrap_err().0, "check");
     }
 

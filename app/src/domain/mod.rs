@@ -27,6 +27,7 @@ pub mod notifications;
 pub mod operations;
 pub mod password_policy;
 pub mod preferences;
+pub mod reasons;
 pub mod reconciliation;
 pub mod rerun_plan;
 pub mod rerun_request;

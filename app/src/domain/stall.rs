@@ -123,14 +123,64 @@ pub struct StepFacts {
 pub struct Stall {
     pub step: String,
     pub event: StallEvent,
-    pub reason: String,
+    pub reason: StallReason,
+}
+
+/// Why the sweeper found a step stalled, as facts. Its English `text` is the audit event's reason (kept in the
+/// trail and its exports) and reads back with `parse`; the pages say it in the reader's language.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StallReason {
+    Failed { error_class: Option<String> },
+    UnknownOutcome,
+    NoHeartbeat { seconds: u64 },
+    RunningPastDeadline { seconds: u64 },
+    NoAnswerWithinDeadline { seconds: u64 },
+    NotStartedWithin { seconds: u64 },
+}
+
+impl StallReason {
+    pub fn text(&self) -> String {
+        match self {
+            StallReason::Failed { error_class } => {
+                format!("failed ({})", error_class.as_deref().unwrap_or("no error class"))
+            }
+            StallReason::UnknownOutcome => "reported an unknown outcome".into(),
+            StallReason::NoHeartbeat { seconds } => format!("no heartbeat for {seconds} s"),
+            StallReason::RunningPastDeadline { seconds } => format!("still running past its {seconds} s deadline"),
+            StallReason::NoAnswerWithinDeadline { seconds } => format!("no answer within its {seconds} s deadline"),
+            StallReason::NotStartedWithin { seconds } => format!("not started within {seconds} s"),
+        }
+    }
+
+    /// The facts of a reason written by `text` (by this version or an earlier one); `None` for any other text.
+    pub fn parse(text: &str) -> Option<StallReason> {
+        let seconds = |prefix: &str, suffix: &str| text.strip_prefix(prefix)?.strip_suffix(suffix)?.parse::<u64>().ok();
+        if let Some(class) = text.strip_prefix("failed (").and_then(|t| t.strip_suffix(')')) {
+            let error_class = (class != "no error class").then(|| class.to_string());
+            return Some(StallReason::Failed { error_class });
+        }
+        if text == "reported an unknown outcome" {
+            return Some(StallReason::UnknownOutcome);
+        }
+        let reason = if let Some(seconds) = seconds("no heartbeat for ", " s") {
+            StallReason::NoHeartbeat { seconds }
+        } else if let Some(seconds) = seconds("still running past its ", " s deadline") {
+            StallReason::RunningPastDeadline { seconds }
+        } else if let Some(seconds) = seconds("no answer within its ", " s deadline") {
+            StallReason::NoAnswerWithinDeadline { seconds }
+        } else {
+            StallReason::NotStartedWithin { seconds: seconds("not started within ", " s")? }
+        };
+        Some(reason)
+    }
 }
 
 /// The first step, in workflow order, that makes the operation stalled — or `None` while all is well.
 pub fn detect_stall(steps: &[StepFacts], registered_at: DateTime<Utc>, now: DateTime<Utc>) -> Option<Stall> {
     let mut previous_done_at = Some(registered_at);
     for step in steps {
-        let stall = |event: StallEvent, reason: String| Some(Stall { step: step.name.clone(), event, reason });
+        let stall = |event: StallEvent, reason: StallReason| Some(Stall { step: step.name.clone(), event, reason });
         let deadline = Duration::seconds(step.deadline_seconds as i64);
         match step.state {
             StepState::Succeeded => {
@@ -140,7 +190,8 @@ pub fn detect_stall(steps: &[StepFacts], registered_at: DateTime<Utc>, now: Date
             StepState::Failed => {
                 let class = step.error_class.as_deref().unwrap_or("");
                 let event = StallEvent::from_error_class(class).unwrap_or(StallEvent::TemporaryFailure);
-                return stall(event, format!("failed ({})", if class.is_empty() { "no error class" } else { class }));
+                let error_class = (!class.is_empty()).then(|| class.to_string());
+                return stall(event, StallReason::Failed { error_class });
             }
             StepState::Unknown => {
                 let class = step.error_class.as_deref();
@@ -148,7 +199,7 @@ pub fn detect_stall(steps: &[StepFacts], registered_at: DateTime<Utc>, now: Date
                     Some(_) => StallEvent::NoResponse,
                     None => StallEvent::ResultUnknown,
                 });
-                return stall(event, "reported an unknown outcome".into());
+                return stall(event, StallReason::UnknownOutcome);
             }
             StepState::Started => {
                 let started = step.started_at.unwrap_or(registered_at);
@@ -158,20 +209,16 @@ pub fn detect_stall(steps: &[StepFacts], registered_at: DateTime<Utc>, now: Date
                     Some(beat) => {
                         let last_sign = step.last_heartbeat_at.unwrap_or(started);
                         if now > last_sign + Duration::seconds(beat as i64) {
-                            return stall(StallEvent::NoResponse, format!("no heartbeat for {beat} s"));
+                            return stall(StallEvent::NoResponse, StallReason::NoHeartbeat { seconds: beat });
                         }
                         if past_deadline {
-                            return stall(
-                                StallEvent::AiInProgress,
-                                format!("still running past its {} s deadline", step.deadline_seconds),
-                            );
+                            let seconds = step.deadline_seconds;
+                            return stall(StallEvent::AiInProgress, StallReason::RunningPastDeadline { seconds });
                         }
                     }
                     None if past_deadline => {
-                        return stall(
-                            StallEvent::NoResponse,
-                            format!("no answer within its {} s deadline", step.deadline_seconds),
-                        );
+                        let seconds = step.deadline_seconds;
+                        return stall(StallEvent::NoResponse, StallReason::NoAnswerWithinDeadline { seconds });
                     }
                     None => {}
                 }
@@ -186,7 +233,7 @@ pub fn detect_stall(steps: &[StepFacts], registered_at: DateTime<Utc>, now: Date
                     } else {
                         StallEvent::NoResponse
                     };
-                    return stall(event, format!("not started within {} s", step.deadline_seconds));
+                    return stall(event, StallReason::NotStartedWithin { seconds: step.deadline_seconds });
                 }
                 return None;
             }

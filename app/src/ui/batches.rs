@@ -91,6 +91,7 @@ fn reason_text(reason: &Reason) -> String {
         }
         Reason::CheckFails { number, evidence } => {
             let check = check_label(*number).unwrap_or("?");
+            let evidence = crate::words::checklist::found_label_in(l, evidence);
             td_string!(l, rerun.batch.reason.check_fails, number = number, check = check, evidence = evidence)
                 .to_string()
         }

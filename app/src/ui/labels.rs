@@ -98,16 +98,7 @@ pub fn operation_status_label(status: OperationStatus) -> &'static str {
 
 /// Reconciliation verdicts, with a sign so that colour is never the only cue.
 pub fn verdict_label(verdict: Option<Verdict>) -> &'static str {
-    let l = locale();
-    match verdict {
-        Some(Verdict::Executed) => td_string!(l, common.verdict.executed),
-        Some(Verdict::ExecutedMismatch) => td_string!(l, common.verdict.executed_mismatch),
-        Some(Verdict::NotExecuted) => td_string!(l, common.verdict.not_executed),
-        Some(Verdict::InProgress) => td_string!(l, common.verdict.in_progress),
-        Some(Verdict::Unknown) => td_string!(l, common.verdict.unknown),
-        Some(Verdict::LookupFailed) => td_string!(l, common.verdict.lookup_failed),
-        None => td_string!(l, common.verdict.none),
-    }
+    crate::words::verdict_label_in(locale(), verdict)
 }
 
 #[cfg(test)]

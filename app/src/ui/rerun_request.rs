@@ -47,14 +47,7 @@ pub(crate) fn blocked_label(why: BlockedBecause) -> &'static str {
 
 /// The title of one of the five checks (by its number; `None` for a number outside 1 to 5).
 pub(crate) fn check_label(number: i64) -> Option<&'static str> {
-    let l = locale();
-    Check::from_number(number).map(|check| match check {
-        Check::ProcessIdRecorded => td_string!(l, rerun.check.process_id_recorded),
-        Check::OutsideSaysNotDone => td_string!(l, rerun.check.outside_says_not_done),
-        Check::KeyUnused => td_string!(l, rerun.check.key_unused),
-        Check::FlagNotSet => td_string!(l, rerun.check.flag_not_set),
-        Check::CauseAnalysed => td_string!(l, rerun.check.cause_analysed),
-    })
+    Check::from_number(number).map(|check| crate::words::checklist::check_label_in(locale(), check))
 }
 
 /// On a stalled operation's page: start a request, or see why one cannot be made.

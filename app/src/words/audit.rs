@@ -1,6 +1,8 @@
 //! The audit trail's words: what each action and each actor is called on the pages. Exports keep the raw codes.
 use crate::domain::audit::{ActorKind, SystemActor, SystemLabel};
 use crate::domain::audit_action::AuditAction;
+use crate::domain::reasons::SystemReason;
+use crate::domain::stall::StallReason;
 use crate::i18n::{Locale, td_string};
 
 /// An action's name ("停止を検知" / "Stall detected").
@@ -156,6 +158,49 @@ pub fn asked_by_label_in(l: Locale, asked_by: &str) -> String {
             Some(kind) => actor_label_in(l, kind, label),
             None => asked_by.to_string(),
         },
+    }
+}
+
+/// An event's reason: the system's own in the reader's language, a person's as written.
+pub fn reason_label_in(l: Locale, reason: Option<String>) -> Option<String> {
+    let reason = reason?;
+    Some(SystemReason::parse(&reason).map_or(reason, |r| system_reason_label_in(l, &r)))
+}
+
+pub fn system_reason_label_in(l: Locale, reason: &SystemReason) -> String {
+    match reason {
+        SystemReason::Stalled(stall) => match stall {
+            StallReason::Failed { error_class: Some(class) } => {
+                td_string!(l, audit.system_reason.failed, error_class = class).to_string()
+            }
+            StallReason::Failed { error_class: None } => td_string!(l, audit.system_reason.failed_unclassified).into(),
+            StallReason::UnknownOutcome => td_string!(l, audit.system_reason.unknown_outcome).into(),
+            StallReason::NoHeartbeat { seconds } => {
+                td_string!(l, audit.system_reason.no_heartbeat, seconds = *seconds).to_string()
+            }
+            StallReason::RunningPastDeadline { seconds } => {
+                td_string!(l, audit.system_reason.running_past_deadline, seconds = *seconds).to_string()
+            }
+            StallReason::NoAnswerWithinDeadline { seconds } => {
+                td_string!(l, audit.system_reason.no_answer_within_deadline, seconds = *seconds).to_string()
+            }
+            StallReason::NotStartedWithin { seconds } => {
+                td_string!(l, audit.system_reason.not_started_within, seconds = *seconds).to_string()
+            }
+        },
+        SystemReason::ExecutedBeforeSend => td_string!(l, audit.system_reason.executed_before_send).into(),
+        SystemReason::NoDecisionInTime => td_string!(l, audit.system_reason.no_decision_in_time).into(),
+        SystemReason::OutsideShowsExecuted => td_string!(l, audit.system_reason.outside_shows_executed).into(),
+        SystemReason::WebhookApplied { version, verdict } => {
+            let verdict = super::verdict_label_in(l, Some(*verdict));
+            td_string!(l, audit.system_reason.webhook_applied, version = *version, verdict = verdict).to_string()
+        }
+        SystemReason::WebhookNotNewer { version } => {
+            td_string!(l, audit.system_reason.webhook_not_newer, version = *version).to_string()
+        }
+        SystemReason::WebhookUnreadable => td_string!(l, audit.system_reason.webhook_unreadable).into(),
+        SystemReason::WebhookUnmatched => td_string!(l, audit.system_reason.webhook_unmatched).into(),
+        SystemReason::WebhookConnectorClosed => td_string!(l, audit.system_reason.webhook_connector_closed).into(),
     }
 }
 

@@ -1,11 +1,13 @@
 //! The product's words in each language, as plain functions of a `Locale`: the pages (through `ui::labels`),
 //! the downloads and the exports all say the same thing the same way.
 pub mod audit;
+pub mod checklist;
 pub mod decision_table;
 pub mod evidence;
 pub mod notifications;
 
 use crate::domain::indicators::Indicator;
+use crate::domain::reconciliation::Verdict;
 use crate::i18n::{Locale, td_string};
 
 /// The reader's language from the request's `Cookie` headers: the pages' language cookie, as the pages' own i18n
@@ -70,4 +72,17 @@ pub fn local_time_in(zone: chrono_tz::Tz, at: chrono::DateTime<chrono::Utc>) -> 
 pub fn round(value: f64) -> String {
     let text = format!("{value:.2}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Reconciliation verdicts, with a sign so that colour is never the only cue.
+pub fn verdict_label_in(l: Locale, verdict: Option<Verdict>) -> &'static str {
+    match verdict {
+        Some(Verdict::Executed) => td_string!(l, common.verdict.executed),
+        Some(Verdict::ExecutedMismatch) => td_string!(l, common.verdict.executed_mismatch),
+        Some(Verdict::NotExecuted) => td_string!(l, common.verdict.not_executed),
+        Some(Verdict::InProgress) => td_string!(l, common.verdict.in_progress),
+        Some(Verdict::Unknown) => td_string!(l, common.verdict.unknown),
+        Some(Verdict::LookupFailed) => td_string!(l, common.verdict.lookup_failed),
+        None => td_string!(l, common.verdict.none),
+    }
 }

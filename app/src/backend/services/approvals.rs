@@ -15,6 +15,7 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
 use crate::domain::notifications::RerunNews;
+use crate::domain::reasons::SystemReason;
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::rights::Act;
@@ -219,7 +220,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
         .department(Some(&request.department))
         .before(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval}))
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::Expired}))
-        .reason("no decision within the approval's validity");
+        .reason(&SystemReason::NoDecisionInTime.text());
         record(&mut tx, entry, None, now).await?;
         notify(&mut tx, state, &request, "expired", RerunNews::Expired, Audience::Both, now).await?;
         tx.commit().await?;

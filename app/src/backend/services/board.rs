@@ -6,7 +6,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
 use crate::domain::rights::Act;
-use crate::words::audit::{action_code_label_in, asked_by_label_in, stored_actor_label_in};
+use crate::words::audit::{action_code_label_in, asked_by_label_in, reason_label_in, stored_actor_label_in};
 use crate::words::evidence::basis_label_in;
 use chrono::Duration;
 
@@ -104,7 +104,7 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
             actor: stored_actor_label_in(caller.locale, &e.actor_kind, &e.actor_label),
             action_label: action_code_label_in(caller.locale, &e.action),
             action: e.action,
-            reason: e.reason,
+            reason: reason_label_in(caller.locale, e.reason),
             after: e.after_json,
         })
         .collect();

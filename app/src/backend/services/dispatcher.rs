@@ -19,6 +19,7 @@ use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::{Answer, DispatchStatus, LeasedWork, answer_of, lease_covers, next_delay};
 use crate::domain::notifications::RerunNews;
+use crate::domain::reasons::SystemReason;
 use crate::domain::reconciliation::{Verdict, redact};
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
@@ -416,7 +417,7 @@ async fn write_end(
             let entry = AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, "operation", &request.process_id)
                 .department(Some(&request.department))
                 .after(json!({"step": name, "completed_at": now}))
-                .reason("executed at the outside system before the rerun was sent");
+                .reason(&SystemReason::ExecutedBeforeSend.text());
             record(tx, entry, None, now).await?;
         }
     }

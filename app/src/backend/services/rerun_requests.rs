@@ -11,17 +11,19 @@ use crate::contract::AppError;
 use crate::contract::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
-use crate::domain::checklist::{self, Check, CheckedStep, Prefill};
+use crate::domain::checklist::{self, Check, CheckedStep, Found, Prefill, StepError};
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::notifications::RerunNews;
 use crate::domain::operations::OperationStatus;
+use crate::domain::reasons::SystemReason;
 use crate::domain::reconciliation::{Evidence, Verdict};
 use crate::domain::rerun_plan::{self, PlanOutcome, RerunPlan, StepFacts};
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::rights::Act;
 use crate::domain::stall::FailureClass;
+use crate::words::checklist::{check_label_in, found_label_in};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -144,7 +146,7 @@ pub(super) async fn confirm_flags(
                     .before(json!({"step": name, "completed_at": null}))
                     .after(json!({"step": name, "completed_at": now, "connector": connector,
                     "external_id": evidence.as_ref().and_then(|e| e.external_id.clone())}))
-                    .reason("the outside system shows the step executed");
+                    .reason(&SystemReason::OutsideShowsExecuted.text());
             record(tx, entry, request_id, now).await?;
         }
     }
@@ -185,7 +187,8 @@ pub(super) async fn create(
         return Ok(None);
     }
     for check in d.checks {
-        db::rerun_requests::insert_item(tx, &id, check.check.number(), check.holds, &check.evidence).await?;
+        db::rerun_requests::insert_item(tx, &id, check.check.number(), check.holds, &check.evidence.to_stored())
+            .await?;
     }
     let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestCreated, "operation", &operation.process_id)
         .department(Some(&operation.department))
@@ -303,16 +306,15 @@ pub(super) fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
             completed: facts.completed,
             verdict: facts.verdict,
             connector: connector.as_deref().filter(|_| facts.checked_outside),
-            evidence: evidence.as_ref().map(|e| e.summary.as_str()),
+            basis: evidence.as_ref().map(Evidence::basis),
         })
         .collect();
     let error = snap.steps.iter().find_map(|(row, _, _, _)| {
-        row.error_class
-            .as_ref()
-            .map(|c| format!("{}: {}: {}", row.name, c, row.error_message.clone().unwrap_or_default()))
+        let class = row.error_class.clone()?;
+        Some(StepError { step: row.name.clone(), class, message: row.error_message.clone() })
     });
-    let error = error.or_else(|| snap.operation.event.clone().map(|e| format!("event: {e}")));
-    checklist::prefill(&snap.operation.process_id, error.as_deref(), &planned)
+    let event = snap.operation.event.as_deref().filter(|_| error.is_none());
+    checklist::prefill(&snap.operation.process_id, (error, event), &planned)
 }
 
 async fn request_for(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
@@ -346,9 +348,9 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
             .into_iter()
             .map(|i| CheckView {
                 number: i.number,
-                label: Check::from_number(i.number).map_or("", Check::label).to_string(),
+                label: Check::from_number(i.number).map_or("", |c| check_label_in(caller.locale, c)).to_string(),
                 holds: i.holds,
-                evidence: i.evidence,
+                evidence: found_label_in(caller.locale, &Found::from_stored(&i.evidence)),
                 confirmed_by: i.confirmed_by,
                 confirmed_at: i.confirmed_at,
                 comment: i.comment,
@@ -398,7 +400,7 @@ pub async fn confirm(
         None => None,
     };
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
-    let prefill = Prefill { check, holds: item.holds, evidence: item.evidence.clone() };
+    let prefill = Prefill { check, holds: item.holds, evidence: Found::from_stored(&item.evidence) };
     checklist::confirmation(&prefill, comment, class.zip(text))
         .map_err(|(field, message)| AppError::invalid(field, message))?;
     let (class, text) =

@@ -9,6 +9,7 @@ use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::OperationStatus;
+use crate::domain::reasons::SystemReason;
 use crate::domain::stall::{StepFacts, detect_stall};
 use crate::domain::steps::Step;
 use serde_json::json;
@@ -93,7 +94,7 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
     .after(
         json!({"status": OperationStatus::Stalled, "event": event, "failure_class": failure_class, "step": stall.step}),
     )
-    .reason(&stall.reason);
+    .reason(&SystemReason::Stalled(stall.reason).text());
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     tracing::info!(process_id = %operation.process_id, event, step = %stall.step, "operation stalled");

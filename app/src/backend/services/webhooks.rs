@@ -9,6 +9,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
+use crate::domain::reasons::SystemReason;
 use crate::domain::reconciliation::Finding;
 use crate::domain::webhooks::{Headers, verify};
 use chrono::Duration;
@@ -122,10 +123,11 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
     let (outcome, action) =
         if applied { ("applied", AuditAction::StepReconciled) } else { ("stale", AuditAction::WebhookStaleIgnored) };
     let detail = if applied {
-        format!("version {version}: {}", verdict.as_str())
+        SystemReason::WebhookApplied { version, verdict }
     } else {
-        format!("version {version} is not newer than the step's")
-    };
+        SystemReason::WebhookNotNewer { version }
+    }
+    .text();
     let event =
         NewEvent { receipt_id: receipt.id, step_id: Some(step.id), version: Some(version), outcome, detail: &detail };
     db::webhooks::insert_event(&mut tx, &event, now).await?;
@@ -164,10 +166,11 @@ enum Outcome {
 /// A receipt that concerns no step: recorded as processed with why.
 async fn finish(state: &AppState, receipt: &ReceiptRow, actor: Actor, outcome: Outcome) -> Result<(), AppError> {
     let (outcome, detail) = match outcome {
-        Outcome::Unreadable => ("unreadable", "the body is not JSON (or was purged)"),
-        Outcome::Unmatched => ("unmatched", "no step of this connector has that idempotency key or result ID"),
-        Outcome::NoConnector => ("unmatched", "the connector no longer accepts webhooks"),
+        Outcome::Unreadable => ("unreadable", SystemReason::WebhookUnreadable),
+        Outcome::Unmatched => ("unmatched", SystemReason::WebhookUnmatched),
+        Outcome::NoConnector => ("unmatched", SystemReason::WebhookConnectorClosed),
     };
+    let detail = &detail.text();
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if !db::webhooks::mark_processed(&mut tx, receipt.id, now).await? {

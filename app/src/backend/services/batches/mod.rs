@@ -330,7 +330,7 @@ pub async fn confirm(
     };
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
     // Every requested member passed all five checks when it was requested (the others dropped out).
-    let prefill = Prefill { check, holds: true, evidence: String::new() };
+    let prefill = Prefill { check, holds: true, evidence: checklist::Found::Text(String::new()) };
     checklist::confirmation(&prefill, comment, class.zip(text))
         .map_err(|(field, message)| AppError::invalid(field, message))?;
     let (class, text) =
