@@ -94,12 +94,52 @@ pub enum Finding {
         authoritative: bool,
     },
     /// No look-up is possible (e.g. no result ID and no key search at this provider).
-    NoLookup {
-        why: String,
-    },
-    Failed {
-        reason: String,
-    },
+    NoLookup(LookupProblem),
+    Failed(LookupProblem),
+}
+
+/// Why a look-up gave no answer, as facts. Its English `text` is what the evidence keeps (the API and the
+/// exports), and reads back with `parse`; the pages say it in the reader's language.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum LookupProblem {
+    /// No answer within the connector's timeout.
+    NoAnswerWithin { seconds: u64 },
+    /// The provider answered with an HTTP error status.
+    HttpStatus { status: u16 },
+    /// The provider's answer is not JSON.
+    NotJson,
+    /// No result ID to look up, at a provider that cannot search by key.
+    NoResultId,
+    /// Anything else (no connection, a refused address), in the technical words of the library, redacted.
+    Other { detail: String },
+}
+
+impl LookupProblem {
+    pub fn text(&self) -> String {
+        match self {
+            LookupProblem::NoAnswerWithin { seconds } => format!("no answer within {seconds} s"),
+            LookupProblem::HttpStatus { status } => format!("the provider answered HTTP {status}"),
+            LookupProblem::NotJson => "the provider's answer is not JSON".into(),
+            LookupProblem::NoResultId => "no result ID to look up at this provider".into(),
+            LookupProblem::Other { detail } => redact(detail),
+        }
+    }
+
+    pub fn parse(text: &str) -> LookupProblem {
+        let number = |before: &str, after: &str| text.strip_prefix(before)?.strip_suffix(after)?.parse().ok();
+        if let Some(seconds) = number("no answer within ", " s") {
+            return LookupProblem::NoAnswerWithin { seconds };
+        }
+        if let Some(status) = number("the provider answered HTTP ", "") {
+            return LookupProblem::HttpStatus { status: status as u16 };
+        }
+        match text {
+            "the provider's answer is not JSON" => LookupProblem::NotJson,
+            "no result ID to look up at this provider" => LookupProblem::NoResultId,
+            _ => LookupProblem::Other { detail: text.to_string() },
+        }
+    }
 }
 
 /// When a provider's "not found" may count as proof.
@@ -171,9 +211,9 @@ pub enum Basis {
     NotFoundPastRetention { retention_days: i64 },
     /// The provider answered with no record at all.
     EmptyResult,
-    /// The look-up failed; the technical reason, redacted.
+    /// The look-up failed; why, as `LookupProblem::text` writes it.
     LookupFailed { detail: String },
-    /// No look-up is possible; why, technically.
+    /// No look-up is possible; why, as `LookupProblem::text` writes it.
     NoLookup { detail: String },
     /// A person recorded the verdict with what they checked.
     ByHand { text: String },
@@ -261,10 +301,10 @@ pub fn judge(
     now: DateTime<Utc>,
 ) -> (Verdict, Evidence) {
     match finding {
-        Finding::Failed { reason } => {
-            (Verdict::LookupFailed, Evidence::of(Basis::LookupFailed { detail: redact(reason) }))
+        Finding::Failed(problem) => {
+            (Verdict::LookupFailed, Evidence::of(Basis::LookupFailed { detail: problem.text() }))
         }
-        Finding::NoLookup { why } => (Verdict::Unknown, Evidence::of(Basis::NoLookup { detail: redact(why) })),
+        Finding::NoLookup(problem) => (Verdict::Unknown, Evidence::of(Basis::NoLookup { detail: problem.text() })),
         Finding::NotFound { authoritative } => {
             let visible_since = step.attempted_at + Duration::seconds(rules.consistency_delay_seconds);
             let forgotten_at = step.attempted_at + Duration::days(rules.retention_days);
@@ -493,8 +533,8 @@ mod tests {
             judge_with(Finding::Found(vec![record(RecordStatus::Unclear, 4000)]), &content, at(5)),
             Verdict::Unknown
         );
-        assert_eq!(judge_with(Finding::Failed { reason: "timeout".into() }, &content, at(5)), Verdict::LookupFailed);
-        assert_eq!(judge_with(Finding::NoLookup { why: "no result ID".into() }, &content, at(5)), Verdict::Unknown);
+        assert_eq!(judge_with(Finding::Failed(LookupProblem::NotJson), &content, at(5)), Verdict::LookupFailed);
+        assert_eq!(judge_with(Finding::NoLookup(LookupProblem::NoResultId), &content, at(5)), Verdict::Unknown);
         assert_eq!(judge_with(Finding::Found(vec![]), &content, at(5)), Verdict::Unknown);
     }
 

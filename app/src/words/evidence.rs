@@ -1,6 +1,6 @@
 //! What a reconciliation's verdict rests on, said in the reader's language (the API and exports keep the
 //! English `summary`).
-use crate::domain::reconciliation::Basis;
+use crate::domain::reconciliation::{Basis, LookupProblem};
 use crate::i18n::{Locale, td_string};
 
 pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
@@ -26,10 +26,31 @@ pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
             td_string!(l, operation.basis.not_found_past_retention, days = *retention_days).to_string()
         }
         Basis::EmptyResult => td_string!(l, operation.basis.empty_result).to_string(),
-        Basis::LookupFailed { detail } => td_string!(l, operation.basis.lookup_failed, detail = detail).to_string(),
-        Basis::NoLookup { detail } => td_string!(l, operation.basis.no_lookup, detail = detail).to_string(),
+        Basis::LookupFailed { detail } => {
+            let detail = problem_label_in(l, &LookupProblem::parse(detail));
+            td_string!(l, operation.basis.lookup_failed, detail = detail).to_string()
+        }
+        Basis::NoLookup { detail } => {
+            let detail = problem_label_in(l, &LookupProblem::parse(detail));
+            td_string!(l, operation.basis.no_lookup, detail = detail).to_string()
+        }
         // What a person wrote, and older sentences this version does not recognise, stay as written.
         Basis::ByHand { text } | Basis::Text { text } => text.clone(),
+    }
+}
+
+/// Why a look-up gave no answer; a library's technical words stay as they are.
+pub fn problem_label_in(l: Locale, problem: &LookupProblem) -> String {
+    match problem {
+        LookupProblem::NoAnswerWithin { seconds } => {
+            td_string!(l, operation.basis.problem.no_answer_within, seconds = *seconds).to_string()
+        }
+        LookupProblem::HttpStatus { status } => {
+            td_string!(l, operation.basis.problem.http_status, status = *status).to_string()
+        }
+        LookupProblem::NotJson => td_string!(l, operation.basis.problem.not_json).to_string(),
+        LookupProblem::NoResultId => td_string!(l, operation.basis.problem.no_result_id).to_string(),
+        LookupProblem::Other { detail } => detail.clone(),
     }
 }
 
@@ -46,6 +67,10 @@ mod tests {
         );
         assert_eq!(basis_label_in(Locale::en, &double), double.summary(), "English says what the API says");
         assert_eq!(basis_label_in(Locale::ja, &Basis::NoRecord), "この冪等キーの記録はありません（確実な照会）");
+        let timeout = Basis::LookupFailed { detail: LookupProblem::NoAnswerWithin { seconds: 10 }.text() };
+        assert_eq!(basis_label_in(Locale::ja, &timeout), "照会に失敗しました（10 秒以内に応答がありません）");
+        let refused = Basis::LookupFailed { detail: LookupProblem::HttpStatus { status: 401 }.text() };
+        assert_eq!(basis_label_in(Locale::en, &refused), "The look-up failed (the provider answered HTTP 401)");
         assert_eq!(
             basis_label_in(Locale::en, &Basis::NotFoundYet { delay_seconds: 30 }),
             "Not found yet; records may take 30 s to appear"

@@ -2,8 +2,9 @@
 use super::systems::{DemoSystems, Service};
 use crate::backend::reconciliation::settings::DemoSettings;
 use crate::backend::reconciliation::{Connector, Lookup, WebhookRecord};
+use crate::contract::AppError;
 use crate::domain::ai::Usage;
-use crate::domain::reconciliation::{Finding, Record, RecordStatus};
+use crate::domain::reconciliation::{Finding, LookupProblem, Record, RecordStatus};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -35,7 +36,9 @@ impl Connector for DemoConnector {
                 Finding::Found(vec![record(self.service, Some(e.id.clone()), Some(e.created_at), e.status, &e.content)])
             }
             Ok(None) => Finding::NotFound { authoritative: self.authoritative },
-            Err(e) => Finding::Failed { reason: e.to_string() },
+            Err(AppError::Unauthorized) => Finding::Failed(LookupProblem::HttpStatus { status: 401 }),
+            Err(AppError::TooManyRequests { .. }) => Finding::Failed(LookupProblem::HttpStatus { status: 429 }),
+            Err(e) => Finding::Failed(LookupProblem::Other { detail: e.to_string() }),
         }
     }
 

@@ -3,7 +3,7 @@
 use super::settings::{CommonSettings, HttpJsonSettings};
 use super::{Connector, Lookup, WebhookRecord, json_path as get, ssrf};
 use crate::domain::ai::Usage;
-use crate::domain::reconciliation::{Finding, Record, RecordStatus, redact};
+use crate::domain::reconciliation::{Finding, LookupProblem, Record, RecordStatus};
 use chrono::{DateTime, TimeZone, Utc};
 use reqwest::{Client, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
@@ -42,14 +42,15 @@ impl HttpJsonConnector {
         let template = self.settings.url.as_deref().unwrap_or_default();
         let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
         if template.contains("{result_id}") && lookup.result_id.is_none() {
-            return Err(Finding::NoLookup { why: "no result ID to look up at this provider".into() });
+            return Err(Finding::NoLookup(LookupProblem::NoResultId));
         }
         let filled = template
             .replace("{idempotency_key}", &encode(&lookup.idempotency_key))
             .replace("{process_id}", &encode(&lookup.process_id))
             .replace("{result_id}", &encode(lookup.result_id.as_deref().unwrap_or_default()));
-        let url = Url::parse(&filled).map_err(|e| Finding::Failed { reason: format!("bad URL: {e}") })?;
-        ssrf::check_url(&url, self.settings.allow_loopback).map_err(|reason| Finding::Failed { reason })?;
+        let other = |detail: String| Finding::Failed(LookupProblem::Other { detail });
+        let url = Url::parse(&filled).map_err(|e| other(format!("bad URL: {e}")))?;
+        ssrf::check_url(&url, self.settings.allow_loopback).map_err(other)?;
         Ok(url)
     }
 
@@ -98,10 +99,10 @@ impl Connector for HttpJsonConnector {
 
     async fn look_up(&self, lookup: &Lookup) -> Finding {
         if let Some(reason) = &self.broken {
-            return Finding::Failed { reason: reason.clone() };
+            return Finding::Failed(LookupProblem::Other { detail: reason.clone() });
         }
         let Some(client) = &self.client else {
-            return Finding::Failed { reason: "no HTTP client".into() };
+            return Finding::Failed(LookupProblem::Other { detail: "no HTTP client".into() });
         };
         let url = match self.url(lookup) {
             Ok(url) => url,
@@ -119,7 +120,7 @@ impl Connector for HttpJsonConnector {
             Ok(answer) => answer,
             // The error text names the host and the cause, never the request headers.
             Err(e) => {
-                return Finding::Failed { reason: redact(&describe(&e)) };
+                return Finding::Failed(LookupProblem::Other { detail: describe(&e) });
             }
         };
         let status = answer.status();
@@ -127,12 +128,12 @@ impl Connector for HttpJsonConnector {
             return Finding::NotFound { authoritative: self.authoritative };
         }
         if !status.is_success() {
-            return Finding::Failed { reason: format!("the provider answered HTTP {}", status.as_u16()) };
+            return Finding::Failed(LookupProblem::HttpStatus { status: status.as_u16() });
         }
         let body: Value = match answer.json().await {
             Ok(body) => body,
             Err(_) => {
-                return Finding::Failed { reason: "the provider's answer is not JSON".into() };
+                return Finding::Failed(LookupProblem::NotJson);
             }
         };
         match self.records(&body) {

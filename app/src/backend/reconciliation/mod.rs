@@ -10,7 +10,9 @@ use super::demo::connector::DemoConnector;
 use super::demo::systems::DemoSystems;
 use crate::domain::ai::Prices;
 use crate::domain::configuration::Config;
-use crate::domain::reconciliation::{AbsenceRules, Evidence, Finding, Record, StepContext, Verdict, judge};
+use crate::domain::reconciliation::{
+    AbsenceRules, Evidence, Finding, LookupProblem, Record, StepContext, Verdict, judge,
+};
 use crate::domain::webhooks::Secret;
 use chrono::{DateTime, Utc};
 use serde_json::Map;
@@ -85,7 +87,7 @@ impl ConfiguredConnector {
         let limit = Duration::from_secs(self.common.timeout_seconds);
         match tokio::time::timeout(limit, self.connector.look_up(lookup)).await {
             Ok(finding) => finding,
-            Err(_) => Finding::Failed { reason: format!("no answer within {} s", self.common.timeout_seconds) },
+            Err(_) => Finding::Failed(LookupProblem::NoAnswerWithin { seconds: self.common.timeout_seconds }),
         }
     }
 }
