@@ -9,6 +9,7 @@ use app::backend::AppState;
 use app::backend::auth::AuthSession;
 use app::backend::charts::{self, Chart};
 use app::backend::services;
+use app::domain::invalid::{Invalid, Rule};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
@@ -38,7 +39,8 @@ async fn review_chart(
 ) -> Response {
     let drawn = async {
         let caller = crate::audit_export::caller(auth, &headers)?;
-        let chart = Chart::parse(&query.chart).ok_or_else(|| AppError::invalid("chart", "rates, counts or latency"))?;
+        let chart = Chart::parse(&query.chart)
+            .ok_or_else(|| AppError::invalid("chart", Invalid::new(Rule::Unknown, "rates, counts or latency")))?;
         let review = services::reviews::resolve(&state, &caller, &query.review)?;
         let trend = services::reviews::trend(&state, review.scope.as_deref(), review.period).await?;
         charts::draw(chart, &trend, app::api::locale_of(&headers))

@@ -68,9 +68,15 @@ pub async fn list_batches() -> Result<Vec<BatchSummary>, AppError> {
 pub async fn request_batch(id: String, rate_per_minute: Option<String>) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
     let rate = match rate_per_minute.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => Some(
-            r.parse::<u32>().map_err(|_| AppError::invalid("rate_per_minute", "a whole number of reruns a minute"))?,
-        ),
+        Some(r) => Some(r.parse::<u32>().map_err(|_| {
+            AppError::invalid(
+                "rate_per_minute",
+                crate::domain::invalid::Invalid::new(
+                    crate::domain::invalid::Rule::OutOfRange,
+                    "a whole number of reruns a minute",
+                ),
+            )
+        })?),
         None => None,
     };
     services::batches::request(&state, &caller, &id, rate).await

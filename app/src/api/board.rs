@@ -56,7 +56,12 @@ pub async fn record_manual_verdict(
     evidence: String,
 ) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
-    let verdict = Verdict::parse(&verdict).ok_or_else(|| AppError::invalid("verdict", "unknown verdict"))?;
+    let verdict = Verdict::parse(&verdict).ok_or_else(|| {
+        AppError::invalid(
+            "verdict",
+            crate::domain::invalid::Invalid::new(crate::domain::invalid::Rule::Unknown, "unknown verdict"),
+        )
+    })?;
     services::holds::manual_verdict(&state, &caller, &process_id, &step, verdict, &evidence).await
 }
 

@@ -21,7 +21,15 @@ pub async fn start_drill(faults: String, minutes: i64, note: String) -> Result<S
     let (state, caller) = context::caller().await?;
     let mut chosen = Vec::new();
     for name in faults.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        chosen.push(Fault::parse(name).ok_or_else(|| AppError::invalid("faults", format!("unknown fault '{name}'")))?);
+        chosen.push(Fault::parse(name).ok_or_else(|| {
+            AppError::invalid(
+                "faults",
+                crate::domain::invalid::Invalid::new(
+                    crate::domain::invalid::Rule::Unknown,
+                    format!("unknown fault '{name}'"),
+                ),
+            )
+        })?);
     }
     services::drills::start(&state, &caller, &chosen, minutes, &note).await
 }

@@ -42,7 +42,7 @@ pub enum AppError {
 impl AppError {
     pub fn invalid(field: &str, problem: impl Into<Invalid>) -> Self {
         let Invalid { rule, message } = problem.into();
-        AppError::Validation(vec![FieldError { field: field.to_string(), message, rule }])
+        AppError::Validation(vec![FieldError { field: field.to_string(), message, rule: Some(rule) }])
     }
 
     pub fn conflict(problem: Conflict, detail: impl ToString) -> Self {
@@ -97,11 +97,13 @@ impl FromServerFnError for AppError {
         match value {
             // A malformed request from a client is the client's mistake, not ours.
             ServerFnErrorErr::Args(message) | ServerFnErrorErr::MissingArg(message) => {
-                AppError::invalid("request", message)
+                AppError::invalid("request", Invalid::new(Rule::Malformed, message))
             }
             // On the server it is the request's body that could not be read; in the browser, the answer.
             #[cfg(feature = "ssr")]
-            ServerFnErrorErr::Deserialization(message) => AppError::invalid("request", message),
+            ServerFnErrorErr::Deserialization(message) => {
+                AppError::invalid("request", Invalid::new(Rule::Malformed, message))
+            }
             #[cfg(not(feature = "ssr"))]
             ServerFnErrorErr::Deserialization(message) => AppError::Transport(message),
             ServerFnErrorErr::Request(message) | ServerFnErrorErr::Response(message) => AppError::Transport(message),

@@ -76,7 +76,8 @@ impl ReviewQuery {
     pub fn period_kind(&self) -> Result<PeriodKind, AppError> {
         match self.period.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
             None => Ok(PeriodKind::Week),
-            Some(text) => PeriodKind::parse(text).ok_or_else(|| AppError::invalid("period", "week or month")),
+            Some(text) => PeriodKind::parse(text)
+                .ok_or_else(|| AppError::invalid("period", Invalid::new(Rule::Unknown, "week or month"))),
         }
     }
 

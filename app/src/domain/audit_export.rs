@@ -84,12 +84,12 @@ pub enum ExportFormat {
 }
 
 impl std::str::FromStr for ExportFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Self, Invalid> {
         match s {
             "csv" => Ok(ExportFormat::Csv),
             "jsonl" => Ok(ExportFormat::Jsonl),
-            other => Err(format!("unknown export format '{other}' (csv or jsonl)")),
+            other => Err(Invalid::new(Rule::Unknown, format!("unknown export format '{other}' (csv or jsonl)"))),
         }
     }
 }

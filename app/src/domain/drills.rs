@@ -110,10 +110,11 @@ pub fn decision_of(action: &str) -> Option<Action> {
 }
 
 /// A drill lasts at least a few minutes and at most a working day.
-pub fn period(minutes: i64) -> Result<Duration, String> {
+pub fn period(minutes: i64) -> Result<Duration, super::invalid::Invalid> {
+    use super::invalid::{Invalid, Rule};
     match minutes {
         5..=480 => Ok(Duration::minutes(minutes)),
-        _ => Err("a drill lasts 5 to 480 minutes".into()),
+        _ => Err(Invalid::new(Rule::OutOfRange, "a drill lasts 5 to 480 minutes")),
     }
 }
 

@@ -186,18 +186,18 @@ mod tests {
     #[test]
     fn texts_are_trimmed_required_and_bounded() {
         assert_eq!(title("  注文が二重に登録された  ").unwrap(), "注文が二重に登録された");
-        assert_eq!(title(" ").unwrap_err().rule, Some(Rule::Required));
-        assert_eq!(title(&"あ".repeat(MAX_TITLE_CHARS + 1)).unwrap_err().rule, Some(Rule::TooLong));
+        assert_eq!(title(" ").unwrap_err().rule, Rule::Required);
+        assert_eq!(title(&"あ".repeat(MAX_TITLE_CHARS + 1)).unwrap_err().rule, Rule::TooLong);
         assert!(text(&"あ".repeat(MAX_TEXT_CHARS)).is_ok());
-        assert_eq!(text(&"あ".repeat(MAX_TEXT_CHARS + 1)).unwrap_err().rule, Some(Rule::TooLong));
+        assert_eq!(text(&"あ".repeat(MAX_TEXT_CHARS + 1)).unwrap_err().rule, Rule::TooLong);
     }
 
     #[test]
     fn process_ids_are_split_by_commas_or_lines_and_kept_once() {
         assert_eq!(process_ids("ORD-1, ORD-2\nORD-3、ORD-1").unwrap(), ["ORD-1", "ORD-2", "ORD-3"]);
-        assert_eq!(process_ids(" ,\n ").unwrap_err().rule, Some(Rule::Required));
+        assert_eq!(process_ids(" ,\n ").unwrap_err().rule, Rule::Required);
         let many: Vec<String> = (0..=MAX_OPERATIONS).map(|n| format!("ORD-{n}")).collect();
-        assert_eq!(process_ids(&many.join(",")).unwrap_err().rule, Some(Rule::TooLong));
+        assert_eq!(process_ids(&many.join(",")).unwrap_err().rule, Rule::TooLong);
     }
 
     #[test]
@@ -215,17 +215,17 @@ mod tests {
     fn a_bad_or_future_time_is_refused() {
         let now = Utc.with_ymd_and_hms(2026, 11, 30, 3, 0, 0).unwrap();
         let tokyo = chrono_tz::Asia::Tokyo;
-        assert_eq!(occurred_at("", tokyo, now).unwrap_err().rule, Some(Rule::Required));
-        assert_eq!(occurred_at("yesterday", tokyo, now).unwrap_err().rule, Some(Rule::Unknown));
-        assert_eq!(occurred_at("2026-13-01T09:00", tokyo, now).unwrap_err().rule, Some(Rule::Unknown));
+        assert_eq!(occurred_at("", tokyo, now).unwrap_err().rule, Rule::Required);
+        assert_eq!(occurred_at("yesterday", tokyo, now).unwrap_err().rule, Rule::Unknown);
+        assert_eq!(occurred_at("2026-13-01T09:00", tokyo, now).unwrap_err().rule, Rule::Unknown);
         assert!(occurred_at("2026-12-01T09:00", tokyo, now).is_err(), "tomorrow has not happened yet");
     }
 
     #[test]
     fn a_due_date_is_a_calendar_date() {
         assert_eq!(due_on(" 2026-12-15 ").unwrap(), date("2026-12-15"));
-        assert_eq!(due_on("").unwrap_err().rule, Some(Rule::Required));
-        assert_eq!(due_on("2026-02-30").unwrap_err().rule, Some(Rule::Unknown));
-        assert_eq!(due_on("15/12/2026").unwrap_err().rule, Some(Rule::Unknown));
+        assert_eq!(due_on("").unwrap_err().rule, Rule::Required);
+        assert_eq!(due_on("2026-02-30").unwrap_err().rule, Rule::Unknown);
+        assert_eq!(due_on("15/12/2026").unwrap_err().rule, Rule::Unknown);
     }
 }

@@ -34,6 +34,11 @@ pub enum Rule {
     NoneChosen,
     /// A review of a period that has not started yet.
     NotStartedYet,
+    /// A value the pages never send: a request made by hand or by a client of the JSON API.
+    Malformed,
+    /// A verdict a person may not record by hand (only what was found out: executed, mismatch, not executed,
+    /// unknown).
+    NotByHand,
 }
 
 /// Where a refusal lists the process IDs that were not found (the pages show them in the reader's words).
@@ -53,26 +58,13 @@ pub fn ids_in(message: &str) -> Option<&str> {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invalid {
-    pub rule: Option<Rule>,
+    pub rule: Rule,
     pub message: String,
 }
 
 impl Invalid {
     pub fn new(rule: Rule, message: impl Into<String>) -> Self {
-        Invalid { rule: Some(rule), message: message.into() }
-    }
-}
-
-/// A refusal without a rule: the pages show the sentence as it is.
-impl From<String> for Invalid {
-    fn from(message: String) -> Self {
-        Invalid { rule: None, message }
-    }
-}
-
-impl From<&str> for Invalid {
-    fn from(message: &str) -> Self {
-        Invalid { rule: None, message: message.to_string() }
+        Invalid { rule, message: message.into() }
     }
 }
 
@@ -97,7 +89,7 @@ mod tests {
     #[test]
     fn unknown_process_ids_are_named_in_the_refusal() {
         let refusal = unknown_process_ids(&["ORD-9", "INV-2001"]);
-        assert_eq!(refusal.rule, Some(Rule::Unknown));
+        assert_eq!(refusal.rule, Rule::Unknown);
         assert_eq!(ids_in(&refusal.message), Some("ORD-9, INV-2001"));
     }
 }

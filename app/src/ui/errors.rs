@@ -42,6 +42,8 @@ pub fn field_in(l: Locale, f: &FieldError, label: Option<&str>) -> String {
         Rule::TooMany => return td_string!(l, common.error.too_many).to_string(),
         Rule::OneDepartment => return td_string!(l, common.error.one_department).to_string(),
         Rule::NotStartedYet => return td_string!(l, common.error.not_started_yet).to_string(),
+        Rule::Malformed => return td_string!(l, common.error.malformed).to_string(),
+        Rule::NotByHand => return td_string!(l, common.error.not_by_hand).to_string(),
         Rule::Unknown if f.field.starts_with("process_id") => {
             let ids = ids_in(&f.message).unwrap_or_default();
             return td_string!(l, common.error.unknown_process_ids, ids = ids).to_string();
@@ -72,6 +74,17 @@ fn field_label(l: Locale, field: &str) -> String {
         "email" => td_string!(l, common.field.email),
         "department" | "departments" => td_string!(l, common.field.departments),
         "name" => td_string!(l, common.field.name),
+        "roles" => td_string!(l, common.field.roles),
+        "format" => td_string!(l, common.field.format),
+        "verdict" => td_string!(l, common.field.verdict),
+        "cause_class" => td_string!(l, common.field.cause_class),
+        "cause_text" | "cause" => td_string!(l, common.field.cause_text),
+        "number" => td_string!(l, common.field.number),
+        "step" => td_string!(l, common.field.step),
+        "minutes" => td_string!(l, common.field.minutes),
+        "note" => td_string!(l, common.field.note),
+        "period" => td_string!(l, common.field.period),
+        "title" => td_string!(l, common.field.title),
         "language" => td_string!(l, common.language.label),
         "time_zone" => td_string!(l, common.account.time_zone),
         "rate_per_minute" => td_string!(l, rerun.batch.field.rate),
@@ -174,11 +187,15 @@ mod tests {
     }
 
     #[test]
-    fn a_refusal_without_a_rule_shows_the_servers_sentence_after_the_headline() {
-        let plain = AppError::invalid("filter", "unknown export format 'xml' (csv or jsonl)");
+    fn the_refusals_that_once_showed_the_servers_sentence_have_their_rule() {
+        let format = "xml".parse::<crate::domain::audit_export::ExportFormat>().unwrap_err();
+        assert_eq!(error_in(Locale::ja, &AppError::invalid("format", format)), "形式: 登録されていない値です");
+        let by_hand = AppError::invalid("verdict", Invalid::new(Rule::NotByHand, "record what was found out"));
+        assert!(error_in(Locale::en, &by_hand).starts_with("Only what was found out can be recorded by hand"));
+        let made_by_hand = AppError::invalid("request", Invalid::new(Rule::Malformed, "missing field `verdict`"));
         assert_eq!(
-            error_in(Locale::ja, &plain),
-            "入力内容を確認してください: unknown export format 'xml' (csv or jsonl)"
+            error_in(Locale::ja, &made_by_hand),
+            "送信された値の形式が正しくありません。画面から操作し直してください。"
         );
     }
 }

@@ -452,7 +452,7 @@ mod tests {
     #[test]
     fn a_report_naming_unknown_operations_is_refused_with_their_ids_in_the_readers_language() {
         let refusal = unknown_process_ids(&["ORD-9"]);
-        let field = FieldError { field: "process_ids".into(), message: refusal.message, rule: refusal.rule };
+        let field = FieldError { field: "process_ids".into(), message: refusal.message, rule: Some(refusal.rule) };
         assert_eq!(
             field_text(Locale::ja, &field),
             "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9"

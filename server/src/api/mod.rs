@@ -6,6 +6,7 @@ pub mod problem;
 use app::api::operations::{OperationView, RegisterOperation, StepEvent, StepEventAnswer};
 use app::backend::AppState;
 use app::backend::services::{operations, step_events};
+use app::domain::invalid::{Invalid, Rule};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -81,7 +82,9 @@ fn json_answer(status: u16, body: String, replayed: bool) -> Response {
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem> {
     serde_json::from_slice(body).map_err(|e| {
         Problem(match e.classify() {
-            serde_json::error::Category::Data => app::api::AppError::invalid("body", e.to_string()),
+            serde_json::error::Category::Data => {
+                app::api::AppError::invalid("body", Invalid::new(Rule::Malformed, e.to_string()))
+            }
             _ => app::api::AppError::BadRequest(format!("the body is not JSON: {e}")),
         })
     })

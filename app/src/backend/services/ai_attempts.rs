@@ -10,6 +10,7 @@ use crate::contract::operations::StepEvent;
 use crate::domain::ai::cost_micro_yen;
 use crate::domain::audit::AuditEntry;
 use crate::domain::audit_action::AuditAction;
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::operations::StepEventType;
 use crate::domain::reconciliation::Record;
 use crate::domain::rights::Act;
@@ -95,7 +96,10 @@ pub async fn adopt(
     caller.check_act(Act::AdoptResult, &operation.department)?;
     let step = db::operations::step_by_name(&mut tx, operation.id, step_name).await?.ok_or(AppError::NotFound)?;
     if !db::ai_attempts::adopt(&mut tx, step.id, result_id).await? {
-        return Err(AppError::invalid("result_id", "no completed generation with this result ID for this step"));
+        return Err(AppError::invalid(
+            "result_id",
+            Invalid::new(Rule::Unknown, "no completed generation with this result ID for this step"),
+        ));
     }
     let entry = AuditEntry::new(caller.actor(), AuditAction::AiAttemptAdopted, "operation", process_id)
         .department(Some(&operation.department))

@@ -42,10 +42,16 @@ pub async fn create(
 ) -> Result<(i64, String), AppError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 {
-        return Err(AppError::invalid("name", "the client name must be 1 to 100 characters"));
+        return Err(AppError::invalid(
+            "name",
+            Invalid::new(Rule::OutOfRange, "the client name must be 1 to 100 characters"),
+        ));
     }
     if departments.is_empty() {
-        return Err(AppError::invalid("department", "a token needs at least one department"));
+        return Err(AppError::invalid(
+            "department",
+            Invalid::new(Rule::NoneChosen, "a token needs at least one department"),
+        ));
     }
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);

@@ -11,6 +11,7 @@ use crate::domain::audit::AuditEntry;
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::{may_be_held, may_record_by_hand, reason};
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::operations::{OperationEvent, OperationStatus};
 use crate::domain::reconciliation::{Basis, Evidence, Verdict};
 use crate::domain::rights::Act;
@@ -88,17 +89,15 @@ pub async fn manual_verdict(
 ) -> Result<(), AppError> {
     let evidence_text = field("evidence", evidence_text)?;
     if !may_record_by_hand(verdict) {
-        return Err(AppError::invalid(
-            "verdict",
-            "record what was found out: executed, executed_mismatch, not_executed or unknown",
-        ));
+        let why = "record what was found out: executed, executed_mismatch, not_executed or unknown";
+        return Err(AppError::invalid("verdict", Invalid::new(Rule::NotByHand, why)));
     }
     let operation = operation_for(state, caller, process_id, Act::RecordVerdict).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let step = db::operations::step_by_name(&mut tx, operation.id, step_name)
         .await?
-        .ok_or_else(|| AppError::invalid("step", "no such step in this operation"))?;
+        .ok_or_else(|| AppError::invalid("step", Invalid::new(Rule::Unknown, "no such step in this operation")))?;
     let evidence = Evidence::of(Basis::ByHand { text: evidence_text.clone() });
     let evidence_json = serde_json::to_string(&evidence).map_err(|e| AppError::internal("evidence", e))?;
     let asked_by = format!("manual:{}", caller.user().username);

@@ -72,7 +72,11 @@ struct Refusals(Vec<FieldError>);
 
 impl Refusals {
     fn check<T>(&mut self, field: &str, checked: Result<T, Invalid>) -> Option<T> {
-        checked.map_err(|Invalid { rule, message }| self.0.push(FieldError { field: field.into(), message, rule })).ok()
+        checked
+            .map_err(|Invalid { rule, message }| {
+                self.0.push(FieldError { field: field.into(), message, rule: Some(rule) })
+            })
+            .ok()
     }
 
     fn finish(self) -> Result<(), AppError> {

@@ -63,7 +63,8 @@ async fn register_marked(
             Invalid::new(Rule::Required, "every operation needs its process ID"),
         ));
     }
-    let request = RegisterOperation::deserialize(body).map_err(|e| AppError::invalid("body", e.to_string()))?;
+    let request = RegisterOperation::deserialize(body)
+        .map_err(|e| AppError::invalid("body", Invalid::new(Rule::Malformed, e.to_string())))?;
     let claim = idempotency::claim(state, client.id, key.as_str(), &fingerprint(body)).await;
     if let Err(AppError::Conflict { problem, .. }) = &claim
         && *problem == Conflict::IdempotencyKeyMismatch
@@ -109,32 +110,37 @@ async fn insert(
     if !client.may_see(department.as_str()) {
         return Err(AppError::NotFound);
     }
-    let workflow = state
-        .config
-        .workflow(&request.workflow)
-        .ok_or_else(|| AppError::invalid("workflow", format!("unknown workflow '{}'", request.workflow)))?;
+    let workflow = state.config.workflow(&request.workflow).ok_or_else(|| {
+        AppError::invalid("workflow", Invalid::new(Rule::Unknown, format!("unknown workflow '{}'", request.workflow)))
+    })?;
     if workflow.department != department.as_str() {
         let message = format!("workflow '{}' belongs to department '{}'", workflow.name, workflow.department);
-        return Err(AppError::invalid("department", message));
+        return Err(AppError::invalid("department", Invalid::new(Rule::Malformed, message)));
     }
     let expected: Vec<&str> = workflow.steps.iter().map(|s| s.name.as_str()).collect();
     let given: Vec<&str> = request.steps.iter().map(|s| s.name.as_str()).collect();
     if expected != given {
         let message = format!("steps must be exactly {expected:?} in this order (got {given:?})");
-        return Err(AppError::invalid("steps", message));
+        return Err(AppError::invalid("steps", Invalid::new(Rule::Malformed, message)));
     }
     // Content is what connectors compare field by field: an object, as the API document says, or nothing.
     if request.content.as_ref().is_some_and(|c| !c.is_object()) {
-        return Err(AppError::invalid("content", "content must be a JSON object"));
+        return Err(AppError::invalid("content", Invalid::new(Rule::Malformed, "content must be a JSON object")));
     }
     if request.steps.iter().any(|s| s.content.as_ref().is_some_and(|c| !c.is_object())) {
-        return Err(AppError::invalid("steps", "a step's content must be a JSON object"));
+        return Err(AppError::invalid(
+            "steps",
+            Invalid::new(Rule::Malformed, "a step's content must be a JSON object"),
+        ));
     }
     let mut keys: Vec<IdempotencyKey> = Vec::new();
     for step in &request.steps {
         let step_key = IdempotencyKey::parse(&step.idempotency_key).map_err(|m| AppError::invalid("steps", m))?;
         if keys.contains(&step_key) {
-            return Err(AppError::invalid("steps", format!("idempotency key '{step_key}' is used by two steps")));
+            return Err(AppError::invalid(
+                "steps",
+                Invalid::new(Rule::Malformed, format!("idempotency key '{step_key}' is used by two steps")),
+            ));
         }
         keys.push(step_key);
     }

@@ -206,7 +206,10 @@ async fn changes_since(
 pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, comment: &str) -> Result<(), AppError> {
     let r = resolve(state, caller, query)?;
     let Some(department) = r.department else {
-        return Err(AppError::invalid("department", "a review is signed off for one department"));
+        return Err(AppError::invalid(
+            "department",
+            Invalid::new(Rule::OneDepartment, "a review is signed off for one department"),
+        ));
     };
     if !is_owner(caller, &department) {
         tracing::warn!(user = %caller.user().username, %department, "review sign-off refused");

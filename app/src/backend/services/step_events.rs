@@ -18,6 +18,7 @@ use crate::contract::AppError;
 use crate::contract::operations::{StepEvent, StepEventAnswer};
 use crate::domain::audit::AuditEntry;
 use crate::domain::audit_action::AuditAction;
+use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::notifications::RerunNews;
 use crate::domain::operations::StepEventType;
 use crate::domain::rerun_request::RequestEvent;
@@ -75,13 +76,16 @@ pub async fn report(
 /// Refuses what no step could take.
 fn check(event: &StepEvent) -> Result<(), AppError> {
     if event.seq < 0 {
-        return Err(AppError::invalid("seq", "seq must be zero or more"));
+        return Err(AppError::invalid("seq", Invalid::new(Rule::OutOfRange, "seq must be zero or more")));
     }
     if event.usage.is_some_and(|u| u.input_tokens < 0 || u.output_tokens < 0) {
-        return Err(AppError::invalid("usage", "token counts must be zero or more"));
+        return Err(AppError::invalid("usage", Invalid::new(Rule::OutOfRange, "token counts must be zero or more")));
     }
     if event.kind == StepEventType::Failed && event.error.is_none() {
-        return Err(AppError::invalid("error", "a failed event needs an error with class and message"));
+        return Err(AppError::invalid(
+            "error",
+            Invalid::new(Rule::Required, "a failed event needs an error with class and message"),
+        ));
     }
     Ok(())
 }

@@ -55,7 +55,7 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
 
 fn field(name: &str, problem: impl Into<Invalid>) -> crate::contract::FieldError {
     let Invalid { rule, message } = problem.into();
-    crate::contract::FieldError { field: name.into(), message, rule }
+    crate::contract::FieldError { field: name.into(), message, rule: Some(rule) }
 }
 
 fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec<String>), AppError> {
@@ -64,7 +64,7 @@ fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec
     roles.sort();
     roles.dedup();
     if roles.is_empty() {
-        errors.push(field("roles", "choose at least one role"));
+        errors.push(field("roles", Invalid::new(Rule::NoneChosen, "choose at least one role")));
     }
     let mut codes = Vec::new();
     for raw in departments {
@@ -77,7 +77,10 @@ fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec
     codes.dedup();
     let needs_department = roles.iter().any(|r| matches!(r, Role::Staff | Role::Manager));
     if needs_department && codes.is_empty() {
-        errors.push(field("departments", "staff and managers belong to at least one department"));
+        errors.push(field(
+            "departments",
+            Invalid::new(Rule::NoneChosen, "staff and managers belong to at least one department"),
+        ));
     }
     if errors.is_empty() { Ok((roles, codes)) } else { Err(AppError::Validation(errors)) }
 }

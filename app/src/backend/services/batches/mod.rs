@@ -319,13 +319,17 @@ pub async fn confirm(
     comment: &str,
     cause: rerun_requests::Cause,
 ) -> Result<(), AppError> {
-    let check = Check::from_number(number).ok_or_else(|| AppError::invalid("number", "a check is numbered 1 to 5"))?;
+    let check = Check::from_number(number)
+        .ok_or_else(|| AppError::invalid("number", Invalid::new(Rule::OutOfRange, "a check is numbered 1 to 5")))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
     allows(&batch, BatchEvent::Submit)?; // the checks are confirmed while it is a draft
     let class = match cause.class.as_deref().filter(|c| !c.is_empty()) {
-        Some(c) => Some(FailureClass::parse(c).ok_or_else(|| AppError::invalid("cause_class", "unknown cause class"))?),
+        Some(c) => Some(
+            FailureClass::parse(c)
+                .ok_or_else(|| AppError::invalid("cause_class", Invalid::new(Rule::Unknown, "unknown cause class")))?,
+        ),
         None => None,
     };
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
