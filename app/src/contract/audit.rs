@@ -15,7 +15,7 @@ pub struct AuditRow {
     pub object_type: String,
     pub object_id: String,
     pub department: Option<String>,
-    pub reason: Option<String>,
+    pub reason: Option<ReasonView>,
     pub diff: Vec<DiffLine>,
 }
 
@@ -34,4 +34,12 @@ pub struct AuditPageView {
     pub chain: ChainView,
     /// Auditors may download the trail.
     pub may_export: bool,
+}
+
+/// An event's reason as the page shows it: the system's own in the reader's language, or what a person wrote
+/// (`written`), as they wrote it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasonView {
+    pub text: String,
+    pub written: bool,
 }

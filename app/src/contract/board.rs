@@ -70,7 +70,7 @@ pub struct TimelineEntry {
     /// The raw code (`operation.stalled`), and its name in the reader's language.
     pub action: String,
     pub action_label: String,
-    pub reason: Option<String>,
+    pub reason: Option<super::audit::ReasonView>,
     pub after: Option<String>,
 }
 

@@ -23,6 +23,8 @@ pub struct CheckView {
     /// Whether the system's own check holds.
     pub holds: bool,
     pub evidence: String,
+    /// What an outside system said, as it said it (a step's error message), shown after the evidence.
+    pub evidence_quote: Option<String>,
     pub confirmed_by: Option<String>,
     pub confirmed_at: Option<DateTime<Utc>>,
     pub comment: Option<String>,

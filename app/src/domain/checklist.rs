@@ -87,6 +87,14 @@ pub enum Found {
 }
 
 impl Found {
+    /// What an outside system said, quoted as it said it: the error message of the fifth check.
+    pub fn quote(&self) -> Option<&str> {
+        match self {
+            Found::Cause { error: Some(StepError { message, .. }), .. } => message.as_deref(),
+            _ => None,
+        }
+    }
+
     pub fn to_stored(&self) -> String {
         serde_json::to_string(self).expect("findings serialize")
     }

@@ -43,7 +43,7 @@ pub fn ConfigurationPage() -> impl IntoView {
                                 <tbody>
                                     {c.connectors.into_iter().map(|k| view! {
                                         <tr><td>{k.name}</td><td>{k.kind}</td>
-                                            <td>{k.settings.iter().map(|(key, v)| format!("{key} = {v}")).collect::<Vec<_>>().join(", ")}</td>
+                                            <td><code>{k.settings.iter().map(|(key, v)| format!("{key} = {v}")).collect::<Vec<_>>().join(", ")}</code></td>
                                             <td>{k.credential_envs.values().cloned().collect::<Vec<_>>().join(", ")}</td></tr>
                                     }).collect_view()}
                                 </tbody>
@@ -51,7 +51,7 @@ pub fn ConfigurationPage() -> impl IntoView {
                         </section>
                         <section class="card">
                             <h2>{td_string!(l, admin.config.departments)}</h2>
-                            <ul>{c.departments.into_iter().map(|d| view! { <li>{d.name} " (" <code>{d.code}</code> ")"</li> }).collect_view()}</ul>
+                            <ul>{c.departments.into_iter().map(|d| view! { <li><span data-entered>{d.name}</span> " (" <code>{d.code}</code> ")"</li> }).collect_view()}</ul>
                         </section>
                     }.into_any(),
                 }

@@ -1,9 +1,10 @@
 //! Admin: list users, add one, disable or enable one, change roles and departments.
 use super::data::resource;
+use super::labels::entered;
 use crate::api::DepartmentDto;
 use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
 use crate::domain::roles::Role;
-use crate::i18n::td_string;
+use crate::i18n::{td, td_string};
 use leptos::prelude::*;
 
 fn role_label(role: Role) -> &'static str {
@@ -66,8 +67,8 @@ fn UserTable(
                     let disabled = user.disabled;
                     view! {
                         <tr>
-                            <td>{user.username.clone()}</td>
-                            <td>{user.display_name.clone()}</td>
+                            <td><code>{user.username.clone()}</code></td>
+                            <td data-entered>{user.display_name.clone()}</td>
                             <td>{user.email.clone().unwrap_or_else(|| "—".into())}</td>
                             <td><RoleEditor user=user.clone() departments=departments.clone() roles /></td>
                             <td>
@@ -95,7 +96,7 @@ fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerA
     let l = super::labels::locale();
     view! {
         <fieldset class="inline">
-            <legend class="sr-only">{td_string!(l, admin.users.roles_of, name = user.username.clone())}</legend>
+            <legend class="sr-only">{td!(l, admin.users.roles_of, name = entered(user.username.clone()))}</legend>
             <Choices chosen_roles chosen_departments departments />
             <button class="small" on:click=move |_| {
                 roles.dispatch(SetUserRoles { user_id: id, roles: chosen_roles.get(), departments: chosen_departments.get() });
@@ -132,7 +133,7 @@ fn Choices(
                 <label class="check">
                     <input type="checkbox" prop:checked=move || chosen_departments.get().contains(&code_for_check)
                         on:change=move |_| chosen_departments.update(|list| toggle(list, code.clone())) />
-                    {d.name.clone()}
+                    <span data-entered>{d.name.clone()}</span>
                 </label>
             }
         })

@@ -4,6 +4,7 @@ use super::data::resource;
 use super::download::DownloadWithProgress;
 use super::labels::local_time;
 use crate::api::audit::{AuditPageView, AuditRow, ChainView, audit_page};
+use crate::contract::audit::ReasonView;
 use crate::domain::audit_export::AuditFilterForm;
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -122,7 +123,7 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
         {view.may_export.then(|| view! {
             <p class="exports" data-testid="exports">
                 {td_string!(l, audit.export_lead)}
-                <DownloadWithProgress href=export("csv") label="CSV" /> " ・ "
+                <DownloadWithProgress href=export("csv") label="CSV" /> {td_string!(l, common.dot)}
                 <DownloadWithProgress href=export("jsonl") label=td_string!(l, audit.export_jsonl) />
                 <span class="hint">{td_string!(l, audit.export_hint)}</span>
             </p>
@@ -146,13 +147,22 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
     }
 }
 
+/// An event's reason; what a person wrote is marked as theirs (in the language they wrote it in).
+#[component]
+pub fn Reason(reason: ReasonView) -> impl IntoView {
+    match reason.written {
+        true => view! { <span data-entered>{reason.text}</span> }.into_any(),
+        false => view! { <span>{reason.text}</span> }.into_any(),
+    }
+}
+
 #[component]
 fn EventRow(row: AuditRow) -> impl IntoView {
     let l = super::labels::locale();
     let object = if row.object_type == "operation" {
         view! { <A href=format!("/operations/{}", row.object_id)>{row.object_id.clone()}</A> }.into_any()
     } else {
-        view! { <span>{format!("{} {}", row.object_type, row.object_id)}</span> }.into_any()
+        view! { <code>{format!("{} {}", row.object_type, row.object_id)}</code> }.into_any()
     };
     view! {
         <tr>
@@ -162,18 +172,19 @@ fn EventRow(row: AuditRow) -> impl IntoView {
             // Auditors search and export by the code: it stays under the name.
             <td>{row.action_label}<br /><code class="hint">{row.action}</code></td>
             <td>{object}</td>
-            <td>{row.department.unwrap_or_else(|| "—".into())}</td>
+            <td>{row.department.map_or_else(|| view! { "—" }.into_any(), |d| view! { <code>{d}</code> }.into_any())}</td>
             <td>
-                {row.reason.map(|r| view! { <p class="reason">{td_string!(l, audit.reason, reason = r).to_string()}</p> })}
+                {row.reason.map(|r| view! { <p class="reason">{td_string!(l, audit.reason_lead)} <Reason reason=r /></p> })}
+                // What the event recorded, field by field, exactly as it is stored and exported.
                 {(!row.diff.is_empty()).then(|| view! {
                     <dl class="diff">
                         {row.diff.into_iter().map(|line| {
                             let changed = line.changed();
                             view! {
-                                <dt>{if line.key.is_empty() { td_string!(l, audit.value).to_string() } else { line.key.clone() }}</dt>
+                                <dt>{if line.key.is_empty() { view! { {td_string!(l, audit.value)} }.into_any() } else { view! { <code>{line.key.clone()}</code> }.into_any() }}</dt>
                                 <dd class=if changed { "changed" } else { "same" }>
-                                    {line.before.filter(|_| changed).map(|b| view! { <del>{b}</del> " → " })}
-                                    <ins>{line.after.unwrap_or_else(|| td_string!(l, audit.none).into())}</ins>
+                                    {line.before.filter(|_| changed).map(|b| view! { <del><code>{b}</code></del> " → " })}
+                                    <ins>{line.after.map_or_else(|| view! { {td_string!(l, audit.none)} }.into_any(), |a| view! { <code>{a}</code> }.into_any())}</ins>
                                 </dd>
                             }
                         }).collect_view()}

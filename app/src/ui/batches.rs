@@ -145,11 +145,11 @@ fn SummaryRow(b: BatchSummary) -> impl IntoView {
     let l = locale();
     view! {
         <tr data-batch=b.id.clone()>
-            <td><A href=format!("/batches/{}", b.id)>{b.reason.clone()}</A></td>
+            <td><A href=format!("/batches/{}", b.id)><span data-entered>{b.reason.clone()}</span></A></td>
             <td>{batch_status_label(b.status)}
                 {b.awaits_me.then(|| view! { " " <span class="badge warn" data-testid="awaits-me">{td_string!(l, rerun.batch.awaits_me)}</span> })}</td>
             <td>{b.department.clone()}</td>
-            <td>{b.creator.clone()}</td>
+            <td data-entered>{b.creator.clone()}</td>
             <td>{local_time(b.created_at)}</td>
         </tr>
     }
@@ -261,9 +261,9 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         <h1>{td_string!(l, rerun.batch.title)}<code>{b.id.clone()}</code></h1>
         <dl class="facts card">
             <dt>{td_string!(l, rerun.batch.field.status)}</dt><dd data-testid="batch-status">{batch_status_label(b.status)}</dd>
-            <dt>{td_string!(l, rerun.batch.field.reason)}</dt><dd>{b.reason.clone()}</dd>
+            <dt>{td_string!(l, rerun.batch.field.reason)}</dt><dd data-entered>{b.reason.clone()}</dd>
             <dt>{td_string!(l, rerun.batch.field.department)}</dt><dd>{b.department.clone()}</dd>
-            <dt>{td_string!(l, rerun.batch.field.creator)}</dt><dd>{b.creator.clone()} " · " {local_time(b.created_at)}</dd>
+            <dt>{td_string!(l, rerun.batch.field.creator)}</dt><dd><span data-entered>{b.creator.clone()}</span> " · " {local_time(b.created_at)}</dd>
             <dt>{td_string!(l, rerun.batch.field.rate)}</dt><dd>{td_string!(l, rerun.batch.rate_value, rate = b.rate_per_minute).to_string()}</dd>
             {b.expires_at.map(|at| view! { <dt>{td_string!(l, rerun.batch.field.expires)}</dt><dd>{local_time(at)}</dd> })}
         </dl>
@@ -298,8 +298,8 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                 <h2 id="decisions-title">{td_string!(l, rerun.batch.decisions)}</h2>
                 <ul data-testid="batch-decisions">
                     {b.decisions.iter().map(|d| view! {
-                        <li>{if d.decision == Decision::Approve { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
-                            {local_time(d.decided_at)} {d.comment.clone().map(|c| format!(" · {c}"))}</li>
+                        <li>{if d.decision == Decision::Approve { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " <span data-entered>{d.approver.clone()}</span> " · "
+                            {local_time(d.decided_at)} {d.comment.clone().map(|c| view! { " · " <span data-entered>{c}</span> })}</li>
                     }).collect_view()}
                 </ul>
             </section>

@@ -3,10 +3,10 @@
 //! was chosen and whether the decision table recommends it, with a CSV download.
 use super::data::resource;
 use super::decision_table::action_label;
-use super::labels::{event_label, local_time, locale};
+use super::labels::{entered, event_label, local_time, locale};
 use crate::api::drills::{DrillView, EndDrill, StartDrill, load_drill_report, load_drills};
 use crate::domain::drills::{Fault, ReportLine};
-use crate::i18n::td_string;
+use crate::i18n::{td, td_string};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -111,14 +111,14 @@ fn DrillList(drills: Vec<DrillView>, end: ServerAction<EndDrill>, may_end: bool)
             </tr></thead>
             <tbody>
                 {drills.into_iter().map(|d| {
-                    let faults = d.faults.iter().map(|f| fault_label(*f)).collect::<Vec<_>>().join("・");
+                    let faults = d.faults.iter().map(|f| fault_label(*f)).collect::<Vec<_>>().join(td_string!(l, common.list));
                     let id = d.id.clone();
                     view! {
                         <tr data-drill=d.id.clone()>
-                            <td><A href=format!("/admin/drills/{}", d.id)>{local_time(d.started_at)}</A> " · " {d.started_by.clone()}</td>
+                            <td><A href=format!("/admin/drills/{}", d.id)>{local_time(d.started_at)}</A> " · " <span data-entered>{d.started_by.clone()}</span></td>
                             <td>{faults}</td>
                             <td>{local_time(d.ends_at)} {d.active.then(|| view! { " " <span class="badge warn">{td_string!(l, admin.drills.active)}</span> })}</td>
-                            <td>{d.note.clone()}</td>
+                            <td data-entered>{d.note.clone()}</td>
                             <td>{(d.active && may_end).then(|| view! {
                                 <ActionForm action=end attr:class="inline">
                                     <input type="hidden" name="id" value=id.clone() />
@@ -145,7 +145,7 @@ pub fn DrillReportPage() -> impl IntoView {
                 match report.await {
                     Ok(r) => view! {
                         <h1>{td_string!(l, admin.drills.report_title)}</h1>
-                        <p>{local_time(r.drill.started_at)} " – " {local_time(r.drill.ends_at)} " · " {r.drill.started_by.clone()} " · " {r.drill.note.clone()}</p>
+                        <p>{local_time(r.drill.started_at)} " – " {local_time(r.drill.ends_at)} " · " <span data-entered>{r.drill.started_by.clone()}</span> " · " <span data-entered>{r.drill.note.clone()}</span></p>
                         <p><a href=format!("/drills/{}/report.csv", r.drill.id) download>{td_string!(l, admin.drills.csv)}</a></p>
                         <table class="grid" data-testid="drill-report">
                             <caption class="sr-only">{td_string!(l, admin.drills.report_title)}</caption>
@@ -184,8 +184,11 @@ fn Line(line: ReportLine) -> impl IntoView {
             <td><A href=format!("/operations/{}", line.process_id)>{line.process_id.clone()}</A></td>
             <td>{event}</td>
             <td>{match line.decision {
-                Some(d) => format!("{}（{}）", action_label(l, d), line.decided_by.clone().unwrap_or_default()),
-                None => td_string!(l, admin.drills.undecided).to_string(),
+                Some(d) => {
+                    let by = line.decided_by.clone().unwrap_or_default();
+                    td!(l, admin.drills.decided, action = action_label(l, d), by = entered(by)).into_any()
+                }
+                None => view! { {td_string!(l, admin.drills.undecided)} }.into_any(),
             }}</td>
             <td>{seconds.map(|s| s.to_string()).unwrap_or_else(|| "—".into())}</td>
             <td>{matches}</td>

@@ -110,7 +110,7 @@ fn Incidents(list: IncidentList, from: String) -> impl IntoView {
         let late = i.overdue_actions > 0;
         view! {
         <tr class:overdue=late>
-            <td><A href=format!("/incidents/{}", i.id)>{i.title.clone()}</A></td>
+            <td><A href=format!("/incidents/{}", i.id)><span data-entered>{i.title.clone()}</span></A></td>
             <td>{i.department.clone()}</td>
             <td>{local_time(i.occurred_at)}</td>
             <td>{i.open_actions}</td>
@@ -276,16 +276,16 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
     let editing = may_edit.then(|| view! { <EditForms report=report.clone() actions /> });
     view! {
         <p><A href="/incidents">{td_string!(l, incident.report.back)}</A></p>
-        <h1>{td_string!(l, incident.report.heading)} " " <span data-testid="incident-title">{report.title.clone()}</span></h1>
+        <h1>{td_string!(l, incident.report.heading)} " " <span data-testid="incident-title" data-entered>{report.title.clone()}</span></h1>
         {(!may_edit).then(|| view! { <p class="hint" data-testid="read-only">{td_string!(l, incident.report.read_only)}</p> })}
         <dl class="facts card" data-testid="incident">
             <dt>{td_string!(l, incident.report.department)}</dt><dd>{report.department.clone()}</dd>
             <dt>{td_string!(l, incident.report.occurred_at)}</dt><dd data-testid="occurred-at">{local_time(report.occurred_at)}</dd>
-            <dt>{td_string!(l, incident.report.filed_by)}</dt><dd>{report.created_by.clone()} " · " {local_time(report.created_at)}</dd>
+            <dt>{td_string!(l, incident.report.filed_by)}</dt><dd><span data-entered>{report.created_by.clone()}</span> " · " {local_time(report.created_at)}</dd>
             <dt>{td_string!(l, incident.report.updated_at)}</dt><dd>{local_time(report.updated_at)}</dd>
-            <dt>{td_string!(l, incident.report.impact)}</dt><dd class="prose" data-testid="impact">{report.impact.clone()}</dd>
-            <dt>{td_string!(l, incident.report.cause)}</dt><dd class="prose" data-testid="cause">{report.cause.clone()}</dd>
-            <dt>{td_string!(l, incident.report.response)}</dt><dd class="prose" data-testid="response">{report.response.clone()}</dd>
+            <dt>{td_string!(l, incident.report.impact)}</dt><dd class="prose" data-testid="impact" data-entered>{report.impact.clone()}</dd>
+            <dt>{td_string!(l, incident.report.cause)}</dt><dd class="prose" data-testid="cause" data-entered>{report.cause.clone()}</dd>
+            <dt>{td_string!(l, incident.report.response)}</dt><dd class="prose" data-testid="response" data-entered>{report.response.clone()}</dd>
         </dl>
         <table class="grid" data-testid="incident-operations">
             <caption>{td_string!(l, incident.operations.caption)}</caption>
@@ -358,8 +358,8 @@ fn ActionRow(a: ActionView, incident: i64, may_edit: bool, status: ServerAction<
     });
     view! {
         <tr class:overdue=a.overdue data-action=a.id data-status=a.status.as_str()>
-            <td>{a.description.clone()}</td>
-            <td>{a.owner.clone()}</td>
+            <td data-entered>{a.description.clone()}</td>
+            <td data-entered>{a.owner.clone()}</td>
             <td>{a.due_on.to_string()}
                 {a.overdue.then(|| view! { " " <strong class="badge late" data-testid="overdue">{td_string!(l, incident.action.overdue)}</strong> })}</td>
             <td data-testid="action-status">{status_label(a.status)}{a.done_at.map(|at| view! { <small>" · " {local_time(at)}</small> })}</td>
@@ -385,7 +385,7 @@ fn EditForms(report: IncidentView, actions: Actions) -> impl IntoView {
                 <textarea id="action-description" name="description" required rows="2"></textarea>
                 <label for="action-owner">{td_string!(l, incident.field.owner)}</label>
                 <select id="action-owner" name="owner_id" required>
-                    {people.into_iter().map(|p| view! { <option value=p.id.to_string()>{p.name}</option> }).collect_view()}
+                    {people.into_iter().map(|p| view! { <option value=p.id.to_string() data-entered>{p.name}</option> }).collect_view()}
                 </select>
                 <label for="action-due-on">{td_string!(l, incident.field.due_on)}</label>
                 <input id="action-due-on" name="due_on" type="date" required />
@@ -432,9 +432,9 @@ pub fn OverdueBox(actions: Vec<OverdueAction>) -> impl IntoView {
                 <tbody>
                     {actions.into_iter().map(|a| view! {
                         <tr class="overdue" data-action=a.action_id>
-                            <td><A href=format!("/incidents/{}", a.incident_id)>{a.incident_title}</A></td>
-                            <td>{a.description}</td>
-                            <td>{a.owner}</td>
+                            <td><A href=format!("/incidents/{}", a.incident_id)><span data-entered>{a.incident_title}</span></A></td>
+                            <td data-entered>{a.description}</td>
+                            <td data-entered>{a.owner}</td>
                             <td>{a.due_on.to_string()} " " <strong class="badge late">{td_string!(l, incident.action.overdue)}</strong></td>
                         </tr>
                     }).collect_view()}

@@ -58,7 +58,7 @@ fn Pattern(
     let l = locale();
     let field = format!("pattern-{}-evidence", p.incident_id);
     let understood = p.acknowledgement.clone().map(|a| view! {
-        <p class="ok" data-testid="pattern-understood">{td_string!(l, incident.patterns.understood)} " " {a.evidence} " — " {a.by} " · " {local_time(a.at)}</p>
+        <p class="ok" data-testid="pattern-understood">{td_string!(l, incident.patterns.understood)} " " <span data-entered>{a.evidence}</span> " — " <span data-entered>{a.by}</span> " · " {local_time(a.at)}</p>
     });
     let form = (may_act && p.acknowledgement.is_none()).then(|| view! {
         <details>
@@ -76,10 +76,10 @@ fn Pattern(
         <li data-incident=p.incident_id data-testid="known-pattern">
             <p>
                 {td_string!(l, incident.patterns.seen_before)} " "
-                <A href=format!("/incidents/{}", p.incident_id)>{p.title.clone()}</A>
+                <A href=format!("/incidents/{}", p.incident_id)><span data-entered>{p.title.clone()}</span></A>
                 <span>" (" {local_time(p.occurred_at)} ")"</span>
             </p>
-            <p class="prose">{td_string!(l, incident.patterns.what_was_done)} " " <span>{p.response.clone()}</span></p>
+            <p class="prose">{td_string!(l, incident.patterns.what_was_done)} " " <span data-entered>{p.response.clone()}</span></p>
             {understood}
             {form}
         </li>

@@ -27,6 +27,13 @@ pub fn reader_zone() -> Tz {
     leptos::prelude::use_context::<ReaderZone>().map_or(DEFAULT_TIME_ZONE, |z| z.0)
 }
 
+/// What a person wrote, or a name they gave, marked as theirs (it is in the language they wrote it in), for a
+/// sentence of the page to hold: `td!(l, key, reason = entered(text))`.
+pub fn entered(text: String) -> impl Fn() -> leptos::prelude::AnyView + Clone + Send + Sync + 'static {
+    use leptos::prelude::*;
+    move || view! { <span data-entered>{text.clone()}</span> }.into_any()
+}
+
 /// A moment in the reader's time zone, with the zone's abbreviation so that nobody has to guess.
 pub fn local_time(at: DateTime<Utc>) -> String {
     local_time_in(reader_zone(), at)

@@ -45,7 +45,8 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
             let _ = window().location().assign("/sign-in");
         }
     });
-    let departments = user.departments.iter().map(|d| d.name.clone()).collect::<Vec<_>>().join("・");
+    let departments =
+        user.departments.iter().map(|d| d.name.clone()).collect::<Vec<_>>().join(td_string!(l, common.list));
     let is_admin = user.has(Role::Admin);
     let is_manager = user.has(Role::Manager);
     let reruns = is_manager || user.has(Role::Staff);
@@ -77,8 +78,8 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
                 <A href="/account">{td_string!(l, common.nav.account)}</A>
             </nav>
             <div class="who" data-testid="who">
-                <span class="name" data-testid="user-name">{user.display_name.clone()}</span>
-                <span class="department" data-testid="user-departments">{departments}</span>
+                <span class="name" data-testid="user-name" data-entered>{user.display_name.clone()}</span>
+                <span class="department" data-testid="user-departments" data-entered>{departments}</span>
                 <LanguageSwitch />
                 <ActionForm action=sign_out>
                     <button type="submit" class="link">{td_string!(l, common.nav.sign_out)}</button>

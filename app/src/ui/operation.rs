@@ -120,7 +120,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
                     // Each piece in its own element: an empty text (a blank reason) next to another would vanish
                     // from the server's HTML, and hydration would then find the wrong node and panic.
                     <li><time>{local_time(e.at)}</time> " " <strong title=e.action>{e.action_label}</strong> " — " <span>{e.actor}</span>
-                        {e.reason.map(|r| view! { <span class="reason">" (" {r} ")"</span> })}</li>
+                        {e.reason.map(|r| view! { <span class="reason">" (" <super::audit::Reason reason=r /> ")"</span> })}</li>
                 }).collect_view()}
             </ol>
             <p>
@@ -161,7 +161,8 @@ fn StepRow(step: StepView) -> impl IntoView {
             <div class="evidence">
                 <span>{r.evidence.summary}</span>
                 {r.evidence.external_id.map(|id| view! { <br /> {td_string!(l, operation.steps.external_id)} " " <code>{id}</code> })}
-                {(!compared.is_empty()).then(|| view! { <br /> {td_string!(l, operation.steps.compared)} " " {compared} })}
+                // The compared values are the step's and the outside record's data, shown as they are.
+                {(!compared.is_empty()).then(|| view! { <br /> {td_string!(l, operation.steps.compared)} " " <samp>{compared}</samp> })}
                 <br /><small>{r.connector} " · " {local_time(r.checked_at)} " · " {r.asked_by}</small>
             </div>
         }
@@ -175,9 +176,10 @@ fn StepRow(step: StepView) -> impl IntoView {
             <td data-testid="verdict"><strong class=format!("verdict {}", verdict.map(|v| v.as_str()).unwrap_or("none"))>
                 {verdict_label(verdict)}</strong>{evidence}</td>
             <td><code>{step.idempotency_key}</code></td>
-            <td>{step.result_id.unwrap_or_else(|| "—".into())}</td>
+            <td>{step.result_id.map_or_else(|| view! { "—" }.into_any(), |id| view! { <code>{id}</code> }.into_any())}</td>
             <td>{step.attempts}</td>
-            <td>{step.error.map(|e| format!("{}: {}", e.class, e.message)).unwrap_or_default()}</td>
+            // The error as the integration reported it: its class (a code) and the outside system's message.
+            <td>{step.error.map(|e| view! { <code>{e.class}</code> ": " <samp>{e.message}</samp> })}</td>
         </tr>
     }
 }

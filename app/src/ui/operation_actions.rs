@@ -70,8 +70,8 @@ pub fn HoldPanel(
         Some(h) => view! {
             <section class="card hold" aria-labelledby="hold-title" data-testid="hold">
                 <h2 id="hold-title">{td_string!(l, operation.hold.title)}</h2>
-                <p>{h.placed_by} " · " {local_time(h.placed_at)}</p>
-                <p>{td_string!(l, operation.hold.reason)} " " {h.reason}</p>
+                <p><span data-entered>{h.placed_by}</span> " · " {local_time(h.placed_at)}</p>
+                <p>{td_string!(l, operation.hold.reason)} " " <span data-entered>{h.reason}</span></p>
                 {may_act.then(|| view! {
                     <ActionForm action=release attr:class="form">
                         <input type="hidden" name="process_id" value=process_id />

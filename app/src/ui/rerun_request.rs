@@ -1,7 +1,7 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
 use super::data::resource;
-use super::labels::{failure_class_label, local_time, locale};
+use super::labels::{entered, failure_class_label, local_time, locale};
 use crate::api::reruns::{
     CancelRerunRequest, CheckView, ConfirmCheck, RequestApproval, RerunRequestView, StartAnswer, StartRerunRequest,
     load_rerun_request,
@@ -11,7 +11,7 @@ use crate::domain::checklist::Check;
 use crate::domain::rerun_plan::BlockedBecause;
 use crate::domain::rerun_request::RerunRequestStatus;
 use crate::domain::stall::FailureClass;
-use crate::i18n::td_string;
+use crate::i18n::{td, td_string};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -140,8 +140,8 @@ fn Request(
         <dl class="facts card">
             <dt>{td_string!(l, rerun.request.status)}</dt><dd data-testid="request-status">{status_label(r.status)}</dd>
             <dt>{td_string!(l, rerun.request.operation)}</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A></dd>
-            <dt>{td_string!(l, rerun.request.requester)}</dt><dd>{r.requester.clone()} " · " {local_time(r.created_at)}</dd>
-            <dt>{td_string!(l, rerun.request.reason)}</dt><dd>{r.reason.clone()}</dd>
+            <dt>{td_string!(l, rerun.request.requester)}</dt><dd><span data-entered>{r.requester.clone()}</span> " · " {local_time(r.created_at)}</dd>
+            <dt>{td_string!(l, rerun.request.reason)}</dt><dd data-entered>{r.reason.clone()}</dd>
         </dl>
         <table class="grid" data-testid="plan">
             <caption>{td_string!(l, rerun.request.plan)}</caption>
@@ -162,8 +162,8 @@ fn Request(
                 <h2 id="decisions-title">{td_string!(l, rerun.request.decisions)}</h2>
                 <ul data-testid="decisions">
                     {r.decisions.iter().map(|d| view! {
-                        <li>{if d.decision == Decision::Approve { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " {d.approver.clone()} " · "
-                            {local_time(d.decided_at)} {d.comment.clone().map(|c| format!(" · {c}"))}</li>
+                        <li>{if d.decision == Decision::Approve { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " <span data-entered>{d.approver.clone()}</span> " · "
+                            {local_time(d.decided_at)} {d.comment.clone().map(|c| view! { " · " <span data-entered>{c}</span> })}</li>
                     }).collect_view()}
                 </ul>
             </section>
@@ -200,11 +200,18 @@ pub(crate) fn confirmed_line(
 ) -> impl IntoView + use<> {
     let l = locale();
     let cause = cause_class.as_deref().map(|k| {
-        td_string!(l, rerun.check.cause, class = failure_class_label(k), text = cause_text.clone().unwrap_or_default())
-            .to_string()
+        td!(
+            l,
+            rerun.check.cause,
+            class = failure_class_label(k),
+            text = entered(cause_text.clone().unwrap_or_default())
+        )
     });
     view! {
-        <p class="ok" data-testid="confirmed">{by.clone().unwrap_or_default()} " · " {local_time(at)} " · " {comment.clone().unwrap_or_default()}{cause}</p>
+        <p class="ok" data-testid="confirmed">
+            <span data-entered>{by.clone().unwrap_or_default()}</span> " · " {local_time(at)} " · "
+            <span data-entered>{comment.clone().unwrap_or_default()}</span>{cause}
+        </p>
     }
 }
 
@@ -248,7 +255,8 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
         <li data-check=number>
             <strong>{label}</strong>
             <p class=if c.holds { "system ok" } else { "system bad" }>{system}</p>
-            <p class="evidence">{td_string!(l, rerun.check.evidence, evidence = c.evidence).to_string()}</p>
+            <p class="evidence">{td_string!(l, rerun.check.evidence, evidence = c.evidence).to_string()}
+                {c.evidence_quote.map(|q| view! { " " <samp>{q}</samp> })}</p>
             {confirmed}
             {form}
         </li>

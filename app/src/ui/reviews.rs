@@ -2,10 +2,10 @@
 //! charts drawn on the server (images, readable without JavaScript), stalls per event, what changed since the
 //! last review, and the owner's sign-off. The choice of review lives in the URL.
 use super::data::resource;
-use super::labels::{event_label, indicator_label_in, local_time, locale};
+use super::labels::{entered, event_label, indicator_label_in, local_time, locale};
 use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignOffReview, load_review};
 use crate::domain::indicators::{Indicator, PeriodKind, Unit};
-use crate::i18n::{Locale, td_string};
+use crate::i18n::{Locale, td, td_string};
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
@@ -61,7 +61,7 @@ fn Review(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl IntoV
     let rows = view.rows.clone();
     let stalls = view.stalled_by_event.clone();
     let (csv, zone, start) = (format!("/reviews.csv?{}", view.query_string), view.zone.clone(), view.period.start);
-    let title = view.department.as_ref().map(|d| format!(" ・ {}", d.name));
+    let title = view.department.as_ref().map(|d| format!("{}{}", td_string!(l, common.dot), d.name));
     let (rates, counts, latency) = (chart("rates"), chart("counts"), chart("latency"));
     view! {
         <Form method="GET" action="/reviews" attr:class="filters" attr:aria-label=move || td_string!(l, review.filter.label)>
@@ -69,7 +69,7 @@ fn Review(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl IntoV
                 <select name="department">
                     <option value="" selected=department.is_empty()>{td_string!(l, review.filter.all_departments)}</option>
                     {choices.into_iter().map(|d| view! {
-                        <option value=d.code.clone() selected=d.code == department>{d.name}</option>
+                        <option value=d.code.clone() selected=d.code == department data-entered>{d.name}</option>
                     }).collect_view()}
                 </select>
             </label>
@@ -91,7 +91,7 @@ fn Review(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl IntoV
             <p class="pager">
                 <A href=previous>{td_string!(l, review.period.previous)}</A>
                 {next.map(|href| view! { " " <A href=href>{td_string!(l, review.period.next)}</A> })}
-                " ・ "
+                {td_string!(l, common.dot)}
                 <a href=csv download data-testid="review-csv">{td_string!(l, review.download_csv)}</a>
             </p>
             <Indicators rows />
@@ -208,10 +208,13 @@ fn change_kind(l: Locale, kind: &str) -> &'static str {
 }
 
 /// A change's subject: an indicator's name, or an incident's title as it was written.
-fn change_subject(l: Locale, change: &ChangeView) -> String {
+/// An indicator's name, or what people named (an incident's title, an action).
+fn change_subject(l: Locale, change: &ChangeView) -> AnyView {
     match Indicator::parse(&change.subject) {
-        Some(indicator) if change.kind == "threshold_crossed" => indicator_label_in(l, indicator).to_string(),
-        _ => change.subject.clone(),
+        Some(indicator) if change.kind == "threshold_crossed" => {
+            view! { {indicator_label_in(l, indicator)} }.into_any()
+        }
+        _ => view! { <span data-entered>{change.subject.clone()}</span> }.into_any(),
     }
 }
 
@@ -220,10 +223,10 @@ fn Changes(view: ReviewView) -> impl IntoView {
     let l = locale();
     let since = match &view.last_review {
         Some(last) => {
-            td_string!(l, review.changes.since_review, by = last.signed_by.clone(), at = local_time(last.signed_at))
-                .to_string()
+            td!(l, review.changes.since_review, by = entered(last.signed_by.clone()), at = local_time(last.signed_at))
+                .into_any()
         }
-        None => td_string!(l, review.changes.since_start).to_string(),
+        None => td_string!(l, review.changes.since_start).into_any(),
     };
     view! {
         <h3>{td_string!(l, review.changes.heading)}</h3>
@@ -241,9 +244,9 @@ fn Changes(view: ReviewView) -> impl IntoView {
                                 <span class="kind">{if overdue { "⚠ " } else { "" }}{change_kind(l, &change.kind)}</span>" "
                                 {match change.link.clone() {
                                     Some(href) => view! { <A href=href>{subject}</A> }.into_any(),
-                                    None => subject.into_any(),
+                                    None => subject,
                                 }}
-                                {change.detail.map(|d| view! { <span class="detail">" — "{d}</span> })}
+                                {change.detail.map(|d| view! { <span class="detail">" — "<span data-entered>{d}</span></span> })}
                                 " "<span class="when">{local_time(change.at)}</span>
                             </li>
                         }
@@ -260,10 +263,11 @@ fn SignOff(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl Into
     let body = match (view.signoff.clone(), view.department.clone()) {
         (Some(done), _) => view! {
             <p class="badge on" data-testid="signoff">
-                "✓ "{td_string!(l, review.signoff.done, by = done.signed_by, at = local_time(done.signed_at)).to_string()}
+                "✓ "{td!(l, review.signoff.done, by = entered(done.signed_by), at = local_time(done.signed_at))}
             </p>
-            <blockquote class="comment">{done.comment}</blockquote>
-        }.into_any(),
+            <blockquote class="comment" data-entered>{done.comment}</blockquote>
+        }
+        .into_any(),
         (None, None) => view! { <p class="hint">{td_string!(l, review.signoff.choose_department)}</p> }.into_any(),
         (None, Some(department)) if view.may_sign_off => view! {
             <ActionForm action=sign_off attr:class="form" attr:data-testid="signoff-form">
@@ -276,8 +280,12 @@ fn SignOff(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl Into
                 <button type="submit">{td_string!(l, review.signoff.submit)}</button>
                 <crate::ui::ErrorNote error=crate::ui::error_of(sign_off) />
             </ActionForm>
-        }.into_any(),
-        (None, Some(_)) => view! { <p class="hint" data-testid="signoff-missing">{td_string!(l, review.signoff.not_yet)}</p> }.into_any(),
+        }
+        .into_any(),
+        (None, Some(_)) => {
+            view! { <p class="hint" data-testid="signoff-missing">{td_string!(l, review.signoff.not_yet)}</p> }
+                .into_any()
+        }
     };
     view! {
         <h3>{td_string!(l, review.signoff.heading)}</h3>

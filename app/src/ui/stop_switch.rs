@@ -1,9 +1,9 @@
 //! The stop switch: every workflow and outside system (connector) with its state; its owners (and admins) pause
 //! dispatches to it with a reason, and resume them with a reason. The board shows a banner while any is paused.
 use super::data::resource;
-use super::labels::local_time;
+use super::labels::{entered, local_time};
 use crate::api::stop_switch::{PauseDispatches, PauseView, ResumeDispatches, SwitchView, stop_switch_overview};
-use crate::i18n::td_string;
+use crate::i18n::{td, td_string};
 use leptos::prelude::*;
 use leptos_router::components::A;
 
@@ -25,8 +25,8 @@ pub fn PausedBanner(pauses: Vec<PauseView>) -> impl IntoView {
                 <h2>"⏸ " {td_string!(l, board.stop_switch.banner_title)}</h2>
                 <ul>
                     {pauses.into_iter().map(|p| view! {
-                        <li>{td_string!(l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
-                            by = p.paused_by, at = local_time(p.paused_at), reason = p.reason).to_string()}</li>
+                        <li>{td!(l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
+                            by = entered(p.paused_by), at = local_time(p.paused_at), reason = entered(p.reason))}</li>
                     }).collect_view()}
                 </ul>
                 <p><A href="/stop-switch">{td_string!(l, board.stop_switch.open)}</A></p>
@@ -73,7 +73,7 @@ fn Switch(
     let field = format!("switch-{scope}-{}", s.name);
     let state = match &s.pause {
         Some(p) => view! {
-            <p class="badge warn">"⏸ " {td_string!(l, board.stop_switch.paused, by = p.paused_by.clone(), at = local_time(p.paused_at), reason = p.reason.clone()).to_string()}</p>
+            <p class="badge warn">"⏸ " {td!(l, board.stop_switch.paused, by = entered(p.paused_by.clone()), at = local_time(p.paused_at), reason = entered(p.reason.clone()))}</p>
         }.into_any(),
         None => view! { <p class="badge on">"▶ " {td_string!(l, board.stop_switch.running)}</p> }.into_any(),
     };
@@ -98,7 +98,7 @@ fn Switch(
     view! {
         <li class="card" data-switch=format!("{scope}:{}", s.name)>
             <h2>{scope_label(scope)} " · " {s.name.clone()}</h2>
-            <p>{td_string!(l, board.stop_switch.departments, departments = s.departments.join("・")).to_string()}</p>
+            <p>{td_string!(l, board.stop_switch.departments, departments = s.departments.join(td_string!(l, common.list))).to_string()}</p>
             {state}
             {form}
         </li>

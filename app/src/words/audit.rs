@@ -1,4 +1,5 @@
 //! The audit trail's words: what each action and each actor is called on the pages. Exports keep the raw codes.
+use crate::contract::audit::ReasonView;
 use crate::domain::audit::{ActorKind, SystemActor, SystemLabel};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::reasons::SystemReason;
@@ -162,9 +163,12 @@ pub fn asked_by_label_in(l: Locale, asked_by: &str) -> String {
 }
 
 /// An event's reason: the system's own in the reader's language, a person's as written.
-pub fn reason_label_in(l: Locale, reason: Option<String>) -> Option<String> {
+pub fn reason_label_in(l: Locale, reason: Option<String>) -> Option<ReasonView> {
     let reason = reason?;
-    Some(SystemReason::parse(&reason).map_or(reason, |r| system_reason_label_in(l, &r)))
+    Some(match SystemReason::parse(&reason) {
+        Some(system) => ReasonView { text: system_reason_label_in(l, &system), written: false },
+        None => ReasonView { text: reason, written: true },
+    })
 }
 
 pub fn system_reason_label_in(l: Locale, reason: &SystemReason) -> String {

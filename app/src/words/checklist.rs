@@ -42,9 +42,9 @@ pub fn found_label_in(l: Locale, found: &Found) -> String {
                 })
                 .collect(),
         ),
+        // The message itself is the outside system's (`Found::quote`).
         Found::Cause { error: Some(e), .. } => {
-            let message = e.message.as_deref().unwrap_or_default();
-            td_string!(l, rerun.found.error, step = &e.step, class = &e.class, message = message).to_string()
+            td_string!(l, rerun.found.error, step = &e.step, class = &e.class).to_string()
         }
         Found::Cause { error: None, event: Some(event) } => {
             td_string!(l, rerun.found.event, event = super::event_label_in(l, event)).to_string()

@@ -346,16 +346,20 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         plan,
         checks: items
             .into_iter()
-            .map(|i| CheckView {
-                number: i.number,
-                label: Check::from_number(i.number).map_or("", |c| check_label_in(caller.locale, c)).to_string(),
-                holds: i.holds,
-                evidence: found_label_in(caller.locale, &Found::from_stored(&i.evidence)),
-                confirmed_by: i.confirmed_by,
-                confirmed_at: i.confirmed_at,
-                comment: i.comment,
-                cause_class: i.cause_class,
-                cause_text: i.cause_text,
+            .map(|i| {
+                let found = Found::from_stored(&i.evidence);
+                CheckView {
+                    number: i.number,
+                    label: Check::from_number(i.number).map_or("", |c| check_label_in(caller.locale, c)).to_string(),
+                    holds: i.holds,
+                    evidence: found_label_in(caller.locale, &found),
+                    evidence_quote: found.quote().map(str::to_string),
+                    confirmed_by: i.confirmed_by,
+                    confirmed_at: i.confirmed_at,
+                    comment: i.comment,
+                    cause_class: i.cause_class,
+                    cause_text: i.cause_text,
+                }
             })
             .collect(),
         may_confirm,

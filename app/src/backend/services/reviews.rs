@@ -171,14 +171,8 @@ async fn changes_since(
             kind: "threshold_crossed".into(),
             at: c.crossed_at,
             subject: c.indicator,
-            detail: Some(format!(
-                "{} > {} ({}, {} {})",
-                round(c.value),
-                round(c.threshold),
-                c.department,
-                c.period_kind,
-                c.period_start
-            )),
+            // Numbers, a department code and a date: the same in every language.
+            detail: Some(format!("{} > {} ({}, {})", round(c.value), round(c.threshold), c.department, c.period_start)),
             link: None,
         })
         .collect();
