@@ -12,6 +12,10 @@ pub enum SystemReason {
     ExecutedBeforeSend,
     /// A request ran out of its approval's validity without a decision.
     NoDecisionInTime,
+    /// A decision came after the approval's validity had run out.
+    ValidityRanOut,
+    /// What the plan rests on changed (a flag, a verdict, the workflow), so its approval no longer holds.
+    PlanNoLongerHolds,
     /// Reconciliation found a planned step executed at the outside system.
     OutsideShowsExecuted,
     WebhookApplied {
@@ -28,6 +32,8 @@ pub enum SystemReason {
 
 const EXECUTED_BEFORE_SEND: &str = "executed at the outside system before the rerun was sent";
 const NO_DECISION_IN_TIME: &str = "no decision within the approval's validity";
+const VALIDITY_RAN_OUT: &str = "the approval's validity ran out";
+const PLAN_NO_LONGER_HOLDS: &str = "the plan no longer holds";
 const OUTSIDE_SHOWS_EXECUTED: &str = "the outside system shows the step executed";
 const WEBHOOK_UNREADABLE: &str = "the body is not JSON (or was purged)";
 const WEBHOOK_UNMATCHED: &str = "no step of this connector has that idempotency key or result ID";
@@ -39,6 +45,8 @@ impl SystemReason {
             SystemReason::Stalled(reason) => reason.text(),
             SystemReason::ExecutedBeforeSend => EXECUTED_BEFORE_SEND.into(),
             SystemReason::NoDecisionInTime => NO_DECISION_IN_TIME.into(),
+            SystemReason::ValidityRanOut => VALIDITY_RAN_OUT.into(),
+            SystemReason::PlanNoLongerHolds => PLAN_NO_LONGER_HOLDS.into(),
             SystemReason::OutsideShowsExecuted => OUTSIDE_SHOWS_EXECUTED.into(),
             SystemReason::WebhookApplied { version, verdict } => format!("version {version}: {}", verdict.as_str()),
             SystemReason::WebhookNotNewer { version } => format!("version {version} is not newer than the step's"),
@@ -52,6 +60,8 @@ impl SystemReason {
         let fixed = [
             (EXECUTED_BEFORE_SEND, SystemReason::ExecutedBeforeSend),
             (NO_DECISION_IN_TIME, SystemReason::NoDecisionInTime),
+            (VALIDITY_RAN_OUT, SystemReason::ValidityRanOut),
+            (PLAN_NO_LONGER_HOLDS, SystemReason::PlanNoLongerHolds),
             (OUTSIDE_SHOWS_EXECUTED, SystemReason::OutsideShowsExecuted),
             (WEBHOOK_UNREADABLE, SystemReason::WebhookUnreadable),
             (WEBHOOK_UNMATCHED, SystemReason::WebhookUnmatched),
@@ -90,6 +100,8 @@ mod tests {
             SystemReason::Stalled(StallReason::NotStartedWithin { seconds: 900 }),
             SystemReason::ExecutedBeforeSend,
             SystemReason::NoDecisionInTime,
+            SystemReason::ValidityRanOut,
+            SystemReason::PlanNoLongerHolds,
             SystemReason::OutsideShowsExecuted,
             SystemReason::WebhookApplied { version: 3, verdict: Verdict::Executed },
             SystemReason::WebhookNotNewer { version: 2 },

@@ -194,6 +194,8 @@ pub fn system_reason_label_in(l: Locale, reason: &SystemReason) -> String {
         },
         SystemReason::ExecutedBeforeSend => td_string!(l, audit.system_reason.executed_before_send).into(),
         SystemReason::NoDecisionInTime => td_string!(l, audit.system_reason.no_decision_in_time).into(),
+        SystemReason::ValidityRanOut => td_string!(l, audit.system_reason.validity_ran_out).into(),
+        SystemReason::PlanNoLongerHolds => td_string!(l, audit.system_reason.plan_no_longer_holds).into(),
         SystemReason::OutsideShowsExecuted => td_string!(l, audit.system_reason.outside_shows_executed).into(),
         SystemReason::WebhookApplied { version, verdict } => {
             let verdict = super::verdict_label_in(l, Some(*verdict));

@@ -114,6 +114,9 @@ async fn the_timeline_and_the_audit_page_name_each_action_and_system_actor_in_th
     );
     assert!(english.contains(r#"title="operation.stalled">Stall detected<"#), "{english}");
     assert!(english.contains("Stall sweeper") && english.contains("Reconciler") && !english.contains("停止を検知"));
+    // Why the sweeper stopped it: stored as the trail's one English text, said in the reader's language.
+    assert!(japanese.contains("900 秒以内に開始されませんでした") && !japanese.contains("not started within"));
+    assert!(english.contains("Not started within 900 s"), "{english}");
 
     // The auditor's page names the action and keeps its code beside it, for searching and exports.
     let audit = page(&app, "/audit?process_id=ORD-1002", &[&session, "lang=en"]).await;

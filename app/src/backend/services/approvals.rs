@@ -73,17 +73,8 @@ pub async fn decide(
     let (request, ballot) = decidable(&mut tx, caller, id).await?;
     // Past its validity, or on a plan that no longer holds, the request goes back to staff.
     if is_expired(db::rerun_requests::expires_at(&mut tx, id).await?, now) {
-        back_to_staff(
-            &mut tx,
-            state,
-            caller,
-            &request,
-            RequestEvent::Expire,
-            "the approval's validity ran out",
-            &[],
-            now,
-        )
-        .await?;
+        back_to_staff(&mut tx, state, caller, &request, RequestEvent::Expire, SystemReason::ValidityRanOut, &[], now)
+            .await?;
         tx.commit().await?;
         return Err(AppError::conflict(Conflict::Expired, "the request expired before it was approved"));
     }
@@ -95,7 +86,7 @@ pub async fn decide(
             caller,
             &request,
             RequestEvent::Void,
-            "the plan no longer holds",
+            SystemReason::PlanNoLongerHolds,
             &check.changes,
             now,
         )
@@ -154,7 +145,7 @@ async fn back_to_staff(
     caller: &Caller,
     request: &RequestRow,
     event: RequestEvent,
-    why: &str,
+    why: SystemReason,
     changes: &[Change],
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
@@ -162,7 +153,7 @@ async fn back_to_staff(
     let action =
         if event == RequestEvent::Expire { AuditAction::RerunRequestExpired } else { AuditAction::RerunRequestVoided };
     let after = json!({"rerun_id": request.id, "status": status, "changes": changes});
-    let entry = entry(caller, request, action).after(after).reason(why);
+    let entry = entry(caller, request, action).after(after).reason(&why.text());
     record(tx, entry, caller.request_id.as_deref(), now).await?;
     notify(tx, state, request, status.as_str(), RerunNews::SentBack, Audience::Requester, now).await?;
     Ok(())

@@ -31,6 +31,7 @@ use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
 use crate::domain::notifications::{BatchNews, Notice};
 use crate::domain::operations::OperationStatus;
+use crate::domain::reasons::SystemReason;
 use crate::domain::rerun_plan::RerunPlan;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::rights::Act;
@@ -434,7 +435,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             caller.actor(),
             &batch,
             BatchEvent::Expire,
-            "the approval's validity ran out",
+            &SystemReason::ValidityRanOut.text(),
             now,
         )
         .await?;
@@ -622,7 +623,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
                 Actor::system(SystemActor::Sweeper),
                 &batch,
                 BatchEvent::Expire,
-                "no decision within the approval's validity",
+                &SystemReason::NoDecisionInTime.text(),
                 now,
             )
             .await?;
