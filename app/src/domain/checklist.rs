@@ -56,6 +56,9 @@ pub struct StepError {
     pub message: Option<String>,
 }
 
+/// A planned step and, when it acts outside, the connector asked and what its verdict rests on.
+pub type OutsideStep = (String, Option<(String, Option<Basis>)>);
+
 /// What the system found for one check, as facts (stored as JSON); each page says it in its reader's language.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -66,7 +69,7 @@ pub enum Found {
     /// Each planned step: the outside system asked and what the verdict rests on; none when it has no
     /// side effect outside.
     OutsideSystems {
-        steps: Vec<(String, Option<(String, Option<Basis>)>)>,
+        steps: Vec<OutsideStep>,
     },
     /// Each planned step and its idempotency key.
     Keys {

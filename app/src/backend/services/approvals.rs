@@ -153,7 +153,7 @@ async fn back_to_staff(
     let action =
         if event == RequestEvent::Expire { AuditAction::RerunRequestExpired } else { AuditAction::RerunRequestVoided };
     let after = json!({"rerun_id": request.id, "status": status, "changes": changes});
-    let entry = entry(caller, request, action).after(after).reason(&why.text());
+    let entry = entry(caller, request, action).after(after).reason(why.text());
     record(tx, entry, caller.request_id.as_deref(), now).await?;
     notify(tx, state, request, status.as_str(), RerunNews::SentBack, Audience::Requester, now).await?;
     Ok(())
@@ -211,7 +211,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
         .department(Some(&request.department))
         .before(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval}))
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::Expired}))
-        .reason(&SystemReason::NoDecisionInTime.text());
+        .reason(SystemReason::NoDecisionInTime.text());
         record(&mut tx, entry, None, now).await?;
         notify(&mut tx, state, &request, "expired", RerunNews::Expired, Audience::Both, now).await?;
         tx.commit().await?;

@@ -417,7 +417,7 @@ async fn write_end(
             let entry = AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, "operation", &request.process_id)
                 .department(Some(&request.department))
                 .after(json!({"step": name, "completed_at": now}))
-                .reason(&SystemReason::ExecutedBeforeSend.text());
+                .reason(SystemReason::ExecutedBeforeSend.text());
             record(tx, entry, None, now).await?;
         }
     }

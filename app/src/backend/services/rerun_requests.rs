@@ -146,7 +146,7 @@ pub(super) async fn confirm_flags(
                     .before(json!({"step": name, "completed_at": null}))
                     .after(json!({"step": name, "completed_at": now, "connector": connector,
                     "external_id": evidence.as_ref().and_then(|e| e.external_id.clone())}))
-                    .reason(&SystemReason::OutsideShowsExecuted.text());
+                    .reason(SystemReason::OutsideShowsExecuted.text());
             record(tx, entry, request_id, now).await?;
         }
     }

@@ -95,7 +95,7 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
         json!({"status": OperationStatus::Stalled, "event": event, "failure_class": failure_class, "step": stall.step,
             "stall_reason": stall.reason}),
     )
-    .reason(&SystemReason::Stalled(stall.reason.clone()).text());
+    .reason(SystemReason::Stalled(stall.reason.clone()).text());
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     tracing::info!(process_id = %operation.process_id, event, step = %stall.step, "operation stalled");
