@@ -1,10 +1,10 @@
 //! Admin: list users, add one, disable or enable one, change roles and departments.
 use super::data::resource;
-use super::labels::entered;
+use super::labels::{slot, with_entered};
 use crate::api::DepartmentDto;
 use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
 use crate::domain::roles::Role;
-use crate::i18n::{td, td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 
 fn role_label(role: Role) -> &'static str {
@@ -96,7 +96,7 @@ fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerA
     let l = super::labels::locale();
     view! {
         <fieldset class="inline">
-            <legend class="sr-only">{td!(l, admin.users.roles_of, name = entered(user.username.clone()))}</legend>
+            <legend class="sr-only">{with_entered(&td_string!(l, admin.users.roles_of, name = slot(0)).to_string(), &[&user.username])}</legend>
             <Choices chosen_roles chosen_departments departments />
             <button class="small" on:click=move |_| {
                 roles.dispatch(SetUserRoles { user_id: id, roles: chosen_roles.get(), departments: chosen_departments.get() });

@@ -1,9 +1,9 @@
 //! The approval inbox of a department's owner: each request with its plan, who asked and why; approve, or
 //! reject with a reason. Readable on a phone.
 use super::data::resource;
-use super::labels::{entered, local_time};
+use super::labels::{local_time, slot, with_entered};
 use crate::api::reruns::{DecideRerun, InboxItem, approval_inbox};
-use crate::i18n::{td, td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
@@ -59,7 +59,7 @@ fn Item(item: InboxItem, decide: ServerAction<DecideRerun>) -> impl IntoView {
         <li class="card" data-request=item.id.clone()>
             <h2><A href=format!("/reruns/{}", item.id)>{item.process_id.clone()}</A> " · " {item.department.clone()}</h2>
             <p><span data-entered>{item.requester.clone()}</span> {item.submitted_at.map(|at| format!(" · {}", local_time(at)))}</p>
-            <p>{td!(l, rerun.approvals.reason, reason = entered(item.reason.clone()))}</p>
+            <p>{with_entered(&td_string!(l, rerun.approvals.reason, reason = slot(0)).to_string(), &[&item.reason])}</p>
             <p>{td_string!(l, rerun.approvals.steps,
                 steps = item.steps.iter().map(|(s, k)| format!("{s} ({k})")).collect::<Vec<_>>().join(td_string!(l, rerun.separator))).to_string()}</p>
             <p>{td_string!(l, rerun.approvals.count, approvals = item.approvals, required = item.required).to_string()}</p>

@@ -3,10 +3,10 @@
 //! was chosen and whether the decision table recommends it, with a CSV download.
 use super::data::resource;
 use super::decision_table::action_label;
-use super::labels::{entered, event_label, local_time, locale};
+use super::labels::{event_label, local_time, locale, slot, with_entered};
 use crate::api::drills::{DrillView, EndDrill, StartDrill, load_drill_report, load_drills};
 use crate::domain::drills::{Fault, ReportLine};
-use crate::i18n::{td, td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -186,7 +186,7 @@ fn Line(line: ReportLine) -> impl IntoView {
             <td>{match line.decision {
                 Some(d) => {
                     let by = line.decided_by.clone().unwrap_or_default();
-                    td!(l, admin.drills.decided, action = action_label(l, d), by = entered(by)).into_any()
+                    with_entered(&td_string!(l, admin.drills.decided, action = action_label(l, d), by = slot(0)).to_string(), &[&by])
                 }
                 None => view! { {td_string!(l, admin.drills.undecided)} }.into_any(),
             }}</td>

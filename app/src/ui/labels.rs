@@ -27,11 +27,28 @@ pub fn reader_zone() -> Tz {
     leptos::prelude::use_context::<ReaderZone>().map_or(DEFAULT_TIME_ZONE, |z| z.0)
 }
 
-/// What a person wrote, or a name they gave, marked as theirs (it is in the language they wrote it in), for a
-/// sentence of the page to hold: `td!(l, key, reason = entered(text))`.
-pub fn entered(text: String) -> impl Fn() -> leptos::prelude::AnyView + Clone + Send + Sync + 'static {
+/// Where the n-th thing a person wrote goes in a sentence of the page: `td_string!(l, key, by = slot(0))`.
+pub fn slot(n: usize) -> String {
+    format!("{SLOT_START}{n}{SLOT_END}")
+}
+
+const SLOT_START: char = '\u{E000}';
+const SLOT_END: char = '\u{E001}';
+
+/// A sentence of the page (built with `slot`s) holding what people wrote, each piece marked as theirs: it is in
+/// the language they wrote it in. One plain function rather than a view per sentence keeps the first download
+/// small (a `td!` with views is compiled once per call and language).
+pub fn with_entered(sentence: &str, entered: &[&str]) -> leptos::prelude::AnyView {
     use leptos::prelude::*;
-    move || view! { <span data-entered>{text.clone()}</span> }.into_any()
+    let mut parts = sentence.split(SLOT_START);
+    let mut views = vec![parts.next().unwrap_or_default().to_string().into_any()];
+    for part in parts {
+        let (n, rest) = part.split_once(SLOT_END).unwrap_or(("", part));
+        let text = n.parse::<usize>().ok().and_then(|n| entered.get(n)).unwrap_or(&"").to_string();
+        views.push(view! { <span data-entered>{text}</span> }.into_any());
+        views.push(rest.to_string().into_any());
+    }
+    views.into_any()
 }
 
 /// A moment in the reader's time zone, with the zone's abbreviation so that nobody has to guess.
@@ -128,5 +145,14 @@ mod tests {
             }
         }
         assert_eq!(local_time_in(time_zone("Asia/Tokyo").unwrap(), moments[0]), "2026-12-02 17:05 JST");
+    }
+
+    #[test]
+    fn what_people_wrote_is_marked_as_theirs_in_the_sentence_that_holds_it() {
+        use leptos::prelude::RenderHtml;
+        let sentence = format!("停止：{}、（理由：{}）", super::slot(0), super::slot(1));
+        let html = super::with_entered(&sentence, &["Sato", "<b>maintenance</b>"]).to_html().replace("<!>", "");
+        assert!(html.contains("停止：<span data-entered>Sato</span>、（理由：<span data-entered>&lt;b&gt;maintenance&lt;/b&gt;</span>）"), "{html}");
+        assert!(!html.contains('\u{E000}') && !html.contains('\u{E001}'), "{html}");
     }
 }

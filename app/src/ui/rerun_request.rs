@@ -1,7 +1,7 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
 use super::data::resource;
-use super::labels::{entered, failure_class_label, local_time, locale};
+use super::labels::{failure_class_label, local_time, locale, slot, with_entered};
 use crate::api::reruns::{
     CancelRerunRequest, CheckView, ConfirmCheck, RequestApproval, RerunRequestView, StartAnswer, StartRerunRequest,
     load_rerun_request,
@@ -11,7 +11,7 @@ use crate::domain::checklist::Check;
 use crate::domain::rerun_plan::BlockedBecause;
 use crate::domain::rerun_request::RerunRequestStatus;
 use crate::domain::stall::FailureClass;
-use crate::i18n::{td, td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -200,12 +200,8 @@ pub(crate) fn confirmed_line(
 ) -> impl IntoView + use<> {
     let l = locale();
     let cause = cause_class.as_deref().map(|k| {
-        td!(
-            l,
-            rerun.check.cause,
-            class = failure_class_label(k),
-            text = entered(cause_text.clone().unwrap_or_default())
-        )
+        let sentence = td_string!(l, rerun.check.cause, class = failure_class_label(k), text = slot(0));
+        with_entered(&sentence.to_string(), &[cause_text.as_deref().unwrap_or_default()])
     });
     view! {
         <p class="ok" data-testid="confirmed">

@@ -2,10 +2,10 @@
 //! charts drawn on the server (images, readable without JavaScript), stalls per event, what changed since the
 //! last review, and the owner's sign-off. The choice of review lives in the URL.
 use super::data::resource;
-use super::labels::{entered, event_label, indicator_label_in, local_time, locale};
+use super::labels::{event_label, indicator_label_in, local_time, locale, slot, with_entered};
 use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignOffReview, load_review};
 use crate::domain::indicators::{Indicator, PeriodKind, Unit};
-use crate::i18n::{Locale, td, td_string};
+use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
@@ -223,8 +223,8 @@ fn Changes(view: ReviewView) -> impl IntoView {
     let l = locale();
     let since = match &view.last_review {
         Some(last) => {
-            td!(l, review.changes.since_review, by = entered(last.signed_by.clone()), at = local_time(last.signed_at))
-                .into_any()
+            let sentence = td_string!(l, review.changes.since_review, by = slot(0), at = local_time(last.signed_at));
+            with_entered(&sentence.to_string(), &[&last.signed_by])
         }
         None => td_string!(l, review.changes.since_start).into_any(),
     };
@@ -263,7 +263,7 @@ fn SignOff(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl Into
     let body = match (view.signoff.clone(), view.department.clone()) {
         (Some(done), _) => view! {
             <p class="badge on" data-testid="signoff">
-                "✓ "{td!(l, review.signoff.done, by = entered(done.signed_by), at = local_time(done.signed_at))}
+                "✓ "{with_entered(&td_string!(l, review.signoff.done, by = slot(0), at = local_time(done.signed_at)).to_string(), &[&done.signed_by])}
             </p>
             <blockquote class="comment" data-entered>{done.comment}</blockquote>
         }

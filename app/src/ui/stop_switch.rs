@@ -1,9 +1,9 @@
 //! The stop switch: every workflow and outside system (connector) with its state; its owners (and admins) pause
 //! dispatches to it with a reason, and resume them with a reason. The board shows a banner while any is paused.
 use super::data::resource;
-use super::labels::{entered, local_time};
+use super::labels::{local_time, slot, with_entered};
 use crate::api::stop_switch::{PauseDispatches, PauseView, ResumeDispatches, SwitchView, stop_switch_overview};
-use crate::i18n::{td, td_string};
+use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
@@ -25,8 +25,8 @@ pub fn PausedBanner(pauses: Vec<PauseView>) -> impl IntoView {
                 <h2>"⏸ " {td_string!(l, board.stop_switch.banner_title)}</h2>
                 <ul>
                     {pauses.into_iter().map(|p| view! {
-                        <li>{td!(l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
-                            by = entered(p.paused_by), at = local_time(p.paused_at), reason = entered(p.reason))}</li>
+                        <li>{with_entered(&td_string!(l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
+                            by = slot(0), at = local_time(p.paused_at), reason = slot(1)).to_string(), &[&p.paused_by, &p.reason])}</li>
                     }).collect_view()}
                 </ul>
                 <p><A href="/stop-switch">{td_string!(l, board.stop_switch.open)}</A></p>
@@ -73,7 +73,7 @@ fn Switch(
     let field = format!("switch-{scope}-{}", s.name);
     let state = match &s.pause {
         Some(p) => view! {
-            <p class="badge warn">"⏸ " {td!(l, board.stop_switch.paused, by = entered(p.paused_by.clone()), at = local_time(p.paused_at), reason = entered(p.reason.clone()))}</p>
+            <p class="badge warn">"⏸ " {with_entered(&td_string!(l, board.stop_switch.paused, by = slot(0), at = local_time(p.paused_at), reason = slot(1)).to_string(), &[&p.paused_by, &p.reason])}</p>
         }.into_any(),
         None => view! { <p class="badge on">"▶ " {td_string!(l, board.stop_switch.running)}</p> }.into_any(),
     };
