@@ -23,8 +23,11 @@ DEMO_RERUN_SECRET ?= whsec_ZGVtby1vbmx5LXJlcnVuLXNpZ25pbmctMjAyNg==
 export RERUN_GATE_SECRET_ORDER_INTAKE ?= $(DEMO_RERUN_SECRET)
 export RERUN_GATE_SECRET_MONTHLY_BILLING ?= $(DEMO_RERUN_SECRET)
 
+## The demo's audit signing key lives beside its database (a real installation keeps it elsewhere: see the README).
 run: deps-build site
 	mkdir -p data
+	[ -f data/audit-signing.key ] || target/debug/server audit keygen --file data/audit-signing.key >/dev/null
+	RERUN_GATE_AUDIT_KEY_FILE=$${RERUN_GATE_AUDIT_KEY_FILE:-data/audit-signing.key} \
 	LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=rerun-gate \
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
@@ -47,6 +50,7 @@ deps-test:
 	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	  [ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
 	  [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing="$$missing fonts-noto-color-emoji"; \
+	  python3 -c "import cryptography" 2>/dev/null || missing="$$missing python3-cryptography"; \
 	  if [ -n "$$missing" ]; then \
 	    $(STEP) "installing$$missing from Debian (once, about 1 min)" bash -c "$(SUDO) apt-get update -qq \
 	      && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing"; \

@@ -4,11 +4,14 @@ use app::backend::demo::{self, DemoCredential};
 use app::backend::services::{self, audit::Verification, backup::Backup};
 use app::backend::{AppState, ServerOptions};
 use app::domain::audit::{Actor, SystemActor};
-use app::domain::audit_export::{AuditFilter, ExportChecker, ExportFormat};
+use app::domain::audit_export::{AuditFilter, ExportChecker, ExportFormat, Line};
+use app::domain::audit_proof::{ExportProof, ProofSummary, PublicKey, SignedCheckpoint};
 use app::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
+use std::io::BufRead;
 use std::io::Read;
+use std::path::Path;
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/rerun-gate.db?mode=rwc";
 
@@ -112,6 +115,26 @@ pub enum AuditCommand {
     Verify {
         #[arg(long)]
         file: Option<std::path::PathBuf>,
+        /// The public key (PEM, from `server audit public-key`): the trail must also match every signed checkpoint.
+        #[arg(long)]
+        public_key: Option<std::path::PathBuf>,
+        /// An earlier JSON Lines export whose checkpoints the trail must still match (repeat for several).
+        #[arg(long = "checkpoints", requires = "public_key")]
+        checkpoints: Vec<std::path::PathBuf>,
+    },
+    /// Create the key that signs the chain's checkpoints, in a new file readable only by its owner.
+    Keygen {
+        #[arg(long, env = app::backend::audit_key::KEY_FILE_ENV)]
+        file: std::path::PathBuf,
+        /// The key this one replaces: its key file (it signs the hand-over too) or its public key (PEM). The new
+        /// key signs a statement naming it, kept with the checkpoints.
+        #[arg(long)]
+        replaces: Option<std::path::PathBuf>,
+    },
+    /// Print the public key (PEM) of the signing key, for auditors to keep.
+    PublicKey {
+        #[arg(long, env = app::backend::audit_key::KEY_FILE_ENV)]
+        file: std::path::PathBuf,
     },
     /// Write the trail (or the part the filters choose) to standard output; the export is itself audited.
     Export {
@@ -139,29 +162,77 @@ pub enum AuditCommand {
     },
 }
 
-/// Checks an exported JSON Lines file offline; returns the exit code.
-pub fn verify_export_file(path: &std::path::Path) -> anyhow::Result<i32> {
-    use std::io::BufRead;
+/// What an auditor trusts: the public key, and checkpoints kept from earlier exports.
+pub fn proof_inputs(
+    public_key: Option<&Path>,
+    kept: &[std::path::PathBuf],
+) -> anyhow::Result<Option<(PublicKey, Vec<SignedCheckpoint>)>> {
+    let Some(path) = public_key else { return Ok(None) };
+    let key =
+        PublicKey::from_pem(&std::fs::read_to_string(path)?).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut checkpoints = Vec::new();
+    for file in kept {
+        let lines = std::io::BufReader::new(std::fs::File::open(file)?).lines().map_while(Result::ok);
+        checkpoints.extend(ExportProof::kept_from(lines));
+    }
+    Ok(Some((key, checkpoints)))
+}
+
+/// Checks an exported JSON Lines file offline (with a public key, against its signed checkpoints and the kept
+/// ones too); returns the exit code.
+pub fn verify_export_file(path: &Path, proof: Option<(PublicKey, Vec<SignedCheckpoint>)>) -> anyhow::Result<i32> {
     let file = std::io::BufReader::new(std::fs::File::open(path)?);
+    let (key, kept) = proof.map_or((None, Vec::new()), |(key, kept)| (Some(key), kept));
     let mut checker = ExportChecker::default();
-    let mut outcome = Ok(());
+    let mut proof = ExportProof::new(key, kept);
     for line in file.lines() {
-        outcome = checker.line(&line?);
-        if outcome.is_err() {
-            break;
+        let problem = match checker.line(&line?) {
+            Ok(Line::Row { seq, hash }) => proof.row(seq, &hash).err().map(|p| p.to_string()),
+            Ok(Line::Checkpoint(value)) => proof.checkpoint(value).err(),
+            Ok(Line::KeyStatement(value)) => proof.statement(value).err(),
+            Ok(Line::Blank | Line::Trailer) => None,
+            Err(broken) => Some(broken.problem),
+        };
+        if let Some(problem) = problem {
+            println!("export broken at line {}: {problem}", checker.line_number());
+            return Ok(1);
         }
     }
-    match outcome.and_then(|()| checker.finish()) {
-        Ok(summary) => {
-            let whole =
-                if summary.complete { "the whole chain up to its head" } else { "a filtered part of the chain" };
-            println!("export intact: {} events, {} links checked; {whole}", summary.rows, summary.linked);
-            Ok(0)
-        }
+    let checkpoints = proof.checkpoints();
+    let summary = match checker.finish() {
+        Ok(summary) => summary,
         Err(broken) => {
             println!("export broken at line {}: {}", broken.line, broken.problem);
+            return Ok(1);
+        }
+    };
+    let whole = if summary.complete { "the whole chain up to its head" } else { "a filtered part of the chain" };
+    match proof.finish(summary.last, summary.complete) {
+        Ok(proven) => {
+            println!("export intact: {} events, {} links checked; {whole}", summary.rows, summary.linked);
+            print_proof(proven.as_ref(), checkpoints);
+            Ok(0)
+        }
+        Err(problem) => {
+            println!("export does not match its signed checkpoints: {problem}");
             Ok(1)
         }
+    }
+}
+
+/// What the signed checkpoints showed, or that they were not checked.
+fn print_proof(proof: Option<&ProofSummary>, checkpoints: usize) {
+    match proof {
+        Some(p) => {
+            let latest =
+                p.latest.map_or(String::new(), |(seq, at)| format!("; the newest at event {seq}, signed {at}"));
+            println!("signed checkpoints matched: {}{latest}", p.matched);
+            if p.unchecked > 0 {
+                println!("checkpoints of events this file does not hold: {}", p.unchecked);
+            }
+        }
+        None if checkpoints > 0 => println!("{checkpoints} signed checkpoints not checked: give --public-key"),
+        None => {}
     }
 }
 
@@ -187,6 +258,10 @@ impl Cli {
         server.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
         let proxies = std::env::var("RERUN_GATE_TRUSTED_PROXIES").unwrap_or_default();
         server.trusted_proxies = app::domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;
+        if let Some(path) = std::env::var_os(app::backend::audit_key::KEY_FILE_ENV).filter(|p| !p.is_empty()) {
+            let key = app::backend::audit_key::load(std::path::Path::new(&path)).map_err(anyhow::Error::msg)?;
+            server.audit_key = Some(std::sync::Arc::new(key));
+        }
         Ok(server)
     }
 }
@@ -231,7 +306,13 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
                 }
             }
         }
-        Command::Audit { command: AuditCommand::Verify { file: Some(path) } } => verify_export_file(path),
+        Command::Audit { command: AuditCommand::Verify { file: Some(path), public_key, checkpoints } } => {
+            verify_export_file(path, proof_inputs(public_key.as_deref(), checkpoints)?)
+        }
+        Command::Audit { command: AuditCommand::Keygen { file, replaces } } => {
+            keygen(Some(state), file, replaces.as_deref()).await
+        }
+        Command::Audit { command: AuditCommand::PublicKey { file } } => public_key(file),
         Command::Audit {
             command:
                 AuditCommand::Export { format, from, to, department, actor, action, object_type, object_id, process_id },
@@ -257,14 +338,33 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             std::io::Write::flush(&mut out)?;
             Ok(0)
         }
-        Command::Audit { command: AuditCommand::Verify { file: None } } => {
-            match services::audit::verify(&state.db).await? {
+        Command::Audit { command: AuditCommand::Verify { file: None, public_key, checkpoints } } => {
+            let proof = proof_inputs(public_key.as_deref(), checkpoints)?
+                .map(|(public_key, kept)| services::audit::Proof { public_key, kept });
+            let asked = proof.is_some();
+            match services::audit::verify_with(&state.db, proof).await? {
                 Verification::Intact { events } => {
                     println!("audit chain intact: {events} events");
+                    if !asked {
+                        let signed = services::audit_proof::count(state).await?;
+                        print_proof(None, signed);
+                    }
+                    Ok(0)
+                }
+                Verification::Proven { events, proof } => {
+                    println!("audit chain intact: {events} events");
+                    print_proof(Some(&proof), proof.matched);
                     Ok(0)
                 }
                 Verification::Broken(broken) => {
                     println!("audit chain broken at sequence number {}: {}", broken.seq, broken.problem);
+                    Ok(1)
+                }
+                Verification::Unproven(problem) => {
+                    println!(
+                        "audit chain does not match its signed checkpoints at sequence number {}: {problem}",
+                        problem.seq()
+                    );
                     Ok(1)
                 }
             }
@@ -283,6 +383,39 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             Ok(0)
         }
     }
+}
+
+/// A new signing key in a new file; with `replaces`, the statement naming the key it replaces is kept too.
+pub async fn keygen(state: Option<&AppState>, file: &Path, replaces: Option<&Path>) -> anyhow::Result<i32> {
+    // The old key is read before the new file exists, so that a wrong path leaves nothing behind.
+    let old = match replaces {
+        Some(path) => Some(old_key(path)?),
+        None => None,
+    };
+    let key = app::backend::audit_key::create(file).map_err(anyhow::Error::msg)?;
+    if let (Some((public, private)), Some(state)) = (old, state) {
+        services::audit_proof::record_succession(state, &key, &public, private.as_ref()).await?;
+        println!("the new key names key {} as the one it replaces", public.key_id());
+    }
+    eprintln!("audit signing key written to {} (key {})", file.display(), key.public().key_id());
+    print!("{}", key.public().to_pem());
+    Ok(0)
+}
+
+/// The key a new one replaces: its key file (then it signs the hand-over too) or its public key.
+fn old_key(path: &Path) -> anyhow::Result<(PublicKey, Option<app::domain::audit_proof::AuditKey>)> {
+    let text = std::fs::read_to_string(path)?;
+    if text.contains("PUBLIC KEY") {
+        return Ok((PublicKey::from_pem(&text).map_err(anyhow::Error::msg)?, None));
+    }
+    let key = app::backend::audit_key::load(path).map_err(anyhow::Error::msg)?;
+    Ok((key.public(), Some(key)))
+}
+
+pub fn public_key(file: &Path) -> anyhow::Result<i32> {
+    let key = app::backend::audit_key::load(file).map_err(anyhow::Error::msg)?;
+    print!("{}", key.public().to_pem());
+    Ok(0)
 }
 
 /// Printed once, to the terminal only (never to the log).

@@ -24,8 +24,16 @@ fn main() {
 
 async fn run() -> anyhow::Result<i32> {
     let cli = cli::parse();
-    if let Some(Command::Audit { command: cli::AuditCommand::Verify { file: Some(path) } }) = &cli.command {
-        return cli::verify_export_file(path); // offline: no database
+    // Offline: no database.
+    match &cli.command {
+        Some(Command::Audit { command: cli::AuditCommand::Verify { file: Some(path), public_key, checkpoints } }) => {
+            return cli::verify_export_file(path, cli::proof_inputs(public_key.as_deref(), checkpoints)?);
+        }
+        Some(Command::Audit { command: cli::AuditCommand::PublicKey { file } }) => return cli::public_key(file),
+        Some(Command::Audit { command: cli::AuditCommand::Keygen { file, replaces: None } }) => {
+            return cli::keygen(None, file, None).await;
+        }
+        _ => {}
     }
     let options = startup::leptos_options()?;
     let mut server = cli.server_options(options.site_addr)?;
@@ -60,12 +68,17 @@ async fn run() -> anyhow::Result<i32> {
     startup::spawn_threshold_checks(state.clone());
     let dispatcher = startup::spawn_dispatcher(state.clone());
     startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));
+    startup::spawn_checkpoints(state.clone());
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, engine = state.db.engine(), public_url = %state.server.public_url,
         config = %state.config.source, "serving");
     println!("Rerun Gate is serving on http://{addr}");
     startup::serve(listener, startup::router(state.clone(), options)).await?;
     startup::finish_dispatching(&state, dispatcher).await;
+    // The last events of this run get their checkpoint before the process ends.
+    if let Err(error) = app::backend::services::audit_proof::checkpoint_head(&state).await {
+        tracing::error!(%error, "no checkpoint signed at shutdown");
+    }
     state.db.close().await;
     Ok(0)
 }

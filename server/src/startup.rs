@@ -101,6 +101,24 @@ pub async fn finish_dispatching(state: &AppState, dispatcher: tokio::task::JoinH
     }
 }
 
+/// Every few minutes while events arrive, a signed checkpoint of the audit chain (when a key is configured).
+pub fn spawn_checkpoints(state: AppState) {
+    if state.audit_signer.key().is_none() {
+        tracing::warn!(
+            "no audit signing key (RERUN_GATE_AUDIT_KEY_FILE): the audit chain's checkpoints are not signed"
+        );
+        return;
+    }
+    every(app::backend::services::audit_proof::CHECKPOINT_EVERY, move || {
+        let state = state.clone();
+        async move {
+            if let Err(error) = app::backend::services::audit_proof::checkpoint_head(&state).await {
+                tracing::error!(%error, "signing an audit checkpoint failed");
+            }
+        }
+    });
+}
+
 /// Every few seconds, the board's count changes are folded into its counts (PostgreSQL; see
 /// `Db::fold_board_counts`), so a board render adds a few changes, not every change since the last fold.
 pub fn spawn_board_count_folding(state: AppState) {

@@ -1,4 +1,5 @@
 //! Server-side only: state, sign-in, services (rules + one transaction each) and the data layer.
+pub mod audit_key;
 pub mod auth;
 pub mod charts;
 pub mod clock;
@@ -47,6 +48,9 @@ pub struct ServerOptions {
     /// Each API client's steady rate per second and burst (`RERUN_GATE_API_RATE_PER_SECOND`, `…_API_BURST`).
     pub api_rate_per_second: u32,
     pub api_burst: u32,
+    /// Signs the audit chain's checkpoints (`RERUN_GATE_AUDIT_KEY_FILE`, see `audit_key`); without it, nothing
+    /// is signed and the admin page says so.
+    pub audit_key: Option<Arc<crate::domain::audit_proof::AuditKey>>,
 }
 
 impl ServerOptions {
@@ -66,6 +70,7 @@ impl ServerOptions {
             password_check_queue: 8 * cores,
             api_rate_per_second: 1_000,
             api_burst: 2_000,
+            audit_key: None,
         }
     }
 
@@ -128,6 +133,8 @@ pub struct Parts {
     pub password_checks: Arc<passwords::Checks>,
     /// Each API client's rate (`services::api_clients::RateLimits`).
     pub api_limits: Arc<services::api_clients::RateLimits>,
+    /// Signs checkpoints of the audit chain (one per process: it remembers how far it checked the chain).
+    pub audit_signer: Arc<services::audit_proof::Signer>,
 }
 
 impl AppState {
@@ -148,6 +155,7 @@ impl AppState {
         let password_checks =
             Arc::new(passwords::Checks::new(server.password_checks_at_once, server.password_check_queue));
         let api_limits = Arc::new(services::api_clients::RateLimits::new(server.api_rate_per_second, server.api_burst));
+        let audit_signer = Arc::new(services::audit_proof::Signer::new(server.audit_key.clone()));
         Ok(AppState(Arc::new(Parts {
             db,
             clock,
@@ -162,6 +170,7 @@ impl AppState {
             metrics: Arc::default(),
             password_checks,
             api_limits,
+            audit_signer,
         })))
     }
 

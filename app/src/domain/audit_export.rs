@@ -185,9 +185,14 @@ pub fn write_csv_event(out: &mut Vec<u8>, e: &AuditEvent) {
 
 /// The CSV trailer: a record `# trailer` with the trailer as JSON in the second field, the others empty.
 pub fn write_csv_trailer(out: &mut Vec<u8>, trailer: &ExportTrailer) {
-    let json = serde_json::to_string(trailer).unwrap_or_default();
+    write_csv_proof(out, "trailer", &serde_json::to_value(trailer).unwrap_or_default());
+}
+
+/// A record `# <kind>` (trailer, checkpoint, key statement) with its JSON in the second field, the others empty.
+pub fn write_csv_proof(out: &mut Vec<u8>, kind: &str, value: &Value) {
+    let (kind, json) = (format!("# {kind}"), value.to_string());
     let mut fields = [None; CSV_COLUMNS.len()]; // every record has the same number of fields
-    fields[0] = Some("# trailer");
+    fields[0] = Some(kind.as_str());
     fields[1] = Some(json.as_str());
     write_csv_record(out, &fields);
 }
@@ -211,12 +216,29 @@ pub struct ExportSummary {
     pub linked: u64,
     /// The file holds the whole chain from event 1 to the head recorded in its trailer.
     pub complete: bool,
+    /// The last row's sequence number (0 without rows).
+    pub last: i64,
 }
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct ExportBreak {
     pub line: usize,
     pub problem: String,
+}
+
+/// One line of an export, as the checker read it.
+#[derive(Debug, PartialEq)]
+pub enum Line {
+    Blank,
+    /// An event that checked out: its sequence number and hash.
+    Row {
+        seq: i64,
+        hash: String,
+    },
+    /// Signed checkpoints and key statements come before the rows (`audit_proof` checks them).
+    Checkpoint(Value),
+    KeyStatement(Value),
+    Trailer,
 }
 
 /// Checks an export line by line, without the database: each row's hash, the links between consecutive
@@ -232,11 +254,11 @@ pub struct ExportChecker {
 }
 
 impl ExportChecker {
-    pub fn line(&mut self, text: &str) -> Result<(), ExportBreak> {
+    pub fn line(&mut self, text: &str) -> Result<Line, ExportBreak> {
         self.line += 1;
         let fail = |problem: String| Err(ExportBreak { line: self.line, problem });
         if text.trim().is_empty() {
-            return Ok(());
+            return Ok(Line::Blank);
         }
         if self.trailer.is_some() {
             return fail("a line after the trailer".into());
@@ -248,10 +270,17 @@ impl ExportChecker {
             return match serde_json::from_value(trailer) {
                 Ok(trailer) => {
                     self.trailer = Some(trailer);
-                    Ok(())
+                    Ok(Line::Trailer)
                 }
                 Err(e) => fail(format!("the trailer cannot be read: {e}")),
             };
+        }
+        for (key, proof) in
+            [("checkpoint", Line::Checkpoint as fn(Value) -> Line), ("key_statement", Line::KeyStatement)]
+        {
+            if let Some(value) = row.remove(key) {
+                return if self.rows > 0 { fail(format!("a {key} after the rows")) } else { Ok(proof(value)) };
+            }
         }
         let (Some(Value::String(hash)), Some(seq), Some(Value::String(prev_hash))) =
             (row.remove("hash"), row.get("seq").and_then(Value::as_i64), row.get("prev_hash").cloned())
@@ -272,9 +301,14 @@ impl ExportChecker {
             _ => {}
         }
         self.first.get_or_insert(seq);
-        self.last = Some((seq, hash));
+        self.last = Some((seq, hash.clone()));
         self.rows += 1;
-        Ok(())
+        Ok(Line::Row { seq, hash })
+    }
+
+    /// The line being checked (for reporting what a caller found on it).
+    pub fn line_number(&self) -> usize {
+        self.line
     }
 
     pub fn finish(self) -> Result<ExportSummary, ExportBreak> {
@@ -289,7 +323,8 @@ impl ExportChecker {
         if trailer.filter.is_everything() && !(whole && at_head) {
             return fail("an unfiltered export must hold every event from 1 to the head in its trailer");
         }
-        Ok(ExportSummary { rows: self.rows, linked: self.linked, complete: whole && at_head })
+        let last = self.last.as_ref().map_or(0, |(seq, _)| *seq);
+        Ok(ExportSummary { rows: self.rows, linked: self.linked, complete: whole && at_head, last })
     }
 }
 
@@ -362,7 +397,7 @@ mod tests {
 
     #[test]
     fn an_untouched_export_checks_out_and_is_complete() {
-        assert_eq!(check(&export(5)), Ok(ExportSummary { rows: 5, linked: 4, complete: true }));
+        assert_eq!(check(&export(5)), Ok(ExportSummary { rows: 5, linked: 4, complete: true, last: 5 }));
     }
 
     // Found by the export_check fuzz target: a float in an event's after JSON read back as a neighbouring number
@@ -385,7 +420,7 @@ mod tests {
             exported_at: Utc::now(),
         };
         let lines = [jsonl_row(&event), jsonl_trailer(&trailer)];
-        assert_eq!(check(&lines), Ok(ExportSummary { rows: 1, linked: 0, complete: true }));
+        assert_eq!(check(&lines), Ok(ExportSummary { rows: 1, linked: 0, complete: true, last: 1 }));
     }
 
     #[test]

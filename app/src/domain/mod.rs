@@ -5,6 +5,8 @@ pub mod approval;
 pub mod audit;
 pub mod audit_action;
 pub mod audit_export;
+#[cfg(feature = "ssr")]
+pub mod audit_proof;
 pub mod batches;
 pub mod canonical_json;
 pub mod checklist;

@@ -25,6 +25,7 @@ fn verify_file(contents: &str) -> (Option<i32>, String) {
     std::fs::write(&path, contents).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_server"))
         .args(["audit", "verify", "--file", path.to_str().unwrap()])
+        .args(["--public-key", crate::harness::public_key_file().to_str().unwrap()])
         .env("DATABASE_URL", "sqlite://unused-by-an-offline-check.db") // must not be opened
         .output()
         .unwrap();
@@ -76,14 +77,17 @@ async fn a_csv_export_is_rfc_4180_with_formulas_neutralised_and_a_filtered_expor
     let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     let rejected = records.iter().find(|r| &r[5] == "rerun_request.rejected").expect("the rejection is in the export");
     assert_eq!(&rejected[11], format!("'{formula}"), "the reason cannot run in a spreadsheet");
-    assert!(records[..records.len() - 1].iter().all(|r| &r[7] == "ORD-EXP-3"), "only the filtered process");
-    let seqs: Vec<i64> = records[..records.len() - 1].iter().map(|r| r[0].parse().unwrap()).collect();
+    let (proof, events): (Vec<_>, Vec<_>) = records[..records.len() - 1].iter().partition(|r| r[0].starts_with('#'));
+    assert!(proof.iter().all(|r| &r[0] == "# checkpoint"), "the signed checkpoints come first");
+    assert!(!proof.is_empty());
+    assert!(events.iter().all(|r| &r[7] == "ORD-EXP-3"), "only the filtered process");
+    let seqs: Vec<i64> = events.iter().map(|r| r[0].parse().unwrap()).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in sequence order: {seqs:?}");
     let trailer = records.last().unwrap();
     assert_eq!(&trailer[0], "# trailer");
     let trailer: serde_json::Value = serde_json::from_str(&trailer[1]).unwrap();
     assert_eq!(trailer["filter"]["process_id"], "ORD-EXP-3");
-    assert_eq!(trailer["rows"], records.len() - 1);
+    assert_eq!(trailer["rows"], events.len());
     assert!(body.contains("\r\n"), "CRLF line ends");
 }
 
@@ -190,7 +194,10 @@ async fn the_evidence_bundle_holds_every_event_of_its_process_and_nothing_of_ano
 
     let audit = &files["ORD-EV-1/audit_events.jsonl"];
     let rows: Vec<serde_json::Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let (events, trailer) = rows.split_at(rows.len() - 1);
+    let (rows, trailer) = rows.split_at(rows.len() - 1);
+    let checkpoints: Vec<&serde_json::Value> = rows.iter().filter_map(|r| r.get("checkpoint")).collect();
+    let events: Vec<&serde_json::Value> = rows.iter().filter(|r| r.get("seq").is_some()).collect();
+    assert_eq!(checkpoints.last().unwrap()["seq"], trailer[0]["trailer"]["head_seq"], "signed at the bundle's head");
     let mut tx = app.db().begin_read().await.unwrap();
     let everything = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
     let expected: Vec<i64> = everything
@@ -204,6 +211,7 @@ async fn the_evidence_bundle_holds_every_event_of_its_process_and_nothing_of_ano
     assert_eq!(trailer[0]["trailer"]["rows"], expected.len());
     let (code, said) = verify_file(audit);
     assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("signed checkpoints matched: 1"), "{said}");
     let taken = everything.iter().filter(|e| e.action == "operation.evidence_exported").count();
     assert_eq!(taken, 1, "only the bundle that was handed out is recorded");
 }

@@ -56,7 +56,7 @@ async fn the_role_change_event_shows_before_and_after() {
     assert_eq!(event.actor_label, "root");
 }
 
-async fn raw(db: &Db, sql: &str) -> Result<(), sqlx::Error> {
+pub async fn raw(db: &Db, sql: &str) -> Result<(), sqlx::Error> {
     let mut tx = db.begin_write().await?;
     execute(&mut tx, sql).await?;
     tx.commit().await

@@ -98,6 +98,22 @@ impl Drop for TestApp {
     }
 }
 
+/// The suite's audit signing key (one per test process, as one per installation).
+pub fn audit_key() -> &'static Arc<app::domain::audit_proof::AuditKey> {
+    static KEY: std::sync::OnceLock<Arc<app::domain::audit_proof::AuditKey>> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| Arc::new(app::domain::audit_proof::AuditKey::generate()))
+}
+
+/// The suite key's public half in a PEM file, as an auditor keeps it.
+pub fn public_key_file() -> &'static std::path::Path {
+    static FILE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("rerun-gate-audit-{}.pub.pem", std::process::id()));
+        std::fs::write(&path, audit_key().public().to_pem()).unwrap();
+        path
+    })
+}
+
 /// Chat messages received by the suite's one chat sink (a Slack-compatible incoming webhook on loopback).
 pub static CHAT_MESSAGES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
@@ -165,6 +181,7 @@ impl TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut server_options = ServerOptions::new(&format!("http://{addr}"));
+        server_options.audit_key = Some(audit_key().clone());
         configure(&mut server_options);
         let config = config(&server_options.public_url);
         let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));

@@ -8,8 +8,10 @@ use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry, AuditEvent};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::audit_export::{
-    AuditFilter, ExportFormat, ExportTrailer, jsonl_row, jsonl_trailer, write_csv_header, write_csv_trailer,
+    AuditFilter, ExportFormat, ExportTrailer, jsonl_row, jsonl_trailer, write_csv_header, write_csv_proof,
+    write_csv_trailer,
 };
+use crate::domain::audit_proof::{KeyStatement, SignedCheckpoint};
 use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -77,13 +79,17 @@ async fn save_checkpoint(state: &AppState, seq: i64, hash: &str) -> Result<DateT
     Ok(now)
 }
 
-/// An export that has begun: recorded in the trail, which it includes up to and with that record.
+/// An export that has begun: recorded in the trail, which it includes up to and with that record, and its
+/// proof: the signed checkpoints up to its head (one at the head itself, signed as it began) and the statements
+/// of the keys that signed them.
 pub struct Export {
     pub format: ExportFormat,
     pub filter: AuditFilter,
     pub head_seq: i64,
     pub head_hash: String,
     pub at: DateTime<Utc>,
+    pub checkpoints: Vec<SignedCheckpoint>,
+    pub statements: Vec<KeyStatement>,
 }
 
 /// Auditors only, from the browser.
@@ -111,7 +117,41 @@ pub async fn begin(
         .after(json!({"format": format, "filter": filter}));
     let event = record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
-    Ok(Export { format, filter, head_seq: event.seq, head_hash: event.hash, at: now })
+    Export::up_to(state, format, filter, event).await
+}
+
+impl Export {
+    /// An export up to and with `head` (its own audit event), with a checkpoint signed at that head. Without
+    /// one the export still goes (the reason is logged); its check will say that nothing vouches for the head.
+    pub async fn up_to(
+        state: &AppState,
+        format: ExportFormat,
+        filter: AuditFilter,
+        head: AuditEvent,
+    ) -> Result<Export, AppError> {
+        let _ = super::audit_proof::checkpoint_at(state, head.seq, &head.hash).await;
+        let mut conn = state.db.connection().await?;
+        let checkpoints = db::audit_proof::checkpoints_up_to(&mut conn, head.seq).await?;
+        let statements = db::audit_proof::statements(&mut conn).await?;
+        Ok(Export { format, filter, head_seq: head.seq, head_hash: head.hash, at: head.at, checkpoints, statements })
+    }
+}
+
+/// The proof's lines, before the rows: JSON Lines `{"key_statement": …}` and `{"checkpoint": …}`; CSV records
+/// `# key_statement` and `# checkpoint` with the JSON in the second cell, like the trailer.
+fn proof_lines(export: &Export, out: &mut Vec<u8>) {
+    let statements = export.statements.iter().map(|s| ("key_statement", serde_json::to_value(s)));
+    let checkpoints = export.checkpoints.iter().map(|c| ("checkpoint", serde_json::to_value(c)));
+    for (kind, value) in statements.chain(checkpoints) {
+        let value = value.unwrap_or_default();
+        match export.format {
+            ExportFormat::Jsonl => {
+                out.extend(json!({ kind: value }).to_string().as_bytes());
+                out.push(b'\n');
+            }
+            ExportFormat::Csv => write_csv_proof(out, kind, &value),
+        }
+    }
 }
 
 /// The export's bytes, a page at a time (constant memory): a header for CSV, one row per event in sequence
@@ -145,6 +185,7 @@ fn csv_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Re
     let chunks = db::audit::csv_chunks(&state.db, query);
     let mut header = Vec::new();
     write_csv_header(&mut header);
+    proof_lines(&export, &mut header);
     // Header, the chunks as they come (counting rows), then the trailer.
     futures::stream::try_unfold(
         (Some(header), chunks, export, 0u64, false),
@@ -171,30 +212,39 @@ fn csv_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Re
 }
 
 fn jsonl_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
-    futures::stream::try_unfold((state, export, 0i64, 0u64, false), |(state, export, after, rows, done)| async move {
-        if done {
-            return Ok(None);
-        }
-        let query = AuditQuery {
-            filter: &export.filter,
-            departments: None,
-            after_seq: Some(after),
-            before_seq: None,
-            up_to_seq: Some(export.head_seq),
-            limit: EXPORT_PAGE,
-        };
-        let events = db::audit::select(&mut state.db.connection().await?, &query).await?;
-        let mut out = Vec::new();
-        for event in &events {
-            out.extend(jsonl_row(event).as_bytes());
-            out.push(b'\n');
-        }
-        let (rows, last, done) =
-            (rows + events.len() as u64, events.last().map_or(after, |e| e.seq), (events.len() as i64) < EXPORT_PAGE);
-        if done {
-            out.extend(jsonl_trailer(&trailer(&export, rows)).as_bytes());
-            out.push(b'\n');
-        }
-        Ok(Some((out, (state, export, last, rows, done))))
-    })
+    let mut proof = Vec::new();
+    proof_lines(&export, &mut proof);
+    let rows = futures::stream::try_unfold(
+        (state, export, 0i64, 0u64, false),
+        |(state, export, after, rows, done)| async move {
+            if done {
+                return Ok(None);
+            }
+            let query = AuditQuery {
+                filter: &export.filter,
+                departments: None,
+                after_seq: Some(after),
+                before_seq: None,
+                up_to_seq: Some(export.head_seq),
+                limit: EXPORT_PAGE,
+            };
+            let events = db::audit::select(&mut state.db.connection().await?, &query).await?;
+            let mut out = Vec::new();
+            for event in &events {
+                out.extend(jsonl_row(event).as_bytes());
+                out.push(b'\n');
+            }
+            let (rows, last, done) = (
+                rows + events.len() as u64,
+                events.last().map_or(after, |e| e.seq),
+                (events.len() as i64) < EXPORT_PAGE,
+            );
+            if done {
+                out.extend(jsonl_trailer(&trailer(&export, rows)).as_bytes());
+                out.push(b'\n');
+            }
+            Ok(Some((out, (state, export, last, rows, done))))
+        },
+    );
+    futures::stream::once(async move { Ok(proof) }).chain(rows)
 }

@@ -62,7 +62,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     drop(tx);
     // The audit events exactly as an export of this process would give them, up to the bundle's own record.
     let filter = AuditFilter { process_id: Some(process_id.to_string()), ..Default::default() };
-    let export = Export { format: ExportFormat::Jsonl, filter, head_seq: taken.seq, head_hash: taken.hash, at: now };
+    let export = Export::up_to(state, ExportFormat::Jsonl, filter, taken).await?;
     let readme = readme(process_id, &export);
     let pages: Vec<Vec<u8>> = super::audit_trail::stream(state.clone(), export).try_collect().await?;
 
@@ -99,9 +99,11 @@ fn readme(process_id: &str, export: &Export) -> String {
          rerun_requests.json    rerun requests: plan, checklist, approvals, dispatch and outcome\n\
          ai_attempts.json       AI generations (status, usage, cost estimate)\n\
          notifications.json     in-app notifications about the requests\n\
-         audit_events.jsonl     every audit event about {process_id}, hash-chained, with a trailer\n\n\
-         Check the audit events without the app: `server audit verify --file audit_events.jsonl`, or recompute each\n\
-         row's hash as the README of Rerun Gate describes (SHA-256 of the canonical JSON of the row without `hash`).\n",
+         audit_events.jsonl     every audit event about {process_id}, hash-chained, with a trailer; first the\n\
+                                checkpoints of the whole trail signed up to then\n\n\
+         Check the audit events without the app: `server audit verify --file audit_events.jsonl --public-key K`\n\
+         (K: the public key from `server audit public-key`), or as the README of Rerun Gate describes (SHA-256 of\n\
+         the canonical JSON of each row without `hash`; Ed25519 signatures of the checkpoints).\n",
         export.at.format("%Y-%m-%dT%H:%M:%SZ"),
         export.head_seq,
         export.head_hash

@@ -1,0 +1,255 @@
+//! Signed checkpoints: what proves the history to someone who does not trust whoever runs the database.
+use crate::audit_trail::raw;
+use crate::harness::{PASSWORD, TestApp, audit_key, public_key_file};
+use app::backend::Db;
+use app::backend::services::audit::{Proof, Verification, verify, verify_with};
+use app::backend::services::audit_proof::checkpoint_head;
+use app::domain::audit::AuditEvent;
+use std::process::{Command, Output};
+
+fn server(args: &[&str], database_url: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_server"))
+        .args(args)
+        .env("DATABASE_URL", database_url)
+        .env("RERUN_GATE_CONFIG", concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"))
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("start the server binary")
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+fn file_with(contents: &str, extension: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("audit-{}.{extension}", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// Checks an export offline with the public key (and checkpoints kept from earlier exports).
+fn verify_offline(export: &str, kept: &[&std::path::Path]) -> (Option<i32>, String) {
+    let file = file_with(export, "jsonl");
+    let mut args = vec!["audit", "verify", "--file", file.to_str().unwrap()];
+    args.extend(["--public-key", public_key_file().to_str().unwrap()]);
+    for kept in kept {
+        args.extend(["--checkpoints", kept.to_str().unwrap()]);
+    }
+    let output = server(&args, "sqlite://unused-by-an-offline-check.db");
+    let _ = std::fs::remove_file(&file);
+    (output.status.code(), text(&output))
+}
+
+async fn export_as_auditor(app: &TestApp, format: &str) -> String {
+    let cookie = app.sign_in("kansa", PASSWORD).await;
+    let answer = app
+        .http
+        .get(format!("{}/audit/export?format={format}", app.url))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.status().is_success());
+    answer.text().await.unwrap()
+}
+
+fn proof() -> Proof {
+    Proof { public_key: audit_key().public(), kept: Vec::new() }
+}
+
+/// What someone with full access to the database can do: rewrite event `seq` and recompute every later hash
+/// and the head, so that the chain alone links perfectly.
+async fn forge(db: &Db, seq: i64) {
+    let mut conn = db.connection().await.unwrap();
+    let events: Vec<AuditEvent> = app::backend::db::audit::page_after(&mut conn, seq - 1, 100_000).await.unwrap();
+    drop(conn);
+    let mut statements = vec![match db {
+        Db::Sqlite(..) => "DROP TRIGGER audit_events_no_update".to_string(),
+        Db::Postgres(..) => "ALTER TABLE audit_events DISABLE TRIGGER USER".to_string(),
+    }];
+    let mut prev_hash = events[0].prev_hash.clone();
+    for mut event in events {
+        if event.seq == seq {
+            event.reason = Some("nothing happened here".into());
+        }
+        event.prev_hash = prev_hash;
+        event.hash = event.expected_hash();
+        statements.push(format!(
+            "UPDATE audit_events SET reason = {}, prev_hash = '{}', hash = '{}' WHERE seq = {}",
+            event.reason.as_ref().map_or("NULL".to_string(), |r| format!("'{r}'")),
+            event.prev_hash,
+            event.hash,
+            event.seq
+        ));
+        statements.push(format!("UPDATE audit_head SET seq = {}, hash = '{}' WHERE id = 1", event.seq, event.hash));
+        prev_hash = event.hash;
+    }
+    if let Db::Postgres(..) = db {
+        statements.push("ALTER TABLE audit_events ENABLE TRIGGER USER".into()); // leaving no trace
+    }
+    for statement in statements {
+        raw(db, &statement).await.unwrap();
+    }
+}
+
+/// And then removes the signed checkpoints that would betray it.
+async fn remove_checkpoints(db: &Db) {
+    let statements = match db {
+        Db::Sqlite(..) => {
+            vec!["DROP TRIGGER audit_signed_checkpoints_no_delete", "DELETE FROM audit_signed_checkpoints"]
+        }
+        Db::Postgres(..) => {
+            vec![
+                "ALTER TABLE audit_signed_checkpoints DISABLE TRIGGER USER",
+                "DELETE FROM audit_signed_checkpoints",
+                "ALTER TABLE audit_signed_checkpoints ENABLE TRIGGER USER", // leaving no trace
+            ]
+        }
+    };
+    for statement in statements {
+        raw(db, statement).await.unwrap();
+    }
+}
+
+async fn some_events(app: &TestApp, names: &[&str]) {
+    for name in names {
+        app.user(name, &["staff"], &["sales"]).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_perfect_forgery_inside_the_database_is_named_by_the_signed_checkpoints_online_and_offline() {
+    let app = TestApp::spawn().await;
+    app.user("kansa", &["auditor"], &[]).await;
+    some_events(&app, &["a-user", "b-user", "c-user"]).await;
+    let first = checkpoint_head(&app.state).await.unwrap().expect("a key is configured");
+    let kept = file_with(&export_as_auditor(&app, "jsonl").await, "jsonl");
+    some_events(&app, &["d-user", "e-user"]).await;
+    checkpoint_head(&app.state).await.unwrap().expect("new events");
+
+    forge(app.db(), 2).await;
+    assert!(matches!(verify(app.db()).await.unwrap(), Verification::Intact { .. }), "the chain alone cannot tell");
+    match verify_with(app.db(), Some(proof())).await.unwrap() {
+        Verification::Unproven(problem) => assert_eq!(problem.seq(), first.seq, "{problem}"),
+        other => panic!("the forgery went unseen: {other:?}"),
+    }
+    let public_key = public_key_file().to_str().unwrap();
+    let online = server(&["audit", "verify", "--public-key", public_key], &app.database_url);
+    assert_eq!(online.status.code(), Some(1), "{}", text(&online));
+    assert!(text(&online).contains(&format!("sequence number {}:", first.seq)), "{}", text(&online));
+
+    // Whoever rewrote history also removes the checkpoints: the ones an auditor kept still name it.
+    remove_checkpoints(app.db()).await;
+    let kept_proof = Proof {
+        kept: app::domain::audit_proof::ExportProof::kept_from(
+            std::fs::read_to_string(&kept).unwrap().lines().map(str::to_string),
+        ),
+        ..proof()
+    };
+    match verify_with(app.db(), Some(kept_proof)).await.unwrap() {
+        Verification::Unproven(problem) => assert_eq!(problem.seq(), first.seq, "{problem}"),
+        other => panic!("the forgery went unseen: {other:?}"),
+    }
+    // An export taken now, checked against the one kept from before, names the same event.
+    let after = export_as_auditor(&app, "jsonl").await;
+    let (code, said) = verify_offline(&after, &[&kept]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains(&format!("event {} no longer matches", first.seq)), "{said}");
+    // Alone it proves nothing either: the signer never vouches for the rewritten events (on PostgreSQL it
+    // refuses to sign; SQLite's writer still appends after the head it remembers, which breaks the link).
+    let (code, said) = verify_offline(&after, &[]);
+    assert_eq!(code, Some(1), "{said}");
+    let _ = std::fs::remove_file(&kept);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_carries_the_checkpoint_at_its_head_and_verifies_with_only_the_public_key() {
+    let app = TestApp::spawn().await;
+    app.user("kansa", &["auditor"], &[]).await;
+    some_events(&app, &["a-user", "b-user"]).await;
+    checkpoint_head(&app.state).await.unwrap();
+    some_events(&app, &["c-user"]).await;
+    let export = export_as_auditor(&app, "jsonl").await;
+    let lines: Vec<serde_json::Value> = export.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let checkpoints: Vec<&serde_json::Value> = lines.iter().filter_map(|l| l.get("checkpoint")).collect();
+    let trailer = &lines.last().unwrap()["trailer"];
+    assert_eq!(checkpoints.len(), 2, "the earlier checkpoint and the one signed as the export began");
+    assert_eq!(checkpoints[1]["seq"], trailer["head_seq"]);
+    assert_eq!(checkpoints[1]["hash"], trailer["head_hash"]);
+
+    let (code, said) = verify_offline(&export, &[]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("signed checkpoints matched: 2"), "{said}");
+    let python = python_check(&export);
+    assert_eq!(python.status.code(), Some(0), "{}", text(&python));
+    assert!(text(&python).contains("checkpoints ok: 2"), "{}", text(&python));
+
+    // A checkpoint moved to another event no longer carries a valid signature, for either check.
+    let moved = export.replacen(&format!("\"seq\":{}", checkpoints[0]["seq"]), "\"seq\":1", 1);
+    let (code, said) = verify_offline(&moved, &[]);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("not signed by a trusted key"), "{said}");
+    assert_ne!(python_check(&moved).status.code(), Some(0));
+
+    let csv = export_as_auditor(&app, "csv").await;
+    assert!(csv.lines().nth(1).unwrap().starts_with("# checkpoint,"), "the proof comes right after the header");
+}
+
+/// The README's Python check of the checkpoints, run as written there.
+fn python_check(export: &str) -> Output {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let script = readme
+        .split("```python\n")
+        .filter_map(|block| block.split_once("```").map(|(code, _)| code))
+        .find(|code| code.contains("load_pem_public_key"))
+        .expect("the README shows the checkpoint check in Python");
+    let (script, export) = (file_with(script, "py"), file_with(export, "jsonl"));
+    let output = Command::new("python3").args([&script, &export, &public_key_file().to_path_buf()]).output().unwrap();
+    let _ = (std::fs::remove_file(script), std::fs::remove_file(export));
+    output
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_of_a_replaced_key_still_prove_once_the_new_key_names_it() {
+    let app = TestApp::spawn().await;
+    some_events(&app, &["a-user"]).await;
+    checkpoint_head(&app.state).await.unwrap().expect("signed by the suite's key");
+    let new = app::domain::audit_proof::AuditKey::generate();
+    let old = audit_key().public();
+    let (seq, hash) = app::backend::db::audit::head(&mut app.db().connection().await.unwrap()).await.unwrap();
+    let by_new = new.sign(seq, &hash, app.state.clock.now());
+    let mut tx = app.db().begin_write().await.unwrap();
+    app::backend::db::audit_proof::insert_checkpoint(&mut tx, &by_new).await.unwrap();
+    tx.commit().await.unwrap();
+    let trusting_new = || Some(Proof { public_key: new.public(), kept: Vec::new() });
+    assert!(matches!(verify_with(app.db(), trusting_new()).await.unwrap(), Verification::Unproven(_)), "not yet named");
+
+    app::backend::services::audit_proof::record_succession(&app.state, &new, &old, Some(audit_key())).await.unwrap();
+    match verify_with(app.db(), trusting_new()).await.unwrap() {
+        Verification::Proven { proof, .. } => assert_eq!(proof.matched, 2),
+        other => panic!("{other:?}"),
+    }
+    match verify_with(app.db(), Some(proof())).await.unwrap() {
+        Verification::Proven { proof, .. } => assert_eq!(proof.matched, 2, "the old key handed over"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keygen_writes_a_key_only_its_owner_reads_never_replaces_it_and_public_key_prints_its_half() {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = std::env::temp_dir().join(format!("rg-keygen-{}", uuid::Uuid::new_v4().simple()));
+    let file = folder.join("audit.key");
+    let file_arg = file.to_str().unwrap();
+    let made = server(&["audit", "keygen", "--file", file_arg], "sqlite://unused-by-keygen.db");
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    let printed = String::from_utf8_lossy(&made.stdout).into_owned();
+    assert!(printed.starts_with("-----BEGIN PUBLIC KEY-----"), "{printed}");
+    let public = server(&["audit", "public-key", "--file", file_arg], "sqlite://unused-by-keygen.db");
+    assert_eq!(String::from_utf8_lossy(&public.stdout), printed);
+    let again = server(&["audit", "keygen", "--file", file_arg], "sqlite://unused-by-keygen.db");
+    assert_ne!(again.status.code(), Some(0));
+    assert!(text(&again).contains("never replaced"), "{}", text(&again));
+    std::fs::remove_dir_all(&folder).unwrap();
+}
