@@ -20,6 +20,9 @@ for department in sales billing; do
   echo "$department $("$server" token create --name "e2e-$department" --department "$department" 2>/dev/null)"
 done > "$work/tokens.txt"
 export RERUN_GATE_SWEEP_SECONDS=1
+# The audit chain's checkpoints are signed, as `make run` signs them.
+"$server" audit keygen --file "$work/audit-signing.key" > "$work/audit-signing.pub"
+export RERUN_GATE_AUDIT_KEY_FILE="$work/audit-signing.key"
 # The demo workflows send their reruns to the demo receiver of this very server (on its free port).
 sed "s#http://127.0.0.1:3000#http://$LEPTOS_SITE_ADDR#" rerun-gate.toml > "$work/rerun-gate.toml"
 export RERUN_GATE_CONFIG="$work/rerun-gate.toml"

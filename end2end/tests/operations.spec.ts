@@ -57,6 +57,8 @@ test('the admin sees the loaded configuration and the API clients', async ({ pag
   await page.getByRole('link', { name: '設定' }).click();
   await expect(page.getByTestId('config-workflows')).toContainText('order-intake');
   await expect(page.getByTestId('config-workflows')).toContainText('RERUN_GATE_SECRET_ORDER_INTAKE');
+  // The audit signing key, by the fingerprint auditors compare with the public key they keep.
+  await expect(page.getByTestId('audit-signing')).toContainText(/鍵の指紋: [0-9a-f]{64}/);
   await page.getByRole('link', { name: 'API クライアント' }).click();
   await expect(page.getByTestId('api-clients')).toContainText('e2e-sales');
 });

@@ -54,6 +54,17 @@ pub async fn loaded_configuration() -> Result<crate::domain::configuration::Conf
     .await
 }
 
+/// The audit signing key's fingerprint, and the newest signed checkpoint.
+#[server(endpoint = "admin/audit_signing")]
+pub async fn audit_signing() -> Result<crate::contract::audit::SigningView, AppError> {
+    context::read_once("admin/audit_signing", async {
+        let (state, caller) = context::caller().await?;
+        caller.require(Role::Admin)?;
+        services::audit_proof::signing(&state).await
+    })
+    .await
+}
+
 #[server(endpoint = "admin/list_api_clients")]
 pub async fn list_api_clients() -> Result<Vec<ApiClientSummary>, AppError> {
     context::read_once("admin/list_api_clients", async {

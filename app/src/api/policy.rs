@@ -111,6 +111,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/admin/set_user_disabled", Roles(ADMIN)),
     server_fn("/api/admin/set_user_roles", Roles(ADMIN)),
     server_fn("/api/admin/configuration", Roles(ADMIN)),
+    server_fn("/api/admin/audit_signing", Roles(ADMIN)),
     server_fn("/api/admin/list_api_clients", Roles(ADMIN)),
     server_fn("/api/admin/revoke_api_client", Roles(ADMIN)),
     // Downloads for the browser (each audited where SPEC says so).

@@ -19,6 +19,14 @@ pub struct AuditRow {
     pub diff: Vec<DiffLine>,
 }
 
+/// The key that signs the chain's checkpoints (none configured: nothing is signed), and the newest checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SigningView {
+    pub key_id: Option<String>,
+    pub fingerprint: Option<String>,
+    pub latest: Option<(i64, chrono::DateTime<chrono::Utc>)>,
+}
+
 /// The chain as the last incremental check found it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ChainView {

@@ -100,8 +100,10 @@ impl AuditKey {
             .map_err(|e| KeyProblem(format!("not an Ed25519 private key in PKCS#8 PEM: {e}")))
     }
 
+    /// PKCS#8 v1 (the secret alone), which OpenSSL and Python's `cryptography` read too.
     pub fn to_pem(&self) -> zeroize::Zeroizing<String> {
-        self.0.to_pkcs8_pem(LineEnding::LF).expect("an Ed25519 key always encodes")
+        let bytes = ed25519_dalek::pkcs8::KeypairBytes { secret_key: self.0.to_bytes(), public_key: None };
+        bytes.to_pkcs8_pem(LineEnding::LF).expect("an Ed25519 key always encodes")
     }
 
     pub fn public(&self) -> PublicKey {

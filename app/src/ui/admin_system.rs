@@ -1,9 +1,39 @@
 //! Admin: the loaded configuration (read-only) and the API clients (revocable).
 use super::data::resource;
 use super::labels::local_time;
-use crate::api::admin::{RevokeApiClient, list_api_clients, loaded_configuration};
+use crate::api::admin::{RevokeApiClient, audit_signing, list_api_clients, loaded_configuration};
 use crate::i18n::{td, td_string};
 use leptos::prelude::*;
+
+/// The key that signs the audit chain's checkpoints, by its fingerprint (auditors compare it with the public key
+/// they keep), or a warning that nothing is signed.
+#[component]
+fn AuditSigning() -> impl IntoView {
+    let signing = resource(|| (), |_| audit_signing());
+    let l = super::labels::locale();
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                signing.await.ok().map(|s| view! {
+                    <section class="card" data-testid="audit-signing">
+                        <h2>{td_string!(l, admin.config.signing)}</h2>
+                        {match s.fingerprint {
+                            Some(fingerprint) => view! {
+                                <p>{td_string!(l, admin.config.signing_key)} " " <code>{s.key_id}</code></p>
+                                <p>{td_string!(l, admin.config.fingerprint)} " " <code class="wrap">{fingerprint}</code></p>
+                                <p>{match s.latest {
+                                    Some((seq, at)) => td_string!(l, admin.config.latest_checkpoint, seq = seq, at = local_time(at)).to_string(),
+                                    None => td_string!(l, admin.config.no_checkpoint_yet).to_string(),
+                                }}</p>
+                            }.into_any(),
+                            None => view! { <p class="badge warn">{td_string!(l, admin.config.not_signed)}</p> }.into_any(),
+                        }}
+                    </section>
+                })
+            })}
+        </Suspense>
+    }
+}
 
 #[component]
 pub fn ConfigurationPage() -> impl IntoView {
@@ -11,6 +41,7 @@ pub fn ConfigurationPage() -> impl IntoView {
     let l = super::labels::locale();
     view! {
         <h1>{td_string!(l, admin.config.title)}</h1>
+        <AuditSigning />
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match config.await {

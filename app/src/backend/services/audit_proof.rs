@@ -34,6 +34,15 @@ pub async fn count(state: &AppState) -> Result<usize, AppError> {
     Ok(db::audit_proof::checkpoint_count(&mut state.db.connection().await?).await? as usize)
 }
 
+/// What the admin page shows: the key's fingerprint and the newest checkpoint it signed.
+pub async fn signing(state: &AppState) -> Result<crate::contract::audit::SigningView, AppError> {
+    let public = state.audit_signer.key().map(AuditKey::public);
+    let key_id = public.map(|p| p.key_id());
+    let latest = db::audit_proof::latest_checkpoint(&mut state.db.connection().await?, key_id.as_deref()).await?;
+    let latest = latest.filter(|_| key_id.is_some()).map(|c| (c.seq, c.at));
+    Ok(crate::contract::audit::SigningView { key_id, fingerprint: public.map(|p| p.fingerprint()), latest })
+}
+
 /// Keeps the statement by which `new` names the key it replaces (signed by the old one too, when given).
 pub async fn record_succession(
     state: &AppState,
