@@ -7,7 +7,7 @@ use app::domain::approval::Decision;
 use app::domain::audit_export::AuditFilter;
 use reqwest::StatusCode;
 
-async fn download(
+pub async fn download(
     app: &TestApp,
     query: &str,
     cookie: Option<&str>,

@@ -42,15 +42,9 @@ fn verify_offline(export: &str, kept: &[&std::path::Path]) -> (Option<i32>, Stri
 
 async fn export_as_auditor(app: &TestApp, format: &str) -> String {
     let cookie = app.sign_in("kansa", PASSWORD).await;
-    let answer = app
-        .http
-        .get(format!("{}/audit/export?format={format}", app.url))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .unwrap();
-    assert!(answer.status().is_success());
-    answer.text().await.unwrap()
+    let (status, _, body) = crate::audit_exports::download(app, &format!("format={format}"), Some(&cookie)).await;
+    assert!(status.is_success(), "{body}");
+    body
 }
 
 fn proof() -> Proof {
