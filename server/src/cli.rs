@@ -21,6 +21,10 @@ pub struct Cli {
     /// `sqlite://…` (embedded default) or `postgres://…`.
     #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true, hide_env_values = true)]
     pub database_url: String,
+    /// PostgreSQL: the owner's URL, with which the schema is migrated and the role of DATABASE_URL is granted
+    /// its rights at start (that role then cannot change the schema or the audit trail's history).
+    #[arg(long, env = "RERUN_GATE_MIGRATE_URL", global = true, hide_env_values = true)]
+    pub migrate_url: Option<String>,
     /// The origin browsers use; defaults to http:// plus the listen address.
     #[arg(long, env = "RERUN_GATE_PUBLIC_URL", global = true)]
     pub public_url: Option<String>,
@@ -42,8 +46,12 @@ pub enum Command {
         #[arg(long, env = "RERUN_GATE_SWEEP_SECONDS", default_value_t = 15)]
         sweep_seconds: u64,
     },
-    /// Apply the database migrations and exit.
-    Migrate,
+    /// Apply the database migrations and exit (PostgreSQL: as the owner).
+    Migrate {
+        /// PostgreSQL: the role the app serves as, granted its rights (and no more) after the migrations.
+        #[arg(long)]
+        runtime_role: Option<String>,
+    },
     /// Manage users.
     User {
         #[command(subcommand)]
@@ -269,7 +277,14 @@ impl Cli {
 /// Runs a command other than `serve`; returns the process exit code.
 pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<i32> {
     match command {
-        Command::Serve { .. } | Command::Migrate => Ok(0),
+        Command::Serve { .. } => Ok(0),
+        Command::Migrate { runtime_role } => {
+            if let Some(role) = runtime_role {
+                state.db.grant_runtime(role).await?;
+                println!("migrated; {role} may now serve (and not change the schema or the audit trail's history)");
+            }
+            Ok(0)
+        }
         Command::User { command: UserCommand::Add { username, display_name, roles, departments, email, .. } } => {
             let mut password = String::new();
             std::io::stdin().read_to_string(&mut password)?;

@@ -43,7 +43,7 @@ async fn run() -> anyhow::Result<i32> {
         Some(Command::Audit { command: cli::AuditCommand::Verify { .. } }) => {
             app::backend::Db::connect(&cli.database_url).await?
         }
-        _ => startup::open_database(&cli.database_url).await?,
+        _ => startup::open_database_as(&cli.database_url, cli.migrate_url.as_deref()).await?,
     };
     let config = startup::load_config(cli.config.as_deref())?;
     let state = startup::system_state(db, server, config).await?;

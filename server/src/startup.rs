@@ -29,8 +29,25 @@ pub fn leptos_options() -> anyhow::Result<LeptosOptions> {
 
 /// Opens the database named by `url` and brings its schema up to date.
 pub async fn open_database(url: &str) -> anyhow::Result<Db> {
+    open_database_as(url, None).await
+}
+
+/// `open_database`; with `migrate_url` (PostgreSQL: the owner's, `RERUN_GATE_MIGRATE_URL`) the owner brings
+/// the schema up to date and grants the role of `url` its rights, and the app then works as that role, which
+/// cannot change the schema nor the audit trail's history.
+pub async fn open_database_as(url: &str, migrate_url: Option<&str>) -> anyhow::Result<Db> {
     let db = Db::connect(url).await?;
-    db.migrate().await?;
+    match migrate_url {
+        Some(owner_url) => {
+            let owner = Db::connect(owner_url).await?;
+            owner.migrate().await?;
+            if let Some(role) = db.role().filter(|role| Some(role) != owner.role().as_ref()) {
+                owner.grant_runtime(&role).await?;
+            }
+            owner.close().await;
+        }
+        None => db.migrate().await?,
+    }
     db.optimize().await?;
     Ok(db)
 }

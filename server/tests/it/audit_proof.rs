@@ -11,6 +11,7 @@ fn server(args: &[&str], database_url: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_server"))
         .args(args)
         .env("DATABASE_URL", database_url)
+        .envs(crate::harness::migrate_url(database_url).map(|url| ("RERUN_GATE_MIGRATE_URL", url)))
         .env("RERUN_GATE_CONFIG", concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"))
         .env("RUST_LOG", "warn")
         .output()
@@ -246,4 +247,41 @@ async fn keygen_writes_a_key_only_its_owner_reads_never_replaces_it_and_public_k
     assert_ne!(again.status.code(), Some(0));
     assert!(text(&again).contains("never replaced"), "{}", text(&again));
     std::fs::remove_dir_all(&folder).unwrap();
+}
+
+/// SQLite has no roles (one file, one process: the signed checkpoints are what protects it); on PostgreSQL the
+/// app serves as a role that may append to and read the trail, and nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_postgresql_role_cannot_rewrite_unprotect_or_restructure_the_audit_trail() {
+    let app = TestApp::spawn().await;
+    let Db::Postgres(pool, _) = app.db() else { return };
+    some_events(&app, &["a-user", "b-user"]).await;
+    checkpoint_head(&app.state).await.unwrap().expect("the app's role appends checkpoints");
+    let role: String = sqlx::query_scalar("SELECT current_user").fetch_one(pool).await.unwrap();
+    assert_eq!(role, crate::harness::PG_RUNTIME);
+    let mut attacks = vec![
+        "CREATE TABLE shadow (x int)".to_string(),
+        "UPDATE _sqlx_migrations SET description = 'x'".to_string(),
+        "DROP FUNCTION append_only() CASCADE".to_string(),
+        "DROP FUNCTION audit_events_append_only() CASCADE".to_string(),
+        "DROP TRIGGER audit_events_no_update_or_delete ON audit_events".to_string(),
+        "DROP TRIGGER audit_signed_checkpoints_append_only ON audit_signed_checkpoints".to_string(),
+    ];
+    for table in ["audit_events", "audit_signed_checkpoints", "audit_key_statements"] {
+        attacks.extend([
+            format!("UPDATE {table} SET at = at"),
+            format!("DELETE FROM {table}"),
+            format!("TRUNCATE {table}"),
+            format!("ALTER TABLE {table} DISABLE TRIGGER USER"),
+            format!("ALTER TABLE {table} ADD COLUMN note text"),
+            format!("ALTER TABLE {table} OWNER TO {}", crate::harness::PG_RUNTIME),
+            format!("DROP TABLE {table}"),
+        ]);
+    }
+    for attack in &attacks {
+        let error = sqlx::query(attack).execute(pool).await.expect_err(attack);
+        let code = error.as_database_error().and_then(|e| e.code()).map(|c| c.to_string());
+        assert_eq!(code.as_deref(), Some("42501"), "{attack}: refused for want of the right, not by chance: {error}");
+    }
+    assert!(matches!(verify(app.db()).await.unwrap(), Verification::Intact { .. }));
 }

@@ -49,7 +49,12 @@ pub fn example_config() -> app::backend::config::Config {
     app::backend::config::load(&path).expect("the example configuration is valid")
 }
 
-/// A fresh, empty database URL on the engine under test.
+/// PostgreSQL as production runs it: an owner that migrates, and the runtime role the app serves as, which
+/// may not change the schema nor the audit trail's history (README, Deployment).
+pub const PG_OWNER: &str = "rg_owner";
+pub const PG_RUNTIME: &str = "rg_runtime";
+
+/// A fresh, empty database URL on the engine under test: on PostgreSQL, the runtime role's.
 pub async fn fresh_database_url() -> String {
     match std::env::var("RERUN_GATE_TEST_ENGINE").as_deref() {
         Ok("postgres") => {
@@ -57,10 +62,17 @@ pub async fn fresh_database_url() -> String {
                 .expect("RERUN_GATE_TEST_ENGINE=postgres needs RERUN_GATE_TEST_PG_URL");
             let name = format!("t_{}", uuid::Uuid::new_v4().simple());
             let admin = sqlx::PgPool::connect(&admin_url).await.expect("connect to the test PostgreSQL");
-            sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.expect("create database");
+            // Tests start at once: a role another test created meanwhile is no failure.
+            for role in [PG_OWNER, PG_RUNTIME] {
+                let create = format!(
+                    "DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+                );
+                sqlx::query(&create).execute(&admin).await.expect("create role");
+            }
+            let create = format!("CREATE DATABASE {name} OWNER {PG_OWNER}");
+            sqlx::query(&create).execute(&admin).await.expect("create database");
             admin.close().await;
-            let (base, _) = admin_url.rsplit_once('/').expect("URL with a database name");
-            format!("{base}/{name}")
+            pg_url(&admin_url, PG_RUNTIME, &name)
         }
         Ok("sqlite") | Err(_) => {
             let dir = std::env::temp_dir().join("rerun-gate-tests");
@@ -69,6 +81,31 @@ pub async fn fresh_database_url() -> String {
         }
         Ok(other) => panic!("unknown RERUN_GATE_TEST_ENGINE '{other}'"),
     }
+}
+
+/// The server's URL signed in as `user`, on database `name`.
+fn pg_url(admin_url: &str, user: &str, name: &str) -> String {
+    let mut url = reqwest::Url::parse(admin_url).expect("a PostgreSQL URL");
+    url.set_username(user).unwrap();
+    url.set_path(name);
+    url.to_string()
+}
+
+/// The owner's URL that migrates a test's PostgreSQL database (`RERUN_GATE_MIGRATE_URL`); none on SQLite.
+pub fn migrate_url(database_url: &str) -> Option<String> {
+    let admin_url = std::env::var("RERUN_GATE_TEST_PG_URL").ok()?;
+    let name = database_url.strip_prefix("postgres://")?.rsplit_once('/')?.1;
+    Some(pg_url(&admin_url, PG_OWNER, name))
+}
+
+/// A statement on a test's PostgreSQL database as a superuser: whoever runs the database.
+pub async fn as_superuser(pool: &sqlx::PgPool, sql: &str) -> Result<(), sqlx::Error> {
+    let admin_url = std::env::var("RERUN_GATE_TEST_PG_URL").expect("the test PostgreSQL");
+    let name = pool.connect_options().get_database().expect("a database name").to_string();
+    let admin = sqlx::PgPool::connect(&pg_url(&admin_url, "postgres", &name)).await?;
+    let done = sqlx::query(sql).execute(&admin).await.map(drop);
+    admin.close().await;
+    done
 }
 
 /// A test's database goes with it: its SQLite files, or its PostgreSQL database (a full run used to leave
@@ -177,7 +214,8 @@ impl TestApp {
         server::telemetry::init_for_tests();
         app::backend::reconciliation::ssrf::install_tls_provider();
         let database_url = fresh_database_url().await;
-        let db = server::startup::open_database(&database_url).await.expect("open database");
+        let migrate_url = migrate_url(&database_url);
+        let db = server::startup::open_database_as(&database_url, migrate_url.as_deref()).await.expect("open database");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut server_options = ServerOptions::new(&format!("http://{addr}"));

@@ -208,6 +208,24 @@ impl Db {
         }
     }
 
+    /// PostgreSQL: grants the runtime role its rights (`postgres::grant_runtime`); this is the owner's pool.
+    /// SQLite has no roles: one file, one process, whose owner can do anything (the signed checkpoints are
+    /// what shows that).
+    pub async fn grant_runtime(&self, role: &str) -> Result<(), sqlx::Error> {
+        match self {
+            Db::Sqlite(..) => Ok(()),
+            Db::Postgres(pool, _) => postgres::grant_runtime(pool, role).await,
+        }
+    }
+
+    /// The role this pool signs in as (PostgreSQL).
+    pub fn role(&self) -> Option<String> {
+        match self {
+            Db::Sqlite(..) => None,
+            Db::Postgres(pool, _) => Some(pool.connect_options().get_username().to_string()),
+        }
+    }
+
     /// A transaction that will write. On SQLite it takes the write lock up front (`BEGIN IMMEDIATE`), so a
     /// read-then-write never fails half-way on a busy snapshot. On PostgreSQL it locks the audit trail's head
     /// up front: writes lock rows in different orders (a step event appends, then completes the operation; the
