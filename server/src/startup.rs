@@ -126,7 +126,9 @@ pub fn spawn_checkpoints(state: AppState) {
         );
         return;
     }
-    every(app::backend::services::audit_proof::CHECKPOINT_EVERY, move || {
+    // The events since the last checkpoint are what whoever runs the database could rewrite unseen.
+    let period = std::time::Duration::from_secs(60 * u64::from(state.config.audit.checkpoint_minutes));
+    every(period, move || {
         let state = state.clone();
         async move {
             if let Err(error) = app::backend::services::audit_proof::checkpoint_head(&state).await {

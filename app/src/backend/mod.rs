@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod passwords;
 pub mod reconciliation;
 pub mod services;
+pub mod timestamps;
 pub mod xlsx;
 
 use std::sync::Arc;

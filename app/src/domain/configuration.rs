@@ -38,6 +38,25 @@ pub struct Config {
     /// How many operations of a bulk preview are looked up at the outside systems at once.
     #[serde(default = "eight")]
     pub bulk_lookup_concurrency: u32,
+    /// The audit chain's signed checkpoints (`[audit]`).
+    #[serde(default)]
+    pub audit: AuditConfig,
+}
+
+/// How often the audit chain's checkpoints are signed while events arrive, and the RFC 3161 time-stamping
+/// authority that also stamps each one, when one is given.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditConfig {
+    pub checkpoint_minutes: u32,
+    pub timestamp_url: Option<String>,
+    /// Tests only: the authority may be on a loopback address.
+    pub timestamp_allow_loopback: bool,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig { checkpoint_minutes: 5, timestamp_url: None, timestamp_allow_loopback: false }
+    }
 }
 
 fn sixty() -> u32 {

@@ -285,3 +285,74 @@ async fn the_apps_postgresql_role_cannot_rewrite_unprotect_or_restructure_the_au
     }
     assert!(matches!(verify(app.db()).await.unwrap(), Verification::Intact { .. }));
 }
+
+/// The local time-stamping authority (scripts/local-tsa.py: Debian's `openssl ts` behind a small HTTP server),
+/// with its throw-away CA under target/; stopped when dropped.
+struct LocalAuthority {
+    child: std::process::Child,
+    folder: std::path::PathBuf,
+    url: String,
+}
+
+impl LocalAuthority {
+    fn start() -> LocalAuthority {
+        use std::io::BufRead;
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let folder = std::path::Path::new(root).join(format!("target/tsa-{}", uuid::Uuid::new_v4().simple()));
+        let mut child = Command::new("python3")
+            .arg(format!("{root}/scripts/local-tsa.py"))
+            .arg(&folder)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs the local time-stamping authority");
+        let mut ready = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut ready).unwrap();
+        let port = ready.trim().strip_prefix("listening on ").expect("the authority says where it listens");
+        LocalAuthority { child, url: format!("http://127.0.0.1:{port}/"), folder }
+    }
+}
+
+impl Drop for LocalAuthority {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_checkpoint_is_time_stamped_by_the_configured_authority_and_openssl_verifies_the_stamp() {
+    use base64::Engine;
+    let authority = LocalAuthority::start();
+    let mut config = crate::harness::example_config();
+    config.audit.timestamp_url = Some(authority.url.clone());
+    config.audit.timestamp_allow_loopback = true; // a real authority is never on loopback: the guard refuses it
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    app.user("kansa", &["auditor"], &[]).await;
+    let checkpoint = checkpoint_head(&app.state).await.unwrap().expect("signed");
+    let stamp =
+        base64::engine::general_purpose::STANDARD.decode(checkpoint.timestamp.as_ref().expect("stamped")).unwrap();
+
+    let answer = std::env::temp_dir().join(format!("stamp-{}.tsr", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&answer, stamp).unwrap();
+    let ca = authority.folder.join("ca.pem");
+    let openssl_verifies = |signed: &str| {
+        let data = file_with(signed, "txt");
+        let verified = Command::new("openssl")
+            .args(["ts", "-verify", "-data", data.to_str().unwrap(), "-in", answer.to_str().unwrap()])
+            .args(["-CAfile", ca.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(data);
+        text(&verified)
+    };
+    let said = openssl_verifies(&checkpoint.message());
+    assert!(said.contains("Verification: OK"), "{said}");
+    let said = openssl_verifies(&checkpoint.message().replace("seq ", "seq 9"));
+    assert!(!said.contains("Verification: OK"), "the stamp is for that text only: {said}");
+
+    let export = export_as_auditor(&app, "jsonl").await;
+    let first: serde_json::Value = serde_json::from_str(export.lines().next().unwrap()).unwrap();
+    assert!(first["checkpoint"]["timestamp"].is_string(), "exports carry the stamps: {first}");
+    let _ = std::fs::remove_file(answer);
+}

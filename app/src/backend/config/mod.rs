@@ -2,7 +2,7 @@
 //! validated; every problem is reported as `file:line:column: what is wrong`. Credentials never appear here,
 //! only the names of the environment variables that hold them (keys ending in `_env`).
 pub use crate::domain::configuration::{
-    Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, WorkflowConfig,
+    AuditConfig, Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, WorkflowConfig,
 };
 use crate::domain::ids::DepartmentCode;
 use crate::domain::indicators::{Indicator, PeriodKind, Threshold};
@@ -30,6 +30,16 @@ struct RawConfig {
     workflows: Vec<RawWorkflow>,
     #[serde(default, rename = "threshold")]
     thresholds: Vec<RawThreshold>,
+    audit: Option<RawAudit>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAudit {
+    checkpoint_minutes: Option<Spanned<u32>>,
+    timestamp_url: Option<Spanned<String>>,
+    #[serde(default)]
+    timestamp_allow_loopback: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -254,6 +264,7 @@ impl Validator<'_> {
             None => 8,
         };
         let mail = raw.mail.map(|m| self.mail(m)).transpose()?;
+        let audit = raw.audit.map(|a| self.audit(a)).transpose()?.unwrap_or_default();
         let departments = self.departments(raw.departments)?;
         let thresholds =
             raw.thresholds.into_iter().map(|t| self.threshold(t, &departments)).collect::<Result<_, _>>()?;
@@ -280,6 +291,30 @@ impl Validator<'_> {
             thresholds,
             bulk_dispatch_per_minute,
             bulk_lookup_concurrency,
+            audit,
+        })
+    }
+
+    fn audit(&self, raw: RawAudit) -> Result<AuditConfig, ConfigError> {
+        let checkpoint_minutes = match raw.checkpoint_minutes {
+            Some(m) if !(1..=1440).contains(m.get_ref()) => {
+                return self.fail(m.span(), "checkpoint_minutes must be 1 to 1440 (a day)");
+            }
+            Some(m) => m.into_inner(),
+            None => AuditConfig::default().checkpoint_minutes,
+        };
+        if let Some(url) = &raw.timestamp_url {
+            let checked = url::Url::parse(url.get_ref()).map_err(|e| e.to_string()).and_then(|parsed| {
+                crate::backend::reconciliation::ssrf::check_url(&parsed, raw.timestamp_allow_loopback)
+            });
+            if let Err(problem) = checked {
+                return self.fail(url.span(), format!("timestamp_url: {problem}"));
+            }
+        }
+        Ok(AuditConfig {
+            checkpoint_minutes,
+            timestamp_url: raw.timestamp_url.map(Spanned::into_inner),
+            timestamp_allow_loopback: raw.timestamp_allow_loopback,
         })
     }
 

@@ -149,3 +149,19 @@ fn thresholds_name_a_known_indicator_a_limit_of_at_least_zero_and_a_week_or_mont
     let zone = GOOD.replace("[[department]]", "[settings]\nreview_time_zone = \"Mars/Olympus\"\n\n[[department]]");
     assert!(problem(&zone).contains("review_time_zone: unknown time zone 'Mars/Olympus'"), "{}", problem(&zone));
 }
+
+#[test]
+fn the_audit_section_signs_every_five_minutes_by_default_and_guards_the_time_stamping_url() {
+    assert_eq!(parse(GOOD, "test.toml").unwrap().audit, AuditConfig::default());
+    let with = |audit: &str| format!("[audit]\n{audit}\n{GOOD}");
+    let config =
+        parse(&with("checkpoint_minutes = 15\ntimestamp_url = \"https://tsa.example.com/\""), "t.toml").unwrap();
+    assert_eq!(config.audit.checkpoint_minutes, 15);
+    assert_eq!(config.audit.timestamp_url.as_deref(), Some("https://tsa.example.com/"));
+    assert!(problem(&with("checkpoint_minutes = 0")).contains("checkpoint_minutes must be 1 to 1440"));
+    for refused in ["http://127.0.0.1:3318/", "http://169.254.169.254/", "file:///etc/passwd"] {
+        let message = problem(&with(&format!("timestamp_url = \"{refused}\"")));
+        assert!(message.contains("timestamp_url:") && message.contains("test.toml:2"), "{refused}: {message}");
+    }
+    assert!(parse(&with("timestamp_url = \"http://127.0.0.1:3318/\"\ntimestamp_allow_loopback = true"), "t").is_ok());
+}

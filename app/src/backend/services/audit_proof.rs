@@ -25,10 +25,6 @@ impl Signer {
     }
 }
 
-/// How often a checkpoint is signed while events arrive: the events since the last one are what a database
-/// operator could rewrite unseen.
-pub const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(5 * 60);
-
 /// How many signed checkpoints the database holds.
 pub async fn count(state: &AppState) -> Result<usize, AppError> {
     Ok(db::audit_proof::checkpoint_count(&mut state.db.connection().await?).await? as usize)
@@ -100,12 +96,28 @@ pub async fn checkpoint_at(state: &AppState, seq: i64, hash: &str) -> Result<Opt
         Err(broken) => return Err(refuse(broken.seq, &broken.problem)),
     };
     drop(conn);
-    let checkpoint = key.sign(seq, hash, state.clock.now());
+    let mut checkpoint = key.sign(seq, hash, state.clock.now());
+    checkpoint.timestamp = timestamp(state, &checkpoint).await;
     let mut tx = state.db.begin_write().await?;
     db::audit_proof::insert_checkpoint(&mut tx, &checkpoint).await?;
     tx.commit().await?;
     *vouched = Some(walked);
     Ok(Some(checkpoint))
+}
+
+/// The time-stamping authority's answer for a checkpoint, when one is configured. Without an answer the
+/// checkpoint is kept all the same (its signature stands alone), and the next one is stamped again.
+async fn timestamp(state: &AppState, checkpoint: &SignedCheckpoint) -> Option<String> {
+    use base64::Engine;
+    let audit = &state.config.audit;
+    let url = audit.timestamp_url.as_deref()?;
+    match crate::backend::timestamps::stamp(url, audit.timestamp_allow_loopback, &checkpoint.message()).await {
+        Ok(answer) => Some(base64::engine::general_purpose::STANDARD.encode(answer)),
+        Err(problem) => {
+            tracing::warn!(seq = checkpoint.seq, %problem, "checkpoint signed without a time stamp");
+            None
+        }
+    }
 }
 
 /// The newest checkpoint this key signed (its signature checked: the table is only as safe as the database),
