@@ -51,6 +51,7 @@ deps-test:
 	  [ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
 	  [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing="$$missing fonts-noto-color-emoji"; \
 	  python3 -c "import cryptography" 2>/dev/null || missing="$$missing python3-cryptography"; \
+	  command -v openssl >/dev/null || missing="$$missing openssl"; \
 	  if [ -n "$$missing" ]; then \
 	    $(STEP) "installing$$missing from Debian (once, about 1 min)" bash -c "$(SUDO) apt-get update -qq \
 	      && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing"; \
