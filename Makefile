@@ -59,6 +59,9 @@ deps-test:
 	@[ -d end2end/node_modules/@playwright/test ] && [ -d end2end/node_modules/@axe-core/playwright ] \
 	  || (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
 	      ../$(STEP) "installing Playwright for the browser tests (npm ci, once, under a minute)" npm ci --no-audit --no-fund)
+	@[ -d scripts/oidc-provider/node_modules/oidc-provider ] \
+	  || $(STEP) "installing the tests' identity provider (oidc-provider, npm ci, once, seconds)" \
+	     npm ci --no-audit --no-fund --prefix scripts/oidc-provider
 
 ## The server binary and the hydrating wasm bundle under target/site.
 site: deps-build

@@ -8,6 +8,7 @@ pub mod db;
 pub mod demo;
 pub mod mail;
 pub mod metrics;
+pub mod oidc;
 pub mod passwords;
 pub mod reconciliation;
 pub mod services;

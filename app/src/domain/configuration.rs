@@ -41,6 +41,66 @@ pub struct Config {
     /// The audit chain's signed checkpoints (`[audit]`).
     #[serde(default)]
     pub audit: AuditConfig,
+    /// How people sign in (`[sign_in]`): local passwords, the company's identity provider, fresh sign-ins.
+    #[serde(default)]
+    pub sign_in: SignInConfig,
+}
+
+/// `[sign_in]`: who may use a local password, the identity provider (`[sign_in.oidc]`), and how recent a
+/// sign-in must be for a decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignInConfig {
+    pub local_passwords: LocalPasswords,
+    /// With `local_passwords = "break_glass"`: the sign-in names that keep their password.
+    pub break_glass_users: Vec<String>,
+    pub fresh_minutes: u32,
+    pub oidc: Option<OidcConfig>,
+}
+
+impl Default for SignInConfig {
+    fn default() -> Self {
+        SignInConfig {
+            local_passwords: LocalPasswords::Everyone,
+            break_glass_users: Vec::new(),
+            fresh_minutes: super::identity::DEFAULT_FRESH_MINUTES,
+            oidc: None,
+        }
+    }
+}
+
+impl SignInConfig {
+    /// Whether `username` may sign in with a local password.
+    pub fn password_allowed_for(&self, username: &str) -> bool {
+        match self.local_passwords {
+            LocalPasswords::Everyone => true,
+            LocalPasswords::BreakGlass => self.break_glass_users.iter().any(|u| u == username),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalPasswords {
+    Everyone,
+    /// Only the break-glass users: everyone else signs in through the identity provider.
+    BreakGlass,
+}
+
+/// `[sign_in.oidc]`: the company's OpenID Connect provider, the claims that carry what is needed, and which
+/// groups give which roles in which departments.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OidcConfig {
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret_env: Option<String>,
+    pub scopes: Vec<String>,
+    pub groups_claim: String,
+    pub username_claim: String,
+    pub name_claim: String,
+    pub email_claim: String,
+    /// Tests only: the provider may be on a loopback address.
+    pub allow_loopback: bool,
+    pub groups: Vec<super::identity::GroupMapping>,
 }
 
 /// How often the audit chain's checkpoints are signed while events arrive, and the RFC 3161 time-stamping

@@ -20,6 +20,7 @@ pub mod fingerprint;
 pub mod forwarding;
 pub mod holds;
 pub mod idempotency;
+pub mod identity;
 pub mod ids;
 pub mod incidents;
 pub mod indicators;

@@ -10,6 +10,7 @@ mod batches;
 mod board;
 mod canaries;
 mod command_line;
+mod company_sign_in;
 mod connectors;
 mod crash_safety;
 mod dispatch;

@@ -31,6 +31,7 @@ struct RawConfig {
     #[serde(default, rename = "threshold")]
     thresholds: Vec<RawThreshold>,
     audit: Option<RawAudit>,
+    sign_in: Option<sign_in::RawSignIn>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -266,6 +267,7 @@ impl Validator<'_> {
         let mail = raw.mail.map(|m| self.mail(m)).transpose()?;
         let audit = raw.audit.map(|a| self.audit(a)).transpose()?.unwrap_or_default();
         let departments = self.departments(raw.departments)?;
+        let sign_in = self.sign_in(raw.sign_in.unwrap_or_default(), &departments)?;
         let thresholds =
             raw.thresholds.into_iter().map(|t| self.threshold(t, &departments)).collect::<Result<_, _>>()?;
         let connectors = self.connectors(raw.connectors)?;
@@ -292,6 +294,7 @@ impl Validator<'_> {
             bulk_dispatch_per_minute,
             bulk_lookup_concurrency,
             audit,
+            sign_in,
         })
     }
 
@@ -497,5 +500,6 @@ pub fn default_path() -> PathBuf {
     PathBuf::from("rerun-gate.toml")
 }
 
+mod sign_in;
 #[cfg(test)]
 mod tests;

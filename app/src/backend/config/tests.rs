@@ -165,3 +165,45 @@ fn the_audit_section_signs_every_five_minutes_by_default_and_guards_the_time_sta
     }
     assert!(parse(&with("timestamp_url = \"http://127.0.0.1:3318/\"\ntimestamp_allow_loopback = true"), "t").is_ok());
 }
+
+const OIDC: &str = r#"
+[sign_in]
+local_passwords = "break_glass"
+break_glass_users = ["root"]
+
+[sign_in.oidc]
+issuer = "https://login.microsoftonline.com/0000/v2.0"
+client_id = "rerun-gate"
+client_secret_env = "RERUN_GATE_OIDC_SECRET"
+
+[[sign_in.oidc.group]]
+group = "sales-approvers"
+roles = ["manager"]
+departments = ["sales"]
+"#;
+
+#[test]
+fn a_company_provider_maps_groups_to_roles_in_known_departments_and_keeps_passwords_for_break_glass() {
+    let config = parse(&format!("{OIDC}{GOOD}"), "test.toml").unwrap();
+    let oidc = config.sign_in.oidc.as_ref().unwrap();
+    assert_eq!(oidc.scopes, ["openid", "profile", "email"]);
+    assert_eq!((oidc.groups_claim.as_str(), oidc.username_claim.as_str()), ("groups", "preferred_username"));
+    assert_eq!(oidc.groups[0].roles, [crate::domain::roles::Role::Manager]);
+    assert!(config.sign_in.password_allowed_for("root") && !config.sign_in.password_allowed_for("sato"));
+    assert!(parse(GOOD, "test.toml").unwrap().sign_in.password_allowed_for("sato"), "no provider: passwords");
+
+    for (change, expected) in [
+        (("departments = [\"sales\"]", "departments = [\"cafeteria\"]"), "unknown department 'cafeteria'"),
+        (("roles = [\"manager\"]", "roles = [\"boss\"]"), "unknown role 'boss'"),
+        (("https://login.microsoftonline.com/0000/v2.0", "http://10.0.0.5/"), "issuer: address 10.0.0.5"),
+        (
+            ("client_secret_env = \"RERUN_GATE_OIDC_SECRET\"", "client_secret = \"s3cret\""),
+            "unknown field `client_secret`",
+        ),
+    ] {
+        let message = problem(&format!("{}{GOOD}", OIDC.replace(change.0, change.1)));
+        assert!(message.contains(expected) && !message.contains("s3cret"), "{expected}: {message}");
+    }
+    let without_provider = "[sign_in]\nlocal_passwords = \"break_glass\"\n";
+    assert!(problem(&format!("{without_provider}{GOOD}")).contains("needs [sign_in.oidc]"));
+}

@@ -1,0 +1,100 @@
+//! Company sign-in (OpenID Connect): what a person's groups at the identity provider let them do here, and
+//! whether their sign-in is recent enough for a decision (approving, rejecting, stopping dispatches,
+//! administering users): "sudo mode".
+use super::roles::Role;
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// `group "sales-approvers" → manager of sales`, from `rerun-gate.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupMapping {
+    pub group: String,
+    pub roles: Vec<Role>,
+    pub departments: Vec<String>,
+}
+
+/// What a person may do here: roles and departments.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Access {
+    pub roles: BTreeSet<Role>,
+    pub departments: BTreeSet<String>,
+}
+
+/// The union of every mapping that names one of `groups`; `None` when none does (the person is refused, and
+/// their sessions end).
+pub fn access_from_groups(mappings: &[GroupMapping], groups: &[String]) -> Option<Access> {
+    let mut access = Access::default();
+    let mut mapped = false;
+    for mapping in mappings.iter().filter(|m| groups.contains(&m.group)) {
+        mapped = true;
+        access.roles.extend(mapping.roles.iter().copied());
+        access.departments.extend(mapping.departments.iter().cloned());
+    }
+    mapped.then_some(access)
+}
+
+/// How a person proved who they are, and when: what a decision's audit event records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Authentication {
+    pub at: DateTime<Utc>,
+    pub method: AuthMethod,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AuthMethod {
+    /// A local password (break-glass admins, installations without a provider).
+    Password,
+    /// The identity provider, with the methods it names (`amr`: `pwd`, `mfa`, `otp`…), when it sends them.
+    Provider { amr: Vec<String> },
+}
+
+/// How long a sign-in counts as fresh for decisions, by default.
+pub const DEFAULT_FRESH_MINUTES: u32 = 10;
+
+/// A decision needs a sign-in within the last `window`. A sign-in dated in the future (beyond a minute of clock
+/// difference with the provider) is not fresh but wrong.
+pub fn fresh_enough(authentication: &Authentication, now: DateTime<Utc>, window: Duration) -> bool {
+    let age = now - authentication.at;
+    age <= window && age >= -Duration::minutes(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn mappings() -> Vec<GroupMapping> {
+        vec![
+            GroupMapping { group: "sales-staff".into(), roles: vec![Role::Staff], departments: vec!["sales".into()] },
+            GroupMapping {
+                group: "sales-approvers".into(),
+                roles: vec![Role::Manager],
+                departments: vec!["sales".into()],
+            },
+            GroupMapping { group: "audit".into(), roles: vec![Role::Auditor], departments: vec![] },
+        ]
+    }
+
+    #[test]
+    fn groups_give_the_union_of_their_mappings_and_unmapped_groups_give_nothing() {
+        let groups = vec!["sales-staff".to_string(), "sales-approvers".to_string(), "cafeteria".to_string()];
+        let access = access_from_groups(&mappings(), &groups).unwrap();
+        assert_eq!(access.roles, BTreeSet::from([Role::Staff, Role::Manager]));
+        assert_eq!(access.departments, BTreeSet::from(["sales".to_string()]));
+        assert_eq!(access_from_groups(&mappings(), &["cafeteria".to_string()]), None);
+        assert_eq!(access_from_groups(&mappings(), &[]), None);
+    }
+
+    #[test]
+    fn a_sign_in_is_fresh_for_the_window_and_not_when_older_or_from_the_future() {
+        let at = Utc.with_ymd_and_hms(2026, 12, 3, 9, 0, 0).unwrap();
+        let signed_in = Authentication { at, method: AuthMethod::Provider { amr: vec!["pwd".into()] } };
+        let window = Duration::minutes(10);
+        assert!(fresh_enough(&signed_in, at + Duration::minutes(10), window));
+        assert!(!fresh_enough(&signed_in, at + Duration::minutes(10) + Duration::seconds(1), window));
+        assert!(fresh_enough(&signed_in, at - Duration::seconds(30), window), "a little clock difference");
+        assert!(!fresh_enough(&signed_in, at - Duration::minutes(5), window), "dated in the future");
+    }
+}

@@ -1,0 +1,48 @@
+// The tests' identity provider: oidc-provider (an OpenID Certified implementation, npm) on a free loopback port,
+// with its own login page (devInteractions: any password), test users and their groups.
+//
+//   node scripts/oidc-provider/provider.mjs ACCOUNTS.json CLIENT_ID CLIENT_SECRET REDIRECT_URI [POST_LOGOUT_URI]
+//
+// ACCOUNTS.json: {"<login>": {"name": "…", "email": "…", "groups": ["…"]}}, read again at every sign-in (a test
+// changes someone's groups by rewriting it); a login not in it signs in with no groups. Prints
+// `listening on <issuer URL>` once ready.
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import Provider from 'oidc-provider';
+
+const [accountsFile, clientId, clientSecret, redirectUri, postLogoutUri] = process.argv.slice(2);
+const accounts = () => JSON.parse(readFileSync(accountsFile, 'utf8'));
+
+const server = createServer();
+server.listen(0, '127.0.0.1', () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  const provider = new Provider(issuer, {
+    clients: [{
+      client_id: clientId,
+      client_secret: clientSecret,
+      redirect_uris: [redirectUri],
+      post_logout_redirect_uris: postLogoutUri ? [postLogoutUri] : [],
+      require_auth_time: true,
+    }],
+    claims: { openid: ['sub'], profile: ['name'], email: ['email'], groups: ['groups'] },
+    scopes: ['openid', 'profile', 'email', 'groups'],
+    // The ID token carries the claims of the granted scopes (as Entra ID and Google put them there).
+    conformIdTokenClaims: false,
+    async findAccount(ctx, id) {
+      const account = accounts()[id] ?? { name: id, email: `${id}@example.jp`, groups: [] };
+      return { accountId: id, claims: async () => ({ sub: id, ...account }) };
+    },
+    // A first-party client: no consent page, every requested scope is granted.
+    async loadExistingGrant(ctx) {
+      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
+      grant.addOIDCScope('openid profile email groups');
+      await grant.save();
+      return grant;
+    },
+    cookies: { keys: ['rerun-gate-test-provider-only'] },
+  });
+  server.on('request', provider.callback());
+  console.log(`listening on ${issuer}`);
+  // The one line on standard output is read; whoever started this may close it afterwards.
+  console.log = console.info = console.warn = console.error;
+});
