@@ -31,7 +31,7 @@ struct ExportQuery {
 pub(crate) fn caller(auth: AuthSession, headers: &HeaderMap) -> Result<Caller, AppError> {
     let user = auth.user.ok_or(AppError::Unauthorized)?;
     let request_id = headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
-    Ok(Caller { session: user, request_id, locale: app::api::locale_of(headers) })
+    Ok(Caller { session: user, request_id, locale: app::api::locale_of(headers), authentication: None })
 }
 
 async fn evidence(

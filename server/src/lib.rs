@@ -2,6 +2,7 @@
 pub mod api;
 pub mod audit_export;
 pub mod cli;
+pub mod company_sign_in;
 pub mod demo;
 pub mod documents;
 pub mod http;

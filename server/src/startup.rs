@@ -208,7 +208,7 @@ pub fn load_config(path: Option<&std::path::Path>) -> Result<Config, app::backen
 
 /// The state, with the departments of the configuration brought into the database.
 pub async fn state(db: Db, clock: Arc<dyn Clock>, server: ServerOptions, config: Config) -> anyhow::Result<AppState> {
-    let state = AppState::new(db, clock, server, config).map_err(|e| anyhow::anyhow!("connectors: {e}"))?;
+    let state = AppState::new(db, clock, server, config).map_err(|e| anyhow::anyhow!("configuration: {e}"))?;
     app::backend::services::departments::sync_from_config(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not bring the departments in line with the configuration: {e}"))?;
@@ -270,6 +270,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     let browser = leptos
         .merge(crate::audit_export::routes(state.clone()))
         .merge(crate::documents::routes(state.clone()))
+        .merge(crate::company_sign_in::routes(state.clone()))
         .route_layer(axum::middleware::from_fn(http::policy::gate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
         .layer(auth);

@@ -7,6 +7,7 @@ use {
     crate::backend::{auth, services},
     crate::domain::audit::AuditEntry,
     crate::domain::audit_action::AuditAction,
+    crate::domain::identity::{AuthMethod, Authentication},
 };
 
 #[server(endpoint = "sign_in")]
@@ -20,14 +21,17 @@ pub async fn sign_in(username: String, password: String) -> Result<CurrentUser, 
         request_id: context::request_id().await,
     };
     let signed_in = services::sign_in::check(&state, attempt).await?;
-    auth::start_session(&mut session, &signed_in, &state).await?;
+    let authenticated = Authentication { at: state.clock.now(), method: AuthMethod::Password };
+    auth::start_session(&mut session, &signed_in, &state, &authenticated).await?;
     let user = signed_in.user;
     context::remember_preferences(&user.language, Some(&user.time_zone));
     Ok(user)
 }
 
+/// Ends the session; for a person who signed in through the company's identity provider, answers the
+/// provider's end-session URL (when it offers one), where the browser goes next.
 #[server(endpoint = "sign_out")]
-pub async fn sign_out() -> Result<(), AppError> {
+pub async fn sign_out() -> Result<Option<String>, AppError> {
     let (state, caller) = context::caller().await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
@@ -36,7 +40,14 @@ pub async fn sign_out() -> Result<(), AppError> {
     tx.commit().await?;
     // Deletes the session from the store: the old cookie is worthless from here on.
     context::session().await?.logout().await.map_err(|e| AppError::internal("logout", e))?;
-    Ok(())
+    let through_provider =
+        matches!(caller.authentication, Some(Authentication { method: AuthMethod::Provider { .. }, .. }));
+    match &state.oidc {
+        Some(provider) if through_provider => {
+            Ok(provider.end_session_url(&format!("{}/sign-in", state.server.public_url)).await)
+        }
+        _ => Ok(None),
+    }
 }
 
 #[server(endpoint = "me")]

@@ -51,23 +51,31 @@ pub fn locale_of(headers: &HeaderMap) -> Locale {
 /// The signed-in caller, or 401.
 pub async fn caller() -> Result<(AppState, Caller), AppError> {
     let state = state()?;
-    let user = session().await?.user.ok_or(AppError::Unauthorized)?;
-    Ok((state, Caller { session: user, request_id: request_id().await, locale: reader_locale().await }))
+    let session = session().await?;
+    let user = session.user.clone().ok_or(AppError::Unauthorized)?;
+    let authentication = crate::backend::auth::authentication(&session).await;
+    Ok((state, Caller { session: user, request_id: request_id().await, locale: reader_locale().await, authentication }))
 }
 
 /// Sets the cookies the pages are rendered by: the language (read by the i18n provider, see `ui::App`) and,
 /// when given, the time zone (`ui::labels::ReaderZone`).
 pub fn remember_preferences(language: &str, time_zone: Option<&str>) {
-    use crate::domain::preferences::{LANGUAGE_COOKIE, TIME_ZONE_COOKIE};
     let Some(response) = use_context::<leptos_axum::ResponseOptions>() else { return };
-    let cookies = std::iter::once((LANGUAGE_COOKIE, language)).chain(time_zone.map(|zone| (TIME_ZONE_COOKIE, zone)));
-    for (name, value) in cookies {
-        // Readable by the page's script too (it renders with them while hydrating); about 400 days.
-        let cookie = format!("{name}={value}; Path=/; Max-Age=34560000; SameSite=Lax");
-        if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
-            response.append_header(axum::http::header::SET_COOKIE, value);
-        }
+    for cookie in preference_cookies(language, time_zone) {
+        response.append_header(axum::http::header::SET_COOKIE, cookie);
     }
+}
+
+/// The `Set-Cookie` values of `remember_preferences` (also set by the company sign-in's return).
+pub fn preference_cookies(language: &str, time_zone: Option<&str>) -> Vec<axum::http::HeaderValue> {
+    use crate::domain::preferences::{LANGUAGE_COOKIE, TIME_ZONE_COOKIE};
+    let cookies = std::iter::once((LANGUAGE_COOKIE, language)).chain(time_zone.map(|zone| (TIME_ZONE_COOKIE, zone)));
+    // Readable by the page's script too (it renders with them while hydrating); about 400 days.
+    cookies
+        .filter_map(|(name, value)| {
+            axum::http::HeaderValue::from_str(&format!("{name}={value}; Path=/; Max-Age=34560000; SameSite=Lax")).ok()
+        })
+        .collect()
 }
 
 /// What the pages read, kept for the rest of one server response. Leptos renders the signed-in layout's

@@ -15,7 +15,7 @@ pub mod reruns;
 pub mod reviews;
 pub mod stop_switch;
 #[cfg(feature = "ssr")]
-pub use context::{ReadOnce, locale_of};
+pub use context::{ReadOnce, locale_of, preference_cookies};
 
 pub use crate::contract::{AppError, Conflict, FieldError};
 pub use crate::contract::{CurrentUser, DepartmentDto, error, operations};

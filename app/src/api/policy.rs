@@ -33,6 +33,10 @@ pub const POLICY: &[Entry] = &[
     // Pages: the shell is rendered for signed-in users (signed-out visitors are sent to sign in); what a page
     // shows comes through the server functions below, each with its own gate.
     e("GET", "/sign-in", Kind::Page, Anyone),
+    // Company sign-in: off to the identity provider and back; a decision's fresh sign-in.
+    e("GET", "/sign-in/oidc", Kind::Page, Anyone),
+    e("GET", "/sign-in/oidc/callback", Kind::Page, Anyone),
+    page("/sign-in/again"),
     page("/"),
     page("/operations/{process_id}"),
     page("/reruns/{id}"),

@@ -3,6 +3,7 @@
 use super::AppState;
 use super::db::{self, departments::DepartmentRow, users::UserRow};
 use crate::contract::{AppError, CurrentUser, DepartmentDto};
+use crate::domain::identity::Authentication;
 use crate::domain::roles::Role;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -14,6 +15,8 @@ pub type AuthSession = axum_login::AuthSession<Backend>;
 
 const SIGNED_IN_AT: &str = "signed_in_at";
 const LAST_SEEN_AT: &str = "last_seen_at";
+/// When and how the person last proved who they are (a decision needs it recent: `Caller::fresh_sign_in`).
+const AUTHENTICATED: &str = "authenticated";
 /// Activity is noted at most once a minute: noting it changes the session, and a changed session is written
 /// back to the store, which would make every page view a database write. An idle session therefore ends
 /// between the idle timeout minus a minute and the idle timeout.
@@ -106,8 +109,14 @@ fn session_user(row: UserRow, roles: Vec<String>, departments: Vec<DepartmentRow
     }
 }
 
-/// Starts a signed-in session (new session ID) and notes when it started.
-pub async fn start_session(auth: &mut AuthSession, user: &SessionUser, state: &AppState) -> Result<(), AppError> {
+/// Starts a signed-in session (new session ID) and notes when it started, and when and how the person
+/// authenticated.
+pub async fn start_session(
+    auth: &mut AuthSession,
+    user: &SessionUser,
+    state: &AppState,
+    authenticated: &Authentication,
+) -> Result<(), AppError> {
     // Always a new session ID, even when this browser was signed in before (session fixation).
     auth.session.cycle_id().await.map_err(|e| AppError::internal("session cycle", e))?;
     auth.login(user).await.map_err(|e| AppError::internal("session login", e))?;
@@ -115,7 +124,12 @@ pub async fn start_session(auth: &mut AuthSession, user: &SessionUser, state: &A
     for key in [SIGNED_IN_AT, LAST_SEEN_AT] {
         auth.session.insert(key, now).await.map_err(|e| AppError::internal("session insert", e))?;
     }
-    Ok(())
+    auth.session.insert(AUTHENTICATED, authenticated).await.map_err(|e| AppError::internal("session insert", e))
+}
+
+/// When and how the session's person last authenticated (`None` for sessions from before it was noted).
+pub async fn authentication(auth: &AuthSession) -> Option<Authentication> {
+    auth.session.get(AUTHENTICATED).await.ok().flatten()
 }
 
 /// Middleware: ends sessions past the idle or absolute timeout, and notes activity on the others.
@@ -157,6 +171,5 @@ pub async fn enforce_timeouts(
 pub fn send_to_sign_in(wanted: &axum::http::Uri) -> Response {
     use axum::response::{IntoResponse, Redirect};
     let wanted = wanted.path_and_query().map_or("/", |p| p.as_str());
-    let wanted: String = url::form_urlencoded::byte_serialize(wanted.as_bytes()).collect();
-    Redirect::to(&format!("/sign-in?next={wanted}")).into_response()
+    Redirect::to(&format!("/sign-in?next={}", crate::domain::identity::query_value(wanted))).into_response()
 }

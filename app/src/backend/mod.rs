@@ -137,6 +137,8 @@ pub struct Parts {
     pub api_limits: Arc<services::api_clients::RateLimits>,
     /// Signs checkpoints of the audit chain (one per process: it remembers how far it checked the chain).
     pub audit_signer: Arc<services::audit_proof::Signer>,
+    /// The company's identity provider (`[sign_in.oidc]`), its discovery and keys cached.
+    pub oidc: Option<Arc<oidc::Provider>>,
 }
 
 impl AppState {
@@ -158,6 +160,7 @@ impl AppState {
             Arc::new(passwords::Checks::new(server.password_checks_at_once, server.password_check_queue));
         let api_limits = Arc::new(services::api_clients::RateLimits::new(server.api_rate_per_second, server.api_burst));
         let audit_signer = Arc::new(services::audit_proof::Signer::new(server.audit_key.clone()));
+        let oidc = config.sign_in.oidc.as_ref().map(|c| identity_provider(c, &server.public_url)).transpose()?;
         Ok(AppState(Arc::new(Parts {
             db,
             clock,
@@ -173,6 +176,7 @@ impl AppState {
             password_checks,
             api_limits,
             audit_signer,
+            oidc,
         })))
     }
 
@@ -180,6 +184,23 @@ impl AppState {
     pub fn with_clock(&self, clock: Arc<dyn Clock>) -> AppState {
         AppState(Arc::new(Parts { clock, ..(*self.0).clone() }))
     }
+}
+
+/// The identity provider's client; its secret comes from the variable the configuration names.
+fn identity_provider(
+    config: &crate::domain::configuration::OidcConfig,
+    public_url: &str,
+) -> Result<Arc<oidc::Provider>, String> {
+    let secret = match &config.client_secret_env {
+        Some(var) => Some(
+            std::env::var(var)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| format!("[sign_in.oidc] client_secret_env: the variable {var} is not set"))?,
+        ),
+        None => None,
+    };
+    oidc::Provider::new(config.clone(), secret, public_url).map(Arc::new)
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ pub struct UserSummary {
     pub departments: Vec<String>,
     pub disabled: bool,
     pub email: Option<String>,
+    /// Signs in through the company's identity provider: roles and departments follow their groups there.
+    pub from_provider: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -21,6 +21,9 @@ pub enum AppError {
     Unauthorized,
     #[error("you are not allowed to do this")]
     Forbidden,
+    /// A decision needs a recent sign-in; `/sign-in/again` brings the person back once they signed in anew.
+    #[error("please sign in again before this decision")]
+    SignInAgain,
     #[error("not found")]
     NotFound,
     #[error("{}", .0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
@@ -54,6 +57,7 @@ impl AppError {
         match self {
             AppError::Unauthorized => "unauthorized",
             AppError::Forbidden => "forbidden",
+            AppError::SignInAgain => "sign-in-again",
             AppError::NotFound => "not-found",
             AppError::Validation(_) => "validation",
             AppError::Conflict { problem, .. } => problem.as_str(),
@@ -65,7 +69,7 @@ impl AppError {
 
     pub fn status(&self) -> u16 {
         match self {
-            AppError::Unauthorized => 401,
+            AppError::Unauthorized | AppError::SignInAgain => 401,
             AppError::Forbidden => 403,
             AppError::NotFound => 404,
             AppError::Validation(_) => 422,

@@ -6,6 +6,7 @@
 //! `prev_hash` is the previous event's hash (64 zeros for the first event).
 use super::audit_action::AuditAction;
 use super::canonical_json::to_canonical_string;
+use super::identity::Authentication;
 use super::names::named;
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,7 @@ named! {
         Indicators => "indicators",
         BulkPreview => "bulk-preview",
         Demo => "demo",
+        IdentityProvider => "identity-provider",
     }
 }
 
@@ -123,6 +125,18 @@ impl AuditEntry {
     }
     pub fn after(mut self, value: Value) -> Self {
         self.after = Some(value);
+        self
+    }
+    /// When and how the person deciding proved who they are: `authenticated` in the event's `after` (call it
+    /// after `after`).
+    pub fn authenticated(mut self, authentication: &Authentication) -> Self {
+        let mut after = match self.after.take() {
+            Some(Value::Object(fields)) => fields,
+            Some(other) => serde_json::Map::from_iter([("value".to_string(), other)]),
+            None => serde_json::Map::new(),
+        };
+        after.insert("authenticated".into(), json!(authentication));
+        self.after = Some(Value::Object(after));
         self
     }
     pub fn reason(mut self, reason: impl ToString) -> Self {

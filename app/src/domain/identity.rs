@@ -60,6 +60,22 @@ pub fn fresh_enough(authentication: &Authentication, now: DateTime<Utc>, window:
     age <= window && age >= -Duration::minutes(1)
 }
 
+/// Where a sign-in may return to: a path on this site only (`//host` and `/\\host` would lead a browser to
+/// another site).
+pub fn is_local_path(path: &str) -> bool {
+    path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') && !path.chars().any(char::is_control)
+}
+
+/// `text` as a value in a query string (`?next=…`): percent-encoded but for the unreserved characters.
+pub fn query_value(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +101,20 @@ mod tests {
         assert_eq!(access.departments, BTreeSet::from(["sales".to_string()]));
         assert_eq!(access_from_groups(&mappings(), &["cafeteria".to_string()]), None);
         assert_eq!(access_from_groups(&mappings(), &[]), None);
+    }
+
+    #[test]
+    fn only_a_path_on_this_site_is_a_place_to_return_to() {
+        assert!(is_local_path("/audit?process_id=ORD-1"));
+        for elsewhere in ["https://evil.example/", "//evil.example/", "/\\evil.example/", "/\tevil", "evil"] {
+            assert!(!is_local_path(elsewhere), "{elsewhere}");
+        }
+    }
+
+    #[test]
+    fn a_place_to_return_to_travels_whole_in_a_query_string() {
+        assert_eq!(query_value("/batches/7?view=all&page=2"), "%2Fbatches%2F7%3Fview%3Dall%26page%3D2");
+        assert_eq!(query_value("/operations/受注-1 x"), "%2Foperations%2F%E5%8F%97%E6%B3%A8-1%20x");
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub fn AdminUsersPage() -> impl IntoView {
     let users =
         resource(move || (add.version().get(), disable.version().get(), roles.version().get()), |_| list_users());
     let departments = resource(|| (), |_| list_departments());
-    let errors = Signal::derive(move || [error_of(disable).get(), error_of(roles).get()].into_iter().flatten().next());
+    let (disable_error, roles_error) = (error_of(disable), error_of(roles));
+    let errors = Signal::derive(move || disable_error.get().or_else(|| roles_error.get()));
     view! {
         <h1>{td_string!(l, common.nav.users)}</h1>
         <crate::ui::ErrorNote error=errors />
@@ -67,7 +68,10 @@ fn UserTable(
                     let disabled = user.disabled;
                     view! {
                         <tr>
-                            <td><code>{user.username.clone()}</code></td>
+                            <td>
+                                <code>{user.username.clone()}</code>
+                                {user.from_provider.then(|| view! { <br /><span class="badge">{td_string!(l, admin.users.from_provider)}</span> })}
+                            </td>
                             <td data-entered>{user.display_name.clone()}</td>
                             <td>{user.email.clone().unwrap_or_else(|| "—".into())}</td>
                             <td><RoleEditor user=user.clone() departments=departments.clone() roles /></td>
@@ -158,6 +162,7 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
     let chosen_roles = RwSignal::new(vec![Role::Staff]);
     let chosen_departments = RwSignal::new(Vec::<String>::new());
     let l = super::labels::locale();
+    let add_error = error_of(add);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         add.dispatch(AddUser {
@@ -186,7 +191,7 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
                 <legend>{td_string!(l, admin.users.roles_and_departments)}</legend>
                 <Choices chosen_roles chosen_departments departments />
             </fieldset>
-            <crate::ui::ErrorNote error=error_of(add) />
+            <crate::ui::ErrorNote error=add_error />
             <Show when=move || matches!(add.value().get(), Some(Ok(_)))>
                 <p class="ok" role="status">{td_string!(l, admin.users.added)}</p>
             </Show>

@@ -16,6 +16,7 @@ pub fn error_in(l: Locale, error: &AppError) -> String {
     match error {
         AppError::Unauthorized => td_string!(l, common.error.unauthorized).to_string(),
         AppError::Forbidden => td_string!(l, common.error.forbidden).to_string(),
+        AppError::SignInAgain => td_string!(l, common.error.sign_in_again).to_string(),
         AppError::NotFound => td_string!(l, common.error.not_found).to_string(),
         AppError::Internal => td_string!(l, common.error.internal).to_string(),
         AppError::TooManyRequests { retry_after_secs } => {

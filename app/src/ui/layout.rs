@@ -41,8 +41,8 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
     let l = super::labels::locale();
     let sign_out = ServerAction::<SignOut>::new();
     Effect::new(move |_| {
-        if let Some(Ok(())) = sign_out.value().get() {
-            let _ = window().location().assign("/sign-in");
+        if let Some(Ok(then)) = sign_out.value().get() {
+            let _ = window().location().assign(then.as_deref().unwrap_or("/sign-in"));
         }
     });
     let departments =

@@ -39,10 +39,15 @@ use leptos_router::{Lazy, SsrMode, path};
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
     provide_request_nonce();
+    // Read by the sign-in page in the browser (`sign_in::company_sign_in_offered`).
+    #[cfg(feature = "ssr")]
+    let company_sign_in = use_context::<crate::backend::AppState>().is_some_and(|s| s.oidc.is_some()).then_some("");
+    #[cfg(not(feature = "ssr"))]
+    let company_sign_in: Option<&str> = None;
     view! {
         <!DOCTYPE html>
         // `lang` is set by the i18n provider (the reader's language).
-        <html>
+        <html data-company-sign-in=company_sign_in>
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -146,10 +151,24 @@ where
     T::Output: Clone + Send + Sync + 'static,
 {
     let l = labels::locale();
+    // A decision that needs a recent sign-in: off to sign in again, and back here afterwards.
+    Effect::new(move |_| {
+        if let Some(Err(AppError::SignInAgain)) = action.value().get() {
+            sign_in_again();
+        }
+    });
     Signal::derive(move || match action.value().get() {
         Some(Err(e)) => Some(error_in(l, &e)),
         _ => None,
     })
+}
+
+/// Sends the browser to sign in anew (`/sign-in/again`: the provider with `max_age`, or the password), to come
+/// back to this page.
+fn sign_in_again() {
+    let location = window().location();
+    let here = format!("{}{}", location.pathname().unwrap_or_default(), location.search().unwrap_or_default());
+    let _ = location.assign(&format!("/sign-in/again?next={}", crate::domain::identity::query_value(&here)));
 }
 
 /// A page's data could not be loaded: why, in words (a lapsed session points to the sign-in page).

@@ -1,4 +1,5 @@
 use crate::api::auth::SignIn;
+use crate::domain::identity::{is_local_path, query_value};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -8,8 +9,23 @@ pub fn SignInPage() -> impl IntoView {
     let l = super::labels::locale();
     let sign_in = ServerAction::<SignIn>::new();
     let error = super::error_of(sign_in);
+    let query = use_query_map();
     // The page the server sent the visitor here from (only a path on this site), else the board.
-    let next = use_query_map().with_untracked(|q| q.get("next")).filter(|p| is_local_path(p));
+    let next = query.with_untracked(|q| q.get("next")).filter(|p| is_local_path(p));
+    // Why the visitor is here: a decision asked for a recent sign-in, or the company sign-in did not work.
+    let said = query.with_untracked(|q| match (q.get("problem").as_deref(), q.get("again")) {
+        (Some("no_role"), _) => Some(td_string!(l, common.sign_in.no_role)),
+        (Some(_), _) => Some(td_string!(l, common.sign_in.company_failed)),
+        (None, Some(_)) => Some(td_string!(l, common.error.sign_in_again)),
+        (None, None) => None,
+    });
+    let company = company_sign_in_offered().then(|| {
+        let href = format!("/sign-in/oidc?next={}", query_value(next.as_deref().unwrap_or("/")));
+        view! {
+            <a class="company-sign-in" href=href>{td_string!(l, common.sign_in.company)}</a>
+            <p>{td_string!(l, common.sign_in.or_password)}</p>
+        }
+    });
     // After sign-in, load that page afresh with the new session (or this one, when a session lapsed on it).
     Effect::new(move |_| {
         if let Some(Ok(_)) = sign_in.value().get() {
@@ -25,6 +41,8 @@ pub fn SignInPage() -> impl IntoView {
             <div class="sign-in-language"><super::layout::LanguageSwitch /></div>
             <h1>"Rerun Gate"</h1>
             <p class="lead">{td_string!(l, common.sign_in.lead)}</p>
+            {said.map(|said| view! { <p class="error" role="alert">{said}</p> })}
+            {company}
             <ActionForm action=sign_in attr:class="card form" attr:aria-label=move || td_string!(l, common.sign_in.form)>
                 <label for="username">{td_string!(l, common.sign_in.username)}</label>
                 <input id="username" name="username" autocomplete="username" required autofocus />
@@ -37,20 +55,11 @@ pub fn SignInPage() -> impl IntoView {
     }
 }
 
-/// A path on this site only: `//host` and `/\host` would lead a browser to another site.
-fn is_local_path(path: &str) -> bool {
-    path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') && !path.chars().any(char::is_control)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_local_path;
-
-    #[test]
-    fn only_a_path_on_this_site_is_a_place_to_return_to() {
-        assert!(is_local_path("/audit?process_id=ORD-1"));
-        for elsewhere in ["https://evil.example/", "//evil.example/", "/\\evil.example/", "/\tevil", "evil"] {
-            assert!(!is_local_path(elsewhere), "{elsewhere}");
-        }
-    }
+/// Whether the company's identity provider is configured: the server knows, and says so on the page's `<html>`
+/// (`ui::shell`), where the browser reads it while hydrating.
+fn company_sign_in_offered() -> bool {
+    #[cfg(feature = "ssr")]
+    return use_context::<crate::backend::AppState>().is_some_and(|state| state.oidc.is_some());
+    #[cfg(not(feature = "ssr"))]
+    return document().document_element().is_some_and(|html| html.has_attribute("data-company-sign-in"));
 }

@@ -113,6 +113,7 @@ pub fn system_actor_label_in(l: Locale, part: SystemActor) -> &'static str {
         SystemActor::Indicators => td_string!(l, audit.actor.indicators),
         SystemActor::BulkPreview => td_string!(l, audit.actor.bulk_preview),
         SystemActor::Demo => td_string!(l, audit.actor.demo),
+        SystemActor::IdentityProvider => td_string!(l, audit.actor.identity_provider),
     }
 }
 

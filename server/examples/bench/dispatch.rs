@@ -56,6 +56,10 @@ async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
         session: app::backend::auth::load_session_user(&mut tx, row).await?,
         request_id: None,
         locale: Default::default(),
+        authentication: Some(app::domain::identity::Authentication {
+            at: state.clock.now(),
+            method: app::domain::identity::AuthMethod::Password,
+        }),
     })
 }
 

@@ -1,13 +1,20 @@
 //! Company sign-in against a real OpenID Connect provider: `oidc-provider` (npm, OpenID Certified), started by
 //! scripts/oidc-provider/provider.mjs on a free loopback port with test users and groups.
+use crate::fixtures::{caller, pending_request};
+use crate::harness::{Answer, PASSWORD, TestApp, example_config};
 use app::backend::oidc::{OidcProblem, Provider};
 use app::domain::configuration::OidcConfig;
 use app::domain::identity::GroupMapping;
 use app::domain::roles::Role;
+use reqwest::StatusCode;
+use serde_json::json;
 use std::process::{Child, Command, Stdio};
 
 pub const CLIENT_ID: &str = "rerun-gate";
-pub const CLIENT_SECRET: &str = "test-client-secret-5e1f";
+pub const CLIENT_SECRET: &str = crate::harness::OIDC_CLIENT_SECRET;
+
+/// A person at the provider: login, name, groups.
+pub type Account<'a> = (&'a str, &'a str, &'a [&'a str]);
 
 /// The provider process, its issuer URL and the file of its accounts; stopped when dropped.
 pub struct TestProvider {
@@ -18,13 +25,18 @@ pub struct TestProvider {
 
 impl TestProvider {
     /// `redirect` is the app's callback URL; the accounts are `(login, name, groups)`.
-    pub fn start(redirect: &str, accounts: &[(&str, &str, &[&str])]) -> TestProvider {
+    pub fn start(redirect: &str, accounts: &[Account]) -> TestProvider {
+        TestProvider::start_with_sign_out(redirect, "", accounts)
+    }
+
+    /// With the app's page to come back to after signing out at the provider.
+    pub fn start_with_sign_out(redirect: &str, post_logout: &str, accounts: &[Account]) -> TestProvider {
         use std::io::BufRead;
         let file = std::env::temp_dir().join(format!("oidc-accounts-{}.json", uuid::Uuid::new_v4().simple()));
         TestProvider::write(&file, accounts);
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/oidc-provider/provider.mjs");
         let mut child = Command::new("node")
-            .args([script, file.to_str().unwrap(), CLIENT_ID, CLIENT_SECRET, redirect])
+            .args([script, file.to_str().unwrap(), CLIENT_ID, CLIENT_SECRET, redirect, post_logout])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -35,7 +47,12 @@ impl TestProvider {
         TestProvider { child, issuer, accounts: file }
     }
 
-    fn write(file: &std::path::Path, accounts: &[(&str, &str, &[&str])]) {
+    /// Changes the accounts: their groups as of the next sign-in.
+    pub fn set_accounts(&self, accounts: &[Account]) {
+        TestProvider::write(&self.accounts, accounts);
+    }
+
+    fn write(file: &std::path::Path, accounts: &[Account]) {
         let json: serde_json::Map<String, serde_json::Value> = accounts
             .iter()
             .map(|(login, name, groups)| {
@@ -58,11 +75,18 @@ impl TestProvider {
             name_claim: "name".into(),
             email_claim: "email".into(),
             allow_loopback: true,
-            groups: vec![GroupMapping {
-                group: "sales-approvers".into(),
-                roles: vec![Role::Manager],
-                departments: vec!["sales".into()],
-            }],
+            groups: vec![
+                GroupMapping {
+                    group: "sales-approvers".into(),
+                    roles: vec![Role::Manager],
+                    departments: vec!["sales".into()],
+                },
+                GroupMapping {
+                    group: "billing-staff".into(),
+                    roles: vec![Role::Staff],
+                    departments: vec!["billing".into()],
+                },
+            ],
         }
     }
 }
@@ -160,4 +184,227 @@ async fn a_provider_whose_issuer_is_not_the_configured_one_is_refused() {
     config.issuer = provider.issuer.replace("127.0.0.1", "localhost");
     let client = Provider::new(config, Some(CLIENT_SECRET.into()), "http://127.0.0.1:9").unwrap();
     assert!(matches!(client.begin("/", None).await, Err(OidcProblem::Provider(_))));
+}
+
+/// The app with the test provider as its company sign-in (and its example configuration otherwise).
+async fn app_with_provider(accounts: &[Account<'_>]) -> (TestApp, TestProvider) {
+    let mut provider = None;
+    let app = TestApp::spawn_knowing_url(
+        |_| {},
+        |url| {
+            let started = TestProvider::start_with_sign_out(
+                &format!("{url}/sign-in/oidc/callback"),
+                &format!("{url}/sign-in"),
+                accounts,
+            );
+            let mut config = example_config();
+            config.sign_in.oidc = Some(started.config());
+            provider = Some(started);
+            config
+        },
+    )
+    .await;
+    // The provider dates sign-ins by the real clock; the app's clock starts there too.
+    app.clock.set(chrono::Utc::now());
+    (app, provider.expect("the provider started"))
+}
+
+/// One step of a browser at the app: the answer's status, where it sends the browser, and its session cookie.
+async fn visit(app: &TestApp, path_or_url: &str, cookie: Option<&str>) -> (StatusCode, String, Option<String>) {
+    let url =
+        if path_or_url.starts_with("http") { path_or_url.to_string() } else { format!("{}{path_or_url}", app.url) };
+    let mut request = app.http.get(url);
+    if let Some(cookie) = cookie {
+        request = request.header("cookie", cookie);
+    }
+    let answer = request.send().await.unwrap();
+    let location = answer.headers().get("location").map(|l| l.to_str().unwrap().to_string()).unwrap_or_default();
+    let cookie = answer
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .find(|c| c.starts_with("rerun_gate_session="))
+        .map(|c| c.split(';').next().unwrap().to_string());
+    (answer.status(), location, cookie)
+}
+
+/// A browser signing `login` in through the company sign-in from `start` (`/sign-in/oidc?…` or
+/// `/sign-in/again?…`): where the app sends it at the end, and its session cookie then.
+async fn sign_in_through_provider(app: &TestApp, start: &str, login: &str, cookie: Option<&str>) -> (String, String) {
+    let mut cookie = cookie.map(str::to_string);
+    let mut next = start.to_string();
+    // The app's own redirects, until it sends the browser to the provider.
+    while next.starts_with('/') {
+        let (status, location, set) = visit(app, &next, cookie.as_deref()).await;
+        assert_eq!(status, StatusCode::SEE_OTHER, "{next}");
+        cookie = set.or(cookie);
+        next = location;
+    }
+    let callback = format!("{}/sign-in/oidc/callback", app.url);
+    let back = sign_in_at_provider(&next, login, &callback).await;
+    let (status, location, set) = visit(app, back.as_str(), cookie.as_deref()).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    (location, set.or(cookie).expect("a session"))
+}
+
+async fn me(app: &TestApp, cookie: &str) -> Answer {
+    app.call("me", &[], Some(cookie)).await
+}
+
+async fn audit(app: &TestApp) -> Vec<app::domain::audit::AuditEvent> {
+    let mut tx = app.db().begin_read().await.unwrap();
+    app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap()
+}
+
+async fn admin(app: &TestApp) -> String {
+    app.user("kanrisha", &["admin"], &[]).await;
+    app.sign_in("kanrisha", PASSWORD).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_company_sign_in_creates_the_user_with_the_roles_their_groups_give_and_returns_them() {
+    let (app, provider) = app_with_provider(&[("suzuki", "鈴木 一郎", &["sales-approvers", "cafeteria"])]).await;
+    let (returned_to, cookie) = sign_in_through_provider(&app, "/sign-in/oidc?next=%2Fapprovals", "suzuki", None).await;
+    assert_eq!(returned_to, "/approvals");
+    let me = me(&app, &cookie).await.json();
+    assert_eq!((me["username"].as_str(), me["display_name"].as_str()), (Some("suzuki"), Some("鈴木 一郎")));
+    assert_eq!(me["roles"], json!(["manager"]));
+    assert_eq!(me["departments"][0]["code"], "sales");
+
+    let events = audit(&app).await;
+    let created = events.iter().find(|e| e.action == "user.created").expect("the user was created");
+    assert_eq!(created.actor_label, "identity-provider");
+    assert!(created.after_json.as_deref().unwrap().contains(&provider.issuer));
+    let signed_in = events.iter().rfind(|e| e.action == "sign_in.succeeded").expect("the sign-in");
+    assert!(signed_in.after_json.as_deref().unwrap().contains("auth_time"), "{:?}", signed_in.after_json);
+
+    let users = app.call("admin/list_users", &[], Some(&admin(&app).await)).await.json();
+    let suzuki = users.as_array().unwrap().iter().find(|u| u["username"] == "suzuki").unwrap();
+    assert_eq!(suzuki["from_provider"], true, "the admin page shows who comes from the provider");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changed_groups_change_the_roles_and_groups_that_map_to_nothing_are_refused_and_end_the_sessions() {
+    let (app, provider) = app_with_provider(&[("tanaka", "田中 花子", &["sales-approvers"])]).await;
+    let (_, first) = sign_in_through_provider(&app, "/sign-in/oidc?next=%2F", "tanaka", None).await;
+    assert_eq!(me(&app, &first).await.json()["roles"], json!(["manager"]));
+
+    provider.set_accounts(&[("tanaka", "田中 花子", &["billing-staff"])]);
+    let (_, second) = sign_in_through_provider(&app, "/sign-in/oidc?next=%2F", "tanaka", None).await;
+    let now = me(&app, &second).await.json();
+    assert_eq!((now["roles"].clone(), now["departments"][0]["code"].clone()), (json!(["staff"]), json!("billing")));
+    let changed = audit(&app).await.into_iter().rfind(|e| e.action == "user.roles_changed").expect("audited");
+    assert_eq!(changed.actor_label, "identity-provider");
+    assert!(
+        changed.before_json.as_deref().unwrap().contains("manager")
+            && changed.after_json.as_deref().unwrap().contains("staff")
+    );
+    assert_eq!(me(&app, &first).await.json()["roles"], json!(["staff"]), "the older session follows the change");
+
+    provider.set_accounts(&[("tanaka", "田中 花子", &["cafeteria"])]);
+    let (refused, _) = sign_in_through_provider(&app, "/sign-in/oidc?next=%2F", "tanaka", None).await;
+    assert_eq!(refused, "/sign-in?problem=no_role");
+    for cookie in [&first, &second] {
+        assert_eq!(me(&app, cookie).await.status, StatusCode::UNAUTHORIZED, "every session of theirs ended");
+    }
+    assert_eq!(audit(&app).await.last().unwrap().action, "sign_in.failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_older_than_the_window_sends_the_person_through_the_provider_again_and_records_how() {
+    let (app, provider) = app_with_provider(&[("suzuki", "鈴木 一郎", &["sales-approvers"])]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let token = app.token("intake", &["sales"]).await;
+    let sato = caller(&app, "sato").await;
+    let id = pending_request(&app, &token, &sato, "ORD-5001").await;
+    let (_, cookie) = sign_in_through_provider(&app, "/sign-in/oidc?next=%2Fapprovals", "suzuki", None).await;
+
+    app.clock.advance(chrono::Duration::minutes(11));
+    let decide = [("id", id.as_str()), ("approve", "true"), ("comment", "")];
+    let stale = app.call("approvals/decide", &decide, Some(&cookie)).await;
+    assert_eq!(stale.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(stale.json(), json!("SignInAgain"));
+
+    // The page sends the browser to /sign-in/again, which asks the provider for a sign-in now (max_age=0).
+    let page = format!("/reruns/{id}");
+    let again = format!("/sign-in/again?next={}", app::domain::identity::query_value(&page));
+    let (status, location, _) = visit(&app, &again, Some(&cookie)).await;
+    assert_eq!((status, location.starts_with("/sign-in/oidc?fresh=true&next=")), (StatusCode::SEE_OTHER, true));
+    let (_, at_provider, _) = visit(&app, &location, Some(&cookie)).await;
+    assert!(at_provider.starts_with(&provider.issuer) && at_provider.contains("max_age=0"), "{at_provider}");
+    app.clock.set(chrono::Utc::now());
+    let (returned_to, fresh) = sign_in_through_provider(&app, &again, "suzuki", Some(&cookie)).await;
+    assert_eq!(returned_to, page, "back to the decision");
+    assert_eq!(app.call("approvals/decide", &decide, Some(&fresh)).await.status, StatusCode::OK);
+
+    let approved = audit(&app).await.into_iter().rfind(|e| e.action == "rerun_request.approved").unwrap();
+    let after: serde_json::Value = serde_json::from_str(approved.after_json.as_deref().unwrap()).unwrap();
+    assert_eq!(after["authenticated"]["method"]["kind"], "provider", "{after}");
+    assert!(after["authenticated"]["at"].is_string());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_account_s_stale_decision_asks_for_the_password_again() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let token = app.token("intake", &["sales"]).await;
+    let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-5002").await;
+    let cookie = app.sign_in("suzuki", PASSWORD).await;
+    app.clock.advance(chrono::Duration::minutes(11));
+    let decide = [("id", id.as_str()), ("approve", "true"), ("comment", "")];
+    assert_eq!(app.call("approvals/decide", &decide, Some(&cookie)).await.json(), json!("SignInAgain"));
+    let (status, location, _) = visit(&app, "/sign-in/again?next=%2Fapprovals", Some(&cookie)).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/sign-in?again=true&next=%2Fapprovals"));
+    let again = app.sign_in("suzuki", PASSWORD).await;
+    assert_eq!(app.call("approvals/decide", &decide, Some(&again)).await.status, StatusCode::OK);
+    let approved = audit(&app).await.into_iter().rfind(|e| e.action == "rerun_request.approved").unwrap();
+    assert!(
+        approved.after_json.as_deref().unwrap().contains(r#""method":{"kind":"password"}"#),
+        "{:?}",
+        approved.after_json
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_company_sign_in_only_the_break_glass_admin_keeps_a_password() {
+    let (app, _provider) = {
+        let mut provider = None;
+        let app = TestApp::spawn_knowing_url(
+            |_| {},
+            |url| {
+                let started = TestProvider::start(&format!("{url}/sign-in/oidc/callback"), &[]);
+                let mut config = example_config();
+                config.sign_in.oidc = Some(started.config());
+                config.sign_in.local_passwords = app::domain::configuration::LocalPasswords::BreakGlass;
+                config.sign_in.break_glass_users = vec!["kanrisha".into()];
+                provider = Some(started);
+                config
+            },
+        )
+        .await;
+        (app, provider.unwrap())
+    };
+    app.user("kanrisha", &["admin"], &[]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.sign_in("kanrisha", PASSWORD).await;
+    let refused = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "as a wrong password would: {}", refused.body);
+    let page = app.http.get(format!("{}/sign-in", app.url)).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains(r#"href="/sign-in/oidc?next=%2F""#), "the provider's button is offered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_out_sends_a_company_account_to_the_provider_s_end_session_page() {
+    let (app, provider) = app_with_provider(&[("suzuki", "鈴木 一郎", &["sales-approvers"])]).await;
+    let (_, cookie) = sign_in_through_provider(&app, "/sign-in/oidc?next=%2F", "suzuki", None).await;
+    let then = app.call("sign_out", &[], Some(&cookie)).await.json();
+    let then = then.as_str().expect("the provider's end-session URL");
+    assert!(then.starts_with(&provider.issuer), "{then}");
+    assert!(then.contains(&format!(
+        "post_logout_redirect_uri={}",
+        app::domain::identity::query_value(&format!("{}/sign-in", app.url))
+    )));
+    assert_eq!(me(&app, &cookie).await.status, StatusCode::UNAUTHORIZED);
 }

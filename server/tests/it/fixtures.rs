@@ -1,7 +1,9 @@
 //! Shared steps of the gate's tests: a signed-in caller, and a rerun request waiting for approval.
 use crate::harness::TestApp;
 use app::api::reruns::StartAnswer;
+use app::backend::Clock;
 use app::backend::services::{Caller, rerun_requests, sweeper};
+use app::domain::identity::{AuthMethod, Authentication};
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
@@ -10,7 +12,9 @@ pub async fn caller(app: &TestApp, username: &str) -> Caller {
     let mut tx = app.db().begin_read().await.unwrap();
     let row = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
     let user = app::backend::auth::load_session_user(&mut tx, row).await.unwrap();
-    Caller { session: user, request_id: None, locale: Default::default() }
+    // Signed in just now, with a password: fresh enough for decisions until the test's clock moves on.
+    let authentication = Some(Authentication { at: app.clock.now(), method: AuthMethod::Password });
+    Caller { session: user, request_id: None, locale: Default::default(), authentication }
 }
 
 /// A stalled order whose first step failed with a 503, past the look-ups' consistency delay.

@@ -13,6 +13,8 @@ pub const WEBHOOK_SECRET_NEW: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXNlY3JldC10d28=
 pub const FAKE_AI_KEY: &str = "test-ai-key-0f3b";
 pub const FAKE_MAIL_TOKEN: &str = "test-mail-token-77aa";
 pub const WRONG_AI_KEY: &str = "sk-wrong-canary-5d1e";
+/// The app's secret at the tests' identity provider (`company_sign_in::TestProvider`).
+pub const OIDC_CLIENT_SECRET: &str = "test-client-secret-5e1f";
 pub const RERUN_SECRET: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXJlcnVuLXNpZ25pbmc=";
 
 /// Sets the test suite's variables once, before the first app starts (no thread reads the environment
@@ -30,6 +32,7 @@ fn test_environment() {
             std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", RERUN_SECRET);
             std::env::set_var("RERUN_GATE_SECRET_MONTHLY_BILLING", RERUN_SECRET);
             std::env::set_var("RG_TEST_CHAT_URL", chat_url);
+            std::env::set_var("RG_TEST_OIDC_SECRET", OIDC_CLIENT_SECRET);
         }
     });
 }

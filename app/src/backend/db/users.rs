@@ -16,10 +16,12 @@ pub struct UserRow {
     pub time_zone: String,
     /// Sessions are bound to it: moving it on ends every session of the user.
     pub session_generation: i64,
+    /// The identity provider that vouches for the user (company sign-in); none for a local account.
+    pub identity_issuer: Option<String>,
 }
 
-const USER_COLUMNS: &str =
-    "id, username, display_name, password_hash, disabled_at, email, language, time_zone, session_generation";
+const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email, language, time_zone, \
+     session_generation, identity_issuer";
 
 pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
@@ -29,6 +31,23 @@ pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<UserRow>, sqlx::Erro
 pub async fn by_username(tx: &mut Conn, username: &str) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username = $1");
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_optional(c).await)
+}
+
+/// The user the identity provider `issuer` names `subject`.
+pub async fn by_identity(tx: &mut Conn, issuer: &str, subject: &str) -> Result<Option<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE identity_issuer = $1 AND identity_subject = $2");
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(issuer).bind(subject).fetch_optional(c).await)
+}
+
+/// Links a user to the identity provider's name for them.
+pub async fn link_identity(tx: &mut Conn, id: i64, issuer: &str, subject: &str) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET identity_issuer = $1, identity_subject = $2 WHERE id = $3")
+        .bind(issuer)
+        .bind(subject)
+        .bind(id)
+        .execute(c)
+        .await
+        .map(drop))
 }
 
 pub async fn all(tx: &mut Conn) -> Result<Vec<UserRow>, sqlx::Error> {
@@ -130,15 +149,16 @@ pub async fn with_roles_and_departments(
         language: Option<String>,
         time_zone: Option<String>,
         session_generation: Option<i64>,
+        identity_issuer: Option<String>,
     }
     let parts: Vec<Part> = on_conn!(tx, |c| sqlx::query_as(
         "SELECT 'user' AS part, id, username AS text1, display_name AS text2, password_hash, disabled_at, email,
-                language, time_zone, session_generation
+                language, time_zone, session_generation, identity_issuer
          FROM users WHERE id = $1
          UNION ALL
-         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM user_roles WHERE user_id = $1
+         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM user_roles WHERE user_id = $1
          UNION ALL
-         SELECT 'department', d.id, d.code, d.name, NULL, NULL, NULL, NULL, NULL, NULL
+         SELECT 'department', d.id, d.code, d.name, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM departments d JOIN user_departments ud ON ud.department_id = d.id WHERE ud.user_id = $1
          ORDER BY 1, 3"
     )
@@ -159,6 +179,7 @@ pub async fn with_roles_and_departments(
                     language: p.language.unwrap_or_default(),
                     time_zone: p.time_zone.unwrap_or_default(),
                     session_generation: p.session_generation.unwrap_or_default(),
+                    identity_issuer: p.identity_issuer,
                 })
             }
             "role" => roles.extend(p.text1),

@@ -92,7 +92,7 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
         let row = crate::backend::db::users::by_username(&mut tx, "ito").await?.ok_or(AppError::NotFound)?;
         crate::backend::auth::load_session_user(&mut tx, row).await?
     };
-    let caller = Caller { session: ito, request_id: None, locale: Default::default() };
+    let caller = Caller { session: ito, request_id: None, locale: Default::default(), authentication: None };
     holds::place(state, &caller, "INV-2001", "メール配信ログに見当たらないため、配信事業者に送信有無を問い合わせ中")
         .await?;
     Ok(stalled)

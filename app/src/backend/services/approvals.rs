@@ -68,6 +68,7 @@ pub async fn decide(
         Decision::Reject => Some(reason(comment).map_err(|m| AppError::invalid("comment", m))?),
         Decision::Approve => Some(comment.trim().to_string()).filter(|c| !c.is_empty()),
     };
+    let authenticated = caller.fresh_sign_in(state)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let (request, ballot) = decidable(&mut tx, caller, id).await?;
@@ -100,7 +101,9 @@ pub async fn decide(
     match decision {
         Decision::Reject => {
             advance(&mut tx, &request, RequestEvent::Reject, now).await?;
-            let entry = entry(caller, &request, AuditAction::RerunRequestRejected).reason(comment.unwrap_or_default());
+            let entry = entry(caller, &request, AuditAction::RerunRequestRejected)
+                .authenticated(authenticated)
+                .reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
             notify(&mut tx, state, &request, "rejected", RerunNews::Rejected, Audience::Requester, now).await?;
         }
@@ -115,7 +118,8 @@ pub async fn decide(
                 db::rerun_requests::insert_dispatch(&mut tx, id, now, now).await?;
                 let plan = request.plan()?;
                 let entry = entry(caller, &request, AuditAction::RerunRequestApproved)
-                    .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan}));
+                    .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan}))
+                    .authenticated(authenticated);
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
                 notify(&mut tx, state, &request, "approved", RerunNews::Approved, Audience::Requester, now).await?;
                 tx.commit().await?;
@@ -123,7 +127,8 @@ pub async fn decide(
                 return Ok(());
             } else {
                 let entry = entry(caller, &request, AuditAction::RerunRequestApprovalRecorded)
-                    .after(json!({"rerun_id": id, "approvals": approvals, "required": required}));
+                    .after(json!({"rerun_id": id, "approvals": approvals, "required": required}))
+                    .authenticated(authenticated);
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
             }
         }

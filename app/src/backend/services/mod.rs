@@ -8,6 +8,7 @@ pub mod audit_trail;
 pub mod backup;
 pub mod batches;
 pub mod board;
+pub mod company_sign_in;
 pub mod departments;
 pub mod dispatcher;
 pub mod drills;
@@ -29,9 +30,11 @@ pub mod sweeper;
 pub mod users;
 pub mod webhooks;
 
+use crate::backend::AppState;
 use crate::backend::auth::SessionUser;
 use crate::contract::{AppError, CurrentUser};
 use crate::domain::audit::Actor;
+use crate::domain::identity::{Authentication, fresh_enough};
 use crate::domain::rights::{self, Act, Person};
 use crate::domain::roles::Role;
 use crate::i18n::Locale;
@@ -43,6 +46,8 @@ pub struct Caller {
     pub request_id: Option<String>,
     /// The language the caller reads: the words a service puts into a view are in it.
     pub locale: Locale,
+    /// When and how the caller last proved who they are (decisions need it recent: `fresh_sign_in`).
+    pub authentication: Option<Authentication>,
 }
 
 impl Caller {
@@ -56,6 +61,17 @@ impl Caller {
 
     pub fn actor(&self) -> Actor {
         Actor::user(self.user_id(), &self.user().username)
+    }
+
+    /// A decision (approving, rejecting, stopping or resuming dispatches, administering users) is given by the
+    /// person now: their sign-in must be within the configured window, else they are asked to sign in again.
+    /// What it returns goes into the decision's audit event.
+    pub fn fresh_sign_in(&self, state: &AppState) -> Result<&Authentication, AppError> {
+        let window = chrono::Duration::minutes(i64::from(state.config.sign_in.fresh_minutes));
+        match &self.authentication {
+            Some(authentication) if fresh_enough(authentication, state.clock.now(), window) => Ok(authentication),
+            _ => Err(AppError::SignInAgain),
+        }
     }
 
     /// The caller as the rules of `domain::rights` and `domain::approval` see them, as of this request.

@@ -78,7 +78,8 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
     let request_id = attempt.request_id.as_deref();
     let Admitted { turn, user } = admit(state, &username, &attempt.ip, request_id).await?;
     let is_an_account = user.is_some();
-    let active = user.filter(|u| u.disabled_at.is_none());
+    // With company sign-in, only the break-glass users keep a password (the others fail as a wrong one would).
+    let active = user.filter(|u| u.disabled_at.is_none() && state.config.sign_in.password_allowed_for(&u.username));
     let verified = passwords::verify(turn, attempt.password, active.as_ref().map(|u| u.password_hash.clone())).await?;
 
     let now = state.clock.now();

@@ -86,6 +86,7 @@ async fn switch(
     stop: bool,
 ) -> Result<(), AppError> {
     let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let authenticated = caller.fresh_sign_in(state)?;
     let concerned = concerned(state, scope, name)?;
     let person = caller.person();
     let now = state.clock.now();
@@ -120,6 +121,7 @@ async fn switch(
         .department(department)
         .before(json!({"paused": !stop}))
         .after(json!({"paused": stop, "departments": concerned}))
+        .authenticated(authenticated)
         .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;

@@ -8,6 +8,7 @@ use crate::contract::{AppError, DepartmentDto};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
+use crate::domain::identity::Authentication;
 use crate::domain::ids::{DepartmentCode, EmailAddress, Username};
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::password_policy::check_new_password;
@@ -85,7 +86,7 @@ fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec
     if errors.is_empty() { Ok((roles, codes)) } else { Err(AppError::Validation(errors)) }
 }
 
-async fn department_ids(tx: &mut db::Conn, codes: &[String]) -> Result<Vec<i64>, AppError> {
+pub(super) async fn department_ids(tx: &mut db::Conn, codes: &[String]) -> Result<Vec<i64>, AppError> {
     let found = db::departments::by_codes(tx, codes).await?;
     if let Some(missing) = codes.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
         return Err(AppError::invalid(
@@ -98,6 +99,17 @@ async fn department_ids(tx: &mut db::Conn, codes: &[String]) -> Result<Vec<i64>,
 
 /// Adds a user on behalf of `actor` (an admin, or the system for the command line and the demo).
 pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: NewUser) -> Result<i64, AppError> {
+    add_noting(state, actor, request_id, new, None).await
+}
+
+/// `add`, noting in the audit event how the admin who added the user authenticated.
+async fn add_noting(
+    state: &AppState,
+    actor: Actor,
+    request_id: Option<&str>,
+    new: NewUser,
+    decided: Option<&Authentication>,
+) -> Result<i64, AppError> {
     let checked = check_user_fields(&new)?;
     let hash = passwords::hash(super::sign_in::turn(state).await?, new.password).await?;
     let now = state.clock.now();
@@ -121,6 +133,10 @@ pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: 
         "roles": role_names,
         "departments": checked.department_codes,
     }));
+    let entry = match decided {
+        Some(authentication) => entry.authenticated(authentication),
+        None => entry,
+    };
     record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
     Ok(id)
@@ -128,7 +144,8 @@ pub async fn add(state: &AppState, actor: Actor, request_id: Option<&str>, new: 
 
 pub async fn add_by_admin(state: &AppState, caller: &Caller, new: NewUser) -> Result<i64, AppError> {
     caller.require(Role::Admin)?;
-    add(state, caller.actor(), caller.request_id.as_deref(), new).await
+    let authenticated = caller.fresh_sign_in(state)?;
+    add_noting(state, caller.actor(), caller.request_id.as_deref(), new, Some(authenticated)).await
 }
 
 pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>, AppError> {
@@ -146,6 +163,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>,
             departments,
             disabled: row.disabled_at.is_some(),
             email: row.email,
+            from_provider: row.identity_issuer.is_some(),
         });
     }
     Ok(summaries)
@@ -158,6 +176,7 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
     if disabled && user_id == caller.user_id() {
         return Err(AppError::conflict(Conflict::SelfDisable, "you cannot disable yourself"));
     }
+    let authenticated = caller.fresh_sign_in(state)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let user = db::users::by_id(&mut tx, user_id).await?.ok_or(AppError::NotFound)?;
@@ -171,7 +190,8 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
     let action = if disabled { AuditAction::UserDisabled } else { AuditAction::UserEnabled };
     let entry = AuditEntry::new(caller.actor(), action, "user", user_id)
         .before(json!({"username": user.username, "disabled": !disabled}))
-        .after(json!({"username": user.username, "disabled": disabled}));
+        .after(json!({"username": user.username, "disabled": disabled}))
+        .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())
@@ -189,6 +209,7 @@ pub async fn set_roles(
     if user_id == caller.user_id() && !roles.contains(&Role::Admin) {
         return Err(AppError::conflict(Conflict::SelfDemotion, "you cannot take away your own admin role"));
     }
+    let authenticated = caller.fresh_sign_in(state)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let user = db::users::by_id(&mut tx, user_id).await?.ok_or(AppError::NotFound)?;
@@ -201,7 +222,8 @@ pub async fn set_roles(
     db::users::replace_departments(&mut tx, user_id, &ids).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::UserRolesChanged, "user", user_id)
         .before(json!({"username": user.username, "roles": before_roles, "departments": before_departments}))
-        .after(json!({"username": user.username, "roles": role_names, "departments": codes}));
+        .after(json!({"username": user.username, "roles": role_names, "departments": codes}))
+        .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())

@@ -22,7 +22,7 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
             withdraw_waiting(&mut tx, caller, &batch, &why, now).await?
         }
         BatchEvent::Cancel => {
-            end_before_dispatch(&mut tx, state, caller.actor(), &batch, event, &why, now).await?;
+            end_before_dispatch(&mut tx, state, caller.actor(), &batch, event, &why, None, now).await?;
             tx.commit().await?;
             return Ok(());
         }

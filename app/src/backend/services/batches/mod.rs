@@ -28,6 +28,7 @@ use crate::domain::batches::{
 use crate::domain::checklist::{self, Check, Prefill};
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
+use crate::domain::identity::Authentication;
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
 use crate::domain::notifications::{BatchNews, Notice};
 use crate::domain::operations::OperationStatus;
@@ -420,6 +421,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     } else {
         Some(reason(comment).map_err(|m| AppError::invalid("comment", m))?)
     };
+    let authenticated = caller.fresh_sign_in(state)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_for(&mut tx, caller, id, true).await?;
@@ -436,6 +438,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             &batch,
             BatchEvent::Expire,
             &SystemReason::ValidityRanOut.text(),
+            None,
             now,
         )
         .await?;
@@ -454,6 +457,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             &batch,
             BatchEvent::Reject,
             comment.as_deref().unwrap_or_default(),
+            Some(authenticated),
             now,
         )
         .await?;
@@ -468,7 +472,8 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let approvals = counted(&approvers, &ballot);
     if !is_approved(approvals, required) {
         let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApprovalRecorded, &batch)
-            .after(json!({"approvals": approvals, "required": required}));
+            .after(json!({"approvals": approvals, "required": required}))
+            .authenticated(authenticated);
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
         tx.commit().await?;
         return Ok(());
@@ -515,7 +520,8 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     move_batch(&mut tx, &batch, event, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApproved, &batch)
         .before(json!({"status": batch.status}))
-        .after(json!({"status": to, "approvals": approvals, "operations": turn, "rate_per_minute": rate}));
+        .after(json!({"status": to, "approvals": approvals, "operations": turn, "rate_per_minute": rate}))
+        .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     notify_creator(&mut tx, state, &batch, "approved", BatchNews::Approved, now).await?;
     tx.commit().await?;
@@ -559,6 +565,7 @@ async fn end_before_dispatch(
     batch: &BatchRow,
     event: BatchEvent,
     why: &str,
+    decided: Option<&Authentication>,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     let to = allows(batch, event)?;
@@ -580,6 +587,10 @@ async fn end_before_dispatch(
         .before(json!({"status": batch.status}))
         .after(json!({"status": to}))
         .reason(why);
+    let entry = match decided {
+        Some(authentication) => entry.authenticated(authentication),
+        None => entry,
+    };
     record(tx, entry, None, now).await?;
     let news = match event {
         BatchEvent::Reject => BatchNews::Rejected,
@@ -624,6 +635,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
                 &batch,
                 BatchEvent::Expire,
                 &SystemReason::NoDecisionInTime.text(),
+                None,
                 now,
             )
             .await?;

@@ -1,0 +1,116 @@
+//! A person the company's identity provider vouched for, as a user here: created at their first sign-in, their
+//! roles and departments set from their groups at every sign-in (each change an audit event with before and
+//! after), and refused, with every session of theirs ended, once their groups map to nothing.
+use super::audit::record;
+use crate::backend::auth::{SessionUser, load_session_user};
+use crate::backend::oidc::Identity;
+use crate::backend::{AppState, db, passwords};
+use crate::contract::AppError;
+use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit_action::AuditAction;
+use crate::domain::conflict::Conflict;
+use crate::domain::identity::{Access, access_from_groups};
+use serde_json::json;
+
+/// Signs in the person `identity` names; the user is created or brought in line with their groups first.
+pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&str>) -> Result<SessionUser, AppError> {
+    let oidc = state.config.sign_in.oidc.as_ref().ok_or(AppError::NotFound)?;
+    let access = access_from_groups(&oidc.groups, &identity.groups);
+    // A provider account never signs in with a password here: its hash is of a secret nobody holds.
+    let unusable = match access {
+        Some(_) => Some(passwords::hash(super::sign_in::turn(state).await?, random_secret()).await?),
+        None => None,
+    };
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let existing = db::users::by_identity(&mut tx, &identity.issuer, &identity.subject).await?;
+    let provider = Actor::system(SystemActor::IdentityProvider);
+    let (Some(access), Some(unusable)) = (access, unusable) else {
+        if let Some(user) = &existing {
+            db::users::end_sessions(&mut tx, user.id).await?;
+        }
+        let entry = AuditEntry::new(provider, AuditAction::SignInFailed, "user", &identity.username)
+            .after(json!({"groups": identity.groups, "why": "no group maps to a role"}));
+        record(&mut tx, entry, request_id, now).await?;
+        tx.commit().await?;
+        tracing::warn!(user = %identity.username, "signed in at the identity provider, but no group maps to a role");
+        return Err(AppError::Forbidden);
+    };
+    let row = match existing {
+        Some(user) if user.disabled_at.is_some() => return Err(AppError::Forbidden),
+        Some(user) => {
+            bring_in_line(&mut tx, &provider, user.id, &user.username, &access, request_id, now).await?;
+            user
+        }
+        None => {
+            if db::users::by_username(&mut tx, &identity.username).await?.is_some() {
+                // A local account of that name is not taken over by whoever the provider names so.
+                return Err(AppError::conflict(
+                    Conflict::UsernameTaken,
+                    format!("a local account is named '{}': an admin must resolve it", identity.username),
+                ));
+            }
+            let email = identity.email.as_deref();
+            let id =
+                db::users::insert(&mut tx, &identity.username, &identity.display_name, email, &unusable, now).await?;
+            db::users::link_identity(&mut tx, id, &identity.issuer, &identity.subject).await?;
+            set_access(&mut tx, id, &access).await?;
+            let entry = AuditEntry::new(provider.clone(), AuditAction::UserCreated, "user", id).after(json!({
+                "username": identity.username,
+                "display_name": identity.display_name,
+                "email": email,
+                "issuer": identity.issuer,
+                "roles": access.roles,
+                "departments": access.departments,
+            }));
+            record(&mut tx, entry, request_id, now).await?;
+            db::users::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?
+        }
+    };
+    let entry = AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, "user", row.id)
+        .after(json!({"issuer": identity.issuer, "auth_time": identity.auth_time, "amr": identity.amr}));
+    record(&mut tx, entry, request_id, now).await?;
+    let user = load_session_user(&mut tx, row).await?;
+    tx.commit().await?;
+    Ok(user)
+}
+
+/// The user's roles and departments as their groups say, audited when they change.
+async fn bring_in_line(
+    tx: &mut db::Conn,
+    provider: &Actor,
+    id: i64,
+    username: &str,
+    access: &Access,
+    request_id: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), AppError> {
+    let roles: Vec<String> = db::users::roles(tx, id).await?;
+    let departments: Vec<String> = db::users::departments(tx, id).await?.into_iter().map(|d| d.code).collect();
+    let wanted_roles: Vec<String> = access.roles.iter().map(|r| r.as_str().to_string()).collect();
+    let wanted_departments: Vec<String> = access.departments.iter().cloned().collect();
+    let set = |list: &[String]| list.iter().cloned().collect::<std::collections::BTreeSet<String>>();
+    if set(&roles) == set(&wanted_roles) && set(&departments) == set(&wanted_departments) {
+        return Ok(());
+    }
+    set_access(tx, id, access).await?;
+    let entry = AuditEntry::new(provider.clone(), AuditAction::UserRolesChanged, "user", id)
+        .before(json!({"username": username, "roles": roles, "departments": departments}))
+        .after(json!({"username": username, "roles": wanted_roles, "departments": wanted_departments}));
+    record(tx, entry, request_id, now).await?;
+    Ok(())
+}
+
+async fn set_access(tx: &mut db::Conn, id: i64, access: &Access) -> Result<(), AppError> {
+    let codes: Vec<String> = access.departments.iter().cloned().collect();
+    let ids = super::users::department_ids(tx, &codes).await?;
+    let roles: Vec<&str> = access.roles.iter().map(|r| r.as_str()).collect();
+    db::users::replace_roles(tx, id, &roles).await?;
+    db::users::replace_departments(tx, id, &ids).await?;
+    Ok(())
+}
+
+fn random_secret() -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 32]>())
+}
