@@ -5,13 +5,18 @@
 //
 // ACCOUNTS.json: {"<login>": {"name": "…", "email": "…", "groups": ["…"]}}, read again at every sign-in (a test
 // changes someone's groups by rewriting it); a login not in it signs in with no groups. Prints
-// `listening on <issuer URL>` once ready.
+// `listening on <issuer URL>` once ready. Its signing key (RS256, kid "test-key") is made at start and written
+// to ACCOUNTS.json.key.pem, so that a test can sign tokens as the provider would (an expired one, say).
 import { createServer } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import Provider from 'oidc-provider';
 
 const [accountsFile, clientId, clientSecret, redirectUri, postLogoutUri] = process.argv.slice(2);
 const accounts = () => JSON.parse(readFileSync(accountsFile, 'utf8'));
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+writeFileSync(`${accountsFile}.key.pem`, privateKey.export({ type: 'pkcs1', format: 'pem' }));
+const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' };
 
 const server = createServer();
 server.listen(0, '127.0.0.1', () => {
@@ -40,6 +45,7 @@ server.listen(0, '127.0.0.1', () => {
       return grant;
     },
     cookies: { keys: ['rerun-gate-test-provider-only'] },
+    jwks: { keys: [signingKey] },
   });
   server.on('request', provider.callback());
   console.log(`listening on ${issuer}`);

@@ -34,9 +34,9 @@ pub const POLICY: &[Entry] = &[
     // shows comes through the server functions below, each with its own gate.
     e("GET", "/sign-in", Kind::Page, Anyone),
     // Company sign-in: off to the identity provider and back; a decision's fresh sign-in.
-    e("GET", "/sign-in/oidc", Kind::Page, Anyone),
-    e("GET", "/sign-in/oidc/callback", Kind::Page, Anyone),
-    page("/sign-in/again"),
+    e("GET", "/sign-in/oidc", Kind::SignInStep, Anyone),
+    e("GET", "/sign-in/oidc/callback", Kind::SignInStep, Anyone),
+    e("GET", "/sign-in/again", Kind::SignInStep, SignedIn),
     page("/"),
     page("/operations/{process_id}"),
     page("/reruns/{id}"),

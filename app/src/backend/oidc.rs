@@ -5,7 +5,7 @@
 use crate::backend::reconciliation::ssrf;
 use crate::domain::configuration::OidcConfig;
 use chrono::{DateTime, Utc};
-use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreIdTokenClaims};
+use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreIdTokenClaims};
 use openidconnect::{
     AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier,
     ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse,
@@ -150,8 +150,15 @@ impl Provider {
             .set_pkce_verifier(PkceCodeVerifier::new(pending.pkce_verifier.clone()));
         let tokens = exchange.request_async(&http).await.map_err(|e| OidcProblem::Code(error_chain(&e)))?;
         let id_token = tokens.id_token().ok_or_else(|| OidcProblem::Token("the answer holds no ID token".into()))?;
+        self.verify(id_token, &pending.nonce).await
+    }
+
+    /// Who an ID token names, once the library verified it: the provider's signature (its published keys),
+    /// issuer, audience (this client), expiry and the nonce of this browser's sign-in.
+    pub async fn verify(&self, id_token: &CoreIdToken, nonce: &str) -> Result<Identity, OidcProblem> {
+        let client = self.client().await?;
         let claims: &CoreIdTokenClaims = id_token
-            .claims(&client.id_token_verifier(), &Nonce::new(pending.nonce.clone()))
+            .claims(&client.id_token_verifier(), &Nonce::new(nonce.to_string()))
             .map_err(|e| OidcProblem::Token(error_chain(&e)))?;
         // The token is verified: its other claims (groups and the configured names) are read from its payload.
         let payload = payload_of(&id_token.to_string()).map_err(OidcProblem::Token)?;

@@ -7,6 +7,9 @@ use crate::domain::roles::Role::{self, Admin, Auditor, Manager, Staff};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Page,
+    /// A step of the sign-in that sends the browser on (to the identity provider, back, or to sign in again):
+    /// refused as a page is.
+    SignInStep,
     ServerFn,
     Download,
     Api,

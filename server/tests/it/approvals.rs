@@ -24,14 +24,17 @@ async fn twenty_owners_approving_at_once_make_one_approval_one_dispatch_and_one_
     let token = app.token("intake", &["sales"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     let staff = caller(&app, "sato").await;
-    let mut managers = Vec::new();
     for i in 0..20 {
         app.user(&format!("owner{i}"), &["manager"], &["sales"]).await;
-        managers.push(caller(&app, &format!("owner{i}")).await);
     }
     let rounds = std::env::var("RERUN_GATE_APPROVAL_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(100);
     for round in 0..rounds {
         let id = pending_request(&app, &token, &staff, &format!("ORD-R{round}")).await;
+        // Signed in just now (the test's clock moves on with every request).
+        let mut managers = Vec::new();
+        for i in 0..20 {
+            managers.push(caller(&app, &format!("owner{i}")).await);
+        }
         let barrier = Arc::new(tokio::sync::Barrier::new(managers.len()));
         let mut tasks = Vec::new();
         for manager in &managers {
@@ -96,6 +99,7 @@ async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_a
 
     let late = pending_request(&app, &token, &staff, "ORD-E").await;
     app.clock.advance(Duration::hours(25));
+    let owner = caller(&app, "suzuki").await; // signed in again the next day
     let expired = decide(&app.state, &owner, &late, Decision::Approve, "").await;
     assert!(
         matches!(&expired, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::Expired),

@@ -6,6 +6,13 @@ use app::backend::oidc::{OidcProblem, Provider};
 use app::domain::configuration::OidcConfig;
 use app::domain::identity::GroupMapping;
 use app::domain::roles::Role;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, Duration, Utc};
+use openidconnect::core::{CoreIdToken, CoreIdTokenClaims, CoreJwsSigningAlgorithm, CoreRsaPrivateSigningKey};
+use openidconnect::{
+    Audience, EmptyAdditionalClaims, IssuerUrl, JsonWebKeyId, Nonce, StandardClaims, SubjectIdentifier,
+};
 use reqwest::StatusCode;
 use serde_json::json;
 use std::process::{Child, Command, Stdio};
@@ -45,6 +52,32 @@ impl TestProvider {
         std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut ready).unwrap();
         let issuer = ready.trim().strip_prefix("listening on ").expect("the provider says its issuer").to_string();
         TestProvider { child, issuer, accounts: file }
+    }
+
+    /// The provider's signing key (PKCS#1 PEM), which the script writes beside the accounts.
+    fn key_file(&self) -> std::path::PathBuf {
+        let mut name = self.accounts.clone().into_os_string();
+        name.push(".key.pem");
+        name.into()
+    }
+
+    /// An ID token for `subject` signed with the provider's own key, valid from `issued` until `expires`.
+    pub fn sign(&self, subject: &str, nonce: &str, issued: DateTime<Utc>, expires: DateTime<Utc>) -> CoreIdToken {
+        let key = CoreRsaPrivateSigningKey::from_pem(
+            &std::fs::read_to_string(self.key_file()).unwrap(),
+            Some(JsonWebKeyId::new("test-key".into())),
+        )
+        .unwrap();
+        let claims = CoreIdTokenClaims::new(
+            IssuerUrl::new(self.issuer.clone()).unwrap(),
+            vec![Audience::new(CLIENT_ID.into())],
+            expires,
+            issued,
+            StandardClaims::new(SubjectIdentifier::new(subject.into())),
+            EmptyAdditionalClaims {},
+        )
+        .set_nonce(Some(Nonce::new(nonce.into())));
+        CoreIdToken::new(claims, &key, CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256, None, None).unwrap()
     }
 
     /// Changes the accounts: their groups as of the next sign-in.
@@ -96,6 +129,7 @@ impl Drop for TestProvider {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.accounts);
+        let _ = std::fs::remove_file(self.key_file());
     }
 }
 
@@ -174,6 +208,27 @@ async fn the_provider_vouches_for_a_person_with_their_groups_and_a_forged_state_
     wrong_nonce.nonce = "another-nonce".into();
     let (_, state) = code_and_state(&back);
     assert!(matches!(client.finish(&wrong_nonce, &code, &state).await, Err(OidcProblem::Token(_))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_id_token_that_is_forged_expired_or_for_another_sign_in_is_refused() {
+    app::backend::reconciliation::ssrf::install_tls_provider();
+    let provider = TestProvider::start(REDIRECT, &[]);
+    let client = Provider::new(provider.config(), Some(CLIENT_SECRET.into()), "http://127.0.0.1:9").unwrap();
+    let (_, pending) = client.begin("/", None).await.unwrap();
+    let now = Utc::now();
+    let valid = provider.sign("suzuki", &pending.nonce, now, now + Duration::minutes(5));
+    assert_eq!(client.verify(&valid, &pending.nonce).await.unwrap().subject, "suzuki", "signed by the provider");
+
+    let expired = provider.sign("suzuki", &pending.nonce, now - Duration::hours(2), now - Duration::hours(1));
+    assert!(matches!(client.verify(&expired, &pending.nonce).await, Err(OidcProblem::Token(_))), "expired");
+    assert!(matches!(client.verify(&valid, "another-nonce").await, Err(OidcProblem::Token(_))), "another sign-in");
+    // Someone else's name in the payload under the provider's signature of the original.
+    let mut parts: Vec<String> = valid.to_string().split('.').map(str::to_string).collect();
+    let payload = String::from_utf8(URL_SAFE_NO_PAD.decode(&parts[1]).unwrap()).unwrap();
+    parts[1] = URL_SAFE_NO_PAD.encode(payload.replace("\"suzuki\"", "\"kanrisha\""));
+    let forged: CoreIdToken = parts.join(".").parse().unwrap();
+    assert!(matches!(client.verify(&forged, &pending.nonce).await, Err(OidcProblem::Token(_))), "forged");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -407,4 +462,35 @@ async fn signing_out_sends_a_company_account_to_the_provider_s_end_session_page(
         app::domain::identity::query_value(&format!("{}/sign-in", app.url))
     )));
     assert_eq!(me(&app, &cookie).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_decision_needs_a_recent_sign_in_approving_rejecting_stopping_resuming_and_administering_users() {
+    use app::backend::services::{approvals, batches, stop_switch, users};
+    use app::domain::stop_switch::Scope;
+    let app = TestApp::spawn().await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let sato = app.user("sato", &["staff"], &["sales"]).await;
+    app.user("kanrisha", &["admin"], &[]).await;
+    let (owner, admin) = (caller(&app, "suzuki").await, caller(&app, "kanrisha").await);
+    app.clock.advance(chrono::Duration::minutes(11));
+    let stale = |result: Result<(), app::api::AppError>| matches!(result, Err(app::api::AppError::SignInAgain));
+    let approve = app::domain::approval::Decision::Approve;
+    assert!(stale(approvals::decide(&app.state, &owner, "any", approve, "").await));
+    assert!(stale(batches::decide(&app.state, &owner, "any", false, "根拠不足").await));
+    assert!(stale(stop_switch::pause(&app.state, &owner, Scope::Workflow, "order-intake", "止める").await));
+    assert!(stale(stop_switch::resume(&app.state, &owner, Scope::Workflow, "order-intake", "再開").await));
+    assert!(stale(users::set_disabled(&app.state, &admin, sato, true).await));
+    assert!(stale(users::set_roles(&app.state, &admin, sato, vec![Role::Manager], vec!["sales".into()]).await));
+    let new = app::api::admin::NewUser {
+        username: "yamada".into(),
+        display_name: "山田".into(),
+        password: PASSWORD.into(),
+        roles: vec![Role::Staff],
+        departments: vec!["sales".into()],
+        email: String::new(),
+    };
+    assert!(matches!(users::add_by_admin(&app.state, &admin, new).await, Err(app::api::AppError::SignInAgain)));
+    let admin = caller(&app, "kanrisha").await;
+    users::set_disabled(&app.state, &admin, sato, true).await.expect("signed in just now");
 }

@@ -75,7 +75,7 @@ fn disagreement(entry: &Entry, caller: CallerKind, status: StatusCode, location:
     let agrees = match (admitted, entry.kind, caller) {
         // Let through: whatever the placeholder arguments lead to, but never a refusal or a server error.
         (true, ..) => !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) && !status.is_server_error(),
-        (false, Kind::Page, _) => status.is_redirection() && location.starts_with("/sign-in?next="),
+        (false, Kind::Page | Kind::SignInStep, _) => status.is_redirection() && location.starts_with("/sign-in?next="),
         // A signed-in user without the role is forbidden; anyone without the needed credential must sign in.
         (false, _, CallerKind::User(_)) if entry.allowed.needs_session() => status == StatusCode::FORBIDDEN,
         (false, ..) if entry.allowed.needs_session() => status == StatusCode::UNAUTHORIZED,
@@ -249,6 +249,8 @@ fn the_table_names_a_role_or_credential_for_everything_that_is_not_public() {
     let public: Vec<_> = POLICY.iter().filter(|e| e.allowed == Allowed::Anyone).map(|e| e.path).collect();
     let expected = [
         "/sign-in",
+        "/sign-in/oidc",
+        "/sign-in/oidc/callback",
         "/api/sign_in",
         "/api/switch_language",
         "/api/openapi.json",

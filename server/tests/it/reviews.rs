@@ -89,12 +89,14 @@ async fn a_weeks_indicators_are_computed_from_what_happened_in_it_per_department
 
     // The week before: two requests decided 30 and 90 minutes after they were submitted.
     app.clock.set(monday() - Duration::days(6));
-    let (staff, owner) = (caller(&app, "sato").await, caller(&app, "tanaka").await);
+    let staff = caller(&app, "sato").await;
     let first = pending_request(&app, &sales, &staff, "ORD-L1").await;
     app.clock.advance(Duration::minutes(30));
+    let owner = caller(&app, "tanaka").await; // signed in to decide
     approvals::decide(&app.state, &owner, &first, app::domain::approval::Decision::Approve, "").await.unwrap();
     let second = pending_request(&app, &sales, &staff, "ORD-L2").await;
     app.clock.advance(Duration::minutes(90));
+    let owner = caller(&app, "tanaka").await;
     approvals::decide(&app.state, &owner, &second, app::domain::approval::Decision::Reject, "根拠不足").await.unwrap();
 
     // This week, in sales: two registrations without a process ID and one key reused with another body...

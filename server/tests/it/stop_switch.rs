@@ -17,7 +17,6 @@ struct Switch {
     token: String,
     receiver: Receiver,
     staff: Caller,
-    owner: Caller,
 }
 
 async fn switch() -> Switch {
@@ -31,11 +30,16 @@ async fn switch() -> Switch {
     let token = app.token("intake", &["sales"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     app.user("suzuki", &["manager"], &["sales"]).await;
-    let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
-    Switch { app, token, receiver, staff, owner }
+    let staff = caller(&app, "sato").await;
+    Switch { app, token, receiver, staff }
 }
 
 impl Switch {
+    /// The department's owner, signed in just now (stopping and resuming need a recent sign-in).
+    async fn owner(&self) -> Caller {
+        caller(&self.app, "suzuki").await
+    }
+
     /// A minute of dispatcher rounds, a few seconds apart.
     async fn dispatch_a_minute(&self) {
         for _ in 0..12 {
@@ -55,10 +59,10 @@ impl Switch {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_workflow_holds_an_approved_rerun_and_sends_it_exactly_once_after_the_resume() {
     let s = switch().await;
-    stop_switch::pause(&s.app.state, &s.owner, Scope::Workflow, "order-intake", "受注システムの認証が切れた")
+    stop_switch::pause(&s.app.state, &s.owner().await, Scope::Workflow, "order-intake", "受注システムの認証が切れた")
         .await
         .unwrap();
-    let id = approved_request(&s.app, &s.token, &s.staff, &s.owner, "ORD-P1").await;
+    let id = approved_request(&s.app, &s.token, &s.staff, &s.owner().await, "ORD-P1").await;
     s.dispatch_a_minute().await;
     assert!(s.sent().is_empty(), "nothing is sent while paused");
     let mut tx = s.app.db().begin_read().await.unwrap();
@@ -71,9 +75,11 @@ async fn a_paused_workflow_holds_an_approved_rerun_and_sends_it_exactly_once_aft
     let p2 = s.app.api(Method::GET, "/api/v1/operations/ORD-P2", &s.token, None, None).await.json();
     assert_eq!(p2["status"], "stalled");
 
-    let resume = stop_switch::resume(&s.app.state, &s.owner, Scope::Workflow, "order-intake", " ").await;
+    let resume = stop_switch::resume(&s.app.state, &s.owner().await, Scope::Workflow, "order-intake", " ").await;
     assert!(matches!(resume, Err(AppError::Validation(_))), "resuming needs a reason too");
-    stop_switch::resume(&s.app.state, &s.owner, Scope::Workflow, "order-intake", "認証情報を更新した").await.unwrap();
+    stop_switch::resume(&s.app.state, &s.owner().await, Scope::Workflow, "order-intake", "認証情報を更新した")
+        .await
+        .unwrap();
     s.dispatch_a_minute().await;
     s.dispatch_a_minute().await;
     assert_eq!(s.sent(), vec!["ORD-P1".to_string()], "sent exactly once after the resume");
@@ -98,14 +104,18 @@ async fn a_paused_outside_system_holds_only_the_reruns_that_would_call_it() {
     s.app.clock.advance(Duration::minutes(5));
     app::backend::services::sweeper::sweep(&s.app.state).await.unwrap();
 
-    stop_switch::pause(&s.app.state, &s.owner, Scope::Connector, "ai-summary", "AI の API が制限中").await.unwrap();
+    stop_switch::pause(&s.app.state, &s.owner().await, Scope::Connector, "ai-summary", "AI の API が制限中")
+        .await
+        .unwrap();
     for process_id in ["ORD-C1", "ORD-C2"] {
         let id = submitted(&s.app, &s.staff, process_id).await;
-        decide(&s.app.state, &s.owner, &id, Decision::Approve, "").await.unwrap();
+        decide(&s.app.state, &s.owner().await, &id, Decision::Approve, "").await.unwrap();
     }
     s.dispatch_a_minute().await;
     assert_eq!(s.sent(), vec!["ORD-C2".to_string()], "only the rerun that does not call the paused system goes");
-    stop_switch::resume(&s.app.state, &s.owner, Scope::Connector, "ai-summary", "制限が解除された").await.unwrap();
+    stop_switch::resume(&s.app.state, &s.owner().await, Scope::Connector, "ai-summary", "制限が解除された")
+        .await
+        .unwrap();
     s.dispatch_a_minute().await;
     assert_eq!(s.sent(), vec!["ORD-C2".to_string(), "ORD-C1".to_string()]);
 }
@@ -131,7 +141,7 @@ async fn only_the_owners_of_what_it_concerns_and_admins_switch_it_and_the_board_
     );
     assert!(matches!(pause(&ito, Scope::Connector, "nothing-like-it").await, Err(AppError::NotFound)));
     pause(&root, Scope::Connector, "order-api").await.unwrap();
-    let twice = pause(&s.owner, Scope::Connector, "order-api").await;
+    let twice = pause(&s.owner().await, Scope::Connector, "order-api").await;
     assert!(
         matches!(twice, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::AlreadyPaused),
         "{twice:?}"
