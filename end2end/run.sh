@@ -26,12 +26,41 @@ export RERUN_GATE_AUDIT_KEY_FILE="$work/audit-signing.key"
 # The demo workflows send their reruns to the demo receiver of this very server (on its free port).
 sed "s#http://127.0.0.1:3000#http://$LEPTOS_SITE_ADDR#" rerun-gate.toml > "$work/rerun-gate.toml"
 export RERUN_GATE_CONFIG="$work/rerun-gate.toml"
+
+# Company sign-in through a local OpenID Connect provider (oidc-provider, its own login page): takeda is in the
+# group sales-approvers. Decisions need a sign-in within the last minute here, so that a test can outwait it.
+echo '{"takeda": {"name": "武田 真一", "email": "takeda@example.jp", "groups": ["sales-approvers"]}}' > "$work/oidc-accounts.json"
+export RERUN_GATE_OIDC_SECRET="e2e-only-oidc-client-secret"
+node scripts/oidc-provider/provider.mjs "$work/oidc-accounts.json" rerun-gate "$RERUN_GATE_OIDC_SECRET" \
+  "http://$LEPTOS_SITE_ADDR/sign-in/oidc/callback" "http://$LEPTOS_SITE_ADDR/sign-in" > "$work/oidc.out" 2>&1 &
+provider=$!
+trap 'kill $provider 2>/dev/null || true' EXIT INT TERM
+for _ in $(seq 1 100); do grep -q '^listening on ' "$work/oidc.out" && break; sleep 0.1; done
+issuer=$(sed -n 's/^listening on //p' "$work/oidc.out")
+[ -n "$issuer" ] || { echo "the identity provider did not start" >&2; cat "$work/oidc.out" >&2; exit 1; }
+cat >> "$RERUN_GATE_CONFIG" <<TOML
+
+[sign_in]
+fresh_minutes = 1
+
+[sign_in.oidc]
+issuer = "$issuer"
+client_id = "rerun-gate"
+client_secret_env = "RERUN_GATE_OIDC_SECRET"
+scopes = ["openid", "profile", "email", "groups"]
+allow_loopback = true
+
+[[sign_in.oidc.group]]
+group = "sales-approvers"
+roles = ["manager"]
+departments = ["sales"]
+TOML
 export RERUN_GATE_SECRET_ORDER_INTAKE="whsec_ZTJlLW9ubHktcmVydW4tc2lnbmluZy1zZWNyZXQ="
 export RERUN_GATE_SECRET_MONTHLY_BILLING="$RERUN_GATE_SECRET_ORDER_INTAKE"
 
 "$server" serve --demo > "$work/server.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT INT TERM
+trap 'kill $pid $provider 2>/dev/null || true; wait $pid $provider 2>/dev/null || true' EXIT INT TERM
 ready() { python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://$LEPTOS_SITE_ADDR/readyz" 2>/dev/null; }
 for _ in $(seq 1 150); do ready && break; sleep 0.2; done
 ready || { echo "the server did not become ready" >&2; cat "$work/server.log" >&2; exit 1; }

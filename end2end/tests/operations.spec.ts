@@ -1,26 +1,4 @@
-import { APIRequestContext } from '@playwright/test';
-import { test, expect, signIn, token, expectAccessible } from './support';
-
-const STEPS: Record<string, string[]> = {
-  'order-intake': ['register_order', 'ai_summary'],
-  'monthly-billing': ['draft_invoice', 'send_mail', 'issue_invoice'],
-};
-
-/** Registers an operation through the ingestion API and fails its first step, so the sweeper stalls it. */
-async function stalledOperation(request: APIRequestContext, department: string, workflow: string, processId: string) {
-  const headers = { authorization: `Bearer ${token(department)}` };
-  const steps = STEPS[workflow].map((name) => ({ name, idempotency_key: `${processId}:${name}` }));
-  const registered = await request.post('/api/v1/operations', {
-    headers: { ...headers, 'idempotency-key': processId },
-    data: { process_id: processId, workflow, department, business_key: `BK-${processId}`, steps },
-  });
-  expect(registered.status()).toBe(201);
-  const failed = await request.post(`/api/v1/operations/${processId}/steps/${steps[0].name}/events`, {
-    headers,
-    data: { seq: 1, type: 'failed', error: { class: 'server_error', message: '503 from the provider' } },
-  });
-  expect((await failed.json()).applied).toBe(true);
-}
+import { test, expect, signIn, token, expectAccessible, stalledOperation } from './support';
 
 test('a staff user sees only their department\'s stalled operations and opens one', async ({ page, request, violations }) => {
   await stalledOperation(request, 'sales', 'order-intake', 'ORD-E2E-1');

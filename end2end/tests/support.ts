@@ -1,4 +1,4 @@
-import { test as base, expect, Locator, Page } from '@playwright/test';
+import { test as base, expect, APIRequestContext, Locator, Page } from '@playwright/test';
 import { readFileSync } from 'fs';
 import AxeBuilder from '@axe-core/playwright';
 
@@ -78,4 +78,25 @@ export async function tabTo(page: Page, target: Locator, most = 80) {
     }
   }
   throw new Error(`Tab never reached ${target}`);
+}
+
+const STEPS: Record<string, string[]> = {
+  'order-intake': ['register_order', 'ai_summary'],
+  'monthly-billing': ['draft_invoice', 'send_mail', 'issue_invoice'],
+};
+
+/** Registers an operation through the ingestion API and fails its first step, so the sweeper stalls it. */
+export async function stalledOperation(request: APIRequestContext, department: string, workflow: string, processId: string) {
+  const headers = { authorization: `Bearer ${token(department)}` };
+  const steps = STEPS[workflow].map((name) => ({ name, idempotency_key: `${processId}:${name}` }));
+  const registered = await request.post('/api/v1/operations', {
+    headers: { ...headers, 'idempotency-key': processId },
+    data: { process_id: processId, workflow, department, business_key: `BK-${processId}`, steps },
+  });
+  expect(registered.status()).toBe(201);
+  const failed = await request.post(`/api/v1/operations/${processId}/steps/${steps[0].name}/events`, {
+    headers,
+    data: { seq: 1, type: 'failed', error: { class: 'server_error', message: '503 from the provider' } },
+  });
+  expect((await failed.json()).applied).toBe(true);
 }

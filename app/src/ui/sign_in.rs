@@ -22,7 +22,7 @@ pub fn SignInPage() -> impl IntoView {
     let company = company_sign_in_offered().then(|| {
         let href = format!("/sign-in/oidc?next={}", query_value(next.as_deref().unwrap_or("/")));
         view! {
-            <a class="company-sign-in" href=href>{td_string!(l, common.sign_in.company)}</a>
+            <a class="company-sign-in" href=href rel="external">{td_string!(l, common.sign_in.company)}</a>
             <p>{td_string!(l, common.sign_in.or_password)}</p>
         }
     });
