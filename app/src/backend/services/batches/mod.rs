@@ -558,6 +558,7 @@ async fn notify_creator(
 
 /// Rejected, expired or cancelled before any dispatch: every member's request ends and its operation is
 /// stalled again.
+#[allow(clippy::too_many_arguments)]
 async fn end_before_dispatch(
     tx: &mut db::Conn,
     state: &AppState,
