@@ -20,6 +20,9 @@ pub use ui::{App, shell};
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
+    // Only where a panic can reach a hook: the release bundle aborts at once (`make release`,
+    // -Cpanic=immediate-abort), and the hook's formatting machinery would only weigh down its first download.
+    #[cfg(debug_assertions)]
     console_error_panic_hook::set_once();
     leptos::mount::hydrate_lazy(App);
 }

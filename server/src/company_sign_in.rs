@@ -2,8 +2,9 @@
 //! - `GET /sign-in/oidc?next=…[&fresh=true]` sends the browser to the provider; what it needs to come back (state,
 //!   nonce, PKCE verifier, where to return) waits in its session;
 //! - `GET /sign-in/oidc/callback` signs the person in (`services::company_sign_in`) and returns them;
-//! - `GET /sign-in/again?next=…` is where a decision that needs a recent sign-in sends the browser: through the
-//!   provider again with `max_age=0`, or to the password form for a local account.
+//! - `GET /sign-in/again[?next=…]` is where a decision that needs a recent sign-in sends the browser (back to `next`
+//!   or the page it came from): through the provider again with `max_age=0`, or to the password form for a local
+//!   account.
 //!
 //! A failure sends the browser to the sign-in page with `problem=failed` or `problem=no_role`; the cause is logged.
 use crate::http::policy::route;
@@ -107,8 +108,18 @@ struct Again {
     next: Option<String>,
 }
 
-async fn again(State(state): State<AppState>, auth: AuthSession, Query(query): Query<Again>) -> Response {
-    let next = query.next.filter(|p| is_local_path(p)).unwrap_or_else(|| "/".into());
+async fn again(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Query(query): Query<Again>,
+) -> Response {
+    // Back to the page of the decision: named in `next`, or the page the browser came from.
+    let referrer = || {
+        let page = headers.get(header::REFERER)?.to_str().ok()?.strip_prefix(&state.server.public_url)?;
+        Some(page.to_string())
+    };
+    let next = query.next.or_else(referrer).filter(|p| is_local_path(p)).unwrap_or_else(|| "/".into());
     let next = query_value(&next);
     let through_provider =
         matches!(auth::authentication(&auth).await, Some(Authentication { method: AuthMethod::Provider { .. }, .. }));

@@ -151,24 +151,23 @@ where
     T::Output: Clone + Send + Sync + 'static,
 {
     let l = labels::locale();
-    // A decision that needs a recent sign-in: off to sign in again, and back here afterwards.
-    Effect::new(move |_| {
-        if let Some(Err(AppError::SignInAgain)) = action.value().get() {
-            sign_in_again();
-        }
-    });
     Signal::derive(move || match action.value().get() {
-        Some(Err(e)) => Some(error_in(l, &e)),
+        Some(Err(e)) => {
+            // A decision that needs a recent sign-in: off to sign in again, and back here afterwards. (Here rather
+            // than in an effect of its own, which would cost the first download more.)
+            if e == AppError::SignInAgain {
+                sign_in_again();
+            }
+            Some(error_in(l, &e))
+        }
         _ => None,
     })
 }
 
-/// Sends the browser to sign in anew (`/sign-in/again`: the provider with `max_age`, or the password), to come
-/// back to this page.
+/// Sends the browser to sign in anew (`/sign-in/again`: the provider with `max_age`, or the password); the
+/// server brings it back to this page, which the navigation names as its referrer.
 fn sign_in_again() {
-    let location = window().location();
-    let here = format!("{}{}", location.pathname().unwrap_or_default(), location.search().unwrap_or_default());
-    let _ = location.assign(&format!("/sign-in/again?next={}", crate::domain::identity::query_value(&here)));
+    let _ = window().location().assign("/sign-in/again");
 }
 
 /// A page's data could not be loaded: why, in words (a lapsed session points to the sign-in page).

@@ -1,8 +1,8 @@
 use crate::api::auth::SignIn;
-use crate::domain::identity::{is_local_path, query_value};
+use crate::domain::identity::is_local_path;
 use crate::i18n::td_string;
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
+use leptos_router::hooks::{use_location, use_query_map};
 
 #[component]
 pub fn SignInPage() -> impl IntoView {
@@ -14,13 +14,15 @@ pub fn SignInPage() -> impl IntoView {
     let next = query.with_untracked(|q| q.get("next")).filter(|p| is_local_path(p));
     // Why the visitor is here: a decision asked for a recent sign-in, or the company sign-in did not work.
     let said = query.with_untracked(|q| match (q.get("problem").as_deref(), q.get("again")) {
-        (Some("no_role"), _) => Some(td_string!(l, common.sign_in.no_role)),
-        (Some(_), _) => Some(td_string!(l, common.sign_in.company_failed)),
-        (None, Some(_)) => Some(td_string!(l, common.error.sign_in_again)),
+        (Some("no_role"), _) => Some(td_string!(l, common.sign_in.no_role).to_string()),
+        (Some(_), _) => Some(td_string!(l, common.sign_in.company_failed).to_string()),
+        (None, Some(_)) => Some(td_string!(l, common.error.sign_in_again).to_string()),
         (None, None) => None,
     });
+    // The same query (`next`, where to return) goes on to the provider's sign-in.
+    let search = use_location().search.get_untracked();
     let company = company_sign_in_offered().then(|| {
-        let href = format!("/sign-in/oidc?next={}", query_value(next.as_deref().unwrap_or("/")));
+        let href = format!("/sign-in/oidc?{search}");
         view! {
             <a class="company-sign-in" href=href rel="external">{td_string!(l, common.sign_in.company)}</a>
             <p>{td_string!(l, common.sign_in.or_password)}</p>
@@ -41,7 +43,7 @@ pub fn SignInPage() -> impl IntoView {
             <div class="sign-in-language"><super::layout::LanguageSwitch /></div>
             <h1>"Rerun Gate"</h1>
             <p class="lead">{td_string!(l, common.sign_in.lead)}</p>
-            {said.map(|said| view! { <p class="error" role="alert">{said}</p> })}
+            <crate::ui::ErrorNote error=Signal::stored(said) />
             {company}
             <ActionForm action=sign_in attr:class="card form" attr:aria-label=move || td_string!(l, common.sign_in.form)>
                 <label for="username">{td_string!(l, common.sign_in.username)}</label>
