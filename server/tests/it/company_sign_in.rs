@@ -410,8 +410,21 @@ async fn a_local_account_s_stale_decision_asks_for_the_password_again() {
     app.clock.advance(chrono::Duration::minutes(11));
     let decide = [("id", id.as_str()), ("approve", "true"), ("comment", "")];
     assert_eq!(app.call("approvals/decide", &decide, Some(&cookie)).await.json(), json!("SignInAgain"));
-    let (status, location, _) = visit(&app, "/sign-in/again?next=%2Fapprovals", Some(&cookie)).await;
-    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, "/sign-in?again=true&next=%2Fapprovals"));
+    // The page sends the browser to /sign-in/again, which returns it to the page it came from (this site's only).
+    for (referrer, back_to) in
+        [(format!("{}/approvals", app.url), "%2Fapprovals"), ("https://evil.example/x".into(), "%2F")]
+    {
+        let answer = app
+            .http
+            .get(format!("{}/sign-in/again", app.url))
+            .header("cookie", &cookie)
+            .header("referer", referrer)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+        assert_eq!(answer.headers()["location"], format!("/sign-in?again=true&next={back_to}").as_str());
+    }
     let again = app.sign_in("suzuki", PASSWORD).await;
     assert_eq!(app.call("approvals/decide", &decide, Some(&again)).await.status, StatusCode::OK);
     let approved = audit(&app).await.into_iter().rfind(|e| e.action == "rerun_request.approved").unwrap();
@@ -446,8 +459,9 @@ async fn with_company_sign_in_only_the_break_glass_admin_keeps_a_password() {
     app.sign_in("kanrisha", PASSWORD).await;
     let refused = app.call("sign_in", &[("username", "sato"), ("password", PASSWORD)], None).await;
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "as a wrong password would: {}", refused.body);
-    let page = app.http.get(format!("{}/sign-in", app.url)).send().await.unwrap().text().await.unwrap();
-    assert!(page.contains(r#"href="/sign-in/oidc?next=%2F""#), "the provider's button is offered");
+    let page = app.http.get(format!("{}/sign-in?next=%2Fapprovals", app.url)).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    assert!(page.contains(r#"href="/sign-in/oidc?next=%2Fapprovals""#), "the provider's button is offered");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
