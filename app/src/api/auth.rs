@@ -50,6 +50,12 @@ pub async fn sign_out() -> Result<Option<String>, AppError> {
     }
 }
 
+/// Whether the company's identity provider is configured: the sign-in page offers it first.
+#[cfg(feature = "ssr")]
+pub fn company_sign_in_configured() -> bool {
+    context::state().is_ok_and(|state| state.oidc.is_some())
+}
+
 #[server(endpoint = "me")]
 pub async fn me() -> Result<CurrentUser, AppError> {
     context::read_once("me", async { context::caller().await.map(|(_, caller)| caller.session.user) }).await

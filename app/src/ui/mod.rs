@@ -41,7 +41,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     provide_request_nonce();
     // Read by the sign-in page in the browser (`sign_in::company_sign_in_offered`).
     #[cfg(feature = "ssr")]
-    let company_sign_in = use_context::<crate::backend::AppState>().is_some_and(|s| s.oidc.is_some()).then_some("");
+    let company_sign_in = crate::api::auth::company_sign_in_configured().then_some("");
     #[cfg(not(feature = "ssr"))]
     let company_sign_in: Option<&str> = None;
     view! {

@@ -61,7 +61,7 @@ pub fn SignInPage() -> impl IntoView {
 /// (`ui::shell`), where the browser reads it while hydrating.
 fn company_sign_in_offered() -> bool {
     #[cfg(feature = "ssr")]
-    return use_context::<crate::backend::AppState>().is_some_and(|state| state.oidc.is_some());
+    return crate::api::auth::company_sign_in_configured();
     #[cfg(not(feature = "ssr"))]
     return document().document_element().is_some_and(|html| html.has_attribute("data-company-sign-in"));
 }
