@@ -11,7 +11,7 @@ use crate::http::policy::route;
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::{self, AuthSession};
-use app::backend::oidc::{OidcProblem, Pending};
+use app::backend::oidc::Pending;
 use app::backend::services::company_sign_in;
 use app::domain::identity::{AuthMethod, Authentication, fresh_enough, is_local_path, query_value};
 use axum::Router;
@@ -73,9 +73,6 @@ async fn callback(
     };
     let identity = match provider.finish(&pending, &code, &returned_state).await {
         Ok(identity) => identity,
-        Err(problem @ (OidcProblem::WrongState | OidcProblem::Token(_))) => {
-            return failed(&format!("refused: {problem}"), "failed");
-        }
         Err(problem) => return failed(&problem.to_string(), "failed"),
     };
     let request_id = headers.get("x-request-id").and_then(|v| v.to_str().ok());
@@ -91,8 +88,7 @@ async fn callback(
     if let Err(error) = auth::start_session(&mut auth, &user, &state, &authenticated).await {
         return failed(&error.to_string(), "failed");
     }
-    let window = chrono::Duration::minutes(i64::from(state.config.sign_in.fresh_minutes));
-    if pending.fresh && !fresh_enough(&authenticated, now, window) {
+    if pending.fresh && !fresh_enough(&authenticated, now, state.config.sign_in.fresh_window()) {
         // Sending them back would only ask again, and again.
         return failed("the provider did not authenticate the person again (max_age=0)", "failed");
     }

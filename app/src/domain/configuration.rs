@@ -69,6 +69,11 @@ impl Default for SignInConfig {
 }
 
 impl SignInConfig {
+    /// How recent a sign-in a decision needs.
+    pub fn fresh_window(&self) -> chrono::Duration {
+        chrono::Duration::minutes(i64::from(self.fresh_minutes))
+    }
+
     /// Whether `username` may sign in with a local password.
     pub fn password_allowed_for(&self, username: &str) -> bool {
         match self.local_passwords {

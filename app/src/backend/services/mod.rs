@@ -67,7 +67,7 @@ impl Caller {
     /// person now: their sign-in must be within the configured window, else they are asked to sign in again.
     /// What it returns goes into the decision's audit event.
     pub fn fresh_sign_in(&self, state: &AppState) -> Result<&Authentication, AppError> {
-        let window = chrono::Duration::minutes(i64::from(state.config.sign_in.fresh_minutes));
+        let window = state.config.sign_in.fresh_window();
         match &self.authentication {
             Some(authentication) if fresh_enough(authentication, state.clock.now(), window) => Ok(authentication),
             _ => Err(AppError::SignInAgain),
