@@ -37,7 +37,7 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
     // 1,000 order intakes stalled by the same outage (their first step answered 503).
     let ids: Vec<String> = (0..operations).map(|i| format!("BULK-{run}-{i}")).collect();
     for id in &ids {
-        services::operations::register(&state, &client, id, &super::order_intake(id)).await.map_err(fail)?;
+        services::registration::register(&state, &client, id, &super::order_intake(id)).await.map_err(fail)?;
         let failed = serde_json::from_value(
             json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
         )?;

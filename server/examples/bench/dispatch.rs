@@ -114,7 +114,7 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
     let ids: Vec<String> = (0..reruns).map(|i| format!("LAT-{run}-{i}")).collect();
     for id in &ids {
         let body = super::order_intake(id);
-        services::operations::register(&state, &client, id, &body).await.map_err(fail)?;
+        services::registration::register(&state, &client, id, &body).await.map_err(fail)?;
         let failed = serde_json::from_value(
             json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
         )?;

@@ -1,7 +1,8 @@
 //! A fixed-time load on the release server binary (its own process, so that its memory is its own): the stalled
-//! board as a signed-in user (its server function, and its whole server-rendered page), and registrations through the ingestion API, each against `GET /healthz` with the
-//! same clients as the floor; the whole page also against a bare handler reading its rows (`bare_board.rs`).
-//! Requests/s, p50/p99, errors, and the server's memory before and after.
+//! board as a signed-in user (its server function, and its whole server-rendered page), each against
+//! `GET /healthz` with the same clients as the floor; the whole page also against a bare handler reading its rows
+//! (`bare_board.rs`). Requests/s, p50/p99, errors, and the server's memory before and after. (Registrations are
+//! measured against the engine's own rate: `ingest.rs`.)
 use anyhow::Context;
 use app::backend::{Db, ServerOptions, SystemClock};
 use serde_json::json;
@@ -25,7 +26,6 @@ pub struct Load {
     pub board: Phase,
     pub board_page: Phase,
     pub bare_board: Phase,
-    pub ingestion: Phase,
     pub rss_before_mib: f64,
     pub rss_after_mib: f64,
     pub rss_peak_mib: f64,
@@ -33,7 +33,7 @@ pub struct Load {
 
 pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow::Result<Load> {
     let url = fresh_database(dir, "load.db");
-    let (user, token) = prepare(server::startup::open_database(&url).await?).await?;
+    let user = prepare(server::startup::open_database(&url).await?).await?;
     let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
     let servers = Servers::start(&url, &http, &user).await?;
     let (base, bare, cookie) = (&servers.base, &servers.bare, &servers.cookie);
@@ -52,22 +52,6 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
     let board_page =
         phase(clients, seconds, |_, _| http.get(format!("{base}/")).header("cookie", cookie).send(), 200).await;
     let bare_board = phase(clients, seconds, |_, _| http.get(format!("{bare}/board")).send(), 200).await;
-    let run = uuid::Uuid::new_v4().simple().to_string();
-    let ingestion = phase(
-        clients,
-        seconds,
-        |client, n| {
-            let id = format!("LOAD-{run}-{client}-{n}");
-            let body = super::order_intake(&id);
-            http.post(format!("{base}/api/v1/operations"))
-                .bearer_auth(&token)
-                .header("idempotency-key", &id)
-                .json(&body)
-                .send()
-        },
-        201,
-    )
-    .await;
     Ok(Load {
         clients,
         seconds,
@@ -75,7 +59,6 @@ pub async fn run(dir: &std::path::Path, clients: usize, seconds: u64) -> anyhow:
         board,
         board_page,
         bare_board,
-        ingestion,
         rss_before_mib,
         rss_after_mib: rss(servers.app.id(), "VmRSS")?,
         rss_peak_mib: rss(servers.app.id(), "VmHWM")?,
@@ -92,7 +75,7 @@ pub async fn page_against_bare_at_scale(
 ) -> anyhow::Result<(Phase, Phase)> {
     let url = fresh_database(dir, "load-scale.db");
     let db = server::startup::open_database(&url).await?;
-    let (user, _) = prepare(db.clone()).await?;
+    let user = prepare(db.clone()).await?;
     super::board::fill(&db, operations).await?;
     db.optimize().await?; // as the housekeeping does every five minutes
     db.close().await;
@@ -135,7 +118,7 @@ impl Drop for Servers {
     }
 }
 
-fn fresh_database(dir: &std::path::Path, name: &str) -> String {
+pub(crate) fn fresh_database(dir: &std::path::Path, name: &str) -> String {
     let path = dir.join(name);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -147,8 +130,9 @@ fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// The release binary serving `url` on a free port.
-fn start_server(url: &str) -> anyhow::Result<(std::process::Child, String)> {
+/// The release binary serving `url` on a free port, without the per-client rate limit (QUALITY 15): the bench
+/// measures the engine's limit.
+pub(crate) fn start_server(url: &str) -> anyhow::Result<(std::process::Child, String)> {
     let port = free_port()?;
     let server = std::process::Command::new("target/release/server")
         .arg("serve")
@@ -157,6 +141,8 @@ fn start_server(url: &str) -> anyhow::Result<(std::process::Child, String)> {
         .env("LEPTOS_OUTPUT_NAME", "rerun-gate")
         .env("LEPTOS_SITE_ROOT", "target/site")
         .env("RUST_LOG", "error")
+        .env("RERUN_GATE_API_RATE_PER_SECOND", "1000000")
+        .env("RERUN_GATE_API_BURST", "1000000")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -175,7 +161,7 @@ fn start_bare_board(url: &str) -> anyhow::Result<(std::process::Child, String)> 
     Ok((bare, format!("http://127.0.0.1:{port}")))
 }
 
-async fn wait_ready(http: &reqwest::Client, url: &str) {
+pub(crate) async fn wait_ready(http: &reqwest::Client, url: &str) {
     for _ in 0..400 {
         if http.get(url).send().await.is_ok_and(|r| r.status().is_success()) {
             return;
@@ -204,8 +190,8 @@ async fn sign_in(
         .join("; "))
 }
 
-/// A staff user (name, password) and an API token of `sales`, and stalled operations for the board to show.
-async fn prepare(db: Db) -> anyhow::Result<((String, String), String)> {
+/// A staff user (name, password), and stalled operations of `sales` for the board to show.
+async fn prepare(db: Db) -> anyhow::Result<(String, String)> {
     let config = server::startup::load_config(None)?;
     let state =
         server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1"), config).await?;
@@ -229,7 +215,7 @@ async fn prepare(db: Db) -> anyhow::Result<((String, String), String)> {
     for i in 0..STALLED {
         let id = format!("LOAD-STALLED-{i}");
         let body = super::order_intake(&id);
-        app::backend::services::operations::register(&state, &client, &id, &body)
+        app::backend::services::registration::register(&state, &client, &id, &body)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let failed = serde_json::from_value(
@@ -240,11 +226,11 @@ async fn prepare(db: Db) -> anyhow::Result<((String, String), String)> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     app::backend::services::sweeper::sweep(&state).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok((("load".into(), password), token))
+    Ok(("load".into(), password))
 }
 
 /// `clients` loops sending `request(client, n)` for `seconds`; an answer other than `ok` (or none) is an error.
-async fn phase<'a, F, Fut>(clients: usize, seconds: u64, request: F, ok: u16) -> Phase
+pub(crate) async fn phase<'a, F, Fut>(clients: usize, seconds: u64, request: F, ok: u16) -> Phase
 where
     F: Fn(usize, usize) -> Fut + Sync,
     Fut: std::future::Future<Output = reqwest::Result<reqwest::Response>> + Send + 'a,

@@ -1,11 +1,10 @@
 //! `make bench`: each figure next to a baseline measured in the same run, on the same machine and engine.
 //!
-//! Step events per second through the ingestion API (token check, idempotent seq rule, completion flag and
-//! audit event, each event's change and audit event committed together; on SQLite the events waiting for the
-//! writer share a commit) against the raw rate of one INSERT + COMMIT on the same engine; and
+//! Registrations and step events per second through the ingestion API of the release server in its own process
+//! against the raw rate of one INSERT + COMMIT on the same engine, round by round (see `ingest.rs`); and
 //! approval → dispatch latency with 1,000 queued approvals against bare signed POSTs (see `dispatch.rs`); and
 //! the audit export of 1,000,000 events against `sqlite3 -csv` (see `export.rs`); and a fixed-time load on the
-//! release binary against the board and the ingestion API, next to `GET /healthz` (see `load.rs`); and a bulk
+//! release binary against the board, next to `GET /healthz` (see `load.rs`); and a bulk
 //! rerun's preview of 1,000 operations against the bare look-ups, and its dispatch rate against the configured
 //! one (see `bulk.rs`).
 mod bare_board;
@@ -13,6 +12,7 @@ mod board;
 mod bulk;
 mod dispatch;
 mod export;
+mod ingest;
 mod load;
 mod slow_phone;
 mod soak;
@@ -20,10 +20,8 @@ mod soak;
 use app::backend::{Db, ServerOptions, SystemClock};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-const OPERATIONS: usize = 200;
-const EVENTS_PER_STEP: usize = 10;
 const ROUNDS: usize = 5;
 const RAW_INSERTS: usize = 4_000;
 
@@ -57,33 +55,23 @@ async fn main() -> anyhow::Result<()> {
         format!("sqlite://{}?mode=rwc", path.display())
     });
 
-    let clients: usize = std::env::var("BENCH_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
     let db = server::startup::open_database(&engine).await?;
-    // Rounds alternate between the two so that a slow moment of the machine hits both; medians are compared.
-    let (mut raws, mut apis, mut floors, mut directs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // BENCH_ONLY=<part>: one step-event round, then that part only, and bench/RESULTS.md is left as it is (it
-    // quotes whole runs only); =events: only those.
-    let only = std::env::var("BENCH_ONLY").ok();
-    let rounds = if only.as_deref().is_some_and(|o| o != "events") { 1 } else { ROUNDS };
-    for round in 0..rounds {
-        raws.push(raw_insert_rate(&db, round).await?);
-        let (api, floor, direct) = api_event_rate(db.clone(), clients).await?;
-        apis.push(api);
-        floors.push(floor);
-        directs.push(direct);
-    }
-    let (raw, api, floor, direct) = (median(raws), median(apis), median(floors), median(directs));
     let engine = db.engine();
-    if only.as_deref() == Some("events") {
-        println!(
-            "step events: API {api:.0}/s, service {direct:.0}/s, raw INSERT+COMMIT {raw:.0}/s: {:.2} and {:.2}",
-            api / raw,
-            direct / raw
-        );
+    // BENCH_ONLY=<part>: that part only, printed, and bench/RESULTS.md is left as it is (it quotes whole runs only).
+    let only = std::env::var("BENCH_ONLY").ok();
+    let wanted = |part: &str| only.as_deref().is_none_or(|o| o == part);
+    // Registrations and step events against the engine's own commit rate, the server in its own process.
+    let ingest = if !wanted("ingest") {
+        String::new()
+    } else {
+        let rounds = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUNDS);
+        ingest_rows(engine, &ingest::run(&db, dir, rounds).await?) + &service_event_row(db.clone(), rounds).await?
+    };
+    if only.as_deref() == Some("ingest") {
+        println!("{ingest}");
         return Ok(());
     }
-    // BENCH_ONLY=load, =soak, =bulk, =phone or =board: that part only (after one round of step events).
-    let wanted = |part: &str| only.as_deref().is_none_or(|o| o == part);
+    // BENCH_ONLY=load, =soak, =bulk, =phone or =board: that part only.
     // The fixed-time load on the release binary.
     let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
     let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
@@ -118,7 +106,6 @@ async fn main() -> anyhow::Result<()> {
                 &l.board_page,
                 &l.bare_board,
             )
-            + &row("registrations through the ingestion API (token, idempotency key, audit)", &l.ingestion)
             + &format!(
                 "| load: server memory (RSS) before → after the load | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
                 l.rss_before_mib,
@@ -220,14 +207,9 @@ async fn main() -> anyhow::Result<()> {
         _ => String::new(), // the export baseline is the sqlite3 command
     };
     let table = format!(
-        "| measure | value | baseline (same run) | ratio | target |\n|---|---|---|---|---|\n\
-         | step events through the API ({engine}, {clients} clients, median of {ROUNDS}) | {api:.0} events/s | raw INSERT+COMMIT {raw:.0}/s | {:.2} | ≥ 0.60 |\n\
-         | the same events through the service, no HTTP, 1 client (where the time goes) | {direct:.0} events/s | raw INSERT+COMMIT {raw:.0}/s | {:.2} | — |\n\
-         | HTTP floor: `GET /healthz` through the same stack, {clients} clients | {floor:.0} requests/s | — | — | — |\n\
+        "| measure | value | baseline (same run) | ratio | target |\n|---|---|---|---|---|\n{ingest}\
          | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p50 | {:.0} ms | bare signed POSTs p50 {:.0} ms | {:.1}× | — |\n\
          | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p99 | {:.0} ms | bare signed POSTs p99 {:.0} ms | {:.1}× | p99 < 1,000 ms |\n",
-        api / raw,
-        direct / raw,
         gate.p50_ms,
         bare.p50_ms,
         gate.p50_ms / bare.p50_ms,
@@ -335,11 +317,6 @@ async fn start_app(db: Db) -> anyhow::Result<(app::backend::AppState, String)> {
     Ok((state, format!("http://{addr}")))
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// The engine's own pace: one row inserted and committed per transaction, one client, outside this app's
 /// write order (the writer's permit; on PostgreSQL the audit head's lock, which a step event's time includes).
 async fn raw_insert_rate(db: &Db, round: usize) -> anyhow::Result<f64> {
@@ -378,91 +355,45 @@ async fn exec(db: &Db, sql: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Step events posted by several clients at once through the real HTTP stack; then the HTTP floor, and the
-/// service called directly by one client.
-async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64)> {
-    let (state, base) = start_app(db).await?;
-    let (client_id, token) = app::backend::services::api_clients::create(
-        &state,
-        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
-        &format!("bench-{}", uuid::Uuid::new_v4().simple()),
-        &["sales".to_string()],
+/// The rows of `ingest::run`: each rate with its spread, next to the same rounds' raw rate.
+fn ingest_rows(engine: &str, i: &ingest::Ingest) -> String {
+    let spread = |s: ingest::Spread, digits: usize| format!("{:.*}–{:.*}", digits, s.low, digits, s.high);
+    let raw = format!("raw INSERT+COMMIT {:.0}/s ({})", i.raw.median, spread(i.raw, 0));
+    let events_target = if engine == "sqlite" { "≥ 1.0" } else { "≥ 0.8" };
+    format!(
+        "| registrations through the API ({engine}, {} clients, release server in its own process, median of {} rounds) | {:.0}/s ({}), p99 {:.0} ms, {} errors | {raw} | {:.2} ({}) | ≥ 0.5 |\n\
+         | step events through the API ({engine}, {} clients, the same server and rounds) | {:.0}/s ({}) | {raw} | {:.2} ({}) | {events_target} |\n",
+        ingest::REGISTRATION_CLIENTS,
+        i.rounds,
+        i.registrations.median,
+        spread(i.registrations, 0),
+        i.registration_p99_ms.median,
+        i.registration_errors,
+        i.registration_ratio.median,
+        spread(i.registration_ratio, 2),
+        ingest::EVENT_CLIENTS,
+        i.events.median,
+        spread(i.events, 0),
+        i.event_ratio.median,
+        spread(i.event_ratio, 2),
     )
-    .await
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    app::backend::reconciliation::ssrf::install_tls_provider();
-    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).timeout(Duration::from_secs(30)).build()?;
+}
 
-    let run = uuid::Uuid::new_v4().simple().to_string();
-    let ids: Vec<String> = (0..OPERATIONS).map(|i| format!("BENCH-{run}-{i}")).collect();
-    for id in &ids {
-        let body = order_intake(id);
-        let answer = http
-            .post(format!("{base}/api/v1/operations"))
-            .bearer_auth(&token)
-            .header("idempotency-key", id)
-            .json(&body)
-            .send()
-            .await?;
-        anyhow::ensure!(answer.status().as_u16() == 201, "registration failed: {}", answer.text().await?);
-    }
-
-    // Each client owns a slice of the operations, so `seq` grows per step as a real integration's would.
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for chunk in ids.chunks(OPERATIONS.div_ceil(clients)) {
-        let (http, base, token, chunk) = (http.clone(), base.clone(), token.clone(), chunk.to_vec());
-        workers.push(tokio::spawn(async move {
-            let mut sent = 0usize;
-            for id in &chunk {
-                for step in ["register_order", "ai_summary"] {
-                    for seq in 1..=EVENTS_PER_STEP {
-                        // Every event is a state change (started / failed … succeeded), so every one is audited.
-                        let body = match (seq == EVENTS_PER_STEP, seq % 2) {
-                            (true, _) => json!({"seq": seq, "type": "succeeded", "result_id": format!("{id}-{step}")}),
-                            (false, 1) => json!({"seq": seq, "type": "started"}),
-                            _ => json!({"seq": seq, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
-                        };
-                        let url = format!("{base}/api/v1/operations/{id}/steps/{step}/events");
-                        let answer = http.post(url).bearer_auth(&token).json(&body).send().await?;
-                        anyhow::ensure!(answer.status().is_success(), "event failed: {}", answer.status());
-                        sent += 1;
-                    }
-                }
-            }
-            Ok::<usize, anyhow::Error>(sent)
-        }));
-    }
-    let mut events = 0;
-    for worker in workers {
-        events += worker.await??;
-    }
-    let rate = events as f64 / started.elapsed().as_secs_f64();
-
-    // The HTTP floor: the same stack and clients, a route that touches nothing.
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..clients {
-        let (http, base) = (http.clone(), base.clone());
-        workers.push(tokio::spawn(async move {
-            for _ in 0..500 {
-                http.get(format!("{base}/healthz")).send().await?.bytes().await?;
-            }
-            Ok::<(), anyhow::Error>(())
-        }));
-    }
-    for worker in workers {
-        worker.await??;
-    }
-    let floor = (clients * 500) as f64 / started.elapsed().as_secs_f64();
-
-    // The service itself, one client, no HTTP: the same kind of events on a fresh operation.
+/// Step events through the service itself, one client, no HTTP (where the time goes), against the raw rate.
+/// `round` numbers the raw rate's rows after the ingestion's rounds.
+async fn service_event_row(db: Db, round: usize) -> anyhow::Result<String> {
+    let raw = raw_insert_rate(&db, round).await?;
+    let (state, _) = start_app(db).await?;
+    let actor = app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine);
+    let name = format!("bench-{}", uuid::Uuid::new_v4().simple());
+    let (_, token) = app::backend::services::api_clients::create(&state, actor, &name, &["sales".to_string()])
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let client =
         app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let client = client.ok_or_else(|| anyhow::anyhow!("bench token unknown (client {client_id})"))?;
-    let direct_id = format!("BENCH-{run}-direct");
-    let body = order_intake(&direct_id);
-    app::backend::services::operations::register(&state, &client, &direct_id, &body)
+    let client = client.ok_or_else(|| anyhow::anyhow!("bench token unknown"))?;
+    let id = format!("BENCH-{}-direct", uuid::Uuid::new_v4().simple());
+    app::backend::services::registration::register(&state, &client, &id, &order_intake(&id))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let events = 2_000;
@@ -473,10 +404,13 @@ async fn api_event_rate(db: Db, clients: usize) -> anyhow::Result<(f64, f64, f64
             _ => json!({"seq": seq, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
         };
         let event = serde_json::from_value(body)?;
-        app::backend::services::step_events::report(&state, &client, &direct_id, "register_order", event)
+        app::backend::services::step_events::report(&state, &client, &id, "register_order", event)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     let direct = events as f64 / started.elapsed().as_secs_f64();
-    Ok((rate, floor, direct))
+    Ok(format!(
+        "| the same events through the service, no HTTP, 1 client (where the time goes) | {direct:.0} events/s | raw INSERT+COMMIT {raw:.0}/s | {:.2} | — |\n",
+        direct / raw
+    ))
 }

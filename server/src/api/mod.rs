@@ -5,7 +5,7 @@ pub mod problem;
 
 use app::api::operations::{OperationView, RegisterOperation, StepEvent, StepEventAnswer};
 use app::backend::AppState;
-use app::backend::services::{operations, step_events};
+use app::backend::services::{operations, registration, step_events};
 use app::domain::invalid::{Invalid, Rule};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -128,7 +128,7 @@ async fn register_operation(
         .and_then(|v| v.to_str().ok())
         .ok_or_else(|| Problem(app::api::AppError::BadRequest("the Idempotency-Key header is required".into())))?;
     let body: serde_json::Value = parse_json(&body)?;
-    let answer = operations::register(&state, &client, key, &body).await?;
+    let answer = registration::register(&state, &client, key, &body).await?;
     Ok(json_answer(answer.status, answer.body, answer.replayed))
 }
 

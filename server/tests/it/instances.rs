@@ -6,7 +6,7 @@ use crate::crash_safety::{app_with, config_sending_to, receiver_taking, serve};
 use crate::fixtures::caller;
 use crate::harness::{PASSWORD, TestApp};
 use app::api::reruns::StartAnswer;
-use app::backend::services::{api_clients, approvals, operations, rerun_requests, step_events, sweeper};
+use app::backend::services::{api_clients, approvals, registration, rerun_requests, step_events, sweeper};
 use chrono::{Duration, Utc};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -23,7 +23,7 @@ async fn approved_reruns(app: &TestApp, count: usize) {
         let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales",
             "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
                       {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]});
-        operations::register(&app.state, &client, &id, &body).await.unwrap();
+        registration::register(&app.state, &client, &id, &body).await.unwrap();
         let failed = serde_json::from_value(
             json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
         )

@@ -30,6 +30,7 @@ mod metrics;
 mod people;
 mod policy;
 mod reconciliation;
+mod registrations;
 mod rendering;
 mod reruns;
 mod reviews;

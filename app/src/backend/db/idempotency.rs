@@ -80,18 +80,6 @@ pub async fn complete(tx: &mut Conn, client: i64, key: &str, status: u16, body: 
     .map(drop))
 }
 
-/// Gives the key back after a failure that changed nothing, so the client may retry with it.
-pub async fn release(tx: &mut Conn, client: i64, key: &str) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query(
-        "DELETE FROM idempotency_records WHERE api_client_id = $1 AND idempotency_key = $2 AND state = 'in_flight'"
-    )
-    .bind(client)
-    .bind(key)
-    .execute(c)
-    .await
-    .map(drop))
-}
-
 pub async fn purge_expired(tx: &mut Conn, now: DateTime<Utc>) -> Result<u64, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query("DELETE FROM idempotency_records WHERE expires_at < $1 AND state = 'done'")
         .bind(now)

@@ -18,6 +18,7 @@ pub mod notifications;
 pub mod operations;
 mod postgres;
 pub mod reconciliations;
+pub mod registrations;
 pub mod rerun_requests;
 pub mod reviews;
 pub mod sessions;
@@ -49,10 +50,10 @@ pub enum Db {
 pub struct SqliteWriter {
     permit: Arc<Semaphore>,
     audit_head: std::sync::Mutex<Option<(i64, String)>>,
-    /// The step events' own connection (see `sqlite::write_step`).
+    /// The group commit's own connection (see `sqlite::write_at_once`).
     connection: Arc<tokio::sync::Mutex<Option<sqlx::SqliteConnection>>>,
-    /// Step changes waiting to be written together (see `sqlite::write_step`).
-    step_group: std::sync::Mutex<sqlite::StepGroup>,
+    /// Writes waiting to be written together (see `sqlite::write_at_once`).
+    group: std::sync::Mutex<sqlite::Group>,
 }
 
 /// A SQLite write transaction's hold on the writer, and the audit head it moved (kept on commit).
@@ -190,7 +191,7 @@ impl Db {
                 permit: Arc::new(Semaphore::new(1)),
                 audit_head: std::sync::Mutex::new(None),
                 connection: Arc::new(tokio::sync::Mutex::new(None)),
-                step_group: std::sync::Mutex::default(),
+                group: std::sync::Mutex::default(),
             };
             Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(writer)))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
@@ -267,14 +268,19 @@ impl Db {
         })
     }
 
-    /// Writes a step's change and its audit event in one round trip, grouped with other step events waiting
-    /// for the writer (SQLite; see `sqlite::write_step`). `false` when it did not write, and always on
-    /// PostgreSQL, where the ordinary path is as short: the caller then takes the ordinary path.
-    pub async fn write_step_at_once(&self, change: StepChange) -> Result<bool, sqlx::Error> {
+    /// Writes a step's change or a registration with its audit event in one round trip, grouped with the other
+    /// writes waiting for the writer (SQLite; see `sqlite::write_at_once`). `false` when it did not write, and
+    /// always on PostgreSQL: the caller then takes the ordinary path.
+    pub async fn write_at_once(&self, change: Change) -> Result<bool, sqlx::Error> {
         match self {
-            Db::Sqlite(pool, writer) => sqlite::write_step(pool, writer, change).await,
+            Db::Sqlite(pool, writer) => sqlite::write_at_once(pool, writer, change).await,
             Db::Postgres(..) => Ok(false),
         }
+    }
+
+    /// Whether `write_at_once` can write at all (SQLite): otherwise a caller need not prepare for it.
+    pub fn writes_at_once(&self) -> bool {
+        matches!(self, Db::Sqlite(..))
     }
 
     /// Keeps the query planner's statistics current (SQLite: `PRAGMA optimize`, which analyses only what
@@ -322,7 +328,7 @@ pub async fn backup_into(db: &Db, path: &std::path::Path) -> Result<bool, sqlx::
     }
 }
 
-pub use sqlite::StepChange;
+pub use sqlite::{Change, Write};
 
 impl Conn {
     pub async fn commit(self) -> Result<(), sqlx::Error> {

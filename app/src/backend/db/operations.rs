@@ -126,66 +126,6 @@ pub(super) static STEP_IN_OPERATION_SQL: std::sync::LazyLock<String> = std::sync
     )
 });
 
-pub struct NewOperation<'a> {
-    pub process_id: &'a str,
-    pub workflow: &'a str,
-    pub workflow_version: &'a str,
-    pub department: &'a str,
-    pub business_key: Option<&'a str>,
-    pub content_json: Option<&'a str>,
-    pub content_fingerprint: Option<&'a str>,
-    pub possible_duplicate_of: Option<&'a str>,
-    pub registered_by: i64,
-    pub drill_id: Option<&'a str>,
-}
-
-pub async fn insert(tx: &mut Conn, op: &NewOperation<'_>, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_scalar(
-        "INSERT INTO operations (process_id, workflow, workflow_version, department, business_key, content_json,
-             content_fingerprint, status, possible_duplicate_of, registered_by, created_at, updated_at, drill_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8, $9, $10, $10, $11) RETURNING id"
-    )
-    .bind(op.process_id)
-    .bind(op.workflow)
-    .bind(op.workflow_version)
-    .bind(op.department)
-    .bind(op.business_key)
-    .bind(op.content_json)
-    .bind(op.content_fingerprint)
-    .bind(op.possible_duplicate_of)
-    .bind(op.registered_by)
-    .bind(now)
-    .bind(op.drill_id)
-    .fetch_one(c)
-    .await)
-}
-
-pub async fn insert_step(
-    tx: &mut Conn,
-    operation_id: i64,
-    position: i64,
-    name: &str,
-    idempotency_key: &str,
-    content: Option<(&str, &str)>,
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query(
-        "INSERT INTO steps (operation_id, position, name, idempotency_key, content_json, content_fingerprint, state,
-             updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'not_started', $7)"
-    )
-    .bind(operation_id)
-    .bind(position)
-    .bind(name)
-    .bind(idempotency_key)
-    .bind(content.map(|c| c.0))
-    .bind(content.map(|c| c.1))
-    .bind(now)
-    .execute(c)
-    .await
-    .map(drop))
-}
-
 pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<OperationRow>, sqlx::Error> {
     let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1");
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
@@ -218,6 +158,15 @@ pub async fn shared_keys(tx: &mut Conn) -> Result<Vec<(String, String, String)>,
     .await)
 }
 
+/// The department's oldest other operation with the business key, with these placeholders; also what a
+/// registration's one-trip write checks still holds.
+pub(super) fn duplicate_sql(department: &str, business_key: &str, process_id: &str) -> String {
+    format!(
+        "SELECT process_id FROM operations WHERE department = {department} AND business_key = {business_key}
+         AND process_id <> {process_id} ORDER BY id LIMIT 1"
+    )
+}
+
 /// Another operation of the department with the same business key (oldest first), if any.
 pub async fn other_with_business_key(
     tx: &mut Conn,
@@ -225,15 +174,13 @@ pub async fn other_with_business_key(
     business_key: &str,
     process_id: &str,
 ) -> Result<Option<String>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_scalar(
-        "SELECT process_id FROM operations WHERE department = $1 AND business_key = $2 AND process_id <> $3
-         ORDER BY id LIMIT 1"
-    )
-    .bind(department)
-    .bind(business_key)
-    .bind(process_id)
-    .fetch_optional(c)
-    .await)
+    let sql = duplicate_sql("$1", "$2", "$3");
+    on_conn!(tx, |c| sqlx::query_scalar(&sql)
+        .bind(department)
+        .bind(business_key)
+        .bind(process_id)
+        .fetch_optional(c)
+        .await)
 }
 
 pub async fn steps(tx: &mut Conn, operation_id: i64) -> Result<Vec<Step>, sqlx::Error> {

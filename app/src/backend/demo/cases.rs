@@ -4,7 +4,7 @@
 use super::systems::{DemoSystems, Service};
 use crate::backend::AppState;
 use crate::backend::clock::ManualClock;
-use crate::backend::services::{Caller, api_clients, holds, operations, step_events, sweeper};
+use crate::backend::services::{Caller, api_clients, holds, registration, step_events, sweeper};
 use crate::contract::AppError;
 use crate::contract::operations::{StepError, StepEvent};
 use crate::domain::audit::{Actor, SystemActor};
@@ -115,7 +115,7 @@ async fn register(
         "process_id": process_id, "workflow": workflow, "department": department,
         "business_key": process_id, "content": content, "steps": steps,
     });
-    operations::register(state, client, &format!("demo-{process_id}"), &body).await.map(drop)
+    registration::register(state, client, &format!("demo-{process_id}"), &body).await.map(drop)
 }
 
 fn step_event(seq: i64, kind: StepEventType, error: Option<StepError>) -> StepEvent {

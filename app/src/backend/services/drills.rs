@@ -141,7 +141,7 @@ async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Faul
         .collect();
     let body = json!({"process_id": process_id, "workflow": workflow.name, "department": workflow.department,
         "content": {"drill": drill, "amount": 1000}, "steps": steps});
-    super::operations::register_in_drill(state, client, &process_id, &body, drill).await?;
+    super::registration::register_in_drill(state, client, &process_id, &body, drill).await?;
     {
         let mut tx = state.db.begin_write().await?;
         db::drills::insert_operation(&mut tx, drill, fault.as_str(), &process_id).await?;

@@ -21,6 +21,7 @@ pub mod known_steps;
 pub mod notifications;
 pub mod operations;
 pub mod reconciliation;
+pub mod registration;
 pub mod rerun_requests;
 pub mod reviews;
 pub mod sign_in;

@@ -120,7 +120,7 @@ async fn read(
 }
 
 /// The fast path: the step's change and its audit event in one round trip holding the writer, shared with the
-/// other events waiting for it (see `Db::write_step_at_once`). `None` when the event has more to write (an AI
+/// other events waiting for it (see `Db::write_at_once`). `None` when the event has more to write (an AI
 /// attempt, a heartbeat's liveness), or when the write is refused (a success that would complete the
 /// operation, a step changed since `seen`, PostgreSQL, any doubt).
 async fn write_at_once(
@@ -136,7 +136,7 @@ async fn write_at_once(
         return Ok(None);
     }
     let entry = step_entry(client, operation, seen, next, event.kind);
-    if !state.db.write_step_at_once(db::StepChange { step: next.clone(), entry, now }).await? {
+    if !state.db.write_at_once(db::Change { write: db::Write::Step(next.clone()), entry, now }).await? {
         return Ok(None);
     }
     state.known_steps.written(&operation.process_id, next.clone(), &operation.workflow, &operation.department);

@@ -1,14 +1,14 @@
-//! SQLite specifics: the file, WAL, busy timeout, foreign keys, the embedded migrations, and the step events'
-//! group commit (`step_writer`).
+//! SQLite specifics: the file, WAL, busy timeout, foreign keys, the embedded migrations, and the group commit
+//! of step events and registrations (`group_commit`).
 pub mod export;
-mod step_writer;
+mod group_commit;
 use super::RowLock;
+pub(super) use group_commit::Group;
+pub use group_commit::{Change, Write, write_at_once};
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
 use std::time::Duration;
-pub(super) use step_writer::StepGroup;
-pub use step_writer::{StepChange, write_step};
 
 pub async fn connect(url: &str) -> anyhow::Result<SqlitePool> {
     let options = SqliteConnectOptions::from_str(url)?

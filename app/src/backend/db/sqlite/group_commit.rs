@@ -1,37 +1,37 @@
-//! The step events' write on SQLite: group commit. Events waiting for the writer are written by one of them, each
-//! with its audit event, in one transaction and one round trip.
+//! SQLite's group commit: writes waiting for the writer (step events, registrations) are written by one of them,
+//! each with its audit event, in one transaction and one round trip.
 use crate::backend::db::SqliteWriter;
 use crate::backend::db::audit::{EVENT_PARAMS, INSERT_COLUMNS, bind_event, placeholders, prev};
 use crate::backend::db::operations::{STEP_UPDATE_PARAMS, STEP_UPDATE_SQL, bind_step_update, step_update_sql};
+use crate::backend::db::registrations::{
+    Registration, bind_registration, registration_holds, registration_params, registration_sql,
+};
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use crate::domain::steps::Step;
 use chrono::{DateTime, Utc};
+use sqlx::sqlite::{Sqlite, SqliteArguments};
 use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
 use std::collections::VecDeque;
 use std::sync::{Arc, LazyLock};
 use tokio::sync::{OwnedMutexGuard, OwnedSemaphorePermit, oneshot};
 
-/// The parameters of one step change in a batch: the step's compare-and-set, then its audit event.
-const CHANGE_PARAMS: usize = STEP_UPDATE_PARAMS + EVENT_PARAMS;
-
-/// A step event's write on SQLite, grouped with the others waiting for the writer (group commit). One of them
-/// leads: it writes its own change and every waiting one, each with its audit event, in one transaction and
-/// one round trip, tells each its outcome, and hands the lead to the first that came meanwhile. SQLite commits
-/// pages, not rows: events written together share the pages of the steps table, the audit trail and its
-/// indexes, and one thread hand-off. `false` when it did not write (see `StepSession::write_step`); the
-/// caller then takes the ordinary path.
-pub async fn write_step(
-    pool: &SqlitePool,
-    writer: &Arc<SqliteWriter>,
-    change: StepChange,
-) -> Result<bool, sqlx::Error> {
+/// A write on SQLite, grouped with the others waiting for the writer (group commit). One of them leads: it
+/// writes its own change and every waiting one, each with its audit event, in one transaction and one round
+/// trip, tells each its outcome, and hands the lead to the first that came meanwhile. SQLite commits pages,
+/// not rows: writes made together share the pages of their tables, the audit trail and its indexes, and one
+/// thread hand-off. `false` when it did not write (a step changed since it was read, a key or process ID
+/// taken meanwhile, the audit head unknown…): the caller then takes the ordinary path, which decides again
+/// under the lock.
+pub async fn write_at_once(pool: &SqlitePool, writer: &Arc<SqliteWriter>, change: Change) -> Result<bool, sqlx::Error> {
     // A success may be the operation's last open step, which the ordinary path completes: it goes alone.
-    if change.step.completed_at.is_some() {
-        let mut session = StepSession::open(pool, writer).await?;
+    if let Write::Step(step) = &change.write
+        && step.completed_at.is_some()
+    {
+        let mut session = Session::open(pool, writer).await?;
         return Ok(session.write_step(&change).await?.is_some());
     }
     let waiting = {
-        let mut group = writer.step_group.lock().unwrap_or_else(|p| p.into_inner());
+        let mut group = writer.group.lock().unwrap_or_else(|p| p.into_inner());
         if group.led {
             let (done, outcome) = oneshot::channel();
             group.waiting.push_back(Waiting { change, done });
@@ -50,28 +50,62 @@ pub async fn write_step(
         },
     };
     let _lead = Lead(writer.clone());
-    let mut session = StepSession::open(pool, writer).await?;
+    let mut session = Session::open(pool, writer).await?;
     Ok(session.write_group(own).await)
 }
 
-/// A step's new row (with the revision it was decided on) and its audit event.
+/// A write that may share a commit with others: what it writes, and its audit event.
 #[derive(Debug)]
-pub struct StepChange {
-    pub step: Step,
+pub struct Change {
+    pub write: Write,
     pub entry: AuditEntry,
     pub now: DateTime<Utc>,
 }
 
-/// The step changes waiting for the leader, and whether there is one.
+#[derive(Debug)]
+pub enum Write {
+    /// A step's new row, with the revision it was decided on.
+    Step(Step),
+    /// A new operation (`services::registration`).
+    Registration(Box<Registration>),
+}
+
+impl Write {
+    fn params(&self) -> usize {
+        match self {
+            Write::Step(_) => STEP_UPDATE_PARAMS,
+            Write::Registration(r) => registration_params(r.steps.len()),
+        }
+    }
+
+    /// Its statements after `n` other parameters, and the condition under which its audit event gets its hash.
+    fn sql(&self, n: usize) -> (String, String) {
+        match self {
+            Write::Step(_) => (step_update_sql(n), "changes() = 1".into()),
+            Write::Registration(r) => (registration_sql(n, r.steps.len()), registration_holds(n, r.steps.len())),
+        }
+    }
+}
+
+type Batch<'q> = sqlx::query::Query<'q, Sqlite, SqliteArguments<'q>>;
+
+fn bind<'q>(query: Batch<'q>, write: &'q Write) -> Batch<'q> {
+    match write {
+        Write::Step(step) => bind_step_update!(query, step),
+        Write::Registration(r) => bind_registration!(query, r),
+    }
+}
+
+/// The writes waiting for the leader, and whether there is one.
 #[derive(Debug, Default)]
-pub(in crate::backend::db) struct StepGroup {
+pub(in crate::backend::db) struct Group {
     led: bool,
     waiting: VecDeque<Waiting>,
 }
 
 #[derive(Debug)]
 struct Waiting {
-    change: StepChange,
+    change: Change,
     done: oneshot::Sender<Outcome>,
 }
 
@@ -80,7 +114,7 @@ struct Waiting {
 enum Outcome {
     Written(bool),
     /// Lead the next group, starting with this change (the receiver's own).
-    Lead(StepChange),
+    Lead(Change),
 }
 
 /// Held while leading: on the way out, however it ends, the lead passes to the first waiting change.
@@ -88,7 +122,7 @@ struct Lead(Arc<SqliteWriter>);
 
 impl Drop for Lead {
     fn drop(&mut self) {
-        let mut group = self.0.step_group.lock().unwrap_or_else(|p| p.into_inner());
+        let mut group = self.0.group.lock().unwrap_or_else(|p| p.into_inner());
         while let Some(next) = group.waiting.pop_front() {
             match next.done.send(Outcome::Lead(next.change)) {
                 Ok(()) => return,
@@ -99,11 +133,11 @@ impl Drop for Lead {
     }
 }
 
-/// At most this many step changes share a transaction (`CHANGE_PARAMS` each).
+/// At most this many writes share a transaction.
 const MAX_GROUP: usize = 64;
 
-/// A step event's write on SQLite: this process's writer permit and its own connection (no pool hand-off).
-pub struct StepSession {
+/// A grouped write on SQLite: this process's writer permit and its own connection (no pool hand-off).
+pub struct Session {
     _permit: OwnedSemaphorePermit,
     writer: Arc<SqliteWriter>,
     pool: SqlitePool,
@@ -112,7 +146,7 @@ pub struct StepSession {
     in_flight: bool,
 }
 
-impl Drop for StepSession {
+impl Drop for Session {
     /// Dropped while waiting for a batch's answer (its request went away): the batch may have stopped after
     /// `BEGIN IMMEDIATE`, holding SQLite's write lock. Closing the connection rolls it back.
     fn drop(&mut self) {
@@ -123,11 +157,11 @@ impl Drop for StepSession {
     }
 }
 
-impl StepSession {
-    async fn open(pool: &SqlitePool, writer: &Arc<SqliteWriter>) -> Result<StepSession, sqlx::Error> {
+impl Session {
+    async fn open(pool: &SqlitePool, writer: &Arc<SqliteWriter>) -> Result<Session, sqlx::Error> {
         let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
         let connection = writer.connection.clone().lock_owned().await;
-        Ok(StepSession { _permit: permit, writer: writer.clone(), pool: pool.clone(), connection, in_flight: false })
+        Ok(Session { _permit: permit, writer: writer.clone(), pool: pool.clone(), connection, in_flight: false })
     }
 
     async fn conn(&mut self) -> Result<&mut SqliteConnection, sqlx::Error> {
@@ -140,14 +174,14 @@ impl StepSession {
     /// Writes the leader's change and the waiting ones: together when there are several; if that is refused
     /// (a step changed since it was read, or the audit head moved), each alone, so that one refusal costs the
     /// others nothing. The leader's own outcome is returned, the others' sent.
-    async fn write_group(&mut self, own: StepChange) -> bool {
+    async fn write_group(&mut self, own: Change) -> bool {
         let others: Vec<Waiting> = {
-            let mut group = self.writer.step_group.lock().unwrap_or_else(|p| p.into_inner());
+            let mut group = self.writer.group.lock().unwrap_or_else(|p| p.into_inner());
             let take = group.waiting.len().min(MAX_GROUP - 1);
             group.waiting.drain(..take).collect()
         };
         if !others.is_empty() {
-            let changes: Vec<&StepChange> = std::iter::once(&own).chain(others.iter().map(|w| &w.change)).collect();
+            let changes: Vec<&Change> = std::iter::once(&own).chain(others.iter().map(|w| &w.change)).collect();
             if self.write_together(&changes).await {
                 for w in others {
                     let _ = w.done.send(Outcome::Written(true));
@@ -156,16 +190,24 @@ impl StepSession {
             }
         }
         for w in others {
-            let written = self.write_step(&w.change).await;
-            let _ = w.done.send(Outcome::Written(matches!(written, Ok(Some(_)))));
+            let written = self.write_alone(&w.change).await;
+            let _ = w.done.send(Outcome::Written(written));
         }
-        matches!(self.write_step(&own).await, Ok(Some(_)))
+        self.write_alone(&own).await
     }
 
-    /// `BEGIN IMMEDIATE; (UPDATE … (compare-and-set); INSERT …)… ; COMMIT` in one round trip. An audit row
-    /// whose step did not change gets no hash, which the NOT NULL constraint refuses: the batch stops there
-    /// and is rolled back, so the chain never skips a number.
-    async fn write_together(&mut self, changes: &[&StepChange]) -> bool {
+    async fn write_alone(&mut self, change: &Change) -> bool {
+        match change.write {
+            Write::Step(_) => matches!(self.write_step(change).await, Ok(Some(_))),
+            Write::Registration(_) => self.write_together(&[change]).await,
+        }
+    }
+
+    /// `BEGIN IMMEDIATE; (UPDATE … (compare-and-set) | INSERT …; INSERT INTO audit_events …)… ; COMMIT` in one
+    /// round trip. An audit row whose write did not hold (its step did not change, a registration's premise
+    /// moved) gets no hash, which the NOT NULL constraint refuses; a key or process ID taken meanwhile is
+    /// refused by its unique index: the batch stops there and is rolled back, so the chain never skips a number.
+    async fn write_together(&mut self, changes: &[&Change]) -> bool {
         let Some(mut head) = self.writer.remembered_head() else { return false };
         let events: Vec<AuditEvent> = changes
             .iter()
@@ -175,23 +217,23 @@ impl StepSession {
                 event
             })
             .collect();
-        let sql = group_sql(changes.len());
+        let sql = group_sql(changes);
         let mut query = sqlx::query(&sql);
         for (c, event) in changes.iter().zip(&events) {
-            query = bind_event!(bind_step_update!(query, c.step), event);
+            query = bind_event!(bind(query, &c.write), event);
         }
         self.in_flight = true;
         let conn = match self.conn().await {
             Ok(conn) => conn,
             Err(error) => {
-                tracing::warn!(%error, "step events: no connection for a group; each is written alone");
+                tracing::warn!(%error, "group commit: no connection for a group; each is written alone");
                 return false;
             }
         };
         let written = match query.execute(&mut *conn).await {
             Ok(_) => true,
-            // Expected under concurrency: a step changed since it was read (its audit row had no hash), or another
-            // process took the audit head's next number.
+            // Expected under concurrency: a write no longer held (its audit row had no hash), a key or process ID
+            // was taken meanwhile, or another process took the audit head's next number.
             Err(sqlx::Error::Database(e))
                 if matches!(
                     e.kind(),
@@ -201,12 +243,12 @@ impl StepSession {
                 false
             }
             Err(error) => {
-                tracing::warn!(%error, changes = changes.len(), "step events: a group was refused; each is written alone");
+                tracing::warn!(%error, changes = changes.len(), "group commit: a group was refused; each is written alone");
                 false
             }
         };
         if !written && let Err(error) = sqlx::query("ROLLBACK").execute(&mut *conn).await {
-            tracing::warn!(%error, "step events: rolling back a group failed; its connection is closed");
+            tracing::warn!(%error, "group commit: rolling back a group failed; its connection is closed");
             self.connection.take(); // dropping the connection rolls back what the batch began
         }
         self.in_flight = false;
@@ -219,10 +261,11 @@ impl StepSession {
     /// the caller then takes the ordinary path, which reads the head and decides again under the lock.
     /// One round trip: `BEGIN IMMEDIATE; UPDATE … (compare-and-set); INSERT … WHERE changes() = 1; COMMIT`,
     /// then the stored hash of the sequence number it used.
-    async fn write_step(&mut self, change: &StepChange) -> Result<Option<AuditEvent>, sqlx::Error> {
-        let StepChange { step, entry, now } = change;
+    async fn write_step(&mut self, change: &Change) -> Result<Option<AuditEvent>, sqlx::Error> {
+        let Change { write: Write::Step(step), entry, now } = change else { return Ok(None) };
         static SQL: LazyLock<String> = LazyLock::new(|| {
             // After the change's own parameters: whether it completes the step, and the step's operation.
+            const CHANGE_PARAMS: usize = STEP_UPDATE_PARAMS + EVENT_PARAMS;
             let (completes, operation) = (CHANGE_PARAMS + 1, CHANGE_PARAMS + 2);
             let (step, seq) = (1, STEP_UPDATE_PARAMS + 1); // the step's id, and the event's first value
             format!(
@@ -270,19 +313,18 @@ impl StepSession {
     }
 }
 
-/// `n` step changes with their audit events in one transaction (see `write_together`).
-fn group_sql(n: usize) -> String {
+/// The changes with their audit events in one transaction (see `write_together`).
+fn group_sql(changes: &[&Change]) -> String {
     let mut sql = String::from("BEGIN IMMEDIATE;");
-    for first in (0..n).map(|i| i * CHANGE_PARAMS) {
-        // The event's values, its hash last: NULL (refused) unless its step changed.
-        let mut values: Vec<String> =
-            (1..EVENT_PARAMS).map(|i| format!("${}", first + STEP_UPDATE_PARAMS + i)).collect();
-        values.push(format!("CASE WHEN changes() = 1 THEN ${} END", first + CHANGE_PARAMS));
-        sql += &format!(
-            "\n{};\nINSERT INTO audit_events ({INSERT_COLUMNS}) SELECT {};",
-            step_update_sql(first),
-            values.join(", ")
-        );
+    let mut first = 0;
+    for change in changes {
+        let params = change.write.params();
+        let (statements, holds) = change.write.sql(first);
+        // The event's values, its hash last: NULL (refused) unless its write held.
+        let mut values: Vec<String> = (1..EVENT_PARAMS).map(|i| format!("${}", first + params + i)).collect();
+        values.push(format!("CASE WHEN {holds} THEN ${} END", first + params + EVENT_PARAMS));
+        sql += &format!("\n{statements};\nINSERT INTO audit_events ({INSERT_COLUMNS}) SELECT {};", values.join(", "));
+        first += params + EVENT_PARAMS;
     }
     sql + "\nCOMMIT;"
 }
