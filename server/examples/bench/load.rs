@@ -134,7 +134,9 @@ fn free_port() -> anyhow::Result<u16> {
 /// measures the engine's limit.
 pub(crate) fn start_server(url: &str) -> anyhow::Result<(std::process::Child, String)> {
     let port = free_port()?;
-    let server = std::process::Command::new("target/release/server")
+    // BENCH_SERVER_BIN: another build of the server (an earlier commit's, for a before/after in one run).
+    let bin = std::env::var("BENCH_SERVER_BIN").unwrap_or_else(|_| "target/release/server".into());
+    let server = std::process::Command::new(&bin)
         .arg("serve")
         .env("DATABASE_URL", url)
         .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
@@ -146,7 +148,7 @@ pub(crate) fn start_server(url: &str) -> anyhow::Result<(std::process::Child, St
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .context("start target/release/server (make bench builds it)")?;
+        .with_context(|| format!("start {bin} (make bench builds target/release/server)"))?;
     Ok((server, format!("http://127.0.0.1:{port}")))
 }
 

@@ -10,6 +10,7 @@ pub mod demo_systems;
 pub mod departments;
 pub mod dispatches;
 pub mod drills;
+mod group;
 pub mod holds;
 pub mod idempotency;
 pub mod incidents;
@@ -41,7 +42,15 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 #[derive(Clone, Debug)]
 pub enum Db {
     Sqlite(SqlitePool, Arc<SqliteWriter>),
-    Postgres(PgPool, Arc<Semaphore>),
+    Postgres(PgPool, Arc<PgWriter>),
+}
+
+/// This process's PostgreSQL writers: one at a time (see `begin_write`), and the writes waiting to share a
+/// transaction (see `write_at_once`).
+#[derive(Debug)]
+pub struct PgWriter {
+    permit: Arc<Semaphore>,
+    queue: group::Queue,
 }
 
 /// This process's SQLite writers: one at a time, and what they know of the audit head. Only a permit holder
@@ -53,7 +62,7 @@ pub struct SqliteWriter {
     /// The group commit's own connection (see `sqlite::write_at_once`).
     connection: Arc<tokio::sync::Mutex<Option<sqlx::SqliteConnection>>>,
     /// Writes waiting to be written together (see `sqlite::write_at_once`).
-    group: std::sync::Mutex<sqlite::Group>,
+    queue: group::Queue,
 }
 
 /// A SQLite write transaction's hold on the writer, and the audit head it moved (kept on commit).
@@ -191,11 +200,12 @@ impl Db {
                 permit: Arc::new(Semaphore::new(1)),
                 audit_head: std::sync::Mutex::new(None),
                 connection: Arc::new(tokio::sync::Mutex::new(None)),
-                group: std::sync::Mutex::default(),
+                queue: group::Queue::default(),
             };
             Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(writer)))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Ok(Db::Postgres(postgres::connect(url).await?, Arc::new(Semaphore::new(1))))
+            let writer = PgWriter { permit: Arc::new(Semaphore::new(1)), queue: group::Queue::default() };
+            Ok(Db::Postgres(postgres::connect(url).await?, Arc::new(writer)))
         } else {
             anyhow::bail!("DATABASE_URL must start with sqlite:// or postgres:// (got '{}')", redact_url(url))
         }
@@ -241,7 +251,7 @@ impl Db {
                 Conn::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(lock))
             }
             Db::Postgres(pool, writer) => {
-                let permit = writer.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
+                let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
                 let mut tx = Handle::Transaction(pool.begin().await?);
                 let head = audit::lock_head(&mut tx).await?;
                 Conn::Postgres(tx, Some(PgWriteLock { _permit: permit, head }))
@@ -268,18 +278,28 @@ impl Db {
         })
     }
 
-    /// Writes a step's change or a registration with its audit event in one round trip, grouped with the other
-    /// writes waiting for the writer (SQLite; see `sqlite::write_at_once`). `false` when it did not write, and
-    /// always on PostgreSQL: the caller then takes the ordinary path.
+    /// Writes a step's change or a registration with its audit event, grouped with the other writes waiting for
+    /// the writer: on SQLite in one round trip (`sqlite::write_at_once`); on PostgreSQL step changes only, in
+    /// one transaction (`postgres::write_group`). `false` when it did not write: the caller then takes the
+    /// ordinary path.
     pub async fn write_at_once(&self, change: Change) -> Result<bool, sqlx::Error> {
         match self {
             Db::Sqlite(pool, writer) => sqlite::write_at_once(pool, writer, change).await,
-            Db::Postgres(..) => Ok(false),
+            Db::Postgres(_, writer) => {
+                // A success may be its operation's last open step, which the ordinary path completes.
+                if !matches!(&change.write, Write::Step(step) if step.completed_at.is_none()) {
+                    return Ok(false);
+                }
+                Ok(match writer.queue.join(change).await {
+                    group::Turn::Done(written) => written,
+                    group::Turn::Lead(own, leading) => postgres::write_group(self, own, leading.take()).await,
+                })
+            }
         }
     }
 
-    /// Whether `write_at_once` can write at all (SQLite): otherwise a caller need not prepare for it.
-    pub fn writes_at_once(&self) -> bool {
+    /// Whether `write_at_once` can write a registration (SQLite): otherwise a caller need not prepare one.
+    pub fn registers_at_once(&self) -> bool {
         matches!(self, Db::Sqlite(..))
     }
 
@@ -328,7 +348,7 @@ pub async fn backup_into(db: &Db, path: &std::path::Path) -> Result<bool, sqlx::
     }
 }
 
-pub use sqlite::{Change, Write};
+pub use group::{Change, Write};
 
 impl Conn {
     pub async fn commit(self) -> Result<(), sqlx::Error> {

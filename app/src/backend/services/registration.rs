@@ -259,7 +259,7 @@ fn view(r: &Registration) -> crate::contract::operations::OperationView {
 /// The one-trip write (SQLite), when a read beforehand finds the key, the process ID and the step keys unused;
 /// `None` sends the registration the ordinary way.
 async fn at_once(state: &AppState, new: &New) -> Result<Option<Answer>, AppError> {
-    if !state.db.writes_at_once() {
+    if !state.db.registers_at_once() {
         return Ok(None);
     }
     let seen = db::registrations::seen(&mut state.db.connection().await?, &new.registration).await?;

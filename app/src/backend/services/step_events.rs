@@ -3,11 +3,11 @@
 //!
 //! The step comes from what this instance last wrote of it (`known_steps`, no read) when the event applies to
 //! it, otherwise it is read outside the write lock. The decision is taken once on it, then written by one of
-//! two paths: the fast path writes the step and its audit event at once, grouped with other events (SQLite);
-//! the fallback is a transaction of its own, for events that write more (an AI attempt, a heartbeat's liveness,
-//! the operation's completion), for PostgreSQL, and for a step that changed since it was seen — only then is
-//! the event decided again, under the lock. This keeps the serialised part (SQLite has one writer) to the
-//! writes themselves in the common case.
+//! two paths: the fast path writes the step and its audit event grouped with other events waiting for the
+//! writer (one round trip on SQLite, one transaction on PostgreSQL); the fallback is a transaction of its own,
+//! for events that write more (an AI attempt, a heartbeat's liveness, the operation's completion) and for a
+//! step that changed since it was seen — only then is the event decided again, under the lock. This keeps the
+//! serialised part (both engines write one transaction at a time) to the writes themselves in the common case.
 use super::api_clients::ApiClient;
 use super::audit::record;
 use super::operations::step_view;
@@ -122,7 +122,7 @@ async fn read(
 /// The fast path: the step's change and its audit event in one round trip holding the writer, shared with the
 /// other events waiting for it (see `Db::write_at_once`). `None` when the event has more to write (an AI
 /// attempt, a heartbeat's liveness), or when the write is refused (a success that would complete the
-/// operation, a step changed since `seen`, PostgreSQL, any doubt).
+/// operation, a step changed since `seen`, any doubt).
 async fn write_at_once(
     state: &AppState,
     client: &ApiClient,

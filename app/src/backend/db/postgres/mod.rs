@@ -1,5 +1,8 @@
-//! PostgreSQL specifics: the pool and the embedded migrations.
+//! PostgreSQL specifics: the pool, the embedded migrations, and the group commit of step events
+//! (`group_commit`).
+mod group_commit;
 use super::RowLock;
+pub use group_commit::write_group;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::time::Duration;

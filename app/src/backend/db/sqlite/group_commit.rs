@@ -2,22 +2,18 @@
 //! each with its audit event, in one transaction and one round trip.
 use crate::backend::db::SqliteWriter;
 use crate::backend::db::audit::{EVENT_PARAMS, INSERT_COLUMNS, bind_event, placeholders, prev};
+use crate::backend::db::group::{Change, Turn, Waiting, Write};
 use crate::backend::db::operations::{STEP_UPDATE_PARAMS, STEP_UPDATE_SQL, bind_step_update, step_update_sql};
-use crate::backend::db::registrations::{
-    Registration, bind_registration, registration_holds, registration_params, registration_sql,
-};
-use crate::domain::audit::{AuditEntry, AuditEvent};
-use crate::domain::steps::Step;
-use chrono::{DateTime, Utc};
+use crate::backend::db::registrations::{bind_registration, registration_holds, registration_params, registration_sql};
+use crate::domain::audit::AuditEvent;
 use sqlx::sqlite::{Sqlite, SqliteArguments};
 use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
-use std::collections::VecDeque;
 use std::sync::{Arc, LazyLock};
-use tokio::sync::{OwnedMutexGuard, OwnedSemaphorePermit, oneshot};
+use tokio::sync::{OwnedMutexGuard, OwnedSemaphorePermit};
 
-/// A write on SQLite, grouped with the others waiting for the writer (group commit). One of them leads: it
+/// A write on SQLite, grouped with the others waiting for the writer (group commit, `db::group`): the leader
 /// writes its own change and every waiting one, each with its audit event, in one transaction and one round
-/// trip, tells each its outcome, and hands the lead to the first that came meanwhile. SQLite commits pages,
+/// trip. SQLite commits pages,
 /// not rows: writes made together share the pages of their tables, the audit trail and its indexes, and one
 /// thread hand-off. `false` when it did not write (a step changed since it was read, a key or process ID
 /// taken meanwhile, the audit head unknown…): the caller then takes the ordinary path, which decides again
@@ -30,60 +26,28 @@ pub async fn write_at_once(pool: &SqlitePool, writer: &Arc<SqliteWriter>, change
         let mut session = Session::open(pool, writer).await?;
         return Ok(session.write_step(&change).await?.is_some());
     }
-    let waiting = {
-        let mut group = writer.group.lock().unwrap_or_else(|p| p.into_inner());
-        if group.led {
-            let (done, outcome) = oneshot::channel();
-            group.waiting.push_back(Waiting { change, done });
-            Err(outcome)
-        } else {
-            group.led = true;
-            Ok(change)
-        }
-    };
-    let own = match waiting {
-        Ok(change) => change,
-        Err(outcome) => match outcome.await {
-            Ok(Outcome::Written(written)) => return Ok(written),
-            Ok(Outcome::Lead(change)) => change,
-            Err(_) => return Ok(false), // the leader stopped half-way: the ordinary path finds out what was written
-        },
-    };
-    let _lead = Lead(writer.clone());
-    let mut session = Session::open(pool, writer).await?;
-    Ok(session.write_group(own).await)
-}
-
-/// A write that may share a commit with others: what it writes, and its audit event.
-#[derive(Debug)]
-pub struct Change {
-    pub write: Write,
-    pub entry: AuditEntry,
-    pub now: DateTime<Utc>,
-}
-
-#[derive(Debug)]
-pub enum Write {
-    /// A step's new row, with the revision it was decided on.
-    Step(Step),
-    /// A new operation (`services::registration`).
-    Registration(Box<Registration>),
-}
-
-impl Write {
-    fn params(&self) -> usize {
-        match self {
-            Write::Step(_) => STEP_UPDATE_PARAMS,
-            Write::Registration(r) => registration_params(r.steps.len()),
+    match writer.queue.join(change).await {
+        Turn::Done(written) => Ok(written),
+        Turn::Lead(own, leading) => {
+            let mut session = Session::open(pool, writer).await?;
+            Ok(session.write_group(own, leading.take()).await)
         }
     }
+}
 
-    /// Its statements after `n` other parameters, and the condition under which its audit event gets its hash.
-    fn sql(&self, n: usize) -> (String, String) {
-        match self {
-            Write::Step(_) => (step_update_sql(n), "changes() = 1".into()),
-            Write::Registration(r) => (registration_sql(n, r.steps.len()), registration_holds(n, r.steps.len())),
-        }
+/// The parameters a write takes in a batch.
+fn params(write: &Write) -> usize {
+    match write {
+        Write::Step(_) => STEP_UPDATE_PARAMS,
+        Write::Registration(r) => registration_params(r.steps.len()),
+    }
+}
+
+/// A write's statements after `n` other parameters, and the condition under which its audit event gets its hash.
+fn statements(write: &Write, n: usize) -> (String, String) {
+    match write {
+        Write::Step(_) => (step_update_sql(n), "changes() = 1".into()),
+        Write::Registration(r) => (registration_sql(n, r.steps.len()), registration_holds(n, r.steps.len())),
     }
 }
 
@@ -95,46 +59,6 @@ fn bind<'q>(query: Batch<'q>, write: &'q Write) -> Batch<'q> {
         Write::Registration(r) => bind_registration!(query, r),
     }
 }
-
-/// The writes waiting for the leader, and whether there is one.
-#[derive(Debug, Default)]
-pub(in crate::backend::db) struct Group {
-    led: bool,
-    waiting: VecDeque<Waiting>,
-}
-
-#[derive(Debug)]
-struct Waiting {
-    change: Change,
-    done: oneshot::Sender<Outcome>,
-}
-
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)] // one per event through a oneshot: a box would only add an allocation
-enum Outcome {
-    Written(bool),
-    /// Lead the next group, starting with this change (the receiver's own).
-    Lead(Change),
-}
-
-/// Held while leading: on the way out, however it ends, the lead passes to the first waiting change.
-struct Lead(Arc<SqliteWriter>);
-
-impl Drop for Lead {
-    fn drop(&mut self) {
-        let mut group = self.0.group.lock().unwrap_or_else(|p| p.into_inner());
-        while let Some(next) = group.waiting.pop_front() {
-            match next.done.send(Outcome::Lead(next.change)) {
-                Ok(()) => return,
-                Err(_) => continue, // its request is gone
-            }
-        }
-        group.led = false;
-    }
-}
-
-/// At most this many writes share a transaction.
-const MAX_GROUP: usize = 64;
 
 /// A grouped write on SQLite: this process's writer permit and its own connection (no pool hand-off).
 pub struct Session {
@@ -174,24 +98,17 @@ impl Session {
     /// Writes the leader's change and the waiting ones: together when there are several; if that is refused
     /// (a step changed since it was read, or the audit head moved), each alone, so that one refusal costs the
     /// others nothing. The leader's own outcome is returned, the others' sent.
-    async fn write_group(&mut self, own: Change) -> bool {
-        let others: Vec<Waiting> = {
-            let mut group = self.writer.group.lock().unwrap_or_else(|p| p.into_inner());
-            let take = group.waiting.len().min(MAX_GROUP - 1);
-            group.waiting.drain(..take).collect()
-        };
+    async fn write_group(&mut self, own: Change, others: Vec<Waiting>) -> bool {
         if !others.is_empty() {
             let changes: Vec<&Change> = std::iter::once(&own).chain(others.iter().map(|w| &w.change)).collect();
             if self.write_together(&changes).await {
-                for w in others {
-                    let _ = w.done.send(Outcome::Written(true));
-                }
+                others.into_iter().for_each(|w| w.answer(true));
                 return true;
             }
         }
         for w in others {
             let written = self.write_alone(&w.change).await;
-            let _ = w.done.send(Outcome::Written(written));
+            w.answer(written);
         }
         self.write_alone(&own).await
     }
@@ -318,8 +235,8 @@ fn group_sql(changes: &[&Change]) -> String {
     let mut sql = String::from("BEGIN IMMEDIATE;");
     let mut first = 0;
     for change in changes {
-        let params = change.write.params();
-        let (statements, holds) = change.write.sql(first);
+        let params = params(&change.write);
+        let (statements, holds) = statements(&change.write, first);
         // The event's values, its hash last: NULL (refused) unless its write held.
         let mut values: Vec<String> = (1..EVENT_PARAMS).map(|i| format!("${}", first + params + i)).collect();
         values.push(format!("CASE WHEN {holds} THEN ${} END", first + params + EVENT_PARAMS));

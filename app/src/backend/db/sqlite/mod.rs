@@ -3,8 +3,7 @@
 pub mod export;
 mod group_commit;
 use super::RowLock;
-pub(super) use group_commit::Group;
-pub use group_commit::{Change, Write, write_at_once};
+pub use group_commit::write_at_once;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
