@@ -279,15 +279,14 @@ impl Db {
     }
 
     /// Writes a step's change or a registration with its audit event, grouped with the other writes waiting for
-    /// the writer: on SQLite in one round trip (`sqlite::write_at_once`); on PostgreSQL step changes only, in
-    /// one transaction (`postgres::write_group`). `false` when it did not write: the caller then takes the
-    /// ordinary path.
+    /// the writer: on SQLite in one round trip (`sqlite::write_at_once`), on PostgreSQL in one transaction
+    /// (`postgres::write_group`). `false` when it did not write: the caller then takes the ordinary path.
     pub async fn write_at_once(&self, change: Change) -> Result<bool, sqlx::Error> {
         match self {
             Db::Sqlite(pool, writer) => sqlite::write_at_once(pool, writer, change).await,
             Db::Postgres(_, writer) => {
                 // A success may be its operation's last open step, which the ordinary path completes.
-                if !matches!(&change.write, Write::Step(step) if step.completed_at.is_none()) {
+                if matches!(&change.write, Write::Step(step) if step.completed_at.is_some()) {
                     return Ok(false);
                 }
                 Ok(match writer.queue.join(change).await {
@@ -296,11 +295,6 @@ impl Db {
                 })
             }
         }
-    }
-
-    /// Whether `write_at_once` can write a registration (SQLite): otherwise a caller need not prepare one.
-    pub fn registers_at_once(&self) -> bool {
-        matches!(self, Db::Sqlite(..))
     }
 
     /// Keeps the query planner's statistics current (SQLite: `PRAGMA optimize`, which analyses only what

@@ -73,6 +73,26 @@ pub async fn seen(tx: &mut Conn, r: &Registration) -> Result<Seen, sqlx::Error> 
     })
 }
 
+/// The idempotency record with its answer, the operation and its steps, in the caller's write transaction
+/// (PostgreSQL's group commit, after `seen` under the audit head's lock found them free).
+pub async fn insert_answered(tx: &mut Conn, r: &Registration) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
+        "INSERT INTO idempotency_records (api_client_id, idempotency_key, fingerprint, state, response_status,
+             response_body, created_at, expires_at)
+         VALUES ($1, $2, $3, 'done', 201, $4, $5, $6)"
+    )
+    .bind(r.client)
+    .bind(&r.key)
+    .bind(&r.fingerprint)
+    .bind(&r.answer)
+    .bind(r.at)
+    .bind(r.expires_at)
+    .execute(c)
+    .await
+    .map(drop))?;
+    insert(tx, r).await
+}
+
 /// The operation and its steps, in the caller's transaction (the ordinary path).
 pub async fn insert(tx: &mut Conn, r: &Registration) -> Result<(), sqlx::Error> {
     let operation = operation_sql(&Slots { client: 1, at: 2, operation: 3, steps: 0 });

@@ -1,9 +1,9 @@
 //! Registering an operation under the client's Idempotency-Key (the ingestion API's first route), in one write
 //! transaction: the key's claim, the operation and its steps, the business-key check, the audit event and the
-//! stored answer commit together, so that a replay or a twin sees all of it or nothing. On SQLite, a
-//! registration that a read beforehand finds free (key, process ID and step keys unused) is written in one
-//! round trip with the other writes waiting for the writer (`Db::write_at_once`), which checks again that it
-//! still is; anything else takes the ordinary path, which decides under the lock.
+//! stored answer commit together, so that a replay or a twin sees all of it or nothing. A registration that a
+//! read beforehand finds free (key, process ID and step keys unused) is written with the other writes waiting
+//! for the writer (`Db::write_at_once`: one round trip on SQLite, one transaction on PostgreSQL), which checks
+//! again that it still is; anything else takes the ordinary path, which decides under the lock.
 use super::api_clients::ApiClient;
 use super::audit::record;
 use super::idempotency::{self, Claim};
@@ -256,12 +256,9 @@ fn view(r: &Registration) -> crate::contract::operations::OperationView {
     operation_view(row, steps.collect())
 }
 
-/// The one-trip write (SQLite), when a read beforehand finds the key, the process ID and the step keys unused;
-/// `None` sends the registration the ordinary way.
+/// The grouped write, when a read beforehand finds the key, the process ID and the step keys unused; `None`
+/// sends the registration the ordinary way.
 async fn at_once(state: &AppState, new: &New) -> Result<Option<Answer>, AppError> {
-    if !state.db.registers_at_once() {
-        return Ok(None);
-    }
     let seen = db::registrations::seen(&mut state.db.connection().await?, &new.registration).await?;
     if seen.key_used || seen.process_id_used || seen.step_keys_held {
         return Ok(None);
