@@ -45,6 +45,7 @@ async fn main() -> anyhow::Result<()> {
             std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", "whsec_YmVuY2gtb25seS1yZXJ1bi1zaWduaW5nLXNlY3JldA==")
         };
     }
+    app::backend::reconciliation::ssrf::install_tls_provider(); // for every HTTP client the bench makes
     let dir = std::path::Path::new("target/bench");
     std::fs::create_dir_all(dir)?;
     let engine = std::env::var("BENCH_DATABASE_URL").unwrap_or_else(|_| {

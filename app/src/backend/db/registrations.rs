@@ -36,7 +36,7 @@ pub struct NewStep {
     pub content_fingerprint: Option<String>,
 }
 
-/// What a registration's outcome depends on, read before the writer's turn.
+/// What a registration's outcome depends on (read under the audit head's lock by PostgreSQL's group commit).
 #[derive(Debug, sqlx::FromRow)]
 pub struct Seen {
     /// The client used this Idempotency-Key before (or is using it now).

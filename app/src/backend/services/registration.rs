@@ -1,9 +1,9 @@
 //! Registering an operation under the client's Idempotency-Key (the ingestion API's first route), in one write
 //! transaction: the key's claim, the operation and its steps, the business-key check, the audit event and the
-//! stored answer commit together, so that a replay or a twin sees all of it or nothing. A registration that a
-//! read beforehand finds free (key, process ID and step keys unused) is written with the other writes waiting
-//! for the writer (`Db::write_at_once`: one round trip on SQLite, one transaction on PostgreSQL), which checks
-//! again that it still is; anything else takes the ordinary path, which decides under the lock.
+//! stored answer commit together, so that a replay or a twin sees all of it or nothing. A registration is first
+//! written as if it were new and unique (as nearly all are) with the other writes waiting for the writer
+//! (`Db::write_at_once`: one round trip on SQLite, one transaction on PostgreSQL), which checks that it is;
+//! anything else takes the ordinary path, which decides under the lock.
 use super::api_clients::ApiClient;
 use super::audit::record;
 use super::idempotency::{self, Claim};
@@ -256,32 +256,16 @@ fn view(r: &Registration) -> crate::contract::operations::OperationView {
     operation_view(row, steps.collect())
 }
 
-/// The grouped write, when a read beforehand finds the key, the process ID and the step keys unused; `None`
-/// sends the registration the ordinary way.
+/// The grouped write, decided on what is usual: the key, the process ID and the step keys unused, and no other
+/// operation with the business key. The write checks each (SQLite: the unique keys and the audit hash's
+/// condition; PostgreSQL: a read under the audit head's lock); `None` sends anything else the ordinary way,
+/// which decides under the lock. No read beforehand: it would cost every registration a round trip for what is
+/// rare.
 async fn at_once(state: &AppState, new: &New) -> Result<Option<Answer>, AppError> {
-    let seen = db::registrations::seen(&mut state.db.connection().await?, &new.registration).await?;
-    if seen.key_used || seen.process_id_used || seen.step_keys_held {
-        return Ok(None);
-    }
-    let mut new = new.clone();
-    new.settle(seen.duplicate_of)?;
     let answer = Answer { status: 201, body: new.registration.answer.clone(), replayed: false };
-    let (duplicate, now) = (new.registration.possible_duplicate_of.is_some(), new.registration.at);
-    let registration = new.registration.clone();
-    let change = db::Change { write: db::Write::Registration(Box::new(new.registration)), entry: new.entry, now };
-    if !state.db.write_at_once(change).await? {
-        return Ok(None);
-    }
-    if duplicate {
-        warn_if_duplicate(&registration);
-    }
-    Ok(Some(answer))
-}
-
-fn warn_if_duplicate(r: &Registration) {
-    if let Some(other) = &r.possible_duplicate_of {
-        tracing::warn!(process_id = %r.process_id, %other, "possible business-level duplicate");
-    }
+    let (write, now) = (db::Write::Registration(Box::new(new.registration.clone())), new.registration.at);
+    let change = db::Change { write, entry: new.entry.clone(), now };
+    Ok(state.db.write_at_once(change).await?.then_some(answer))
 }
 
 /// The rows, the audit event and the stored answer in the caller's transaction, which holds the key's claim.
@@ -317,7 +301,9 @@ async fn insert(tx: &mut db::Conn, state: &AppState, client: &ApiClient, new: &m
     };
     new.settle(duplicate_of)?;
     let r = &new.registration;
-    warn_if_duplicate(r);
+    if let Some(other) = &r.possible_duplicate_of {
+        tracing::warn!(process_id = %r.process_id, %other, "possible business-level duplicate");
+    }
     db::registrations::insert(tx, r).await?;
     record(tx, new.entry.clone(), None, r.at).await?;
     idempotency::complete(tx, client.id, &r.key, 201, &r.answer).await?;
