@@ -321,6 +321,9 @@ async fn start_app(db: Db) -> anyhow::Result<(app::backend::AppState, String)> {
 /// The engine's own pace: one row inserted and committed per transaction, one client, outside this app's
 /// write order (the writer's permit; on PostgreSQL the audit head's lock, which a step event's time includes).
 async fn raw_insert_rate(db: &Db, round: usize) -> anyhow::Result<f64> {
+    if round == 0 {
+        exec(db, "DROP TABLE IF EXISTS bench_raw").await?; // a database an earlier run wrote to
+    }
     let create = "CREATE TABLE IF NOT EXISTS bench_raw (id BIGINT PRIMARY KEY, payload TEXT NOT NULL)";
     exec(db, create).await?;
     let insert = "INSERT INTO bench_raw (id, payload) VALUES ($1, $2)";
