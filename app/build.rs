@@ -9,6 +9,8 @@ const NAMESPACES: [&str; 8] = ["common", "board", "operation", "rerun", "audit",
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
+    // The migrations are embedded by sqlx::migrate!: a new one must rebuild the crate (sqlx's advice).
+    println!("cargo::rerun-if-changed=../migrations");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("i18n");
     let config = Config::new("ja")
         .and_then(|c| c.add_locale("en"))

@@ -142,11 +142,12 @@ pub(crate) fn start_server(url: &str) -> anyhow::Result<(std::process::Child, St
         .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
         .env("LEPTOS_OUTPUT_NAME", "rerun-gate")
         .env("LEPTOS_SITE_ROOT", "target/site")
-        .env("RUST_LOG", "error")
+        .env("RUST_LOG", "warn")
         .env("RERUN_GATE_API_RATE_PER_SECOND", "1000000")
         .env("RERUN_GATE_API_BURST", "1000000")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        // Its warnings and errors, for when a figure looks wrong.
+        .stderr(std::fs::File::create("target/bench/server.log")?)
         .spawn()
         .with_context(|| format!("start {bin} (make bench builds target/release/server)"))?;
     Ok((server, format!("http://127.0.0.1:{port}")))
