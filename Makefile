@@ -65,7 +65,7 @@ deps-test:
 
 ## The server binary and the hydrating wasm bundle under target/site.
 site: deps-build
-	@$(STEP) "building the server and the site (cargo leptos build --split; about 9 min the first time)" \
+	@$(STEP) "building the server and the site (cargo leptos build --split; about 6 min the first time)" \
 	  cargo leptos build --split
 
 ## An optimised build (target/release/server, target/site). wasm-opt comes from npm's binaryen: Debian's

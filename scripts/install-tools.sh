@@ -18,7 +18,7 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 
 # What each install takes on a fresh 2-core machine with this profile (scripts/newcomer-time.sh).
-declare -A minutes=([cargo-leptos]=7 [wasm-bindgen-cli]=2)
+declare -A minutes=([cargo-leptos]=5 [wasm-bindgen-cli]=2)
 declare -A pids=()
 export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=false

@@ -21,7 +21,7 @@ pub enum Write {
     /// A step's new row, with the revision it was decided on.
     Step(Step),
     /// A new operation (`services::registration`).
-    Registration(Box<Registration>),
+    Registration(Registration),
 }
 
 /// At most this many writes share a transaction.
@@ -58,6 +58,7 @@ enum Outcome {
 }
 
 /// A write's turn: written (or not) by another leader, or its own to lead.
+#[allow(clippy::large_enum_variant)] // one per write, returned at once: a box would only add an allocation
 pub(super) enum Turn<'q> {
     Done(bool),
     Lead(Change, Leading<'q>),

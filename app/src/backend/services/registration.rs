@@ -69,7 +69,8 @@ async fn register_marked(
     // What needs no database is decided before the writer's turn; a refusal is told only once the key says
     // this request is new (a replay or a mismatch answers first).
     let at = state.clock.now().trunc_subsecs(6); // as PostgreSQL keeps it, so the stored answer reads back equal
-    let new = checked(state, client, key.as_str(), fingerprint(body), request, drill, at);
+    let fingerprint = fingerprint(body);
+    let new = checked(state, client, key.as_str(), fingerprint.clone(), request, drill, at);
     if let Ok(new) = &new
         && let Some(answer) = at_once(state, new).await?
     {
@@ -78,7 +79,7 @@ async fn register_marked(
     let deadline = tokio::time::Instant::now() + idempotency::WAIT_FOR_ANSWER;
     loop {
         let mut tx = state.db.begin_write().await?;
-        let claim = idempotency::claim(&mut tx, state, client.id, key.as_str(), &fingerprint(body)).await;
+        let claim = idempotency::claim(&mut tx, state, client.id, key.as_str(), &fingerprint).await;
         match claim {
             Ok(Claim::Proceed) => {
                 // Refused: the transaction is dropped, and the claim with it, so the sender may correct and retry.
@@ -263,7 +264,7 @@ fn view(r: &Registration) -> crate::contract::operations::OperationView {
 /// rare.
 async fn at_once(state: &AppState, new: &New) -> Result<Option<Answer>, AppError> {
     let answer = Answer { status: 201, body: new.registration.answer.clone(), replayed: false };
-    let (write, now) = (db::Write::Registration(Box::new(new.registration.clone())), new.registration.at);
+    let (write, now) = (db::Write::Registration(new.registration.clone()), new.registration.at);
     let change = db::Change { write, entry: new.entry.clone(), now };
     Ok(state.db.write_at_once(change).await?.then_some(answer))
 }
