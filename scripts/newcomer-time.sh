@@ -6,6 +6,7 @@
 # The machine's Debian packages and rustup toolchains are kept: on a machine without them, add the times the
 # steps that install them print.
 #   scripts/newcomer-time.sh [FOLDER]   (default: a new folder under /tmp, kept afterwards for its logs)
+#   NEWCOMER_RUN_ONLY=1 scripts/newcomer-time.sh   times `make run` only
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$(mktemp -d /tmp/rerun-gate-newcomer.XXXXXX)}"
@@ -41,16 +42,18 @@ first_page=$((SECONDS - began))
 kill -- -$run_pid 2>/dev/null || true
 wait $run_pid 2>/dev/null || true
 
+minutes() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
+built_at=$(awk '/==> done in .*building the site/ { print $1 }' "$work/make-run.log")
+echo "make run: first page after $(minutes $first_page), $((first_page - ${built_at:-0})) s of it starting the server"
+grep -h '==> \|installed (' "$work/make-run.log" | sed 's/^ *\([0-9]*\) /  at \1 s: /'
+[ -z "${NEWCOMER_RUN_ONLY:-}" ] || exit 0
+
 began=$SECONDS
 status=0
 make test > >(stamped >"$work/make-test.log") 2>&1 || status=$?
 test_total=$((SECONDS - began))
 sleep 1 # the last lines of the log
 
-minutes() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
-built_at=$(awk '/==> done in .*building the server and the site/ { print $1 }' "$work/make-run.log")
-echo "make run: first page after $(minutes $first_page), $((first_page - ${built_at:-0})) s of it starting the server"
-grep -h '==> done in' "$work/make-run.log" | sed 's/^ *[0-9]* /  /'
 echo "make test right after: $(minutes $test_total) (exit status $status)"
 grep -h '==> done in' "$work/make-test.log" | sed 's/^ *[0-9]* /  /'
 echo "logs: $work/make-run.log, $work/make-test.log"
