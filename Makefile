@@ -24,7 +24,7 @@ export RERUN_GATE_SECRET_ORDER_INTAKE ?= $(DEMO_RERUN_SECRET)
 export RERUN_GATE_SECRET_MONTHLY_BILLING ?= $(DEMO_RERUN_SECRET)
 
 ## The demo's audit signing key lives beside its database (a real installation keeps it elsewhere: see the README).
-run: site
+run: deps-build site
 	mkdir -p data
 	[ -f data/audit-signing.key ] || target/debug/server audit keygen --file data/audit-signing.key >/dev/null
 	RERUN_GATE_AUDIT_KEY_FILE=$${RERUN_GATE_AUDIT_KEY_FILE:-data/audit-signing.key} \
@@ -63,10 +63,10 @@ deps-test:
 	  || $(STEP) "installing the tests' identity provider (oidc-provider, npm ci, once, seconds)" \
 	     npm ci --no-audit --no-fund --prefix scripts/oidc-provider
 
-## The server binary and the hydrating wasm bundle under target/site; on a fresh machine the server builds while
-## the tools are installed (scripts/build-site.sh).
-site:
-	@scripts/build-site.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION)
+## The server binary and the hydrating wasm bundle under target/site.
+site: deps-build
+	@$(STEP) "building the server and the site (cargo leptos build --split; about 6 min the first time)" \
+	  cargo leptos build --split
 
 ## An optimised build (target/release/server, target/site). wasm-opt comes from npm's binaryen: Debian's
 ## older binaryen silently produces a bundle that fails to hydrate.

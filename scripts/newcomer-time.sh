@@ -43,7 +43,7 @@ kill -- -$run_pid 2>/dev/null || true
 wait $run_pid 2>/dev/null || true
 
 minutes() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
-built_at=$(awk '/==> done in .*building the site/ { print $1 }' "$work/make-run.log")
+built_at=$(awk '/==> done in .*the site/ { print $1 }' "$work/make-run.log")
 echo "make run: first page after $(minutes $first_page), $((first_page - ${built_at:-0})) s of it starting the server"
 grep -h '==> \|installed (' "$work/make-run.log" | sed 's/^ *\([0-9]*\) /  at \1 s: /'
 [ -z "${NEWCOMER_RUN_ONLY:-}" ] || exit 0
