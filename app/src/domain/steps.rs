@@ -46,6 +46,39 @@ pub struct Reported<'a> {
 }
 
 impl Step {
+    /// A step as its operation's registration leaves it: not started, never attempted, no flag (its ids are the
+    /// database's to give).
+    pub fn registered(
+        position: i64,
+        name: String,
+        idempotency_key: String,
+        content: (Option<String>, Option<String>),
+        at: DateTime<Utc>,
+    ) -> Step {
+        let (content_json, content_fingerprint) = content;
+        Step {
+            id: 0,
+            operation_id: 0,
+            position,
+            name,
+            idempotency_key,
+            content_fingerprint,
+            state: StepState::NotStarted,
+            last_seq: None,
+            result_id: None,
+            error_class: None,
+            error_message: None,
+            attempts: 0,
+            started_at: None,
+            last_heartbeat_at: None,
+            completed_at: None,
+            updated_at: at,
+            content_json,
+            latest_verdict: None,
+            revision: 0,
+        }
+    }
+
     /// The step after the report, or `None` when the report must not be applied: a late, repeated or
     /// contradicting report (answered `applied: false`, never an error, so that senders do not retry it).
     pub fn after(&self, report: &Reported, now: DateTime<Utc>) -> Option<Step> {
@@ -100,27 +133,8 @@ mod tests {
     }
 
     fn step(state: StepState, last_seq: Option<i64>) -> Step {
-        Step {
-            id: 1,
-            operation_id: 1,
-            position: 0,
-            name: "send_invoice".into(),
-            idempotency_key: "inv-1".into(),
-            content_fingerprint: None,
-            state,
-            last_seq,
-            result_id: None,
-            error_class: None,
-            error_message: None,
-            attempts: 0,
-            started_at: None,
-            last_heartbeat_at: None,
-            completed_at: None,
-            updated_at: at(0),
-            content_json: None,
-            latest_verdict: None,
-            revision: 0,
-        }
+        let registered = Step::registered(0, "send_invoice".into(), "inv-1".into(), (None, None), at(0));
+        Step { id: 1, operation_id: 1, state, last_seq, ..registered }
     }
 
     fn report(kind: StepEventType, seq: i64) -> Reported<'static> {

@@ -19,7 +19,7 @@ use crate::domain::conflict::Conflict;
 use crate::domain::fingerprint::fingerprint;
 use crate::domain::ids::DepartmentCode;
 use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::operations::{IdempotencyKey, OperationStatus, ProcessId, StepState};
+use crate::domain::operations::{IdempotencyKey, OperationStatus, ProcessId};
 use crate::domain::steps::Step;
 use chrono::SubsecRound;
 use serde::Deserialize;
@@ -233,26 +233,9 @@ fn view(r: &Registration) -> crate::contract::operations::OperationView {
         updated_at: r.at,
         drill_id: r.drill_id.clone(),
     };
-    let steps = r.steps.iter().enumerate().map(|(i, s)| Step {
-        id: 0,
-        operation_id: 0,
-        position: i as i64 + 1,
-        name: s.name.clone(),
-        idempotency_key: s.idempotency_key.clone(),
-        content_fingerprint: s.content_fingerprint.clone(),
-        state: StepState::NotStarted,
-        last_seq: None,
-        result_id: None,
-        error_class: None,
-        error_message: None,
-        attempts: 0,
-        started_at: None,
-        last_heartbeat_at: None,
-        completed_at: None,
-        updated_at: r.at,
-        content_json: s.content_json.clone(),
-        latest_verdict: None,
-        revision: 0,
+    let steps = r.steps.iter().enumerate().map(|(i, s)| {
+        let content = (s.content_json.clone(), s.content_fingerprint.clone());
+        Step::registered(i as i64 + 1, s.name.clone(), s.idempotency_key.clone(), content, r.at)
     });
     operation_view(row, steps.collect())
 }
