@@ -24,7 +24,14 @@ export RERUN_GATE_SECRET_ORDER_INTAKE ?= $(DEMO_RERUN_SECRET)
 export RERUN_GATE_SECRET_MONTHLY_BILLING ?= $(DEMO_RERUN_SECRET)
 
 ## The demo's audit signing key lives beside its database (a real installation keeps it elsewhere: see the README).
-run: deps-build site
+## The site's files keep their plain names here: cargo-leptos then builds the browser bundle and the server side by
+## side (it builds them one after the other when it names files by their hash, as `make site` does for the tests
+## and `make release` for production); the other core's idle minutes at the end of each build go to the other.
+run: deps-build
+	@rm -f target/debug/hash.txt # a hashed build's names, which this one's files do not carry
+	@LEPTOS_HASH_FILES=false $(STEP) \
+	  "building the server and the site side by side (cargo leptos build --split; about 5 min the first time)" \
+	  cargo leptos build --split
 	mkdir -p data
 	[ -f data/audit-signing.key ] || target/debug/server audit keygen --file data/audit-signing.key >/dev/null
 	RERUN_GATE_AUDIT_KEY_FILE=$${RERUN_GATE_AUDIT_KEY_FILE:-data/audit-signing.key} \

@@ -30,12 +30,14 @@ async fn cache_for(request: Request, next: Next) -> Response {
 }
 
 /// `rerun-gate.<hash>.wasm`, `__wasm_split.<hash>.js`: cargo-leptos' content hash is 22 characters of
-/// unpadded base64url (an MD5), between the stem and the extension.
+/// unpadded base64url (an MD5), between the stem and the extension. A build without hashing (`make run`) names
+/// the split loader `__wasm_split.<22 underscores>.js`: a placeholder, not a hash, and its content changes.
 fn carries_hash(name: &str) -> bool {
     let mut parts = name.rsplit('.');
     let (_extension, hash) = (parts.next(), parts.next());
+    let base64url = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
     parts.next().is_some()
-        && hash.is_some_and(|h| h.len() == 22 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+        && hash.is_some_and(|h| h.len() == 22 && h.bytes().all(base64url) && h.bytes().any(|b| b != b'_'))
 }
 
 #[cfg(test)]
@@ -101,5 +103,6 @@ mod tests {
         assert!(!carries_hash("rerun-gate.wasm"));
         assert!(!carries_hash("AbCdEfGhIjKlMnOpQrStUv.wasm"));
         assert!(!carries_hash("rerun-gate.short.wasm"));
+        assert!(!carries_hash("__wasm_split.______________________.js"), "the unhashed build's placeholder");
     }
 }
