@@ -15,7 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
 STEP := scripts/step.sh
 
-.PHONY: run test bench fuzz deps deps-build deps-test site release lint unit-tests sqlite-tests postgres-tests api-fuzz browser-tests
+.PHONY: run test bench fuzz deps deps-build deps-test site release lint unit-tests sqlite-tests postgres-tests api-fuzz bundle-test browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -39,7 +39,7 @@ run: deps-build
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
-test: deps-build deps-test lint unit-tests sqlite-tests api-fuzz postgres-tests site browser-tests
+test: deps-build deps-test lint unit-tests sqlite-tests site api-fuzz postgres-tests bundle-test browser-tests
 	@echo "all tests passed"
 
 deps: deps-build deps-test
@@ -75,7 +75,9 @@ site: deps-build
 	@$(STEP) "building the server and the site (cargo leptos build --split; about 6 min the first time)" \
 	  cargo leptos build --split
 
-## An optimised build (target/release/server, target/site). wasm-opt comes from npm's binaryen: Debian's
+## An optimised build, packed as it is deployed: target/bundle/release/rerun-gate-<version>-<arch>-linux/ (the
+## server, its site with the file names it carries, the example configuration, DEPLOY.md, a systemd unit) and a
+## .tar.gz of it (scripts/bundle.sh). wasm-opt comes from npm's binaryen: Debian's
 ## older binaryen silently produces a bundle that fails to hydrate.
 ## The browser bundle is built with a pinned nightly that rebuilds the standard library for size (-Zbuild-std,
 ## optimize_for_size), with panics that abort at once without message or source location, and derived Debug
@@ -100,10 +102,12 @@ release: deps-build
 	  echo "wasm bundle $$wasm: $$(stat -c %s $$wasm) bytes, $$(gzip -9c $$wasm | wc -c) gzipped, $$(stat -c %s $$wasm.br 2>/dev/null || echo '?') brotli"; \
 	done
 	@echo "largest page chunk (gzip -9 bytes): $$(for f in target/site/pkg/split_*.wasm; do echo "$$(gzip -9c $$f | wc -c) $$(basename $$f)"; done | sort -n | tail -1)"
+	@scripts/bundle.sh release
 
 ## Benchmarks (not part of `make test`): figures next to baselines measured in the same run; writes bench/RESULTS.md.
 ## Depends on `release` so that the browser bundle it reports is the optimised one.
 bench: release
+	@$(STEP) "the release bundle, deployed as DEPLOY.md says (under a minute)" scripts/bundle-test.sh release
 	@command -v sqlite3 >/dev/null \
 	  || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq sqlite3)
 	$(BUILD_ENV) cargo build --release -p server --features ssr --bin server
@@ -161,6 +165,11 @@ api-fuzz:
 postgres-tests:
 	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "integration tests on PostgreSQL (about 8 min)" \
 	  scripts/with-postgres.sh cargo test -p server --features ssr
+
+## The debug build `make site` made, packed by the same step as a release and deployed as DEPLOY.md says, far from
+## this checkout: styled, hydrating pages with none of their files missing (make bench checks the release bundle).
+bundle-test:
+	@$(STEP) "the bundle, deployed as DEPLOY.md says (under a minute)" scripts/bundle-test.sh debug
 
 browser-tests:
 	@$(STEP) "browser tests (Playwright and Chromium, about 3 min)" end2end/run.sh

@@ -6,6 +6,7 @@ pub mod company_sign_in;
 pub mod demo;
 pub mod documents;
 pub mod http;
+pub mod site;
 pub mod startup;
 pub mod telemetry;
 pub mod webhooks;

@@ -36,6 +36,9 @@ async fn run() -> anyhow::Result<i32> {
         _ => {}
     }
     let options = startup::leptos_options()?;
+    if matches!(cli.command, None | Some(Command::Serve { .. })) {
+        startup::check_site(&options)?;
+    }
     let mut server = cli.server_options(options.site_addr)?;
     server.demo_systems = matches!(cli.command, Some(Command::Serve { demo: true, .. }));
     // Verifying the trail only reads: it must not change the database it checks (no migrations).

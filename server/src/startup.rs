@@ -14,17 +14,25 @@ use tokio::net::TcpListener;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
 
-/// Leptos' own settings (site root, output name) from cargo-leptos' environment, with our defaults.
+/// Leptos' own settings (site root, output name) from cargo-leptos' environment, with our defaults, and where
+/// the site's files are wherever the server was copied (`site::locate`).
 pub fn leptos_options() -> anyhow::Result<LeptosOptions> {
     let mut options = leptos::config::get_configuration(None)?.leptos_options;
     if options.output_name.is_empty() {
         options.output_name = "rerun-gate".into();
     }
-    // cargo-leptos names the site's files by their content (`hash-files`) and leaves the names beside the
-    // binary; a server started without cargo-leptos' environment (`make run`) finds them there too.
-    let beside_binary = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join(&*options.hash_file)));
-    options.hash_files = options.hash_files || beside_binary.is_some_and(|file| file.exists());
+    let site_root_set = std::env::var_os("LEPTOS_SITE_ROOT").is_some();
+    crate::site::locate(&mut options, site_root_set, binary_dir().as_deref());
     Ok(options)
+}
+
+/// Before serving: every file the pages ask for is in the site folder, or the start stops saying where it looked.
+pub fn check_site(options: &LeptosOptions) -> anyhow::Result<()> {
+    crate::site::check(options, binary_dir().as_deref())
+}
+
+fn binary_dir() -> Option<std::path::PathBuf> {
+    Some(std::env::current_exe().ok()?.parent()?.to_path_buf())
 }
 
 /// Opens the database named by `url` and brings its schema up to date.

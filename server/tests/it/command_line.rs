@@ -1,10 +1,10 @@
 //! The `server` binary's commands, run as a separate process against the test database.
 use crate::harness::{TestApp, fresh_database_url};
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 fn server(database_url: &str, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+    let mut child = crate::harness::server_command(env!("CARGO_BIN_EXE_server"))
         .args(args)
         .env("DATABASE_URL", database_url)
         .envs(crate::harness::migrate_url(database_url).map(|url| ("RERUN_GATE_MIGRATE_URL", url)))
@@ -131,7 +131,7 @@ side_effect = false
 "#;
     std::fs::write(&path, text_of_file).unwrap();
     let url = fresh_database_url().await;
-    let output = Command::new(env!("CARGO_BIN_EXE_server"))
+    let output = crate::harness::server_command(env!("CARGO_BIN_EXE_server"))
         .args(["migrate"])
         .env("DATABASE_URL", &url)
         .envs(crate::harness::migrate_url(&url).map(|url| ("RERUN_GATE_MIGRATE_URL", url)))
@@ -148,7 +148,7 @@ async fn serve_with_demo_as_make_run_does_prints_the_demo_users_and_serves_the_s
     use std::io::BufRead;
     let url = fresh_database_url().await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+    let mut child = crate::harness::server_command(env!("CARGO_BIN_EXE_server"))
         .args(["serve", "--demo"])
         .env("DATABASE_URL", &url)
         .envs(crate::harness::migrate_url(&url).map(|url| ("RERUN_GATE_MIGRATE_URL", url)))
@@ -218,7 +218,7 @@ async fn a_backup_taken_while_the_app_runs_restores_with_its_data_and_an_intact_
 async fn serve_refuses_to_start_with_a_dispatch_lease_shorter_than_the_work_it_covers() {
     let url = fresh_database_url().await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+    let mut child = crate::harness::server_command(env!("CARGO_BIN_EXE_server"))
         .args(["serve"])
         .env("DATABASE_URL", &url)
         .envs(crate::harness::migrate_url(&url).map(|url| ("RERUN_GATE_MIGRATE_URL", url)))

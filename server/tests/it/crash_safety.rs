@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 
 /// Deliveries (every POST) and effects (distinct webhook-ids).
@@ -48,7 +48,7 @@ pub async fn receiver_taking(pause: std::time::Duration) -> (Receiver, String) {
 /// The server binary serving `database_url`; its address is the second value.
 pub fn serve(database_url: &str, config: &std::path::Path, fault: Option<&str>) -> (Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
+    let mut command = crate::harness::server_command(env!("CARGO_BIN_EXE_server"));
     command
         .arg("serve")
         .env("DATABASE_URL", database_url)

@@ -363,6 +363,28 @@ impl Answer {
     }
 }
 
+/// The server binary as a command, with a site folder holding the files the pages ask for: `serve` stops at
+/// start without them (`server::site::check`), and these tests need no browser bundle.
+pub fn server_command(binary: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut command = std::process::Command::new(binary);
+    command.env("LEPTOS_SITE_ROOT", test_site());
+    command
+}
+
+fn test_site() -> &'static std::path::Path {
+    static SITE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    SITE.get_or_init(|| {
+        let site = std::env::temp_dir().join(format!("rerun-gate-test-site-{}", uuid::Uuid::new_v4()));
+        let hashes = "js: TestSiteTestSiteTestSi\nwasm: TestSiteTestSiteTestSi\ncss: TestSiteTestSiteTestSi\n";
+        std::fs::create_dir_all(site.join("pkg")).unwrap();
+        std::fs::write(site.join("hash.txt"), hashes).unwrap();
+        for name in ["js", "wasm", "css"].map(|kind| format!("rerun-gate.TestSiteTestSiteTestSi.{kind}")) {
+            std::fs::write(site.join("pkg").join(name), b"").unwrap();
+        }
+        site
+    })
+}
+
 /// Signs in at a server started with `server_process` and returns its session cookie (`name=value`).
 pub async fn sign_in_at(http: &reqwest::Client, url: &str, username: &str, password: &str) -> String {
     let signed_in = http
@@ -392,7 +414,7 @@ pub async fn server_process(
     };
     // `make bench` runs the soak against the release binary.
     let binary = std::env::var("RERUN_GATE_TEST_SERVER_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_server").into());
-    let child = std::process::Command::new(binary)
+    let child = server_command(binary)
         .arg("serve")
         .env("DATABASE_URL", database_url)
         .env("RERUN_GATE_CONFIG", config)
