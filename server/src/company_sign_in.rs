@@ -13,7 +13,9 @@ use app::backend::AppState;
 use app::backend::auth::{self, AuthSession};
 use app::backend::oidc::Pending;
 use app::backend::services::company_sign_in;
-use app::domain::identity::{AuthMethod, Authentication, fresh_enough, is_local_path, query_value};
+use app::domain::identity::{
+    AuthMethod, Authentication, NotFresh, fresh_enough, is_local_path, provider_sign_in_at, query_value,
+};
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -40,8 +42,8 @@ async fn begin(State(state): State<AppState>, auth: AuthSession, Query(query): Q
     let Some(provider) = state.oidc.clone() else { return StatusCode::NOT_FOUND.into_response() };
     let return_to = query.next.filter(|p| is_local_path(p)).unwrap_or_else(|| "/".into());
     // A decision's fresh sign-in: the provider must authenticate the person now, whatever its own session says.
-    let max_age = query.fresh.then_some(std::time::Duration::ZERO);
-    let (url, pending) = match provider.begin(&return_to, max_age).await {
+    let fresh_at = query.fresh.then(|| state.clock.now());
+    let (url, pending) = match provider.begin(&return_to, fresh_at).await {
         Ok(begun) => begun,
         Err(problem) => return failed(&problem.to_string(), "failed"),
     };
@@ -82,15 +84,23 @@ async fn callback(
         Err(error) => return failed(&error.to_string(), "failed"),
     };
     let now = state.clock.now();
-    // When the person authenticated at the provider, not when they came back: a decision needs it recent.
-    let at = identity.auth_time.unwrap_or(if pending.fresh { now } else { chrono::DateTime::UNIX_EPOCH });
+    // When the person authenticated at the provider, not when they came back: a decision needs it recent. A
+    // fresh sign-in proves it only with an `auth_time` from when it was asked (QUALITY 11a); without one the
+    // person is signed in, but not freshly.
+    let fresh = provider_sign_in_at(identity.auth_time, pending.fresh_asked_at);
+    let at = fresh.unwrap_or(chrono::DateTime::UNIX_EPOCH);
     let authenticated = Authentication { at, method: AuthMethod::Provider { amr: identity.amr.clone() } };
     if let Err(error) = auth::start_session(&mut auth, &user, &state, &authenticated).await {
         return failed(&error.to_string(), "failed");
     }
-    if pending.fresh && !fresh_enough(&authenticated, now, state.config.sign_in.fresh_window()) {
+    if fresh == Err(NotFresh::AuthTimeMissing) {
+        let cause = "the ID token has no auth_time claim after max_age=0: enable it at the identity provider \
+                     (Microsoft Entra ID: the optional claim auth_time)";
+        return failed(cause, "auth_time_missing");
+    }
+    if pending.fresh_asked_at.is_some() && !fresh_enough(&authenticated, now, state.config.sign_in.fresh_window()) {
         // Sending them back would only ask again, and again.
-        return failed("the provider did not authenticate the person again (max_age=0)", "failed");
+        return failed("the provider did not authenticate the person again (max_age=0)", "not_again");
     }
     let mut response = Redirect::to(&pending.return_to).into_response();
     for cookie in app::api::preference_cookies(&user.user.language, Some(&user.user.time_zone)) {

@@ -5,7 +5,7 @@
 use crate::backend::reconciliation::ssrf;
 use crate::domain::configuration::OidcConfig;
 use chrono::{DateTime, Utc};
-use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreIdTokenClaims};
+use openidconnect::core::{CoreAuthPrompt, CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreIdTokenClaims};
 use openidconnect::{
     AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier,
     ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse,
@@ -26,8 +26,9 @@ pub struct Pending {
     pub pkce_verifier: String,
     /// Where to go once signed in (a path of this app).
     pub return_to: String,
-    /// The provider was asked for a fresh sign-in (`max_age`), for a decision.
-    pub fresh: bool,
+    /// The provider was asked for a fresh sign-in (`max_age=0`, `prompt=login`), for a decision, at this time.
+    #[serde(default)]
+    pub fresh_asked_at: Option<DateTime<Utc>>,
 }
 
 /// Who the provider says signed in, from a verified ID token.
@@ -111,9 +112,14 @@ impl Provider {
             .set_redirect_uri(self.redirect.clone()))
     }
 
-    /// Where to send the browser, and what its session keeps meanwhile. With `max_age`, the provider must
-    /// authenticate the person again unless they did within it.
-    pub async fn begin(&self, return_to: &str, max_age: Option<Duration>) -> Result<(String, Pending), OidcProblem> {
+    /// Where to send the browser, and what its session keeps meanwhile. With `fresh_at` (a decision's sign-in,
+    /// asked for then), the provider must authenticate the person now: `max_age=0` and `prompt=login`, whatever
+    /// its own session says.
+    pub async fn begin(
+        &self,
+        return_to: &str,
+        fresh_at: Option<DateTime<Utc>>,
+    ) -> Result<(String, Pending), OidcProblem> {
         let client = self.client().await?;
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         let mut request = client
@@ -122,8 +128,8 @@ impl Provider {
         for scope in &self.config.scopes {
             request = request.add_scope(Scope::new(scope.clone()));
         }
-        if let Some(max_age) = max_age {
-            request = request.set_max_age(max_age);
+        if fresh_at.is_some() {
+            request = request.set_max_age(Duration::ZERO).add_prompt(CoreAuthPrompt::Login);
         }
         let (url, state, nonce) = request.url();
         let pending = Pending {
@@ -131,7 +137,7 @@ impl Provider {
             nonce: nonce.secret().clone(),
             pkce_verifier: verifier.secret().clone(),
             return_to: return_to.to_string(),
-            fresh: max_age.is_some(),
+            fresh_asked_at: fresh_at,
         };
         Ok((url.to_string(), pending))
     }

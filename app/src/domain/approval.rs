@@ -1,7 +1,7 @@
-//! The approval rule (QUALITY 11, 31), the one both single and bulk decisions call: who may decide (a manager
-//! who is a member of the object's department at the moment of deciding), who never may (whoever asked for
-//! it: a request's requester; for a bulk rerun its creator and the requester of any member; anyone who decided
-//! already), how many distinct approvals count, and how long an approval may wait to be used.
+//! The approval rule (QUALITY 11, 31), the one every decision calls, single and bulk, page, API and chat: who
+//! may decide (a manager who is a member of the object's department at the moment of deciding), who never may
+//! (a maker: whoever prepared it, `MakerPart`; anyone who decided already), how many distinct approvals count,
+//! and how long an approval may wait to be used.
 use super::names::named;
 use super::rights::{self, Act, Person};
 use chrono::{DateTime, Duration, Utc};
@@ -12,6 +12,32 @@ named! {
         Approve => "approved",
         Reject => "rejected",
     }
+}
+
+named! {
+    /// How someone took part in preparing a rerun. Each part makes them a maker, and a maker never approves or
+    /// rejects what they prepared (maker ≠ checker); they may still withdraw it.
+    pub enum MakerPart {
+        /// Started the rerun request.
+        Started => "started",
+        /// Confirmed one of the five checks.
+        ConfirmedCheck => "confirmed_check",
+        /// Sent it for approval.
+        Submitted => "submitted",
+        /// Recorded a manual verdict that the plan rests on.
+        RecordedVerdict => "recorded_verdict",
+        /// Created a bulk rerun (which starts its preview).
+        Created => "created",
+        /// Requested a bulk rerun's previewed plans.
+        Requested => "requested",
+    }
+}
+
+/// One person's part in preparing a rerun.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Maker {
+    pub user_id: i64,
+    pub part: MakerPart,
 }
 
 /// An approval is used within a day, or within the shortest key retention of the outside systems involved:
@@ -30,8 +56,8 @@ pub fn is_expired(expires_at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ballot {
     pub department: String,
-    /// Whoever asked for it: a request's requester; a bulk rerun's creator and every member's requester.
-    pub requesters: Vec<i64>,
+    /// Whoever prepared it: a request's makers; a bulk rerun's own and those of every member's request.
+    pub makers: Vec<Maker>,
     /// Everyone who decided on it already (approved or rejected).
     pub decided: Vec<i64>,
 }
@@ -40,16 +66,16 @@ pub struct Ballot {
 pub enum Refusal {
     /// Only a manager who is a member of the department decides: the write rule's refusal for `Act::Decide`.
     NotOwner(rights::Refusal),
-    /// Four eyes: whoever asked for the rerun never approves it.
-    Requester,
+    /// Maker ≠ checker: whoever prepared the rerun (in this part) never decides on it.
+    Maker(MakerPart),
     /// Each person decides once: N approvals are N people.
     AlreadyDecided,
 }
 
 pub fn may_decide(person: &Person, ballot: &Ballot) -> Result<(), Refusal> {
     person.check_act(Act::Decide, &ballot.department).map_err(Refusal::NotOwner)?;
-    if ballot.requesters.contains(&person.id) {
-        return Err(Refusal::Requester);
+    if let Some(maker) = ballot.makers.iter().find(|m| m.user_id == person.id) {
+        return Err(Refusal::Maker(maker.part));
     }
     if ballot.decided.contains(&person.id) {
         return Err(Refusal::AlreadyDecided);
@@ -57,9 +83,15 @@ pub fn may_decide(person: &Person, ballot: &Ballot) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The approvals that count: distinct people, none of whom asked for it.
+impl Ballot {
+    pub fn is_maker(&self, user_id: i64) -> bool {
+        self.makers.iter().any(|m| m.user_id == user_id)
+    }
+}
+
+/// The approvals that count: distinct people, none of whom prepared it.
 pub fn counted(approvers: &[i64], ballot: &Ballot) -> u32 {
-    let mut people: Vec<i64> = approvers.iter().copied().filter(|a| !ballot.requesters.contains(a)).collect();
+    let mut people: Vec<i64> = approvers.iter().copied().filter(|a| !ballot.is_maker(*a)).collect();
     people.sort_unstable();
     people.dedup();
     u32::try_from(people.len()).unwrap_or(u32::MAX)
@@ -79,8 +111,9 @@ mod tests {
         Person { id, roles: roles.to_vec(), departments: departments.iter().map(|d| d.to_string()).collect() }
     }
 
-    fn ballot(requesters: &[i64], decided: &[i64]) -> Ballot {
-        Ballot { department: "sales".into(), requesters: requesters.to_vec(), decided: decided.to_vec() }
+    fn ballot(makers: &[i64], decided: &[i64]) -> Ballot {
+        let makers = makers.iter().map(|&user_id| Maker { user_id, part: MakerPart::Started }).collect();
+        Ballot { department: "sales".into(), makers, decided: decided.to_vec() }
     }
 
     #[test]
@@ -91,10 +124,10 @@ mod tests {
     }
 
     #[test]
-    fn whoever_asked_never_approves_and_only_member_managers_decide() {
+    fn a_maker_never_decides_and_only_member_managers_do() {
         let owner = person(7, &[Manager], &["sales"]);
-        assert_eq!(may_decide(&owner, &ballot(&[7], &[])), Err(Refusal::Requester));
-        assert_eq!(may_decide(&owner, &ballot(&[1, 2, 7], &[])), Err(Refusal::Requester), "a member's requester");
+        assert_eq!(may_decide(&owner, &ballot(&[7], &[])), Err(Refusal::Maker(MakerPart::Started)));
+        assert_eq!(may_decide(&owner, &ballot(&[1, 2, 7], &[])), Err(Refusal::Maker(MakerPart::Started)));
         assert_eq!(may_decide(&owner, &ballot(&[1], &[7])), Err(Refusal::AlreadyDecided));
         assert_eq!(may_decide(&owner, &ballot(&[1], &[2])), Ok(()));
         let other = person(8, &[Auditor, Manager], &["billing"]);
@@ -108,7 +141,21 @@ mod tests {
     }
 
     #[test]
-    fn n_of_m_counts_distinct_people_who_did_not_ask() {
+    fn every_part_of_preparing_makes_a_maker_who_may_not_decide() {
+        let owner = person(7, &[Manager], &["sales"]);
+        for &part in MakerPart::ALL {
+            let ballot = Ballot {
+                department: "sales".into(),
+                makers: vec![Maker { user_id: 1, part: MakerPart::Started }, Maker { user_id: 7, part }],
+                decided: vec![],
+            };
+            assert_eq!(may_decide(&owner, &ballot), Err(Refusal::Maker(part)), "{part}");
+            assert_eq!(counted(&[7, 8], &ballot), 1, "a maker's approval never counts ({part})");
+        }
+    }
+
+    #[test]
+    fn n_of_m_counts_distinct_people_who_did_not_prepare_it() {
         let b = ballot(&[7], &[]);
         assert_eq!(counted(&[1, 1, 7], &b), 1);
         assert!(!is_approved(counted(&[1, 7], &b), 2));

@@ -7,7 +7,7 @@ named! {
     pub enum Conflict {
         UsernameTaken => "username-taken",
         SelfDisable => "self-disable",
-        SelfDemotion => "self-demotion",
+        OwnAccess => "own-access",
         ClientNameTaken => "client-name-taken",
         /// The request (or bulk rerun) does not wait for a decision (any more).
         NotPending => "not-pending",

@@ -60,6 +60,31 @@ pub fn fresh_enough(authentication: &Authentication, now: DateTime<Utc>, window:
     age <= window && age >= -Duration::minutes(1)
 }
 
+/// Why a provider's answer to a fresh sign-in (`max_age=0`, `prompt=login`) does not prove a sign-in now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotFresh {
+    /// The ID token does not say when the person authenticated (`auth_time`; Microsoft Entra ID sends it only as
+    /// an optional claim): a live single sign-on session may have sent them straight back.
+    AuthTimeMissing,
+    /// The person authenticated before the fresh sign-in was asked for.
+    BeforeAsked,
+}
+
+/// When a person signed in at the provider, as far as decisions believe it. For an ordinary sign-in a missing
+/// `auth_time` dates it at the epoch (never fresh: a decision asks again); for a fresh sign-in asked at
+/// `asked_at`, only an `auth_time` from then on counts (a minute of clock difference allowed), else nothing does.
+pub fn provider_sign_in_at(
+    auth_time: Option<DateTime<Utc>>,
+    asked_at: Option<DateTime<Utc>>,
+) -> Result<DateTime<Utc>, NotFresh> {
+    match (auth_time, asked_at) {
+        (None, None) => Ok(DateTime::UNIX_EPOCH),
+        (None, Some(_)) => Err(NotFresh::AuthTimeMissing),
+        (Some(at), Some(asked)) if at < asked - Duration::minutes(1) => Err(NotFresh::BeforeAsked),
+        (Some(at), _) => Ok(at),
+    }
+}
+
 /// Where a sign-in may return to: a path on this site only (`//host` and `/\\host` would lead a browser to
 /// another site).
 pub fn is_local_path(path: &str) -> bool {
@@ -115,6 +140,18 @@ mod tests {
     fn a_place_to_return_to_travels_whole_in_a_query_string() {
         assert_eq!(query_value("/batches/7?view=all&page=2"), "%2Fbatches%2F7%3Fview%3Dall%26page%3D2");
         assert_eq!(query_value("/operations/受注-1 x"), "%2Foperations%2F%E5%8F%97%E6%B3%A8-1%20x");
+    }
+
+    #[test]
+    fn a_fresh_sign_in_counts_only_with_an_auth_time_from_when_it_was_asked() {
+        let asked = Utc.with_ymd_and_hms(2026, 12, 3, 9, 0, 0).unwrap();
+        assert_eq!(provider_sign_in_at(None, Some(asked)), Err(NotFresh::AuthTimeMissing));
+        let before = asked - Duration::minutes(30);
+        assert_eq!(provider_sign_in_at(Some(before), Some(asked)), Err(NotFresh::BeforeAsked));
+        let now = asked + Duration::seconds(20);
+        assert_eq!(provider_sign_in_at(Some(now), Some(asked)), Ok(now));
+        assert_eq!(provider_sign_in_at(None, None), Ok(DateTime::UNIX_EPOCH), "an ordinary sign-in, never fresh");
+        assert_eq!(provider_sign_in_at(Some(before), None), Ok(before));
     }
 
     #[test]

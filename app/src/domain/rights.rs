@@ -98,6 +98,13 @@ impl Person {
     }
 }
 
+/// No self-granted rights: a person's roles and departments are changed by another admin, never by themselves
+/// (an admin who made themselves a manager could approve reruns; one who dropped their own admin role would lock
+/// the organisation out).
+pub fn may_change_access(changer_id: i64, person_id: i64) -> bool {
+    changer_id != person_id
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +143,11 @@ mod tests {
         assert_eq!(staff.check_act(Act::Hold, "billing"), Err(Refusal::Unseen));
         assert_eq!(staff.readable_departments(), Some(&["sales".to_string()][..]));
         assert!(!person(&[Admin], &[]).may_act(Act::Hold, "sales"));
+    }
+
+    #[test]
+    fn nobody_changes_their_own_access() {
+        assert!(!may_change_access(3, 3));
+        assert!(may_change_access(3, 4));
     }
 }

@@ -106,7 +106,7 @@ pub fn conflict_in(l: Locale, problem: Conflict) -> &'static str {
     match problem {
         C::UsernameTaken => td_string!(l, common.conflict.username_taken),
         C::SelfDisable => td_string!(l, common.conflict.self_disable),
-        C::SelfDemotion => td_string!(l, common.conflict.self_demotion),
+        C::OwnAccess => td_string!(l, common.conflict.own_access),
         C::ClientNameTaken => td_string!(l, common.conflict.client_name_taken),
         C::NotPending => td_string!(l, common.conflict.not_pending),
         C::Expired => td_string!(l, common.conflict.expired),

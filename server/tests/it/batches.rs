@@ -14,15 +14,15 @@ use reqwest::Method;
 use serde_json::json;
 use std::collections::BTreeSet;
 
-struct Bulk {
-    app: TestApp,
+pub(crate) struct Bulk {
+    pub app: TestApp,
     token: String,
     receiver: Receiver,
-    staff: Caller,
-    owner: Caller,
+    pub staff: Caller,
+    pub owner: Caller,
 }
 
-async fn bulk() -> Bulk {
+pub(crate) async fn bulk() -> Bulk {
     let (receiver, url) = Receiver::start(&[]).await;
     let mut config = crate::harness::example_config();
     for w in &mut config.workflows {
@@ -42,13 +42,13 @@ fn ids(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}-{i:03}")).collect()
 }
 
-fn by_filter() -> Selection {
+pub(crate) fn by_filter() -> Selection {
     Selection { department: Some("sales".into()), workflow: Some("order-intake".into()), ..Selection::default() }
 }
 
 impl Bulk {
     /// Order intakes whose first step failed with a 503 (an outage), stalled by the sweeper.
-    async fn stalled(&self, process_ids: &[String], department: &str) {
+    pub(crate) async fn stalled(&self, process_ids: &[String], department: &str) {
         for chunk in process_ids.chunks(16) {
             futures::future::join_all(chunk.iter().map(|process_id| async move {
                 let body = json!({"process_id": process_id, "workflow": "order-intake", "department": department,
@@ -71,7 +71,7 @@ impl Bulk {
     }
 
     /// Creates the batch and waits for its look-ups to finish.
-    async fn previewed(&self, selection: Selection) -> String {
+    pub(crate) async fn previewed(&self, selection: Selection) -> String {
         let id =
             batches::create(&self.app.state, &self.staff, selection, "決済サービスの障害で停止した分").await.unwrap();
         for _ in 0..1200 {
@@ -83,7 +83,7 @@ impl Bulk {
         panic!("the preview did not finish within a minute");
     }
 
-    async fn view(&self, id: &str) -> BatchView {
+    pub(crate) async fn view(&self, id: &str) -> BatchView {
         batches::view(&self.app.state, &self.staff, id).await.unwrap()
     }
 

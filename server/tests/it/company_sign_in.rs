@@ -232,6 +232,32 @@ async fn an_id_token_that_is_forged_expired_or_for_another_sign_in_is_refused() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_sign_in_whose_id_token_has_no_auth_time_is_not_fresh_and_the_page_names_the_claim() {
+    app::backend::reconciliation::ssrf::install_tls_provider();
+    let provider = TestProvider::start(REDIRECT, &[]);
+    let client = Provider::new(provider.config(), Some(CLIENT_SECRET.into()), "http://127.0.0.1:9").unwrap();
+    let asked = Utc::now();
+    let (authorize, pending) = client.begin("/approvals", Some(asked)).await.unwrap();
+    assert!(authorize.contains("max_age=0") && authorize.contains("prompt=login"), "{authorize}");
+
+    // What Microsoft Entra ID sends unless the optional claim is configured: a valid token without auth_time,
+    // as a live single sign-on session would send the person straight back.
+    let token = provider.sign("suzuki", &pending.nonce, asked, asked + Duration::minutes(5));
+    let identity = client.verify(&token, &pending.nonce).await.unwrap();
+    assert_eq!(identity.auth_time, None);
+    let fresh = app::domain::identity::provider_sign_in_at(identity.auth_time, pending.fresh_asked_at);
+    assert_eq!(fresh, Err(app::domain::identity::NotFresh::AuthTimeMissing), "never dated now");
+
+    let app = TestApp::spawn().await;
+    for (language, words) in [("ja", "auth_time クレーム"), ("en", "auth_time claim")] {
+        let url = format!("{}/sign-in?problem=auth_time_missing", app.url);
+        let answer = app.http.get(url).header("cookie", format!("lang={language}")).send().await.unwrap();
+        let page = answer.text().await.unwrap();
+        assert!(page.contains(words), "{language}: the page says which claim is missing");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_whose_issuer_is_not_the_configured_one_is_refused() {
     app::backend::reconciliation::ssrf::install_tls_provider();
     let provider = TestProvider::start(REDIRECT, &[]);

@@ -330,6 +330,14 @@ impl TestApp {
         let mut tx = self.db().begin_read().await.unwrap();
         app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap().into_iter().map(|e| e.action).collect()
     }
+
+    /// The `after` of every audit event with this action, oldest first.
+    pub async fn audit_after(&self, action: &str) -> Vec<Value> {
+        let mut tx = self.db().begin_read().await.unwrap();
+        let events = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
+        let after = events.into_iter().filter(|e| e.action == action).filter_map(|e| e.after_json);
+        after.map(|json| serde_json::from_str(&json).unwrap()).collect()
+    }
 }
 
 pub struct Answer {

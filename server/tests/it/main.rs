@@ -16,6 +16,7 @@ mod crash_safety;
 mod dispatch;
 mod documents;
 mod drills;
+mod duties;
 mod fixtures;
 mod gate_rules;
 mod harness;

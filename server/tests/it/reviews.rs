@@ -42,6 +42,7 @@ async fn look_up(app: &TestApp, process_id: &str, connector: &str, verdict: &str
         external_id: None,
         evidence_json: "{}",
         asked_by: "test",
+        recorded_by: None,
         records,
     };
     db::reconciliations::insert(&mut tx, &new, app.state.clock.now()).await.unwrap();

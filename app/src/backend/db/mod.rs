@@ -14,6 +14,7 @@ mod group;
 pub mod holds;
 pub mod idempotency;
 pub mod incidents;
+pub mod makers;
 pub mod metrics;
 pub mod notifications;
 pub mod operations;

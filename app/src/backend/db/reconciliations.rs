@@ -21,6 +21,8 @@ pub struct NewReconciliation<'a> {
     pub external_id: Option<&'a str>,
     pub evidence_json: &'a str,
     pub asked_by: &'a str,
+    /// The person who recorded a manual verdict (`None` for a look-up).
+    pub recorded_by: Option<i64>,
     /// Records the outside system holds for the key (more than one: a double send).
     pub records: i64,
 }
@@ -29,8 +31,9 @@ pub struct NewReconciliation<'a> {
 pub async fn insert(tx: &mut Conn, new: &NewReconciliation<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
     on_conn!(tx, |c| {
         sqlx::query(
-        "INSERT INTO reconciliations (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+        "INSERT INTO reconciliations (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records,
+             recorded_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
     )
     .bind(new.step_id)
     .bind(new.connector)
@@ -40,6 +43,7 @@ pub async fn insert(tx: &mut Conn, new: &NewReconciliation<'_>, now: DateTime<Ut
     .bind(new.asked_by)
     .bind(now)
     .bind(new.records)
+    .bind(new.recorded_by)
     .execute(&mut *c)
     .await
     .map(drop)

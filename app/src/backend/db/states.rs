@@ -1,7 +1,7 @@
 //! The database mapping of the domain's states: each is stored as its snake_case name and read back through the
 //! domain's `parse`, so a name the domain does not know is a decode error, never a silent default. Rows and
 //! statements carry the enums; the names exist only here and on the wire.
-use crate::domain::approval::Decision;
+use crate::domain::approval::{Decision, MakerPart};
 use crate::domain::batches::{BatchStatus, MemberState};
 use crate::domain::dispatch::{DeliveryStatus, DispatchStatus};
 use crate::domain::idempotency::IdempotencyState;
@@ -49,6 +49,7 @@ stored_by_name!(OperationStatus);
 stored_by_name!(StepState);
 stored_by_name!(DispatchStatus);
 stored_by_name!(Decision);
+stored_by_name!(MakerPart);
 stored_by_name!(DeliveryStatus);
 stored_by_name!(IdempotencyState);
 stored_by_name!(Verdict);

@@ -1,4 +1,4 @@
-//! Approval by the department's owners: never by the requester, N of M, bound to the plan, within its
+//! Approval by the department's owners: never by a maker of the request, N of M, bound to the plan, within its
 //! validity. The final approval records the dispatch (the outbox row) in the same transaction, so an approval
 //! is never lost and never dispatched twice: the request row is locked for the decision.
 use super::Caller;
@@ -23,23 +23,13 @@ use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-/// What the approval rule needs to know of a request: its department, its requester, who decided already.
-async fn ballot(tx: &mut db::Conn, request: &RequestRow) -> Result<Ballot, AppError> {
-    let decisions = db::rerun_requests::decisions(tx, &request.id).await?;
-    Ok(Ballot {
-        department: request.department.clone(),
-        requesters: vec![request.requested_by],
-        decided: decisions.iter().map(|d| d.approver_id).collect(),
-    })
-}
-
 /// The approval rule's refusal as the caller hears it (single and bulk decisions alike).
 pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError {
     let user = &caller.user().username;
     match refusal {
         Refusal::NotOwner(refusal) => caller.act_refused(refusal, Act::Decide, what),
-        Refusal::Requester => {
-            tracing::warn!(%user, what, "self-approval refused");
+        Refusal::Maker(part) => {
+            tracing::warn!(%user, what, %part, "a maker's decision refused (maker ≠ checker)");
             AppError::Forbidden
         }
         Refusal::AlreadyDecided => AppError::conflict(Conflict::AlreadyDecided, "you decided on this already"),
@@ -49,7 +39,7 @@ pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError
 /// Locks the request and applies the approval rule to this caller now.
 async fn decidable(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<(RequestRow, Ballot), AppError> {
     let request = db::rerun_requests::lock(tx, id).await?.ok_or(AppError::NotFound)?;
-    let ballot = ballot(tx, &request).await?;
+    let ballot = super::makers::request_ballot(tx, &request).await?;
     may_decide(&caller.person(), &ballot).map_err(|refusal| refused(caller, refusal, id))?;
     super::rerun_requests::not_in_batch(&request)?;
     // Both decisions need a request that waits for one.
@@ -102,6 +92,7 @@ pub async fn decide(
         Decision::Reject => {
             advance(&mut tx, &request, RequestEvent::Reject, now).await?;
             let entry = entry(caller, &request, AuditAction::RerunRequestRejected)
+                .after(json!({"rerun_id": id, "status": RerunRequestStatus::Rejected, "makers": ballot.makers}))
                 .authenticated(authenticated)
                 .reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -118,7 +109,8 @@ pub async fn decide(
                 db::rerun_requests::insert_dispatch(&mut tx, id, now, now).await?;
                 let plan = request.plan()?;
                 let entry = entry(caller, &request, AuditAction::RerunRequestApproved)
-                    .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan}))
+                    .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan,
+                        "makers": ballot.makers}))
                     .authenticated(authenticated);
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
                 notify(&mut tx, state, &request, "approved", RerunNews::Approved, Audience::Requester, now).await?;
@@ -127,7 +119,9 @@ pub async fn decide(
                 return Ok(());
             } else {
                 let entry = entry(caller, &request, AuditAction::RerunRequestApprovalRecorded)
-                    .after(json!({"rerun_id": id, "approvals": approvals, "required": required}))
+                    .after(
+                        json!({"rerun_id": id, "approvals": approvals, "required": required, "makers": ballot.makers}),
+                    )
                     .authenticated(authenticated);
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
             }
@@ -164,7 +158,8 @@ async fn back_to_staff(
     Ok(())
 }
 
-/// What waits for this manager: pending requests of the departments they own (never their own requests).
+/// What waits for this manager: pending requests of the departments they own (those they prepared are marked: they
+/// may not decide on them).
 pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, AppError> {
     caller.require(Role::Manager)?;
     let departments = caller.acting_departments(Act::Decide);
@@ -173,11 +168,14 @@ pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, 
     let mut items = Vec::new();
     for r in pending {
         let plan = r.plan()?;
+        let ballot = super::makers::request_ballot(&mut tx, &r).await?;
         let decisions = db::rerun_requests::decisions(&mut tx, &r.id).await?;
-        let approvals = decisions.iter().filter(|d| d.decision == Decision::Approve).count() as i64;
+        let approvers: Vec<i64> =
+            decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
+        let approvals = i64::from(counted(&approvers, &ballot));
         let required = state.config.workflow(&r.workflow).map_or(1, |w| w.approvals_required);
         items.push(InboxItem {
-            own_request: r.requested_by == caller.user_id(),
+            own_request: ballot.is_maker(caller.user_id()),
             id: r.id,
             process_id: r.process_id,
             department: r.department,

@@ -78,7 +78,8 @@ pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &
     Ok(())
 }
 
-/// A manager of the department records a verdict found out by hand, with the evidence in words.
+/// A manager of the department records a verdict found out by hand, with the evidence in words, after a fresh
+/// sign-in; a plan that rests on it may not be decided by them (`MakerPart::RecordedVerdict`).
 pub async fn manual_verdict(
     state: &AppState,
     caller: &Caller,
@@ -93,6 +94,8 @@ pub async fn manual_verdict(
         return Err(AppError::invalid("verdict", Invalid::new(Rule::NotByHand, why)));
     }
     let operation = operation_for(state, caller, process_id, Act::RecordVerdict).await?;
+    // A verdict by hand can make a step rerunnable: it is a decision, given by the person now.
+    let authenticated = caller.fresh_sign_in(state)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let step = db::operations::step_by_name(&mut tx, operation.id, step_name)
@@ -108,6 +111,7 @@ pub async fn manual_verdict(
         external_id: None,
         evidence_json: &evidence_json,
         asked_by: &asked_by,
+        recorded_by: Some(caller.user_id()),
         records: 0,
     };
     db::reconciliations::insert(&mut tx, &new, now).await?;
@@ -115,7 +119,8 @@ pub async fn manual_verdict(
         .department(Some(&operation.department))
         .before(json!({"step": step.name, "verdict": step.latest_verdict}))
         .after(json!({"step": step.name, "verdict": verdict}))
-        .reason(&evidence_text);
+        .reason(&evidence_text)
+        .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())

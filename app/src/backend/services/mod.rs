@@ -18,6 +18,7 @@ pub mod idempotency;
 pub mod incidents;
 pub mod known_patterns;
 pub mod known_steps;
+mod makers;
 pub mod notifications;
 pub mod operations;
 pub mod reconciliation;

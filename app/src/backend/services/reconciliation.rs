@@ -114,6 +114,7 @@ impl Looked<'_> {
                 external_id: v.evidence.external_id.as_deref(),
                 evidence_json: &evidence_json,
                 asked_by: &asked_by,
+                recorded_by: None,
                 records: v.evidence.records as i64,
             };
             db::reconciliations::insert(tx, &new, now).await?;

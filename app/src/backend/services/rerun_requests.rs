@@ -9,6 +9,7 @@ use crate::backend::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
+use crate::domain::approval::MakerPart;
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::checklist::{self, Check, CheckedStep, Found, Prefill, StepError};
@@ -190,6 +191,7 @@ pub(super) async fn create(
         db::rerun_requests::insert_item(tx, &id, check.check.number(), check.holds, &check.evidence.to_stored())
             .await?;
     }
+    super::makers::took_part(tx, caller, &id, MakerPart::Started, now).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestCreated, "operation", &operation.process_id)
         .department(Some(&operation.department))
         .after(json!({"rerun_id": id, "plan": d.plan, "confirmed_flags": d.confirmed, "batch_id": d.batch_id}))
@@ -416,6 +418,7 @@ pub async fn confirm(
     let confirmation =
         Confirmation { user_id: caller.user_id(), comment: comment.trim(), cause_class: class, cause_text: text };
     db::rerun_requests::confirm_item(&mut tx, id, number, &confirmation, now).await?;
+    super::makers::took_part(&mut tx, caller, id, MakerPart::ConfirmedCheck, now).await?;
     let entry = AuditEntry::new(
         caller.actor(),
         AuditAction::RerunRequestCheckConfirmed,
@@ -453,6 +456,8 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     if !moved.request || !moved.operation {
         return Err(AppError::conflict(Conflict::NotDraft, "the request or the operation changed meanwhile"));
     }
+    super::makers::took_part(&mut tx, caller, id, MakerPart::Submitted, now).await?;
+    super::makers::verdicts_rested_on(&mut tx, &request, now).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestSubmitted, "operation", &request.process_id)
         .department(Some(&request.department))
         .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))

@@ -13,6 +13,7 @@ use crate::domain::ids::{DepartmentCode, EmailAddress, Username};
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::password_policy::check_new_password;
 use crate::domain::preferences;
+use crate::domain::rights;
 use crate::domain::roles::Role;
 use serde_json::json;
 
@@ -206,8 +207,12 @@ pub async fn set_roles(
 ) -> Result<(), AppError> {
     caller.require(Role::Admin)?;
     let (roles, codes) = check_roles(&roles, &departments)?;
-    if user_id == caller.user_id() && !roles.contains(&Role::Admin) {
-        return Err(AppError::conflict(Conflict::SelfDemotion, "you cannot take away your own admin role"));
+    if !rights::may_change_access(caller.user_id(), user_id) {
+        tracing::warn!(user = %caller.user().username, "an admin's change of their own roles refused");
+        return Err(AppError::conflict(
+            Conflict::OwnAccess,
+            "your own roles and departments are changed by another admin",
+        ));
     }
     let authenticated = caller.fresh_sign_in(state)?;
     let now = state.clock.now();

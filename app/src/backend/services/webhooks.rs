@@ -141,6 +141,7 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
             external_id: evidence.external_id.as_deref(),
             evidence_json: &evidence_json,
             asked_by: &asked_by,
+            recorded_by: None,
             records: evidence.records as i64,
         };
         db::reconciliations::insert(&mut tx, &new, now).await?;

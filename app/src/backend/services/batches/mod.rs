@@ -13,13 +13,13 @@ use super::rerun_requests::{
     snapshot,
 };
 use crate::backend::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
-use crate::backend::db::rerun_requests::{Confirmation, DecisionRow, RequestRow};
+use crate::backend::db::rerun_requests::{Confirmation, RequestRow};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::batches::{
     BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals,
 };
-use crate::domain::approval::{self, Ballot, Decision, counted, is_approved, is_expired, may_decide};
+use crate::domain::approval::{self, Decision, MakerPart, counted, is_approved, is_expired, may_decide};
 use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::batches::{
@@ -120,6 +120,7 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
     };
     let ids: Vec<i64> = selected.iter().map(|s| s.id).collect();
     db::batches::insert(&mut tx, &new, &ids, now).await?;
+    super::makers::took_part_in_batch(&mut tx, caller, &id, MakerPart::Created, now).await?;
     let batch = db::batches::by_id(&mut tx, &id).await?.ok_or(AppError::NotFound)?;
     let process_ids: Vec<&str> = selected.iter().map(|s| s.process_id.as_str()).collect();
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchCreated, &batch)
@@ -214,6 +215,7 @@ pub async fn request(
     }
     db::batches::set_rate_and_expiry(&mut tx, id, Some(i64::from(rate)), None).await?;
     move_batch(&mut tx, &batch, BatchEvent::Request, now).await?;
+    super::makers::took_part_in_batch(&mut tx, caller, id, MakerPart::Requested, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchRequested, &batch)
         .before(json!({"status": batch.status}))
         .after(
@@ -344,6 +346,7 @@ pub async fn confirm(
     let confirmation =
         Confirmation { user_id: caller.user_id(), comment: comment.trim(), cause_class: class, cause_text: text };
     db::batches::confirm_check(&mut tx, id, number, &confirmation, now).await?;
+    super::makers::took_part_in_batch(&mut tx, caller, id, MakerPart::ConfirmedCheck, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchCheckConfirmed, &batch)
         .after(json!({"check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -381,6 +384,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
             .await?;
             continue;
         }
+        super::makers::verdicts_rested_on(&mut tx, &request, now).await?;
         let plan = request.plan()?;
         let expiry = now + approval_validity(state, &request, &plan);
         expires_at = Some(expires_at.map_or(expiry, |e| e.min(expiry)));
@@ -395,6 +399,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let to = allows(&batch, event)?;
     db::batches::set_rate_and_expiry(&mut tx, id, None, expires_at).await?;
     move_batch(&mut tx, &batch, event, now).await?;
+    super::makers::took_part_in_batch(&mut tx, caller, id, MakerPart::Submitted, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchSubmitted, &batch)
         .before(json!({"status": batch.status}))
         .after(json!({"status": to, "operations": submitted, "expires_at": expires_at}));
@@ -426,8 +431,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let mut tx = state.db.begin_write().await?;
     let batch = batch_for(&mut tx, caller, id, true).await?;
     let members = db::batches::members_in(&mut tx, id, MemberState::Requested, MAX_OPERATIONS as i64).await?;
-    let decisions = db::batches::decisions(&mut tx, id).await?;
-    let ballot = ballot(&batch, &members, &decisions);
+    let ballot = super::makers::batch_ballot(&mut tx, &batch, &members).await?;
     may_decide(&caller.person(), &ballot).map_err(|refusal| super::approvals::refused(caller, refusal, id))?;
     allows(&batch, BatchEvent::Approve)?;
     if is_expired(batch.expires_at, now) {
@@ -472,7 +476,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let approvals = counted(&approvers, &ballot);
     if !is_approved(approvals, required) {
         let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApprovalRecorded, &batch)
-            .after(json!({"approvals": approvals, "required": required}))
+            .after(json!({"approvals": approvals, "required": required, "makers": ballot.makers}))
             .authenticated(authenticated);
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
         tx.commit().await?;
@@ -520,26 +524,14 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     move_batch(&mut tx, &batch, event, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApproved, &batch)
         .before(json!({"status": batch.status}))
-        .after(json!({"status": to, "approvals": approvals, "operations": turn, "rate_per_minute": rate}))
+        .after(json!({"status": to, "approvals": approvals, "operations": turn, "rate_per_minute": rate,
+            "makers": ballot.makers}))
         .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     notify_creator(&mut tx, state, &batch, "approved", BatchNews::Approved, now).await?;
     tx.commit().await?;
     state.dispatch_wake.notify_one();
     Ok(())
-}
-
-/// What the approval rule needs to know of a bulk rerun: its creator and every requested member's requester
-/// asked for it. One ballot holds the rule for the batch and for each member at once: a member alone has the
-/// same department and decisions, and its requester is among the batch's.
-pub(super) fn ballot(batch: &BatchRow, members: &[MemberRow], decisions: &[DecisionRow]) -> Ballot {
-    let requested = members.iter().filter(|m| m.state == MemberState::Requested).filter_map(|m| m.requested_by);
-    let requesters = std::iter::once(batch.created_by).chain(requested).collect();
-    Ballot {
-        department: batch.department.clone(),
-        requesters,
-        decided: decisions.iter().map(|d| d.approver_id).collect(),
-    }
 }
 
 async fn notify_creator(

@@ -39,7 +39,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let checks = db::batches::checks(&mut tx, id).await?;
     let decisions = db::batches::decisions(&mut tx, id).await?;
     let staff = caller.may_act(Act::RunBulkRerun, &batch.department);
-    let may_decide = approval::may_decide(&caller.person(), &super::ballot(&batch, &members, &decisions)).is_ok();
+    let ballot = super::super::makers::batch_ballot(&mut tx, &batch, &members).await?;
+    let may_decide = approval::may_decide(&caller.person(), &ballot).is_ok();
     let mut totals = Totals::default();
     let mut views = Vec::new();
     for m in &members {

@@ -1,0 +1,157 @@
+//! Separation of duties (QUALITY 11, issue 47), each hole as an attack: whoever prepared a rerun — started it,
+//! confirmed one of its checks, submitted it, recorded a manual verdict its plan rests on; for a bulk rerun also
+//! created, requested, confirmed or submitted it — never approves or rejects it, single and bulk; a verdict by
+//! hand is a decision that needs a fresh sign-in.
+use crate::batches::{bulk, by_filter};
+use crate::fixtures::{caller, count, stalled};
+use crate::harness::TestApp;
+use app::api::AppError;
+use app::backend::services::{Caller, approvals::decide, batches, holds, rerun_requests};
+use app::domain::approval::Decision;
+use app::domain::reconciliation::Verdict;
+use chrono::Duration;
+
+fn cause() -> rerun_requests::Cause {
+    rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) }
+}
+
+/// Staff start a request for a stalled order; `checker` confirms the checks in `checks` and `staff` the others;
+/// `submitter` sends it for approval.
+async fn prepared(
+    app: &TestApp,
+    process_id: &str,
+    (staff, checker, submitter): (&Caller, &Caller, &Caller),
+    checks: &[i64],
+) -> String {
+    let token = app.token(&format!("intake-{process_id}"), &["sales"]).await;
+    stalled(app, &token, process_id).await;
+    let started = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap();
+    let app::api::reruns::StartAnswer::Created { id } = started else { panic!("the plan should be ready") };
+    for n in 1..=5 {
+        let who = if checks.contains(&n) { checker } else { staff };
+        rerun_requests::confirm(&app.state, who, &id, n, "確認した", cause()).await.unwrap();
+    }
+    rerun_requests::submit(&app.state, submitter, &id).await.unwrap();
+    id
+}
+
+async fn sales_team(app: &TestApp) -> (Caller, Caller, Caller) {
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    app.user("takahashi", &["manager"], &["sales"]).await;
+    (caller(app, "sato").await, caller(app, "suzuki").await, caller(app, "takahashi").await)
+}
+
+fn forbidden(result: &Result<(), AppError>) -> bool {
+    matches!(result, Err(AppError::Forbidden))
+}
+
+async fn dispatches(app: &TestApp, id: &str) -> i64 {
+    count(app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", id).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_who_confirmed_the_checks_and_submitted_a_request_can_neither_approve_nor_reject_it() {
+    let app = TestApp::spawn().await;
+    let (sato, suzuki, takahashi) = sales_team(&app).await;
+    let id = prepared(&app, "ORD-SOD", (&sato, &suzuki, &suzuki), &[1, 2, 3, 4, 5]).await;
+
+    assert!(forbidden(&decide(&app.state, &suzuki, &id, Decision::Approve, "").await), "the checker approves");
+    assert!(forbidden(&decide(&app.state, &suzuki, &id, Decision::Reject, "やめる").await), "the checker rejects");
+    assert_eq!(dispatches(&app, &id).await, 0);
+
+    decide(&app.state, &takahashi, &id, Decision::Approve, "証跡を確認した").await.unwrap();
+    assert_eq!(dispatches(&app, &id).await, 1, "another manager of the department decides");
+    let approved = app.audit_after("rerun_request.approved").await;
+    let makers = &approved[0]["makers"];
+    for (user, part) in [(&sato, "started"), (&suzuki, "confirmed_check"), (&suzuki, "submitted")] {
+        assert!(
+            makers.as_array().unwrap().iter().any(|m| m["user_id"] == user.user_id() && m["part"] == part),
+            "the approval's audit event names {} as {part}: {makers}",
+            user.user().username
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirming_a_single_check_or_only_submitting_makes_a_maker() {
+    let app = TestApp::spawn().await;
+    let (sato, suzuki, takahashi) = sales_team(&app).await;
+    let one_check = prepared(&app, "ORD-ONE", (&sato, &suzuki, &sato), &[3]).await;
+    assert!(forbidden(&decide(&app.state, &suzuki, &one_check, Decision::Approve, "").await));
+    rerun_requests::cancel(&app.state, &suzuki, &one_check, "取り下げる").await.unwrap(); // a maker may withdraw
+
+    let submitted_only = prepared(&app, "ORD-SUB", (&sato, &sato, &takahashi), &[]).await;
+    assert!(forbidden(&decide(&app.state, &takahashi, &submitted_only, Decision::Approve, "").await));
+    decide(&app.state, &suzuki, &submitted_only, Decision::Approve, "").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manual_verdict_needs_a_fresh_sign_in_and_its_recorder_cannot_approve_the_plan_resting_on_it() {
+    let app = TestApp::spawn().await;
+    let (_, _, takahashi) = sales_team(&app).await;
+    let token = app.token("intake", &["sales"]).await;
+    stalled(&app, &token, "ORD-MV").await;
+    let why = "AI 事業者のサポートが未実行と回答";
+
+    app.clock.advance(Duration::minutes(11)); // past the fresh window of takahashi's sign-in
+    let stale = holds::manual_verdict(&app.state, &takahashi, "ORD-MV", "ai_summary", Verdict::NotExecuted, why).await;
+    assert!(matches!(stale, Err(AppError::SignInAgain)), "{stale:?}");
+    let takahashi = caller(&app, "takahashi").await; // signed in again
+    holds::manual_verdict(&app.state, &takahashi, "ORD-MV", "ai_summary", Verdict::NotExecuted, why).await.unwrap();
+    let recorded = app.audit_after("step.manual_verdict").await;
+    assert_eq!(recorded[0]["authenticated"]["method"]["kind"], "password", "audited with how they signed in");
+
+    let sato = caller(&app, "sato").await;
+    let started = rerun_requests::start(&app.state, &sato, "ORD-MV", "再実行する").await.unwrap();
+    let app::api::reruns::StartAnswer::Created { id } = started else { panic!("the plan should be ready") };
+    for n in 1..=5 {
+        rerun_requests::confirm(&app.state, &sato, &id, n, "確認した", cause()).await.unwrap();
+    }
+    rerun_requests::submit(&app.state, &sato, &id).await.unwrap();
+    let own = decide(&app.state, &takahashi, &id, Decision::Approve, "").await;
+    assert!(forbidden(&own), "the recorder of the verdict the plan rests on: {own:?}");
+    assert_eq!(dispatches(&app, &id).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_who_confirmed_and_submitted_a_bulk_rerun_cannot_approve_it() {
+    let b = bulk().await;
+    b.app.user("takahashi", &["manager"], &["sales"]).await;
+    let all: Vec<String> = (0..3).map(|i| format!("OUT-{i}")).collect();
+    b.stalled(&all, "sales").await;
+    let id = b.previewed(by_filter()).await;
+    batches::request(&b.app.state, &b.staff, &id, Some(60)).await.unwrap();
+    for n in 1..=5 {
+        batches::confirm(&b.app.state, &b.owner, &id, n, "ログで確認した", cause()).await.unwrap();
+    }
+    batches::submit(&b.app.state, &b.owner, &id).await.unwrap();
+
+    assert!(forbidden(&batches::decide(&b.app.state, &b.owner, &id, true, "").await), "checker and submitter");
+    assert!(forbidden(&batches::decide(&b.app.state, &b.staff, &id, true, "").await), "staff never decide");
+    let takahashi = caller(&b.app, "takahashi").await;
+    batches::decide(&b.app.state, &takahashi, &id, true, "").await.unwrap();
+    assert_eq!(b.view(&id).await.status.as_str(), "dispatching");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_cannot_give_themselves_the_manager_role_but_another_admin_can() {
+    use app::backend::services::users;
+    use app::domain::roles::Role;
+    let app = TestApp::spawn().await;
+    let kanri = app.user("kanri", &["admin"], &[]).await;
+    app.user("nibanme", &["admin"], &[]).await;
+    let admin = caller(&app, "kanri").await;
+
+    let promoted = users::set_roles(&app.state, &admin, kanri, vec![Role::Admin, Role::Manager], vec!["sales".into()]);
+    let promoted = promoted.await;
+    assert!(
+        matches!(&promoted, Err(AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::OwnAccess),
+        "{promoted:?}"
+    );
+    assert!(!caller(&app, "kanri").await.person().has(Role::Manager), "nothing changed");
+
+    let other = caller(&app, "nibanme").await;
+    users::set_roles(&app.state, &other, kanri, vec![Role::Admin, Role::Manager], vec!["sales".into()]).await.unwrap();
+    assert!(caller(&app, "kanri").await.person().has(Role::Manager));
+}
