@@ -6,6 +6,7 @@ use app::backend::{AppState, ServerOptions};
 use app::domain::audit::{Actor, SystemActor};
 use app::domain::audit_export::{AuditFilter, ExportChecker, ExportFormat, Line};
 use app::domain::audit_proof::{ExportProof, ProofSummary, PublicKey, SignedCheckpoint};
+use app::domain::membership::Membership;
 use app::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
@@ -89,12 +90,16 @@ pub enum UserCommand {
         username: String,
         #[arg(long)]
         display_name: String,
-        /// staff, manager, auditor or admin; repeat for several.
-        #[arg(long = "role", required = true, value_parser = |s: &str| s.parse::<Role>())]
+        /// staff, manager, auditor or admin; repeat for several. Staff and manager are held in each
+        /// `--department` of this call.
+        #[arg(long = "role", required_unless_present = "memberships", value_parser = |s: &str| s.parse::<Role>())]
         roles: Vec<Role>,
         /// Department code; repeat for several.
         #[arg(long = "department", num_args = 1..)]
         departments: Vec<String>,
+        /// A role in one department, DEPARTMENT:ROLE (sales:manager); repeat for several.
+        #[arg(long = "member", value_parser = |s: &str| Membership::parse(s))]
+        memberships: Vec<Membership>,
         /// Where e-mail notifications go (optional).
         #[arg(long)]
         email: Option<String>,
@@ -285,7 +290,9 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             }
             Ok(0)
         }
-        Command::User { command: UserCommand::Add { username, display_name, roles, departments, email, .. } } => {
+        Command::User {
+            command: UserCommand::Add { username, display_name, roles, departments, memberships, email, .. },
+        } => {
             let mut password = String::new();
             std::io::stdin().read_to_string(&mut password)?;
             let new = NewUser {
@@ -294,6 +301,7 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
                 password: password.trim_end_matches(['\r', '\n']).to_string(),
                 roles: roles.clone(),
                 departments: departments.clone(),
+                memberships: memberships.clone(),
                 email: email.clone().unwrap_or_default(),
             };
             match services::users::add(state, Actor::system(SystemActor::CommandLine), None, new).await {

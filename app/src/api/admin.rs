@@ -1,6 +1,7 @@
 //! The admin's people pages.
 use super::{AppError, DepartmentDto};
 pub use crate::contract::admin::*;
+use crate::domain::membership::Membership;
 use crate::domain::roles::Role;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -37,10 +38,16 @@ pub async fn set_user_disabled(user_id: i64, disabled: bool) -> Result<(), AppEr
     services::users::set_disabled(&state, &caller, user_id, disabled).await
 }
 
+/// What another person holds: organisation-wide roles, and memberships (one by one, or `roles` × `departments`).
 #[server(endpoint = "admin/set_user_roles", input = Json)]
-pub async fn set_user_roles(user_id: i64, roles: Vec<Role>, departments: Vec<String>) -> Result<(), AppError> {
+pub async fn set_user_roles(
+    user_id: i64,
+    roles: Vec<Role>,
+    #[server(default)] departments: Vec<String>,
+    #[server(default)] memberships: Vec<Membership>,
+) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;
-    services::users::set_roles(&state, &caller, user_id, roles, departments).await
+    services::users::set_access(&state, &caller, user_id, roles, departments, memberships).await
 }
 
 /// The configuration loaded at start-up, read-only (it names environment variables, never secrets).

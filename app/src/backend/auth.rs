@@ -1,9 +1,10 @@
 //! Sign-in sessions: axum-login on tower-sessions (session ID rotated at sign-in, sessions bound to the
 //! password hash), plus idle and absolute timeouts measured with the state's clock.
 use super::AppState;
-use super::db::{self, departments::DepartmentRow, users::UserRow};
+use super::db::{self, users::MembershipRow, users::UserRow};
 use crate::contract::{AppError, CurrentUser, DepartmentDto};
 use crate::domain::identity::Authentication;
+use crate::domain::membership::{Access, Membership};
 use crate::domain::roles::Role;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -67,13 +68,13 @@ impl AuthnBackend for Backend {
     /// Loaded on every request: a disabled user or a revoked role takes effect at the next call.
     async fn get_user(&self, id: &UserId<Self>) -> Result<Option<SessionUser>, BackendError> {
         let mut connection = self.state.db.connection().await?;
-        let Some((row, roles, departments)) = db::users::with_roles_and_departments(&mut connection, *id).await? else {
+        let Some((row, roles, memberships)) = db::users::with_access(&mut connection, *id).await? else {
             return Ok(None);
         };
         if row.disabled_at.is_some() {
             return Ok(None);
         }
-        Ok(Some(session_user(row, roles, departments)))
+        Ok(Some(session_user(row, roles, memberships)))
     }
 }
 
@@ -88,21 +89,35 @@ fn session_binding(row: &UserRow) -> Vec<u8> {
 
 pub async fn load_session_user(tx: &mut db::Conn, row: UserRow) -> Result<SessionUser, sqlx::Error> {
     let roles = db::users::roles(tx, row.id).await?;
-    let departments = db::users::departments(tx, row.id).await?;
-    Ok(session_user(row, roles, departments))
+    let memberships = db::users::memberships(tx, row.id).await?;
+    Ok(session_user(row, roles, memberships))
 }
 
-fn session_user(row: UserRow, roles: Vec<String>, departments: Vec<DepartmentRow>) -> SessionUser {
-    let roles = roles.iter().filter_map(|r| r.parse::<Role>().ok()).collect();
-    let departments = departments.into_iter().map(|d| DepartmentDto { code: d.code, name: d.name }).collect();
+/// The person as the pages and the rules see them: organisation-wide roles and memberships; `roles` lists every
+/// role held anywhere, `departments` every department they belong to (with its name).
+fn session_user(row: UserRow, roles: Vec<String>, memberships: Vec<MembershipRow>) -> SessionUser {
+    let mut departments: Vec<DepartmentDto> = Vec::new();
+    for m in &memberships {
+        if !departments.iter().any(|d| d.code == m.code) {
+            departments.push(DepartmentDto { code: m.code.clone(), name: m.name.clone() });
+        }
+    }
+    let access = Access {
+        roles: roles.iter().filter_map(|r| r.parse::<Role>().ok()).filter(|r| !r.is_departmental()).collect(),
+        memberships: memberships
+            .into_iter()
+            .filter_map(|m| Some(Membership { department: m.code, role: m.role.parse().ok()? }))
+            .collect(),
+    };
     SessionUser {
         auth_hash: session_binding(&row),
         user: CurrentUser {
             id: row.id,
             username: row.username,
             display_name: row.display_name,
-            roles,
+            roles: access.all_roles(),
             departments,
+            memberships: access.memberships.into_iter().collect(),
             language: row.language,
             time_zone: row.time_zone,
         },

@@ -1,4 +1,5 @@
 //! The admin's people pages.
+use crate::domain::membership::Membership;
 use crate::domain::roles::Role;
 use serde::{Deserialize, Serialize};
 
@@ -7,8 +8,15 @@ pub struct UserSummary {
     pub id: i64,
     pub username: String,
     pub display_name: String,
+    /// Organisation-wide roles (auditor, admin).
     pub roles: Vec<Role>,
+    /// The departments they belong to, in any role.
     pub departments: Vec<String>,
+    /// Staff and manager, each in its department.
+    pub memberships: Vec<Membership>,
+    /// What they held before roles were per department, while it waits for an admin's review (their manager role
+    /// now counts in several departments, or a department of theirs had no role).
+    pub held_before: Option<HeldBefore>,
     pub disabled: bool,
     pub email: Option<String>,
     /// Signs in through the company's identity provider: roles and departments follow their groups there.
@@ -20,11 +28,22 @@ pub struct NewUser {
     pub username: String,
     pub display_name: String,
     pub password: String,
+    /// Organisation-wide roles, and staff or manager in each of `departments` (one grant's pairs).
     pub roles: Vec<Role>,
     pub departments: Vec<String>,
+    /// Staff or manager in one department each, beside the pairs above.
+    #[serde(default)]
+    pub memberships: Vec<Membership>,
     /// For e-mail notifications; empty: none.
     #[serde(default)]
     pub email: String,
+}
+
+/// Roles and departments as held before memberships (every role counted in every department).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldBefore {
+    pub roles: Vec<String>,
+    pub departments: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

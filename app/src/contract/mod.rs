@@ -25,6 +25,7 @@ pub struct CspNonce(pub String);
 
 use serde::{Deserialize, Serialize};
 
+use crate::domain::membership::Membership;
 use crate::domain::roles::Role;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,8 +40,12 @@ pub struct CurrentUser {
     pub id: i64,
     pub username: String,
     pub display_name: String,
+    /// Every role held, in the organisation or in a department.
     pub roles: Vec<Role>,
+    /// The departments the person belongs to (in any role).
     pub departments: Vec<DepartmentDto>,
+    /// Staff and manager as held: each in its department.
+    pub memberships: Vec<Membership>,
     /// The pages' language (`ja`, `en`) and time zone (IANA name).
     pub language: String,
     pub time_zone: String,

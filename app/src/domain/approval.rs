@@ -108,7 +108,8 @@ mod tests {
     use crate::domain::roles::Role::{Auditor, Manager, Staff};
 
     fn person(id: i64, roles: &[crate::domain::roles::Role], departments: &[&str]) -> Person {
-        Person { id, roles: roles.to_vec(), departments: departments.iter().map(|d| d.to_string()).collect() }
+        let departments: Vec<String> = departments.iter().map(|d| d.to_string()).collect();
+        Person { id, access: crate::domain::membership::Access::granted(roles, &departments) }
     }
 
     fn ballot(makers: &[i64], decided: &[i64]) -> Ballot {

@@ -1,10 +1,10 @@
 //! Company sign-in (OpenID Connect): what a person's groups at the identity provider let them do here, and
 //! whether their sign-in is recent enough for a decision (approving, rejecting, stopping dispatches,
 //! administering users): "sudo mode".
+use super::membership::Access;
 use super::roles::Role;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 /// `group "sales-approvers" → manager of sales`, from `rerun-gate.toml`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -14,24 +14,14 @@ pub struct GroupMapping {
     pub departments: Vec<String>,
 }
 
-/// What a person may do here: roles and departments.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Access {
-    pub roles: BTreeSet<Role>,
-    pub departments: BTreeSet<String>,
-}
-
-/// The union of every mapping that names one of `groups`; `None` when none does (the person is refused, and
-/// their sessions end).
+/// What a person's groups give: each mapping's own pairs (its roles in its departments), side by side and never
+/// crossed; `None` when no mapping names one of `groups` (the person is refused, and their sessions end).
 pub fn access_from_groups(mappings: &[GroupMapping], groups: &[String]) -> Option<Access> {
-    let mut access = Access::default();
-    let mut mapped = false;
-    for mapping in mappings.iter().filter(|m| groups.contains(&m.group)) {
-        mapped = true;
-        access.roles.extend(mapping.roles.iter().copied());
-        access.departments.extend(mapping.departments.iter().cloned());
+    let mapped: Vec<&GroupMapping> = mappings.iter().filter(|m| groups.contains(&m.group)).collect();
+    if mapped.is_empty() {
+        return None;
     }
-    mapped.then_some(access)
+    Some(mapped.into_iter().fold(Access::default(), |access, m| access.with(Access::granted(&m.roles, &m.departments))))
 }
 
 /// How a person proved who they are, and when: what a decision's audit event records.
@@ -104,26 +94,31 @@ pub fn query_value(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::membership::Membership;
     use chrono::TimeZone;
+    use std::collections::BTreeSet;
 
     fn mappings() -> Vec<GroupMapping> {
         vec![
             GroupMapping { group: "sales-staff".into(), roles: vec![Role::Staff], departments: vec!["sales".into()] },
             GroupMapping {
-                group: "sales-approvers".into(),
+                group: "billing-approvers".into(),
                 roles: vec![Role::Manager],
-                departments: vec!["sales".into()],
+                departments: vec!["billing".into()],
             },
             GroupMapping { group: "audit".into(), roles: vec![Role::Auditor], departments: vec![] },
         ]
     }
 
     #[test]
-    fn groups_give_the_union_of_their_mappings_and_unmapped_groups_give_nothing() {
-        let groups = vec!["sales-staff".to_string(), "sales-approvers".to_string(), "cafeteria".to_string()];
+    fn groups_give_the_pairs_of_each_mapping_and_unmapped_groups_give_nothing() {
+        let groups = vec!["sales-staff".to_string(), "billing-approvers".to_string(), "cafeteria".to_string()];
         let access = access_from_groups(&mappings(), &groups).unwrap();
-        assert_eq!(access.roles, BTreeSet::from([Role::Staff, Role::Manager]));
-        assert_eq!(access.departments, BTreeSet::from(["sales".to_string()]));
+        let pair = |department: &str, role| Membership { department: department.into(), role };
+        assert_eq!(access.memberships, BTreeSet::from([pair("sales", Role::Staff), pair("billing", Role::Manager)]));
+        assert!(access.roles.is_empty(), "no manager of sales from two mappings");
+        let auditor = access_from_groups(&mappings(), &["audit".to_string()]).unwrap();
+        assert_eq!(auditor.roles, BTreeSet::from([Role::Auditor]));
         assert_eq!(access_from_groups(&mappings(), &["cafeteria".to_string()]), None);
         assert_eq!(access_from_groups(&mappings(), &[]), None);
     }

@@ -25,6 +25,7 @@ pub mod ids;
 pub mod incidents;
 pub mod indicators;
 pub mod invalid;
+pub mod membership;
 mod names;
 pub mod notifications;
 pub mod operations;

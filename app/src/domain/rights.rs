@@ -2,14 +2,14 @@
 //! names, called by every service. Reading: a member of the department, or an auditor (auditors read
 //! everything). Acting: a member of the object's department who holds a role that may do the act. The auditor
 //! role grants reading only, never a write, whatever other roles the person holds.
+use super::membership::{Access, Membership};
 use super::roles::Role;
 
-/// A person as the rules see them: who, with which roles, a member of which departments (at this moment).
+/// A person as the rules see them: who, with which organisation-wide roles and memberships (at this moment).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Person {
     pub id: i64,
-    pub roles: Vec<Role>,
-    pub departments: Vec<String>,
+    pub access: Access,
 }
 
 /// Something a person does to an object of a department.
@@ -61,26 +61,31 @@ pub enum Refusal {
 }
 
 impl Person {
+    /// A role held anywhere: organisation-wide, or in at least one department.
     pub fn has(&self, role: Role) -> bool {
-        self.roles.contains(&role)
+        self.access.roles.contains(&role) || self.access.memberships.iter().any(|m| m.role == role)
     }
 
     pub fn is_member(&self, department: &str) -> bool {
-        self.departments.iter().any(|d| d == department)
+        self.access.memberships.iter().any(|m| m.department == department)
     }
 
     /// The departments whose objects this person reads; `None` means all (auditors).
-    pub fn readable_departments(&self) -> Option<&[String]> {
-        if self.has(Role::Auditor) { None } else { Some(&self.departments) }
+    pub fn readable_departments(&self) -> Option<Vec<String>> {
+        if self.has(Role::Auditor) { None } else { Some(self.access.departments()) }
     }
 
     pub fn may_read(&self, department: &str) -> bool {
         self.has(Role::Auditor) || self.is_member(department)
     }
 
-    /// The write rule: membership of the object's department with a role that may do the act.
+    /// The write rule: a membership of the object's department whose role may do the act. A role held in
+    /// another department counts for nothing here.
     pub fn may_act(&self, act: Act, department: &str) -> bool {
-        self.is_member(department) && act.roles().iter().any(|role| self.has(*role))
+        self.access
+            .memberships
+            .iter()
+            .any(|Membership { department: d, role }| d == department && act.roles().contains(role))
     }
 
     pub fn check_act(&self, act: Act, department: &str) -> Result<(), Refusal> {
@@ -94,7 +99,7 @@ impl Person {
     /// The departments in which this person may do the act (where a bulk rerun may select, whose requests
     /// wait in a manager's inbox).
     pub fn acting_departments(&self, act: Act) -> Vec<String> {
-        self.departments.iter().filter(|d| self.may_act(act, d)).cloned().collect()
+        self.access.departments().into_iter().filter(|d| self.may_act(act, d)).collect()
     }
 }
 
@@ -111,7 +116,8 @@ mod tests {
     use Role::{Admin, Auditor, Manager, Staff};
 
     fn person(roles: &[Role], departments: &[&str]) -> Person {
-        Person { id: 1, roles: roles.to_vec(), departments: departments.iter().map(|d| d.to_string()).collect() }
+        let departments: Vec<String> = departments.iter().map(|d| d.to_string()).collect();
+        Person { id: 1, access: Access::granted(roles, &departments) }
     }
 
     #[test]
@@ -134,14 +140,14 @@ mod tests {
         assert!(!owner.may_act(Act::Decide, "billing"));
         assert!(!owner.may_act(Act::RecordVerdict, "billing"));
         assert!(!person(&[Staff], &["sales"]).may_act(Act::Decide, "sales"), "staff do not decide");
-        assert_eq!(person(&[Manager], &["sales", "billing"]).acting_departments(Act::Decide), vec!["sales", "billing"]);
+        assert_eq!(person(&[Manager], &["sales", "billing"]).acting_departments(Act::Decide), vec!["billing", "sales"]);
     }
 
     #[test]
     fn another_departments_object_is_unseen_and_an_admin_is_no_member_of_any() {
         let staff = person(&[Staff], &["sales"]);
         assert_eq!(staff.check_act(Act::Hold, "billing"), Err(Refusal::Unseen));
-        assert_eq!(staff.readable_departments(), Some(&["sales".to_string()][..]));
+        assert_eq!(staff.readable_departments(), Some(vec!["sales".to_string()]));
         assert!(!person(&[Admin], &[]).may_act(Act::Hold, "sales"));
     }
 
@@ -149,5 +155,15 @@ mod tests {
     fn nobody_changes_their_own_access() {
         assert!(!may_change_access(3, 3));
         assert!(may_change_access(3, 4));
+    }
+
+    #[test]
+    fn a_manager_of_billing_who_is_staff_of_sales_decides_only_in_billing() {
+        let staff_here = Access::granted(&[Staff], &["sales".to_string()]);
+        let both = Person { id: 1, access: staff_here.with(Access::granted(&[Manager], &["billing".to_string()])) };
+        assert!(both.may_act(Act::Decide, "billing"));
+        assert_eq!(both.check_act(Act::Decide, "sales"), Err(Refusal::NotAllowed), "only staff in sales");
+        assert!(both.may_act(Act::RequestRerun, "sales"));
+        assert_eq!(both.acting_departments(Act::Decide), vec!["billing"]);
     }
 }

@@ -2,7 +2,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// What a user may do. A user may hold several roles (SPEC "People and roles").
+/// What a user may do. Staff and manager are held per department (`membership::Membership`), auditor and admin
+/// organisation-wide; a person may hold several (SPEC "People and roles").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
@@ -14,6 +15,11 @@ pub enum Role {
 
 impl Role {
     pub const ALL: [Role; 4] = [Role::Staff, Role::Manager, Role::Auditor, Role::Admin];
+
+    /// Staff and manager are held in a department (a membership); auditor and admin in the whole organisation.
+    pub fn is_departmental(self) -> bool {
+        matches!(self, Role::Staff | Role::Manager)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -89,7 +89,8 @@ mod tests {
     }
 
     fn person(roles: &[Role], departments: &[&str]) -> Person {
-        Person { id: 1, roles: roles.to_vec(), departments: departments.iter().map(|d| d.to_string()).collect() }
+        let departments: Vec<String> = departments.iter().map(|d| d.to_string()).collect();
+        Person { id: 1, access: crate::domain::membership::Access::granted(roles, &departments) }
     }
 
     #[test]

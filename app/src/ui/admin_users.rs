@@ -1,8 +1,10 @@
-//! Admin: list users, add one, disable or enable one, change roles and departments.
+//! Admin: list users, add one, disable or enable one, change their roles: auditor and admin for the whole
+//! organisation, staff or manager in each department.
 use super::data::resource;
 use super::labels::{slot, with_entered};
 use crate::api::DepartmentDto;
 use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
+use crate::domain::membership::Membership;
 use crate::domain::roles::Role;
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -38,6 +40,7 @@ pub fn AdminUsersPage() -> impl IntoView {
                 let departments = departments.await.unwrap_or_default();
                 match users.await {
                     Ok(list) => view! {
+                        <ToReview list=list.clone() />
                         <UserTable list departments=departments.clone() disable roles />
                         <AddUserForm add departments />
                     }.into_any(),
@@ -46,6 +49,31 @@ pub fn AdminUsersPage() -> impl IntoView {
             })}
         </Suspense>
     }
+}
+
+/// People whose roles came over from before memberships and wait for a look (`UserSummary::held_before`).
+#[component]
+fn ToReview(list: Vec<UserSummary>) -> impl IntoView {
+    let l = super::labels::locale();
+    let waiting: Vec<_> = list.into_iter().filter_map(|u| Some((u.display_name, u.username, u.held_before?))).collect();
+    (!waiting.is_empty()).then(|| {
+        view! {
+            <section class="card warn" data-testid="access-review" aria-labelledby="access-review-title">
+                <h2 id="access-review-title">{td_string!(l, admin.users.review_title)}</h2>
+                <p>{td_string!(l, admin.users.review_lead)}</p>
+                <ul>
+                    {waiting.into_iter().map(|(display_name, username, before)| {
+                        let roles = before.roles.join(", ");
+                        let departments = before.departments.join(", ");
+                        view! {
+                            <li><span data-entered>{display_name}</span> " (" <code>{username}</code> "): "
+                                {td_string!(l, admin.users.held_before, roles = roles, departments = departments).to_string()}</li>
+                        }
+                    }).collect_view()}
+                </ul>
+            </section>
+        }
+    })
 }
 
 #[component]
@@ -91,32 +119,40 @@ fn UserTable(
     }
 }
 
-/// Checkboxes for roles and departments; "save" sends the whole set.
+/// The person's roles; "save" sends the whole set.
 #[component]
 fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerAction<SetUserRoles>) -> impl IntoView {
     let chosen_roles = RwSignal::new(user.roles.clone());
-    let chosen_departments = RwSignal::new(user.departments.clone());
+    let chosen_memberships = RwSignal::new(user.memberships.clone());
     let id = user.id;
     let l = super::labels::locale();
     view! {
         <fieldset class="inline">
             <legend class="sr-only">{with_entered(&td_string!(l, admin.users.roles_of, name = slot(0)).to_string(), &[&user.username])}</legend>
-            <Choices chosen_roles chosen_departments departments />
+            <Choices chosen_roles chosen_memberships departments prefix=format!("u{id}") />
             <button class="small" on:click=move |_| {
-                roles.dispatch(SetUserRoles { user_id: id, roles: chosen_roles.get(), departments: chosen_departments.get() });
+                roles.dispatch(SetUserRoles {
+                    user_id: id,
+                    roles: chosen_roles.get(),
+                    departments: Vec::new(),
+                    memberships: chosen_memberships.get(),
+                });
             }>{td_string!(l, admin.users.save)}</button>
         </fieldset>
     }
 }
 
-/// One checkbox per role and per department.
+/// A checkbox for each organisation-wide role, and a choice of role in each department (none, staff, manager).
 #[component]
 fn Choices(
     chosen_roles: RwSignal<Vec<Role>>,
-    chosen_departments: RwSignal<Vec<String>>,
+    chosen_memberships: RwSignal<Vec<Membership>>,
     departments: Vec<DepartmentDto>,
+    /// Keeps the labels' `for` unique on a page that edits many people.
+    prefix: String,
 ) -> impl IntoView {
-    let role_boxes = Role::ALL
+    let l = super::labels::locale();
+    let role_boxes = [Role::Auditor, Role::Admin]
         .into_iter()
         .map(|role| {
             view! {
@@ -128,21 +164,37 @@ fn Choices(
             }
         })
         .collect_view();
-    let department_boxes = departments
+    let department_choices = departments
         .into_iter()
         .map(|d| {
+            let id = format!("{prefix}-role-{}", d.code);
             let code = d.code.clone();
-            let code_for_check = code.clone();
+            let held = Memo::new(move |_| held_in(&chosen_memberships.get(), &code));
+            let code = d.code.clone();
+            let choose = move |ev: leptos::ev::Event| {
+                let role: Option<Role> = event_target_value(&ev).parse().ok();
+                chosen_memberships.update(|list| {
+                    list.retain(|m| m.department != code);
+                    list.extend(role.map(|role| Membership { department: code.clone(), role }));
+                });
+            };
             view! {
-                <label class="check">
-                    <input type="checkbox" prop:checked=move || chosen_departments.get().contains(&code_for_check)
-                        on:change=move |_| chosen_departments.update(|list| toggle(list, code.clone())) />
-                    <span data-entered>{d.name.clone()}</span>
-                </label>
+                <label class="check" for=id.clone()><span data-entered>{d.name.clone()}</span></label>
+                <select id=id on:change=choose>
+                    <option value="" selected=move || held.get().is_none()>{td_string!(l, admin.users.no_role)}</option>
+                    <option value="staff" selected=move || held.get() == Some(Role::Staff)>{role_label(Role::Staff)}</option>
+                    <option value="manager" selected=move || held.get() == Some(Role::Manager)>{role_label(Role::Manager)}</option>
+                </select>
             }
         })
         .collect_view();
-    view! { <span class="choices">{role_boxes} {department_boxes}</span> }
+    view! { <span class="choices">{role_boxes} {department_choices}</span> }
+}
+
+/// The role held in a department: manager when both were given (a manager does what staff do there).
+fn held_in(memberships: &[Membership], department: &str) -> Option<Role> {
+    let roles = memberships.iter().filter(|m| m.department == department).map(|m| m.role);
+    roles.max_by_key(|role| *role == Role::Manager)
 }
 
 fn toggle<T: PartialEq>(list: &mut Vec<T>, item: T) {
@@ -159,8 +211,8 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
     let display_name = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
     let email = RwSignal::new(String::new());
-    let chosen_roles = RwSignal::new(vec![Role::Staff]);
-    let chosen_departments = RwSignal::new(Vec::<String>::new());
+    let chosen_roles = RwSignal::new(Vec::<Role>::new());
+    let chosen_memberships = RwSignal::new(Vec::<Membership>::new());
     let l = super::labels::locale();
     let add_error = error_of(add);
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -171,7 +223,8 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
                 display_name: display_name.get(),
                 password: password.get(),
                 roles: chosen_roles.get(),
-                departments: chosen_departments.get(),
+                departments: Vec::new(),
+                memberships: chosen_memberships.get(),
                 email: email.get(),
             },
         });
@@ -189,7 +242,7 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
             <input id="new-password" type="password" autocomplete="new-password" bind:value=password required />
             <fieldset>
                 <legend>{td_string!(l, admin.users.roles_and_departments)}</legend>
-                <Choices chosen_roles chosen_departments departments />
+                <Choices chosen_roles chosen_memberships departments prefix="new".to_string() />
             </fieldset>
             <crate::ui::ErrorNote error=add_error />
             <Show when=move || matches!(add.value().get(), Some(Ok(_)))>

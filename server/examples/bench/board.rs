@@ -103,6 +103,7 @@ pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
         password: password.into(),
         roles: vec![app::domain::roles::Role::Staff],
         departments: vec!["sales".into()],
+        memberships: Vec::new(),
         email: format!("{username}@example.jp"),
     };
     app::backend::services::users::add(state, Actor::system(app::domain::audit::SystemActor::CommandLine), None, new)

@@ -206,6 +206,7 @@ async fn prepare(db: Db) -> anyhow::Result<(String, String)> {
         password: password.clone(),
         roles: vec![app::domain::roles::Role::Staff],
         departments: vec!["sales".into()],
+        memberships: Vec::new(),
         email: String::new(),
     };
     app::backend::services::users::add(&state, actor(), None, new).await.map_err(|e| anyhow::anyhow!("{e}"))?;

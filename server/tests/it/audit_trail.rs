@@ -51,8 +51,11 @@ async fn the_role_change_event_shows_before_and_after() {
     let events = app::backend::db::audit::for_object(&mut tx, "user", &sato.to_string(), 1).await.unwrap();
     let event = &events[0];
     assert_eq!(event.action, "user.roles_changed");
-    assert!(event.before_json.as_deref().unwrap().contains(r#""roles":["staff"]"#));
-    assert!(event.after_json.as_deref().unwrap().contains(r#""departments":["billing","sales"]"#));
+    let staff_of_sales = r#""memberships":[{"department":"sales","role":"staff"}]"#;
+    assert!(event.before_json.as_deref().unwrap().contains(staff_of_sales), "{:?}", event.before_json);
+    let managers =
+        r#""memberships":[{"department":"billing","role":"manager"},{"department":"sales","role":"manager"}]"#;
+    assert!(event.after_json.as_deref().unwrap().contains(managers), "{:?}", event.after_json);
     assert_eq!(event.actor_label, "root");
 }
 

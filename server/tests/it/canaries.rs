@@ -31,6 +31,7 @@ async fn canary_secrets_never_appear_in_logs_answers_pages_or_exports() {
         password: PASSWORD.into(),
         roles: app::domain::roles::Role::ALL.to_vec(),
         departments: vec!["sales".into()],
+        memberships: Vec::new(),
         email: "kanari@example.jp".into(),
     };
     app::backend::services::users::add(

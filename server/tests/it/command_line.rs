@@ -65,6 +65,28 @@ async fn user_add_reads_the_password_from_stdin_and_the_user_can_sign_in() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_add_gives_roles_in_departments_with_member_and_refuses_an_organisation_role_as_one() {
+    use app::domain::rights::Act;
+    let app = TestApp::spawn().await;
+    let args = ["user", "add", "--username", "kudo", "--display-name", "工藤 亮", "--member", "sales:staff"];
+    let added = server(
+        &app.database_url,
+        &[&args[..], &["--member", "billing:manager", "--password-stdin"]].concat(),
+        "kumo-no-ue-no-sora\n",
+    );
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added));
+    let kudo = crate::fixtures::caller(&app, "kudo").await.person();
+    assert!(kudo.may_act(Act::Decide, "billing") && !kudo.may_act(Act::Decide, "sales"), "manager there, staff here");
+    assert!(kudo.may_act(Act::RequestRerun, "sales"));
+
+    let wrong =
+        ["user", "add", "--username", "y", "--display-name", "Y", "--member", "sales:admin", "--password-stdin"];
+    let refused = server(&app.database_url, &wrong, "kumo-no-ue-no-sora\n");
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("--role admin"), "{}", text(&refused));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_add_refuses_a_weak_password_with_a_clear_message() {
     let url = fresh_database_url().await;
     let refused = server(

@@ -119,6 +119,16 @@ impl TestProvider {
                     roles: vec![Role::Staff],
                     departments: vec!["billing".into()],
                 },
+                GroupMapping {
+                    group: "sales-staff".into(),
+                    roles: vec![Role::Staff],
+                    departments: vec!["sales".into()],
+                },
+                GroupMapping {
+                    group: "billing-approvers".into(),
+                    roles: vec![Role::Manager],
+                    departments: vec!["billing".into()],
+                },
             ],
         }
     }
@@ -366,6 +376,30 @@ async fn a_first_company_sign_in_creates_the_user_with_the_roles_their_groups_gi
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_that_make_someone_staff_of_one_department_and_manager_of_another_decide_only_in_the_second() {
+    let (app, _provider) = app_with_provider(&[
+        ("yamada", "山田 花", &["sales-staff", "billing-approvers"]),
+        ("kimura", "木村 拓", &["billing-staff", "sales-approvers"]),
+    ])
+    .await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let token = app.token("intake", &["sales"]).await;
+    let request = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-G1").await;
+    app.clock.set(chrono::Utc::now()); // the provider dates the sign-in by the real clock
+    let (_, yamada) = sign_in_through_provider(&app, "/sign-in/oidc", "yamada", None).await;
+    let me = me(&app, &yamada).await.json();
+    let expected = json!([{"department": "billing", "role": "manager"}, {"department": "sales", "role": "staff"}]);
+    assert_eq!(me["memberships"], expected, "each mapping's own pairs, never crossed");
+
+    let decide = [("id", request.as_str()), ("approve", "true"), ("comment", "")];
+    let as_staff = app.call("approvals/decide", &decide, Some(&yamada)).await;
+    assert_eq!(as_staff.status, StatusCode::FORBIDDEN, "only staff of sales: {}", as_staff.body);
+    let (_, kimura) = sign_in_through_provider(&app, "/sign-in/oidc", "kimura", None).await;
+    let as_manager = app.call("approvals/decide", &decide, Some(&kimura)).await;
+    assert_eq!(as_manager.status, StatusCode::OK, "a manager of sales: {}", as_manager.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changed_groups_change_the_roles_and_groups_that_map_to_nothing_are_refused_and_end_the_sessions() {
     let (app, provider) = app_with_provider(&[("tanaka", "田中 花子", &["sales-approvers"])]).await;
     let (_, first) = sign_in_through_provider(&app, "/sign-in/oidc?next=%2F", "tanaka", None).await;
@@ -521,13 +555,16 @@ async fn every_decision_needs_a_recent_sign_in_approving_rejecting_stopping_resu
     assert!(stale(stop_switch::pause(&app.state, &owner, Scope::Workflow, "order-intake", "止める").await));
     assert!(stale(stop_switch::resume(&app.state, &owner, Scope::Workflow, "order-intake", "再開").await));
     assert!(stale(users::set_disabled(&app.state, &admin, sato, true).await));
-    assert!(stale(users::set_roles(&app.state, &admin, sato, vec![Role::Manager], vec!["sales".into()]).await));
+    assert!(stale(
+        users::set_access(&app.state, &admin, sato, vec![Role::Manager], vec!["sales".into()], vec![]).await
+    ));
     let new = app::api::admin::NewUser {
         username: "yamada".into(),
         display_name: "山田".into(),
         password: PASSWORD.into(),
         roles: vec![Role::Staff],
         departments: vec!["sales".into()],
+        memberships: Vec::new(),
         email: String::new(),
     };
     assert!(matches!(users::add_by_admin(&app.state, &admin, new).await, Err(app::api::AppError::SignInAgain)));

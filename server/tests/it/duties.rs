@@ -143,7 +143,8 @@ async fn an_admin_cannot_give_themselves_the_manager_role_but_another_admin_can(
     app.user("nibanme", &["admin"], &[]).await;
     let admin = caller(&app, "kanri").await;
 
-    let promoted = users::set_roles(&app.state, &admin, kanri, vec![Role::Admin, Role::Manager], vec!["sales".into()]);
+    let promoted =
+        users::set_access(&app.state, &admin, kanri, vec![Role::Admin, Role::Manager], vec!["sales".into()], vec![]);
     let promoted = promoted.await;
     assert!(
         matches!(&promoted, Err(AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::OwnAccess),
@@ -152,6 +153,72 @@ async fn an_admin_cannot_give_themselves_the_manager_role_but_another_admin_can(
     assert!(!caller(&app, "kanri").await.person().has(Role::Manager), "nothing changed");
 
     let other = caller(&app, "nibanme").await;
-    users::set_roles(&app.state, &other, kanri, vec![Role::Admin, Role::Manager], vec!["sales".into()]).await.unwrap();
+    users::set_access(&app.state, &other, kanri, vec![Role::Admin, Role::Manager], vec!["sales".into()], vec![])
+        .await
+        .unwrap();
     assert!(caller(&app, "kanri").await.person().has(Role::Manager));
+}
+
+/// The data of a database made before memberships: roles and departments held side by side.
+const HELD_BEFORE: &[&str] = &[
+    "INSERT INTO departments (code, name, created_at) VALUES ('sales', '営業部', '2026-01-01T00:00:00Z')",
+    "INSERT INTO departments (code, name, created_at) VALUES ('billing', '経理部', '2026-01-01T00:00:00Z')",
+    "INSERT INTO users (username, display_name, password_hash, created_at, updated_at)
+     SELECT name, name, 'x', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
+     FROM (SELECT 'staff1' AS name UNION ALL SELECT 'both' UNION ALL SELECT 'reader' UNION ALL SELECT 'owner1') n",
+    "INSERT INTO user_roles (user_id, role) SELECT id, 'staff' FROM users WHERE username = 'staff1'",
+    "INSERT INTO user_roles (user_id, role) SELECT id, 'manager' FROM users WHERE username IN ('both', 'owner1')",
+    "INSERT INTO user_roles (user_id, role) SELECT id, 'staff' FROM users WHERE username = 'owner1'",
+    "INSERT INTO user_roles (user_id, role) SELECT id, 'auditor' FROM users WHERE username = 'reader'",
+    "INSERT INTO user_departments (user_id, department_id) SELECT u.id, d.id FROM users u, departments d
+     WHERE (u.username IN ('staff1', 'owner1', 'reader') AND d.code = 'sales') OR u.username = 'both'",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_keeps_what_everyone_could_do_as_memberships_and_lists_the_crossed_ones_for_review() {
+    use app::backend::Db;
+    let url = crate::harness::fresh_database_url().await;
+    let owner = crate::harness::migrate_url(&url).unwrap_or_else(|| url.clone());
+    let db = Db::connect(&owner).await.unwrap();
+    // Every migration before memberships, then the old shape's data, then the rest.
+    macro_rules! before_memberships {
+        ($pool:expr, $dir:literal) => {{
+            let mut migrator = sqlx::migrate!($dir);
+            migrator.migrations =
+                migrator.migrations.iter().filter(|m| m.version < 33).cloned().collect::<Vec<_>>().into();
+            migrator.run($pool).await.unwrap();
+            for sql in HELD_BEFORE {
+                sqlx::query(sql).execute($pool).await.unwrap();
+            }
+        }};
+    }
+    match &db {
+        Db::Sqlite(pool, _) => before_memberships!(pool, "../migrations/sqlite"),
+        Db::Postgres(pool, _) => before_memberships!(pool, "../migrations/postgres"),
+    }
+    db.migrate().await.unwrap();
+
+    let mut tx = db.begin_read().await.unwrap();
+    let mut held = std::collections::BTreeMap::new();
+    for name in ["staff1", "both", "reader", "owner1"] {
+        let user = app::backend::db::users::by_username(&mut tx, name).await.unwrap().unwrap();
+        let pairs: Vec<String> = app::backend::db::users::memberships(&mut tx, user.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| format!("{}:{}", m.code, m.role))
+            .collect();
+        let roles = app::backend::db::users::roles(&mut tx, user.id).await.unwrap();
+        let review = app::backend::db::users::access_review(&mut tx, user.id).await.unwrap();
+        held.insert(name, (pairs, roles, review.is_some()));
+    }
+    let pairs = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+    assert_eq!(held["staff1"], (pairs(&["sales:staff"]), vec![], false));
+    assert_eq!(held["owner1"], (pairs(&["sales:manager", "sales:staff"]), vec![], false), "staff and manager of one");
+    assert_eq!(
+        held["both"],
+        (pairs(&["billing:manager", "sales:manager"]), vec![], true),
+        "a manager in two departments, to review"
+    );
+    assert_eq!(held["reader"], (vec![], vec!["auditor".to_string()], true), "a department without a role, to review");
 }

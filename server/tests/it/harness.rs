@@ -252,6 +252,7 @@ impl TestApp {
             password: PASSWORD.into(),
             roles: roles.iter().map(|r| r.parse().unwrap()).collect(),
             departments: departments.iter().map(|d| d.to_string()).collect(),
+            memberships: Vec::new(),
             email: format!("{username}@example.jp"),
         };
         app::backend::services::users::add(

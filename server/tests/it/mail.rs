@@ -38,6 +38,7 @@ async fn owners_get_an_email_when_their_approval_is_asked_and_the_requester_when
         password: crate::harness::PASSWORD.into(),
         roles: vec![app::domain::roles::Role::Manager],
         departments: vec!["sales".into()],
+        memberships: Vec::new(),
         email: String::new(),
     };
     app::backend::services::users::add(
@@ -163,6 +164,7 @@ async fn a_user_address_that_is_not_an_email_address_is_refused_with_the_field_n
         password: crate::harness::PASSWORD.into(),
         roles: vec![app::domain::roles::Role::Staff],
         departments: vec!["sales".into()],
+        memberships: Vec::new(),
         email: "yamada at example".into(),
     };
     let refused = app::backend::services::users::add(

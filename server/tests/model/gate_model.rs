@@ -1,7 +1,9 @@
 //! The gate's invariants (QUALITY 31–34) under random sequences of actions by people with random roles and
 //! departments (auditor + staff, a manager of two departments, a requester who is also a manager), on the real
-//! services: after every action, (I1) every rerun sent had enough distinct approvals, none by its requester, each
-//! by a manager member of its department; (I2) no user changed an object of a department they are not a member
+//! services: after every action, (I1) every rerun sent had enough distinct approvals, none by one of its makers
+//! (as the model itself saw them take part: starting, confirming a check, submitting, recording a manual verdict
+//! the plan rests on; for a bulk rerun creating, requesting, confirming or submitting it), each by a manager
+//! member of its department; (I2) no user changed an object of a department they are not a member
 //! of; (I3) no step was sent whose completion flag was set, or whose verdict was not `not_executed`, at the
 //! moment of sending; (I4) the audit chain verifies. `PROPTEST_CASES` sets the number of cases (256 by default); `GATE_MODEL_TRACE=1` prints each action's answer.
 use crate::fixtures::caller;
@@ -146,6 +148,8 @@ struct World {
     callers: Vec<Caller>,
     seen: Arc<Mutex<Seen>>,
     checked_up_to: i64,
+    /// Who took part in preparing each request and bulk rerun, by the model's own account (user IDs).
+    makers: Mutex<std::collections::HashMap<String, std::collections::BTreeSet<i64>>>,
 }
 
 /// A receiver that, on each rerun, reads the steps it names from the database at that very moment (I3).
@@ -221,7 +225,7 @@ impl World {
         app.clock.advance(Duration::minutes(5));
         sweeper::sweep(&app.state).await.unwrap();
         let checked_up_to = app::backend::db::audit::head(&mut app.db().begin_read().await.unwrap()).await.unwrap().0;
-        World { app, token, people, callers, seen, checked_up_to }
+        World { app, token, people, callers, seen, checked_up_to, makers: Default::default() }
     }
 
     /// The open request of operation `o` waiting for approval, or else of the next operation that has one.
@@ -244,6 +248,54 @@ impl World {
         app::backend::db::rerun_requests::open_for_operation(&mut tx, operation.id).await.unwrap().map(|r| r.id)
     }
 
+    /// `user` took part in preparing `object` (a request or a bulk rerun), when `answer` says it happened.
+    fn took_part(&self, object: &str, user: i64, answer: &Result<(), AppError>) {
+        if answer.is_ok() {
+            self.makers.lock().unwrap().entry(object.to_string()).or_default().insert(user);
+        }
+    }
+
+    /// At a submission: whoever recorded a manual verdict that is now the latest of one of the operation's steps
+    /// (read from the look-ups as stored, `asked_by = manual:<username>`) is a maker of the request.
+    async fn rests_on_verdicts(&self, request: &str, process_id: &str) {
+        let mut tx = self.app.db().begin_read().await.unwrap();
+        let operation = app::backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
+        let latest = app::backend::db::reconciliations::latest_for_operation(&mut tx, operation.id).await.unwrap();
+        let recorders: Vec<i64> = latest
+            .iter()
+            .filter_map(|r| r.asked_by.strip_prefix("manual:"))
+            .filter_map(|name| self.callers.iter().find(|c| c.user().username == name).map(Caller::user_id))
+            .collect();
+        self.makers.lock().unwrap().entry(request.to_string()).or_default().extend(recorders);
+    }
+
+    fn makers_of(&self, object: &str) -> std::collections::BTreeSet<i64> {
+        self.makers.lock().unwrap().get(object).cloned().unwrap_or_default()
+    }
+
+    /// Five checks confirmed by one person, each recorded as a part when it is.
+    async fn confirm_all(&self, caller: &Caller, id: &str) -> Result<(), AppError> {
+        let mut answer = Ok(());
+        for n in 1..=5 {
+            let cause =
+                rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+            let confirmed = rerun_requests::confirm(&self.app.state, caller, id, n, "確認した", cause).await;
+            self.took_part(id, caller.user_id(), &confirmed);
+            answer = answer.and(confirmed);
+        }
+        answer
+    }
+
+    /// Submitted by `caller`: a part, and the manual verdicts of its operation become parts of their recorders.
+    async fn submit(&self, caller: &Caller, id: &str, o: usize) -> Result<(), AppError> {
+        let submitted = rerun_requests::submit(&self.app.state, caller, id).await;
+        self.took_part(id, caller.user_id(), &submitted);
+        if submitted.is_ok() {
+            self.rests_on_verdicts(id, OPERATIONS[o].0).await;
+        }
+        submitted
+    }
+
     /// Does one action; a refusal is an answer, an internal error is a bug.
     async fn act(&self, action: &Action) -> Result<(), String> {
         let s = &self.app.state;
@@ -257,39 +309,22 @@ impl World {
                 let step = STEPS[o][step % STEPS[o].len()];
                 holds::manual_verdict(s, who(p), pid(o), step, verdict, "サポートに確認した").await
             }
-            Action::Start(p, o) => rerun_requests::start(s, who(p), pid(o), "再実行する").await.map(drop),
+            Action::Start(p, o) => self.start(who(p), o).await,
             Action::ConfirmChecks(p, o) => match self.open_request(o).await {
-                Some(id) => {
-                    let mut answer = Ok(());
-                    for n in 1..=5 {
-                        let cause = rerun_requests::Cause {
-                            class: Some("outside_service_outage".into()),
-                            text: Some("503".into()),
-                        };
-                        answer = answer.and(rerun_requests::confirm(s, who(p), &id, n, "確認した", cause).await);
-                    }
-                    answer
-                }
+                Some(id) => self.confirm_all(who(p), &id).await,
                 None => Ok(()),
             },
             Action::RequestApproval(w, o) => {
                 let Some(p) = self.resolve(w, |i, _| self.may_request(i, OPERATIONS[o].1)) else { return Ok(()) };
-                let started = rerun_requests::start(s, who(p), pid(o), "再実行する").await;
-                let mut answer = started.map(drop);
+                let mut answer = self.start(who(p), o).await;
                 if let Some(id) = self.open_request(o).await {
-                    for n in 1..=5 {
-                        let cause = rerun_requests::Cause {
-                            class: Some("outside_service_outage".into()),
-                            text: Some("503".into()),
-                        };
-                        answer = answer.and(rerun_requests::confirm(s, who(p), &id, n, "確認した", cause).await);
-                    }
-                    answer = answer.and(rerun_requests::submit(s, who(p), &id).await);
+                    answer = answer.and(self.confirm_all(who(p), &id).await);
+                    answer = answer.and(self.submit(who(p), &id, o).await);
                 }
                 answer
             }
             Action::Submit(p, o) => match self.open_request(o).await {
-                Some(id) => rerun_requests::submit(s, who(p), &id).await,
+                Some(id) => self.submit(who(p), &id, o).await,
                 None => Ok(()),
             },
             Action::Withdraw(p, o) => match self.open_request(o).await {
@@ -298,8 +333,10 @@ impl World {
             },
             Action::Decide(w, o, approve) => match self.pending_request(o).await {
                 Some(id) => {
-                    let asked = self.requester_of(&id).await;
-                    let Some(p) = self.resolve(w, |i, id| self.is_manager_of(i, OPERATIONS[o].1) && id != asked) else {
+                    let makers = self.makers_of(&id);
+                    let Some(p) =
+                        self.resolve(w, |i, id| self.is_manager_of(i, OPERATIONS[o].1) && !makers.contains(&id))
+                    else {
                         return Ok(());
                     };
                     let decision = if approve { Decision::Approve } else { Decision::Reject };
@@ -313,9 +350,9 @@ impl World {
                 self.bulk_request(who(p), department).await
             }
             Action::BulkDecide(w, d, approve) => match self.latest_batch(d).await {
-                Some((id, asked)) => {
+                Some((id, makers)) => {
                     let Some(p) =
-                        self.resolve(w, |i, id| self.is_manager_of(i, DEPARTMENTS[d]) && !asked.contains(&id))
+                        self.resolve(w, |i, id| self.is_manager_of(i, DEPARTMENTS[d]) && !makers.contains(&id))
                     else {
                         return Ok(());
                     };
@@ -381,27 +418,38 @@ impl World {
         self.people[i].roles.contains(&"manager") && self.people[i].departments.contains(&department)
     }
 
-    async fn requester_of(&self, id: &str) -> i64 {
-        let mut tx = self.app.db().begin_read().await.unwrap();
-        app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().requested_by
+    /// Started by `caller`: the new request's first part.
+    async fn start(&self, caller: &Caller, o: usize) -> Result<(), AppError> {
+        let started = rerun_requests::start(&self.app.state, caller, OPERATIONS[o].0, "再実行する").await.map(drop);
+        if let (Ok(()), Some(id)) = (&started, self.open_request(o).await) {
+            self.took_part(&id, caller.user_id(), &Ok(()));
+        }
+        started
     }
 
-    /// The department's newest bulk rerun, with whoever asked for it (its creator and its members' requesters).
-    async fn latest_batch(&self, d: usize) -> Option<(String, Vec<i64>)> {
+    /// The department's newest bulk rerun, with its makers by the model's account: its own, and those of every
+    /// member's request.
+    async fn latest_batch(&self, d: usize) -> Option<(String, std::collections::BTreeSet<i64>)> {
         let mut tx = self.app.db().begin_read().await.unwrap();
         let department = [DEPARTMENTS[d].to_string()];
         let batch =
             app::backend::db::batches::recent(&mut tx, Some(&department), 1).await.unwrap().into_iter().next()?;
         let members = app::backend::db::batches::members(&mut tx, &batch.id).await.unwrap();
-        let asked = std::iter::once(batch.created_by).chain(members.iter().filter_map(|m| m.requested_by)).collect();
-        Some((batch.id, asked))
+        let mut makers = self.makers_of(&batch.id);
+        for member in &members {
+            makers.extend(member.request_id.as_deref().map(|r| self.makers_of(r)).unwrap_or_default());
+        }
+        Some((batch.id, makers))
     }
 
-    /// Created, previewed (its look-ups finished), requested, its five checks confirmed and submitted.
+    /// Created, previewed (its look-ups finished), requested, its five checks confirmed and submitted, each a
+    /// part of `caller`'s; every member's request rests on its operation's manual verdicts.
     async fn bulk_request(&self, caller: &Caller, department: &str) -> Result<(), AppError> {
         let s = &self.app.state;
+        let me = caller.user_id();
         let selection = Selection { department: Some(department.into()), ..Selection::default() };
         let id = batches::create(s, caller, selection, "障害で止まった分").await?;
+        self.took_part(&id, me, &Ok(()));
         for _ in 0..400 {
             if batches::view(s, caller, &id).await?.status.as_str() != "previewing" {
                 break;
@@ -414,7 +462,16 @@ impl World {
                 rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
             batches::confirm(s, caller, &id, n, "確認した", cause).await?;
         }
-        batches::submit(s, caller, &id).await
+        batches::submit(s, caller, &id).await?;
+        // Each member's request was started by the caller, and rests on its operation's manual verdicts.
+        let members = app::backend::db::batches::members(&mut self.app.db().begin_read().await.unwrap(), &id).await;
+        for member in members.unwrap() {
+            if let Some(request) = member.request_id {
+                self.took_part(&request, me, &Ok(()));
+                self.rests_on_verdicts(&request, &member.process_id).await;
+            }
+        }
+        Ok(())
     }
 
     fn is_manager_member(&self, user_id: i64, department: &str) -> bool {
@@ -458,11 +515,10 @@ impl World {
                 .collect();
             approvers.sort_unstable();
             approvers.dedup();
-            if approvers.is_empty() || approvers.contains(&request.requested_by) {
-                return Err(format!(
-                    "I1: {rerun} sent with approvals {approvers:?}, requested by {}",
-                    request.requested_by
-                ));
+            let mut makers = self.makers_of(rerun);
+            makers.extend(request.batch_id.as_deref().map(|b| self.makers_of(b)).unwrap_or_default());
+            if approvers.is_empty() || approvers.iter().any(|a| makers.contains(a)) {
+                return Err(format!("I1: {rerun} sent with approvals {approvers:?}, prepared by {makers:?}"));
             }
             if let Some(a) = approvers.iter().find(|a| !self.is_manager_member(**a, &request.department)) {
                 return Err(format!("I1: {rerun} approved by user {a}, not a manager of {}", request.department));

@@ -306,8 +306,8 @@ pub async fn overdue(
 /// The enabled users of a department: who may own an action, by display name.
 pub async fn department_people(tx: &mut Conn, department: &str) -> Result<Vec<(i64, String)>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_as(
-        "SELECT u.id, u.display_name FROM users u
-         JOIN user_departments ud ON ud.user_id = u.id JOIN departments d ON d.id = ud.department_id
+        "SELECT DISTINCT u.id, u.display_name FROM users u
+         JOIN user_memberships m ON m.user_id = u.id JOIN departments d ON d.id = m.department_id
          WHERE d.code = $1 AND u.disabled_at IS NULL ORDER BY u.display_name, u.id"
     )
     .bind(department)

@@ -37,13 +37,12 @@ pub async fn insert(
     .map(drop))
 }
 
-/// The active managers who own a department.
+/// The active managers who own a department: a manager's membership of it.
 pub async fn owners_of(tx: &mut Conn, department: &str) -> Result<Vec<i64>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_scalar(
         "SELECT u.id FROM users u
-         JOIN user_roles r ON r.user_id = u.id AND r.role = 'manager'
-         JOIN user_departments ud ON ud.user_id = u.id
-         JOIN departments d ON d.id = ud.department_id
+         JOIN user_memberships m ON m.user_id = u.id AND m.role = 'manager'
+         JOIN departments d ON d.id = m.department_id
          WHERE d.code = $1 AND u.disabled_at IS NULL ORDER BY u.id"
     )
     .bind(department)

@@ -1,4 +1,3 @@
-use super::departments::DepartmentRow;
 use super::{Conn, on_conn};
 use chrono::{DateTime, Utc};
 
@@ -124,6 +123,7 @@ pub async fn set_disabled_at(
     Ok(())
 }
 
+/// A user's organisation-wide roles (auditor, admin).
 pub async fn roles(tx: &mut Conn, id: i64) -> Result<Vec<String>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_scalar("SELECT role FROM user_roles WHERE user_id = $1 ORDER BY role")
         .bind(id)
@@ -131,18 +131,38 @@ pub async fn roles(tx: &mut Conn, id: i64) -> Result<Vec<String>, sqlx::Error> {
         .await)
 }
 
-/// A user with their roles and departments, read in one statement: one round trip on the hot path of every
-/// signed-in request, and one snapshot on both engines (roles and departments never from different moments).
-pub async fn with_roles_and_departments(
+/// A role in a department, with the department's name.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct MembershipRow {
+    pub department_id: i64,
+    pub code: String,
+    pub name: String,
+    pub role: String,
+}
+
+pub async fn memberships(tx: &mut Conn, id: i64) -> Result<Vec<MembershipRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
+        "SELECT d.id AS department_id, d.code, d.name, m.role FROM user_memberships m
+         JOIN departments d ON d.id = m.department_id WHERE m.user_id = $1 ORDER BY d.code, m.role"
+    )
+    .bind(id)
+    .fetch_all(c)
+    .await)
+}
+
+/// A user with their roles and memberships, read in one statement: one round trip on the hot path of every
+/// signed-in request, and one snapshot on both engines (roles and memberships never from different moments).
+pub async fn with_access(
     tx: &mut Conn,
     id: i64,
-) -> Result<Option<(UserRow, Vec<String>, Vec<DepartmentRow>)>, sqlx::Error> {
+) -> Result<Option<(UserRow, Vec<String>, Vec<MembershipRow>)>, sqlx::Error> {
     #[derive(sqlx::FromRow)]
     struct Part {
         part: String,
         id: Option<i64>,
         text1: Option<String>,
         text2: Option<String>,
+        text3: Option<String>,
         password_hash: Option<String>,
         disabled_at: Option<DateTime<Utc>>,
         email: Option<String>,
@@ -151,21 +171,23 @@ pub async fn with_roles_and_departments(
         session_generation: Option<i64>,
         identity_issuer: Option<String>,
     }
-    let parts: Vec<Part> = on_conn!(tx, |c| sqlx::query_as(
-        "SELECT 'user' AS part, id, username AS text1, display_name AS text2, password_hash, disabled_at, email,
-                language, time_zone, session_generation, identity_issuer
+    let parts: Vec<Part> = on_conn!(tx, |c| {
+        sqlx::query_as(
+        "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, password_hash,
+                disabled_at, email, language, time_zone, session_generation, identity_issuer
          FROM users WHERE id = $1
          UNION ALL
-         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM user_roles WHERE user_id = $1
+         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM user_roles WHERE user_id = $1
          UNION ALL
-         SELECT 'department', d.id, d.code, d.name, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-         FROM departments d JOIN user_departments ud ON ud.department_id = d.id WHERE ud.user_id = $1
-         ORDER BY 1, 3"
+         SELECT 'membership', d.id, d.code, d.name, m.role, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         FROM user_memberships m JOIN departments d ON d.id = m.department_id WHERE m.user_id = $1
+         ORDER BY 1, 3, 5"
     )
     .bind(id)
     .fetch_all(c)
-    .await)?;
-    let (mut user, mut roles, mut departments) = (None, Vec::new(), Vec::new());
+    .await
+    })?;
+    let (mut user, mut roles, mut memberships) = (None, Vec::new(), Vec::new());
     for p in parts {
         match p.part.as_str() {
             "user" => {
@@ -183,18 +205,29 @@ pub async fn with_roles_and_departments(
                 })
             }
             "role" => roles.extend(p.text1),
-            _ => departments.push(DepartmentRow {
-                id: p.id.unwrap_or_default(),
+            _ => memberships.push(MembershipRow {
+                department_id: p.id.unwrap_or_default(),
                 code: p.text1.unwrap_or_default(),
                 name: p.text2.unwrap_or_default(),
+                role: p.text3.unwrap_or_default(),
             }),
         }
     }
-    Ok(user.map(|user| (user, roles, departments)))
+    Ok(user.map(|user| (user, roles, memberships)))
 }
 
-pub async fn replace_roles(tx: &mut Conn, id: i64, roles: &[&str]) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query("DELETE FROM user_roles WHERE user_id = $1").bind(id).execute(c).await.map(drop))?;
+/// Replaces what a user holds: organisation-wide roles, and `(department ID, role)` memberships; an admin's
+/// review of it (`access_review_json`) is done.
+pub async fn replace_access(
+    tx: &mut Conn,
+    id: i64,
+    roles: &[&str],
+    memberships: &[(i64, &str)],
+) -> Result<(), sqlx::Error> {
+    for table in ["user_roles", "user_memberships"] {
+        let sql = format!("DELETE FROM {table} WHERE user_id = $1");
+        on_conn!(tx, |c| sqlx::query(&sql).bind(id).execute(c).await.map(drop))?;
+    }
     for role in roles {
         on_conn!(tx, |c| sqlx::query("INSERT INTO user_roles (user_id, role) VALUES ($1, $2)")
             .bind(id)
@@ -203,35 +236,35 @@ pub async fn replace_roles(tx: &mut Conn, id: i64, roles: &[&str]) -> Result<(),
             .await
             .map(drop))?;
     }
-    Ok(())
-}
-
-pub async fn departments(tx: &mut Conn, id: i64) -> Result<Vec<DepartmentRow>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_as(
-        "SELECT d.id, d.code, d.name FROM departments d
-         JOIN user_departments ud ON ud.department_id = d.id
-         WHERE ud.user_id = $1 ORDER BY d.code"
-    )
-    .bind(id)
-    .fetch_all(c)
-    .await)
-}
-
-pub async fn replace_departments(tx: &mut Conn, id: i64, department_ids: &[i64]) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query("DELETE FROM user_departments WHERE user_id = $1")
+    for (department_id, role) in memberships {
+        on_conn!(tx, |c| sqlx::query(
+            "INSERT INTO user_memberships (user_id, department_id, role) VALUES ($1, $2, $3)"
+        )
         .bind(id)
+        .bind(*department_id)
+        .bind(*role)
         .execute(c)
         .await
         .map(drop))?;
-    for department_id in department_ids {
-        on_conn!(tx, |c| sqlx::query("INSERT INTO user_departments (user_id, department_id) VALUES ($1, $2)")
-            .bind(id)
-            .bind(*department_id)
-            .execute(c)
-            .await
-            .map(drop))?;
     }
     Ok(())
+}
+
+/// What a person held before memberships, when the upgrade left it for an admin to review (JSON: roles,
+/// departments); cleared by `clear_access_review` once an admin set their memberships.
+pub async fn access_review(tx: &mut Conn, id: i64) -> Result<Option<String>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT access_review_json FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_one(c)
+        .await)
+}
+
+pub async fn clear_access_review(tx: &mut Conn, id: i64) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET access_review_json = NULL WHERE id = $1")
+        .bind(id)
+        .execute(c)
+        .await
+        .map(drop))
 }
 
 /// Ends every session of the user (each is bound to the generation it was signed in under).

@@ -60,6 +60,7 @@ pub async fn load_if_empty(state: &AppState) -> Result<Option<Vec<DemoCredential
             password: password.clone(),
             roles: demo.roles.to_vec(),
             departments: demo.departments.iter().map(|d| d.to_string()).collect(),
+            memberships: Vec::new(),
             email: String::new(),
         };
         users::add(state, Actor::system(SystemActor::Demo), None, new).await?;

@@ -1,5 +1,5 @@
 //! A person the company's identity provider vouched for, as a user here: created at their first sign-in, their
-//! roles and departments set from their groups at every sign-in (each change an audit event with before and
+//! roles and memberships set from their groups at every sign-in (each mapping's own pairs, never crossed) (each change an audit event with before and
 //! after), and refused, with every session of theirs ended, once their groups map to nothing.
 use super::audit::record;
 use crate::backend::auth::{SessionUser, load_session_user};
@@ -9,7 +9,8 @@ use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
-use crate::domain::identity::{Access, access_from_groups};
+use crate::domain::identity::access_from_groups;
+use crate::domain::membership::Access;
 use serde_json::json;
 
 /// Signs in the person `identity` names; the user is created or brought in line with their groups first.
@@ -54,14 +55,14 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
             let id =
                 db::users::insert(&mut tx, &identity.username, &identity.display_name, email, &unusable, now).await?;
             db::users::link_identity(&mut tx, id, &identity.issuer, &identity.subject).await?;
-            set_access(&mut tx, id, &access).await?;
+            super::users::store_access(&mut tx, id, &access).await?;
             let entry = AuditEntry::new(provider.clone(), AuditAction::UserCreated, "user", id).after(json!({
                 "username": identity.username,
                 "display_name": identity.display_name,
                 "email": email,
                 "issuer": identity.issuer,
                 "roles": access.roles,
-                "departments": access.departments,
+                "memberships": access.memberships,
             }));
             record(&mut tx, entry, request_id, now).await?;
             db::users::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?
@@ -75,7 +76,7 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
     Ok(user)
 }
 
-/// The user's roles and departments as their groups say, audited when they change.
+/// The user's roles and memberships as their groups say, audited when they change.
 async fn bring_in_line(
     tx: &mut db::Conn,
     provider: &Actor,
@@ -85,28 +86,15 @@ async fn bring_in_line(
     request_id: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), AppError> {
-    let roles: Vec<String> = db::users::roles(tx, id).await?;
-    let departments: Vec<String> = db::users::departments(tx, id).await?.into_iter().map(|d| d.code).collect();
-    let wanted_roles: Vec<String> = access.roles.iter().map(|r| r.as_str().to_string()).collect();
-    let wanted_departments: Vec<String> = access.departments.iter().cloned().collect();
-    let set = |list: &[String]| list.iter().cloned().collect::<std::collections::BTreeSet<String>>();
-    if set(&roles) == set(&wanted_roles) && set(&departments) == set(&wanted_departments) {
+    let before = super::users::stored_access(tx, id).await?;
+    if before == *access {
         return Ok(());
     }
-    set_access(tx, id, access).await?;
+    super::users::store_access(tx, id, access).await?;
     let entry = AuditEntry::new(provider.clone(), AuditAction::UserRolesChanged, "user", id)
-        .before(json!({"username": username, "roles": roles, "departments": departments}))
-        .after(json!({"username": username, "roles": wanted_roles, "departments": wanted_departments}));
+        .before(json!({"username": username, "roles": before.roles, "memberships": before.memberships}))
+        .after(json!({"username": username, "roles": access.roles, "memberships": access.memberships}));
     record(tx, entry, request_id, now).await?;
-    Ok(())
-}
-
-async fn set_access(tx: &mut db::Conn, id: i64, access: &Access) -> Result<(), AppError> {
-    let codes: Vec<String> = access.departments.iter().cloned().collect();
-    let ids = super::users::department_ids(tx, &codes).await?;
-    let roles: Vec<&str> = access.roles.iter().map(|r| r.as_str()).collect();
-    db::users::replace_roles(tx, id, &roles).await?;
-    db::users::replace_departments(tx, id, &ids).await?;
     Ok(())
 }
 

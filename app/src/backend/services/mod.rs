@@ -37,6 +37,7 @@ use crate::backend::auth::SessionUser;
 use crate::contract::{AppError, CurrentUser};
 use crate::domain::audit::Actor;
 use crate::domain::identity::{Authentication, fresh_enough};
+use crate::domain::membership::Access;
 use crate::domain::rights::{self, Act, Person};
 use crate::domain::roles::Role;
 use crate::i18n::Locale;
@@ -79,16 +80,13 @@ impl Caller {
     /// The caller as the rules of `domain::rights` and `domain::approval` see them, as of this request.
     pub fn person(&self) -> Person {
         let user = self.user();
-        Person {
-            id: user.id,
-            roles: user.roles.clone(),
-            departments: user.departments.iter().map(|d| d.code.clone()).collect(),
-        }
+        let roles = user.roles.iter().copied().filter(|r| !r.is_departmental()).collect();
+        Person { id: user.id, access: Access { roles, memberships: user.memberships.iter().cloned().collect() } }
     }
 
     /// The departments whose objects this caller reads; `None` means all (auditors read everything).
     pub fn readable_departments(&self) -> Option<Vec<String>> {
-        self.person().readable_departments().map(<[String]>::to_vec)
+        self.person().readable_departments()
     }
 
     pub fn may_read(&self, department: &str) -> bool {

@@ -1,4 +1,4 @@
-//! People: adding, listing, disabling, roles and departments, passwords. Admin-only except one's own password.
+//! People: adding, listing, disabling, roles and memberships, passwords. Admin-only except one's own password.
 use super::Caller;
 use super::audit::record;
 use crate::backend::auth::{SessionUser, load_session_user};
@@ -11,6 +11,7 @@ use crate::domain::conflict::Conflict;
 use crate::domain::identity::Authentication;
 use crate::domain::ids::{DepartmentCode, EmailAddress, Username};
 use crate::domain::invalid::{Invalid, Rule};
+use crate::domain::membership::{Access, Membership};
 use crate::domain::password_policy::check_new_password;
 use crate::domain::preferences;
 use crate::domain::rights;
@@ -22,8 +23,7 @@ struct CheckedUser {
     username: Username,
     display_name: String,
     email: Option<EmailAddress>,
-    roles: Vec<Role>,
-    department_codes: Vec<String>,
+    access: Access,
 }
 
 fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
@@ -41,7 +41,7 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
     if let Err(m) = check_new_password(&new.password, &new.username) {
         errors.push(field("password", m));
     }
-    let (roles, department_codes) = match check_roles(&new.roles, &new.departments) {
+    let access = match check_access(&new.roles, &new.departments, &new.memberships) {
         Ok(checked) => checked,
         Err(AppError::Validation(mut list)) => {
             errors.append(&mut list);
@@ -50,7 +50,7 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
         Err(other) => return Err(other),
     };
     match (errors.is_empty(), username) {
-        (true, Some(username)) => Ok(CheckedUser { username, display_name, email, roles, department_codes }),
+        (true, Some(username)) => Ok(CheckedUser { username, display_name, email, access }),
         _ => Err(AppError::Validation(errors)),
     }
 }
@@ -60,42 +60,77 @@ fn field(name: &str, problem: impl Into<Invalid>) -> crate::contract::FieldError
     crate::contract::FieldError { field: name.into(), message, rule: Some(rule) }
 }
 
-fn check_roles(roles: &[Role], departments: &[String]) -> Result<(Vec<Role>, Vec<String>), AppError> {
+/// What a person is given, checked: the pairs of `roles` × `departments` (one grant, as `server user add --role
+/// --department` gives them) beside the memberships given one by one; at least one role, staff and managers in
+/// at least one department, the codes well formed.
+fn check_access(roles: &[Role], departments: &[String], memberships: &[Membership]) -> Result<Access, AppError> {
     let mut errors = Vec::new();
-    let mut roles = roles.to_vec();
-    roles.sort();
-    roles.dedup();
-    if roles.is_empty() {
-        errors.push(field("roles", Invalid::new(Rule::NoneChosen, "choose at least one role")));
-    }
-    let mut codes = Vec::new();
-    for raw in departments {
-        match DepartmentCode::parse(raw) {
-            Ok(code) => codes.push(code.as_str().to_string()),
-            Err(m) => errors.push(field("departments", m)),
+    let mut code = |raw: &str| match DepartmentCode::parse(raw) {
+        Ok(code) => Some(code.as_str().to_string()),
+        Err(m) => {
+            errors.push(field("departments", m));
+            None
         }
+    };
+    let codes: Vec<String> = departments.iter().filter_map(|d| code(d)).collect();
+    let given: Vec<Membership> = memberships
+        .iter()
+        .filter_map(|m| Some(Membership { department: code(&m.department)?, role: m.role }))
+        .collect();
+    if given.iter().any(|m| !m.role.is_departmental()) {
+        let why = "auditor and admin are held in the whole organisation, not in a department";
+        errors.push(field("memberships", Invalid::new(Rule::Unknown, why)));
     }
-    codes.sort();
-    codes.dedup();
-    let needs_department = roles.iter().any(|r| matches!(r, Role::Staff | Role::Manager));
-    if needs_department && codes.is_empty() {
+    let access = Access::granted(roles, &codes)
+        .with(Access { roles: Default::default(), memberships: given.into_iter().collect() });
+    if access.is_empty() && errors.is_empty() {
+        let why = if roles.is_empty() {
+            "choose at least one role"
+        } else {
+            "staff and managers belong to at least one department"
+        };
+        let (name, rule) =
+            if roles.is_empty() { ("roles", Rule::NoneChosen) } else { ("departments", Rule::NoneChosen) };
+        errors.push(field(name, Invalid::new(rule, why)));
+    } else if roles.iter().any(|r| r.is_departmental()) && codes.is_empty() {
         errors.push(field(
             "departments",
             Invalid::new(Rule::NoneChosen, "staff and managers belong to at least one department"),
         ));
     }
-    if errors.is_empty() { Ok((roles, codes)) } else { Err(AppError::Validation(errors)) }
+    if errors.is_empty() { Ok(access) } else { Err(AppError::Validation(errors)) }
 }
 
-pub(super) async fn department_ids(tx: &mut db::Conn, codes: &[String]) -> Result<Vec<i64>, AppError> {
-    let found = db::departments::by_codes(tx, codes).await?;
+/// Stores what a person holds (organisation-wide roles, memberships by department), in the caller's
+/// transaction; an unknown department is refused.
+pub(super) async fn store_access(tx: &mut db::Conn, id: i64, access: &Access) -> Result<(), AppError> {
+    let codes = access.departments();
+    let found = db::departments::by_codes(tx, &codes).await?;
     if let Some(missing) = codes.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
         return Err(AppError::invalid(
             "departments",
             Invalid::new(Rule::Unknown, format!("there is no department '{missing}'")),
         ));
     }
-    Ok(found.iter().map(|d| d.id).collect())
+    let department_id = |code: &str| found.iter().find(|d| d.code == code).map_or(0, |d| d.id);
+    let memberships: Vec<(i64, &str)> =
+        access.memberships.iter().map(|m| (department_id(&m.department), m.role.as_str())).collect();
+    let roles: Vec<&str> = access.roles.iter().map(|r| r.as_str()).collect();
+    db::users::replace_access(tx, id, &roles, &memberships).await?;
+    Ok(())
+}
+
+/// What a person holds, as stored.
+pub(super) async fn stored_access(tx: &mut db::Conn, id: i64) -> Result<Access, AppError> {
+    let roles = db::users::roles(tx, id).await?;
+    let memberships = db::users::memberships(tx, id).await?;
+    Ok(Access {
+        roles: roles.iter().filter_map(|r| r.parse().ok()).collect(),
+        memberships: memberships
+            .into_iter()
+            .filter_map(|m| Some(Membership { department: m.code, role: m.role.parse().ok()? }))
+            .collect(),
+    })
 }
 
 /// Adds a user on behalf of `actor` (an admin, or the system for the command line and the demo).
@@ -121,18 +156,15 @@ async fn add_noting(
             format!("the sign-in name '{}' is taken", checked.username),
         ));
     }
-    let department_ids = department_ids(&mut tx, &checked.department_codes).await?;
     let email = checked.email.as_ref().map(EmailAddress::as_str);
     let id = db::users::insert(&mut tx, checked.username.as_str(), &checked.display_name, email, &hash, now).await?;
-    let role_names: Vec<&str> = checked.roles.iter().map(|r| r.as_str()).collect();
-    db::users::replace_roles(&mut tx, id, &role_names).await?;
-    db::users::replace_departments(&mut tx, id, &department_ids).await?;
+    store_access(&mut tx, id, &checked.access).await?;
     let entry = AuditEntry::new(actor, AuditAction::UserCreated, "user", id).after(json!({
         "username": checked.username,
         "display_name": checked.display_name,
         "email": email,
-        "roles": role_names,
-        "departments": checked.department_codes,
+        "roles": checked.access.roles,
+        "memberships": checked.access.memberships,
     }));
     let entry = match decided {
         Some(authentication) => entry.authenticated(authentication),
@@ -154,14 +186,16 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>,
     let mut tx = state.db.begin_read().await?;
     let mut summaries = Vec::new();
     for row in db::users::all(&mut tx).await? {
-        let roles = db::users::roles(&mut tx, row.id).await?.iter().filter_map(|r| r.parse().ok()).collect();
-        let departments = db::users::departments(&mut tx, row.id).await?.into_iter().map(|d| d.code).collect();
+        let access = stored_access(&mut tx, row.id).await?;
+        let review = db::users::access_review(&mut tx, row.id).await?;
         summaries.push(UserSummary {
             id: row.id,
             username: row.username,
             display_name: row.display_name,
-            roles,
-            departments,
+            departments: access.departments(),
+            roles: access.roles.into_iter().collect(),
+            memberships: access.memberships.into_iter().collect(),
+            held_before: review.and_then(|json| serde_json::from_str(&json).ok()),
             disabled: row.disabled_at.is_some(),
             email: row.email,
             from_provider: row.identity_issuer.is_some(),
@@ -198,15 +232,18 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
     Ok(())
 }
 
-pub async fn set_roles(
+/// An admin sets what another person holds: organisation-wide roles, and memberships (given one by one, or as
+/// the pairs of `roles` × `departments`). Nobody changes their own (`rights::may_change_access`).
+pub async fn set_access(
     state: &AppState,
     caller: &Caller,
     user_id: i64,
     roles: Vec<Role>,
     departments: Vec<String>,
+    memberships: Vec<Membership>,
 ) -> Result<(), AppError> {
     caller.require(Role::Admin)?;
-    let (roles, codes) = check_roles(&roles, &departments)?;
+    let access = check_access(&roles, &departments, &memberships)?;
     if !rights::may_change_access(caller.user_id(), user_id) {
         tracing::warn!(user = %caller.user().username, "an admin's change of their own roles refused");
         return Err(AppError::conflict(
@@ -218,16 +255,12 @@ pub async fn set_roles(
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let user = db::users::by_id(&mut tx, user_id).await?.ok_or(AppError::NotFound)?;
-    let before_roles = db::users::roles(&mut tx, user_id).await?;
-    let before_departments: Vec<String> =
-        db::users::departments(&mut tx, user_id).await?.into_iter().map(|d| d.code).collect();
-    let ids = department_ids(&mut tx, &codes).await?;
-    let role_names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
-    db::users::replace_roles(&mut tx, user_id, &role_names).await?;
-    db::users::replace_departments(&mut tx, user_id, &ids).await?;
+    let before = stored_access(&mut tx, user_id).await?;
+    store_access(&mut tx, user_id, &access).await?;
+    db::users::clear_access_review(&mut tx, user_id).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::UserRolesChanged, "user", user_id)
-        .before(json!({"username": user.username, "roles": before_roles, "departments": before_departments}))
-        .after(json!({"username": user.username, "roles": role_names, "departments": codes}))
+        .before(json!({"username": user.username, "roles": before.roles, "memberships": before.memberships}))
+        .after(json!({"username": user.username, "roles": access.roles, "memberships": access.memberships}))
         .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
