@@ -1,11 +1,56 @@
-//! Sign-in throttling (QUALITY 7): how many failures an account and an address may have in the window, and what
-//! counts as one address. An IPv6 client controls a whole /64 (every address of its network), so it is throttled
-//! by its /64; an IPv4 client by its address.
+//! Sign-in throttling (QUALITY 7, ASVS 6.3): failures are counted for the account *from one place* (an address),
+//! for the place across accounts, and for the number of places an account fails from. Guesses from one place are
+//! slowed with a wait that doubles and are bounded; many places guessing one account (a distributed attack) are
+//! stopped; a stranger's failures from their place never keep the rightful person out from theirs. An IPv6
+//! client controls a whole /64 (every address of its network), so it is one place; an IPv4 client's address is.
+use chrono::{DateTime, Duration, Utc};
 use std::net::IpAddr;
 
 pub const WINDOW_MINUTES: i64 = 15;
+/// Failures of one account from one place before each further try waits.
 pub const MAX_FAILURES_PER_ACCOUNT: i64 = 5;
+/// Failures from one place, whatever the accounts.
 pub const MAX_FAILURES_PER_ADDRESS: i64 = 30;
+/// Places an account may fail from in the window before it is throttled everywhere: one place's guesses are
+/// that place's problem; this many places guessing the same account are an attack on it.
+pub const MAX_FAILING_PLACES_PER_ACCOUNT: i64 = 5;
+/// The first wait, after the free failures; it doubles with each further failure, up to the window.
+const FIRST_WAIT_SECONDS: i64 = 30;
+
+/// What the recent failures (within the window) say about one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failures {
+    /// Of this account from this place, and the latest of them.
+    pub here: i64,
+    pub latest_here: Option<DateTime<Utc>>,
+    /// From this place, for any account.
+    pub from_place: i64,
+    /// Other places this account failed from.
+    pub other_places: i64,
+}
+
+/// Whether an attempt may reach the password check; `Err` carries how long until it may.
+pub fn admits(failures: &Failures, now: DateTime<Utc>) -> Result<(), Duration> {
+    let window = Duration::minutes(WINDOW_MINUTES);
+    if failures.from_place >= MAX_FAILURES_PER_ADDRESS || failures.other_places >= MAX_FAILING_PLACES_PER_ACCOUNT {
+        return Err(window);
+    }
+    match failures.latest_here.map(|latest| latest + wait_after(failures.here)) {
+        Some(next) if now < next => Err(next - now),
+        _ => Ok(()),
+    }
+}
+
+/// The wait after `failures` of an account from one place: none for the first ones, then 30 s doubling with each
+/// further failure, at most the window (about ten guesses a window from one place).
+pub fn wait_after(failures: i64) -> Duration {
+    let beyond = failures - MAX_FAILURES_PER_ACCOUNT;
+    if beyond < 0 {
+        return Duration::zero();
+    }
+    let seconds = FIRST_WAIT_SECONDS.saturating_mul(1_i64 << beyond.min(20));
+    Duration::seconds(seconds).min(Duration::minutes(WINDOW_MINUTES))
+}
 
 /// The key an address's failures are counted under: the IPv4 address, or the IPv6 /64 (`2001:db8:1:2::/64`).
 /// An IPv4-mapped IPv6 address counts as its IPv4 address; anything that is not an address is its own key.
@@ -26,6 +71,34 @@ pub fn address_key(ip: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at(seconds: i64) -> DateTime<Utc> {
+        DateTime::<Utc>::UNIX_EPOCH + Duration::days(20_000) + Duration::seconds(seconds)
+    }
+
+    fn here(count: i64, latest: i64) -> Failures {
+        Failures { here: count, latest_here: Some(at(latest)), from_place: count, other_places: 0 }
+    }
+
+    #[test]
+    fn guesses_from_one_place_wait_longer_and_longer_after_the_free_ones() {
+        assert_eq!(admits(&here(4, 0), at(0)), Ok(()));
+        assert_eq!(admits(&here(5, 0), at(10)), Err(Duration::seconds(20)));
+        assert_eq!(admits(&here(5, 0), at(30)), Ok(()));
+        assert_eq!(admits(&here(6, 0), at(30)), Err(Duration::seconds(30)), "60 s after the sixth");
+        assert_eq!(wait_after(9), Duration::seconds(480));
+        assert_eq!(wait_after(50), Duration::minutes(WINDOW_MINUTES), "never more than the window");
+    }
+
+    #[test]
+    fn a_strangers_failures_elsewhere_do_not_keep_the_owner_out_but_many_places_do() {
+        let owner = Failures { here: 0, latest_here: None, from_place: 0, other_places: 1 };
+        assert_eq!(admits(&owner, at(0)), Ok(()), "fifty failures from one other place");
+        let attacked = Failures { other_places: MAX_FAILING_PLACES_PER_ACCOUNT, ..owner };
+        assert!(admits(&attacked, at(0)).is_err(), "a distributed attack on the account");
+        let busy = Failures { from_place: MAX_FAILURES_PER_ADDRESS, ..owner };
+        assert!(admits(&busy, at(0)).is_err(), "a place guessing many accounts");
+    }
 
     #[test]
     fn an_ipv6_network_is_one_address_and_an_ipv4_address_is_itself() {

@@ -137,6 +137,28 @@ async fn behind_a_trusted_proxy_each_client_address_is_throttled_on_its_own_and_
     assert_eq!(sign_in_from(&app, "203.0.113.9", "sato", PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
 }
 
+/// ASVS 6.3: a stranger hammering an account from one place slows and bounds their own guesses, and never keeps
+/// the rightful person out from another place (no lockout as a denial of service).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_failures_for_one_account_from_one_address_do_not_stop_its_owner_from_another() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let mut checked = 0;
+    for i in 0..50 {
+        match attempt(&app, "sato", &format!("guess-{i}"), "203.0.113.66").await {
+            Err(AppError::Validation(_)) => checked += 1,
+            Err(AppError::TooManyRequests { retry_after_secs }) => assert!(retry_after_secs >= 1),
+            other => panic!("{other:?}"),
+        }
+        app.clock.advance(chrono::Duration::seconds(10));
+    }
+    // 500 s of guessing: the five free ones, then one after 30 s, 60 s, 120 s and 240 s.
+    assert_eq!(checked, 9, "guesses from one place are slowed and bounded");
+    assert_eq!(attempt(&app, "sato", PASSWORD, "198.51.100.20").await.map_err(|e| format!("{e:?}")), Ok(()));
+    let refused = attempt(&app, "sato", PASSWORD, "203.0.113.66").await;
+    assert!(matches!(refused, Err(AppError::TooManyRequests { .. })), "the guessing place still waits: {refused:?}");
+}
+
 /// One sign-in through the service, as the server function makes it, from `ip`.
 async fn attempt(app: &TestApp, username: &str, password: &str, ip: &str) -> Result<(), AppError> {
     let attempt = Attempt { username: username.into(), password: password.into(), ip: ip.into(), request_id: None };

@@ -1,4 +1,5 @@
-//! Checking a sign-in: throttled per account and per address (`domain::throttle`), the same work and the same
+//! Checking a sign-in: throttled per account from each place, per place and per failing places of an account
+//! (`domain::throttle`), the same work and the same
 //! answer for an unknown name, a disabled account and a wrong password, every outcome audited (an unknown name
 //! only as a keyed hash: `domain::claimed_name`).
 use super::audit::record;
@@ -10,8 +11,8 @@ use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::claimed_name::ClaimedName;
 use crate::domain::invalid::{Invalid, Rule};
-pub use crate::domain::throttle::{MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
-use crate::domain::throttle::{WINDOW_MINUTES, address_key};
+pub use crate::domain::throttle::{MAX_FAILING_PLACES_PER_ACCOUNT, MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
+use crate::domain::throttle::{WINDOW_MINUTES, address_key, admits};
 use chrono::Duration;
 use rand::RngCore;
 use serde_json::json;
@@ -42,16 +43,17 @@ pub(super) async fn admit(
     let address = address_key(ip);
     let since = now - Duration::minutes(WINDOW_MINUTES);
     let mut tx = state.db.begin_write().await?;
-    let (by_user, by_address) = db::sign_in::recent_failures(&mut tx, username, &address, since).await?;
+    let failures = db::sign_in::recent_failures(&mut tx, username, &address, since).await?;
     let user = db::users::by_username(&mut tx, username).await?;
-    if by_user >= MAX_FAILURES_PER_ACCOUNT || by_address >= MAX_FAILURES_PER_ADDRESS {
+    if let Err(wait) = admits(&failures, now) {
         let name = claimed(&mut tx, username, user.is_some()).await?;
         let entry = AuditEntry::new(Actor::anonymous(name.label()), AuditAction::SignInThrottled, "user", name.label())
-            .after(json!({"ip": ip, "name_hash": name.hash(), "failures_for_account": by_user, "failures_from_address": by_address}));
+            .after(json!({"ip": ip, "name_hash": name.hash(), "failures_for_account_here": failures.here,
+                "failures_from_address": failures.from_place, "other_failing_places": failures.other_places}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
         tracing::warn!(name = %name.label(), %ip, "sign-in throttled");
-        return Err(AppError::TooManyRequests { retry_after_secs: (WINDOW_MINUTES * 60) as u64 });
+        return Err(AppError::TooManyRequests { retry_after_secs: wait.num_seconds().max(1) as u64 });
     }
     db::sign_in::record_failure(&mut tx, username, &address, now).await?;
     tx.commit().await?;
@@ -101,7 +103,7 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
         db::users::set_password_hash(&mut tx, row.id, &hash, now).await?;
         row.password_hash = hash;
     }
-    db::sign_in::forget(&mut tx, &username, now - Duration::minutes(WINDOW_MINUTES)).await?;
+    db::sign_in::forget(&mut tx, &username, &address_key(&attempt.ip), now - Duration::minutes(WINDOW_MINUTES)).await?;
     let entry = AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, "user", row.id)
         .after(json!({"ip": attempt.ip, "rehashed": rehashed}));
     record(&mut tx, entry, request_id, now).await?;

@@ -16,6 +16,7 @@ use crate::domain::password_policy::check_new_password;
 use crate::domain::preferences;
 use crate::domain::rights;
 use crate::domain::roles::Role;
+use crate::domain::throttle::address_key;
 use serde_json::json;
 
 /// A new user, checked: every field parsed, the departments known.
@@ -290,12 +291,8 @@ pub async fn change_own_password(
     let hash = passwords::hash(super::sign_in::turn(state).await?, new).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    db::sign_in::forget(
-        &mut tx,
-        &me.username,
-        now - chrono::Duration::minutes(crate::domain::throttle::WINDOW_MINUTES),
-    )
-    .await?;
+    let (place, window) = (address_key(ip), chrono::Duration::minutes(crate::domain::throttle::WINDOW_MINUTES));
+    db::sign_in::forget(&mut tx, &me.username, &place, now - window).await?;
     db::users::set_password_hash(&mut tx, me.id, &hash, now).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::UserPasswordChanged, "user", me.id)
         .after(json!({"username": me.username}));
