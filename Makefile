@@ -49,8 +49,8 @@ deps: deps-build deps-test
 deps-build:
 	@scripts/install-tools.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION)
 
-## What testing needs: Chromium, PostgreSQL server binaries, Japanese and emoji fonts for the screenshots (Debian),
-## and the browser-test npm packages.
+## What testing needs: Chromium, PostgreSQL server binaries, Japanese and emoji fonts for the screenshots, LibreOffice
+## Calc (the exports opened in a spreadsheet) from Debian, and the browser-test npm packages.
 deps-test:
 	@missing=""; \
 	  [ -x /usr/bin/chromium ] || missing="$$missing chromium chromium-driver"; \
@@ -63,6 +63,9 @@ deps-test:
 	    $(STEP) "installing$$missing from Debian (once, about 1 min)" bash -c "$(SUDO) apt-get update -qq \
 	      && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing"; \
 	  fi
+	@command -v soffice >/dev/null || $(STEP) "installing LibreOffice Calc, which opens the exports in the tests (once, about 1 min)" \
+	  bash -c "$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    --no-install-recommends libreoffice-calc-nogui"
 	@[ -d end2end/node_modules/@playwright/test ] && [ -d end2end/node_modules/@axe-core/playwright ] \
 	  || (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
 	      ../$(STEP) "installing Playwright for the browser tests (npm ci, once, under a minute)" npm ci --no-audit --no-fund)

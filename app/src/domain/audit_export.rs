@@ -197,15 +197,20 @@ pub fn write_csv_proof(out: &mut Vec<u8>, kind: &str, value: &Value) {
     write_csv_record(out, &fields);
 }
 
-/// The first characters that make a spreadsheet run a cell as a formula.
-pub const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+/// The first characters that make a spreadsheet run a cell as a formula, and their full-width forms (what a
+/// Japanese input method types; some spreadsheets read them as the others).
+pub const FORMULA_STARTS: [char; 10] = ['=', '+', '-', '@', '\t', '\r', '＝', '＋', '－', '＠'];
 
-/// A cell that a spreadsheet would run as a formula gets a leading `'`.
+/// Whether a spreadsheet could run the cell as a formula: it starts with one of `FORMULA_STARTS`, also after
+/// spaces (half- or full-width), which spreadsheets skip.
+pub fn reads_as_formula(cell: &str) -> bool {
+    cell.trim_start_matches([' ', '\u{3000}']).starts_with(FORMULA_STARTS)
+}
+
+/// A cell that a spreadsheet could run as a formula gets a leading `'` (CSV); the workbooks set the cell's
+/// quote prefix instead (`backend::xlsx`).
 pub fn neutralise(cell: &str) -> Cow<'_, str> {
-    match cell.chars().next() {
-        Some(first) if FORMULA_STARTS.contains(&first) => Cow::Owned(format!("'{cell}")),
-        _ => Cow::Borrowed(cell),
-    }
+    if reads_as_formula(cell) { Cow::Owned(format!("'{cell}")) } else { Cow::Borrowed(cell) }
 }
 
 /// What an offline check of an exported JSON Lines file found.
@@ -371,8 +376,11 @@ mod tests {
 
     #[test]
     fn a_formula_in_any_cell_is_neutralised_and_plain_text_is_left_alone() {
-        for formula in ["=1+1", "+81 3", "-2", "@SUM(A1)", "\tx", "\rx"] {
+        for formula in ["=1+1", "+81 3", "-2", "@SUM(A1)", "\tx", "\rx", "＝1+1", "＋1", "－1", "＠SUM(A1)"] {
             assert_eq!(neutralise(formula), format!("'{formula}"));
+        }
+        for spaced in ["  =1+1", "\u{3000}=1+1", " \u{3000} ＠A1", " \t1"] {
+            assert_eq!(neutralise(spaced), format!("'{spaced}"), "after leading spaces: {spaced:?}");
         }
         assert_eq!(neutralise("ORD-1001"), "ORD-1001");
         assert_eq!(neutralise("注文 4,000 円"), "注文 4,000 円");

@@ -39,6 +39,7 @@ mod sessions;
 mod sign_in;
 mod smtp_sink;
 mod soak;
+mod spreadsheets;
 mod stop_switch;
 mod sweeper;
 mod webhooks;
