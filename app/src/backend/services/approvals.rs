@@ -9,11 +9,10 @@ use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::reruns::InboxItem;
-use crate::domain::approval::{Ballot, Decision, Refusal, counted, is_approved, is_expired, may_decide};
+use crate::domain::approval::{Ballot, Decision, is_expired};
 use crate::domain::audit::AuditEntry;
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
-use crate::domain::holds::reason;
 use crate::domain::notifications::RerunNews;
 use crate::domain::reasons::SystemReason;
 use crate::domain::rerun_plan::Change;
@@ -23,24 +22,11 @@ use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-/// The approval rule's refusal as the caller hears it (single and bulk decisions alike).
-pub(super) fn refused(caller: &Caller, refusal: Refusal, what: &str) -> AppError {
-    let user = &caller.user().username;
-    match refusal {
-        Refusal::NotOwner(refusal) => caller.act_refused(refusal, Act::Decide, what),
-        Refusal::Maker(part) => {
-            tracing::warn!(%user, what, %part, "a maker's decision refused (maker ≠ checker)");
-            AppError::Forbidden
-        }
-        Refusal::AlreadyDecided => AppError::conflict(Conflict::AlreadyDecided, "you decided on this already"),
-    }
-}
-
 /// Locks the request and applies the approval rule to this caller now.
 async fn decidable(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<(RequestRow, Ballot), AppError> {
     let request = db::rerun_requests::lock(tx, id).await?.ok_or(AppError::NotFound)?;
     let ballot = super::makers::request_ballot(tx, &request).await?;
-    may_decide(&caller.person(), &ballot).map_err(|refusal| refused(caller, refusal, id))?;
+    super::decisions::allowed(caller, &ballot, id)?;
     super::rerun_requests::not_in_batch(&request)?;
     // Both decisions need a request that waits for one.
     request.status.next(RequestEvent::Reject)?;
@@ -54,11 +40,7 @@ pub async fn decide(
     decision: Decision,
     comment: &str,
 ) -> Result<(), AppError> {
-    let comment = match decision {
-        Decision::Reject => Some(reason(comment).map_err(|m| AppError::invalid("comment", m))?),
-        Decision::Approve => Some(comment.trim().to_string()).filter(|c| !c.is_empty()),
-    };
-    let authenticated = caller.fresh_sign_in(state)?;
+    let super::decisions::Given { comment, authenticated } = super::decisions::given(state, caller, decision, comment)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let (request, ballot) = decidable(&mut tx, caller, id).await?;
@@ -101,10 +83,8 @@ pub async fn decide(
         Decision::Approve => {
             let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
             let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
-            let approvers: Vec<i64> =
-                decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
-            let approvals = counted(&approvers, &ballot);
-            if is_approved(approvals, required) {
+            let (approvals, enough) = super::decisions::tally(&decisions, &ballot, required);
+            if enough {
                 advance(&mut tx, &request, RequestEvent::Approve, now).await?;
                 db::rerun_requests::insert_dispatch(&mut tx, id, now, now).await?;
                 let plan = request.plan()?;
@@ -170,10 +150,8 @@ pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, 
         let plan = r.plan()?;
         let ballot = super::makers::request_ballot(&mut tx, &r).await?;
         let decisions = db::rerun_requests::decisions(&mut tx, &r.id).await?;
-        let approvers: Vec<i64> =
-            decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
-        let approvals = i64::from(counted(&approvers, &ballot));
         let required = state.config.workflow(&r.workflow).map_or(1, |w| w.approvals_required);
+        let approvals = i64::from(super::decisions::tally(&decisions, &ballot, required).0);
         items.push(InboxItem {
             own_request: ballot.is_maker(caller.user_id()),
             id: r.id,

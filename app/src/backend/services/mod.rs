@@ -9,6 +9,7 @@ pub mod backup;
 pub mod batches;
 pub mod board;
 pub mod company_sign_in;
+mod decisions;
 pub mod departments;
 pub mod dispatcher;
 pub mod drills;

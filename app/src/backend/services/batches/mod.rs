@@ -4,7 +4,6 @@
 //! set), the five checks are confirmed once for all, the owners approve once, and the dispatcher sends each
 //! at the batch's rate. A member whose evidence changes drops out alone. Every change with its audit events
 //! in one transaction.
-use super::Caller;
 use super::audit::record;
 use super::notifications::notify_owners;
 use super::reconciliation::{self, Looked};
@@ -12,6 +11,7 @@ use super::rerun_requests::{
     self, Draft, advance, advance_by_id, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill,
     snapshot,
 };
+use super::{Caller, decisions};
 use crate::backend::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
 use crate::backend::db::rerun_requests::{Confirmation, RequestRow};
 use crate::backend::{AppState, db};
@@ -19,7 +19,7 @@ use crate::contract::AppError;
 use crate::contract::batches::{
     BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals,
 };
-use crate::domain::approval::{self, Decision, MakerPart, counted, is_approved, is_expired, may_decide};
+use crate::domain::approval::{self, Decision, MakerPart, is_expired};
 use crate::domain::audit::{Actor, AuditEntry, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::batches::{
@@ -421,18 +421,14 @@ async fn member_request(tx: &mut db::Conn, member: &MemberRow) -> Result<Request
 /// An owner decides once for the whole batch. On the last approval needed, each member whose plan still holds
 /// is approved and put in the outbox at its turn; a member whose evidence changed drops out alone.
 pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, comment: &str) -> Result<(), AppError> {
-    let comment = if approve {
-        Some(comment.trim().to_string()).filter(|c| !c.is_empty())
-    } else {
-        Some(reason(comment).map_err(|m| AppError::invalid("comment", m))?)
-    };
-    let authenticated = caller.fresh_sign_in(state)?;
+    let decision = if approve { Decision::Approve } else { Decision::Reject };
+    let decisions::Given { comment, authenticated } = decisions::given(state, caller, decision, comment)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_for(&mut tx, caller, id, true).await?;
     let members = db::batches::members_in(&mut tx, id, MemberState::Requested, MAX_OPERATIONS as i64).await?;
     let ballot = super::makers::batch_ballot(&mut tx, &batch, &members).await?;
-    may_decide(&caller.person(), &ballot).map_err(|refusal| super::approvals::refused(caller, refusal, id))?;
+    decisions::allowed(caller, &ballot, id)?;
     allows(&batch, BatchEvent::Approve)?;
     if is_expired(batch.expires_at, now) {
         end_before_dispatch(
@@ -449,7 +445,6 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         tx.commit().await?;
         return Err(AppError::conflict(Conflict::Expired, "the bulk rerun expired before it was approved"));
     }
-    let decision = if approve { Decision::Approve } else { Decision::Reject };
     if !db::batches::insert_decision(&mut tx, id, caller.user_id(), decision, comment.as_deref(), now).await? {
         return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this bulk rerun already"));
     }
@@ -470,11 +465,9 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     }
     let workflows = members.iter().map(|m| state.config.workflow(&m.workflow).map_or(1, |w| w.approvals_required));
     let required = batches::approvals_required(workflows);
-    let decisions = db::batches::decisions(&mut tx, id).await?;
-    let approvers: Vec<i64> =
-        decisions.iter().filter(|d| d.decision == Decision::Approve).map(|d| d.approver_id).collect();
-    let approvals = counted(&approvers, &ballot);
-    if !is_approved(approvals, required) {
+    let decided = db::batches::decisions(&mut tx, id).await?;
+    let (approvals, enough) = decisions::tally(&decided, &ballot, required);
+    if !enough {
         let entry = batch_entry(caller.actor(), AuditAction::RerunBatchApprovalRecorded, &batch)
             .after(json!({"approvals": approvals, "required": required, "makers": ballot.makers}))
             .authenticated(authenticated);
@@ -500,7 +493,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             continue;
         }
         // Each member carries every approval that counted, as a request approved alone does.
-        for d in decisions.iter().filter(|d| d.decision == Decision::Approve) {
+        for d in decided.iter().filter(|d| d.decision == Decision::Approve) {
             db::rerun_requests::insert_decision(
                 &mut tx,
                 &request.id,
