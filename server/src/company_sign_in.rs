@@ -89,7 +89,8 @@ async fn callback(
     // person is signed in, but not freshly.
     let fresh = provider_sign_in_at(identity.auth_time, pending.fresh_asked_at);
     let at = fresh.unwrap_or(chrono::DateTime::UNIX_EPOCH);
-    let authenticated = Authentication { at, method: AuthMethod::Provider { amr: identity.amr.clone() } };
+    let method = AuthMethod::Provider { amr: identity.amr.clone(), acr: identity.acr.clone() };
+    let authenticated = Authentication { at, method };
     if let Err(error) = auth::start_session(&mut auth, &user, &state, &authenticated).await {
         return failed(&error.to_string(), "failed");
     }
@@ -101,6 +102,10 @@ async fn callback(
     if pending.fresh_asked_at.is_some() && !fresh_enough(&authenticated, now, state.config.sign_in.fresh_window()) {
         // Sending them back would only ask again, and again.
         return failed("the provider did not authenticate the person again (max_age=0)", "not_again");
+    }
+    if pending.fresh_asked_at.is_some() && !provider.config().decision.met_by(&authenticated.method) {
+        let cause = "the provider's answer lacks what decisions need (decision_acr_values, decision_amr)";
+        return failed(cause, "not_strong");
     }
     let mut response = Redirect::to(&pending.return_to).into_response();
     for cookie in app::api::preference_cookies(&user.user.language, Some(&user.user.time_zone)) {

@@ -7,8 +7,8 @@ use crate::domain::configuration::OidcConfig;
 use chrono::{DateTime, Utc};
 use openidconnect::core::{CoreAuthPrompt, CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreIdTokenClaims};
 use openidconnect::{
-    AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier,
-    ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse,
+    AuthenticationContextClass, AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce,
+    PkceCodeChallenge, PkceCodeVerifier, ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse,
 };
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -42,6 +42,8 @@ pub struct Identity {
     pub groups: Vec<String>,
     pub auth_time: Option<DateTime<Utc>>,
     pub amr: Vec<String>,
+    /// The class of the authentication (`acr`), when the provider names it.
+    pub acr: Option<String>,
 }
 
 /// Why a sign-in through the provider did not happen; each one is logged and the person sees that it failed.
@@ -130,6 +132,9 @@ impl Provider {
         }
         if fresh_at.is_some() {
             request = request.set_max_age(Duration::ZERO).add_prompt(CoreAuthPrompt::Login);
+            for acr in &self.config.decision.acr_values {
+                request = request.add_auth_context_value(AuthenticationContextClass::new(acr.clone()));
+            }
         }
         let (url, state, nonce) = request.url();
         let pending = Pending {
@@ -193,6 +198,7 @@ impl Provider {
             amr: claims
                 .auth_method_refs()
                 .map_or_else(Vec::new, |list| list.iter().map(|m| m.as_str().to_string()).collect()),
+            acr: claims.auth_context_ref().map(|acr| acr.as_str().to_string()),
         }
     }
 

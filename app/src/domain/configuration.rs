@@ -106,6 +106,9 @@ pub struct OidcConfig {
     /// Tests only: the provider may be on a loopback address.
     pub allow_loopback: bool,
     pub groups: Vec<super::identity::GroupMapping>,
+    /// What a decision's sign-in must show beyond being fresh.
+    #[serde(default)]
+    pub decision: super::identity::DecisionStrength,
 }
 
 /// How often the audit chain's checkpoints are signed while events arrive, and the RFC 3161 time-stamping

@@ -36,8 +36,37 @@ pub struct Authentication {
 pub enum AuthMethod {
     /// A local password (break-glass admins, installations without a provider).
     Password,
-    /// The identity provider, with the methods it names (`amr`: `pwd`, `mfa`, `otp`…), when it sends them.
-    Provider { amr: Vec<String> },
+    /// The identity provider, with the methods it names (`amr`: `pwd`, `mfa`, `otp`…) and the class of the
+    /// authentication (`acr`), when it sends them.
+    Provider {
+        amr: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        acr: Option<String>,
+    },
+}
+
+/// What a decision asks of a sign-in through the provider beyond being fresh (`[sign_in.oidc]
+/// decision_acr_values`, `decision_amr`): e.g. that it used a second factor. A local password (break-glass) is
+/// governed by `local_passwords` instead.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionStrength {
+    /// Asked of the provider (`acr_values`) at a decision's sign-in; its `acr` must be one of them.
+    pub acr_values: Vec<String>,
+    /// The ID token's `amr` must name one of them (`mfa`, `hwk`…).
+    pub amr: Vec<String>,
+}
+
+impl DecisionStrength {
+    pub fn met_by(&self, method: &AuthMethod) -> bool {
+        match method {
+            AuthMethod::Password => true,
+            AuthMethod::Provider { amr, acr } => {
+                let acr_met = self.acr_values.is_empty() || acr.as_ref().is_some_and(|a| self.acr_values.contains(a));
+                let amr_met = self.amr.is_empty() || amr.iter().any(|m| self.amr.contains(m));
+                acr_met && amr_met
+            }
+        }
+    }
 }
 
 /// How long a sign-in counts as fresh for decisions, by default.
@@ -152,11 +181,25 @@ mod tests {
     #[test]
     fn a_sign_in_is_fresh_for_the_window_and_not_when_older_or_from_the_future() {
         let at = Utc.with_ymd_and_hms(2026, 12, 3, 9, 0, 0).unwrap();
-        let signed_in = Authentication { at, method: AuthMethod::Provider { amr: vec!["pwd".into()] } };
+        let signed_in = Authentication { at, method: AuthMethod::Provider { amr: vec!["pwd".into()], acr: None } };
         let window = Duration::minutes(10);
         assert!(fresh_enough(&signed_in, at + Duration::minutes(10), window));
         assert!(!fresh_enough(&signed_in, at + Duration::minutes(10) + Duration::seconds(1), window));
         assert!(fresh_enough(&signed_in, at - Duration::seconds(30), window), "a little clock difference");
         assert!(!fresh_enough(&signed_in, at - Duration::minutes(5), window), "dated in the future");
+    }
+
+    #[test]
+    fn a_decision_that_asks_for_a_second_factor_takes_a_provider_sign_in_only_with_it() {
+        let mfa = DecisionStrength { acr_values: vec![], amr: vec!["mfa".into()] };
+        let pwd = AuthMethod::Provider { amr: vec!["pwd".into()], acr: None };
+        let both = AuthMethod::Provider { amr: vec!["pwd".into(), "mfa".into()], acr: None };
+        assert!(!mfa.met_by(&pwd));
+        assert!(mfa.met_by(&both));
+        assert!(DecisionStrength::default().met_by(&pwd), "nothing asked, nothing needed");
+        let gold = DecisionStrength { acr_values: vec!["urn:gold".into()], amr: vec![] };
+        assert!(!gold.met_by(&both), "no acr");
+        assert!(gold.met_by(&AuthMethod::Provider { amr: vec![], acr: Some("urn:gold".into()) }));
+        assert!(mfa.met_by(&AuthMethod::Password), "break-glass passwords follow local_passwords");
     }
 }

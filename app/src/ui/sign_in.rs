@@ -17,6 +17,7 @@ pub fn SignInPage() -> impl IntoView {
         (Some("no_role"), _) => Some(td_string!(l, common.sign_in.no_role).to_string()),
         (Some("auth_time_missing"), _) => Some(td_string!(l, common.sign_in.auth_time_missing).to_string()),
         (Some("not_again"), _) => Some(td_string!(l, common.sign_in.not_again).to_string()),
+        (Some("not_strong"), _) => Some(td_string!(l, common.sign_in.not_strong).to_string()),
         (Some(_), _) => Some(td_string!(l, common.sign_in.company_failed).to_string()),
         (None, Some(_)) => Some(td_string!(l, common.error.sign_in_again).to_string()),
         (None, None) => None,

@@ -130,6 +130,7 @@ impl TestProvider {
                     departments: vec!["billing".into()],
                 },
             ],
+            decision: Default::default(),
         }
     }
 }
@@ -265,6 +266,42 @@ async fn a_fresh_sign_in_whose_id_token_has_no_auth_time_is_not_fresh_and_the_pa
         let page = answer.text().await.unwrap();
         assert!(page.contains(words), "{language}: the page says which claim is missing");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decisions_that_ask_for_a_second_factor_take_a_fresh_sign_in_only_with_it_and_ask_the_provider_for_it() {
+    use app::backend::Clock;
+    use app::domain::approval::Decision;
+    use app::domain::identity::{AuthMethod, Authentication, DecisionStrength};
+    app::backend::reconciliation::ssrf::install_tls_provider();
+    let provider = TestProvider::start(REDIRECT, &[]);
+    let mut config = provider.config();
+    config.decision = DecisionStrength { acr_values: vec!["urn:mfa".into()], amr: vec!["mfa".into()] };
+    let client = Provider::new(config.clone(), Some(CLIENT_SECRET.into()), "http://127.0.0.1:9").unwrap();
+    let (authorize, _) = client.begin("/approvals", Some(Utc::now())).await.unwrap();
+    assert!(authorize.contains("acr_values=urn%3Amfa"), "{authorize}");
+
+    let mut app_config = example_config();
+    app_config.sign_in.oidc = Some(config);
+    let app = TestApp::spawn_configured(|_| {}, app_config).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    let token = app.token("intake", &["sales"]).await;
+    let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-MFA").await;
+    let signed_in = |amr: &[&str]| {
+        let amr = amr.iter().map(|m| m.to_string()).collect();
+        Some(Authentication { at: app.clock.now(), method: AuthMethod::Provider { amr, acr: Some("urn:mfa".into()) } })
+    };
+    let decide = app::backend::services::approvals::decide;
+    let mut suzuki = caller(&app, "suzuki").await;
+    suzuki.authentication = signed_in(&["pwd"]);
+    let with_password = decide(&app.state, &suzuki, &id, Decision::Approve, "").await;
+    assert!(matches!(with_password, Err(app::api::AppError::SignInAgain)), "{with_password:?}");
+    suzuki.authentication = signed_in(&["pwd", "mfa"]);
+    decide(&app.state, &suzuki, &id, Decision::Approve, "").await.unwrap();
+    let approved = app.audit_after("rerun_request.approved").await;
+    assert_eq!(approved[0]["authenticated"]["method"]["amr"], json!(["pwd", "mfa"]), "recorded with the decision");
+    assert_eq!(approved[0]["authenticated"]["method"]["acr"], "urn:mfa");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -49,6 +49,7 @@ fn company_sign_in_config() -> app::backend::config::Config {
             roles: vec![Role::Manager],
             departments: vec!["sales".into()],
         }],
+        decision: Default::default(),
     });
     config
 }
@@ -131,6 +132,7 @@ async fn no_cell_of_any_export_is_a_formula_in_a_spreadsheet_whatever_people_and
         groups: vec!["sales-approvers".into()],
         auth_time: None,
         amr: vec![],
+        acr: None,
     };
     company_sign_in::sign_in(s, &identity, None).await.unwrap();
 

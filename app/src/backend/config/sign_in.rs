@@ -1,7 +1,7 @@
 //! `[sign_in]` and `[sign_in.oidc]`: local passwords, the company's identity provider and its group mapping.
 use super::{ConfigError, Validator, is_env_name};
 use crate::domain::configuration::{DepartmentConfig, LocalPasswords, OidcConfig, SignInConfig};
-use crate::domain::identity::GroupMapping;
+use crate::domain::identity::{DecisionStrength, GroupMapping};
 use crate::domain::roles::Role;
 use serde::Deserialize;
 use toml::Spanned;
@@ -31,6 +31,10 @@ struct RawOidc {
     allow_loopback: bool,
     #[serde(default, rename = "group")]
     groups: Vec<RawGroup>,
+    #[serde(default)]
+    decision_acr_values: Vec<String>,
+    #[serde(default)]
+    decision_amr: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -133,6 +137,7 @@ impl Validator<'_> {
             email_claim: raw.email_claim.unwrap_or_else(|| "email".into()),
             allow_loopback: raw.allow_loopback,
             groups,
+            decision: DecisionStrength { acr_values: raw.decision_acr_values, amr: raw.decision_amr },
         })
     }
 }

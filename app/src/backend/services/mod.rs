@@ -72,8 +72,14 @@ impl Caller {
     /// What it returns goes into the decision's audit event.
     pub fn fresh_sign_in(&self, state: &AppState) -> Result<&Authentication, AppError> {
         let window = state.config.sign_in.fresh_window();
+        let strength = state.config.sign_in.oidc.as_ref().map(|oidc| &oidc.decision);
         match &self.authentication {
-            Some(authentication) if fresh_enough(authentication, state.clock.now(), window) => Ok(authentication),
+            Some(authentication)
+                if fresh_enough(authentication, state.clock.now(), window)
+                    && strength.is_none_or(|s| s.met_by(&authentication.method)) =>
+            {
+                Ok(authentication)
+            }
             _ => Err(AppError::SignInAgain),
         }
     }
