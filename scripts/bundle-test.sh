@@ -9,7 +9,10 @@ checkout=$PWD
 profile=${1:?usage: scripts/bundle-test.sh debug|release}
 started=$SECONDS
 
-tarball=$(scripts/bundle.sh "$profile" | tee /dev/stderr | tail -n 1)
+# (Not `tee /dev/stderr`: where standard error is a file, reopening it truncates that file.)
+packed=$(scripts/bundle.sh "$profile")
+echo "$packed" >&2
+tarball=$(tail -n 1 <<<"$packed")
 # DEPLOY.md's /opt, /etc/rerun-gate and /var/lib/rerun-gate, inside an empty folder; the server runs from there.
 root=$(mktemp -d /tmp/rerun-gate-deploy.XXXXXX)
 trap 'rm -rf "$root"' EXIT
