@@ -4,8 +4,6 @@ use super::AppState;
 use super::db::{self, users::MembershipRow, users::UserRow};
 use crate::contract::{AppError, CurrentUser, DepartmentDto};
 use crate::domain::identity::Authentication;
-use crate::domain::membership::{Access, Membership};
-use crate::domain::roles::Role;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -102,13 +100,7 @@ fn session_user(row: UserRow, roles: Vec<String>, memberships: Vec<MembershipRow
             departments.push(DepartmentDto { code: m.code.clone(), name: m.name.clone() });
         }
     }
-    let access = Access {
-        roles: roles.iter().filter_map(|r| r.parse::<Role>().ok()).filter(|r| !r.is_departmental()).collect(),
-        memberships: memberships
-            .into_iter()
-            .filter_map(|m| Some(Membership { department: m.code, role: m.role.parse().ok()? }))
-            .collect(),
-    };
+    let access = db::users::access_of(&roles, &memberships);
     SessionUser {
         auth_hash: session_binding(&row),
         user: CurrentUser {

@@ -52,35 +52,25 @@ pub async fn add_to_batch(tx: &mut Conn, batch_id: &str, maker: Maker, now: Date
 
 /// A request's makers, in the order they took part.
 pub async fn of_request(tx: &mut Conn, request_id: &str) -> Result<Vec<Maker>, sqlx::Error> {
-    let rows: Vec<MakerRow> = on_conn!(tx, |c| sqlx::query_as(
-        "SELECT user_id, part FROM rerun_request_makers WHERE request_id = $1 ORDER BY at, user_id"
-    )
-    .bind(request_id)
-    .fetch_all(c)
-    .await)?;
-    Ok(rows.into_iter().map(Maker::from).collect())
+    listed(tx, "SELECT user_id, part FROM rerun_request_makers WHERE request_id = $1 ORDER BY at, user_id", request_id)
+        .await
 }
 
 /// The makers of every request a bulk rerun made for its members.
 pub async fn of_batch_members(tx: &mut Conn, batch_id: &str) -> Result<Vec<Maker>, sqlx::Error> {
-    let rows: Vec<MakerRow> = on_conn!(tx, |c| sqlx::query_as(
+    let sql =
         "SELECT DISTINCT m.user_id, m.part FROM rerun_request_makers m JOIN rerun_requests r ON r.id = m.request_id
-         WHERE r.batch_id = $1"
-    )
-    .bind(batch_id)
-    .fetch_all(c)
-    .await)?;
-    Ok(rows.into_iter().map(Maker::from).collect())
+         WHERE r.batch_id = $1";
+    listed(tx, sql, batch_id).await
 }
 
 /// A bulk rerun's own makers, in the order they took part.
 pub async fn of_batch(tx: &mut Conn, batch_id: &str) -> Result<Vec<Maker>, sqlx::Error> {
-    let rows: Vec<MakerRow> = on_conn!(tx, |c| sqlx::query_as(
-        "SELECT user_id, part FROM rerun_batch_makers WHERE batch_id = $1 ORDER BY at, user_id"
-    )
-    .bind(batch_id)
-    .fetch_all(c)
-    .await)?;
+    listed(tx, "SELECT user_id, part FROM rerun_batch_makers WHERE batch_id = $1 ORDER BY at, user_id", batch_id).await
+}
+
+async fn listed(tx: &mut Conn, sql: &str, id: &str) -> Result<Vec<Maker>, sqlx::Error> {
+    let rows: Vec<MakerRow> = on_conn!(tx, |c| sqlx::query_as(sql).bind(id).fetch_all(c).await)?;
     Ok(rows.into_iter().map(Maker::from).collect())
 }
 

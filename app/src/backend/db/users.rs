@@ -1,4 +1,6 @@
 use super::{Conn, on_conn};
+use crate::domain::membership::{Access, Membership};
+use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -138,6 +140,18 @@ pub struct MembershipRow {
     pub code: String,
     pub name: String,
     pub role: String,
+}
+
+/// What the rows say a person holds: organisation-wide roles and memberships (a name the domain does not know
+/// counts for nothing).
+pub fn access_of(roles: &[String], memberships: &[MembershipRow]) -> Access {
+    Access {
+        roles: roles.iter().filter_map(|r| r.parse::<Role>().ok()).filter(|r| !r.is_departmental()).collect(),
+        memberships: memberships
+            .iter()
+            .filter_map(|m| Some(Membership { department: m.code.clone(), role: m.role.parse().ok()? }))
+            .collect(),
+    }
 }
 
 pub async fn memberships(tx: &mut Conn, id: i64) -> Result<Vec<MembershipRow>, sqlx::Error> {

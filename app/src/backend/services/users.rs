@@ -82,24 +82,18 @@ fn check_access(roles: &[Role], departments: &[String], memberships: &[Membershi
         let why = "auditor and admin are held in the whole organisation, not in a department";
         errors.push(field("memberships", Invalid::new(Rule::Unknown, why)));
     }
-    let access = Access::granted(roles, &codes)
-        .with(Access { roles: Default::default(), memberships: given.into_iter().collect() });
-    if access.is_empty() && errors.is_empty() {
-        let why = if roles.is_empty() {
-            "choose at least one role"
-        } else {
-            "staff and managers belong to at least one department"
-        };
-        let (name, rule) =
-            if roles.is_empty() { ("roles", Rule::NoneChosen) } else { ("departments", Rule::NoneChosen) };
-        errors.push(field(name, Invalid::new(rule, why)));
-    } else if roles.iter().any(|r| r.is_departmental()) && codes.is_empty() {
-        errors.push(field(
-            "departments",
-            Invalid::new(Rule::NoneChosen, "staff and managers belong to at least one department"),
-        ));
+    if roles.is_empty() && given.is_empty() {
+        errors.push(field("roles", Invalid::new(Rule::NoneChosen, "choose at least one role")));
     }
-    if errors.is_empty() { Ok(access) } else { Err(AppError::Validation(errors)) }
+    if roles.iter().any(|r| r.is_departmental()) && codes.is_empty() {
+        let why = "staff and managers belong to at least one department";
+        errors.push(field("departments", Invalid::new(Rule::NoneChosen, why)));
+    }
+    if !errors.is_empty() {
+        return Err(AppError::Validation(errors));
+    }
+    Ok(Access::granted(roles, &codes)
+        .with(Access { roles: Default::default(), memberships: given.into_iter().collect() }))
 }
 
 /// Stores what a person holds (organisation-wide roles, memberships by department), in the caller's
@@ -125,13 +119,7 @@ pub(super) async fn store_access(tx: &mut db::Conn, id: i64, access: &Access) ->
 pub(super) async fn stored_access(tx: &mut db::Conn, id: i64) -> Result<Access, AppError> {
     let roles = db::users::roles(tx, id).await?;
     let memberships = db::users::memberships(tx, id).await?;
-    Ok(Access {
-        roles: roles.iter().filter_map(|r| r.parse().ok()).collect(),
-        memberships: memberships
-            .into_iter()
-            .filter_map(|m| Some(Membership { department: m.code, role: m.role.parse().ok()? }))
-            .collect(),
-    })
+    Ok(db::users::access_of(&roles, &memberships))
 }
 
 /// Adds a user on behalf of `actor` (an admin, or the system for the command line and the demo).
