@@ -60,13 +60,23 @@ test('a manager signs in with the company account and approves after signing in 
   const request_ = page.getByTestId('inbox').locator('li', { hasText: 'ORD-E2E-OIDC' });
   await expect(request_).toBeVisible();
 
-  // A minute later the sign-in is too old for a decision: the page sends takeda through the provider again
-  // (max_age=0: the provider asks for the login whatever its own session says) and back to the inbox.
-  await page.waitForTimeout(Math.max(0, signedInAt + 62_000 - Date.now()));
-  await request_.getByRole('button', { name: '承認する' }).click();
-  await signInAtProvider(page, 'takeda');
-  await expect(page).toHaveURL(/\/approvals$/);
+  await request_.getByTestId('open-decision').click();
+  await expect(page).toHaveURL(/\/reruns\/rr_/);
   await hydrated(page);
-  await page.getByTestId('inbox').locator('li', { hasText: 'ORD-E2E-OIDC' }).getByRole('button', { name: '承認する' }).click();
+  const decisionPage = page.url();
+
+  // A minute later the sign-in is too old for a decision: the page sends takeda through the provider again
+  // (max_age=0 and prompt=login: the provider asks for the login whatever its own session says) and back to
+  // the decision page.
+  await page.waitForTimeout(Math.max(0, signedInAt + 62_000 - Date.now()));
+  await page.getByTestId('confirm-sent').check();
+  await page.getByRole('button', { name: '承認する' }).click();
+  await signInAtProvider(page, 'takeda');
+  await expect(page).toHaveURL(decisionPage);
+  await hydrated(page);
+  await page.getByTestId('confirm-sent').check();
+  await page.getByRole('button', { name: '承認する' }).click();
+  await expect(page.getByTestId('decided')).toContainText('承認を記録しました');
+  await page.goto('/approvals');
   await expect(page.getByTestId('inbox').locator('li', { hasText: 'ORD-E2E-OIDC' })).toHaveCount(0);
 });

@@ -37,6 +37,8 @@ test('staff start a rerun request, confirm the five checks and request approval'
 
   await page.getByRole('button', { name: '承認を依頼する' }).click();
   await expect(page.getByTestId('request-status')).toContainText('承認待ち');
+  // Who prepared it is told why they do not decide (maker ≠ checker).
+  await expect(page.getByTestId('standing')).toContainText('準備に関わったため');
   await page.goto('/operations/ORD-1002');
   await expect(page.getByTestId('operation-status')).toContainText('再実行待ち');
   await expect(page.getByTestId('open-request')).toContainText('承認待ち');
@@ -56,7 +58,7 @@ test('a rerun cannot be requested while a step result is unknown, and the reason
 });
 
 // Runs after the request above: another person, the department's owner, decides in their own browser context.
-test('the department owner approves the request from the inbox; the requester could not have', async ({ page, violations }) => {
+test('the department owner decides on the request page, with the evidence in front of them', async ({ page, violations }) => {
   await signIn(page, 'suzuki');
   await page.getByRole('link', { name: '承認' }).click();
   await expect(page).toHaveURL(/\/approvals$/);
@@ -68,9 +70,26 @@ test('the department owner approves the request from the inbox; the requester co
   await expectAccessible(page, 'the approval inbox on a phone');
   // Nothing wider than the phone: no sideways scrolling of the page.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-  // Approved by keyboard alone.
-  await tabTo(page, request.getByRole('button', { name: '承認する' }));
+
+  // The decision page: the steps with their flags and what the outside systems say, the checklist, the makers.
+  await request.getByTestId('open-decision').click();
+  await expect(page).toHaveURL(/\/reruns\/rr_/);
+  await hydrated(page);
+  await expect(page.locator('tr[data-step="ai_summary"]').getByTestId('verdict')).toContainText('未実行');
+  await expect(page.getByTestId('checklist')).toContainText('ログとエラーを確認した');
+  await expect(page.getByTestId('makers')).toContainText('佐藤 花子');
+  await expect(page.getByTestId('approvals')).toContainText('承認 0 / 1');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path: '../docs/screenshots/decision.png', fullPage: true });
+  await expectAccessible(page, 'the decision page');
+  // Approved by keyboard alone, after ticking what will be sent.
+  await tabTo(page, page.getByTestId('confirm-sent'));
+  await page.keyboard.press('Space');
+  await tabTo(page, page.getByRole('button', { name: '承認する' }));
   await page.keyboard.press('Enter');
+  await expect(page.getByTestId('decided')).toContainText('承認を記録しました');
+  await expect(page.getByTestId('standing')).toBeVisible();
+  await page.goto('/approvals');
   await expect(page.getByTestId('inbox-empty')).toBeVisible();
 
   // The dispatcher sends the rerun to the demo integration, which performs the summary with its original key

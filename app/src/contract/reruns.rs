@@ -1,5 +1,6 @@
 //! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
-use crate::domain::approval::Decision;
+use super::operations::StepView;
+use crate::domain::approval::{Decision, MakerPart, Standing};
 use crate::domain::rerun_plan::{Blocked, RerunPlan};
 use crate::domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
@@ -32,7 +33,7 @@ pub struct CheckView {
     pub cause_text: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RerunRequestView {
     pub id: String,
     pub process_id: String,
@@ -46,10 +47,32 @@ pub struct RerunRequestView {
     pub checks: Vec<CheckView>,
     /// Staff or manager of the department while the request is a draft.
     pub may_confirm: bool,
-    /// Staff or manager of the department while the request is not approved yet.
+    /// One of its makers, while it is not approved yet.
     pub may_cancel: bool,
     /// The owners' decisions so far.
     pub decisions: Vec<DecisionView>,
+    /// The department's name (its code is `department`).
+    pub department_name: String,
+    /// Every step of the operation with its completion flag, verdict and evidence, as they are now.
+    pub steps: Vec<StepView>,
+    /// Who prepared it, each part (the approval rule's makers).
+    pub makers: Vec<MakerView>,
+    /// The approvals that count so far, and how many are needed.
+    pub approvals: i64,
+    pub required: i64,
+    /// Until when it may be approved.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Whether the reader may approve or reject it now, or why not.
+    pub standing: Standing,
+    /// The bulk rerun it is part of.
+    pub batch_id: Option<String>,
+}
+
+/// A maker of a request, by name, with the part they took.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MakerView {
+    pub name: String,
+    pub part: MakerPart,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

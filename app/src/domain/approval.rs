@@ -89,6 +89,47 @@ impl Ballot {
     }
 }
 
+/// Who may withdraw a request: one of its makers, while staff or manager of the department. A manager who did
+/// not prepare it decides on it instead.
+pub fn may_withdraw(person: &Person, ballot: &Ballot) -> bool {
+    person.may_act(Act::RequestRerun, &ballot.department) && ballot.is_maker(person.id)
+}
+
+/// Where a person stands to a decision now: what the decision page offers them, or tells them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Standing {
+    MayDecide,
+    /// Prepared it, in this part: another manager decides.
+    Maker(MakerPart),
+    /// Not a manager of the department.
+    NotOwner,
+    /// Decided on it already.
+    Decided,
+    /// It waits for no decision (a draft, or decided already).
+    NotWaiting,
+    /// A member of a bulk rerun: decided with the bulk rerun.
+    InBatch,
+}
+
+pub fn standing(person: &Person, ballot: &Ballot, waiting: bool, in_batch: bool) -> Standing {
+    if in_batch {
+        return Standing::InBatch;
+    }
+    if !waiting {
+        return Standing::NotWaiting;
+    }
+    // A maker hears that first, staff too: it is why nobody who prepared it decides.
+    if let Some(maker) = ballot.makers.iter().find(|m| m.user_id == person.id) {
+        return Standing::Maker(maker.part);
+    }
+    match may_decide(person, ballot) {
+        Ok(()) => Standing::MayDecide,
+        Err(Refusal::Maker(part)) => Standing::Maker(part),
+        Err(Refusal::NotOwner(_)) => Standing::NotOwner,
+        Err(Refusal::AlreadyDecided) => Standing::Decided,
+    }
+}
+
 /// The approvals that count: distinct people, none of whom prepared it.
 pub fn counted(approvers: &[i64], ballot: &Ballot) -> u32 {
     let mut people: Vec<i64> = approvers.iter().copied().filter(|a| !ballot.is_maker(*a)).collect();
@@ -153,6 +194,25 @@ mod tests {
             assert_eq!(may_decide(&owner, &ballot), Err(Refusal::Maker(part)), "{part}");
             assert_eq!(counted(&[7, 8], &ballot), 1, "a maker's approval never counts ({part})");
         }
+    }
+
+    #[test]
+    fn only_a_maker_withdraws_and_the_page_says_where_each_person_stands() {
+        let b = Ballot {
+            department: "sales".into(),
+            makers: vec![Maker { user_id: 1, part: MakerPart::Started }],
+            decided: vec![2],
+        };
+        let (staff, owner, other) =
+            (person(1, &[Staff], &["sales"]), person(2, &[Manager], &["sales"]), person(3, &[Manager], &["sales"]));
+        assert!(may_withdraw(&staff, &b));
+        assert!(!may_withdraw(&other, &b), "a manager who did not prepare it decides instead");
+        assert_eq!(standing(&staff, &b, true, false), Standing::Maker(MakerPart::Started));
+        assert_eq!(standing(&owner, &b, true, false), Standing::Decided);
+        assert_eq!(standing(&other, &b, true, false), Standing::MayDecide);
+        assert_eq!(standing(&other, &b, false, false), Standing::NotWaiting);
+        assert_eq!(standing(&other, &b, true, true), Standing::InBatch);
+        assert_eq!(standing(&person(4, &[Manager], &["billing"]), &b, true, false), Standing::NotOwner);
     }
 
     #[test]

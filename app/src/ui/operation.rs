@@ -88,15 +88,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
                 {op.possible_duplicate_of.clone().map(|other| view! { " " <span class="badge off">{td_string!(l, operation.possible_duplicate, other = other)}</span> })}</dd>
             <dt>{td_string!(l, operation.registered)}</dt><dd>{local_time(op.created_at)}</dd>
         </dl>
-        <table class="grid" data-testid="steps">
-            <caption>{td_string!(l, operation.steps.caption)}</caption>
-            <thead><tr>
-                <th scope="col">"#"</th><th scope="col">{td_string!(l, operation.steps.step)}</th><th scope="col">{td_string!(l, operation.steps.state)}</th>
-                <th scope="col">{td_string!(l, operation.steps.flag)}</th><th scope="col">{td_string!(l, operation.steps.verdict)}</th>
-                <th scope="col">{td_string!(l, operation.steps.idempotency_key)}</th><th scope="col">{td_string!(l, operation.steps.result_id)}</th><th scope="col">{td_string!(l, operation.steps.attempts)}</th><th scope="col">{td_string!(l, operation.steps.error)}</th>
-            </tr></thead>
-            <tbody>{op.steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
-        </table>
+        <StepsTable steps=op.steps />
         {attempts.into_iter().map(|(step, attempts)| view! {
             <AiAttempts actions process_id=process_id.clone() step attempts may_act />
         }).collect_view()}
@@ -130,6 +122,23 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
                 <span class="hint">" " {td_string!(l, operation.timeline.download_logged)}</span>
             </p>
         </section>
+    }
+}
+
+/// Every step with its completion flag next to what the outside system says (the verdict and its evidence).
+#[component]
+pub(crate) fn StepsTable(steps: Vec<StepView>) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
+        <table class="grid" data-testid="steps">
+            <caption>{td_string!(l, operation.steps.caption)}</caption>
+            <thead><tr>
+                <th scope="col">"#"</th><th scope="col">{td_string!(l, operation.steps.step)}</th><th scope="col">{td_string!(l, operation.steps.state)}</th>
+                <th scope="col">{td_string!(l, operation.steps.flag)}</th><th scope="col">{td_string!(l, operation.steps.verdict)}</th>
+                <th scope="col">{td_string!(l, operation.steps.idempotency_key)}</th><th scope="col">{td_string!(l, operation.steps.result_id)}</th><th scope="col">{td_string!(l, operation.steps.attempts)}</th><th scope="col">{td_string!(l, operation.steps.error)}</th>
+            </tr></thead>
+            <tbody>{steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
+        </table>
     }
 }
 

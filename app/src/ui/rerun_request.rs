@@ -3,10 +3,10 @@
 use super::data::resource;
 use super::labels::{failure_class_label, local_time, locale, slot, with_entered};
 use crate::api::reruns::{
-    CancelRerunRequest, CheckView, ConfirmCheck, RequestApproval, RerunRequestView, StartAnswer, StartRerunRequest,
-    load_rerun_request,
+    CancelRerunRequest, CheckView, ConfirmCheck, DecideRerun, RequestApproval, RerunRequestView, StartAnswer,
+    StartRerunRequest, load_rerun_request,
 };
-use crate::domain::approval::Decision;
+use crate::domain::approval::{Decision, MakerPart, Standing};
 use crate::domain::checklist::Check;
 use crate::domain::rerun_plan::BlockedBecause;
 use crate::domain::rerun_request::RerunRequestStatus;
@@ -100,9 +100,16 @@ pub fn RerunRequestPage() -> impl IntoView {
     let confirm = ServerAction::<ConfirmCheck>::new();
     let submit = ServerAction::<RequestApproval>::new();
     let cancel = ServerAction::<CancelRerunRequest>::new();
+    let decide = Decide { approve: ServerAction::new(), reject: ServerAction::new() };
     let request = resource(
         move || {
-            let versions = [confirm.version().get(), submit.version().get(), cancel.version().get()];
+            let versions = [
+                confirm.version().get(),
+                submit.version().get(),
+                cancel.version().get(),
+                decide.approve.version().get(),
+                decide.reject.version().get(),
+            ];
             (params.get().get("id").unwrap_or_default(), versions)
         },
         |(id, _)| load_rerun_request(id),
@@ -111,7 +118,7 @@ pub fn RerunRequestPage() -> impl IntoView {
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match request.await {
-                    Ok(r) => view! { <Request r confirm submit cancel /> }.into_any(),
+                    Ok(r) => view! { <Request r confirm submit cancel decide /> }.into_any(),
                     Err(crate::api::AppError::NotFound) => view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any(),
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
@@ -120,12 +127,20 @@ pub fn RerunRequestPage() -> impl IntoView {
     }
 }
 
+/// The two decisions of the decision page, apart, so that the page can say which one was taken.
+#[derive(Clone, Copy)]
+struct Decide {
+    approve: ServerAction<DecideRerun>,
+    reject: ServerAction<DecideRerun>,
+}
+
 #[component]
 fn Request(
     r: RerunRequestView,
     confirm: ServerAction<ConfirmCheck>,
     submit: ServerAction<RequestApproval>,
     cancel: ServerAction<CancelRerunRequest>,
+    decide: Decide,
 ) -> impl IntoView {
     let l = super::labels::locale();
     let all_confirmed = r.checks.len() == 5 && r.checks.iter().all(|c| c.confirmed_at.is_some());
@@ -135,14 +150,23 @@ fn Request(
     let error_of_cancel = super::error_of(cancel);
     let may_cancel = r.may_cancel;
     let cancel_id = r.id.clone();
+    let planned: Vec<(String, String)> =
+        r.plan.steps.iter().map(|s| (s.name.clone(), s.idempotency_key.clone())).collect();
+    let makers = r.makers.iter().map(|m| format!("{} ({})", m.name, maker_part_label(m.part))).collect::<Vec<_>>();
     view! {
         <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code></h1>
         <dl class="facts card">
             <dt>{td_string!(l, rerun.request.status)}</dt><dd data-testid="request-status">{status_label(r.status)}</dd>
-            <dt>{td_string!(l, rerun.request.operation)}</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A></dd>
+            <dt>{td_string!(l, rerun.request.operation)}</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A>
+                " · " <span title=r.department.clone() data-entered>{r.department_name.clone()}</span></dd>
             <dt>{td_string!(l, rerun.request.requester)}</dt><dd><span data-entered>{r.requester.clone()}</span> " · " {local_time(r.created_at)}</dd>
             <dt>{td_string!(l, rerun.request.reason)}</dt><dd data-entered>{r.reason.clone()}</dd>
+            <dt>{td_string!(l, rerun.request.makers)}</dt><dd data-testid="makers" data-entered>{makers.join(td_string!(l, rerun.separator))}</dd>
+            <dt>{td_string!(l, rerun.request.approvals)}</dt><dd data-testid="approvals">
+                {td_string!(l, rerun.approvals.count, approvals = r.approvals, required = r.required).to_string()}
+                {r.expires_at.map(|at| view! { " · " {td_string!(l, rerun.request.deadline, at = local_time(at)).to_string()} })}</dd>
         </dl>
+        <super::operation::StepsTable steps=r.steps.clone() />
         <table class="grid" data-testid="plan">
             <caption>{td_string!(l, rerun.request.plan)}</caption>
             <thead><tr><th scope="col">{td_string!(l, rerun.request.step)}</th><th scope="col">{td_string!(l, rerun.request.idempotency_key)}</th></tr></thead>
@@ -168,6 +192,7 @@ fn Request(
                 </ul>
             </section>
         })}
+        <DecisionPanel id=r.id.clone() standing=r.standing batch_id=r.batch_id.clone() planned decide />
         {(may_confirm && all_confirmed).then(|| view! {
             <ActionForm action=submit attr:class="inline">
                 <input type="hidden" name="id" value=id.clone() />
@@ -256,5 +281,95 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
             {confirmed}
             {form}
         </li>
+    }
+}
+
+/// The part a maker took, in words.
+fn maker_part_label(part: MakerPart) -> &'static str {
+    let l = locale();
+    match part {
+        MakerPart::Started => td_string!(l, rerun.maker.started),
+        MakerPart::ConfirmedCheck => td_string!(l, rerun.maker.confirmed_check),
+        MakerPart::Submitted => td_string!(l, rerun.maker.submitted),
+        MakerPart::RecordedVerdict => td_string!(l, rerun.maker.recorded_verdict),
+        MakerPart::Created => td_string!(l, rerun.maker.created),
+        MakerPart::Requested => td_string!(l, rerun.maker.requested),
+    }
+}
+
+/// Approve, with what will be sent confirmed, or reject with a reason; or why the reader may not decide.
+#[component]
+fn DecisionPanel(
+    id: String,
+    standing: Standing,
+    batch_id: Option<String>,
+    planned: Vec<(String, String)>,
+    decide: Decide,
+) -> impl IntoView {
+    let l = locale();
+    let Decide { approve, reject } = decide;
+    let (approve_error, reject_error) = (super::error_of(approve), super::error_of(reject));
+    let done = move || match (approve.value().get(), reject.value().get()) {
+        (Some(Ok(())), _) => Some(td_string!(l, rerun.decide.approved)),
+        (_, Some(Ok(()))) => Some(td_string!(l, rerun.decide.rejected)),
+        _ => None,
+    };
+    let pending = move || approve.pending().get() || reject.pending().get();
+    let sent = planned
+        .iter()
+        .map(|(step, key)| format!("{step} ({key})"))
+        .collect::<Vec<_>>()
+        .join(td_string!(l, rerun.separator));
+    let body = match standing {
+        Standing::MayDecide => {
+            let (approve_id, reject_id) = (id.clone(), id);
+            view! {
+                <ActionForm action=approve attr:class="form" attr:data-testid="approve-form">
+                    <input type="hidden" name="id" value=approve_id />
+                    <input type="hidden" name="approve" value="true" />
+                    <label for="approve-comment">{td_string!(l, rerun.decide.comment)}</label>
+                    <textarea id="approve-comment" name="comment" rows="2"></textarea>
+                    // Not sent: the browser holds the approval until the approver ticks what will be sent.
+                    <label class="check"><input type="checkbox" required data-testid="confirm-sent" />
+                        {td_string!(l, rerun.decide.confirm_sent, steps = sent).to_string()}</label>
+                    <crate::ui::ErrorNote error=approve_error />
+                    <button type="submit" disabled=pending>{td_string!(l, rerun.approvals.approve)}</button>
+                </ActionForm>
+                <ActionForm action=reject attr:class="form" attr:data-testid="reject-form">
+                    <input type="hidden" name="id" value=reject_id />
+                    <input type="hidden" name="approve" value="false" />
+                    <label for="reject-comment">{td_string!(l, rerun.approvals.reject_reason)}</label>
+                    <textarea id="reject-comment" name="comment" rows="2" required></textarea>
+                    <crate::ui::ErrorNote error=reject_error />
+                    <button type="submit" class="secondary" disabled=pending>{td_string!(l, rerun.approvals.reject)}</button>
+                </ActionForm>
+            }
+            .into_any()
+        }
+        Standing::InBatch => view! {
+            <p data-testid="standing">{td_string!(l, rerun.standing.in_batch)} " "
+                {batch_id.map(|b| view! { <A href=format!("/batches/{b}")>{td_string!(l, rerun.standing.open_batch)}</A> })}</p>
+        }
+        .into_any(),
+        other => view! { <p class="badge warn" data-testid="standing">{standing_label(other)}</p> }.into_any(),
+    };
+    view! {
+        <section class="card decision" aria-labelledby="decide-title" data-testid="decide">
+            <h2 id="decide-title">{td_string!(l, rerun.decide.title)}</h2>
+            {move || done().map(|text| view! { <p class="ok" role="status" data-testid="decided">{text}</p> })}
+            {body}
+        </section>
+    }
+}
+
+/// Why the reader may not decide, in words.
+fn standing_label(standing: Standing) -> String {
+    let l = locale();
+    match standing {
+        Standing::Maker(part) => td_string!(l, rerun.standing.maker, part = maker_part_label(part)).to_string(),
+        Standing::NotOwner => td_string!(l, rerun.standing.not_owner).to_string(),
+        Standing::Decided => td_string!(l, rerun.standing.decided).to_string(),
+        Standing::NotWaiting => td_string!(l, rerun.standing.not_waiting).to_string(),
+        Standing::MayDecide | Standing::InBatch => String::new(),
     }
 }

@@ -222,3 +222,28 @@ async fn an_upgrade_keeps_what_everyone_could_do_as_memberships_and_lists_the_cr
     );
     assert_eq!(held["reader"], (vec![], vec!["auditor".to_string()], true), "a department without a role, to review");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_maker_withdraws_a_request_and_a_manager_who_did_not_prepare_it_decides_on_it_instead() {
+    use app::domain::approval::{MakerPart, Standing};
+    let app = TestApp::spawn().await;
+    let (sato, suzuki, _) = sales_team(&app).await;
+    let id = prepared(&app, "ORD-WD", (&sato, &sato, &sato), &[]).await;
+
+    let refused = rerun_requests::cancel(&app.state, &suzuki, &id, "取り下げる").await;
+    assert!(forbidden(&refused), "a manager withdraws what staff prepared: {refused:?}");
+    let theirs = rerun_requests::view(&app.state, &suzuki, &id).await.unwrap();
+    assert_eq!(
+        (theirs.standing, theirs.may_cancel),
+        (Standing::MayDecide, false),
+        "the decision page offers a decision"
+    );
+    let mine = rerun_requests::view(&app.state, &sato, &id).await.unwrap();
+    assert!(matches!(mine.standing, Standing::Maker(_)) && mine.may_cancel, "{:?}", mine.standing);
+    assert!(mine.makers.iter().any(|m| m.name == "sato san" && m.part == MakerPart::Submitted), "{:?}", mine.makers);
+    assert!(
+        mine.steps.iter().any(|s| s.name == "ai_summary" && s.latest_verdict.is_some()),
+        "the evidence is on the page"
+    );
+    rerun_requests::cancel(&app.state, &sato, &id, "取り下げる").await.unwrap();
+}

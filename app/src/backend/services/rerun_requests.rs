@@ -8,8 +8,8 @@ use crate::backend::db::operations::OperationRow;
 use crate::backend::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::contract::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
-use crate::domain::approval::MakerPart;
+use crate::contract::reruns::{CheckView, DecisionView, MakerView, RerunRequestView, StartAnswer};
+use crate::domain::approval::{MakerPart, may_withdraw, standing};
 use crate::domain::audit::{Actor, AuditEntry};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::checklist::{self, Check, CheckedStep, Found, Prefill, StepError};
@@ -327,16 +327,42 @@ async fn request_for(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<Req
     Ok(request)
 }
 
+/// The request as its page shows it: the decision page of the owners, with the evidence (every step's flag,
+/// verdict and evidence as they are now), the checklist, the makers, the approvals and where the reader stands.
 pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRequestView, AppError> {
     let mut tx = state.db.begin_read().await?;
     let request = request_for(&mut tx, caller, id).await?;
     let items = db::rerun_requests::items(&mut tx, id).await?;
     let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
+    let ballot = super::makers::request_ballot(&mut tx, &request).await?;
+    let operation = super::operations::view_in(&mut tx, &request.process_id).await?.ok_or(AppError::NotFound)?;
+    let mut makers: Vec<MakerView> = Vec::new();
+    for maker in &ballot.makers {
+        let name = db::users::by_id(&mut tx, maker.user_id).await?.map_or_else(String::new, |u| u.display_name);
+        let view = MakerView { name, part: maker.part };
+        if !makers.contains(&view) {
+            makers.push(view);
+        }
+    }
     let plan = request.plan()?;
+    let person = caller.person();
     let may_act = caller.may_act(Act::RequestRerun, &request.department);
     let may_confirm = may_act && request.status.next(RequestEvent::Submit).is_ok();
-    let may_cancel = may_act && request.status.next(RequestEvent::Withdraw).is_ok();
+    let may_cancel = may_withdraw(&person, &ballot) && request.status.next(RequestEvent::Withdraw).is_ok();
+    let waiting = request.status == RerunRequestStatus::PendingApproval;
+    let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
+    let approvals = super::decisions::tally(&decisions, &ballot, required).0;
+    let department_name =
+        state.config.department(&request.department).map_or_else(|| request.department.clone(), |d| d.name.clone());
     Ok(RerunRequestView {
+        standing: standing(&person, &ballot, waiting, request.batch_id.is_some()),
+        approvals: i64::from(approvals),
+        required: i64::from(required),
+        expires_at: request.expires_at,
+        batch_id: request.batch_id.clone(),
+        department_name,
+        steps: operation.steps,
+        makers,
         id: request.id,
         process_id: request.process_id,
         department: request.department,
@@ -468,8 +494,8 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     Ok(())
 }
 
-/// Staff or a manager of the department withdraw a request that is not approved yet; the operation is stalled
-/// again and a new request can be made.
+/// One of its makers withdraws a request that is not approved yet; the operation is stalled again and a new
+/// request can be made.
 pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> Result<(), AppError> {
     let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
     let now = state.clock.now();
@@ -477,6 +503,10 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
     let request = db::rerun_requests::lock(&mut tx, id).await?.ok_or(AppError::NotFound)?;
     caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
+    if !may_withdraw(&caller.person(), &super::makers::request_ballot(&mut tx, &request).await?) {
+        tracing::warn!(user = %caller.user().username, id, "withdrawal refused: only the request's makers withdraw it");
+        return Err(AppError::Forbidden);
+    }
     let from = request.status;
     if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
         return Err(AppError::conflict(Conflict::NotCancellable, "the request changed meanwhile"));
