@@ -6,8 +6,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
 use crate::domain::rights::Act;
-use crate::words::audit::{action_code_label_in, asked_by_label_in, reason_label_in, stored_actor_label_in};
-use crate::words::evidence::basis_label_in;
+use crate::words::audit::{action_code_label_in, reason_label_in, stored_actor_label_in};
 use chrono::Duration;
 
 pub const PAGE_SIZE: i64 = 50;
@@ -89,12 +88,7 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
     }
-    // The page says who asked for each reconciliation and what its verdict rests on in the reader's language
-    // (the API keeps the code and the English sentence).
-    for reconciliation in operation.steps.iter_mut().filter_map(|s| s.reconciliation.as_mut()) {
-        reconciliation.asked_by = asked_by_label_in(caller.locale, &reconciliation.asked_by);
-        reconciliation.evidence.summary = basis_label_in(caller.locale, &reconciliation.evidence.basis());
-    }
+    super::operations::in_readers_words(&mut operation.steps, caller.locale);
     let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
     let timeline = events
         .into_iter()

@@ -14,6 +14,9 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::{OperationEvent, OperationStatus};
 use crate::domain::reconciliation::Verdict;
 use crate::domain::steps::Step;
+use crate::i18n::Locale;
+use crate::words::audit::asked_by_label_in;
+use crate::words::evidence::basis_label_in;
 use serde_json::json;
 
 /// One operation for an API client of its department; 404 for anything else.
@@ -24,6 +27,15 @@ pub async fn get_for_client(state: &AppState, client: &ApiClient, process_id: &s
         return Err(AppError::NotFound);
     }
     Ok(view)
+}
+
+/// The steps as a page shows them: who asked for each reconciliation and what its verdict rests on, in the
+/// reader's language (the API keeps the code and the English sentence).
+pub fn in_readers_words(steps: &mut [StepView], locale: Locale) {
+    for reconciliation in steps.iter_mut().filter_map(|s| s.reconciliation.as_mut()) {
+        reconciliation.asked_by = asked_by_label_in(locale, &reconciliation.asked_by);
+        reconciliation.evidence.summary = basis_label_in(locale, &reconciliation.evidence.basis());
+    }
 }
 
 /// The operation with its steps, each with its latest reconciliation and evidence.
