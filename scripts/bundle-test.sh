@@ -47,7 +47,8 @@ server audit keygen --file "$etc/signer/audit-signing.key" > "$root/audit-signin
 password="bundle-$(head -c 12 /dev/urandom | base64 | tr -d '/+=')"
 printf '%s\n' "$password" | server user add --username admin --display-name "管理者" --role admin --password-stdin
 # 5. Serve (as the systemd unit's ExecStart does).
-server serve > "$root/server.log" 2>&1 &
+# The subshell execs the server, so that $! is the server itself and the trap below stops it.
+(set -a; . "$etc/env"; exec "$opt/rerun-gate/server" serve) > "$root/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$root"' EXIT
 ready() { python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port/readyz" 2>/dev/null; }
