@@ -23,31 +23,27 @@ pub async fn add_to_request(
     maker: Maker,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query(
-        "INSERT INTO rerun_request_makers (request_id, user_id, part, at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT DO NOTHING"
-    )
-    .bind(request_id)
-    .bind(maker.user_id)
-    .bind(maker.part)
-    .bind(now)
-    .execute(c)
-    .await
-    .map(drop))
+    let sql = "INSERT INTO rerun_request_makers (request_id, user_id, part, at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING";
+    added(tx, sql, request_id, maker, now).await
 }
 
 /// Records a part in preparing a bulk rerun (once per person and part).
 pub async fn add_to_batch(tx: &mut Conn, batch_id: &str, maker: Maker, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query(
-        "INSERT INTO rerun_batch_makers (batch_id, user_id, part, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"
-    )
-    .bind(batch_id)
-    .bind(maker.user_id)
-    .bind(maker.part)
-    .bind(now)
-    .execute(c)
-    .await
-    .map(drop))
+    let sql =
+        "INSERT INTO rerun_batch_makers (batch_id, user_id, part, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
+    added(tx, sql, batch_id, maker, now).await
+}
+
+async fn added(tx: &mut Conn, sql: &str, id: &str, maker: Maker, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(sql)
+        .bind(id)
+        .bind(maker.user_id)
+        .bind(maker.part)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
 }
 
 /// A request's makers, in the order they took part.
