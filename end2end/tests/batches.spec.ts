@@ -87,11 +87,21 @@ test('staff preview a bulk rerun by filter, request it and confirm the checks on
   await expect(manager).toHaveURL(/\/batches$/);
   const row = manager.getByTestId('batches').locator(`tr[data-batch="${id}"]`);
   await expect(row.getByTestId('awaits-me')).toBeVisible();
-  await row.getByRole('link').click();
+  await expect(row).toContainText('営業部');
+  // The inbox lists it beside the single requests, and leads to its decision page.
+  await manager.getByRole('link', { name: '依頼・承認' }).click();
+  const item = manager.getByTestId('inbox').locator(`li[data-request="${id}"]`);
+  await expect(item).toHaveAttribute('data-subject', 'batch');
+  await expect(item).toContainText('一括再実行 6 件');
+  await expect(item).toContainText('受注システムの障害');
+  await item.getByTestId('open-decision').click();
   await expect(manager).toHaveURL(new RegExp(`/batches/${id}$`));
   await hydrated(manager);
   await expect(manager.getByTestId('batch-totals').getByTestId('total-operations')).toHaveText('6 件');
   await manager.getByLabel('承認のコメント（任意）').fill('障害の復旧を確認した');
+  // The approval waits until the approver ticks what will be sent.
+  await expect(manager.getByTestId('batch-decide')).toContainText('6 件のオペレーション');
+  await manager.getByTestId('confirm-sent').check();
   await manager.getByRole('button', { name: '承認する' }).click();
   await expect(manager.getByTestId('batch-status')).toContainText(/送信中|完了/);
   await owner.close();
@@ -138,4 +148,31 @@ test('a ticked operation that cannot be rerun shows its reason; nothing can be r
   await page.getByRole('button', { name: '取り消す' }).click();
   await expect(status).toContainText('取り消し');
   await expect(page.getByTestId('batch-controls')).toHaveCount(0);
+});
+
+// A box ticked while the page's code is still on its way: the form waits for it, and the tick counts once the
+// page is interactive (before, the preview took every stalled operation of the filters).
+test('rows ticked before the page is interactive are the ones a bulk rerun takes', async ({ page, violations }) => {
+  await signIn(page, 'sato');
+  await hydrated(page);
+  // The board loaded again, its code held back until a row is ticked (routing also turns the cache off).
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route(/\.wasm$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  try {
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    const card = page.getByTestId('bulk-rerun');
+    await page.getByRole('checkbox', { name: 'ORD-1107 を一括再実行に選ぶ' }).check();
+    await expect(card.locator('button[type="submit"]')).toBeDisabled();
+    release();
+    await hydrated(page);
+    await expect(card.getByRole('button', { name: '選んだ 1 件でプレビューを作る' })).toBeEnabled();
+    await expect(card.locator('input[name="process_ids"]')).toHaveValue('ORD-1107');
+  } finally {
+    release(); // a failure above must not leave the page waiting for its code
+  }
+  await page.unroute(/\.wasm$/);
 });

@@ -42,6 +42,11 @@ test('staff start a rerun request, confirm the five checks and request approval'
   await page.goto('/operations/ORD-1002');
   await expect(page.getByTestId('operation-status')).toContainText('再実行待ち');
   await expect(page.getByTestId('open-request')).toContainText('承認待ち');
+  // Staff find what they asked for, and where it stands, under "your requests".
+  await page.getByRole('link', { name: '依頼・承認' }).click();
+  const mine = page.getByTestId('my-requests').locator('li', { hasText: 'ORD-1002' });
+  await expect(mine.getByTestId('stage')).toContainText('承認待ち');
+  await expect(mine).toContainText('営業部');
 });
 
 test('a rerun cannot be requested while a step result is unknown, and the reason is shown', async ({ page, violations }) => {
@@ -60,7 +65,7 @@ test('a rerun cannot be requested while a step result is unknown, and the reason
 // Runs after the request above: another person, the department's owner, decides in their own browser context.
 test('the department owner decides on the request page, with the evidence in front of them', async ({ page, violations }) => {
   await signIn(page, 'suzuki');
-  await page.getByRole('link', { name: '承認' }).click();
+  await page.getByRole('link', { name: '依頼・承認' }).click();
   await expect(page).toHaveURL(/\/approvals$/);
   await hydrated(page);
   const request = page.getByTestId('inbox').locator('li', { hasText: 'ORD-1002' });
@@ -91,6 +96,8 @@ test('the department owner decides on the request page, with the evidence in fro
   await expect(page.getByTestId('standing')).toBeVisible();
   await page.goto('/approvals');
   await expect(page.getByTestId('inbox-empty')).toBeVisible();
+  const decided = page.getByTestId('my-decisions').locator('li', { hasText: 'ORD-1002' });
+  await expect(decided.getByTestId('my-decision')).toContainText('あなたが承認');
 
   // The dispatcher sends the rerun to the demo integration, which performs the summary with its original key
   // and reports back: the operation completes.
@@ -104,6 +111,13 @@ test('the department owner decides on the request page, with the evidence in fro
   await hydrated(page);
   await expect(page.getByTestId('operation-status')).toContainText('完了');
   await expect(page.locator('tr[data-step="ai_summary"]').getByTestId('flag')).toContainText('✓');
+  // The look-up from before the rerun no longer describes the summary: it is shown as superseded, with the time,
+  // and the decision table's advice gives way to "done".
+  const summary = page.locator('tr[data-step="ai_summary"]');
+  await expect(summary).toHaveAttribute('data-superseded', 'true');
+  await expect(summary.getByTestId('superseded')).toContainText('更新済み');
+  await expect(page.getByTestId('guidance-done')).toContainText('再実行するものはありません');
+  await expect(page.getByTestId('guidance')).toHaveCount(0);
   await expect(page.getByTestId('timeline').locator('[title="rerun.dispatched"]').first()).toContainText('再実行を送信');
   await expect(page.getByTestId('timeline').locator('[title="rerun_request.succeeded"]').first()).toContainText('再実行が成功');
 });

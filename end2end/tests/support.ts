@@ -44,11 +44,6 @@ export async function hydrated(page: Page) {
   await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
 }
 
-// The other pages' code has been fetched while the browser was idle (lazy_pages.rs).
-export async function prefetched(page: Page) {
-  await expect(page.locator('body')).toHaveAttribute('data-prefetched', 'true', { timeout: 30_000 });
-}
-
 export async function signIn(page: Page, username: string) {
   await page.goto('/sign-in');
   await hydrated(page);

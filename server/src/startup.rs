@@ -271,7 +271,17 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
                 move || app::shell(options.clone())
             },
         )
-        .fallback(leptos_axum::file_and_error_handler(app::shell))
+        // The 404 page has the header, which reads the signed-in user: the same context as the pages.
+        .fallback(leptos_axum::file_and_error_handler_with_context(
+            {
+                let state = state.clone();
+                move || {
+                    provide_context(state.clone());
+                    provide_context(app::api::ReadOnce::default());
+                }
+            },
+            app::shell,
+        ))
         .with_state(options.clone());
 
     // Sessions only for the browser side; the JSON API authenticates every call by its token.

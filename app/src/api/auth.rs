@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use {
     super::context,
     crate::backend::{auth, services},
-    crate::domain::audit::AuditEntry,
+    crate::domain::audit::{AuditEntry, ObjectType},
     crate::domain::audit_action::AuditAction,
     crate::domain::identity::{AuthMethod, Authentication},
 };
@@ -35,7 +35,7 @@ pub async fn sign_out() -> Result<Option<String>, AppError> {
     let (state, caller) = context::caller().await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::SignOut, "user", caller.user_id());
+    let entry = AuditEntry::new(caller.actor(), AuditAction::SignOut, ObjectType::User, caller.user_id());
     services::audit::record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     // Deletes the session from the store: the old cookie is worthless from here on.

@@ -92,7 +92,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/stop_switch/overview", Roles(MANAGER_OR_ADMIN)),
     server_fn("/api/stop_switch/pause", Roles(MANAGER_OR_ADMIN)),
     server_fn("/api/stop_switch/resume", Roles(MANAGER_OR_ADMIN)),
-    server_fn("/api/approvals/inbox", Roles(MANAGER)),
+    server_fn("/api/approvals/inbox", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/approvals/decide", Roles(MANAGER)),
     server_fn("/api/incidents/list", SignedIn),
     server_fn("/api/incidents/load", SignedIn),

@@ -42,10 +42,10 @@ pub async fn request_approval(id: String) -> Result<(), AppError> {
 }
 
 #[server(endpoint = "approvals/inbox")]
-pub async fn approval_inbox() -> Result<Vec<InboxItem>, AppError> {
+pub async fn approval_inbox() -> Result<Inbox, AppError> {
     context::read_once("approvals/inbox", async {
         let (state, caller) = context::caller().await?;
-        services::approvals::inbox(&state, &caller).await
+        services::inbox::inbox(&state, &caller).await
     })
     .await
 }

@@ -14,9 +14,30 @@ pub struct AuditRow {
     pub action_label: String,
     pub object_type: String,
     pub object_id: String,
+    /// The object as a person reads it ("ユーザー 鈴木 一郎"), and its page when it has one.
+    pub object_label: String,
+    pub object_href: Option<String>,
+    /// The department's code (exports and filters use it) and its name.
     pub department: Option<String>,
+    pub department_name: Option<String>,
     pub reason: Option<ReasonView>,
     pub diff: Vec<DiffLine>,
+}
+
+/// One choice of a filter: the value searched for, and what the reader reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    pub value: String,
+    pub label: String,
+}
+
+/// What the filters offer: the catalogue's actions and object types, the reader's departments, the people.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditChoices {
+    pub actions: Vec<Choice>,
+    pub object_types: Vec<Choice>,
+    pub departments: Vec<Choice>,
+    pub people: Vec<Choice>,
 }
 
 /// The key that signs the chain's checkpoints (none configured: nothing is signed), and the newest checkpoint.
@@ -42,6 +63,9 @@ pub struct AuditPageView {
     pub chain: ChainView,
     /// Auditors may download the trail.
     pub may_export: bool,
+    pub choices: AuditChoices,
+    /// Routine events (sign-ins, sign-outs, preference changes) are on the page.
+    pub routine_shown: bool,
 }
 
 /// An event's reason as the page shows it: the system's own in the reader's language, or what a person wrote

@@ -58,6 +58,8 @@ pub struct CheckSummary {
 pub struct BatchView {
     pub id: String,
     pub department: String,
+    /// The department's name.
+    pub department_name: String,
     pub creator: String,
     pub reason: String,
     pub status: BatchStatus,
@@ -82,7 +84,8 @@ pub struct BatchView {
     pub members: Vec<MemberView>,
     pub may_request: bool,
     pub may_confirm: bool,
-    pub may_decide: bool,
+    /// Whether the reader may approve or reject it now, or why not.
+    pub standing: crate::domain::approval::Standing,
     pub may_pause: bool,
     pub may_resume: bool,
     pub may_cancel: bool,
@@ -120,8 +123,10 @@ pub struct BatchSummary {
     pub reason: String,
     pub status: BatchStatus,
     pub created_at: DateTime<Utc>,
-    /// Waiting for this manager's decision.
+    /// Waiting for this reader's decision.
     pub awaits_me: bool,
+    /// The department's name.
+    pub department_name: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -46,7 +46,8 @@ pub struct BoardPage {
     /// Pass as `after` for the next page; `None` on the last page.
     pub next: Option<i64>,
     /// The departments and workflows the filters may choose from.
-    pub departments: Vec<String>,
+    /// The departments the reader may filter by, with their names.
+    pub departments: Vec<super::DepartmentDto>,
     pub workflows: Vec<String>,
     /// In demo mode, the operation a newcomer should open first (the partial-success case).
     pub demo_start: Option<String>,
@@ -77,6 +78,8 @@ pub struct TimelineEntry {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OperationDetail {
     pub operation: OperationView,
+    /// The operation's department, by name.
+    pub department_name: String,
     pub timeline: Vec<TimelineEntry>,
     pub hold: Option<HoldView>,
     /// Staff or manager of the department: may ask the outside systems and place or release holds.

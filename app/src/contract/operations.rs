@@ -146,6 +146,9 @@ pub struct ReconciliationView {
     /// `system:sweeper`, `user:<name>`, `manual:<name>`…
     pub asked_by: String,
     pub evidence: Evidence,
+    /// When the step completed after this look-up (a rerun succeeded): the verdict no longer describes the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

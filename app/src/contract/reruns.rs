@@ -1,6 +1,7 @@
 //! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
 use super::operations::StepView;
 use crate::domain::approval::{Decision, MakerPart, Standing};
+use crate::domain::batches::BatchStatus;
 use crate::domain::rerun_plan::{Blocked, RerunPlan};
 use crate::domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
@@ -83,20 +84,58 @@ pub struct DecisionView {
     pub decided_at: DateTime<Utc>,
 }
 
-/// A request waiting for this manager's decision.
+/// What a decision is about: one rerun request, or a bulk rerun decided as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Subject {
+    Request,
+    Batch,
+}
+
+/// Where a request or a bulk rerun stands now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Request(RerunRequestStatus),
+    Batch(BatchStatus),
+}
+
+/// A request or a bulk rerun in the reader's lists: the facts in a line or two, and the way to its decision page.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InboxItem {
+    pub subject: Subject,
     pub id: String,
-    pub process_id: String,
+    /// A request's operation; a bulk rerun names its count and workflows instead.
+    pub process_id: Option<String>,
+    pub workflows: Vec<String>,
+    pub operations: i64,
+    /// The department's name.
     pub department: String,
     pub requester: String,
     pub reason: String,
     #[serde(with = "super::wire_time::optional_moment")] // the inbox is in the first download
     pub submitted_at: Option<DateTime<Utc>>,
-    /// The plan: step and its original idempotency key.
+    /// Until when it may be approved.
+    #[serde(with = "super::wire_time::optional_moment")]
+    pub expires_at: Option<DateTime<Utc>>,
+    /// A request's plan: step and its original idempotency key.
     pub steps: Vec<(String, String)>,
     pub approvals: i64,
     pub required: i64,
-    /// The manager asked for this one: someone else must decide.
-    pub own_request: bool,
+    pub stage: Stage,
+    /// Whether the reader may decide now, or why not.
+    pub standing: Standing,
+    /// In "my decisions": what the reader decided.
+    pub my_decision: Option<Decision>,
+}
+
+/// The reader's lists: what waits for their decision (oldest deadline first), what they asked for, what they
+/// decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inbox {
+    /// The reader decides for some department (the first list is theirs).
+    pub decides: bool,
+    pub waiting: Vec<InboxItem>,
+    pub requested: Vec<InboxItem>,
+    pub decided: Vec<InboxItem>,
 }

@@ -87,12 +87,34 @@ impl Actor {
     }
 }
 
+named! {
+    /// What an event is about: the kinds of object the trail records changes of.
+    pub enum ObjectType {
+        ApiClient => "api_client",
+        AuditTrail => "audit_trail",
+        Connector => "connector",
+        Database => "database",
+        Department => "department",
+        Drill => "drill",
+        IdempotencyRecord => "idempotency_record",
+        Incident => "incident",
+        Indicator => "indicator",
+        Operation => "operation",
+        OutboundMessage => "outbound_message",
+        RerunBatch => "rerun_batch",
+        Review => "review",
+        User => "user",
+        Webhook => "webhook",
+        Workflow => "workflow",
+    }
+}
+
 /// What a service asks the trail to record, in the same transaction as the change itself.
 #[derive(Clone, Debug)]
 pub struct AuditEntry {
     pub actor: Actor,
     pub action: AuditAction,
-    pub object_type: &'static str,
+    pub object_type: ObjectType,
     pub object_id: String,
     pub department: Option<String>,
     pub before: Option<Value>,
@@ -102,7 +124,7 @@ pub struct AuditEntry {
 }
 
 impl AuditEntry {
-    pub fn new(actor: Actor, action: AuditAction, object_type: &'static str, object_id: impl ToString) -> Self {
+    pub fn new(actor: Actor, action: AuditAction, object_type: ObjectType, object_id: impl ToString) -> Self {
         AuditEntry {
             actor,
             action,
@@ -157,7 +179,7 @@ impl AuditEntry {
             actor_id: self.actor.id,
             actor_label: self.actor.label,
             action: self.action.as_str().to_string(),
-            object_type: self.object_type.to_string(),
+            object_type: self.object_type.as_str().to_string(),
             object_id: self.object_id,
             department: self.department,
             before_json: self.before.as_ref().map(to_canonical_string),
@@ -335,7 +357,7 @@ mod tests {
             let entry = AuditEntry::new(
                 Actor::user(7, "sato"),
                 crate::domain::audit_action::AuditAction::UserCreated,
-                "user",
+                ObjectType::User,
                 i,
             )
             .department(Some("sales"))

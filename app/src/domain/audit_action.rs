@@ -113,6 +113,14 @@ named! {
     }
 }
 
+impl AuditAction {
+    /// Routine events: everyone signs in and out and sets their language every day. The audit page folds them
+    /// away unless asked (exports keep everything); failed and throttled sign-ins are not routine.
+    pub fn is_routine(self) -> bool {
+        matches!(self, AuditAction::SignInSucceeded | AuditAction::SignOut | AuditAction::UserPreferencesChanged)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

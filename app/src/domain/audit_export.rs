@@ -336,7 +336,7 @@ impl ExportChecker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::audit::{Actor, AuditEntry};
+    use crate::domain::audit::{Actor, AuditEntry, ObjectType};
     use serde_json::json;
 
     fn export(n: usize) -> Vec<String> {
@@ -345,7 +345,7 @@ mod tests {
             let entry = AuditEntry::new(
                 Actor::user(1, "sato"),
                 crate::domain::audit_action::AuditAction::OperationRegistered,
-                "operation",
+                ObjectType::Operation,
                 format!("ORD-{i}"),
             )
             .department(Some("sales"))
@@ -415,7 +415,7 @@ mod tests {
         let entry = AuditEntry::new(
             Actor::user(1, "sato"),
             crate::domain::audit_action::AuditAction::OperationRegistered,
-            "operation",
+            ObjectType::Operation,
             "ORD-1",
         )
         .after(json!({"amount": 7.291122019513881e-304, "rate": 1.5432678901234567e29}));

@@ -234,4 +234,12 @@ impl Config {
     pub fn department(&self, code: &str) -> Option<&DepartmentConfig> {
         self.departments.iter().find(|d| d.code == code)
     }
+    /// What a person reads for a department: its name (the code when the department left the file).
+    pub fn department_name(&self, code: &str) -> String {
+        self.department(code).map_or_else(|| code.to_string(), |d| d.name.clone())
+    }
+    /// How many owners must approve a rerun of this workflow (one for a workflow the file does not name).
+    pub fn approvals_required(&self, workflow: &str) -> u32 {
+        self.workflow(workflow).map_or(1, |w| w.approvals_required)
+    }
 }

@@ -422,9 +422,24 @@ pub fn redact(text: &str) -> String {
     }
 }
 
+/// A verdict read before the step's completion flag was set no longer describes the step: the step has run since
+/// (a rerun succeeded). The page shows it as superseded at that moment instead of next to a "✓" it contradicts.
+pub fn superseded_at(checked_at: DateTime<Utc>, completed_at: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+    completed_at.filter(|completed| *completed > checked_at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verdict_read_before_the_step_completed_is_superseded_by_the_completion() {
+        let checked = DateTime::from_timestamp(1_000, 0).unwrap();
+        let later = DateTime::from_timestamp(2_000, 0).unwrap();
+        assert_eq!(superseded_at(checked, Some(later)), Some(later));
+        assert_eq!(superseded_at(later, Some(checked)), None, "read after the completion: it stands");
+        assert_eq!(superseded_at(checked, None), None, "not completed: it stands");
+    }
 
     #[test]
     fn older_evidence_is_read_back_into_its_basis_from_the_sentence_it_was_written_as() {

@@ -21,6 +21,14 @@ impl Scope {
         }
     }
 
+    /// What the trail records a pause or a resumption of.
+    pub fn object_type(self) -> super::audit::ObjectType {
+        match self {
+            Scope::Workflow => super::audit::ObjectType::Workflow,
+            Scope::Connector => super::audit::ObjectType::Connector,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Scope> {
         [Scope::Workflow, Scope::Connector].into_iter().find(|scope| scope.as_str() == s)
     }

@@ -1,8 +1,12 @@
-//! The approval inbox of a department's owner: each request with its plan, who asked and why, and the way to its
-//! decision page, where the evidence and the decision are. Readable on a phone.
+//! Requests and approvals: what waits for the reader's decision (single and bulk together, oldest deadline
+//! first), the requests the reader prepared and the decisions they took, each with where it stands now and the
+//! way to its decision page, where the evidence is. Readable on a phone.
+use super::batches::batch_status_label;
 use super::data::resource;
 use super::labels::{local_time, slot, with_entered};
-use crate::api::reruns::{InboxItem, approval_inbox};
+use super::rerun_request::{standing_label, status_label};
+use crate::api::reruns::{Inbox, InboxItem, Stage, Subject, approval_inbox};
+use crate::domain::approval::{Decision, Standing};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -16,12 +20,7 @@ pub fn ApprovalsPage() -> impl IntoView {
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
             {move || Suspend::new(async move {
                 match inbox.await {
-                    Ok(items) if items.is_empty() => view! { <p data-testid="inbox-empty">{td_string!(l, rerun.approvals.empty)}</p> }.into_any(),
-                    Ok(items) => view! {
-                        <ul class="inbox" data-testid="inbox">
-                            {items.into_iter().map(|item| view! { <Item item /> }).collect_view()}
-                        </ul>
-                    }.into_any(),
+                    Ok(inbox) => view! { <Lists inbox /> }.into_any(),
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -29,22 +28,103 @@ pub fn ApprovalsPage() -> impl IntoView {
     }
 }
 
-/// One request: the facts in a line or two, and the way to its decision page, where the evidence is.
+#[component]
+fn Lists(inbox: Inbox) -> impl IntoView {
+    let l = super::labels::locale();
+    let Inbox { decides, waiting, requested, decided } = inbox;
+    let waiting = decides.then(|| {
+        view! {
+            <section aria-labelledby="waiting-title">
+                <h2 id="waiting-title">{td_string!(l, rerun.approvals.waiting)}</h2>
+                {if waiting.is_empty() {
+                    view! { <p class="empty" data-testid="inbox-empty">{td_string!(l, rerun.approvals.empty)}</p> }.into_any()
+                } else {
+                    view! {
+                        <p class="hint">{td_string!(l, rerun.approvals.waiting_hint)}</p>
+                        <Items items=waiting testid="inbox" />
+                    }.into_any()
+                }}
+            </section>
+        }
+    });
+    let requested = (!requested.is_empty() || !decides).then(|| {
+        view! {
+            <section aria-labelledby="requested-title">
+                <h2 id="requested-title">{td_string!(l, rerun.approvals.requested)}</h2>
+                {if requested.is_empty() {
+                    view! { <p class="empty">{td_string!(l, rerun.approvals.requested_empty)}</p> }.into_any()
+                } else {
+                    view! { <Items items=requested testid="my-requests" /> }.into_any()
+                }}
+            </section>
+        }
+    });
+    let decided = (!decided.is_empty()).then(|| {
+        view! {
+            <section aria-labelledby="decided-title">
+                <h2 id="decided-title">{td_string!(l, rerun.approvals.decided)}</h2>
+                <Items items=decided testid="my-decisions" />
+            </section>
+        }
+    });
+    view! { {waiting} {requested} {decided} }
+}
+
+#[component]
+fn Items(items: Vec<InboxItem>, testid: &'static str) -> impl IntoView {
+    view! {
+        <ul class="inbox" data-testid=testid>
+            {items.into_iter().map(|item| view! { <Item item /> }).collect_view()}
+        </ul>
+    }
+}
+
+/// One request or bulk rerun: the facts in a line or two, where it stands, and the way to its decision page.
 #[component]
 fn Item(item: InboxItem) -> impl IntoView {
     let l = super::labels::locale();
+    let href = match item.subject {
+        Subject::Request => format!("/reruns/{}", item.id),
+        Subject::Batch => format!("/batches/{}", item.id),
+    };
+    let title = match (&item.process_id, item.subject) {
+        (Some(process_id), _) => process_id.clone(),
+        (None, _) => td_string!(l, rerun.approvals.batch_title, count = item.operations).to_string(),
+    };
+    let stage = match item.stage {
+        Stage::Request(status) => status_label(status),
+        Stage::Batch(status) => batch_status_label(status),
+    };
+    let steps = (!item.steps.is_empty()).then(|| {
+        let steps = item.steps.iter().map(|(s, k)| format!("{s} ({k})")).collect::<Vec<_>>();
+        view! { <p>{td_string!(l, rerun.approvals.steps, steps = steps.join(td_string!(l, rerun.separator))).to_string()}</p> }
+    });
+    let decision = item.my_decision.map(|d| match d {
+        Decision::Approve => td_string!(l, rerun.approvals.you_approved),
+        Decision::Reject => td_string!(l, rerun.approvals.you_rejected),
+    });
+    let standing = match item.standing {
+        Standing::MayDecide => view! {
+            <A href=href.clone() attr:class="button" attr:data-testid="open-decision">{td_string!(l, rerun.approvals.open)}</A>
+        }
+        .into_any(),
+        Standing::Maker(_) | Standing::NotOwner | Standing::Decided => {
+            view! { <p class="badge warn" data-testid="standing">{standing_label(item.standing)}</p> }.into_any()
+        }
+        Standing::NotWaiting | Standing::InBatch => ().into_any(),
+    };
     view! {
-        <li class="card" data-request=item.id.clone()>
-            <h2><A href=format!("/reruns/{}", item.id)>{item.process_id.clone()}</A> " · " {item.department.clone()}</h2>
-            <p><span data-entered>{item.requester.clone()}</span> {item.submitted_at.map(|at| format!(" · {}", local_time(at)))}</p>
+        <li class="card" data-request=item.id.clone() data-subject=match item.subject { Subject::Request => "request", Subject::Batch => "batch" }>
+            <h3><A href=href>{title}</A> " · " <span>{item.workflows.join(td_string!(l, rerun.separator))}</span></h3>
+            <p><span class="badge">{item.department.clone()}</span> <span data-entered>{item.requester.clone()}</span>
+                {item.submitted_at.map(|at| format!(" · {}", local_time(at)))}</p>
+            {item.expires_at.map(|at| view! { <p class="deadline">{td_string!(l, rerun.approvals.deadline, at = local_time(at)).to_string()}</p> })}
             <p>{with_entered(&td_string!(l, rerun.approvals.reason, reason = slot(0)).to_string(), &[&item.reason])}</p>
-            <p>{td_string!(l, rerun.approvals.steps,
-                steps = item.steps.iter().map(|(s, k)| format!("{s} ({k})")).collect::<Vec<_>>().join(td_string!(l, rerun.separator))).to_string()}</p>
-            <p>{td_string!(l, rerun.approvals.count, approvals = item.approvals, required = item.required).to_string()}</p>
-            {item.own_request.then(|| view! { <p class="badge warn">{td_string!(l, rerun.approvals.own_request)}</p> })}
-            {(!item.own_request).then(|| view! {
-                <A href=format!("/reruns/{}", item.id) attr:class="button" attr:data-testid="open-decision">{td_string!(l, rerun.approvals.open)}</A>
-            })}
+            {steps}
+            <p>{td_string!(l, rerun.approvals.count, approvals = item.approvals, required = item.required).to_string()}
+                " · " <span data-testid="stage">{td_string!(l, rerun.approvals.status_now, status = stage).to_string()}</span>
+                {decision.map(|d| view! { " · " <strong data-testid="my-decision">{d}</strong> })}</p>
+            {standing}
         </li>
     }
 }

@@ -3,7 +3,7 @@
 use super::data::resource;
 use super::download::DownloadWithProgress;
 use super::labels::local_time;
-use crate::api::audit::{AuditPageView, AuditRow, ChainView, audit_page};
+use crate::api::audit::{AuditChoices, AuditPageView, AuditRow, ChainView, Choice, audit_page};
 use crate::contract::audit::ReasonView;
 use crate::domain::audit_export::AuditFilterForm;
 use crate::i18n::td_string;
@@ -62,9 +62,10 @@ pub fn AuditPage() -> impl IntoView {
     let query = use_query_map();
     let args = Memo::new(move |_| {
         let q = query.get();
-        (form_of(|k| q.get(k).unwrap_or_default()), q.get("before").and_then(|v| v.parse::<i64>().ok()))
+        let routine = q.get("routine").is_some_and(|v| v == "true");
+        (form_of(|k| q.get(k).unwrap_or_default()), q.get("before").and_then(|v| v.parse::<i64>().ok()), routine)
     });
-    let page = resource(move || args.get(), |(form, before)| audit_page(form, before));
+    let page = resource(move || args.get(), |(form, before, routine)| audit_page(form, before, routine));
     view! {
         <h1>{td_string!(l, common.nav.audit)}</h1>
         <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
@@ -90,8 +91,12 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
         }.into_any(),
     };
     let filters = query_of(&form);
+    // The page's own choice, kept when paging; exports always hold every event.
+    let shown = if view.routine_shown { "routine=true" } else { "" };
     let next = view.next.map(|before| {
-        if filters.is_empty() { format!("/audit?before={before}") } else { format!("/audit?{filters}&before={before}") }
+        let before = format!("before={before}");
+        let parts = [filters.as_str(), before.as_str(), shown].into_iter().filter(|p| !p.is_empty());
+        format!("/audit?{}", parts.collect::<Vec<_>>().join("&"))
     });
     let export = |format: &str| {
         if filters.is_empty() {
@@ -100,26 +105,23 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
             format!("/audit/export?format={format}&{filters}")
         }
     };
-    let labels = [
-        ("from", td_string!(l, audit.field.from), "2026-11-01"),
-        ("to", td_string!(l, audit.field.to), "2026-12-01"),
-        ("department", td_string!(l, audit.field.department), "sales"),
-        ("actor", td_string!(l, audit.field.actor), "sato"),
-        ("action", td_string!(l, audit.field.action), "rerun_request.approved"),
-        ("object_type", td_string!(l, audit.field.object_type), "user"),
-        ("object_id", td_string!(l, audit.field.object_id), "3"),
-        ("process_id", td_string!(l, audit.field.process_id), "ORD-1001"),
-    ];
+    let AuditChoices { actions, object_types, departments, people } = view.choices;
     view! {
         {chain}
         <Form method="GET" action="/audit" attr:class="filters" attr:aria-label=move || td_string!(l, audit.filters)>
-            {labels.into_iter().map(|(name, label, example)| view! {
-                <label>{label}
-                    <input name=name value=field(&form, name) placeholder=example />
-                </label>
-            }).collect_view()}
+            {entry("from", td_string!(l, audit.field.from), "date", &form)}
+            {entry("to", td_string!(l, audit.field.to), "date", &form)}
+            {choose("department", td_string!(l, audit.field.department), departments, &form)}
+            {choose("actor", td_string!(l, audit.field.actor), people, &form)}
+            {choose("action", td_string!(l, audit.field.action), actions, &form)}
+            {choose("object_type", td_string!(l, audit.field.object_type), object_types, &form)}
+            {entry("object_id", td_string!(l, audit.field.object_id), "text", &form)}
+            {entry("process_id", td_string!(l, audit.field.process_id), "text", &form)}
+            <label class="check"><input type="checkbox" name="routine" value="true" checked=view.routine_shown data-testid="show-routine" />
+                {td_string!(l, audit.show_routine)}</label>
             <button type="submit">{td_string!(l, audit.filter)}</button>
         </Form>
+        {(!view.routine_shown).then(|| view! { <p class="hint" data-testid="routine-folded">{td_string!(l, audit.routine_folded)}</p> })}
         {view.may_export.then(|| view! {
             <p class="exports" data-testid="exports">
                 {td_string!(l, audit.export_lead)}
@@ -147,6 +149,31 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
     }
 }
 
+/// A filter chosen from a list (the catalogue's, the departments, the people).
+fn choose(name: &'static str, label: &'static str, choices: Vec<Choice>, form: &AuditFilterForm) -> impl IntoView {
+    let l = super::labels::locale();
+    let current = field(form, name);
+    // Beside its label rather than in it: the control's name is the label alone, not the label and every choice.
+    let id = format!("audit-{name}");
+    view! {
+        <div class="filter">
+            <label for=id.clone()>{label}</label>
+            <select id=id name=name>
+                <option value="">{td_string!(l, audit.any)}</option>
+                {choices.into_iter().map(|c| {
+                    let chosen = c.value == current;
+                    view! { <option value=c.value selected=chosen>{c.label}</option> }
+                }).collect_view()}
+            </select>
+        </div>
+    }
+}
+
+/// A filter typed in (a date from the picker, an ID).
+fn entry(name: &'static str, label: &'static str, kind: &'static str, form: &AuditFilterForm) -> impl IntoView {
+    view! { <label>{label} <input name=name type=kind value=field(form, name) /></label> }
+}
+
 /// An event's reason; what a person wrote is marked as theirs (in the language they wrote it in).
 #[component]
 pub fn Reason(reason: ReasonView) -> impl IntoView {
@@ -159,10 +186,10 @@ pub fn Reason(reason: ReasonView) -> impl IntoView {
 #[component]
 fn EventRow(row: AuditRow) -> impl IntoView {
     let l = super::labels::locale();
-    let object = if row.object_type == "operation" {
-        view! { <A href=format!("/operations/{}", row.object_id)>{row.object_id.clone()}</A> }.into_any()
-    } else {
-        view! { <code>{format!("{} {}", row.object_type, row.object_id)}</code> }.into_any()
+    let code = format!("{} {}", row.object_type, row.object_id);
+    let object = match row.object_href {
+        Some(href) => view! { <A href=href attr:title=code>{row.object_label}</A> }.into_any(),
+        None => view! { <span title=code>{row.object_label}</span> }.into_any(),
     };
     view! {
         <tr>
@@ -172,7 +199,7 @@ fn EventRow(row: AuditRow) -> impl IntoView {
             // Auditors search and export by the code: it stays under the name.
             <td>{row.action_label}<br /><code class="hint">{row.action}</code></td>
             <td>{object}</td>
-            <td>{row.department.map_or_else(|| view! { "—" }.into_any(), |d| view! { <code>{d}</code> }.into_any())}</td>
+            <td title=row.department>{row.department_name.unwrap_or_else(|| "—".into())}</td>
             <td>
                 {row.reason.map(|r| view! { <p class="reason">{td_string!(l, audit.reason_lead)} <Reason reason=r /></p> })}
                 // What the event recorded, field by field, exactly as it is stored and exported.

@@ -9,7 +9,7 @@ use crate::api::batches::{
     BatchProgress, BatchSummary, BatchView, CheckSummary, ConfirmBatchCheck, ControlBatch, DecideBatch, MemberView,
     RequestBatch, SubmitBatch, follow_batch, list_batches, load_batch,
 };
-use crate::domain::approval::Decision;
+use crate::domain::approval::{Decision, Standing};
 use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use crate::domain::operations::OperationStatus;
 use crate::i18n::td_string;
@@ -148,7 +148,7 @@ fn SummaryRow(b: BatchSummary) -> impl IntoView {
             <td><A href=format!("/batches/{}", b.id)><span data-entered>{b.reason.clone()}</span></A></td>
             <td>{batch_status_label(b.status)}
                 {b.awaits_me.then(|| view! { " " <span class="badge warn" data-testid="awaits-me">{td_string!(l, rerun.batch.awaits_me)}</span> })}</td>
-            <td>{b.department.clone()}</td>
+            <td title=b.department.clone()>{b.department_name.clone()}</td>
             <td data-entered>{b.creator.clone()}</td>
             <td>{local_time(b.created_at)}</td>
         </tr>
@@ -262,7 +262,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         <dl class="facts card">
             <dt>{td_string!(l, rerun.batch.field.status)}</dt><dd data-testid="batch-status">{batch_status_label(b.status)}</dd>
             <dt>{td_string!(l, rerun.batch.field.reason)}</dt><dd data-entered>{b.reason.clone()}</dd>
-            <dt>{td_string!(l, rerun.batch.field.department)}</dt><dd>{b.department.clone()}</dd>
+            <dt>{td_string!(l, rerun.batch.field.department)}</dt><dd title=b.department.clone()>{b.department_name.clone()}</dd>
             <dt>{td_string!(l, rerun.batch.field.creator)}</dt><dd><span data-entered>{b.creator.clone()}</span> " · " {local_time(b.created_at)}</dd>
             <dt>{td_string!(l, rerun.batch.field.rate)}</dt><dd>{td_string!(l, rerun.batch.rate_value, rate = b.rate_per_minute).to_string()}</dd>
             {b.expires_at.map(|at| view! { <dt>{td_string!(l, rerun.batch.field.expires)}</dt><dd>{local_time(at)}</dd> })}
@@ -288,7 +288,16 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                 <crate::ui::ErrorNote error=error_of_submit />
             </ActionForm>
         })}
-        {b.may_decide.then(|| view! { <Decide id=decide_id action=actions.decide /> })}
+        {match b.standing {
+            Standing::MayDecide => {
+                let calls = b.totals.calls.iter().map(|(system, n)| format!("{system} × {n}")).collect::<Vec<_>>();
+                let sent = td_string!(l, rerun.batch.decide.sent, operations = b.totals.operations, calls = calls.join(td_string!(l, rerun.separator))).to_string();
+                view! { <Decide id=decide_id sent action=actions.decide /> }.into_any()
+            }
+            Standing::Maker(_) | Standing::NotOwner | Standing::Decided =>
+                view! { <p class="badge warn" data-testid="standing">{super::rerun_request::standing_label(b.standing)}</p> }.into_any(),
+            Standing::NotWaiting | Standing::InBatch => ().into_any(),
+        }}
         {requested.then(|| view! { <ProgressPanel live /> })}
         {(b.may_pause || b.may_resume || b.may_cancel).then(|| view! {
             <Controls id=control_id pause=b.may_pause resume=b.may_resume cancel=b.may_cancel action=actions.control />
@@ -473,18 +482,20 @@ fn CheckItem(
 
 /// An owner approves (a comment is optional) or rejects (with a reason) once for the whole batch.
 #[component]
-fn Decide(id: String, action: ServerAction<DecideBatch>) -> impl IntoView {
+fn Decide(id: String, sent: String, action: ServerAction<DecideBatch>) -> impl IntoView {
     let l = locale();
     let error = super::error_of(action);
     let reject_id = id.clone();
     view! {
-        <section class="card batch-part" aria-labelledby="decide-title" data-testid="batch-decide">
+        <section class="card batch-part decision" aria-labelledby="decide-title" data-testid="batch-decide">
             <h2 id="decide-title">{td_string!(l, rerun.batch.decide.title)}</h2>
             <ActionForm action attr:class="form">
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="approve" value="true" />
                 <label for="approve-comment">{td_string!(l, rerun.batch.decide.comment)}</label>
                 <textarea id="approve-comment" name="comment" rows="2"></textarea>
+                // Not sent: the browser holds the approval until the approver ticks what will be sent.
+                <label class="check"><input type="checkbox" required data-testid="confirm-sent" />{sent}</label>
                 <button type="submit" disabled=move || action.pending().get()>{td_string!(l, rerun.batch.decide.approve)}</button>
             </ActionForm>
             <ActionForm action attr:class="form">

@@ -6,6 +6,7 @@ use super::labels::{
 };
 use crate::api::batches::CreateBatch;
 use crate::api::board::{BoardFilter, BoardPage, BoardRow, stalled_operations};
+use crate::contract::DepartmentDto;
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{FailureClass, StallEvent};
 use crate::i18n::{Locale, td_string};
@@ -87,6 +88,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
     let next = page.next.map(|after| href(&BoardFilter { after: Some(after), ..filter.clone() }));
     let selected = |value: &Option<String>, option: &str| value.as_deref() == Some(option);
     let bulk_filter = filter.clone();
+    let names = page.departments.clone();
     // Newcomers to the demo: where to begin.
     let start_here = page.demo_start.map(|process_id| {
         view! {
@@ -112,7 +114,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
             <label>{td_string!(l, board.department)}
                 <select name="department">
                     <option value="">{td_string!(l, board.all)}</option>
-                    {page.departments.iter().map(|d| view! { <option value=d.clone() selected=selected(&filter.department, d)>{d.clone()}</option> }).collect_view()}
+                    {page.departments.iter().map(|d| view! { <option value=d.code.clone() selected=selected(&filter.department, &d.code)>{d.name.clone()}</option> }).collect_view()}
                 </select>
             </label>
             <label>{td_string!(l, board.workflow)}
@@ -137,7 +139,6 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
             </label>
             <button type="submit">{td_string!(l, board.apply)}</button>
         </Form>
-        {bulk.then(|| view! { <BulkRerun filter=bulk_filter ticked /> })}
         {if page.rows.is_empty() {
             view! { <p class="empty" data-testid="board-empty">{td_string!(l, board.empty)}</p> }.into_any()
         } else {
@@ -151,11 +152,13 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
                         <th scope="col">{td_string!(l, board.registered)}</th>
                     </tr></thead>
                     // The rows are written as one escaped string (see `rows_html`); a tick bubbles up to here.
-                    <tbody inner_html=rows_html(&page.rows, bulk, l, zone) on:change=move |ev| tick(&ev, ticked)></tbody>
+                    <tbody inner_html=rows_html(&page.rows, bulk, l, zone, &names) on:change=move |ev| tick(&ev, ticked)></tbody>
                 </table>
             }.into_any()
         }}
         {next.map(|link| view! { <p><A href=link>{td_string!(l, board.next, count = 50)}</A></p> })}
+        // After the list: on a phone the operations come first, the form for many of them after.
+        {bulk.then(|| view! { <BulkRerun filter=bulk_filter ticked departments=names.clone() /> })}
     }
 }
 
@@ -163,7 +166,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
 /// clients): each cell a view to build, render and drop. Nothing in a row is reactive but its box, whose ticks the
 /// table body hears (`tick`); hydration keeps the server's rows, and the browser writes the same string for the
 /// next page. Every value is escaped.
-fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz) -> String {
+fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, departments: &[DepartmentDto]) -> String {
     use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
     use std::fmt::Write; // into the string itself, no string per piece; writing to a `String` cannot fail
     let (drill, on_hold) = (td_string!(l, board.drill), td_string!(l, board.on_hold));
@@ -190,7 +193,7 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz) -> S
             html,
             r#"</td><td>{}</td><td>{}</td><td><span class="badge warn">⚠ {}</span>"#,
             text(&row.workflow),
-            text(&row.department),
+            text(department_name(departments, &row.department)),
             text(event)
         );
         if row.status == OperationStatus::OnHold {
@@ -212,6 +215,11 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz) -> S
     html
 }
 
+/// A department's name among those the board lists (the code when it is not among them).
+fn department_name<'a>(departments: &'a [DepartmentDto], code: &'a str) -> &'a str {
+    departments.iter().find(|d| d.code == code).map_or(code, |d| d.name.as_str())
+}
+
 /// A row's box ticked or unticked: ticked rows are what a bulk rerun takes (instead of the filters), in the order
 /// they were ticked.
 fn tick(ev: &leptos::ev::Event, ticked: RwSignal<Vec<String>>) {
@@ -226,12 +234,35 @@ fn tick(ev: &leptos::ev::Event, ticked: RwSignal<Vec<String>>) {
     });
 }
 
+/// The rows already ticked in the page, in the table's order.
+#[cfg(feature = "hydrate")]
+fn ticked_before_hydration() -> Vec<String> {
+    use leptos::wasm_bindgen::JsCast;
+    let Ok(boxes) = document().query_selector_all("[data-testid=tick]:checked") else { return Vec::new() };
+    (0..boxes.length())
+        .filter_map(|i| boxes.item(i)?.dyn_into::<leptos::web_sys::Element>().ok()?.get_attribute("data-process-id"))
+        .collect()
+}
+
+/// Effects run only in the browser.
+#[cfg(not(feature = "hydrate"))]
+fn ticked_before_hydration() -> Vec<String> {
+    Vec::new()
+}
+
 /// Staff start a bulk rerun from the board: the board's filters (plus a failure class and a time range), or the
 /// ticked rows. The preview (a dry run) opens on the batch's page.
 #[component]
-fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>) -> impl IntoView {
+fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>, departments: Vec<DepartmentDto>) -> impl IntoView {
     let l = super::labels::locale();
     let create = ServerAction::<CreateBatch>::new();
+    // Boxes ticked before the page was interactive count too; until then the form waits (a click would take
+    // every stalled operation of the filters instead of the ticked ones).
+    let ready = RwSignal::new(false);
+    Effect::new(move |_| {
+        ticked.set(ticked_before_hydration());
+        ready.set(true);
+    });
     let navigate = use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(id)) = create.value().get() {
@@ -241,7 +272,7 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>) -> impl IntoVie
     let error = super::error_of(create);
     let mut filters = Vec::new();
     if let Some(d) = &filter.department {
-        filters.push(format!("{}: {d}", td_string!(l, board.department)));
+        filters.push(format!("{}: {}", td_string!(l, board.department), department_name(&departments, d)));
     }
     if let Some(w) = &filter.workflow {
         filters.push(format!("{}: {w}", td_string!(l, board.workflow)));
@@ -285,7 +316,7 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>) -> impl IntoVie
                 </div>
                 <label for="bulk-reason">{td_string!(l, board.bulk.reason)}</label>
                 <textarea id="bulk-reason" name="reason" rows="2" required></textarea>
-                <button type="submit" disabled=move || create.pending().get()>{move || match count() {
+                <button type="submit" disabled=move || !ready.get() || create.pending().get()>{move || match count() {
                     0 => td_string!(l, board.bulk.submit_filters).to_string(),
                     n => td_string!(l, board.bulk.submit_ticked, count = n).to_string(),
                 }}</button>

@@ -11,10 +11,27 @@ use leptos_router::components::{A, Outlet};
 
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
+    view! { <Frame><Outlet /></Frame> }
+}
+
+/// A path no page answers: the header stays, with a way back to the board (the server answers 404).
+#[component]
+pub fn NotFound() -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
+        <Frame>
+            <h1 data-testid="not-found">{td_string!(l, common.not_found)}</h1>
+            <p><A href="/">{td_string!(l, common.back_to_board)}</A></p>
+        </Frame>
+    }
+}
+
+#[component]
+fn Frame(children: Children) -> impl IntoView {
     let l = super::labels::locale();
     let me = resource(|| (), |_| me());
     let unread = resource(|| (), |_| unread_notifications());
-    Effect::new(|_| super::lazy_pages::prefetch_when_idle());
+    Effect::new(|_| super::lazy_pages::preload_on_approach());
     // Only the header waits for the user and the unread count; the page beside it is built once per response.
     // Leptos renders a `Suspense`'s content several times on the server: this one holds no `Suspense` or
     // resource of its own, so however often it is rendered, the page's hydration ids stay the same.
@@ -32,7 +49,7 @@ pub fn SignedInLayout() -> impl IntoView {
                 }
             })}
         </Suspense>
-        <main class="page" id="main"><Outlet /></main>
+        <main class="page" id="main">{children()}</main>
     }
 }
 
@@ -55,10 +72,8 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
             <A href="/" attr:class="brand">"Rerun Gate"</A>
             <nav aria-label=move || td_string!(l, common.nav.label)>
                 <A href="/">{td_string!(l, common.nav.home)}</A>
-                <Show when=move || is_manager>
-                    <A href="/approvals">{td_string!(l, common.nav.approvals)}</A>
-                </Show>
                 <Show when=move || reruns>
+                    <A href="/approvals">{td_string!(l, common.nav.approvals)}</A>
                     <A href="/batches">{td_string!(l, common.nav.batches)}</A>
                 </Show>
                 <Show when=move || is_manager || is_admin>

@@ -1,11 +1,11 @@
 //! The pages that load their code when the reader goes there: each is a split point of the browser's wasm
 //! (`cargo leptos build --split`). The sign-in page, the layout, the board and the approval inbox (where managers
-//! land from a notification, often on a phone) stay in the first download.
+//! land from a notification, often on a phone) stay in the first download. A page's code is fetched when a link
+//! to it is approached (pointer, touch or focus), not all at once: a phone downloads what its reader opens.
 use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
-/// The lazy pages, each a route whose view is a page component loaded on demand (the page reads its own data),
-/// in the order their code is prefetched: the likeliest next pages first.
+/// The lazy pages, each a route whose view is a page component loaded on demand (the page reads its own data).
 macro_rules! lazy_pages {
     ($($route:ident => $page:path),+ $(,)?) => {
         $(
@@ -24,11 +24,6 @@ macro_rules! lazy_pages {
                 }
             }
         )+
-
-        /// Fetches every lazy page's code, one page after another.
-        async fn preload_all() {
-            $($route::preload().await;)+
-        }
     };
 }
 
@@ -75,22 +70,50 @@ fn page_code_arrived() {
     }
 }
 
-/// Once a signed-in page is interactive and the browser is idle, the other pages' code is fetched (once per
-/// page load), so that going to one does not wait for its code. Not on the sign-in page: a signed-out phone
-/// would download every page for nothing.
-pub fn prefetch_when_idle() {
+/// Listens, once per page load, for the reader approaching a link (the pointer resting on it, a touch, the
+/// keyboard's focus) and fetches the code of the page it leads to, so that opening it waits for no code.
+pub fn preload_on_approach() {
     use std::sync::atomic::{AtomicBool, Ordering};
     static STARTED: AtomicBool = AtomicBool::new(false);
-    if STARTED.swap(true, Ordering::Relaxed) {
+    if !cfg!(feature = "hydrate") || STARTED.swap(true, Ordering::Relaxed) {
         return;
     }
-    request_idle_callback(|| {
-        leptos::task::spawn_local(async {
-            preload_all().await;
-            // Browser tests wait for it before they count what a later visit downloads again.
-            if let Some(body) = document().body() {
-                let _ = body.set_attribute("data-prefetched", "true");
-            }
-        })
-    });
+    let approached = |event: &leptos::web_sys::Event| {
+        use leptos::wasm_bindgen::JsCast;
+        let target = event.target().and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok());
+        let href = target.and_then(|t| t.closest("a[href]").ok().flatten()).and_then(|a| a.get_attribute("href"));
+        if let Some(preload) = href.as_deref().and_then(preload_for) {
+            leptos::task::spawn_local(preload);
+        }
+    };
+    // The handles are let go: the listeners stay for the page's life.
+    let _ = window_event_listener(leptos::ev::pointerover, move |e| approached(&e));
+    let _ = window_event_listener(leptos::ev::focusin, move |e| approached(&e));
+}
+
+/// The lazy page a path opens, if any (the routes of `ui::App`).
+fn preload_for(path: &str) -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>> {
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let future: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> = match segments.as_slice() {
+        ["operations", _] => Box::pin(Operation::preload()),
+        ["reruns", _] => Box::pin(RerunRequest::preload()),
+        ["batches"] => Box::pin(Batches::preload()),
+        ["batches", _] => Box::pin(Batch::preload()),
+        ["notifications"] => Box::pin(Notifications::preload()),
+        ["incidents"] => Box::pin(Incidents::preload()),
+        ["incidents", _] => Box::pin(Incident::preload()),
+        ["audit"] => Box::pin(Audit::preload()),
+        ["reviews"] => Box::pin(Reviews::preload()),
+        ["stop-switch"] => Box::pin(StopSwitch::preload()),
+        ["decision-table"] => Box::pin(DecisionTable::preload()),
+        ["account"] | ["account", "password"] => Box::pin(Account::preload()),
+        ["admin", "users"] => Box::pin(AdminUsers::preload()),
+        ["admin", "configuration"] => Box::pin(Configuration::preload()),
+        ["admin", "api-clients"] => Box::pin(ApiClients::preload()),
+        ["admin", "drills"] => Box::pin(Drills::preload()),
+        ["admin", "drills", _] => Box::pin(DrillReport::preload()),
+        _ => return None,
+    };
+    Some(future)
 }

@@ -52,6 +52,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <HashedStylesheet options=options.clone() id="leptos" />
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
                 <HydrationScripts options />
                 <MetaTags />
             </head>
@@ -103,7 +104,7 @@ pub fn App() -> impl IntoView {
         // the browser's Accept-Language is not consulted, so that everyone starts in Japanese.
         <I18nContextProvider cookie_name=crate::domain::preferences::LANGUAGE_COOKIE cookie_options=language_cookie() ssr_lang_header_getter=japanese_first()>
         <Router>
-            <Routes fallback=|| view! { <main class="page"><h1>{td_string!(labels::locale(), common.not_found)}</h1></main> }>
+            <Routes fallback=layout::NotFound>
                 <Route path=path!("/sign-in") view=sign_in::SignInPage />
                 <ParentRoute path=path!("") view=layout::SignedInLayout>
                     // The pages of the first download are sent whole once their data is read (a few milliseconds):

@@ -55,7 +55,16 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         .map(|s| (s.name.clone(), s.ai_attempts.clone()))
         .collect();
     let (may_act, may_record_verdict) = (detail.may_act, detail.may_record_verdict);
-    let guidance = op.event.as_deref().and_then(StallEvent::parse).map(|event| {
+    let done = (op.status == OperationStatus::Completed).then(|| {
+        view! {
+            <section class="card guidance done" aria-labelledby="guidance-title" data-testid="guidance-done">
+                <h2 id="guidance-title">{td_string!(l, operation.guidance.done_title)}</h2>
+                <p>{td_string!(l, operation.guidance.done_body)}</p>
+            </section>
+        }
+    });
+    let event = op.event.as_deref().and_then(StallEvent::parse).filter(|_| done.is_none());
+    let guidance = event.map(|event| {
         let texts = decision_texts(l, event);
         let allowed = row(event)
             .allowed
@@ -81,7 +90,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         <dl class="facts card">
             <dt>{td_string!(l, operation.status)}</dt><dd data-testid="operation-status">{operation_status_label(op.status)}</dd>
             <dt>{td_string!(l, operation.workflow)}</dt><dd>{op.workflow.clone()}</dd>
-            <dt>{td_string!(l, operation.department)}</dt><dd>{op.department.clone()}</dd>
+            <dt>{td_string!(l, operation.department)}</dt><dd title=op.department.clone()>{detail.department_name.clone()}</dd>
             <dt>{td_string!(l, operation.event)}</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
             <dt>{td_string!(l, operation.failure_class)}</dt><dd>{op.failure_class.as_deref().map(failure_class_label).unwrap_or("—")}</dd>
             <dt>{td_string!(l, operation.business_key)}</dt><dd>{op.business_key.clone().unwrap_or_else(|| "—".into())}
@@ -104,6 +113,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
             None => ().into_any(),
         }}
         {may_record_verdict.then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}
+        {done}
         {guidance}
         <section aria-labelledby="timeline-title">
             <h2 id="timeline-title">{td_string!(l, operation.timeline.title)}</h2>
@@ -130,7 +140,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
 pub(crate) fn StepsTable(steps: Vec<StepView>) -> impl IntoView {
     let l = super::labels::locale();
     view! {
-        <table class="grid" data-testid="steps">
+        <table class="grid cards" data-testid="steps">
             <caption>{td_string!(l, operation.steps.caption)}</caption>
             <thead><tr>
                 <th scope="col">"#"</th><th scope="col">{td_string!(l, operation.steps.step)}</th><th scope="col">{td_string!(l, operation.steps.state)}</th>
@@ -147,6 +157,7 @@ fn StepRow(step: StepView) -> impl IntoView {
     let l = super::labels::locale();
     let verdict = step.latest_verdict;
     let name = step.name.clone();
+    let superseded = step.reconciliation.as_ref().and_then(|r| r.superseded_at);
     let evidence = step.reconciliation.map(|r| {
         let compared = r
             .evidence
@@ -173,22 +184,26 @@ fn StepRow(step: StepView) -> impl IntoView {
                 // The compared values are the step's and the outside record's data, shown as they are.
                 {(!compared.is_empty()).then(|| view! { <br /> {td_string!(l, operation.steps.compared)} " " <samp>{compared}</samp> })}
                 <br /><small>{r.connector} " · " {local_time(r.checked_at)} " · " {r.asked_by}</small>
+                {r.superseded_at.map(|at| view! {
+                    <br /><em class="superseded" data-testid="superseded">{td_string!(l, operation.steps.superseded, at = local_time(at)).to_string()}</em>
+                })}
             </div>
         }
     });
     view! {
-        <tr data-step=name data-verdict=verdict.map(|v| v.as_str()).unwrap_or("none")>
-            <td>{step.position}</td>
-            <td>{step.name}</td>
-            <td>{step_state_label(step.state)}</td>
-            <td data-testid="flag">{match step.completed_at { Some(at) => format!("✓ {}", local_time(at)), None => td_string!(l, operation.steps.not_completed).into() }}</td>
-            <td data-testid="verdict"><strong class=format!("verdict {}", verdict.map(|v| v.as_str()).unwrap_or("none"))>
+        <tr data-step=name data-verdict=verdict.map(|v| v.as_str()).unwrap_or("none") data-superseded=superseded.is_some().then_some("true")>
+            // Each cell names its column: on a phone the rows are cards (`table.cards`), the headings hidden.
+            <td data-label="#">{step.position}</td>
+            <td data-label=td_string!(l, operation.steps.step)>{step.name}</td>
+            <td data-label=td_string!(l, operation.steps.state)>{step_state_label(step.state)}</td>
+            <td data-testid="flag" data-label=td_string!(l, operation.steps.flag)>{match step.completed_at { Some(at) => format!("✓ {}", local_time(at)), None => td_string!(l, operation.steps.not_completed).into() }}</td>
+            <td data-testid="verdict" data-label=td_string!(l, operation.steps.verdict)><strong class=format!("verdict {}{}", verdict.map(|v| v.as_str()).unwrap_or("none"), if superseded.is_some() { " superseded" } else { "" })>
                 {verdict_label(verdict)}</strong>{evidence}</td>
-            <td><code>{step.idempotency_key}</code></td>
-            <td>{step.result_id.map_or_else(|| view! { "—" }.into_any(), |id| view! { <code>{id}</code> }.into_any())}</td>
-            <td>{step.attempts}</td>
+            <td data-label=td_string!(l, operation.steps.idempotency_key)><code>{step.idempotency_key}</code></td>
+            <td data-label=td_string!(l, operation.steps.result_id)>{step.result_id.map_or_else(|| view! { "—" }.into_any(), |id| view! { <code>{id}</code> }.into_any())}</td>
+            <td data-label=td_string!(l, operation.steps.attempts)>{step.attempts}</td>
             // The error as the integration reported it: its class (a code) and the outside system's message.
-            <td>{step.error.map(|e| view! { <code>{e.class}</code> ": " <samp>{e.message}</samp> })}</td>
+            <td data-label=td_string!(l, operation.steps.error)>{step.error.map(|e| view! { <code>{e.class}</code> ": " <samp>{e.message}</samp> })}</td>
         </tr>
     }
 }

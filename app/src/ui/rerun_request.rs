@@ -363,7 +363,7 @@ fn DecisionPanel(
 }
 
 /// Why the reader may not decide, in words.
-fn standing_label(standing: Standing) -> String {
+pub(crate) fn standing_label(standing: Standing) -> String {
     let l = locale();
     match standing {
         Standing::Maker(part) => td_string!(l, rerun.standing.maker, part = maker_part_label(part)).to_string(),

@@ -1,6 +1,6 @@
 //! The audit trail's words: what each action and each actor is called on the pages. Exports keep the raw codes.
 use crate::contract::audit::ReasonView;
-use crate::domain::audit::{ActorKind, SystemActor, SystemLabel};
+use crate::domain::audit::{ActorKind, ObjectType, SystemActor, SystemLabel};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::reasons::SystemReason;
 use crate::domain::stall::StallReason;
@@ -93,6 +93,28 @@ pub fn action_label_in(l: Locale, action: AuditAction) -> &'static str {
         AuditAction::WebhookNotApplied => td_string!(l, audit.action.webhook.not_applied),
         AuditAction::WebhookReceived => td_string!(l, audit.action.webhook.received),
         AuditAction::WebhookStaleIgnored => td_string!(l, audit.action.webhook.stale_ignored),
+    }
+}
+
+/// What kind of object an event is about ("ユーザー" / "User").
+pub fn object_type_label_in(l: Locale, kind: ObjectType) -> &'static str {
+    match kind {
+        ObjectType::ApiClient => td_string!(l, audit.object.api_client),
+        ObjectType::AuditTrail => td_string!(l, audit.object.audit_trail),
+        ObjectType::Connector => td_string!(l, audit.object.connector),
+        ObjectType::Database => td_string!(l, audit.object.database),
+        ObjectType::Department => td_string!(l, audit.object.department),
+        ObjectType::Drill => td_string!(l, audit.object.drill),
+        ObjectType::IdempotencyRecord => td_string!(l, audit.object.idempotency_record),
+        ObjectType::Incident => td_string!(l, audit.object.incident),
+        ObjectType::Indicator => td_string!(l, audit.object.indicator),
+        ObjectType::Operation => td_string!(l, audit.object.operation),
+        ObjectType::OutboundMessage => td_string!(l, audit.object.outbound_message),
+        ObjectType::RerunBatch => td_string!(l, audit.object.rerun_batch),
+        ObjectType::Review => td_string!(l, audit.object.review),
+        ObjectType::User => td_string!(l, audit.object.user),
+        ObjectType::Webhook => td_string!(l, audit.object.webhook),
+        ObjectType::Workflow => td_string!(l, audit.object.workflow),
     }
 }
 

@@ -107,17 +107,18 @@ async fn only_auditors_export_and_staff_see_only_their_departments_events() {
     assert!(!app.audit_actions().await.contains(&"audit.exported".to_string()), "a refused export leaves no export");
 
     let everything = AuditFilter::default();
-    let (sales, _) = audit_trail::page(&app.state, &caller(&app, "sato").await, &everything, None).await.unwrap();
+    let (sales, _) = audit_trail::page(&app.state, &caller(&app, "sato").await, &everything, None, true).await.unwrap();
     assert!(sales.iter().any(|e| e.object_id == "ORD-EXP-4"));
     assert!(sales.iter().all(|e| e.department.as_deref() == Some("sales")), "no user or other-department events");
-    let (billing, _) = audit_trail::page(&app.state, &caller(&app, "kato").await, &everything, None).await.unwrap();
+    let (billing, _) =
+        audit_trail::page(&app.state, &caller(&app, "kato").await, &everything, None, true).await.unwrap();
     assert!(billing.iter().all(|e| e.department.as_deref() == Some("billing")), "{billing:?}");
     assert!(!billing.iter().any(|e| e.object_id == "ORD-EXP-4"), "not another department's operation");
 
     app.user("kansa", &["auditor"], &[]).await;
     let one_user =
         AuditFilter { object_type: Some("user".into()), object_id: Some(kato.to_string()), ..Default::default() };
-    let (events, _) = audit_trail::page(&app.state, &caller(&app, "kansa").await, &one_user, None).await.unwrap();
+    let (events, _) = audit_trail::page(&app.state, &caller(&app, "kansa").await, &one_user, None, true).await.unwrap();
     assert!(
         !events.is_empty() && events.iter().all(|e| e.object_type == "user" && e.object_id == kato.to_string()),
         "{events:?}"

@@ -77,7 +77,12 @@ async fn execute(tx: &mut Conn, sql: &str) -> Result<(), sqlx::Error> {
 }
 
 async fn append(tx: &mut Conn, action: AuditAction) -> Result<(), sqlx::Error> {
-    let entry = AuditEntry::new(Actor::system(app::domain::audit::SystemActor::CommandLine), action, "user", "sato");
+    let entry = AuditEntry::new(
+        Actor::system(app::domain::audit::SystemActor::CommandLine),
+        action,
+        app::domain::audit::ObjectType::User,
+        "sato",
+    );
     app::backend::db::audit::append(tx, entry, chrono::Utc::now()).await.map(drop)
 }
 

@@ -247,3 +247,54 @@ async fn only_a_maker_withdraws_a_request_and_a_manager_who_did_not_prepare_it_d
     );
     rerun_requests::cancel(&app.state, &sato, &id, "取り下げる").await.unwrap();
 }
+
+/// The inbox asks the same rule as the decision: each item says where the reader stands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_lists_single_and_bulk_requests_together_oldest_deadline_first_each_saying_where_the_reader_stands() {
+    use app::api::reruns::{Stage, Subject};
+    use app::backend::services::inbox::inbox;
+    use app::domain::approval::{MakerPart, Standing};
+    let b = bulk().await;
+    b.app.user("takahashi", &["manager"], &["sales"]).await;
+    let all: Vec<String> = (0..2).map(|i| format!("OUT-{i}")).collect();
+    b.stalled(&all, "sales").await;
+    // A bulk rerun submitted first (its deadline comes first), then a request whose first check the owner confirmed.
+    let batch = b.previewed(by_filter()).await;
+    batches::request(&b.app.state, &b.staff, &batch, Some(60)).await.unwrap();
+    for n in 1..=5 {
+        batches::confirm(&b.app.state, &b.staff, &batch, n, "ログで確認した", cause()).await.unwrap();
+    }
+    batches::submit(&b.app.state, &b.staff, &batch).await.unwrap();
+    b.app.clock.advance(Duration::minutes(10));
+    let single = prepared(&b.app, "ORD-INBOX", (&b.staff, &b.owner, &b.staff), &[1]).await;
+    let takahashi = caller(&b.app, "takahashi").await; // signed in now: a decision needs a fresh sign-in
+
+    let theirs = inbox(&b.app.state, &takahashi).await.unwrap();
+    let waiting: Vec<(&str, Subject, Standing)> =
+        theirs.waiting.iter().map(|i| (i.id.as_str(), i.subject, i.standing)).collect();
+    assert_eq!(
+        waiting,
+        [
+            (batch.as_str(), Subject::Batch, Standing::MayDecide),
+            (single.as_str(), Subject::Request, Standing::MayDecide)
+        ],
+        "single and bulk together, the oldest deadline first"
+    );
+    assert_eq!(theirs.waiting[0].operations, 2);
+    assert_eq!(theirs.waiting[1].department, "営業部", "the department by its name");
+
+    let owners = inbox(&b.app.state, &b.owner).await.unwrap();
+    let standing = owners.waiting.iter().find(|i| i.id == single).unwrap().standing;
+    assert_eq!(standing, Standing::Maker(MakerPart::ConfirmedCheck), "the checker hears why they do not decide");
+    let listed = owners.requested.iter().find(|i| i.id == single).expect("a maker finds it under their requests");
+    assert_eq!(listed.stage, Stage::Request(app::domain::rerun_request::RerunRequestStatus::PendingApproval));
+
+    decide(&b.app.state, &takahashi, &single, Decision::Approve, "").await.unwrap();
+    let after = inbox(&b.app.state, &takahashi).await.unwrap();
+    assert!(after.waiting.iter().all(|i| i.id != single), "decided: no longer waiting");
+    let decided = after.decided.iter().find(|i| i.id == single).expect("under their decisions");
+    assert_eq!(decided.my_decision, Some(Decision::Approve));
+    let staffs = inbox(&b.app.state, &b.staff).await.unwrap();
+    assert!(!staffs.decides && staffs.waiting.is_empty(), "staff decide nothing");
+    assert_eq!(staffs.requested.len(), 2, "staff find the request and the bulk rerun they prepared");
+}

@@ -52,10 +52,14 @@ async fn look_up(app: &TestApp, process_id: &str, connector: &str, verdict: &str
 /// An audit event as the dispatcher or the sweeper writes it.
 async fn audited(app: &TestApp, action: AuditAction, department: &str, after: Value) {
     let mut tx = app.db().begin_write().await.unwrap();
-    let entry =
-        AuditEntry::new(Actor::system(app::domain::audit::SystemActor::CommandLine), action, "operation", "fixture")
-            .department(Some(department))
-            .after(after);
+    let entry = AuditEntry::new(
+        Actor::system(app::domain::audit::SystemActor::CommandLine),
+        action,
+        app::domain::audit::ObjectType::Operation,
+        "fixture",
+    )
+    .department(Some(department))
+    .after(after);
     app::backend::services::audit::record(&mut tx, entry, None, app.state.clock.now()).await.unwrap();
     tx.commit().await.unwrap();
 }

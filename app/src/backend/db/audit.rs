@@ -156,6 +156,7 @@ pub async fn page_after(tx: &mut Conn, after_seq: i64, limit: i64) -> Result<Vec
             after_seq: Some(after_seq),
             before_seq: None,
             up_to_seq: None,
+            except_actions: &[],
             limit,
         },
     )
@@ -185,6 +186,8 @@ pub struct AuditQuery<'a> {
     pub after_seq: Option<i64>,
     pub before_seq: Option<i64>,
     pub up_to_seq: Option<i64>,
+    /// Actions left out (the page's folded routine events).
+    pub except_actions: &'a [&'static str],
     pub limit: i64,
 }
 
@@ -232,6 +235,14 @@ fn conditions(query: &AuditQuery<'_>) -> (String, Vec<Bind>) {
     }
     if let Some(process_id) = text(&f.process_id) {
         add("object_type = 'operation' AND object_id = ?", process_id);
+    }
+    if !query.except_actions.is_empty() {
+        let mut list = Vec::new();
+        for action in query.except_actions {
+            binds.push(Bind::Text(action.to_string()));
+            list.push(format!("${}", binds.len()));
+        }
+        conditions.push(format!("action NOT IN ({})", list.join(", ")));
     }
     match query.departments {
         Some([]) => conditions.push("1 = 0".into()),
@@ -299,6 +310,7 @@ pub fn csv_chunks(db: &Db, query: AuditQuery<'_>) -> tokio::sync::mpsc::Receiver
                         after_seq: Some(after),
                         before_seq: None,
                         up_to_seq,
+                        except_actions: &[],
                         limit: 5_000,
                     };
                     let events = match db.connection().await {

@@ -1,5 +1,6 @@
 //! Bulk reruns: the batch, its frozen members, its five checks and its owners' decisions.
 use super::{Conn, RowLock, changed_one, on_conn};
+use crate::domain::approval::Decision;
 use crate::domain::batches::{BatchStatus, MemberState};
 use crate::domain::dispatch::DispatchStatus;
 use crate::domain::operations::OperationStatus;
@@ -22,10 +23,19 @@ pub struct BatchRow {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
-const BATCH_SELECT: &str =
-    "SELECT b.id, b.department, b.created_by, u.display_name AS creator, b.reason, b.selection_json,
-        b.status, b.rate_per_minute, b.created_at, b.submitted_at, b.decided_at, b.expires_at
-    FROM rerun_batches b JOIN users u ON u.id = b.created_by";
+// Macros rather than constants: `concat!` can then add a column to the same select (`decided_by`).
+macro_rules! batch_columns {
+    () => {
+        "b.id, b.department, b.created_by, u.display_name AS creator, b.reason, b.selection_json,
+        b.status, b.rate_per_minute, b.created_at, b.submitted_at, b.decided_at, b.expires_at"
+    };
+}
+macro_rules! batch_from {
+    () => {
+        "FROM rerun_batches b JOIN users u ON u.id = b.created_by"
+    };
+}
+const BATCH_SELECT: &str = concat!("SELECT ", batch_columns!(), " ", batch_from!());
 
 pub struct NewBatch<'a> {
     pub id: &'a str,
@@ -101,6 +111,42 @@ pub async fn recent(tx: &mut Conn, departments: Option<&[String]>, limit: i64) -
         }
         query.fetch_all(c).await
     })
+}
+
+/// The bulk reruns waiting for approval in these departments.
+pub async fn pending_in(tx: &mut Conn, departments: &[String]) -> Result<Vec<BatchRow>, sqlx::Error> {
+    let all = in_status(tx, BatchStatus::PendingApproval).await?;
+    Ok(all.into_iter().filter(|b| departments.contains(&b.department)).collect())
+}
+
+/// The bulk reruns this person took part in preparing, newest first.
+pub async fn made_by(tx: &mut Conn, user_id: i64, limit: i64) -> Result<Vec<BatchRow>, sqlx::Error> {
+    let sql = format!(
+        "{BATCH_SELECT} WHERE b.id IN (SELECT m.batch_id FROM rerun_batch_makers m WHERE m.user_id = $1)
+         ORDER BY b.created_at DESC, b.id DESC LIMIT $2"
+    );
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(user_id).bind(limit).fetch_all(c).await)
+}
+
+/// The bulk reruns this person decided on, newest decision first, with the decision.
+pub async fn decided_by(tx: &mut Conn, user_id: i64, limit: i64) -> Result<Vec<(BatchRow, Decision)>, sqlx::Error> {
+    let sql = concat!(
+        "SELECT ",
+        batch_columns!(),
+        ", d.decision ",
+        batch_from!(),
+        " JOIN rerun_batch_decisions d ON d.batch_id = b.id
+         WHERE d.approver_id = $1 ORDER BY d.decided_at DESC, b.id DESC LIMIT $2"
+    );
+    let rows: Vec<Decided> = on_conn!(tx, |c| sqlx::query_as(sql).bind(user_id).bind(limit).fetch_all(c).await)?;
+    Ok(rows.into_iter().map(|d| (d.batch, d.decision)).collect())
+}
+
+#[derive(sqlx::FromRow)]
+struct Decided {
+    #[sqlx(flatten)]
+    batch: BatchRow,
+    decision: Decision,
 }
 
 /// The batches in one status.

@@ -26,10 +26,20 @@ pub struct RequestRow {
     pub batch_id: Option<String>,
 }
 
-const REQUEST_SELECT: &str = "SELECT r.id, r.operation_id, o.process_id, o.department, o.workflow, r.requested_by,
+// Macros rather than constants: `concat!` can then add a column to the same select (`decided_by`).
+macro_rules! request_columns {
+    () => {
+        "r.id, r.operation_id, o.process_id, o.department, o.workflow, r.requested_by,
         u.display_name AS requester, r.reason, r.status, r.plan_json, r.workflow_version, r.verdicts_hash,
-        r.created_at, r.submitted_at, r.decided_at, r.expires_at, r.batch_id
-    FROM rerun_requests r JOIN operations o ON o.id = r.operation_id JOIN users u ON u.id = r.requested_by";
+        r.created_at, r.submitted_at, r.decided_at, r.expires_at, r.batch_id"
+    };
+}
+macro_rules! request_from {
+    () => {
+        "FROM rerun_requests r JOIN operations o ON o.id = r.operation_id JOIN users u ON u.id = r.requested_by"
+    };
+}
+const REQUEST_SELECT: &str = concat!("SELECT ", request_columns!(), " ", request_from!());
 
 pub struct NewRequest<'a> {
     pub id: &'a str,
@@ -218,6 +228,37 @@ pub async fn pending_in(tx: &mut Conn, departments: &[String]) -> Result<Vec<Req
         }
         query.fetch_all(c).await
     })
+}
+
+/// The requests (not a bulk rerun's members) this person took part in preparing, newest first.
+pub async fn made_by(tx: &mut Conn, user_id: i64, limit: i64) -> Result<Vec<RequestRow>, sqlx::Error> {
+    let sql = format!(
+        "{REQUEST_SELECT} WHERE r.batch_id IS NULL
+           AND r.id IN (SELECT m.request_id FROM rerun_request_makers m WHERE m.user_id = $1)
+         ORDER BY r.created_at DESC, r.id DESC LIMIT $2"
+    );
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(user_id).bind(limit).fetch_all(c).await)
+}
+
+/// The requests (not a bulk rerun's members) this person decided on, newest decision first, with the decision.
+pub async fn decided_by(tx: &mut Conn, user_id: i64, limit: i64) -> Result<Vec<(RequestRow, Decision)>, sqlx::Error> {
+    let sql = concat!(
+        "SELECT ",
+        request_columns!(),
+        ", a.decision ",
+        request_from!(),
+        " JOIN approvals a ON a.request_id = r.id
+         WHERE r.batch_id IS NULL AND a.approver_id = $1 ORDER BY a.decided_at DESC, r.id DESC LIMIT $2"
+    );
+    let rows: Vec<Decided> = on_conn!(tx, |c| sqlx::query_as(sql).bind(user_id).bind(limit).fetch_all(c).await)?;
+    Ok(rows.into_iter().map(|d| (d.request, d.decision)).collect())
+}
+
+#[derive(sqlx::FromRow)]
+struct Decided {
+    #[sqlx(flatten)]
+    request: RequestRow,
+    decision: Decision,
 }
 
 pub async fn set_expiry(tx: &mut Conn, id: &str, expires_at: DateTime<Utc>) -> Result<(), sqlx::Error> {

@@ -8,7 +8,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::StepEvent;
 use crate::domain::ai::cost_micro_yen;
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::operations::StepEventType;
@@ -101,7 +101,7 @@ pub async fn adopt(
             Invalid::new(Rule::Unknown, "no completed generation with this result ID for this step"),
         ));
     }
-    let entry = AuditEntry::new(caller.actor(), AuditAction::AiAttemptAdopted, "operation", process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::AiAttemptAdopted, ObjectType::Operation, process_id)
         .department(Some(&operation.department))
         .after(json!({"step": step.name, "result_id": result_id}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;

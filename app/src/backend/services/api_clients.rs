@@ -3,7 +3,7 @@ use super::audit::record;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::admin::ApiClientSummary;
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::invalid::{Invalid, Rule};
@@ -73,7 +73,7 @@ pub async fn create(
         db::api_clients::add_department(&mut tx, id, department.id).await?;
     }
     let codes: Vec<&str> = found.iter().map(|d| d.code.as_str()).collect();
-    let entry = AuditEntry::new(actor, AuditAction::ApiClientCreated, "api_client", id)
+    let entry = AuditEntry::new(actor, AuditAction::ApiClientCreated, ObjectType::ApiClient, id)
         .after(json!({"name": name, "departments": codes}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
@@ -152,8 +152,8 @@ pub async fn revoke(state: &AppState, actor: Actor, id: i64, request_id: Option<
         return Ok(());
     }
     db::api_clients::revoke(&mut tx, id, now).await?;
-    let entry =
-        AuditEntry::new(actor, AuditAction::ApiClientRevoked, "api_client", id).after(json!({"name": row.name}));
+    let entry = AuditEntry::new(actor, AuditAction::ApiClientRevoked, ObjectType::ApiClient, id)
+        .after(json!({"name": row.name}));
     record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
     state.tokens.forget_client(id);

@@ -8,17 +8,14 @@ use super::rerun_requests::{advance, plan_changed, plan_check};
 use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::contract::reruns::InboxItem;
 use crate::domain::approval::{Ballot, Decision, is_expired};
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::notifications::RerunNews;
 use crate::domain::reasons::SystemReason;
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
-use crate::domain::rights::Act;
-use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -81,7 +78,7 @@ pub async fn decide(
             notify(&mut tx, state, &request, "rejected", RerunNews::Rejected, Audience::Requester, now).await?;
         }
         Decision::Approve => {
-            let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
+            let required = state.config.approvals_required(&request.workflow);
             let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
             let (approvals, enough) = super::decisions::tally(&decisions, &ballot, required);
             if enough {
@@ -112,7 +109,7 @@ pub async fn decide(
 }
 
 fn entry(caller: &Caller, request: &RequestRow, action: AuditAction) -> AuditEntry {
-    AuditEntry::new(caller.actor(), action, "operation", &request.process_id)
+    AuditEntry::new(caller.actor(), action, ObjectType::Operation, &request.process_id)
         .department(Some(&request.department))
         .before(json!({"rerun_id": request.id, "status": request.status}))
 }
@@ -138,36 +135,6 @@ async fn back_to_staff(
     Ok(())
 }
 
-/// What waits for this manager: pending requests of the departments they own (those they prepared are marked: they
-/// may not decide on them).
-pub async fn inbox(state: &AppState, caller: &Caller) -> Result<Vec<InboxItem>, AppError> {
-    caller.require(Role::Manager)?;
-    let departments = caller.acting_departments(Act::Decide);
-    let mut tx = state.db.begin_read().await?;
-    let pending = db::rerun_requests::pending_in(&mut tx, &departments).await?;
-    let mut items = Vec::new();
-    for r in pending {
-        let plan = r.plan()?;
-        let ballot = super::makers::request_ballot(&mut tx, &r).await?;
-        let decisions = db::rerun_requests::decisions(&mut tx, &r.id).await?;
-        let required = state.config.workflow(&r.workflow).map_or(1, |w| w.approvals_required);
-        let approvals = i64::from(super::decisions::tally(&decisions, &ballot, required).0);
-        items.push(InboxItem {
-            own_request: ballot.is_maker(caller.user_id()),
-            id: r.id,
-            process_id: r.process_id,
-            department: r.department,
-            requester: r.requester,
-            reason: r.reason,
-            submitted_at: r.submitted_at,
-            steps: plan.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect(),
-            approvals,
-            required: i64::from(required),
-        });
-    }
-    Ok(items)
-}
-
 /// Requests nobody decided on within their validity go back to staff (run by the sweeper).
 pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
     let now = state.clock.now();
@@ -186,7 +153,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
         let entry = AuditEntry::new(
             crate::domain::audit::Actor::system(crate::domain::audit::SystemActor::Sweeper),
             AuditAction::RerunRequestExpired,
-            "operation",
+            ObjectType::Operation,
             &request.process_id,
         )
         .department(Some(&request.department))

@@ -5,7 +5,7 @@ use super::audit::record;
 use crate::backend::db::audit::AuditQuery;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry, AuditEvent};
+use crate::domain::audit::{Actor, AuditEntry, AuditEvent, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::audit_export::{
     AuditFilter, ExportFormat, ExportTrailer, jsonl_row, jsonl_trailer, write_csv_header, write_csv_proof,
@@ -20,20 +20,25 @@ use serde_json::json;
 pub const PAGE_SIZE: i64 = 50;
 const EXPORT_PAGE: i64 = 5_000;
 
-/// One page of the trail as the caller may see it, newest first; `next` continues below its last event.
+/// One page of the trail as the caller may see it, newest first; `next` continues below its last event. The
+/// routine events (`AuditAction::is_routine`) only when asked, or when the filter names one.
 pub async fn page(
     state: &AppState,
     caller: &Caller,
     filter: &AuditFilter,
     before_seq: Option<i64>,
+    routine: bool,
 ) -> Result<(Vec<AuditEvent>, Option<i64>), AppError> {
     let departments = caller.readable_departments();
+    let routine_actions: Vec<&'static str> =
+        AuditAction::ALL.iter().filter(|a| a.is_routine()).map(|a| a.as_str()).collect();
     let query = AuditQuery {
         filter,
         departments: departments.as_deref(),
         after_seq: None,
         before_seq,
         up_to_seq: None,
+        except_actions: if routine || filter.action.is_some() { &[] } else { &routine_actions },
         limit: PAGE_SIZE,
     };
     let events = db::audit::select(&mut state.db.connection().await?, &query).await?;
@@ -113,7 +118,7 @@ pub async fn begin(
 ) -> Result<Export, AppError> {
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(actor, AuditAction::AuditExported, "audit_trail", "export")
+    let entry = AuditEntry::new(actor, AuditAction::AuditExported, ObjectType::AuditTrail, "export")
         .after(json!({"format": format, "filter": filter}));
     let event = record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
@@ -180,6 +185,7 @@ fn csv_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Re
         after_seq: Some(0),
         before_seq: None,
         up_to_seq: Some(export.head_seq),
+        except_actions: &[],
         limit: 0,
     };
     let chunks = db::audit::csv_chunks(&state.db, query);
@@ -226,6 +232,7 @@ fn jsonl_stream(state: AppState, export: Export) -> impl futures::Stream<Item = 
                 after_seq: Some(after),
                 before_seq: None,
                 up_to_seq: Some(export.head_seq),
+                except_actions: &[],
                 limit: EXPORT_PAGE,
             };
             let events = db::audit::select(&mut state.db.connection().await?, &query).await?;

@@ -3,7 +3,7 @@ use std::path::Path;
 
 use crate::backend::services::audit::{self, Verification};
 use crate::backend::{AppState, Db, db};
-use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 
 /// What became of a backup.
@@ -33,9 +33,13 @@ pub async fn write(state: &AppState, to: &Path) -> anyhow::Result<Backup> {
         return Ok(Backup::CopyDoesNotVerify);
     };
     let bytes = std::fs::metadata(to)?.len();
-    let entry =
-        AuditEntry::new(Actor::system(SystemActor::CommandLine), AuditAction::DatabaseBackedUp, "database", "sqlite")
-            .after(serde_json::json!({"file": to.display().to_string(), "bytes": bytes, "audit_events": events}));
+    let entry = AuditEntry::new(
+        Actor::system(SystemActor::CommandLine),
+        AuditAction::DatabaseBackedUp,
+        ObjectType::Database,
+        "sqlite",
+    )
+    .after(serde_json::json!({"file": to.display().to_string(), "bytes": bytes, "audit_events": events}));
     let mut tx = state.db.begin_write().await?;
     audit::record(&mut tx, entry, None, state.clock.now()).await?;
     tx.commit().await?;

@@ -4,6 +4,7 @@ use super::operations::view_in;
 use crate::backend::db::operations::BoardQuery;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
+use crate::contract::DepartmentDto;
 use crate::contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
 use crate::domain::rights::Act;
 use crate::words::audit::{action_code_label_in, reason_label_in, stored_actor_label_in};
@@ -71,7 +72,10 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
             })
             .collect(),
         next: next.flatten(),
-        departments,
+        departments: departments
+            .into_iter()
+            .map(|code| DepartmentDto { name: state.config.department_name(&code), code })
+            .collect(),
         workflows,
         // Set by the server function in demo mode.
         demo_start: None,
@@ -111,5 +115,6 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let may_act = caller.may_act(Act::RequestRerun, &operation.department);
     let may_record_verdict = caller.may_act(Act::RecordVerdict, &operation.department);
     let open_request = db::rerun_requests::open_for_operation(&mut tx, id).await?.map(|r| (r.id, r.status));
-    Ok(OperationDetail { operation, timeline, hold, may_act, may_record_verdict, open_request })
+    let department_name = state.config.department_name(&operation.department);
+    Ok(OperationDetail { operation, department_name, timeline, hold, may_act, may_record_verdict, open_request })
 }

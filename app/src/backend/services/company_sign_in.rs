@@ -6,7 +6,7 @@ use crate::backend::auth::{SessionUser, load_session_user};
 use crate::backend::oidc::Identity;
 use crate::backend::{AppState, db, passwords};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::identity::access_from_groups;
@@ -30,7 +30,7 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
         if let Some(user) = &existing {
             db::users::end_sessions(&mut tx, user.id).await?;
         }
-        let entry = AuditEntry::new(provider, AuditAction::SignInFailed, "user", &identity.username)
+        let entry = AuditEntry::new(provider, AuditAction::SignInFailed, ObjectType::User, &identity.username)
             .after(json!({"groups": identity.groups, "why": "no group maps to a role"}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
@@ -56,20 +56,22 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
                 db::users::insert(&mut tx, &identity.username, &identity.display_name, email, &unusable, now).await?;
             db::users::link_identity(&mut tx, id, &identity.issuer, &identity.subject).await?;
             super::users::store_access(&mut tx, id, &access).await?;
-            let entry = AuditEntry::new(provider.clone(), AuditAction::UserCreated, "user", id).after(json!({
-                "username": identity.username,
-                "display_name": identity.display_name,
-                "email": email,
-                "issuer": identity.issuer,
-                "roles": access.roles,
-                "memberships": access.memberships,
-            }));
+            let entry =
+                AuditEntry::new(provider.clone(), AuditAction::UserCreated, ObjectType::User, id).after(json!({
+                    "username": identity.username,
+                    "display_name": identity.display_name,
+                    "email": email,
+                    "issuer": identity.issuer,
+                    "roles": access.roles,
+                    "memberships": access.memberships,
+                }));
             record(&mut tx, entry, request_id, now).await?;
             db::users::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?
         }
     };
-    let entry = AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, "user", row.id)
-        .after(json!({"issuer": identity.issuer, "auth_time": identity.auth_time, "amr": identity.amr}));
+    let entry =
+        AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, ObjectType::User, row.id)
+            .after(json!({"issuer": identity.issuer, "auth_time": identity.auth_time, "amr": identity.amr}));
     record(&mut tx, entry, request_id, now).await?;
     let user = load_session_user(&mut tx, row).await?;
     tx.commit().await?;
@@ -91,7 +93,7 @@ async fn bring_in_line(
         return Ok(());
     }
     super::users::store_access(tx, id, access).await?;
-    let entry = AuditEntry::new(provider.clone(), AuditAction::UserRolesChanged, "user", id)
+    let entry = AuditEntry::new(provider.clone(), AuditAction::UserRolesChanged, ObjectType::User, id)
         .before(json!({"username": username, "roles": before.roles, "memberships": before.memberships}))
         .after(json!({"username": username, "roles": access.roles, "memberships": access.memberships}));
     record(tx, entry, request_id, now).await?;

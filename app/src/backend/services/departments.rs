@@ -2,7 +2,7 @@
 use super::audit::record;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use serde_json::json;
 
@@ -19,7 +19,7 @@ pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
                 let entry = AuditEntry::new(
                     Actor::system(SystemActor::Configuration),
                     AuditAction::DepartmentCreated,
-                    "department",
+                    ObjectType::Department,
                     id,
                 )
                 .department(Some(&department.code))
@@ -31,7 +31,7 @@ pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
                 let entry = AuditEntry::new(
                     Actor::system(SystemActor::Configuration),
                     AuditAction::DepartmentRenamed,
-                    "department",
+                    ObjectType::Department,
                     known.id,
                 )
                 .department(Some(&department.code))

@@ -15,7 +15,7 @@ use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::domain::approval::is_expired;
-use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::{Answer, DispatchStatus, LeasedWork, answer_of, lease_covers, next_delay};
 use crate::domain::notifications::RerunNews;
@@ -414,10 +414,11 @@ async fn write_end(
         if let Some(step) = db::operations::step_by_name(tx, request.operation_id, name).await?
             && db::rerun_requests::confirm_step_flag(tx, step.id, now).await?
         {
-            let entry = AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, "operation", &request.process_id)
-                .department(Some(&request.department))
-                .after(json!({"step": name, "completed_at": now}))
-                .reason(SystemReason::ExecutedBeforeSend.text());
+            let entry =
+                AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, ObjectType::Operation, &request.process_id)
+                    .department(Some(&request.department))
+                    .after(json!({"step": name, "completed_at": now}))
+                    .reason(SystemReason::ExecutedBeforeSend.text());
             record(tx, entry, None, now).await?;
         }
     }
@@ -425,7 +426,7 @@ async fn write_end(
         let facts = (request.operation_id, request.process_id.as_str(), request.department.as_str());
         super::operations::complete_if_done(tx, actor(), facts, None, now).await?;
     }
-    let entry = AuditEntry::new(actor(), end.action(), "operation", &request.process_id)
+    let entry = AuditEntry::new(actor(), end.action(), ObjectType::Operation, &request.process_id)
         .department(Some(&request.department))
         .before(json!({"rerun_id": request.id, "status": RerunRequestStatus::Approved}))
         .after(

@@ -10,7 +10,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::drills::{DrillOverview, DrillReport, DrillView};
 use crate::contract::operations::StepEvent;
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::drills::{Fault, ReportLine, decision_of, period};
@@ -51,7 +51,7 @@ pub async fn mark_database(state: &AppState, actor: crate::domain::audit::Actor,
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::drills::mark(&mut tx, mark, now).await?;
-    record(&mut tx, AuditEntry::new(actor, AuditAction::DatabaseMarked, "database", mark), None, now).await?;
+    record(&mut tx, AuditEntry::new(actor, AuditAction::DatabaseMarked, ObjectType::Database, mark), None, now).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -85,7 +85,7 @@ pub async fn start(
     let names: Vec<&str> = faults.iter().map(|f| f.as_str()).collect();
     let faults_json = serde_json::to_string(&names).map_err(|e| AppError::internal("faults", e))?;
     db::drills::insert(&mut tx, &id, caller.user_id(), &faults_json, &note, now, now + length).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::DrillStarted, "drill", &id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::DrillStarted, ObjectType::Drill, &id)
         .after(json!({"faults": names, "minutes": minutes, "ends_at": now + length}))
         .reason(&note);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -108,7 +108,7 @@ pub async fn end(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppE
     }
     record(
         &mut tx,
-        AuditEntry::new(caller.actor(), AuditAction::DrillEnded, "drill", id),
+        AuditEntry::new(caller.actor(), AuditAction::DrillEnded, ObjectType::Drill, id),
         caller.request_id.as_deref(),
         now,
     )
@@ -312,7 +312,7 @@ pub async fn report_csv(state: &AppState, caller: &Caller, id: &str) -> Result<V
         crate::domain::audit_export::write_csv_record(&mut out, &cells);
     }
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::DrillReportExported, "drill", id);
+    let entry = AuditEntry::new(caller.actor(), AuditAction::DrillReportExported, ObjectType::Drill, id);
     record(&mut tx, entry, caller.request_id.as_deref(), state.clock.now()).await?;
     tx.commit().await?;
     Ok(out)

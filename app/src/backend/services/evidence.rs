@@ -7,7 +7,7 @@ use super::audit::record;
 use super::audit_trail::Export;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::audit_export::{AuditFilter, ExportFormat};
 use crate::domain::ids::file_safe;
@@ -32,8 +32,9 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     caller.require_any(&[Role::Auditor, Role::Staff, Role::Manager])?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationEvidenceExported, "operation", process_id)
-        .department(Some(&operation.department));
+    let entry =
+        AuditEntry::new(caller.actor(), AuditAction::OperationEvidenceExported, ObjectType::Operation, process_id)
+            .department(Some(&operation.department));
     let taken = record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
 

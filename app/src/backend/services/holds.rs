@@ -7,7 +7,7 @@ use crate::backend::db::operations::OperationRow;
 use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::{may_be_held, may_record_by_hand, reason};
@@ -47,7 +47,7 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
         return Err(AppError::conflict(Conflict::NotStalled, "only a stalled operation can be put on hold"));
     }
     db::holds::place(&mut tx, operation.id, caller.user_id(), &why, now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationHeld, "operation", process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationHeld, ObjectType::Operation, process_id)
         .department(Some(&operation.department))
         .before(json!({"status": OperationStatus::Stalled}))
         .after(json!({"status": OperationStatus::OnHold}))
@@ -68,7 +68,7 @@ pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &
         return Err(AppError::conflict(Conflict::NotOnHold, "the operation is not on hold"));
     };
     db::holds::release(&mut tx, hold.id, caller.user_id(), &why, now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationReleased, "operation", process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::OperationReleased, ObjectType::Operation, process_id)
         .department(Some(&operation.department))
         .before(json!({"status": OperationStatus::OnHold, "hold_reason": hold.reason}))
         .after(json!({"status": OperationStatus::Stalled}))
@@ -115,7 +115,7 @@ pub async fn manual_verdict(
         records: 0,
     };
     db::reconciliations::insert(&mut tx, &new, now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::StepManualVerdict, "operation", process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::StepManualVerdict, ObjectType::Operation, process_id)
         .department(Some(&operation.department))
         .before(json!({"step": step.name, "verdict": step.latest_verdict}))
         .after(json!({"step": step.name, "verdict": verdict}))

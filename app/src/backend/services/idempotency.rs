@@ -5,6 +5,7 @@
 //! and answered at once, or not at all.
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
+use crate::domain::audit::ObjectType;
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::idempotency::IdempotencyState;
@@ -84,7 +85,7 @@ pub async fn purge_expired(state: &AppState) -> Result<u64, AppError> {
         let entry = crate::domain::audit::AuditEntry::new(
             crate::domain::audit::Actor::system(crate::domain::audit::SystemActor::Housekeeping),
             AuditAction::IdempotencyRecordsPurged,
-            "idempotency_record",
+            ObjectType::IdempotencyRecord,
             "expired",
         )
         .after(serde_json::json!({"purged": purged, "retention_days": state.config.idempotency_retention_days}));

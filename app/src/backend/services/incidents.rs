@@ -11,7 +11,7 @@ use crate::contract::incidents::{
     ActionView, HistoryEntry, IncidentList, IncidentSummary, IncidentView, LinkedOperation, OverdueAction, Person,
 };
 use crate::contract::{AppError, FieldError};
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::incidents::{self as rules, ActionStatus};
@@ -114,7 +114,7 @@ async fn incident_for_change(tx: &mut Conn, caller: &Caller, id: i64) -> Result<
 }
 
 fn entry(caller: &Caller, action: AuditAction, incident: i64, department: &str) -> AuditEntry {
-    AuditEntry::new(caller.actor(), action, "incident", incident).department(Some(department))
+    AuditEntry::new(caller.actor(), action, ObjectType::Incident, incident).department(Some(department))
 }
 
 /// The operations behind these process IDs; unknown ones and those the caller may not see are refused alike.

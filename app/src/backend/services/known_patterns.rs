@@ -9,7 +9,7 @@ use crate::backend::db::operations::OperationRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::incidents::{Acknowledgement, KnownPattern, KnownPatterns};
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::incidents as rules;
@@ -76,11 +76,12 @@ pub async fn acknowledge(
     if !db::incidents::acknowledge(&mut tx, operation.id, incident_id, &evidence, caller.user_id(), now).await? {
         return Err(AppError::conflict(Conflict::AlreadyAcknowledged, "this pattern is already marked as understood"));
     }
-    let audit = AuditEntry::new(caller.actor(), AuditAction::OperationPatternAcknowledged, "operation", process_id)
-        .department(Some(&operation.department))
-        .after(json!({"incident_id": incident_id, "incident_title": pattern.title, "event": operation.event,
+    let audit =
+        AuditEntry::new(caller.actor(), AuditAction::OperationPatternAcknowledged, ObjectType::Operation, process_id)
+            .department(Some(&operation.department))
+            .after(json!({"incident_id": incident_id, "incident_title": pattern.title, "event": operation.event,
             "failure_class": operation.failure_class, "evidence": evidence}))
-        .reason(&evidence);
+            .reason(&evidence);
     record(&mut tx, audit, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())

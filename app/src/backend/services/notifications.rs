@@ -7,6 +7,7 @@ use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::notifications::NotificationView;
+use crate::domain::audit::ObjectType;
 use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::DeliveryStatus;
 use crate::domain::notifications::{Notice, RerunNews};
@@ -212,7 +213,7 @@ pub async fn purge_sent(state: &AppState) -> Result<u64, AppError> {
         let entry = crate::domain::audit::AuditEntry::new(
             crate::domain::audit::Actor::system(crate::domain::audit::SystemActor::Housekeeping),
             AuditAction::OutboundMessagesPurged,
-            "outbound_message",
+            ObjectType::OutboundMessage,
             "sent",
         )
         .after(serde_json::json!({"purged": purged, "older_than_days": days}));

@@ -9,14 +9,15 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::{AiAttemptView, OperationView, ReconciliationView, StepError, StepView};
 use crate::domain::ai::Usage;
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::{OperationEvent, OperationStatus};
-use crate::domain::reconciliation::Verdict;
+use crate::domain::reconciliation::{Verdict, superseded_at};
 use crate::domain::steps::Step;
 use crate::i18n::Locale;
 use crate::words::audit::asked_by_label_in;
 use crate::words::evidence::basis_label_in;
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// One operation for an API client of its department; 404 for anything else.
@@ -46,8 +47,10 @@ pub async fn view_in(tx: &mut db::Conn, process_id: &str) -> Result<Option<Opera
     let attempts = db::ai_attempts::for_operation(tx, row.id).await?;
     let mut view = operation_view(row, Vec::new());
     for step in steps {
-        let reconciliation =
-            latest.iter().position(|r| r.step_id == step.id).map(|i| reconciliation_view(latest.swap_remove(i)));
+        let reconciliation = latest
+            .iter()
+            .position(|r| r.step_id == step.id)
+            .map(|i| reconciliation_view(latest.swap_remove(i), step.completed_at));
         let ai_attempts = attempts.iter().filter(|a| a.step_id == step.id).map(attempt_view).collect();
         view.steps.push(StepView { reconciliation, ai_attempts, ..step_view(step) });
     }
@@ -70,8 +73,9 @@ fn attempt_view(a: &AttemptRow) -> AiAttemptView {
     }
 }
 
-fn reconciliation_view(row: ReconciliationRow) -> ReconciliationView {
+fn reconciliation_view(row: ReconciliationRow, completed_at: Option<DateTime<Utc>>) -> ReconciliationView {
     ReconciliationView {
+        superseded_at: superseded_at(row.checked_at, completed_at),
         verdict: Verdict::parse(&row.verdict).unwrap_or(Verdict::Unknown),
         connector: row.connector,
         checked_at: row.checked_at,
@@ -147,7 +151,7 @@ pub async fn complete_if_done(
     {
         return Ok(false);
     }
-    let entry = AuditEntry::new(actor, AuditAction::OperationCompleted, "operation", process_id)
+    let entry = AuditEntry::new(actor, AuditAction::OperationCompleted, ObjectType::Operation, process_id)
         .department(Some(department))
         .before(json!({"status": before}))
         .after(json!({"status": completed}));

@@ -8,7 +8,7 @@ use crate::backend::db::reconciliations::NewReconciliation;
 use crate::backend::reconciliation::{ConfiguredConnector, Lookup};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::reconciliation::{Evidence, Finding, Record, Verdict};
@@ -119,16 +119,21 @@ impl Looked<'_> {
             };
             db::reconciliations::insert(tx, &new, now).await?;
             super::ai_attempts::from_records(tx, connector, step.id, records, now).await?;
-            let entry = AuditEntry::new(actor.clone(), AuditAction::StepReconciled, "operation", &operation.process_id)
-                .department(Some(&operation.department))
-                .before(json!({"step": step.name, "verdict": step.latest_verdict}))
-                .after(json!({
-                    "step": step.name,
-                    "connector": v.connector,
-                    "verdict": v.verdict,
-                    "external_id": v.evidence.external_id,
-                    "summary": v.evidence.summary,
-                }));
+            let entry = AuditEntry::new(
+                actor.clone(),
+                AuditAction::StepReconciled,
+                ObjectType::Operation,
+                &operation.process_id,
+            )
+            .department(Some(&operation.department))
+            .before(json!({"step": step.name, "verdict": step.latest_verdict}))
+            .after(json!({
+                "step": step.name,
+                "connector": v.connector,
+                "verdict": v.verdict,
+                "external_id": v.evidence.external_id,
+                "summary": v.evidence.summary,
+            }));
             record(tx, entry, request_id, now).await?;
         }
         Ok(())

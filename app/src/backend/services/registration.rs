@@ -12,7 +12,7 @@ use crate::backend::db::registrations::{NewStep, Registration};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::RegisterOperation;
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::canonical_json::to_canonical_string;
 use crate::domain::conflict::Conflict;
@@ -185,8 +185,9 @@ fn checked(
         steps,
         at,
     };
-    let entry = AuditEntry::new(client.actor(), AuditAction::OperationRegistered, "operation", process_id.as_str())
-        .department(Some(department.as_str()));
+    let entry =
+        AuditEntry::new(client.actor(), AuditAction::OperationRegistered, ObjectType::Operation, process_id.as_str())
+            .department(Some(department.as_str()));
     let mut new = New { registration, entry };
     new.settle(None)?;
     Ok(new)

@@ -10,7 +10,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::reruns::{CheckView, DecisionView, MakerView, RerunRequestView, StartAnswer};
 use crate::domain::approval::{MakerPart, may_withdraw, standing};
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::checklist::{self, Check, CheckedStep, Found, Prefill, StepError};
 use crate::domain::conflict::Conflict;
@@ -141,13 +141,17 @@ pub(super) async fn confirm_flags(
             continue;
         };
         if db::rerun_requests::confirm_step_flag(tx, row.id, now).await? {
-            let entry =
-                AuditEntry::new(actor.clone(), AuditAction::StepFlagConfirmed, "operation", &operation.process_id)
-                    .department(Some(&operation.department))
-                    .before(json!({"step": name, "completed_at": null}))
-                    .after(json!({"step": name, "completed_at": now, "connector": connector,
+            let entry = AuditEntry::new(
+                actor.clone(),
+                AuditAction::StepFlagConfirmed,
+                ObjectType::Operation,
+                &operation.process_id,
+            )
+            .department(Some(&operation.department))
+            .before(json!({"step": name, "completed_at": null}))
+            .after(json!({"step": name, "completed_at": now, "connector": connector,
                     "external_id": evidence.as_ref().and_then(|e| e.external_id.clone())}))
-                    .reason(SystemReason::OutsideShowsExecuted.text());
+            .reason(SystemReason::OutsideShowsExecuted.text());
             record(tx, entry, request_id, now).await?;
         }
     }
@@ -192,10 +196,11 @@ pub(super) async fn create(
             .await?;
     }
     super::makers::took_part(tx, caller, &id, MakerPart::Started, now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestCreated, "operation", &operation.process_id)
-        .department(Some(&operation.department))
-        .after(json!({"rerun_id": id, "plan": d.plan, "confirmed_flags": d.confirmed, "batch_id": d.batch_id}))
-        .reason(d.reason);
+    let entry =
+        AuditEntry::new(caller.actor(), AuditAction::RerunRequestCreated, ObjectType::Operation, &operation.process_id)
+            .department(Some(&operation.department))
+            .after(json!({"rerun_id": id, "plan": d.plan, "confirmed_flags": d.confirmed, "batch_id": d.batch_id}))
+            .reason(d.reason);
     record(tx, entry, caller.request_id.as_deref(), now).await?;
     Ok(Some(id))
 }
@@ -351,10 +356,9 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     let may_confirm = may_act && request.status.next(RequestEvent::Submit).is_ok();
     let may_cancel = may_withdraw(&person, &ballot) && request.status.next(RequestEvent::Withdraw).is_ok();
     let waiting = request.status == RerunRequestStatus::PendingApproval;
-    let required = state.config.workflow(&request.workflow).map_or(1, |w| w.approvals_required);
+    let required = state.config.approvals_required(&request.workflow);
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
-    let department_name =
-        state.config.department(&request.department).map_or_else(|| request.department.clone(), |d| d.name.clone());
+    let department_name = state.config.department_name(&request.department);
     Ok(RerunRequestView {
         standing: standing(&person, &ballot, waiting, request.batch_id.is_some()),
         approvals: i64::from(approvals),
@@ -449,7 +453,7 @@ pub async fn confirm(
     let entry = AuditEntry::new(
         caller.actor(),
         AuditAction::RerunRequestCheckConfirmed,
-        "operation",
+        ObjectType::Operation,
         &request.process_id,
     )
     .department(Some(&request.department))
@@ -485,7 +489,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     }
     super::makers::took_part(&mut tx, caller, id, MakerPart::Submitted, now).await?;
     super::makers::verdicts_rested_on(&mut tx, &request, now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestSubmitted, "operation", &request.process_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestSubmitted, ObjectType::Operation, &request.process_id)
         .department(Some(&request.department))
         .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
@@ -512,11 +516,12 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
     if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
         return Err(AppError::conflict(Conflict::NotCancellable, "the request changed meanwhile"));
     }
-    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestCancelled, "operation", &request.process_id)
-        .department(Some(&request.department))
-        .before(json!({"rerun_id": id, "status": from}))
-        .after(json!({"rerun_id": id, "status": RerunRequestStatus::Cancelled}))
-        .reason(&why);
+    let entry =
+        AuditEntry::new(caller.actor(), AuditAction::RerunRequestCancelled, ObjectType::Operation, &request.process_id)
+            .department(Some(&request.department))
+            .before(json!({"rerun_id": id, "status": from}))
+            .after(json!({"rerun_id": id, "status": RerunRequestStatus::Cancelled}))
+            .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if from == RerunRequestStatus::PendingApproval {
         notify(&mut tx, state, &request, "cancelled", RerunNews::Withdrawn, Audience::Owners, now).await?;

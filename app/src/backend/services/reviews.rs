@@ -5,7 +5,7 @@ use super::audit::record;
 use crate::backend::{AppState, db};
 use crate::contract::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignoffView};
 use crate::contract::{AppError, DepartmentDto};
-use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, threshold_for};
@@ -216,7 +216,7 @@ pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, co
         return Err(AppError::conflict(Conflict::AlreadySignedOff, "this period's review was already signed off"));
     }
     let object = format!("{department}/{}/{}", r.period.kind.as_str(), r.period.start);
-    let entry = AuditEntry::new(caller.actor(), AuditAction::ReviewSignedOff, "review", object)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::ReviewSignedOff, ObjectType::Review, object)
         .department(Some(&department))
         .after(json!({"period": r.period.kind.as_str(), "start": r.period.start.to_string(), "comment": comment}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
@@ -277,7 +277,7 @@ async fn check_one(
             if !db::reviews::insert_crossing(&mut tx, department, key, period, value, limit.above, now).await? {
                 return Ok(false);
             }
-            let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCrossed, "indicator", object)
+            let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCrossed, ObjectType::Indicator, object)
                 .department(Some(department))
                 .after(facts);
             record(&mut tx, entry, None, now).await?;
@@ -297,9 +297,10 @@ async fn check_one(
         }
         (false, Some(crossing)) => {
             if db::reviews::clear_crossing(&mut tx, crossing.id, now).await? {
-                let entry = AuditEntry::new(actor, AuditAction::IndicatorThresholdCleared, "indicator", object)
-                    .department(Some(department))
-                    .after(facts);
+                let entry =
+                    AuditEntry::new(actor, AuditAction::IndicatorThresholdCleared, ObjectType::Indicator, object)
+                        .department(Some(department))
+                        .after(facts);
                 record(&mut tx, entry, None, now).await?;
                 tx.commit().await?;
             }
@@ -370,7 +371,7 @@ pub async fn export_csv(state: &AppState, caller: &Caller, query: &ReviewQuery) 
     let entry = AuditEntry::new(
         caller.actor(),
         AuditAction::ReviewExported,
-        "review",
+        ObjectType::Review,
         format!("{scope_name}/{}/{}", r.period.kind.as_str(), r.period.start),
     )
     .department(r.department.as_deref())

@@ -7,7 +7,7 @@ use crate::backend::auth::{SessionUser, load_session_user};
 use crate::backend::passwords::{self, Turn};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::claimed_name::ClaimedName;
 use crate::domain::invalid::{Invalid, Rule};
@@ -47,8 +47,13 @@ pub(super) async fn admit(
     let user = db::users::by_username(&mut tx, username).await?;
     if let Err(wait) = admits(&failures, now) {
         let name = claimed(&mut tx, username, user.is_some()).await?;
-        let entry = AuditEntry::new(Actor::anonymous(name.label()), AuditAction::SignInThrottled, "user", name.label())
-            .after(json!({"ip": ip, "name_hash": name.hash(), "failures_for_account_here": failures.here,
+        let entry = AuditEntry::new(
+            Actor::anonymous(name.label()),
+            AuditAction::SignInThrottled,
+            ObjectType::User,
+            name.label(),
+        )
+        .after(json!({"ip": ip, "name_hash": name.hash(), "failures_for_account_here": failures.here,
                 "failures_from_address": failures.from_place, "other_failing_places": failures.other_places}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
@@ -88,8 +93,9 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
     let mut tx = state.db.begin_write().await?;
     let Some(mut row) = active.filter(|_| verified.ok) else {
         let name = claimed(&mut tx, &username, is_an_account).await?;
-        let entry = AuditEntry::new(Actor::anonymous(name.label()), AuditAction::SignInFailed, "user", name.label())
-            .after(json!({"ip": attempt.ip, "name_hash": name.hash()}));
+        let entry =
+            AuditEntry::new(Actor::anonymous(name.label()), AuditAction::SignInFailed, ObjectType::User, name.label())
+                .after(json!({"ip": attempt.ip, "name_hash": name.hash()}));
         record(&mut tx, entry, request_id, now).await?;
         tx.commit().await?;
         tracing::warn!(name = %name.label(), ip = %attempt.ip, "sign-in failed");
@@ -104,8 +110,9 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
         row.password_hash = hash;
     }
     db::sign_in::forget(&mut tx, &username, &address_key(&attempt.ip), now - Duration::minutes(WINDOW_MINUTES)).await?;
-    let entry = AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, "user", row.id)
-        .after(json!({"ip": attempt.ip, "rehashed": rehashed}));
+    let entry =
+        AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, ObjectType::User, row.id)
+            .after(json!({"ip": attempt.ip, "rehashed": rehashed}));
     record(&mut tx, entry, request_id, now).await?;
     let user = load_session_user(&mut tx, row).await?;
     tx.commit().await?;

@@ -16,7 +16,7 @@ use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::{StepEvent, StepEventAnswer};
-use crate::domain::audit::AuditEntry;
+use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::notifications::RerunNews;
@@ -213,11 +213,15 @@ async fn finish_write(
         if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
             let moved = super::rerun_requests::advance(&mut tx, &request, RequestEvent::Completed, now).await?;
             if moved.request {
-                let entry =
-                    AuditEntry::new(client.actor(), AuditAction::RerunRequestSucceeded, "operation", process_id)
-                        .department(Some(&operation.department))
-                        .before(json!({"rerun_id": request.id, "status": request.status}))
-                        .after(json!({"rerun_id": request.id, "status": moved.to}));
+                let entry = AuditEntry::new(
+                    client.actor(),
+                    AuditAction::RerunRequestSucceeded,
+                    ObjectType::Operation,
+                    process_id,
+                )
+                .department(Some(&operation.department))
+                .before(json!({"rerun_id": request.id, "status": request.status}))
+                .after(json!({"rerun_id": request.id, "status": moved.to}));
                 record(&mut tx, entry, None, now).await?;
                 let (news, audience) = (RerunNews::Completed, super::notifications::Audience::Requester);
                 super::notifications::notify(&mut tx, state, &request, "completed", news, audience, now).await?;
@@ -236,7 +240,7 @@ fn step_entry(
     step: &Step,
     kind: StepEventType,
 ) -> AuditEntry {
-    AuditEntry::new(client.actor(), step_action(kind), "operation", &operation.process_id)
+    AuditEntry::new(client.actor(), step_action(kind), ObjectType::Operation, &operation.process_id)
         .department(Some(&operation.department))
         .before(json!({"step": step.name, "state": current.state, "seq": current.last_seq}))
         .after(json!({

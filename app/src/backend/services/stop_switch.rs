@@ -117,7 +117,7 @@ async fn switch(
     let action = if stop { AuditAction::DispatchPaused } else { AuditAction::DispatchResumed };
     // A workflow's pause belongs to its department; a connector's may concern several (then to none in particular).
     let department = (concerned.len() == 1).then(|| concerned[0].as_str());
-    let entry = AuditEntry::new(caller.actor(), action, scope.as_str(), name)
+    let entry = AuditEntry::new(caller.actor(), action, scope.object_type(), name)
         .department(department)
         .before(json!({"paused": !stop}))
         .after(json!({"paused": stop, "departments": concerned}))

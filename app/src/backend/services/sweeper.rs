@@ -6,7 +6,7 @@ use super::reconciliation;
 use crate::backend::db::operations::OperationRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::OperationStatus;
 use crate::domain::reasons::SystemReason;
@@ -86,7 +86,7 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
     let entry = AuditEntry::new(
         Actor::system(SystemActor::Sweeper),
         AuditAction::OperationStalled,
-        "operation",
+        ObjectType::Operation,
         &operation.process_id,
     )
     .department(Some(&operation.department))

@@ -5,7 +5,7 @@ use crate::backend::auth::{SessionUser, load_session_user};
 use crate::backend::{AppState, db, passwords};
 use crate::contract::admin::{NewUser, UserSummary};
 use crate::contract::{AppError, DepartmentDto};
-use crate::domain::audit::{Actor, AuditEntry};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
 use crate::domain::identity::Authentication;
@@ -148,7 +148,7 @@ async fn add_noting(
     let email = checked.email.as_ref().map(EmailAddress::as_str);
     let id = db::users::insert(&mut tx, checked.username.as_str(), &checked.display_name, email, &hash, now).await?;
     store_access(&mut tx, id, &checked.access).await?;
-    let entry = AuditEntry::new(actor, AuditAction::UserCreated, "user", id).after(json!({
+    let entry = AuditEntry::new(actor, AuditAction::UserCreated, ObjectType::User, id).after(json!({
         "username": checked.username,
         "display_name": checked.display_name,
         "email": email,
@@ -212,7 +212,7 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
         db::users::end_sessions(&mut tx, user_id).await?;
     }
     let action = if disabled { AuditAction::UserDisabled } else { AuditAction::UserEnabled };
-    let entry = AuditEntry::new(caller.actor(), action, "user", user_id)
+    let entry = AuditEntry::new(caller.actor(), action, ObjectType::User, user_id)
         .before(json!({"username": user.username, "disabled": !disabled}))
         .after(json!({"username": user.username, "disabled": disabled}))
         .authenticated(authenticated);
@@ -247,7 +247,7 @@ pub async fn set_access(
     let before = stored_access(&mut tx, user_id).await?;
     store_access(&mut tx, user_id, &access).await?;
     db::users::clear_access_review(&mut tx, user_id).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::UserRolesChanged, "user", user_id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::UserRolesChanged, ObjectType::User, user_id)
         .before(json!({"username": user.username, "roles": before.roles, "memberships": before.memberships}))
         .after(json!({"username": user.username, "roles": access.roles, "memberships": access.memberships}))
         .authenticated(authenticated);
@@ -282,7 +282,7 @@ pub async fn change_own_password(
     let (place, window) = (address_key(ip), chrono::Duration::minutes(crate::domain::throttle::WINDOW_MINUTES));
     db::sign_in::forget(&mut tx, &me.username, &place, now - window).await?;
     db::users::set_password_hash(&mut tx, me.id, &hash, now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::UserPasswordChanged, "user", me.id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::UserPasswordChanged, ObjectType::User, me.id)
         .after(json!({"username": me.username}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     let row = db::users::by_id(&mut tx, me.id).await?.ok_or(AppError::Unauthorized)?;
@@ -306,7 +306,7 @@ pub async fn set_preferences(
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::users::set_preferences(&mut tx, me.id, language, zone.name(), now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::UserPreferencesChanged, "user", me.id)
+    let entry = AuditEntry::new(caller.actor(), AuditAction::UserPreferencesChanged, ObjectType::User, me.id)
         .before(json!({"language": me.language, "time_zone": me.time_zone}))
         .after(json!({"language": language, "time_zone": zone.name()}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;

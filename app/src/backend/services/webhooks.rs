@@ -7,7 +7,7 @@ use crate::backend::db::webhooks::{NewEvent, ReceiptRow};
 use crate::backend::reconciliation::{ConfiguredConnector, json_path as path};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::reasons::SystemReason;
 use crate::domain::reconciliation::Finding;
@@ -45,8 +45,9 @@ pub async fn receive(state: &AppState, name: &str, headers: &Headers<'_>, body: 
         tracing::info!(connector = name, webhook_id, "duplicate webhook ignored");
         return Ok(Received::Duplicate);
     };
-    let entry = AuditEntry::new(actor, AuditAction::WebhookReceived, "webhook", format!("{name}/{webhook_id}"))
-        .after(json!({"connector": name, "webhook_id": webhook_id, "sent_at": sent_at}));
+    let entry =
+        AuditEntry::new(actor, AuditAction::WebhookReceived, ObjectType::Webhook, format!("{name}/{webhook_id}"))
+            .after(json!({"connector": name, "webhook_id": webhook_id, "sent_at": sent_at}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     if let Err(error) = process(state, receipt_id).await {
@@ -147,7 +148,7 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
         db::reconciliations::insert(&mut tx, &new, now).await?;
         super::ai_attempts::from_records(&mut tx, connector, step.id, &[seen], now).await?;
     }
-    let entry = AuditEntry::new(actor, action, "operation", &operation.process_id)
+    let entry = AuditEntry::new(actor, action, ObjectType::Operation, &operation.process_id)
         .department(Some(&operation.department))
         .before(json!({"step": step.name, "verdict": step.latest_verdict}))
         .after(json!({"step": step.name, "verdict": verdict, "version": version, "webhook_id": receipt.webhook_id,
@@ -182,7 +183,7 @@ async fn finish(state: &AppState, receipt: &ReceiptRow, actor: Actor, outcome: O
     let entry = AuditEntry::new(
         actor,
         AuditAction::WebhookNotApplied,
-        "webhook",
+        ObjectType::Webhook,
         format!("{}/{}", receipt.connector, receipt.webhook_id),
     )
     .reason(detail);
@@ -202,7 +203,7 @@ pub async fn purge_bodies(state: &AppState) -> Result<u64, AppError> {
         let entry = AuditEntry::new(
             Actor::system(SystemActor::Housekeeping),
             AuditAction::WebhookBodiesPurged,
-            "webhook",
+            ObjectType::Webhook,
             "bodies",
         )
         .after(json!({"purged": purged, "older_than_days": days}));

@@ -1,5 +1,6 @@
 //! After the approval: pause, resume and cancel at the batch's rate, and what the dispatcher tells the batch.
 use super::*;
+use crate::domain::audit::ObjectType;
 use crate::domain::audit_action::AuditAction;
 
 /// Pause, resume or cancel, with a reason. A pause keeps the waiting dispatches in the outbox (the dispatcher
@@ -118,7 +119,7 @@ pub async fn drop_after_approval(
     let entry = AuditEntry::new(
         Actor::system(SystemActor::Dispatcher),
         AuditAction::RerunBatchOperationDropped,
-        "operation",
+        ObjectType::Operation,
         &request.process_id,
     )
     .department(Some(&request.department))

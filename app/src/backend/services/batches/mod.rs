@@ -20,7 +20,7 @@ use crate::contract::batches::{
     BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals,
 };
 use crate::domain::approval::{self, Decision, MakerPart, is_expired};
-use crate::domain::audit::{Actor, AuditEntry, SystemActor};
+use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::batches::{
     self, BatchEvent, BatchStatus, MAX_OPERATIONS, MemberEvent, MemberState, Progress, Reason,
@@ -50,11 +50,11 @@ pub use preview::{preview, resume_stale_previews};
 pub use view::{list, progress, view};
 
 fn batch_entry(actor: Actor, action: AuditAction, batch: &BatchRow) -> AuditEntry {
-    AuditEntry::new(actor, action, "rerun_batch", &batch.id).department(Some(&batch.department))
+    AuditEntry::new(actor, action, ObjectType::RerunBatch, &batch.id).department(Some(&batch.department))
 }
 
 fn member_entry(actor: Actor, action: AuditAction, batch: &BatchRow, process_id: &str) -> AuditEntry {
-    AuditEntry::new(actor, action, "operation", process_id).department(Some(&batch.department))
+    AuditEntry::new(actor, action, ObjectType::Operation, process_id).department(Some(&batch.department))
 }
 
 /// Staff select stalled operations by filter or by ticks; the selection is frozen and the look-ups start.
@@ -463,7 +463,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         tx.commit().await?;
         return Ok(());
     }
-    let workflows = members.iter().map(|m| state.config.workflow(&m.workflow).map_or(1, |w| w.approvals_required));
+    let workflows = members.iter().map(|m| state.config.approvals_required(&m.workflow));
     let required = batches::approvals_required(workflows);
     let decided = db::batches::decisions(&mut tx, id).await?;
     let (approvals, enough) = decisions::tally(&decided, &ballot, required);

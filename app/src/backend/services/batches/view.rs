@@ -40,7 +40,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let decisions = db::batches::decisions(&mut tx, id).await?;
     let staff = caller.may_act(Act::RunBulkRerun, &batch.department);
     let ballot = super::super::makers::batch_ballot(&mut tx, &batch, &members).await?;
-    let may_decide = approval::may_decide(&caller.person(), &ballot).is_ok();
+    let waiting = batch.status == BatchStatus::PendingApproval;
+    let standing = approval::standing(&caller.person(), &ballot, waiting, false);
     let mut totals = Totals::default();
     let mut views = Vec::new();
     for m in &members {
@@ -80,6 +81,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let status = batch.status;
     let allows = |event: BatchEvent| status.next(event).is_ok();
     Ok(BatchView {
+        department_name: state.config.department_name(&batch.department),
         id: batch.id,
         department: batch.department,
         creator: batch.creator,
@@ -127,7 +129,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
         may_request: staff && allows(BatchEvent::Request),
         may_confirm: staff && allows(BatchEvent::Submit),
-        may_decide: may_decide && allows(BatchEvent::Approve),
+        standing,
         may_pause: staff && allows(BatchEvent::Pause),
         may_resume: staff && allows(BatchEvent::Resume),
         may_cancel: staff && allows(BatchEvent::Cancel),
@@ -136,23 +138,28 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     })
 }
 
-/// The newest bulk reruns the caller may see.
+/// The newest bulk reruns the caller may see; those waiting for the caller's decision by the approval rule.
 pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>, AppError> {
     let mut tx = state.db.begin_read().await?;
     let visible = caller.readable_departments();
     let rows = db::batches::recent(&mut tx, visible.as_deref(), 100).await?;
-    Ok(rows
-        .into_iter()
-        .map(|b| BatchSummary {
-            awaits_me: b.status.next(BatchEvent::Approve).is_ok()
-                && caller.may_act(Act::Decide, &b.department)
-                && b.created_by != caller.user_id(),
+    let mut summaries = Vec::with_capacity(rows.len());
+    for b in rows {
+        let awaits_me = b.status == BatchStatus::PendingApproval && caller.may_act(Act::Decide, &b.department) && {
+            let members = db::batches::members_without_plans(&mut tx, &b.id).await?;
+            let ballot = super::super::makers::batch_ballot(&mut tx, &b, &members).await?;
+            approval::standing(&caller.person(), &ballot, true, false) == approval::Standing::MayDecide
+        };
+        summaries.push(BatchSummary {
+            awaits_me,
+            department_name: state.config.department_name(&b.department),
             id: b.id,
             department: b.department,
             creator: b.creator,
             reason: b.reason,
             status: b.status,
             created_at: b.created_at,
-        })
-        .collect())
+        });
+    }
+    Ok(summaries)
 }
