@@ -55,6 +55,7 @@ test('the admin lists users and adds one, who can then sign in', async ({ page, 
   await signIn(page, 'admin');
   await page.getByRole('link', { name: 'ユーザー管理' }).click();
   await expect(page.getByTestId('users')).toContainText('suzuki');
+  await hydrated(page);
   await page.getByLabel('サインイン名').fill('kato');
   await page.getByLabel('表示名').fill('加藤 由美');
   await page.getByLabel('初期パスワード（8 文字以上）').fill('harukaze-no-michi');

@@ -87,6 +87,21 @@ test('the department owner decides on the request page, with the evidence in fro
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.screenshot({ path: '../docs/screenshots/decision.png', fullPage: true });
   await expectAccessible(page, 'the decision page');
+  // The same page on a phone, in English: the steps are cards, nothing is wider than the screen.
+  const origin = new URL(page.url()).origin;
+  await page.context().addCookies([{ name: 'lang', value: 'en', url: origin }]);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await hydrated(page);
+  await expect(page.locator('tr[data-step="ai_summary"]').getByTestId('verdict')).toContainText('Not executed');
+  await expect(page.getByTestId('approvals')).toContainText('0 / 1');
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.screenshot({ path: '../docs/screenshots/decision-phone-en.png', fullPage: true });
+  await expectAccessible(page, 'the decision page on a phone, in English');
+  await page.context().addCookies([{ name: 'lang', value: 'ja', url: origin }]);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.reload();
+  await hydrated(page);
   // Approved by keyboard alone, after ticking what will be sent.
   await tabTo(page, page.getByTestId('confirm-sent'));
   await page.keyboard.press('Space');
@@ -118,6 +133,9 @@ test('the department owner decides on the request page, with the evidence in fro
   await expect(summary.getByTestId('superseded')).toContainText('更新済み');
   await expect(page.getByTestId('guidance-done')).toContainText('再実行するものはありません');
   await expect(page.getByTestId('guidance')).toHaveCount(0);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: '../docs/screenshots/operation-completed-phone.png', fullPage: true });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await expect(page.getByTestId('timeline').locator('[title="rerun.dispatched"]').first()).toContainText('再実行を送信');
   await expect(page.getByTestId('timeline').locator('[title="rerun_request.succeeded"]').first()).toContainText('再実行が成功');
 });

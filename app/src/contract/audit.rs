@@ -9,19 +9,36 @@ pub struct AuditRow {
     pub at: DateTime<Utc>,
     /// The actor's kind and name, and the action's name, in the reader's language; `action` is the raw code.
     pub actor_kind: String,
-    pub actor: String,
+    pub actor: ActorView,
     pub action: String,
     pub action_label: String,
     pub object_type: String,
     pub object_id: String,
-    /// The object as a person reads it ("ユーザー 鈴木 一郎"), and its page when it has one.
-    pub object_label: String,
+    /// The object as a person reads it: its kind in words, its name when it has one a person gave (a user's, a
+    /// department's), and its page when it has one.
+    pub object_kind: String,
+    pub object_name: Option<String>,
     pub object_href: Option<String>,
     /// The department's code (exports and filters use it) and its name.
     pub department: Option<String>,
     pub department_name: Option<String>,
     pub reason: Option<ReasonView>,
-    pub diff: Vec<DiffLine>,
+    pub diff: Vec<FieldChange>,
+}
+
+/// One field of an event, before and after, by its name in the reader's language when it has one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldChange {
+    pub line: DiffLine,
+    pub label: Option<String>,
+}
+
+/// Who acted, as a page shows them: a person by their name (a name people gave: marked so on the page), or a
+/// part of the system or a service in the reader's words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActorView {
+    pub name: String,
+    pub person: bool,
 }
 
 /// One choice of a filter: the value searched for, and what the reader reads.

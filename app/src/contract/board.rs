@@ -67,7 +67,7 @@ pub struct TimelineEntry {
     pub seq: i64,
     pub at: DateTime<Utc>,
     /// Who acted, in the reader's language (a part of the system by what it is called).
-    pub actor: String,
+    pub actor: super::audit::ActorView,
     /// The raw code (`operation.stalled`), and its name in the reader's language.
     pub action: String,
     pub action_label: String,

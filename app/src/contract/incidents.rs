@@ -55,7 +55,7 @@ pub struct Person {
 pub struct HistoryEntry {
     pub at: DateTime<Utc>,
     /// Who acted and the action's name, in the reader's language; `action` is the raw code.
-    pub actor: String,
+    pub actor: super::audit::ActorView,
     pub action: String,
     pub action_label: String,
 }

@@ -7,7 +7,10 @@ pub struct NotificationView {
     pub id: i64,
     /// `approval_requested`, `approved`, `rejected`, `dispatched`, `failed`, `completed`.
     pub kind: String,
+    /// In the reader's language; what people wrote stands in `slot`s, its text in `entered`.
     pub title: String,
+    #[serde(default)]
+    pub entered: Vec<String>,
     pub link: String,
     pub created_at: DateTime<Utc>,
     pub read: bool,

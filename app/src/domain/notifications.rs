@@ -10,8 +10,13 @@ use serde::{Deserialize, Serialize};
 pub enum Notice {
     /// News of one rerun request of an operation.
     Rerun { process_id: String, news: RerunNews },
-    /// News of a bulk rerun.
-    Batch { batch_id: String, news: BatchNews },
+    /// News of a bulk rerun, titled by its reason (what it is about; notices stored before it had none).
+    Batch {
+        batch_id: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        reason: String,
+        news: BatchNews,
+    },
     /// A department's risk indicator went over its threshold in a review period.
     ThresholdCrossed { indicator: Indicator, value: f64, above: f64, period: PeriodKind, start: NaiveDate },
 }
@@ -53,8 +58,8 @@ impl Notice {
         Notice::Rerun { process_id: process_id.to_string(), news }
     }
 
-    pub fn batch(batch_id: &str, news: BatchNews) -> Notice {
-        Notice::Batch { batch_id: batch_id.to_string(), news }
+    pub fn batch(batch_id: &str, reason: &str, news: BatchNews) -> Notice {
+        Notice::Batch { batch_id: batch_id.to_string(), reason: reason.to_string(), news }
     }
 
     /// The stored form (JSON).
@@ -76,7 +81,7 @@ mod tests {
     fn a_notice_is_stored_as_its_facts_and_read_back() {
         let notices = [
             Notice::rerun("ORD-1", RerunNews::Approved),
-            Notice::batch("bt_1", BatchNews::ApprovalAsked { requests: 3 }),
+            Notice::batch("bt_1", "決済障害の分", BatchNews::ApprovalAsked { requests: 3 }),
             Notice::ThresholdCrossed {
                 indicator: Indicator::Stalled,
                 value: 12.0,

@@ -422,6 +422,31 @@ pub fn redact(text: &str) -> String {
     }
 }
 
+/// What an outside system's own status word means, for the pages (the API and exports keep the word itself).
+/// Each system has its words; these are the common ones, anything else is shown as the system wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutsideStatus {
+    Done,
+    InProgress,
+    Waiting,
+    Failed,
+    Cancelled,
+}
+
+impl OutsideStatus {
+    pub fn read(word: &str) -> Option<OutsideStatus> {
+        Some(match word.trim().to_ascii_lowercase().replace([' ', '-'], "_").as_str() {
+            "completed" | "complete" | "succeeded" | "success" | "done" | "sent" | "delivered" | "processed"
+            | "paid" | "issued" | "registered" | "created" | "accepted" | "ok" => OutsideStatus::Done,
+            "in_progress" | "processing" | "running" | "started" => OutsideStatus::InProgress,
+            "queued" | "pending" | "waiting" | "scheduled" => OutsideStatus::Waiting,
+            "failed" | "failure" | "error" | "rejected" | "bounced" | "incomplete" => OutsideStatus::Failed,
+            "cancelled" | "canceled" | "void" | "voided" => OutsideStatus::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
 /// A verdict read before the step's completion flag was set no longer describes the step: the step has run since
 /// (a rerun succeeded). The page shows it as superseded at that moment instead of next to a "✓" it contradicts.
 pub fn superseded_at(checked_at: DateTime<Utc>, completed_at: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
@@ -431,6 +456,14 @@ pub fn superseded_at(checked_at: DateTime<Utc>, completed_at: Option<DateTime<Ut
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outside_systems_common_status_words_are_read_and_others_left_as_written() {
+        assert_eq!(OutsideStatus::read("completed"), Some(OutsideStatus::Done));
+        assert_eq!(OutsideStatus::read("In Progress"), Some(OutsideStatus::InProgress));
+        assert_eq!(OutsideStatus::read("canceled"), Some(OutsideStatus::Cancelled));
+        assert_eq!(OutsideStatus::read("partially_refunded"), None);
+    }
 
     #[test]
     fn a_verdict_read_before_the_step_completed_is_superseded_by_the_completion() {

@@ -116,7 +116,7 @@ fn Item(item: InboxItem) -> impl IntoView {
     view! {
         <li class="card" data-request=item.id.clone() data-subject=match item.subject { Subject::Request => "request", Subject::Batch => "batch" }>
             <h3><A href=href>{title}</A> " · " <span>{item.workflows.join(td_string!(l, rerun.separator))}</span></h3>
-            <p><span class="badge">{item.department.clone()}</span> <span data-entered>{item.requester.clone()}</span>
+            <p><span class="badge" data-entered>{item.department.clone()}</span> <span data-entered>{item.requester.clone()}</span>
                 {item.submitted_at.map(|at| format!(" · {}", local_time(at)))}</p>
             {item.expires_at.map(|at| view! { <p class="deadline">{td_string!(l, rerun.approvals.deadline, at = local_time(at)).to_string()}</p> })}
             <p>{with_entered(&td_string!(l, rerun.approvals.reason, reason = slot(0)).to_string(), &[&item.reason])}</p>

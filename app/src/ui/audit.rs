@@ -3,7 +3,7 @@
 use super::data::resource;
 use super::download::DownloadWithProgress;
 use super::labels::local_time;
-use crate::api::audit::{AuditChoices, AuditPageView, AuditRow, ChainView, Choice, audit_page};
+use crate::api::audit::{ActorView, AuditChoices, AuditPageView, AuditRow, ChainView, Choice, FieldChange, audit_page};
 use crate::contract::audit::ReasonView;
 use crate::domain::audit_export::AuditFilterForm;
 use crate::i18n::td_string;
@@ -111,10 +111,10 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
         <Form method="GET" action="/audit" attr:class="filters" attr:aria-label=move || td_string!(l, audit.filters)>
             {entry("from", td_string!(l, audit.field.from), "date", &form)}
             {entry("to", td_string!(l, audit.field.to), "date", &form)}
-            {choose("department", td_string!(l, audit.field.department), departments, &form)}
-            {choose("actor", td_string!(l, audit.field.actor), people, &form)}
-            {choose("action", td_string!(l, audit.field.action), actions, &form)}
-            {choose("object_type", td_string!(l, audit.field.object_type), object_types, &form)}
+            {choose("department", td_string!(l, audit.field.department), departments, true, &form)}
+            {choose("actor", td_string!(l, audit.field.actor), people, true, &form)}
+            {choose("action", td_string!(l, audit.field.action), actions, false, &form)}
+            {choose("object_type", td_string!(l, audit.field.object_type), object_types, false, &form)}
             {entry("object_id", td_string!(l, audit.field.object_id), "text", &form)}
             {entry("process_id", td_string!(l, audit.field.process_id), "text", &form)}
             <label class="check"><input type="checkbox" name="routine" value="true" checked=view.routine_shown data-testid="show-routine" />
@@ -150,7 +150,14 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
 }
 
 /// A filter chosen from a list (the catalogue's, the departments, the people).
-fn choose(name: &'static str, label: &'static str, choices: Vec<Choice>, form: &AuditFilterForm) -> impl IntoView {
+/// `given`: the choices are names people gave (departments, people), not the app's words.
+fn choose(
+    name: &'static str,
+    label: &'static str,
+    choices: Vec<Choice>,
+    given: bool,
+    form: &AuditFilterForm,
+) -> impl IntoView {
     let l = super::labels::locale();
     let current = field(form, name);
     // Beside its label rather than in it: the control's name is the label alone, not the label and every choice.
@@ -162,7 +169,7 @@ fn choose(name: &'static str, label: &'static str, choices: Vec<Choice>, form: &
                 <option value="">{td_string!(l, audit.any)}</option>
                 {choices.into_iter().map(|c| {
                     let chosen = c.value == current;
-                    view! { <option value=c.value selected=chosen>{c.label}</option> }
+                    view! { <option value=c.value selected=chosen data-entered=given.then_some("")>{c.label}</option> }
                 }).collect_view()}
             </select>
         </div>
@@ -172,6 +179,15 @@ fn choose(name: &'static str, label: &'static str, choices: Vec<Choice>, form: &
 /// A filter typed in (a date from the picker, an ID).
 fn entry(name: &'static str, label: &'static str, kind: &'static str, form: &AuditFilterForm) -> impl IntoView {
     view! { <label>{label} <input name=name type=kind value=field(form, name) /></label> }
+}
+
+/// Who acted: a person's name is marked as a name people gave (it stays as given in every language).
+#[component]
+pub fn ActorName(actor: ActorView) -> impl IntoView {
+    match actor.person {
+        true => view! { <span data-entered>{actor.name}</span> }.into_any(),
+        false => view! { <span>{actor.name}</span> }.into_any(),
+    }
 }
 
 /// An event's reason; what a person wrote is marked as theirs (in the language they wrote it in).
@@ -186,29 +202,40 @@ pub fn Reason(reason: ReasonView) -> impl IntoView {
 #[component]
 fn EventRow(row: AuditRow) -> impl IntoView {
     let l = super::labels::locale();
-    let code = format!("{} {}", row.object_type, row.object_id);
+    let code = row.object_type.clone(); // the kind's code as a tooltip; the ID is shown or named
+    // Its kind in words, then its name (as given) or its ID (a code).
+    let name = match row.object_name {
+        Some(name) => view! { <span data-entered>{name}</span> }.into_any(),
+        None => view! { <code>{row.object_id.clone()}</code> }.into_any(),
+    };
     let object = match row.object_href {
-        Some(href) => view! { <A href=href attr:title=code>{row.object_label}</A> }.into_any(),
-        None => view! { <span title=code>{row.object_label}</span> }.into_any(),
+        Some(href) => view! { <A href=href attr:title=code>{row.object_kind} " " {name}</A> }.into_any(),
+        None => view! { <span title=code>{row.object_kind} " " {name}</span> }.into_any(),
     };
     view! {
         <tr>
             <td>{row.seq}</td>
             <td>{local_time(row.at)}</td>
-            <td>{row.actor} <span class="hint">" (" {row.actor_kind} ")"</span></td>
+            <td><ActorName actor=row.actor /> <span class="hint">" (" {row.actor_kind} ")"</span></td>
             // Auditors search and export by the code: it stays under the name.
             <td>{row.action_label}<br /><code class="hint">{row.action}</code></td>
             <td>{object}</td>
-            <td title=row.department>{row.department_name.unwrap_or_else(|| "—".into())}</td>
+            <td title=row.department>{row.department_name.map_or_else(|| view! { "—" }.into_any(), |d| view! { <span data-entered>{d}</span> }.into_any())}</td>
             <td>
                 {row.reason.map(|r| view! { <p class="reason">{td_string!(l, audit.reason_lead)} <Reason reason=r /></p> })}
                 // What the event recorded, field by field, exactly as it is stored and exported.
                 {(!row.diff.is_empty()).then(|| view! {
                     <dl class="diff">
-                        {row.diff.into_iter().map(|line| {
+                        {row.diff.into_iter().map(|FieldChange { line, label }| {
                             let changed = line.changed();
+                            // The field's name in words (its key as a tooltip), else its key.
+                            let name = match (label, line.key.is_empty()) {
+                                (_, true) => view! { {td_string!(l, audit.value)} }.into_any(),
+                                (Some(label), false) => view! { <span title=line.key.clone()>{label}</span> }.into_any(),
+                                (None, false) => view! { <code>{line.key.clone()}</code> }.into_any(),
+                            };
                             view! {
-                                <dt>{if line.key.is_empty() { view! { {td_string!(l, audit.value)} }.into_any() } else { view! { <code>{line.key.clone()}</code> }.into_any() }}</dt>
+                                <dt>{name}</dt>
                                 <dd class=if changed { "changed" } else { "same" }>
                                     {line.before.filter(|_| changed).map(|b| view! { <del><code>{b}</code></del> " → " })}
                                     <ins>{line.after.map_or_else(|| view! { {td_string!(l, audit.none)} }.into_any(), |a| view! { <code>{a}</code> }.into_any())}</ins>

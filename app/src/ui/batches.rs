@@ -148,7 +148,7 @@ fn SummaryRow(b: BatchSummary) -> impl IntoView {
             <td><A href=format!("/batches/{}", b.id)><span data-entered>{b.reason.clone()}</span></A></td>
             <td>{batch_status_label(b.status)}
                 {b.awaits_me.then(|| view! { " " <span class="badge warn" data-testid="awaits-me">{td_string!(l, rerun.batch.awaits_me)}</span> })}</td>
-            <td title=b.department.clone()>{b.department_name.clone()}</td>
+            <td title=b.department.clone() data-entered>{b.department_name.clone()}</td>
             <td data-entered>{b.creator.clone()}</td>
             <td>{local_time(b.created_at)}</td>
         </tr>
@@ -262,7 +262,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         <dl class="facts card">
             <dt>{td_string!(l, rerun.batch.field.status)}</dt><dd data-testid="batch-status">{batch_status_label(b.status)}</dd>
             <dt>{td_string!(l, rerun.batch.field.reason)}</dt><dd data-entered>{b.reason.clone()}</dd>
-            <dt>{td_string!(l, rerun.batch.field.department)}</dt><dd title=b.department.clone()>{b.department_name.clone()}</dd>
+            <dt>{td_string!(l, rerun.batch.field.department)}</dt><dd title=b.department.clone() data-entered>{b.department_name.clone()}</dd>
             <dt>{td_string!(l, rerun.batch.field.creator)}</dt><dd><span data-entered>{b.creator.clone()}</span> " · " {local_time(b.created_at)}</dd>
             <dt>{td_string!(l, rerun.batch.field.rate)}</dt><dd>{td_string!(l, rerun.batch.rate_value, rate = b.rate_per_minute).to_string()}</dd>
             {b.expires_at.map(|at| view! { <dt>{td_string!(l, rerun.batch.field.expires)}</dt><dd>{local_time(at)}</dd> })}

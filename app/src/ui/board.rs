@@ -114,7 +114,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
             <label>{td_string!(l, board.department)}
                 <select name="department">
                     <option value="">{td_string!(l, board.all)}</option>
-                    {page.departments.iter().map(|d| view! { <option value=d.code.clone() selected=selected(&filter.department, &d.code)>{d.name.clone()}</option> }).collect_view()}
+                    {page.departments.iter().map(|d| view! { <option value=d.code.clone() selected=selected(&filter.department, &d.code) data-entered>{d.name.clone()}</option> }).collect_view()}
                 </select>
             </label>
             <label>{td_string!(l, board.workflow)}
@@ -191,7 +191,7 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
         let event = event_label_in(l, row.event.as_deref().unwrap_or(""));
         let _ = write!(
             html,
-            r#"</td><td>{}</td><td>{}</td><td><span class="badge warn">⚠ {}</span>"#,
+            r#"</td><td>{}</td><td data-entered>{}</td><td><span class="badge warn">⚠ {}</span>"#,
             text(&row.workflow),
             text(department_name(departments, &row.department)),
             text(event)

@@ -320,7 +320,7 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
             <h2 id="history-title">{td_string!(l, incident.history.title)}</h2>
             <ol class="timeline" data-testid="incident-history">
                 {report.history.into_iter().map(|e| view! {
-                    <li><time>{local_time(e.at)}</time> " " <strong title=e.action>{e.action_label}</strong> " — " <span>{e.actor}</span></li>
+                    <li><time>{local_time(e.at)}</time> " " <strong title=e.action>{e.action_label}</strong> " — " <super::audit::ActorName actor=e.actor /></li>
                 }).collect_view()}
             </ol>
             <p><A href=format!("/audit?object_type=incident&object_id={id}")>{td_string!(l, incident.history.in_audit)}</A></p>

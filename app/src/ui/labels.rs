@@ -27,13 +27,8 @@ pub fn reader_zone() -> Tz {
     leptos::prelude::use_context::<ReaderZone>().map_or(DEFAULT_TIME_ZONE, |z| z.0)
 }
 
-/// Where the n-th thing a person wrote goes in a sentence of the page: `td_string!(l, key, by = slot(0))`.
-pub fn slot(n: usize) -> String {
-    format!("{SLOT_START}{n}{SLOT_END}")
-}
-
-const SLOT_START: char = '\u{E000}';
-const SLOT_END: char = '\u{E001}';
+pub use crate::words::slot;
+use crate::words::{SLOT_END, SLOT_START};
 
 /// A sentence of the page (built with `slot`s) holding what people wrote, each piece marked as theirs: it is in
 /// the language they wrote it in. One plain function rather than a view per sentence keeps the first download

@@ -1,6 +1,6 @@
 //! The bell (unread count) and the list of notifications.
 use super::data::resource;
-use super::labels::local_time;
+use super::labels::{local_time, with_entered};
 use crate::api::notifications::{MarkNotificationsRead, list_notifications};
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -38,7 +38,8 @@ pub fn NotificationsPage() -> impl IntoView {
                             {items.into_iter().map(|n| view! {
                                 <li class=if n.read { "read" } else { "unread" }>
                                     {(!n.read).then(|| view! { <span class="badge warn">{td_string!(l, rerun.notifications.unread)}</span> })}
-                                    <A href=n.link>{n.title}</A> " · " <time>{local_time(n.created_at)}</time>
+                                    <A href=n.link>{with_entered(&n.title, &n.entered.iter().map(String::as_str).collect::<Vec<_>>())}</A>
+                                    " · " <time>{local_time(n.created_at)}</time>
                                 </li>
                             }).collect_view()}
                         </ul>

@@ -90,7 +90,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         <dl class="facts card">
             <dt>{td_string!(l, operation.status)}</dt><dd data-testid="operation-status">{operation_status_label(op.status)}</dd>
             <dt>{td_string!(l, operation.workflow)}</dt><dd>{op.workflow.clone()}</dd>
-            <dt>{td_string!(l, operation.department)}</dt><dd title=op.department.clone()>{detail.department_name.clone()}</dd>
+            <dt>{td_string!(l, operation.department)}</dt><dd title=op.department.clone() data-entered>{detail.department_name.clone()}</dd>
             <dt>{td_string!(l, operation.event)}</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
             <dt>{td_string!(l, operation.failure_class)}</dt><dd>{op.failure_class.as_deref().map(failure_class_label).unwrap_or("—")}</dd>
             <dt>{td_string!(l, operation.business_key)}</dt><dd>{op.business_key.clone().unwrap_or_else(|| "—".into())}
@@ -121,7 +121,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
                 {detail.timeline.into_iter().map(|e| view! {
                     // Each piece in its own element: an empty text (a blank reason) next to another would vanish
                     // from the server's HTML, and hydration would then find the wrong node and panic.
-                    <li><time>{local_time(e.at)}</time> " " <strong title=e.action>{e.action_label}</strong> " — " <span>{e.actor}</span>
+                    <li><time>{local_time(e.at)}</time> " " <strong title=e.action>{e.action_label}</strong> " — " <super::audit::ActorName actor=e.actor />
                         {e.reason.map(|r| view! { <span class="reason">" (" <super::audit::Reason reason=r /> ")"</span> })}</li>
                 }).collect_view()}
             </ol>

@@ -96,6 +96,64 @@ pub fn action_label_in(l: Locale, action: AuditAction) -> &'static str {
     }
 }
 
+/// The name of a field an event recorded ("状態" / "Status"); a field without one is shown by its key.
+pub fn field_label_in(l: Locale, key: &str) -> Option<&'static str> {
+    Some(match key {
+        "status" => td_string!(l, audit.key.status),
+        "verdict" => td_string!(l, audit.key.verdict),
+        "step" => td_string!(l, audit.key.step),
+        "steps" => td_string!(l, audit.key.steps),
+        "rerun_id" => td_string!(l, audit.key.rerun_id),
+        "batch_id" => td_string!(l, audit.key.batch_id),
+        "username" => td_string!(l, audit.key.username),
+        "display_name" => td_string!(l, audit.key.display_name),
+        "name" => td_string!(l, audit.key.name),
+        "roles" => td_string!(l, audit.key.roles),
+        "memberships" => td_string!(l, audit.key.memberships),
+        "departments" => td_string!(l, audit.key.departments),
+        "department" => td_string!(l, audit.key.department),
+        "makers" => td_string!(l, audit.key.makers),
+        "approvals" => td_string!(l, audit.key.approvals),
+        "required" => td_string!(l, audit.key.required),
+        "operation_status" => td_string!(l, audit.key.operation_status),
+        "completed_at" => td_string!(l, audit.key.completed_at),
+        "workflow" => td_string!(l, audit.key.workflow),
+        "seq" => td_string!(l, audit.key.seq),
+        "result_id" => td_string!(l, audit.key.result_id),
+        "process_id" => td_string!(l, audit.key.process_id),
+        "operations" => td_string!(l, audit.key.operations),
+        "ip" => td_string!(l, audit.key.ip),
+        "idempotency_key" => td_string!(l, audit.key.idempotency_key),
+        "failure_class" => td_string!(l, audit.key.failure_class),
+        "external_id" => td_string!(l, audit.key.external_id),
+        "event" => td_string!(l, audit.key.event),
+        "connector" => td_string!(l, audit.key.connector),
+        "comment" => td_string!(l, audit.key.comment),
+        "time_zone" => td_string!(l, audit.key.time_zone),
+        "language" => td_string!(l, audit.key.language),
+        "email" => td_string!(l, audit.key.email),
+        "disabled" => td_string!(l, audit.key.disabled),
+        "expires_at" => td_string!(l, audit.key.expires_at),
+        "authenticated" => td_string!(l, audit.key.authenticated),
+        "reason" => td_string!(l, audit.key.reason),
+        "why" => td_string!(l, audit.key.why),
+        "state" => td_string!(l, audit.key.state),
+        "paused" => td_string!(l, audit.key.paused),
+        "rate_per_minute" => td_string!(l, audit.key.rate_per_minute),
+        "cause_class" => td_string!(l, audit.key.cause_class),
+        "cause_text" => td_string!(l, audit.key.cause_text),
+        "attempts" => td_string!(l, audit.key.attempts),
+        "error_class" => td_string!(l, audit.key.error_class),
+        "rehashed" => td_string!(l, audit.key.rehashed),
+        "amount" => td_string!(l, audit.key.amount),
+        "plan" => td_string!(l, audit.key.plan),
+        "decisions" => td_string!(l, audit.key.decisions),
+        "description" => td_string!(l, audit.key.description),
+        "requested_by" => td_string!(l, audit.key.requested_by),
+        _ => return None,
+    })
+}
+
 /// What kind of object an event is about ("ユーザー" / "User").
 pub fn object_type_label_in(l: Locale, kind: ObjectType) -> &'static str {
     match kind {

@@ -1,12 +1,12 @@
 //! What a reconciliation's verdict rests on, said in the reader's language (the API and exports keep the
 //! English `summary`).
-use crate::domain::reconciliation::{Basis, LookupProblem};
+use crate::domain::reconciliation::{Basis, LookupProblem, OutsideStatus};
 use crate::i18n::{Locale, td_string};
 
 pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
     match basis {
         Basis::Records { count, status, differs_in } => {
-            let status = status.as_deref().unwrap_or("—");
+            let status = status.as_deref().map_or_else(|| "—".to_string(), |s| outside_status_label_in(l, s));
             let mut text = td_string!(l, operation.basis.records, count = *count, status = status).to_string();
             if !differs_in.is_empty() {
                 let fields = differs_in.join(td_string!(l, operation.list_separator));
@@ -39,6 +39,22 @@ pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
     }
 }
 
+/// An outside system's status word in the reader's language when it is a common one, else as written. The
+/// systems' words are English: an English page shows them as the API does.
+pub fn outside_status_label_in(l: Locale, word: &str) -> String {
+    if l == Locale::en {
+        return word.to_string();
+    }
+    match OutsideStatus::read(word) {
+        Some(OutsideStatus::Done) => td_string!(l, operation.outside_status.done).to_string(),
+        Some(OutsideStatus::InProgress) => td_string!(l, operation.outside_status.in_progress).to_string(),
+        Some(OutsideStatus::Waiting) => td_string!(l, operation.outside_status.waiting).to_string(),
+        Some(OutsideStatus::Failed) => td_string!(l, operation.outside_status.failed).to_string(),
+        Some(OutsideStatus::Cancelled) => td_string!(l, operation.outside_status.cancelled).to_string(),
+        None => word.to_string(),
+    }
+}
+
 /// Why a look-up gave no answer; a library's technical words stay as they are.
 pub fn problem_label_in(l: Locale, problem: &LookupProblem) -> String {
     match problem {
@@ -63,7 +79,7 @@ mod tests {
         let double = Basis::Records { count: 2, status: Some("completed".into()), differs_in: vec!["amount".into()] };
         assert_eq!(
             basis_label_in(Locale::ja, &double),
-            "記録 2 件・状態 completed；amount が異なります；一つのキーで複数回実行されています"
+            "記録 2 件・状態 完了；amount が異なります；一つのキーで複数回実行されています"
         );
         assert_eq!(basis_label_in(Locale::en, &double), double.summary(), "English says what the API says");
         assert_eq!(basis_label_in(Locale::ja, &Basis::NoRecord), "この冪等キーの記録はありません（確実な照会）");

@@ -10,6 +10,15 @@ use crate::domain::indicators::Indicator;
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::{Locale, td_string};
 
+/// Where the n-th thing a person wrote goes in a sentence of a page: `td_string!(l, key, by = slot(0))`; the page
+/// marks each piece as theirs (`ui::labels::with_entered`).
+pub fn slot(n: usize) -> String {
+    format!("{SLOT_START}{n}{SLOT_END}")
+}
+
+pub(crate) const SLOT_START: char = '\u{E000}';
+pub(crate) const SLOT_END: char = '\u{E001}';
+
 /// The reader's language from the request's `Cookie` headers: the pages' language cookie, as the pages' own i18n
 /// provider reads it, else Japanese.
 pub fn locale_of_cookies<'a>(cookie_headers: impl IntoIterator<Item = &'a str>) -> Locale {

@@ -28,19 +28,9 @@ pub fn notice_title_in(l: Locale, notice: &Notice) -> String {
             }
             .to_string()
         }
-        Notice::Batch { batch_id, news } => {
-            let b = batch_id.as_str();
-            match news {
-                BatchNews::ApprovalAsked { requests } => {
-                    td_string!(l, rerun.notice.batch.approval_asked, batch_id = b, requests = *requests)
-                }
-                BatchNews::Approved => td_string!(l, rerun.notice.batch.approved, batch_id = b),
-                BatchNews::Dispatched => td_string!(l, rerun.notice.batch.dispatched, batch_id = b),
-                BatchNews::Rejected => td_string!(l, rerun.notice.batch.rejected, batch_id = b),
-                BatchNews::Expired => td_string!(l, rerun.notice.batch.expired, batch_id = b),
-                BatchNews::Cancelled => td_string!(l, rerun.notice.batch.cancelled, batch_id = b),
-            }
-            .to_string()
+        Notice::Batch { batch_id, reason, news } => {
+            // Titled by what it is about; its ID only for a notice stored without a reason.
+            batch_title(l, &short(if reason.trim().is_empty() { batch_id } else { reason }), *news)
         }
         Notice::ThresholdCrossed { indicator, value, above, period, start } => {
             let period = match period {
@@ -58,6 +48,40 @@ pub fn notice_title_in(l: Locale, notice: &Notice) -> String {
             )
             .to_string()
         }
+    }
+}
+
+/// The title as a page shows it: a bulk rerun's reason is what a person wrote, in a slot (`super::slot`) with the
+/// text beside it, so that the page marks it as theirs.
+pub fn notice_title_for_page(l: Locale, notice: &Notice) -> (String, Vec<String>) {
+    match notice {
+        Notice::Batch { reason, news, .. } if !reason.trim().is_empty() => {
+            (batch_title(l, &super::slot(0), *news), vec![short(reason)])
+        }
+        _ => (notice_title_in(l, notice), Vec::new()),
+    }
+}
+
+fn batch_title(l: Locale, about: &str, news: BatchNews) -> String {
+    match news {
+        BatchNews::ApprovalAsked { requests } => {
+            td_string!(l, rerun.notice.batch.approval_asked, about = about, requests = requests)
+        }
+        BatchNews::Approved => td_string!(l, rerun.notice.batch.approved, about = about),
+        BatchNews::Dispatched => td_string!(l, rerun.notice.batch.dispatched, about = about),
+        BatchNews::Rejected => td_string!(l, rerun.notice.batch.rejected, about = about),
+        BatchNews::Expired => td_string!(l, rerun.notice.batch.expired, about = about),
+        BatchNews::Cancelled => td_string!(l, rerun.notice.batch.cancelled, about = about),
+    }
+    .to_string()
+}
+
+/// A person's text cut to a title's length.
+fn short(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
     }
 }
 

@@ -105,7 +105,7 @@ async fn the_timeline_and_the_audit_page_name_each_action_and_system_actor_in_th
     assert!(japanese.contains("停止の検知（自動）") && japanese.contains("照合（自動）"), "system actors named");
     assert!(!japanese.contains(">operation.stalled<") && !japanese.contains("system:reconciler"), "no raw codes");
     // What each verdict rests on, in the reader's words (the API keeps the English sentence).
-    assert!(japanese.contains("記録 1 件・状態 completed") && japanese.contains("この冪等キーの記録はありません"));
+    assert!(japanese.contains("記録 1 件・状態 完了") && japanese.contains("この冪等キーの記録はありません"));
     // (The English sentence stays in the timeline's raw data, never in the evidence shown.)
     assert!(!japanese.contains("<span>1 record(s)") && !japanese.contains("<span>no record for this idempotency key"));
     let english = page(&app, "/operations/ORD-1002", &[&session, "lang=en"]).await;

@@ -9,6 +9,7 @@ mod audit_trail;
 mod batches;
 mod board;
 mod canaries;
+mod cancellation;
 mod command_line;
 mod company_sign_in;
 mod connectors;

@@ -3,39 +3,19 @@
 //! stay beside the names: auditors search and export by them.
 use super::Caller;
 use super::audit_trail::{self, ChainStatus};
-use crate::backend::db::departments::DepartmentRow;
-use crate::backend::db::users::UserRow;
-use crate::backend::{AppState, db};
+use super::names::Names;
+use crate::backend::AppState;
 use crate::contract::AppError;
-use crate::contract::audit::{AuditChoices, AuditPageView, AuditRow, ChainView, Choice};
+use crate::contract::audit::{AuditChoices, AuditPageView, AuditRow, ChainView, Choice, FieldChange};
 use crate::domain::audit::{AuditEvent, ObjectType, diff};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::audit_export::AuditFilter;
 use crate::domain::roles::Role;
 use crate::i18n::Locale;
 use crate::words::audit::{
-    action_code_label_in, action_label_in, object_type_label_in, reason_label_in, stored_actor_kind_label_in,
-    stored_actor_label_in,
+    action_code_label_in, action_label_in, field_label_in, object_type_label_in, reason_label_in,
+    stored_actor_kind_label_in,
 };
-
-/// What the page names people and departments by.
-struct Names {
-    users: Vec<UserRow>,
-    departments: Vec<DepartmentRow>,
-}
-
-impl Names {
-    fn user_by_id(&self, id: &str) -> Option<&UserRow> {
-        let id: i64 = id.parse().ok()?;
-        self.users.iter().find(|u| u.id == id)
-    }
-    fn user_by_name(&self, username: &str) -> Option<&UserRow> {
-        self.users.iter().find(|u| u.username == username)
-    }
-    fn department(&self, code: &str) -> Option<&DepartmentRow> {
-        self.departments.iter().find(|d| d.code == code)
-    }
-}
 
 pub async fn page(
     state: &AppState,
@@ -49,10 +29,7 @@ pub async fn page(
         ChainStatus::Intact { seq, checked_at } => ChainView::Intact { seq, checked_at },
         ChainStatus::Broken { seq, problem } => ChainView::Broken { seq, problem },
     };
-    let names = {
-        let mut tx = state.db.begin_read().await?;
-        Names { users: db::users::all(&mut tx).await?, departments: db::departments::all(&mut tx).await? }
-    };
+    let names = Names::load(&mut state.db.begin_read().await?).await?;
     let l = caller.locale;
     let rows = events.into_iter().map(|e| row(l, &names, e)).collect();
     Ok(AuditPageView {
@@ -66,40 +43,37 @@ pub async fn page(
 }
 
 fn row(l: Locale, names: &Names, e: AuditEvent) -> AuditRow {
-    let (object_label, object_href) = object(l, names, &e.object_type, &e.object_id);
-    // A person by their name; the sign-in name stays for what the trail stored (a claimed name, a service).
-    let actor = match (e.actor_kind.as_str(), names.user_by_name(&e.actor_label)) {
-        ("user", Some(user)) => user.display_name.clone(),
-        _ => stored_actor_label_in(l, &e.actor_kind, &e.actor_label),
-    };
+    let (object_kind, object_name, object_href) = object(l, names, &e.object_type, &e.object_id);
+    let actor = names.actor(l, &e.actor_kind, &e.actor_label);
     AuditRow {
-        diff: diff(e.before_json.as_deref(), e.after_json.as_deref()),
+        diff: diff(e.before_json.as_deref(), e.after_json.as_deref())
+            .into_iter()
+            .map(|line| FieldChange { label: field_label_in(l, &line.key).map(str::to_string), line })
+            .collect(),
         seq: e.seq,
         at: e.at,
         actor_kind: stored_actor_kind_label_in(l, &e.actor_kind),
         actor,
         action_label: action_code_label_in(l, &e.action),
         action: e.action,
-        object_label,
+        object_kind,
+        object_name,
         object_href,
         object_type: e.object_type,
         object_id: e.object_id,
-        department_name: e
-            .department
-            .as_deref()
-            .map(|code| names.department(code).map_or(code, |d| &d.name).to_string()),
+        department_name: e.department.as_deref().map(|code| names.department(code).to_string()),
         department: e.department,
         reason: reason_label_in(l, e.reason),
     }
 }
 
-/// The object in words, and its page when it has one.
-fn object(l: Locale, names: &Names, object_type: &str, id: &str) -> (String, Option<String>) {
-    let Some(kind) = ObjectType::parse(object_type) else { return (format!("{object_type} {id}"), None) };
+/// The object's kind in words, its name when it has one, and its page when it has one.
+fn object(l: Locale, names: &Names, object_type: &str, id: &str) -> (String, Option<String>, Option<String>) {
+    let Some(kind) = ObjectType::parse(object_type) else { return (object_type.to_string(), None, None) };
     let named = match kind {
         ObjectType::User => names.user_by_id(id).map(|u| u.display_name.clone()),
         ObjectType::Department => {
-            names.departments.iter().find(|d| d.id.to_string() == id || d.code == id).map(|d| d.name.clone())
+            names.departments().iter().find(|d| d.id.to_string() == id || d.code == id).map(|d| d.name.clone())
         }
         _ => None,
     };
@@ -110,7 +84,7 @@ fn object(l: Locale, names: &Names, object_type: &str, id: &str) -> (String, Opt
         ObjectType::Drill => Some(format!("/admin/drills/{id}")),
         _ => None,
     };
-    (format!("{} {}", object_type_label_in(l, kind), named.as_deref().unwrap_or(id)), href)
+    (object_type_label_in(l, kind).to_string(), named, href)
 }
 
 fn choices(l: Locale, caller: &Caller, names: &Names) -> AuditChoices {
@@ -127,13 +101,13 @@ fn choices(l: Locale, caller: &Caller, names: &Names) -> AuditChoices {
             .map(|t| Choice { value: t.as_str().into(), label: object_type_label_in(l, *t).into() })
             .collect(),
         departments: names
-            .departments
+            .departments()
             .iter()
             .filter(|d| readable.as_ref().is_none_or(|codes| codes.contains(&d.code)))
             .map(|d| Choice { value: d.code.clone(), label: d.name.clone() })
             .collect(),
         people: names
-            .users
+            .users()
             .iter()
             .map(|u| Choice { value: u.username.clone(), label: format!("{} ({})", u.display_name, u.username) })
             .collect(),

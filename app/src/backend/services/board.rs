@@ -7,7 +7,7 @@ use crate::contract::AppError;
 use crate::contract::DepartmentDto;
 use crate::contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
 use crate::domain::rights::Act;
-use crate::words::audit::{action_code_label_in, reason_label_in, stored_actor_label_in};
+use crate::words::audit::{action_code_label_in, reason_label_in};
 use chrono::Duration;
 
 pub const PAGE_SIZE: i64 = 50;
@@ -92,6 +92,7 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
     }
+    let names = super::names::Names::load(&mut tx).await?;
     super::operations::in_readers_words(&mut operation.steps, caller.locale);
     let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
     let timeline = events
@@ -99,7 +100,7 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
         .map(|e| TimelineEntry {
             seq: e.seq,
             at: e.at,
-            actor: stored_actor_label_in(caller.locale, &e.actor_kind, &e.actor_label),
+            actor: names.actor(caller.locale, &e.actor_kind, &e.actor_label),
             action_label: action_code_label_in(caller.locale, &e.action),
             action: e.action,
             reason: reason_label_in(caller.locale, e.reason),
@@ -115,6 +116,6 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let may_act = caller.may_act(Act::RequestRerun, &operation.department);
     let may_record_verdict = caller.may_act(Act::RecordVerdict, &operation.department);
     let open_request = db::rerun_requests::open_for_operation(&mut tx, id).await?.map(|r| (r.id, r.status));
-    let department_name = state.config.department_name(&operation.department);
+    let department_name = names.department(&operation.department).to_string();
     Ok(OperationDetail { operation, department_name, timeline, hold, may_act, may_record_verdict, open_request })
 }

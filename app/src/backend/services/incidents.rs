@@ -18,7 +18,7 @@ use crate::domain::incidents::{self as rules, ActionStatus};
 use crate::domain::invalid::{Invalid, Rule, unknown_process_ids};
 use crate::domain::rights::Act;
 use crate::domain::roles::Role;
-use crate::words::audit::{action_code_label_in, stored_actor_label_in};
+use crate::words::audit::action_code_label_in;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value, json};
 
@@ -363,12 +363,13 @@ pub async fn load(state: &AppState, caller: &Caller, id: i64) -> Result<Incident
         })
         .collect();
     let actions = db::incidents::actions(&mut tx, id).await?.into_iter().map(|a| action_view(a, today)).collect();
+    let names = super::names::Names::load(&mut tx).await?;
     let history = db::audit::for_object(&mut tx, "incident", &id.to_string(), HISTORY_LENGTH)
         .await?
         .into_iter()
         .map(|e| HistoryEntry {
             at: e.at,
-            actor: stored_actor_label_in(caller.locale, &e.actor_kind, &e.actor_label),
+            actor: names.actor(caller.locale, &e.actor_kind, &e.actor_label),
             action_label: action_code_label_in(caller.locale, &e.action),
             action: e.action,
         })

@@ -22,6 +22,7 @@ pub mod incidents;
 pub mod known_patterns;
 pub mod known_steps;
 mod makers;
+mod names;
 pub mod notifications;
 pub mod operations;
 pub mod reconciliation;

@@ -234,16 +234,20 @@ pub async fn latest(state: &AppState, caller: &Caller) -> Result<Vec<Notificatio
     let rows = db::notifications::latest(&mut tx, caller.user_id(), 50).await?;
     Ok(rows
         .into_iter()
-        .map(|r| NotificationView {
-            id: r.id,
-            kind: r.kind,
-            title: match r.notice.as_deref().and_then(Notice::from_stored) {
-                Some(notice) => notifications::notice_title_in(caller.locale, &notice),
-                None => r.title,
-            },
-            link: r.link,
-            created_at: r.created_at,
-            read: r.read_at.is_some(),
+        .map(|r| {
+            let (title, entered) = match r.notice.as_deref().and_then(Notice::from_stored) {
+                Some(notice) => notifications::notice_title_for_page(caller.locale, &notice),
+                None => (r.title, Vec::new()),
+            };
+            NotificationView {
+                id: r.id,
+                kind: r.kind,
+                title,
+                entered,
+                link: r.link,
+                created_at: r.created_at,
+                read: r.read_at.is_some(),
+            }
         })
         .collect())
 }

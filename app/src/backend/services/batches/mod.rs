@@ -405,7 +405,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .after(json!({"status": to, "operations": submitted, "expires_at": expires_at}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if submitted > 0 {
-        let notice = Notice::batch(id, BatchNews::ApprovalAsked { requests: submitted as u32 });
+        let notice = Notice::batch(id, &batch.reason, BatchNews::ApprovalAsked { requests: submitted as u32 });
         let to = (batch.department.as_str(), "approval_requested");
         notify_owners(&mut tx, state, to, &notice, &format!("/batches/{id}"), now).await?;
     }
@@ -535,7 +535,7 @@ async fn notify_creator(
     news: BatchNews,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
-    let (notice, link) = (Notice::batch(&batch.id, news), format!("/batches/{}", batch.id));
+    let (notice, link) = (Notice::batch(&batch.id, &batch.reason, news), format!("/batches/{}", batch.id));
     let to = (batch.department.as_str(), kind);
     super::notifications::notify_user(tx, state, batch.created_by, to, &notice, &link, now).await?;
     Ok(())
