@@ -132,19 +132,6 @@ pub struct PgWriteLock {
     pub(crate) head: (i64, String),
 }
 
-/// Begins a SQLite transaction in a task of its own. A caller cut off while it waits (the request timeout, while
-/// another writer holds the lock) would drop the pool's `begin` half-way: the `BEGIN` still runs on the
-/// connection's worker, but no transaction is left to roll it back, and the connection goes back to the pool
-/// inside it — with `BEGIN IMMEDIATE`, holding the write lock for good ("database is locked" for every write
-/// after it). The task always finishes the `begin`; its result, when nobody awaits it any more, is a transaction
-/// dropped, which rolls back.
-async fn begin_sqlite(pool: &SqlitePool, statement: &'static str) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
-    let pool = pool.clone();
-    tokio::spawn(async move { pool.begin_with(statement).await })
-        .await
-        .map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))?
-}
-
 /// A transaction, or a bare connection for single-statement reads on hot paths (no BEGIN/COMMIT round trips).
 pub enum Handle<DB: Database> {
     Transaction(Transaction<'static, DB>),
@@ -262,7 +249,7 @@ impl Db {
             Db::Sqlite(pool, writer) => {
                 let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
                 let lock = WriteLock { _permit: permit, writer: writer.clone(), moved_head: None };
-                Conn::Sqlite(Handle::Transaction(begin_sqlite(pool, "BEGIN IMMEDIATE").await?), Some(lock))
+                Conn::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(lock))
             }
             Db::Postgres(pool, writer) => {
                 let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
@@ -276,7 +263,7 @@ impl Db {
     /// A transaction that only reads: one consistent snapshot, no write lock.
     pub async fn begin_read(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool, _) => Conn::Sqlite(Handle::Transaction(begin_sqlite(pool, "BEGIN").await?), None),
+            Db::Sqlite(pool, _) => Conn::Sqlite(Handle::Transaction(pool.begin().await?), None),
             Db::Postgres(pool, _) => {
                 Conn::Postgres(Handle::Transaction(pool.begin_with("BEGIN READ ONLY").await?), None)
             }
