@@ -31,7 +31,7 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
             let entry = AuditEntry::new(
                 Actor::api_client(1, "bench-intake"),
                 app::domain::audit_action::AuditAction::StepSucceeded,
-                "operation",
+                app::domain::audit::ObjectType::Operation,
                 format!("BENCH-{}", k / 20),
             )
             .department(Some(if k % 3 == 0 { "billing" } else { "sales" }))
