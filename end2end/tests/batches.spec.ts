@@ -104,6 +104,7 @@ test('staff preview a bulk rerun by filter, request it and confirm the checks on
   await manager.getByTestId('confirm-sent').check();
   await manager.getByRole('button', { name: '承認する' }).click();
   await expect(manager.getByTestId('batch-status')).toContainText(/送信中|完了/);
+  await expect(manager.getByTestId('decided')).toContainText('判断を記録しました');
   await owner.close();
 
   // The staff page follows the dispatch at its rate until every rerun has succeeded.

@@ -288,6 +288,10 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                 <crate::ui::ErrorNote error=error_of_submit />
             </ActionForm>
         })}
+        // The page reloads after a decision: it says what was recorded (the list below shows the decision).
+        {move || matches!(actions.decide.value().get(), Some(Ok(()))).then(|| view! {
+            <p class="ok" role="status" data-testid="decided">{td_string!(l, rerun.batch.decide.recorded)}</p>
+        })}
         {match b.standing {
             Standing::MayDecide => {
                 let calls = b.totals.calls.iter().map(|(system, n)| format!("{system} × {n}")).collect::<Vec<_>>();
