@@ -8,7 +8,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::reruns::{Inbox, InboxItem, Stage, Subject};
 use crate::domain::approval::{Decision, standing};
-use crate::domain::batches::{self, BatchStatus, MemberState};
+use crate::domain::batches::{BatchStatus, MemberState};
 use crate::domain::rerun_request::RerunRequestStatus;
 use crate::domain::rights::Act;
 use crate::domain::roles::Role;
@@ -99,7 +99,7 @@ async fn batch_item(
     let requested: Vec<_> = members.iter().filter(|m| m.state == MemberState::Requested).collect();
     let ballot = super::makers::batch_ballot(tx, &b, &members).await?;
     let decisions = db::batches::decisions(tx, &b.id).await?;
-    let required = batches::approvals_required(requested.iter().map(|m| state.config.approvals_required(&m.workflow)));
+    let required = super::batches::approvals_required(state, requested.iter().copied());
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
     let mut workflows: Vec<String> = requested.iter().map(|m| m.workflow.clone()).collect();
     workflows.sort();
