@@ -32,7 +32,7 @@ pub mod users;
 pub mod webhooks;
 
 use sqlx::pool::PoolConnection;
-use sqlx::{Database, PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+use sqlx::{Database, PgPool, Pool, Postgres, Sqlite, SqlitePool, Transaction};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -130,6 +130,26 @@ impl Conn {
 pub struct PgWriteLock {
     _permit: OwnedSemaphorePermit,
     pub(crate) head: (i64, String),
+}
+
+/// Begins a transaction in a task of its own. sqlx's `begin` cannot be cut off at every await: on SQLite after a
+/// `BEGIN IMMEDIATE` was answered (while it checks the connection is inside it), on PostgreSQL before the answer
+/// was read; a caller cut off there (the request timeout, a client gone) leaves no transaction to roll back, and
+/// the connection goes back to the pool inside it: holding SQLite's write lock for good ("database is locked" for
+/// every writer after it). The task always finishes the `begin`; its result, when nobody awaits it any more, is a
+/// transaction dropped, which rolls back. (Test: `cancellation.rs`, cut off after each of its awaits.)
+async fn begin<DB: Database>(
+    pool: &Pool<DB>,
+    statement: Option<&'static str>,
+) -> Result<Transaction<'static, DB>, sqlx::Error> {
+    let pool = pool.clone();
+    let begun = tokio::spawn(async move {
+        match statement {
+            Some(statement) => pool.begin_with(statement).await,
+            None => pool.begin().await,
+        }
+    });
+    begun.await.map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))?
 }
 
 /// A transaction, or a bare connection for single-statement reads on hot paths (no BEGIN/COMMIT round trips).
@@ -249,11 +269,11 @@ impl Db {
             Db::Sqlite(pool, writer) => {
                 let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
                 let lock = WriteLock { _permit: permit, writer: writer.clone(), moved_head: None };
-                Conn::Sqlite(Handle::Transaction(pool.begin_with("BEGIN IMMEDIATE").await?), Some(lock))
+                Conn::Sqlite(Handle::Transaction(begin(pool, Some("BEGIN IMMEDIATE")).await?), Some(lock))
             }
             Db::Postgres(pool, writer) => {
                 let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
-                let mut tx = Handle::Transaction(pool.begin().await?);
+                let mut tx = Handle::Transaction(begin(pool, None).await?);
                 let head = audit::lock_head(&mut tx).await?;
                 Conn::Postgres(tx, Some(PgWriteLock { _permit: permit, head }))
             }
@@ -263,9 +283,9 @@ impl Db {
     /// A transaction that only reads: one consistent snapshot, no write lock.
     pub async fn begin_read(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool, _) => Conn::Sqlite(Handle::Transaction(pool.begin().await?), None),
+            Db::Sqlite(pool, _) => Conn::Sqlite(Handle::Transaction(begin(pool, None).await?), None),
             Db::Postgres(pool, _) => {
-                Conn::Postgres(Handle::Transaction(pool.begin_with("BEGIN READ ONLY").await?), None)
+                Conn::Postgres(Handle::Transaction(begin(pool, Some("BEGIN READ ONLY")).await?), None)
             }
         })
     }
