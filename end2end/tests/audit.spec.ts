@@ -12,6 +12,8 @@ test('an auditor filters the trail by process, reads the diffs and finds the exp
   const events = page.getByTestId('audit-events');
   await expect(events).toContainText('step.reconciled');
   await expect(events.locator('dd.changed').first()).toBeVisible();
+  // Recorded values in words, the stored code as a tooltip.
+  await expect(events.locator('dd span[title="not_executed"]').first()).toContainText('未実行');
   await expect(page.getByTestId('exports').getByRole('link', { name: 'CSV' })).toHaveAttribute('href', /format=csv&process_id=ORD-1002/);
   const [saved] = await Promise.all([
     page.waitForEvent('download'),
@@ -21,6 +23,21 @@ test('an auditor filters the trail by process, reads the diffs and finds the exp
   await expect(page.getByTestId('export-progress').first()).toContainText('保存しました');
   await page.screenshot({ path: '../docs/screenshots/audit.png', fullPage: true });
   await expectAccessible(page, 'the audit page');
+  // On a phone, in both languages: each event a card, each field named, nothing wider than the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const origin = new URL(page.url()).origin;
+  for (const [lang, label, value] of [['ja', '日時', '未実行'], ['en', 'Time', 'Not executed']]) {
+    await page.context().addCookies([{ name: 'lang', value: lang, url: origin }]);
+    await page.reload();
+    await hydrated(page);
+    await expect(events.locator('td').nth(1)).toHaveAttribute('data-label', label);
+    await expect(events.locator('dd span[title="not_executed"]').first()).toContainText(value);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: `../docs/screenshots/audit-phone-${lang}.png`, fullPage: true });
+    await expectAccessible(page, `the audit page on a phone (${lang})`);
+  }
+  await page.context().addCookies([{ name: 'lang', value: 'ja', url: origin }]);
+  await page.setViewportSize({ width: 1280, height: 900 });
 
   // The filters are choices in words: the catalogue's actions, the people by name, dates from a picker.
   // Sign-ins are folded away until asked for.

@@ -1,4 +1,4 @@
-import { test, expect, signIn, token, expectAccessible, stalledOperation } from './support';
+import { test, expect, signIn, token, expectAccessible, stalledOperation, hydrated } from './support';
 
 test('a staff user sees only their department\'s stalled operations and opens one', async ({ page, request, violations }) => {
   await stalledOperation(request, 'sales', 'order-intake', 'ORD-E2E-1');
@@ -14,6 +14,22 @@ test('a staff user sees only their department\'s stalled operations and opens on
   await expect(page.getByTestId('event-counts')).toContainText('一時障害');
   await page.screenshot({ path: '../docs/screenshots/board.png', fullPage: true });
   await expectAccessible(page, 'the board');
+  // On a phone, in both languages: the operations are cards, each field named, nothing wider than the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const origin = new URL(page.url()).origin;
+  for (const [lang, label] of [['ja', 'プロセス ID'], ['en', 'Process ID']]) {
+    await page.context().addCookies([{ name: 'lang', value: lang, url: origin }]);
+    await page.reload();
+    await hydrated(page);
+    const card = page.getByTestId('board').locator('tr', { hasText: 'ORD-E2E-1' });
+    await expect(card.locator('td').first()).toHaveAttribute('data-label', label);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: `../docs/screenshots/board-phone-${lang}.png`, fullPage: true });
+    await expectAccessible(page, `the board on a phone (${lang})`);
+  }
+  await page.context().addCookies([{ name: 'lang', value: 'ja', url: origin }]);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.reload();
 
   await page.getByRole('link', { name: 'ORD-E2E-1' }).click();
   await expect(page).toHaveURL(/\/operations\/ORD-E2E-1$/);

@@ -145,6 +145,10 @@ pub struct ReconciliationView {
     pub checked_at: DateTime<Utc>,
     /// `system:sweeper`, `user:<name>`, `manual:<name>`…
     pub asked_by: String,
+    /// The person who asked (or recorded the verdict by hand), by name: pages only, the API names them in
+    /// `asked_by`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_by_person: Option<String>,
     pub evidence: Evidence,
     /// When the step completed after this look-up (a rerun succeeded): the verdict no longer describes the step.
     #[serde(default, skip_serializing_if = "Option::is_none")]

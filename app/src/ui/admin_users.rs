@@ -9,7 +9,7 @@ use crate::domain::roles::Role;
 use crate::i18n::td_string;
 use leptos::prelude::*;
 
-fn role_label(role: Role) -> &'static str {
+pub(super) fn role_label(role: Role) -> &'static str {
     let l = super::labels::locale();
     match role {
         Role::Staff => td_string!(l, admin.role.staff),

@@ -2,6 +2,7 @@
 //! whether the chain is intact, and (for auditors) the exports.
 use super::data::resource;
 use super::download::DownloadWithProgress;
+use super::audit_values::value_words;
 use super::labels::local_time;
 use crate::api::audit::{ActorView, AuditChoices, AuditPageView, AuditRow, ChainView, Choice, FieldChange, audit_page};
 use crate::contract::audit::ReasonView;
@@ -134,7 +135,7 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
             view! { <p class="empty" data-testid="audit-empty">{td_string!(l, audit.empty)}</p> }.into_any()
         } else {
             view! {
-                <table class="grid" data-testid="audit-events">
+                <table class="grid cards" data-testid="audit-events">
                     <caption class="sr-only">{td_string!(l, audit.caption)}</caption>
                     <thead><tr>
                         <th scope="col">"#"</th><th scope="col">{td_string!(l, audit.column.at)}</th><th scope="col">{td_string!(l, audit.field.actor)}</th>
@@ -199,9 +200,18 @@ pub fn Reason(reason: ReasonView) -> impl IntoView {
     }
 }
 
+/// A recorded value: in words where the product has them (the stored value as a tooltip), else as stored.
+fn value(action: &str, key: &str, stored: String) -> AnyView {
+    match value_words(action, key, &stored) {
+        Some(words) => view! { <span title=stored>{words}</span> }.into_any(),
+        None => view! { <code>{stored}</code> }.into_any(),
+    }
+}
+
 #[component]
 fn EventRow(row: AuditRow) -> impl IntoView {
     let l = super::labels::locale();
+    let action = row.action.clone();
     let code = row.object_type.clone(); // the kind's code as a tooltip; the ID is shown or named
     // Its kind in words, then its name (as given) or its ID (a code).
     let name = match row.object_name {
@@ -214,14 +224,15 @@ fn EventRow(row: AuditRow) -> impl IntoView {
     };
     view! {
         <tr>
-            <td>{row.seq}</td>
-            <td>{local_time(row.at)}</td>
-            <td><ActorName actor=row.actor /> <span class="hint">" (" {row.actor_kind} ")"</span></td>
+            // Each cell names its column: on a phone the rows are cards (`table.cards`), the headings hidden.
+            <td data-label="#">{row.seq}</td>
+            <td data-label=td_string!(l, audit.column.at)>{local_time(row.at)}</td>
+            <td data-label=td_string!(l, audit.field.actor)><ActorName actor=row.actor /> <span class="hint">" (" {row.actor_kind} ")"</span></td>
             // Auditors search and export by the code: it stays under the name.
-            <td>{row.action_label}<br /><code class="hint">{row.action}</code></td>
-            <td>{object}</td>
-            <td title=row.department>{row.department_name.map_or_else(|| view! { "—" }.into_any(), |d| view! { <span data-entered>{d}</span> }.into_any())}</td>
-            <td>
+            <td data-label=td_string!(l, audit.field.action)>{row.action_label}<br /><code class="hint">{row.action}</code></td>
+            <td data-label=td_string!(l, audit.column.object)>{object}</td>
+            <td data-label=td_string!(l, audit.field.department) title=row.department>{row.department_name.map_or_else(|| view! { "—" }.into_any(), |d| view! { <span data-entered>{d}</span> }.into_any())}</td>
+            <td data-label=td_string!(l, audit.column.changes)>
                 {row.reason.map(|r| view! { <p class="reason">{td_string!(l, audit.reason_lead)} <Reason reason=r /></p> })}
                 // What the event recorded, field by field, exactly as it is stored and exported.
                 {(!row.diff.is_empty()).then(|| view! {
@@ -237,8 +248,8 @@ fn EventRow(row: AuditRow) -> impl IntoView {
                             view! {
                                 <dt>{name}</dt>
                                 <dd class=if changed { "changed" } else { "same" }>
-                                    {line.before.filter(|_| changed).map(|b| view! { <del><code>{b}</code></del> " → " })}
-                                    <ins>{line.after.map_or_else(|| view! { {td_string!(l, audit.none)} }.into_any(), |a| view! { <code>{a}</code> }.into_any())}</ins>
+                                    {line.before.filter(|_| changed).map(|b| view! { <del>{value(&action, &line.key, b)}</del> " → " })}
+                                    <ins>{line.after.map_or_else(|| view! { {td_string!(l, audit.none)} }.into_any(), |a| value(&action, &line.key, a))}</ins>
                                 </dd>
                             }
                         }).collect_view()}

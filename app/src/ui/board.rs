@@ -143,7 +143,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
             view! { <p class="empty" data-testid="board-empty">{td_string!(l, board.empty)}</p> }.into_any()
         } else {
             view! {
-                <table class="grid" data-testid="board">
+                <table class="grid cards" data-testid="board">
                     <caption class="sr-only">{td_string!(l, board.title)}</caption>
                     <thead><tr>
                         {bulk.then(|| view! { <th scope="col"><span class="sr-only">{td_string!(l, board.bulk.select)}</span></th> })}
@@ -171,6 +171,18 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
     use std::fmt::Write; // into the string itself, no string per piece; writing to a `String` cannot fail
     let (drill, on_hold) = (td_string!(l, board.drill), td_string!(l, board.on_hold));
     let possible_duplicate = td_string!(l, board.possible_duplicate);
+    // Each cell names its column: on a phone the rows are cards (`table.cards`), the headings hidden.
+    let [select, process_id, workflow, department, event_label, class_label, business_key, registered] = [
+        td_string!(l, board.bulk.select),
+        td_string!(l, board.process_id),
+        td_string!(l, board.workflow),
+        td_string!(l, board.department),
+        td_string!(l, board.event),
+        td_string!(l, board.failure_class),
+        td_string!(l, board.business_key),
+        td_string!(l, board.registered),
+    ]
+    .map(|label| attr(label).into_owned());
     let mut html = String::with_capacity(rows.len() * 400);
     for row in rows {
         let id = &row.process_id;
@@ -179,19 +191,19 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
             let label = td_string!(l, board.bulk.tick, id = id.clone()).to_string();
             let _ = write!(
                 html,
-                r#"<td><input type="checkbox" aria-label="{}" data-testid="tick" data-process-id="{}"></td>"#,
+                r#"<td data-label="{select}"><input type="checkbox" aria-label="{}" data-testid="tick" data-process-id="{}"></td>"#,
                 attr(&label),
                 attr(id)
             );
         }
-        let _ = write!(html, r#"<td><a href="/operations/{}">{}</a>"#, attr(id), text(id));
+        let _ = write!(html, r#"<td data-label="{process_id}"><a href="/operations/{}">{}</a>"#, attr(id), text(id));
         if row.drill {
             let _ = write!(html, r#" <span class="badge" data-testid="drill">{}</span>"#, text(drill));
         }
         let event = event_label_in(l, row.event.as_deref().unwrap_or(""));
         let _ = write!(
             html,
-            r#"</td><td>{}</td><td data-entered>{}</td><td><span class="badge warn">⚠ {}</span>"#,
+            r#"</td><td data-label="{workflow}">{}</td><td data-label="{department}" data-entered>{}</td><td data-label="{event_label}"><span class="badge warn">⚠ {}</span>"#,
             text(&row.workflow),
             text(department_name(departments, &row.department)),
             text(event)
@@ -200,7 +212,12 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
             let _ = write!(html, r#"<span class="badge" data-testid="on-hold">{}</span>"#, text(on_hold));
         }
         let class = failure_class_label_in(l, row.failure_class.as_deref().unwrap_or(""));
-        let _ = write!(html, "</td><td>{}</td><td>{}", text(class), text(row.business_key.as_deref().unwrap_or("")));
+        let _ = write!(
+            html,
+            r#"</td><td data-label="{class_label}">{}</td><td data-label="{business_key}">{}"#,
+            text(class),
+            text(row.business_key.as_deref().unwrap_or(""))
+        );
         if let Some(other) = &row.possible_duplicate_of {
             let title = td_string!(l, board.same_business_key, other = other.clone()).to_string();
             let _ = write!(
@@ -210,7 +227,7 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
                 text(possible_duplicate)
             );
         }
-        let _ = write!(html, "</td><td>{}</td></tr>", text(&local_time_in(zone, row.created_at)));
+        let _ = write!(html, r#"</td><td data-label="{registered}">{}</td></tr>"#, text(&local_time_in(zone, row.created_at)));
     }
     html
 }

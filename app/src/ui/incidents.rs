@@ -68,7 +68,7 @@ where
 }
 
 /// Action statuses with a sign, so that colour is never the only cue.
-fn status_label(status: ActionStatus) -> &'static str {
+pub(super) fn action_status_label(status: ActionStatus) -> &'static str {
     let l = locale();
     match status {
         ActionStatus::Open => td_string!(l, incident.status.open),
@@ -362,7 +362,7 @@ fn ActionRow(a: ActionView, incident: i64, may_edit: bool, status: ServerAction<
             <td data-entered>{a.owner.clone()}</td>
             <td>{a.due_on.to_string()}
                 {a.overdue.then(|| view! { " " <strong class="badge late" data-testid="overdue">{td_string!(l, incident.action.overdue)}</strong> })}</td>
-            <td data-testid="action-status">{status_label(a.status)}{a.done_at.map(|at| view! { <small>" · " {local_time(at)}</small> })}</td>
+            <td data-testid="action-status">{action_status_label(a.status)}{a.done_at.map(|at| view! { <small>" · " {local_time(at)}</small> })}</td>
             {buttons}
         </tr>
     }

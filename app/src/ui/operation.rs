@@ -183,7 +183,10 @@ fn StepRow(step: StepView) -> impl IntoView {
                 {r.evidence.external_id.map(|id| view! { <br /> {td_string!(l, operation.steps.external_id)} " " <code>{id}</code> })}
                 // The compared values are the step's and the outside record's data, shown as they are.
                 {(!compared.is_empty()).then(|| view! { <br /> {td_string!(l, operation.steps.compared)} " " <samp>{compared}</samp> })}
-                <br /><small>{r.connector} " · " {local_time(r.checked_at)} " · " {r.asked_by}</small>
+                <br /><small>{r.connector} " · " {local_time(r.checked_at)} " · " {match r.asked_by_person {
+                    Some(name) => view! { <span data-entered>{name}</span> }.into_any(),
+                    None => view! { <span>{r.asked_by}</span> }.into_any(),
+                }}</small>
                 {r.superseded_at.map(|at| view! {
                     <br /><em class="superseded" data-testid="superseded">{td_string!(l, operation.steps.superseded, at = local_time(at)).to_string()}</em>
                 })}

@@ -93,7 +93,7 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
         return Err(AppError::NotFound);
     }
     let names = super::names::Names::load(&mut tx).await?;
-    super::operations::in_readers_words(&mut operation.steps, caller.locale);
+    super::operations::in_readers_words(&mut operation.steps, caller.locale, &names);
     let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
     let timeline = events
         .into_iter()

@@ -39,6 +39,14 @@ impl Names {
         self.departments.iter().find(|d| d.code == code).map_or(code, |d| d.name.as_str())
     }
 
+    /// The person behind a reconciliation's `asked_by` (`user:<sign-in>`, `manual:<sign-in>`), by name.
+    pub fn person_who_asked(&self, asked_by: &str) -> Option<&str> {
+        match asked_by.split_once(':') {
+            Some(("user" | "manual", username)) => self.display_name(username),
+            _ => None,
+        }
+    }
+
     /// Who acted, as the trail stored them (`user` and a sign-in name, a part of the system…), in words.
     pub fn actor(&self, l: Locale, kind: &str, label: &str) -> ActorView {
         match (kind, self.display_name(label)) {

@@ -2,6 +2,7 @@
 //! Registering them is `registration`.
 use super::api_clients::ApiClient;
 use super::audit::record;
+use super::names::Names;
 use crate::backend::db::ai_attempts::AttemptRow;
 use crate::backend::db::operations::OperationRow;
 use crate::backend::db::reconciliations::ReconciliationRow;
@@ -30,10 +31,11 @@ pub async fn get_for_client(state: &AppState, client: &ApiClient, process_id: &s
     Ok(view)
 }
 
-/// The steps as a page shows them: who asked for each reconciliation and what its verdict rests on, in the
-/// reader's language (the API keeps the code and the English sentence).
-pub fn in_readers_words(steps: &mut [StepView], locale: Locale) {
+/// The steps as a page shows them: who asked for each reconciliation (people by name) and what its verdict rests
+/// on, in the reader's language (the API keeps the code and the English sentence).
+pub fn in_readers_words(steps: &mut [StepView], locale: Locale, names: &Names) {
     for reconciliation in steps.iter_mut().filter_map(|s| s.reconciliation.as_mut()) {
+        reconciliation.asked_by_person = names.person_who_asked(&reconciliation.asked_by).map(str::to_string);
         reconciliation.asked_by = asked_by_label_in(locale, &reconciliation.asked_by);
         reconciliation.evidence.summary = basis_label_in(locale, &reconciliation.evidence.basis());
     }
@@ -80,6 +82,7 @@ fn reconciliation_view(row: ReconciliationRow, completed_at: Option<DateTime<Utc
         connector: row.connector,
         checked_at: row.checked_at,
         asked_by: row.asked_by,
+        asked_by_person: None,
         evidence: serde_json::from_str(&row.evidence_json).unwrap_or_default(),
     }
 }

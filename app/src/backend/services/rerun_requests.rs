@@ -341,7 +341,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
     let ballot = super::makers::request_ballot(&mut tx, &request).await?;
     let mut operation = super::operations::view_in(&mut tx, &request.process_id).await?.ok_or(AppError::NotFound)?;
-    super::operations::in_readers_words(&mut operation.steps, caller.locale);
+    let names = super::names::Names::load(&mut tx).await?;
+    super::operations::in_readers_words(&mut operation.steps, caller.locale, &names);
     let mut makers: Vec<MakerView> = Vec::new();
     for maker in &ballot.makers {
         let name = db::users::by_id(&mut tx, maker.user_id).await?.map_or_else(String::new, |u| u.display_name);
