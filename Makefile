@@ -34,6 +34,7 @@ run: deps-build
 	  cargo leptos build --split
 	mkdir -p data
 	[ -f data/audit-signing.key ] || target/debug/server audit keygen --file data/audit-signing.key >/dev/null
+	[ -f data/audit-signing.key.witness ] || target/debug/server audit start-memory --file data/audit-signing.key
 	RERUN_GATE_AUDIT_KEY_FILE=$${RERUN_GATE_AUDIT_KEY_FILE:-data/audit-signing.key} \
 	LEPTOS_SITE_ROOT=target/site LEPTOS_OUTPUT_NAME=rerun-gate \
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \

@@ -134,6 +134,16 @@ pub enum AuditCommand {
         /// An earlier JSON Lines export whose checkpoints the trail must still match (repeat for several).
         #[arg(long = "checkpoints", requires = "public_key")]
         checkpoints: Vec<std::path::PathBuf>,
+        /// The signer's memory (`<key file>.witness`): every checkpoint the server signed. Without it, the one
+        /// beside `RERUN_GATE_AUDIT_KEY_FILE` is read when there is one.
+        #[arg(long, requires = "public_key")]
+        witness: Option<std::path::PathBuf>,
+    },
+    /// Start the signer's memory for a key made before the memory existed: from the newest checkpoint this key
+    /// signed in the database (its signature checked). Once, when upgrading; never over an existing memory.
+    StartMemory {
+        #[arg(long, env = app::backend::audit_key::KEY_FILE_ENV)]
+        file: std::path::PathBuf,
     },
     /// Create the key that signs the chain's checkpoints, in a new file readable only by its owner.
     Keygen {
@@ -175,20 +185,41 @@ pub enum AuditCommand {
     },
 }
 
-/// What an auditor trusts: the public key, and checkpoints kept from earlier exports.
+/// What an auditor trusts: the public key, and checkpoints kept from earlier exports and the signer's memory.
 pub fn proof_inputs(
     public_key: Option<&Path>,
     kept: &[std::path::PathBuf],
+    witness: Option<&Path>,
 ) -> anyhow::Result<Option<(PublicKey, Vec<SignedCheckpoint>)>> {
     let Some(path) = public_key else { return Ok(None) };
     let key =
         PublicKey::from_pem(&std::fs::read_to_string(path)?).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut checkpoints = Vec::new();
-    for file in kept {
-        let lines = std::io::BufReader::new(std::fs::File::open(file)?).lines().map_while(Result::ok);
+    for file in kept.iter().map(std::path::PathBuf::as_path).chain(witness) {
+        let opened = std::fs::File::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let lines = std::io::BufReader::new(opened).lines().map_while(Result::ok);
         checkpoints.extend(ExportProof::kept_from(lines));
     }
     Ok(Some((key, checkpoints)))
+}
+
+/// The signer's memory to verify with: the one named, else the one beside the key file of this installation.
+fn witness_to_read(named: Option<&Path>) -> Option<std::path::PathBuf> {
+    named.map(Path::to_path_buf).or_else(|| {
+        let key = std::env::var_os(app::backend::audit_key::KEY_FILE_ENV).filter(|p| !p.is_empty())?;
+        let witness = app::backend::audit_witness::path_for(Path::new(&key));
+        eprintln!("checking against the signer's memory {}", witness.display());
+        Some(witness)
+    })
+}
+
+/// `audit verify --file`: an export checked without the database.
+pub fn verify_offline(command: &AuditCommand) -> anyhow::Result<i32> {
+    let AuditCommand::Verify { file: Some(path), public_key, checkpoints, witness } = command else {
+        anyhow::bail!("not an offline check");
+    };
+    let witness = public_key.as_ref().and_then(|_| witness_to_read(witness.as_deref()));
+    verify_export_file(path, proof_inputs(public_key.as_deref(), checkpoints, witness.as_deref())?)
 }
 
 /// Checks an exported JSON Lines file offline (with a public key, against its signed checkpoints and the kept
@@ -274,6 +305,7 @@ impl Cli {
         if let Some(path) = std::env::var_os(app::backend::audit_key::KEY_FILE_ENV).filter(|p| !p.is_empty()) {
             let key = app::backend::audit_key::load(std::path::Path::new(&path)).map_err(anyhow::Error::msg)?;
             server.audit_key = Some(std::sync::Arc::new(key));
+            server.audit_witness = Some(app::backend::audit_witness::path_for(std::path::Path::new(&path)));
         }
         Ok(server)
     }
@@ -329,9 +361,8 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
                 }
             }
         }
-        Command::Audit { command: AuditCommand::Verify { file: Some(path), public_key, checkpoints } } => {
-            verify_export_file(path, proof_inputs(public_key.as_deref(), checkpoints)?)
-        }
+        Command::Audit { command: verify @ AuditCommand::Verify { file: Some(_), .. } } => verify_offline(verify),
+        Command::Audit { command: AuditCommand::StartMemory { file } } => start_memory(state, file).await,
         Command::Audit { command: AuditCommand::Keygen { file, replaces } } => {
             keygen(Some(state), file, replaces.as_deref()).await
         }
@@ -361,8 +392,9 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             std::io::Write::flush(&mut out)?;
             Ok(0)
         }
-        Command::Audit { command: AuditCommand::Verify { file: None, public_key, checkpoints } } => {
-            let proof = proof_inputs(public_key.as_deref(), checkpoints)?
+        Command::Audit { command: AuditCommand::Verify { file: None, public_key, checkpoints, witness } } => {
+            let witness = public_key.as_ref().and_then(|_| witness_to_read(witness.as_deref()));
+            let proof = proof_inputs(public_key.as_deref(), checkpoints, witness.as_deref())?
                 .map(|(public_key, kept)| services::audit::Proof { public_key, kept });
             let asked = proof.is_some();
             match services::audit::verify_with(&state.db, proof).await? {
@@ -416,6 +448,8 @@ pub async fn keygen(state: Option<&AppState>, file: &Path, replaces: Option<&Pat
         None => None,
     };
     let key = app::backend::audit_key::create(file).map_err(anyhow::Error::msg)?;
+    app::backend::audit_witness::Witness::create(&app::backend::audit_witness::path_for(file))
+        .map_err(anyhow::Error::msg)?;
     if let (Some((public, private)), Some(state)) = (old, state) {
         services::audit_proof::record_succession(state, &key, &public, private.as_ref()).await?;
         println!("the new key names key {} as the one it replaces", public.key_id());
@@ -433,6 +467,17 @@ fn old_key(path: &Path) -> anyhow::Result<(PublicKey, Option<app::domain::audit_
     }
     let key = app::backend::audit_key::load(path).map_err(anyhow::Error::msg)?;
     Ok((key.public(), Some(key)))
+}
+
+/// The signer's memory for a key made before it existed, from the newest checkpoint that key signed.
+async fn start_memory(state: &AppState, file: &Path) -> anyhow::Result<i32> {
+    let key = app::backend::audit_key::load(file).map_err(anyhow::Error::msg)?;
+    let path = app::backend::audit_witness::path_for(file);
+    match services::audit_proof::start_memory(state, &key, &path).await? {
+        Some(seq) => println!("the signer's memory {} starts at the checkpoint of event {seq}", path.display()),
+        None => println!("the signer's memory {} starts empty: this key has signed no checkpoint yet", path.display()),
+    }
+    Ok(0)
 }
 
 pub fn public_key(file: &Path) -> anyhow::Result<i32> {

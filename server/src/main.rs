@@ -26,8 +26,8 @@ async fn run() -> anyhow::Result<i32> {
     let cli = cli::parse();
     // Offline: no database.
     match &cli.command {
-        Some(Command::Audit { command: cli::AuditCommand::Verify { file: Some(path), public_key, checkpoints } }) => {
-            return cli::verify_export_file(path, cli::proof_inputs(public_key.as_deref(), checkpoints)?);
+        Some(Command::Audit { command: verify @ cli::AuditCommand::Verify { file: Some(_), .. } }) => {
+            return cli::verify_offline(verify);
         }
         Some(Command::Audit { command: cli::AuditCommand::PublicKey { file } }) => return cli::public_key(file),
         Some(Command::Audit { command: cli::AuditCommand::Keygen { file, replaces: None } }) => {
@@ -71,6 +71,10 @@ async fn run() -> anyhow::Result<i32> {
     startup::spawn_threshold_checks(state.clone());
     let dispatcher = startup::spawn_dispatcher(state.clone());
     startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));
+    // A restart after the newest events were removed raises the alarm now, not at the next checkpoint.
+    if let Err(error) = app::backend::services::audit_proof::check_memory(&state).await {
+        tracing::error!(%error, "checking the audit signer's memory failed");
+    }
     startup::spawn_checkpoints(state.clone());
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, engine = state.db.engine(), public_url = %state.server.public_url,

@@ -94,6 +94,9 @@ pub async fn render(state: &AppState) -> Result<String, AppError> {
         look_ups.get_or_create(&LookUpLabels { connector, verdict }).inc_by(n.max(0) as u64);
     }
     registry.register("reconciliations", "Look-ups at the outside systems, by connector and verdict", look_ups);
+    let broken = Gauge::<i64>::default();
+    broken.set(i64::from(state.audit_signer.alarm().is_some()));
+    registry.register("audit_trail_broken", "1 while the audit signer's alarm stands: nothing is signed", broken);
 
     let mut text = String::new();
     encode(&mut text, &registry).map_err(|e| AppError::internal("metrics encoding", e))?;

@@ -1,5 +1,6 @@
 //! Server-side only: state, sign-in, services (rules + one transaction each) and the data layer.
 pub mod audit_key;
+pub mod audit_witness;
 pub mod auth;
 pub mod charts;
 pub mod clock;
@@ -53,6 +54,8 @@ pub struct ServerOptions {
     /// Signs the audit chain's checkpoints (`RERUN_GATE_AUDIT_KEY_FILE`, see `audit_key`); without it, nothing
     /// is signed and the admin page says so.
     pub audit_key: Option<Arc<crate::domain::audit_proof::AuditKey>>,
+    /// The signer's memory (`audit_witness`): beside the key file, `<key file>.witness`.
+    pub audit_witness: Option<std::path::PathBuf>,
 }
 
 impl ServerOptions {
@@ -73,6 +76,7 @@ impl ServerOptions {
             api_rate_per_second: 1_000,
             api_burst: 2_000,
             audit_key: None,
+            audit_witness: None,
         }
     }
 
@@ -159,7 +163,8 @@ impl AppState {
         let password_checks =
             Arc::new(passwords::Checks::new(server.password_checks_at_once, server.password_check_queue));
         let api_limits = Arc::new(services::api_clients::RateLimits::new(server.api_rate_per_second, server.api_burst));
-        let audit_signer = Arc::new(services::audit_proof::Signer::new(server.audit_key.clone()));
+        let audit_signer =
+            Arc::new(services::audit_proof::Signer::new(server.audit_key.clone(), server.audit_witness.as_deref()));
         let oidc = config.sign_in.oidc.as_ref().map(|c| identity_provider(c, &server.public_url)).transpose()?;
         Ok(AppState(Arc::new(Parts {
             db,

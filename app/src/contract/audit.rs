@@ -63,6 +63,8 @@ pub struct SigningView {
     pub key_id: Option<String>,
     pub fingerprint: Option<String>,
     pub latest: Option<(i64, chrono::DateTime<chrono::Utc>)>,
+    /// Why nothing is signed, until a person resolves it.
+    pub alarm: Option<crate::domain::signer_alarm::SignerAlarm>,
 }
 
 /// The chain as the last incremental check found it.
@@ -83,6 +85,8 @@ pub struct AuditPageView {
     pub choices: AuditChoices,
     /// Routine events (sign-ins, sign-outs, preference changes) are on the page.
     pub routine_shown: bool,
+    /// The audit signer's alarm: the chain no longer extends what it signed.
+    pub signer_alarm: Option<crate::domain::signer_alarm::SignerAlarm>,
 }
 
 /// An event's reason as the page shows it: the system's own in the reader's language, or what a person wrote

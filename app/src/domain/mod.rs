@@ -37,6 +37,7 @@ pub mod rerun_plan;
 pub mod rerun_request;
 pub mod rights;
 pub mod roles;
+pub mod signer_alarm;
 pub mod stall;
 pub mod steps;
 pub mod stop_switch;

@@ -19,6 +19,8 @@ pub enum Notice {
     },
     /// A department's risk indicator went over its threshold in a review period.
     ThresholdCrossed { indicator: Indicator, value: f64, above: f64, period: PeriodKind, start: NaiveDate },
+    /// The audit signer's alarm: the chain no longer extends what it signed (to the auditors and admins).
+    AuditTrailBroken { alarm: super::signer_alarm::SignerAlarm },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +90,14 @@ mod tests {
                 above: 10.0,
                 period: PeriodKind::Week,
                 start: NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+            },
+            Notice::AuditTrailBroken {
+                alarm: super::super::signer_alarm::SignerAlarm::HistoryChanged {
+                    seq: 12,
+                    hash: "ab".into(),
+                    found: None,
+                    head: 9,
+                },
             },
         ];
         for notice in notices {

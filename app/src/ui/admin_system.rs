@@ -15,6 +15,7 @@ fn AuditSigning() -> impl IntoView {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 signing.await.ok().map(|s| view! {
+                    {s.alarm.clone().map(|alarm| view! { <super::audit::SignerAlarmNotice alarm /> })}
                     <section class="card" data-testid="audit-signing">
                         <h2>{td_string!(l, admin.config.signing)}</h2>
                         {match s.fingerprint {

@@ -1,13 +1,15 @@
 //! The audit trail page: filters in the URL, newest first in keyset pages, before/after as a readable diff,
 //! whether the chain is intact, and (for auditors) the exports.
+use super::audit_values::value_words;
 use super::data::resource;
 use super::download::DownloadWithProgress;
-use super::audit_values::value_words;
 use super::labels::local_time;
 use crate::api::audit::{ActorView, AuditChoices, AuditPageView, AuditRow, ChainView, Choice, FieldChange, audit_page};
 use crate::contract::audit::ReasonView;
 use crate::domain::audit_export::AuditFilterForm;
+use crate::domain::signer_alarm::SignerAlarm;
 use crate::i18n::td_string;
+use crate::words::audit::signer_alarm_in;
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
 use leptos_router::hooks::use_query_map;
@@ -80,6 +82,19 @@ pub fn AuditPage() -> impl IntoView {
     }
 }
 
+/// The audit signer's alarm, with the numbers (on the audit page and the admin's system page).
+#[component]
+pub fn SignerAlarmNotice(alarm: SignerAlarm) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
+        <div class="card alarm" role="alert" data-testid="signer-alarm">
+            <h2>{td_string!(l, audit.signer_alarm.title)}</h2>
+            <p>{signer_alarm_in(l, &alarm)}</p>
+            <p>{td_string!(l, audit.signer_alarm.what_now)}</p>
+        </div>
+    }
+}
+
 #[component]
 fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
     let l = super::labels::locale();
@@ -108,6 +123,7 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
     };
     let AuditChoices { actions, object_types, departments, people } = view.choices;
     view! {
+        {view.signer_alarm.map(|alarm| view! { <SignerAlarmNotice alarm /> })}
         {chain}
         <Form method="GET" action="/audit" attr:class="filters" attr:aria-label=move || td_string!(l, audit.filters)>
             {entry("from", td_string!(l, audit.field.from), "date", &form)}

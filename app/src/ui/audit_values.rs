@@ -4,7 +4,9 @@
 use super::admin_users::role_label;
 use super::batches::batch_status_label;
 use super::incidents::action_status_label;
-use super::labels::{event_label, failure_class_label, locale, operation_status_label, step_state_label, verdict_label};
+use super::labels::{
+    event_label, failure_class_label, locale, operation_status_label, step_state_label, verdict_label,
+};
 use super::rerun_request::status_label;
 use crate::domain::batches::BatchStatus;
 use crate::domain::incidents::ActionStatus;

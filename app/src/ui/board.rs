@@ -227,7 +227,11 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
                 text(possible_duplicate)
             );
         }
-        let _ = write!(html, r#"</td><td data-label="{registered}">{}</td></tr>"#, text(&local_time_in(zone, row.created_at)));
+        let _ = write!(
+            html,
+            r#"</td><td data-label="{registered}">{}</td></tr>"#,
+            text(&local_time_in(zone, row.created_at))
+        );
     }
     html
 }

@@ -3,6 +3,7 @@ use crate::contract::audit::ReasonView;
 use crate::domain::audit::{ActorKind, ObjectType, SystemActor, SystemLabel};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::reasons::SystemReason;
+use crate::domain::signer_alarm::SignerAlarm;
 use crate::domain::stall::StallReason;
 use crate::i18n::{Locale, td_string};
 
@@ -240,6 +241,25 @@ pub fn asked_by_label_in(l: Locale, asked_by: &str) -> String {
             Some(kind) => actor_label_in(l, kind, label),
             None => asked_by.to_string(),
         },
+    }
+}
+
+/// The audit signer's alarm, in the reader's language, with the numbers.
+pub fn signer_alarm_in(l: Locale, alarm: &SignerAlarm) -> String {
+    match alarm {
+        SignerAlarm::HistoryChanged { seq, found: None, head, .. } if head < seq => {
+            td_string!(l, audit.signer_alarm.missing, seq = *seq, head = *head, first = *head + 1).to_string()
+        }
+        SignerAlarm::HistoryChanged { seq, found: None, .. } => {
+            td_string!(l, audit.signer_alarm.gone, seq = *seq).to_string()
+        }
+        SignerAlarm::HistoryChanged { seq, found: Some(_), .. } => {
+            td_string!(l, audit.signer_alarm.rewritten, seq = *seq).to_string()
+        }
+        SignerAlarm::ChainBroken { seq, .. } => td_string!(l, audit.signer_alarm.chain_broken, seq = *seq).to_string(),
+        SignerAlarm::MemoryLost { problem } => {
+            td_string!(l, audit.signer_alarm.memory_lost, problem = problem.as_str()).to_string()
+        }
     }
 }
 

@@ -32,6 +32,9 @@ pub fn notice_title_in(l: Locale, notice: &Notice) -> String {
             // Titled by what it is about; its ID only for a notice stored without a reason.
             batch_title(l, &short(if reason.trim().is_empty() { batch_id } else { reason }), *news)
         }
+        Notice::AuditTrailBroken { alarm } => {
+            td_string!(l, rerun.notice.audit_trail_broken, what = super::audit::signer_alarm_in(l, alarm)).to_string()
+        }
         Notice::ThresholdCrossed { indicator, value, above, period, start } => {
             let period = match period {
                 PeriodKind::Week => td_string!(l, rerun.notice.week),

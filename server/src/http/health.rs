@@ -11,13 +11,17 @@ pub fn routes(state: AppState) -> Router {
     route(router, Method::GET, "/readyz", ready).with_state(state)
 }
 
-/// Ready when the database answers.
-async fn ready(State(state): State<AppState>) -> (StatusCode, &'static str) {
+/// Ready when the database answers. Reads go on when the audit signer's alarm stands (it stays ready), but the
+/// answer says so, with the numbers, for whoever watches it.
+async fn ready(State(state): State<AppState>) -> (StatusCode, String) {
     match state.db.begin_read().await {
-        Ok(_) => (StatusCode::OK, "ready"),
+        Ok(_) => match state.audit_signer.alarm() {
+            None => (StatusCode::OK, "ready".into()),
+            Some(alarm) => (StatusCode::OK, format!("ready; audit trail broken: {alarm}")),
+        },
         Err(error) => {
             tracing::error!(%error, "database not reachable");
-            (StatusCode::SERVICE_UNAVAILABLE, "database not reachable")
+            (StatusCode::SERVICE_UNAVAILABLE, "database not reachable".into())
         }
     }
 }

@@ -7,7 +7,7 @@ use app::backend::services::audit_proof::checkpoint_head;
 use app::domain::audit::AuditEvent;
 use std::process::{Command, Output};
 
-fn server(args: &[&str], database_url: &str) -> Output {
+pub(crate) fn server(args: &[&str], database_url: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_server"))
         .args(args)
         .env("DATABASE_URL", database_url)
@@ -18,7 +18,7 @@ fn server(args: &[&str], database_url: &str) -> Output {
         .expect("start the server binary")
 }
 
-fn text(output: &Output) -> String {
+pub(crate) fn text(output: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
 
@@ -54,7 +54,7 @@ fn proof() -> Proof {
 
 /// What someone with full access to the database can do: rewrite event `seq` and recompute every later hash
 /// and the head, so that the chain alone links perfectly.
-async fn forge(db: &Db, seq: i64) {
+pub(crate) async fn forge(db: &Db, seq: i64) {
     let mut conn = db.connection().await.unwrap();
     let events: Vec<AuditEvent> = app::backend::db::audit::page_after(&mut conn, seq - 1, 100_000).await.unwrap();
     drop(conn);
@@ -88,7 +88,7 @@ async fn forge(db: &Db, seq: i64) {
 }
 
 /// And then removes the signed checkpoints that would betray it.
-async fn remove_checkpoints(db: &Db) {
+pub(crate) async fn remove_checkpoints(db: &Db) {
     let statements = match db {
         Db::Sqlite(..) => {
             vec!["DROP TRIGGER audit_signed_checkpoints_no_delete", "DELETE FROM audit_signed_checkpoints"]
@@ -106,7 +106,7 @@ async fn remove_checkpoints(db: &Db) {
     }
 }
 
-async fn some_events(app: &TestApp, names: &[&str]) {
+pub(crate) async fn some_events(app: &TestApp, names: &[&str]) {
     for name in names {
         app.user(name, &["staff"], &["sales"]).await;
     }

@@ -144,6 +144,13 @@ pub fn audit_key() -> &'static Arc<app::domain::audit_proof::AuditKey> {
     KEY.get_or_init(|| Arc::new(app::domain::audit_proof::AuditKey::generate()))
 }
 
+/// A new, empty signer's memory for one test app (the suite's key is shared; each installation has its own).
+fn fresh_witness() -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("rerun-gate-{}.witness", uuid::Uuid::new_v4().simple()));
+    app::backend::audit_witness::Witness::create(&path).expect("a new signer's memory");
+    path
+}
+
 /// The suite key's public half in a PEM file, as an auditor keeps it.
 pub fn public_key_file() -> &'static std::path::Path {
     static FILE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
@@ -217,16 +224,43 @@ impl TestApp {
         server::telemetry::init_for_tests();
         app::backend::reconciliation::ssrf::install_tls_provider();
         let database_url = fresh_database_url().await;
-        let migrate_url = migrate_url(&database_url);
-        let db = server::startup::open_database_as(&database_url, migrate_url.as_deref()).await.expect("open database");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut server_options = ServerOptions::new(&format!("http://{addr}"));
         server_options.audit_key = Some(audit_key().clone());
+        server_options.audit_witness = Some(fresh_witness());
         configure(&mut server_options);
         let config = config(&server_options.public_url);
         let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
+        Self::start(database_url, listener, server_options, config, clock).await
+    }
+
+    /// The same installation started again (its database, key, signer's memory and clock) on a new port.
+    pub async fn restarted(mut self) -> TestApp {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut server_options = (*self.state.server).clone();
+        server_options.public_url = format!("http://{}", listener.local_addr().unwrap());
+        let config = (*self.state.config).clone();
+        self.state.db.close().await;
+        // The database goes on with the new app (this one's drop would remove it).
+        let database_url = std::mem::take(&mut self.database_url);
+        Self::start(database_url, listener, server_options, config, self.clock.clone()).await
+    }
+
+    /// Opens the database and serves the app on `listener`, checking the audit signer's memory as the server
+    /// does at start.
+    async fn start(
+        database_url: String,
+        listener: tokio::net::TcpListener,
+        server_options: ServerOptions,
+        config: app::backend::config::Config,
+        clock: Arc<ManualClock>,
+    ) -> TestApp {
+        let addr = listener.local_addr().unwrap();
+        let migrate_url = migrate_url(&database_url);
+        let db = server::startup::open_database_as(&database_url, migrate_url.as_deref()).await.expect("open database");
         let state = server::startup::state(db, clock.clone(), server_options, config).await.expect("state");
+        app::backend::services::audit_proof::check_memory(&state).await.expect("check the signer's memory");
         let mut options = server::startup::leptos_options().unwrap();
         options.site_addr = addr;
         let router = server::startup::router(state.clone(), options);
@@ -242,6 +276,26 @@ impl TestApp {
 
     pub fn db(&self) -> &Db {
         &self.state.db
+    }
+
+    /// The audit signer's memory of this installation.
+    pub fn witness(&self) -> &std::path::Path {
+        self.state.server.audit_witness.as_deref().expect("each test app has a signer's memory")
+    }
+
+    /// How many notifications of `kind` a user has.
+    pub async fn notifications_of(&self, username: &str, kind: &str) -> i64 {
+        let mut conn = self.db().connection().await.unwrap();
+        let sql = "SELECT COUNT(*) FROM notifications n JOIN users u ON u.id = n.user_id WHERE u.username = $1 AND n.kind = $2";
+        match &mut conn {
+            app::backend::db::Conn::Sqlite(c, _) => {
+                sqlx::query_scalar(sql).bind(username).bind(kind).fetch_one(&mut **c).await
+            }
+            app::backend::db::Conn::Postgres(c, _) => {
+                sqlx::query_scalar(sql).bind(username).bind(kind).fetch_one(&mut **c).await
+            }
+        }
+        .unwrap()
     }
 
     /// Creates a user with the given roles and departments (the example configuration's `sales`, `billing`).

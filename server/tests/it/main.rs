@@ -4,6 +4,7 @@
 mod ai_attempts;
 mod approvals;
 mod audit_exports;
+mod audit_memory;
 mod audit_proof;
 mod audit_trail;
 mod batches;

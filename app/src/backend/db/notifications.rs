@@ -50,6 +50,16 @@ pub async fn owners_of(tx: &mut Conn, department: &str) -> Result<Vec<i64>, sqlx
     .await)
 }
 
+/// The organisation's auditors and admins (enabled).
+pub async fn auditors_and_admins(tx: &mut Conn) -> Result<Vec<i64>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
+        "SELECT DISTINCT u.id FROM users u JOIN user_roles r ON r.user_id = u.id
+         WHERE r.role IN ('auditor', 'admin') AND u.disabled_at IS NULL ORDER BY u.id"
+    )
+    .fetch_all(c)
+    .await)
+}
+
 /// Everyone's notifications that link to `link` (the evidence bundle).
 pub async fn with_link(tx: &mut Conn, link: &str) -> Result<Vec<NotificationRow>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_as(

@@ -39,6 +39,7 @@ pub async fn page(
         may_export: caller.user().has(Role::Auditor),
         choices: choices(l, caller, &names),
         routine_shown: routine,
+        signer_alarm: state.audit_signer.alarm(),
     })
 }
 

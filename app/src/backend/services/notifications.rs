@@ -58,6 +58,18 @@ pub async fn notify_owners(
     send(tx, state, &owners, (department, kind), notice, link, now).await
 }
 
+/// Tells the auditors and the admins (the whole organisation's), e.g. of the audit signer's alarm.
+pub async fn notify_auditors_and_admins(
+    tx: &mut db::Conn,
+    state: &AppState,
+    notice: &Notice,
+    link: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let users = db::notifications::auditors_and_admins(tx).await?;
+    send(tx, state, &users, ("", "audit_trail_broken"), notice, link, now).await
+}
+
 /// Tells one user (e.g. whoever asked for a bulk rerun) about it.
 pub async fn notify_user(
     tx: &mut db::Conn,

@@ -1,0 +1,41 @@
+//! The audit signer's alarm: the database's chain no longer extends what the signer signed (see
+//! `backend::services::audit_proof`), or the signer's memory is gone. Pages, notifications and `/readyz` say it.
+use serde::{Deserialize, Serialize};
+
+/// Why the signer signs nothing: the database's chain no longer extends what it signed, or its own memory is
+/// gone. It stands until a person resolves it. (English here, for the log, `/readyz` and the command line; the
+/// pages say it in the reader's language.)
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SignerAlarm {
+    /// The database no longer holds event `seq` that the signer vouched for (`found` is `None`; the trail ends at
+    /// `head`), or holds another event there.
+    HistoryChanged { seq: i64, hash: String, found: Option<String>, head: i64 },
+    /// The chain after the vouched event does not link at `seq`.
+    ChainBroken { seq: i64, problem: String },
+    /// The signer's memory is missing or cannot be read or written.
+    MemoryLost { problem: String },
+}
+
+impl std::fmt::Display for SignerAlarm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SignerAlarm::HistoryChanged { seq, found: None, head, .. } if head < seq => write!(
+                f,
+                "event {seq} was signed, but the database's trail ends at event {head}: events {} to {seq} are missing",
+                head + 1
+            ),
+            SignerAlarm::HistoryChanged { seq, found: None, .. } => {
+                write!(f, "event {seq} was signed, but the database no longer holds it")
+            }
+            SignerAlarm::HistoryChanged { seq, hash, found: Some(found), .. } => write!(
+                f,
+                "event {seq} is not the event that was signed (hash {found}, signed {hash}): the history was rewritten"
+            ),
+            SignerAlarm::ChainBroken { seq, problem } => {
+                write!(f, "the chain after the last signed event breaks at event {seq}: {problem}")
+            }
+            SignerAlarm::MemoryLost { problem } => write!(f, "the signer's memory is lost: {problem}"),
+        }
+    }
+}
