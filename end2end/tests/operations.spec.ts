@@ -22,7 +22,7 @@ test('a staff user sees only their department\'s stalled operations and opens on
     await page.reload();
     await hydrated(page);
     const card = page.getByTestId('board').locator('tr', { hasText: 'ORD-E2E-1' });
-    await expect(card.locator('td').first()).toHaveAttribute('data-label', label);
+    await expect(card.locator('td:has(a[href="/operations/ORD-E2E-1"])')).toHaveAttribute('data-label', label);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.screenshot({ path: `../docs/screenshots/board-phone-${lang}.png`, fullPage: true });
     await expectAccessible(page, `the board on a phone (${lang})`);
