@@ -22,7 +22,7 @@ test('the partial-success case shows the order executed next to the summary not 
 
   // Asking again records a fresh look-up by this user.
   await page.getByRole('button', { name: '外部システムに照会する' }).click();
-  await expect(order.getByTestId('verdict')).toContainText('sato');
+  await expect(order.getByTestId('verdict')).toContainText('佐藤 花子');
   await expect(page.getByTestId('timeline').locator('[title="step.reconciled"]').first()).toContainText('照合を実施');
 });
 
