@@ -1,5 +1,6 @@
 //! The command line of the `server` binary (SPEC "Command line").
 use app::api::admin::NewUser;
+use app::backend::audit_witness::Witness;
 use app::backend::demo::{self, DemoCredential};
 use app::backend::services::{self, audit::Verification, backup::Backup};
 use app::backend::{AppState, ServerOptions};
@@ -139,6 +140,19 @@ pub enum AuditCommand {
         #[arg(long, requires = "public_key")]
         witness: Option<std::path::PathBuf>,
     },
+    /// End the audit signer's alarm (with the server stopped): which history is true, who decides and why. Kept in
+    /// the signer's memory and recorded in the trail; the next checkpoint, signed at once, vouches for it.
+    Resolve {
+        /// `memory`: the database was brought back to a copy that holds every signed event; `database`: the
+        /// signed events it no longer holds are accepted as lost (an older backup restored).
+        #[arg(long, value_parser = |s: &str| app::domain::signer_alarm::TrueHistory::parse(s).ok_or_else(|| "memory or database".to_string()))]
+        history: app::domain::signer_alarm::TrueHistory,
+        /// Who decides (their name).
+        #[arg(long)]
+        by: String,
+        #[arg(long)]
+        reason: String,
+    },
     /// Start the signer's memory for a key made before the memory existed: from the newest checkpoint this key
     /// signed in the database (its signature checked). Once, when upgrading; never over an existing memory.
     StartMemory {
@@ -195,10 +209,26 @@ pub fn proof_inputs(
     let key =
         PublicKey::from_pem(&std::fs::read_to_string(path)?).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let mut checkpoints = Vec::new();
-    for file in kept.iter().map(std::path::PathBuf::as_path).chain(witness) {
-        let opened = std::fs::File::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        let lines = std::io::BufReader::new(opened).lines().map_while(Result::ok);
-        checkpoints.extend(ExportProof::kept_from(lines));
+    for file in kept {
+        // An earlier export, or saved digests (e-mails, chat messages).
+        let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        checkpoints.extend(ExportProof::kept_from(text.lines().map(str::to_string)));
+        checkpoints.extend(app::domain::audit_proof::digests_in(&text));
+    }
+    if let Some(file) = witness {
+        let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let (vouched, resolutions) = app::backend::audit_witness::checkpoints_to_check(&text);
+        for r in resolutions {
+            eprintln!(
+                "the signer's memory: {} found the {} history true at {} ({}); it went on from event {}",
+                r.by,
+                r.history.as_str(),
+                r.at.to_rfc3339(),
+                r.reason,
+                r.seq
+            );
+        }
+        checkpoints.extend(vouched);
     }
     Ok(Some((key, checkpoints)))
 }
@@ -363,6 +393,25 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
         }
         Command::Audit { command: verify @ AuditCommand::Verify { file: Some(_), .. } } => verify_offline(verify),
         Command::Audit { command: AuditCommand::StartMemory { file } } => start_memory(state, file).await,
+        Command::Audit { command: AuditCommand::Resolve { history, by, reason } } => {
+            match services::audit_memory::resolve(state, *history, by, reason).await {
+                Ok(signed) => {
+                    println!(
+                        "the audit signer's alarm is resolved ({} history found true); recorded in the trail",
+                        history.as_str()
+                    );
+                    if let Some(checkpoint) = signed {
+                        println!("checkpoint signed at event {}", checkpoint.seq);
+                    }
+                    Ok(0)
+                }
+                Err(app::contract::AppError::BadRequest(why)) => {
+                    eprintln!("not resolved: {why}");
+                    Ok(1)
+                }
+                Err(error) => Err(error.into()),
+            }
+        }
         Command::Audit { command: AuditCommand::Keygen { file, replaces } } => {
             keygen(Some(state), file, replaces.as_deref()).await
         }
@@ -447,12 +496,36 @@ pub async fn keygen(state: Option<&AppState>, file: &Path, replaces: Option<&Pat
         Some(path) => Some(old_key(path)?),
         None => None,
     };
+    // The old key's memory carries over to the new one; an old key file without its memory is refused.
+    let old_memory = match (&old, replaces) {
+        (Some((_, Some(private))), Some(path)) => {
+            let path = app::backend::audit_witness::path_for(path);
+            let memory = Witness::open(&path, private)
+                .map_err(|e| anyhow::anyhow!("{e}: the old key's memory carries over to the new key"))?;
+            Some((path, memory.vouched().map(|(seq, hash)| (seq, hash.to_string()))))
+        }
+        _ => None,
+    };
     let key = app::backend::audit_key::create(file).map_err(anyhow::Error::msg)?;
-    app::backend::audit_witness::Witness::create(&app::backend::audit_witness::path_for(file))
-        .map_err(anyhow::Error::msg)?;
-    if let (Some((public, private)), Some(state)) = (old, state) {
-        services::audit_proof::record_succession(state, &key, &public, private.as_ref()).await?;
-        println!("the new key names key {} as the one it replaces", public.key_id());
+    let memory = app::backend::audit_witness::path_for(file);
+    match (old, state) {
+        (Some((public, private)), Some(state)) => {
+            let vouched = old_memory.as_ref().and_then(|(_, vouched)| vouched.clone());
+            let statement =
+                services::audit_proof::record_succession(state, &key, &public, private.as_ref(), vouched).await?;
+            println!("the new key names key {} as the one it replaces", public.key_id());
+            match &old_memory {
+                Some((old_path, _)) => {
+                    Witness::carry_over(&memory, old_path, &statement).map_err(anyhow::Error::msg)?;
+                    println!("the old key's memory carries over to {}", memory.display());
+                }
+                None => {
+                    Witness::create(&memory).map_err(anyhow::Error::msg)?;
+                    println!("only the old public key was given: the new key's memory starts empty");
+                }
+            }
+        }
+        _ => drop(Witness::create(&memory).map_err(anyhow::Error::msg)?),
     }
     eprintln!("audit signing key written to {} (key {})", file.display(), key.public().key_id());
     print!("{}", key.public().to_pem());
@@ -473,7 +546,7 @@ fn old_key(path: &Path) -> anyhow::Result<(PublicKey, Option<app::domain::audit_
 async fn start_memory(state: &AppState, file: &Path) -> anyhow::Result<i32> {
     let key = app::backend::audit_key::load(file).map_err(anyhow::Error::msg)?;
     let path = app::backend::audit_witness::path_for(file);
-    match services::audit_proof::start_memory(state, &key, &path).await? {
+    match services::audit_memory::start_memory(state, &key, &path).await? {
         Some(seq) => println!("the signer's memory {} starts at the checkpoint of event {seq}", path.display()),
         None => println!("the signer's memory {} starts empty: this key has signed no checkpoint yet", path.display()),
     }

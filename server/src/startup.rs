@@ -142,6 +142,9 @@ pub fn spawn_checkpoints(state: AppState) {
             if let Err(error) = app::backend::services::audit_proof::checkpoint_head(&state).await {
                 tracing::error!(%error, "signing an audit checkpoint failed");
             }
+            if let Err(error) = app::backend::services::audit_memory::send_digest_if_due(&state).await {
+                tracing::error!(%error, "sending the audit digest failed");
+            }
         }
     });
 }

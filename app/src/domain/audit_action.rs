@@ -12,6 +12,7 @@ named! {
         ApiClientRevoked => "api_client.revoked",
         // audit
         AuditExported => "audit.exported",
+        AuditAlarmResolved => "audit.alarm_resolved",
         // database
         DatabaseBackedUp => "database.backed_up",
         DatabaseMarked => "database.marked",

@@ -34,6 +34,31 @@ impl SignedCheckpoint {
     pub fn message(&self) -> String {
         checkpoint_message(self.seq, &self.hash, self.at, &self.key_id)
     }
+
+    /// The short signed digest the auditors receive by e-mail and chat: the signed text and its signature.
+    /// `server audit verify --checkpoints` reads it back from a saved message (`digests_in`).
+    pub fn digest(&self) -> String {
+        format!("{}signature {}\n", self.message(), self.signature)
+    }
+}
+
+/// The digests in a text: a saved e-mail or chat message, its lines quoted (`> `) or not.
+pub fn digests_in(text: &str) -> Vec<SignedCheckpoint> {
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_start_matches(['>', ' ', '\t']).trim_end()).collect();
+    let field = |i: usize, name: &str| lines.get(i)?.strip_prefix(name)?.strip_prefix(' ');
+    (0..lines.len())
+        .filter(|&i| lines[i] == "rerun-gate audit checkpoint v1")
+        .filter_map(|i| {
+            Some(SignedCheckpoint {
+                seq: field(i + 1, "seq")?.parse().ok()?,
+                hash: field(i + 2, "hash")?.to_string(),
+                at: DateTime::parse_from_rfc3339(field(i + 3, "at")?).ok()?.with_timezone(&Utc),
+                key_id: field(i + 4, "key")?.to_string(),
+                signature: field(i + 5, "signature")?.to_string(),
+                timestamp: None,
+            })
+        })
+        .collect()
 }
 
 /// The text a checkpoint's signature covers, one field per line.
@@ -56,17 +81,23 @@ pub struct KeyStatement {
     pub new_signature: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_signature: Option<String>,
+    /// The last event the old key's signer vouched for (sequence number and hash): its memory carries over to
+    /// the new key from there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vouched: Option<(i64, String)>,
 }
 
 impl KeyStatement {
-    /// `old_key` and `new_key` are the public keys, base64 of their 32 bytes.
+    /// `old_key` and `new_key` are the public keys, base64 of their 32 bytes. A statement that names the last
+    /// vouched event says so in one more line (v2); one without keeps the v1 text it was signed with.
     pub fn message(&self) -> String {
-        format!(
-            "rerun-gate audit key rotation v1\nold {}\nnew {}\nat {}\n",
-            self.old_key,
-            self.new_key,
-            rfc3339(self.at)
-        )
+        let (old, new, at) = (&self.old_key, &self.new_key, rfc3339(self.at));
+        match &self.vouched {
+            None => format!("rerun-gate audit key rotation v1\nold {old}\nnew {new}\nat {at}\n"),
+            Some((seq, hash)) => {
+                format!("rerun-gate audit key rotation v2\nold {old}\nnew {new}\nat {at}\nvouched {seq} {hash}\n")
+            }
+        }
     }
 }
 
@@ -117,14 +148,22 @@ impl AuditKey {
         SignedCheckpoint { seq, hash: hash.to_string(), at, key_id, signature, timestamp: None }
     }
 
-    /// This key takes over from `old` (the old key also signs when it is given).
-    pub fn succeed(&self, old: &PublicKey, old_key: Option<&AuditKey>, at: DateTime<Utc>) -> KeyStatement {
+    /// This key takes over from `old` (the old key also signs when it is given), from the last event the old
+    /// key's signer vouched for, when its memory is carried over.
+    pub fn succeed(
+        &self,
+        old: &PublicKey,
+        old_key: Option<&AuditKey>,
+        vouched: Option<(i64, String)>,
+        at: DateTime<Utc>,
+    ) -> KeyStatement {
         let mut statement = KeyStatement {
             old_key: old.base64(),
             new_key: self.public().base64(),
             at: at.trunc_subsecs(0),
             new_signature: String::new(),
             old_signature: None,
+            vouched,
         };
         statement.new_signature = self.sign_text(&statement.message());
         statement.old_signature = old_key.map(|k| k.sign_text(&statement.message()));
@@ -488,16 +527,35 @@ mod tests {
         let (old, new) = (AuditKey::generate(), AuditKey::generate());
         let by_old = old.sign(3, &hash(3), at(9));
         let by_new = new.sign(6, &hash(6), at(10));
-        let statement = new.succeed(&old.public(), Some(&old), at(10));
+        let statement = new.succeed(&old.public(), Some(&old), None, at(10));
         let trusting_new = TrustedKeys::new(new.public(), std::slice::from_ref(&statement));
         assert!(trusting_new.verifies(&by_old) && trusting_new.verifies(&by_new));
         let trusting_old = TrustedKeys::new(old.public(), std::slice::from_ref(&statement));
         assert!(trusting_old.verifies(&by_new), "the old key signed the hand-over");
 
-        let unsigned_by_old = new.succeed(&old.public(), None, at(10));
+        let unsigned_by_old = new.succeed(&old.public(), None, None, at(10));
         assert!(!TrustedKeys::new(old.public(), &[unsigned_by_old]).verifies(&by_new), "anyone can claim succession");
         let mut forged = statement.clone();
         forged.new_key = AuditKey::generate().public().base64();
         assert!(!TrustedKeys::new(new.public(), &[forged]).verifies(&by_old), "a statement's keys are signed");
+    }
+
+    #[test]
+    fn a_digest_saved_from_an_email_reads_back_as_the_checkpoint_it_was_made_of() {
+        let key = AuditKey::generate();
+        let checkpoint = key.sign(42, "ab12", at(7));
+        let mail = format!(
+            "Subject: digest\n\n{}",
+            checkpoint.digest().lines().map(|l| format!("> {l}\n")).collect::<String>()
+        );
+        assert_eq!(digests_in(&mail), vec![checkpoint.clone()]);
+        assert!(TrustedKeys::new(key.public(), &[]).verifies(&digests_in(&mail)[0]));
+        assert_eq!(
+            digests_in(&mail.replace("seq 42", "seq 43")).len(),
+            1,
+            "read back, and then refused by its signature"
+        );
+        assert!(!TrustedKeys::new(key.public(), &[]).verifies(&digests_in(&mail.replace("seq 42", "seq 43"))[0]));
+        assert!(digests_in("rerun-gate audit checkpoint v1\nseq x").is_empty());
     }
 }

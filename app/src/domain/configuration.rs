@@ -116,6 +116,8 @@ pub struct OidcConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditConfig {
     pub checkpoint_minutes: u32,
+    /// The newest signed checkpoint goes to the auditors (e-mail, chat) at most this often, when the chain moved.
+    pub digest_hours: u32,
     pub timestamp_url: Option<String>,
     /// Tests only: the authority may be on a loopback address.
     pub timestamp_allow_loopback: bool,
@@ -123,7 +125,7 @@ pub struct AuditConfig {
 
 impl Default for AuditConfig {
     fn default() -> Self {
-        AuditConfig { checkpoint_minutes: 5, timestamp_url: None, timestamp_allow_loopback: false }
+        AuditConfig { checkpoint_minutes: 5, digest_hours: 24, timestamp_url: None, timestamp_allow_loopback: false }
     }
 }
 

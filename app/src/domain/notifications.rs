@@ -21,6 +21,8 @@ pub enum Notice {
     ThresholdCrossed { indicator: Indicator, value: f64, above: f64, period: PeriodKind, start: NaiveDate },
     /// The audit signer's alarm: the chain no longer extends what it signed (to the auditors and admins).
     AuditTrailBroken { alarm: super::signer_alarm::SignerAlarm },
+    /// The newest signed checkpoint, as its short signed digest (to the auditors, who keep it).
+    AuditDigest { seq: i64, digest: String },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -39,3 +39,46 @@ impl std::fmt::Display for SignerAlarm {
         }
     }
 }
+
+/// Which history a person found true when they resolved the alarm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrueHistory {
+    /// The signer's memory: the database was brought back to a copy that holds every event it vouched for.
+    Memory,
+    /// The database's: the vouched events it no longer holds are accepted as lost (an older backup restored).
+    Database,
+}
+
+impl TrueHistory {
+    pub fn parse(text: &str) -> Option<TrueHistory> {
+        match text {
+            "memory" => Some(TrueHistory::Memory),
+            "database" => Some(TrueHistory::Database),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrueHistory::Memory => "memory",
+            TrueHistory::Database => "database",
+        }
+    }
+}
+
+/// A person's resolution of the alarm: kept in the signer's memory, recorded in the trail, and signed over by the
+/// next checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolution {
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// Who decided, as they named themselves.
+    pub by: String,
+    pub reason: String,
+    pub history: TrueHistory,
+    /// The alarm it ends.
+    pub alarm: SignerAlarm,
+    /// The event the memory goes on from: the one it vouched for (memory), or the database's head (database).
+    pub seq: i64,
+    pub hash: String,
+}

@@ -14,6 +14,7 @@ pub fn action_label_in(l: Locale, action: AuditAction) -> &'static str {
         AuditAction::ApiClientCreated => td_string!(l, audit.action.api_client.created),
         AuditAction::ApiClientRevoked => td_string!(l, audit.action.api_client.revoked),
         AuditAction::AuditExported => td_string!(l, audit.action.audit.exported),
+        AuditAction::AuditAlarmResolved => td_string!(l, audit.action.audit.alarm_resolved),
         AuditAction::DatabaseBackedUp => td_string!(l, audit.action.database.backed_up),
         AuditAction::DatabaseMarked => td_string!(l, audit.action.database.marked),
         AuditAction::DepartmentCreated => td_string!(l, audit.action.department.created),

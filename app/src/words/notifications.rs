@@ -32,6 +32,7 @@ pub fn notice_title_in(l: Locale, notice: &Notice) -> String {
             // Titled by what it is about; its ID only for a notice stored without a reason.
             batch_title(l, &short(if reason.trim().is_empty() { batch_id } else { reason }), *news)
         }
+        Notice::AuditDigest { seq, .. } => td_string!(l, rerun.notice.audit_digest, seq = *seq).to_string(),
         Notice::AuditTrailBroken { alarm } => {
             td_string!(l, rerun.notice.audit_trail_broken, what = super::audit::signer_alarm_in(l, alarm)).to_string()
         }
@@ -105,18 +106,24 @@ pub struct Occasion<'a> {
 
 pub fn mail_in(l: Locale, zone: Tz, notice: &Notice, occasion: &Occasion) -> Mail {
     let title = notice_title_in(l, notice);
-    let department = td_string!(l, rerun.notice.mail.department, department = occasion.department).to_string();
+    // An organisation-wide notice (the audit trail's) has no department.
+    let department = match occasion.department {
+        "" => String::new(),
+        department => td_string!(l, rerun.notice.mail.department, department = department).to_string() + "\n",
+    };
     let when = td_string!(l, rerun.notice.mail.when, at = local_time_in(zone, occasion.at)).to_string();
     let link = td_string!(l, rerun.notice.mail.link, url = occasion.url).to_string();
     let footer = td_string!(l, rerun.notice.mail.footer);
-    let text = format!("{title}\n\n{department}\n{when}\n{link}\n\n-- \n{footer}\n");
+    let digest = digest_of(l, notice);
+    let text = format!("{title}\n\n{digest}{department}{when}\n{link}\n\n-- \n{footer}\n");
     let e = |s: &str| html_escape::encode_text(s).to_string();
     let html = format!(
-        "<!doctype html><html lang=\"{lang}\"><body><p><strong>{title}</strong></p><p>{department}<br>{when}</p>\
+        "<!doctype html><html lang=\"{lang}\"><body><p><strong>{title}</strong></p>{digest}<p>{department}{when}</p>\
          <p><a href=\"{href}\">{open}</a></p><hr><p><small>{footer}</small></p></body></html>",
         lang = l.as_str(),
         title = e(&title),
-        department = e(&department),
+        digest = if digest.is_empty() { String::new() } else { format!("<pre>{}</pre>", e(&digest)) },
+        department = if department.is_empty() { String::new() } else { format!("{}<br>", e(department.trim_end())) },
         when = e(&when),
         href = html_escape::encode_double_quoted_attribute(occasion.url),
         open = e(td_string!(l, rerun.notice.mail.open)),
@@ -127,7 +134,22 @@ pub fn mail_in(l: Locale, zone: Tz, notice: &Notice, occasion: &Occasion) -> Mai
 
 /// The team chat's message, in its department's language.
 pub fn chat_in(l: Locale, notice: &Notice, occasion: &Occasion) -> String {
-    format!("[Rerun Gate] {} ({}) {}", notice_title_in(l, notice), occasion.department, occasion.url)
+    let digest = digest_of(l, notice);
+    let department = match occasion.department {
+        "" => String::new(),
+        department => format!(" ({department})"),
+    };
+    format!("[Rerun Gate] {}{department} {}\n{digest}", notice_title_in(l, notice), occasion.url).trim_end().to_string()
+}
+
+/// A checkpoint's digest, to keep, with what to do with it (empty for other notices).
+fn digest_of(l: Locale, notice: &Notice) -> String {
+    match notice {
+        Notice::AuditDigest { digest, .. } => {
+            format!("{digest}\n{}\n\n", td_string!(l, rerun.notice.audit_digest_keep))
+        }
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]

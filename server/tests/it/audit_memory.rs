@@ -5,8 +5,10 @@ use crate::audit_proof::{forge, remove_checkpoints, server, some_events, text};
 use crate::audit_trail::raw;
 use crate::harness::{PASSWORD, TestApp, public_key_file};
 use app::backend::Db;
+use app::backend::services::audit_memory::{resolve, send_digest_if_due};
 use app::backend::services::audit_proof::checkpoint_head;
-use app::domain::signer_alarm::SignerAlarm;
+use app::contract::AppError;
+use app::domain::signer_alarm::{SignerAlarm, TrueHistory};
 
 /// What the database's keeper does to hide the newest events: removes them and the checkpoints that vouched
 /// for them, and sets the head back to the event before.
@@ -146,4 +148,186 @@ async fn a_missing_memory_is_reported_and_never_recreated() {
     assert_eq!(checkpoint_head(&app.state).await.unwrap(), None, "nothing signed without the memory");
     assert!(matches!(app.state.audit_signer.alarm(), Some(SignerAlarm::MemoryLost { .. })));
     assert!(!app.witness().exists(), "never recreated silently");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_alarm_stands_across_restarts_until_a_person_resolves_it_and_the_resolution_is_recorded_and_signed() {
+    let app = TestApp::spawn().await;
+    app.user("kansa", &["auditor"], &[]).await;
+    some_events(&app, &["a-user"]).await;
+    let kept = signed_at_head(&app).await;
+    some_events(&app, &["b-user"]).await;
+    signed_at_head(&app).await;
+    cut_history_after(app.db(), kept).await;
+    let app = app.restarted().await.restarted().await;
+    assert!(app.state.audit_signer.alarm().is_some(), "the alarm stands after a second restart");
+    assert_eq!(app.notifications_of("kansa", "audit_trail_broken").await, 1, "told once, not at every start");
+
+    // The memory's history cannot be declared true while the database does not hold it.
+    let refused = resolve(&app.state, TrueHistory::Memory, "田中 健", "restored").await;
+    assert!(matches!(refused, Err(AppError::BadRequest(ref why)) if why.contains("does not hold")), "{refused:?}");
+    assert!(app.state.audit_signer.alarm().is_some());
+
+    // The database's history accepted as true: said by whom and why, recorded, signed over at once.
+    let signed =
+        resolve(&app.state, TrueHistory::Database, "田中 健", "the copy of 10:00 restored after the disk failed")
+            .await
+            .unwrap()
+            .expect("a checkpoint over the resolution");
+    assert_eq!(app.state.audit_signer.alarm(), None);
+    let resolved = app.audit_after("audit.alarm_resolved").await;
+    assert_eq!(resolved.len(), 1);
+    assert_eq!(resolved[0]["by"], "田中 健", "{}", resolved[0]);
+    assert_eq!(resolved[0]["history"], "database", "{}", resolved[0]);
+    let mut conn = app.db().connection().await.unwrap();
+    let (head, _) = app::backend::db::audit::head(&mut conn).await.unwrap();
+    drop(conn);
+    assert_eq!(signed.seq, head, "the checkpoint vouches for the resolution, the trail's newest event");
+    let (code, said) = verify_with_witness(&app);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("found the database history true"), "{said}");
+    let app = app.restarted().await;
+    assert_eq!(app.state.audit_signer.alarm(), None, "resolved for good");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restoring_an_older_backup_raises_the_alarm_and_the_documented_resolution_clears_it() {
+    let app = TestApp::spawn().await;
+    let Some(path) = app.database_url.strip_prefix("sqlite://").map(|p| p.split('?').next().unwrap().to_string())
+    else {
+        return; // `server backup` is SQLite's; PostgreSQL's copies are pg_dump's
+    };
+    some_events(&app, &["a-user"]).await;
+    signed_at_head(&app).await;
+    let backup = std::env::temp_dir().join(format!("rerun-gate-backup-{}.db", uuid::Uuid::new_v4().simple()));
+    let taken = server(&["backup", "--to", backup.to_str().unwrap()], &app.database_url);
+    assert!(taken.status.success(), "{}", text(&taken));
+    some_events(&app, &["b-user", "c-user"]).await;
+    let signed = signed_at_head(&app).await;
+
+    // The operator restores the copy, as the README says: server stopped, file replaced (a new file: a connection
+    // of the stopped app still open on the old one must not write into the copy).
+    app.db().close().await;
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{path}{suffix}"));
+    }
+    std::fs::copy(&backup, &path).unwrap();
+    let app = app.restarted().await;
+    match app.state.audit_signer.alarm() {
+        Some(SignerAlarm::HistoryChanged { seq, found: None, .. }) => assert_eq!(seq, signed),
+        other => panic!("the events since the backup are missing: {other:?}"),
+    }
+    resolve(&app.state, TrueHistory::Database, "田中 健", "restored the backup after the disk failed").await.unwrap();
+    assert_eq!(app.state.audit_signer.alarm(), None);
+    some_events(&app, &["d-user"]).await;
+    assert!(checkpoint_head(&app.state).await.unwrap().is_some(), "signing goes on from the restored history");
+    let _ = std::fs::remove_file(backup);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_rotation_carries_the_memory_over_and_raises_nothing() {
+    let app = TestApp::spawn().await;
+    some_events(&app, &["a-user"]).await;
+    let vouched = signed_at_head(&app).await;
+    // The old key and its memory as files, as an installation keeps them.
+    let folder = std::env::temp_dir().join(format!("rerun-gate-keys-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let old = folder.join("old.key");
+    write_private(&old, crate::harness::audit_key().to_pem().as_bytes());
+    write_private(&app::backend::audit_witness::path_for(&old), &std::fs::read(app.witness()).unwrap());
+    let new = folder.join("new.key");
+    let rotated = server(
+        &["audit", "keygen", "--file", new.to_str().unwrap(), "--replaces", old.to_str().unwrap()],
+        &app.database_url,
+    );
+    assert!(rotated.status.success(), "{}", text(&rotated));
+    assert!(text(&rotated).contains("carries over"), "{}", text(&rotated));
+
+    let key = std::sync::Arc::new(app::backend::audit_key::load(&new).unwrap());
+    let memory = app::backend::audit_witness::path_for(&new);
+    let app = app
+        .restarted_with(|options| {
+            options.audit_key = Some(key.clone());
+            options.audit_witness = Some(memory.clone());
+        })
+        .await;
+    assert_eq!(app.state.audit_signer.alarm(), None, "the new key's signer remembers the old one's checkpoints");
+    some_events(&app, &["b-user"]).await;
+    let next = checkpoint_head(&app.state).await.unwrap().expect("signed by the new key");
+    assert!(next.seq > vouched);
+    assert_eq!(next.key_id, key.public().key_id());
+    let (code, said) = verify_with_witness(&app);
+    assert_eq!(code, Some(0), "the old public key still proves the history, through the hand-over: {said}");
+    let _ = std::fs::remove_dir_all(folder);
+}
+
+fn write_private(path: &std::path::Path, bytes: &[u8]) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).unwrap();
+    file.write_all(bytes).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_newest_checkpoint_reaches_the_auditors_as_a_signed_digest_once_a_period_when_the_chain_moved() {
+    let app = TestApp::spawn().await;
+    app.user("kansa", &["auditor"], &[]).await;
+    some_events(&app, &["a-user"]).await;
+    signed_at_head(&app).await;
+    let hours = |h| chrono::Duration::hours(h);
+    assert!(send_digest_if_due(&app.state).await.unwrap(), "the first digest goes out");
+    assert!(!send_digest_if_due(&app.state).await.unwrap(), "not twice");
+    some_events(&app, &["b-user"]).await;
+    let moved = signed_at_head(&app).await;
+    assert!(!send_digest_if_due(&app.state).await.unwrap(), "the chain moved, but within the period");
+    app.clock.advance(hours(25));
+    assert!(send_digest_if_due(&app.state).await.unwrap(), "a period later, the chain having moved");
+    app.clock.advance(hours(25));
+    assert!(!send_digest_if_due(&app.state).await.unwrap(), "a period later, the chain not having moved");
+    assert_eq!(app.notifications_of("kansa", "audit_digest").await, 2);
+
+    // The e-mail as the auditor saves it (quoted): `verify --checkpoints` reads the digest and checks it.
+    let mut conn = app.db().connection().await.unwrap();
+    let stored: String = match &mut conn {
+        app::backend::db::Conn::Sqlite(c, _) => {
+            sqlx::query_scalar("SELECT notice FROM notifications WHERE kind = 'audit_digest' ORDER BY id DESC LIMIT 1")
+                .fetch_one(&mut **c)
+                .await
+        }
+        app::backend::db::Conn::Postgres(c, _) => {
+            sqlx::query_scalar("SELECT notice FROM notifications WHERE kind = 'audit_digest' ORDER BY id DESC LIMIT 1")
+                .fetch_one(&mut **c)
+                .await
+        }
+    }
+    .unwrap();
+    drop(conn);
+    let notice = app::domain::notifications::Notice::from_stored(&stored).unwrap();
+    let occasion =
+        app::words::notifications::Occasion { department: "", at: app.state.clock.now(), url: "http://gate/audit" };
+    let mail = app::words::notifications::mail_in(
+        app::i18n::Locale::ja,
+        app::domain::preferences::time_zone_or_default("Asia/Tokyo"),
+        &notice,
+        &occasion,
+    );
+    assert!(mail.text.contains(&format!("seq {moved}")), "{}", mail.text);
+    let saved: String = mail.text.lines().map(|l| format!("> {l}\n")).collect();
+    for (digests, expected) in
+        [(saved.clone(), Some(0)), (saved.replace(&format!("seq {moved}"), &format!("seq {}", moved - 1)), Some(1))]
+    {
+        let file = std::env::temp_dir().join(format!("digest-{}.txt", uuid::Uuid::new_v4().simple()));
+        std::fs::write(&file, digests).unwrap();
+        let args = [
+            "audit",
+            "verify",
+            "--public-key",
+            public_key_file().to_str().unwrap(),
+            "--checkpoints",
+            file.to_str().unwrap(),
+        ];
+        let output = server(&args, &app.database_url);
+        assert_eq!(output.status.code(), expected, "{}", text(&output));
+        let _ = std::fs::remove_file(file);
+    }
 }

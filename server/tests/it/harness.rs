@@ -236,10 +236,16 @@ impl TestApp {
     }
 
     /// The same installation started again (its database, key, signer's memory and clock) on a new port.
-    pub async fn restarted(mut self) -> TestApp {
+    pub async fn restarted(self) -> TestApp {
+        self.restarted_with(|_| {}).await
+    }
+
+    /// Started again with other options (another audit signing key).
+    pub async fn restarted_with(mut self, configure: impl FnOnce(&mut ServerOptions)) -> TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let mut server_options = (*self.state.server).clone();
         server_options.public_url = format!("http://{}", listener.local_addr().unwrap());
+        configure(&mut server_options);
         let config = (*self.state.config).clone();
         self.state.db.close().await;
         // The database goes on with the new app (this one's drop would remove it).

@@ -38,6 +38,7 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawAudit {
     checkpoint_minutes: Option<Spanned<u32>>,
+    digest_hours: Option<Spanned<u32>>,
     timestamp_url: Option<Spanned<String>>,
     #[serde(default)]
     timestamp_allow_loopback: bool,
@@ -306,6 +307,13 @@ impl Validator<'_> {
             Some(m) => m.into_inner(),
             None => AuditConfig::default().checkpoint_minutes,
         };
+        let digest_hours = match raw.digest_hours {
+            Some(h) if !(1..=24 * 31).contains(h.get_ref()) => {
+                return self.fail(h.span(), "digest_hours must be 1 to 744 (a month)");
+            }
+            Some(h) => h.into_inner(),
+            None => AuditConfig::default().digest_hours,
+        };
         if let Some(url) = &raw.timestamp_url {
             let checked = url::Url::parse(url.get_ref()).map_err(|e| e.to_string()).and_then(|parsed| {
                 crate::backend::reconciliation::ssrf::check_url(&parsed, raw.timestamp_allow_loopback)
@@ -316,6 +324,7 @@ impl Validator<'_> {
         }
         Ok(AuditConfig {
             checkpoint_minutes,
+            digest_hours,
             timestamp_url: raw.timestamp_url.map(Spanned::into_inner),
             timestamp_allow_loopback: raw.timestamp_allow_loopback,
         })

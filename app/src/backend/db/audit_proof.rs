@@ -64,18 +64,22 @@ pub async fn checkpoint_count(tx: &mut Conn) -> Result<i64, sqlx::Error> {
 }
 
 pub async fn insert_statement(tx: &mut Conn, s: &KeyStatement) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query(
-        "INSERT INTO audit_key_statements (old_key, new_key, at, new_signature, old_signature)
-         VALUES ($1, $2, $3, $4, $5)"
+    on_conn!(tx, |c| {
+        sqlx::query(
+        "INSERT INTO audit_key_statements (old_key, new_key, at, new_signature, old_signature, vouched_seq, vouched_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)"
     )
     .bind(&s.old_key)
     .bind(&s.new_key)
     .bind(s.at)
     .bind(&s.new_signature)
     .bind(&s.old_signature)
+    .bind(s.vouched.as_ref().map(|v| v.0))
+    .bind(s.vouched.as_ref().map(|v| v.1.as_str()))
     .execute(c)
     .await
-    .map(drop))
+    .map(drop)
+    })
 }
 
 #[derive(sqlx::FromRow)]
@@ -85,10 +89,13 @@ struct StatementRow {
     at: DateTime<Utc>,
     new_signature: String,
     old_signature: Option<String>,
+    vouched_seq: Option<i64>,
+    vouched_hash: Option<String>,
 }
 
 pub async fn statements(tx: &mut Conn) -> Result<Vec<KeyStatement>, sqlx::Error> {
-    let sql = "SELECT old_key, new_key, at, new_signature, old_signature FROM audit_key_statements ORDER BY id";
+    let sql = "SELECT old_key, new_key, at, new_signature, old_signature, vouched_seq, vouched_hash
+               FROM audit_key_statements ORDER BY id";
     let rows: Vec<StatementRow> = on_conn!(tx, |c| sqlx::query_as(sql).fetch_all(c).await)?;
     Ok(rows
         .into_iter()
@@ -98,6 +105,7 @@ pub async fn statements(tx: &mut Conn) -> Result<Vec<KeyStatement>, sqlx::Error>
             at: r.at,
             new_signature: r.new_signature,
             old_signature: r.old_signature,
+            vouched: r.vouched_seq.zip(r.vouched_hash),
         })
         .collect())
 }

@@ -1,5 +1,6 @@
 //! In-app notifications.
 use super::{Conn, RowLock, on_conn};
+use crate::domain::roles::Role;
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -50,14 +51,16 @@ pub async fn owners_of(tx: &mut Conn, department: &str) -> Result<Vec<i64>, sqlx
     .await)
 }
 
-/// The organisation's auditors and admins (enabled).
-pub async fn auditors_and_admins(tx: &mut Conn) -> Result<Vec<i64>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_scalar(
+/// The enabled users who hold one of the organisation's `roles` (auditor, admin).
+pub async fn holding(tx: &mut Conn, roles: &[Role]) -> Result<Vec<i64>, sqlx::Error> {
+    // The roles' names are the domain's own words, never a caller's text.
+    let names: Vec<String> = roles.iter().map(|r| format!("'{}'", r.as_str())).collect();
+    let sql = format!(
         "SELECT DISTINCT u.id FROM users u JOIN user_roles r ON r.user_id = u.id
-         WHERE r.role IN ('auditor', 'admin') AND u.disabled_at IS NULL ORDER BY u.id"
-    )
-    .fetch_all(c)
-    .await)
+         WHERE r.role IN ({}) AND u.disabled_at IS NULL ORDER BY u.id",
+        names.join(", ")
+    );
+    on_conn!(tx, |c| sqlx::query_scalar(&sql).fetch_all(c).await)
 }
 
 /// Everyone's notifications that link to `link` (the evidence bundle).

@@ -3,7 +3,8 @@
 //! signer remembers what it signed in its own file beside the key (`audit_witness`), and before it signs it
 //! checks that the database still holds exactly the event it last vouched for and that the chain only extends
 //! it. If not, it signs nothing and raises the alarm (`SignerAlarm`): in the log, on `/readyz`, as a metric, on
-//! the admin and audit pages and to the auditors and admins.
+//! the admin and audit pages and to the auditors and admins. (Starting a memory, a person's resolution of the
+//! alarm and the auditors' digests: `audit_memory`.)
 use super::audit::walk_checking;
 use crate::backend::audit_witness::{Witness, WitnessProblem};
 use crate::backend::{AppState, db};
@@ -17,15 +18,15 @@ use std::sync::Arc;
 /// The key, its memory, how far this process has checked the chain since it last signed, and the alarm.
 pub struct Signer {
     key: Option<Arc<AuditKey>>,
-    memory: tokio::sync::Mutex<Memory>,
-    alarm: std::sync::Mutex<Option<SignerAlarm>>,
+    pub(super) memory: tokio::sync::Mutex<Memory>,
+    pub(super) alarm: std::sync::Mutex<Option<SignerAlarm>>,
 }
 
-struct Memory {
+pub(super) struct Memory {
     /// The memory, or why it could not be read at start.
-    witness: Result<Witness, WitnessProblem>,
+    pub(super) witness: Result<Witness, WitnessProblem>,
     /// The chain's end as this process last checked it (sequence number and hash): the next check starts there.
-    checked: Option<(i64, String)>,
+    pub(super) checked: Option<(i64, String)>,
 }
 
 impl Signer {
@@ -36,7 +37,9 @@ impl Signer {
             (Some(key), Some(path)) => Witness::open(path, key),
             _ => Err(WitnessProblem::Missing { path: Default::default() }),
         };
-        Signer { key, memory: tokio::sync::Mutex::new(Memory { witness, checked: None }), alarm: None.into() }
+        // An alarm raised before a restart stands until a person resolves it.
+        let alarm = witness.as_ref().ok().and_then(Witness::standing).cloned();
+        Signer { key, memory: tokio::sync::Mutex::new(Memory { witness, checked: None }), alarm: alarm.into() }
     }
 
     pub fn key(&self) -> Option<&AuditKey> {
@@ -68,34 +71,20 @@ pub async fn signing(state: &AppState) -> Result<crate::contract::audit::Signing
     })
 }
 
-/// Keeps the statement by which `new` names the key it replaces (signed by the old one too, when given).
+/// Keeps the statement by which `new` names the key it replaces (signed by the old one too, when given), from
+/// the last event the old key's signer vouched for (`vouched`, from its memory); returns it.
 pub async fn record_succession(
     state: &AppState,
     new: &AuditKey,
     old: &PublicKey,
     old_key: Option<&AuditKey>,
-) -> Result<(), AppError> {
-    let statement = new.succeed(old, old_key, state.clock.now());
+    vouched: Option<(i64, String)>,
+) -> Result<crate::domain::audit_proof::KeyStatement, AppError> {
+    let statement = new.succeed(old, old_key, vouched, state.clock.now());
     let mut tx = state.db.begin_write().await?;
     db::audit_proof::insert_statement(&mut tx, &statement).await?;
     tx.commit().await?;
-    Ok(())
-}
-
-/// Starts the memory of a key made before memories existed: the newest checkpoint this key signed in the
-/// database (its signature checked) is its first line. `None` when the key signed none yet.
-pub async fn start_memory(state: &AppState, key: &AuditKey, path: &Path) -> Result<Option<i64>, AppError> {
-    let key_id = key.public().key_id();
-    let latest = db::audit_proof::latest_checkpoint(&mut state.db.connection().await?, Some(&key_id)).await?;
-    let trusted = crate::domain::audit_proof::TrustedKeys::new(key.public(), &[]);
-    let mut witness = Witness::create(path).map_err(|e| AppError::internal("the signer's memory", e))?;
-    match latest.filter(|c| trusted.verifies(c)) {
-        Some(checkpoint) => {
-            witness.remember(&checkpoint).map_err(|e| AppError::internal("the signer's memory", e))?;
-            Ok(Some(checkpoint.seq))
-        }
-        None => Ok(None),
-    }
+    Ok(statement)
 }
 
 /// At start: does the database still hold what the signer last vouched for, and does the chain extend it? A
@@ -123,8 +112,10 @@ pub async fn checkpoint_head(state: &AppState) -> Result<Option<SignedCheckpoint
         return Ok(None);
     }
     let (seq, hash) = db::audit::head(&mut state.db.connection().await?).await?;
-    let last = state.audit_signer.memory.lock().await.witness.as_ref().ok().and_then(Witness::last).cloned();
-    if seq == 0 || last.is_some_and(|c| c.seq == seq && c.hash == hash) {
+    let memory = state.audit_signer.memory.lock().await;
+    let vouched = memory.witness.as_ref().ok().and_then(Witness::vouched).map(|(s, h)| (s, h.to_string()));
+    drop(memory);
+    if seq == 0 || vouched.is_some_and(|(s, h)| s == seq && h == hash) {
         return Ok(None);
     }
     checkpoint_at(state, seq, &hash).await
@@ -166,7 +157,7 @@ pub async fn checkpoint_at(state: &AppState, seq: i64, hash: &str) -> Result<Opt
 
 /// Whether the database still holds exactly the event the signer last vouched for, and the chain links from
 /// there (or from where this process last checked) to event `seq` with hash `hash`; the chain's end walked.
-async fn extends_memory(
+pub(super) async fn extends_memory(
     state: &AppState,
     memory: &mut Memory,
     seq: i64,
@@ -176,7 +167,7 @@ async fn extends_memory(
         Ok(witness) => witness,
         Err(problem) => return Ok(Err(SignerAlarm::MemoryLost { problem: problem.to_string() })),
     };
-    let vouched = witness.last().map(|c| (c.seq, c.hash.clone()));
+    let vouched = witness.vouched().map(|(seq, hash)| (seq, hash.to_string()));
     let mut conn = state.db.connection().await?;
     if let Some((vouched_seq, vouched_hash)) = &vouched {
         let found = db::audit_proof::event_hash(&mut conn, *vouched_seq).await?;
@@ -222,6 +213,11 @@ async fn raise(state: &AppState, memory: &mut Memory, alarm: SignerAlarm) -> Res
     }
     memory.checked = None;
     let now = state.clock.now();
+    if let Ok(witness) = memory.witness.as_mut()
+        && let Err(problem) = witness.raise(&alarm, now)
+    {
+        tracing::error!(%problem, "the alarm could not be kept in the signer's memory: it stands until this process ends");
+    }
     let mut tx = state.db.begin_write().await?;
     let notice = crate::domain::notifications::Notice::AuditTrailBroken { alarm };
     super::notifications::notify_auditors_and_admins(&mut tx, state, &notice, "/audit", now).await?;

@@ -3,6 +3,7 @@ pub mod ai_attempts;
 pub mod api_clients;
 pub mod approvals;
 pub mod audit;
+pub mod audit_memory;
 pub mod audit_page;
 pub mod audit_proof;
 pub mod audit_trail;

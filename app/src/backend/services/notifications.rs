@@ -12,6 +12,7 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::DeliveryStatus;
 use crate::domain::notifications::{Notice, RerunNews};
 use crate::domain::preferences::time_zone_or_default;
+use crate::domain::roles::Role;
 use crate::words::notifications::{self, Occasion};
 use chrono::{DateTime, Utc};
 
@@ -66,8 +67,20 @@ pub async fn notify_auditors_and_admins(
     link: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    let users = db::notifications::auditors_and_admins(tx).await?;
+    let users = db::notifications::holding(tx, &[Role::Auditor, Role::Admin]).await?;
     send(tx, state, &users, ("", "audit_trail_broken"), notice, link, now).await
+}
+
+/// Tells the auditors, e.g. the newest signed checkpoint's digest.
+pub async fn notify_auditors(
+    tx: &mut db::Conn,
+    state: &AppState,
+    notice: &Notice,
+    link: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let users = db::notifications::holding(tx, &[Role::Auditor]).await?;
+    send(tx, state, &users, ("", "audit_digest"), notice, link, now).await
 }
 
 /// Tells one user (e.g. whoever asked for a bulk rerun) about it.
