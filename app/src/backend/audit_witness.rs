@@ -70,7 +70,12 @@ pub struct Witness {
 impl Witness {
     /// A new, empty memory for a new key (its folder exists: the key's); an existing file is never replaced.
     pub fn create(path: &Path) -> Result<Witness, String> {
-        new_file(path).and_then(|file| file.sync_all()).map_err(|e| format!("{}: {e}", path.display()))?;
+        new_file(path).and_then(|file| file.sync_all()).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                format!("{} already exists: the signer's memory is never replaced", path.display())
+            }
+            _ => format!("{}: {e}", path.display()),
+        })?;
         Ok(Witness { path: path.to_path_buf(), vouched: None, newest: None, standing: None, last_digest: None })
     }
 

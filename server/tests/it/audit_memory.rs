@@ -138,6 +138,31 @@ async fn a_normal_restart_raises_nothing_and_signing_goes_on() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_others_may_read_or_with_a_line_it_did_not_sign_is_reported_and_nothing_is_signed() {
+    use std::os::unix::fs::PermissionsExt;
+    let app = TestApp::spawn().await;
+    some_events(&app, &["a-user"]).await;
+    let signed = signed_at_head(&app).await;
+    let memory = app.witness().to_path_buf();
+    std::fs::set_permissions(&memory, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let app = app.restarted().await;
+    match app.state.audit_signer.alarm() {
+        Some(SignerAlarm::MemoryLost { problem }) => assert!(problem.contains("others may read"), "{problem}"),
+        other => panic!("a memory others may read is reported: {other:?}"),
+    }
+    std::fs::set_permissions(&memory, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let text = std::fs::read_to_string(&memory).unwrap();
+    std::fs::write(&memory, text.replace(&format!("\"seq\":{signed},"), &format!("\"seq\":{},", signed + 1))).unwrap();
+    let app = app.restarted().await;
+    some_events(&app, &["b-user"]).await;
+    assert_eq!(checkpoint_head(&app.state).await.unwrap(), None, "nothing signed on a memory it cannot trust");
+    match app.state.audit_signer.alarm() {
+        Some(SignerAlarm::MemoryLost { problem }) => assert!(problem.contains("not signed by this key"), "{problem}"),
+        other => panic!("a changed line is reported: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_memory_is_reported_and_never_recreated() {
     let app = TestApp::spawn().await;
     some_events(&app, &["a-user"]).await;

@@ -9,6 +9,7 @@ use crate::contract::AppError;
 use crate::domain::audit::{Actor, AuditEntry, ChainBreak, GENESIS_HASH, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::audit_proof::{AuditKey, SignedCheckpoint};
+use crate::domain::roles::Role;
 use crate::domain::signer_alarm::{Resolution, TrueHistory};
 use std::path::Path;
 
@@ -18,7 +19,7 @@ pub async fn start_memory(state: &AppState, key: &AuditKey, path: &Path) -> Resu
     let key_id = key.public().key_id();
     let latest = db::audit_proof::latest_checkpoint(&mut state.db.connection().await?, Some(&key_id)).await?;
     let trusted = crate::domain::audit_proof::TrustedKeys::new(key.public(), &[]);
-    let mut witness = Witness::create(path).map_err(|e| AppError::internal("the signer's memory", e))?;
+    let mut witness = Witness::create(path).map_err(AppError::BadRequest)?;
     match latest.filter(|c| trusted.verifies(c)) {
         Some(checkpoint) => {
             witness.remember(&checkpoint).map_err(|e| AppError::internal("the signer's memory", e))?;
@@ -107,7 +108,8 @@ pub async fn send_digest_if_due(state: &AppState) -> Result<bool, AppError> {
     }
     let notice = crate::domain::notifications::Notice::AuditDigest { seq: newest.seq, digest: newest.digest() };
     let mut tx = state.db.begin_write().await?;
-    super::notifications::notify_auditors(&mut tx, state, &notice, "/audit", now).await?;
+    let to = (&[Role::Auditor][..], "audit_digest");
+    super::notifications::notify_holders(&mut tx, state, to, &notice, "/audit", now).await?;
     tx.commit().await?;
     if let Err(problem) = witness.digest_sent(newest.seq, now) {
         tracing::warn!(%problem, "a digest went out but the signer's memory could not keep it: the next may come early");

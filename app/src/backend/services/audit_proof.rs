@@ -11,6 +11,7 @@ use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::domain::audit::{ChainBreak, GENESIS_HASH};
 use crate::domain::audit_proof::{AuditKey, PublicKey, SignedCheckpoint};
+use crate::domain::roles::Role;
 use crate::domain::signer_alarm::SignerAlarm;
 use std::path::Path;
 use std::sync::Arc;
@@ -220,7 +221,8 @@ async fn raise(state: &AppState, memory: &mut Memory, alarm: SignerAlarm) -> Res
     }
     let mut tx = state.db.begin_write().await?;
     let notice = crate::domain::notifications::Notice::AuditTrailBroken { alarm };
-    super::notifications::notify_auditors_and_admins(&mut tx, state, &notice, "/audit", now).await?;
+    let to = (&[Role::Auditor, Role::Admin][..], "audit_trail_broken");
+    super::notifications::notify_holders(&mut tx, state, to, &notice, "/audit", now).await?;
     tx.commit().await?;
     Ok(())
 }

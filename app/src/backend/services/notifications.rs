@@ -59,28 +59,18 @@ pub async fn notify_owners(
     send(tx, state, &owners, (department, kind), notice, link, now).await
 }
 
-/// Tells the auditors and the admins (the whole organisation's), e.g. of the audit signer's alarm.
-pub async fn notify_auditors_and_admins(
+/// Tells whoever holds one of the organisation's `roles` (auditors, admins), e.g. of the audit signer's alarm:
+/// the audit trail's notices belong to no department.
+pub async fn notify_holders(
     tx: &mut db::Conn,
     state: &AppState,
+    (roles, kind): (&[Role], &str),
     notice: &Notice,
     link: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    let users = db::notifications::holding(tx, &[Role::Auditor, Role::Admin]).await?;
-    send(tx, state, &users, ("", "audit_trail_broken"), notice, link, now).await
-}
-
-/// Tells the auditors, e.g. the newest signed checkpoint's digest.
-pub async fn notify_auditors(
-    tx: &mut db::Conn,
-    state: &AppState,
-    notice: &Notice,
-    link: &str,
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
-    let users = db::notifications::holding(tx, &[Role::Auditor]).await?;
-    send(tx, state, &users, ("", "audit_digest"), notice, link, now).await
+    let users = db::notifications::holding(tx, roles).await?;
+    send(tx, state, &users, ("", kind), notice, link, now).await
 }
 
 /// Tells one user (e.g. whoever asked for a bulk rerun) about it.
