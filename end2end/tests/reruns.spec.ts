@@ -98,10 +98,14 @@ test('the department owner decides on the request page, with the evidence in fro
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await page.screenshot({ path: '../docs/screenshots/decision-phone-en.png', fullPage: true });
   await expectAccessible(page, 'the decision page on a phone, in English');
+  // Decided there, on the phone, in Japanese: the evidence and the decision on one page.
   await page.context().addCookies([{ name: 'lang', value: 'ja', url: origin }]);
-  await page.setViewportSize({ width: 1280, height: 900 });
   await page.reload();
   await hydrated(page);
+  await expect(page.locator('tr[data-step="ai_summary"]').getByTestId('verdict')).toContainText('未実行');
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.screenshot({ path: '../docs/screenshots/decision-phone-ja.png', fullPage: true });
+  await expectAccessible(page, 'the decision page on a phone, in Japanese');
   // Approved by keyboard alone, after ticking what will be sent.
   await tabTo(page, page.getByTestId('confirm-sent'));
   await page.keyboard.press('Space');
@@ -109,6 +113,7 @@ test('the department owner decides on the request page, with the evidence in fro
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('decided')).toContainText('承認を記録しました');
   await expect(page.getByTestId('standing')).toBeVisible();
+  await page.setViewportSize({ width: 1280, height: 900 });
   await page.goto('/approvals');
   await expect(page.getByTestId('inbox-empty')).toBeVisible();
   const decided = page.getByTestId('my-decisions').locator('li', { hasText: 'ORD-1002' });
