@@ -146,10 +146,6 @@ impl Witness {
         self.standing.as_ref()
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Appends a checkpoint and waits until it is on disk: only then does it count as signed.
     pub fn remember(&mut self, checkpoint: &SignedCheckpoint) -> Result<(), WitnessProblem> {
         self.append(&Line::Checkpoint(checkpoint.clone()))?;
