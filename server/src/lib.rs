@@ -1,6 +1,7 @@
 //! The Rerun Gate process: HTTP stack, start-up and the command line. The pages and rules live in `app`.
 pub mod api;
 pub mod audit_export;
+pub mod chat;
 pub mod cli;
 pub mod company_sign_in;
 pub mod demo;

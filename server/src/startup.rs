@@ -104,6 +104,9 @@ pub fn spawn_dispatcher(state: AppState) -> tokio::task::JoinHandle<()> {
             if let Err(error) = app::backend::services::notifications::send_outbound(&state).await {
                 tracing::error!(%error, "sending chat and e-mail notifications failed");
             }
+            if let Err(error) = app::backend::services::chat::send_posts(&state).await {
+                tracing::error!(%error, "sending or updating decision messages in Slack failed");
+            }
             if matches!(handled, Ok(n) if n > 0) {
                 continue; // more may be due
             }
@@ -292,13 +295,14 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .merge(crate::audit_export::routes(state.clone()))
         .merge(crate::documents::routes(state.clone()))
         .merge(crate::company_sign_in::routes(state.clone()))
+        .merge(crate::chat::account_routes(state.clone()))
         .route_layer(axum::middleware::from_fn(http::policy::gate))
         .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
         .layer(auth);
     let mut machines = crate::api::routes(state.clone())
         .merge(http::health::routes(state.clone()))
         .merge(http::metrics::routes(state.clone()));
-    machines = machines.merge(crate::webhooks::routes(state.clone()));
+    machines = machines.merge(crate::webhooks::routes(state.clone())).merge(crate::chat::routes(state.clone()));
     if state.server.demo_systems {
         machines = machines.merge(crate::demo::routes(state.clone()));
     }

@@ -81,6 +81,16 @@ pub async fn list_api_clients() -> Result<Vec<ApiClientSummary>, AppError> {
     .await
 }
 
+/// Every link between a user and a chat account.
+#[server(endpoint = "admin/chat_links")]
+pub async fn chat_links() -> Result<Vec<crate::contract::chat::ChatLinkView>, AppError> {
+    context::read_once("admin/chat_links", async {
+        let (state, caller) = context::caller().await?;
+        services::chat::all_links(&state, &caller).await
+    })
+    .await
+}
+
 #[server(endpoint = "admin/revoke_api_client")]
 pub async fn revoke_api_client(id: i64) -> Result<(), AppError> {
     let (state, caller) = context::caller().await?;

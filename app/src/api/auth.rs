@@ -98,3 +98,21 @@ pub async fn save_preferences(language: String, time_zone: String) -> Result<(),
     context::remember_preferences(language, Some(zone));
     Ok(())
 }
+
+/// The caller's links to chat accounts, and whether a chat is set up here.
+#[server(endpoint = "account/chat_links")]
+pub async fn chat_links() -> Result<crate::contract::chat::ChatLinks, AppError> {
+    context::read_once("account/chat_links", async {
+        let (state, caller) = context::caller().await?;
+        services::chat::links_of(&state, &caller).await
+    })
+    .await
+}
+
+/// The caller ends their link to a chat account (`slack`).
+#[server(endpoint = "account/unlink_chat")]
+pub async fn unlink_chat(platform: String) -> Result<(), AppError> {
+    let (state, caller) = context::caller().await?;
+    let platform = crate::domain::chat::ChatPlatform::parse(&platform).ok_or(AppError::NotFound)?;
+    services::chat::unlink(&state, &caller, platform).await
+}

@@ -37,6 +37,9 @@ pub const POLICY: &[Entry] = &[
     e("GET", "/sign-in/oidc", Kind::SignInStep, Anyone),
     e("GET", "/sign-in/oidc/callback", Kind::SignInStep, Anyone),
     e("GET", "/sign-in/again", Kind::SignInStep, SignedIn),
+    // Linking a Slack account: off to Sign in with Slack and back.
+    e("GET", "/account/slack/link", Kind::SignInStep, SignedIn),
+    e("GET", "/account/slack/callback", Kind::SignInStep, SignedIn),
     page("/"),
     page("/operations/{process_id}"),
     page("/reruns/{id}"),
@@ -63,6 +66,8 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/sign_out", SignedIn),
     server_fn("/api/me", SignedIn),
     server_fn("/api/change_password", SignedIn),
+    server_fn("/api/account/chat_links", SignedIn),
+    server_fn("/api/account/unlink_chat", SignedIn),
     server_fn("/api/save_preferences", SignedIn),
     server_fn("/api/notifications/unread", SignedIn),
     server_fn("/api/notifications/list", SignedIn),
@@ -117,6 +122,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/admin/configuration", Roles(ADMIN)),
     server_fn("/api/admin/audit_signing", Roles(ADMIN)),
     server_fn("/api/admin/list_api_clients", Roles(ADMIN)),
+    server_fn("/api/admin/chat_links", Roles(ADMIN)),
     server_fn("/api/admin/revoke_api_client", Roles(ADMIN)),
     // Downloads for the browser (each audited where SPEC says so).
     e("GET", "/audit/export", Kind::Download, Roles(AUDITOR)),
@@ -132,6 +138,7 @@ pub const POLICY: &[Entry] = &[
     e("GET", "/api/openapi.json", Kind::Api, Anyone),
     // Outside systems telling us what happened.
     e("POST", "/hooks/{connector}", Kind::Webhook, Signature),
+    e("POST", "/hooks/slack/interactions", Kind::Webhook, Signature),
     // Probes.
     e("GET", "/healthz", Kind::Probe, Anyone),
     e("GET", "/readyz", Kind::Probe, Anyone),

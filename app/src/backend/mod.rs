@@ -13,6 +13,7 @@ pub mod oidc;
 pub mod passwords;
 pub mod reconciliation;
 pub mod services;
+pub mod slack;
 pub mod timestamps;
 pub mod xlsx;
 
@@ -143,6 +144,9 @@ pub struct Parts {
     pub audit_signer: Arc<services::audit_proof::Signer>,
     /// The company's identity provider (`[sign_in.oidc]`), its discovery and keys cached.
     pub oidc: Option<Arc<oidc::Provider>>,
+    /// The Slack app (`[chat.slack]`), and Sign in with Slack for linking accounts.
+    pub slack: Option<Arc<slack::Slack>>,
+    pub slack_sign_in: Option<Arc<oidc::Provider>>,
 }
 
 impl AppState {
@@ -165,7 +169,11 @@ impl AppState {
         let api_limits = Arc::new(services::api_clients::RateLimits::new(server.api_rate_per_second, server.api_burst));
         let audit_signer =
             Arc::new(services::audit_proof::Signer::new(server.audit_key.clone(), server.audit_witness.as_deref()));
-        let oidc = config.sign_in.oidc.as_ref().map(|c| identity_provider(c, &server.public_url)).transpose()?;
+        let public_url = &server.public_url;
+        let oidc = config.sign_in.oidc.as_ref().map(|c| identity_provider(c, public_url, SIGN_IN_CALLBACK)).transpose()?;
+        let slack = config.slack.as_ref().map(slack::Slack::new).transpose()?.map(Arc::new);
+        let slack_sign_in =
+            config.slack.as_ref().map(|c| identity_provider(&c.oidc(), public_url, SLACK_LINK_CALLBACK)).transpose()?;
         Ok(AppState(Arc::new(Parts {
             db,
             clock,
@@ -182,6 +190,8 @@ impl AppState {
             api_limits,
             audit_signer,
             oidc,
+            slack,
+            slack_sign_in,
         })))
     }
 
@@ -191,21 +201,26 @@ impl AppState {
     }
 }
 
-/// The identity provider's client; its secret comes from the variable the configuration names.
+/// Where the company's identity provider sends people back, and where Slack's sign-in does (linking).
+pub const SIGN_IN_CALLBACK: &str = "/sign-in/oidc/callback";
+pub const SLACK_LINK_CALLBACK: &str = "/account/slack/callback";
+
+/// An OpenID Connect client coming back to `callback`; its secret comes from the variable the configuration names.
 fn identity_provider(
     config: &crate::domain::configuration::OidcConfig,
     public_url: &str,
+    callback: &str,
 ) -> Result<Arc<oidc::Provider>, String> {
     let secret = match &config.client_secret_env {
         Some(var) => Some(
             std::env::var(var)
                 .ok()
                 .filter(|v| !v.is_empty())
-                .ok_or_else(|| format!("[sign_in.oidc] client_secret_env: the variable {var} is not set"))?,
+                .ok_or_else(|| format!("client_secret_env: the variable {var} is not set"))?,
         ),
         None => None,
     };
-    oidc::Provider::new(config.clone(), secret, public_url).map(Arc::new)
+    oidc::Provider::with_callback(config.clone(), secret, &format!("{public_url}{callback}")).map(Arc::new)
 }
 
 #[cfg(test)]

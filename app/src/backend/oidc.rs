@@ -44,7 +44,12 @@ pub struct Identity {
     pub amr: Vec<String>,
     /// The class of the authentication (`acr`), when the provider names it.
     pub acr: Option<String>,
+    /// The workspace the person signed in to, when the provider names one (Slack's `https://slack.com/team_id`).
+    pub team: Option<String>,
 }
+
+/// The claim of Slack's ID tokens that names the workspace.
+const TEAM_CLAIM: &str = "https://slack.com/team_id";
 
 /// Why a sign-in through the provider did not happen; each one is logged and the person sees that it failed.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +75,12 @@ pub struct Provider {
 impl Provider {
     /// `public_url` is the app's origin; the provider sends people back to `/sign-in/oidc/callback`.
     pub fn new(config: OidcConfig, secret: Option<String>, public_url: &str) -> Result<Provider, String> {
-        let redirect = RedirectUrl::new(format!("{public_url}/sign-in/oidc/callback")).map_err(|e| e.to_string())?;
+        Provider::with_callback(config, secret, &format!("{public_url}{}", super::SIGN_IN_CALLBACK))
+    }
+
+    /// A client whose sign-ins come back to `redirect` (a full URL).
+    pub fn with_callback(config: OidcConfig, secret: Option<String>, redirect: &str) -> Result<Provider, String> {
+        let redirect = RedirectUrl::new(redirect.to_string()).map_err(|e| e.to_string())?;
         Ok(Provider { config, secret, redirect, metadata: tokio::sync::Mutex::new(None) })
     }
 
@@ -199,6 +209,7 @@ impl Provider {
                 .auth_method_refs()
                 .map_or_else(Vec::new, |list| list.iter().map(|m| m.as_str().to_string()).collect()),
             acr: claims.auth_context_ref().map(|acr| acr.as_str().to_string()),
+            team: text(TEAM_CLAIM),
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod audit;
 pub mod batches;
+pub mod chat;
 pub mod board;
 pub mod drills;
 pub mod error;

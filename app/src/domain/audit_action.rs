@@ -100,6 +100,8 @@ named! {
         StepSucceeded => "step.succeeded",
         StepUnknown => "step.unknown",
         // user
+        UserChatLinked => "user.chat_linked",
+        UserChatUnlinked => "user.chat_unlinked",
         UserCreated => "user.created",
         UserDisabled => "user.disabled",
         UserEnabled => "user.enabled",

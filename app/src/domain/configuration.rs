@@ -44,6 +44,57 @@ pub struct Config {
     /// How people sign in (`[sign_in]`): local passwords, the company's identity provider, fresh sign-ins.
     #[serde(default)]
     pub sign_in: SignInConfig,
+    /// The Slack app that posts approval requests and takes decisions (`[chat.slack]`); none: no Slack.
+    #[serde(default)]
+    pub slack: Option<SlackConfig>,
+}
+
+/// `[chat.slack]`: where approval requests go in Slack, the app's credentials (by variable), and how people
+/// link their Slack account (Sign in with Slack, OpenID Connect).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlackConfig {
+    /// The variable holding the bot token (`xoxb-…`).
+    pub bot_token_env: String,
+    /// The variable holding the app's signing secret (its interactions are verified with it).
+    pub signing_secret_env: String,
+    /// Slack's Web API (`https://slack.com/api`; the tests' stand-in elsewhere).
+    pub api_url: String,
+    /// Tests only: the Web API and the sign-in may be on a loopback address.
+    #[serde(default)]
+    pub allow_loopback: bool,
+    /// Each department's channel (its ID, `C…`).
+    pub channels: BTreeMap<String, String>,
+    /// Also a direct message to each owner of the department who linked their Slack account.
+    pub direct_messages: bool,
+    /// Sign in with Slack, for linking accounts.
+    pub sign_in: ChatSignIn,
+}
+
+/// A chat's OpenID Connect sign-in, used only to learn who a person is there.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatSignIn {
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret_env: String,
+}
+
+impl SlackConfig {
+    /// The sign-in as the OpenID Connect client takes it: `openid` only, no groups (it gives no roles).
+    pub fn oidc(&self) -> OidcConfig {
+        OidcConfig {
+            issuer: self.sign_in.issuer.clone(),
+            client_id: self.sign_in.client_id.clone(),
+            client_secret_env: Some(self.sign_in.client_secret_env.clone()),
+            scopes: vec!["openid".into()],
+            groups_claim: "groups".into(),
+            username_claim: "sub".into(),
+            name_claim: "name".into(),
+            email_claim: "email".into(),
+            allow_loopback: self.allow_loopback,
+            groups: Vec::new(),
+            decision: Default::default(),
+        }
+    }
 }
 
 /// `[sign_in]`: who may use a local password, the identity provider (`[sign_in.oidc]`), and how recent a
@@ -202,6 +253,10 @@ pub struct WorkflowConfig {
     #[serde(default)]
     pub rerun_allow_loopback: bool,
     pub approvals_required: u32,
+    /// Whether pressing 承認 / 却下 in the company chat decides (the chat vouches for the person); otherwise the
+    /// buttons open the decision page, where a fresh sign-in applies.
+    #[serde(default)]
+    pub decide_in_chat: bool,
     pub steps: Vec<StepConfig>,
     /// Hash of the definition: an approval is bound to it and voided when it changes.
     pub version: String,

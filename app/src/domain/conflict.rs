@@ -36,6 +36,8 @@ named! {
         AlreadyAcknowledged => "already-acknowledged",
         ActionUnchanged => "action-unchanged",
         AlreadySignedOff => "already-signed-off",
+        /// The chat account is linked to another user.
+        ChatAccountTaken => "chat-account-taken",
         /// The same `Idempotency-Key` is being processed right now.
         IdempotencyKeyInFlight => "idempotency-key-in-flight",
         /// The same `Idempotency-Key` came with another body.

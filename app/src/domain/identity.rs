@@ -43,6 +43,10 @@ pub enum AuthMethod {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         acr: Option<String>,
     },
+    /// A press of a button in the company chat, by the chat user the person linked to their account. Built only
+    /// by the chat's decision path, for a workflow whose organisation chose that a press there is enough
+    /// (`decide_in_chat = true`); the chat vouched for the person, just now.
+    Chat(super::chat::ChatUser),
 }
 
 /// What a decision asks of a sign-in through the provider beyond being fresh (`[sign_in.oidc]
@@ -59,7 +63,7 @@ pub struct DecisionStrength {
 impl DecisionStrength {
     pub fn met_by(&self, method: &AuthMethod) -> bool {
         match method {
-            AuthMethod::Password => true,
+            AuthMethod::Password | AuthMethod::Chat(_) => true,
             AuthMethod::Provider { amr, acr } => {
                 let acr_met = self.acr_values.is_empty() || acr.as_ref().is_some_and(|a| self.acr_values.contains(a));
                 let amr_met = self.amr.is_empty() || amr.iter().any(|m| self.amr.contains(m));

@@ -9,6 +9,7 @@ pub mod audit_export;
 pub mod audit_proof;
 pub mod batches;
 pub mod canonical_json;
+pub mod chat;
 pub mod checklist;
 pub mod claimed_name;
 pub mod configuration;

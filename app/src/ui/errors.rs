@@ -132,6 +132,7 @@ pub fn conflict_in(l: Locale, problem: Conflict) -> &'static str {
         C::AlreadyAcknowledged => td_string!(l, common.conflict.already_acknowledged),
         C::ActionUnchanged => td_string!(l, common.conflict.action_unchanged),
         C::AlreadySignedOff => td_string!(l, common.conflict.already_signed_off),
+        C::ChatAccountTaken => td_string!(l, common.account.slack_taken),
         C::IdempotencyKeyInFlight => td_string!(l, common.conflict.idempotency_key_in_flight),
         C::IdempotencyKeyMismatch => td_string!(l, common.conflict.idempotency_key_mismatch),
         C::IdempotencyKeyTaken => td_string!(l, common.conflict.idempotency_key_taken),

@@ -18,19 +18,7 @@ use leptos_router::hooks::{use_navigate, use_params_map};
 
 /// Rerun-request statuses with an icon, so that colour is never the only sign.
 pub fn status_label(status: RerunRequestStatus) -> &'static str {
-    use RerunRequestStatus as S;
-    let l = locale();
-    match status {
-        S::Draft => td_string!(l, rerun.status.draft),
-        S::PendingApproval => td_string!(l, rerun.status.pending_approval),
-        S::Approved => td_string!(l, rerun.status.approved),
-        S::Rejected => td_string!(l, rerun.status.rejected),
-        S::Expired => td_string!(l, rerun.status.expired),
-        S::Cancelled => td_string!(l, rerun.status.cancelled),
-        S::Dispatched => td_string!(l, rerun.status.dispatched),
-        S::Succeeded => td_string!(l, rerun.status.succeeded),
-        S::Failed => td_string!(l, rerun.status.failed),
-    }
+    crate::words::rerun_status_in(locale(), status)
 }
 
 /// Why a step blocks the request, in words.

@@ -85,6 +85,8 @@ pub fn action_label_in(l: Locale, action: AuditAction) -> &'static str {
         AuditAction::StepStarted => td_string!(l, audit.action.step.started),
         AuditAction::StepSucceeded => td_string!(l, audit.action.step.succeeded),
         AuditAction::StepUnknown => td_string!(l, audit.action.step.unknown),
+        AuditAction::UserChatLinked => td_string!(l, audit.action.user.chat_linked),
+        AuditAction::UserChatUnlinked => td_string!(l, audit.action.user.chat_unlinked),
         AuditAction::UserCreated => td_string!(l, audit.action.user.created),
         AuditAction::UserDisabled => td_string!(l, audit.action.user.disabled),
         AuditAction::UserEnabled => td_string!(l, audit.action.user.enabled),

@@ -1,6 +1,7 @@
 //! The product's words in each language, as plain functions of a `Locale`: the pages (through `ui::labels`),
 //! the downloads and the exports all say the same thing the same way.
 pub mod audit;
+pub mod chat;
 pub mod checklist;
 pub mod decision_table;
 pub mod evidence;
@@ -8,6 +9,7 @@ pub mod notifications;
 
 use crate::domain::indicators::Indicator;
 use crate::domain::reconciliation::Verdict;
+use crate::domain::rerun_request::RerunRequestStatus;
 use crate::i18n::{Locale, td_string};
 
 /// Where the n-th thing a person wrote goes in a sentence of a page: `td_string!(l, key, by = slot(0))`; the page
@@ -93,5 +95,21 @@ pub fn verdict_label_in(l: Locale, verdict: Option<Verdict>) -> &'static str {
         Some(Verdict::Unknown) => td_string!(l, common.verdict.unknown),
         Some(Verdict::LookupFailed) => td_string!(l, common.verdict.lookup_failed),
         None => td_string!(l, common.verdict.none),
+    }
+}
+
+/// A rerun request's status, with an icon, so that colour is never the only sign.
+pub fn rerun_status_in(l: Locale, status: RerunRequestStatus) -> &'static str {
+    use RerunRequestStatus as S;
+    match status {
+        S::Draft => td_string!(l, rerun.status.draft),
+        S::PendingApproval => td_string!(l, rerun.status.pending_approval),
+        S::Approved => td_string!(l, rerun.status.approved),
+        S::Rejected => td_string!(l, rerun.status.rejected),
+        S::Expired => td_string!(l, rerun.status.expired),
+        S::Cancelled => td_string!(l, rerun.status.cancelled),
+        S::Dispatched => td_string!(l, rerun.status.dispatched),
+        S::Succeeded => td_string!(l, rerun.status.succeeded),
+        S::Failed => td_string!(l, rerun.status.failed),
     }
 }

@@ -133,6 +133,7 @@ async fn no_cell_of_any_export_is_a_formula_in_a_spreadsheet_whatever_people_and
         auth_time: None,
         amr: vec![],
         acr: None,
+        team: None,
     };
     company_sign_in::sign_in(s, &identity, None).await.unwrap();
 

@@ -32,6 +32,7 @@ struct RawConfig {
     thresholds: Vec<RawThreshold>,
     audit: Option<RawAudit>,
     sign_in: Option<sign_in::RawSignIn>,
+    chat: Option<chat::RawChat>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -109,6 +110,8 @@ struct RawWorkflow {
     /// Demos and tests only: let the rerun go to a loopback address (everything else private stays refused).
     #[serde(default)]
     rerun_allow_loopback: bool,
+    #[serde(default)]
+    decide_in_chat: bool,
     #[serde(default, rename = "step")]
     steps: Vec<RawStep>,
 }
@@ -269,6 +272,7 @@ impl Validator<'_> {
         let audit = raw.audit.map(|a| self.audit(a)).transpose()?.unwrap_or_default();
         let departments = self.departments(raw.departments)?;
         let sign_in = self.sign_in(raw.sign_in.unwrap_or_default(), &departments)?;
+        let slack = self.slack(raw.chat.unwrap_or_default(), &departments)?;
         let thresholds =
             raw.thresholds.into_iter().map(|t| self.threshold(t, &departments)).collect::<Result<_, _>>()?;
         let connectors = self.connectors(raw.connectors)?;
@@ -296,6 +300,7 @@ impl Validator<'_> {
             bulk_lookup_concurrency,
             audit,
             sign_in,
+            slack,
         })
     }
 
@@ -483,6 +488,7 @@ impl Validator<'_> {
             signing_secret_env: w.signing_secret_env.into_inner(),
             rerun_allow_loopback: w.rerun_allow_loopback,
             approvals_required,
+            decide_in_chat: w.decide_in_chat,
             steps,
             version: String::new(),
         };
@@ -509,6 +515,7 @@ pub fn default_path() -> PathBuf {
     PathBuf::from("rerun-gate.toml")
 }
 
+mod chat;
 mod sign_in;
 #[cfg(test)]
 mod tests;

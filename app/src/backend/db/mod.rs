@@ -5,6 +5,7 @@ pub mod ai_attempts;
 pub mod api_clients;
 pub mod audit;
 pub mod audit_proof;
+pub mod chat;
 pub mod batches;
 pub mod demo_systems;
 pub mod departments;

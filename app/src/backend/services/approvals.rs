@@ -101,6 +101,7 @@ pub async fn decide(
                     )
                     .authenticated(authenticated);
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+                super::chat::request_changed(&mut tx, id, now).await?;
             }
         }
     }

@@ -10,6 +10,7 @@ pub mod audit_trail;
 pub mod backup;
 pub mod batches;
 pub mod board;
+pub mod chat;
 pub mod company_sign_in;
 mod decisions;
 pub mod departments;

@@ -42,6 +42,7 @@ pub async fn notify(
     if matches!(audience, Audience::Requester | Audience::Both) {
         users.push(request.requested_by);
     }
+    super::chat::request_news(tx, state, request, news, now).await?;
     let notice = Notice::rerun(&request.process_id, news);
     send(tx, state, &users, (&request.department, kind), &notice, &format!("/reruns/{}", request.id), now).await
 }

@@ -210,6 +210,7 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
     db::users::set_disabled_at(&mut tx, user_id, disabled.then_some(now), now).await?;
     if disabled {
         db::users::end_sessions(&mut tx, user_id).await?;
+        super::chat::end_links(&mut tx, caller.actor(), user_id, (caller.request_id.as_deref(), now)).await?;
     }
     let action = if disabled { AuditAction::UserDisabled } else { AuditAction::UserEnabled };
     let entry = AuditEntry::new(caller.actor(), action, ObjectType::User, user_id)

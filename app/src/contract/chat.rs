@@ -1,0 +1,22 @@
+//! Links between people and their chat accounts, as the account and admin pages show them.
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatLinkView {
+    pub username: String,
+    pub display_name: String,
+    /// `slack`
+    pub platform: String,
+    /// The workspace (Slack's team ID) and the person's ID in it.
+    pub team_id: String,
+    pub chat_user_id: String,
+    pub linked_at: DateTime<Utc>,
+}
+
+/// The account page's part about chat: whether a chat is set up here, and the person's links.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatLinks {
+    pub slack_offered: bool,
+    pub links: Vec<ChatLinkView>,
+}

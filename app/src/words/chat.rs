@@ -1,0 +1,128 @@
+//! A decision message in the company chat, in the chat's language: what it says about a rerun request before
+//! and after the decision, the reject modal, and what a person is told after pressing a button.
+use super::{local_time_in, rerun_status_in, verdict_label_in};
+use crate::domain::approval::Decision;
+use crate::domain::chat::{ChatDone, ChatRefusal, RequestCard};
+use crate::i18n::{Locale, td_string};
+use chrono_tz::Tz;
+
+/// A decision message's sentences; the chat's own format is built from them.
+pub struct CardWords {
+    pub title: String,
+    /// Label and value, side by side.
+    pub fields: Vec<(String, String)>,
+    pub reason: (String, String),
+    /// Heading, then one line per step.
+    pub steps: (String, Vec<String>),
+    /// Checklist and approvals, in one line.
+    pub progress: String,
+    /// What happened, once the request no longer waits: its status, then every decision.
+    pub outcome: Vec<String>,
+    /// The buttons' words, while it waits: approve, reject, open.
+    pub buttons: [String; 3],
+    /// Said under the buttons when they only open the page.
+    pub on_page: Option<String>,
+    /// The approve button's confirmation: title, text, yes, no.
+    pub confirm: [String; 4],
+}
+
+pub fn card_in(l: Locale, zone: Tz, card: &RequestCard) -> CardWords {
+    let p = card.process_id.as_str();
+    let title = if card.waiting() {
+        td_string!(l, rerun.chat.title, process_id = p).to_string()
+    } else {
+        td_string!(l, rerun.chat.title_decided, process_id = p).to_string()
+    };
+    let mut fields = vec![
+        (td_string!(l, rerun.chat.workflow).to_string(), card.workflow.clone()),
+        (td_string!(l, rerun.chat.department).to_string(), card.department_name.clone()),
+        (td_string!(l, rerun.chat.requester).to_string(), card.requester.clone()),
+    ];
+    if let Some(at) = card.expires_at.filter(|_| card.waiting()) {
+        fields.push((td_string!(l, rerun.chat.deadline).to_string(), local_time_in(zone, at)));
+    }
+    let steps = card
+        .steps
+        .iter()
+        .map(|(name, key, verdict)| format!("• {name} — {key} — {}", verdict_label_in(l, *verdict)))
+        .collect();
+    let progress = [
+        td_string!(l, rerun.chat.checklist, done = card.checks_confirmed, total = card.checks).to_string(),
+        td_string!(l, rerun.chat.approvals, approvals = card.approvals, required = card.required).to_string(),
+    ]
+    .join(td_string!(l, common.dot));
+    let mut outcome = Vec::new();
+    if !card.waiting() {
+        outcome.push(td_string!(l, rerun.chat.now, status = rerun_status_in(l, card.status)).to_string());
+    }
+    for (who, decision, at) in &card.decisions {
+        let decision = match decision {
+            Decision::Approve => td_string!(l, rerun.chat.approved_word),
+            Decision::Reject => td_string!(l, rerun.chat.rejected_word),
+        };
+        let at = local_time_in(zone, *at);
+        outcome.push(td_string!(l, rerun.chat.decision, decision = decision, who = who.as_str(), at = at).to_string());
+    }
+    CardWords {
+        title,
+        fields,
+        reason: (td_string!(l, rerun.chat.reason).to_string(), card.reason.clone()),
+        steps: (td_string!(l, rerun.chat.steps).to_string(), steps),
+        progress,
+        outcome,
+        buttons: [
+            td_string!(l, rerun.chat.approve).to_string(),
+            td_string!(l, rerun.chat.reject).to_string(),
+            td_string!(l, rerun.chat.open).to_string(),
+        ],
+        on_page: (!card.decide_in_chat).then(|| td_string!(l, rerun.chat.on_page).to_string()),
+        confirm: [
+            td_string!(l, rerun.chat.confirm_title).to_string(),
+            td_string!(l, rerun.chat.confirm_text, process_id = p).to_string(),
+            td_string!(l, rerun.chat.confirm_yes).to_string(),
+            td_string!(l, rerun.chat.cancel).to_string(),
+        ],
+    }
+}
+
+/// The reject modal: title, the comment's label, submit, cancel.
+pub fn modal_in(l: Locale, process_id: &str) -> [String; 4] {
+    [
+        td_string!(l, rerun.chat.modal_title).to_string(),
+        td_string!(l, rerun.chat.modal_label, process_id = process_id).to_string(),
+        td_string!(l, rerun.chat.modal_submit).to_string(),
+        td_string!(l, rerun.chat.cancel).to_string(),
+    ]
+}
+
+/// Why nothing was decided; `url` is the page that helps (the account page to link, the decision page).
+pub fn refusal_in(l: Locale, refusal: ChatRefusal, url: &str) -> String {
+    match refusal {
+        ChatRefusal::NotLinked => td_string!(l, rerun.chat.refused.not_linked, url = url).to_string(),
+        ChatRefusal::OnThePage => td_string!(l, rerun.chat.refused.on_the_page, url = url).to_string(),
+        ChatRefusal::Maker => td_string!(l, rerun.chat.refused.maker).to_string(),
+        ChatRefusal::NotOwner => td_string!(l, rerun.chat.refused.not_owner).to_string(),
+        ChatRefusal::AlreadyDecided => td_string!(l, rerun.chat.refused.already_decided).to_string(),
+        ChatRefusal::NotWaiting => td_string!(l, rerun.chat.refused.not_waiting).to_string(),
+        ChatRefusal::SentBack => td_string!(l, rerun.chat.refused.sent_back).to_string(),
+        ChatRefusal::ReasonMissing => td_string!(l, rerun.chat.refused.reason_missing).to_string(),
+        ChatRefusal::NotFound => td_string!(l, rerun.chat.refused.not_found).to_string(),
+        ChatRefusal::Failed => td_string!(l, rerun.chat.refused.failed).to_string(),
+    }
+}
+
+/// What a press decided.
+pub fn done_in(l: Locale, done: &ChatDone) -> String {
+    match done {
+        ChatDone::Approved { process_id } => td_string!(l, rerun.chat.done_approved, process_id = process_id).to_string(),
+        ChatDone::Counted { process_id, approvals, required } => td_string!(
+            l,
+            rerun.chat.done_counted,
+            process_id = process_id,
+            approvals = *approvals,
+            required = *required
+        )
+        .to_string(),
+        ChatDone::Rejected { process_id } => td_string!(l, rerun.chat.done_rejected, process_id = process_id).to_string(),
+    }
+}

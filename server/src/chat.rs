@@ -1,0 +1,138 @@
+//! Decisions in Slack:
+//! - `POST /hooks/slack/interactions`: Slack's request signature is checked before anything reads the body; a
+//!   signature seen before (a retry, a replay) is answered and decides nothing; Slack is answered at once and the
+//!   press is handled after (`services::chat::on_interaction`), within its three seconds. A reject modal whose
+//!   comment cannot be a reason stays open with the problem under it.
+//! - `GET /account/slack/link` sends a person with a recent sign-in to Sign in with Slack; `GET
+//!   /account/slack/callback` links the Slack account it vouches for to theirs (`services::chat::link`).
+use crate::api::problem::Problem;
+use crate::http::policy::route;
+use app::api::AppError;
+use app::backend::AppState;
+use app::backend::auth::{self, AuthSession};
+use app::backend::oidc::Pending;
+use app::backend::services::{Caller, chat};
+use app::backend::slack::{self, Interaction};
+use app::domain::chat::{ChatPlatform, ChatUser, verify_slack};
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+/// The session's key for a link under way at Slack.
+const PENDING: &str = "slack_link_pending";
+
+pub fn routes(state: AppState) -> Router {
+    route(Router::new(), Method::POST, "/hooks/slack/interactions", interactions).with_state(state)
+}
+
+/// The browser side (sessions).
+pub fn account_routes(state: AppState) -> Router {
+    let router = route(Router::new(), Method::GET, "/account/slack/link", begin_link);
+    route(router, Method::GET, "/account/slack/callback", finish_link).with_state(state)
+}
+
+async fn interactions(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let Some(slack) = state.slack.clone() else { return StatusCode::NOT_FOUND.into_response() };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let signed = (header("x-slack-request-timestamp"), header("x-slack-signature"));
+    if let Err(error) = verify_slack(slack.signing_secret(), signed, &body, state.clock.now()) {
+        tracing::warn!(%error, "a Slack interaction refused: signature check failed");
+        return Problem(AppError::Unauthorized).into_response();
+    }
+    match chat::first_time(&state, signed.1.unwrap_or_default()).await {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::info!("a Slack interaction received again: nothing more is done");
+            return StatusCode::OK.into_response();
+        }
+        Err(error) => return Problem(error).into_response(),
+    }
+    let interaction = match slack::interaction(&body) {
+        Ok(interaction) => interaction,
+        Err(why) => return Problem(AppError::BadRequest(why)).into_response(),
+    };
+    if let Interaction::Rejected { who, comment, .. } = &interaction
+        && let Some(problem) = chat::comment_problem(&state, who, comment).await
+    {
+        return Json(slack::modal_error(&problem)).into_response();
+    }
+    tokio::spawn(async move { chat::on_interaction(&state, interaction).await });
+    StatusCode::OK.into_response()
+}
+
+async fn caller(auth: &AuthSession, headers: &HeaderMap) -> Result<Caller, AppError> {
+    let user = auth.user.clone().ok_or(AppError::Unauthorized)?;
+    let request_id = headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let authentication = auth::authentication(auth).await;
+    Ok(Caller { session: user, request_id, locale: app::api::locale_of(headers), authentication })
+}
+
+/// Off to Slack, once the person's sign-in here is recent (else they sign in again and come back here).
+async fn begin_link(State(state): State<AppState>, auth: AuthSession, headers: HeaderMap) -> Response {
+    let Some(provider) = state.slack_sign_in.clone() else { return StatusCode::NOT_FOUND.into_response() };
+    let caller = match caller(&auth, &headers).await {
+        Ok(caller) => caller,
+        Err(error) => return Problem(error).into_response(),
+    };
+    if caller.fresh_sign_in(&state).is_err() {
+        return Redirect::to("/sign-in/again?next=%2Faccount%2Fslack%2Flink").into_response();
+    }
+    let (url, pending) = match provider.begin("/account", None).await {
+        Ok(begun) => begun,
+        Err(problem) => return not_linked(&problem.to_string(), "failed"),
+    };
+    if let Err(error) = auth.session.insert(PENDING, &pending).await {
+        return not_linked(&error.to_string(), "failed");
+    }
+    Redirect::to(&url).into_response()
+}
+
+#[derive(Deserialize)]
+struct Back {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+}
+
+async fn finish_link(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Query(back): Query<Back>,
+) -> Response {
+    let Some(provider) = state.slack_sign_in.clone() else { return StatusCode::NOT_FOUND.into_response() };
+    // Taken out at once: a link started here comes back once.
+    let pending: Option<Pending> = auth.session.remove(PENDING).await.ok().flatten();
+    let Some(pending) = pending else { return not_linked("no link was started in this browser", "failed") };
+    let (Some(code), Some(returned_state)) = (back.code, back.state) else {
+        return not_linked(&format!("Slack answered {}", back.error.unwrap_or_default()), "failed");
+    };
+    let identity = match provider.finish(&pending, &code, &returned_state).await {
+        Ok(identity) => identity,
+        Err(problem) => return not_linked(&problem.to_string(), "failed"),
+    };
+    let Some(team_id) = identity.team.clone() else {
+        return not_linked("Slack's ID token names no workspace (https://slack.com/team_id)", "failed");
+    };
+    let who = ChatUser { platform: ChatPlatform::Slack, team_id, user_id: identity.subject.clone() };
+    let linked = match caller(&auth, &headers).await {
+        Ok(caller) => chat::link(&state, &caller, &who).await,
+        Err(error) => Err(error),
+    };
+    match linked {
+        Ok(()) => Redirect::to("/account?chat=linked").into_response(),
+        Err(AppError::SignInAgain) => Redirect::to("/sign-in/again?next=%2Faccount%2Fslack%2Flink").into_response(),
+        Err(AppError::Conflict { .. }) => not_linked("the Slack account is linked to another user", "taken"),
+        Err(error) => not_linked(&error.to_string(), "failed"),
+    }
+}
+
+/// The account page, saying that the link was not made; the cause goes to the log only.
+fn not_linked(cause: &str, problem: &str) -> Response {
+    tracing::warn!(cause, "linking a Slack account failed");
+    Redirect::to(&format!("/account?chat={problem}")).into_response()
+}
