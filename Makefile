@@ -51,7 +51,8 @@ deps-build:
 	@scripts/install-tools.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION)
 
 ## What testing needs: Chromium, PostgreSQL server binaries, Japanese and emoji fonts for the screenshots, LibreOffice
-## Calc (the exports opened in a spreadsheet) from Debian, and the browser-test npm packages.
+## Calc (the exports opened in a spreadsheet) from Debian, the browser-test npm packages, and Slack's Python SDK.
+SLACK_SDK_VERSION := 3.48.0
 deps-test:
 	@missing=""; \
 	  [ -x /usr/bin/chromium ] || missing="$$missing chromium chromium-driver"; \
@@ -59,6 +60,7 @@ deps-test:
 	  [ -d /usr/share/fonts/opentype/noto ] || missing="$$missing fonts-noto-cjk"; \
 	  [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing="$$missing fonts-noto-color-emoji"; \
 	  python3 -c "import cryptography" 2>/dev/null || missing="$$missing python3-cryptography"; \
+	  python3 -c "import ensurepip, venv" 2>/dev/null || missing="$$missing python3-venv"; \
 	  command -v openssl >/dev/null || missing="$$missing openssl"; \
 	  if [ -n "$$missing" ]; then \
 	    $(STEP) "installing$$missing from Debian (once, about 1 min)" bash -c "$(SUDO) apt-get update -qq \
@@ -70,6 +72,10 @@ deps-test:
 	@[ -d end2end/node_modules/@playwright/test ] && [ -d end2end/node_modules/@axe-core/playwright ] \
 	  || (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
 	      ../$(STEP) "installing Playwright for the browser tests (npm ci, once, under a minute)" npm ci --no-audit --no-fund)
+	@target/slack-venv/bin/python -c "import sys, slack_sdk.version as v; sys.exit(v.__version__ != '$(SLACK_SDK_VERSION)')" \
+	  2>/dev/null || $(STEP) "installing Slack's SDK, which signs the tests' interactions as Slack does (slack_sdk, PyPI, once, seconds)" \
+	     bash -c "rm -rf target/slack-venv && python3 -m venv target/slack-venv \
+	       && target/slack-venv/bin/pip install --quiet --disable-pip-version-check slack_sdk==$(SLACK_SDK_VERSION)"
 	@[ -d scripts/oidc-provider/node_modules/oidc-provider ] \
 	  || $(STEP) "installing the tests' identity provider (oidc-provider, npm ci, once, seconds)" \
 	     npm ci --no-audit --no-fund --prefix scripts/oidc-provider

@@ -55,12 +55,42 @@ group = "sales-approvers"
 roles = ["manager"]
 departments = ["sales"]
 TOML
+
+# Decisions in Slack: a stand-in for its Web API, and a second local provider playing Sign in with Slack (its
+# ID tokens name the workspace T0RERUNGATE).
+export RERUN_GATE_SLACK_TOKEN="xoxb-e2e-only" RERUN_GATE_SLACK_SIGNING_SECRET="e2e-only-slack-signing-secret"
+export RERUN_GATE_SLACK_CLIENT_SECRET="e2e-only-slack-client-secret"
+node scripts/slack-standin/standin.mjs "$RERUN_GATE_SLACK_TOKEN" "$work/slack-calls.jsonl" > "$work/slack.out" 2>&1 &
+slack=$!
+echo '{}' > "$work/slack-accounts.json"
+node scripts/oidc-provider/provider.mjs "$work/slack-accounts.json" rerun-gate-slack "$RERUN_GATE_SLACK_CLIENT_SECRET" \
+  "http://$LEPTOS_SITE_ADDR/account/slack/callback" > "$work/slack-oidc.out" 2>&1 &
+slack_provider=$!
+trap 'kill $provider $slack $slack_provider 2>/dev/null || true' EXIT INT TERM
+for _ in $(seq 1 100); do grep -q '^listening on ' "$work/slack.out" && grep -q '^listening on ' "$work/slack-oidc.out" && break; sleep 0.1; done
+slack_api=$(sed -n 's/^listening on //p' "$work/slack.out")
+slack_issuer=$(sed -n 's/^listening on //p' "$work/slack-oidc.out")
+[ -n "$slack_api" ] && [ -n "$slack_issuer" ] || { echo "the Slack stand-ins did not start" >&2; exit 1; }
+cat >> "$RERUN_GATE_CONFIG" <<TOML
+
+[chat.slack]
+bot_token_env = "RERUN_GATE_SLACK_TOKEN"
+signing_secret_env = "RERUN_GATE_SLACK_SIGNING_SECRET"
+api_url = "$slack_api/api"
+allow_loopback = true
+channels = { sales = "C0SALES" }
+
+[chat.slack.sign_in]
+issuer = "$slack_issuer"
+client_id = "rerun-gate-slack"
+client_secret_env = "RERUN_GATE_SLACK_CLIENT_SECRET"
+TOML
 export RERUN_GATE_SECRET_ORDER_INTAKE="whsec_ZTJlLW9ubHktcmVydW4tc2lnbmluZy1zZWNyZXQ="
 export RERUN_GATE_SECRET_MONTHLY_BILLING="$RERUN_GATE_SECRET_ORDER_INTAKE"
 
 "$server" serve --demo > "$work/server.log" 2>&1 &
 pid=$!
-trap 'kill $pid $provider 2>/dev/null || true; wait $pid $provider 2>/dev/null || true' EXIT INT TERM
+trap 'kill $pid $provider $slack $slack_provider 2>/dev/null || true; wait $pid $provider $slack $slack_provider 2>/dev/null || true' EXIT INT TERM
 ready() { python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://$LEPTOS_SITE_ADDR/readyz" 2>/dev/null; }
 for _ in $(seq 1 150); do ready && break; sleep 0.2; done
 ready || { echo "the server did not become ready" >&2; cat "$work/server.log" >&2; exit 1; }

@@ -29,13 +29,18 @@ server.listen(0, '127.0.0.1', () => {
       post_logout_redirect_uris: postLogoutUri ? [postLogoutUri] : [],
       require_auth_time: true,
     }],
-    claims: { openid: ['sub'], profile: ['name'], email: ['email'], groups: ['groups'] },
+    // Slack's sign-in names the workspace and the person in claims of its own (the tests play Slack too).
+    claims: {
+      openid: ['sub', 'https://slack.com/team_id', 'https://slack.com/user_id'],
+      profile: ['name'], email: ['email'], groups: ['groups'],
+    },
     scopes: ['openid', 'profile', 'email', 'groups'],
     // The ID token carries the claims of the granted scopes (as Entra ID and Google put them there).
     conformIdTokenClaims: false,
     async findAccount(ctx, id) {
       const account = accounts()[id] ?? { name: id, email: `${id}@example.jp`, groups: [] };
-      return { accountId: id, claims: async () => ({ sub: id, ...account }) };
+      const slack = { 'https://slack.com/team_id': 'T0RERUNGATE', 'https://slack.com/user_id': id };
+      return { accountId: id, claims: async () => ({ sub: id, ...slack, ...account }) };
     },
     // A first-party client: no consent page, every requested scope is granted.
     async loadExistingGrant(ctx) {

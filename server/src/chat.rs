@@ -36,7 +36,8 @@ pub fn account_routes(state: AppState) -> Router {
 }
 
 async fn interactions(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let Some(slack) = state.slack.clone() else { return StatusCode::NOT_FOUND.into_response() };
+    // Without a Slack app there is no secret a request could be signed with.
+    let Some(slack) = state.slack.clone() else { return Problem(AppError::Unauthorized).into_response() };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let signed = (header("x-slack-request-timestamp"), header("x-slack-signature"));
     if let Err(error) = verify_slack(slack.signing_secret(), signed, &body, state.clock.now()) {

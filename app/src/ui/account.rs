@@ -1,5 +1,6 @@
-//! The signed-in user's own settings: language and time zone, and the password.
-use crate::api::auth::{ChangePassword, SavePreferences};
+//! The signed-in user's own settings: language and time zone, the password, and the link to their Slack account
+//! (decisions in chat).
+use crate::api::auth::{ChangePassword, SavePreferences, UnlinkChat, chat_links};
 use crate::domain::preferences::{LANGUAGES, OFFERED_TIME_ZONES};
 use crate::i18n::{I18nLocaleTrait, td_string};
 use leptos::prelude::*;
@@ -11,6 +12,63 @@ pub fn AccountPage() -> impl IntoView {
         <h1>{td_string!(l, common.account.title)}</h1>
         <Preferences />
         <Password />
+        <ChatLink />
+    }
+}
+
+/// Shown only where a Slack app is set up: whether the person's Slack account is linked, a way to link it (through
+/// Sign in with Slack, after a recent sign-in here) and to end the link.
+#[component]
+fn ChatLink() -> impl IntoView {
+    let l = super::labels::locale();
+    let unlink = ServerAction::<UnlinkChat>::new();
+    let error = super::error_of(unlink);
+    let links = super::data::resource(move || unlink.version().get(), |_| chat_links());
+    let query = leptos_router::hooks::use_query_map();
+    let came_back = move || match query.read().get("chat").as_deref() {
+        Some("linked") => Some(("ok", td_string!(l, common.account.slack_just_linked))),
+        Some("taken") => Some(("error", td_string!(l, common.account.slack_taken))),
+        Some(_) => Some(("error", td_string!(l, common.account.slack_link_failed))),
+        None => None,
+    };
+    view! {
+        <Suspense>
+            {move || Suspend::new(async move {
+                let Ok(links) = links.await else { return None };
+                if !links.slack_offered {
+                    return None;
+                }
+                let slack = links.links.into_iter().find(|link| link.platform == "slack");
+                Some(view! {
+                    <section class="card" aria-labelledby="chat-title" data-testid="chat-link">
+                        <h2 id="chat-title">{td_string!(l, common.account.chat_title)}</h2>
+                        <p>{td_string!(l, common.account.chat_lead)}</p>
+                        {came_back().map(|(class, said)| view! { <p class=class role="status">{said}</p> })}
+                        {match slack {
+                            Some(link) => {
+                                let at = super::labels::local_time(link.linked_at);
+                                view! {
+                                    <p>{td_string!(l, common.account.slack_linked, team = link.team_id, user = link.chat_user_id, at = at).to_string()}</p>
+                                    <ActionForm action=unlink attr:class="form">
+                                        <input type="hidden" name="platform" value="slack" />
+                                        <crate::ui::ErrorNote error />
+                                        <button type="submit" disabled=move || unlink.pending().get()>{td_string!(l, common.account.slack_unlink)}</button>
+                                    </ActionForm>
+                                }.into_any()
+                            }
+                            None => view! {
+                                <p>{td_string!(l, common.account.slack_not_linked)}</p>
+                                <Show when=move || matches!(unlink.value().get(), Some(Ok(())))>
+                                    <p class="ok" role="status">{td_string!(l, common.account.slack_unlinked)}</p>
+                                </Show>
+                                // A full page load: the browser goes on to Slack.
+                                <a class="button" href="/account/slack/link" rel="external">{td_string!(l, common.account.slack_link)}</a>
+                            }.into_any(),
+                        }}
+                    </section>
+                })
+            })}
+        </Suspense>
     }
 }
 

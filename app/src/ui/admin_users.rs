@@ -3,7 +3,9 @@
 use super::data::resource;
 use super::labels::{slot, with_entered};
 use crate::api::DepartmentDto;
-use crate::api::admin::{AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, list_departments, list_users};
+use crate::api::admin::{
+    AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, chat_links, list_departments, list_users,
+};
 use crate::domain::membership::Membership;
 use crate::domain::roles::Role;
 use crate::i18n::td_string;
@@ -43,9 +45,51 @@ pub fn AdminUsersPage() -> impl IntoView {
                         <ToReview list=list.clone() />
                         <UserTable list departments=departments.clone() disable roles />
                         <AddUserForm add departments />
+                        <ChatLinks disable />
                     }.into_any(),
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
+            })}
+        </Suspense>
+    }
+}
+
+/// Who linked which chat account (a link ends when its user is disabled).
+#[component]
+fn ChatLinks(disable: ServerAction<SetUserDisabled>) -> impl IntoView {
+    let l = super::labels::locale();
+    let links = resource(move || disable.version().get(), |_| chat_links());
+    view! {
+        <Suspense>
+            {move || Suspend::new(async move {
+                let links = links.await.ok()?;
+                Some(view! {
+                    <section class="card" aria-labelledby="chat-links-title" data-testid="chat-links">
+                        <h2 id="chat-links-title">{td_string!(l, admin.users.chat_links)}</h2>
+                        {if links.is_empty() {
+                            view! { <p>{td_string!(l, admin.users.no_chat_links)}</p> }.into_any()
+                        } else {
+                            view! {
+                                <table class="grid">
+                                    <thead><tr>
+                                        <th scope="col">{td_string!(l, admin.users.display_name)}</th>
+                                        <th scope="col">{td_string!(l, admin.users.chat_user)}</th>
+                                        <th scope="col">{td_string!(l, admin.users.linked_at)}</th>
+                                    </tr></thead>
+                                    <tbody>
+                                        {links.into_iter().map(|link| view! {
+                                            <tr>
+                                                <td><span data-entered>{link.display_name}</span> " (" <code>{link.username}</code> ")"</td>
+                                                <td>{link.platform} " " <code>{link.team_id} " / " {link.chat_user_id}</code></td>
+                                                <td>{super::labels::local_time(link.linked_at)}</td>
+                                            </tr>
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                            }.into_any()
+                        }}
+                    </section>
+                })
             })}
         </Suspense>
     }

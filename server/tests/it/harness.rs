@@ -15,6 +15,9 @@ pub const FAKE_MAIL_TOKEN: &str = "test-mail-token-77aa";
 pub const WRONG_AI_KEY: &str = "sk-wrong-canary-5d1e";
 /// The app's secret at the tests' identity provider (`company_sign_in::TestProvider`).
 pub const OIDC_CLIENT_SECRET: &str = "test-client-secret-5e1f";
+/// The Slack app's bot token and signing secret (`slack_standin`).
+pub const SLACK_BOT_TOKEN: &str = "xoxb-test-rerun-gate";
+pub const SLACK_SIGNING_SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
 pub const RERUN_SECRET: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXJlcnVuLXNpZ25pbmc=";
 
 /// Sets the test suite's variables once, before the first app starts (no thread reads the environment
@@ -33,6 +36,8 @@ fn test_environment() {
             std::env::set_var("RERUN_GATE_SECRET_MONTHLY_BILLING", RERUN_SECRET);
             std::env::set_var("RG_TEST_CHAT_URL", chat_url);
             std::env::set_var("RG_TEST_OIDC_SECRET", OIDC_CLIENT_SECRET);
+            std::env::set_var("RG_TEST_SLACK_TOKEN", SLACK_BOT_TOKEN);
+            std::env::set_var("RG_TEST_SLACK_SIGNING_SECRET", SLACK_SIGNING_SECRET);
         }
     });
 }

@@ -39,6 +39,8 @@ mod reruns;
 mod reviews;
 mod sessions;
 mod sign_in;
+mod slack;
+mod slack_standin;
 mod smtp_sink;
 mod soak;
 mod spreadsheets;
