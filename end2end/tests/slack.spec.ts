@@ -22,7 +22,7 @@ test('a manager links their Slack account on the account page, the admins see th
   await hydrated(page);
   await expect(chat).toContainText('Slack と連携しました。');
   await expect(chat).toContainText('ワークスペース T0RERUNGATE、ユーザー U0E2ESUZUKI');
-  await page.screenshot({ path: '../docs/screenshots/account-slack.png' });
+  await chat.screenshot({ path: '../docs/screenshots/account-slack.png' });
   await expectAccessible(page, 'the account page with a linked Slack account');
 
   // The admins see who linked which Slack account.
