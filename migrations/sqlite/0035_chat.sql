@@ -12,12 +12,13 @@ CREATE TABLE chat_links (
 CREATE UNIQUE INDEX chat_links_chat_user ON chat_links (platform, team_id, chat_user_id) WHERE ended_at IS NULL;
 CREATE UNIQUE INDEX chat_links_user ON chat_links (user_id, platform) WHERE ended_at IS NULL;
 
--- Every message posted about a rerun request, kept true: `wanted` counts the request's changes, `shown` the one
--- the message shows; the sender posts (no `message_ts` yet) or updates it until they are equal.
+-- Every message posted about a rerun request or a bulk rerun, kept true: `wanted` counts its changes, `shown` the
+-- one the message shows; the sender posts (no `message_ts` yet) or updates it until they are equal.
 CREATE TABLE chat_posts (
     id              INTEGER PRIMARY KEY,
     platform        TEXT NOT NULL CHECK (platform IN ('slack')),
-    request_id      TEXT NOT NULL REFERENCES rerun_requests(id),
+    request_id      TEXT REFERENCES rerun_requests(id),
+    batch_id        TEXT REFERENCES rerun_batches(id),
     destination     TEXT NOT NULL,
     channel         TEXT,
     message_ts      TEXT,
@@ -28,9 +29,11 @@ CREATE TABLE chat_posts (
     lease_until     TEXT,
     failed_at       TEXT,
     last_error      TEXT,
-    created_at      TEXT NOT NULL
+    created_at      TEXT NOT NULL,
+    CHECK ((request_id IS NULL) <> (batch_id IS NULL))
 );
 CREATE INDEX chat_posts_by_request ON chat_posts (request_id);
+CREATE INDEX chat_posts_by_batch ON chat_posts (batch_id);
 CREATE INDEX chat_posts_due ON chat_posts (next_attempt_at) WHERE shown < wanted AND failed_at IS NULL;
 
 -- Signed interactions already received (their signature), for as long as a signature is believed: a replayed or

@@ -170,7 +170,8 @@ impl AppState {
         let audit_signer =
             Arc::new(services::audit_proof::Signer::new(server.audit_key.clone(), server.audit_witness.as_deref()));
         let public_url = &server.public_url;
-        let oidc = config.sign_in.oidc.as_ref().map(|c| identity_provider(c, public_url, SIGN_IN_CALLBACK)).transpose()?;
+        let oidc =
+            config.sign_in.oidc.as_ref().map(|c| identity_provider(c, public_url, SIGN_IN_CALLBACK)).transpose()?;
         let slack = config.slack.as_ref().map(slack::Slack::new).transpose()?.map(Arc::new);
         let slack_sign_in =
             config.slack.as_ref().map(|c| identity_provider(&c.oidc(), public_url, SLACK_LINK_CALLBACK)).transpose()?;

@@ -3,7 +3,7 @@
 //! the interaction payloads Slack sends (`block_actions`, `view_submission`). Every call goes through the SSRF
 //! guard; the bot token and the signing secret come from the variables `[chat.slack]` names.
 use crate::backend::reconciliation::{http_json, ssrf};
-use crate::domain::chat::{ChatAction, ChatPlatform, ChatUser};
+use crate::domain::chat::{ChatAction, ChatPlatform, ChatSubject, ChatUser};
 use crate::domain::configuration::SlackConfig;
 use crate::words::chat::CardWords;
 use secrecy::{ExposeSecret, SecretString};
@@ -154,27 +154,28 @@ pub struct Whom {
 
 /// A decision message in Block Kit: the facts, then the buttons while it waits (承認 asks to confirm; without
 /// `decide_in_chat` both open the decision page), or what happened once decided.
-pub fn message(words: &CardWords, request_id: &str, decide_in_chat: bool, url: &str) -> Value {
+pub fn message(words: &CardWords, subject: &ChatSubject, decide_in_chat: bool, url: &str) -> Value {
+    let value = subject.value();
     let plain = |text: &str| json!({"type": "plain_text", "text": cut(text), "emoji": true});
     let fields: Vec<Value> =
         words.fields.iter().map(|(label, value)| json!({"type": "mrkdwn", "text": field(label, value)})).collect();
-    let mut blocks = vec![
-        json!({"type": "header", "text": plain(&words.title)}),
-        json!({"type": "section", "fields": fields}),
-        json!({"type": "section", "text": {"type": "mrkdwn", "text": field(&words.reason.0, &words.reason.1)}}),
-        json!({"type": "section", "text": {"type": "mrkdwn",
-            "text": field(&words.steps.0, &words.steps.1.join("\n"))}}),
-        json!({"type": "context", "elements": [plain(&words.progress)]}),
-    ];
+    let mut blocks =
+        vec![json!({"type": "header", "text": plain(&words.title)}), json!({"type": "section", "fields": fields})];
+    if let Some((label, reason)) = &words.reason {
+        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": field(label, reason)}}));
+    }
+    blocks.push(json!({"type": "section", "text": {"type": "mrkdwn",
+        "text": field(&words.steps.0, &words.steps.1.join("\n"))}}));
+    blocks.push(json!({"type": "context", "elements": [plain(&words.progress)]}));
     if words.outcome.is_empty() {
         let [approve, reject, open] = &words.buttons;
         let elements = if decide_in_chat {
             let [title, text, yes, no] = &words.confirm;
             vec![
-                json!({"type": "button", "action_id": ChatAction::Approve.id(), "value": request_id, "style": "primary",
+                json!({"type": "button", "action_id": ChatAction::Approve.id(), "value": value, "style": "primary",
                     "text": plain(approve),
                     "confirm": {"title": plain(title), "text": plain(text), "confirm": plain(yes), "deny": plain(no)}}),
-                json!({"type": "button", "action_id": ChatAction::Reject.id(), "value": request_id, "style": "danger",
+                json!({"type": "button", "action_id": ChatAction::Reject.id(), "value": value, "style": "danger",
                     "text": plain(reject)}),
                 json!({"type": "button", "action_id": ChatAction::Open.id(), "url": url, "text": plain(open)}),
             ]
@@ -189,7 +190,7 @@ pub fn message(words: &CardWords, request_id: &str, decide_in_chat: bool, url: &
                 })
                 .collect()
         };
-        blocks.push(json!({"type": "actions", "block_id": format!("rerun:{request_id}"), "elements": elements}));
+        blocks.push(json!({"type": "actions", "block_id": value, "elements": elements}));
         if let Some(note) = &words.on_page {
             blocks.push(json!({"type": "context", "elements": [plain(note)]}));
         }
@@ -206,11 +207,11 @@ pub fn message(words: &CardWords, request_id: &str, decide_in_chat: bool, url: &
     json!({"text": cut(&fallback), "blocks": blocks})
 }
 
-/// The modal that asks why a request is rejected; `private_metadata` carries the request and where to answer.
-pub fn reject_modal(words: &[String; 4], request_id: &str, whom: &Whom) -> Value {
+/// The modal that asks why a rerun is rejected; `private_metadata` carries what it is about and where to answer.
+pub fn reject_modal(words: &[String; 4], subject: &ChatSubject, whom: &Whom) -> Value {
     let plain = |text: &str| json!({"type": "plain_text", "text": text, "emoji": true});
     let [title, label, submit, cancel] = words;
-    let metadata = json!({"request": request_id, "channel": whom.channel, "response_url": whom.response_url});
+    let metadata = json!({"subject": subject.value(), "channel": whom.channel, "response_url": whom.response_url});
     json!({
         "type": "modal",
         "callback_id": REJECT_VIEW,
@@ -237,9 +238,9 @@ pub fn modal_error(text: &str) -> Value {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Interaction {
     /// A button of a decision message.
-    Pressed { who: ChatUser, whom: Whom, action: ChatAction, request_id: String, trigger_id: String },
+    Pressed { who: ChatUser, whom: Whom, action: ChatAction, subject: ChatSubject, trigger_id: String },
     /// The reject modal, sent with its comment.
-    Rejected { who: ChatUser, whom: Whom, request_id: String, comment: String },
+    Rejected { who: ChatUser, whom: Whom, subject: ChatSubject, comment: String },
     /// Anything else (a page-opening button, another view): acknowledged, nothing to do.
     Other,
 }
@@ -260,31 +261,32 @@ pub fn interaction(form: &[u8]) -> Result<Interaction, String> {
     let who = ChatUser { platform: ChatPlatform::Slack, team_id: team, user_id: user.clone() };
     match payload["type"].as_str() {
         Some("block_actions") => {
-            let Some(pressed) = payload["actions"].as_array().and_then(|a| a.first()) else { return Ok(Interaction::Other) };
+            let Some(pressed) = payload["actions"].as_array().and_then(|a| a.first()) else {
+                return Ok(Interaction::Other);
+            };
             let Some(action) = pressed["action_id"].as_str().and_then(ChatAction::parse) else {
                 return Ok(Interaction::Other);
             };
-            let request_id = text(&pressed["value"]).unwrap_or_default();
-            if action == ChatAction::Open || request_id.is_empty() {
-                return Ok(Interaction::Other);
-            }
+            let subject = pressed["value"].as_str().and_then(ChatSubject::parse);
+            let Some(subject) = subject.filter(|_| action != ChatAction::Open) else { return Ok(Interaction::Other) };
             let whom = Whom {
                 user,
                 channel: text(&payload["channel"]["id"]).or_else(|| text(&payload["container"]["channel_id"])),
                 response_url: text(&payload["response_url"]),
             };
             let trigger_id = text(&payload["trigger_id"]).unwrap_or_default();
-            Ok(Interaction::Pressed { who, whom, action, request_id, trigger_id })
+            Ok(Interaction::Pressed { who, whom, action, subject, trigger_id })
         }
         Some("view_submission") if payload["view"]["callback_id"] == REJECT_VIEW => {
             let metadata: Value =
                 serde_json::from_str(payload["view"]["private_metadata"].as_str().unwrap_or_default())
                     .map_err(|_| "the modal's metadata is not ours")?;
-            let request_id = text(&metadata["request"]).ok_or("the modal names no request")?;
+            let subject =
+                metadata["subject"].as_str().and_then(ChatSubject::parse).ok_or("the modal names no rerun")?;
             let comment = text(&payload["view"]["state"]["values"][COMMENT][COMMENT]["value"]).unwrap_or_default();
             let whom =
                 Whom { user, channel: text(&metadata["channel"]), response_url: text(&metadata["response_url"]) };
-            Ok(Interaction::Rejected { who, whom, request_id, comment })
+            Ok(Interaction::Rejected { who, whom, subject, comment })
         }
         _ => Ok(Interaction::Other),
     }
@@ -301,7 +303,11 @@ fn escape(text: &str) -> String {
 }
 
 fn cut(text: &str) -> String {
-    if text.chars().count() <= MAX_TEXT { text.to_string() } else { text.chars().take(MAX_TEXT).collect::<String>() + "…" }
+    if text.chars().count() <= MAX_TEXT {
+        text.to_string()
+    } else {
+        text.chars().take(MAX_TEXT).collect::<String>() + "…"
+    }
 }
 
 #[cfg(test)]
@@ -319,26 +325,28 @@ mod tests {
     fn a_pressed_approve_button_names_the_person_the_request_and_where_to_answer() {
         let payload = json!({"type": "block_actions", "team": {"id": "T1"}, "user": {"id": "U1", "team_id": "T1"},
             "channel": {"id": "C1"}, "response_url": "https://hooks.slack.com/actions/T1/1/x", "trigger_id": "t.1",
-            "actions": [{"action_id": "rerun_approve", "value": "req-1", "block_id": "rerun:req-1"}]});
-        let Interaction::Pressed { who, whom, action, request_id, trigger_id } = interaction(&form(&payload)).unwrap()
+            "actions": [{"action_id": "rerun_approve", "value": "batch:rb_1", "block_id": "batch:rb_1"}]});
+        let Interaction::Pressed { who, whom, action, subject, trigger_id } = interaction(&form(&payload)).unwrap()
         else {
             panic!("a press")
         };
         assert_eq!((who.team_id.as_str(), who.user_id.as_str()), ("T1", "U1"));
-        assert_eq!((action, request_id.as_str(), trigger_id.as_str()), (ChatAction::Approve, "req-1", "t.1"));
+        assert_eq!((action, trigger_id.as_str()), (ChatAction::Approve, "t.1"));
+        assert_eq!(subject, ChatSubject::Batch("rb_1".into()));
         assert_eq!(whom.channel.as_deref(), Some("C1"));
     }
 
     #[test]
     fn a_submitted_reject_modal_carries_its_comment_and_request() {
-        let metadata = json!({"request": "req-2", "channel": "C1", "response_url": null}).to_string();
+        let metadata = json!({"subject": "request:rr_2", "channel": "C1", "response_url": null}).to_string();
         let payload = json!({"type": "view_submission", "team": {"id": "T1"}, "user": {"id": "U2"},
             "view": {"callback_id": "rerun_reject", "private_metadata": metadata,
                 "state": {"values": {"comment": {"comment": {"type": "plain_text_input", "value": "金額が違う"}}}}}});
-        let Interaction::Rejected { request_id, comment, whom, .. } = interaction(&form(&payload)).unwrap() else {
+        let Interaction::Rejected { subject, comment, whom, .. } = interaction(&form(&payload)).unwrap() else {
             panic!("a rejection")
         };
-        assert_eq!((request_id.as_str(), comment.as_str(), whom.channel.as_deref()), ("req-2", "金額が違う", Some("C1")));
+        assert_eq!(subject, ChatSubject::Request("rr_2".into()));
+        assert_eq!((comment.as_str(), whom.channel.as_deref()), ("金額が違う", Some("C1")));
     }
 
     #[test]
@@ -352,6 +360,9 @@ mod tests {
 
     #[test]
     fn what_people_wrote_cannot_mention_a_channel_or_make_a_link() {
-        assert_eq!(field("理由", "<!channel> <https://evil|click>"), "*理由*\n&lt;!channel&gt; &lt;https://evil|click&gt;");
+        assert_eq!(
+            field("理由", "<!channel> <https://evil|click>"),
+            "*理由*\n&lt;!channel&gt; &lt;https://evil|click&gt;"
+        );
     }
 }

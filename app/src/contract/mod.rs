@@ -4,8 +4,8 @@
 pub mod admin;
 pub mod audit;
 pub mod batches;
-pub mod chat;
 pub mod board;
+pub mod chat;
 pub mod drills;
 pub mod error;
 pub mod incidents;

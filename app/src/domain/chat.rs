@@ -83,16 +83,70 @@ pub enum ChatRefusal {
     Failed,
 }
 
-/// What a decision message shows about a rerun request: the facts, put into the chat's language when sent.
+/// What a decision message is about: a rerun request or a bulk rerun. A button carries it as its value
+/// (`request:<id>`, `batch:<id>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChatSubject {
+    Request(String),
+    Batch(String),
+}
+
+impl ChatSubject {
+    pub fn value(&self) -> String {
+        match self {
+            ChatSubject::Request(id) => format!("request:{id}"),
+            ChatSubject::Batch(id) => format!("batch:{id}"),
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<ChatSubject> {
+        match value.split_once(':') {
+            Some(("request", id)) if !id.is_empty() => Some(ChatSubject::Request(id.to_string())),
+            Some(("batch", id)) if !id.is_empty() => Some(ChatSubject::Batch(id.to_string())),
+            _ => None,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        match self {
+            ChatSubject::Request(id) | ChatSubject::Batch(id) => id,
+        }
+    }
+
+    /// Its page (the decision page), as a path.
+    pub fn path(&self) -> String {
+        match self {
+            ChatSubject::Request(id) => format!("/reruns/{id}"),
+            ChatSubject::Batch(id) => format!("/batches/{id}"),
+        }
+    }
+}
+
+/// Where a decision message's subject stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CardStatus {
+    Request(super::rerun_request::RerunRequestStatus),
+    Batch(super::batches::BatchStatus),
+}
+
+/// What a plan reruns: a request's steps (name, idempotency key, the reconciliation's latest verdict), or a bulk
+/// rerun's operations (process ID, workflow, its steps' keys), the first few of them.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RequestCard {
-    pub request_id: String,
-    pub process_id: String,
-    pub workflow: String,
+pub enum CardPlan {
+    Steps(Vec<(String, String, Option<super::reconciliation::Verdict>)>),
+    Operations { shown: Vec<(String, String, Vec<String>)>, more: usize },
+}
+
+/// What a decision message shows: the facts, put into the chat's language when sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecisionCard {
+    pub subject: ChatSubject,
+    /// The process ID, or the bulk rerun's reason.
+    pub about: String,
+    pub workflows: Vec<String>,
     pub department_name: String,
-    pub status: super::rerun_request::RerunRequestStatus,
-    /// The plan's steps: name, idempotency key, and the reconciliation's latest verdict.
-    pub steps: Vec<(String, String, Option<super::reconciliation::Verdict>)>,
+    pub status: CardStatus,
+    pub plan: CardPlan,
     pub checks_confirmed: usize,
     pub checks: usize,
     pub requester: String,
@@ -108,20 +162,33 @@ pub struct RequestCard {
     pub url: String,
 }
 
-impl RequestCard {
-    /// Buttons only while the request waits for a decision.
+impl DecisionCard {
+    /// Buttons only while it waits for a decision.
     pub fn waiting(&self) -> bool {
-        self.status == super::rerun_request::RerunRequestStatus::PendingApproval
+        matches!(
+            self.status,
+            CardStatus::Request(super::rerun_request::RerunRequestStatus::PendingApproval)
+                | CardStatus::Batch(super::batches::BatchStatus::PendingApproval)
+        )
     }
 }
 
 /// What a press decided, as the person is told.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChatDone {
-    Approved { process_id: String },
+    /// `about`: the process ID, or the bulk rerun's reason.
+    Approved {
+        about: String,
+    },
     /// An approval recorded, more needed.
-    Counted { process_id: String, approvals: u32, required: u32 },
-    Rejected { process_id: String },
+    Counted {
+        about: String,
+        approvals: u32,
+        required: u32,
+    },
+    Rejected {
+        about: String,
+    },
 }
 
 /// A request signed by Slack is believed for this long around its timestamp (seconds).
@@ -201,7 +268,10 @@ mod tests {
         let now = at(TIMESTAMP);
         let mut tampered = BODY.to_vec();
         tampered[6] ^= 1;
-        assert_eq!(verify_slack(SECRET, (Some(&ts), Some(SIGNATURE)), &tampered, now), Err(SlackSignatureError::NoMatch));
+        assert_eq!(
+            verify_slack(SECRET, (Some(&ts), Some(SIGNATURE)), &tampered, now),
+            Err(SlackSignatureError::NoMatch)
+        );
         assert_eq!(verify_slack("another", (Some(&ts), Some(SIGNATURE)), BODY, now), Err(SlackSignatureError::NoMatch));
         assert_eq!(
             verify_slack(SECRET, (Some(&ts), Some(SIGNATURE)), BODY, at(TIMESTAMP + 301)),
@@ -212,8 +282,20 @@ mod tests {
             Err(SlackSignatureError::OutsideTolerance)
         );
         assert_eq!(verify_slack(SECRET, (None, Some(SIGNATURE)), BODY, now), Err(SlackSignatureError::MissingHeader));
-        assert_eq!(verify_slack(SECRET, (Some("soon"), Some(SIGNATURE)), BODY, now), Err(SlackSignatureError::BadTimestamp));
+        assert_eq!(
+            verify_slack(SECRET, (Some("soon"), Some(SIGNATURE)), BODY, now),
+            Err(SlackSignatureError::BadTimestamp)
+        );
         assert_eq!(verify_slack(SECRET, (Some(&ts), Some("v0=zz")), BODY, now), Err(SlackSignatureError::NoMatch));
+    }
+
+    #[test]
+    fn a_buttons_value_names_a_request_or_a_bulk_rerun() {
+        for subject in [ChatSubject::Request("rr_1".into()), ChatSubject::Batch("rb_2".into())] {
+            assert_eq!(ChatSubject::parse(&subject.value()), Some(subject));
+        }
+        assert_eq!(ChatSubject::parse("rr_1"), None);
+        assert_eq!(ChatSubject::parse("request:"), None);
     }
 
     #[test]

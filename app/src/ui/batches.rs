@@ -22,19 +22,7 @@ const FOLD_AFTER: usize = 20;
 
 /// Batch statuses with an icon, so that colour is never the only sign.
 pub fn batch_status_label(status: BatchStatus) -> &'static str {
-    let l = locale();
-    match status {
-        BatchStatus::Previewing => td_string!(l, rerun.batch.status.previewing),
-        BatchStatus::Preview => td_string!(l, rerun.batch.status.preview),
-        BatchStatus::Draft => td_string!(l, rerun.batch.status.draft),
-        BatchStatus::PendingApproval => td_string!(l, rerun.batch.status.pending_approval),
-        BatchStatus::Dispatching => td_string!(l, rerun.batch.status.dispatching),
-        BatchStatus::Paused => td_string!(l, rerun.batch.status.paused),
-        BatchStatus::Completed => td_string!(l, rerun.batch.status.completed),
-        BatchStatus::Cancelled => td_string!(l, rerun.batch.status.cancelled),
-        BatchStatus::Rejected => td_string!(l, rerun.batch.status.rejected),
-        BatchStatus::Expired => td_string!(l, rerun.batch.status.expired),
-    }
+    crate::words::batch_status_in(locale(), status)
 }
 
 fn member_label(state: MemberState) -> &'static str {

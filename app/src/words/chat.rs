@@ -1,8 +1,8 @@
-//! A decision message in the company chat, in the chat's language: what it says about a rerun request before
-//! and after the decision, the reject modal, and what a person is told after pressing a button.
-use super::{local_time_in, rerun_status_in, verdict_label_in};
+//! A decision message in the company chat, in the chat's language: what it says about a rerun request or a bulk
+//! rerun before and after the decision, the reject modal, and what a person is told after pressing a button.
+use super::{batch_status_in, local_time_in, rerun_status_in, verdict_label_in};
 use crate::domain::approval::Decision;
-use crate::domain::chat::{ChatDone, ChatRefusal, RequestCard};
+use crate::domain::chat::{CardPlan, CardStatus, ChatDone, ChatRefusal, DecisionCard};
 use crate::i18n::{Locale, td_string};
 use chrono_tz::Tz;
 
@@ -11,7 +11,8 @@ pub struct CardWords {
     pub title: String,
     /// Label and value, side by side.
     pub fields: Vec<(String, String)>,
-    pub reason: (String, String),
+    /// Label and text (none for a bulk rerun, whose reason is its title).
+    pub reason: Option<(String, String)>,
     /// Heading, then one line per step.
     pub steps: (String, Vec<String>),
     /// Checklist and approvals, in one line.
@@ -26,26 +27,55 @@ pub struct CardWords {
     pub confirm: [String; 4],
 }
 
-pub fn card_in(l: Locale, zone: Tz, card: &RequestCard) -> CardWords {
-    let p = card.process_id.as_str();
-    let title = if card.waiting() {
-        td_string!(l, rerun.chat.title, process_id = p).to_string()
-    } else {
-        td_string!(l, rerun.chat.title_decided, process_id = p).to_string()
+pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
+    let about = card.about.as_str();
+    let (title, status, confirm) = match card.status {
+        CardStatus::Request(status) => (
+            if card.waiting() {
+                td_string!(l, rerun.chat.title, process_id = about).to_string()
+            } else {
+                td_string!(l, rerun.chat.title_decided, process_id = about).to_string()
+            },
+            rerun_status_in(l, status),
+            td_string!(l, rerun.chat.confirm_text, process_id = about).to_string(),
+        ),
+        CardStatus::Batch(status) => (
+            if card.waiting() {
+                td_string!(l, rerun.chat.batch_title, about = about).to_string()
+            } else {
+                td_string!(l, rerun.chat.batch_title_decided, about = about).to_string()
+            },
+            batch_status_in(l, status),
+            td_string!(l, rerun.chat.batch_confirm_text, about = about).to_string(),
+        ),
     };
     let mut fields = vec![
-        (td_string!(l, rerun.chat.workflow).to_string(), card.workflow.clone()),
+        (td_string!(l, rerun.chat.workflow).to_string(), card.workflows.join(td_string!(l, common.list))),
         (td_string!(l, rerun.chat.department).to_string(), card.department_name.clone()),
         (td_string!(l, rerun.chat.requester).to_string(), card.requester.clone()),
     ];
     if let Some(at) = card.expires_at.filter(|_| card.waiting()) {
         fields.push((td_string!(l, rerun.chat.deadline).to_string(), local_time_in(zone, at)));
     }
-    let steps = card
-        .steps
-        .iter()
-        .map(|(name, key, verdict)| format!("• {name} — {key} — {}", verdict_label_in(l, *verdict)))
-        .collect();
+    let plan = match &card.plan {
+        CardPlan::Steps(steps) => (
+            td_string!(l, rerun.chat.steps).to_string(),
+            steps
+                .iter()
+                .map(|(name, key, verdict)| format!("• {name} — {key} — {}", verdict_label_in(l, *verdict)))
+                .collect(),
+        ),
+        CardPlan::Operations { shown, more } => {
+            let mut lines: Vec<String> = shown
+                .iter()
+                .map(|(process_id, workflow, keys)| format!("• {process_id} — {workflow} — {}", keys.join(", ")))
+                .collect();
+            if *more > 0 {
+                lines.push(td_string!(l, rerun.chat.more, count = *more).to_string());
+            }
+            (td_string!(l, rerun.chat.operations).to_string(), lines)
+        }
+    };
     let progress = [
         td_string!(l, rerun.chat.checklist, done = card.checks_confirmed, total = card.checks).to_string(),
         td_string!(l, rerun.chat.approvals, approvals = card.approvals, required = card.required).to_string(),
@@ -53,7 +83,7 @@ pub fn card_in(l: Locale, zone: Tz, card: &RequestCard) -> CardWords {
     .join(td_string!(l, common.dot));
     let mut outcome = Vec::new();
     if !card.waiting() {
-        outcome.push(td_string!(l, rerun.chat.now, status = rerun_status_in(l, card.status)).to_string());
+        outcome.push(td_string!(l, rerun.chat.now, status = status).to_string());
     }
     for (who, decision, at) in &card.decisions {
         let decision = match decision {
@@ -66,8 +96,8 @@ pub fn card_in(l: Locale, zone: Tz, card: &RequestCard) -> CardWords {
     CardWords {
         title,
         fields,
-        reason: (td_string!(l, rerun.chat.reason).to_string(), card.reason.clone()),
-        steps: (td_string!(l, rerun.chat.steps).to_string(), steps),
+        reason: (!card.reason.is_empty()).then(|| (td_string!(l, rerun.chat.reason).to_string(), card.reason.clone())),
+        steps: plan,
         progress,
         outcome,
         buttons: [
@@ -78,7 +108,7 @@ pub fn card_in(l: Locale, zone: Tz, card: &RequestCard) -> CardWords {
         on_page: (!card.decide_in_chat).then(|| td_string!(l, rerun.chat.on_page).to_string()),
         confirm: [
             td_string!(l, rerun.chat.confirm_title).to_string(),
-            td_string!(l, rerun.chat.confirm_text, process_id = p).to_string(),
+            confirm,
             td_string!(l, rerun.chat.confirm_yes).to_string(),
             td_string!(l, rerun.chat.cancel).to_string(),
         ],
@@ -86,10 +116,10 @@ pub fn card_in(l: Locale, zone: Tz, card: &RequestCard) -> CardWords {
 }
 
 /// The reject modal: title, the comment's label, submit, cancel.
-pub fn modal_in(l: Locale, process_id: &str) -> [String; 4] {
+pub fn modal_in(l: Locale, about: &str) -> [String; 4] {
     [
         td_string!(l, rerun.chat.modal_title).to_string(),
-        td_string!(l, rerun.chat.modal_label, process_id = process_id).to_string(),
+        td_string!(l, rerun.chat.modal_label, about = about).to_string(),
         td_string!(l, rerun.chat.modal_submit).to_string(),
         td_string!(l, rerun.chat.cancel).to_string(),
     ]
@@ -114,15 +144,11 @@ pub fn refusal_in(l: Locale, refusal: ChatRefusal, url: &str) -> String {
 /// What a press decided.
 pub fn done_in(l: Locale, done: &ChatDone) -> String {
     match done {
-        ChatDone::Approved { process_id } => td_string!(l, rerun.chat.done_approved, process_id = process_id).to_string(),
-        ChatDone::Counted { process_id, approvals, required } => td_string!(
-            l,
-            rerun.chat.done_counted,
-            process_id = process_id,
-            approvals = *approvals,
-            required = *required
-        )
-        .to_string(),
-        ChatDone::Rejected { process_id } => td_string!(l, rerun.chat.done_rejected, process_id = process_id).to_string(),
+        ChatDone::Approved { about } => td_string!(l, rerun.chat.done_approved, about = about).to_string(),
+        ChatDone::Counted { about, approvals, required } => {
+            td_string!(l, rerun.chat.done_counted, about = about, approvals = *approvals, required = *required)
+                .to_string()
+        }
+        ChatDone::Rejected { about } => td_string!(l, rerun.chat.done_rejected, about = about).to_string(),
     }
 }

@@ -7,6 +7,7 @@ pub mod decision_table;
 pub mod evidence;
 pub mod notifications;
 
+use crate::domain::batches::BatchStatus;
 use crate::domain::indicators::Indicator;
 use crate::domain::reconciliation::Verdict;
 use crate::domain::rerun_request::RerunRequestStatus;
@@ -111,5 +112,21 @@ pub fn rerun_status_in(l: Locale, status: RerunRequestStatus) -> &'static str {
         S::Dispatched => td_string!(l, rerun.status.dispatched),
         S::Succeeded => td_string!(l, rerun.status.succeeded),
         S::Failed => td_string!(l, rerun.status.failed),
+    }
+}
+
+/// A bulk rerun's status.
+pub fn batch_status_in(l: Locale, status: BatchStatus) -> &'static str {
+    match status {
+        BatchStatus::Previewing => td_string!(l, rerun.batch.status.previewing),
+        BatchStatus::Preview => td_string!(l, rerun.batch.status.preview),
+        BatchStatus::Draft => td_string!(l, rerun.batch.status.draft),
+        BatchStatus::PendingApproval => td_string!(l, rerun.batch.status.pending_approval),
+        BatchStatus::Dispatching => td_string!(l, rerun.batch.status.dispatching),
+        BatchStatus::Paused => td_string!(l, rerun.batch.status.paused),
+        BatchStatus::Completed => td_string!(l, rerun.batch.status.completed),
+        BatchStatus::Cancelled => td_string!(l, rerun.batch.status.cancelled),
+        BatchStatus::Rejected => td_string!(l, rerun.batch.status.rejected),
+        BatchStatus::Expired => td_string!(l, rerun.batch.status.expired),
     }
 }

@@ -8,10 +8,10 @@ use crate::slack_standin::{
     SALES_CHANNEL, SIGNING_SECRET, SlackStandIn, TEAM, form, post, press, send, slack_sdk_signature, submitted_modal,
     with_slack,
 };
-use app::backend::services::{approvals, chat};
-use app::domain::approval::Decision;
-use app::domain::chat::{ChatPlatform, ChatUser};
 use app::backend::Clock;
+use app::backend::services::{approvals, batches, chat, rerun_requests};
+use app::domain::approval::Decision;
+use app::domain::chat::{ChatPlatform, ChatSubject, ChatUser};
 use chrono::Duration;
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -43,6 +43,10 @@ async fn waiting_request(app: &TestApp, process_id: &str) -> String {
     id
 }
 
+fn request(id: &str) -> ChatSubject {
+    ChatSubject::Request(id.to_string())
+}
+
 async fn status_of(app: &TestApp, id: &str) -> String {
     let mut tx = app.db().begin_read().await.unwrap();
     let request = app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap();
@@ -70,14 +74,16 @@ async fn a_linked_manager_approves_in_slack_the_rerun_is_dispatched_once_and_the
     let posted = &slack.calls("chat.postMessage")[0];
     assert_eq!(posted["channel"], SALES_CHANNEL);
     let text = text_of(posted);
-    for fact in ["ORD-SLACK-1", "ORD-SLACK-1-r", "order-intake", "sato san", "再実行する", "承認", "却下", "開く"] {
+    for fact in ["ORD-SLACK-1", "ORD-SLACK-1-r", "order-intake", "sato san", "再実行する", "承認", "却下", "開く"]
+    {
         assert!(text.contains(fact), "the message names {fact}: {text}");
     }
     let actions: Vec<String> = buttons(posted).iter().map(|b| b["action_id"].as_str().unwrap().to_string()).collect();
     assert_eq!(actions, ["rerun_approve", "rerun_reject", "rerun_open"]);
+    assert_eq!(buttons(posted)[0]["value"], format!("request:{id}"));
     assert!(buttons(posted)[0]["confirm"].is_object(), "承認 asks to confirm");
 
-    let pressed = press(&slack, "U0SUZUKI", "rerun_approve", &id);
+    let pressed = press(&slack, "U0SUZUKI", "rerun_approve", &request(&id));
     let answer = send(&app, &pressed).await;
     assert_eq!(answer.status, StatusCode::OK, "Slack is answered at once: {}", answer.body);
     let told = slack.wait_for("response_url", 1).await;
@@ -89,7 +95,10 @@ async fn a_linked_manager_approves_in_slack_the_rerun_is_dispatched_once_and_the
     let authenticated = &approved[0]["authenticated"];
     assert_eq!(authenticated["method"]["kind"], "chat", "{authenticated}");
     assert_eq!(authenticated["method"]["platform"], "slack");
-    assert_eq!((authenticated["method"]["team_id"].as_str(), authenticated["method"]["user_id"].as_str()), (Some(TEAM), Some("U0SUZUKI")));
+    assert_eq!(
+        (authenticated["method"]["team_id"].as_str(), authenticated["method"]["user_id"].as_str()),
+        (Some(TEAM), Some("U0SUZUKI"))
+    );
 
     // The same signed press again (Slack's retry, or someone replaying it): answered, nothing more.
     let body = form(&pressed);
@@ -123,20 +132,18 @@ async fn a_maker_an_unlinked_person_and_a_staff_member_are_told_why_and_nothing_
     crate::fixtures::stalled(&app, &token, "ORD-SLACK-2").await;
     let id = submitted(&app, &caller(&app, "kato").await, "ORD-SLACK-2").await;
 
-    for (user, reason) in [
-        ("U0KATO", "作成に関わったため"),
-        ("U0STRANGER", "連携されていない"),
-        ("U0YAMADA", "承認者（部門長）ではない"),
-    ] {
+    for (user, reason) in
+        [("U0KATO", "作成に関わったため"), ("U0STRANGER", "連携されていない"), ("U0YAMADA", "承認者（部門長）ではない")]
+    {
         let before = slack.calls("response_url").len();
-        assert_eq!(send(&app, &press(&slack, user, "rerun_approve", &id)).await.status, StatusCode::OK);
+        assert_eq!(send(&app, &press(&slack, user, "rerun_approve", &request(&id))).await.status, StatusCode::OK);
         let told = slack.wait_for("response_url", before + 1).await;
         let said = told[before]["text"].as_str().unwrap().to_string();
         assert!(said.contains(reason), "{user} hears why: {said}");
         assert_eq!(told[before]["response_type"], "ephemeral");
     }
     assert!(slack.calls("views.open").is_empty(), "nobody got as far as a modal");
-    assert_eq!(send(&app, &press(&slack, "U0KATO", "rerun_reject", &id)).await.status, StatusCode::OK);
+    assert_eq!(send(&app, &press(&slack, "U0KATO", "rerun_reject", &request(&id))).await.status, StatusCode::OK);
     slack.wait_for("response_url", 4).await;
     assert!(slack.calls("views.open").is_empty(), "a maker's 却下 opens no modal");
     assert_eq!(status_of(&app, &id).await, "pending_approval");
@@ -148,7 +155,7 @@ async fn a_maker_an_unlinked_person_and_a_staff_member_are_told_why_and_nothing_
 async fn a_tampered_body_an_old_timestamp_and_another_secret_are_refused_before_anything_is_read() {
     let (app, slack) = app_with_slack(true).await;
     let id = waiting_request(&app, "ORD-SLACK-3").await;
-    let body = form(&press(&slack, "U0SUZUKI", "rerun_approve", &id));
+    let body = form(&press(&slack, "U0SUZUKI", "rerun_approve", &request(&id)));
     let now = app.clock.now().timestamp();
     let signature = slack_sdk_signature(SIGNING_SECRET, now, &body);
 
@@ -185,8 +192,10 @@ async fn two_managers_pressing_approve_at_once_make_one_dispatch() {
             pending_request(&app, &token, &caller(&app, "sato").await, &process_id).await
         };
         let before = slack.calls("response_url").len();
-        let (first, second) =
-            (press(&slack, "U0SUZUKI", "rerun_approve", &id), press(&slack, "U0TAKAHASHI", "rerun_approve", &id));
+        let (first, second) = (
+            press(&slack, "U0SUZUKI", "rerun_approve", &request(&id)),
+            press(&slack, "U0TAKAHASHI", "rerun_approve", &request(&id)),
+        );
         let (a, b) = tokio::join!(send(&app, &first), send(&app, &second));
         assert_eq!((a.status, b.status), (StatusCode::OK, StatusCode::OK));
         let told = slack.wait_for("response_url", before + 2).await;
@@ -229,7 +238,7 @@ async fn without_decide_in_chat_the_buttons_open_the_decision_page_and_a_forged_
     assert!(text_of(posted).contains("再サインイン"), "it says why");
 
     // A press Slack never offered, signed correctly: still only the page decides.
-    assert_eq!(send(&app, &press(&slack, "U0SUZUKI", "rerun_approve", &id)).await.status, StatusCode::OK);
+    assert_eq!(send(&app, &press(&slack, "U0SUZUKI", "rerun_approve", &request(&id))).await.status, StatusCode::OK);
     let told = slack.wait_for("response_url", 1).await;
     assert!(told[0]["text"].as_str().unwrap().contains("決定ページ"), "{}", told[0]);
     assert_eq!(status_of(&app, &id).await, "pending_approval");
@@ -239,7 +248,7 @@ async fn without_decide_in_chat_the_buttons_open_the_decision_page_and_a_forged_
 async fn rejecting_in_slack_asks_for_the_reason_in_a_modal_and_an_empty_one_keeps_it_open() {
     let (app, slack) = app_with_slack(true).await;
     let id = waiting_request(&app, "ORD-SLACK-7").await;
-    assert_eq!(send(&app, &press(&slack, "U0SUZUKI", "rerun_reject", &id)).await.status, StatusCode::OK);
+    assert_eq!(send(&app, &press(&slack, "U0SUZUKI", "rerun_reject", &request(&id))).await.status, StatusCode::OK);
     let opened = slack.wait_for("views.open", 1).await.remove(0);
     assert!(opened["trigger_id"].as_str().unwrap().starts_with("trigger."));
     assert_eq!(opened["view"]["type"], "modal");
@@ -304,4 +313,58 @@ async fn a_person_links_their_slack_account_after_a_fresh_sign_in_and_disabling_
     let mut tx = app.db().begin_read().await.unwrap();
     assert!(app::backend::db::chat::user_of(&mut tx, &who).await.unwrap().is_none(), "the link ended");
     assert!(app.audit_actions().await.contains(&"user.chat_unlinked".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_rerun_is_decided_in_slack_by_an_owner_and_staff_are_told_they_cannot() {
+    let (app, slack) = app_with_slack(true).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    linked(&app, "sato", "U0SATO").await;
+    linked(&app, "suzuki", "U0SUZUKI").await;
+    let token = app.token("intake", &["sales"]).await;
+    for n in 1..=3 {
+        crate::fixtures::stalled(&app, &token, &format!("ORD-BULK-{n}")).await;
+    }
+    let staff = caller(&app, "sato").await;
+    let id = batches::create(&app.state, &staff, crate::batches::by_filter(), "決済サービスの障害で停止した分")
+        .await
+        .unwrap();
+    for _ in 0..600 {
+        if batches::view(&app.state, &staff, &id).await.unwrap().status.as_str() != "previewing" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    batches::request(&app.state, &staff, &id, Some(60)).await.unwrap();
+    for n in 1..=5 {
+        let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+        batches::confirm(&app.state, &staff, &id, n, "ログで確認した", cause).await.unwrap();
+    }
+    batches::submit(&app.state, &staff, &id).await.unwrap();
+    assert_eq!(chat::send_posts(&app.state).await.unwrap(), 1);
+    let posted = &slack.calls("chat.postMessage")[0];
+    let text = text_of(posted);
+    for fact in
+        ["一括再実行の承認をお願いします", "決済サービスの障害で停止した分", "ORD-BULK-1", "ORD-BULK-3-r", "sato san"]
+    {
+        assert!(text.contains(fact), "the message names {fact}: {text}");
+    }
+    assert_eq!(buttons(posted)[0]["value"], format!("batch:{id}"));
+
+    let bulk = ChatSubject::Batch(id.clone());
+    assert_eq!(send(&app, &press(&slack, "U0SATO", "rerun_approve", &bulk)).await.status, StatusCode::OK);
+    let told = slack.wait_for("response_url", 1).await;
+    assert!(told[0]["text"].as_str().unwrap().contains("承認者（部門長）ではない"), "{}", told[0]);
+    assert_eq!(send(&app, &press(&slack, "U0SUZUKI", "rerun_approve", &bulk)).await.status, StatusCode::OK);
+    let told = slack.wait_for("response_url", 2).await;
+    assert!(told[1]["text"].as_str().unwrap().contains("を承認しました"), "{}", told[1]);
+    assert_eq!(batches::view(&app.state, &staff, &id).await.unwrap().status.as_str(), "dispatching");
+    let approved = app.audit_after("rerun_batch.approved").await;
+    assert_eq!(approved[0]["authenticated"]["method"]["user_id"], "U0SUZUKI");
+
+    chat::send_posts(&app.state).await.unwrap();
+    let updated = slack.calls("chat.update");
+    let last = updated.last().expect("the message was updated");
+    assert!(buttons(last).is_empty() && text_of(last).contains("suzuki san"), "{last}");
 }

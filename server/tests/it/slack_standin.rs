@@ -3,6 +3,7 @@
 //! the virtual environment `make deps-test` makes) and sent to the app as Slack sends them.
 use crate::harness::{Answer, TestApp};
 use app::backend::Clock;
+use app::domain::chat::ChatSubject;
 use app::domain::configuration::{ChatSignIn, SlackConfig};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -156,7 +157,7 @@ pub async fn send(app: &TestApp, payload: &Value) -> Answer {
 }
 
 /// A press of a decision message's button (`rerun_approve`, `rerun_reject`) by `user`.
-pub fn press(stand_in: &SlackStandIn, user: &str, action: &str, request_id: &str) -> Value {
+pub fn press(stand_in: &SlackStandIn, user: &str, action: &str, subject: &ChatSubject) -> Value {
     let n = uuid::Uuid::new_v4().simple();
     json!({
         "type": "block_actions",
@@ -166,8 +167,8 @@ pub fn press(stand_in: &SlackStandIn, user: &str, action: &str, request_id: &str
         "container": {"type": "message", "channel_id": SALES_CHANNEL, "message_ts": "1700000000.000100"},
         "trigger_id": format!("trigger.{n}"),
         "response_url": format!("{}/response/{n}", stand_in.url),
-        "actions": [{"type": "button", "action_id": action, "block_id": format!("rerun:{request_id}"),
-            "value": request_id, "action_ts": "1700000001.000200"}]
+        "actions": [{"type": "button", "action_id": action, "block_id": subject.value(),
+            "value": subject.value(), "action_ts": "1700000001.000200"}]
     })
 }
 

@@ -1,7 +1,7 @@
-//! Decisions in chat: the links between chat users and users, the messages posted about rerun requests, and
-//! the signed interactions already received.
+//! Decisions in chat: the links between chat users and users, the messages posted about rerun requests and bulk
+//! reruns, and the signed interactions already received.
 use super::{Conn, RowLock, changed_one, on_conn};
-use crate::domain::chat::{ChatPlatform, ChatUser};
+use crate::domain::chat::{ChatPlatform, ChatSubject, ChatUser};
 use chrono::{DateTime, Utc};
 
 /// A link between a user and their account in a chat workspace.
@@ -56,8 +56,7 @@ pub async fn end(
     now: DateTime<Utc>,
 ) -> Result<Vec<LinkRow>, sqlx::Error> {
     let ended = of_user(tx, user_id).await?;
-    let ended: Vec<LinkRow> =
-        ended.into_iter().filter(|l| platform.is_none_or(|p| p.as_str() == l.platform)).collect();
+    let ended: Vec<LinkRow> = ended.into_iter().filter(|l| platform.is_none_or(|p| p.as_str() == l.platform)).collect();
     for link in &ended {
         on_conn!(tx, |c| sqlx::query(
             "UPDATE chat_links SET ended_at = $3 WHERE user_id = $1 AND platform = $2 AND ended_at IS NULL"
@@ -106,20 +105,30 @@ pub async fn chat_ids_of(tx: &mut Conn, users: &[i64], platform: ChatPlatform) -
     Ok(ids)
 }
 
-/// A message to post about a request, to a channel or (a chat user's ID) a person.
+/// The two columns that name a message's subject.
+fn columns(subject: &ChatSubject) -> (Option<&str>, Option<&str>) {
+    match subject {
+        ChatSubject::Request(id) => (Some(id), None),
+        ChatSubject::Batch(id) => (None, Some(id)),
+    }
+}
+
+/// A message to post about a request or a bulk rerun, to a channel or (a chat user's ID) a person.
 pub async fn add_post(
     tx: &mut Conn,
     platform: ChatPlatform,
-    request_id: &str,
+    subject: &ChatSubject,
     destination: &str,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
+    let (request, batch) = columns(subject);
     on_conn!(tx, |c| sqlx::query(
-        "INSERT INTO chat_posts (platform, request_id, destination, next_attempt_at, created_at)
-         VALUES ($1, $2, $3, $4, $4)"
+        "INSERT INTO chat_posts (platform, request_id, batch_id, destination, next_attempt_at, created_at)
+         VALUES ($1, $2, $3, $4, $5, $5)"
     )
     .bind(platform.as_str())
-    .bind(request_id)
+    .bind(request)
+    .bind(batch)
     .bind(destination)
     .bind(now)
     .execute(c)
@@ -127,30 +136,40 @@ pub async fn add_post(
     .map(drop))
 }
 
-/// The request changed: every message about it is to show it as it is now.
-pub async fn request_changed(tx: &mut Conn, request_id: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query(
+/// The subject changed: every message about it is to show it as it is now.
+pub async fn changed(tx: &mut Conn, subject: &ChatSubject, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    let column = match subject {
+        ChatSubject::Request(_) => "request_id",
+        ChatSubject::Batch(_) => "batch_id",
+    };
+    let sql = format!(
         "UPDATE chat_posts SET wanted = wanted + 1, attempts = 0, next_attempt_at = $2
-         WHERE request_id = $1 AND failed_at IS NULL"
-    )
-    .bind(request_id)
-    .bind(now)
-    .execute(c)
-    .await
-    .map(drop))
+         WHERE {column} = $1 AND failed_at IS NULL"
+    );
+    on_conn!(tx, |c| sqlx::query(&sql).bind(subject.id()).bind(now).execute(c).await.map(drop))
 }
 
-/// A message that does not show its request as it is now.
+/// A message that does not show its subject as it is now.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct PostRow {
     pub id: i64,
     pub platform: String,
-    pub request_id: String,
+    request_id: Option<String>,
+    batch_id: Option<String>,
     pub destination: String,
     pub channel: Option<String>,
     pub message_ts: Option<String>,
     pub wanted: i64,
     pub attempts: i64,
+}
+
+impl PostRow {
+    pub fn subject(&self) -> ChatSubject {
+        match (&self.request_id, &self.batch_id) {
+            (Some(id), _) => ChatSubject::Request(id.clone()),
+            (None, batch) => ChatSubject::Batch(batch.clone().unwrap_or_default()),
+        }
+    }
 }
 
 /// Claims the oldest message due (PostgreSQL skips rows another instance holds).
@@ -164,7 +183,7 @@ pub async fn claim_post(
     let lock = tx.lock_clause(RowLock::SkipLocked);
     let sql = format!(
         "UPDATE chat_posts SET lease_until = $2 WHERE id = ({pick}{lock})
-         RETURNING id, platform, request_id, destination, channel, message_ts, wanted, attempts"
+         RETURNING id, platform, request_id, batch_id, destination, channel, message_ts, wanted, attempts"
     );
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(now).bind(lease_until).fetch_optional(c).await)
 }
@@ -179,7 +198,12 @@ pub enum PostOutcome<'a> {
     Failed { attempts: i64, error: &'a str },
 }
 
-pub async fn settle_post(tx: &mut Conn, id: i64, outcome: PostOutcome<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn settle_post(
+    tx: &mut Conn,
+    id: i64,
+    outcome: PostOutcome<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
     match outcome {
         PostOutcome::Shown { shown, channel, ts } => on_conn!(tx, |c| sqlx::query(
             "UPDATE chat_posts SET shown = $2, channel = $3, message_ts = $4, lease_until = NULL, last_error = NULL
@@ -214,17 +238,6 @@ pub async fn settle_post(tx: &mut Conn, id: i64, outcome: PostOutcome<'_>, now: 
         .await
         .map(drop)),
     }
-}
-
-/// Where the messages about a request are (posted ones only): the channel and the message's timestamp.
-pub async fn posted_about(tx: &mut Conn, request_id: &str) -> Result<Vec<(String, String)>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_as(
-        "SELECT channel, message_ts FROM chat_posts
-         WHERE request_id = $1 AND channel IS NOT NULL AND message_ts IS NOT NULL ORDER BY id"
-    )
-    .bind(request_id)
-    .fetch_all(c)
-    .await)
 }
 
 /// `true` the first time a signed interaction (its signature) is received; interactions older than `forget_before`

@@ -11,6 +11,7 @@ use crate::contract::AppError;
 use crate::domain::approval::{Ballot, Decision, is_expired};
 use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
+use crate::domain::chat::ChatSubject;
 use crate::domain::conflict::Conflict;
 use crate::domain::notifications::RerunNews;
 use crate::domain::reasons::SystemReason;
@@ -101,7 +102,7 @@ pub async fn decide(
                     )
                     .authenticated(authenticated);
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-                super::chat::request_changed(&mut tx, id, now).await?;
+                super::chat::changed(&mut tx, &ChatSubject::Request(id.to_string()), now).await?;
             }
         }
     }

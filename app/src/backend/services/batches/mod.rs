@@ -25,6 +25,7 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::batches::{
     self, BatchEvent, BatchStatus, MAX_OPERATIONS, MemberEvent, MemberState, Progress, Reason,
 };
+use crate::domain::chat::ChatSubject;
 use crate::domain::checklist::{self, Check, Prefill};
 use crate::domain::conflict::Conflict;
 use crate::domain::holds::reason;
@@ -408,6 +409,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         let notice = Notice::batch(id, &batch.reason, BatchNews::ApprovalAsked { requests: submitted as u32 });
         let to = (batch.department.as_str(), "approval_requested");
         notify_owners(&mut tx, state, to, &notice, &format!("/batches/{id}"), now).await?;
+        super::chat::batch_submitted(&mut tx, state, &batch, now).await?;
     }
     tx.commit().await?;
     Ok(())
@@ -476,6 +478,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             .after(json!({"approvals": approvals, "required": required, "makers": ballot.makers}))
             .authenticated(authenticated);
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+        super::chat::changed(&mut tx, &ChatSubject::Batch(batch.id.clone()), now).await?;
         tx.commit().await?;
         return Ok(());
     }
@@ -542,6 +545,7 @@ async fn notify_creator(
     let (notice, link) = (Notice::batch(&batch.id, &batch.reason, news), format!("/batches/{}", batch.id));
     let to = (batch.department.as_str(), kind);
     super::notifications::notify_user(tx, state, batch.created_by, to, &notice, &link, now).await?;
+    super::chat::changed(tx, &ChatSubject::Batch(batch.id.clone()), now).await?;
     Ok(())
 }
 

@@ -1,38 +1,40 @@
 //! A press of a button in chat, after Slack's signature was verified and Slack was answered: who pressed it (the
-//! account they linked), then the one decision path of the pages (`approvals::decide`) with the chat as the
-//! proof of who they are, for a workflow whose organisation chose so (`decide_in_chat`). Whatever happens, the
-//! person is told in their language; nothing is decided for someone unlinked, a maker or a non-owner.
+//! account they linked), then the one decision path of the pages (`approvals::decide`, `batches::decide`) with
+//! the chat as the proof of who they are, for workflows whose organisation chose so (`decide_in_chat`).
+//! Whatever happens, the person is told in their language; nothing is decided for someone unlinked, a maker or
+//! a non-owner.
 use super::super::Caller;
+use super::card_of;
 use crate::backend::slack::{self, Interaction, Whom};
 use crate::backend::{AppState, auth, db};
 use crate::contract::AppError;
 use crate::domain::approval::{Decision, Refusal, may_decide};
-use crate::domain::chat::{ChatAction, ChatDone, ChatRefusal, ChatUser};
+use crate::domain::batches::MemberState;
+use crate::domain::chat::{ChatAction, ChatDone, ChatRefusal, ChatSubject, ChatUser};
 use crate::domain::conflict::Conflict;
 use crate::domain::identity::{AuthMethod, Authentication};
-use crate::domain::rerun_request::RerunRequestStatus;
 use crate::i18n::Locale;
 use crate::words::chat::{done_in, modal_in, refusal_in};
 
 /// Handles an interaction Slack was already answered for.
 pub async fn on_interaction(state: &AppState, interaction: Interaction) {
     let Some(slack) = state.slack.as_ref() else { return };
-    let (who, whom, request_id) = match &interaction {
-        Interaction::Pressed { who, whom, request_id, .. } | Interaction::Rejected { who, whom, request_id, .. } => {
-            (who, whom, request_id)
+    let (who, whom, subject) = match &interaction {
+        Interaction::Pressed { who, whom, subject, .. } | Interaction::Rejected { who, whom, subject, .. } => {
+            (who, whom, subject)
         }
         Interaction::Other => return,
     };
-    let said = match answer(state, who, whom, request_id, &interaction).await {
+    let said = match answer(state, who, whom, subject, &interaction).await {
         Ok((locale, Some(done))) => done_in(locale, &done),
         Ok((_, None)) => return, // the reject modal is open
         Err((locale, refusal)) => {
-            let url = match refusal {
-                ChatRefusal::NotLinked => format!("{}/account", state.server.public_url),
-                _ => format!("{}/reruns/{request_id}", state.server.public_url),
+            let page = match refusal {
+                ChatRefusal::NotLinked => "/account".to_string(),
+                _ => subject.path(),
             };
-            tracing::info!(team = who.team_id, user = who.user_id, request_id, ?refusal, "nothing decided in chat");
-            refusal_in(locale, refusal, &url)
+            tracing::info!(team = who.team_id, user = who.user_id, ?subject, ?refusal, "nothing decided in chat");
+            refusal_in(locale, refusal, &format!("{}{page}", state.server.public_url))
         }
     };
     if let Err(problem) = slack.tell(whom, &said).await {
@@ -46,39 +48,41 @@ async fn answer(
     state: &AppState,
     who: &ChatUser,
     whom: &Whom,
-    request_id: &str,
+    subject: &ChatSubject,
     interaction: &Interaction,
 ) -> Result<(Locale, Option<ChatDone>), Refused> {
-    let fallback = request_locale(state, request_id).await;
+    let card = card_of(state, subject).await;
+    let fallback =
+        card.as_ref().map_or_else(|_| Locale::default(), |(_, department)| super::chat_locale(state, department));
     let caller = caller_of(state, who).await.map_err(|refusal| (fallback, refusal))?;
     let locale = caller.locale;
     let refused = |refusal| (locale, refusal);
-    let request = {
-        let mut tx = state.db.begin_read().await.map_err(|_| refused(ChatRefusal::Failed))?;
-        db::rerun_requests::by_id(&mut tx, request_id).await.map_err(|_| refused(ChatRefusal::Failed))?
-    };
-    let request = request.filter(|r| caller.may_read(&r.department)).ok_or(refused(ChatRefusal::NotFound))?;
-    if !state.config.workflow(&request.workflow).is_some_and(|w| w.decide_in_chat) {
+    let (card, _) =
+        card.ok().filter(|(_, department)| caller.may_read(department)).ok_or(refused(ChatRefusal::NotFound))?;
+    if !card.decide_in_chat {
         return Err(refused(ChatRefusal::OnThePage));
     }
     match interaction {
         Interaction::Pressed { action: ChatAction::Approve, .. } => {
-            let decided = super::super::approvals::decide(state, &caller, request_id, Decision::Approve, "").await;
-            if let Err(error) = decided {
-                return Err(refused(refusal_of(state, &caller, request_id, error).await));
-            }
-            done_approving(state, request_id).await.map(|done| (locale, Some(done))).map_err(|_| refused(ChatRefusal::Failed))
+            decide(state, &caller, subject, Decision::Approve, "").await.map_err(refused)?;
+            let (now, _) = card_of(state, subject).await.map_err(|_| refused(ChatRefusal::Failed))?;
+            let done = if now.waiting() {
+                ChatDone::Counted { about: now.about, approvals: now.approvals, required: now.required }
+            } else {
+                ChatDone::Approved { about: now.about }
+            };
+            Ok((locale, Some(done)))
         }
         Interaction::Pressed { action: ChatAction::Reject, trigger_id, .. } => {
             // Refused before the modal opens, not after the person wrote their reason.
-            if let Some(refusal) = rule_refusal(state, &caller, request_id).await {
+            if let Some(refusal) = rule_refusal(state, &caller, subject).await {
                 return Err(refused(refusal));
             }
-            if request.status != RerunRequestStatus::PendingApproval {
+            if !card.waiting() {
                 return Err(refused(ChatRefusal::NotWaiting));
             }
             let Some(slack) = state.slack.as_ref() else { return Err(refused(ChatRefusal::Failed)) };
-            let view = slack::reject_modal(&modal_in(locale, &request.process_id), request_id, whom);
+            let view = slack::reject_modal(&modal_in(locale, &card.about), subject, whom);
             slack.open_reject(trigger_id, &view).await.map_err(|problem| {
                 tracing::warn!(why = problem.why, "the reject modal did not open");
                 refused(ChatRefusal::Failed)
@@ -86,14 +90,41 @@ async fn answer(
             Ok((locale, None))
         }
         Interaction::Rejected { comment, .. } => {
-            let decided = super::super::approvals::decide(state, &caller, request_id, Decision::Reject, comment).await;
-            if let Err(error) = decided {
-                return Err(refused(refusal_of(state, &caller, request_id, error).await));
-            }
-            Ok((locale, Some(ChatDone::Rejected { process_id: request.process_id })))
+            decide(state, &caller, subject, Decision::Reject, comment).await.map_err(refused)?;
+            Ok((locale, Some(ChatDone::Rejected { about: card.about })))
         }
         _ => Err(refused(ChatRefusal::NotFound)),
     }
+}
+
+/// The decision, through the path the pages take; its refusal in the chat's words.
+async fn decide(
+    state: &AppState,
+    caller: &Caller,
+    subject: &ChatSubject,
+    decision: Decision,
+    comment: &str,
+) -> Result<(), ChatRefusal> {
+    let decided = match subject {
+        ChatSubject::Request(id) => super::super::approvals::decide(state, caller, id, decision, comment).await,
+        ChatSubject::Batch(id) => {
+            super::super::batches::decide(state, caller, id, decision == Decision::Approve, comment).await
+        }
+    };
+    let Err(error) = decided else { return Ok(()) };
+    Err(match error {
+        AppError::NotFound => ChatRefusal::NotFound,
+        AppError::Validation(_) => ChatRefusal::ReasonMissing,
+        AppError::Conflict { problem: Conflict::AlreadyDecided, .. } => ChatRefusal::AlreadyDecided,
+        AppError::Conflict { problem: Conflict::Expired | Conflict::PlanChanged, .. } => ChatRefusal::SentBack,
+        AppError::Conflict { .. } => ChatRefusal::NotWaiting,
+        // Which part of the approval rule refused it.
+        AppError::Forbidden => rule_refusal(state, caller, subject).await.unwrap_or(ChatRefusal::NotOwner),
+        error => {
+            tracing::error!(%error, "a decision in chat failed");
+            ChatRefusal::Failed
+        }
+    })
 }
 
 /// The linked, enabled user as a caller whose proof of identity is the chat, just now.
@@ -108,57 +139,26 @@ async fn caller_of(state: &AppState, who: &ChatUser) -> Result<Caller, ChatRefus
     Ok(Caller { session, request_id: Some(format!("slack-{}", uuid::Uuid::new_v4())), locale, authentication })
 }
 
-/// Why the approval rule refuses this caller now, if it does (read to explain; `decide` applies it).
-async fn rule_refusal(state: &AppState, caller: &Caller, request_id: &str) -> Option<ChatRefusal> {
+/// Why the approval rule refuses this caller now, if it does: read to explain, as the decision applies it.
+async fn rule_refusal(state: &AppState, caller: &Caller, subject: &ChatSubject) -> Option<ChatRefusal> {
     let mut tx = state.db.begin_read().await.ok()?;
-    let request = db::rerun_requests::by_id(&mut tx, request_id).await.ok()??;
-    let ballot = super::super::makers::request_ballot(&mut tx, &request).await.ok()?;
+    let ballot = match subject {
+        ChatSubject::Request(id) => {
+            let request = db::rerun_requests::by_id(&mut tx, id).await.ok()??;
+            super::super::makers::request_ballot(&mut tx, &request).await.ok()?
+        }
+        ChatSubject::Batch(id) => {
+            let batch = db::batches::by_id(&mut tx, id).await.ok()??;
+            let members = db::batches::members(&mut tx, id).await.ok()?;
+            let requested: Vec<_> = members.into_iter().filter(|m| m.state == MemberState::Requested).collect();
+            super::super::makers::batch_ballot(&mut tx, &batch, &requested).await.ok()?
+        }
+    };
     may_decide(&caller.person(), &ballot).err().map(|refusal| match refusal {
         Refusal::NotOwner(_) => ChatRefusal::NotOwner,
         Refusal::Maker(_) => ChatRefusal::Maker,
         Refusal::AlreadyDecided => ChatRefusal::AlreadyDecided,
     })
-}
-
-/// A refused decision, in the chat's words (a refusal by the approval rule says which part of it).
-async fn refusal_of(state: &AppState, caller: &Caller, request_id: &str, error: AppError) -> ChatRefusal {
-    match error {
-        AppError::NotFound => ChatRefusal::NotFound,
-        AppError::Validation(_) => ChatRefusal::ReasonMissing,
-        AppError::Conflict { problem: Conflict::AlreadyDecided, .. } => ChatRefusal::AlreadyDecided,
-        AppError::Conflict { problem: Conflict::Expired | Conflict::PlanChanged, .. } => ChatRefusal::SentBack,
-        AppError::Conflict { .. } => ChatRefusal::NotWaiting,
-        AppError::Forbidden => rule_refusal(state, caller, request_id).await.unwrap_or(ChatRefusal::NotOwner),
-        error => {
-            tracing::error!(%error, "a decision in chat failed");
-            ChatRefusal::Failed
-        }
-    }
-}
-
-/// An approval recorded: whether it was the last one needed.
-async fn done_approving(state: &AppState, request_id: &str) -> Result<ChatDone, AppError> {
-    let mut tx = state.db.begin_read().await?;
-    let request = db::rerun_requests::by_id(&mut tx, request_id).await?.ok_or(AppError::NotFound)?;
-    let process_id = request.process_id.clone();
-    if request.status != RerunRequestStatus::PendingApproval {
-        return Ok(ChatDone::Approved { process_id });
-    }
-    let decisions = db::rerun_requests::decisions(&mut tx, request_id).await?;
-    let ballot = super::super::makers::request_ballot(&mut tx, &request).await?;
-    let required = state.config.approvals_required(&request.workflow);
-    let approvals = super::super::decisions::tally(&decisions, &ballot, required).0;
-    Ok(ChatDone::Counted { process_id, approvals, required })
-}
-
-/// The language to answer someone unlinked in: the request's department's chat language.
-async fn request_locale(state: &AppState, request_id: &str) -> Locale {
-    let Ok(mut tx) = state.db.begin_read().await else { return Locale::default() };
-    let department = match db::rerun_requests::by_id(&mut tx, request_id).await {
-        Ok(Some(request)) => request.department,
-        _ => return Locale::default(),
-    };
-    state.config.department(&department).and_then(|d| d.chat_language.parse().ok()).unwrap_or_default()
 }
 
 /// A reject modal's comment that cannot be a reason: what to show under it, in the person's language (the modal

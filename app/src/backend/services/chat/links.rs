@@ -24,7 +24,8 @@ pub async fn link(state: &AppState, caller: &Caller, who: &ChatUser) -> Result<(
     if !db::chat::insert(&mut tx, caller.user_id(), who, now).await? {
         return Err(AppError::conflict(Conflict::ChatAccountTaken, "this chat account is linked to another user"));
     }
-    let before = ended.first().map(|l| json!({"platform": l.platform, "team_id": l.team_id, "chat_user_id": l.chat_user_id}));
+    let before =
+        ended.first().map(|l| json!({"platform": l.platform, "team_id": l.team_id, "chat_user_id": l.chat_user_id}));
     let mut entry = AuditEntry::new(caller.actor(), AuditAction::UserChatLinked, ObjectType::User, caller.user_id())
         .after(json!({"platform": who.platform, "team_id": who.team_id, "chat_user_id": who.user_id}))
         .authenticated(authenticated);

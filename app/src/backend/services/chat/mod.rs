@@ -9,18 +9,24 @@ mod links;
 pub use decide::{comment_problem, on_interaction};
 pub use links::{all_links, end_links, link, links_of, unlink};
 
+use crate::backend::db::batches::BatchRow;
 use crate::backend::db::rerun_requests::RequestRow;
 use crate::backend::slack::{self, SlackProblem};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::domain::chat::{ChatPlatform, RequestCard};
+use crate::domain::batches::MemberState;
+use crate::domain::chat::{CardPlan, CardStatus, ChatPlatform, ChatSubject, DecisionCard};
 use crate::domain::checklist::Check;
 use crate::domain::notifications::RerunNews;
+use crate::domain::rerun_plan::RerunPlan;
 use crate::i18n::Locale;
 use chrono::{DateTime, Utc};
 
+/// A bulk rerun's message lists this many of its operations; the page has them all.
+const OPERATIONS_SHOWN: usize = 20;
+
 /// A request's news, for its messages: a new one for a request that now waits for approval, an update of the
-/// others for any other news.
+/// others for any other news. (A bulk rerun's members are told about with the bulk rerun: `batch_news`.)
 pub(super) async fn request_news(
     tx: &mut db::Conn,
     state: &AppState,
@@ -28,22 +34,52 @@ pub(super) async fn request_news(
     news: RerunNews,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    let Some(slack) = state.slack.as_ref() else { return Ok(()) };
-    if news != RerunNews::ApprovalAsked {
-        return db::chat::request_changed(tx, &request.id, now).await;
+    let subject = ChatSubject::Request(request.id.clone());
+    if news == RerunNews::ApprovalAsked {
+        announce(tx, state, &subject, (&request.department, request.requested_by), now).await
+    } else {
+        changed(tx, &subject, now).await
     }
+}
+
+/// A bulk rerun waits for approval: its messages go out.
+pub(super) async fn batch_submitted(
+    tx: &mut db::Conn,
+    state: &AppState,
+    batch: &BatchRow,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    announce(tx, state, &ChatSubject::Batch(batch.id.clone()), (&batch.department, batch.created_by), now).await
+}
+
+/// A new subject's messages: to its department's channel, and to each of its owners (but whoever asked) who
+/// linked their Slack account, where direct messages are on.
+async fn announce(
+    tx: &mut db::Conn,
+    state: &AppState,
+    subject: &ChatSubject,
+    (department, asked_by): (&str, i64),
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    let Some(slack) = state.slack.as_ref() else { return Ok(()) };
     let config = slack.config();
-    if let Some(channel) = config.channels.get(&request.department) {
-        db::chat::add_post(tx, ChatPlatform::Slack, &request.id, channel, now).await?;
+    if let Some(channel) = config.channels.get(department) {
+        db::chat::add_post(tx, ChatPlatform::Slack, subject, channel, now).await?;
     }
     if config.direct_messages {
-        let mut owners = db::notifications::owners_of(tx, &request.department).await?;
-        owners.retain(|owner| *owner != request.requested_by);
+        let mut owners = db::notifications::owners_of(tx, department).await?;
+        owners.retain(|owner| *owner != asked_by);
         for person in db::chat::chat_ids_of(tx, &owners, ChatPlatform::Slack).await? {
-            db::chat::add_post(tx, ChatPlatform::Slack, &request.id, &person, now).await?;
+            db::chat::add_post(tx, ChatPlatform::Slack, subject, &person, now).await?;
         }
     }
     Ok(())
+}
+
+/// The subject changed (decided, counted, expired, sent back, withdrawn, dispatched…): its messages are to show
+/// it as it is now.
+pub(super) async fn changed(tx: &mut db::Conn, subject: &ChatSubject, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    db::chat::changed(tx, subject, now).await
 }
 
 /// `true` the first time a signed interaction (its signature) arrives; it is remembered as long as a signature
@@ -55,11 +91,6 @@ pub async fn first_time(state: &AppState, signature: &str) -> Result<bool, AppEr
     let first = db::chat::first_time(&mut tx, signature, now, now - believed).await?;
     tx.commit().await?;
     Ok(first)
-}
-
-/// A change that notifies nobody (an approval counted, more needed): the messages still show it.
-pub(super) async fn request_changed(tx: &mut db::Conn, request_id: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    db::chat::request_changed(tx, request_id, now).await
 }
 
 /// Posts new messages and updates those whose request changed; returns how many went out. A failure is tried
@@ -74,23 +105,25 @@ pub async fn send_posts(state: &AppState) -> Result<usize, AppError> {
         tx.commit().await?;
         let Some(post) = claimed else { break };
         let message = {
-            let mut tx = state.db.begin_read().await?;
-            let card = card(&mut tx, state, &post.request_id).await?;
-            let locale = chat_locale(state, &card);
-            let words = crate::words::chat::card_in(locale, state.config.review_zone(), &card);
-            slack::message(&words, &card.request_id, card.decide_in_chat, &card.url)
+            let (card, department) = card_of(state, &post.subject()).await?;
+            let words = crate::words::chat::card_in(chat_locale(state, &department), state.config.review_zone(), &card);
+            slack::message(&words, &card.subject, card.decide_in_chat, &card.url)
         };
         let shown: Result<(String, String), SlackProblem> = match (&post.channel, &post.message_ts) {
-            (Some(channel), Some(ts)) => slack.update((channel, ts), &message).await.map(|()| (channel.clone(), ts.clone())),
+            (Some(channel), Some(ts)) => {
+                slack.update((channel, ts), &message).await.map(|()| (channel.clone(), ts.clone()))
+            }
             _ => slack.post(&post.destination, &message).await,
         };
         let attempts = post.attempts + 1;
         let outcome = match &shown {
             Ok((channel, ts)) => db::chat::PostOutcome::Shown { shown: post.wanted, channel, ts },
-            Err(problem) => match crate::domain::dispatch::next_delay(attempts, None, 0.5).filter(|_| !problem.permanent) {
-                Some(wait) => db::chat::PostOutcome::Later { attempts, next: now + wait, error: &problem.why },
-                None => db::chat::PostOutcome::Failed { attempts, error: &problem.why },
-            },
+            Err(problem) => {
+                match crate::domain::dispatch::next_delay(attempts, None, 0.5).filter(|_| !problem.permanent) {
+                    Some(wait) => db::chat::PostOutcome::Later { attempts, next: now + wait, error: &problem.why },
+                    None => db::chat::PostOutcome::Failed { attempts, error: &problem.why },
+                }
+            }
         };
         let mut tx = state.db.begin_write().await?;
         db::chat::settle_post(&mut tx, post.id, outcome, now).await?;
@@ -98,24 +131,37 @@ pub async fn send_posts(state: &AppState) -> Result<usize, AppError> {
         match shown {
             Ok(_) => sent += 1,
             Err(problem) => {
-                tracing::warn!(post = post.id, request = post.request_id, attempts, why = problem.why, "chat message not sent")
+                tracing::warn!(post = post.id, about = ?post.subject(), attempts, why = problem.why, "chat message not sent")
             }
         }
     }
     Ok(sent)
 }
 
-/// The language of a request's messages: its department's chat language.
-fn chat_locale(state: &AppState, card: &RequestCard) -> Locale {
-    let department = state.config.workflow(&card.workflow).map(|w| w.department.as_str()).unwrap_or_default();
+/// The language of a department's messages: its chat language.
+pub(super) fn chat_locale(state: &AppState, department: &str) -> Locale {
     state.config.department(department).and_then(|d| d.chat_language.parse().ok()).unwrap_or_default()
 }
 
-/// What a request's messages show, as it is now.
-async fn card(tx: &mut db::Conn, state: &AppState, request_id: &str) -> Result<RequestCard, AppError> {
-    let request = db::rerun_requests::by_id(tx, request_id).await?.ok_or(AppError::NotFound)?;
-    let items = db::rerun_requests::items(tx, request_id).await?;
-    let decisions = db::rerun_requests::decisions(tx, request_id).await?;
+/// Whether a press in chat decides for these workflows: only if every one of them says so.
+pub(super) fn decided_in_chat<'a>(state: &AppState, mut workflows: impl Iterator<Item = &'a str>) -> bool {
+    workflows.all(|name| state.config.workflow(name).is_some_and(|w| w.decide_in_chat))
+}
+
+/// What the messages about `subject` show, as it is now, and its department.
+pub(super) async fn card_of(state: &AppState, subject: &ChatSubject) -> Result<(DecisionCard, String), AppError> {
+    let mut tx = state.db.begin_read().await?;
+    match subject {
+        ChatSubject::Request(id) => request_card(&mut tx, state, id).await,
+        ChatSubject::Batch(id) => batch_card(&mut tx, state, id).await,
+    }
+}
+
+/// What a request's messages show, as it is now, and its department.
+async fn request_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(DecisionCard, String), AppError> {
+    let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
+    let items = db::rerun_requests::items(tx, id).await?;
+    let decisions = db::rerun_requests::decisions(tx, id).await?;
     let ballot = super::makers::request_ballot(tx, &request).await?;
     let required = state.config.approvals_required(&request.workflow);
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
@@ -125,22 +171,71 @@ async fn card(tx: &mut db::Conn, state: &AppState, request_id: &str) -> Result<R
         steps.iter().find(|s| s.name == step).and_then(|s| s.latest_verdict)
     };
     let plan = request.plan()?;
-    Ok(RequestCard {
-        url: format!("{}/reruns/{}", state.server.public_url, request.id),
-        decide_in_chat: state.config.workflow(&request.workflow).is_some_and(|w| w.decide_in_chat),
-        steps: plan.steps.iter().map(|s| (s.name.clone(), s.idempotency_key.clone(), verdict_of(&s.name))).collect(),
+    let subject = ChatSubject::Request(request.id.clone());
+    let card = DecisionCard {
+        url: format!("{}{}", state.server.public_url, subject.path()),
+        decide_in_chat: decided_in_chat(state, std::iter::once(request.workflow.as_str())),
+        plan: CardPlan::Steps(
+            plan.steps.iter().map(|s| (s.name.clone(), s.idempotency_key.clone(), verdict_of(&s.name))).collect(),
+        ),
         checks_confirmed: items.iter().filter(|i| i.confirmed_at.is_some()).count(),
         checks: Check::ALL.len(),
         department_name: state.config.department_name(&request.department),
         approvals,
         required,
         decisions: decisions.into_iter().map(|d| (d.approver, d.decision, d.decided_at)).collect(),
-        request_id: request.id,
-        process_id: request.process_id,
-        workflow: request.workflow,
-        status: request.status,
+        subject,
+        about: request.process_id,
+        workflows: vec![request.workflow],
+        status: CardStatus::Request(request.status),
         requester: request.requester,
         reason: request.reason,
         expires_at: request.expires_at,
-    })
+    };
+    Ok((card, request.department))
+}
+
+/// What a bulk rerun's messages show, as it is now, and its department.
+async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(DecisionCard, String), AppError> {
+    let batch = db::batches::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
+    let members = db::batches::members(tx, id).await?;
+    let requested: Vec<_> = members.iter().filter(|m| m.state == MemberState::Requested).collect();
+    let ballot = super::makers::batch_ballot(tx, &batch, &members).await?;
+    let decisions = db::batches::decisions(tx, id).await?;
+    let required = super::batches::approvals_required(state, requested.iter().copied());
+    let approvals = super::decisions::tally(&decisions, &ballot, required).0;
+    let mut workflows: Vec<String> = requested.iter().map(|m| m.workflow.clone()).collect();
+    workflows.sort();
+    workflows.dedup();
+    let keys = |plan: Option<&str>| -> Vec<String> {
+        let plan: Option<RerunPlan> = plan.and_then(|p| serde_json::from_str(p).ok());
+        plan.map_or_else(Vec::new, |p| p.steps.into_iter().map(|s| s.idempotency_key).collect())
+    };
+    let shown = requested
+        .iter()
+        .take(OPERATIONS_SHOWN)
+        .map(|m| (m.process_id.clone(), m.workflow.clone(), keys(m.plan_json.as_deref())))
+        .collect::<Vec<_>>();
+    let more = requested.len().saturating_sub(shown.len());
+    let subject = ChatSubject::Batch(batch.id.clone());
+    let card = DecisionCard {
+        url: format!("{}{}", state.server.public_url, subject.path()),
+        decide_in_chat: decided_in_chat(state, workflows.iter().map(String::as_str)),
+        plan: CardPlan::Operations { shown, more },
+        checks_confirmed: db::batches::checks(tx, id).await?.len(),
+        checks: Check::ALL.len(),
+        department_name: state.config.department_name(&batch.department),
+        approvals,
+        required,
+        decisions: decisions.into_iter().map(|d| (d.approver, d.decision, d.decided_at)).collect(),
+        subject,
+        // Its reason is what it is about (the title).
+        about: batch.reason,
+        workflows,
+        status: CardStatus::Batch(batch.status),
+        requester: batch.creator,
+        reason: String::new(),
+        expires_at: batch.expires_at,
+    };
+    Ok((card, batch.department))
 }
