@@ -126,10 +126,20 @@ pub fn mail_in(l: Locale, zone: Tz, notice: &Notice, occasion: &Occasion) -> Mai
         department = if department.is_empty() { String::new() } else { format!("{}<br>", e(department.trim_end())) },
         when = e(&when),
         href = html_escape::encode_double_quoted_attribute(occasion.url),
-        open = e(td_string!(l, rerun.notice.mail.open)),
+        open = e(open_label(l, notice)),
         footer = e(footer),
     );
     Mail { subject: format!("[Rerun Gate] {title}"), text, html }
+}
+
+/// The e-mail's button. One that asks for a decision only opens the decision page, where the person signs in (a
+/// recent sign-in for the decision itself): an e-mail never carries anything that decides by itself.
+fn open_label(l: Locale, notice: &Notice) -> &'static str {
+    match notice {
+        Notice::Rerun { news: RerunNews::ApprovalAsked, .. }
+        | Notice::Batch { news: BatchNews::ApprovalAsked { .. }, .. } => td_string!(l, rerun.notice.mail.decide),
+        _ => td_string!(l, rerun.notice.mail.open),
+    }
 }
 
 /// The team chat's message, in its department's language.
@@ -186,5 +196,16 @@ mod tests {
         assert!(mail.html.contains(r#"<a href="https://gate.example.jp/reruns/rr_1?a=1&amp;b=2">Open the page</a>"#));
         let ja = mail_in(Locale::ja, chrono_tz::Asia::Tokyo, &Notice::rerun("ORD-1", RerunNews::Sent), &occasion);
         assert!(ja.text.contains("日時: 2026-12-02 10:30 JST"), "{}", ja.text);
+    }
+
+    #[test]
+    fn the_approval_emails_button_opens_the_decision_page_and_carries_nothing_else() {
+        let at = DateTime::parse_from_rfc3339("2026-12-02T01:30:00Z").unwrap().to_utc();
+        let occasion = Occasion { department: "sales", at, url: "https://gate.example.jp/reruns/rr_1" };
+        let asked = Notice::rerun("ORD-1", RerunNews::ApprovalAsked);
+        let mail = mail_in(Locale::ja, chrono_tz::Asia::Tokyo, &asked, &occasion);
+        let links: Vec<&str> = mail.html.split("href=\"").skip(1).map(|rest| rest.split('"').next().unwrap()).collect();
+        assert_eq!(links, ["https://gate.example.jp/reruns/rr_1"], "one link, to the page, with no token");
+        assert!(mail.html.contains(">承認・却下のページを開く（サインインが必要です）</a>"), "{}", mail.html);
     }
 }
