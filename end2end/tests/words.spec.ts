@@ -29,6 +29,7 @@ const usernames = readFileSync(process.env.CREDENTIALS_FILE ?? '', 'utf8').trim(
 const NAMES = new Set([
   'Rerun', 'Gate', 'Excel', 'Webhook', 'Lines', 'sales', 'billing', 'demo', 'mail', 'staff', 'manager', 'auditor',
   'admin', 'completed', 'amount', 'item', 'user', 'operation', 'incident', 'batch', ...usernames,
+  'Slack', 'Teams', // the company chats, by their names
   'takeda', // the company sign-in's user at the suite's identity provider (run.sh), a sign-in name like the others
 ]);
 
