@@ -1,9 +1,10 @@
--- Decisions in the company chat (issue 50). A chat user is a Rerun Gate user only through a link the person made
--- on their account page; a link ends (never deleted: the audit trail names it) when they end it or are disabled.
+-- Decisions in the company chat (issue 50). A chat user is a Rerun Gate user only through a link: one the person made
+-- on their account page (Slack), or their company sign-in's Entra ID object (Teams); a link ends (never deleted: the
+-- audit trail names it) when they end it or are disabled.
 CREATE TABLE chat_links (
     id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     user_id      BIGINT NOT NULL REFERENCES users(id),
-    platform     TEXT NOT NULL CHECK (platform IN ('slack')),
+    platform     TEXT NOT NULL CHECK (platform IN ('slack', 'teams')),
     team_id      TEXT NOT NULL,
     chat_user_id TEXT NOT NULL,
     linked_at    TIMESTAMPTZ NOT NULL,
@@ -16,7 +17,7 @@ CREATE UNIQUE INDEX chat_links_user ON chat_links (user_id, platform) WHERE ende
 -- one the message shows; the sender posts (no `message_ts` yet) or updates it until they are equal.
 CREATE TABLE chat_posts (
     id              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    platform        TEXT NOT NULL CHECK (platform IN ('slack')),
+    platform        TEXT NOT NULL CHECK (platform IN ('slack', 'teams')),
     request_id      TEXT REFERENCES rerun_requests(id),
     batch_id        TEXT REFERENCES rerun_batches(id),
     destination     TEXT NOT NULL,

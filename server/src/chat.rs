@@ -3,14 +3,15 @@
 //!   signature seen before (a retry, a replay) is answered and decides nothing; Slack is answered at once and the
 //!   press is handled after (`services::chat::on_interaction`), within its three seconds. A reject modal whose
 //!   comment cannot be a reason stays open with the problem under it.
+//! - `POST /hooks/teams/messages`: the Teams bot's messaging endpoint (Bot Framework tokens checked first).
 //! - `GET /account/slack/link` sends a person with a recent sign-in to Sign in with Slack; `GET
 //!   /account/slack/callback` links the Slack account it vouches for to theirs (`services::chat::link`).
 use crate::api::problem::Problem;
+use crate::company_sign_in::{Back, back_from, off_to};
 use crate::http::policy::route;
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::{self, AuthSession};
-use app::backend::oidc::Pending;
 use app::backend::services::{Caller, chat};
 use app::backend::slack::{self, Interaction};
 use app::domain::chat::{ChatPlatform, ChatUser, verify_slack};
@@ -20,13 +21,32 @@ use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use serde::Deserialize;
 
 /// The session's key for a link under way at Slack.
 const PENDING: &str = "slack_link_pending";
 
 pub fn routes(state: AppState) -> Router {
-    route(Router::new(), Method::POST, "/hooks/slack/interactions", interactions).with_state(state)
+    let router = route(Router::new(), Method::POST, "/hooks/slack/interactions", interactions);
+    route(router, Method::POST, "/hooks/teams/messages", teams_activity).with_state(state)
+}
+
+/// An activity from Teams (the Bot Framework's messaging endpoint): its token is checked before the activity is
+/// acted on; a press of a decision card is decided at once, and Teams gets the card as it is now to show everyone,
+/// or the reason nothing was decided. Other activities are acknowledged.
+async fn teams_activity(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let Some(teams) = state.teams.clone() else { return Problem(AppError::Unauthorized).into_response() };
+    let Ok(activity) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return Problem(AppError::BadRequest("the activity is not JSON".into())).into_response();
+    };
+    let authorization = headers.get("authorization").and_then(|v| v.to_str().ok());
+    if let Err(problem) = teams.verify(authorization, &activity, state.clock.now()).await {
+        tracing::warn!(why = problem.why, "a Teams activity refused: its token is not to be believed");
+        return Problem(AppError::Unauthorized).into_response();
+    }
+    match app::backend::teams::execute(&activity) {
+        Some(pressed) => Json(chat::on_teams_press(&state, pressed).await).into_response(),
+        None => StatusCode::OK.into_response(),
+    }
 }
 
 /// The browser side (sessions).
@@ -82,21 +102,10 @@ async fn begin_link(State(state): State<AppState>, auth: AuthSession, headers: H
     if caller.fresh_sign_in(&state).is_err() {
         return Redirect::to("/sign-in/again?next=%2Faccount%2Fslack%2Flink").into_response();
     }
-    let (url, pending) = match provider.begin("/account", None).await {
-        Ok(begun) => begun,
-        Err(problem) => return not_linked(&problem.to_string(), "failed"),
-    };
-    if let Err(error) = auth.session.insert(PENDING, &pending).await {
-        return not_linked(&error.to_string(), "failed");
+    match off_to(&provider, &auth, PENDING, ("/account", None)).await {
+        Ok(to_slack) => to_slack,
+        Err(cause) => not_linked(&cause, "failed"),
     }
-    Redirect::to(&url).into_response()
-}
-
-#[derive(Deserialize)]
-struct Back {
-    code: Option<String>,
-    state: Option<String>,
-    error: Option<String>,
 }
 
 async fn finish_link(
@@ -106,15 +115,9 @@ async fn finish_link(
     Query(back): Query<Back>,
 ) -> Response {
     let Some(provider) = state.slack_sign_in.clone() else { return StatusCode::NOT_FOUND.into_response() };
-    // Taken out at once: a link started here comes back once.
-    let pending: Option<Pending> = auth.session.remove(PENDING).await.ok().flatten();
-    let Some(pending) = pending else { return not_linked("no link was started in this browser", "failed") };
-    let (Some(code), Some(returned_state)) = (back.code, back.state) else {
-        return not_linked(&format!("Slack answered {}", back.error.unwrap_or_default()), "failed");
-    };
-    let identity = match provider.finish(&pending, &code, &returned_state).await {
-        Ok(identity) => identity,
-        Err(problem) => return not_linked(&problem.to_string(), "failed"),
+    let identity = match back_from(&provider, &auth, PENDING, back).await {
+        Ok((identity, _)) => identity,
+        Err(cause) => return not_linked(&cause, "failed"),
     };
     let Some(team_id) = identity.team.clone() else {
         return not_linked("Slack's ID token names no workspace (https://slack.com/team_id)", "failed");

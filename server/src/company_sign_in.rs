@@ -11,7 +11,7 @@ use crate::http::policy::route;
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::auth::{self, AuthSession};
-use app::backend::oidc::Pending;
+use app::backend::oidc::{Identity, Pending, Provider};
 use app::backend::services::company_sign_in;
 use app::domain::identity::{
     AuthMethod, Authentication, NotFresh, fresh_enough, is_local_path, provider_sign_in_at, query_value,
@@ -43,21 +43,47 @@ async fn begin(State(state): State<AppState>, auth: AuthSession, Query(query): Q
     let return_to = query.next.filter(|p| is_local_path(p)).unwrap_or_else(|| "/".into());
     // A decision's fresh sign-in: the provider must authenticate the person now, whatever its own session says.
     let fresh_at = query.fresh.then(|| state.clock.now());
-    let (url, pending) = match provider.begin(&return_to, fresh_at).await {
-        Ok(begun) => begun,
-        Err(problem) => return failed(&problem.to_string(), "failed"),
-    };
-    if let Err(error) = auth.session.insert(PENDING, &pending).await {
-        return failed(&error.to_string(), "failed");
+    match off_to(&provider, &auth, PENDING, (&return_to, fresh_at)).await {
+        Ok(to_provider) => to_provider,
+        Err(cause) => failed(&cause, "failed"),
     }
-    Redirect::to(&url).into_response()
 }
 
+/// Sends the browser to `provider`; what it needs to come back waits in its session under `key`.
+pub(crate) async fn off_to(
+    provider: &Provider,
+    auth: &AuthSession,
+    key: &str,
+    (return_to, fresh_at): (&str, Option<chrono::DateTime<chrono::Utc>>),
+) -> Result<Response, String> {
+    let (url, pending) = provider.begin(return_to, fresh_at).await.map_err(|problem| problem.to_string())?;
+    auth.session.insert(key, &pending).await.map_err(|error| error.to_string())?;
+    Ok(Redirect::to(&url).into_response())
+}
+
+/// What the provider sent the browser back with.
 #[derive(Deserialize)]
-struct Back {
+pub(crate) struct Back {
     code: Option<String>,
     state: Option<String>,
     error: Option<String>,
+}
+
+/// Who the provider vouches for, coming back to the sign-in this browser started (under `key` in its session:
+/// taken out at once, so that it comes back once), with its code and state.
+pub(crate) async fn back_from(
+    provider: &Provider,
+    auth: &AuthSession,
+    key: &str,
+    back: Back,
+) -> Result<(Identity, Pending), String> {
+    let pending: Option<Pending> = auth.session.remove(key).await.ok().flatten();
+    let pending = pending.ok_or("nothing was started at the provider in this browser")?;
+    let (Some(code), Some(returned_state)) = (back.code, back.state) else {
+        return Err(format!("the provider answered {}", back.error.unwrap_or_default()));
+    };
+    let identity = provider.finish(&pending, &code, &returned_state).await.map_err(|problem| problem.to_string())?;
+    Ok((identity, pending))
 }
 
 async fn callback(
@@ -67,15 +93,9 @@ async fn callback(
     Query(back): Query<Back>,
 ) -> Response {
     let Some(provider) = state.oidc.clone() else { return StatusCode::NOT_FOUND.into_response() };
-    // Taken out at once: a sign-in started here comes back once.
-    let pending: Option<Pending> = auth.session.remove(PENDING).await.ok().flatten();
-    let Some(pending) = pending else { return failed("no sign-in was started in this browser", "failed") };
-    let (Some(code), Some(returned_state)) = (back.code, back.state) else {
-        return failed(&format!("the provider answered {}", back.error.unwrap_or_default()), "failed");
-    };
-    let identity = match provider.finish(&pending, &code, &returned_state).await {
-        Ok(identity) => identity,
-        Err(problem) => return failed(&problem.to_string(), "failed"),
+    let (identity, pending) = match back_from(&provider, &auth, PENDING, back).await {
+        Ok(back) => back,
+        Err(cause) => return failed(&cause, "failed"),
     };
     let request_id = headers.get("x-request-id").and_then(|v| v.to_str().ok());
     let user = match company_sign_in::sign_in(&state, &identity, request_id).await {

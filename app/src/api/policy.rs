@@ -139,6 +139,7 @@ pub const POLICY: &[Entry] = &[
     // Outside systems telling us what happened.
     e("POST", "/hooks/{connector}", Kind::Webhook, Signature),
     e("POST", "/hooks/slack/interactions", Kind::Webhook, Signature),
+    e("POST", "/hooks/teams/messages", Kind::Webhook, Signature),
     // Probes.
     e("GET", "/healthz", Kind::Probe, Anyone),
     e("GET", "/readyz", Kind::Probe, Anyone),

@@ -14,6 +14,7 @@ pub mod passwords;
 pub mod reconciliation;
 pub mod services;
 pub mod slack;
+pub mod teams;
 pub mod timestamps;
 pub mod xlsx;
 
@@ -147,6 +148,8 @@ pub struct Parts {
     /// The Slack app (`[chat.slack]`), and Sign in with Slack for linking accounts.
     pub slack: Option<Arc<slack::Slack>>,
     pub slack_sign_in: Option<Arc<oidc::Provider>>,
+    /// The Teams bot (`[chat.teams]`), its Bot Framework keys cached.
+    pub teams: Option<Arc<teams::Teams>>,
 }
 
 impl AppState {
@@ -173,6 +176,7 @@ impl AppState {
         let oidc =
             config.sign_in.oidc.as_ref().map(|c| identity_provider(c, public_url, SIGN_IN_CALLBACK)).transpose()?;
         let slack = config.slack.as_ref().map(slack::Slack::new).transpose()?.map(Arc::new);
+        let teams = config.teams.as_ref().map(teams::Teams::new).transpose()?.map(Arc::new);
         let slack_sign_in =
             config.slack.as_ref().map(|c| identity_provider(&c.oidc(), public_url, SLACK_LINK_CALLBACK)).transpose()?;
         Ok(AppState(Arc::new(Parts {
@@ -193,6 +197,7 @@ impl AppState {
             oidc,
             slack,
             slack_sign_in,
+            teams,
         })))
     }
 

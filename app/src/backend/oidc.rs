@@ -46,6 +46,8 @@ pub struct Identity {
     pub acr: Option<String>,
     /// The workspace the person signed in to, when the provider names one (Slack's `https://slack.com/team_id`).
     pub team: Option<String>,
+    /// Microsoft Entra ID's tenant and object ID of the person (`tid`, `oid`), which Teams names them by.
+    pub entra: Option<(String, String)>,
 }
 
 /// The claim of Slack's ID tokens that names the workspace.
@@ -210,6 +212,7 @@ impl Provider {
                 .map_or_else(Vec::new, |list| list.iter().map(|m| m.as_str().to_string()).collect()),
             acr: claims.auth_context_ref().map(|acr| acr.as_str().to_string()),
             team: text(TEAM_CLAIM),
+            entra: text("tid").zip(text("oid")),
         }
     }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 pub struct ChatLinkView {
     pub username: String,
     pub display_name: String,
-    /// `slack`
+    /// `slack`, `teams`
     pub platform: String,
     /// The workspace (Slack's team ID) and the person's ID in it.
     pub team_id: String,
@@ -18,5 +18,7 @@ pub struct ChatLinkView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatLinks {
     pub slack_offered: bool,
+    /// A Teams bot is set up: the company sign-in links the person's Teams account.
+    pub teams_offered: bool,
     pub links: Vec<ChatLinkView>,
 }

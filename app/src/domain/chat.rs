@@ -11,24 +11,29 @@ use sha2::Sha256;
 #[serde(rename_all = "snake_case")]
 pub enum ChatPlatform {
     Slack,
+    /// Microsoft Teams, through a Bot Framework bot.
+    Teams,
 }
 
 impl ChatPlatform {
     pub fn as_str(self) -> &'static str {
         match self {
             ChatPlatform::Slack => "slack",
+            ChatPlatform::Teams => "teams",
         }
     }
 
     pub fn parse(text: &str) -> Option<ChatPlatform> {
         match text {
             "slack" => Some(ChatPlatform::Slack),
+            "teams" => Some(ChatPlatform::Teams),
             _ => None,
         }
     }
 }
 
-/// A person in a chat workspace: the workspace (Slack's team) and their ID there.
+/// A person in a chat workspace: the workspace (Slack's team, Teams' tenant) and their ID there (Slack's user ID,
+/// the Microsoft Entra object ID).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatUser {
     pub platform: ChatPlatform,

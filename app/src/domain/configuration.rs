@@ -47,6 +47,32 @@ pub struct Config {
     /// The Slack app that posts approval requests and takes decisions (`[chat.slack]`); none: no Slack.
     #[serde(default)]
     pub slack: Option<SlackConfig>,
+    /// The Microsoft Teams bot that posts approval requests and takes decisions (`[chat.teams]`); none: no Teams.
+    #[serde(default)]
+    pub teams: Option<TeamsConfig>,
+}
+
+/// `[chat.teams]`: a Bot Framework bot (its Microsoft app ID and secret, by variable), where approval requests go
+/// in Teams, and the Bot Framework's addresses (their defaults are Microsoft's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TeamsConfig {
+    /// The bot's Microsoft app ID: the audience of the Bot Framework's tokens.
+    pub app_id: String,
+    /// The variable holding the app's client secret.
+    pub app_password_env: String,
+    /// The company's Entra ID tenant (single-tenant bot).
+    pub tenant_id: String,
+    /// Where the bot posts: Teams' service URL for the tenant's region.
+    pub service_url: String,
+    /// Each department's conversation (a channel's ID, `19:…@thread.tacv2`).
+    pub conversations: BTreeMap<String, String>,
+    /// The Bot Framework's OpenID metadata, whose keys sign the activities Teams sends.
+    pub openid_metadata_url: String,
+    /// Where the bot gets its token to post (client credentials).
+    pub token_url: String,
+    /// Tests only: these addresses may be on loopback.
+    #[serde(default)]
+    pub allow_loopback: bool,
 }
 
 /// `[chat.slack]`: where approval requests go in Slack, the app's credentials (by variable), and how people

@@ -35,16 +35,25 @@ fn ChatLink() -> impl IntoView {
         <Suspense>
             {move || Suspend::new(async move {
                 let Ok(links) = links.await else { return None };
-                if !links.slack_offered {
+                if !links.slack_offered && !links.teams_offered {
                     return None;
                 }
+                let teams = links.links.iter().find(|link| link.platform == "teams").map(|link| {
+                    let at = super::labels::local_time(link.linked_at);
+                    td_string!(l, common.account.teams_linked, team = link.team_id.clone(), at = at).to_string()
+                });
+                let teams = links.teams_offered.then(|| {
+                    teams.unwrap_or_else(|| td_string!(l, common.account.teams_not_linked).to_string())
+                });
+                let slack_offered = links.slack_offered;
                 let slack = links.links.into_iter().find(|link| link.platform == "slack");
                 Some(view! {
                     <section class="card" aria-labelledby="chat-title" data-testid="chat-link">
                         <h2 id="chat-title">{td_string!(l, common.account.chat_title)}</h2>
                         <p>{td_string!(l, common.account.chat_lead)}</p>
                         {came_back().map(|(class, said)| view! { <p class=class role="status">{said}</p> })}
-                        {match slack {
+                        {teams.map(|said| view! { <p data-testid="teams-link">{said}</p> })}
+                        {slack_offered.then(|| match slack {
                             Some(link) => {
                                 let at = super::labels::local_time(link.linked_at);
                                 view! {
@@ -64,7 +73,7 @@ fn ChatLink() -> impl IntoView {
                                 // A full page load: the browser goes on to Slack.
                                 <a class="button" href="/account/slack/link" rel="external">{td_string!(l, common.account.slack_link)}</a>
                             }.into_any(),
-                        }}
+                        })}
                     </section>
                 })
             })}

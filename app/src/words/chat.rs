@@ -25,6 +25,8 @@ pub struct CardWords {
     pub on_page: Option<String>,
     /// The approve button's confirmation: title, text, yes, no.
     pub confirm: [String; 4],
+    /// The label of the reason asked for a rejection (Teams shows the input on the card).
+    pub reason_input: String,
 }
 
 pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
@@ -112,6 +114,7 @@ pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
             td_string!(l, rerun.chat.confirm_yes).to_string(),
             td_string!(l, rerun.chat.cancel).to_string(),
         ],
+        reason_input: td_string!(l, rerun.chat.modal_label, about = about).to_string(),
     }
 }
 

@@ -18,6 +18,8 @@ pub const OIDC_CLIENT_SECRET: &str = "test-client-secret-5e1f";
 /// The Slack app's bot token and signing secret (`slack_standin`).
 pub const SLACK_BOT_TOKEN: &str = "xoxb-test-rerun-gate";
 pub const SLACK_SIGNING_SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+/// The Teams bot's client secret (`teams_standin`).
+pub const TEAMS_APP_PASSWORD: &str = "test-teams-app-password";
 pub const RERUN_SECRET: &str = "whsec_cmVydW4tZ2F0ZS10ZXN0LXJlcnVuLXNpZ25pbmc=";
 
 /// Sets the test suite's variables once, before the first app starts (no thread reads the environment
@@ -38,6 +40,7 @@ fn test_environment() {
             std::env::set_var("RG_TEST_OIDC_SECRET", OIDC_CLIENT_SECRET);
             std::env::set_var("RG_TEST_SLACK_TOKEN", SLACK_BOT_TOKEN);
             std::env::set_var("RG_TEST_SLACK_SIGNING_SECRET", SLACK_SIGNING_SECRET);
+            std::env::set_var("RG_TEST_TEAMS_APP_PASSWORD", TEAMS_APP_PASSWORD);
         }
     });
 }

@@ -46,4 +46,6 @@ mod soak;
 mod spreadsheets;
 mod stop_switch;
 mod sweeper;
+mod teams;
+mod teams_standin;
 mod webhooks;

@@ -1,6 +1,7 @@
-//! `[chat.slack]`: the Slack app that posts approval requests and takes decisions in chat.
+//! `[chat.slack]` and `[chat.teams]`: the Slack app and the Teams bot that post approval requests and take
+//! decisions in chat.
 use super::{ConfigError, Validator, is_env_name};
-use crate::domain::configuration::{ChatSignIn, DepartmentConfig, SlackConfig};
+use crate::domain::configuration::{ChatSignIn, DepartmentConfig, SlackConfig, TeamsConfig};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -9,6 +10,22 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 pub(super) struct RawChat {
     slack: Option<Spanned<RawSlack>>,
+    teams: Option<Spanned<RawTeams>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTeams {
+    app_id: Spanned<String>,
+    app_password_env: Spanned<String>,
+    tenant_id: Spanned<String>,
+    service_url: Option<Spanned<String>>,
+    #[serde(default)]
+    conversations: BTreeMap<String, Spanned<String>>,
+    openid_metadata_url: Option<Spanned<String>>,
+    token_url: Option<Spanned<String>>,
+    #[serde(default)]
+    allow_loopback: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -35,12 +52,64 @@ struct RawChatSignIn {
 }
 
 impl Validator<'_> {
-    pub(super) fn slack(
+    pub(super) fn chat(
         &self,
         raw: RawChat,
         departments: &[DepartmentConfig],
+    ) -> Result<(Option<SlackConfig>, Option<TeamsConfig>), ConfigError> {
+        let teams = raw.teams.map(|t| self.teams(t, departments)).transpose()?;
+        Ok((self.slack(raw.slack, departments)?, teams))
+    }
+
+    fn teams(&self, raw: Spanned<RawTeams>, departments: &[DepartmentConfig]) -> Result<TeamsConfig, ConfigError> {
+        let span = raw.span();
+        let raw = raw.into_inner();
+        if !is_env_name(raw.app_password_env.get_ref()) {
+            return self.fail(raw.app_password_env.span(), "must name an environment variable (A-Z, 0-9, _)");
+        }
+        for id in [&raw.app_id, &raw.tenant_id] {
+            if id.get_ref().is_empty() || !id.get_ref().chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+                return self.fail(id.span(), "an ID of Microsoft Entra ID (a GUID) is expected");
+            }
+        }
+        let mut conversations = BTreeMap::new();
+        for (department, conversation) in raw.conversations {
+            if !departments.iter().any(|d| d.code == department) {
+                return self.fail(conversation.span(), format!("unknown department '{department}'"));
+            }
+            conversations.insert(department, conversation.into_inner());
+        }
+        if conversations.is_empty() {
+            return self.fail(span, "[chat.teams] needs conversations: nothing would be posted");
+        }
+        let tenant = raw.tenant_id.get_ref().clone();
+        let loopback = raw.allow_loopback;
+        Ok(TeamsConfig {
+            service_url: self.outbound_url(raw.service_url, "https://smba.trafficmanager.net/teams", loopback)?,
+            openid_metadata_url: self.outbound_url(
+                raw.openid_metadata_url,
+                "https://login.botframework.com/v1/.well-known/openidconfiguration",
+                loopback,
+            )?,
+            token_url: self.outbound_url(
+                raw.token_url,
+                &format!("https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token"),
+                loopback,
+            )?,
+            app_id: raw.app_id.into_inner(),
+            app_password_env: raw.app_password_env.into_inner(),
+            tenant_id: tenant,
+            conversations,
+            allow_loopback: loopback,
+        })
+    }
+
+    fn slack(
+        &self,
+        raw: Option<Spanned<RawSlack>>,
+        departments: &[DepartmentConfig],
     ) -> Result<Option<SlackConfig>, ConfigError> {
-        let Some(raw) = raw.slack else { return Ok(None) };
+        let Some(raw) = raw else { return Ok(None) };
         let span = raw.span();
         let raw = raw.into_inner();
         for var in [&raw.bot_token_env, &raw.signing_secret_env, &raw.sign_in.get_ref().client_secret_env] {

@@ -32,6 +32,19 @@ pub async fn user_of(tx: &mut Conn, who: &ChatUser) -> Result<Option<i64>, sqlx:
     .await)
 }
 
+/// The user (enabled or not) a chat user is linked to, if any.
+pub async fn holder_of(tx: &mut Conn, who: &ChatUser) -> Result<Option<i64>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
+        "SELECT user_id FROM chat_links
+         WHERE platform = $1 AND team_id = $2 AND chat_user_id = $3 AND ended_at IS NULL"
+    )
+    .bind(who.platform.as_str())
+    .bind(&who.team_id)
+    .bind(&who.user_id)
+    .fetch_optional(c)
+    .await)
+}
+
 /// A link, or `false` when the chat user is linked to someone already (the person's own earlier link on the
 /// platform has ended first: see `end`).
 pub async fn insert(tx: &mut Conn, user_id: i64, who: &ChatUser, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {

@@ -69,6 +69,9 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
             db::users::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?
         }
     };
+    if let Some((tenant, object_id)) = &identity.entra {
+        super::chat::link_company_account(&mut tx, state, row.id, (tenant, object_id), (request_id, now)).await?;
+    }
     let entry =
         AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, ObjectType::User, row.id)
             .after(json!({"issuer": identity.issuer, "auth_time": identity.auth_time, "amr": identity.amr}));

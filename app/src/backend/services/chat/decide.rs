@@ -1,69 +1,55 @@
-//! A press of a button in chat, after Slack's signature was verified and Slack was answered: who pressed it (the
-//! account they linked), then the one decision path of the pages (`approvals::decide`, `batches::decide`) with
-//! the chat as the proof of who they are, for workflows whose organisation chose so (`decide_in_chat`).
-//! Whatever happens, the person is told in their language; nothing is decided for someone unlinked, a maker or
-//! a non-owner.
+//! A press of a button in chat, once the chat's signature was verified: who pressed it (the account linked to
+//! them), then the one decision path of the pages (`approvals::decide`, `batches::decide`) with the chat as the
+//! proof of who they are, for workflows whose organisation chose so (`decide_in_chat`). Nothing is decided for
+//! someone unlinked, a maker or a non-owner; they are told why, in their language.
 use super::super::Caller;
 use super::card_of;
 use crate::backend::slack::{self, Interaction, Whom};
-use crate::backend::{AppState, auth, db};
+use crate::backend::{AppState, auth, db, teams};
 use crate::contract::AppError;
 use crate::domain::approval::{Decision, Refusal, may_decide};
 use crate::domain::batches::MemberState;
-use crate::domain::chat::{ChatAction, ChatDone, ChatRefusal, ChatSubject, ChatUser};
+use crate::domain::chat::{ChatDone, ChatRefusal, ChatSubject, ChatUser, DecisionCard};
 use crate::domain::conflict::Conflict;
 use crate::domain::identity::{AuthMethod, Authentication};
 use crate::i18n::Locale;
 use crate::words::chat::{done_in, modal_in, refusal_in};
 
-/// Handles an interaction Slack was already answered for.
-pub async fn on_interaction(state: &AppState, interaction: Interaction) {
-    let Some(slack) = state.slack.as_ref() else { return };
-    let (who, whom, subject) = match &interaction {
-        Interaction::Pressed { who, whom, subject, .. } | Interaction::Rejected { who, whom, subject, .. } => {
-            (who, whom, subject)
-        }
-        Interaction::Other => return,
-    };
-    let said = match answer(state, who, whom, subject, &interaction).await {
-        Ok((locale, Some(done))) => done_in(locale, &done),
-        Ok((_, None)) => return, // the reject modal is open
-        Err((locale, refusal)) => {
-            let page = match refusal {
-                ChatRefusal::NotLinked => "/account".to_string(),
-                _ => subject.path(),
-            };
-            tracing::info!(team = who.team_id, user = who.user_id, ?subject, ?refusal, "nothing decided in chat");
-            refusal_in(locale, refusal, &format!("{}{page}", state.server.public_url))
-        }
-    };
-    if let Err(problem) = slack.tell(whom, &said).await {
-        tracing::warn!(why = problem.why, "could not answer in chat");
-    }
+/// What a press asks.
+enum Asked<'a> {
+    Approve,
+    Reject(&'a str),
+    /// 却下 pressed where the reason is asked next (Slack's modal): may this person reject it?
+    MayReject,
+}
+
+/// What a press did.
+enum Pressed {
+    Done(ChatDone),
+    /// The person may reject it: the chat asks for the reason.
+    AskReason(DecisionCard),
 }
 
 type Refused = (Locale, ChatRefusal);
 
-async fn answer(
+/// One press, through the decision path; the person's language with either answer.
+async fn press(
     state: &AppState,
     who: &ChatUser,
-    whom: &Whom,
     subject: &ChatSubject,
-    interaction: &Interaction,
-) -> Result<(Locale, Option<ChatDone>), Refused> {
+    asked: Asked<'_>,
+) -> Result<(Locale, Pressed), Refused> {
     let card = card_of(state, subject).await;
-    let fallback =
-        card.as_ref().map_or_else(|_| Locale::default(), |(_, department)| super::chat_locale(state, department));
+    let fallback = card.as_ref().map_or_else(|_| Locale::default(), |(_, department)| super::chat_locale(state, department));
     let caller = caller_of(state, who).await.map_err(|refusal| (fallback, refusal))?;
     let locale = caller.locale;
     let refused = |refusal| (locale, refusal);
-    let (card, _) =
-        card.ok().filter(|(_, department)| caller.may_read(department)).ok_or(refused(ChatRefusal::NotFound))?;
+    let (card, _) = card.ok().filter(|(_, department)| caller.may_read(department)).ok_or(refused(ChatRefusal::NotFound))?;
     if !card.decide_in_chat {
         return Err(refused(ChatRefusal::OnThePage));
     }
-    match interaction {
-        Interaction::Pressed { action: ChatAction::Approve, .. } => {
+    match asked {
+        Asked::Approve => {
             decide(state, &caller, subject, Decision::Approve, "").await.map_err(refused)?;
             let (now, _) = card_of(state, subject).await.map_err(|_| refused(ChatRefusal::Failed))?;
             let done = if now.waiting() {
@@ -71,30 +57,89 @@ async fn answer(
             } else {
                 ChatDone::Approved { about: now.about }
             };
-            Ok((locale, Some(done)))
+            Ok((locale, Pressed::Done(done)))
         }
-        Interaction::Pressed { action: ChatAction::Reject, trigger_id, .. } => {
-            // Refused before the modal opens, not after the person wrote their reason.
+        Asked::Reject(comment) => {
+            decide(state, &caller, subject, Decision::Reject, comment).await.map_err(refused)?;
+            Ok((locale, Pressed::Done(ChatDone::Rejected { about: card.about })))
+        }
+        Asked::MayReject => {
             if let Some(refusal) = rule_refusal(state, &caller, subject).await {
                 return Err(refused(refusal));
             }
             if !card.waiting() {
                 return Err(refused(ChatRefusal::NotWaiting));
             }
-            let Some(slack) = state.slack.as_ref() else { return Err(refused(ChatRefusal::Failed)) };
-            let view = slack::reject_modal(&modal_in(locale, &card.about), subject, whom);
-            slack.open_reject(trigger_id, &view).await.map_err(|problem| {
-                tracing::warn!(why = problem.why, "the reject modal did not open");
-                refused(ChatRefusal::Failed)
-            })?;
-            Ok((locale, None))
+            Ok((locale, Pressed::AskReason(card)))
         }
-        Interaction::Rejected { comment, .. } => {
-            decide(state, &caller, subject, Decision::Reject, comment).await.map_err(refused)?;
-            Ok((locale, Some(ChatDone::Rejected { about: card.about })))
-        }
-        _ => Err(refused(ChatRefusal::NotFound)),
     }
+}
+
+/// Handles an interaction Slack was already answered for: the decision, or the reject modal; the person is told
+/// the outcome in a message only they see.
+pub async fn on_interaction(state: &AppState, interaction: Interaction) {
+    let Some(slack) = state.slack.as_ref() else { return };
+    let (who, whom, subject, asked) = match &interaction {
+        Interaction::Pressed { who, whom, subject, action, .. } => {
+            let asked = match action {
+                crate::domain::chat::ChatAction::Approve => Asked::Approve,
+                crate::domain::chat::ChatAction::Reject => Asked::MayReject,
+                crate::domain::chat::ChatAction::Open => return,
+            };
+            (who, whom, subject, asked)
+        }
+        Interaction::Rejected { who, whom, subject, comment } => (who, whom, subject, Asked::Reject(comment)),
+        Interaction::Other => return,
+    };
+    let said = match press(state, who, subject, asked).await {
+        Ok((locale, Pressed::Done(done))) => done_in(locale, &done),
+        Ok((locale, Pressed::AskReason(card))) => {
+            let Interaction::Pressed { trigger_id, .. } = &interaction else { return };
+            let view = slack::reject_modal(&modal_in(locale, &card.about), subject, whom);
+            match slack.open_reject(trigger_id, &view).await {
+                Ok(()) => return,
+                Err(problem) => {
+                    tracing::warn!(why = problem.why, "the reject modal did not open");
+                    refusal_in(locale, ChatRefusal::Failed, "")
+                }
+            }
+        }
+        Err(refused) => refusal_words(state, who, subject, refused),
+    };
+    if let Err(problem) = slack.tell(whom, &said).await {
+        tracing::warn!(why = problem.why, "could not answer in Slack");
+    }
+}
+
+/// Answers a press in Teams (Teams waits for the answer): the card as it is now, which Teams shows everyone, or
+/// why nothing was decided, to the person.
+pub async fn on_teams_press(state: &AppState, pressed: teams::Execute) -> serde_json::Value {
+    let asked = match pressed.verb.as_str() {
+        teams::APPROVE => Asked::Approve,
+        teams::REJECT => Asked::Reject(&pressed.comment),
+        _ => return teams::message_answer(""),
+    };
+    match press(state, &pressed.who, &pressed.subject, asked).await {
+        Ok(_) => match super::rendered(state, &pressed.subject, crate::domain::chat::ChatPlatform::Teams).await {
+            Ok(card) => teams::card_answer(&card),
+            Err(error) => {
+                tracing::error!(%error, "the decided card could not be drawn");
+                teams::message_answer("")
+            }
+        },
+        Err(refused) => teams::message_answer(&refusal_words(state, &pressed.who, &pressed.subject, refused)),
+    }
+}
+
+/// Why nothing was decided, with the page that helps (the account page to link, else the decision page).
+fn refusal_words(state: &AppState, who: &ChatUser, subject: &ChatSubject, (locale, refusal): Refused) -> String {
+    let page = match refusal {
+        ChatRefusal::NotLinked => "/account".to_string(),
+        _ => subject.path(),
+    };
+    tracing::info!(platform = ?who.platform, team = who.team_id, user = who.user_id, ?subject, ?refusal,
+        "nothing decided in chat");
+    refusal_in(locale, refusal, &format!("{}{page}", state.server.public_url))
 }
 
 /// The decision, through the path the pages take; its refusal in the chat's words.
@@ -136,7 +181,8 @@ async fn caller_of(state: &AppState, who: &ChatUser) -> Result<Caller, ChatRefus
     let session = auth::load_session_user(&mut tx, row).await.map_err(failed)?;
     let locale = session.user.language.parse().unwrap_or_default();
     let authentication = Some(Authentication { at: state.clock.now(), method: AuthMethod::Chat(who.clone()) });
-    Ok(Caller { session, request_id: Some(format!("slack-{}", uuid::Uuid::new_v4())), locale, authentication })
+    let request_id = Some(format!("{}-{}", who.platform.as_str(), uuid::Uuid::new_v4()));
+    Ok(Caller { session, request_id, locale, authentication })
 }
 
 /// Why the approval rule refuses this caller now, if it does: read to explain, as the decision applies it.
@@ -168,3 +214,4 @@ pub async fn comment_problem(state: &AppState, who: &ChatUser, comment: &str) ->
     let locale = caller_of(state, who).await.map_or_else(|_| Locale::default(), |caller| caller.locale);
     Some(refusal_in(locale, ChatRefusal::ReasonMissing, ""))
 }
+

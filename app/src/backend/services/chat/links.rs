@@ -37,6 +37,38 @@ pub async fn link(state: &AppState, caller: &Caller, who: &ChatUser) -> Result<(
     Ok(())
 }
 
+/// The company sign-in vouched for the person's Microsoft Entra ID object (`tid`, `oid`), which Teams names them
+/// by: where a Teams bot is set up, that is their Teams account, linked (or moved) in the sign-in's transaction.
+pub async fn link_company_account(
+    tx: &mut db::Conn,
+    state: &AppState,
+    user_id: i64,
+    (tenant, object_id): (&str, &str),
+    (request_id, now): (Option<&str>, DateTime<Utc>),
+) -> Result<(), AppError> {
+    if state.teams.is_none() {
+        return Ok(());
+    }
+    let who = ChatUser { platform: ChatPlatform::Teams, team_id: tenant.into(), user_id: object_id.into() };
+    let provider = Actor::system(crate::domain::audit::SystemActor::IdentityProvider);
+    if db::chat::user_of(tx, &who).await? == Some(user_id) {
+        return Ok(());
+    }
+    // Whoever held this object before (an account renamed at the provider) no longer does.
+    if let Some(holder) = db::chat::holder_of(tx, &who).await? {
+        let ended = db::chat::end(tx, holder, Some(ChatPlatform::Teams), now).await?;
+        audit_ended(tx, provider.clone(), holder, &ended, (request_id, now)).await?;
+    }
+    let ended = db::chat::end(tx, user_id, Some(ChatPlatform::Teams), now).await?;
+    audit_ended(tx, provider.clone(), user_id, &ended, (request_id, now)).await?;
+    if db::chat::insert(tx, user_id, &who, now).await? {
+        let entry = AuditEntry::new(provider, AuditAction::UserChatLinked, ObjectType::User, user_id)
+            .after(json!({"platform": who.platform, "team_id": who.team_id, "chat_user_id": who.user_id}));
+        record(tx, entry, request_id, now).await?;
+    }
+    Ok(())
+}
+
 /// The caller ends their link on a chat.
 pub async fn unlink(state: &AppState, caller: &Caller, platform: ChatPlatform) -> Result<(), AppError> {
     let now = state.clock.now();
@@ -77,7 +109,11 @@ async fn audit_ended(
 pub async fn links_of(state: &AppState, caller: &Caller) -> Result<ChatLinks, AppError> {
     let mut tx = state.db.begin_read().await?;
     let links = db::chat::of_user(&mut tx, caller.user_id()).await?;
-    Ok(ChatLinks { slack_offered: state.slack.is_some(), links: links.into_iter().map(view).collect() })
+    Ok(ChatLinks {
+        slack_offered: state.slack.is_some(),
+        teams_offered: state.teams.is_some(),
+        links: links.into_iter().map(view).collect(),
+    })
 }
 
 /// Every link in force, for the admins.

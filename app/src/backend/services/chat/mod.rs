@@ -1,17 +1,17 @@
-//! Decisions in the company chat (Slack). A submitted rerun request posts a decision message to its
-//! department's channel (and, where configured, to each owner who linked their Slack account); every later change
-//! of the request updates every message about it, so that none keeps offering buttons for a request that is no
-//! longer waiting. Messages are written in the transaction of the change and sent after the commit by
-//! `send_posts`, which shows the request as it is at the time of sending.
+//! Decisions in the company chat (Slack, Teams). A submitted rerun request or bulk rerun posts a decision message to
+//! its department's channel or conversation (and, where configured, to each owner who linked their Slack account);
+//! every later change updates every message about it, so that none keeps offering buttons for what no longer waits.
+//! Messages are written in the transaction of the change and sent after the commit by `send_posts`, which shows
+//! the subject as it is at the time of sending.
 mod decide;
 mod links;
 
-pub use decide::{comment_problem, on_interaction};
-pub use links::{all_links, end_links, link, links_of, unlink};
+pub use decide::{comment_problem, on_interaction, on_teams_press};
+pub use links::{all_links, end_links, link, link_company_account, links_of, unlink};
 
 use crate::backend::db::batches::BatchRow;
 use crate::backend::db::rerun_requests::RequestRow;
-use crate::backend::slack::{self, SlackProblem};
+use crate::backend::{slack, teams};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::domain::batches::MemberState;
@@ -61,6 +61,11 @@ async fn announce(
     (department, asked_by): (&str, i64),
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
+    if let Some(teams) = state.teams.as_ref()
+        && let Some(conversation) = teams.config().conversations.get(department)
+    {
+        db::chat::add_post(tx, ChatPlatform::Teams, subject, conversation, now).await?;
+    }
     let Some(slack) = state.slack.as_ref() else { return Ok(()) };
     let config = slack.config();
     if let Some(channel) = config.channels.get(department) {
@@ -96,7 +101,9 @@ pub async fn first_time(state: &AppState, signature: &str) -> Result<bool, AppEr
 /// Posts new messages and updates those whose request changed; returns how many went out. A failure is tried
 /// again with backoff; one Slack will not accept (a channel the app is not in, a revoked token) ends at once.
 pub async fn send_posts(state: &AppState) -> Result<usize, AppError> {
-    let Some(slack) = state.slack.as_ref() else { return Ok(0) };
+    if state.slack.is_none() && state.teams.is_none() {
+        return Ok(0);
+    }
     let mut sent = 0;
     for _ in 0..50 {
         let now = state.clock.now();
@@ -104,24 +111,14 @@ pub async fn send_posts(state: &AppState) -> Result<usize, AppError> {
         let claimed = db::chat::claim_post(&mut tx, now, now + chrono::Duration::seconds(60)).await?;
         tx.commit().await?;
         let Some(post) = claimed else { break };
-        let message = {
-            let (card, department) = card_of(state, &post.subject()).await?;
-            let words = crate::words::chat::card_in(chat_locale(state, &department), state.config.review_zone(), &card);
-            slack::message(&words, &card.subject, card.decide_in_chat, &card.url)
-        };
-        let shown: Result<(String, String), SlackProblem> = match (&post.channel, &post.message_ts) {
-            (Some(channel), Some(ts)) => {
-                slack.update((channel, ts), &message).await.map(|()| (channel.clone(), ts.clone()))
-            }
-            _ => slack.post(&post.destination, &message).await,
-        };
+        let shown = show(state, &post).await;
         let attempts = post.attempts + 1;
         let outcome = match &shown {
             Ok((channel, ts)) => db::chat::PostOutcome::Shown { shown: post.wanted, channel, ts },
-            Err(problem) => {
-                match crate::domain::dispatch::next_delay(attempts, None, 0.5).filter(|_| !problem.permanent) {
-                    Some(wait) => db::chat::PostOutcome::Later { attempts, next: now + wait, error: &problem.why },
-                    None => db::chat::PostOutcome::Failed { attempts, error: &problem.why },
+            Err((why, permanent)) => {
+                match crate::domain::dispatch::next_delay(attempts, None, 0.5).filter(|_| !permanent) {
+                    Some(wait) => db::chat::PostOutcome::Later { attempts, next: now + wait, error: why },
+                    None => db::chat::PostOutcome::Failed { attempts, error: why },
                 }
             }
         };
@@ -130,12 +127,54 @@ pub async fn send_posts(state: &AppState) -> Result<usize, AppError> {
         tx.commit().await?;
         match shown {
             Ok(_) => sent += 1,
-            Err(problem) => {
-                tracing::warn!(post = post.id, about = ?post.subject(), attempts, why = problem.why, "chat message not sent")
+            Err((why, _)) => {
+                tracing::warn!(post = post.id, about = ?post.subject(), attempts, why, "chat message not sent")
             }
         }
     }
     Ok(sent)
+}
+
+/// Posts a message, or updates the one posted, to show its subject as it is now; returns where it is (the channel
+/// or conversation, and the message's ID there), or why it is not (and whether trying again may help).
+async fn show(state: &AppState, post: &db::chat::PostRow) -> Result<(String, String), (String, bool)> {
+    let platform = ChatPlatform::parse(&post.platform).ok_or_else(|| (format!("no chat '{}'", post.platform), true))?;
+    let message = rendered(state, &post.subject(), platform).await.map_err(|e| (e.to_string(), false))?;
+    let posted = post.channel.as_deref().zip(post.message_ts.as_deref());
+    match (platform, posted) {
+        (ChatPlatform::Slack, posted) => {
+            let slack = state.slack.as_ref().ok_or_else(|| ("Slack is no longer configured".to_string(), true))?;
+            let shown = match posted {
+                Some((channel, ts)) => slack.update((channel, ts), &message).await.map(|()| (channel.into(), ts.into())),
+                None => slack.post(&post.destination, &message).await,
+            };
+            shown.map_err(|problem| (problem.why, problem.permanent))
+        }
+        (ChatPlatform::Teams, posted) => {
+            let teams = state.teams.as_ref().ok_or_else(|| ("Teams is no longer configured".to_string(), true))?;
+            let shown = match posted {
+                Some((conversation, id)) => {
+                    teams.update((conversation, id), &message).await.map(|()| (conversation.into(), id.into()))
+                }
+                None => teams.post(&post.destination, &message).await.map(|id| (post.destination.clone(), id)),
+            };
+            shown.map_err(|problem| (problem.why, problem.permanent))
+        }
+    }
+}
+
+/// The message about `subject` as it is now, in its department's chat language, in the chat's own format.
+pub(super) async fn rendered(
+    state: &AppState,
+    subject: &ChatSubject,
+    platform: ChatPlatform,
+) -> Result<serde_json::Value, AppError> {
+    let (card, department) = card_of(state, subject).await?;
+    let words = crate::words::chat::card_in(chat_locale(state, &department), state.config.review_zone(), &card);
+    Ok(match platform {
+        ChatPlatform::Slack => slack::message(&words, &card.subject, card.decide_in_chat, &card.url),
+        ChatPlatform::Teams => teams::card(&words, &card.subject, card.decide_in_chat, &card.url),
+    })
 }
 
 /// The language of a department's messages: its chat language.
