@@ -76,7 +76,12 @@ impl Teams {
 
     /// Verifies the `Authorization` header of an activity Teams sent, before the activity is read for anything
     /// else; `activity` is the body, parsed.
-    pub async fn verify(&self, authorization: Option<&str>, activity: &Value, now: DateTime<Utc>) -> Result<(), TeamsProblem> {
+    pub async fn verify(
+        &self,
+        authorization: Option<&str>,
+        activity: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<(), TeamsProblem> {
         let token = authorization.and_then(|h| h.strip_prefix("Bearer ")).ok_or_else(|| problem("no bearer token"))?;
         let header = jsonwebtoken::decode_header(token).map_err(|e| problem(format!("not a JWT: {e}")))?;
         if header.alg != jsonwebtoken::Algorithm::RS256 {
@@ -244,7 +249,8 @@ pub fn execute(activity: &Value) -> Option<Execute> {
     let action = &activity["value"]["action"];
     let data = &action["data"];
     let subject = data["subject"].as_str().and_then(ChatSubject::parse)?;
-    let tenant = activity["conversation"]["tenantId"].as_str().or_else(|| activity["channelData"]["tenant"]["id"].as_str());
+    let tenant =
+        activity["conversation"]["tenantId"].as_str().or_else(|| activity["channelData"]["tenant"]["id"].as_str());
     let who = ChatUser {
         platform: ChatPlatform::Teams,
         team_id: tenant.unwrap_or_default().to_string(),

@@ -134,6 +134,7 @@ async fn no_cell_of_any_export_is_a_formula_in_a_spreadsheet_whatever_people_and
         amr: vec![],
         acr: None,
         team: None,
+        entra: None,
     };
     company_sign_in::sign_in(s, &identity, None).await.unwrap();
 

@@ -22,7 +22,11 @@ async fn app_with_teams(decide_in_chat: bool) -> (TestApp, TeamsStandIn) {
     for workflow in &mut config.workflows {
         workflow.decide_in_chat = decide_in_chat;
     }
-    let group = |group: &str, role: Role| GroupMapping { group: group.into(), roles: vec![role], departments: vec!["sales".into()] };
+    let group = |group: &str, role: Role| GroupMapping {
+        group: group.into(),
+        roles: vec![role],
+        departments: vec!["sales".into()],
+    };
     config.sign_in.oidc = Some(OidcConfig {
         issuer: "https://login.microsoftonline.com/11111111-2222-4333-8444-555555555555/v2.0".into(),
         client_id: "rerun-gate".into(),
@@ -108,7 +112,8 @@ async fn a_manager_linked_by_the_company_sign_in_approves_in_teams_and_the_card_
     }
 
     let subject = format!("request:{id}");
-    let (status, answer) = send(&app, &teams.press("oid-suzuki", "approve", &subject, ""), &Token::valid(&teams.url)).await;
+    let (status, answer) =
+        send(&app, &teams.press("oid-suzuki", "approve", &subject, ""), &Token::valid(&teams.url)).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["type"], "application/vnd.microsoft.card.adaptive", "{answer}");
     assert!(executes(&answer["value"]).is_empty(), "no buttons once decided");
@@ -120,7 +125,8 @@ async fn a_manager_linked_by_the_company_sign_in_approves_in_teams_and_the_card_
     assert_eq!((method["platform"].as_str(), method["user_id"].as_str()), (Some("teams"), Some("oid-suzuki")));
 
     // The same press again (Teams retries an invoke it got no answer to): it decides nothing more.
-    let (_, again) = send(&app, &teams.press("oid-takahashi", "approve", &subject, ""), &Token::valid(&teams.url)).await;
+    let (_, again) =
+        send(&app, &teams.press("oid-takahashi", "approve", &subject, ""), &Token::valid(&teams.url)).await;
     assert!(again["value"].as_str().unwrap().contains("もう承認を待っていません"), "{again}");
     assert_eq!(dispatches(&app, &id).await, 1);
 
@@ -147,6 +153,10 @@ async fn an_activity_whose_token_is_forged_expired_or_for_another_bot_decides_no
         let (status, _) = send(&app, &press, &token).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "a token {attack}");
     }
+    // A channel the Bot Framework's key does not endorse.
+    let mut elsewhere = press.clone();
+    elsewhere["channelId"] = "webchat".into();
+    assert_eq!(send(&app, &elsewhere, &Token::valid(url)).await.0, StatusCode::UNAUTHORIZED, "another channel");
     let unsigned = app.http.post(format!("{}/hooks/teams/messages", app.url)).json(&press).send().await.unwrap();
     assert_eq!(unsigned.status(), StatusCode::UNAUTHORIZED, "no token");
     assert_eq!(status_of(&app, &id).await, "pending_approval");
@@ -175,9 +185,13 @@ async fn in_teams_a_maker_an_unlinked_person_and_staff_are_told_why_and_a_reject
     assert!(said(&staff).contains("承認者（部門長）ではない"), "{staff}");
     let (_, no_reason) = send(&app, &teams.press("oid-suzuki", "reject", &format!("request:{id}"), " "), &valid).await;
     assert!(said(&no_reason).contains("理由が必要"), "{no_reason}");
-    assert_eq!((status_of(&app, &id).await, status_of(&app, &made).await), ("pending_approval".into(), "pending_approval".into()));
+    assert_eq!(
+        (status_of(&app, &id).await, status_of(&app, &made).await),
+        ("pending_approval".into(), "pending_approval".into())
+    );
 
-    let (_, rejected) = send(&app, &teams.press("oid-suzuki", "reject", &format!("request:{id}"), "金額が違う"), &valid).await;
+    let (_, rejected) =
+        send(&app, &teams.press("oid-suzuki", "reject", &format!("request:{id}"), "金額が違う"), &valid).await;
     assert_eq!(rejected["type"], "application/vnd.microsoft.card.adaptive", "{rejected}");
     assert_eq!(status_of(&app, &id).await, "rejected");
     assert_eq!(app.audit_after("rerun_request.rejected").await[0]["authenticated"]["method"]["user_id"], "oid-suzuki");
@@ -192,7 +206,8 @@ async fn in_teams_two_managers_at_once_make_one_dispatch_and_a_decision_on_the_p
         (teams.press("oid-suzuki", "approve", &subject, ""), teams.press("oid-takahashi", "approve", &subject, ""));
     let valid = Token::valid(&teams.url);
     let (a, b) = tokio::join!(send(&app, &first, &valid), send(&app, &second, &valid));
-    let cards = [&a.1, &b.1].iter().filter(|answer| answer["type"] == "application/vnd.microsoft.card.adaptive").count();
+    let cards =
+        [&a.1, &b.1].iter().filter(|answer| answer["type"] == "application/vnd.microsoft.card.adaptive").count();
     assert_eq!(cards, 1, "one decides, the other hears it no longer waits: {a:?} {b:?}");
     assert_eq!(dispatches(&app, &id).await, 1);
 
@@ -215,7 +230,9 @@ async fn without_decide_in_chat_the_teams_card_only_opens_the_decision_page() {
     assert!(executes(&card).is_empty());
     let page = format!("{}/reruns/{id}", app.url);
     assert!(card["actions"].as_array().unwrap().iter().all(|a| a["url"] == page.as_str()), "{card}");
-    let (_, answer) = send(&app, &teams.press("oid-suzuki", "approve", &format!("request:{id}"), ""), &Token::valid(&teams.url)).await;
+    let (_, answer) =
+        send(&app, &teams.press("oid-suzuki", "approve", &format!("request:{id}"), ""), &Token::valid(&teams.url))
+            .await;
     assert!(answer["value"].as_str().unwrap().contains("決定ページ"), "{answer}");
     assert_eq!(status_of(&app, &id).await, "pending_approval");
 }

@@ -70,7 +70,9 @@ impl TeamsStandIn {
                 "/metadata",
                 axum::routing::get(move || {
                     let base = base.clone();
-                    async move { axum::Json(json!({"issuer": app::backend::teams::ISSUER, "jwks_uri": format!("{base}/keys")})) }
+                    async move {
+                        axum::Json(json!({"issuer": app::backend::teams::ISSUER, "jwks_uri": format!("{base}/keys")}))
+                    }
                 }),
             )
             .route("/keys", axum::routing::get(|| async { axum::Json(json!({"keys": [published_key()]})) }))
@@ -135,7 +137,8 @@ impl Token<'_> {
             "nbf": now - 60, "exp": now + self.expires_in});
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
         header.kid = Some(KEY_ID.into());
-        let key = jsonwebtoken::EncodingKey::from_rsa_pem(if self.forged { OTHER_KEY } else { KEY }.as_bytes()).unwrap();
+        let key =
+            jsonwebtoken::EncodingKey::from_rsa_pem(if self.forged { OTHER_KEY } else { KEY }.as_bytes()).unwrap();
         jsonwebtoken::encode(&header, &claims, &key).unwrap()
     }
 }

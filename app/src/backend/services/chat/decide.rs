@@ -4,12 +4,12 @@
 //! someone unlinked, a maker or a non-owner; they are told why, in their language.
 use super::super::Caller;
 use super::card_of;
-use crate::backend::slack::{self, Interaction, Whom};
+use crate::backend::slack::{self, Interaction};
 use crate::backend::{AppState, auth, db, teams};
 use crate::contract::AppError;
 use crate::domain::approval::{Decision, Refusal, may_decide};
 use crate::domain::batches::MemberState;
-use crate::domain::chat::{ChatDone, ChatRefusal, ChatSubject, ChatUser, DecisionCard};
+use crate::domain::chat::{ChatDone, ChatRefusal, ChatSubject, ChatUser};
 use crate::domain::conflict::Conflict;
 use crate::domain::identity::{AuthMethod, Authentication};
 use crate::i18n::Locale;
@@ -26,8 +26,10 @@ enum Asked<'a> {
 /// What a press did.
 enum Pressed {
     Done(ChatDone),
-    /// The person may reject it: the chat asks for the reason.
-    AskReason(DecisionCard),
+    /// The person may reject it: the chat asks for the reason (`about`: what is rejected).
+    AskReason {
+        about: String,
+    },
 }
 
 type Refused = (Locale, ChatRefusal);
@@ -40,11 +42,13 @@ async fn press(
     asked: Asked<'_>,
 ) -> Result<(Locale, Pressed), Refused> {
     let card = card_of(state, subject).await;
-    let fallback = card.as_ref().map_or_else(|_| Locale::default(), |(_, department)| super::chat_locale(state, department));
+    let fallback =
+        card.as_ref().map_or_else(|_| Locale::default(), |(_, department)| super::chat_locale(state, department));
     let caller = caller_of(state, who).await.map_err(|refusal| (fallback, refusal))?;
     let locale = caller.locale;
     let refused = |refusal| (locale, refusal);
-    let (card, _) = card.ok().filter(|(_, department)| caller.may_read(department)).ok_or(refused(ChatRefusal::NotFound))?;
+    let (card, _) =
+        card.ok().filter(|(_, department)| caller.may_read(department)).ok_or(refused(ChatRefusal::NotFound))?;
     if !card.decide_in_chat {
         return Err(refused(ChatRefusal::OnThePage));
     }
@@ -70,7 +74,7 @@ async fn press(
             if !card.waiting() {
                 return Err(refused(ChatRefusal::NotWaiting));
             }
-            Ok((locale, Pressed::AskReason(card)))
+            Ok((locale, Pressed::AskReason { about: card.about }))
         }
     }
 }
@@ -93,9 +97,9 @@ pub async fn on_interaction(state: &AppState, interaction: Interaction) {
     };
     let said = match press(state, who, subject, asked).await {
         Ok((locale, Pressed::Done(done))) => done_in(locale, &done),
-        Ok((locale, Pressed::AskReason(card))) => {
+        Ok((locale, Pressed::AskReason { about })) => {
             let Interaction::Pressed { trigger_id, .. } = &interaction else { return };
-            let view = slack::reject_modal(&modal_in(locale, &card.about), subject, whom);
+            let view = slack::reject_modal(&modal_in(locale, &about), subject, whom);
             match slack.open_reject(trigger_id, &view).await {
                 Ok(()) => return,
                 Err(problem) => {
@@ -214,4 +218,3 @@ pub async fn comment_problem(state: &AppState, who: &ChatUser, comment: &str) ->
     let locale = caller_of(state, who).await.map_or_else(|_| Locale::default(), |caller| caller.locale);
     Some(refusal_in(locale, ChatRefusal::ReasonMissing, ""))
 }
-

@@ -11,8 +11,8 @@ pub use links::{all_links, end_links, link, link_company_account, links_of, unli
 
 use crate::backend::db::batches::BatchRow;
 use crate::backend::db::rerun_requests::RequestRow;
-use crate::backend::{slack, teams};
 use crate::backend::{AppState, db};
+use crate::backend::{slack, teams};
 use crate::contract::AppError;
 use crate::domain::batches::MemberState;
 use crate::domain::chat::{CardPlan, CardStatus, ChatPlatform, ChatSubject, DecisionCard};
@@ -145,7 +145,9 @@ async fn show(state: &AppState, post: &db::chat::PostRow) -> Result<(String, Str
         (ChatPlatform::Slack, posted) => {
             let slack = state.slack.as_ref().ok_or_else(|| ("Slack is no longer configured".to_string(), true))?;
             let shown = match posted {
-                Some((channel, ts)) => slack.update((channel, ts), &message).await.map(|()| (channel.into(), ts.into())),
+                Some((channel, ts)) => {
+                    slack.update((channel, ts), &message).await.map(|()| (channel.into(), ts.into()))
+                }
                 None => slack.post(&post.destination, &message).await,
             };
             shown.map_err(|problem| (problem.why, problem.permanent))
