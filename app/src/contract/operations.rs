@@ -69,7 +69,10 @@ pub struct StepEvent {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StepError {
-    /// e.g. `auth_expired`, `rate_limited`, `timeout`, `server_error`, `no_response`, `validation`.
+    /// One of `auth_expired`, `unauthorized`, `rate_limited`, `server_error`, `unavailable`, `temporary`, `timeout`,
+    /// `no_response`, `duplicate_notification`, `stale_notification`, `in_progress`, `cancel_requested`,
+    /// `result_unknown`, `validation`, `other` (`domain::stall::ErrorClass`); another is refused with 422.
+    #[cfg_attr(feature = "ssr", schema(example = "server_error"))]
     pub class: String,
     pub message: String,
 }

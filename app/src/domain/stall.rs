@@ -1,8 +1,8 @@
 //! When an operation counts as stalled, and which of the ten events of the decision table it is.
 //!
-//! The integration reports an error class with a failed or unknown step. Recognised classes:
-//! `auth_expired`, `rate_limited`, `server_error` / `unavailable` / `temporary`, `timeout` / `no_response`,
-//! `duplicate_notification`, `stale_notification`, `in_progress`, `cancel_requested`, `result_unknown`.
+//! The integration reports an error class with a failed or unknown step: one of `ErrorClass`, checked when it
+//! arrives; each names the event of the decision table it stands for.
+use super::names::named;
 use super::operations::StepState;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -71,20 +71,66 @@ impl StallEvent {
         }
     }
 
-    /// The event an error class reported by the integration stands for.
+    /// The event an error class reported by the integration stands for (classes stored before the list was
+    /// checked, and `validation` or `other`, stand for none).
     fn from_error_class(class: &str) -> Option<Self> {
-        Some(match class {
-            "auth_expired" | "unauthorized" => StallEvent::AuthExpired,
-            "rate_limited" => StallEvent::RateLimited,
-            "server_error" | "unavailable" | "temporary" => StallEvent::TemporaryFailure,
-            "timeout" | "no_response" => StallEvent::NoResponse,
-            "duplicate_notification" => StallEvent::DuplicateNotification,
-            "stale_notification" => StallEvent::StaleNotification,
-            "in_progress" => StallEvent::AiInProgress,
-            "cancel_requested" => StallEvent::CancelRequested,
-            "result_unknown" => StallEvent::ResultUnknown,
-            _ => return None,
+        ErrorClass::parse(class)?.event()
+    }
+}
+
+named! {
+    /// What went wrong with a step, as the integration reports it with a `failed` or `unknown` event. An unknown
+    /// class is refused (422, naming these): a typo would otherwise hide the event it meant.
+    pub enum ErrorClass {
+        /// The outside system refused the credentials (401): they expired or were revoked.
+        AuthExpired => "auth_expired",
+        Unauthorized => "unauthorized",
+        /// 429: too many calls.
+        RateLimited => "rate_limited",
+        /// 5xx, or the system said it was unavailable for now.
+        ServerError => "server_error",
+        Unavailable => "unavailable",
+        Temporary => "temporary",
+        /// No answer in time, or the connection closed before it came: whether it acted is not known.
+        Timeout => "timeout",
+        NoResponse => "no_response",
+        /// A completion notification came twice, or an older one after a newer one.
+        DuplicateNotification => "duplicate_notification",
+        StaleNotification => "stale_notification",
+        /// A background job (an AI generation) is still working.
+        InProgress => "in_progress",
+        /// A cancel was asked; whether it stopped is not known.
+        CancelRequested => "cancel_requested",
+        /// The call went out but its result (ID) never came back.
+        ResultUnknown => "result_unknown",
+        /// The outside system refused the input (4xx other than the above): a rerun will not mend it.
+        Validation => "validation",
+        /// Anything else.
+        Other => "other",
+    }
+}
+
+impl ErrorClass {
+    /// The event of the decision table this class stands for, if any.
+    pub fn event(self) -> Option<StallEvent> {
+        use ErrorClass as C;
+        Some(match self {
+            C::AuthExpired | C::Unauthorized => StallEvent::AuthExpired,
+            C::RateLimited => StallEvent::RateLimited,
+            C::ServerError | C::Unavailable | C::Temporary => StallEvent::TemporaryFailure,
+            C::Timeout | C::NoResponse => StallEvent::NoResponse,
+            C::DuplicateNotification => StallEvent::DuplicateNotification,
+            C::StaleNotification => StallEvent::StaleNotification,
+            C::InProgress => StallEvent::AiInProgress,
+            C::CancelRequested => StallEvent::CancelRequested,
+            C::ResultUnknown => StallEvent::ResultUnknown,
+            C::Validation | C::Other => return None,
         })
+    }
+
+    /// The list, as a refusal names it.
+    pub fn names() -> String {
+        ErrorClass::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
     }
 }
 

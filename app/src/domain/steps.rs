@@ -82,9 +82,26 @@ impl Step {
     /// The step after the report, or `None` when the report must not be applied: a late, repeated or
     /// contradicting report (answered `applied: false`, never an error, so that senders do not retry it).
     pub fn after(&self, report: &Reported, now: DateTime<Utc>) -> Option<Step> {
+        if report.kind == StepEventType::Heartbeat {
+            return self.beating(report, now);
+        }
         let applies =
             is_newer(self.last_seq, report.seq) && may_leave_success(self.state, report.kind.resulting_state());
         applies.then(|| self.apply(report, now))
+    }
+
+    /// A heartbeat says the step is alive: it refreshes its liveness (and shows a step whose `started` was lost as
+    /// started), but it is not one of the step's reports in order: its `seq` is not kept, so a later `succeeded`
+    /// is never stale because of it, whatever `seq` the heartbeat carried. An ended step is not revived by it.
+    fn beating(&self, report: &Reported, now: DateTime<Utc>) -> Option<Step> {
+        if !matches!(self.state, StepState::NotStarted | StepState::Started) {
+            return None;
+        }
+        let mut step = self.clone();
+        step.state = StepState::Started;
+        step.last_heartbeat_at = Some(report.at.unwrap_or(now));
+        step.updated_at = now;
+        Some(step)
     }
 
     fn apply(&self, report: &Reported, now: DateTime<Utc>) -> Step {
@@ -94,9 +111,7 @@ impl Step {
         step.last_seq = Some(report.seq);
         step.updated_at = now;
         // An outcome reported without a `started` event still was an attempt.
-        if self.state == StepState::NotStarted
-            && !matches!(report.kind, StepEventType::Started | StepEventType::Heartbeat)
-        {
+        if self.state == StepState::NotStarted && report.kind != StepEventType::Started {
             step.attempts += 1;
         }
         match report.kind {
@@ -105,7 +120,7 @@ impl Step {
                 step.started_at = Some(at);
                 step.last_heartbeat_at = Some(at);
             }
-            StepEventType::Heartbeat => step.last_heartbeat_at = Some(at),
+            StepEventType::Heartbeat => {} // see `beating`
             StepEventType::Succeeded => {
                 step.result_id = report.result_id.map(str::to_string).or(step.result_id);
                 step.completed_at = Some(at);
@@ -176,6 +191,19 @@ mod tests {
         assert_eq!(next.attempts, 1);
         assert_eq!(next.error_message.as_deref(), Some("no answer"));
         assert_eq!(fresh.after(&report(StepEventType::Heartbeat, 0), at(1)).unwrap().attempts, 0);
+    }
+
+    #[test]
+    fn a_heartbeat_refreshes_liveness_but_never_makes_a_later_report_stale() {
+        let running = step(StepState::Started, Some(1));
+        let beat = Reported { at: Some(at(3)), ..report(StepEventType::Heartbeat, 5) };
+        let alive = running.after(&beat, at(3)).unwrap();
+        assert_eq!((alive.last_heartbeat_at, alive.last_seq), (Some(at(3)), Some(1)), "liveness only");
+        let done = alive.after(&report(StepEventType::Succeeded, 2), at(4)).unwrap();
+        assert_eq!(done.state, StepState::Succeeded, "seq 2 after a heartbeat with seq 5 still counts");
+        assert_eq!(done.after(&report(StepEventType::Heartbeat, 9), at(5)), None, "an ended step stays ended");
+        let lost_start = step(StepState::NotStarted, None).after(&report(StepEventType::Heartbeat, 0), at(1)).unwrap();
+        assert_eq!((lost_start.state, lost_start.last_seq), (StepState::Started, None));
     }
 
     #[test]

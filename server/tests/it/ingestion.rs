@@ -200,6 +200,41 @@ async fn an_older_step_event_never_overwrites_a_newer_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heartbeat_shows_liveness_and_never_makes_the_steps_next_report_stale() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    event(&app, &token, "ORD-1", "register_order", json!({"seq": 1, "type": "started"})).await;
+    let beat = event(&app, &token, "ORD-1", "register_order", json!({"seq": 5, "type": "heartbeat"})).await;
+    assert_eq!(beat.json()["applied"], true, "{}", beat.body);
+    assert_eq!(beat.json()["step"]["last_seq"], 1, "a heartbeat's seq is not the step's");
+    let done =
+        event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "succeeded", "result_id": "o-1"})).await;
+    assert_eq!(done.json()["applied"], true, "the success after the heartbeat is not lost: {}", done.body);
+    assert_eq!(done.json()["step"]["state"], "succeeded");
+    let late = event(&app, &token, "ORD-1", "register_order", json!({"seq": 9, "type": "heartbeat"})).await;
+    assert_eq!((late.json()["applied"].as_bool(), late.json()["step"]["state"].as_str()), (Some(false), Some("succeeded")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_error_class_is_refused_naming_the_classes_and_changes_nothing() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let typo = json!({"seq": 1, "type": "failed", "error": {"class": "server_eror", "message": "503"}});
+    let answer = event(&app, &token, "ORD-1", "register_order", typo).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", answer.body);
+    assert!(answer.body.contains("server_eror") && answer.body.contains("server_error, unavailable"), "{}", answer.body);
+    let step = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][0].clone();
+    assert_eq!((step["state"].as_str(), step["last_seq"].as_i64()), (Some("not_started"), None));
+    for class in ["validation", "other", "result_unknown"] {
+        let kind = if class == "result_unknown" { "unknown" } else { "failed" };
+        let known = json!({"seq": 2, "type": kind, "error": {"class": class, "message": "x"}});
+        assert_eq!(event(&app, &token, "ORD-1", "ai_summary", known).await.status, StatusCode::OK, "{class}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn success_sets_the_completion_flag_and_the_last_one_completes_the_operation() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;

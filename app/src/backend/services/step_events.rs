@@ -16,6 +16,7 @@ use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::{StepEvent, StepEventAnswer};
+use crate::domain::stall::ErrorClass;
 use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::invalid::{Invalid, Rule};
@@ -85,6 +86,15 @@ fn check(event: &StepEvent) -> Result<(), AppError> {
         return Err(AppError::invalid(
             "error",
             Invalid::new(Rule::Required, "a failed event needs an error with class and message"),
+        ));
+    }
+    if let Some(error) = &event.error
+        && ErrorClass::parse(&error.class).is_none()
+    {
+        let known = ErrorClass::names();
+        return Err(AppError::invalid(
+            "error.class",
+            Invalid::new(Rule::Unknown, format!("unknown error class '{}': use one of {known}", error.class)),
         ));
     }
     Ok(())
