@@ -19,6 +19,9 @@ pub struct FieldError {
 pub enum AppError {
     #[error("please sign in")]
     Unauthorized,
+    /// A call of the JSON API whose `Authorization: Bearer` token is missing, or names no API client in force.
+    #[error("{}", .0.what_to_do())]
+    ApiToken(TokenProblem),
     #[error("you are not allowed to do this")]
     Forbidden,
     /// A decision needs a recent sign-in; `/sign-in/again` brings the person back once they signed in anew.

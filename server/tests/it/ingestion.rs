@@ -235,6 +235,31 @@ async fn an_unknown_error_class_is_refused_naming_the_classes_and_changes_nothin
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_the_operation_does_not_have_is_named_with_the_steps_it_has_and_a_bad_token_says_what_to_do() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
+    let typo = event(&app, &token, "ORD-1", "register_ordr", json!({"seq": 1, "type": "started"})).await;
+    assert_eq!(typo.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", typo.body);
+    assert!(typo.body.contains("its steps are register_order, ai_summary"), "{}", typo.body);
+    let unknown = event(&app, &token, "ORD-404", "register_order", json!({"seq": 1, "type": "started"})).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "an unknown operation stays not found");
+    let billing = app.token("billing-intake", &["billing"]).await;
+    let elsewhere = event(&app, &billing, "ORD-1", "register_ordr", json!({"seq": 1, "type": "started"})).await;
+    assert_eq!(elsewhere.status, StatusCode::NOT_FOUND, "another department's operation tells nothing of its steps");
+
+    let wrong = register(&app, "rg_not-a-token", "k-2", &order("ORD-2", 1)).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(problem_type(&wrong), "/problems/invalid-token");
+    assert_eq!(wrong.headers["www-authenticate"], "Bearer error=\"invalid_token\"");
+    assert!(wrong.json()["detail"].as_str().unwrap().contains("server token create"), "{}", wrong.body);
+    let none = app.http.post(format!("{}/api/v1/operations", app.url)).json(&order("ORD-3", 1)).send().await.unwrap();
+    assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
+    let body: Value = none.json().await.unwrap();
+    assert_eq!(body["type"], "/problems/token-missing", "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn success_sets_the_completion_flag_and_the_last_one_completes_the_operation() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
