@@ -45,6 +45,26 @@ pub enum AppError {
     Transport(String),
 }
 
+/// What is wrong with an API call's token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TokenProblem {
+    Missing,
+    /// Unknown, mistyped or revoked: they look the same from here.
+    NotValid,
+}
+
+impl TokenProblem {
+    pub fn what_to_do(self) -> &'static str {
+        match self {
+            TokenProblem::Missing => "send the API token in the header `Authorization: Bearer <token>`",
+            TokenProblem::NotValid => {
+                "the API token is not valid: it is unknown, mistyped or revoked; an admin creates a new one \
+                 (`server token create --name … --department …`) and revokes the old one on the API clients page"
+            }
+        }
+    }
+}
+
 impl AppError {
     pub fn invalid(field: &str, problem: impl Into<Invalid>) -> Self {
         let Invalid { rule, message } = problem.into();
@@ -59,6 +79,8 @@ impl AppError {
     pub fn problem(&self) -> &str {
         match self {
             AppError::Unauthorized => "unauthorized",
+            AppError::ApiToken(TokenProblem::Missing) => "token-missing",
+            AppError::ApiToken(TokenProblem::NotValid) => "invalid-token",
             AppError::Forbidden => "forbidden",
             AppError::SignInAgain => "sign-in-again",
             AppError::NotFound => "not-found",
@@ -72,7 +94,7 @@ impl AppError {
 
     pub fn status(&self) -> u16 {
         match self {
-            AppError::Unauthorized | AppError::SignInAgain => 401,
+            AppError::Unauthorized | AppError::SignInAgain | AppError::ApiToken(_) => 401,
             AppError::Forbidden => 403,
             AppError::NotFound => 404,
             AppError::Validation(_) => 422,

@@ -14,7 +14,8 @@ fn with_detail(headline: &str, detail: &str) -> String {
 
 pub fn error_in(l: Locale, error: &AppError) -> String {
     match error {
-        AppError::Unauthorized => td_string!(l, common.error.unauthorized).to_string(),
+        // Only the JSON API meets these (in English, as its every answer).
+        AppError::Unauthorized | AppError::ApiToken(_) => td_string!(l, common.error.unauthorized).to_string(),
         AppError::Forbidden => td_string!(l, common.error.forbidden).to_string(),
         AppError::SignInAgain => td_string!(l, common.error.sign_in_again).to_string(),
         AppError::NotFound => td_string!(l, common.error.not_found).to_string(),

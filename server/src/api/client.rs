@@ -1,6 +1,7 @@
 //! The API caller, from `Authorization: Bearer <token>` (never from the URL).
 use super::problem::Problem;
 use app::api::AppError;
+use app::contract::error::TokenProblem;
 use app::backend::AppState;
 use app::backend::services::api_clients::{self, ApiClient};
 use axum::extract::FromRequestParts;
@@ -21,7 +22,7 @@ impl FromRequestParts<AppState> for Client {
             .map(str::trim)
             .filter(|t| !t.is_empty());
         let Some(token) = token else {
-            return Err(Problem(AppError::Unauthorized));
+            return Err(Problem(AppError::ApiToken(TokenProblem::Missing)));
         };
         match api_clients::authenticate(state, token).await? {
             Some(client) => {
@@ -30,7 +31,7 @@ impl FromRequestParts<AppState> for Client {
             }
             None => {
                 tracing::warn!("API call with an unknown or revoked token");
-                Err(Problem(AppError::Unauthorized))
+                Err(Problem(AppError::ApiToken(TokenProblem::NotValid)))
             }
         }
     }

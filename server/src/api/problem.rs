@@ -1,6 +1,7 @@
 //! Errors of the JSON API as `application/problem+json` (RFC 9457). The type URI ends in the problem's slug,
 //! e.g. `/problems/idempotency-key-mismatch`; internal causes never reach the body.
 use app::api::{AppError, FieldError};
+use app::contract::error::TokenProblem;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -44,8 +45,12 @@ impl IntoResponse for Problem {
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         match &self.0 {
-            AppError::Unauthorized => {
+            AppError::Unauthorized | AppError::ApiToken(TokenProblem::Missing) => {
                 headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            // RFC 6750: a token was sent and is not good.
+            AppError::ApiToken(TokenProblem::NotValid) => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"invalid_token\""));
             }
             AppError::TooManyRequests { retry_after_secs } => {
                 if let Ok(value) = HeaderValue::from_str(&retry_after_secs.to_string()) {

@@ -121,12 +121,28 @@ async fn read(
 ) -> Result<(Operation, Step), AppError> {
     let found = db::operations::step_in_operation(&mut state.db.connection().await?, process_id, step_name).await?;
     let Some(StepInOperation { step, process_id, workflow, department }) = found else {
-        return Err(AppError::NotFound);
+        return Err(no_such_step(state, client, (process_id, step_name)).await?);
     };
     if !client.may_see(&department) {
         return Err(AppError::NotFound);
     }
     Ok((Operation { id: step.operation_id, process_id, workflow, department }, step))
+}
+
+/// Why an event names no step: the operation is not known (or not in the client's departments), or it has no step
+/// of that name, which the answer names with the steps it has (a typo would otherwise look like a missing
+/// operation).
+async fn no_such_step(state: &AppState, client: &ApiClient, (process_id, step): (&str, &str)) -> Result<AppError, AppError> {
+    let mut conn = state.db.connection().await?;
+    let Some(operation) = db::operations::by_process_id(&mut conn, process_id).await? else {
+        return Ok(AppError::NotFound);
+    };
+    if !client.may_see(&operation.department) {
+        return Ok(AppError::NotFound);
+    }
+    let names: Vec<String> = db::operations::steps(&mut conn, operation.id).await?.into_iter().map(|s| s.name).collect();
+    let problem = format!("operation {process_id} has no step '{step}': its steps are {}", names.join(", "));
+    Ok(AppError::invalid("step", Invalid::new(Rule::Unknown, problem)))
 }
 
 /// The fast path: the step's change and its audit event in one round trip holding the writer, shared with the
