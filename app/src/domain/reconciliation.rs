@@ -156,9 +156,9 @@ pub struct AbsenceRules {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ComparedField {
     pub name: String,
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    /// Any JSON value (a number, a string…): what the step's content says.
     pub expected: Option<Value>,
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    /// Any JSON value: what the outside system's record says.
     pub found: Option<Value>,
     pub matches: bool,
 }

@@ -107,9 +107,11 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem
         ]
     })),
     responses(
-        (status = 201, description = "Registered (or the stored answer, replayed)", body = OperationView),
+        (status = 201, description = "Registered (or the stored answer, replayed)", body = OperationView,
+            headers(("Idempotency-Replayed" = bool,
+                description = "`true` when this is the stored answer to an earlier call with the same key and body"))),
         (status = 400, description = "No Idempotency-Key, or not JSON", body = ProblemBody, content_type = PROBLEM_JSON),
-        (status = 401, description = "No or bad token", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 401, description = "token-missing, or invalid-token (unknown, mistyped or revoked)", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, description = "Department outside the token's scope", body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 409, description = "idempotency-key-mismatch, idempotency-key-in-flight or process-id-exists", body = ProblemBody, content_type = PROBLEM_JSON),
