@@ -419,6 +419,12 @@ async fn the_openapi_document_states_the_formats_and_limits_the_server_enforces(
     assert_eq!(schemas["Usage"]["properties"]["input_tokens"]["minimum"], 0);
     let events = &doc["paths"]["/api/v1/operations/{process_id}/steps/{step}/events"]["post"];
     assert!(events["responses"]["413"].is_object());
+    // What the answers carry: a replay says so in a header; compared values are numbers or strings, not objects.
+    assert!(register["responses"]["201"]["headers"]["Idempotency-Replayed"].is_object(), "{}", register["responses"]);
+    for side in ["expected", "found"] {
+        let value = &schemas["ComparedField"]["properties"][side];
+        assert!(!value.to_string().contains("\"object\""), "ComparedField.{side} takes any JSON value: {value}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
