@@ -142,6 +142,9 @@ async fn an_approved_rerun_is_posted_once_signed_with_the_rerun_id_and_only_the_
                                      {"name": "ai_summary", "idempotency_key": "ORD-D1-s"}])
     );
     assert_eq!(body["approved_by"], json!(["suzuki san"]));
+    // The people by ID too, which does not change with their display name.
+    let (sato, suzuki) = (caller(&g.app, "sato").await.user_id(), caller(&g.app, "suzuki").await.user_id());
+    assert_eq!((&body["requested_by_id"], &body["approved_by_ids"]), (&json!(sato), &json!([suzuki])));
     assert_eq!((g.request_status(&id).await, g.status_of("ORD-D1").await), ("dispatched".into(), json!("rerunning")));
     assert_eq!(dispatch_due(&g.app.state).await.unwrap(), 0, "nothing is sent twice");
     assert!(g.app.audit_actions().await.contains(&"rerun.dispatched".to_string()));

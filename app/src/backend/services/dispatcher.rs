@@ -188,14 +188,10 @@ async fn attempt<'a>(
     let Some(workflow) = definition else {
         return outcome(Some(looked), Next::End(End::Refused("the workflow is no longer configured".into())));
     };
-    let approvers: Vec<String> = {
+    let approvals: Vec<_> = {
         let mut tx = state.db.connection().await?;
-        db::rerun_requests::decisions(&mut tx, id)
-            .await?
-            .into_iter()
-            .filter(|d| d.decision == crate::domain::approval::Decision::Approve)
-            .map(|d| d.approver)
-            .collect()
+        let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
+        decisions.into_iter().filter(|d| d.decision == crate::domain::approval::Decision::Approve).collect()
     };
     let body = json!({
         "type": "rerun.approved",
@@ -204,7 +200,10 @@ async fn attempt<'a>(
         "workflow": operation.workflow,
         "steps": to_send.iter().map(|s| json!({"name": s.name, "idempotency_key": s.idempotency_key})).collect::<Vec<_>>(),
         "requested_by": request.requester,
-        "approved_by": approvers,
+        "approved_by": approvals.iter().map(|d| &d.approver).collect::<Vec<_>>(),
+        // Display names change; these IDs (the audit trail's actor IDs) do not.
+        "requested_by_id": request.requested_by,
+        "approved_by_ids": approvals.iter().map(|d| d.approver_id).collect::<Vec<_>>(),
         "approved_at": request.decided_at,
     })
     .to_string();
