@@ -56,7 +56,7 @@ pub struct StepEvent {
     #[serde(default)]
     pub result_id: Option<String>,
     #[serde(default)]
-    pub error: Option<StepError>,
+    pub error: Option<ReportedError>,
     /// When it happened at the sender; the server's time when absent.
     #[serde(default)]
     pub at: Option<DateTime<Utc>>,
@@ -65,14 +65,21 @@ pub struct StepEvent {
     pub usage: Option<Usage>,
 }
 
+/// What went wrong, as an integration reports it with a `failed` or `unknown` event: a class of the one list
+/// (another is refused with 422 naming them) and a message for people.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReportedError {
+    pub class: crate::domain::stall::ErrorClass,
+    pub message: String,
+}
+
+/// A step's last error as stored (steps reported before the classes were checked may carry another class).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StepError {
-    /// One of `auth_expired`, `unauthorized`, `rate_limited`, `server_error`, `unavailable`, `temporary`, `timeout`,
-    /// `no_response`, `duplicate_notification`, `stale_notification`, `in_progress`, `cancel_requested`,
-    /// `result_unknown`, `validation`, `other` (`domain::stall::ErrorClass`); another is refused with 422.
-    #[cfg_attr(feature = "ssr", schema(example = "server_error"))]
     pub class: String,
     pub message: String,
 }

@@ -81,6 +81,7 @@ impl StallEvent {
 named! {
     /// What went wrong with a step, as the integration reports it with a `failed` or `unknown` event. An unknown
     /// class is refused (422, naming these): a typo would otherwise hide the event it meant.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
     pub enum ErrorClass {
         /// The outside system refused the credentials (401): they expired or were revoked.
         AuthExpired => "auth_expired",
@@ -126,11 +127,6 @@ impl ErrorClass {
             C::ResultUnknown => StallEvent::ResultUnknown,
             C::Validation | C::Other => return None,
         })
-    }
-
-    /// The list, as a refusal names it.
-    pub fn names() -> String {
-        ErrorClass::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
     }
 }
 

@@ -209,11 +209,15 @@ async fn a_heartbeat_shows_liveness_and_never_makes_the_steps_next_report_stale(
     assert_eq!(beat.json()["applied"], true, "{}", beat.body);
     assert_eq!(beat.json()["step"]["last_seq"], 1, "a heartbeat's seq is not the step's");
     let done =
-        event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "succeeded", "result_id": "o-1"})).await;
+        event(&app, &token, "ORD-1", "register_order", json!({"seq": 2, "type": "succeeded", "result_id": "o-1"}))
+            .await;
     assert_eq!(done.json()["applied"], true, "the success after the heartbeat is not lost: {}", done.body);
     assert_eq!(done.json()["step"]["state"], "succeeded");
     let late = event(&app, &token, "ORD-1", "register_order", json!({"seq": 9, "type": "heartbeat"})).await;
-    assert_eq!((late.json()["applied"].as_bool(), late.json()["step"]["state"].as_str()), (Some(false), Some("succeeded")));
+    assert_eq!(
+        (late.json()["applied"].as_bool(), late.json()["step"]["state"].as_str()),
+        (Some(false), Some("succeeded"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -224,7 +228,11 @@ async fn an_unknown_error_class_is_refused_naming_the_classes_and_changes_nothin
     let typo = json!({"seq": 1, "type": "failed", "error": {"class": "server_eror", "message": "503"}});
     let answer = event(&app, &token, "ORD-1", "register_order", typo).await;
     assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", answer.body);
-    assert!(answer.body.contains("server_eror") && answer.body.contains("server_error, unavailable"), "{}", answer.body);
+    assert!(
+        answer.body.contains("server_eror") && answer.body.contains("`server_error`, `unavailable`"),
+        "{}",
+        answer.body
+    );
     let step = app.api(Method::GET, "/api/v1/operations/ORD-1", &token, None, None).await.json()["steps"][0].clone();
     assert_eq!((step["state"].as_str(), step["last_seq"].as_i64()), (Some("not_started"), None));
     for class in ["validation", "other", "result_unknown"] {

@@ -6,9 +6,10 @@ use crate::backend::AppState;
 use crate::backend::clock::ManualClock;
 use crate::backend::services::{Caller, api_clients, holds, registration, step_events, sweeper};
 use crate::contract::AppError;
-use crate::contract::operations::{StepError, StepEvent};
+use crate::contract::operations::{ReportedError, StepEvent};
 use crate::domain::audit::{Actor, SystemActor};
 use crate::domain::operations::StepEventType;
+use crate::domain::stall::ErrorClass;
 use chrono::Duration;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -33,8 +34,8 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
     let changed = json!({"item": "オフィスチェア", "amount": 5000});
     let refused = outside.execute(Service::Orders, "ORD-1001-register_order", &changed, Some("ORD-1001")).await;
     debug_assert!(matches!(refused, Err(AppError::Conflict { .. })));
-    let lost = StepError {
-        class: "no_response".into(), message: "応答を受け取る前に接続が切れました".into()
+    let lost = ReportedError {
+        class: ErrorClass::NoResponse, message: "応答を受け取る前に接続が切れました".into()
     };
     event(&past, &client, "ORD-1001", "register_order", 2, StepEventType::Unknown, Some(lost)).await?;
 
@@ -52,15 +53,17 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
     event(&past, &client, "INV-2001", "draft_invoice", 1, StepEventType::Started, None).await?;
     event(&past, &client, "INV-2001", "draft_invoice", 2, StepEventType::Succeeded, None).await?;
     event(&past, &client, "INV-2001", "send_mail", 1, StepEventType::Started, None).await?;
-    let unknown =
-        StepError { class: "result_unknown".into(), message: "送信結果の ID が返りませんでした".into() };
+    let unknown = ReportedError {
+        class: ErrorClass::ResultUnknown,
+        message: "送信結果の ID が返りませんでした".into(),
+    };
     event(&past, &client, "INV-2001", "send_mail", 2, StepEventType::Unknown, Some(unknown)).await?;
 
     // 4. The order system was down for a while: six orders got 503 and never reached it, all with the same
     //    cause (a bulk rerun's case); a seventh that failed the same way is in the order system with another
     //    amount than the operation's (data inconsistency: blocked, never rerun).
-    let outage = || StepError {
-        class: "server_error".into(),
+    let outage = || ReportedError {
+        class: ErrorClass::ServerError,
         message: "503 Service Unavailable（受注システムの障害）".into(),
     };
     let items = [
@@ -118,7 +121,7 @@ async fn register(
     registration::register(state, client, &format!("demo-{process_id}"), &body).await.map(drop)
 }
 
-fn step_event(seq: i64, kind: StepEventType, error: Option<StepError>) -> StepEvent {
+fn step_event(seq: i64, kind: StepEventType, error: Option<ReportedError>) -> StepEvent {
     StepEvent { seq, kind, result_id: None, error, at: None, usage: None }
 }
 
@@ -129,7 +132,7 @@ async fn event(
     step: &str,
     seq: i64,
     kind: StepEventType,
-    error: Option<StepError>,
+    error: Option<ReportedError>,
 ) -> Result<(), AppError> {
     step_events::report(state, client, process_id, step, step_event(seq, kind, error)).await.map(drop)
 }

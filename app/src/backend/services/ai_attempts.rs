@@ -51,7 +51,7 @@ pub fn concerns(step: &Step, event: &StepEvent) -> bool {
 }
 
 fn is_cancel_request(event: &StepEvent) -> bool {
-    event.error.as_ref().is_some_and(|e| e.class == "cancel_requested")
+    event.error.as_ref().is_some_and(|e| e.class == crate::domain::stall::ErrorClass::CancelRequested)
 }
 
 /// What a step event says about the step's generation: started, done, usage, or a cancel requested.

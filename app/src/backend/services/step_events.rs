@@ -16,7 +16,6 @@ use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::{StepEvent, StepEventAnswer};
-use crate::domain::stall::ErrorClass;
 use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::invalid::{Invalid, Rule};
@@ -88,15 +87,6 @@ fn check(event: &StepEvent) -> Result<(), AppError> {
             Invalid::new(Rule::Required, "a failed event needs an error with class and message"),
         ));
     }
-    if let Some(error) = &event.error
-        && ErrorClass::parse(&error.class).is_none()
-    {
-        let known = ErrorClass::names();
-        return Err(AppError::invalid(
-            "error.class",
-            Invalid::new(Rule::Unknown, format!("unknown error class '{}': use one of {known}", error.class)),
-        ));
-    }
     Ok(())
 }
 
@@ -132,7 +122,11 @@ async fn read(
 /// Why an event names no step: the operation is not known (or not in the client's departments), or it has no step
 /// of that name, which the answer names with the steps it has (a typo would otherwise look like a missing
 /// operation).
-async fn no_such_step(state: &AppState, client: &ApiClient, (process_id, step): (&str, &str)) -> Result<AppError, AppError> {
+async fn no_such_step(
+    state: &AppState,
+    client: &ApiClient,
+    (process_id, step): (&str, &str),
+) -> Result<AppError, AppError> {
     let mut conn = state.db.connection().await?;
     let Some(operation) = db::operations::by_process_id(&mut conn, process_id).await? else {
         return Ok(AppError::NotFound);
@@ -140,7 +134,8 @@ async fn no_such_step(state: &AppState, client: &ApiClient, (process_id, step): 
     if !client.may_see(&operation.department) {
         return Ok(AppError::NotFound);
     }
-    let names: Vec<String> = db::operations::steps(&mut conn, operation.id).await?.into_iter().map(|s| s.name).collect();
+    let names: Vec<String> =
+        db::operations::steps(&mut conn, operation.id).await?.into_iter().map(|s| s.name).collect();
     let problem = format!("operation {process_id} has no step '{step}': its steps are {}", names.join(", "));
     Ok(AppError::invalid("step", Invalid::new(Rule::Unknown, problem)))
 }
