@@ -1,4 +1,4 @@
-//! Decisions in Slack:
+//! Decisions in Slack and Teams:
 //! - `POST /hooks/slack/interactions`: Slack's request signature is checked before anything reads the body; a
 //!   signature seen before (a retry, a replay) is answered and decides nothing; Slack is answered at once and the
 //!   press is handled after (`services::chat::on_interaction`), within its three seconds. A reject modal whose

@@ -11,8 +11,7 @@ pub use links::{all_links, end_links, link, link_company_account, links_of, unli
 
 use crate::backend::db::batches::BatchRow;
 use crate::backend::db::rerun_requests::RequestRow;
-use crate::backend::{AppState, db};
-use crate::backend::{slack, teams};
+use crate::backend::{AppState, db, slack, teams};
 use crate::contract::AppError;
 use crate::domain::batches::MemberState;
 use crate::domain::chat::{CardPlan, CardStatus, ChatPlatform, ChatSubject, DecisionCard};
@@ -26,7 +25,7 @@ use chrono::{DateTime, Utc};
 const OPERATIONS_SHOWN: usize = 20;
 
 /// A request's news, for its messages: a new one for a request that now waits for approval, an update of the
-/// others for any other news. (A bulk rerun's members are told about with the bulk rerun: `batch_news`.)
+/// others for any other news. (A bulk rerun's members are told about with the bulk rerun: `batch_submitted`, `changed`.)
 pub(super) async fn request_news(
     tx: &mut db::Conn,
     state: &AppState,
