@@ -17,7 +17,7 @@ fn config_with_a_credential() -> std::path::PathBuf {
     let connector = "\n[[connector]]\nname = \"canary-live\"\nkind = \"http_json\"\npreset = \"ai_responses\"\n\
                      base_url = \"https://ai.example.com\"\napi_key_env = \"RG_CANARY_KEY\"\n";
     // Connectors come before the workflows in the file; appending one at the end would land in a table.
-    let at = example.find("[[workflow]]").unwrap();
+    let at = example.find("\n[[workflow]]").unwrap() + 1;
     std::fs::write(&path, format!("{}{connector}\n{}", &example[..at], &example[at..])).unwrap();
     path
 }

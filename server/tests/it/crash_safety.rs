@@ -129,3 +129,26 @@ async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_
         assert_eq!(deliveries, expected, "{fault}: deliveries (the receiver deduplicates the repeat)");
     }
 }
+
+/// Closing the database closes every file of it: the pool's connections and the group commit's own (SQLite). One
+/// left open once wrote over a restored backup's write-ahead log (README, restoring a backup).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_database_keeps_none_of_its_files_open() {
+    let app = TestApp::spawn().await;
+    let Some(file) = app.database_url.strip_prefix("sqlite://").and_then(|rest| rest.split('?').next()) else {
+        return; // PostgreSQL: no file of ours
+    };
+    let token = app.token("intake", &["sales"]).await;
+    // A step event takes the group commit's path, which keeps a connection of its own.
+    crate::fixtures::stalled(&app, &token, "ORD-CLOSE").await;
+    let open = || {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+            .filter(|target| target.to_string_lossy().starts_with(file))
+            .count()
+    };
+    assert!(open() > 0, "the app has its database open");
+    app.db().close().await;
+    assert_eq!(open(), 0, "after close, no file of {file} is open");
+}

@@ -344,9 +344,17 @@ impl Db {
         }
     }
 
+    /// Closes every connection, the group commit's own too (SQLite): a connection left open on a file that is
+    /// then replaced (a backup restored) would, when it closes, checkpoint and delete the `-wal` beside it by
+    /// name, which is by then the new file's.
     pub async fn close(&self) {
         match self {
-            Db::Sqlite(pool, _) => pool.close().await,
+            Db::Sqlite(pool, writer) => {
+                if let Some(connection) = writer.connection.lock().await.take() {
+                    let _ = sqlx::Connection::close(connection).await;
+                }
+                pool.close().await
+            }
             Db::Postgres(pool, _) => pool.close().await,
         }
     }
