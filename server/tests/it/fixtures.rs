@@ -67,3 +67,31 @@ pub async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
         app::backend::db::Conn::Postgres(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
     }
 }
+
+/// A company sign-in (`[sign_in.oidc]`) at `issuer`, mapping each group to its role in sales; nothing is fetched
+/// from the provider (the tests hand the sign-in its identity).
+pub fn company_sign_in(
+    issuer: &str,
+    groups: &[(&str, app::domain::roles::Role)],
+) -> app::domain::configuration::OidcConfig {
+    app::domain::configuration::OidcConfig {
+        issuer: issuer.into(),
+        client_id: "rerun-gate".into(),
+        client_secret_env: Some("RG_TEST_OIDC_SECRET".into()),
+        scopes: vec!["openid".into()],
+        groups_claim: "groups".into(),
+        username_claim: "preferred_username".into(),
+        name_claim: "name".into(),
+        email_claim: "email".into(),
+        allow_loopback: false,
+        groups: groups
+            .iter()
+            .map(|(group, role)| app::domain::identity::GroupMapping {
+                group: group.to_string(),
+                roles: vec![*role],
+                departments: vec!["sales".into()],
+            })
+            .collect(),
+        decision: Default::default(),
+    }
+}

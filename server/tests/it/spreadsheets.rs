@@ -9,8 +9,6 @@ use crate::harness::{PASSWORD, TestApp, example_config};
 use app::backend::oidc::Identity;
 use app::backend::services::{approvals, company_sign_in, holds, incidents, rerun_requests};
 use app::domain::approval::Decision;
-use app::domain::configuration::OidcConfig;
-use app::domain::identity::GroupMapping;
 use app::domain::roles::Role;
 use reqwest::Method;
 use serde_json::json;
@@ -34,23 +32,8 @@ fn formula(i: usize) -> &'static str {
 /// The identity provider's settings; nothing is fetched from it here (the sign-in is handed its identity).
 fn company_sign_in_config() -> app::backend::config::Config {
     let mut config = example_config();
-    config.sign_in.oidc = Some(OidcConfig {
-        issuer: "https://idp.example.co.jp".into(),
-        client_id: "rerun-gate".into(),
-        client_secret_env: Some("RG_TEST_OIDC_SECRET".into()),
-        scopes: vec!["openid".into()],
-        groups_claim: "groups".into(),
-        username_claim: "preferred_username".into(),
-        name_claim: "name".into(),
-        email_claim: "email".into(),
-        allow_loopback: false,
-        groups: vec![GroupMapping {
-            group: "sales-approvers".into(),
-            roles: vec![Role::Manager],
-            departments: vec!["sales".into()],
-        }],
-        decision: Default::default(),
-    });
+    config.sign_in.oidc =
+        Some(crate::fixtures::company_sign_in("https://idp.example.co.jp", &[("sales-approvers", Role::Manager)]));
     config
 }
 

@@ -8,8 +8,6 @@ use crate::teams_standin::{SALES_CONVERSATION, TENANT, TeamsStandIn, Token, send
 use app::backend::oidc::Identity;
 use app::backend::services::{approvals, chat, company_sign_in};
 use app::domain::approval::Decision;
-use app::domain::configuration::OidcConfig;
-use app::domain::identity::GroupMapping;
 use app::domain::roles::Role;
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -22,24 +20,9 @@ async fn app_with_teams(decide_in_chat: bool) -> (TestApp, TeamsStandIn) {
     for workflow in &mut config.workflows {
         workflow.decide_in_chat = decide_in_chat;
     }
-    let group = |group: &str, role: Role| GroupMapping {
-        group: group.into(),
-        roles: vec![role],
-        departments: vec!["sales".into()],
-    };
-    config.sign_in.oidc = Some(OidcConfig {
-        issuer: "https://login.microsoftonline.com/11111111-2222-4333-8444-555555555555/v2.0".into(),
-        client_id: "rerun-gate".into(),
-        client_secret_env: Some("RG_TEST_OIDC_SECRET".into()),
-        scopes: vec!["openid".into()],
-        groups_claim: "groups".into(),
-        username_claim: "preferred_username".into(),
-        name_claim: "name".into(),
-        email_claim: "email".into(),
-        allow_loopback: false,
-        groups: vec![group("sales-approvers", Role::Manager), group("sales-staff", Role::Staff)],
-        decision: Default::default(),
-    });
+    let issuer = "https://login.microsoftonline.com/11111111-2222-4333-8444-555555555555/v2.0";
+    let groups = [("sales-approvers", Role::Manager), ("sales-staff", Role::Staff)];
+    config.sign_in.oidc = Some(crate::fixtures::company_sign_in(issuer, &groups));
     (TestApp::spawn_configured(|_| {}, config).await, teams)
 }
 
