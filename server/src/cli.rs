@@ -81,6 +81,8 @@ pub enum Command {
         #[arg(long)]
         to: std::path::PathBuf,
     },
+    /// Print the ingestion API's OpenAPI document (what `/api/openapi.json` serves), for client kits and tools.
+    Openapi,
 }
 
 #[derive(Subcommand, Debug)]
@@ -344,7 +346,7 @@ impl Cli {
 /// Runs a command other than `serve`; returns the process exit code.
 pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<i32> {
     match command {
-        Command::Serve { .. } => Ok(0),
+        Command::Serve { .. } | Command::Openapi => Ok(0), // handled before the database opens
         Command::Migrate { runtime_role } => {
             if let Some(role) = runtime_role {
                 state.db.grant_runtime(role).await?;

@@ -30,6 +30,10 @@ async fn run() -> anyhow::Result<i32> {
             return cli::verify_offline(verify);
         }
         Some(Command::Audit { command: cli::AuditCommand::PublicKey { file } }) => return cli::public_key(file),
+        Some(Command::Openapi) => {
+            println!("{}", serde_json::to_string_pretty(&server::api::document())?);
+            return Ok(0);
+        }
         Some(Command::Audit { command: cli::AuditCommand::Keygen { file, replaces: None } }) => {
             return cli::keygen(None, file, None).await;
         }
@@ -65,6 +69,9 @@ async fn run() -> anyhow::Result<i32> {
         if let Some(credentials) = app::backend::demo::load_if_empty(&state).await? {
             cli::print_demo_credentials(&credentials);
         }
+    }
+    for (connector, variable) in state.connectors.unsigned_webhooks(&state.config) {
+        tracing::warn!(connector, variable, "webhook secret variable not set: this connector's webhooks are refused");
     }
     startup::spawn_housekeeping(state.clone());
     startup::spawn_board_count_folding(state.clone());

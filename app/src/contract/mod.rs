@@ -11,6 +11,7 @@ pub mod error;
 pub mod incidents;
 pub mod notifications;
 pub mod operations;
+pub mod rerun_call;
 pub mod reruns;
 pub mod reviews;
 pub mod stop_switch;

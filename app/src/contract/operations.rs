@@ -84,6 +84,34 @@ pub struct StepError {
     pub message: String,
 }
 
+/// The registration's answer: the new operation, and what the integration should fix although it was accepted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Registered {
+    #[serde(flatten)]
+    pub operation: OperationView,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<RegistrationWarning>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RegistrationWarning {
+    pub kind: WarningKind,
+    pub step: String,
+    /// What is wrong and what to do, in English.
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// A side-effecting step whose outside system's records carry fields was registered without step content:
+    /// reconciliation can only say "executed", never that another amount was executed.
+    StepContentMissing,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct OperationView {

@@ -200,7 +200,15 @@ impl Evidence {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Basis {
     /// The provider holds `count` records for the key; the deciding one's status, and the fields that differ.
-    Records { count: usize, status: Option<String>, differs_in: Vec<String> },
+    /// `content_not_compared`: the record has fields, but the step was registered without content to compare
+    /// them with, so "executed" says nothing about what was done (another amount would pass unseen).
+    Records {
+        count: usize,
+        status: Option<String>,
+        differs_in: Vec<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        content_not_compared: bool,
+    },
     /// An authoritative look-up found no record for the key.
     NoRecord,
     /// Not found, but this provider's "not found" proves nothing.
@@ -221,17 +229,23 @@ pub enum Basis {
     Text { text: String },
 }
 
+const MANY: &str = "; more than one execution for one key";
+const NOT_COMPARED: &str = "; step content not compared: the step was registered without content";
+
 impl Basis {
     /// The English sentence of the API and the exports (the wording evidence always had).
     pub fn summary(&self) -> String {
         match self {
-            Basis::Records { count, status, differs_in } => {
+            Basis::Records { count, status, differs_in, content_not_compared } => {
                 let mut summary = format!("{count} record(s); status {}", status.as_deref().unwrap_or("—"));
                 if !differs_in.is_empty() {
                     summary.push_str(&format!("; differs in {}", differs_in.join(", ")));
                 }
                 if *count > 1 {
-                    summary.push_str("; more than one execution for one key");
+                    summary.push_str(MANY);
+                }
+                if *content_not_compared {
+                    summary.push_str(NOT_COMPARED);
                 }
                 summary
             }
@@ -271,13 +285,15 @@ impl Basis {
     fn records_from_summary(summary: &str) -> Option<Basis> {
         let (count, rest) = summary.split_once(" record(s); status ")?;
         let count: usize = count.parse().ok()?;
-        let rest = rest.strip_suffix("; more than one execution for one key").unwrap_or(rest);
+        let content_not_compared = rest.ends_with(NOT_COMPARED);
+        let rest = rest.strip_suffix(NOT_COMPARED).unwrap_or(rest);
+        let rest = rest.strip_suffix(MANY).unwrap_or(rest);
         let (status, differs) = match rest.split_once("; differs in ") {
             Some((status, fields)) => (status, fields.split(", ").map(str::to_string).collect()),
             None => (rest, Vec::new()),
         };
         let status = (status != "—").then(|| status.to_string());
-        let basis = Basis::Records { count, status, differs_in: differs };
+        let basis = Basis::Records { count, status, differs_in: differs, content_not_compared };
         // Only a sentence this reading gives back exactly is understood.
         (basis.summary() == summary).then_some(basis)
     }
@@ -341,6 +357,7 @@ fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Eviden
         count: records.len(),
         status: record.status_text.clone(),
         differs_in: mismatched.iter().map(|name| name.to_string()).collect(),
+        content_not_compared: step.content.is_none() && !record.fields.is_empty(),
     };
     let evidence = Evidence {
         external_id: record.external_id.clone(),
@@ -481,8 +498,10 @@ mod tests {
                 count: 2,
                 status: Some("completed".into()),
                 differs_in: vec!["amount".into(), "to".into()],
+                content_not_compared: false,
             },
-            Basis::Records { count: 1, status: None, differs_in: vec![] },
+            Basis::Records { count: 1, status: None, differs_in: vec![], content_not_compared: false },
+            Basis::Records { count: 2, status: None, differs_in: vec![], content_not_compared: true },
             Basis::NoRecord,
             Basis::NotFoundProvesNothing,
             Basis::NotFoundYet { delay_seconds: 30 },
@@ -544,6 +563,18 @@ mod tests {
         assert!(evidence.summary.contains("amount"));
     }
 
+    #[test]
+    fn a_record_of_a_step_registered_without_content_says_its_content_was_not_compared() {
+        let step = StepContext { content: None, compare: &[], attempted_at: at(0) };
+        let (verdict, evidence) = judge(&Finding::Found(vec![record(RecordStatus::Done, 5000)]), &step, RULES, at(5));
+        assert_eq!(verdict, Verdict::Executed, "nothing to compare with: no mismatch can be seen");
+        assert!(matches!(evidence.basis(), Basis::Records { content_not_compared: true, .. }));
+        assert!(evidence.summary.contains("not compared"), "{}", evidence.summary);
+        let with_content = order(5000);
+        let step = StepContext { content: Some(&with_content), ..step };
+        let (_, evidence) = judge(&Finding::Found(vec![record(RecordStatus::Done, 5000)]), &step, RULES, at(5));
+        assert!(matches!(evidence.basis(), Basis::Records { content_not_compared: false, .. }));
+    }
     #[test]
     fn numbers_compare_by_value_whatever_their_spelling() {
         let content = order(4000);

@@ -81,7 +81,8 @@ impl StallEvent {
 named! {
     /// What went wrong with a step, as the integration reports it with a `failed` or `unknown` event. An unknown
     /// class is refused (422, naming these): a typo would otherwise hide the event it meant.
-    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    // utoipa cannot read the names the macro passes to serde: the same names, said as the rule they follow.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema), schema(rename_all = "snake_case"))]
     pub enum ErrorClass {
         /// The outside system refused the credentials (401): they expired or were revoked.
         AuthExpired => "auth_expired",

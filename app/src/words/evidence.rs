@@ -5,7 +5,7 @@ use crate::i18n::{Locale, td_string};
 
 pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
     match basis {
-        Basis::Records { count, status, differs_in } => {
+        Basis::Records { count, status, differs_in, content_not_compared } => {
             let status = status.as_deref().map_or_else(|| "—".to_string(), |s| outside_status_label_in(l, s));
             let mut text = td_string!(l, operation.basis.records, count = *count, status = status).to_string();
             if !differs_in.is_empty() {
@@ -14,6 +14,9 @@ pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
             }
             if *count > 1 {
                 text.push_str(td_string!(l, operation.basis.many));
+            }
+            if *content_not_compared {
+                text.push_str(td_string!(l, operation.basis.content_not_compared));
             }
             text
         }
@@ -76,12 +79,28 @@ mod tests {
 
     #[test]
     fn a_basis_reads_in_japanese_and_in_english() {
-        let double = Basis::Records { count: 2, status: Some("completed".into()), differs_in: vec!["amount".into()] };
+        let double = Basis::Records {
+            count: 2,
+            status: Some("completed".into()),
+            differs_in: vec!["amount".into()],
+            content_not_compared: false,
+        };
         assert_eq!(
             basis_label_in(Locale::ja, &double),
             "記録 2 件・状態 完了；amount が異なります；一つのキーで複数回実行されています"
         );
         assert_eq!(basis_label_in(Locale::en, &double), double.summary(), "English says what the API says");
+        let unchecked = Basis::Records {
+            count: 1,
+            status: Some("completed".into()),
+            differs_in: vec![],
+            content_not_compared: true,
+        };
+        assert_eq!(
+            basis_label_in(Locale::ja, &unchecked),
+            "記録 1 件・状態 完了；ステップの内容が登録されていないため、内容は照合していません"
+        );
+        assert_eq!(basis_label_in(Locale::en, &unchecked), unchecked.summary());
         assert_eq!(basis_label_in(Locale::ja, &Basis::NoRecord), "この冪等キーの記録はありません（確実な照会）");
         let timeout = Basis::LookupFailed { detail: LookupProblem::NoAnswerWithin { seconds: 10 }.text() };
         assert_eq!(basis_label_in(Locale::ja, &timeout), "照会に失敗しました（10 秒以内に応答がありません）");

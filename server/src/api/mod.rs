@@ -2,10 +2,13 @@
 //! serves at `/api/openapi.json`.
 mod client;
 pub mod problem;
+mod webhooks_doc;
+use webhooks_doc::RerunWebhook;
 
-use app::api::operations::{OperationView, RegisterOperation, StepEvent, StepEventAnswer};
+use app::api::operations::{OperationView, RegisterOperation, Registered, StepEvent, StepEventAnswer};
 use app::backend::AppState;
 use app::backend::services::{operations, registration, step_events};
+use app::contract::rerun_call::{RerunAnswer, RerunCall};
 use app::domain::invalid::{Invalid, Rule};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -21,8 +24,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Rerun Gate ingestion API", version = "1", description = "Operations, steps and their events, for integrations."),
-    modifiers(&BearerToken),
-    components(schemas(ProblemBody)),
+    modifiers(&BearerToken, &RerunWebhook),
+    components(schemas(ProblemBody, RerunCall, RerunAnswer)),
     security(("bearer" = []))
 )]
 struct ApiDoc;
@@ -40,11 +43,7 @@ impl Modify for BearerToken {
 }
 
 pub fn routes(state: AppState) -> Router {
-    let (router, document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(register_operation))
-        .routes(routes!(get_operation))
-        .routes(routes!(report_step_event))
-        .split_for_parts();
+    let (router, document) = api_router().split_for_parts();
     // The JSON API's routes are the document's: noted for the policy from it.
     for (path, item) in &document.paths.paths {
         for method in item_methods(item) {
@@ -53,6 +52,18 @@ pub fn routes(state: AppState) -> Router {
     }
     let describe = move || std::future::ready(Json(document.clone()));
     crate::http::policy::route(router, axum::http::Method::GET, "/api/openapi.json", describe).with_state(state)
+}
+
+fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(register_operation))
+        .routes(routes!(get_operation))
+        .routes(routes!(report_step_event))
+}
+
+/// The OpenAPI document as `/api/openapi.json` serves it (for `server openapi` and the client kits' tests).
+pub fn document() -> utoipa::openapi::OpenApi {
+    api_router().split_for_parts().1
 }
 
 /// The methods a path of the OpenAPI document has operations for.
@@ -107,7 +118,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem
         ]
     })),
     responses(
-        (status = 201, description = "Registered (or the stored answer, replayed)", body = OperationView,
+        (status = 201, description = "Registered (or the stored answer, replayed)", body = Registered,
             headers(("Idempotency-Replayed" = bool,
                 description = "`true` when this is the stored answer to an earlier call with the same key and body"))),
         (status = 400, description = "No Idempotency-Key, or not JSON", body = ProblemBody, content_type = PROBLEM_JSON),

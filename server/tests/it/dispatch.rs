@@ -134,6 +134,8 @@ async fn an_approved_rerun_is_posted_once_signed_with_the_rerun_id_and_only_the_
     verify(&[Secret::parse(RERUN_SECRET).unwrap()], &signed, body, g.app.clock.now())
         .expect("a valid Standard Webhooks signature");
     let body: Value = serde_json::from_slice(body).unwrap();
+    let published = crate::contract::webhook_body_schema("rerunApproved");
+    assert_eq!(crate::contract::violations(&published, &body), Vec::<String>::new(), "the document's webhook");
     assert_eq!(body["type"], "rerun.approved");
     assert_eq!(body["rerun_id"], json!(id));
     assert_eq!(

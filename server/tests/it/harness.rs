@@ -356,6 +356,8 @@ impl TestApp {
         key: Option<&str>,
         body: Option<&Value>,
     ) -> Answer {
+        let method_name = method.as_str().to_string();
+        let method_name = method_name.as_str();
         let mut request = self.http.request(method, format!("{}{path}", self.url)).bearer_auth(token);
         if let Some(key) = key {
             request = request.header("idempotency-key", key);
@@ -363,7 +365,9 @@ impl TestApp {
         if let Some(body) = body {
             request = request.header("content-type", "application/json").body(body.to_string());
         }
-        Answer::from(request.send().await.expect("request")).await
+        let answer = Answer::from(request.send().await.expect("request")).await;
+        crate::contract::check(method_name, path, answer.status, &answer.headers, &answer.body);
+        answer
     }
 
     /// Calls a server function like a program would (form body, JSON answer), with an optional cookie.

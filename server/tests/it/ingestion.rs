@@ -12,8 +12,10 @@ fn order(process_id: &str, amount: i64) -> Value {
         "business_key": "ORDER-4000",
         "content": {"order_id": "ORDER-4000", "amount": amount, "currency": "JPY"},
         "steps": [
-            {"name": "register_order", "idempotency_key": format!("{process_id}:register_order")},
-            {"name": "ai_summary", "idempotency_key": format!("{process_id}:ai_summary")}
+            {"name": "register_order", "idempotency_key": format!("{process_id}:register_order"),
+             "content": {"amount": amount, "currency": "JPY"}},
+            {"name": "ai_summary", "idempotency_key": format!("{process_id}:ai_summary"),
+             "content": {"order_id": "ORDER-4000"}}
         ]
     })
 }
@@ -557,4 +559,12 @@ async fn a_burst_above_a_clients_rate_is_answered_429_and_another_client_is_unaf
     assert_eq!(answers[5].json()["type"], "/problems/too-many-requests");
     let other = app.api(Method::GET, "/api/v1/operations/ORD-NONE", &calm, None, None).await;
     assert_eq!(other.status, StatusCode::NOT_FOUND, "another client is not slowed down");
+}
+
+#[test]
+fn the_document_lists_the_error_classes_the_api_accepts_by_their_wire_names() {
+    let document = serde_json::to_value(server::api::document()).unwrap();
+    let listed = document["components"]["schemas"]["ErrorClass"]["enum"].clone();
+    let accepted: Vec<&str> = app::domain::stall::ErrorClass::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(listed, json!(accepted));
 }

@@ -14,6 +14,7 @@ mod cancellation;
 mod command_line;
 mod company_sign_in;
 mod connectors;
+mod contract;
 mod crash_safety;
 mod dispatch;
 mod documents;

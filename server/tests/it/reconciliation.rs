@@ -83,6 +83,42 @@ async fn another_amount_at_the_outside_system_is_executed_mismatch_and_never_not
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_registered_without_content_is_warned_of_and_its_verdict_says_nothing_was_compared() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    // The amount only in the operation's content, as the README's example once had it.
+    let body = json!({"process_id": "ORD-4", "workflow": "order-intake", "department": "sales",
+        "content": {"amount": 4000},
+        "steps": [{"name": "register_order", "idempotency_key": "ORD-4-r"},
+                  {"name": "ai_summary", "idempotency_key": "ORD-4-s", "content": {"order": "ORD-4"}}]});
+    let answer = app.api(Method::POST, "/api/v1/operations", &token, Some("ORD-4"), Some(&body)).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "accepted all the same: {}", answer.body);
+    let warnings = answer.json()["warnings"].clone();
+    assert_eq!(warnings.as_array().map(Vec::len), Some(1), "{warnings}");
+    assert_eq!(
+        (&warnings[0]["kind"], &warnings[0]["step"]),
+        (&json!("step_content_missing"), &json!("register_order"))
+    );
+    assert!(warnings[0]["message"].as_str().unwrap().contains("`content`"));
+
+    // Another amount was placed: with nothing to compare, the verdict is "executed" and says so.
+    app.state.demo.execute(Service::Orders, "ORD-4-r", &json!({"amount": 5000}), None).await.unwrap();
+    let unknown = json!({"seq": 1, "type": "unknown", "error": {"class": "timeout", "message": "no answer"}});
+    event(&app, &token, "ORD-4", "register_order", unknown).await;
+    sweep(&app.state).await.unwrap();
+    let steps = steps(&app, &token, "ORD-4").await;
+    assert_eq!(verdict_of(&steps, "register_order"), "executed");
+    let evidence = &steps[0]["reconciliation"]["evidence"];
+    assert_eq!(evidence["basis"]["content_not_compared"], true, "{evidence}");
+    assert!(evidence["summary"].as_str().unwrap().contains("step content not compared"), "{evidence}");
+    app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    let page = app.http.get(format!("{}/operations/ORD-4", app.url)).header("cookie", &cookie).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    assert!(page.contains("内容は照合していません"), "the page says it, in the reader's language");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ai_summary_still_generating_is_in_progress_and_executed_once_done() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;

@@ -12,8 +12,9 @@ fn order(process_id: &str, business_key: &str, step_key: &str) -> Value {
         "business_key": business_key,
         "content": {"order_id": business_key, "amount": 4000, "currency": "JPY"},
         "steps": [
-            {"name": "register_order", "idempotency_key": step_key},
-            {"name": "ai_summary", "idempotency_key": format!("{process_id}:ai_summary")}
+            {"name": "register_order", "idempotency_key": step_key, "content": {"amount": 4000, "currency": "JPY"}},
+            {"name": "ai_summary", "idempotency_key": format!("{process_id}:ai_summary"),
+             "content": {"order_id": business_key}}
         ]
     })
 }

@@ -23,6 +23,11 @@ impl DemoConnector {
 
 #[async_trait::async_trait]
 impl Connector for DemoConnector {
+    /// The demo systems keep the content they were sent.
+    fn compares_content(&self) -> bool {
+        true
+    }
+
     async fn look_up(&self, lookup: &Lookup) -> Finding {
         let found = match self.systems.find_by_key(self.service, &lookup.idempotency_key).await {
             Ok(None) => match &lookup.result_id {

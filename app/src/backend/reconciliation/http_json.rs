@@ -92,6 +92,10 @@ impl HttpJsonConnector {
 
 #[async_trait::async_trait]
 impl Connector for HttpJsonConnector {
+    fn compares_content(&self) -> bool {
+        !self.settings.fields.is_empty()
+    }
+
     fn webhook_record(&self, record: &Value) -> WebhookRecord {
         let key = get(record, &self.settings.webhook_key).and_then(as_text);
         WebhookRecord { idempotency_key: key, record: self.record(record) }

@@ -45,6 +45,9 @@ pub trait Connector: Send + Sync {
 
     /// Reads the record a webhook carries, in the shape this provider's look-ups return.
     fn webhook_record(&self, record: &Value) -> WebhookRecord;
+
+    /// Whether this provider's records carry fields that a step's content is compared with.
+    fn compares_content(&self) -> bool;
 }
 
 /// A configured connector with the rules that judge its answers.
@@ -135,6 +138,17 @@ impl Connectors {
         self.0.get(name)
     }
 
+    /// Connectors that name a webhook secret variable which is not set, with the variable: their webhooks are
+    /// refused. Only a serving process says so (a command-line call receives no webhooks).
+    pub fn unsigned_webhooks<'c>(&self, config: &'c Config) -> Vec<(&'c str, &'c str)> {
+        config
+            .connectors
+            .iter()
+            .filter_map(|c| Some((c.name.as_str(), c.credential_envs.get("webhook_secret_env")?.as_str())))
+            .filter(|(name, _)| self.get(name).is_some_and(|c| c.webhook_secrets.is_none()))
+            .collect()
+    }
+
     /// The connector of a workflow's step, if it has one.
     pub fn of_step(&self, config: &Config, workflow: &str, step: &str) -> Option<&ConfiguredConnector> {
         let definition = config.workflow(workflow)?.steps.iter().find(|s| s.name == step)?;
@@ -151,15 +165,13 @@ pub fn json_path<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
     })
 }
 
-/// The webhook secrets from their variable. Unset: webhooks refused (with a warning); malformed: start-up stops.
+/// The webhook secrets from their variable. Unset: webhooks refused (`unsigned_webhooks` says so when serving);
+/// malformed: start-up stops.
 fn webhook_secrets(connector: &str, var: &str) -> Result<Option<Vec<Secret>>, String> {
     match std::env::var(var) {
         Ok(text) if !text.trim().is_empty() => {
             Secret::parse_list(&text).map(Some).map_err(|e| format!("connector '{connector}': {var}: {e}"))
         }
-        _ => {
-            tracing::warn!(connector, variable = var, "webhook secret variable not set: its webhooks are refused");
-            Ok(None)
-        }
+        _ => Ok(None),
     }
 }

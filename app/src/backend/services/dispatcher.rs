@@ -14,6 +14,7 @@ use crate::backend::reconciliation::http_json::describe;
 use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
+use crate::contract::rerun_call::{RerunCall, RerunCallStep, RerunCallType};
 use crate::domain::approval::is_expired;
 use crate::domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use crate::domain::audit_action::AuditAction;
@@ -188,25 +189,7 @@ async fn attempt<'a>(
     let Some(workflow) = definition else {
         return outcome(Some(looked), Next::End(End::Refused("the workflow is no longer configured".into())));
     };
-    let approvals: Vec<_> = {
-        let mut tx = state.db.connection().await?;
-        let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
-        decisions.into_iter().filter(|d| d.decision == crate::domain::approval::Decision::Approve).collect()
-    };
-    let body = json!({
-        "type": "rerun.approved",
-        "rerun_id": id,
-        "process_id": operation.process_id,
-        "workflow": operation.workflow,
-        "steps": to_send.iter().map(|s| json!({"name": s.name, "idempotency_key": s.idempotency_key})).collect::<Vec<_>>(),
-        "requested_by": request.requester,
-        "approved_by": approvals.iter().map(|d| &d.approver).collect::<Vec<_>>(),
-        // Display names change; these IDs (the audit trail's actor IDs) do not.
-        "requested_by_id": request.requested_by,
-        "approved_by_ids": approvals.iter().map(|d| d.approver_id).collect::<Vec<_>>(),
-        "approved_at": request.decided_at,
-    })
-    .to_string();
+    let body = rerun_call(state, id, &operation, &request, &to_send).await?;
     let secret = std::env::var(&workflow.signing_secret_env).ok().and_then(|s| Secret::parse(&s).ok());
     let Some(secret) = secret else {
         let why =
@@ -233,6 +216,37 @@ async fn attempt<'a>(
         Err(Sent::NoAnswer(why)) => Next::End(End::Unknown(why)),
     };
     outcome(Some(looked), next)
+}
+
+/// The body of the signed POST: the steps to send with their original keys, and who asked and approved.
+async fn rerun_call(
+    state: &AppState,
+    id: &str,
+    operation: &db::operations::OperationRow,
+    request: &RequestRow,
+    to_send: &[crate::domain::rerun_plan::PlannedStep],
+) -> Result<String, AppError> {
+    let approvals: Vec<_> = {
+        let mut tx = state.db.connection().await?;
+        let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
+        decisions.into_iter().filter(|d| d.decision == crate::domain::approval::Decision::Approve).collect()
+    };
+    let call = RerunCall {
+        kind: RerunCallType::Approved,
+        rerun_id: id.to_string(),
+        process_id: operation.process_id.clone(),
+        workflow: operation.workflow.clone(),
+        steps: to_send
+            .iter()
+            .map(|s| RerunCallStep { name: s.name.clone(), idempotency_key: s.idempotency_key.clone() })
+            .collect(),
+        requested_by: request.requester.clone(),
+        approved_by: approvals.iter().map(|d| d.approver.clone()).collect(),
+        requested_by_id: request.requested_by,
+        approved_by_ids: approvals.iter().map(|d| d.approver_id).collect(),
+        approved_at: request.decided_at,
+    };
+    serde_json::to_string(&call).map_err(|e| AppError::internal("serialize", e))
 }
 
 /// Another attempt after the backoff (or the receiver's `Retry-After`), unless the attempts are used up.

@@ -11,7 +11,7 @@ use super::operations::operation_view;
 use crate::backend::db::registrations::{NewStep, Registration};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
-use crate::contract::operations::RegisterOperation;
+use crate::contract::operations::{RegisterOperation, Registered, RegistrationWarning, WarningKind};
 use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::canonical_json::to_canonical_string;
@@ -111,6 +111,7 @@ async fn register_marked(
 struct New {
     registration: Registration,
     entry: AuditEntry,
+    warnings: Vec<RegistrationWarning>,
 }
 
 fn checked(
@@ -188,9 +189,40 @@ fn checked(
     let entry =
         AuditEntry::new(client.actor(), AuditAction::OperationRegistered, ObjectType::Operation, process_id.as_str())
             .department(Some(department.as_str()));
-    let mut new = New { registration, entry };
+    let warnings = content_warnings(state, workflow, &request);
+    let mut new = New { registration, entry, warnings };
     new.settle(None)?;
     Ok(new)
+}
+
+/// A side-effecting step checked at an outside system whose records carry fields, registered without step
+/// content: its verdict could only ever be "executed", however much the record differs. Accepted, and said.
+fn content_warnings(
+    state: &AppState,
+    workflow: &crate::domain::configuration::WorkflowConfig,
+    request: &RegisterOperation,
+) -> Vec<RegistrationWarning> {
+    let compares = |connector: &Option<String>| {
+        connector.as_deref().and_then(|c| state.connectors.get(c)).is_some_and(|c| c.connector.compares_content())
+    };
+    workflow
+        .steps
+        .iter()
+        .zip(&request.steps)
+        .filter(|(definition, given)| {
+            definition.side_effect && compares(&definition.connector) && given.content.is_none()
+        })
+        .map(|(definition, _)| RegistrationWarning {
+            kind: WarningKind::StepContentMissing,
+            step: definition.name.clone(),
+            message: format!(
+                "step '{}' has no content: its outside system's record will not be compared with it, so a record \
+                 that differs from what the step meant (another amount, another recipient) would still count as \
+                 executed; send the fields the step sets (e.g. {{\"amount\": 4000}}) as the step's `content`",
+                definition.name
+            ),
+        })
+        .collect()
 }
 
 impl New {
@@ -210,7 +242,8 @@ impl New {
             after["drill_id"] = json!(drill); // a practice operation, marked in the trail and its exports too
         }
         self.entry.after = Some(after);
-        r.answer = serde_json::to_string(&view(r)).map_err(|e| AppError::internal("serialize", e))?;
+        let answer = Registered { operation: view(r), warnings: self.warnings.clone() };
+        r.answer = serde_json::to_string(&answer).map_err(|e| AppError::internal("serialize", e))?;
         Ok(())
     }
 }
