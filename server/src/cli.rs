@@ -81,6 +81,11 @@ pub enum Command {
         #[arg(long)]
         to: std::path::PathBuf,
     },
+    /// Integrations: check a workflow's rerun endpoint with test calls that change nothing.
+    Integration {
+        #[command(subcommand)]
+        command: IntegrationCommand,
+    },
     /// Print the ingestion API's OpenAPI document (what `/api/openapi.json` serves), for client kits and tools.
     Openapi,
 }
@@ -109,6 +114,18 @@ pub enum UserCommand {
         /// Read the password from standard input (the only way: never on the command line).
         #[arg(long, required = true)]
         password_stdin: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum IntegrationCommand {
+    /// Send test calls (`rerun.test`) to the workflow's rerun endpoint — unsigned, wrongly signed, stale, valid,
+    /// and the valid one again — and say which expectations the receiver meets. Exit 1 when one is not met.
+    Check {
+        workflow: String,
+        /// Another address than the workflow's `rerun_url` (e.g. a staging receiver).
+        #[arg(long)]
+        url: Option<String>,
     },
 }
 
@@ -476,6 +493,9 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             }
         }
         Command::Backup { to } => backup(state, to).await,
+        Command::Integration { command: IntegrationCommand::Check { workflow, url } } => {
+            integration_check(state, workflow, url.as_deref()).await
+        }
         Command::Demo { command: DemoCommand::Load } => {
             match demo::load_if_empty(state).await? {
                 Some(credentials) => print_demo_credentials(&credentials),
@@ -596,4 +616,20 @@ async fn backup(state: &AppState, to: &std::path::Path) -> anyhow::Result<i32> {
             1
         }
     })
+}
+
+/// Prints each expectation of the rerun endpoint's check, met or not, in the language of `LANG` (Japanese
+/// unless it names another the app speaks).
+async fn integration_check(state: &AppState, workflow: &str, url: Option<&str>) -> anyhow::Result<i32> {
+    let actor = Actor::system(SystemActor::CommandLine);
+    let checked = match services::conformance::check(state, actor, None, workflow, url).await {
+        Ok(checked) => checked,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(2);
+        }
+    };
+    let l = std::env::var("LANG").ok().and_then(|lang| lang.get(..2)?.parse().ok()).unwrap_or_default();
+    print!("{}", app::words::conformance::report_in(l, &checked.url, &checked.results));
+    Ok(if checked.all_met() { 0 } else { 1 })
 }

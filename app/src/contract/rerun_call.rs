@@ -1,6 +1,7 @@
 //! The rerun call: what Rerun Gate POSTs to a workflow's `rerun_url` once a rerun is approved (Standard Webhooks
 //! signed, `webhook-id` = `Idempotency-Key` = the rerun ID on every attempt), and what the receiver answers. The
 //! OpenAPI document publishes both under `webhooks`; the client kits implement the receiving side.
+pub use crate::domain::conformance::RerunOutcome;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -48,22 +49,4 @@ pub struct RerunAnswer {
     pub outcome: RerunOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum RerunOutcome {
-    /// The listed steps were handed to the integration (2xx).
-    Done,
-    /// This `webhook-id` was received before: nothing done again (2xx).
-    Duplicate,
-    /// A verified `rerun.test`: nothing done (2xx).
-    Test,
-    /// Unsigned, wrongly signed or stale (401), or not a rerun call (422).
-    Refused,
-    /// The handler failed: the claim is released and a retry runs it (500).
-    Failed,
-    /// This `webhook-id` is still being handled by an earlier delivery: try again after `Retry-After` (503).
-    InProgress,
 }

@@ -113,6 +113,8 @@ named! {
         WebhookNotApplied => "webhook.not_applied",
         WebhookReceived => "webhook.received",
         WebhookStaleIgnored => "webhook.stale_ignored",
+        // workflow
+        WorkflowReceiverChecked => "workflow.receiver_checked",
     }
 }
 

@@ -14,6 +14,7 @@ pub mod checklist;
 pub mod claimed_name;
 pub mod configuration;
 pub mod conflict;
+pub mod conformance;
 pub mod decision_table;
 pub mod dispatch;
 pub mod drills;

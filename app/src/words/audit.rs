@@ -97,6 +97,7 @@ pub fn action_label_in(l: Locale, action: AuditAction) -> &'static str {
         AuditAction::WebhookNotApplied => td_string!(l, audit.action.webhook.not_applied),
         AuditAction::WebhookReceived => td_string!(l, audit.action.webhook.received),
         AuditAction::WebhookStaleIgnored => td_string!(l, audit.action.webhook.stale_ignored),
+        AuditAction::WorkflowReceiverChecked => td_string!(l, audit.action.workflow.receiver_checked),
     }
 }
 

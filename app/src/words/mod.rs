@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod chat;
 pub mod checklist;
+pub mod conformance;
 pub mod decision_table;
 pub mod evidence;
 pub mod notifications;

@@ -9,6 +9,7 @@ use crate::http::policy::route;
 use app::api::AppError;
 use app::backend::AppState;
 use app::backend::demo::systems::Service;
+use app::contract::rerun_call::{RerunAnswer, RerunOutcome};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
@@ -84,7 +85,7 @@ async fn rerun(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -
         timestamp: header("webhook-timestamp"),
         signature: header("webhook-signature"),
     };
-    let new = app::backend::demo::receiver::receive(&state, &signed, &body).await?;
-    let status = if new { StatusCode::ACCEPTED } else { StatusCode::OK };
-    Ok((status, Json(serde_json::json!({"status": if new { "accepted" } else { "duplicate" }}))).into_response())
+    let outcome = app::backend::demo::receiver::receive(&state, &signed, &body).await?;
+    let status = if outcome == RerunOutcome::Done { StatusCode::ACCEPTED } else { StatusCode::OK };
+    Ok((status, Json(RerunAnswer { outcome, detail: None })).into_response())
 }

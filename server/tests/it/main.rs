@@ -13,6 +13,7 @@ mod canaries;
 mod cancellation;
 mod command_line;
 mod company_sign_in;
+mod conformance;
 mod connectors;
 mod contract;
 mod crash_safety;

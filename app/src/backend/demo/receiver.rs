@@ -7,25 +7,14 @@ use crate::backend::services::{api_clients::ApiClient, step_events};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::StepEvent;
+use crate::contract::rerun_call::{RerunCall, RerunCallStep, RerunCallType, RerunOutcome};
 use crate::domain::operations::StepEventType;
 use crate::domain::webhooks::{Headers, Secret, verify};
-use serde::Deserialize;
 use serde_json::Value;
 
-#[derive(Deserialize)]
-struct Rerun {
-    process_id: String,
-    steps: Vec<RerunStep>,
-}
-
-#[derive(Deserialize)]
-struct RerunStep {
-    name: String,
-    idempotency_key: String,
-}
-
-/// `true` when the rerun was new (it is performed in the background), `false` for a repeat.
-pub async fn receive(state: &AppState, headers: &Headers<'_>, body: &[u8]) -> Result<bool, AppError> {
+/// What the call came to: `Done` for a new rerun (performed in the background), `Duplicate` for a repeat of a
+/// `webhook-id`, `Test` for a conformance check's call (verified and remembered, nothing done).
+pub async fn receive(state: &AppState, headers: &Headers<'_>, body: &[u8]) -> Result<RerunOutcome, AppError> {
     let secrets: Vec<Secret> = state
         .config
         .workflows
@@ -34,11 +23,17 @@ pub async fn receive(state: &AppState, headers: &Headers<'_>, body: &[u8]) -> Re
         .filter_map(|s| Secret::parse(&s).ok())
         .collect();
     verify(&secrets, headers, body, state.clock.now()).map_err(|_| AppError::Unauthorized)?;
-    let rerun: Rerun = serde_json::from_slice(body).map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let rerun: RerunCall = serde_json::from_slice(body).map_err(|e| AppError::BadRequest(e.to_string()))?;
     let mut tx = state.db.begin_write().await?;
     let new = db::demo_systems::remember_rerun(&mut tx, headers.id.unwrap_or_default(), state.clock.now()).await?;
     tx.commit().await?;
-    if new {
+    if !new {
+        return Ok(RerunOutcome::Duplicate);
+    }
+    if rerun.kind == RerunCallType::Test {
+        return Ok(RerunOutcome::Test);
+    }
+    {
         let state = state.clone();
         tokio::spawn(async move {
             if let Err(error) = perform(&state, &rerun).await {
@@ -46,10 +41,10 @@ pub async fn receive(state: &AppState, headers: &Headers<'_>, body: &[u8]) -> Re
             }
         });
     }
-    Ok(new)
+    Ok(RerunOutcome::Done)
 }
 
-async fn perform(state: &AppState, rerun: &Rerun) -> Result<(), AppError> {
+async fn perform(state: &AppState, rerun: &RerunCall) -> Result<(), AppError> {
     let client = {
         let mut tx = state.db.begin_read().await?;
         let row = db::api_clients::by_name(&mut tx, "demo-integration").await?.ok_or(AppError::NotFound)?;
@@ -84,8 +79,8 @@ fn demo_service(state: &AppState, workflow: &str, step: &str) -> Option<Service>
 async fn report(
     state: &AppState,
     client: &ApiClient,
-    rerun: &Rerun,
-    step: &RerunStep,
+    rerun: &RerunCall,
+    step: &RerunCallStep,
     seq: i64,
     kind: StepEventType,
     result_id: Option<String>,

@@ -7,11 +7,10 @@
 use super::audit::record;
 use super::notifications::{Audience, notify};
 use super::reconciliation::{self, Looked};
+use super::rerun_post;
 use super::rerun_requests::{advance_by_id, plan_check};
 use crate::backend::db::dispatches::DispatchRow;
 use crate::backend::db::rerun_requests::RequestRow;
-use crate::backend::reconciliation::http_json::describe;
-use crate::backend::reconciliation::ssrf;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::rerun_call::{RerunCall, RerunCallStep, RerunCallType};
@@ -21,7 +20,7 @@ use crate::domain::audit_action::AuditAction;
 use crate::domain::dispatch::{Answer, DispatchStatus, LeasedWork, answer_of, lease_covers, next_delay};
 use crate::domain::notifications::RerunNews;
 use crate::domain::reasons::SystemReason;
-use crate::domain::reconciliation::{Verdict, redact};
+use crate::domain::reconciliation::Verdict;
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::stop_switch::{Stopped, holding};
@@ -196,14 +195,15 @@ async fn attempt<'a>(
             format!("the signing secret variable {} is not set (or not a whsec_ secret)", workflow.signing_secret_env);
         return outcome(Some(looked), try_again(dispatch, None, why, now));
     };
-    let target = Target {
+    let target = rerun_post::Target {
         url: &workflow.rerun_url,
         allow_loopback: workflow.rerun_allow_loopback,
         timeout: state.server.dispatch_timeout,
     };
     fault_point("before_send");
-    let next = match post(&target, id, &secret, &body, now).await {
-        Ok((status, retry_after)) => match answer_of(status) {
+    let signing = rerun_post::Signing::Signed { secret: &secret, at: now };
+    let next = match rerun_post::post(&target, id, signing, &body).await {
+        Ok(rerun_post::Posted { status, retry_after, .. }) => match answer_of(status) {
             Answer::Accepted => {
                 fault_point("after_send");
                 Next::End(End::Sent { executed, attempts: dispatch.attempts + 1 })
@@ -212,8 +212,8 @@ async fn attempt<'a>(
             Answer::Gone => Next::End(End::Gone),
             Answer::Refused | Answer::Unknown => Next::End(End::Refused(format!("HTTP {status}"))),
         },
-        Err(Sent::NotSent(why)) => try_again(dispatch, None, why, now),
-        Err(Sent::NoAnswer(why)) => Next::End(End::Unknown(why)),
+        Err(rerun_post::Sent::NotSent(why)) => try_again(dispatch, None, why, now),
+        Err(rerun_post::Sent::NoAnswer(why)) => Next::End(End::Unknown(why)),
     };
     outcome(Some(looked), next)
 }
@@ -306,53 +306,6 @@ fn fault_point(name: &str) {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(60));
         }
-    }
-}
-
-enum Sent {
-    /// Nothing reached the receiver (no connection): safe to try again with the same ID.
-    NotSent(String),
-    /// It may have arrived: an unknown outcome, for reconciliation to settle.
-    NoAnswer(String),
-}
-
-struct Target<'a> {
-    url: &'a str,
-    allow_loopback: bool,
-    timeout: std::time::Duration,
-}
-
-/// One signed POST; no redirects, no proxy, outbound addresses checked.
-async fn post(
-    target: &Target<'_>,
-    id: &str,
-    secret: &Secret,
-    body: &str,
-    now: DateTime<Utc>,
-) -> Result<(u16, Option<i64>), Sent> {
-    let url = reqwest::Url::parse(target.url).map_err(|e| Sent::NotSent(format!("rerun_url: {e}")))?;
-    ssrf::check_url(&url, target.allow_loopback).map_err(Sent::NotSent)?;
-    let client = ssrf::shared_client(target.allow_loopback).map_err(Sent::NotSent)?;
-    let timestamp = now.timestamp();
-    let answer = client
-        .post(url)
-        .timeout(target.timeout)
-        .header("content-type", "application/json")
-        .header("webhook-id", id)
-        .header("webhook-timestamp", timestamp.to_string())
-        .header("webhook-signature", secret.sign(id, timestamp, body.as_bytes()))
-        .header("idempotency-key", id)
-        .body(body.to_string())
-        .send()
-        .await;
-    match answer {
-        Ok(answer) => {
-            let retry_after =
-                answer.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
-            Ok((answer.status().as_u16(), retry_after))
-        }
-        Err(e) if e.is_connect() => Err(Sent::NotSent(redact(&describe(&e)))),
-        Err(e) => Err(Sent::NoAnswer(redact(&describe(&e)))),
     }
 }
 

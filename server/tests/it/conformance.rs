@@ -1,0 +1,65 @@
+//! The conformance check of a rerun endpoint (`server integration check`): a receiver that verifies and
+//! deduplicates meets every expectation; a careless one that answers 200 to anything fails, with the reasons;
+//! the check is in the audit trail. The client kits' receivers are checked in `client_kits.rs`.
+use crate::dispatch::Receiver;
+use crate::harness::TestApp;
+use app::backend::services::conformance::check;
+use app::domain::audit::{Actor, SystemActor};
+use app::domain::conformance::{Heard, Probe, RerunOutcome};
+use app::i18n::Locale;
+
+fn command_line() -> Actor {
+    Actor::system(SystemActor::CommandLine)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_receiver_refuses_what_is_not_signed_now_and_says_a_repeat_is_a_duplicate() {
+    let app = TestApp::spawn_knowing_url(
+        |s| s.demo_systems = true,
+        |url| {
+            let mut config = crate::harness::example_config();
+            config.workflows.iter_mut().for_each(|w| w.rerun_url = format!("{url}/demo/rerun"));
+            config
+        },
+    )
+    .await;
+    let checked = check(&app.state, command_line(), None, "order-intake", None).await.unwrap();
+    let report = app::words::conformance::report_in(Locale::en, &checked.url, &checked.results);
+    assert!(checked.all_met(), "{report}");
+    let heard: Vec<(Probe, Heard)> = checked.results.iter().map(|r| (r.probe, r.heard.clone())).collect();
+    let answer = |status, outcome| Heard::Answer { status, outcome: Some(outcome) };
+    assert_eq!(heard[3], (Probe::Delivered, answer(200, RerunOutcome::Test)), "a test call changes nothing");
+    assert_eq!(heard[4], (Probe::Repeated, answer(200, RerunOutcome::Duplicate)));
+    let events = app.audit_after("workflow.receiver_checked").await;
+    assert_eq!((events.len(), &events[0]["all_met"]), (1, &serde_json::json!(true)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_answers_200_to_anything_fails_and_is_told_why() {
+    let (receiver, url) = Receiver::start(&[]).await;
+    let app = TestApp::spawn_configured(|_| {}, crate::harness::example_config()).await;
+    let checked = check(&app.state, command_line(), None, "order-intake", Some(&url)).await.unwrap();
+    let met: Vec<(Probe, bool)> = checked.results.iter().map(|r| (r.probe, r.met)).collect();
+    assert_eq!(
+        met,
+        vec![
+            (Probe::Unsigned, false),
+            (Probe::WronglySigned, false),
+            (Probe::Stale, false),
+            (Probe::Delivered, true),
+            (Probe::Repeated, false)
+        ]
+    );
+    let report = app::words::conformance::report_in(Locale::ja, &checked.url, &checked.results);
+    assert!(report.contains("✗ 署名のない呼び出しを 401 または 403 で拒否する — HTTP 200"), "{report}");
+    assert!(report.contains("✗ 同じ webhook-id の再送に 2xx で応答し"), "{report}");
+    assert!(report.ends_with("満たしていない期待があります\n"), "{report}");
+    // Five calls, the last two under one webhook-id; none of them a real rerun.
+    let requests = receiver.requests();
+    let ids: Vec<&str> = requests.iter().map(|(h, _)| h["webhook-id"].to_str().unwrap()).collect();
+    assert_eq!(ids.len(), 5);
+    assert!(ids.iter().all(|id| id.starts_with("test-")) && ids[3] == ids[4], "{ids:?}");
+    assert!(requests.iter().all(|(_, body)| body.windows(11).any(|w| w == b"rerun.test\"")));
+    assert!(!requests[0].0.contains_key("webhook-signature"), "the first one unsigned");
+    assert_eq!(app.audit_after("workflow.receiver_checked").await[0]["all_met"], false);
+}
