@@ -15,7 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
 STEP := scripts/step.sh
 
-.PHONY: run test bench fuzz deps deps-build deps-test site release lint unit-tests sqlite-tests postgres-tests api-fuzz bundle-test browser-tests
+.PHONY: run test bench fuzz deps deps-build deps-test site release lint unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -40,7 +40,7 @@ run: deps-build
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
-test: deps-build deps-test lint unit-tests sqlite-tests site api-fuzz postgres-tests bundle-test browser-tests
+test: deps-build deps-test lint unit-tests sqlite-tests site api-fuzz kits-tests postgres-tests bundle-test browser-tests
 	@echo "all tests passed"
 
 deps: deps-build deps-test
@@ -51,7 +51,8 @@ deps-build:
 	@scripts/install-tools.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION)
 
 ## What testing needs: Chromium, PostgreSQL server binaries, Japanese and emoji fonts for the screenshots, LibreOffice
-## Calc (the exports opened in a spreadsheet) from Debian, the browser-test npm packages, and Slack's Python SDK.
+## Calc (the exports opened in a spreadsheet) from Debian, the browser-test npm packages, Slack's Python SDK, and the
+## client kits (clients/python in target/kits-py-venv with its test tools; clients/typescript with npm ci, built).
 SLACK_SDK_VERSION := 3.48.0
 deps-test:
 	@missing=""; \
@@ -79,6 +80,15 @@ deps-test:
 	@[ -d scripts/oidc-provider/node_modules/oidc-provider ] \
 	  || $(STEP) "installing the tests' identity provider (oidc-provider, npm ci, once, seconds)" \
 	     npm ci --no-audit --no-fund --prefix scripts/oidc-provider
+	@[ target/kits-py-venv/.installed -nt clients/python/pyproject.toml ] \
+	  || $(STEP) "installing the Python client kit and its test tools (httpx, standardwebhooks, pytest, mypy; once, seconds)" \
+	     bash -c "rm -rf target/kits-py-venv && python3 -m venv target/kits-py-venv \
+	       && target/kits-py-venv/bin/pip install --quiet --disable-pip-version-check -e 'clients/python[test]' \
+	       && touch target/kits-py-venv/.installed"
+	@[ clients/typescript/node_modules/.package-lock.json -nt clients/typescript/package-lock.json ] \
+	  || $(STEP) "installing the TypeScript client kit's packages (standardwebhooks, typescript, ajv; npm ci, once, seconds)" \
+	     npm ci --no-audit --no-fund --prefix clients/typescript
+	@npm run --silent build --prefix clients/typescript # the integration tests run its examples from dist/
 
 ## The server binary and the hydrating wasm bundle under target/site.
 site: deps-build
@@ -171,6 +181,17 @@ sqlite-tests:
 api-fuzz:
 	$(BUILD_ENV) cargo build -p server --features ssr --bin server
 	@$(STEP) "API fuzzing (schemathesis, about 1 min)" scripts/api-fuzz.sh
+
+## The client kits' own tests (pytest with mypy --strict; tsc strict and node --test) against the OpenAPI document
+## this server serves, so that a change of the API fails here rather than at an integration. Their examples run
+## against the real server in the integration tests (server/tests/it/client_kits.rs).
+kits-tests:
+	$(BUILD_ENV) cargo build -p server --features ssr --bin server
+	target/debug/server openapi > target/openapi.json
+	@RERUN_GATE_OPENAPI=$$PWD/target/openapi.json $(STEP) "the Python client kit's tests (pytest, seconds)" \
+	  target/kits-py-venv/bin/pytest -q -p no:cacheprovider clients/python
+	@RERUN_GATE_OPENAPI=$$PWD/target/openapi.json $(STEP) "the TypeScript client kit's tests (tsc, node --test, seconds)" \
+	  npm test --silent --prefix clients/typescript
 
 postgres-tests:
 	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "integration tests on PostgreSQL (about 8 min)" \

@@ -223,6 +223,16 @@ impl TestApp {
         configure: impl FnOnce(&mut ServerOptions),
         config: impl FnOnce(&str) -> app::backend::config::Config,
     ) -> TestApp {
+        Self::spawn_at(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap(), configure, config).await
+    }
+
+    /// The same, its clock starting at `start`: programs outside the test that check timestamps against the real
+    /// time (a rerun receiver's signature tolerance) need a clock near it.
+    pub async fn spawn_at(
+        start: chrono::DateTime<Utc>,
+        configure: impl FnOnce(&mut ServerOptions),
+        config: impl FnOnce(&str) -> app::backend::config::Config,
+    ) -> TestApp {
         assert_eq!(
             tokio::runtime::Handle::current().runtime_flavor(),
             tokio::runtime::RuntimeFlavor::MultiThread,
@@ -239,7 +249,7 @@ impl TestApp {
         server_options.audit_witness = Some(fresh_witness());
         configure(&mut server_options);
         let config = config(&server_options.public_url);
-        let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap()));
+        let clock = Arc::new(ManualClock::new(start));
         Self::start(database_url, listener, server_options, config, clock).await
     }
 

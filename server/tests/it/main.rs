@@ -11,6 +11,7 @@ mod batches;
 mod board;
 mod canaries;
 mod cancellation;
+mod client_kits;
 mod command_line;
 mod company_sign_in;
 mod conformance;
