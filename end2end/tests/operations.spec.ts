@@ -53,6 +53,12 @@ test('the admin sees the loaded configuration and the API clients', async ({ pag
   await expect(page.getByTestId('config-workflows')).toContainText('RERUN_GATE_SECRET_ORDER_INTAKE');
   // The audit signing key, by the fingerprint auditors compare with the public key they keep.
   await expect(page.getByTestId('audit-signing')).toContainText(/鍵の指紋: [0-9a-f]{64}/);
+  // The demo's rerun receiver passes the conformance check: five test calls, each expectation met.
+  await page.getByTestId('check-receiver').first().click();
+  const check = page.getByTestId('receiver-check');
+  await expect(check).toContainText('すべての期待を満たしました');
+  await expect(check.locator('li.met')).toHaveCount(5);
+  await page.screenshot({ path: '../docs/screenshots/receiver-check.png', fullPage: true });
   await page.getByRole('link', { name: 'API クライアント' }).click();
   await expect(page.getByTestId('api-clients')).toContainText('e2e-sales');
 });

@@ -61,6 +61,16 @@ pub async fn loaded_configuration() -> Result<crate::domain::configuration::Conf
     .await
 }
 
+/// Test calls to a workflow's rerun endpoint (`rerun.test`, which changes nothing), each judged; recorded in the
+/// audit trail.
+#[server(endpoint = "admin/check_receiver")]
+pub async fn check_receiver(workflow: String) -> Result<ReceiverCheck, AppError> {
+    let (state, caller) = context::caller().await?;
+    caller.require(Role::Admin)?;
+    let request_id = caller.request_id.as_deref();
+    services::conformance::check(&state, caller.actor(), request_id, &workflow, None).await
+}
+
 /// The audit signing key's fingerprint, and the newest signed checkpoint.
 #[server(endpoint = "admin/audit_signing")]
 pub async fn audit_signing() -> Result<crate::contract::audit::SigningView, AppError> {

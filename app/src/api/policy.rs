@@ -124,6 +124,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/admin/list_api_clients", Roles(ADMIN)),
     server_fn("/api/admin/chat_links", Roles(ADMIN)),
     server_fn("/api/admin/revoke_api_client", Roles(ADMIN)),
+    server_fn("/api/admin/check_receiver", Roles(ADMIN)),
     // Downloads for the browser (each audited where SPEC says so).
     e("GET", "/audit/export", Kind::Download, Roles(AUDITOR)),
     e("GET", "/operations/{process_id}/evidence.zip", Kind::Download, Roles(READERS_OF_EVIDENCE)),

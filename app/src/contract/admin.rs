@@ -54,3 +54,17 @@ pub struct ApiClientSummary {
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub revoked: bool,
 }
+
+/// A conformance check of a workflow's rerun endpoint: where the test calls went and what each showed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiverCheck {
+    pub workflow: String,
+    pub url: String,
+    pub results: Vec<crate::domain::conformance::ProbeResult>,
+}
+
+impl ReceiverCheck {
+    pub fn all_met(&self) -> bool {
+        self.results.iter().all(|r| r.met)
+    }
+}

@@ -1,7 +1,7 @@
 //! Admin: the loaded configuration (read-only) and the API clients (revocable).
 use super::data::resource;
 use super::labels::local_time;
-use crate::api::admin::{RevokeApiClient, audit_signing, list_api_clients, loaded_configuration};
+use crate::api::admin::{CheckReceiver, RevokeApiClient, audit_signing, list_api_clients, loaded_configuration};
 use crate::i18n::{td, td_string};
 use leptos::prelude::*;
 
@@ -36,6 +36,42 @@ fn AuditSigning() -> impl IntoView {
     }
 }
 
+/// Sends a workflow's rerun endpoint the conformance check's test calls and shows what each showed.
+#[component]
+fn ReceiverCheckForm(workflow: String) -> impl IntoView {
+    use crate::words::conformance::{expectation_in, heard_in};
+    let check = ServerAction::<CheckReceiver>::new();
+    let error = super::error_of(check);
+    let l = super::labels::locale();
+    view! {
+        <ActionForm action=check attr:class="inline">
+            <input type="hidden" name="workflow" value=workflow />
+            <button type="submit" class="small" data-testid="check-receiver" disabled=move || check.pending().get()>
+                {td_string!(l, admin.conformance.button)}
+            </button>
+        </ActionForm>
+        <crate::ui::ErrorNote error />
+        {move || check.value().get().and_then(Result::ok).map(|c| {
+            let all_met = c.all_met();
+            let verdict = if all_met { td_string!(l, admin.conformance.all_met) } else { td_string!(l, admin.conformance.some_not_met) };
+            view! {
+                <div data-testid="receiver-check">
+                    <p>{td_string!(l, admin.conformance.url)} " " <code>{c.url.clone()}</code></p>
+                    <ul class="checks">
+                        {c.results.into_iter().map(|r| view! {
+                            <li class=if r.met { "met" } else { "not-met" }>
+                                {if r.met { td_string!(l, admin.conformance.met) } else { td_string!(l, admin.conformance.not_met) }}
+                                " " {expectation_in(l, r.probe)} " — " {heard_in(l, &r.heard)}
+                            </li>
+                        }).collect_view()}
+                    </ul>
+                    <p class=if all_met { "badge on" } else { "badge warn" }>{verdict}</p>
+                </div>
+            }
+        })}
+    }
+}
+
 #[component]
 pub fn ConfigurationPage() -> impl IntoView {
     let config = resource(|| (), |_| loaded_configuration());
@@ -55,6 +91,8 @@ pub fn ConfigurationPage() -> impl IntoView {
                                 <h3>{w.name.clone()} " " <small>"(" {w.department.clone()} {td_string!(l, admin.config.version)} <code>{w.version.clone()}</code> ")"</small></h3>
                                 <p>{td!(l, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
                                    approvals = w.approvals_required, <code> = <code />)}</p>
+                                <p class="lead">{td_string!(l, admin.conformance.explain)}</p>
+                                <ReceiverCheckForm workflow=w.name.clone() />
                                 <ol>
                                     {w.steps.into_iter().map(|s| {
                                         let side_effect = s.side_effect;

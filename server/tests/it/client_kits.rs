@@ -5,7 +5,6 @@
 //! conformance check. The kits are installed by `make deps-test` (target/kits-py-venv, clients/typescript).
 use crate::fixtures::{caller, count, submitted};
 use crate::harness::{RERUN_SECRET, TestApp};
-use app::backend::Clock;
 use app::backend::services::{approvals, conformance, dispatcher::dispatch_due, sweeper::sweep};
 use app::domain::approval::Decision;
 use app::domain::audit::{Actor, SystemActor};

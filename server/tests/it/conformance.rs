@@ -63,3 +63,25 @@ async fn a_receiver_that_answers_200_to_anything_fails_and_is_told_why() {
     assert!(!requests[0].0.contains_key("webhook-signature"), "the first one unsigned");
     assert_eq!(app.audit_after("workflow.receiver_checked").await[0]["all_met"], false);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_checks_a_receiver_from_the_configuration_page_and_no_one_else_may() {
+    let (_receiver, url) = Receiver::start(&[]).await;
+    let mut config = crate::harness::example_config();
+    config.workflows.iter_mut().for_each(|w| w.rerun_url = url.clone());
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    app.user("admin1", &["admin"], &[]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let form = [("workflow", "order-intake")];
+    let staff = app.sign_in("sato", crate::harness::PASSWORD).await;
+    let refused = app.call("admin/check_receiver", &form, Some(&staff)).await;
+    assert_eq!(refused.status, reqwest::StatusCode::FORBIDDEN, "{}", refused.body);
+    assert!(app.audit_after("workflow.receiver_checked").await.is_empty(), "nothing was sent for staff");
+    let admin = app.sign_in("admin1", crate::harness::PASSWORD).await;
+    let answer = app.call("admin/check_receiver", &form, Some(&admin)).await;
+    assert_eq!(answer.status, reqwest::StatusCode::OK, "{}", answer.body);
+    let check: app::contract::admin::ReceiverCheck = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!((check.url.as_str(), check.results.len(), check.all_met()), (url.as_str(), 5, false));
+    let unknown = app.call("admin/check_receiver", &[("workflow", "nope")], Some(&admin)).await;
+    assert_eq!(unknown.status, reqwest::StatusCode::UNPROCESSABLE_ENTITY, "{}", unknown.body);
+}

@@ -5,29 +5,18 @@ use super::audit::record;
 use super::rerun_post::{self, Posted, Sent, Signing, Target};
 use crate::backend::AppState;
 use crate::contract::AppError;
+use crate::contract::admin::ReceiverCheck;
 use crate::contract::rerun_call::{RerunCall, RerunCallStep, RerunCallType};
 use crate::domain::audit::{Actor, AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::configuration::WorkflowConfig;
-use crate::domain::conformance::{Heard, Probe, ProbeResult, judge};
+use crate::domain::conformance::{Heard, Probe, judge};
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::webhooks::Secret;
 use base64::Engine;
 use chrono::Duration;
 use rand::RngCore;
 use serde_json::json;
-
-/// Where the check sent its calls, and what each one showed.
-pub struct Checked {
-    pub url: String,
-    pub results: Vec<ProbeResult>,
-}
-
-impl Checked {
-    pub fn all_met(&self) -> bool {
-        self.results.iter().all(|r| r.met)
-    }
-}
 
 /// Sends the test calls to `url` (by default the workflow's `rerun_url`), one after another.
 pub async fn check(
@@ -36,7 +25,7 @@ pub async fn check(
     request_id: Option<&str>,
     workflow: &str,
     url: Option<&str>,
-) -> Result<Checked, AppError> {
+) -> Result<ReceiverCheck, AppError> {
     let unknown = || Invalid::new(Rule::Unknown, format!("unknown workflow '{workflow}'"));
     let workflow = state.config.workflow(workflow).ok_or_else(|| AppError::invalid("workflow", unknown()))?;
     let secret = std::env::var(&workflow.signing_secret_env).ok().and_then(|s| Secret::parse(&s).ok());
@@ -69,7 +58,7 @@ pub async fn check(
         };
         results.push(judge(probe, heard));
     }
-    let checked = Checked { url, results };
+    let checked = ReceiverCheck { workflow: workflow.name.clone(), url, results };
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let entry = AuditEntry::new(actor, AuditAction::WorkflowReceiverChecked, ObjectType::Workflow, &workflow.name)
