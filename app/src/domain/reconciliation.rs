@@ -299,6 +299,12 @@ impl Basis {
     }
 }
 
+/// Whether a step registered with `content` gives reconciliation anything to compare: none, or an empty
+/// object, compares nothing (and "executed" then says nothing about what was executed).
+pub fn lacks_content(content: Option<&Value>) -> bool {
+    content.and_then(Value::as_object).is_none_or(Map::is_empty)
+}
+
 /// What the step looked like when it was checked.
 pub struct StepContext<'a> {
     /// The step's content as registered (compared field by field with the record).
@@ -357,7 +363,8 @@ fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Eviden
         count: records.len(),
         status: record.status_text.clone(),
         differs_in: mismatched.iter().map(|name| name.to_string()).collect(),
-        content_not_compared: step.content.is_none() && !record.fields.is_empty(),
+        // Missing content, an empty object, or content that shares no field with the record: nothing compared.
+        content_not_compared: compared.is_empty() && !record.fields.is_empty(),
     };
     let evidence = Evidence {
         external_id: record.external_id.clone(),
@@ -574,6 +581,11 @@ mod tests {
         let step = StepContext { content: Some(&with_content), ..step };
         let (_, evidence) = judge(&Finding::Found(vec![record(RecordStatus::Done, 5000)]), &step, RULES, at(5));
         assert!(matches!(evidence.basis(), Basis::Records { content_not_compared: false, .. }));
+        let unrelated = json!({"colour": "red"}).as_object().unwrap().clone();
+        let step = StepContext { content: Some(&unrelated), ..step };
+        let (_, evidence) = judge(&Finding::Found(vec![record(RecordStatus::Done, 5000)]), &step, RULES, at(5));
+        assert!(matches!(evidence.basis(), Basis::Records { content_not_compared: true, .. }), "no shared field");
+        assert!(lacks_content(None) && lacks_content(Some(&json!({}))) && !lacks_content(Some(&json!({"a": 1}))));
     }
     #[test]
     fn numbers_compare_by_value_whatever_their_spelling() {

@@ -65,14 +65,37 @@ pub fn check(method: &str, path: &str, status: StatusCode, headers: &HeaderMap, 
 /// What in `value` breaks `schema` (a schema of the document, whose `$ref`s point into its components).
 pub fn violations(schema: &Value, value: &Value) -> Vec<String> {
     // The document's schemas travel with it as `$defs`, so that its references resolve inside one schema.
-    let mut schema = with_refs_into_defs(schema);
-    schema["$defs"] = with_refs_into_defs(&document()["components"]["schemas"]);
+    // The answer's own object is closed here (its schema may be a part of another's `allOf`, left open there).
+    let mut schema = json!({"allOf": [with_refs_into_defs(schema)], "unevaluatedProperties": false});
+    schema["$defs"] = closed(&with_refs_into_defs(&document()["components"]["schemas"]));
     let validator = jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
         .build(&schema)
         .expect("the document's schema compiles");
     validator.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path())).collect()
+}
+
+/// The schemas with no room for fields the document does not name (`unevaluatedProperties: false`), so that an
+/// answer carrying an undocumented field fails too. A schema that is part of another's `allOf` stays open there:
+/// the whole (which names every field of its parts) is closed instead.
+fn closed(schemas: &Value) -> Value {
+    let parts: Vec<String> = schemas
+        .as_object()
+        .into_iter()
+        .flat_map(|all| all.values())
+        .filter_map(|s| s["allOf"].as_array())
+        .flatten()
+        .filter_map(|part| part["$ref"].as_str().map(|r| r.trim_start_matches("#/$defs/").to_string()))
+        .collect();
+    let mut schemas = schemas.clone();
+    for (name, schema) in schemas.as_object_mut().into_iter().flatten() {
+        let is_object = schema.get("properties").is_some() || schema.get("allOf").is_some();
+        if is_object && !parts.contains(name) {
+            schema["unevaluatedProperties"] = json!(false);
+        }
+    }
+    schemas
 }
 
 /// `#/components/schemas/X` becomes `#/$defs/X`.

@@ -568,3 +568,13 @@ fn the_document_lists_the_error_classes_the_api_accepts_by_their_wire_names() {
     let accepted: Vec<&str> = app::domain::stall::ErrorClass::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(listed, json!(accepted));
 }
+
+#[test]
+fn the_client_kits_keep_the_document_this_server_serves() {
+    let served = serde_json::to_value(server::api::document()).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for copy in ["clients/python/tests/openapi.json", "clients/typescript/test/openapi.json"] {
+        let kept: Value = serde_json::from_str(&std::fs::read_to_string(root.join(copy)).unwrap()).unwrap();
+        assert!(kept == served, "{copy} is not the document the server serves: `server openapi > {copy}`");
+    }
+}

@@ -6,7 +6,7 @@ use super::rerun_post::{self, Posted, Sent, Signing, Target};
 use crate::backend::AppState;
 use crate::contract::AppError;
 use crate::contract::admin::ReceiverCheck;
-use crate::contract::rerun_call::{RerunCall, RerunCallStep, RerunCallType};
+use crate::contract::rerun_call::{RerunCall, RerunCallType};
 use crate::domain::audit::{Actor, AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::configuration::WorkflowConfig;
@@ -81,18 +81,14 @@ fn other_secret() -> Secret {
     Secret::parse(&base64::engine::general_purpose::STANDARD.encode(bytes)).expect("32 bytes make a secret")
 }
 
-/// The workflow's steps under test keys (`test:<step>`), which no outside system holds.
+/// A test call lists no steps: a receiver that ignores the call's type then still has nothing to run.
 fn test_call(workflow: &WorkflowConfig, id: &str, state: &AppState) -> RerunCall {
     RerunCall {
         kind: RerunCallType::Test,
         rerun_id: id.to_string(),
         process_id: "conformance-check".into(),
         workflow: workflow.name.clone(),
-        steps: workflow
-            .steps
-            .iter()
-            .map(|s| RerunCallStep { name: s.name.clone(), idempotency_key: format!("test:{}", s.name) })
-            .collect(),
+        steps: Vec::new(),
         requested_by: "Rerun Gate conformance check".into(),
         approved_by: Vec::new(),
         requested_by_id: 0,

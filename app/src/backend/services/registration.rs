@@ -20,6 +20,7 @@ use crate::domain::fingerprint::fingerprint;
 use crate::domain::ids::DepartmentCode;
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::operations::{IdempotencyKey, OperationStatus, ProcessId};
+use crate::domain::reconciliation::lacks_content;
 use crate::domain::steps::Step;
 use chrono::SubsecRound;
 use serde::Deserialize;
