@@ -211,10 +211,13 @@ class FakeGate:
             return problem_response(422, "validation", msg, errors=[{"field": "step", "message": msg}])
         last = step["last_seq"]
         seq = event["seq"]
-        if event["type"] == "heartbeat":
+        if event["type"] == "heartbeat":  # liveness only; its seq is not kept; an ended step is not revived
             self.heartbeats += 1
-            return httpx.Response(200, json={"applied": last is None or seq >= last, "step": step})
+            return httpx.Response(200, json={"applied": step["state"] in ("not_started", "started"), "step": step})
         if last is not None and seq <= last:
+            return httpx.Response(200, json={"applied": False, "step": step})
+        if step["state"] == "succeeded" and event["type"] != "succeeded":
+            # As the server (domain::operations::may_leave_success): a confirmed success is never undone.
             return httpx.Response(200, json={"applied": False, "step": step})
         step["last_seq"] = seq
         step["state"] = event["type"]

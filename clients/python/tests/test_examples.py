@@ -104,6 +104,17 @@ def test_intake_then_receiver(loopback: LoopbackGate, gate: FakeGate, tmp_path: 
         assert r.json() == {"outcome": "duplicate"}
         assert json.loads(lines.next()) == {"webhook_id": "rr_9", "outcome": "duplicate", "steps": ["ai_summary"]}
 
+        # Another rerun of the same step (a new webhook-id): it is completed, so run_step does not run it again.
+        attempts = gate.step("ORD-5001", "ai_summary")["attempts"]
+        raw, headers = signed(call_body("rr_10", process_id="ORD-5001",
+                                        steps=[{"name": "ai_summary", "idempotency_key": "ORD-5001:ai_summary"}]),
+                              "rr_10")
+        r = httpx.post(url, content=raw, headers=headers, timeout=10)
+        assert (r.status_code, r.json()) == (200, {"outcome": "done"})
+        assert json.loads(lines.next()) == {"webhook_id": "rr_10", "outcome": "done", "steps": ["ai_summary"]}
+        assert gate.step("ORD-5001", "ai_summary")["attempts"] == attempts  # not even `started`
+        assert loopback.demo[("ai", "ORD-5001:ai_summary")]["replays"] == 0  # the AI service was not called
+
         raw, headers = signed(call_body("rt_1", "rerun.test"), "rt_1")
         assert httpx.post(url, content=raw, headers=headers, timeout=10).json() == {"outcome": "test"}
         assert json.loads(lines.next())["outcome"] == "test"

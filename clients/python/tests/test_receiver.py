@@ -1,4 +1,5 @@
-"""RerunReceiver: signatures, staleness, dedup, test calls, handler failures, WSGI and ASGI."""
+"""RerunReceiver: signatures, staleness, dedup, test calls, handler failures (reported ones end the delivery,
+others are retried), WSGI and ASGI."""
 
 from __future__ import annotations
 
@@ -10,13 +11,28 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+import httpx
 import pytest
 from standardwebhooks import Webhook
 
 from _openapi import OpenApi
-from rerun_gate import FileStore, MemoryStore, Rerun, RerunReceiver, RerunStep, Reply
+from conftest import FakeGate
+from rerun_gate import (
+    Client,
+    FileStore,
+    MemoryStore,
+    OutcomeUnknown,
+    Rerun,
+    RerunReceiver,
+    RerunStep,
+    Reply,
+    Step,
+    StepAlreadyCompleted,
+    StepFailed,
+    StepRun,
+)
 
 SECRET = "whsec_YXBpLWZ1enotb25seS1yZXJ1bi1zaWduaW5nLTIwMjY="
 OTHER_SECRET = "whsec_b3RoZXItc2VjcmV0LW5vdC10aGUtd29ya2Zsb3dzLTIwMjY="
@@ -205,6 +221,147 @@ def test_a_failing_handler_releases_the_claim_so_the_retry_runs_it(replies: list
     assert (retry.status, answer(retry)) == (200, {"outcome": "done"})
     assert [r.steps for r in handler.calls] == [[RerunStep("ai_summary", "ORD-1107:ai_summary")]] * 2
     assert answer(receiver.receive(*signed(call_body()))) == {"outcome": "duplicate"}
+
+
+# -- rule: an outcome reported to Rerun Gate ends the delivery -------------------------------------------------
+
+PID = "ORD-1107"
+
+
+@pytest.fixture
+def gate_client(make_client: Callable[..., Client]) -> Client:
+    client: Client = make_client()
+    client.register(PID, "order-intake", "sales",
+                    [Step("register_order", content={"amount": 4000, "currency": "JPY"}),
+                     Step("ai_summary", content={"order": PID})])
+    return client
+
+
+def step_handler(client: Client, work: Callable[[StepRun], str], calls: list[str | None]) -> Callable[[Rerun], None]:
+    def handle(rerun: Rerun) -> None:
+        calls.append(rerun.webhook_id)
+        for s in rerun.steps:
+            client.run_step(rerun.process_id, s.name, work, idempotency_key=s.idempotency_key, heartbeat_every=None)
+    return handle
+
+
+@pytest.mark.parametrize("error, outcome, detail", [
+    (httpx.ReadTimeout("read timed out"), "unknown",
+     "ai_summary: reported unknown (timeout): ReadTimeout: read timed out; Rerun Gate shows the stall, nothing is "
+     "resent"),
+    (OutcomeUnknown("the summary never came back"), "unknown",
+     "ai_summary: reported unknown (result_unknown): the summary never came back; Rerun Gate shows the stall, "
+     "nothing is resent"),
+    (StepFailed("validation", "the AI service refused the prompt"), "failed",
+     "ai_summary: reported failed (validation): the AI service refused the prompt; Rerun Gate shows the stall, "
+     "nothing is resent"),
+], ids=["unknown-timeout", "unknown-result", "failed-validation"])
+def test_a_reported_outcome_ends_the_delivery_with_200(gate_client: Client, gate: FakeGate, replies: list[Reply],
+                                                       error: Exception, outcome: str, detail: str,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[str | None] = []
+
+    def work(step: StepRun) -> str:
+        raise error
+
+    receiver = RerunReceiver(SECRET, step_handler(gate_client, work, calls), MemoryStore(),
+                             on_reply=replies.append)
+    with caplog.at_level(logging.WARNING, logger="rerun_gate.receiver"):
+        reply = receiver.receive(*signed(call_body()))
+    assert (reply.status, answer(reply)) == (200, {"outcome": "done", "detail": detail})
+    assert gate.step(PID, "ai_summary")["state"] == outcome
+    assert any("not resent" in r.getMessage() for r in caplog.records)
+    # the webhook-id counts as handled: the dispatcher's retry (if any) is a duplicate, the step is not run again
+    again = receiver.receive(*signed(call_body()))
+    assert (again.status, answer(again)) == (200, {"outcome": "duplicate"})
+    assert calls == ["rr_01"]
+    assert [e["type"] for e in gate.events(PID, "ai_summary")] == ["started", outcome]
+
+
+def test_an_exception_not_reported_releases_the_claim_and_answers_500(make_client: Callable[..., Client],
+                                                                      gate: FakeGate, replies: list[Reply]) -> None:
+    """The report itself could not be sent: Rerun Gate does not know, so the dispatcher must try again."""
+    client = make_client(retries=0)
+    client.register(PID, "order-intake", "sales", [Step("register_order"), Step("ai_summary")])
+    calls: list[str | None] = []
+    attempts: list[int] = []
+
+    def work(step: StepRun) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            gate.fail_next(httpx.ConnectError("Rerun Gate unreachable"), path="/events$")  # the `unknown` report
+            raise httpx.ReadTimeout("read timed out")
+        return "sum_1"
+
+    receiver = RerunReceiver(SECRET, step_handler(client, work, calls), MemoryStore(),
+                             on_reply=replies.append)
+    first = receiver.receive(*signed(call_body()))
+    assert first.status == 500 and answer(first)["outcome"] == "failed"
+    assert answer(first)["detail"].startswith("ReadTimeout: read timed out")
+    assert gate.step(PID, "ai_summary")["state"] == "started"  # the outcome never reached Rerun Gate
+    retry = receiver.receive(*signed(call_body()))
+    assert (retry.status, answer(retry)) == (200, {"outcome": "done"})
+    assert gate.step(PID, "ai_summary")["result_id"] == "sum_1" and len(calls) == 2
+
+
+def test_handler_code_failing_outside_a_step_answers_500(gate_client: Client, replies: list[Reply]) -> None:
+    def handle(rerun: Rerun) -> None:
+        raise StepFailed("validation", "raised by the handler itself, never reported")
+
+    receiver = RerunReceiver(SECRET, handle, MemoryStore(), on_reply=replies.append)
+    reply = receiver.receive(*signed(call_body()))
+    assert reply.status == 500 and answer(reply)["outcome"] == "failed"
+    assert receiver.receive(*signed(call_body())).status == 500  # released: tried again, fails again
+
+
+def test_step_already_completed_leaving_the_handler_ends_the_delivery(gate_client: Client, gate: FakeGate,
+                                                                      replies: list[Reply]) -> None:
+    with gate_client.step(PID, "ai_summary") as step:
+        step.succeeded("sum_1")
+    ran: list[str] = []
+
+    def handle(rerun: Rerun) -> None:  # the old idiom: a `with` block cannot skip a completed step
+        for s in rerun.steps:
+            with gate_client.step(rerun.process_id, s.name, idempotency_key=s.idempotency_key):
+                ran.append(s.name)
+
+    receiver = RerunReceiver(SECRET, handle, MemoryStore(), on_reply=replies.append)
+    reply = receiver.receive(*signed(call_body()))
+    assert reply.status == 200 and answer(reply)["outcome"] == "done"
+    assert answer(reply)["detail"].startswith("ai_summary: already completed in Rerun Gate (result_id sum_1)")
+    assert "run_step" in answer(reply)["detail"]
+    assert ran == []
+    assert answer(receiver.receive(*signed(call_body()))) == {"outcome": "duplicate"}
+
+
+def test_step_already_completed_raised_by_hand_counts_as_reported(replies: list[Reply]) -> None:
+    def handle(rerun: Rerun) -> None:
+        raise StepAlreadyCompleted("sum_1", process_id=rerun.process_id, step="ai_summary")
+
+    receiver = RerunReceiver(SECRET, handle, MemoryStore(), on_reply=replies.append)
+    assert receiver.receive(*signed(call_body())).status == 200
+
+
+def test_run_step_in_the_handler_skips_a_completed_step(gate_client: Client, gate: FakeGate,
+                                                        replies: list[Reply]) -> None:
+    """A rerun of both steps: register_order succeeded earlier, so only ai_summary runs."""
+    with gate_client.step(PID, "register_order") as step:
+        step.succeeded("ord_1")
+    ran: list[str] = []
+
+    def work(step: StepRun) -> str:
+        ran.append(step.name)
+        return "sum_1"
+
+    calls: list[str | None] = []
+    receiver = RerunReceiver(SECRET, step_handler(gate_client, work, calls), MemoryStore(),
+                             on_reply=replies.append)
+    body = call_body(steps=[{"name": "register_order", "idempotency_key": f"{PID}:register_order"},
+                            {"name": "ai_summary", "idempotency_key": f"{PID}:ai_summary"}])
+    reply = receiver.receive(*signed(body))
+    assert (reply.status, answer(reply)) == (200, {"outcome": "done"})
+    assert ran == ["ai_summary"]
+    assert [e["type"] for e in gate.events(PID, "register_order")] == ["started", "succeeded"]
 
 
 def test_a_repeat_while_the_first_runs_is_503_with_retry_after(tmp_path: Path, replies: list[Reply]) -> None:

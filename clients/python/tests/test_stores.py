@@ -68,3 +68,40 @@ def test_file_store_is_atomic_across_processes(tmp_path: Path) -> None:
         p.join(timeout=30)
     assert sorted(claim for claim, _ in results) == ["claimed", "running", "running"]  # one claim wins
     assert sorted(seq for _, seqs in results for seq in seqs) == list(range(1, 151))  # no seq taken twice
+
+
+def age_receipt(store: FileStore, webhook_id: str, days: float) -> None:
+    """Make a finished receipt look ``days`` old (as if it had been finished then)."""
+    when = time.time() - days * 86400
+    store._conn().execute("UPDATE webhook_receipt SET claimed_at = ?, finished_at = ? WHERE webhook_id = ?",
+                          (when, when, webhook_id))
+
+
+def test_file_store_drops_finished_receipts_after_30_days(tmp_path: Path) -> None:
+    store = FileStore(tmp_path / "r.sqlite")
+    assert store.receipt_retention_days == 30
+    for webhook_id in ("old", "recent"):
+        assert store.claim(webhook_id, 60) == "claimed"
+        store.finish(webhook_id, "done")
+    age_receipt(store, "old", 31)
+    age_receipt(store, "recent", 29)
+    assert store.claim("running-long", 60) == "claimed"  # a claim is never dropped, however old
+    store._conn().execute("UPDATE webhook_receipt SET claimed_at = ? WHERE webhook_id = 'running-long'",
+                          (time.time() - 40 * 86400,))
+    store.finish("new", "done")  # finishing one purges the expired ones
+    rows = dict(store._conn().execute("SELECT webhook_id, state FROM webhook_receipt").fetchall())
+    assert rows == {"recent": "done", "running-long": "running", "new": "done"}
+    assert store.claim("recent", 60) == "done"
+    assert store.claim("old", 60) == "claimed"  # forgotten (Rerun Gate stopped resending weeks before)
+
+
+def test_file_store_receipt_retention_is_configurable(tmp_path: Path) -> None:
+    store = FileStore(tmp_path / "r.sqlite", receipt_retention_days=1)
+    store.claim("a", 60)
+    store.finish("a", "done")
+    age_receipt(store, "a", 0.5)
+    assert store.purge_receipts() == 0 and store.claim("a", 60) == "done"
+    assert store.purge_receipts(now=time.time() + 86400) == 1  # a day later
+    assert store.claim("a", 60) == "claimed"
+    with pytest.raises(ValueError, match="receipt_retention_days"):
+        FileStore(tmp_path / "r.sqlite", receipt_retention_days=0)

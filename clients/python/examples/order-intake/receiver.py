@@ -4,8 +4,9 @@ Run: ``python examples/order-intake/receiver.py`` with RERUN_GATE_URL, RERUN_GAT
 RERUN_GATE_SIGNING_SECRET, STATE_DIR and RECEIVER_PORT set. Serves http://127.0.0.1:RECEIVER_PORT/rerun, prints
 ``listening <port>`` once ready, then one JSON line per handled call; logs go to stderr. SIGTERM: exit 0.
 
-For each approved rerun it runs the listed steps (only those) with the step helper and each step's ORIGINAL
-idempotency key, so the outside system deduplicates whatever had already happened.
+For each approved rerun it runs the listed steps (only those) with ``client.run_step`` and each step's ORIGINAL
+idempotency key, so the outside system deduplicates whatever had already happened, and a step Rerun Gate already
+has as completed (the call delivered again after its first steps succeeded) is not run at all.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import httpx
 
-from rerun_gate import Client, FileStore, Rerun, RerunReceiver, Reply, StepFailed
+from rerun_gate import Client, FileStore, Rerun, RerunReceiver, Reply, StepFailed, StepRun
 
 
 class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
@@ -58,16 +59,19 @@ def main() -> int:
         return str(answer.json()["id"])
 
     def handle(rerun: Rerun) -> None:
+        process_id = rerun.process_id
+
+        def run(step: StepRun) -> str:  # returns the outside system's id: reported `succeeded` with it
+            if step.name == "ai_summary":
+                return call_outside("ai", step.idempotency_key, process_id, {"order": process_id})
+            if step.name == "register_order":
+                return call_outside("orders", step.idempotency_key, process_id, {"amount": 4000, "currency": "JPY"})
+            raise StepFailed("validation", f"this integration has no step {step.name!r}")
+
         for s in rerun.steps:
-            with client.step(rerun.process_id, s.name, idempotency_key=s.idempotency_key) as step:
-                if s.name == "ai_summary":
-                    step.succeeded(call_outside("ai", step.idempotency_key, rerun.process_id,
-                                                {"order": rerun.process_id}))
-                elif s.name == "register_order":
-                    step.succeeded(call_outside("orders", step.idempotency_key, rerun.process_id,
-                                                {"amount": 4000, "currency": "JPY"}))
-                else:
-                    raise StepFailed("validation", f"this integration has no step {s.name!r}")
+            # A failed/unknown outcome is reported by run_step and ends the delivery (the receiver answers 200
+            # with what was reported: Rerun Gate shows the stall); a completed step is skipped.
+            client.run_step(process_id, s.name, run, idempotency_key=s.idempotency_key)
 
     def on_reply(reply: Reply) -> None:
         if reply.outcome in ("done", "duplicate", "test"):

@@ -1,7 +1,8 @@
 """Rerun Gate's Python client kit.
 
 * :class:`Client` registers operations (``register``), reads them (``operation``) and reports steps through
-  the step helper (``with client.step(process_id, name) as step: ...``), retrying what is safe to retry.
+  the step helper (``with client.step(process_id, name) as step: ...``, or ``client.run_step(process_id, name,
+  fn)`` which skips a step already completed), retrying what is safe to retry.
 * :class:`RerunReceiver` receives approved reruns (Standard Webhooks), once per webhook-id.
 * :class:`FileStore` keeps seqs and webhook-ids on disk (SQLite); :class:`MemoryStore` in memory.
 """
@@ -24,11 +25,15 @@ from .errors import (
     RerunGateError,
     RerunGateUnreachable,
     ServerError,
+    REPORTED_ATTR,
+    ReportedOutcome,
     StaleSeq,
+    StepAlreadyCompleted,
     StepFailed,
     TokenMissing,
     UnexpectedAnswer,
     ValidationFailed,
+    reported_outcome,
 )
 from .models import (
     Operation,
@@ -88,6 +93,10 @@ __all__ = [
     "RerunGateUnreachable",
     "UnexpectedAnswer",
     "StaleSeq",
+    "StepAlreadyCompleted",
     "StepFailed",
     "OutcomeUnknown",
+    "ReportedOutcome",
+    "REPORTED_ATTR",
+    "reported_outcome",
 ]

@@ -27,11 +27,14 @@ from .errors import (
     NotFound,
     OutcomeUnknown,
     ProcessIdExists,
+    REPORTED_ATTR,
     RateLimited,
+    ReportedOutcome,
     RerunGateError,
     RerunGateUnreachable,
     ServerError,
     StaleSeq,
+    StepAlreadyCompleted,
     StepFailed,
     TokenMissing,
     UnexpectedAnswer,
@@ -378,15 +381,26 @@ class Client:
         return answer
 
     def next_seq(self, process_id: str, step: str) -> int:
-        """Take the step's next seq: ``max(stored, server's last_seq if nothing is stored) + 1``, written to
-        the store before it is returned (so a restart never reuses it)."""
-        floor = 0
-        if self.store.current_seq(process_id, step) is None:
-            try:
-                floor = self.operation(process_id).step(step).last_seq or 0
-            except KeyError:
-                floor = 0  # the server will answer the event with a 422 naming the steps
-        return self.store.next_seq(process_id, step, floor)
+        """Take the step's next seq: ``max(stored, the server's last_seq) + 1`` (one GET of the operation),
+        written to the store before it is returned (so a restart never reuses it). A store behind the server
+        (lost, restored from an old copy) is overtaken with a warning."""
+        try:
+            server_seq = self.operation(process_id).step(step).last_seq
+        except KeyError:
+            server_seq = None  # the server will answer the event with a 422 naming the steps
+        return self._seq_after(process_id, step, server_seq)
+
+    def _seq_after(self, process_id: str, step: str, server_seq: int | None) -> int:
+        """``max(stored, server_seq) + 1``, stored; warns when the store was behind the server."""
+        stored = self.store.current_seq(process_id, step)
+        if stored is not None and server_seq is not None and server_seq > stored:
+            log.warning(
+                "step %s of %s: the local seq store had seq %d but Rerun Gate has %d (the store was lost, restored "
+                "from an older copy, or another copy of this integration uses a store of its own); continuing from "
+                "%d. Give every copy of the integration the same FileStore path on durable storage.",
+                step, process_id, stored, server_seq, server_seq + 1,
+            )
+        return self.store.next_seq(process_id, step, server_seq or 0)
 
     def step(
         self,
@@ -403,6 +417,54 @@ class Client:
         ``heartbeat_every`` seconds a heartbeat is sent while the block runs (``None`` for none).
         """
         return StepRun(self, process_id, step_name, idempotency_key=idempotency_key, heartbeat_every=heartbeat_every)
+
+    def run_step(
+        self,
+        process_id: str,
+        step_name: str,
+        fn: Callable[["StepRun"], str | None],
+        *,
+        idempotency_key: str | None = None,
+        heartbeat_every: float | None = 30.0,
+    ) -> str | None:
+        """Run one step unless Rerun Gate already has it as completed; the form to use in rerun handlers.
+
+        It reads the operation first. A step already completed (a rerun delivered again after its first steps
+        succeeded, or a step reconciliation confirmed) is not run again: a warning is logged and the stored
+        ``result_id`` returned, ``fn`` is not called. Otherwise ``fn(step)`` runs inside the step helper
+        (``started``, heartbeats, ``failed``/``unknown`` for an exception, exactly as ``with client.step(...)``)
+        and the result id it returns is reported ``succeeded`` (unless ``fn`` reported itself, e.g. with
+        ``step.succeeded(...)``). Returns the step's result id.
+
+        ``fn`` gets the :class:`StepRun`: send ``step.idempotency_key`` to the outside system.
+        """
+        try:
+            view: StepView | None = self.operation(process_id).step(step_name)
+        except KeyError:
+            view = None  # `started` is answered 422 naming the workflow's steps
+        if view is not None and view.completed_at is not None:
+            _log_completed(process_id, step_name, view.result_id, view.completed_at)
+            return view.result_id
+        run = StepRun(self, process_id, step_name, idempotency_key=idempotency_key,
+                      heartbeat_every=heartbeat_every, _view=view)
+        try:
+            run._start()
+        except StepAlreadyCompleted as done:  # completed meanwhile (between the read and `started`)
+            _log_completed(process_id, step_name, done.result_id, done.completed_at)
+            return done.result_id
+        with run:
+            result_id = fn(run)
+            if run.outcome is None:
+                run.succeeded(str(result_id) if result_id is not None else None)
+        return run.result_id
+
+
+def _log_completed(process_id: str, step: str, result_id: str | None, completed_at: str | None) -> None:
+    log.warning(
+        "step %s of %s is already completed in Rerun Gate (result_id %s%s): not running it again",
+        step, process_id, result_id if result_id is not None else "none",
+        f", at {completed_at}" if completed_at else "",
+    )
 
 
 def classify_exception(exc: BaseException) -> tuple[str, str]:
@@ -484,11 +546,14 @@ class _Heartbeat:
 
 
 class StepRun:
-    """One run of one step, reported to Rerun Gate (made by :meth:`Client.step`).
+    """One run of one step, reported to Rerun Gate (made by :meth:`Client.step` and :meth:`Client.run_step`).
 
-    On entry it takes the step's next seq and reports ``started`` (if that cannot be reported, the block
-    does not run: nothing is done that Rerun Gate does not know of); while the block runs it sends a
-    heartbeat every ``heartbeat_every`` seconds with the *current* seq. Inside the block:
+    On entry it reads the operation, takes the step's next seq (``max(stored, the server's last_seq) + 1``)
+    and reports ``started`` (if that cannot be reported, the block does not run: nothing is done that Rerun
+    Gate does not know of). A step Rerun Gate already has as completed is not run: entering raises
+    :class:`StepAlreadyCompleted` (use :meth:`Client.run_step` where that can happen, i.e. in rerun
+    handlers). While the block runs it sends a heartbeat every ``heartbeat_every`` seconds with the *current*
+    seq. Inside the block:
 
     * ``step.idempotency_key`` is the key to send to the outside system;
     * ``step.succeeded(result_id)`` reports ``succeeded`` with the outside system's ID right away (or set
@@ -499,9 +564,11 @@ class StepRun:
     Any other exception is classified by :func:`classify_exception` (``httpx.TimeoutException`` ->
     ``unknown``/``timeout``; a connection broken before the answer -> ``unknown``/``no_response``; no
     connection at all -> ``failed``/``unavailable``; anything else -> ``failed``/``other``), reported, and
-    re-raised. A block that ends normally without a report is reported ``succeeded`` (with
-    ``step.result_id``). ``KeyboardInterrupt``/``SystemExit`` are not reported: the heartbeats stop, and
-    Rerun Gate flags the step when they are missed.
+    re-raised. Once the ``failed``/``unknown`` outcome is reported, the exception carries a
+    :class:`~rerun_gate.ReportedOutcome` in its ``rerun_gate_reported`` attribute, so the rerun receiver ends
+    the delivery instead of having it resent. A block that ends normally without a report is reported
+    ``succeeded`` (with ``step.result_id``). ``KeyboardInterrupt``/``SystemExit`` are not reported: the
+    heartbeats stop, and Rerun Gate flags the step when they are missed.
     """
 
     def __init__(
@@ -512,6 +579,7 @@ class StepRun:
         *,
         idempotency_key: str | None = None,
         heartbeat_every: float | None = 30.0,
+        _view: StepView | None = None,
     ) -> None:
         self.client = client
         self.process_id = process_id
@@ -528,7 +596,11 @@ class StepRun:
         self.outcome: str | None = None
         #: The answer to the last event reported.
         self.answer: StepEventAnswer | None = None
-        self._reported = False
+        #: What was reported with a ``failed``/``unknown`` outcome (``None`` until then).
+        self.reported: ReportedOutcome | None = None
+        self._view = _view
+        self._started = False
+        self._final_sent = False
         self._heartbeat: _Heartbeat | None = None
         self._lock = threading.Lock()
 
@@ -536,21 +608,40 @@ class StepRun:
         return f"StepRun({self.process_id!r}, {self.name!r}, seq={self.seq}, outcome={self.outcome!r})"
 
     def __enter__(self) -> "StepRun":
-        self._send("started")
-        if self.answer is not None:
-            server_key = self.answer.step.idempotency_key
-            if not self.idempotency_key:
-                self.idempotency_key = server_key
-            elif self.idempotency_key != server_key:
-                log.warning(
-                    "step %s of %s: the key given (%s) is not the one Rerun Gate holds (%s); the outside system "
-                    "is asked with the given one, so reconciliation will not find it: pass the rerun's key "
-                    "unchanged", self.name, self.process_id, self.idempotency_key, server_key,
-                )
+        if not self._started:  # run_step starts it before entering
+            self._start()
+        return self
+
+    def _completed(self, view: StepView) -> StepAlreadyCompleted:
+        return StepAlreadyCompleted(view.result_id, process_id=self.process_id, step=self.name,
+                                    completed_at=view.completed_at)
+
+    def _start(self) -> None:
+        view = self._view
+        if view is None:
+            try:
+                view = self.client.operation(self.process_id).step(self.name)
+            except KeyError:
+                view = None  # `started` is answered 422 naming the workflow's steps
+        if view is not None and view.completed_at is not None:
+            raise self._completed(view)
+        self._started = True
+        self.seq = self.client._seq_after(self.process_id, self.name, view.last_seq if view is not None else None)
+        self.answer = self.client.report(self.process_id, self.name, "started", seq=self.seq)
+        if not self.answer.accepted and self.answer.step.completed_at is not None:
+            raise self._completed(self.answer.step)  # completed meanwhile: Rerun Gate refused `started`
+        server_key = self.answer.step.idempotency_key
+        if not self.idempotency_key:
+            self.idempotency_key = server_key
+        elif self.idempotency_key != server_key:
+            log.warning(
+                "step %s of %s: the key given (%s) is not the one Rerun Gate holds (%s); the outside system "
+                "is asked with the given one, so reconciliation will not find it: pass the rerun's key "
+                "unchanged", self.name, self.process_id, self.idempotency_key, server_key,
+            )
         if self.heartbeat_every is not None and self.heartbeat_every > 0:
             self._heartbeat = _Heartbeat(self, self.heartbeat_every)
             self._heartbeat.start()
-        return self
 
     def _stop_heartbeat(self) -> None:
         if self._heartbeat is not None:
@@ -565,11 +656,13 @@ class StepRun:
         error_class: str | None = None,
         message: str | None = None,
     ) -> None:
-        seq = self.client.next_seq(self.process_id, self.name)
+        # The floor is the server's seq as of the last answer (our `started`, normally): no second read.
+        server_seq = self.answer.step.last_seq if self.answer is not None else None
+        seq = self.client.store.next_seq(self.process_id, self.name, max(server_seq or 0, self.seq))
         self.seq = seq
         self.answer = self.client.report(
             self.process_id, self.name, event_type, seq=seq, result_id=result_id,
-            error_class=error_class, message=message, usage=self.usage if event_type != "started" else None,
+            error_class=error_class, message=message, usage=self.usage,
         )
 
     def _finish(self, event_type: str, *, result_id: str | None = None, error_class: str | None = None,
@@ -584,7 +677,10 @@ class StepRun:
         if result_id is not None:
             self.result_id = result_id
         self._send(event_type, result_id=result_id, error_class=error_class, message=message)
-        self._reported = True
+        self._final_sent = True
+        if event_type in ("failed", "unknown"):
+            self.reported = ReportedOutcome(self.process_id, self.name, event_type, error_class or "other",
+                                            message or error_class or "other")
 
     def succeeded(self, result_id: str | None = None, *, usage: Usage | None = None) -> None:
         """Report ``succeeded`` now, with the outside system's ID of the result."""
@@ -599,6 +695,18 @@ class StepRun:
     def unknown(self, error_class: str, message: str) -> None:
         """Report ``unknown`` now: the outside call may have happened (same as raising OutcomeUnknown)."""
         self._finish("unknown", error_class=error_class, message=message)
+
+    def _mark(self, exc: BaseException) -> None:
+        """Tell the rerun receiver that ``exc``'s outcome is in Rerun Gate (see :func:`reported_outcome`)."""
+        if self.reported is None:
+            return
+        try:
+            setattr(exc, REPORTED_ATTR, self.reported)
+        except (AttributeError, TypeError):  # an exception type without __dict__
+            log.warning(
+                "step %s of %s: reported %s, but %s cannot carry the mark; a rerun receiver will answer 500 and the "
+                "call may be resent", self.name, self.process_id, self.reported.outcome, type(exc).__name__,
+            )
 
     def __exit__(
         self,
@@ -619,12 +727,14 @@ class StepRun:
             return False
         self._stop_heartbeat()
         if self.outcome is not None:
-            if not self._reported:
+            if not self._final_sent:
                 log.error(
                     "step %s of %s: %s could not be reported to Rerun Gate (%s). The step stays 'started' there "
                     "and is flagged when its heartbeats stop; reconciliation then asks the outside system.",
                     self.name, self.process_id, self.outcome, exc,
                 )
+            else:
+                self._mark(exc)  # step.failed()/step.unknown() reported before the block raised
             return False
         if not isinstance(exc, Exception):
             return False  # KeyboardInterrupt, SystemExit: the process is stopping; missed heartbeats tell
@@ -640,5 +750,6 @@ class StepRun:
                 self.name, self.process_id, type(exc).__name__, event_type, error_class, report_error,
             )
         else:
+            self._mark(exc)
             log.info("step %s of %s reported %s (%s): %s", self.name, self.process_id, event_type, error_class, text)
         return False

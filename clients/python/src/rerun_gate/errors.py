@@ -4,6 +4,10 @@ Everything Rerun Gate refuses is a :class:`RerunGateError` carrying the HTTP ``s
 (the last part of the problem ``type``, e.g. ``process-id-exists``) and the server's ``detail``; its message
 also says what to do. The step helper's own signals (:class:`StepFailed`, :class:`OutcomeUnknown`) are
 raised by *your* code inside ``with client.step(...)`` and are not Rerun Gate errors.
+
+An exception whose outcome the step helper has reported to Rerun Gate (``failed`` or ``unknown``) carries a
+:class:`ReportedOutcome` in its ``rerun_gate_reported`` attribute (see :func:`reported_outcome`): the rerun
+receiver then ends the delivery instead of asking for it again.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ __all__ = [
     "RerunGateUnreachable",
     "UnexpectedAnswer",
     "StaleSeq",
+    "StepAlreadyCompleted",
+    "ReportedOutcome",
+    "REPORTED_ATTR",
+    "reported_outcome",
     "StepFailed",
     "OutcomeUnknown",
     "ERROR_CLASSES",
@@ -265,6 +273,86 @@ class StaleSeq(RerunGateError):
                 f"{server_seq}: run the step again to report it with a newer seq"
             ),
         )
+
+
+class StepAlreadyCompleted(RerunGateError):
+    """The step is already completed in Rerun Gate, so ``with client.step(...)`` did not run its block.
+
+    Rerun Gate never lets a confirmed success go back to ``started`` (its completion flag promises the effect
+    happened), and a ``with`` block cannot be skipped, so entering it raises this. ``result_id`` is the outside
+    system's ID Rerun Gate holds for the step (``None`` when none was reported, e.g. completed by
+    reconciliation). In rerun handlers use :meth:`Client.run_step`, which returns that ID without running the
+    step. Leaving a rerun handler, it ends the delivery like a reported outcome (200, nothing resent).
+    """
+
+    def __init__(
+        self,
+        result_id: str | None,
+        *,
+        process_id: str = "",
+        step: str = "",
+        completed_at: str | None = None,
+    ) -> None:
+        self.result_id = result_id
+        self.process_id = process_id
+        self.step = step
+        self.completed_at = completed_at
+        when = f", at {completed_at}" if completed_at else ""
+        super().__init__(
+            f"step {step!r} of {process_id!r} is already completed in Rerun Gate (result_id "
+            f"{result_id if result_id is not None else 'none'}{when}); it was not run again",
+            hint=(
+                "in rerun handlers use client.run_step(process_id, step, fn, idempotency_key=...): it returns the "
+                "stored result_id of a completed step without running it, and runs the others. A `with "
+                "client.step(...)` block cannot be skipped, so it raises this instead of running the step twice"
+            ),
+        )
+
+
+#: The attribute the step helper sets on an exception once it has reported it to Rerun Gate.
+REPORTED_ATTR = "rerun_gate_reported"
+
+
+@dataclass(frozen=True)
+class ReportedOutcome:
+    """What the step helper reported to Rerun Gate about an exception that left a step.
+
+    ``outcome`` is ``"failed"`` or ``"unknown"`` (or ``"completed"`` for :class:`StepAlreadyCompleted`),
+    ``error_class`` and ``message`` what was sent with it. The rerun receiver reads it to end the delivery:
+    Rerun Gate shows the step as stalled, and a person decides, so the call is not resent.
+    """
+
+    process_id: str
+    step: str
+    outcome: str
+    error_class: str | None
+    message: str
+    result_id: str | None = None
+
+    def detail(self, limit: int = 1000) -> str:
+        """The receiver's ``detail`` for it."""
+        if self.outcome == "completed":
+            rid = self.result_id if self.result_id is not None else "none"
+            return (
+                f"{self.step}: already completed in Rerun Gate (result_id {rid}), not run again; the handler "
+                f"stopped there (use client.run_step in rerun handlers); nothing is resent"
+            )[:limit]
+        tail = "; Rerun Gate shows the stall, nothing is resent"
+        head = f"{self.step}: reported {self.outcome} ({self.error_class or 'other'}): "
+        room = max(0, limit - len(head) - len(tail))
+        message = self.message if len(self.message) <= room else self.message[: max(0, room - 1)] + "…"
+        return head + message + tail
+
+
+def reported_outcome(exc: BaseException) -> ReportedOutcome | None:
+    """The outcome the step helper reported for ``exc`` (``None`` when it reported nothing for it).
+
+    ``StepAlreadyCompleted`` counts as reported: Rerun Gate already holds the step's outcome.
+    """
+    if isinstance(exc, StepAlreadyCompleted):
+        return ReportedOutcome(exc.process_id, exc.step, "completed", None, str(exc), exc.result_id)
+    mark = getattr(exc, REPORTED_ATTR, None)
+    return mark if isinstance(mark, ReportedOutcome) else None
 
 
 class StepFailed(Exception):

@@ -3,17 +3,22 @@
 Rerun Gate calls the workflow's ``rerun_url`` with a Standard Webhooks signed POST when a rerun is approved.
 :class:`RerunReceiver` answers it exactly as Rerun Gate expects:
 
-==========================================  ======  =========================================================
-what came                                   status  body
-==========================================  ======  =========================================================
-unsigned, wrongly signed, or stale (>5 min)  401    ``{"outcome": "refused", "detail": ...}``
-signed, but not a RerunCall / unknown type   422    ``{"outcome": "refused", "detail": ...}``
-``rerun.test`` (``server integration check``) 200   ``{"outcome": "test"}`` (handler not called)
-a webhook-id handled before                  200    ``{"outcome": "duplicate"}`` (nothing done again)
-the same webhook-id, still being handled     503    ``{"outcome": "in_progress", ...}`` + ``Retry-After: 5``
-handler returned                             200    ``{"outcome": "done"}``
-handler raised                               500    ``{"outcome": "failed", "detail": ...}`` (claim released)
-==========================================  ======  =========================================================
+=============================================  ======  ======================================================
+what came                                      status  body
+=============================================  ======  ======================================================
+unsigned, wrongly signed, or stale (>5 min)     401    ``{"outcome": "refused", "detail": ...}``
+signed, but not a RerunCall / unknown type      422    ``{"outcome": "refused", "detail": ...}``
+``rerun.test`` (``server integration check``)   200    ``{"outcome": "test"}`` (handler not called)
+a webhook-id handled before                     200    ``{"outcome": "duplicate"}`` (nothing done again)
+the same webhook-id, still being handled        503    ``{"outcome": "in_progress", ...}`` + ``Retry-After: 5``
+handler returned                                200    ``{"outcome": "done"}``
+handler raised, its outcome reported by the     200    ``{"outcome": "done", "detail": "<step>: reported ..."}``
+step helper (``failed``/``unknown``, or                (claim finished: Rerun Gate shows the stall, a person
+``StepAlreadyCompleted``)                              decides; nothing is resent)
+handler raised anything else (its own code      500    ``{"outcome": "failed", "detail": ...}`` (claim
+outside a step, or the report could not be             released, so the retry runs it again)
+sent)
+=============================================  ======  ======================================================
 
 Use it as a WSGI app (``receiver.wsgi``), an ASGI app (``receiver.asgi``) or from any framework through
 ``receiver.receive(body, headers)``.
@@ -29,6 +34,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping, MutableMapping
 
 from standardwebhooks import Webhook, WebhookVerificationError
 
+from .errors import reported_outcome
 from .models import Rerun, RerunStep
 from .stores import ReceiptStore
 
@@ -149,8 +155,16 @@ class RerunReceiver:
     ``secret`` is the workflow's signing secret (``whsec_...``, the value of the variable that the
     workflow's ``signing_secret_env`` names in rerun-gate.toml). ``handler`` gets a :class:`~rerun_gate.Rerun`
     listing only the steps to run again, each with its ORIGINAL idempotency key; it should be quick (Rerun
-    Gate waits 10 s, then records "outcome unknown"): hand long work to a queue. If it raises, the claim is
-    released and 500 answered, so Rerun Gate's retry runs it again.
+    Gate waits 10 s, then records "outcome unknown"): hand long work to a queue. Run each step with
+    :meth:`Client.run_step` (a step already completed is then skipped).
+
+    When the handler raises an exception whose outcome the step helper has already reported to Rerun Gate
+    (``failed`` or ``unknown``: see :func:`~rerun_gate.reported_outcome`; or :class:`StepAlreadyCompleted`),
+    the delivery ends: the webhook-id counts as handled and 200 ``done`` is answered with a ``detail`` saying
+    what was reported. Rerun Gate shows the stalled step; sending the call again would repeat a step that may
+    have happened (``unknown``) or fail the same way (``validation``). Any other exception (the handler's own
+    code failed outside a step, or the report itself could not be sent) releases the claim and answers 500, so
+    Rerun Gate's retry runs it again.
 
     ``store`` keeps the webhook-ids (:class:`~rerun_gate.FileStore` in production). ``path``: when set,
     the WSGI/ASGI apps answer 404 for any other path. ``claim_timeout``: a claim older than this (its
@@ -238,10 +252,22 @@ class RerunReceiver:
         try:
             self.handler(rerun)
         except Exception as e:
+            reported = reported_outcome(e)
+            if reported is not None:
+                self.store.finish(webhook_id, "done")
+                detail = reported.detail()
+                log.warning(
+                    "rerun %s of %s: the handler raised %s, whose outcome is already in Rerun Gate (%s); answered "
+                    "200 and kept the webhook-id as handled, so the call is not resent. Rerun Gate shows the step "
+                    "as stalled: a person looks at it there.",
+                    rerun.rerun_id, rerun.process_id, type(e).__name__, detail,
+                )
+                return _reply(200, "done", detail, webhook_id=webhook_id, rerun=rerun)
             self.store.release(webhook_id)
             log.exception(
                 "rerun %s of %s: the handler raised %s; answered 500 and released the webhook-id, so Rerun Gate's "
-                "retry (same webhook-id, same step keys) runs it again. Fix the cause, or mark the steps failed.",
+                "retry (same webhook-id, same step keys) runs it again. The exception was not reported to Rerun Gate "
+                "by the step helper (it was raised outside a step, or its report could not be sent).",
                 rerun.rerun_id, rerun.process_id, type(e).__name__,
             )
             return _reply(500, "failed", f"{type(e).__name__}: {e}"[:1000], webhook_id=webhook_id, rerun=rerun)

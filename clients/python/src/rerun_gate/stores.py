@@ -7,7 +7,9 @@
 
 :class:`FileStore` implements both on one SQLite file (standard library ``sqlite3``): every change is one
 transaction, so several threads *and several processes* may share the file. Put it on durable local
-storage (not a network share). :class:`MemoryStore` implements both in memory, for tests.
+storage (not a network share). Receipts of handled webhook-ids are dropped after ``receipt_retention_days``
+(30): Rerun Gate resends a call for minutes or hours, never weeks. :class:`MemoryStore` implements both in
+memory, for tests.
 """
 
 from __future__ import annotations
@@ -123,7 +125,11 @@ CREATE TABLE IF NOT EXISTS webhook_receipt (
     claimed_at REAL NOT NULL,
     finished_at REAL
 );
+CREATE INDEX IF NOT EXISTS webhook_receipt_finished ON webhook_receipt (state, finished_at);
 """
+
+#: How long :class:`FileStore` keeps the receipt of a handled webhook-id, by default.
+RECEIPT_RETENTION_DAYS = 30.0
 
 
 class FileStore:
@@ -131,11 +137,25 @@ class FileStore:
 
     Safe for several threads and processes at once: each change is one ``BEGIN IMMEDIATE`` transaction
     (SQLite's file lock serialises writers; a writer waits up to ``timeout`` seconds for it).
+
+    Receipts of handled webhook-ids older than ``receipt_retention_days`` (30) are dropped whenever a new one
+    is finished (and by :meth:`purge_receipts`), so the file does not grow for ever; claims still running are
+    never dropped. Rerun Gate stops resending a call long before (8 attempts with backoff); keep the default
+    unless deliveries may come back later than that.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 30.0,
+        receipt_retention_days: float = RECEIPT_RETENTION_DAYS,
+    ) -> None:
+        if not receipt_retention_days > 0:
+            raise ValueError("receipt_retention_days must be > 0")
         self.path = os.fspath(path)
         self._timeout = timeout
+        self.receipt_retention_days = receipt_retention_days
         self._local = threading.local()
         directory = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(directory):
@@ -240,12 +260,27 @@ class FileStore:
             return "claimed"
 
     def finish(self, webhook_id: str, outcome: str) -> None:
+        now = time.time()
         with self._transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO webhook_receipt (webhook_id, state, outcome, claimed_at, finished_at) "
                 "VALUES (?, 'done', ?, COALESCE((SELECT claimed_at FROM webhook_receipt WHERE webhook_id = ?), ?), ?)",
-                (webhook_id, outcome, webhook_id, time.time(), time.time()),
+                (webhook_id, outcome, webhook_id, now, now),
             )
+            self._purge(conn, now)
+
+    def purge_receipts(self, now: float | None = None) -> int:
+        """Drop the receipts finished more than ``receipt_retention_days`` before ``now`` (default: the
+        current time); returns how many were dropped."""
+        with self._transaction() as conn:
+            return self._purge(conn, time.time() if now is None else now)
+
+    def _purge(self, conn: sqlite3.Connection, now: float) -> int:
+        cutoff = now - self.receipt_retention_days * 86400.0
+        cursor = conn.execute(
+            "DELETE FROM webhook_receipt WHERE state = 'done' AND finished_at < ?", (cutoff,)
+        )
+        return max(0, cursor.rowcount)
 
     def release(self, webhook_id: str) -> None:
         with self._transaction() as conn:
