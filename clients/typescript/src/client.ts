@@ -16,6 +16,7 @@ import {
   type FieldError,
 } from "./errors.js";
 import { classifyError } from "./outcome.js";
+import { markReported } from "./reported.js";
 import { MemoryStore, type SeqStore } from "./stores.js";
 import type {
   JsonObject,
@@ -48,7 +49,7 @@ export interface ClientOptions {
   retries?: number;
   /** The first retry's delay; each next one doubles it, with jitter, at most 30 s (default 500). */
   backoffMs?: number;
-  /** How long one HTTP exchange may take before it is abandoned and retried (default 30 000). */
+  /** How long one HTTP exchange may take before it is abandoned and retried (default 10 000). */
   timeoutMs?: number;
   /** Where the step helper keeps seqs (default: a MemoryStore; use a FileStore to survive restarts). */
   seqStore?: SeqStore;
@@ -173,6 +174,29 @@ function problemError(status: number, body: unknown, text: string, retryAfterSec
   return new RerunGateError({ ...init, advice: "unexpected answer; see Rerun Gate's log (x-request-id) for why" });
 }
 
+const blank = (v: unknown): boolean => typeof v !== "string" || v.trim() === "";
+
+/** Refuses what Rerun Gate would refuse anyway, or what would silently give a step a useless key. */
+function checkRegisterInput(input: RegisterInput): void {
+  const what = `rerun-gate: register(${JSON.stringify(input.processId)})`;
+  if (!Array.isArray(input.steps)) throw new TypeError(`${what}: \`steps\` must be an array of { name, idempotencyKey?, content? }`);
+  input.steps.forEach((s, i) => {
+    if (blank(s?.name)) {
+      throw new TypeError(`${what}: steps[${i}] has an empty \`name\`; give every step the name it has in the workflow`);
+    }
+    if (s.idempotencyKey !== undefined && blank(s.idempotencyKey)) {
+      throw new TypeError(
+        `${what}: step '${s.name}' has an empty \`idempotencyKey\`; pass the key its outside system sees, or leave it out to use \`<processId>:<name>\``,
+      );
+    }
+  });
+  if (input.idempotencyKey !== undefined && blank(input.idempotencyKey)) {
+    throw new TypeError(
+      `${what}: the registration's \`idempotencyKey\` is empty; leave it out to use \`register:<workflow>:<processId>\``,
+    );
+  }
+}
+
 const ADVICE: Record<string, string> = {
   step_content_missing:
     "pass the step's `content` (the fields its outside system compares, e.g. amount and currency) in register() so reconciliation can tell a correct execution from a wrong one",
@@ -202,7 +226,7 @@ export class Client {
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
     this.retries = options.retries ?? 5;
     this.backoffMs = options.backoffMs ?? 500;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
     this.seqStore = options.seqStore ?? new MemoryStore();
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.logger = options.logger ?? console;
@@ -211,8 +235,11 @@ export class Client {
   /**
    * Registers one run of a workflow with every step's idempotency key. Sending the same registration again
    * (same key, same content) answers the stored result with `replayed: true`: call it freely on restarts.
+   * An empty step `name` or `idempotencyKey` (or registration `idempotencyKey`) is refused with a TypeError
+   * before anything is sent.
    */
   async register(input: RegisterInput): Promise<Registration> {
+    checkRegisterInput(input);
     const body: RegisterOperationBody = {
       process_id: input.processId,
       workflow: input.workflow,
@@ -283,7 +310,9 @@ export class Client {
   /**
    * Runs one step of an operation and reports it: `started` (with the next seq, stored before it is sent),
    * heartbeats with that same seq while `fn` runs, then `succeeded` with the result id `fn` returns, or — when
-   * `fn` throws — `failed` or `unknown` with an error class (see `classifyError`), and rethrows.
+   * `fn` throws — `failed` or `unknown` with an error class (see `classifyError`), and rethrows. An error whose
+   * report Rerun Gate accepted is marked (`stepReportOf(err)` tells), so that the rerun receiver ends the
+   * delivery instead of having it sent again; a thrown non-object is rethrown wrapped in an Error (its cause).
    *
    * A step that Rerun Gate already has as completed is not run again: its stored result id is returned (a
    * warning says so).
@@ -375,9 +404,11 @@ export class Client {
     let resultId: string | number | null | undefined;
     try {
       resultId = await fn(ctx);
-    } catch (err) {
+    } catch (caught) {
       await stop();
-      const outcome = classifyError(err);
+      // Only objects can be marked as reported: a thrown string or number travels on inside an Error.
+      const err = typeof caught === "object" && caught !== null ? caught : new Error(String(caught), { cause: caught });
+      const outcome = classifyError(caught);
       try {
         const endSeq = await next();
         await this.reportEvent(processId, stepName, {
@@ -386,6 +417,7 @@ export class Client {
           error: { class: outcome.errorClass, message: outcome.message.slice(0, 2000) },
           ...(usage ? { usage } : {}),
         });
+        markReported(err, { processId, step: stepName, type: outcome.type, errorClass: outcome.errorClass, message: outcome.message });
         this.logger.warn(
           `rerun-gate: step ${processId}/${stepName} reported ${outcome.type} (${outcome.errorClass}): ${outcome.message}${
             outcome.type === "unknown"

@@ -206,19 +206,11 @@ export class StepFailed extends Error {
   }
 
   /**
-   * The StepFailed for an outside system's HTTP error status: 401 `auth_expired`, 403 `unauthorized`,
-   * 429 `rate_limited`, 502/503/504 `unavailable`, other 5xx `server_error`, other 4xx `validation`.
+   * The same as `outcomeOfStatus(status, message)`, kept for existing callers: a `StepFailed` for the statuses
+   * where the outside system certainly did not act, but an `OutcomeUnknown` (class `timeout`) for 504.
    */
-  static fromStatus(status: number, message?: string): StepFailed {
-    let cls: ErrorClass;
-    if (status === 401) cls = "auth_expired";
-    else if (status === 403) cls = "unauthorized";
-    else if (status === 429) cls = "rate_limited";
-    else if (status === 502 || status === 503 || status === 504) cls = "unavailable";
-    else if (status >= 500) cls = "server_error";
-    else if (status >= 400) cls = "validation";
-    else cls = "other";
-    return new StepFailed(cls, message ?? `the outside system answered ${status}`);
+  static fromStatus(status: number, message?: string): StepFailed | OutcomeUnknown {
+    return outcomeOfStatus(status, message);
   }
 }
 
@@ -234,4 +226,29 @@ export class OutcomeUnknown extends Error {
     this.name = "OutcomeUnknown";
     this.errorClass = options?.errorClass ?? "result_unknown";
   }
+}
+
+/**
+ * The error to throw from a step callback for an outside system's HTTP error status.
+ *
+ * - 504 (gateway timeout): the gateway gave up waiting, the system behind it may still have acted —
+ *   `OutcomeUnknown` with class `timeout` (reported `unknown`; retry only with the same idempotency key).
+ * - otherwise `StepFailed` (it certainly did not act): 401 `auth_expired`, 403 `unauthorized`,
+ *   429 `rate_limited`, 502/503 `unavailable`, other 5xx `server_error`, other 4xx `validation`.
+ */
+export function outcomeOfStatus(status: number, message?: string): StepFailed | OutcomeUnknown {
+  if (status === 504) {
+    return new OutcomeUnknown(message ?? "the outside system answered 504 (gateway timeout): it may have acted", {
+      errorClass: "timeout",
+    });
+  }
+  let cls: ErrorClass;
+  if (status === 401) cls = "auth_expired";
+  else if (status === 403) cls = "unauthorized";
+  else if (status === 429) cls = "rate_limited";
+  else if (status === 502 || status === 503) cls = "unavailable";
+  else if (status >= 500) cls = "server_error";
+  else if (status >= 400) cls = "validation";
+  else cls = "other";
+  return new StepFailed(cls, message ?? `the outside system answered ${status}`);
 }

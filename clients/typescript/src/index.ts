@@ -28,6 +28,8 @@ export { FileStore, MemoryStore } from "./stores.js";
 export type { ClaimResult, FileStoreOptions, ReceiptStore, SeqStore } from "./stores.js";
 export { classifyError } from "./outcome.js";
 export type { Outcome } from "./outcome.js";
+export { stepReportOf } from "./reported.js";
+export type { StepReport } from "./reported.js";
 export {
   BadRequest,
   IdempotencyKeyInFlight,
@@ -45,6 +47,7 @@ export {
   StepFailed,
   TokenMissing,
   ValidationFailed,
+  outcomeOfStatus,
 } from "./errors.js";
 export type { FieldError, Problem, RerunGateErrorInit } from "./errors.js";
 export { ERROR_CLASSES } from "./types.js";

@@ -1,12 +1,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import type { Logger } from "./client.js";
+import { stepReportOf } from "./reported.js";
 import type { ReceiptStore } from "./stores.js";
 import type { Rerun, RerunStep } from "./types.js";
 
 /** What the receiver answered, and why. */
 export type ReceiveOutcome =
-  /** The handler ran (200). */
+  /**
+   * The handler ran (200); also when it threw an error that `withStep` had reported to Rerun Gate (`detail`
+   * says which step and how): the delivery ends, nothing is resent.
+   */
   | "done"
   /** This webhook-id was received before; nothing was done (200). */
   | "duplicate"
@@ -14,7 +18,10 @@ export type ReceiveOutcome =
   | "test"
   /** Unsigned, wrongly signed or stale (401), or not a rerun call (422), or not a POST (405). */
   | "refused"
-  /** The handler threw (500): the claim was released, Rerun Gate retries the same webhook-id. */
+  /**
+   * The handler threw an error NOT reported by `withStep` (its own code failed outside a step, or the step's
+   * report could not be sent) (500): the claim was released, Rerun Gate retries the same webhook-id.
+   */
   | "failed"
   /** The first call with this webhook-id is still running (503 with Retry-After). */
   | "in_progress";
@@ -46,7 +53,9 @@ export interface RerunReceiverOptions {
   /**
    * Runs the rerun: `rerun.steps` lists ONLY the steps to run again, each with its ORIGINAL idempotency key.
    * Answer within a few seconds (Rerun Gate waits 10 s, then counts the outcome as unknown): hand long work to
-   * a queue. Throwing makes the receiver answer 500 so Rerun Gate retries the same webhook-id.
+   * a queue. An error thrown after `withStep` reported the step `failed`/`unknown` ends the delivery (200
+   * `done`, with a `detail`): Rerun Gate shows the stall and nothing is resent. Any other error makes the
+   * receiver answer 500 so Rerun Gate retries the same webhook-id.
    */
   handler: (rerun: Rerun, context: { webhookId: string }) => unknown;
   /** Where webhook-ids are claimed and remembered (a FileStore, or a store of your own). */
@@ -213,6 +222,18 @@ export class RerunReceiver {
     try {
       await this.handler(rerun, { webhookId });
     } catch (e) {
+      const report = stepReportOf(e);
+      if (report) {
+        // A step outcome Rerun Gate already has: sending the rerun again would run that step again without
+        // reconciliation (`unknown`: it may have happened) or fail the same way (`failed`). The delivery ends.
+        await this.store.completeReceipt(webhookId, "done");
+        const message = report.message.length > 500 ? `${report.message.slice(0, 500)}…` : report.message;
+        const detail = `${report.step}: reported ${report.type} (${report.errorClass}): ${message}; Rerun Gate shows the stall, nothing is resent`;
+        this.logger.warn(
+          `rerun-gate receiver: rerun ${rerun.rerun_id} of ${rerun.process_id}: ${detail} — answered 200 and finished webhook-id ${webhookId}; a person decides in Rerun Gate (reconcile, then approve another rerun)`,
+        );
+        return answer(200, "done", { rerun, detail });
+      }
       const message = e instanceof Error ? e.message : String(e);
       try {
         await this.store.releaseReceipt(webhookId);
@@ -222,7 +243,7 @@ export class RerunReceiver {
         );
       }
       this.logger.error(
-        `rerun-gate receiver: the handler failed for rerun ${rerun.rerun_id} of ${rerun.process_id} (${rerun.steps.map((s) => s.name).join(", ")}): ${message} — answered 500 and released the claim: Rerun Gate retries the same webhook-id (same step keys) with backoff; fix the cause, or the rerun ends failed after its attempts`,
+        `rerun-gate receiver: the handler failed (not a step outcome reported to Rerun Gate) for rerun ${rerun.rerun_id} of ${rerun.process_id} (${rerun.steps.map((s) => s.name).join(", ")}): ${message} — answered 500 and released the claim: Rerun Gate retries the same webhook-id (same step keys) with backoff; fix the cause, or the rerun ends failed after its attempts`,
       );
       return answer(500, "failed", { rerun, detail: message });
     }

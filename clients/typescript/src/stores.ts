@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { link, mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 
 /**
@@ -19,10 +19,14 @@ export type ClaimResult =
   | "claimed"
   /** It was received (and handled) before. */
   | "done"
-  /** Another call with the same webhook-id is being handled right now. */
+  /** Another call with the same webhook-id is being handled right now (its claim's lease has not run out). */
   | "running";
 
-/** Where the rerun receiver deduplicates calls on their `webhook-id`. */
+/**
+ * Where the rerun receiver deduplicates calls on their `webhook-id`. A store shared by several processes should
+ * make a running claim a lease (a claim older than a time-out is taken over, as `FileStore` does), so that a
+ * claim left by a process that died does not block the webhook-id for ever.
+ */
 export interface ReceiptStore {
   claimReceipt(webhookId: string): Promise<ClaimResult>;
   /** Mark the claim done (outcome `done` or `test`): a repeat is answered `duplicate`. */
@@ -35,7 +39,10 @@ function next(stored: number | undefined, server: number | null | undefined): nu
   return Math.max(stored ?? 0, server ?? 0) + 1;
 }
 
-/** Keeps everything in memory: for tests, and for processes whose restart does not matter. */
+/**
+ * Keeps everything in memory: for tests, and for processes whose restart does not matter. Its claims live as
+ * long as the process (they die with it), so they need no lease.
+ */
 export class MemoryStore implements SeqStore, ReceiptStore {
   private readonly seqs = new Map<string, number>();
   private readonly receipts = new Map<string, { state: "running" | "done"; outcome?: string }>();
@@ -69,10 +76,9 @@ export class MemoryStore implements SeqStore, ReceiptStore {
 
 interface Receipt {
   state: "running" | "done";
+  /** When it was claimed (running) or finished (done): a running claim is a lease from this instant. */
   at: string;
   outcome?: string;
-  /** The process that holds a running claim: a claim of a process that died is taken over. */
-  pid?: number;
 }
 
 interface FileData {
@@ -86,6 +92,14 @@ export interface FileStoreOptions {
   receiptRetentionDays?: number;
   /** How long to wait for the file's lock held by another process (default 10 000 ms). */
   lockTimeoutMs?: number;
+  /**
+   * The lease of a running claim on a webhook-id (default 60 000 ms): a repeat of the webhook-id within it is
+   * answered 503 (still running); after it the claim is taken over (its holder is taken to have died). Keep
+   * your handler well under it (Rerun Gate waits 10 s for the answer anyway).
+   */
+  claimTimeoutMs?: number;
+  /** A lock file older than this is taken to be left by a process that died, and broken (default 30 000 ms). */
+  staleLockMs?: number;
 }
 
 /** Serialises the updates of one file inside this process (across FileStore instances of the same path). */
@@ -93,31 +107,31 @@ const queues = new Map<string, Promise<unknown>>();
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+const errno = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | null)?.code;
 
 /**
  * Keeps seqs and webhook receipts in one JSON file. Every change is written atomically (a temporary file in the
  * same folder, flushed, then renamed over the file), changes are serialised inside the process, and a lock file
- * (`<path>.lock`) serialises them with other processes using the same file. A running claim on a webhook-id
- * held by a process that has died is taken over.
+ * (`<path>.lock`) serialises them with other processes using the same file.
+ *
+ * Nothing is judged by process IDs (a restarted container is pid 1 again, and containers sharing the file do
+ * not see each other's processes): a running claim on a webhook-id is a lease of `claimTimeoutMs`, and a lock
+ * file older than `staleLockMs` is broken — renamed away under a unique name, so that of several processes
+ * that find it stale only one breaks it.
  */
 export class FileStore implements SeqStore, ReceiptStore {
   readonly path: string;
   private readonly retentionMs: number;
   private readonly lockTimeoutMs: number;
+  private readonly claimTimeoutMs: number;
+  private readonly staleLockMs: number;
 
   constructor(path: string, options: FileStoreOptions = {}) {
     this.path = resolve(path);
     this.retentionMs = (options.receiptRetentionDays ?? 30) * 86_400_000;
     this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
+    this.claimTimeoutMs = options.claimTimeoutMs ?? 60_000;
+    this.staleLockMs = options.staleLockMs ?? 30_000;
   }
 
   async getSeq(processId: string, step: string): Promise<number | undefined> {
@@ -138,10 +152,11 @@ export class FileStore implements SeqStore, ReceiptStore {
     return this.update((data) => {
       const found = data.receipts[webhookId];
       if (found?.state === "done") return { result: "done" as const, changed: false };
-      if (found?.state === "running" && (found.pid === undefined || alive(found.pid))) {
+      // A lease: younger than claimTimeoutMs, its holder is taken to be at work (an unreadable `at` is not).
+      if (found?.state === "running" && Date.now() - Date.parse(found.at) < this.claimTimeoutMs) {
         return { result: "running" as const, changed: false };
       }
-      data.receipts[webhookId] = { state: "running", at: new Date().toISOString(), pid: process.pid };
+      data.receipts[webhookId] = { state: "running", at: new Date().toISOString() };
       return { result: "claimed" as const, changed: true };
     });
   }
@@ -205,14 +220,25 @@ export class FileStore implements SeqStore, ReceiptStore {
     const prev = queues.get(this.path) ?? Promise.resolve();
     const run = prev.then(async () => {
       await mkdir(dirname(this.path), { recursive: true });
-      const release = await this.lock();
-      try {
-        const data = await this.read();
-        const { result, changed } = fn(data);
-        if (changed) await this.write(data);
-        return result;
-      } finally {
-        await release();
+      // `fn` only changes the data it is given, so an update whose lock was broken meanwhile is run again.
+      for (let attempt = 1; ; attempt++) {
+        const lock = await this.lock();
+        try {
+          const data = await this.read();
+          const { result, changed } = fn(data);
+          if (changed) {
+            if (!(await lock.held())) {
+              if (attempt < 3) continue;
+              throw new Error(
+                `rerun-gate: the lock ${this.path}.lock was broken by another process while this one held it, ${attempt} times; nothing was written — is staleLockMs (${this.staleLockMs} ms) shorter than a write on this disk?`,
+              );
+            }
+            await this.write(data);
+          }
+          return result;
+        } finally {
+          await lock.release();
+        }
       }
     });
     const settled = run.then(
@@ -226,29 +252,44 @@ export class FileStore implements SeqStore, ReceiptStore {
     return run;
   }
 
-  private async lock(): Promise<() => Promise<void>> {
+  /**
+   * Takes the lock file `<path>.lock` (created exclusively, holding a token of its own). A lock older than
+   * `staleLockMs` is broken by renaming it to a unique name: of several waiters that find it stale only one
+   * rename succeeds, and that one checks that what it moved is the lock it judged stale (not a fresh lock
+   * taken meanwhile, which it puts back); then the exclusive create is tried again.
+   */
+  private async lock(): Promise<{ held: () => Promise<boolean>; release: () => Promise<void> }> {
     const lockPath = `${this.path}.lock`;
+    const token = `${process.pid}:${randomUUID()}`;
     const deadline = Date.now() + this.lockTimeoutMs;
     for (let attempt = 0; ; attempt++) {
       try {
         const fh = await open(lockPath, "wx", 0o600);
-        await fh.writeFile(String(process.pid));
-        await fh.close();
-        return async () => {
-          await unlink(lockPath).catch(() => undefined);
+        try {
+          await fh.writeFile(token);
+        } finally {
+          await fh.close();
+        }
+        return {
+          held: async () => (await readFile(lockPath, "utf8").catch(() => "")) === token,
+          release: async () => {
+            // Only our own lock: if it was broken and taken by another process, that one's stays.
+            if ((await readFile(lockPath, "utf8").catch(() => "")) === token) await unlink(lockPath).catch(() => undefined);
+          },
         };
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        if (errno(e) !== "EEXIST") throw e;
       }
-      // Held: by a process that died (take it over), or by one still working (wait).
+      // Held: by a process that died (break it), or by one still working (wait).
       try {
-        const holder = Number.parseInt(await readFile(lockPath, "utf8"), 10);
+        const held = await readFile(lockPath, "utf8");
         const age = Date.now() - (await stat(lockPath)).mtimeMs;
-        if ((Number.isInteger(holder) && holder !== process.pid && !alive(holder)) || age > 30_000) {
-          await unlink(lockPath).catch(() => undefined);
+        if (age > this.staleLockMs) {
+          await this.breakStaleLock(lockPath, held);
           continue;
         }
-      } catch {
+      } catch (e) {
+        if (errno(e) !== "ENOENT") throw e;
         continue; // it went away meanwhile
       }
       if (Date.now() > deadline) {
@@ -258,5 +299,30 @@ export class FileStore implements SeqStore, ReceiptStore {
       }
       await sleep(Math.min(5 + attempt * 5, 50));
     }
+  }
+
+  private async breakStaleLock(lockPath: string, staleToken: string): Promise<void> {
+    const moved = `${lockPath}.${randomUUID()}.broken`;
+    try {
+      await rename(lockPath, moved);
+    } catch (e) {
+      if (errno(e) === "ENOENT") return; // another waiter broke it (or its holder released it) first
+      throw e;
+    }
+    let movedToken: string;
+    try {
+      movedToken = await readFile(moved, "utf8");
+    } catch {
+      movedToken = staleToken; // unreadable: nothing to put back
+    }
+    if (movedToken === staleToken) {
+      await unlink(moved).catch(() => undefined);
+      return;
+    }
+    // What we moved is a fresh lock another process took after the stale one was broken: put it back (link
+    // fails if yet another lock was taken meanwhile: the holder of the one we moved then finds its lock gone and
+    // does its update again).
+    await link(moved, lockPath).catch(() => undefined);
+    await unlink(moved).catch(() => undefined);
   }
 }

@@ -220,6 +220,56 @@ describe("register", () => {
   });
 });
 
+describe("register refuses empty names and keys before sending anything", () => {
+  const cases = [
+    ["an empty step name", { steps: [{ name: "" }, { name: "ai_summary" }] }, /steps\[0\] has an empty `name`/],
+    ["a blank step name", { steps: [{ name: "register_order" }, { name: "  " }] }, /steps\[1\] has an empty `name`/],
+    ["a missing step name", { steps: [{ content: { amount: 1 } }] }, /steps\[0\] has an empty `name`/],
+    ["an empty step idempotencyKey", { steps: [{ name: "register_order", idempotencyKey: "" }, { name: "ai_summary" }] }, /step 'register_order' has an empty `idempotencyKey`; .* leave it out to use `<processId>:<name>`/],
+    ["a blank step idempotencyKey", { steps: [{ name: "register_order" }, { name: "ai_summary", idempotencyKey: " " }] }, /step 'ai_summary' has an empty `idempotencyKey`/],
+    ["an empty registration idempotencyKey", { idempotencyKey: "" }, /registration's `idempotencyKey` is empty/],
+  ];
+  for (const [name, change, message] of cases) {
+    test(name, async () => {
+      const { gate, client } = setup();
+      await assert.rejects(client.register({ ...ORDER, ...change }), (e) => {
+        assert.ok(e instanceof TypeError, e.name);
+        assert.match(e.message, /^rerun-gate: register\("ORD-1107"\): /);
+        assert.match(e.message, message);
+        return true;
+      });
+      assert.equal(gate.requests.length, 0);
+    });
+  }
+});
+
+describe("per-request timeout", () => {
+  const timeouts = async (extra) => {
+    const seen = [];
+    const original = AbortSignal.timeout;
+    AbortSignal.timeout = (ms) => {
+      seen.push(ms);
+      return original.call(AbortSignal, ms);
+    };
+    try {
+      const { client } = setup(extra);
+      await client.register(ORDER);
+      await client.operation("ORD-1107");
+    } finally {
+      AbortSignal.timeout = original;
+    }
+    return seen;
+  };
+
+  test("10 s by default, on every HTTP exchange", async () => {
+    assert.deepEqual(await timeouts(), [10_000, 10_000]);
+  });
+
+  test("timeoutMs sets it", async () => {
+    assert.deepEqual(await timeouts({ timeoutMs: 2_500 }), [2_500, 2_500]);
+  });
+});
+
 describe("operation", () => {
   test("reads the view back; process ids with '/' and ':' are encoded", async () => {
     const { gate, client } = setup();

@@ -4,7 +4,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { FileStore, MemoryStore, RerunReceiver } from "../dist/index.js";
+import { Client, FileStore, MemoryStore, OutcomeUnknown, RerunReceiver, StepFailed, outcomeOfStatus } from "../dist/index.js";
+import { FakeGate, testOptions } from "./support/fake-gate.mjs";
 import { SECRET, rerunCall, signed } from "./support/rerun-call.mjs";
 
 let dir;
@@ -139,6 +140,21 @@ describe("RerunReceiver.receive", () => {
     assert.equal(await store.claimReceipt("rr-01"), "done");
   });
 
+  test("a handler that throws outside any step (not reported): 500, the claim released", async () => {
+    const { receiver, logs, results } = setup({
+      handler: async (rerun) => {
+        throw new Error(`this integration does not know the step '${rerun.steps[0].name}'`);
+      },
+    });
+    const s = signed(rerunCall());
+    const failed = parse(await receiver.receive(s.body, s.headers));
+    assert.equal(failed.status, 500);
+    assert.equal(failed.outcome, "failed");
+    assert.match(failed.detail, /does not know the step 'ai_summary'/);
+    assert.deepEqual(results.map((r) => r.outcome), ["failed"]);
+    assert.ok(logs.some(([level, m]) => level === "error" && /not a step outcome reported to Rerun Gate/.test(m)));
+  });
+
   test("a repeat while the first still runs: 503 with Retry-After: 5", async () => {
     let release;
     const gate = new Promise((r) => (release = r));
@@ -265,5 +281,127 @@ describe("RerunReceiver.nodeHandler", () => {
     } finally {
       await srv.close();
     }
+  });
+});
+
+describe("RerunReceiver with withStep: a reported step outcome ends the delivery", () => {
+  const PID = "ORD-1107";
+  async function withGate({ handlerFor, store = new MemoryStore(), gateOptions = {} } = {}) {
+    const gate = new FakeGate();
+    const t = testOptions(gate, gateOptions);
+    // looked up on every call, so that a test can put a fault in front of the gate
+    const client = new Client({ ...t.options, fetch: (url, init) => gate.fetch(url, init) });
+    await client.register({ processId: PID, workflow: "order-intake", department: "sales", steps: [{ name: "register_order" }, { name: "ai_summary" }] });
+    let runs = 0;
+    const outside = [];
+    const { receiver, logs, results } = setup({
+      store,
+      handler: async (rerun) => {
+        runs += 1;
+        for (const step of rerun.steps) {
+          await client.withStep(rerun.process_id, step.name, async (ctx) => {
+            outside.push(ctx.idempotencyKey);
+            return handlerFor(step.name, runs);
+          });
+        }
+      },
+    });
+    return { gate, client, receiver, logs, clientLogs: t.logs, results, store, runs: () => runs, outside };
+  }
+
+  const reported = [
+    [
+      "unknown (OutcomeUnknown timeout: it may have happened)",
+      () => new OutcomeUnknown("the summary call timed out", { errorClass: "timeout" }),
+      "ai_summary: reported unknown (timeout): the summary call timed out; Rerun Gate shows the stall, nothing is resent",
+    ],
+    [
+      "unknown (a 504 from the outside system)",
+      () => outcomeOfStatus(504, "ai answered 504"),
+      "ai_summary: reported unknown (timeout): ai answered 504; Rerun Gate shows the stall, nothing is resent",
+    ],
+    [
+      "failed (validation: retrying would fail the same way)",
+      () => new StepFailed("validation", "amount must be positive"),
+      "ai_summary: reported failed (validation): amount must be positive; Rerun Gate shows the stall, nothing is resent",
+    ],
+  ];
+  for (const [name, make, detail] of reported) {
+    test(`${name}: 200 done with the step's report, the claim finished, a repeat is a duplicate`, async () => {
+      const { gate, receiver, logs, results, store, runs, outside } = await withGate({
+        handlerFor: () => {
+          throw make();
+        },
+      });
+      const s = signed(rerunCall());
+      const answer = parse(await receiver.receive(s.body, s.headers));
+      assert.deepEqual(answer, { status: 200, outcome: "done", detail });
+      const types = gate.eventsOf("ai_summary").map((e) => e.type);
+      assert.deepEqual(types, ["started", types[1]]);
+      assert.ok(["failed", "unknown"].includes(types[1]));
+      assert.deepEqual(results.map((r) => [r.outcome, r.detail]), [["done", detail]]);
+      assert.ok(logs.some(([level, m]) => level === "warn" && m.includes(detail) && /finished webhook-id rr-01/.test(m)));
+      // the webhook-id counts as handled: the dispatcher's next attempt (if any) runs nothing
+      const again = signed(rerunCall());
+      assert.deepEqual(parse(await receiver.receive(again.body, again.headers)), { status: 200, outcome: "duplicate" });
+      assert.equal(await store.claimReceipt("rr-01"), "done");
+      assert.equal(runs(), 1);
+      assert.deepEqual(outside, ["ORD-1107:ai_summary"], "the outside system was called once");
+      assert.deepEqual(gate.violations, []);
+    });
+  }
+
+  test("a reported error wrapped by the handler (cause, AggregateError) still ends the delivery", async () => {
+    for (const wrap of [(e) => new Error("step failed", { cause: e }), (e) => new AggregateError([new Error("other"), e], "some steps failed")]) {
+      const gate = new FakeGate();
+      const client = new Client(testOptions(gate).options);
+      await client.register({ processId: PID, workflow: "order-intake", department: "sales", steps: [{ name: "register_order" }, { name: "ai_summary" }] });
+      const { receiver } = setup({
+        handler: async (rerun) => {
+          try {
+            await client.withStep(rerun.process_id, "ai_summary", async () => {
+              throw new OutcomeUnknown("no answer");
+            });
+          } catch (e) {
+            throw wrap(e);
+          }
+        },
+      });
+      const s = signed(rerunCall());
+      const answer = parse(await receiver.receive(s.body, s.headers));
+      assert.equal(answer.status, 200);
+      assert.equal(answer.detail, "ai_summary: reported unknown (result_unknown): no answer; Rerun Gate shows the stall, nothing is resent");
+    }
+  });
+
+  test("a step outcome that could NOT be reported: 500, claim released, the retry runs the step again", async () => {
+    let gateDown = true;
+    const { gate, receiver, logs, clientLogs, runs, outside } = await withGate({
+      gateOptions: { retries: 0 },
+      handlerFor: (_name, run) => {
+        if (run === 1) throw new OutcomeUnknown("the summary call timed out", { errorClass: "timeout" });
+        return "sum-1";
+      },
+    });
+    // Rerun Gate accepts `started` but the failure report never gets through
+    const originalFetch = gate.fetch;
+    gate.fetch = async (url, init) => {
+      const body = init.body ? JSON.parse(init.body) : undefined;
+      if (gateDown && body?.type === "unknown") throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+      return originalFetch(url, init);
+    };
+    const s = signed(rerunCall());
+    const first = parse(await receiver.receive(s.body, s.headers));
+    assert.equal(first.status, 500);
+    assert.equal(first.outcome, "failed");
+    assert.equal(first.detail, "the summary call timed out");
+    assert.ok(clientLogs.some(([level, m]) => level === "error" && /could not be reported/.test(m)));
+    assert.ok(logs.some(([level, m]) => level === "error" && /released the claim/.test(m)));
+    gateDown = false;
+    const retry = signed(rerunCall());
+    assert.deepEqual(parse(await receiver.receive(retry.body, retry.headers)), { status: 200, outcome: "done" });
+    assert.equal(runs(), 2);
+    assert.deepEqual(outside, ["ORD-1107:ai_summary", "ORD-1107:ai_summary"], "the same original key both times");
+    assert.equal(gate.ops.get(PID).steps[1].result_id, "sum-1");
   });
 });

@@ -146,11 +146,20 @@ describe("the rerun call (webhooks)", () => {
 
   test("the receiver's answers validate against the webhook's documented answers", async (t) => {
     let fail = false;
+    let stepFails = false;
+    const gate = new FakeGate();
+    const client = new Client(testOptions(gate).options);
+    await client.register({ processId: "ORD-1107", workflow: "order-intake", department: "sales", steps: [{ name: "register_order" }, { name: "ai_summary" }] });
     const receiver = new RerunReceiver({
       secret: SECRET,
       store: new MemoryStore(),
       handler: async () => {
         if (fail) throw new Error("down");
+        if (stepFails) {
+          await client.withStep("ORD-1107", "ai_summary", async () => {
+            throw new OutcomeUnknown("no answer", { errorClass: "timeout" });
+          });
+        }
       },
       logger: { warn() {}, error() {} },
     });
@@ -166,7 +175,12 @@ describe("the rerun call (webhooks)", () => {
     fail = true;
     const f = signed(rerunCall({ rerun_id: "f-1" }), { id: "f-1" });
     answers.push(await receiver.receive(f.body, f.headers)); // 500
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 401, 422, 500]);
+    fail = false;
+    stepFails = true;
+    const r = signed(rerunCall({ rerun_id: "r-1" }), { id: "r-1" });
+    answers.push(await receiver.receive(r.body, r.headers)); // 200 done, with the step's report as detail
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 401, 422, 500, 200]);
+    assert.match(JSON.parse(answers.at(-1).body).detail, /^ai_summary: reported unknown \(timeout\)/);
     const responses = hook?.[method]?.responses ?? {};
     const hasAnswerSchema = Boolean(doc.components?.schemas?.RerunAnswer);
     for (const a of answers) {

@@ -15,6 +15,8 @@ import {
   StepFailed,
   ValidationFailed,
   classifyError,
+  outcomeOfStatus,
+  stepReportOf,
 } from "../dist/index.js";
 import { FakeGate, refusedError, socketError, testOptions } from "./support/fake-gate.mjs";
 
@@ -143,6 +145,9 @@ describe("unknown vs failed", () => {
     ["AggregateError of ECONNREFUSED (localhost v4+v6)", () => new TypeError("fetch failed", { cause: new AggregateError([Object.assign(new Error("a"), { code: "ECONNREFUSED" }), Object.assign(new Error("b"), { code: "ECONNREFUSED" })]) }), "failed", "unavailable"],
     ["StepFailed chooses", () => new StepFailed("validation", "amount must be positive"), "failed", "validation"],
     ["StepFailed.fromStatus(503)", () => StepFailed.fromStatus(503), "failed", "unavailable"],
+    ["outcomeOfStatus(504): a gateway timeout may have acted upstream", () => outcomeOfStatus(504), "unknown", "timeout"],
+    ["StepFailed.fromStatus(504) (existing callers): unknown too", () => StepFailed.fromStatus(504), "unknown", "timeout"],
+    ["outcomeOfStatus(422)", () => outcomeOfStatus(422, "amount must be positive"), "failed", "validation"],
     ["OutcomeUnknown", () => new OutcomeUnknown("no id came back"), "unknown", "result_unknown"],
     ["OutcomeUnknown with a class", () => new OutcomeUnknown("still generating", { errorClass: "in_progress" }), "unknown", "in_progress"],
     ["an ordinary error", () => new RangeError("bad input"), "failed", "other"],
@@ -159,6 +164,34 @@ describe("unknown vs failed", () => {
       assert.deepEqual(gate.violations, []);
     });
   }
+
+  test("outcomeOfStatus: only a 504 is unknown; the statuses that certainly did not act are StepFailed", () => {
+    const table = [
+      [400, "StepFailed", "validation"],
+      [401, "StepFailed", "auth_expired"],
+      [403, "StepFailed", "unauthorized"],
+      [404, "StepFailed", "validation"],
+      [409, "StepFailed", "validation"],
+      [429, "StepFailed", "rate_limited"],
+      [500, "StepFailed", "server_error"],
+      [502, "StepFailed", "unavailable"],
+      [503, "StepFailed", "unavailable"],
+      [504, "OutcomeUnknown", "timeout"],
+      [599, "StepFailed", "server_error"],
+      [302, "StepFailed", "other"],
+    ];
+    for (const [status, type, cls] of table) {
+      for (const make of [outcomeOfStatus, (st, m) => StepFailed.fromStatus(st, m)]) {
+        const e = make(status);
+        assert.equal(e.name, type, `${status}`);
+        assert.ok(type === "StepFailed" ? e instanceof StepFailed : e instanceof OutcomeUnknown);
+        assert.equal(e.errorClass, cls, `${status}`);
+        assert.match(e.message, new RegExp(String(status)));
+      }
+    }
+    assert.match(outcomeOfStatus(504).message, /504 \(gateway timeout\): it may have acted/);
+    assert.equal(outcomeOfStatus(504, "ai answered 504").message, "ai answered 504");
+  });
 
   test("real errors from fetch: refused, cut mid-answer, timed out", async () => {
     // nothing listens
@@ -199,6 +232,40 @@ describe("unknown vs failed", () => {
       for (const s of sockets) s.destroy();
       await Promise.all([breaker, silent].map((s) => new Promise((r) => { s.close(() => r()); })));
     }
+  });
+});
+
+describe("the report mark (what the rerun receiver reads)", () => {
+  test("an error whose failed/unknown event Rerun Gate accepted carries its report; a step that succeeded has none", async () => {
+    const { client } = await setup();
+    const err = new OutcomeUnknown("the summary call timed out", { errorClass: "timeout" });
+    assert.equal(stepReportOf(err), undefined, "not before it was reported");
+    await assert.rejects(client.withStep(PID, "ai_summary", async () => { throw err; }), (e) => e === err);
+    assert.deepEqual(stepReportOf(err), { processId: PID, step: "ai_summary", type: "unknown", errorClass: "timeout", message: "the summary call timed out" });
+    assert.deepEqual(stepReportOf(new Error("wrapped", { cause: err }))?.step, "ai_summary");
+    assert.equal(stepReportOf(new Error("another")), undefined);
+    assert.equal(stepReportOf("a string"), undefined);
+    assert.equal(stepReportOf(undefined), undefined);
+  });
+
+  test("an error whose report could not be sent carries none", async () => {
+    const { client, gate } = await setup({ retries: 0 });
+    gate.once(isEvent("failed"), { refuse: true });
+    const err = new StepFailed("validation", "amount must be positive");
+    await assert.rejects(client.withStep(PID, "register_order", async () => { throw err; }), (e) => e === err);
+    assert.equal(stepReportOf(err), undefined);
+  });
+
+  test("a thrown non-object is rethrown inside an Error (its cause), reported and marked", async () => {
+    const { client, gate } = await setup();
+    await assert.rejects(client.withStep(PID, "register_order", async () => { throw "boom"; }), (e) => {
+      assert.ok(e instanceof Error);
+      assert.equal(e.message, "boom");
+      assert.equal(e.cause, "boom");
+      assert.deepEqual(stepReportOf(e), { processId: PID, step: "register_order", type: "failed", errorClass: "other", message: "boom" });
+      return true;
+    });
+    assert.deepEqual(types(gate.eventsOf("register_order")), ["started:1", "failed:2"]);
   });
 });
 

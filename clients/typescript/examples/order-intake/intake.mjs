@@ -4,7 +4,7 @@
 // Run (after `npm ci`, which builds dist/):  node examples/order-intake/intake.mjs
 // The last line on stdout is one JSON object; the kit's and this script's notes go to stderr.
 import { join } from "node:path";
-import { Client, FileStore, StepFailed, classifyError } from "../../dist/index.js";
+import { Client, FileStore, classifyError, outcomeOfStatus } from "../../dist/index.js";
 
 const env = (name) => {
   const value = process.env[name];
@@ -74,7 +74,8 @@ try {
       try {
         const fault = attempt === 1 ? { "demo-fault": "drop-answer" } : {};
         const { res, body } = await postOrder(step.idempotencyKey, ORDER, fault);
-        if (!res.ok) throw StepFailed.fromStatus(res.status, `the order system answered ${res.status}: ${body?.detail ?? ""}`);
+        // 4xx/502/503: it certainly did not happen (failed); 504: it may have (unknown, retried below).
+        if (!res.ok) throw outcomeOfStatus(res.status, `the order system answered ${res.status}: ${body?.detail ?? ""}`);
         orderReplayed = res.headers.get("idempotency-replayed") === "true";
         return body.id;
       } catch (err) {

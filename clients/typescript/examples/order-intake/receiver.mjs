@@ -5,7 +5,7 @@
 // Prints `listening <port>` once ready, then one JSON line per handled call; notes go to stderr.
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { Client, FileStore, RerunReceiver, StepFailed } from "../../dist/index.js";
+import { Client, FileStore, RerunReceiver, outcomeOfStatus } from "../../dist/index.js";
 
 const env = (name) => {
   const value = process.env[name];
@@ -41,14 +41,17 @@ async function callOutside(service, key, processId, content) {
   });
   const text = await res.text();
   const body = text ? JSON.parse(text) : null;
-  if (!res.ok) throw StepFailed.fromStatus(res.status, `${service} answered ${res.status}: ${body?.detail ?? text}`);
+  // failed for a 4xx/502/503 (it did not happen), unknown/timeout for a 504 (it may have)
+  if (!res.ok) throw outcomeOfStatus(res.status, `${service} answered ${res.status}: ${body?.detail ?? text}`);
   return body.id;
 }
 
 const receiver = new RerunReceiver({
   secret: SECRET,
   store,
-  // Runs ONLY the listed steps, each with its original key: the outside system deduplicates.
+  // Runs ONLY the listed steps, each with its original key: the outside system deduplicates. A step that
+  // fails is reported by withStep and ends the delivery (200, with a detail); an error outside a step (an
+  // unknown step name) answers 500 and the rerun is sent again.
   handler: async (rerun) => {
     for (const listed of rerun.steps) {
       const step = STEPS[listed.name];
