@@ -7,7 +7,8 @@ use utoipa::Modify;
 pub struct RerunWebhook;
 
 /// How long the dispatcher waits for the receiver's answer before the outcome is unknown (`dispatch_timeout`).
-const ANSWER_WITHIN: &str = "the dispatch timeout (10 s unless the server's `RERUN_GATE_DISPATCH_TIMEOUT_SECONDS` says otherwise)";
+const ANSWER_WITHIN: &str =
+    "the dispatch timeout (10 s unless the server's `RERUN_GATE_DISPATCH_TIMEOUT_SECONDS` says otherwise)";
 
 impl Modify for RerunWebhook {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {

@@ -120,3 +120,8 @@ pub fn webhook_body_schema(name: &str) -> Value {
     assert!(schema.is_object(), "the document publishes the webhook {name}");
     schema.clone()
 }
+
+/// The document's schema of a component.
+pub fn component(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}

@@ -578,3 +578,14 @@ fn the_client_kits_keep_the_document_this_server_serves() {
         assert!(kept == served, "{copy} is not the document the server serves: `server openapi > {copy}`");
     }
 }
+
+#[test]
+fn an_answer_with_a_field_the_document_does_not_name_breaks_the_document() {
+    let problem = json!({"type": "/problems/not-found", "title": "Not Found", "status": 404, "detail": "not found"});
+    let schema = crate::contract::component("ProblemBody");
+    assert_eq!(crate::contract::violations(&schema, &problem), Vec::<String>::new());
+    let mut extra = problem.clone();
+    extra["hint"] = json!("undocumented");
+    let found = crate::contract::violations(&schema, &extra);
+    assert!(!found.is_empty() && found.iter().all(|e| e.contains("hint")), "{found:?}");
+}

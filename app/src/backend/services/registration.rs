@@ -211,7 +211,7 @@ fn content_warnings(
         .iter()
         .zip(&request.steps)
         .filter(|(definition, given)| {
-            definition.side_effect && compares(&definition.connector) && given.content.is_none()
+            definition.side_effect && compares(&definition.connector) && lacks_content(given.content.as_ref())
         })
         .map(|(definition, _)| RegistrationWarning {
             kind: WarningKind::StepContentMissing,
