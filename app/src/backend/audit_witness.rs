@@ -76,7 +76,12 @@ impl Witness {
             }
             _ => format!("{}: {e}", path.display()),
         })?;
-        Ok(Witness { path: path.to_path_buf(), vouched: None, newest: None, standing: None, last_digest: None })
+        Ok(Witness::empty(path))
+    }
+
+    /// A memory that vouches for nothing yet.
+    fn empty(path: &Path) -> Witness {
+        Witness { path: path.to_path_buf(), vouched: None, newest: None, standing: None, last_digest: None }
     }
 
     /// A new memory for a key that replaces another: the old memory's lines, then the statement that hands over
@@ -119,8 +124,7 @@ impl Witness {
             })
             .collect();
         let trusted = TrustedKeys::new(key.public(), &statements);
-        let mut witness =
-            Witness { path: path.to_path_buf(), vouched: None, newest: None, standing: None, last_digest: None };
+        let mut witness = Witness::empty(path);
         for (n, line) in lines {
             match line {
                 Line::Checkpoint(c) if !trusted.verifies(&c) => {

@@ -1,5 +1,7 @@
 //! The audit trail table. There is deliberately no update or delete here: the trail is append-only.
 use super::Db;
+use super::audit_rows::{Bind, EVENT_COLUMNS};
+pub use super::audit_rows::CsvChunk;
 use super::{Conn, RowLock, on_conn};
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use crate::domain::audit_export::AuditFilter;
@@ -141,10 +143,6 @@ impl From<EventRow> for AuditEvent {
     }
 }
 
-pub(crate) const EVENT_COLUMNS: &str =
-    "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id, department,
-    before_json, after_json, reason, request_id, prev_hash, hash";
-
 /// One page of events in sequence order, starting after `after_seq` (keyset pagination).
 pub async fn page_after(tx: &mut Conn, after_seq: i64, limit: i64) -> Result<Vec<AuditEvent>, sqlx::Error> {
     let everything = AuditFilter::default();
@@ -189,12 +187,6 @@ pub struct AuditQuery<'a> {
     /// Actions left out (the page's folded routine events).
     pub except_actions: &'a [&'static str],
     pub limit: i64,
-}
-
-pub(crate) enum Bind {
-    Int(i64),
-    Text(String),
-    Time(DateTime<Utc>),
 }
 
 /// The WHERE clause for a query (only the conditions asked for, so each can use its index) and its values.
@@ -280,12 +272,6 @@ pub async fn select(tx: &mut Conn, query: &AuditQuery<'_>) -> Result<Vec<AuditEv
     let sql = format!("SELECT {EVENT_COLUMNS} FROM audit_events {filter} ORDER BY seq {order} LIMIT {}", query.limit);
     let rows: Vec<EventRow> = on_conn!(tx, |c| bind_all!(sqlx::query_as(&sql), &binds).fetch_all(c).await)?;
     Ok(rows.into_iter().map(AuditEvent::from).collect())
-}
-
-/// A piece of a CSV export: whole records, and how many.
-pub struct CsvChunk {
-    pub bytes: Vec<u8>,
-    pub rows: u64,
 }
 
 /// The events a query chooses, in sequence order, as CSV records in chunks through a small bounded channel

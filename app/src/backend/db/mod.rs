@@ -5,6 +5,7 @@ pub mod ai_attempts;
 pub mod api_clients;
 pub mod audit;
 pub mod audit_proof;
+mod audit_rows;
 pub mod batches;
 pub mod chat;
 pub mod demo_systems;

@@ -77,11 +77,12 @@ pub async fn by_id(tx: &mut Conn, id: &str) -> Result<Option<RequestRow>, sqlx::
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
 }
 
-/// The operation's open request (draft, pending approval, approved or dispatched), if any.
+/// The operation's open request (`RerunRequestStatus::is_open`), if any.
 pub async fn open_for_operation(tx: &mut Conn, operation_id: i64) -> Result<Option<RequestRow>, sqlx::Error> {
-    let sql = format!(
-        "{REQUEST_SELECT} WHERE r.operation_id = $1 AND r.status IN ('draft', 'pending_approval', 'approved', 'dispatched')"
-    );
+    // The domain's names, written into the statement: fixed words, never input.
+    let open: Vec<String> =
+        RerunRequestStatus::ALL.iter().filter(|s| s.is_open()).map(|s| format!("'{}'", s.as_str())).collect();
+    let sql = format!("{REQUEST_SELECT} WHERE r.operation_id = $1 AND r.status IN ({})", open.join(", "));
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(operation_id).fetch_optional(c).await)
 }
 

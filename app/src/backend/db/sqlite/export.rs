@@ -1,7 +1,7 @@
 //! CSV exports on SQLite read rows on their own read-only connection with rusqlite, borrowing each value
 //! instead of copying it through sqlx's connection thread: a million rows then cost about what `sqlite3 -csv`
 //! takes. Runs on a blocking thread and hands over chunks through a small bounded channel (constant memory).
-use super::super::audit::{Bind, CsvChunk, EVENT_COLUMNS};
+use super::super::audit_rows::{Bind, CsvChunk, EVENT_COLUMNS};
 use crate::domain::audit_export::write_csv_record;
 use rusqlite::OpenFlags;
 use rusqlite::types::ValueRef;
