@@ -46,6 +46,26 @@ pub enum RerunNews {
     Completed,
 }
 
+impl RerunNews {
+    /// The notification's kind, as stored beside it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            RerunNews::ApprovalAsked => "approval_requested",
+            RerunNews::Withdrawn => "cancelled",
+            RerunNews::Approved => "approved",
+            RerunNews::Rejected => "rejected",
+            RerunNews::SentBack => "sent_back",
+            RerunNews::Expired => "expired",
+            RerunNews::Sent => "dispatched",
+            RerunNews::NothingToSend => "nothing_to_send",
+            RerunNews::OutcomeUnknown => "outcome_unknown",
+            RerunNews::SendFailed => "send_failed",
+            RerunNews::NotSent => "not_sent",
+            RerunNews::Completed => "completed",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "news", rename_all = "snake_case")]
 pub enum BatchNews {

@@ -76,7 +76,7 @@ pub async fn decide(
                 .authenticated(authenticated)
                 .reason(comment.unwrap_or_default());
             record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-            notify(&mut tx, state, &request, "rejected", RerunNews::Rejected, Audience::Requester, now).await?;
+            notify(&mut tx, state, &request, RerunNews::Rejected, Audience::Requester, now).await?;
         }
         Decision::Approve => {
             let required = state.config.approvals_required(&request.workflow);
@@ -91,7 +91,7 @@ pub async fn decide(
                         "makers": ballot.makers}))
                     .authenticated(authenticated);
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-                notify(&mut tx, state, &request, "approved", RerunNews::Approved, Audience::Requester, now).await?;
+                notify(&mut tx, state, &request, RerunNews::Approved, Audience::Requester, now).await?;
                 tx.commit().await?;
                 state.dispatch_wake.notify_one();
                 return Ok(());
@@ -133,7 +133,7 @@ async fn back_to_staff(
     let after = json!({"rerun_id": request.id, "status": status, "changes": changes});
     let entry = entry(caller, request, action).after(after).reason(why.text());
     record(tx, entry, caller.request_id.as_deref(), now).await?;
-    notify(tx, state, request, status.as_str(), RerunNews::SentBack, Audience::Requester, now).await?;
+    notify(tx, state, request, RerunNews::SentBack, Audience::Requester, now).await?;
     Ok(())
 }
 
@@ -163,7 +163,7 @@ pub async fn expire_overdue(state: &AppState) -> Result<usize, AppError> {
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::Expired}))
         .reason(SystemReason::NoDecisionInTime.text());
         record(&mut tx, entry, None, now).await?;
-        notify(&mut tx, state, &request, "expired", RerunNews::Expired, Audience::Both, now).await?;
+        notify(&mut tx, state, &request, RerunNews::Expired, Audience::Both, now).await?;
         tx.commit().await?;
         expired += 1;
     }

@@ -411,7 +411,7 @@ async fn write_end(
     }
     // A bulk rerun tells its requester once, when the batch completes.
     if request.batch_id.is_none() {
-        notify(tx, state, request, request_status.as_str(), news, audience, now).await?;
+        notify(tx, state, request, news, audience, now).await?;
     }
     Ok(())
 }

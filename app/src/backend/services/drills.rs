@@ -5,11 +5,11 @@
 use super::Caller;
 use super::api_clients::ApiClient;
 use super::audit::record;
-use crate::backend::demo::systems::Service;
+use crate::backend::demo::systems::{Executed, Service};
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::drills::{DrillOverview, DrillReport, DrillView};
-use crate::contract::operations::StepEvent;
+use crate::contract::operations::{ReportedError, StepEvent};
 use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::conflict::Conflict;
@@ -17,7 +17,8 @@ use crate::domain::drills::{Fault, ReportLine, decision_of, period};
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule};
 use crate::domain::roles::Role;
-use crate::domain::stall::StallEvent;
+use crate::domain::operations::StepEventType;
+use crate::domain::stall::{ErrorClass, StallEvent};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
@@ -155,70 +156,61 @@ async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Faul
     };
     for step in &workflow.steps {
         let key = format!("{process_id}-{}", step.name);
-        let service = service_of(state, step.connector.as_deref());
-        let send = |seq: i64, kind: &str, result_id: Option<&str>, error: Option<(&str, &str)>| {
-            let event = json!({"seq": seq, "type": kind, "result_id": result_id,
-                "error": error.map(|(class, message)| json!({"class": class, "message": message}))});
-            let (state, client, process_id, name) = (state, client, process_id.clone(), step.name.clone());
-            async move {
-                let event: StepEvent =
-                    serde_json::from_value(event).map_err(|e| AppError::internal("step event", e))?;
-                super::step_events::report(state, client, &process_id, &name, event).await
-            }
-        };
-        send(1, "started", None, None).await?;
-        let done = match service {
+        let report = |event: StepEvent| super::step_events::report(state, client, &process_id, &step.name, event);
+        report(step_event(1, StepEventType::Started, None, None)).await?;
+        let done = match service_of(state, step.connector.as_deref()) {
             Some(service) => state.demo.execute_with(service, &key, &Value::Null, Some(&process_id), &[fault]).await,
             None => Err(AppError::NotFound),
         };
         if step.name != faulty {
             let id = done.ok().map(|d| d.execution.id);
-            send(2, "succeeded", id.as_deref().or(Some("local")), None).await?;
+            report(step_event(2, StepEventType::Succeeded, Some(id.as_deref().unwrap_or("local")), None)).await?;
             continue;
         }
-        let result = done.as_ref().ok().map(|d| d.execution.id.clone());
-        let result = result.as_deref();
-        match (fault, &done) {
-            (_, Err(AppError::Unauthorized)) => {
-                send(2, "failed", None, Some(("auth_expired", "401 Unauthorized: the API credentials expired"))).await?
-            }
-            (_, Err(AppError::TooManyRequests { .. })) => {
-                send(2, "failed", None, Some(("rate_limited", "429 Too Many Requests (Retry-After: 60)"))).await?
-            }
-            (Fault::AnswerLost, _) => {
-                send(2, "unknown", None, Some(("no_response", "the connection closed before the answer came"))).await?
-            }
-            (Fault::SlowAiJob, _) => {
-                send(2, "unknown", result, Some(("in_progress", "the background job is still generating"))).await?
-            }
-            (Fault::CancelOnlyRequested, _) => {
-                send(
-                    2,
-                    "unknown",
-                    result,
-                    Some(("cancel_requested", "a cancel was requested; whether it stopped is not known")),
-                )
-                .await?
-            }
-            (Fault::DuplicateWebhook, _) => {
-                send(2, "unknown", result, Some(("duplicate_notification", "the completion webhook arrived twice")))
-                    .await?
-            }
-            (Fault::StaleWebhook, _) => {
-                send(
-                    2,
-                    "unknown",
-                    result,
-                    Some(("stale_notification", "an older completion webhook arrived after a newer one")),
-                )
-                .await?
-            }
-            // The mail went out, but no ID came back and the mail log finds nothing: no ID to look up.
-            _ => send(2, "unknown", None, None).await?,
-        };
+        report(what_the_integration_saw(fault, &done)).await?;
         break; // the steps after the faulty one never started
     }
     Ok(())
+}
+
+/// The faulty step's second report: what an integration meeting `fault` would say.
+fn what_the_integration_saw(fault: Fault, done: &Result<Executed, AppError>) -> StepEvent {
+    use ErrorClass as C;
+    use StepEventType::{Failed, Unknown};
+    let result = done.as_ref().ok().map(|d| d.execution.id.as_str());
+    let (kind, result, error) = match (fault, done) {
+        (_, Err(AppError::Unauthorized)) => {
+            (Failed, None, Some((C::AuthExpired, "401 Unauthorized: the API credentials expired")))
+        }
+        (_, Err(AppError::TooManyRequests { .. })) => {
+            (Failed, None, Some((C::RateLimited, "429 Too Many Requests (Retry-After: 60)")))
+        }
+        (Fault::AnswerLost, _) => (Unknown, None, Some((C::NoResponse, "the connection closed before the answer came"))),
+        (Fault::SlowAiJob, _) => (Unknown, result, Some((C::InProgress, "the background job is still generating"))),
+        (Fault::CancelOnlyRequested, _) => {
+            (Unknown, result, Some((C::CancelRequested, "a cancel was requested; whether it stopped is not known")))
+        }
+        (Fault::DuplicateWebhook, _) => {
+            (Unknown, result, Some((C::DuplicateNotification, "the completion webhook arrived twice")))
+        }
+        (Fault::StaleWebhook, _) => {
+            (Unknown, result, Some((C::StaleNotification, "an older completion webhook arrived after a newer one")))
+        }
+        // The mail went out, but no ID came back and the mail log finds nothing: no ID to look up.
+        _ => (Unknown, None, None),
+    };
+    step_event(2, kind, result, error)
+}
+
+fn step_event(seq: i64, kind: StepEventType, result_id: Option<&str>, error: Option<(ErrorClass, &str)>) -> StepEvent {
+    StepEvent {
+        seq,
+        kind,
+        result_id: result_id.map(str::to_string),
+        error: error.map(|(class, message)| ReportedError { class, message: message.to_string() }),
+        at: None,
+        usage: None,
+    }
 }
 
 fn service_of(state: &AppState, connector: Option<&str>) -> Option<Service> {

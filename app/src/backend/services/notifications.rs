@@ -29,7 +29,6 @@ pub async fn notify(
     tx: &mut db::Conn,
     state: &AppState,
     request: &db::rerun_requests::RequestRow,
-    kind: &str,
     news: RerunNews,
     audience: Audience,
     now: DateTime<Utc>,
@@ -44,7 +43,8 @@ pub async fn notify(
     }
     super::chat::request_news(tx, state, request, news, now).await?;
     let notice = Notice::rerun(&request.process_id, news);
-    send(tx, state, &users, (&request.department, kind), &notice, &format!("/reruns/{}", request.id), now).await
+    let link = format!("/reruns/{}", request.id);
+    send(tx, state, &users, (&request.department, news.kind()), &notice, &link, now).await
 }
 
 /// Tells a department's owners (its managers), e.g. that an indicator crossed its threshold.

@@ -495,7 +495,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
         .after(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    notify(&mut tx, state, &request, "approval_requested", RerunNews::ApprovalAsked, Audience::Owners, now).await?;
+    notify(&mut tx, state, &request, RerunNews::ApprovalAsked, Audience::Owners, now).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -525,7 +525,7 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
             .reason(&why);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if from == RerunRequestStatus::PendingApproval {
-        notify(&mut tx, state, &request, "cancelled", RerunNews::Withdrawn, Audience::Owners, now).await?;
+        notify(&mut tx, state, &request, RerunNews::Withdrawn, Audience::Owners, now).await?;
     }
     tx.commit().await?;
     Ok(())

@@ -245,7 +245,7 @@ async fn finish_write(
                 .after(json!({"rerun_id": request.id, "status": moved.to}));
                 record(&mut tx, entry, None, now).await?;
                 let (news, audience) = (RerunNews::Completed, super::notifications::Audience::Requester);
-                super::notifications::notify(&mut tx, state, &request, "completed", news, audience, now).await?;
+                super::notifications::notify(&mut tx, state, &request, news, audience, now).await?;
             }
         }
     }
