@@ -50,7 +50,7 @@ pub struct CheckSummary {
     pub confirmed_by: Option<String>,
     pub confirmed_at: Option<DateTime<Utc>>,
     pub comment: Option<String>,
-    pub cause_class: Option<String>,
+    pub cause_class: Option<crate::domain::stall::FailureClass>,
     pub cause_text: Option<String>,
 }
 

@@ -25,7 +25,7 @@ pub struct BoardRow {
     /// `stalled`, or `on_hold` while someone waits for the provider.
     pub status: OperationStatus,
     pub event: Option<String>,
-    pub failure_class: Option<String>,
+    pub failure_class: Option<crate::domain::stall::FailureClass>,
     pub business_key: Option<String>,
     pub possible_duplicate_of: Option<String>,
     // The board is in the first download: its moments are read by `wire_time`, not chrono's parser.

@@ -30,7 +30,7 @@ pub struct CheckView {
     pub confirmed_by: Option<String>,
     pub confirmed_at: Option<DateTime<Utc>>,
     pub comment: Option<String>,
-    pub cause_class: Option<String>,
+    pub cause_class: Option<crate::domain::stall::FailureClass>,
     pub cause_text: Option<String>,
 }
 

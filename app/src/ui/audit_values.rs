@@ -32,7 +32,7 @@ pub fn value_words(action: &str, key: &str, value: &str) -> Option<String> {
         ("verdict", v) => verdict_label(Some(Verdict::parse(v)?)),
         ("state", v) => step_state_label(StepState::parse(v)?),
         ("event", v) => event_label(StallEvent::parse(v)?.as_str()),
-        ("failure_class" | "cause_class" | "error_class", v) => failure_class_label(FailureClass::parse(v)?.as_str()),
+        ("failure_class" | "cause_class" | "error_class", v) => failure_class_label(FailureClass::parse(v)?),
         ("roles", v) => return roles_words(v),
         _ => return None,
     };

@@ -211,7 +211,7 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
         if row.status == OperationStatus::OnHold {
             let _ = write!(html, r#"<span class="badge" data-testid="on-hold">{}</span>"#, text(on_hold));
         }
-        let class = failure_class_label_in(l, row.failure_class.as_deref().unwrap_or(""));
+        let class = row.failure_class.map_or("—", |c| failure_class_label_in(l, c));
         let _ = write!(
             html,
             r#"</td><td data-label="{class_label}">{}</td><td data-label="{business_key}">{}"#,
@@ -323,7 +323,7 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>, departments: Ve
                         <label for="bulk-failure-class">{td_string!(l, board.bulk.failure_class)}</label>
                         <select id="bulk-failure-class" name="failure_class">
                             <option value="">{td_string!(l, board.all)}</option>
-                            {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k.as_str())}</option> }).collect_view()}
+                            {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> }).collect_view()}
                         </select>
                     </div>
                     <div>

@@ -85,7 +85,7 @@ pub fn event_label(event: &str) -> &'static str {
     event_label_in(locale(), event)
 }
 
-pub fn failure_class_label(class: &str) -> &'static str {
+pub fn failure_class_label(class: crate::domain::stall::FailureClass) -> &'static str {
     failure_class_label_in(locale(), class)
 }
 

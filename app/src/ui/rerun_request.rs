@@ -208,11 +208,11 @@ pub(crate) fn confirmed_line(
     by: &Option<String>,
     at: chrono::DateTime<chrono::Utc>,
     comment: &Option<String>,
-    cause_class: &Option<String>,
+    cause_class: &Option<FailureClass>,
     cause_text: &Option<String>,
 ) -> impl IntoView + use<> {
     let l = locale();
-    let cause = cause_class.as_deref().map(|k| {
+    let cause = cause_class.map(|k| {
         let sentence = td_string!(l, rerun.check.cause, class = failure_class_label(k), text = slot(0));
         with_entered(&sentence.to_string(), &[cause_text.as_deref().unwrap_or_default()])
     });
@@ -232,7 +232,7 @@ pub(crate) fn confirmation_fields(number: i64) -> impl IntoView {
         {(number == 5).then(|| view! {
             <label for=field("cause-class")>{td_string!(l, rerun.check.cause_class)}</label>
             <select id=field("cause-class") name="cause_class">
-                {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k.as_str())}</option> }).collect_view()}
+                {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> }).collect_view()}
             </select>
             <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>
             <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>

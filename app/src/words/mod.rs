@@ -11,6 +11,7 @@ pub mod notifications;
 use crate::domain::batches::BatchStatus;
 use crate::domain::indicators::Indicator;
 use crate::domain::reconciliation::Verdict;
+use crate::domain::stall::FailureClass;
 use crate::domain::rerun_request::RerunRequestStatus;
 use crate::i18n::{Locale, td_string};
 
@@ -64,12 +65,11 @@ pub fn indicator_label_in(l: Locale, indicator: Indicator) -> &'static str {
 }
 
 /// A failure class of an outside system.
-pub fn failure_class_label_in(l: Locale, class: &str) -> &'static str {
+pub fn failure_class_label_in(l: Locale, class: FailureClass) -> &'static str {
     match class {
-        "system_error" => td_string!(l, common.failure_class.system_error),
-        "outside_service_outage" => td_string!(l, common.failure_class.outside_service_outage),
-        "data_inconsistency" => td_string!(l, common.failure_class.data_inconsistency),
-        _ => "—",
+        FailureClass::SystemError => td_string!(l, common.failure_class.system_error),
+        FailureClass::OutsideServiceOutage => td_string!(l, common.failure_class.outside_service_outage),
+        FailureClass::DataInconsistency => td_string!(l, common.failure_class.data_inconsistency),
     }
 }
 

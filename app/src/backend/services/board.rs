@@ -1,6 +1,7 @@
 //! What staff see: the stalled operations of their departments, and one operation in full.
 use super::Caller;
 use super::operations::view_in;
+use crate::domain::stall::FailureClass;
 use crate::backend::db::operations::BoardQuery;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
@@ -63,7 +64,7 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
                 department: r.department,
                 status: r.status,
                 event: r.event,
-                failure_class: r.failure_class,
+                failure_class: r.failure_class.as_deref().and_then(FailureClass::parse),
                 business_key: r.business_key,
                 possible_duplicate_of: r.possible_duplicate_of,
                 created_at: r.created_at,

@@ -391,7 +391,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
                     confirmed_by: i.confirmed_by,
                     confirmed_at: i.confirmed_at,
                     comment: i.comment,
-                    cause_class: i.cause_class,
+                    cause_class: i.cause_class.as_deref().and_then(FailureClass::parse),
                     cause_text: i.cause_text,
                 }
             })
@@ -434,13 +434,7 @@ pub async fn confirm(
     }
     let items = db::rerun_requests::items(&mut tx, id).await?;
     let item = items.iter().find(|i| i.number == number).ok_or(AppError::NotFound)?;
-    let class = match cause.class.as_deref().filter(|c| !c.is_empty()) {
-        Some(c) => Some(
-            FailureClass::parse(c)
-                .ok_or_else(|| AppError::invalid("cause_class", Invalid::new(Rule::Unknown, "unknown cause class")))?,
-        ),
-        None => None,
-    };
+    let class = FailureClass::from_form(cause.class.as_deref()).map_err(|m| AppError::invalid("cause_class", m))?;
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
     let prefill = Prefill { check, holds: item.holds, evidence: Found::from_stored(&item.evidence) };
     checklist::confirmation(&prefill, comment, class.zip(text))

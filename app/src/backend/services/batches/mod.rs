@@ -330,13 +330,7 @@ pub async fn confirm(
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
     allows(&batch, BatchEvent::Submit)?; // the checks are confirmed while it is a draft
-    let class = match cause.class.as_deref().filter(|c| !c.is_empty()) {
-        Some(c) => Some(
-            FailureClass::parse(c)
-                .ok_or_else(|| AppError::invalid("cause_class", Invalid::new(Rule::Unknown, "unknown cause class")))?,
-        ),
-        None => None,
-    };
+    let class = FailureClass::from_form(cause.class.as_deref()).map_err(|m| AppError::invalid("cause_class", m))?;
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
     // Every requested member passed all five checks when it was requested (the others dropped out).
     let prefill = Prefill { check, holds: true, evidence: checklist::Found::Text(String::new()) };

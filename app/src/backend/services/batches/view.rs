@@ -112,7 +112,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
                     confirmed_by: confirmed.map(|c| c.confirmed_by.clone()),
                     confirmed_at: confirmed.map(|c| c.confirmed_at),
                     comment: confirmed.map(|c| c.comment.clone()),
-                    cause_class: confirmed.and_then(|c| c.cause_class.clone()),
+                    cause_class: confirmed.and_then(|c| c.cause_class.as_deref()).and_then(FailureClass::parse),
                     cause_text: confirmed.and_then(|c| c.cause_text.clone()),
                 }
             })
