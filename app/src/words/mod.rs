@@ -11,8 +11,8 @@ pub mod notifications;
 use crate::domain::batches::BatchStatus;
 use crate::domain::indicators::Indicator;
 use crate::domain::reconciliation::Verdict;
-use crate::domain::stall::FailureClass;
 use crate::domain::rerun_request::RerunRequestStatus;
+use crate::domain::stall::FailureClass;
 use crate::i18n::{Locale, td_string};
 
 /// Where the n-th thing a person wrote goes in a sentence of a page: `td_string!(l, key, by = slot(0))`; the page

@@ -1,7 +1,7 @@
 //! The audit trail table. There is deliberately no update or delete here: the trail is append-only.
 use super::Db;
-use super::audit_rows::{Bind, EVENT_COLUMNS};
 pub use super::audit_rows::CsvChunk;
+use super::audit_rows::{Bind, EVENT_COLUMNS};
 use super::{Conn, RowLock, on_conn};
 use crate::domain::audit::{AuditEntry, AuditEvent};
 use crate::domain::audit_export::AuditFilter;

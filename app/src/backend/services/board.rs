@@ -1,13 +1,13 @@
 //! What staff see: the stalled operations of their departments, and one operation in full.
 use super::Caller;
 use super::operations::view_in;
-use crate::domain::stall::FailureClass;
 use crate::backend::db::operations::BoardQuery;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::DepartmentDto;
 use crate::contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
 use crate::domain::rights::Act;
+use crate::domain::stall::FailureClass;
 use crate::words::audit::{action_code_label_in, reason_label_in};
 use chrono::Duration;
 

@@ -16,8 +16,8 @@ use crate::domain::conflict::Conflict;
 use crate::domain::drills::{Fault, ReportLine, decision_of, period};
 use crate::domain::holds::reason;
 use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::roles::Role;
 use crate::domain::operations::StepEventType;
+use crate::domain::roles::Role;
 use crate::domain::stall::{ErrorClass, StallEvent};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -185,7 +185,9 @@ fn what_the_integration_saw(fault: Fault, done: &Result<Executed, AppError>) -> 
         (_, Err(AppError::TooManyRequests { .. })) => {
             (Failed, None, Some((C::RateLimited, "429 Too Many Requests (Retry-After: 60)")))
         }
-        (Fault::AnswerLost, _) => (Unknown, None, Some((C::NoResponse, "the connection closed before the answer came"))),
+        (Fault::AnswerLost, _) => {
+            (Unknown, None, Some((C::NoResponse, "the connection closed before the answer came")))
+        }
         (Fault::SlowAiJob, _) => (Unknown, result, Some((C::InProgress, "the background job is still generating"))),
         (Fault::CancelOnlyRequested, _) => {
             (Unknown, result, Some((C::CancelRequested, "a cancel was requested; whether it stopped is not known")))
