@@ -630,6 +630,6 @@ async fn integration_check(state: &AppState, workflow: &str, url: Option<&str>) 
         }
     };
     let l = std::env::var("LANG").ok().and_then(|lang| lang.get(..2)?.parse().ok()).unwrap_or_default();
-    print!("{}", app::words::conformance::report_in(l, &checked.url, &checked.results));
+    print!("{}", app::words::conformance::report_in(l, &checked));
     Ok(if checked.all_met() { 0 } else { 1 })
 }

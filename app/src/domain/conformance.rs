@@ -1,25 +1,26 @@
 //! The conformance check of an integration's rerun endpoint (`server integration check`): test calls that change
 //! nothing (`rerun.test`), each with what a safe receiver does with it. A receiver that accepts an unsigned call
 //! can be made to rerun by anyone; one that acts on a repeat of the same `webhook-id` sends the second invoice.
+use super::names::named;
 use serde::{Deserialize, Serialize};
 
-/// What a receiver built with the client kits says it did with a rerun call (`{"outcome": …}`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum RerunOutcome {
-    /// The listed steps were handed to the integration (2xx).
-    Done,
-    /// This `webhook-id` was received before: nothing done again (2xx).
-    Duplicate,
-    /// A verified `rerun.test`: nothing done (2xx).
-    Test,
-    /// Unsigned, wrongly signed or stale (401), or not a rerun call (422).
-    Refused,
-    /// The handler failed: the claim is released and a retry runs it (500).
-    Failed,
-    /// This `webhook-id` is still being handled by an earlier delivery: try again after `Retry-After` (503).
-    InProgress,
+named! {
+    /// What a receiver built with the client kits says it did with a rerun call (`{"outcome": …}`).
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema), schema(rename_all = "snake_case"))]
+    pub enum RerunOutcome {
+        /// The listed steps were handed to the integration (2xx).
+        Done => "done",
+        /// This `webhook-id` was received before: nothing done again (2xx).
+        Duplicate => "duplicate",
+        /// A verified `rerun.test`: nothing done (2xx).
+        Test => "test",
+        /// Unsigned, wrongly signed or stale (401), or not a rerun call (422).
+        Refused => "refused",
+        /// The handler failed: the claim is released and a retry runs it (500).
+        Failed => "failed",
+        /// This `webhook-id` is still being handled by an earlier delivery: try again after `Retry-After` (503).
+        InProgress => "in_progress",
+    }
 }
 
 /// One test call, in the order they are sent.
@@ -61,9 +62,8 @@ pub enum Heard {
 impl Heard {
     /// An answer's status and its `{"outcome": …}`, read leniently: other receivers may answer anything.
     pub fn answer(status: u16, body: &str) -> Heard {
-        let outcome = serde_json::from_str::<serde_json::Value>(body)
-            .ok()
-            .and_then(|v| serde_json::from_value(v.get("outcome")?.clone()).ok());
+        let answer = serde_json::from_str::<serde_json::Value>(body).ok();
+        let outcome = answer.as_ref().and_then(|v| RerunOutcome::parse(v.get("outcome")?.as_str()?));
         Heard::Answer { status, outcome }
     }
 }

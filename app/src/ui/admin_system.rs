@@ -39,7 +39,7 @@ fn AuditSigning() -> impl IntoView {
 /// Sends a workflow's rerun endpoint the conformance check's test calls and shows what each showed.
 #[component]
 fn ReceiverCheckForm(workflow: String) -> impl IntoView {
-    use crate::words::conformance::{expectation_in, heard_in};
+    use crate::words::conformance::{line_in, verdict_in};
     let check = ServerAction::<CheckReceiver>::new();
     let error = super::error_of(check);
     let l = super::labels::locale();
@@ -52,18 +52,12 @@ fn ReceiverCheckForm(workflow: String) -> impl IntoView {
         </ActionForm>
         <crate::ui::ErrorNote error />
         {move || check.value().get().and_then(Result::ok).map(|c| {
-            let all_met = c.all_met();
-            let verdict = if all_met { td_string!(l, admin.conformance.all_met) } else { td_string!(l, admin.conformance.some_not_met) };
+            let (all_met, verdict) = (c.all_met(), verdict_in(l, &c));
             view! {
                 <div data-testid="receiver-check">
                     <p>{td_string!(l, admin.conformance.url)} " " <code>{c.url.clone()}</code></p>
                     <ul class="checks">
-                        {c.results.into_iter().map(|r| view! {
-                            <li class=if r.met { "met" } else { "not-met" }>
-                                {if r.met { td_string!(l, admin.conformance.met) } else { td_string!(l, admin.conformance.not_met) }}
-                                " " {expectation_in(l, r.probe)} " — " {heard_in(l, &r.heard)}
-                            </li>
-                        }).collect_view()}
+                        {c.results.iter().map(|r| view! { <li class=if r.met { "met" } else { "not-met" }>{line_in(l, r)}</li> }).collect_view()}
                     </ul>
                     <p class=if all_met { "badge on" } else { "badge warn" }>{verdict}</p>
                 </div>

@@ -1,9 +1,10 @@
 //! The conformance check's findings in the reader's language: what each test call expects, and what came back.
+use crate::contract::admin::ReceiverCheck;
 use crate::domain::conformance::{Heard, Probe, ProbeResult};
 use crate::i18n::{Locale, td_string};
 
 /// What a safe receiver does with the test call.
-pub fn expectation_in(l: Locale, probe: Probe) -> String {
+fn expectation_in(l: Locale, probe: Probe) -> String {
     match probe {
         Probe::Unsigned => td_string!(l, admin.conformance.expect.unsigned),
         Probe::WronglySigned => td_string!(l, admin.conformance.expect.wrongly_signed),
@@ -15,12 +16,11 @@ pub fn expectation_in(l: Locale, probe: Probe) -> String {
 }
 
 /// What the receiver did.
-pub fn heard_in(l: Locale, heard: &Heard) -> String {
+fn heard_in(l: Locale, heard: &Heard) -> String {
     match heard {
         Heard::Answer { status, outcome: Some(outcome) } => {
-            let outcome = serde_json::to_value(outcome).ok().and_then(|v| v.as_str().map(str::to_string));
-            let outcome = outcome.unwrap_or_default();
-            td_string!(l, admin.conformance.heard.answer_saying, status = *status, outcome = outcome).to_string()
+            td_string!(l, admin.conformance.heard.answer_saying, status = *status, outcome = outcome.as_str())
+                .to_string()
         }
         Heard::Answer { status, outcome: None } => {
             td_string!(l, admin.conformance.heard.answer, status = *status).to_string()
@@ -36,14 +36,20 @@ pub fn line_in(l: Locale, result: &ProbeResult) -> String {
     format!("{mark} {} — {}", expectation_in(l, result.probe), heard_in(l, &result.heard))
 }
 
+/// The check's verdict: every expectation met, or not.
+pub fn verdict_in(l: Locale, check: &ReceiverCheck) -> &'static str {
+    if check.all_met() {
+        td_string!(l, admin.conformance.all_met)
+    } else {
+        td_string!(l, admin.conformance.some_not_met)
+    }
+}
+
 /// The whole check as lines of text (the command line's report): where, each finding, and the verdict.
-pub fn report_in(l: Locale, url: &str, results: &[ProbeResult]) -> String {
-    let mut lines = vec![format!("{} {url}", td_string!(l, admin.conformance.url))];
-    lines.extend(results.iter().map(|r| line_in(l, r)));
-    let all_met = results.iter().all(|r| r.met);
-    let verdict =
-        if all_met { td_string!(l, admin.conformance.all_met) } else { td_string!(l, admin.conformance.some_not_met) };
-    lines.push(verdict.to_string());
+pub fn report_in(l: Locale, check: &ReceiverCheck) -> String {
+    let mut lines = vec![format!("{} {}", td_string!(l, admin.conformance.url), check.url)];
+    lines.extend(check.results.iter().map(|r| line_in(l, r)));
+    lines.push(verdict_in(l, check).to_string());
     lines.join("\n") + "\n"
 }
 

@@ -116,7 +116,7 @@ async fn the_order_intake_story(kit: Kit, process_id: &str) {
     // The kit's receiver meets every expectation of the conformance check.
     let actor = Actor::system(SystemActor::CommandLine);
     let checked = conformance::check(&app.state, actor, None, "order-intake", None).await.unwrap();
-    let report = app::words::conformance::report_in(app::i18n::Locale::en, &checked.url, &checked.results);
+    let report = app::words::conformance::report_in(app::i18n::Locale::en, &checked);
     assert!(checked.all_met(), "{report}");
 
     // A staff member asks, the owner approves, the dispatcher sends the summary alone.

@@ -14,17 +14,9 @@ fn command_line() -> Actor {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_receiver_refuses_what_is_not_signed_now_and_says_a_repeat_is_a_duplicate() {
-    let app = TestApp::spawn_knowing_url(
-        |s| s.demo_systems = true,
-        |url| {
-            let mut config = crate::harness::example_config();
-            config.workflows.iter_mut().for_each(|w| w.rerun_url = format!("{url}/demo/rerun"));
-            config
-        },
-    )
-    .await;
+    let app = TestApp::spawn_with_demo_loop().await;
     let checked = check(&app.state, command_line(), None, "order-intake", None).await.unwrap();
-    let report = app::words::conformance::report_in(Locale::en, &checked.url, &checked.results);
+    let report = app::words::conformance::report_in(Locale::en, &checked);
     assert!(checked.all_met(), "{report}");
     let heard: Vec<(Probe, Heard)> = checked.results.iter().map(|r| (r.probe, r.heard.clone())).collect();
     let answer = |status, outcome| Heard::Answer { status, outcome: Some(outcome) };
@@ -50,7 +42,7 @@ async fn a_receiver_that_answers_200_to_anything_fails_and_is_told_why() {
             (Probe::Repeated, false)
         ]
     );
-    let report = app::words::conformance::report_in(Locale::ja, &checked.url, &checked.results);
+    let report = app::words::conformance::report_in(Locale::ja, &checked);
     assert!(report.contains("✗ 署名のない呼び出しを 401 または 403 で拒否する — HTTP 200"), "{report}");
     assert!(report.contains("✗ 同じ webhook-id の再送に 2xx で応答し"), "{report}");
     assert!(report.ends_with("満たしていない期待があります\n"), "{report}");

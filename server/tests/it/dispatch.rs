@@ -223,15 +223,7 @@ async fn a_step_executed_since_the_approval_is_not_sent_and_gets_its_flag() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operation_once() {
-    let app = TestApp::spawn_knowing_url(
-        |s| s.demo_systems = true,
-        |url| {
-            let mut config = crate::harness::example_config();
-            config.workflows.iter_mut().for_each(|w| w.rerun_url = format!("{url}/demo/rerun"));
-            config
-        },
-    )
-    .await;
+    let app = TestApp::spawn_with_demo_loop().await;
     let token = app.token("demo-integration", &["sales", "billing"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     app.user("suzuki", &["manager"], &["sales"]).await;

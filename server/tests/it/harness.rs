@@ -211,6 +211,20 @@ impl TestApp {
         Self::spawn_with(|s| s.demo_systems = true).await
     }
 
+    /// The demo loop: the demo outside systems served, and every workflow's reruns sent to the demo receiver
+    /// of this same app (as `make run` has it).
+    pub async fn spawn_with_demo_loop() -> TestApp {
+        Self::spawn_knowing_url(
+            |s| s.demo_systems = true,
+            |url| {
+                let mut config = example_config();
+                config.workflows.iter_mut().for_each(|w| w.rerun_url = format!("{url}/demo/rerun"));
+                config
+            },
+        )
+        .await
+    }
+
     pub async fn spawn_configured(
         configure: impl FnOnce(&mut ServerOptions),
         config: app::backend::config::Config,

@@ -19,8 +19,7 @@ pub async fn receive(state: &AppState, headers: &Headers<'_>, body: &[u8]) -> Re
         .config
         .workflows
         .iter()
-        .filter_map(|w| std::env::var(&w.signing_secret_env).ok())
-        .filter_map(|s| Secret::parse(&s).ok())
+        .filter_map(|w| crate::backend::services::rerun_post::signing_secret(w).ok())
         .collect();
     verify(&secrets, headers, body, state.clock.now()).map_err(|_| AppError::Unauthorized)?;
     let rerun: RerunCall = serde_json::from_slice(body).map_err(|e| AppError::BadRequest(e.to_string()))?;

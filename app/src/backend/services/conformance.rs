@@ -28,23 +28,18 @@ pub async fn check(
 ) -> Result<ReceiverCheck, AppError> {
     let unknown = || Invalid::new(Rule::Unknown, format!("unknown workflow '{workflow}'"));
     let workflow = state.config.workflow(workflow).ok_or_else(|| AppError::invalid("workflow", unknown()))?;
-    let secret = std::env::var(&workflow.signing_secret_env).ok().and_then(|s| Secret::parse(&s).ok());
-    let Some(secret) = secret else {
-        let message =
-            format!("the signing secret variable {} is not set (or not a whsec_ secret)", workflow.signing_secret_env);
-        return Err(AppError::invalid("workflow", Invalid::new(Rule::Malformed, message)));
-    };
+    let secret = rerun_post::signing_secret(workflow)
+        .map_err(|message| AppError::invalid("workflow", Invalid::new(Rule::Malformed, message)))?;
     let url = url.unwrap_or(&workflow.rerun_url).to_string();
     let target =
         Target { url: &url, allow_loopback: workflow.rerun_allow_loopback, timeout: state.server.dispatch_timeout };
-    let delivered_id = test_id();
+    let (delivered_id, other) = (test_id(), other_secret());
     let mut results = Vec::new();
     for probe in Probe::ALL {
         let id = if matches!(probe, Probe::Delivered | Probe::Repeated) { delivered_id.clone() } else { test_id() };
         let body =
             serde_json::to_string(&test_call(workflow, &id, state)).map_err(|e| AppError::internal("serialize", e))?;
         let now = state.clock.now();
-        let other = other_secret();
         let signing = match probe {
             Probe::Unsigned => Signing::Unsigned,
             Probe::WronglySigned => Signing::Signed { secret: &other, at: now },
@@ -59,11 +54,12 @@ pub async fn check(
         results.push(judge(probe, heard));
     }
     let checked = ReceiverCheck { workflow: workflow.name.clone(), url, results };
+    let all_met = checked.all_met();
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let entry = AuditEntry::new(actor, AuditAction::WorkflowReceiverChecked, ObjectType::Workflow, &workflow.name)
         .department(Some(&workflow.department))
-        .after(json!({"url": checked.url, "all_met": checked.all_met(), "results": checked.results}));
+        .after(json!({"url": checked.url, "all_met": all_met, "results": checked.results}));
     record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
     Ok(checked)

@@ -24,7 +24,6 @@ use crate::domain::reconciliation::Verdict;
 use crate::domain::rerun_plan::Change;
 use crate::domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use crate::domain::stop_switch::{Stopped, holding};
-use crate::domain::webhooks::Secret;
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use serde_json::json;
@@ -189,11 +188,9 @@ async fn attempt<'a>(
         return outcome(Some(looked), Next::End(End::Refused("the workflow is no longer configured".into())));
     };
     let body = rerun_call(state, id, &operation, &request, &to_send).await?;
-    let secret = std::env::var(&workflow.signing_secret_env).ok().and_then(|s| Secret::parse(&s).ok());
-    let Some(secret) = secret else {
-        let why =
-            format!("the signing secret variable {} is not set (or not a whsec_ secret)", workflow.signing_secret_env);
-        return outcome(Some(looked), try_again(dispatch, None, why, now));
+    let secret = match rerun_post::signing_secret(workflow) {
+        Ok(secret) => secret,
+        Err(why) => return outcome(Some(looked), try_again(dispatch, None, why, now)),
     };
     let target = rerun_post::Target {
         url: &workflow.rerun_url,

@@ -3,9 +3,19 @@
 //! sends it unsigned, wrongly signed and stale, to see the receiver refuse those.
 use crate::backend::reconciliation::http_json::describe;
 use crate::backend::reconciliation::ssrf;
+use crate::domain::configuration::WorkflowConfig;
 use crate::domain::reconciliation::redact;
 use crate::domain::webhooks::Secret;
 use chrono::{DateTime, Utc};
+
+/// The workflow's signing secret, from the variable its `signing_secret_env` names.
+pub fn signing_secret(workflow: &WorkflowConfig) -> Result<Secret, String> {
+    let var = &workflow.signing_secret_env;
+    std::env::var(var)
+        .ok()
+        .and_then(|s| Secret::parse(&s).ok())
+        .ok_or_else(|| format!("the signing secret variable {var} is not set (or not a whsec_ secret)"))
+}
 
 pub struct Target<'a> {
     pub url: &'a str,
