@@ -40,29 +40,17 @@ pub(crate) async fn send(app: &TestApp, id: &str, body: &str, secret: &str, skew
 }
 
 async fn send_raw(app: &TestApp, id: &str, timestamp: &str, signature: &str, body: &str) -> Sent {
-    send_with(app, id, timestamp, signature, body, &[]).await
-}
-
-/// The same, with more headers.
-async fn send_with(
-    app: &TestApp,
-    id: &str,
-    timestamp: &str,
-    signature: &str,
-    body: &str,
-    more: &[(&str, &str)],
-) -> Sent {
-    let mut request = app
+    let answer = app
         .http
         .post(format!("{}/hooks/ai-summary", app.url))
         .header("webhook-id", id)
         .header("webhook-timestamp", timestamp)
         .header("webhook-signature", signature)
-        .header("content-type", "application/json");
-    for (name, value) in more {
-        request = request.header(*name, *value);
-    }
-    let answer = request.body(body.to_string()).send().await.unwrap();
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
     Sent { status: answer.status(), body: answer.text().await.unwrap() }
 }
 
@@ -181,38 +169,4 @@ async fn a_receipt_stored_but_not_processed_is_processed_by_the_next_pass() {
     assert_eq!(app::backend::services::webhooks::process_pending(&app.state).await.unwrap(), 1);
     assert_eq!(summary(&app, &token).await["latest_verdict"], "executed");
     assert_eq!(app::backend::services::webhooks::process_pending(&app.state).await.unwrap(), 0);
-}
-
-/// A webhook with a 60 KiB body and a ~390 KB header, timed over HTTP.
-async fn flood_round(app: &TestApp, body: &str, signature: &str, padding: &str) -> (StatusCode, f64) {
-    let started = std::time::Instant::now();
-    let timestamp = app.clock.now().timestamp().to_string();
-    let sent = send_with(app, "msg_flood", &timestamp, signature, body, &[("x-padding", padding)]).await;
-    (sent.status, started.elapsed().as_secs_f64())
-}
-
-/// QUALITY 24, bounded work for unauthenticated callers: a header of a hundred thousand `v1,` candidates costs
-/// what one wrong signature costs when both requests carry the same bytes (a ratio of medians in one run).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_header_flooded_with_signatures_is_refused_401_for_the_cost_of_one_wrong_signature() {
-    let (app, _) = app_with_webhooks().await;
-    let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(60 * 1024));
-    let size = 390_000;
-    let flood: String = "v1,bm90LWl0 ".repeat(size / 12);
-    let one = "v1,bm90LWl0";
-    let (flood_padding, one_padding) = ("p".repeat(one.len()), "p".repeat(flood.len()));
-    let mut rounds: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    for _ in 0..9 {
-        let (status, seconds) = flood_round(&app, &body, &flood, &flood_padding).await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED);
-        rounds[0].push(seconds);
-        let (status, seconds) = flood_round(&app, &body, one, &one_padding).await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED);
-        rounds[1].push(seconds);
-    }
-    let [flooded, single] = rounds.map(|mut r| {
-        r.sort_by(f64::total_cmp);
-        r[r.len() / 2]
-    });
-    assert!(flooded / single < 3.0, "the flood took {flooded:.4} s, one wrong signature {single:.4} s");
 }
