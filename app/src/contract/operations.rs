@@ -162,7 +162,7 @@ pub struct StepView {
 pub struct AiAttemptView {
     pub result_id: String,
     /// `queued`, `in_progress`, `completed`, `failed`, `cancelled` or `incomplete`.
-    pub background_status: Option<String>,
+    pub background_status: Option<crate::domain::ai::AiStatus>,
     /// The integration asked the provider to cancel; not the same as the provider confirming it.
     pub cancel_requested_at: Option<DateTime<Utc>>,
     pub cancel_confirmed_at: Option<DateTime<Utc>>,

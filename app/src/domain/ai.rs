@@ -1,6 +1,7 @@
 //! AI generation attempts: each attempt's background status, cancel requested versus confirmed, usage and a
 //! cost estimate. A cancelled or abandoned generation is not assumed free: every attempt's usage counts for
 //! cost; only the adopted one counts as the result.
+use super::names::named;
 use serde::{Deserialize, Serialize};
 
 /// Tokens one generation used, as the provider reports them.
@@ -43,9 +44,29 @@ pub fn format_yen(micro_yen: i64) -> String {
     format!("{sign}¥{grouped}.{cents:02}")
 }
 
-/// The provider's background status words (an AI responses API with background mode).
-pub fn is_final(status: &str) -> bool {
-    matches!(status, "completed" | "failed" | "cancelled" | "incomplete")
+named! {
+    /// A generation's background status, in the words of an AI responses API with background mode (stored as
+    /// the provider said it; a word outside this list is kept and shown as unknown).
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema), schema(rename_all = "snake_case"))]
+    pub enum AiStatus {
+        Queued => "queued",
+        InProgress => "in_progress",
+        Completed => "completed",
+        Failed => "failed",
+        Cancelled => "cancelled",
+        /// Stopped part-way (a token limit): output exists and was billed.
+        Incomplete => "incomplete",
+    }
+}
+
+impl AiStatus {
+    /// Still generating: a cancel can be asked for.
+    pub const RUNNING: [AiStatus; 2] = [AiStatus::Queued, AiStatus::InProgress];
+
+    /// Only a completed generation can be the step's result.
+    pub fn may_be_adopted(self) -> bool {
+        self == AiStatus::Completed
+    }
 }
 
 #[cfg(test)]
@@ -68,8 +89,10 @@ mod tests {
     }
 
     #[test]
-    fn only_completed_failed_cancelled_and_incomplete_are_final() {
-        assert!(is_final("cancelled") && is_final("incomplete"));
-        assert!(!is_final("queued") && !is_final("in_progress"));
+    fn only_a_completed_generation_may_be_adopted_and_only_queued_or_running_ones_cancelled() {
+        let adoptable: Vec<_> = AiStatus::ALL.iter().filter(|s| s.may_be_adopted()).collect();
+        assert_eq!(adoptable, [&AiStatus::Completed]);
+        assert_eq!(AiStatus::parse("in_progress"), Some(AiStatus::InProgress));
+        assert!(AiStatus::RUNNING.iter().all(|s| !s.may_be_adopted()));
     }
 }

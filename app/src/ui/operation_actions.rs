@@ -4,7 +4,8 @@ use super::error_of;
 use super::labels::{local_time, verdict_label};
 use crate::api::board::{AdoptAiAttempt, HoldView, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
 use crate::api::operations::AiAttemptView;
-use crate::domain::ai::format_yen;
+use crate::domain::ai::{AiStatus, format_yen};
+use crate::words::ai_status_label_in;
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -147,7 +148,7 @@ pub fn AiAttempts(
         .into_iter()
         .map(|a| {
             let (process_id, step, result_id) = (process_id.clone(), step.clone(), a.result_id.clone());
-            let adopt = (may_act && !a.adopted && a.background_status.as_deref() == Some("completed")).then(move || {
+            let adopt = (may_act && !a.adopted && a.background_status.is_some_and(AiStatus::may_be_adopted)).then(move || {
                 view! {
                     <ActionForm action>
                         <input type="hidden" name="process_id" value=process_id />
@@ -160,7 +161,7 @@ pub fn AiAttempts(
             view! {
                 <tr data-result-id=a.result_id.clone()>
                     <td><code>{a.result_id.clone()}</code></td>
-                    <td>{a.background_status.clone().unwrap_or_else(|| "—".into())}</td>
+                    <td>{a.background_status.map_or("—", |s| ai_status_label_in(l, s))}</td>
                     <td>{when(a.cancel_requested_at)}</td>
                     <td>{when(a.cancel_confirmed_at)}</td>
                     <td>{a.usage.map(|u| format!("{} / {}", u.input_tokens, u.output_tokens)).unwrap_or_else(|| "—".into())}</td>

@@ -73,6 +73,19 @@ pub fn failure_class_label_in(l: Locale, class: FailureClass) -> &'static str {
     }
 }
 
+/// An AI generation's background status.
+pub fn ai_status_label_in(l: Locale, status: crate::domain::ai::AiStatus) -> &'static str {
+    use crate::domain::ai::AiStatus;
+    match status {
+        AiStatus::Queued => td_string!(l, operation.ai.state.queued),
+        AiStatus::InProgress => td_string!(l, operation.ai.state.in_progress),
+        AiStatus::Completed => td_string!(l, operation.ai.state.completed),
+        AiStatus::Failed => td_string!(l, operation.ai.state.failed),
+        AiStatus::Cancelled => td_string!(l, operation.ai.state.cancelled),
+        AiStatus::Incomplete => td_string!(l, operation.ai.state.incomplete),
+    }
+}
+
 /// A moment in a time zone, with the zone's offset so that nobody has to guess.
 pub fn local_time_in(zone: chrono_tz::Tz, at: chrono::DateTime<chrono::Utc>) -> String {
     use chrono::{Datelike, Timelike};

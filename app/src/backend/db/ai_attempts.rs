@@ -1,4 +1,5 @@
 //! AI generation attempts per step.
+use crate::domain::ai::AiStatus;
 use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
@@ -56,11 +57,12 @@ pub async fn upsert(tx: &mut Conn, seen: &Seen<'_>, now: DateTime<Utc>) -> Resul
     // The first completed generation is adopted unless someone adopted one already.
     on_conn!(tx, |c| sqlx::query(
         "UPDATE ai_attempts SET adopted = TRUE
-         WHERE step_id = $1 AND result_id = $2 AND background_status = 'completed'
+         WHERE step_id = $1 AND result_id = $2 AND background_status = $3
            AND NOT EXISTS (SELECT 1 FROM ai_attempts other WHERE other.step_id = $1 AND other.adopted)"
     )
     .bind(seen.step_id)
     .bind(seen.result_id)
+    .bind(AiStatus::Completed.as_str())
     .execute(c)
     .await
     .map(drop))
@@ -71,10 +73,12 @@ pub async fn cancel_requested(tx: &mut Conn, step_id: i64, now: DateTime<Utc>) -
     on_conn!(tx, |c| sqlx::query(
         "UPDATE ai_attempts SET cancel_requested_at = $2, updated_at = $2
          WHERE step_id = $1 AND cancel_requested_at IS NULL
-           AND (background_status IS NULL OR background_status IN ('queued', 'in_progress'))"
+           AND (background_status IS NULL OR background_status IN ($3, $4))"
     )
     .bind(step_id)
     .bind(now)
+    .bind(AiStatus::RUNNING[0].as_str())
+    .bind(AiStatus::RUNNING[1].as_str())
     .execute(c)
     .await
     .map(|r| r.rows_affected()))
@@ -83,10 +87,11 @@ pub async fn cancel_requested(tx: &mut Conn, step_id: i64, now: DateTime<Utc>) -
 /// Makes this completed generation the adopted one of its step; `false` when the step has no such one.
 pub async fn adopt(tx: &mut Conn, step_id: i64, result_id: &str) -> Result<bool, sqlx::Error> {
     let completed = on_conn!(tx, |c| sqlx::query_scalar::<_, i64>(
-        "SELECT COUNT(*) FROM ai_attempts WHERE step_id = $1 AND result_id = $2 AND background_status = 'completed'"
+        "SELECT COUNT(*) FROM ai_attempts WHERE step_id = $1 AND result_id = $2 AND background_status = $3"
     )
     .bind(step_id)
     .bind(result_id)
+    .bind(AiStatus::Completed.as_str())
     .fetch_one(&mut *c)
     .await)?;
     if completed == 0 {

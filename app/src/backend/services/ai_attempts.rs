@@ -7,7 +7,7 @@ use crate::backend::reconciliation::ConfiguredConnector;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::StepEvent;
-use crate::domain::ai::cost_micro_yen;
+use crate::domain::ai::{AiStatus, cost_micro_yen};
 use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::invalid::{Invalid, Rule};
@@ -38,7 +38,8 @@ pub async fn from_records(
             input_tokens: r.usage.map(|u| u.input_tokens),
             output_tokens: r.usage.map(|u| u.output_tokens),
             cost_micro_yen: r.usage.zip(connector.prices).map(|(u, p)| cost_micro_yen(u, p)),
-            cancel_confirmed_at: (r.status_text.as_deref() == Some("cancelled")).then_some(now),
+            cancel_confirmed_at: (r.status_text.as_deref().and_then(AiStatus::parse) == Some(AiStatus::Cancelled))
+                .then_some(now),
         };
         db::ai_attempts::upsert(tx, &seen, now).await?;
     }

@@ -9,7 +9,7 @@ use crate::backend::db::reconciliations::ReconciliationRow;
 use crate::backend::{AppState, db};
 use crate::contract::AppError;
 use crate::contract::operations::{AiAttemptView, OperationView, ReconciliationView, StepError, StepView};
-use crate::domain::ai::Usage;
+use crate::domain::ai::{AiStatus, Usage};
 use crate::domain::audit::{AuditEntry, ObjectType};
 use crate::domain::audit_action::AuditAction;
 use crate::domain::operations::{OperationEvent, OperationStatus};
@@ -62,7 +62,7 @@ pub async fn view_in(tx: &mut db::Conn, process_id: &str) -> Result<Option<Opera
 fn attempt_view(a: &AttemptRow) -> AiAttemptView {
     AiAttemptView {
         result_id: a.result_id.clone(),
-        background_status: a.background_status.clone(),
+        background_status: a.background_status.as_deref().and_then(AiStatus::parse),
         cancel_requested_at: a.cancel_requested_at,
         cancel_confirmed_at: a.cancel_confirmed_at,
         usage: match (a.input_tokens, a.output_tokens) {
