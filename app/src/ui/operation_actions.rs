@@ -5,9 +5,9 @@ use super::labels::{local_time, verdict_label};
 use crate::api::board::{AdoptAiAttempt, HoldView, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
 use crate::api::operations::AiAttemptView;
 use crate::domain::ai::{AiStatus, format_yen};
-use crate::words::ai_status_label_in;
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::td_string;
+use crate::words::ai_status_label_in;
 use leptos::prelude::*;
 
 /// The page's actions; the page reloads its data after each one.

@@ -1,6 +1,6 @@
 //! AI generation attempts per step.
-use crate::domain::ai::AiStatus;
 use super::{Conn, changed_one, on_conn};
+use crate::domain::ai::AiStatus;
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
