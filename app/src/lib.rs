@@ -10,7 +10,8 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
 pub mod contract;
-pub mod domain;
+/// The rules live in their own crate (`domain/`); `crate::domain` names it here.
+pub use domain;
 pub mod ui;
 pub mod words;
 

@@ -14,18 +14,9 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
-        under: "app/src/domain",
+        under: "domain/src",
         except: &[],
-        forbidden: &[
-            "crate::backend",
-            "crate::api",
-            "crate::ui",
-            "crate::contract",
-            "crate::words",
-            "sqlx::",
-            "axum::",
-            "leptos::",
-        ],
+        forbidden: &["sqlx::", "axum::", "leptos::"],
         why: "the domain is pure: rules and states, no storage, no transport, no pages",
     },
     Rule {

@@ -146,11 +146,11 @@ pub fn is_approved(counted: u32, required: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::roles::Role::{Auditor, Manager, Staff};
+    use crate::roles::Role::{Auditor, Manager, Staff};
 
-    fn person(id: i64, roles: &[crate::domain::roles::Role], departments: &[&str]) -> Person {
+    fn person(id: i64, roles: &[crate::roles::Role], departments: &[&str]) -> Person {
         let departments: Vec<String> = departments.iter().map(|d| d.to_string()).collect();
-        Person { id, access: crate::domain::membership::Access::granted(roles, &departments) }
+        Person { id, access: crate::membership::Access::granted(roles, &departments) }
     }
 
     fn ballot(makers: &[i64], decided: &[i64]) -> Ballot {

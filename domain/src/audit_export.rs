@@ -336,7 +336,7 @@ impl ExportChecker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::audit::{Actor, AuditEntry, ObjectType};
+    use crate::audit::{Actor, AuditEntry, ObjectType};
     use serde_json::json;
 
     fn export(n: usize) -> Vec<String> {
@@ -344,7 +344,7 @@ mod tests {
         for i in 0..n {
             let entry = AuditEntry::new(
                 Actor::user(1, "sato"),
-                crate::domain::audit_action::AuditAction::OperationRegistered,
+                crate::audit_action::AuditAction::OperationRegistered,
                 ObjectType::Operation,
                 format!("ORD-{i}"),
             )
@@ -414,7 +414,7 @@ mod tests {
     fn an_event_holding_a_float_that_needs_all_its_digits_checks_out_offline() {
         let entry = AuditEntry::new(
             Actor::user(1, "sato"),
-            crate::domain::audit_action::AuditAction::OperationRegistered,
+            crate::audit_action::AuditAction::OperationRegistered,
             ObjectType::Operation,
             "ORD-1",
         )

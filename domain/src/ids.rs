@@ -11,17 +11,17 @@ macro_rules! text_id {
         pub struct $name(String);
 
         impl $name {
-            pub fn parse(raw: &str) -> Result<Self, $crate::domain::invalid::Invalid> {
+            pub fn parse(raw: &str) -> Result<Self, $crate::invalid::Invalid> {
                 let value = raw.trim();
                 if value.is_empty() {
-                    return Err($crate::domain::invalid::Invalid::new($crate::domain::invalid::Rule::Required, format!("{} must not be empty", $what)));
+                    return Err($crate::invalid::Invalid::new($crate::invalid::Rule::Required, format!("{} must not be empty", $what)));
                 }
                 if value.chars().count() > $max {
-                    return Err($crate::domain::invalid::Invalid::new($crate::domain::invalid::Rule::TooLong, format!("{} must be at most {} characters", $what, $max)));
+                    return Err($crate::invalid::Invalid::new($crate::invalid::Rule::TooLong, format!("{} must be at most {} characters", $what, $max)));
                 }
                 let allowed: fn(char) -> bool = $allowed;
                 if let Some(bad) = value.chars().find(|c| !allowed(*c)) {
-                    return Err($crate::domain::invalid::Invalid::new($crate::domain::invalid::Rule::BadCharacter, format!("{} must not contain '{}'", $what, bad)));
+                    return Err($crate::invalid::Invalid::new($crate::invalid::Rule::BadCharacter, format!("{} must not contain '{}'", $what, bad)));
                 }
                 Ok(Self(value.to_string()))
             }
@@ -31,7 +31,7 @@ macro_rules! text_id {
         }
 
         impl TryFrom<String> for $name {
-            type Error = $crate::domain::invalid::Invalid;
+            type Error = $crate::invalid::Invalid;
             fn try_from(value: String) -> Result<Self, Self::Error> {
                 Self::parse(&value)
             }

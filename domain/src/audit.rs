@@ -356,7 +356,7 @@ mod tests {
         for i in 0..n {
             let entry = AuditEntry::new(
                 Actor::user(7, "sato"),
-                crate::domain::audit_action::AuditAction::UserCreated,
+                crate::audit_action::AuditAction::UserCreated,
                 ObjectType::User,
                 i,
             )

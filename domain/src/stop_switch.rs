@@ -98,7 +98,7 @@ mod tests {
 
     fn person(roles: &[Role], departments: &[&str]) -> Person {
         let departments: Vec<String> = departments.iter().map(|d| d.to_string()).collect();
-        Person { id: 1, access: crate::domain::membership::Access::granted(roles, &departments) }
+        Person { id: 1, access: crate::membership::Access::granted(roles, &departments) }
     }
 
     #[test]

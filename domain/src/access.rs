@@ -1,7 +1,7 @@
 //! Who may call what, in words a route table can use: the kinds of route, the kinds of caller, and which callers
 //! a route's gate admits. The table itself lists routes, so it lives with them (`api::policy`). Object-level
 //! rules (the caller's departments, four eyes) are `domain::rights` and `domain::approval`.
-use crate::domain::roles::Role::{self, Admin, Auditor, Manager, Staff};
+use crate::roles::Role::{self, Admin, Auditor, Manager, Staff};
 
 /// What a route is: it decides how a refusal is answered (a page sends the visitor to sign in).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -31,7 +31,7 @@ pub struct Config {
     pub review_time_zone: String,
     /// Limits on the review indicators; crossing one notifies the department's owners.
     #[serde(default)]
-    pub thresholds: Vec<crate::domain::indicators::Threshold>,
+    pub thresholds: Vec<crate::indicators::Threshold>,
     /// Bulk reruns send at most this many reruns a minute (staff may choose fewer for a batch).
     #[serde(default = "sixty")]
     pub bulk_dispatch_per_minute: u32,

@@ -140,8 +140,8 @@ impl FailureClass {
     }
 
     /// A cause's class as a form sends it: nothing (or an empty choice) is none; another word is refused.
-    pub fn from_form(s: Option<&str>) -> Result<Option<Self>, crate::domain::invalid::Invalid> {
-        use crate::domain::invalid::{Invalid, Rule};
+    pub fn from_form(s: Option<&str>) -> Result<Option<Self>, crate::invalid::Invalid> {
+        use crate::invalid::{Invalid, Rule};
         match s.filter(|c| !c.is_empty()) {
             None => Ok(None),
             Some(c) => Self::parse(c).map(Some).ok_or_else(|| Invalid::new(Rule::Unknown, "unknown cause class")),

@@ -127,7 +127,7 @@ pub fn query_value(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::membership::Membership;
+    use crate::membership::Membership;
     use chrono::TimeZone;
     use std::collections::BTreeSet;
 

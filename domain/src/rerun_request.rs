@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn the_operation_waits_while_its_request_does_and_is_stalled_again_when_it_goes_back() {
-        use crate::domain::operations::OperationStatus as O;
+        use crate::operations::OperationStatus as O;
         let moves = |e: E| e.operation_move().map(OperationEvent::moves);
         assert_eq!(moves(E::Submit), Some((O::Stalled, O::RerunPending)));
         assert_eq!(moves(E::Sent), Some((O::RerunPending, O::Rerunning)));
