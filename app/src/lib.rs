@@ -9,9 +9,9 @@ include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
-pub mod contract;
-/// The rules live in their own crate (`domain/`); `crate::domain` names it here.
-pub use domain;
+/// The rules and the wire live in crates of their own (`domain/`, `contract/`); `crate::domain` and
+/// `crate::contract` name them here.
+pub use {contract, domain};
 pub mod ui;
 pub mod words;
 

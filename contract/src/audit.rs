@@ -1,5 +1,5 @@
 //! The audit trail page: events as the caller may see them, newest first, with before/after as a diff.
-use crate::domain::audit::DiffLine;
+use domain::audit::DiffLine;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -64,7 +64,7 @@ pub struct SigningView {
     pub fingerprint: Option<String>,
     pub latest: Option<(i64, chrono::DateTime<chrono::Utc>)>,
     /// Why nothing is signed, until a person resolves it.
-    pub alarm: Option<crate::domain::signer_alarm::SignerAlarm>,
+    pub alarm: Option<domain::signer_alarm::SignerAlarm>,
 }
 
 /// The chain as the last incremental check found it.
@@ -86,7 +86,7 @@ pub struct AuditPageView {
     /// Routine events (sign-ins, sign-outs, preference changes) are on the page.
     pub routine_shown: bool,
     /// The audit signer's alarm: the chain no longer extends what it signed.
-    pub signer_alarm: Option<crate::domain::signer_alarm::SignerAlarm>,
+    pub signer_alarm: Option<domain::signer_alarm::SignerAlarm>,
 }
 
 /// An event's reason as the page shows it: the system's own in the reader's language, or what a person wrote

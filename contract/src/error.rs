@@ -1,9 +1,9 @@
 //! The one error type that crosses the wire. Internal causes are logged on the server and never sent.
-pub use crate::domain::conflict::Conflict;
-use crate::domain::invalid::{Invalid, Rule};
-use crate::domain::rerun_request::{Refused, RequestEvent};
-use leptos::server_fn::codec::JsonEncoding;
-use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+pub use domain::conflict::Conflict;
+use domain::invalid::{Invalid, Rule};
+use domain::rerun_request::{Refused, RequestEvent};
+use server_fn::codec::JsonEncoding;
+use server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! Drills: inject faults into the demo outside systems for a period (demo or drill databases only), practise the
 //! decision table on the operations they stall, and read the report.
-use crate::domain::drills::{Fault, ReportLine};
+use domain::drills::{Fault, ReportLine};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 

@@ -27,8 +27,8 @@ pub struct CspNonce(pub String);
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::membership::Membership;
-use crate::domain::roles::Role;
+use domain::membership::Membership;
+use domain::roles::Role;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DepartmentDto {

@@ -1,7 +1,7 @@
 //! The stalled-operations board and the operation detail page.
 use super::operations::OperationView;
-use crate::domain::operations::OperationStatus;
-use crate::domain::rerun_request::RerunRequestStatus;
+use domain::operations::OperationStatus;
+use domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +25,7 @@ pub struct BoardRow {
     /// `stalled`, or `on_hold` while someone waits for the provider.
     pub status: OperationStatus,
     pub event: Option<String>,
-    pub failure_class: Option<crate::domain::stall::FailureClass>,
+    pub failure_class: Option<domain::stall::FailureClass>,
     pub business_key: Option<String>,
     pub possible_duplicate_of: Option<String>,
     // The board is in the first download: its moments are read by `wire_time`, not chrono's parser.

@@ -1,7 +1,7 @@
 //! Operations as the ingestion API and the pages see them.
-use crate::domain::ai::Usage;
-use crate::domain::operations::{OperationStatus, StepEventType, StepState};
-use crate::domain::reconciliation::{Evidence, Verdict};
+use domain::ai::Usage;
+use domain::operations::{OperationStatus, StepEventType, StepState};
+use domain::reconciliation::{Evidence, Verdict};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -71,7 +71,7 @@ pub struct StepEvent {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReportedError {
-    pub class: crate::domain::stall::ErrorClass,
+    pub class: domain::stall::ErrorClass,
     pub message: String,
 }
 
@@ -162,7 +162,7 @@ pub struct StepView {
 pub struct AiAttemptView {
     pub result_id: String,
     /// `queued`, `in_progress`, `completed`, `failed`, `cancelled` or `incomplete`.
-    pub background_status: Option<crate::domain::ai::AiStatus>,
+    pub background_status: Option<domain::ai::AiStatus>,
     /// The integration asked the provider to cancel; not the same as the provider confirming it.
     pub cancel_requested_at: Option<DateTime<Utc>>,
     pub cancel_confirmed_at: Option<DateTime<Utc>>,

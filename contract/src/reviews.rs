@@ -1,7 +1,7 @@
 //! The weekly and monthly review: indicators, what changed since the last review, and the manager's sign-off.
 use super::{AppError, DepartmentDto};
-use crate::domain::indicators::{Indicator, Period, PeriodKind};
-use crate::domain::invalid::{Invalid, Rule};
+use domain::indicators::{Indicator, Period, PeriodKind};
+use domain::invalid::{Invalid, Rule};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 

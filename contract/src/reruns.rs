@@ -1,9 +1,9 @@
 //! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
 use super::operations::StepView;
-use crate::domain::approval::{Decision, MakerPart, Standing};
-use crate::domain::batches::BatchStatus;
-use crate::domain::rerun_plan::{Blocked, RerunPlan};
-use crate::domain::rerun_request::RerunRequestStatus;
+use domain::approval::{Decision, MakerPart, Standing};
+use domain::batches::BatchStatus;
+use domain::rerun_plan::{Blocked, RerunPlan};
+use domain::rerun_request::RerunRequestStatus;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +30,7 @@ pub struct CheckView {
     pub confirmed_by: Option<String>,
     pub confirmed_at: Option<DateTime<Utc>>,
     pub comment: Option<String>,
-    pub cause_class: Option<crate::domain::stall::FailureClass>,
+    pub cause_class: Option<domain::stall::FailureClass>,
     pub cause_text: Option<String>,
 }
 

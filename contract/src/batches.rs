@@ -1,7 +1,7 @@
 //! Bulk reruns: select stalled operations by filter or by ticks, preview (a dry run), request, confirm the five
 //! checks once, approve once, and watch the dispatch at its rate with pause, resume and cancel.
 use super::reruns::DecisionView;
-use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
+use domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -50,7 +50,7 @@ pub struct CheckSummary {
     pub confirmed_by: Option<String>,
     pub confirmed_at: Option<DateTime<Utc>>,
     pub comment: Option<String>,
-    pub cause_class: Option<crate::domain::stall::FailureClass>,
+    pub cause_class: Option<domain::stall::FailureClass>,
     pub cause_text: Option<String>,
 }
 
@@ -85,7 +85,7 @@ pub struct BatchView {
     pub may_request: bool,
     pub may_confirm: bool,
     /// Whether the reader may approve or reject it now, or why not.
-    pub standing: crate::domain::approval::Standing,
+    pub standing: domain::approval::Standing,
     pub may_pause: bool,
     pub may_resume: bool,
     pub may_cancel: bool,

@@ -1,5 +1,5 @@
 //! Incident reports, their prevention actions, and the known patterns shown on an operation's page.
-use crate::domain::incidents::ActionStatus;
+use domain::incidents::ActionStatus;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 

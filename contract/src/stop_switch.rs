@@ -1,5 +1,5 @@
 //! The stop switch: pause dispatches per workflow or outside system (connector), and resume them, with reasons.
-use crate::domain::stop_switch::Scope;
+use domain::stop_switch::Scope;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 

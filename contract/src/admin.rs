@@ -1,6 +1,6 @@
 //! The admin's people pages.
-use crate::domain::membership::Membership;
-use crate::domain::roles::Role;
+use domain::membership::Membership;
+use domain::roles::Role;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,7 +60,7 @@ pub struct ApiClientSummary {
 pub struct ReceiverCheck {
     pub workflow: String,
     pub url: String,
-    pub results: Vec<crate::domain::conformance::ProbeResult>,
+    pub results: Vec<domain::conformance::ProbeResult>,
 }
 
 impl ReceiverCheck {
