@@ -3,17 +3,13 @@
 //! (the pages).
 #![recursion_limit = "256"]
 
-// The `i18n` module: `Locale`, `use_i18n`, `t!` (generated from app/locales by build.rs).
-include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
-
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
-/// The rules and the wire live in crates of their own (`domain/`, `contract/`); `crate::domain` and
-/// `crate::contract` name them here.
-pub use {contract, domain};
+/// The rules, the wire and the words live in crates of their own (`domain/`, `contract/`, `words/`); these names
+/// reach them from here, `crate::i18n` the translations (`Locale`, `use_i18n`, `t!`).
+pub use {contract, domain, words, words::i18n};
 pub mod ui;
-pub mod words;
 
 pub use ui::{App, shell};
 

@@ -17,8 +17,6 @@ mod known_patterns;
 pub mod labels;
 mod layout;
 mod lazy_pages;
-#[cfg(test)]
-mod locale_files;
 mod notifications;
 mod operation;
 mod operation_actions;

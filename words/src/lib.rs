@@ -1,18 +1,25 @@
 //! The product's words in each language, as plain functions of a `Locale`: the pages (through `ui::labels`),
-//! the downloads and the exports all say the same thing the same way.
+//! the downloads and the exports all say the same thing the same way. A crate above the domain and the contract,
+//! with the translations it is made of.
+
+// The `i18n` module: `Locale`, `use_i18n`, `t!` (generated from words/locales by build.rs).
+include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
+
 pub mod audit;
 pub mod chat;
 pub mod checklist;
 pub mod conformance;
 pub mod decision_table;
 pub mod evidence;
+#[cfg(test)]
+mod locale_files;
 pub mod notifications;
 
-use crate::domain::batches::BatchStatus;
-use crate::domain::indicators::Indicator;
-use crate::domain::reconciliation::Verdict;
-use crate::domain::rerun_request::RerunRequestStatus;
-use crate::domain::stall::FailureClass;
+use domain::batches::BatchStatus;
+use domain::indicators::Indicator;
+use domain::reconciliation::Verdict;
+use domain::rerun_request::RerunRequestStatus;
+use domain::stall::FailureClass;
 use crate::i18n::{Locale, td_string};
 
 /// Where the n-th thing a person wrote goes in a sentence of a page: `td_string!(l, key, by = slot(0))`; the page
@@ -21,13 +28,13 @@ pub fn slot(n: usize) -> String {
     format!("{SLOT_START}{n}{SLOT_END}")
 }
 
-pub(crate) const SLOT_START: char = '\u{E000}';
-pub(crate) const SLOT_END: char = '\u{E001}';
+pub const SLOT_START: char = '\u{E000}';
+pub const SLOT_END: char = '\u{E001}';
 
 /// The reader's language from the request's `Cookie` headers: the pages' language cookie, as the pages' own i18n
 /// provider reads it, else Japanese.
 pub fn locale_of_cookies<'a>(cookie_headers: impl IntoIterator<Item = &'a str>) -> Locale {
-    use crate::domain::preferences::{LANGUAGE_COOKIE, cookie_value};
+    use domain::preferences::{LANGUAGE_COOKIE, cookie_value};
     let mut values = cookie_headers.into_iter().filter_map(|c| cookie_value(c, LANGUAGE_COOKIE));
     values.find_map(|value| value.parse().ok()).unwrap_or_default()
 }
@@ -74,8 +81,8 @@ pub fn failure_class_label_in(l: Locale, class: FailureClass) -> &'static str {
 }
 
 /// An AI generation's background status.
-pub fn ai_status_label_in(l: Locale, status: crate::domain::ai::AiStatus) -> &'static str {
-    use crate::domain::ai::AiStatus;
+pub fn ai_status_label_in(l: Locale, status: domain::ai::AiStatus) -> &'static str {
+    use domain::ai::AiStatus;
     match status {
         AiStatus::Queued => td_string!(l, operation.ai.state.queued),
         AiStatus::InProgress => td_string!(l, operation.ai.state.in_progress),

@@ -1,6 +1,6 @@
 //! What a reconciliation's verdict rests on, said in the reader's language (the API and exports keep the
 //! English `summary`).
-use crate::domain::reconciliation::{Basis, LookupProblem, OutsideStatus};
+use domain::reconciliation::{Basis, LookupProblem, OutsideStatus};
 use crate::i18n::{Locale, td_string};
 
 pub fn basis_label_in(l: Locale, basis: &Basis) -> String {

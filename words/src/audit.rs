@@ -1,10 +1,10 @@
 //! The audit trail's words: what each action and each actor is called on the pages. Exports keep the raw codes.
-use crate::contract::audit::ReasonView;
-use crate::domain::audit::{ActorKind, ObjectType, SystemActor, SystemLabel};
-use crate::domain::audit_action::AuditAction;
-use crate::domain::reasons::SystemReason;
-use crate::domain::signer_alarm::SignerAlarm;
-use crate::domain::stall::StallReason;
+use contract::audit::ReasonView;
+use domain::audit::{ActorKind, ObjectType, SystemActor, SystemLabel};
+use domain::audit_action::AuditAction;
+use domain::reasons::SystemReason;
+use domain::signer_alarm::SignerAlarm;
+use domain::stall::StallReason;
 use crate::i18n::{Locale, td_string};
 
 /// An action's name ("停止を検知" / "Stall detected").

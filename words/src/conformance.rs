@@ -1,6 +1,6 @@
 //! The conformance check's findings in the reader's language: what each test call expects, and what came back.
-use crate::contract::admin::ReceiverCheck;
-use crate::domain::conformance::{Heard, Probe, ProbeResult};
+use contract::admin::ReceiverCheck;
+use domain::conformance::{Heard, Probe, ProbeResult};
 use crate::i18n::{Locale, td_string};
 
 /// What a safe receiver does with the test call.
@@ -56,7 +56,7 @@ pub fn report_in(l: Locale, check: &ReceiverCheck) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::conformance::{RerunOutcome, judge};
+    use domain::conformance::{RerunOutcome, judge};
 
     #[test]
     fn a_finding_reads_in_japanese_and_in_english() {

@@ -1,8 +1,8 @@
 //! A notification in its reader's words: the title in the app's list, the e-mail (plain text and HTML) and the
 //! chat message, each in the recipient's language; times in their zone.
 use super::{local_time_in, round};
-use crate::domain::indicators::PeriodKind;
-use crate::domain::notifications::{BatchNews, Notice, RerunNews};
+use domain::indicators::PeriodKind;
+use domain::notifications::{BatchNews, Notice, RerunNews};
 use crate::i18n::{Locale, td_string};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -165,7 +165,7 @@ fn digest_of(l: Locale, notice: &Notice) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::indicators::Indicator;
+    use domain::indicators::Indicator;
 
     #[test]
     fn the_same_notice_reads_in_japanese_and_in_english() {

@@ -1,6 +1,6 @@
 //! The five checks and what the system found for each, in the reader's language.
 use super::evidence::basis_label_in;
-use crate::domain::checklist::{Check, Found};
+use domain::checklist::{Check, Found};
 use crate::i18n::{Locale, td_string};
 
 pub fn check_label_in(l: Locale, check: Check) -> &'static str {
@@ -57,7 +57,7 @@ pub fn found_label_in(l: Locale, found: &Found) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::reconciliation::Basis;
+    use domain::reconciliation::Basis;
 
     #[test]
     fn what_the_system_found_reads_in_each_language() {
