@@ -4,10 +4,10 @@
 #![recursion_limit = "256"]
 
 pub mod api;
+/// The layers below live in crates of their own (`domain/`, `contract/`, `words/`, and on the server `backend/`);
+/// these names reach them from here, `crate::i18n` the translations (`Locale`, `use_i18n`, `t!`).
 #[cfg(feature = "ssr")]
-pub mod backend;
-/// The rules, the wire and the words live in crates of their own (`domain/`, `contract/`, `words/`); these names
-/// reach them from here, `crate::i18n` the translations (`Locale`, `use_i18n`, `t!`).
+pub use backend;
 pub use {contract, domain, words, words::i18n};
 pub mod ui;
 

@@ -1,0 +1,182 @@
+//! Sign-in sessions: axum-login on tower-sessions (session ID rotated at sign-in, sessions bound to the
+//! password hash), plus idle and absolute timeouts measured with the state's clock.
+use super::AppState;
+use super::db::{self, users::MembershipRow, users::UserRow};
+use contract::{AppError, CurrentUser, DepartmentDto};
+use domain::identity::Authentication;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use axum_login::{AuthUser, AuthnBackend, UserId};
+use sha2::{Digest, Sha256};
+
+pub type AuthSession = axum_login::AuthSession<Backend>;
+
+const SIGNED_IN_AT: &str = "signed_in_at";
+const LAST_SEEN_AT: &str = "last_seen_at";
+/// When and how the person last proved who they are (a decision needs it recent: `Caller::fresh_sign_in`).
+const AUTHENTICATED: &str = "authenticated";
+/// Activity is noted at most once a minute: noting it changes the session, and a changed session is written
+/// back to the store, which would make every page view a database write. An idle session therefore ends
+/// between the idle timeout minus a minute and the idle timeout.
+const ACTIVITY_RESOLUTION_SECONDS: i64 = 60;
+
+#[derive(Clone, Debug)]
+pub struct SessionUser {
+    pub user: CurrentUser,
+    /// Changes with the password hash and the session generation (see `session_binding`).
+    auth_hash: Vec<u8>,
+}
+
+impl AuthUser for SessionUser {
+    type Id = i64;
+    fn id(&self) -> i64 {
+        self.user.id
+    }
+    fn session_auth_hash(&self) -> &[u8] {
+        &self.auth_hash
+    }
+}
+
+#[derive(Clone)]
+pub struct Backend {
+    state: AppState,
+}
+
+impl Backend {
+    pub fn new(state: AppState) -> Self {
+        Backend { state }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("session user lookup failed: {0}")]
+pub struct BackendError(#[from] sqlx::Error);
+
+/// Sign-in itself (throttling, audit) happens in `services::sign_in`; this backend only reloads users.
+impl AuthnBackend for Backend {
+    type User = SessionUser;
+    type Credentials = std::convert::Infallible;
+    type Error = BackendError;
+
+    async fn authenticate(&self, credentials: Self::Credentials) -> Result<Option<SessionUser>, BackendError> {
+        match credentials {}
+    }
+
+    /// Loaded on every request: a disabled user or a revoked role takes effect at the next call.
+    async fn get_user(&self, id: &UserId<Self>) -> Result<Option<SessionUser>, BackendError> {
+        let mut connection = self.state.db.connection().await?;
+        let Some((row, roles, memberships)) = db::users::with_access(&mut connection, *id).await? else {
+            return Ok(None);
+        };
+        if row.disabled_at.is_some() {
+            return Ok(None);
+        }
+        Ok(Some(session_user(row, roles, memberships)))
+    }
+}
+
+/// What a session is bound to: the password hash (a password change ends the other sessions) and the session
+/// generation (disabling the user ends them all, for good).
+fn session_binding(row: &UserRow) -> Vec<u8> {
+    let mut hash = Sha256::new();
+    hash.update(row.password_hash.as_bytes());
+    hash.update(row.session_generation.to_be_bytes());
+    hash.finalize().to_vec()
+}
+
+pub async fn load_session_user(tx: &mut db::Conn, row: UserRow) -> Result<SessionUser, sqlx::Error> {
+    let roles = db::users::roles(tx, row.id).await?;
+    let memberships = db::users::memberships(tx, row.id).await?;
+    Ok(session_user(row, roles, memberships))
+}
+
+/// The person as the pages and the rules see them: organisation-wide roles and memberships; `roles` lists every
+/// role held anywhere, `departments` every department they belong to (with its name).
+fn session_user(row: UserRow, roles: Vec<String>, memberships: Vec<MembershipRow>) -> SessionUser {
+    let mut departments: Vec<DepartmentDto> = Vec::new();
+    for m in &memberships {
+        if !departments.iter().any(|d| d.code == m.code) {
+            departments.push(DepartmentDto { code: m.code.clone(), name: m.name.clone() });
+        }
+    }
+    let access = db::users::access_of(&roles, &memberships);
+    SessionUser {
+        auth_hash: session_binding(&row),
+        user: CurrentUser {
+            id: row.id,
+            username: row.username,
+            display_name: row.display_name,
+            roles: access.all_roles(),
+            departments,
+            memberships: access.memberships.into_iter().collect(),
+            language: row.language,
+            time_zone: row.time_zone,
+        },
+    }
+}
+
+/// Starts a signed-in session (new session ID) and notes when it started, and when and how the person
+/// authenticated.
+pub async fn start_session(
+    auth: &mut AuthSession,
+    user: &SessionUser,
+    state: &AppState,
+    authenticated: &Authentication,
+) -> Result<(), AppError> {
+    // Always a new session ID, even when this browser was signed in before (session fixation).
+    auth.session.cycle_id().await.map_err(|e| AppError::internal("session cycle", e))?;
+    auth.login(user).await.map_err(|e| AppError::internal("session login", e))?;
+    let now = state.clock.now().timestamp();
+    for key in [SIGNED_IN_AT, LAST_SEEN_AT] {
+        auth.session.insert(key, now).await.map_err(|e| AppError::internal("session insert", e))?;
+    }
+    auth.session.insert(AUTHENTICATED, authenticated).await.map_err(|e| AppError::internal("session insert", e))
+}
+
+/// When and how the session's person last authenticated (`None` for sessions from before it was noted).
+pub async fn authentication(auth: &AuthSession) -> Option<Authentication> {
+    auth.session.get(AUTHENTICATED).await.ok().flatten()
+}
+
+/// Middleware: ends sessions past the idle or absolute timeout, and notes activity on the others.
+pub async fn enforce_timeouts(
+    State(state): State<AppState>,
+    mut auth: AuthSession,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if auth.user.is_some() {
+        let now = state.clock.now().timestamp();
+        let signed_in_at: Option<i64> = auth.session.get(SIGNED_IN_AT).await.ok().flatten();
+        let last_seen_at: Option<i64> = auth.session.get(LAST_SEEN_AT).await.ok().flatten();
+        let expired = match (signed_in_at, last_seen_at) {
+            (Some(start), Some(seen)) => {
+                now - start > state.server.absolute_timeout.as_secs() as i64
+                    || now - seen > state.server.idle_timeout.as_secs() as i64
+            }
+            _ => true,
+        };
+        if expired {
+            if let Err(e) = auth.logout().await {
+                tracing::warn!(error = %e, "could not end an expired session");
+            }
+            // Handlers read the session from the request: hand them the signed-out one.
+            request.extensions_mut().insert(auth);
+        } else if last_seen_at.is_some_and(|seen| now - seen >= ACTIVITY_RESOLUTION_SECONDS)
+            && let Err(e) = auth.session.insert(LAST_SEEN_AT, now).await
+        {
+            tracing::warn!(error = %e, "could not note session activity");
+        }
+    }
+    next.run(request).await
+}
+
+/// Where a signed-out visitor of a page is sent: the sign-in page, which brings them back to the page they asked
+/// for. (Rendering the sign-in form in place of the page would put every page's data loading inside the wait for
+/// the signed-in user, and Leptos then loads it twice: a page could hydrate against other data.)
+pub fn send_to_sign_in(wanted: &axum::http::Uri) -> Response {
+    use axum::response::{IntoResponse, Redirect};
+    let wanted = wanted.path_and_query().map_or("/", |p| p.as_str());
+    Redirect::to(&format!("/sign-in?next={}", domain::identity::query_value(wanted))).into_response()
+}

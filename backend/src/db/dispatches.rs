@@ -1,0 +1,107 @@
+//! The dispatch outbox: claimed with an expiring lease, so any number of workers send each rerun once at a time
+//! and a crashed worker's claim passes to another.
+use super::{Conn, RowLock, changed_one, on_conn};
+use domain::dispatch::DispatchStatus;
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
+pub struct DispatchRow {
+    pub request_id: String,
+    pub status: DispatchStatus,
+    pub attempts: i64,
+}
+
+/// Claims up to `limit` of the most overdue pending dispatches whose lease is free; PostgreSQL skips rows other
+/// workers hold.
+pub async fn claim(
+    tx: &mut Conn,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+    owner: &str,
+    limit: i64,
+) -> Result<Vec<DispatchRow>, sqlx::Error> {
+    // A paused bulk rerun's dispatches wait in the outbox until it is resumed.
+    let pick = "SELECT request_id FROM dispatches
+                WHERE status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
+                  AND NOT EXISTS (SELECT 1 FROM rerun_requests r JOIN rerun_batches b ON b.id = r.batch_id
+                                  WHERE r.id = dispatches.request_id AND b.status = 'paused')
+                ORDER BY next_attempt_at LIMIT $3";
+    let sql = format!(
+        "UPDATE dispatches SET lease_until = $2, lease_owner = $4 WHERE request_id IN ({pick}{})
+         RETURNING request_id, status, attempts",
+        tx.lock_clause(RowLock::SkipLocked)
+    );
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).bind(owner).fetch_all(c).await)
+}
+
+/// Whether `owner` still holds the lease of this pending dispatch, locking the row for the rest of the
+/// transaction (a write on SQLite, a row lock on PostgreSQL) so that no other dispatcher can claim it meanwhile.
+pub async fn still_held(tx: &mut Conn, request_id: &str, owner: &str) -> Result<bool, sqlx::Error> {
+    changed_one!(tx, |c| {
+        sqlx::query(
+        "UPDATE dispatches SET lease_owner = lease_owner WHERE request_id = $1 AND lease_owner = $2 AND status = 'pending'"
+    )
+    .bind(request_id)
+    .bind(owner)
+    .execute(c)
+    .await
+    })
+}
+
+/// Ends the dispatch (`sent`, `failed`, `unknown`) or schedules another attempt (`pending` + when).
+pub async fn settle(
+    tx: &mut Conn,
+    request_id: &str,
+    status: DispatchStatus,
+    attempts: i64,
+    next_attempt_at: DateTime<Utc>,
+    error: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
+        "UPDATE dispatches SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, lease_until = NULL,
+             lease_owner = NULL, updated_at = $6
+         WHERE request_id = $1"
+    )
+    .bind(request_id)
+    .bind(status)
+    .bind(attempts)
+    .bind(next_attempt_at)
+    .bind(error)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+pub async fn get(tx: &mut Conn, request_id: &str) -> Result<Option<DispatchRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as("SELECT request_id, status, attempts FROM dispatches WHERE request_id = $1")
+        .bind(request_id)
+        .fetch_optional(c)
+        .await)
+}
+
+/// Moves a waiting dispatch to `due` (a resumed bulk rerun spreads its remaining sends from now).
+pub async fn reschedule(tx: &mut Conn, request_id: &str, due: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
+        "UPDATE dispatches SET next_attempt_at = $2 WHERE request_id = $1 AND status = 'pending'"
+    )
+    .bind(request_id)
+    .bind(due)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
+/// Takes a waiting dispatch out of the outbox; `false` when a worker holds it now (it is being sent) or it
+/// ended already.
+pub async fn withdraw(tx: &mut Conn, request_id: &str, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
+    changed_one!(tx, |c| sqlx::query(
+        "UPDATE dispatches SET status = 'failed', last_error = 'withdrawn before it was sent', updated_at = $2
+         WHERE request_id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until < $2)"
+    )
+    .bind(request_id)
+    .bind(now)
+    .execute(c)
+    .await)
+}

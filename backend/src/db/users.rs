@@ -1,0 +1,291 @@
+use super::{Conn, on_conn};
+use domain::membership::{Access, Membership};
+use domain::roles::Role;
+use chrono::{DateTime, Utc};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct UserRow {
+    pub id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub password_hash: String,
+    pub disabled_at: Option<DateTime<Utc>>,
+    /// Where e-mail notifications go; none: in-app only.
+    pub email: Option<String>,
+    /// The pages' language (`ja`, `en`) and time zone (an IANA name).
+    pub language: String,
+    pub time_zone: String,
+    /// Sessions are bound to it: moving it on ends every session of the user.
+    pub session_generation: i64,
+    /// The identity provider that vouches for the user (company sign-in); none for a local account.
+    pub identity_issuer: Option<String>,
+}
+
+const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email, language, time_zone, \
+     session_generation, identity_issuer";
+
+pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(id).fetch_optional(c).await)
+}
+
+pub async fn by_username(tx: &mut Conn, username: &str) -> Result<Option<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username = $1");
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_optional(c).await)
+}
+
+/// The user the identity provider `issuer` names `subject`.
+pub async fn by_identity(tx: &mut Conn, issuer: &str, subject: &str) -> Result<Option<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE identity_issuer = $1 AND identity_subject = $2");
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(issuer).bind(subject).fetch_optional(c).await)
+}
+
+/// Links a user to the identity provider's name for them.
+pub async fn link_identity(tx: &mut Conn, id: i64, issuer: &str, subject: &str) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET identity_issuer = $1, identity_subject = $2 WHERE id = $3")
+        .bind(issuer)
+        .bind(subject)
+        .bind(id)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+pub async fn all(tx: &mut Conn) -> Result<Vec<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY username");
+    on_conn!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
+}
+
+pub async fn count(tx: &mut Conn) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(c).await)
+}
+
+pub async fn insert(
+    tx: &mut Conn,
+    username: &str,
+    display_name: &str,
+    email: Option<&str>,
+    password_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<i64, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
+        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at, email)
+         VALUES ($1, $2, $3, $4, $4, $5) RETURNING id"
+    )
+    .bind(username)
+    .bind(display_name)
+    .bind(password_hash)
+    .bind(now)
+    .bind(email)
+    .fetch_one(c)
+    .await)
+}
+
+pub async fn set_preferences(
+    tx: &mut Conn,
+    id: i64,
+    language: &str,
+    time_zone: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET language = $2, time_zone = $3, updated_at = $4 WHERE id = $1")
+        .bind(id)
+        .bind(language)
+        .bind(time_zone)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+pub async fn set_password_hash(tx: &mut Conn, id: i64, hash: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(hash)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))?;
+    Ok(())
+}
+
+pub async fn set_disabled_at(
+    tx: &mut Conn,
+    id: i64,
+    disabled_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET disabled_at = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(disabled_at)
+        .bind(now)
+        .execute(c)
+        .await
+        .map(drop))?;
+    Ok(())
+}
+
+/// A user's organisation-wide roles (auditor, admin).
+pub async fn roles(tx: &mut Conn, id: i64) -> Result<Vec<String>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT role FROM user_roles WHERE user_id = $1 ORDER BY role")
+        .bind(id)
+        .fetch_all(c)
+        .await)
+}
+
+/// A role in a department, with the department's name.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct MembershipRow {
+    pub department_id: i64,
+    pub code: String,
+    pub name: String,
+    pub role: String,
+}
+
+/// What the rows say a person holds: organisation-wide roles and memberships (a name the domain does not know
+/// counts for nothing).
+pub fn access_of(roles: &[String], memberships: &[MembershipRow]) -> Access {
+    Access {
+        roles: roles.iter().filter_map(|r| r.parse::<Role>().ok()).filter(|r| !r.is_departmental()).collect(),
+        memberships: memberships
+            .iter()
+            .filter_map(|m| Some(Membership { department: m.code.clone(), role: m.role.parse().ok()? }))
+            .collect(),
+    }
+}
+
+pub async fn memberships(tx: &mut Conn, id: i64) -> Result<Vec<MembershipRow>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
+        "SELECT d.id AS department_id, d.code, d.name, m.role FROM user_memberships m
+         JOIN departments d ON d.id = m.department_id WHERE m.user_id = $1 ORDER BY d.code, m.role"
+    )
+    .bind(id)
+    .fetch_all(c)
+    .await)
+}
+
+/// A user with their roles and memberships, read in one statement: one round trip on the hot path of every
+/// signed-in request, and one snapshot on both engines (roles and memberships never from different moments).
+pub async fn with_access(
+    tx: &mut Conn,
+    id: i64,
+) -> Result<Option<(UserRow, Vec<String>, Vec<MembershipRow>)>, sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct Part {
+        part: String,
+        id: Option<i64>,
+        text1: Option<String>,
+        text2: Option<String>,
+        text3: Option<String>,
+        password_hash: Option<String>,
+        disabled_at: Option<DateTime<Utc>>,
+        email: Option<String>,
+        language: Option<String>,
+        time_zone: Option<String>,
+        session_generation: Option<i64>,
+        identity_issuer: Option<String>,
+    }
+    let parts: Vec<Part> = on_conn!(tx, |c| {
+        sqlx::query_as(
+        "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, password_hash,
+                disabled_at, email, language, time_zone, session_generation, identity_issuer
+         FROM users WHERE id = $1
+         UNION ALL
+         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM user_roles WHERE user_id = $1
+         UNION ALL
+         SELECT 'membership', d.id, d.code, d.name, m.role, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         FROM user_memberships m JOIN departments d ON d.id = m.department_id WHERE m.user_id = $1
+         ORDER BY 1, 3, 5"
+    )
+    .bind(id)
+    .fetch_all(c)
+    .await
+    })?;
+    let (mut user, mut roles, mut memberships) = (None, Vec::new(), Vec::new());
+    for p in parts {
+        match p.part.as_str() {
+            "user" => {
+                user = Some(UserRow {
+                    id,
+                    username: p.text1.unwrap_or_default(),
+                    display_name: p.text2.unwrap_or_default(),
+                    password_hash: p.password_hash.unwrap_or_default(),
+                    disabled_at: p.disabled_at,
+                    email: p.email,
+                    language: p.language.unwrap_or_default(),
+                    time_zone: p.time_zone.unwrap_or_default(),
+                    session_generation: p.session_generation.unwrap_or_default(),
+                    identity_issuer: p.identity_issuer,
+                })
+            }
+            "role" => roles.extend(p.text1),
+            _ => memberships.push(MembershipRow {
+                department_id: p.id.unwrap_or_default(),
+                code: p.text1.unwrap_or_default(),
+                name: p.text2.unwrap_or_default(),
+                role: p.text3.unwrap_or_default(),
+            }),
+        }
+    }
+    Ok(user.map(|user| (user, roles, memberships)))
+}
+
+/// Replaces what a user holds: organisation-wide roles, and `(department ID, role)` memberships; an admin's
+/// review of it (`access_review_json`) is done.
+pub async fn replace_access(
+    tx: &mut Conn,
+    id: i64,
+    roles: &[&str],
+    memberships: &[(i64, &str)],
+) -> Result<(), sqlx::Error> {
+    for table in ["user_roles", "user_memberships"] {
+        let sql = format!("DELETE FROM {table} WHERE user_id = $1");
+        on_conn!(tx, |c| sqlx::query(&sql).bind(id).execute(c).await.map(drop))?;
+    }
+    for role in roles {
+        on_conn!(tx, |c| sqlx::query("INSERT INTO user_roles (user_id, role) VALUES ($1, $2)")
+            .bind(id)
+            .bind(*role)
+            .execute(c)
+            .await
+            .map(drop))?;
+    }
+    for (department_id, role) in memberships {
+        on_conn!(tx, |c| sqlx::query(
+            "INSERT INTO user_memberships (user_id, department_id, role) VALUES ($1, $2, $3)"
+        )
+        .bind(id)
+        .bind(*department_id)
+        .bind(*role)
+        .execute(c)
+        .await
+        .map(drop))?;
+    }
+    Ok(())
+}
+
+/// What a person held before memberships, when the upgrade left it for an admin to review (JSON: roles,
+/// departments); cleared by `clear_access_review` once an admin set their memberships.
+pub async fn access_review(tx: &mut Conn, id: i64) -> Result<Option<String>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT access_review_json FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_one(c)
+        .await)
+}
+
+pub async fn clear_access_review(tx: &mut Conn, id: i64) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET access_review_json = NULL WHERE id = $1")
+        .bind(id)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+/// Ends every session of the user (each is bound to the generation it was signed in under).
+pub async fn end_sessions(tx: &mut Conn, id: i64) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET session_generation = session_generation + 1 WHERE id = $1")
+        .bind(id)
+        .execute(c)
+        .await
+        .map(drop))
+}

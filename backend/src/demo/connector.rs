@@ -1,0 +1,84 @@
+//! The `demo` connector: reads the demo systems' execution log, by idempotency key or result ID.
+use super::systems::{DemoSystems, Service};
+use crate::reconciliation::settings::DemoSettings;
+use crate::reconciliation::{Connector, Lookup, WebhookRecord};
+use contract::AppError;
+use domain::ai::Usage;
+use domain::reconciliation::{Finding, LookupProblem, Record, RecordStatus};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+pub struct DemoConnector {
+    systems: DemoSystems,
+    service: Service,
+    authoritative: bool,
+}
+
+impl DemoConnector {
+    pub fn new(systems: DemoSystems, settings: DemoSettings, authoritative: bool) -> Self {
+        let service = Service::parse(&settings.service).unwrap_or(Service::Orders);
+        DemoConnector { systems, service, authoritative }
+    }
+}
+
+#[async_trait::async_trait]
+impl Connector for DemoConnector {
+    /// The demo systems keep the content they were sent.
+    fn compares_content(&self) -> bool {
+        true
+    }
+
+    async fn look_up(&self, lookup: &Lookup) -> Finding {
+        let found = match self.systems.find_by_key(self.service, &lookup.idempotency_key).await {
+            Ok(None) => match &lookup.result_id {
+                Some(id) => self.systems.find_by_id(self.service, id).await,
+                None => Ok(None),
+            },
+            other => other,
+        };
+        match found {
+            Ok(Some(e)) => {
+                Finding::Found(vec![record(self.service, Some(e.id.clone()), Some(e.created_at), e.status, &e.content)])
+            }
+            Ok(None) => Finding::NotFound { authoritative: self.authoritative },
+            Err(AppError::Unauthorized) => Finding::Failed(LookupProblem::HttpStatus { status: 401 }),
+            Err(AppError::TooManyRequests { .. }) => Finding::Failed(LookupProblem::HttpStatus { status: 429 }),
+            Err(e) => Finding::Failed(LookupProblem::Other { detail: e.to_string() }),
+        }
+    }
+
+    /// The demo systems' webhooks carry an execution log entry (`demo_systems::Execution`) as their record.
+    fn webhook_record(&self, data: &Value) -> WebhookRecord {
+        let text = |name: &str| data.get(name).and_then(Value::as_str);
+        let at = text("created_at").and_then(|t| DateTime::parse_from_rfc3339(t).ok()).map(|t| t.with_timezone(&Utc));
+        let status = text("status").unwrap_or("");
+        let content = data.get("content").cloned().unwrap_or(Value::Null);
+        WebhookRecord {
+            idempotency_key: text("idempotency_key").map(str::to_string),
+            record: record(self.service, text("id").map(str::to_string), at, status, &content),
+        }
+    }
+}
+
+fn record(service: Service, id: Option<String>, at: Option<DateTime<Utc>>, status: &str, content: &Value) -> Record {
+    let status_kind = match status {
+        "completed" => RecordStatus::Done,
+        "in_progress" => RecordStatus::Running,
+        _ => RecordStatus::Unclear,
+    };
+    Record {
+        external_id: id,
+        at,
+        status_text: Some(status.to_string()),
+        status: status_kind,
+        fields: content.as_object().cloned().unwrap_or_default(),
+        usage: (service == Service::Ai).then(|| demo_usage(status, content)),
+    }
+}
+
+/// The demo AI's usage: the prompt grows with the content; output accrues while it generates.
+fn demo_usage(status: &str, content: &Value) -> Usage {
+    let input_tokens = 200 + content.to_string().len() as i64 / 2;
+    let output_tokens = if status == "completed" { 180 } else { 60 };
+    Usage { input_tokens, output_tokens }
+}

@@ -1,0 +1,195 @@
+//! API clients: tokens are 256 random bits, shown once, stored as SHA-256, scoped to departments (QUALITY 8).
+use super::audit::record;
+use crate::{AppState, db};
+use contract::AppError;
+use contract::admin::ApiClientSummary;
+use domain::audit::{Actor, AuditEntry, ObjectType};
+use domain::audit_action::AuditAction;
+use domain::conflict::Conflict;
+use domain::invalid::{Invalid, Rule};
+use base64::Engine;
+use rand::RngCore;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+/// The caller of the ingestion API, as its token says.
+#[derive(Clone, Debug)]
+pub struct ApiClient {
+    pub id: i64,
+    pub name: String,
+    pub departments: Vec<String>,
+}
+
+impl ApiClient {
+    pub fn actor(&self) -> Actor {
+        Actor::api_client(self.id, &self.name)
+    }
+    pub fn may_see(&self, department: &str) -> bool {
+        self.departments.iter().any(|d| d == department)
+    }
+}
+
+fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Creates a client and returns its token, the only time it is ever seen.
+pub async fn create(
+    state: &AppState,
+    actor: Actor,
+    name: &str,
+    departments: &[String],
+) -> Result<(i64, String), AppError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(AppError::invalid(
+            "name",
+            Invalid::new(Rule::OutOfRange, "the client name must be 1 to 100 characters"),
+        ));
+    }
+    if departments.is_empty() {
+        return Err(AppError::invalid(
+            "department",
+            Invalid::new(Rule::NoneChosen, "a token needs at least one department"),
+        ));
+    }
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    let token = format!("rg_{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes));
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    if db::api_clients::by_name(&mut tx, name).await?.is_some() {
+        return Err(AppError::conflict(Conflict::ClientNameTaken, format!("an API client named '{name}' exists")));
+    }
+    let found = db::departments::by_codes(&mut tx, departments).await?;
+    if let Some(missing) = departments.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
+        return Err(AppError::invalid(
+            "department",
+            Invalid::new(Rule::Unknown, format!("there is no department '{missing}'")),
+        ));
+    }
+    let id = db::api_clients::insert(&mut tx, name, &token_hash(&token), now).await?;
+    for department in &found {
+        db::api_clients::add_department(&mut tx, id, department.id).await?;
+    }
+    let codes: Vec<&str> = found.iter().map(|d| d.code.as_str()).collect();
+    let entry = AuditEntry::new(actor, AuditAction::ApiClientCreated, ObjectType::ApiClient, id)
+        .after(json!({"name": name, "departments": codes}));
+    record(&mut tx, entry, None, now).await?;
+    tx.commit().await?;
+    Ok((id, token))
+}
+
+/// The client a bearer token belongs to; `None` for unknown or revoked tokens. A known token is remembered for
+/// a few seconds (every API call checks one); revoking it here forgets it at once.
+pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiClient>, AppError> {
+    let hash = token_hash(token);
+    if let Some(client) = state.tokens.get(&hash) {
+        return Ok(Some(client));
+    }
+    let mut tx = state.db.connection().await?;
+    let Some((row, departments)) = db::api_clients::by_token(&mut tx, &hash).await? else { return Ok(None) };
+    if row.revoked_at.is_some() {
+        return Ok(None);
+    }
+    let client = ApiClient { id: row.id, name: row.name, departments };
+    state.tokens.put(hash, client.clone());
+    Ok(Some(client))
+}
+
+/// Recently checked tokens, by hash. Another server instance learns of a revocation within `TTL`.
+#[derive(Debug, Default)]
+pub struct TokenCache(std::sync::Mutex<std::collections::HashMap<String, (ApiClient, std::time::Instant)>>);
+
+impl TokenCache {
+    pub const TTL: std::time::Duration = std::time::Duration::from_secs(5);
+    const MAX_ENTRIES: usize = 10_000;
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (ApiClient, std::time::Instant)>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get(&self, hash: &str) -> Option<ApiClient> {
+        let cache = self.lock();
+        cache.get(hash).filter(|(_, at)| at.elapsed() < Self::TTL).map(|(client, _)| client.clone())
+    }
+
+    fn put(&self, hash: String, client: ApiClient) {
+        let mut cache = self.lock();
+        if cache.len() >= Self::MAX_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(hash, (client, std::time::Instant::now()));
+    }
+
+    fn forget_client(&self, id: i64) {
+        self.lock().retain(|_, (client, _)| client.id != id);
+    }
+}
+
+pub async fn list(state: &AppState, caller: &super::Caller) -> Result<Vec<ApiClientSummary>, AppError> {
+    caller.require(domain::roles::Role::Admin)?;
+    let mut tx = state.db.begin_read().await?;
+    let mut list = Vec::new();
+    for row in db::api_clients::all(&mut tx).await? {
+        let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
+        list.push(ApiClientSummary {
+            id: row.id,
+            name: row.name,
+            departments,
+            created_at: row.created_at,
+            revoked: row.revoked_at.is_some(),
+        });
+    }
+    Ok(list)
+}
+
+pub async fn revoke(state: &AppState, actor: Actor, id: i64, request_id: Option<&str>) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let row = db::api_clients::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?;
+    if row.revoked_at.is_some() {
+        return Ok(());
+    }
+    db::api_clients::revoke(&mut tx, id, now).await?;
+    let entry = AuditEntry::new(actor, AuditAction::ApiClientRevoked, ObjectType::ApiClient, id)
+        .after(json!({"name": row.name}));
+    record(&mut tx, entry, request_id, now).await?;
+    tx.commit().await?;
+    state.tokens.forget_client(id);
+    Ok(())
+}
+
+/// Each API client's rate (QUALITY 15): a burst, then a steady rate per second, counted by this instance per
+/// client ID after its token is checked. The defaults are far above what an integration catching up after an
+/// outage sends; a client beyond them is answered 429 with `Retry-After`.
+pub struct RateLimits(governor::DefaultKeyedRateLimiter<i64>);
+
+impl RateLimits {
+    pub fn new(per_second: u32, burst: u32) -> Self {
+        // Beyond a million a second the replenish interval would round to nothing.
+        let rate = std::num::NonZeroU32::new(per_second.clamp(1, 1_000_000)).expect("at least one");
+        let burst = std::num::NonZeroU32::new(burst.max(1)).expect("at least one");
+        RateLimits(governor::RateLimiter::keyed(governor::Quota::per_second(rate).allow_burst(burst)))
+    }
+
+    /// One more call of this client now, or how many seconds until the next is allowed.
+    pub fn take(&self, client: &ApiClient) -> Result<(), AppError> {
+        use governor::clock::Clock;
+        self.0.check_key(&client.id).map_err(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+            tracing::warn!(client = %client.name, "API rate limit reached");
+            AppError::TooManyRequests { retry_after_secs: wait.as_secs().max(1) }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_token_hash_is_hex_sha256_and_never_the_token() {
+        let hash = super::token_hash("rg_example");
+        assert_eq!(hash.len(), 64);
+        assert!(!hash.contains("rg_example"));
+    }
+}

@@ -1,0 +1,116 @@
+//! The audit trail as its page shows it: each event with its people and objects named in the reader's language,
+//! and the filters' choices (the catalogue's actions and object types, the departments, the people). The codes
+//! stay beside the names: auditors search and export by them.
+use super::Caller;
+use super::audit_trail::{self, ChainStatus};
+use super::names::Names;
+use crate::AppState;
+use contract::AppError;
+use contract::audit::{AuditChoices, AuditPageView, AuditRow, ChainView, Choice, FieldChange};
+use domain::audit::{AuditEvent, ObjectType, diff};
+use domain::audit_action::AuditAction;
+use domain::audit_export::AuditFilter;
+use domain::roles::Role;
+use words::i18n::Locale;
+use words::audit::{
+    action_code_label_in, action_label_in, field_label_in, object_type_label_in, reason_label_in,
+    stored_actor_kind_label_in,
+};
+
+pub async fn page(
+    state: &AppState,
+    caller: &Caller,
+    filter: &AuditFilter,
+    before: Option<i64>,
+    routine: bool,
+) -> Result<AuditPageView, AppError> {
+    let (events, next) = audit_trail::page(state, caller, filter, before, routine).await?;
+    let chain = match audit_trail::chain_status(state).await? {
+        ChainStatus::Intact { seq, checked_at } => ChainView::Intact { seq, checked_at },
+        ChainStatus::Broken { seq, problem } => ChainView::Broken { seq, problem },
+    };
+    let names = Names::load(&mut state.db.begin_read().await?).await?;
+    let l = caller.locale;
+    let rows = events.into_iter().map(|e| row(l, &names, e)).collect();
+    Ok(AuditPageView {
+        rows,
+        next,
+        chain,
+        may_export: caller.user().has(Role::Auditor),
+        choices: choices(l, caller, &names),
+        routine_shown: routine,
+        signer_alarm: state.audit_signer.alarm(),
+    })
+}
+
+fn row(l: Locale, names: &Names, e: AuditEvent) -> AuditRow {
+    let (object_kind, object_name, object_href) = object(l, names, &e.object_type, &e.object_id);
+    let actor = names.actor(l, &e.actor_kind, &e.actor_label);
+    AuditRow {
+        diff: diff(e.before_json.as_deref(), e.after_json.as_deref())
+            .into_iter()
+            .map(|line| FieldChange { label: field_label_in(l, &line.key).map(str::to_string), line })
+            .collect(),
+        seq: e.seq,
+        at: e.at,
+        actor_kind: stored_actor_kind_label_in(l, &e.actor_kind),
+        actor,
+        action_label: action_code_label_in(l, &e.action),
+        action: e.action,
+        object_kind,
+        object_name,
+        object_href,
+        object_type: e.object_type,
+        object_id: e.object_id,
+        department_name: e.department.as_deref().map(|code| names.department(code).to_string()),
+        department: e.department,
+        reason: reason_label_in(l, e.reason),
+    }
+}
+
+/// The object's kind in words, its name when it has one, and its page when it has one.
+fn object(l: Locale, names: &Names, object_type: &str, id: &str) -> (String, Option<String>, Option<String>) {
+    let Some(kind) = ObjectType::parse(object_type) else { return (object_type.to_string(), None, None) };
+    let named = match kind {
+        ObjectType::User => names.user_by_id(id).map(|u| u.display_name.clone()),
+        ObjectType::Department => {
+            names.departments().iter().find(|d| d.id.to_string() == id || d.code == id).map(|d| d.name.clone())
+        }
+        _ => None,
+    };
+    let href = match kind {
+        ObjectType::Operation => Some(format!("/operations/{id}")),
+        ObjectType::RerunBatch => Some(format!("/batches/{id}")),
+        ObjectType::Incident => Some(format!("/incidents/{id}")),
+        ObjectType::Drill => Some(format!("/admin/drills/{id}")),
+        _ => None,
+    };
+    (object_type_label_in(l, kind).to_string(), named, href)
+}
+
+fn choices(l: Locale, caller: &Caller, names: &Names) -> AuditChoices {
+    let readable = caller.readable_departments();
+    let mut actions: Vec<Choice> = AuditAction::ALL
+        .iter()
+        .map(|a| Choice { value: a.as_str().into(), label: action_label_in(l, *a).into() })
+        .collect();
+    actions.sort_by(|a, b| a.label.cmp(&b.label));
+    AuditChoices {
+        actions,
+        object_types: ObjectType::ALL
+            .iter()
+            .map(|t| Choice { value: t.as_str().into(), label: object_type_label_in(l, *t).into() })
+            .collect(),
+        departments: names
+            .departments()
+            .iter()
+            .filter(|d| readable.as_ref().is_none_or(|codes| codes.contains(&d.code)))
+            .map(|d| Choice { value: d.code.clone(), label: d.name.clone() })
+            .collect(),
+        people: names
+            .users()
+            .iter()
+            .map(|u| Choice { value: u.username.clone(), label: format!("{} ({})", u.display_name, u.username) })
+            .collect(),
+    }
+}

@@ -1,0 +1,165 @@
+//! The batch as its page shows it, and the list of batches.
+use super::*;
+
+/// How many of the requested members are at each stage of the dispatch.
+pub(super) fn progress_of(members: &[MemberRow]) -> Vec<(Progress, usize)> {
+    Progress::ALL.into_iter().map(|p| (p, members.iter().filter(|m| member_progress(m) == Some(p)).count())).collect()
+}
+
+/// A member's stage of the dispatch; `None` until it is requested.
+fn member_progress(m: &MemberRow) -> Option<Progress> {
+    let request = m.request_status.filter(|_| m.state == MemberState::Requested)?;
+    Some(Progress::of(request, m.dispatch_status, m.operation_status))
+}
+
+/// The moving parts of the batch, read without the members' plans.
+pub async fn progress(state: &AppState, caller: &Caller, id: &str) -> Result<BatchProgress, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let batch = batch_for(&mut tx, caller, id, false).await?;
+    let members = db::batches::members_without_plans(&mut tx, id).await?;
+    Ok(BatchProgress {
+        status: batch.status,
+        selected: members.len(),
+        looked_up: looked_up(&members),
+        progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
+        members: members.iter().map(member_progress).collect(),
+    })
+}
+
+fn looked_up(members: &[MemberRow]) -> usize {
+    members.iter().filter(|m| m.looked_up_at.is_some()).count()
+}
+
+/// The batch as its page shows it: the dry run's totals, the members with their plans or reasons, the
+/// checklist summary, the decisions and the live progress.
+pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchView, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let batch = batch_for(&mut tx, caller, id, false).await?;
+    let members = db::batches::members(&mut tx, id).await?;
+    let checks = db::batches::checks(&mut tx, id).await?;
+    let decisions = db::batches::decisions(&mut tx, id).await?;
+    let staff = caller.may_act(Act::RunBulkRerun, &batch.department);
+    let ballot = super::super::makers::batch_ballot(&mut tx, &batch, &members).await?;
+    let waiting = batch.status == BatchStatus::PendingApproval;
+    let standing = approval::standing(&caller.person(), &ballot, waiting, false);
+    let mut totals = Totals::default();
+    let mut views = Vec::new();
+    for m in &members {
+        let plan: Option<RerunPlan> = m.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
+        let reasons: Vec<Reason> =
+            m.reasons_json.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
+        let counted = m.state.is_planned();
+        if counted {
+            totals.operations += 1;
+            let workflow = state.config.workflow(&m.workflow);
+            for step in plan.iter().flat_map(|p| &p.steps) {
+                let connector = workflow
+                    .and_then(|w| w.steps.iter().find(|d| d.name == step.name))
+                    .and_then(|d| d.connector.clone());
+                let system = connector.unwrap_or_else(|| "—".into());
+                match totals.calls.iter_mut().find(|(s, _)| *s == system) {
+                    Some((_, n)) => *n += 1,
+                    None => totals.calls.push((system, 1)),
+                }
+            }
+        }
+        views.push(MemberView {
+            process_id: m.process_id.clone(),
+            workflow: m.workflow.clone(),
+            state: m.state,
+            steps: plan.map(|p| p.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect()).unwrap_or_default(),
+            reasons,
+            rerun_id: m.request_id.clone(),
+            progress: member_progress(m),
+        });
+    }
+    totals.calls.sort();
+    let count = |s: MemberState| members.iter().filter(|m| m.state == s).count();
+    let failing_checks =
+        members.iter().filter(|m| m.reasons_json.as_deref().is_some_and(|r| r.contains("\"check_fails\""))).count();
+    let requested = count(MemberState::Requested);
+    let status = batch.status;
+    let allows = |event: BatchEvent| status.next(event).is_ok();
+    Ok(BatchView {
+        department_name: state.config.department_name(&batch.department),
+        id: batch.id,
+        department: batch.department,
+        creator: batch.creator,
+        reason: batch.reason,
+        selection: serde_json::from_str(&batch.selection_json).unwrap_or_default(),
+        created_at: batch.created_at,
+        submitted_at: batch.submitted_at,
+        decided_at: batch.decided_at,
+        expires_at: batch.expires_at,
+        rate_per_minute: batch.rate_per_minute,
+        max_rate_per_minute: i64::from(state.config.bulk_dispatch_per_minute),
+        selected: members.len(),
+        looked_up: looked_up(&members),
+        eligible: count(MemberState::Eligible),
+        blocked: count(MemberState::Blocked),
+        nothing_to_rerun: count(MemberState::Done),
+        requested,
+        dropped: count(MemberState::Dropped),
+        totals,
+        checks: Check::ALL
+            .into_iter()
+            .map(|check| {
+                let confirmed = checks.iter().find(|c| c.number == check.number());
+                CheckSummary {
+                    number: check.number(),
+                    passing: requested,
+                    of: requested + failing_checks,
+                    confirmed_by: confirmed.map(|c| c.confirmed_by.clone()),
+                    confirmed_at: confirmed.map(|c| c.confirmed_at),
+                    comment: confirmed.map(|c| c.comment.clone()),
+                    cause_class: confirmed.and_then(|c| c.cause_class.as_deref()).and_then(FailureClass::parse),
+                    cause_text: confirmed.and_then(|c| c.cause_text.clone()),
+                }
+            })
+            .collect(),
+        decisions: decisions
+            .into_iter()
+            .map(|d| contract::reruns::DecisionView {
+                approver: d.approver,
+                decision: d.decision,
+                comment: d.comment,
+                decided_at: d.decided_at,
+            })
+            .collect(),
+        progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
+        may_request: staff && allows(BatchEvent::Request),
+        may_confirm: staff && allows(BatchEvent::Submit),
+        standing,
+        may_pause: staff && allows(BatchEvent::Pause),
+        may_resume: staff && allows(BatchEvent::Resume),
+        may_cancel: staff && allows(BatchEvent::Cancel),
+        status,
+        members: views,
+    })
+}
+
+/// The newest bulk reruns the caller may see; those waiting for the caller's decision by the approval rule.
+pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let visible = caller.readable_departments();
+    let rows = db::batches::recent(&mut tx, visible.as_deref(), 100).await?;
+    let mut summaries = Vec::with_capacity(rows.len());
+    for b in rows {
+        let awaits_me = b.status == BatchStatus::PendingApproval && caller.may_act(Act::Decide, &b.department) && {
+            let members = db::batches::members_without_plans(&mut tx, &b.id).await?;
+            let ballot = super::super::makers::batch_ballot(&mut tx, &b, &members).await?;
+            approval::standing(&caller.person(), &ballot, true, false) == approval::Standing::MayDecide
+        };
+        summaries.push(BatchSummary {
+            awaits_me,
+            department_name: state.config.department_name(&b.department),
+            id: b.id,
+            department: b.department,
+            creator: b.creator,
+            reason: b.reason,
+            status: b.status,
+            created_at: b.created_at,
+        });
+    }
+    Ok(summaries)
+}

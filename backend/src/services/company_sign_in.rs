@@ -1,0 +1,109 @@
+//! A person the company's identity provider vouched for, as a user here: created at their first sign-in, their
+//! roles and memberships set from their groups at every sign-in (each mapping's own pairs, never crossed) (each change an audit event with before and
+//! after), and refused, with every session of theirs ended, once their groups map to nothing.
+use super::audit::record;
+use crate::auth::{SessionUser, load_session_user};
+use crate::oidc::Identity;
+use crate::{AppState, db, passwords};
+use contract::AppError;
+use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
+use domain::audit_action::AuditAction;
+use domain::conflict::Conflict;
+use domain::identity::access_from_groups;
+use domain::membership::Access;
+use serde_json::json;
+
+/// Signs in the person `identity` names; the user is created or brought in line with their groups first.
+pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&str>) -> Result<SessionUser, AppError> {
+    let oidc = state.config.sign_in.oidc.as_ref().ok_or(AppError::NotFound)?;
+    let access = access_from_groups(&oidc.groups, &identity.groups);
+    // A provider account never signs in with a password here: its hash is of a secret nobody holds.
+    let unusable = match access {
+        Some(_) => Some(passwords::hash(super::sign_in::turn(state).await?, random_secret()).await?),
+        None => None,
+    };
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let existing = db::users::by_identity(&mut tx, &identity.issuer, &identity.subject).await?;
+    let provider = Actor::system(SystemActor::IdentityProvider);
+    let (Some(access), Some(unusable)) = (access, unusable) else {
+        if let Some(user) = &existing {
+            db::users::end_sessions(&mut tx, user.id).await?;
+        }
+        let entry = AuditEntry::new(provider, AuditAction::SignInFailed, ObjectType::User, &identity.username)
+            .after(json!({"groups": identity.groups, "why": "no group maps to a role"}));
+        record(&mut tx, entry, request_id, now).await?;
+        tx.commit().await?;
+        tracing::warn!(user = %identity.username, "signed in at the identity provider, but no group maps to a role");
+        return Err(AppError::Forbidden);
+    };
+    let row = match existing {
+        Some(user) if user.disabled_at.is_some() => return Err(AppError::Forbidden),
+        Some(user) => {
+            bring_in_line(&mut tx, &provider, user.id, &user.username, &access, request_id, now).await?;
+            user
+        }
+        None => {
+            if db::users::by_username(&mut tx, &identity.username).await?.is_some() {
+                // A local account of that name is not taken over by whoever the provider names so.
+                return Err(AppError::conflict(
+                    Conflict::UsernameTaken,
+                    format!("a local account is named '{}': an admin must resolve it", identity.username),
+                ));
+            }
+            let email = identity.email.as_deref();
+            let id =
+                db::users::insert(&mut tx, &identity.username, &identity.display_name, email, &unusable, now).await?;
+            db::users::link_identity(&mut tx, id, &identity.issuer, &identity.subject).await?;
+            super::users::store_access(&mut tx, id, &access).await?;
+            let entry =
+                AuditEntry::new(provider.clone(), AuditAction::UserCreated, ObjectType::User, id).after(json!({
+                    "username": identity.username,
+                    "display_name": identity.display_name,
+                    "email": email,
+                    "issuer": identity.issuer,
+                    "roles": access.roles,
+                    "memberships": access.memberships,
+                }));
+            record(&mut tx, entry, request_id, now).await?;
+            db::users::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?
+        }
+    };
+    if let Some((tenant, object_id)) = &identity.entra {
+        super::chat::link_company_account(&mut tx, state, row.id, (tenant, object_id), (request_id, now)).await?;
+    }
+    let entry =
+        AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, ObjectType::User, row.id)
+            .after(json!({"issuer": identity.issuer, "auth_time": identity.auth_time, "amr": identity.amr}));
+    record(&mut tx, entry, request_id, now).await?;
+    let user = load_session_user(&mut tx, row).await?;
+    tx.commit().await?;
+    Ok(user)
+}
+
+/// The user's roles and memberships as their groups say, audited when they change.
+async fn bring_in_line(
+    tx: &mut db::Conn,
+    provider: &Actor,
+    id: i64,
+    username: &str,
+    access: &Access,
+    request_id: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), AppError> {
+    let before = super::users::stored_access(tx, id).await?;
+    if before == *access {
+        return Ok(());
+    }
+    super::users::store_access(tx, id, access).await?;
+    let entry = AuditEntry::new(provider.clone(), AuditAction::UserRolesChanged, ObjectType::User, id)
+        .before(json!({"username": username, "roles": before.roles, "memberships": before.memberships}))
+        .after(json!({"username": username, "roles": access.roles, "memberships": access.memberships}));
+    record(tx, entry, request_id, now).await?;
+    Ok(())
+}
+
+fn random_secret() -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 32]>())
+}

@@ -1,0 +1,47 @@
+//! Departments come from the configuration file; start-up brings the database in line with it.
+use super::audit::record;
+use crate::{AppState, db};
+use contract::AppError;
+use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
+use domain::audit_action::AuditAction;
+use serde_json::json;
+
+/// Adds the configured departments that are missing and renames changed ones; never deletes (users and
+/// operations may still point at a department that left the file).
+pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let existing = db::departments::all(&mut tx).await?;
+    for department in &state.config.departments {
+        match existing.iter().find(|d| d.code == department.code) {
+            None => {
+                let id = db::departments::insert(&mut tx, &department.code, &department.name, now).await?;
+                let entry = AuditEntry::new(
+                    Actor::system(SystemActor::Configuration),
+                    AuditAction::DepartmentCreated,
+                    ObjectType::Department,
+                    id,
+                )
+                .department(Some(&department.code))
+                .after(json!({"code": department.code, "name": department.name}));
+                record(&mut tx, entry, None, now).await?;
+            }
+            Some(known) if known.name != department.name => {
+                db::departments::rename(&mut tx, known.id, &department.name).await?;
+                let entry = AuditEntry::new(
+                    Actor::system(SystemActor::Configuration),
+                    AuditAction::DepartmentRenamed,
+                    ObjectType::Department,
+                    known.id,
+                )
+                .department(Some(&department.code))
+                .before(json!({"name": known.name}))
+                .after(json!({"name": department.name}));
+                record(&mut tx, entry, None, now).await?;
+            }
+            Some(_) => {}
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! What the pages call people and departments: by name. The trail and the evidence store sign-in names and codes
+//! (they are what an export and a search use); a page shows the name, the code only where no name is known.
+use crate::db::departments::DepartmentRow;
+use crate::db::users::UserRow;
+use crate::db::{self, Conn};
+use contract::audit::ActorView;
+use words::i18n::Locale;
+use words::audit::stored_actor_label_in;
+
+pub struct Names {
+    users: Vec<UserRow>,
+    departments: Vec<DepartmentRow>,
+}
+
+impl Names {
+    pub async fn load(tx: &mut Conn) -> Result<Names, sqlx::Error> {
+        Ok(Names { users: db::users::all(tx).await?, departments: db::departments::all(tx).await? })
+    }
+
+    pub fn users(&self) -> &[UserRow] {
+        &self.users
+    }
+
+    pub fn departments(&self) -> &[DepartmentRow] {
+        &self.departments
+    }
+
+    pub fn user_by_id(&self, id: &str) -> Option<&UserRow> {
+        let id: i64 = id.parse().ok()?;
+        self.users.iter().find(|u| u.id == id)
+    }
+
+    fn display_name(&self, username: &str) -> Option<&str> {
+        self.users.iter().find(|u| u.username == username).map(|u| u.display_name.as_str())
+    }
+
+    /// A department's name from its code (the code when it left the configuration).
+    pub fn department<'a>(&'a self, code: &'a str) -> &'a str {
+        self.departments.iter().find(|d| d.code == code).map_or(code, |d| d.name.as_str())
+    }
+
+    /// The person behind a reconciliation's `asked_by` (`user:<sign-in>`, `manual:<sign-in>`), by name.
+    pub fn person_who_asked(&self, asked_by: &str) -> Option<&str> {
+        match asked_by.split_once(':') {
+            Some(("user" | "manual", username)) => self.display_name(username),
+            _ => None,
+        }
+    }
+
+    /// Who acted, as the trail stored them (`user` and a sign-in name, a part of the system…), in words.
+    pub fn actor(&self, l: Locale, kind: &str, label: &str) -> ActorView {
+        match (kind, self.display_name(label)) {
+            ("user", Some(name)) => ActorView { name: name.to_string(), person: true },
+            _ => ActorView { name: stored_actor_label_in(l, kind, label), person: false },
+        }
+    }
+}

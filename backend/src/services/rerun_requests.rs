@@ -1,0 +1,526 @@
+//! Rerun requests: the plan is computed from the flags and verdicts; executed steps get their flag confirmed;
+//! the five checks are pre-filled with their evidence and confirmed by people; then the request goes to the
+//! department's owners. Each change and its audit event in one transaction.
+use super::Caller;
+use super::audit::record;
+use super::notifications::{Audience, notify};
+use crate::db::operations::OperationRow;
+use crate::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
+use crate::{AppState, db};
+use contract::AppError;
+use contract::reruns::{CheckView, DecisionView, MakerView, RerunRequestView, StartAnswer};
+use domain::approval::{MakerPart, may_withdraw, standing};
+use domain::audit::{Actor, AuditEntry, ObjectType};
+use domain::audit_action::AuditAction;
+use domain::checklist::{self, Check, CheckedStep, Found, Prefill, StepError};
+use domain::conflict::Conflict;
+use domain::holds::reason;
+use domain::invalid::{Invalid, Rule};
+use domain::notifications::RerunNews;
+use domain::operations::OperationStatus;
+use domain::reasons::SystemReason;
+use domain::reconciliation::{Evidence, Verdict};
+use domain::rerun_plan::{self, PlanOutcome, RerunPlan, StepFacts};
+use domain::rerun_request::{RequestEvent, RerunRequestStatus};
+use domain::rights::Act;
+use domain::stall::FailureClass;
+use words::checklist::{check_label_in, found_label_in};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+/// The cause of the fifth check, as the form sends it.
+pub struct Cause {
+    pub class: Option<String>,
+    pub text: Option<String>,
+}
+
+/// Everything the plan and the checks are computed from, read in one snapshot.
+pub(super) struct Snapshot {
+    pub operation: OperationRow,
+    pub steps: Vec<(domain::steps::Step, StepFacts, Option<String>, Option<Evidence>)>,
+}
+
+pub(super) async fn snapshot(
+    state: &AppState,
+    tx: &mut db::Conn,
+    operation: OperationRow,
+) -> Result<Snapshot, AppError> {
+    let rows = db::operations::steps(tx, operation.id).await?;
+    let latest = db::reconciliations::latest_for_operation(tx, operation.id).await?;
+    let workflow = state.config.workflow(&operation.workflow);
+    let mut steps = Vec::new();
+    for row in rows {
+        let definition = workflow.and_then(|w| w.steps.iter().find(|d| d.name == row.name));
+        let connector = definition.and_then(|d| d.connector.clone());
+        let reconciliation = latest.iter().find(|r| r.step_id == row.id);
+        let evidence: Option<Evidence> = reconciliation.and_then(|r| serde_json::from_str(&r.evidence_json).ok());
+        let facts = StepFacts {
+            name: row.name.clone(),
+            idempotency_key: row.idempotency_key.clone(),
+            content_fingerprint: row.content_fingerprint.clone(),
+            completed: row.completed_at.is_some(),
+            verdict: row.latest_verdict,
+            external_id: reconciliation.and_then(|r| r.external_id.clone()),
+            checked_outside: connector.is_some() || definition.is_none_or(|d| d.side_effect),
+        };
+        steps.push((row, facts, connector, evidence));
+    }
+    Ok(Snapshot { operation, steps })
+}
+
+fn operation_for(caller: &Caller, operation: Option<OperationRow>) -> Result<OperationRow, AppError> {
+    let operation = operation.ok_or(AppError::NotFound)?;
+    caller.check_act(Act::RequestRerun, &operation.department)?;
+    Ok(operation)
+}
+
+/// Staff start a request on a stalled operation: the plan is computed, executed steps get their flag
+/// confirmed, and a draft with the pre-filled checklist is created — or the reasons it cannot be are given.
+pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<StartAnswer, AppError> {
+    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let operation = operation_for(caller, db::operations::by_process_id(&mut tx, process_id).await?)?;
+    if operation.status != OperationStatus::Stalled {
+        return Err(AppError::conflict(
+            Conflict::NotStalled,
+            "a rerun can be requested only for a stalled operation (not on hold, not already requested)",
+        ));
+    }
+    let snap = snapshot(state, &mut tx, operation).await?;
+    let outcome = plan_for(state, &snap)?;
+    if !outcome.blocked.is_empty() {
+        return Ok(StartAnswer::Blocked { reasons: outcome.blocked });
+    }
+    let operation = &snap.operation;
+    confirm_flags(&mut tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
+    if outcome.plan.steps.is_empty() {
+        let facts = (operation.id, operation.process_id.as_str(), operation.department.as_str());
+        super::operations::complete_if_done(&mut tx, caller.actor(), facts, caller.request_id.as_deref(), now).await?;
+        tx.commit().await?;
+        return Ok(StartAnswer::NothingToRerun { confirmed: outcome.confirm_flags });
+    }
+    let checks = prefill(&snap, &outcome.plan);
+    let draft = Draft {
+        snap: &snap,
+        plan: &outcome.plan,
+        confirmed: &outcome.confirm_flags,
+        checks: &checks,
+        reason: &why,
+        batch_id: None,
+    };
+    let id = create(&mut tx, caller, &draft, now)
+        .await?
+        .ok_or_else(|| AppError::conflict(Conflict::RequestOpen, "this operation already has an open rerun request"))?;
+    tx.commit().await?;
+    Ok(StartAnswer::Created { id })
+}
+
+/// The plan for the snapshot, bound to the workflow's definition as configured now (the one the rerun uses).
+pub(super) fn plan_for(state: &AppState, snap: &Snapshot) -> Result<PlanOutcome, AppError> {
+    let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
+    let version =
+        state.config.workflow(&snap.operation.workflow).map(|w| w.version.clone()).ok_or_else(|| {
+            AppError::conflict(Conflict::WorkflowNotConfigured, "the workflow is no longer configured")
+        })?;
+    Ok(rerun_plan::compute(&facts, &version))
+}
+
+/// Sets the completion flags of steps the outside systems show executed, each with its audit event.
+pub(super) async fn confirm_flags(
+    tx: &mut db::Conn,
+    actor: Actor,
+    request_id: Option<&str>,
+    snap: &Snapshot,
+    names: &[String],
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let operation = &snap.operation;
+    for name in names {
+        let Some((row, _, connector, evidence)) = snap.steps.iter().find(|(r, _, _, _)| &r.name == name) else {
+            continue;
+        };
+        if db::rerun_requests::confirm_step_flag(tx, row.id, now).await? {
+            let entry = AuditEntry::new(
+                actor.clone(),
+                AuditAction::StepFlagConfirmed,
+                ObjectType::Operation,
+                &operation.process_id,
+            )
+            .department(Some(&operation.department))
+            .before(json!({"step": name, "completed_at": null}))
+            .after(json!({"step": name, "completed_at": now, "connector": connector,
+                    "external_id": evidence.as_ref().and_then(|e| e.external_id.clone())}))
+            .reason(SystemReason::OutsideShowsExecuted.text());
+            record(tx, entry, request_id, now).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A draft request to be created: the operation's snapshot, its plan and its pre-filled checks.
+pub(super) struct Draft<'a> {
+    pub snap: &'a Snapshot,
+    pub plan: &'a RerunPlan,
+    pub confirmed: &'a [String],
+    pub checks: &'a [Prefill],
+    pub reason: &'a str,
+    pub batch_id: Option<&'a str>,
+}
+
+/// Creates the draft request with its checklist and audit event; `None` when the operation has an open one.
+pub(super) async fn create(
+    tx: &mut db::Conn,
+    caller: &Caller,
+    d: &Draft<'_>,
+    now: DateTime<Utc>,
+) -> Result<Option<String>, AppError> {
+    let operation = &d.snap.operation;
+    let id = format!("rr_{}", uuid::Uuid::now_v7().simple());
+    let plan_json = serde_json::to_string(d.plan).map_err(|e| AppError::internal("plan", e))?;
+    let new = NewRequest {
+        id: &id,
+        operation_id: operation.id,
+        requested_by: caller.user_id(),
+        reason: d.reason,
+        plan_json: &plan_json,
+        workflow_version: &d.plan.workflow_version,
+        verdicts_hash: &d.plan.verdicts_hash,
+        batch_id: d.batch_id,
+    };
+    if !db::rerun_requests::insert(tx, &new, now).await? {
+        return Ok(None);
+    }
+    for check in d.checks {
+        db::rerun_requests::insert_item(tx, &id, check.check.number(), check.holds, &check.evidence.to_stored())
+            .await?;
+    }
+    super::makers::took_part(tx, caller, &id, MakerPart::Started, now).await?;
+    let entry =
+        AuditEntry::new(caller.actor(), AuditAction::RerunRequestCreated, ObjectType::Operation, &operation.process_id)
+            .department(Some(&operation.department))
+            .after(json!({"rerun_id": id, "plan": d.plan, "confirmed_flags": d.confirmed, "batch_id": d.batch_id}))
+            .reason(d.reason);
+    record(tx, entry, caller.request_id.as_deref(), now).await?;
+    Ok(Some(id))
+}
+
+/// A bulk rerun's member requests are confirmed, submitted, decided and withdrawn with their batch.
+pub(super) fn not_in_batch(request: &RequestRow) -> Result<(), AppError> {
+    match &request.batch_id {
+        Some(batch) => Err(AppError::conflict(
+            Conflict::PartOfBatch,
+            format!("this request is part of the bulk rerun {batch}: act on the batch"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// What `advance` moved: the request, and the operation with it (a request going back to staff finds its
+/// operation stalled already when it was a draft).
+pub(super) struct Moved {
+    /// The state the table moves it to.
+    pub to: RerunRequestStatus,
+    pub request: bool,
+    pub operation: bool,
+}
+
+/// Moves a request by the domain's table (`RerunRequestStatus::next`), and its operation with it
+/// (`RequestEvent::operation_move`). A move the table refuses is a conflict; `request: false` means someone
+/// moved it first.
+pub(super) async fn advance(
+    tx: &mut db::Conn,
+    request: &RequestRow,
+    event: RequestEvent,
+    now: DateTime<Utc>,
+) -> Result<Moved, AppError> {
+    advance_by_id(tx, (&request.id, request.operation_id, request.status), event, now).await
+}
+
+/// `advance` for a request known by its ID, its operation and the status it was read in (a batch's member).
+pub(super) async fn advance_by_id(
+    tx: &mut db::Conn,
+    (id, operation_id, from): (&str, i64, RerunRequestStatus),
+    event: RequestEvent,
+    now: DateTime<Utc>,
+) -> Result<Moved, AppError> {
+    let to = from.next(event)?;
+    if !db::rerun_requests::set_status(tx, id, from, to, now).await? {
+        return Ok(Moved { to, request: false, operation: false });
+    }
+    let operation = match event.operation_move() {
+        Some(moved) => super::operations::advance(tx, operation_id, moved, now).await?,
+        None => false,
+    };
+    Ok(Moved { to, request: true, operation })
+}
+
+/// The request's plan checked against the facts as they are now (`domain::rerun_plan::check`), the one check of
+/// submission, of each approval and of the moment right before each send (then with the look-up just made).
+pub(super) async fn plan_check(
+    state: &AppState,
+    tx: &mut db::Conn,
+    request: &RequestRow,
+    looked_up: &[(String, Verdict)],
+) -> Result<rerun_plan::Check, AppError> {
+    let operation = db::operations::by_id(tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
+    let version = state.config.workflow(&operation.workflow).map(|w| w.version.clone());
+    let snap = snapshot(state, tx, operation).await?;
+    let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
+    Ok(rerun_plan::check(&request.plan()?, &facts, version.as_deref(), looked_up))
+}
+
+impl RequestRow {
+    /// The plan the request was made (and is approved) for.
+    pub(super) fn plan(&self) -> Result<RerunPlan, AppError> {
+        serde_json::from_str(&self.plan_json).map_err(|e| AppError::internal("plan", e))
+    }
+}
+
+pub(super) async fn plan_still_holds(
+    state: &AppState,
+    tx: &mut db::Conn,
+    request: &RequestRow,
+) -> Result<bool, AppError> {
+    Ok(plan_check(state, tx, request, &[]).await?.holds())
+}
+
+pub(super) fn plan_changed() -> AppError {
+    AppError::conflict(
+        Conflict::PlanChanged,
+        "the steps, what the outside systems say, or the workflow changed since the plan was made",
+    )
+}
+
+/// A day, or less when an outside system involved keeps its keys for a shorter time.
+pub(super) fn approval_validity(state: &AppState, request: &RequestRow, plan: &RerunPlan) -> chrono::Duration {
+    let retentions = plan.steps.iter().filter_map(|s| {
+        let connector = state.config.connector_of(&request.workflow, &s.name)?;
+        Some(state.connectors.get(connector)?.common.retention_days)
+    });
+    domain::approval::validity(retentions)
+}
+
+/// The five checks, filled in from the planned steps and their evidence.
+pub(super) fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
+    let planned: Vec<CheckedStep<'_>> = snap
+        .steps
+        .iter()
+        .filter(|(row, _, _, _)| plan.steps.iter().any(|p| p.name == row.name))
+        .map(|(row, facts, connector, evidence)| CheckedStep {
+            name: &row.name,
+            idempotency_key: &row.idempotency_key,
+            completed: facts.completed,
+            verdict: facts.verdict,
+            connector: connector.as_deref().filter(|_| facts.checked_outside),
+            basis: evidence.as_ref().map(Evidence::basis),
+        })
+        .collect();
+    let error = snap.steps.iter().find_map(|(row, _, _, _)| {
+        let class = row.error_class.clone()?;
+        Some(StepError { step: row.name.clone(), class, message: row.error_message.clone() })
+    });
+    let event = snap.operation.event.as_deref().filter(|_| error.is_none());
+    checklist::prefill(&snap.operation.process_id, (error, event), &planned)
+}
+
+async fn request_for(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
+    let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
+    if !caller.may_read(&request.department) {
+        return Err(AppError::NotFound);
+    }
+    Ok(request)
+}
+
+/// The request as its page shows it: the decision page of the owners, with the evidence (every step's flag,
+/// verdict and evidence as they are now), the checklist, the makers, the approvals and where the reader stands.
+pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRequestView, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let request = request_for(&mut tx, caller, id).await?;
+    let items = db::rerun_requests::items(&mut tx, id).await?;
+    let decisions = db::rerun_requests::decisions(&mut tx, id).await?;
+    let ballot = super::makers::request_ballot(&mut tx, &request).await?;
+    let mut operation = super::operations::view_in(&mut tx, &request.process_id).await?.ok_or(AppError::NotFound)?;
+    let names = super::names::Names::load(&mut tx).await?;
+    super::operations::in_readers_words(&mut operation.steps, caller.locale, &names);
+    let mut makers: Vec<MakerView> = Vec::new();
+    for maker in &ballot.makers {
+        let name = db::users::by_id(&mut tx, maker.user_id).await?.map_or_else(String::new, |u| u.display_name);
+        let view = MakerView { name, part: maker.part };
+        if !makers.contains(&view) {
+            makers.push(view);
+        }
+    }
+    let plan = request.plan()?;
+    let person = caller.person();
+    let may_act = caller.may_act(Act::RequestRerun, &request.department);
+    let may_confirm = may_act && request.status.next(RequestEvent::Submit).is_ok();
+    let may_cancel = may_withdraw(&person, &ballot) && request.status.next(RequestEvent::Withdraw).is_ok();
+    let waiting = request.status == RerunRequestStatus::PendingApproval;
+    let required = state.config.approvals_required(&request.workflow);
+    let approvals = super::decisions::tally(&decisions, &ballot, required).0;
+    let department_name = state.config.department_name(&request.department);
+    Ok(RerunRequestView {
+        standing: standing(&person, &ballot, waiting, request.batch_id.is_some()),
+        approvals: i64::from(approvals),
+        required: i64::from(required),
+        expires_at: request.expires_at,
+        batch_id: request.batch_id.clone(),
+        department_name,
+        steps: operation.steps,
+        makers,
+        id: request.id,
+        process_id: request.process_id,
+        department: request.department,
+        status: request.status,
+        requester: request.requester,
+        reason: request.reason,
+        created_at: request.created_at,
+        submitted_at: request.submitted_at,
+        plan,
+        checks: items
+            .into_iter()
+            .map(|i| {
+                let found = Found::from_stored(&i.evidence);
+                CheckView {
+                    number: i.number,
+                    label: Check::from_number(i.number).map_or("", |c| check_label_in(caller.locale, c)).to_string(),
+                    holds: i.holds,
+                    evidence: found_label_in(caller.locale, &found),
+                    evidence_quote: found.quote().map(str::to_string),
+                    confirmed_by: i.confirmed_by,
+                    confirmed_at: i.confirmed_at,
+                    comment: i.comment,
+                    cause_class: i.cause_class.as_deref().and_then(FailureClass::parse),
+                    cause_text: i.cause_text,
+                }
+            })
+            .collect(),
+        may_confirm,
+        may_cancel,
+        decisions: decisions
+            .into_iter()
+            .map(|d| DecisionView {
+                approver: d.approver,
+                decision: d.decision,
+                comment: d.comment,
+                decided_at: d.decided_at,
+            })
+            .collect(),
+    })
+}
+
+/// Staff confirm one check with a comment; the fifth needs the cause class and text.
+pub async fn confirm(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    number: i64,
+    comment: &str,
+    cause: Cause,
+) -> Result<(), AppError> {
+    let check = Check::from_number(number)
+        .ok_or_else(|| AppError::invalid("number", Invalid::new(Rule::OutOfRange, "a check is numbered 1 to 5")))?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let request = request_for(&mut tx, caller, id).await?;
+    caller.check_act(Act::RequestRerun, &request.department)?;
+    not_in_batch(&request)?;
+    if request.status != RerunRequestStatus::Draft {
+        return Err(AppError::conflict(
+            Conflict::NotDraft,
+            "the checklist can be changed only while the request is a draft",
+        ));
+    }
+    let items = db::rerun_requests::items(&mut tx, id).await?;
+    let item = items.iter().find(|i| i.number == number).ok_or(AppError::NotFound)?;
+    let class = FailureClass::from_form(cause.class.as_deref()).map_err(|m| AppError::invalid("cause_class", m))?;
+    let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    let prefill = Prefill { check, holds: item.holds, evidence: Found::from_stored(&item.evidence) };
+    checklist::confirmation(&prefill, comment, class.zip(text))
+        .map_err(|(field, message)| AppError::invalid(field, message))?;
+    let (class, text) =
+        if check == Check::CauseAnalysed { (class.map(FailureClass::as_str), text) } else { (None, None) };
+    let confirmation =
+        Confirmation { user_id: caller.user_id(), comment: comment.trim(), cause_class: class, cause_text: text };
+    db::rerun_requests::confirm_item(&mut tx, id, number, &confirmation, now).await?;
+    super::makers::took_part(&mut tx, caller, id, MakerPart::ConfirmedCheck, now).await?;
+    let entry = AuditEntry::new(
+        caller.actor(),
+        AuditAction::RerunRequestCheckConfirmed,
+        ObjectType::Operation,
+        &request.process_id,
+    )
+    .department(Some(&request.department))
+    .after(
+        json!({"rerun_id": id, "check": number, "comment": comment.trim(), "cause_class": class, "cause_text": text}),
+    );
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// All five checks confirmed and the plan still what it was: the request waits for the owners' approval.
+pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let request = request_for(&mut tx, caller, id).await?;
+    caller.check_act(Act::RequestRerun, &request.department)?;
+    not_in_batch(&request)?;
+    let items = db::rerun_requests::items(&mut tx, id).await?;
+    if items.len() != Check::ALL.len() || items.iter().any(|i| i.confirmed_at.is_none()) {
+        return Err(AppError::invalid(
+            "checklist",
+            Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first"),
+        ));
+    }
+    if !plan_still_holds(state, &mut tx, &request).await? {
+        return Err(plan_changed());
+    }
+    db::rerun_requests::set_expiry(&mut tx, id, now + approval_validity(state, &request, &request.plan()?)).await?;
+    let moved = advance(&mut tx, &request, RequestEvent::Submit, now).await?;
+    if !moved.request || !moved.operation {
+        return Err(AppError::conflict(Conflict::NotDraft, "the request or the operation changed meanwhile"));
+    }
+    super::makers::took_part(&mut tx, caller, id, MakerPart::Submitted, now).await?;
+    super::makers::verdicts_rested_on(&mut tx, &request, now).await?;
+    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestSubmitted, ObjectType::Operation, &request.process_id)
+        .department(Some(&request.department))
+        .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
+        .after(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    notify(&mut tx, state, &request, RerunNews::ApprovalAsked, Audience::Owners, now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// One of its makers withdraws a request that is not approved yet; the operation is stalled again and a new
+/// request can be made.
+pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> Result<(), AppError> {
+    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let request = db::rerun_requests::lock(&mut tx, id).await?.ok_or(AppError::NotFound)?;
+    caller.check_act(Act::RequestRerun, &request.department)?;
+    not_in_batch(&request)?;
+    if !may_withdraw(&caller.person(), &super::makers::request_ballot(&mut tx, &request).await?) {
+        tracing::warn!(user = %caller.user().username, id, "withdrawal refused: only the request's makers withdraw it");
+        return Err(AppError::Forbidden);
+    }
+    let from = request.status;
+    if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
+        return Err(AppError::conflict(Conflict::NotCancellable, "the request changed meanwhile"));
+    }
+    let entry =
+        AuditEntry::new(caller.actor(), AuditAction::RerunRequestCancelled, ObjectType::Operation, &request.process_id)
+            .department(Some(&request.department))
+            .before(json!({"rerun_id": id, "status": from}))
+            .after(json!({"rerun_id": id, "status": RerunRequestStatus::Cancelled}))
+            .reason(&why);
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    if from == RerunRequestStatus::PendingApproval {
+        notify(&mut tx, state, &request, RerunNews::Withdrawn, Audience::Owners, now).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}

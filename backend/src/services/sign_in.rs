@@ -1,0 +1,120 @@
+//! Checking a sign-in: throttled per account from each place, per place and per failing places of an account
+//! (`domain::throttle`), the same work and the same
+//! answer for an unknown name, a disabled account and a wrong password, every outcome audited (an unknown name
+//! only as a keyed hash: `domain::claimed_name`).
+use super::audit::record;
+use crate::auth::{SessionUser, load_session_user};
+use crate::passwords::{self, Turn};
+use crate::{AppState, db};
+use contract::AppError;
+use domain::audit::{Actor, AuditEntry, ObjectType};
+use domain::audit_action::AuditAction;
+use domain::claimed_name::ClaimedName;
+use domain::invalid::{Invalid, Rule};
+pub use domain::throttle::{MAX_FAILING_PLACES_PER_ACCOUNT, MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
+use domain::throttle::{WINDOW_MINUTES, address_key, admits};
+use chrono::Duration;
+use rand::RngCore;
+use serde_json::json;
+
+pub struct Attempt {
+    pub username: String,
+    pub password: String,
+    pub ip: String,
+    pub request_id: Option<String>,
+}
+
+/// A password check may go ahead: the attempt is counted, and a turn to hash is held.
+pub(super) struct Admitted {
+    pub turn: Turn,
+    pub user: Option<db::users::UserRow>,
+}
+
+/// Counts the attempt as a failure before any password is checked, in one write that also decides, so that
+/// however many guesses arrive at once at most the limit reach the check (a success takes its count back).
+/// Then waits for a turn to hash; beyond the short queue the answer is 429 too.
+pub(super) async fn admit(
+    state: &AppState,
+    username: &str,
+    ip: &str,
+    request_id: Option<&str>,
+) -> Result<Admitted, AppError> {
+    let now = state.clock.now();
+    let address = address_key(ip);
+    let since = now - Duration::minutes(WINDOW_MINUTES);
+    let mut tx = state.db.begin_write().await?;
+    let failures = db::sign_in::recent_failures(&mut tx, username, &address, since).await?;
+    let user = db::users::by_username(&mut tx, username).await?;
+    if let Err(wait) = admits(&failures, now) {
+        let name = claimed(&mut tx, username, user.is_some()).await?;
+        let entry = AuditEntry::new(
+            Actor::anonymous(name.label()),
+            AuditAction::SignInThrottled,
+            ObjectType::User,
+            name.label(),
+        )
+        .after(json!({"ip": ip, "name_hash": name.hash(), "failures_for_account_here": failures.here,
+                "failures_from_address": failures.from_place, "other_failing_places": failures.other_places}));
+        record(&mut tx, entry, request_id, now).await?;
+        tx.commit().await?;
+        tracing::warn!(name = %name.label(), %ip, "sign-in throttled");
+        return Err(AppError::TooManyRequests { retry_after_secs: wait.num_seconds().max(1) as u64 });
+    }
+    db::sign_in::record_failure(&mut tx, username, &address, now).await?;
+    tx.commit().await?;
+    let turn =
+        turn(state).await.inspect_err(|_| tracing::warn!(%ip, "sign-in refused: too many password checks waiting"))?;
+    Ok(Admitted { turn, user })
+}
+
+/// What the trail may keep of a typed name (`domain::claimed_name`), with this installation's key.
+async fn claimed(tx: &mut db::Conn, typed: &str, is_an_account: bool) -> Result<ClaimedName, AppError> {
+    let mut fresh = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut fresh);
+    let key = db::sign_in::name_key(tx, &hex::encode(fresh)).await?;
+    Ok(ClaimedName::of(typed, is_an_account, key.as_bytes()))
+}
+
+/// A turn for an Argon2 hash or check, or 429 when too many wait (`passwords::Checks`).
+pub(super) async fn turn(state: &AppState) -> Result<Turn, AppError> {
+    state.password_checks.turn().await.map_err(|_| AppError::TooManyRequests { retry_after_secs: 1 })
+}
+
+pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, AppError> {
+    let username = attempt.username.trim().to_lowercase();
+    let request_id = attempt.request_id.as_deref();
+    let Admitted { turn, user } = admit(state, &username, &attempt.ip, request_id).await?;
+    let is_an_account = user.is_some();
+    // With company sign-in, only the break-glass users keep a password (the others fail as a wrong one would).
+    let active = user.filter(|u| u.disabled_at.is_none() && state.config.sign_in.password_allowed_for(&u.username));
+    let verified = passwords::verify(turn, attempt.password, active.as_ref().map(|u| u.password_hash.clone())).await?;
+
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let Some(mut row) = active.filter(|_| verified.ok) else {
+        let name = claimed(&mut tx, &username, is_an_account).await?;
+        let entry =
+            AuditEntry::new(Actor::anonymous(name.label()), AuditAction::SignInFailed, ObjectType::User, name.label())
+                .after(json!({"ip": attempt.ip, "name_hash": name.hash()}));
+        record(&mut tx, entry, request_id, now).await?;
+        tx.commit().await?;
+        tracing::warn!(name = %name.label(), ip = %attempt.ip, "sign-in failed");
+        return Err(AppError::invalid(
+            "password",
+            Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong"),
+        ));
+    };
+    let rehashed = verified.rehashed.is_some();
+    if let Some(hash) = verified.rehashed {
+        db::users::set_password_hash(&mut tx, row.id, &hash, now).await?;
+        row.password_hash = hash;
+    }
+    db::sign_in::forget(&mut tx, &username, &address_key(&attempt.ip), now - Duration::minutes(WINDOW_MINUTES)).await?;
+    let entry =
+        AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, ObjectType::User, row.id)
+            .after(json!({"ip": attempt.ip, "rehashed": rehashed}));
+    record(&mut tx, entry, request_id, now).await?;
+    let user = load_session_user(&mut tx, row).await?;
+    tx.commit().await?;
+    Ok(user)
+}
