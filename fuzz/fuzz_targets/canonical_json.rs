@@ -3,8 +3,8 @@
 //! the same content written in another key order, with spacing and with every character escaped, has the same
 //! fingerprint.
 #![no_main]
-use app::domain::canonical_json::to_canonical_string;
-use app::domain::fingerprint::fingerprint;
+use domain::canonical_json::to_canonical_string;
+use domain::fingerprint::fingerprint;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use sha2::{Digest, Sha256};

@@ -1,7 +1,7 @@
 //! The configuration file: any text is read into a configuration or refused with a problem at a real place in
 //! the text (`file:line:column: problem`, the line and column inside the text), never a panic.
 #![no_main]
-use app::backend::config;
+use backend::config;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {

@@ -3,7 +3,7 @@
 //! cell is the cell, or `'` and the cell exactly when a spreadsheet could read the cell as a formula (a formula
 //! character first, half- or full-width, perhaps after spaces); and no cell read back could.
 #![no_main]
-use app::domain::audit_export::{CSV_COLUMNS, neutralise, reads_as_formula, write_csv_header, write_csv_record};
+use domain::audit_export::{CSV_COLUMNS, neutralise, reads_as_formula, write_csv_header, write_csv_record};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|records: Vec<Vec<Option<&str>>>| {

@@ -2,8 +2,8 @@
 //! line it was found on. Any events (any text, any JSON in before/after) sealed into a chain and exported
 //! whole: the check passes and calls the export complete; one row left out or changed is found.
 #![no_main]
-use app::domain::audit::{Actor, AuditEntry, AuditEvent};
-use app::domain::audit_export::{AuditFilter, ExportChecker, ExportTrailer, jsonl_row, jsonl_trailer};
+use domain::audit::{Actor, AuditEntry, AuditEvent};
+use domain::audit_export::{AuditFilter, ExportChecker, ExportTrailer, jsonl_row, jsonl_trailer};
 use arbitrary::Arbitrary;
 use chrono::{DateTime, Utc};
 use libfuzzer_sys::fuzz_target;
@@ -28,7 +28,7 @@ struct Input<'a> {
     change_at: usize,
 }
 
-fn check<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<app::domain::audit_export::ExportSummary, (usize, String)> {
+fn check<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<domain::audit_export::ExportSummary, (usize, String)> {
     let mut checker = ExportChecker::default();
     let mut read = 0;
     for line in lines {
@@ -53,7 +53,7 @@ fuzz_target!(|input: Input<'_>| {
     let start = DateTime::<Utc>::from_timestamp(1_795_000_000, 0).unwrap();
     let mut events: Vec<AuditEvent> = Vec::new();
     for e in &input.events {
-        let mut entry = AuditEntry::new(Actor::user(1, e.user), app::domain::audit_action::AuditAction::OperationRegistered, "operation", e.object_id)
+        let mut entry = AuditEntry::new(Actor::user(1, e.user), domain::audit_action::AuditAction::OperationRegistered, "operation", e.object_id)
             .department(e.department);
         if let Some(after) = e.after {
             let value = serde_json::from_str::<Value>(after).unwrap_or_else(|_| Value::String(after.to_string()));

@@ -3,7 +3,7 @@
 //! other signatures, with a padded timestamp, under a rotation's list of secrets), and one changed body byte,
 //! another message ID or a timestamp outside the tolerance does not.
 #![no_main]
-use app::domain::webhooks::{Headers, Secret, SignatureError, TOLERANCE_SECONDS, verify};
+use domain::webhooks::{Headers, Secret, SignatureError, TOLERANCE_SECONDS, verify};
 use arbitrary::Arbitrary;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

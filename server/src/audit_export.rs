@@ -3,10 +3,10 @@
 //! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle.
 use crate::http::policy::route;
 use app::api::AppError;
-use app::backend::AppState;
-use app::backend::auth::AuthSession;
-use app::backend::services::{Caller, audit_trail};
-use app::domain::audit_export::{AuditFilterForm, ExportFormat};
+use backend::AppState;
+use backend::auth::AuthSession;
+use backend::services::{Caller, audit_trail};
+use domain::audit_export::{AuditFilterForm, ExportFormat};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -41,7 +41,7 @@ async fn evidence(
     Path(process_id): Path<String>,
 ) -> Response {
     let bundle = match caller(auth, &headers) {
-        Ok(caller) => app::backend::services::evidence::bundle(&state, &caller, &process_id).await,
+        Ok(caller) => backend::services::evidence::bundle(&state, &caller, &process_id).await,
         Err(error) => Err(error),
     };
     match bundle {

@@ -10,11 +10,11 @@ use crate::api::problem::Problem;
 use crate::company_sign_in::{Back, back_from, off_to};
 use crate::http::policy::route;
 use app::api::AppError;
-use app::backend::AppState;
-use app::backend::auth::{self, AuthSession};
-use app::backend::services::{Caller, chat};
-use app::backend::slack::{self, Interaction};
-use app::domain::chat::{ChatPlatform, ChatUser, verify_slack};
+use backend::AppState;
+use backend::auth::{self, AuthSession};
+use backend::services::{Caller, chat};
+use backend::slack::{self, Interaction};
+use domain::chat::{ChatPlatform, ChatUser, verify_slack};
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
@@ -43,7 +43,7 @@ async fn teams_activity(State(state): State<AppState>, headers: HeaderMap, body:
         tracing::warn!(why = problem.why, "a Teams activity refused: its token is not to be believed");
         return Problem(AppError::Unauthorized).into_response();
     }
-    match app::backend::teams::execute(&activity) {
+    match backend::teams::execute(&activity) {
         Some(pressed) => Json(chat::on_teams_press(&state, pressed).await).into_response(),
         None => StatusCode::OK.into_response(),
     }

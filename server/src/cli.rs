@@ -1,14 +1,14 @@
 //! The command line of the `server` binary (SPEC "Command line").
 use app::api::admin::NewUser;
-use app::backend::audit_witness::Witness;
-use app::backend::demo::{self, DemoCredential};
-use app::backend::services::{self, audit::Verification, backup::Backup};
-use app::backend::{AppState, ServerOptions};
-use app::domain::audit::{Actor, SystemActor};
-use app::domain::audit_export::{AuditFilter, ExportChecker, ExportFormat, Line};
-use app::domain::audit_proof::{ExportProof, ProofSummary, PublicKey, SignedCheckpoint};
-use app::domain::membership::Membership;
-use app::domain::roles::Role;
+use backend::audit_witness::Witness;
+use backend::demo::{self, DemoCredential};
+use backend::services::{self, audit::Verification, backup::Backup};
+use backend::{AppState, ServerOptions};
+use domain::audit::{Actor, SystemActor};
+use domain::audit_export::{AuditFilter, ExportChecker, ExportFormat, Line};
+use domain::audit_proof::{ExportProof, ProofSummary, PublicKey, SignedCheckpoint};
+use domain::membership::Membership;
+use domain::roles::Role;
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 use std::io::BufRead;
@@ -164,8 +164,8 @@ pub enum AuditCommand {
     Resolve {
         /// `memory`: the database was brought back to a copy that holds every signed event; `database`: the
         /// signed events it no longer holds are accepted as lost (an older backup restored).
-        #[arg(long, value_parser = |s: &str| app::domain::signer_alarm::TrueHistory::parse(s).ok_or_else(|| "memory or database".to_string()))]
-        history: app::domain::signer_alarm::TrueHistory,
+        #[arg(long, value_parser = |s: &str| domain::signer_alarm::TrueHistory::parse(s).ok_or_else(|| "memory or database".to_string()))]
+        history: domain::signer_alarm::TrueHistory,
         /// Who decides (their name).
         #[arg(long)]
         by: String,
@@ -175,12 +175,12 @@ pub enum AuditCommand {
     /// Start the signer's memory for a key made before the memory existed: from the newest checkpoint this key
     /// signed in the database (its signature checked). Once, when upgrading; never over an existing memory.
     StartMemory {
-        #[arg(long, env = app::backend::audit_key::KEY_FILE_ENV)]
+        #[arg(long, env = backend::audit_key::KEY_FILE_ENV)]
         file: std::path::PathBuf,
     },
     /// Create the key that signs the chain's checkpoints, in a new file readable only by its owner.
     Keygen {
-        #[arg(long, env = app::backend::audit_key::KEY_FILE_ENV)]
+        #[arg(long, env = backend::audit_key::KEY_FILE_ENV)]
         file: std::path::PathBuf,
         /// The key this one replaces: its key file (it signs the hand-over too) or its public key (PEM). The new
         /// key signs a statement naming it, kept with the checkpoints.
@@ -189,7 +189,7 @@ pub enum AuditCommand {
     },
     /// Print the public key (PEM) of the signing key, for auditors to keep.
     PublicKey {
-        #[arg(long, env = app::backend::audit_key::KEY_FILE_ENV)]
+        #[arg(long, env = backend::audit_key::KEY_FILE_ENV)]
         file: std::path::PathBuf,
     },
     /// Write the trail (or the part the filters choose) to standard output; the export is itself audited.
@@ -197,10 +197,10 @@ pub enum AuditCommand {
         #[arg(long, value_parser = |s: &str| s.parse::<ExportFormat>())]
         format: ExportFormat,
         /// From this time on (RFC 3339, or a date: midnight in Japan time).
-        #[arg(long, value_parser = app::domain::audit_export::parse_time)]
+        #[arg(long, value_parser = domain::audit_export::parse_time)]
         from: Option<DateTime<Utc>>,
         /// Before this time (RFC 3339, or a date: midnight in Japan time).
-        #[arg(long, value_parser = app::domain::audit_export::parse_time)]
+        #[arg(long, value_parser = domain::audit_export::parse_time)]
         to: Option<DateTime<Utc>>,
         #[arg(long)]
         department: Option<String>,
@@ -232,11 +232,11 @@ pub fn proof_inputs(
         // An earlier export, or saved digests (e-mails, chat messages).
         let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
         checkpoints.extend(ExportProof::kept_from(text.lines().map(str::to_string)));
-        checkpoints.extend(app::domain::audit_proof::digests_in(&text));
+        checkpoints.extend(domain::audit_proof::digests_in(&text));
     }
     if let Some(file) = witness {
         let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        let (vouched, resolutions) = app::backend::audit_witness::checkpoints_to_check(&text);
+        let (vouched, resolutions) = backend::audit_witness::checkpoints_to_check(&text);
         for r in resolutions {
             eprintln!(
                 "the signer's memory: {} found the {} history true at {} ({}); it went on from event {}",
@@ -255,8 +255,8 @@ pub fn proof_inputs(
 /// The signer's memory to verify with: the one named, else the one beside the key file of this installation.
 fn witness_to_read(named: Option<&Path>) -> Option<std::path::PathBuf> {
     named.map(Path::to_path_buf).or_else(|| {
-        let key = std::env::var_os(app::backend::audit_key::KEY_FILE_ENV).filter(|p| !p.is_empty())?;
-        let witness = app::backend::audit_witness::path_for(Path::new(&key));
+        let key = std::env::var_os(backend::audit_key::KEY_FILE_ENV).filter(|p| !p.is_empty())?;
+        let witness = backend::audit_witness::path_for(Path::new(&key));
         eprintln!("checking against the signer's memory {}", witness.display());
         Some(witness)
     })
@@ -350,11 +350,11 @@ impl Cli {
         server.api_burst = number("RERUN_GATE_API_BURST").unwrap_or(server.api_burst);
         server.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
         let proxies = std::env::var("RERUN_GATE_TRUSTED_PROXIES").unwrap_or_default();
-        server.trusted_proxies = app::domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;
-        if let Some(path) = std::env::var_os(app::backend::audit_key::KEY_FILE_ENV).filter(|p| !p.is_empty()) {
-            let key = app::backend::audit_key::load(std::path::Path::new(&path)).map_err(anyhow::Error::msg)?;
+        server.trusted_proxies = domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;
+        if let Some(path) = std::env::var_os(backend::audit_key::KEY_FILE_ENV).filter(|p| !p.is_empty()) {
+            let key = backend::audit_key::load(std::path::Path::new(&path)).map_err(anyhow::Error::msg)?;
             server.audit_key = Some(std::sync::Arc::new(key));
-            server.audit_witness = Some(app::backend::audit_witness::path_for(std::path::Path::new(&path)));
+            server.audit_witness = Some(backend::audit_witness::path_for(std::path::Path::new(&path)));
         }
         Ok(server)
     }
@@ -424,7 +424,7 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
                     }
                     Ok(0)
                 }
-                Err(app::contract::AppError::BadRequest(why)) => {
+                Err(contract::AppError::BadRequest(why)) => {
                     eprintln!("not resolved: {why}");
                     Ok(1)
                 }
@@ -521,15 +521,15 @@ pub async fn keygen(state: Option<&AppState>, file: &Path, replaces: Option<&Pat
     // The old key's memory carries over to the new one; an old key file without its memory is refused.
     let old_memory = match (&old, replaces) {
         (Some((_, Some(private))), Some(path)) => {
-            let path = app::backend::audit_witness::path_for(path);
+            let path = backend::audit_witness::path_for(path);
             let memory = Witness::open(&path, private)
                 .map_err(|e| anyhow::anyhow!("{e}: the old key's memory carries over to the new key"))?;
             Some((path, memory.vouched().map(|(seq, hash)| (seq, hash.to_string()))))
         }
         _ => None,
     };
-    let key = app::backend::audit_key::create(file).map_err(anyhow::Error::msg)?;
-    let memory = app::backend::audit_witness::path_for(file);
+    let key = backend::audit_key::create(file).map_err(anyhow::Error::msg)?;
+    let memory = backend::audit_witness::path_for(file);
     match (old, state) {
         (Some((public, private)), Some(state)) => {
             let vouched = old_memory.as_ref().and_then(|(_, vouched)| vouched.clone());
@@ -555,19 +555,19 @@ pub async fn keygen(state: Option<&AppState>, file: &Path, replaces: Option<&Pat
 }
 
 /// The key a new one replaces: its key file (then it signs the hand-over too) or its public key.
-fn old_key(path: &Path) -> anyhow::Result<(PublicKey, Option<app::domain::audit_proof::AuditKey>)> {
+fn old_key(path: &Path) -> anyhow::Result<(PublicKey, Option<domain::audit_proof::AuditKey>)> {
     let text = std::fs::read_to_string(path)?;
     if text.contains("PUBLIC KEY") {
         return Ok((PublicKey::from_pem(&text).map_err(anyhow::Error::msg)?, None));
     }
-    let key = app::backend::audit_key::load(path).map_err(anyhow::Error::msg)?;
+    let key = backend::audit_key::load(path).map_err(anyhow::Error::msg)?;
     Ok((key.public(), Some(key)))
 }
 
 /// The signer's memory for a key made before it existed, from the newest checkpoint that key signed.
 async fn start_memory(state: &AppState, file: &Path) -> anyhow::Result<i32> {
-    let key = app::backend::audit_key::load(file).map_err(anyhow::Error::msg)?;
-    let path = app::backend::audit_witness::path_for(file);
+    let key = backend::audit_key::load(file).map_err(anyhow::Error::msg)?;
+    let path = backend::audit_witness::path_for(file);
     match services::audit_memory::start_memory(state, &key, &path).await? {
         Some(seq) => println!("the signer's memory {} starts at the checkpoint of event {seq}", path.display()),
         None => println!("the signer's memory {} starts empty: this key has signed no checkpoint yet", path.display()),
@@ -576,7 +576,7 @@ async fn start_memory(state: &AppState, file: &Path) -> anyhow::Result<i32> {
 }
 
 pub fn public_key(file: &Path) -> anyhow::Result<i32> {
-    let key = app::backend::audit_key::load(file).map_err(anyhow::Error::msg)?;
+    let key = backend::audit_key::load(file).map_err(anyhow::Error::msg)?;
     print!("{}", key.public().to_pem());
     Ok(0)
 }
@@ -630,6 +630,6 @@ async fn integration_check(state: &AppState, workflow: &str, url: Option<&str>) 
         }
     };
     let l = std::env::var("LANG").ok().and_then(|lang| lang.get(..2)?.parse().ok()).unwrap_or_default();
-    print!("{}", app::words::conformance::report_in(l, &checked));
+    print!("{}", words::conformance::report_in(l, &checked));
     Ok(if checked.all_met() { 0 } else { 1 })
 }

@@ -9,11 +9,11 @@
 //! A failure sends the browser to the sign-in page with `problem=failed` or `problem=no_role`; the cause is logged.
 use crate::http::policy::route;
 use app::api::AppError;
-use app::backend::AppState;
-use app::backend::auth::{self, AuthSession};
-use app::backend::oidc::{Identity, Pending, Provider};
-use app::backend::services::company_sign_in;
-use app::domain::identity::{
+use backend::AppState;
+use backend::auth::{self, AuthSession};
+use backend::oidc::{Identity, Pending, Provider};
+use backend::services::company_sign_in;
+use domain::identity::{
     AuthMethod, Authentication, NotFresh, fresh_enough, is_local_path, provider_sign_in_at, query_value,
 };
 use axum::Router;

@@ -5,11 +5,11 @@
 use crate::http::policy::route;
 use app::api::AppError;
 use app::api::reviews::ReviewQuery;
-use app::backend::AppState;
-use app::backend::auth::AuthSession;
-use app::backend::charts::{self, Chart};
-use app::backend::services;
-use app::domain::invalid::{Invalid, Rule};
+use backend::AppState;
+use backend::auth::AuthSession;
+use backend::charts::{self, Chart};
+use backend::services;
+use domain::invalid::{Invalid, Rule};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
@@ -44,7 +44,7 @@ async fn review_chart(
         let review = services::reviews::resolve(&state, &caller, &query.review)?;
         let trend = services::reviews::trend(&state, review.scope.as_deref(), review.period).await?;
         charts::draw(chart, &trend, app::api::locale_of(&headers))
-            .map_err(|e| app::contract::AppError::internal("chart", e))
+            .map_err(|e| contract::AppError::internal("chart", e))
     };
     match drawn.await {
         // Private data: not kept by shared caches; the page asks again for each review.
@@ -107,7 +107,7 @@ async fn decision_table(auth: AuthSession, headers: HeaderMap, Query(query): Que
     if auth.user.is_none() {
         return crate::api::problem::Problem(AppError::Unauthorized).into_response();
     }
-    match app::backend::xlsx::decision_table(app::api::locale_of(&headers), query.blank) {
+    match backend::xlsx::decision_table(app::api::locale_of(&headers), query.blank) {
         Ok(bytes) => {
             let name = if query.blank { "decision-table-blank.xlsx" } else { "decision-table.xlsx" };
             let kind = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";

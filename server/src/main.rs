@@ -48,7 +48,7 @@ async fn run() -> anyhow::Result<i32> {
     // Verifying the trail only reads: it must not change the database it checks (no migrations).
     let db = match &cli.command {
         Some(Command::Audit { command: cli::AuditCommand::Verify { .. } }) => {
-            app::backend::Db::connect(&cli.database_url).await?
+            backend::Db::connect(&cli.database_url).await?
         }
         _ => startup::open_database_as(&cli.database_url, cli.migrate_url.as_deref()).await?,
     };
@@ -60,13 +60,13 @@ async fn run() -> anyhow::Result<i32> {
         Some(other) => return cli::run_command(&state, other).await,
     };
     // A lease shorter than the work it covers would hand a rerun to a second dispatcher mid-send.
-    app::backend::services::dispatcher::check_lease(&state).map_err(anyhow::Error::msg)?;
+    backend::services::dispatcher::check_lease(&state).map_err(anyhow::Error::msg)?;
     let addr = options.site_addr;
     if demo {
         if !addr.ip().is_loopback() {
             anyhow::bail!("demo mode only serves on a loopback address (LEPTOS_SITE_ADDR is {addr})");
         }
-        if let Some(credentials) = app::backend::demo::load_if_empty(&state).await? {
+        if let Some(credentials) = backend::demo::load_if_empty(&state).await? {
             cli::print_demo_credentials(&credentials);
         }
     }
@@ -79,7 +79,7 @@ async fn run() -> anyhow::Result<i32> {
     let dispatcher = startup::spawn_dispatcher(state.clone());
     startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));
     // A restart after the newest events were removed raises the alarm now, not at the next checkpoint.
-    if let Err(error) = app::backend::services::audit_proof::check_memory(&state).await {
+    if let Err(error) = backend::services::audit_proof::check_memory(&state).await {
         tracing::error!(%error, "checking the audit signer's memory failed");
     }
     startup::spawn_checkpoints(state.clone());
@@ -90,7 +90,7 @@ async fn run() -> anyhow::Result<i32> {
     startup::serve(listener, startup::router(state.clone(), options)).await?;
     startup::finish_dispatching(&state, dispatcher).await;
     // The last events of this run get their checkpoint before the process ends.
-    if let Err(error) = app::backend::services::audit_proof::checkpoint_head(&state).await {
+    if let Err(error) = backend::services::audit_proof::checkpoint_head(&state).await {
         tracing::error!(%error, "no checkpoint signed at shutdown");
     }
     state.db.close().await;

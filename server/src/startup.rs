@@ -1,9 +1,9 @@
 //! Building and serving the app: database, migrations, sessions, routes, protections.
 use crate::http;
-use app::backend::auth::{Backend, enforce_timeouts};
-use app::backend::config::Config;
-use app::backend::db::sessions::SqlSessionStore;
-use app::backend::{AppState, Clock, Db, ServerOptions, SystemClock};
+use backend::auth::{Backend, enforce_timeouts};
+use backend::config::Config;
+use backend::db::sessions::SqlSessionStore;
+use backend::{AppState, Clock, Db, ServerOptions, SystemClock};
 use axum::Router;
 use axum_login::AuthManagerLayerBuilder;
 use leptos::prelude::*;
@@ -80,11 +80,11 @@ pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
     every(period, move || {
         let state = state.clone();
         async move {
-            if let Err(error) = app::backend::services::sweeper::sweep(&state).await {
+            if let Err(error) = backend::services::sweeper::sweep(&state).await {
                 tracing::error!(%error, "sweep failed");
             }
             // Webhooks stored but not processed (a crash in between) are picked up here.
-            if let Err(error) = app::backend::services::webhooks::process_pending(&state).await {
+            if let Err(error) = backend::services::webhooks::process_pending(&state).await {
                 tracing::error!(%error, "processing stored webhooks failed");
             }
         }
@@ -97,14 +97,14 @@ pub fn spawn_sweeper(state: AppState, period: std::time::Duration) {
 pub fn spawn_dispatcher(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         while !state.is_stopping() {
-            let handled = app::backend::services::dispatcher::dispatch_due(&state).await;
+            let handled = backend::services::dispatcher::dispatch_due(&state).await;
             if let Err(error) = &handled {
                 tracing::error!(%error, "dispatching failed");
             }
-            if let Err(error) = app::backend::services::notifications::send_outbound(&state).await {
+            if let Err(error) = backend::services::notifications::send_outbound(&state).await {
                 tracing::error!(%error, "sending chat and e-mail notifications failed");
             }
-            if let Err(error) = app::backend::services::chat::send_posts(&state).await {
+            if let Err(error) = backend::services::chat::send_posts(&state).await {
                 tracing::error!(%error, "sending or updating decision messages in Slack failed");
             }
             if matches!(handled, Ok(n) if n > 0) {
@@ -142,10 +142,10 @@ pub fn spawn_checkpoints(state: AppState) {
     every(period, move || {
         let state = state.clone();
         async move {
-            if let Err(error) = app::backend::services::audit_proof::checkpoint_head(&state).await {
+            if let Err(error) = backend::services::audit_proof::checkpoint_head(&state).await {
                 tracing::error!(%error, "signing an audit checkpoint failed");
             }
-            if let Err(error) = app::backend::services::audit_memory::send_digest_if_due(&state).await {
+            if let Err(error) = backend::services::audit_memory::send_digest_if_due(&state).await {
                 tracing::error!(%error, "sending the audit digest failed");
             }
         }
@@ -158,7 +158,7 @@ pub fn spawn_board_count_folding(state: AppState) {
     every(std::time::Duration::from_secs(5), move || {
         let state = state.clone();
         async move {
-            if let Err(error) = app::backend::services::board::fold_counts(&state).await {
+            if let Err(error) = backend::services::board::fold_counts(&state).await {
                 tracing::error!(%error, "folding the board's count changes failed");
             }
         }
@@ -179,17 +179,17 @@ pub fn spawn_housekeeping(state: AppState) {
             if let Err(error) = state.db.optimize().await {
                 tracing::error!(%error, "updating the query planner's statistics failed");
             }
-            match app::backend::services::idempotency::purge_expired(&state).await {
+            match backend::services::idempotency::purge_expired(&state).await {
                 Ok(0) => {}
                 Ok(purged) => tracing::info!(purged, "idempotency records past retention purged"),
                 Err(error) => tracing::error!(%error, "idempotency purge failed"),
             }
-            match app::backend::services::webhooks::purge_bodies(&state).await {
+            match backend::services::webhooks::purge_bodies(&state).await {
                 Ok(0) => {}
                 Ok(purged) => tracing::info!(purged, "raw webhook bodies past retention purged"),
                 Err(error) => tracing::error!(%error, "webhook body purge failed"),
             }
-            match app::backend::services::notifications::purge_sent(&state).await {
+            match backend::services::notifications::purge_sent(&state).await {
                 Ok(0) => {}
                 Ok(purged) => tracing::info!(purged, "sent chat messages and e-mails past retention purged"),
                 Err(error) => tracing::error!(%error, "outbound message purge failed"),
@@ -207,7 +207,7 @@ pub fn spawn_threshold_checks(state: AppState) {
     every(std::time::Duration::from_secs(60), move || {
         let state = state.clone();
         async move {
-            if let Err(error) = app::backend::services::reviews::check_thresholds(&state).await {
+            if let Err(error) = backend::services::reviews::check_thresholds(&state).await {
                 tracing::error!(%error, "checking the indicator thresholds failed");
             }
         }
@@ -215,18 +215,18 @@ pub fn spawn_threshold_checks(state: AppState) {
 }
 
 /// The configuration file named by `RERUN_GATE_CONFIG` (default `rerun-gate.toml`).
-pub fn load_config(path: Option<&std::path::Path>) -> Result<Config, app::backend::config::ConfigError> {
-    let default = app::backend::config::default_path();
-    app::backend::config::load(path.unwrap_or(&default))
+pub fn load_config(path: Option<&std::path::Path>) -> Result<Config, backend::config::ConfigError> {
+    let default = backend::config::default_path();
+    backend::config::load(path.unwrap_or(&default))
 }
 
 /// The state, with the departments of the configuration brought into the database.
 pub async fn state(db: Db, clock: Arc<dyn Clock>, server: ServerOptions, config: Config) -> anyhow::Result<AppState> {
     let state = AppState::new(db, clock, server, config).map_err(|e| anyhow::anyhow!("configuration: {e}"))?;
-    app::backend::services::departments::sync_from_config(&state)
+    backend::services::departments::sync_from_config(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not bring the departments in line with the configuration: {e}"))?;
-    app::backend::services::operations::report_shared_keys(&state)
+    backend::services::operations::report_shared_keys(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not check the steps' idempotency keys: {e}"))?;
     Ok(state)

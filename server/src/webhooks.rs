@@ -2,9 +2,9 @@
 //! verified before anything parses it; a replay answers 2xx and changes nothing.
 use crate::api::problem::Problem;
 use crate::http::policy::route;
-use app::backend::AppState;
-use app::backend::services::webhooks::{Received, receive};
-use app::domain::webhooks::Headers;
+use backend::AppState;
+use backend::services::webhooks::{Received, receive};
+use domain::webhooks::Headers;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;

@@ -1,9 +1,9 @@
 //! The stalled board at scale: 1,000,000 operations, 100,000 of them stalled. Its first page and a deep keyset
 //! page through the real stack (session cookie, server function, counts per event, JSON) against a bare read of
 //! the same rows serialised to JSON, p50 and p95 of each.
-use app::backend::db::operations::{BoardQuery, stalled_page};
-use app::backend::{AppState, Db};
-use app::domain::audit::Actor;
+use backend::db::operations::{BoardQuery, stalled_page};
+use backend::{AppState, Db};
+use domain::audit::Actor;
 use chrono::Utc;
 use serde_json::json;
 use std::time::Instant;
@@ -78,8 +78,8 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
             }};
         }
         match &mut tx {
-            app::backend::db::Conn::Sqlite(t, _) => insert!(&mut **t),
-            app::backend::db::Conn::Postgres(t, _) => insert!(&mut **t),
+            backend::db::Conn::Sqlite(t, _) => insert!(&mut **t),
+            backend::db::Conn::Postgres(t, _) => insert!(&mut **t),
         }
         tx.commit().await?;
         written += n;
@@ -101,12 +101,12 @@ pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
         username: username.clone(),
         display_name: "Bench".into(),
         password: password.into(),
-        roles: vec![app::domain::roles::Role::Staff],
+        roles: vec![domain::roles::Role::Staff],
         departments: vec!["sales".into()],
         memberships: Vec::new(),
         email: format!("{username}@example.jp"),
     };
-    app::backend::services::users::add(state, Actor::system(app::domain::audit::SystemActor::CommandLine), None, new)
+    backend::services::users::add(state, Actor::system(domain::audit::SystemActor::CommandLine), None, new)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let http = reqwest::Client::new();

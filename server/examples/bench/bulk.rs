@@ -4,8 +4,8 @@
 //! at a set rate by one dispatcher as `serve` runs it, achieved rate against the configured one.
 use super::dispatch::{fail, people, receiver};
 use app::api::batches::Selection;
-use app::backend::services::{self, reconciliation};
-use app::backend::{Db, ServerOptions, SystemClock};
+use backend::services::{self, reconciliation};
+use backend::{Db, ServerOptions, SystemClock};
 use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
@@ -51,7 +51,7 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
         let mut tx = state.db.begin_read().await?;
         for id in &ids {
             rows.push(
-                app::backend::db::operations::by_process_id(&mut tx, id)
+                backend::db::operations::by_process_id(&mut tx, id)
                     .await?
                     .ok_or_else(|| anyhow::anyhow!("{id}"))?,
             );
@@ -118,7 +118,7 @@ async fn calls(db: &Db) -> anyhow::Result<i64> {
     let sql = "SELECT COUNT(*) FROM reconciliations";
     let mut tx = db.begin_read().await?;
     Ok(match &mut tx {
-        app::backend::db::Conn::Sqlite(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
-        app::backend::db::Conn::Postgres(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
+        backend::db::Conn::Sqlite(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
+        backend::db::Conn::Postgres(t, _) => sqlx::query_scalar(sql).fetch_one(&mut **t).await?,
     })
 }

@@ -2,9 +2,9 @@
 //! instances would) to a receiver on loopback; each rerun's latency is from the moment the queue is full to its
 //! arrival. Baseline: the same 1,000 signed POSTs sent by four senders with no database work.
 use app::api::reruns::StartAnswer;
-use app::backend::services::{self, Caller};
-use app::backend::{AppState, Db, ServerOptions, SystemClock};
-use app::domain::audit::Actor;
+use backend::services::{self, Caller};
+use backend::{AppState, Db, ServerOptions, SystemClock};
+use domain::audit::Actor;
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -49,16 +49,16 @@ fn latency(started: Instant, arrivals: &Arrivals) -> Latency {
 
 async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     let mut tx = state.db.begin_read().await?;
-    let row = app::backend::db::users::by_username(&mut tx, username)
+    let row = backend::db::users::by_username(&mut tx, username)
         .await?
         .ok_or_else(|| anyhow::anyhow!("no {username}"))?;
     Ok(Caller {
-        session: app::backend::auth::load_session_user(&mut tx, row).await?,
+        session: backend::auth::load_session_user(&mut tx, row).await?,
         request_id: None,
         locale: Default::default(),
-        authentication: Some(app::domain::identity::Authentication {
+        authentication: Some(domain::identity::Authentication {
             at: state.clock.now(),
-            method: app::domain::identity::AuthMethod::Password,
+            method: domain::identity::AuthMethod::Password,
         }),
     })
 }
@@ -71,7 +71,7 @@ pub(crate) fn fail(e: app::api::AppError) -> anyhow::Error {
 pub(crate) async fn people(state: &AppState) -> anyhow::Result<(Caller, Caller, services::api_clients::ApiClient)> {
     let run = uuid::Uuid::new_v4().simple().to_string();
     let (staff, owner) = (format!("s{}", &run[..8]), format!("m{}", &run[..8]));
-    for (name, role) in [(&staff, app::domain::roles::Role::Staff), (&owner, app::domain::roles::Role::Manager)] {
+    for (name, role) in [(&staff, domain::roles::Role::Staff), (&owner, domain::roles::Role::Manager)] {
         let new = app::api::admin::NewUser {
             username: name.clone(),
             display_name: name.clone(),
@@ -80,14 +80,14 @@ pub(crate) async fn people(state: &AppState) -> anyhow::Result<(Caller, Caller, 
             departments: vec!["sales".into()],
             ..Default::default()
         };
-        services::users::add(state, Actor::system(app::domain::audit::SystemActor::CommandLine), None, new)
+        services::users::add(state, Actor::system(domain::audit::SystemActor::CommandLine), None, new)
             .await
             .map_err(fail)?;
     }
     let (staff, owner) = (caller(state, &staff).await?, caller(state, &owner).await?);
     let (client_id, _) = services::api_clients::create(
         state,
-        Actor::system(app::domain::audit::SystemActor::CommandLine),
+        Actor::system(domain::audit::SystemActor::CommandLine),
         &format!("b{run}"),
         &["sales".into()],
     )
@@ -133,7 +133,7 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
             services::rerun_requests::confirm(&state, &staff, &request, n, "ok", cause).await.map_err(fail)?;
         }
         services::rerun_requests::submit(&state, &staff, &request).await.map_err(fail)?;
-        services::approvals::decide(&state, &owner, &request, app::domain::approval::Decision::Approve, "")
+        services::approvals::decide(&state, &owner, &request, domain::approval::Decision::Approve, "")
             .await
             .map_err(fail)?;
     }
@@ -159,9 +159,9 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
 
     // The baseline: the same number of signed POSTs, four senders, no database.
     let (bare_arrivals, bare_url) = receiver().await?;
-    app::backend::reconciliation::ssrf::install_tls_provider();
+    backend::reconciliation::ssrf::install_tls_provider();
     let http = reqwest::Client::new();
-    let secret = app::domain::webhooks::Secret::parse(&std::env::var("RERUN_GATE_SECRET_ORDER_INTAKE")?)
+    let secret = domain::webhooks::Secret::parse(&std::env::var("RERUN_GATE_SECRET_ORDER_INTAKE")?)
         .map_err(|e| anyhow::anyhow!(e))?;
     let secret = Arc::new(secret);
     let started = Instant::now();

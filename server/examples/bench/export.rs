@@ -1,7 +1,7 @@
 //! Audit export of 1,000,000 events: `server audit export --format csv` (the real command, a child process)
 //! against `sqlite3 -csv` reading the same table in the same run; rows per second and peak RSS of each.
-use app::backend::Db;
-use app::domain::audit::{Actor, AuditEntry, AuditEvent};
+use backend::Db;
+use domain::audit::{Actor, AuditEntry, AuditEvent};
 use chrono::Utc;
 use serde_json::json;
 use std::process::{Command, Stdio};
@@ -17,7 +17,7 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
     anyhow::ensure!(db.engine() == "sqlite", "the export benchmark runs on SQLite");
     let (mut seq, mut hash) = {
         let mut tx = db.begin_read().await?;
-        app::backend::db::audit::head(&mut tx).await?
+        backend::db::audit::head(&mut tx).await?
     };
     const ROWS: usize = 500; // 15 values each, under SQLite's 32,766 parameters
     let columns = "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id, department, before_json, \
@@ -30,8 +30,8 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
             let k = written + i;
             let entry = AuditEntry::new(
                 Actor::api_client(1, "bench-intake"),
-                app::domain::audit_action::AuditAction::StepSucceeded,
-                app::domain::audit::ObjectType::Operation,
+                domain::audit_action::AuditAction::StepSucceeded,
+                domain::audit::ObjectType::Operation,
                 format!("BENCH-{}", k / 20),
             )
             .department(Some(if k % 3 == 0 { "billing" } else { "sales" }))
@@ -47,7 +47,7 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
             .collect();
         let sql = format!("INSERT INTO audit_events ({columns}) VALUES {}", values.join(","));
         let mut tx = db.begin_write().await?;
-        if let app::backend::db::Conn::Sqlite(t, _) = &mut tx {
+        if let backend::db::Conn::Sqlite(t, _) = &mut tx {
             let mut q = sqlx::query(&sql);
             for e in &events {
                 q = q

@@ -4,7 +4,7 @@
 //! round. `ROUNDS` rounds; medians and their spread.
 use super::load::{Phase, fresh_database, phase, start_server, wait_ready};
 use anyhow::Context;
-use app::backend::{Db, ServerOptions, SystemClock};
+use backend::{Db, ServerOptions, SystemClock};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -160,9 +160,9 @@ async fn api_token(db: Db) -> anyhow::Result<String> {
     let config = server::startup::load_config(None)?;
     let state =
         server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1"), config).await?;
-    let actor = app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine);
+    let actor = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
     let name = format!("ingest-{}", uuid::Uuid::new_v4().simple());
-    let (_, token) = app::backend::services::api_clients::create(&state, actor, &name, &["sales".to_string()])
+    let (_, token) = backend::services::api_clients::create(&state, actor, &name, &["sales".to_string()])
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("the ingestion token")?;

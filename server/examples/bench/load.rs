@@ -4,7 +4,7 @@
 //! (`bare_board.rs`). Requests/s, p50/p99, errors, and the server's memory before and after. (Registrations are
 //! measured against the engine's own rate: `ingest.rs`.)
 use anyhow::Context;
-use app::backend::{Db, ServerOptions, SystemClock};
+use backend::{Db, ServerOptions, SystemClock};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -198,38 +198,38 @@ async fn prepare(db: Db) -> anyhow::Result<(String, String)> {
     let config = server::startup::load_config(None)?;
     let state =
         server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1"), config).await?;
-    let actor = || app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine);
+    let actor = || domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
     let password = format!("load-{}", uuid::Uuid::new_v4().simple());
     let new = app::api::admin::NewUser {
         username: "load".into(),
         display_name: "Load".into(),
         password: password.clone(),
-        roles: vec![app::domain::roles::Role::Staff],
+        roles: vec![domain::roles::Role::Staff],
         departments: vec!["sales".into()],
         memberships: Vec::new(),
         email: String::new(),
     };
-    app::backend::services::users::add(&state, actor(), None, new).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let (_, token) = app::backend::services::api_clients::create(&state, actor(), "load", &["sales".to_string()])
+    backend::services::users::add(&state, actor(), None, new).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (_, token) = backend::services::api_clients::create(&state, actor(), "load", &["sales".to_string()])
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let client =
-        app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = client.context("the load token")?;
     for i in 0..STALLED {
         let id = format!("LOAD-STALLED-{i}");
         let body = super::order_intake(&id);
-        app::backend::services::registration::register(&state, &client, &id, &body)
+        backend::services::registration::register(&state, &client, &id, &body)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let failed = serde_json::from_value(
             json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
         )?;
-        app::backend::services::step_events::report(&state, &client, &id, "register_order", failed)
+        backend::services::step_events::report(&state, &client, &id, "register_order", failed)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    app::backend::services::sweeper::sweep(&state).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    backend::services::sweeper::sweep(&state).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(("load".into(), password))
 }
 

@@ -17,7 +17,7 @@ mod load;
 mod slow_phone;
 mod soak;
 
-use app::backend::{Db, ServerOptions, SystemClock};
+use backend::{Db, ServerOptions, SystemClock};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,7 +45,7 @@ async fn main() -> anyhow::Result<()> {
             std::env::set_var("RERUN_GATE_SECRET_ORDER_INTAKE", "whsec_YmVuY2gtb25seS1yZXJ1bi1zaWduaW5nLXNlY3JldA==")
         };
     }
-    app::backend::reconciliation::ssrf::install_tls_provider(); // for every HTTP client the bench makes
+    backend::reconciliation::ssrf::install_tls_provider(); // for every HTTP client the bench makes
     let dir = std::path::Path::new("target/bench");
     std::fs::create_dir_all(dir)?;
     let engine = std::env::var("BENCH_DATABASE_URL").unwrap_or_else(|_| {
@@ -194,7 +194,7 @@ async fn main() -> anyhow::Result<()> {
             let added: usize =
                 std::env::var("BENCH_AUDIT_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(AUDIT_EVENTS);
             export::fill(&db, added).await?;
-            let rows = app::backend::db::audit::head(&mut db.begin_read().await?).await?.0 as usize;
+            let rows = backend::db::audit::head(&mut db.begin_read().await?).await?.0 as usize;
             let (ours, sqlite3) = export::compare(&dir.join("bench.db").display().to_string(), rows)?;
             format!(
                 "| audit export, CSV, {rows} events (`server audit export`) | {:.0} rows/s, peak RSS {:.1} MiB | `sqlite3 -csv` {:.0} rows/s, {:.1} MiB | {:.2} | ≥ 0.80 and < 64 MiB |\n",
@@ -304,7 +304,7 @@ fn order_intake(id: &str) -> serde_json::Value {
 }
 
 /// The app on a free loopback port, as `serve` runs it (without the background workers).
-async fn start_app(db: Db) -> anyhow::Result<(app::backend::AppState, String)> {
+async fn start_app(db: Db) -> anyhow::Result<(backend::AppState, String)> {
     let config = server::startup::load_config(None)?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -348,10 +348,10 @@ async fn raw_insert_rate(db: &Db, round: usize) -> anyhow::Result<f64> {
 async fn exec(db: &Db, sql: &str) -> anyhow::Result<()> {
     let mut tx = db.begin_write().await?;
     match &mut tx {
-        app::backend::db::Conn::Sqlite(t, _) => {
+        backend::db::Conn::Sqlite(t, _) => {
             sqlx::query(sql).execute(&mut **t).await?;
         }
-        app::backend::db::Conn::Postgres(t, _) => {
+        backend::db::Conn::Postgres(t, _) => {
             sqlx::query(sql).execute(&mut **t).await?;
         }
     }
@@ -388,16 +388,16 @@ fn ingest_rows(engine: &str, i: &ingest::Ingest) -> String {
 async fn service_event_row(db: Db, round: usize) -> anyhow::Result<String> {
     let raw = raw_insert_rate(&db, round).await?;
     let (state, _) = start_app(db).await?;
-    let actor = app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine);
+    let actor = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
     let name = format!("bench-{}", uuid::Uuid::new_v4().simple());
-    let (_, token) = app::backend::services::api_clients::create(&state, actor, &name, &["sales".to_string()])
+    let (_, token) = backend::services::api_clients::create(&state, actor, &name, &["sales".to_string()])
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let client =
-        app::backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let client = client.ok_or_else(|| anyhow::anyhow!("bench token unknown"))?;
     let id = format!("BENCH-{}-direct", uuid::Uuid::new_v4().simple());
-    app::backend::services::registration::register(&state, &client, &id, &order_intake(&id))
+    backend::services::registration::register(&state, &client, &id, &order_intake(&id))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let events = 2_000;
@@ -408,7 +408,7 @@ async fn service_event_row(db: Db, round: usize) -> anyhow::Result<String> {
             _ => json!({"seq": seq, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
         };
         let event = serde_json::from_value(body)?;
-        app::backend::services::step_events::report(&state, &client, &id, "register_order", event)
+        backend::services::step_events::report(&state, &client, &id, "register_order", event)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }

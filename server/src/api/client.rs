@@ -1,9 +1,9 @@
 //! The API caller, from `Authorization: Bearer <token>` (never from the URL).
 use super::problem::Problem;
 use app::api::AppError;
-use app::backend::AppState;
-use app::backend::services::api_clients::{self, ApiClient};
-use app::contract::error::TokenProblem;
+use backend::AppState;
+use backend::services::api_clients::{self, ApiClient};
+use contract::error::TokenProblem;
 use axum::extract::FromRequestParts;
 use axum::http::header;
 use axum::http::request::Parts;

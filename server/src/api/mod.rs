@@ -6,10 +6,10 @@ mod webhooks_doc;
 use webhooks_doc::RerunWebhook;
 
 use app::api::operations::{OperationView, RegisterOperation, Registered, StepEvent, StepEventAnswer};
-use app::backend::AppState;
-use app::backend::services::{operations, registration, step_events};
-use app::contract::rerun_call::{RerunAnswer, RerunCall};
-use app::domain::invalid::{Invalid, Rule};
+use backend::AppState;
+use backend::services::{operations, registration, step_events};
+use contract::rerun_call::{RerunAnswer, RerunCall};
+use domain::invalid::{Invalid, Rule};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

@@ -1,4 +1,4 @@
-//! The demo's HTTP side (`serve --demo` only); the demo itself is `app::backend::demo`.
+//! The demo's HTTP side (`serve --demo` only); the demo itself is `backend::demo`.
 mod systems;
 
 pub use systems::routes;

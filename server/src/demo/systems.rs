@@ -7,9 +7,9 @@
 use crate::api::problem::Problem;
 use crate::http::policy::route;
 use app::api::AppError;
-use app::backend::AppState;
-use app::backend::demo::systems::Service;
-use app::contract::rerun_call::{RerunAnswer, RerunOutcome};
+use backend::AppState;
+use backend::demo::systems::Service;
+use contract::rerun_call::{RerunAnswer, RerunOutcome};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
@@ -80,12 +80,12 @@ async fn find_by_id(
 /// The demo integration's rerun endpoint: signed like every dispatch; a repeat of a webhook-id does nothing.
 async fn rerun(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, Problem> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let signed = app::domain::webhooks::Headers {
+    let signed = domain::webhooks::Headers {
         id: header("webhook-id"),
         timestamp: header("webhook-timestamp"),
         signature: header("webhook-signature"),
     };
-    let outcome = app::backend::demo::receiver::receive(&state, &signed, &body).await?;
+    let outcome = backend::demo::receiver::receive(&state, &signed, &body).await?;
     let status = if outcome == RerunOutcome::Done { StatusCode::ACCEPTED } else { StatusCode::OK };
     Ok((status, Json(RerunAnswer { outcome, detail: None })).into_response())
 }

@@ -1,6 +1,6 @@
 //! Liveness and readiness for load balancers.
 use crate::http::policy::route;
-use app::backend::AppState;
+use backend::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::http::Method;

@@ -1,6 +1,6 @@
 //! `GET /metrics` for Prometheus, and the middleware that counts every request by its route.
 use crate::http::policy::route;
-use app::backend::AppState;
+use backend::AppState;
 use axum::Router;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::Method;
@@ -52,7 +52,7 @@ async fn scrape(
         )
             .into_response();
     }
-    match app::backend::metrics::render(&state).await {
+    match backend::metrics::render(&state).await {
         Ok(text) => ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text)
             .into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),

@@ -5,7 +5,7 @@ pub mod metrics;
 pub mod policy;
 pub mod security;
 
-use app::backend::AppState;
+use backend::AppState;
 use axum::Router;
 use axum::http::{HeaderName, StatusCode, header};
 use tower_http::catch_panic::CatchPanicLayer;
@@ -61,7 +61,7 @@ async fn plain_request_id_only(
     mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let plain = |v: &axum::http::HeaderValue| v.to_str().is_ok_and(app::domain::ids::is_plain_request_id);
+    let plain = |v: &axum::http::HeaderValue| v.to_str().is_ok_and(domain::ids::is_plain_request_id);
     if request.headers().get("x-request-id").is_some_and(|v| !plain(v)) {
         request.headers_mut().remove("x-request-id");
     }

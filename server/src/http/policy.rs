@@ -5,8 +5,8 @@
 use crate::api::problem::Problem;
 use app::api::AppError;
 use app::api::policy;
-use app::backend::auth::AuthSession;
-use app::domain::access::{Entry, Kind};
+use backend::auth::AuthSession;
+use domain::access::{Entry, Kind};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request};
@@ -84,7 +84,7 @@ pub async fn gate(request: Request, next: Next) -> Response {
 fn refuse(entry: &Entry, request: &Request, error: AppError) -> Response {
     match entry.kind {
         // Sent to sign in, and brought back afterwards to the page they asked for.
-        Kind::Page | Kind::SignInStep => app::backend::auth::send_to_sign_in(request.uri()),
+        Kind::Page | Kind::SignInStep => backend::auth::send_to_sign_in(request.uri()),
         Kind::ServerFn => server_fn_error(request.uri().path(), &error),
         _ => Problem(error).into_response(),
     }

@@ -1,6 +1,6 @@
 //! Cross-origin refusal, the CSP nonce, security headers and a generic answer to panics.
-use app::backend::AppState;
-use app::contract::CspNonce;
+use backend::AppState;
+use contract::CspNonce;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, Response, StatusCode, header};

@@ -1,8 +1,8 @@
 //! AI steps: every generation is kept with its background status, cancel requested versus confirmed, usage
 //! and cost; the first completed one is adopted, people may adopt another, and cancelled ones still cost.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::Clock;
-use app::domain::webhooks::Secret;
+use backend::Clock;
+use domain::webhooks::Secret;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

@@ -2,8 +2,8 @@
 //! decide at once; four eyes; a reason to reject; bound to the plan; valid for a limited time; N of M.
 use crate::fixtures::{caller, count, pending_request};
 use crate::harness::TestApp;
-use app::backend::services::approvals::decide;
-use app::domain::approval::Decision;
+use backend::services::approvals::decide;
+use domain::approval::Decision;
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 async fn approved_events(app: &TestApp, id: &str) -> usize {
     let mut tx = app.db().begin_read().await.unwrap();
-    let events = app::backend::db::audit::page_after(&mut tx, 0, 100_000).await.unwrap();
+    let events = backend::db::audit::page_after(&mut tx, 0, 100_000).await.unwrap();
     events
         .iter()
         .filter(|e| e.action == "rerun_request.approved" && e.after_json.as_deref().is_some_and(|a| a.contains(id)))
@@ -88,8 +88,8 @@ async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_a
     let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
 
     let changed = pending_request(&app, &token, &staff, "ORD-V").await;
-    app.state.demo.execute(app::backend::demo::systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
-    app::backend::services::reconciliation::on_demand(&app.state, &staff, "ORD-V").await.unwrap();
+    app.state.demo.execute(backend::demo::systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
+    backend::services::reconciliation::on_demand(&app.state, &staff, "ORD-V").await.unwrap();
     let void = decide(&app.state, &owner, &changed, Decision::Approve, "").await;
     assert!(
         matches!(&void, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::PlanChanged),
@@ -141,9 +141,9 @@ async fn owners_hear_of_a_request_for_approval_and_the_requester_of_the_decision
     app.user("ito", &["manager"], &["billing"]).await;
     let (sato, suzuki, ito) = (caller(&app, "sato").await, caller(&app, "suzuki").await, caller(&app, "ito").await);
     let id = pending_request(&app, &token, &sato, "ORD-M").await;
-    let unread = |c: &app::backend::services::Caller| {
+    let unread = |c: &backend::services::Caller| {
         let (state, c) = (app.state.clone(), c.clone());
-        async move { app::backend::services::notifications::unread(&state, &c).await.unwrap() }
+        async move { backend::services::notifications::unread(&state, &c).await.unwrap() }
     };
     assert_eq!(
         (unread(&suzuki).await, unread(&ito).await, unread(&sato).await),
@@ -152,9 +152,9 @@ async fn owners_hear_of_a_request_for_approval_and_the_requester_of_the_decision
     );
     decide(&app.state, &suzuki, &id, Decision::Approve, "").await.unwrap();
     assert_eq!(unread(&sato).await, 1);
-    let list = app::backend::services::notifications::latest(&app.state, &sato).await.unwrap();
+    let list = backend::services::notifications::latest(&app.state, &sato).await.unwrap();
     assert!(list[0].title.contains("ORD-M") && list[0].link == format!("/reruns/{id}"), "{list:?}");
-    app::backend::services::notifications::mark_all_read(&app.state, &sato).await.unwrap();
+    backend::services::notifications::mark_all_read(&app.state, &sato).await.unwrap();
     assert_eq!(unread(&sato).await, 0);
 }
 
@@ -164,10 +164,10 @@ async fn a_request_nobody_decides_on_expires_with_the_sweep_and_goes_back_to_sta
     let token = app.token("intake", &["sales"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-X").await;
-    app::backend::services::sweeper::sweep(&app.state).await.unwrap();
+    backend::services::sweeper::sweep(&app.state).await.unwrap();
     assert_eq!(count(&app, "SELECT COUNT(*) FROM rerun_requests WHERE id = $1 AND status = 'expired'", &id).await, 0);
     app.clock.advance(Duration::hours(25));
-    app::backend::services::sweeper::sweep(&app.state).await.unwrap();
+    backend::services::sweeper::sweep(&app.state).await.unwrap();
     assert_eq!(count(&app, "SELECT COUNT(*) FROM rerun_requests WHERE id = $1 AND status = 'expired'", &id).await, 1);
     let operation = app.api(Method::GET, "/api/v1/operations/ORD-X", &token, None, None).await.json();
     assert_eq!(operation["status"], "stalled");
@@ -184,11 +184,11 @@ async fn the_team_chat_hears_of_requests_when_a_chat_webhook_is_configured() {
     app.user("suzuki", &["manager"], &["sales"]).await;
     let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-CHAT-7").await;
     decide(&app.state, &caller(&app, "suzuki").await, &id, Decision::Approve, "").await.unwrap();
-    assert_eq!(app::backend::services::notifications::send_outbound(&app.state).await.unwrap(), 2);
+    assert_eq!(backend::services::notifications::send_outbound(&app.state).await.unwrap(), 2);
     let heard: Vec<String> =
         crate::harness::CHAT_MESSAGES.lock().unwrap().iter().filter(|m| m.contains("ORD-CHAT-7")).cloned().collect();
     assert_eq!(heard.len(), 2, "{heard:?}");
     assert!(heard.iter().all(|m| m.contains(&format!("/reruns/{id}"))), "{heard:?}");
     assert!(heard[0].contains("再実行の承認をお願いします"), "the chat speaks Japanese by default: {heard:?}");
-    assert_eq!(app::backend::services::notifications::send_outbound(&app.state).await.unwrap(), 0, "each once");
+    assert_eq!(backend::services::notifications::send_outbound(&app.state).await.unwrap(), 0, "each once");
 }

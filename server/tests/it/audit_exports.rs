@@ -1,10 +1,10 @@
 //! The auditors' side: the filtered page, the chain status, streamed exports and their offline check.
 use crate::fixtures::{caller, pending_request};
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::services::approvals::decide;
-use app::backend::services::audit_trail::{self, ChainStatus};
-use app::domain::approval::Decision;
-use app::domain::audit_export::AuditFilter;
+use backend::services::approvals::decide;
+use backend::services::audit_trail::{self, ChainStatus};
+use domain::approval::Decision;
+use domain::audit_export::AuditFilter;
 use reqwest::StatusCode;
 
 pub async fn download(
@@ -200,7 +200,7 @@ async fn the_evidence_bundle_holds_every_event_of_its_process_and_nothing_of_ano
     let events: Vec<&serde_json::Value> = rows.iter().filter(|r| r.get("seq").is_some()).collect();
     assert_eq!(checkpoints.last().unwrap()["seq"], trailer[0]["trailer"]["head_seq"], "signed at the bundle's head");
     let mut tx = app.db().begin_read().await.unwrap();
-    let everything = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
+    let everything = backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
     let expected: Vec<i64> = everything
         .iter()
         .filter(|e| e.object_type == "operation" && e.object_id == "ORD-EV-1")
@@ -226,7 +226,7 @@ async fn a_mistyped_date_in_the_filter_is_refused_by_its_field_in_the_readers_la
     assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", page.body);
     let refusal: app::api::AppError = serde_json::from_str(&page.body).unwrap();
     assert_eq!(
-        app::ui::error_in(app::i18n::Locale::ja, &refusal),
+        app::ui::error_in(words::i18n::Locale::ja, &refusal),
         "期間（から）: 日付または日時の形式ではありません（例: 2026-11-30）"
     );
 

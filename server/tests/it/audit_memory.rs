@@ -4,17 +4,17 @@
 use crate::audit_proof::{forge, remove_checkpoints, server, some_events, text};
 use crate::audit_trail::raw;
 use crate::harness::{PASSWORD, TestApp, public_key_file};
-use app::backend::Db;
-use app::backend::services::audit_memory::{resolve, send_digest_if_due};
-use app::backend::services::audit_proof::checkpoint_head;
-use app::contract::AppError;
-use app::domain::signer_alarm::{SignerAlarm, TrueHistory};
+use backend::Db;
+use backend::services::audit_memory::{resolve, send_digest_if_due};
+use backend::services::audit_proof::checkpoint_head;
+use contract::AppError;
+use domain::signer_alarm::{SignerAlarm, TrueHistory};
 
 /// What the database's keeper does to hide the newest events: removes them and the checkpoints that vouched
 /// for them, and sets the head back to the event before.
 async fn cut_history_after(db: &Db, seq: i64) {
     let mut conn = db.connection().await.unwrap();
-    let hash = app::backend::db::audit_proof::event_hash(&mut conn, seq).await.unwrap().unwrap();
+    let hash = backend::db::audit_proof::event_hash(&mut conn, seq).await.unwrap().unwrap();
     drop(conn);
     let statements = match db {
         Db::Sqlite(..) => vec![
@@ -70,7 +70,7 @@ async fn the_newest_events_removed_with_their_checkpoints_are_not_signed_over_an
     some_events(&app, &["after-the-cut"]).await;
     assert_eq!(checkpoint_head(&app.state).await.unwrap(), None, "no checkpoint over a shortened history");
     let mut conn = app.db().connection().await.unwrap();
-    let newest = app::backend::db::audit_proof::latest_checkpoint(&mut conn, None).await.unwrap().unwrap();
+    let newest = backend::db::audit_proof::latest_checkpoint(&mut conn, None).await.unwrap().unwrap();
     assert_eq!(newest.seq, kept, "the database holds no checkpoint beyond the cut");
     drop(conn);
 
@@ -205,7 +205,7 @@ async fn the_alarm_stands_across_restarts_until_a_person_resolves_it_and_the_res
     assert_eq!(resolved[0]["by"], "田中 健", "{}", resolved[0]);
     assert_eq!(resolved[0]["history"], "database", "{}", resolved[0]);
     let mut conn = app.db().connection().await.unwrap();
-    let (head, _) = app::backend::db::audit::head(&mut conn).await.unwrap();
+    let (head, _) = backend::db::audit::head(&mut conn).await.unwrap();
     drop(conn);
     assert_eq!(signed.seq, head, "the checkpoint vouches for the resolution, the trail's newest event");
     let (code, said) = verify_with_witness(&app);
@@ -259,7 +259,7 @@ async fn a_key_rotation_carries_the_memory_over_and_raises_nothing() {
     std::fs::create_dir_all(&folder).unwrap();
     let old = folder.join("old.key");
     write_private(&old, crate::harness::audit_key().to_pem().as_bytes());
-    write_private(&app::backend::audit_witness::path_for(&old), &std::fs::read(app.witness()).unwrap());
+    write_private(&backend::audit_witness::path_for(&old), &std::fs::read(app.witness()).unwrap());
     let new = folder.join("new.key");
     let rotated = server(
         &["audit", "keygen", "--file", new.to_str().unwrap(), "--replaces", old.to_str().unwrap()],
@@ -268,8 +268,8 @@ async fn a_key_rotation_carries_the_memory_over_and_raises_nothing() {
     assert!(rotated.status.success(), "{}", text(&rotated));
     assert!(text(&rotated).contains("carries over"), "{}", text(&rotated));
 
-    let key = std::sync::Arc::new(app::backend::audit_key::load(&new).unwrap());
-    let memory = app::backend::audit_witness::path_for(&new);
+    let key = std::sync::Arc::new(backend::audit_key::load(&new).unwrap());
+    let memory = backend::audit_witness::path_for(&new);
     let app = app
         .restarted_with(|options| {
             options.audit_key = Some(key.clone());
@@ -314,12 +314,12 @@ async fn the_newest_checkpoint_reaches_the_auditors_as_a_signed_digest_once_a_pe
     // The e-mail as the auditor saves it (quoted): `verify --checkpoints` reads the digest and checks it.
     let mut conn = app.db().connection().await.unwrap();
     let stored: String = match &mut conn {
-        app::backend::db::Conn::Sqlite(c, _) => {
+        backend::db::Conn::Sqlite(c, _) => {
             sqlx::query_scalar("SELECT notice FROM notifications WHERE kind = 'audit_digest' ORDER BY id DESC LIMIT 1")
                 .fetch_one(&mut **c)
                 .await
         }
-        app::backend::db::Conn::Postgres(c, _) => {
+        backend::db::Conn::Postgres(c, _) => {
             sqlx::query_scalar("SELECT notice FROM notifications WHERE kind = 'audit_digest' ORDER BY id DESC LIMIT 1")
                 .fetch_one(&mut **c)
                 .await
@@ -327,12 +327,12 @@ async fn the_newest_checkpoint_reaches_the_auditors_as_a_signed_digest_once_a_pe
     }
     .unwrap();
     drop(conn);
-    let notice = app::domain::notifications::Notice::from_stored(&stored).unwrap();
+    let notice = domain::notifications::Notice::from_stored(&stored).unwrap();
     let occasion =
-        app::words::notifications::Occasion { department: "", at: app.state.clock.now(), url: "http://gate/audit" };
-    let mail = app::words::notifications::mail_in(
-        app::i18n::Locale::ja,
-        app::domain::preferences::time_zone_or_default("Asia/Tokyo"),
+        words::notifications::Occasion { department: "", at: app.state.clock.now(), url: "http://gate/audit" };
+    let mail = words::notifications::mail_in(
+        words::i18n::Locale::ja,
+        domain::preferences::time_zone_or_default("Asia/Tokyo"),
         &notice,
         &occasion,
     );

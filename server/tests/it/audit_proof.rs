@@ -1,10 +1,10 @@
 //! Signed checkpoints: what proves the history to someone who does not trust whoever runs the database.
 use crate::audit_trail::raw;
 use crate::harness::{PASSWORD, TestApp, audit_key, public_key_file};
-use app::backend::Db;
-use app::backend::services::audit::{Proof, Verification, verify, verify_with};
-use app::backend::services::audit_proof::checkpoint_head;
-use app::domain::audit::AuditEvent;
+use backend::Db;
+use backend::services::audit::{Proof, Verification, verify, verify_with};
+use backend::services::audit_proof::checkpoint_head;
+use domain::audit::AuditEvent;
 use std::process::{Command, Output};
 
 pub(crate) fn server(args: &[&str], database_url: &str) -> Output {
@@ -56,7 +56,7 @@ fn proof() -> Proof {
 /// and the head, so that the chain alone links perfectly.
 pub(crate) async fn forge(db: &Db, seq: i64) {
     let mut conn = db.connection().await.unwrap();
-    let events: Vec<AuditEvent> = app::backend::db::audit::page_after(&mut conn, seq - 1, 100_000).await.unwrap();
+    let events: Vec<AuditEvent> = backend::db::audit::page_after(&mut conn, seq - 1, 100_000).await.unwrap();
     drop(conn);
     let mut statements = vec![match db {
         Db::Sqlite(..) => "DROP TRIGGER audit_events_no_update".to_string(),
@@ -136,7 +136,7 @@ async fn a_perfect_forgery_inside_the_database_is_named_by_the_signed_checkpoint
     // Whoever rewrote history also removes the checkpoints: the ones an auditor kept still name it.
     remove_checkpoints(app.db()).await;
     let kept_proof = Proof {
-        kept: app::domain::audit_proof::ExportProof::kept_from(
+        kept: domain::audit_proof::ExportProof::kept_from(
             std::fs::read_to_string(&kept).unwrap().lines().map(str::to_string),
         ),
         ..proof()
@@ -209,17 +209,17 @@ async fn checkpoints_of_a_replaced_key_still_prove_once_the_new_key_names_it() {
     let app = TestApp::spawn().await;
     some_events(&app, &["a-user"]).await;
     checkpoint_head(&app.state).await.unwrap().expect("signed by the suite's key");
-    let new = app::domain::audit_proof::AuditKey::generate();
+    let new = domain::audit_proof::AuditKey::generate();
     let old = audit_key().public();
-    let (seq, hash) = app::backend::db::audit::head(&mut app.db().connection().await.unwrap()).await.unwrap();
+    let (seq, hash) = backend::db::audit::head(&mut app.db().connection().await.unwrap()).await.unwrap();
     let by_new = new.sign(seq, &hash, app.state.clock.now());
     let mut tx = app.db().begin_write().await.unwrap();
-    app::backend::db::audit_proof::insert_checkpoint(&mut tx, &by_new).await.unwrap();
+    backend::db::audit_proof::insert_checkpoint(&mut tx, &by_new).await.unwrap();
     tx.commit().await.unwrap();
     let trusting_new = || Some(Proof { public_key: new.public(), kept: Vec::new() });
     assert!(matches!(verify_with(app.db(), trusting_new()).await.unwrap(), Verification::Unproven(_)), "not yet named");
 
-    app::backend::services::audit_proof::record_succession(&app.state, &new, &old, Some(audit_key()), None)
+    backend::services::audit_proof::record_succession(&app.state, &new, &old, Some(audit_key()), None)
         .await
         .unwrap();
     match verify_with(app.db(), trusting_new()).await.unwrap() {

@@ -1,9 +1,9 @@
 //! The audit trail core (QUALITY 27, 30): events written with their changes, append-only, chained.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::db::{Conn, Db};
-use app::backend::services::audit::{Verification, verify};
-use app::domain::audit::{Actor, AuditEntry};
-use app::domain::audit_action::AuditAction;
+use backend::db::{Conn, Db};
+use backend::services::audit::{Verification, verify};
+use domain::audit::{Actor, AuditEntry};
+use domain::audit_action::AuditAction;
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -34,7 +34,7 @@ async fn a_security_event_carries_the_request_id_of_the_request_that_caused_it()
     let answer = app.call("sign_in", &[("username", "ghost"), ("password", "wrong-password")], None).await;
     let request_id = answer.headers.get("x-request-id").expect("x-request-id").to_str().unwrap().to_string();
     let mut tx = app.db().begin_read().await.unwrap();
-    let events = app::backend::db::audit::page_after(&mut tx, 0, 10).await.unwrap();
+    let events = backend::db::audit::page_after(&mut tx, 0, 10).await.unwrap();
     let failed = events.iter().find(|e| e.action == "sign_in.failed").expect("sign_in.failed");
     assert_eq!(failed.request_id.as_deref(), Some(request_id.as_str()));
 }
@@ -48,7 +48,7 @@ async fn the_role_change_event_shows_before_and_after() {
     let body = json!({"user_id": sato, "roles": ["manager"], "departments": ["sales", "billing"]});
     app.call_json("admin/set_user_roles", body, Some(&admin)).await;
     let mut tx = app.db().begin_read().await.unwrap();
-    let events = app::backend::db::audit::for_object(&mut tx, "user", &sato.to_string(), 1).await.unwrap();
+    let events = backend::db::audit::for_object(&mut tx, "user", &sato.to_string(), 1).await.unwrap();
     let event = &events[0];
     assert_eq!(event.action, "user.roles_changed");
     let staff_of_sales = r#""memberships":[{"department":"sales","role":"staff"}]"#;
@@ -78,12 +78,12 @@ async fn execute(tx: &mut Conn, sql: &str) -> Result<(), sqlx::Error> {
 
 async fn append(tx: &mut Conn, action: AuditAction) -> Result<(), sqlx::Error> {
     let entry = AuditEntry::new(
-        Actor::system(app::domain::audit::SystemActor::CommandLine),
+        Actor::system(domain::audit::SystemActor::CommandLine),
         action,
-        app::domain::audit::ObjectType::User,
+        domain::audit::ObjectType::User,
         "sato",
     );
-    app::backend::db::audit::append(tx, entry, chrono::Utc::now()).await.map(drop)
+    backend::db::audit::append(tx, entry, chrono::Utc::now()).await.map(drop)
 }
 
 /// Writes lock rows and the trail's head in different orders (a step event appends, then completes the
@@ -204,7 +204,7 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
     let other_state = server::startup::state(
         other,
         app.state.clock.clone(),
-        app::backend::ServerOptions::new("http://127.0.0.1"),
+        backend::ServerOptions::new("http://127.0.0.1"),
         crate::harness::example_config(),
     )
     .await
@@ -213,22 +213,22 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
         username: name.into(),
         display_name: name.into(),
         password: PASSWORD.into(),
-        roles: vec![app::domain::roles::Role::Staff],
+        roles: vec![domain::roles::Role::Staff],
         departments: vec!["sales".into()],
         ..Default::default()
     };
-    let system = app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine);
-    app::backend::services::users::add(&other_state, system.clone(), None, new("ito")).await.unwrap();
-    app::backend::services::users::add(&other_state, system, None, new("kato")).await.unwrap();
+    let system = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
+    backend::services::users::add(&other_state, system.clone(), None, new("ito")).await.unwrap();
+    backend::services::users::add(&other_state, system, None, new("kato")).await.unwrap();
     app.user("mori", &["staff"], &["sales"]).await; // this process's remembered head is stale now
     // The same for a step event, which writes in one round trip when it can.
     let token = app.token("intake", &["sales"]).await;
     let body = json!({"process_id": "P-1", "workflow": "order-intake", "department": "sales",
         "steps": [{"name": "register_order", "idempotency_key": "a"}, {"name": "ai_summary", "idempotency_key": "b"}]});
     app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some("k"), Some(&body)).await;
-    app::backend::services::users::add(
+    backend::services::users::add(
         &other_state,
-        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        domain::audit::Actor::system(domain::audit::SystemActor::CommandLine),
         None,
         new("sano"),
     )

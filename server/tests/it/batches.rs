@@ -5,10 +5,10 @@ use crate::dispatch::Receiver;
 use crate::fixtures::caller;
 use crate::harness::TestApp;
 use app::api::batches::{BatchProgress, BatchView, Control, Selection};
-use app::backend::demo::systems::Service;
-use app::backend::services::{Caller, batches, dispatcher::dispatch_due, reconciliation, rerun_requests, sweeper};
-use app::domain::batches::{Progress, Reason};
-use app::domain::rerun_plan::BlockedBecause;
+use backend::demo::systems::Service;
+use backend::services::{Caller, batches, dispatcher::dispatch_due, reconciliation, rerun_requests, sweeper};
+use domain::batches::{Progress, Reason};
+use domain::rerun_plan::BlockedBecause;
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
@@ -203,7 +203,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
         assert!(actions.iter().any(|a| a == action), "{action} is audited");
     }
     assert_eq!(actions.iter().filter(|a| *a == "rerun.dispatched").count(), 450, "each operation's part is audited");
-    let bundle = app::backend::services::evidence::bundle(&b.app.state, &b.staff, "OUT-001").await.unwrap();
+    let bundle = backend::services::evidence::bundle(&b.app.state, &b.staff, "OUT-001").await.unwrap();
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bundle.bytes)).unwrap();
     let mut requests = String::new();
     std::io::Read::read_to_string(&mut zip.by_name("OUT-001/rerun_requests.json").unwrap(), &mut requests).unwrap();
@@ -290,7 +290,7 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
         |ids: &[&str]| Selection { process_ids: ids.iter().map(|s| s.to_string()).collect(), ..Selection::default() };
     let unknown = create(ticks(&["SEL-000", "NOPE-1"])).await.unwrap_err();
     assert_eq!(
-        app::ui::error_in(app::i18n::Locale::ja, &unknown),
+        app::ui::error_in(words::i18n::Locale::ja, &unknown),
         "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: NOPE-1"
     );
     assert_eq!(field(unknown), "process_ids", "an unknown ID is named");
@@ -314,8 +314,8 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
 
     // One member's request cannot be decided on its own, and only an owner decides the batch.
     let rerun_id = b.view(&id).await.members[0].rerun_id.clone().unwrap();
-    let approve = app::domain::approval::Decision::Approve;
-    let alone = app::backend::services::approvals::decide(&b.app.state, &b.owner, &rerun_id, approve, "").await;
+    let approve = domain::approval::Decision::Approve;
+    let alone = backend::services::approvals::decide(&b.app.state, &b.owner, &rerun_id, approve, "").await;
     assert!(
         matches!(alone, Err(app::api::AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::PartOfBatch),
         "{alone:?}"

@@ -1,6 +1,6 @@
 //! The board and detail pages' server functions: department scoping (QUALITY 10), filters, pages.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::services::sweeper::sweep;
+use backend::services::sweeper::sweep;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -121,7 +121,7 @@ async fn kept_and_counted(
     app: &TestApp,
     departments: Option<&[String]>,
 ) -> (Vec<(Option<String>, i64)>, Vec<(Option<String>, i64)>) {
-    use app::backend::db::operations::{BoardQuery, stalled_counts};
+    use backend::db::operations::{BoardQuery, stalled_counts};
     // A board "as it was" a year from now counts the operations themselves.
     let query = |created_before| BoardQuery {
         departments,
@@ -151,7 +151,7 @@ async fn assert_counts_follow_the_operations(app: &TestApp, when: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_boards_counts_follow_every_move_of_its_operations() {
     use crate::fixtures;
-    use app::backend::services::holds;
+    use backend::services::holds;
     let app = fixture().await;
     assert_counts_follow_the_operations(&app, "after three stalls").await;
     let (kept, _) = kept_and_counted(&app, None).await;

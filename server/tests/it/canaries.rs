@@ -29,14 +29,14 @@ async fn canary_secrets_never_appear_in_logs_answers_pages_or_exports() {
         username: "kanari".into(),
         display_name: "Kanari".into(),
         password: PASSWORD.into(),
-        roles: app::domain::roles::Role::ALL.to_vec(),
+        roles: domain::roles::Role::ALL.to_vec(),
         departments: vec!["sales".into()],
         memberships: Vec::new(),
         email: "kanari@example.jp".into(),
     };
-    app::backend::services::users::add(
+    backend::services::users::add(
         &app.state,
-        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        domain::audit::Actor::system(domain::audit::SystemActor::CommandLine),
         None,
         new,
     )
@@ -104,7 +104,7 @@ async fn canary_secrets_never_appear_in_logs_answers_pages_or_exports() {
     assert_eq!(in_url.status(), StatusCode::UNAUTHORIZED);
     keep("token in URL", in_url.status(), in_url.text().await.unwrap());
     // Webhooks: a forged signature refused, a signed one taken.
-    let secret = app::domain::webhooks::Secret::parse(&webhook_secret).unwrap();
+    let secret = domain::webhooks::Secret::parse(&webhook_secret).unwrap();
     let hook = br#"{"type":"response.completed","data":{"id":"resp_canary"}}"#;
     let now = chrono::Utc::now().timestamp();
     for (id, signature) in

@@ -33,7 +33,7 @@ async fn a_write_cut_off_while_waiting_for_the_lock_leaves_no_lock_behind() {
 /// The same for a write cut off in the middle of a statement: its transaction rolls back and the lock is free.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_cut_off_in_the_middle_of_a_statement_leaves_no_lock_behind() {
-    use app::backend::db::Conn;
+    use backend::db::Conn;
     let app = TestApp::spawn().await;
     if !app.database_url.starts_with("sqlite:") {
         return;
@@ -98,8 +98,8 @@ async fn cut_off_after<F: std::future::Future>(work: F, polls: usize) {
 
 /// Takes every connection the pool may hold at once (so none is still on its way back) and asks each, after a
 /// statement queued behind any rollback, whether it is inside a transaction.
-async fn no_pooled_connection_is_inside_a_transaction(db: &app::backend::db::Db, polls: usize, write: bool) {
-    use app::backend::db::Db;
+async fn no_pooled_connection_is_inside_a_transaction(db: &backend::db::Db, polls: usize, write: bool) {
+    use backend::db::Db;
     let mut inside = 0;
     match db {
         Db::Sqlite(pool, _) => {

@@ -5,9 +5,9 @@
 //! conformance check. The kits are installed by `make deps-test` (target/kits-py-venv, clients/typescript).
 use crate::fixtures::{caller, count, submitted};
 use crate::harness::{RERUN_SECRET, TestApp};
-use app::backend::services::{approvals, conformance, dispatcher::dispatch_due, sweeper::sweep};
-use app::domain::approval::Decision;
-use app::domain::audit::{Actor, SystemActor};
+use backend::services::{approvals, conformance, dispatcher::dispatch_due, sweeper::sweep};
+use domain::approval::Decision;
+use domain::audit::{Actor, SystemActor};
 use chrono::{Duration, Utc};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -116,7 +116,7 @@ async fn the_order_intake_story(kit: Kit, process_id: &str) {
     // The kit's receiver meets every expectation of the conformance check.
     let actor = Actor::system(SystemActor::CommandLine);
     let checked = conformance::check(&app.state, actor, None, "order-intake", None).await.unwrap();
-    let report = app::words::conformance::report_in(app::i18n::Locale::en, &checked);
+    let report = words::conformance::report_in(words::i18n::Locale::en, &checked);
     assert!(checked.all_met(), "{report}");
 
     // A staff member asks, the owner approves, the dispatcher sends the summary alone.

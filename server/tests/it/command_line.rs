@@ -66,7 +66,7 @@ async fn user_add_reads_the_password_from_stdin_and_the_user_can_sign_in() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_add_gives_roles_in_departments_with_member_and_refuses_an_organisation_role_as_one() {
-    use app::domain::rights::Act;
+    use domain::rights::Act;
     let app = TestApp::spawn().await;
     let args = ["user", "add", "--username", "kudo", "--display-name", "工藤 亮", "--member", "sales:staff"];
     let added = server(
@@ -226,9 +226,9 @@ async fn a_backup_taken_while_the_app_runs_restores_with_its_data_and_an_intact_
     let verified = server(&restored, &["audit", "verify"], "");
     assert_eq!(verified.status.code(), Some(0), "{}", text(&verified));
     assert!(text(&verified).contains(&format!("intact: {events_then} events")), "{}", text(&verified));
-    let db = app::backend::Db::connect(&restored).await.unwrap();
+    let db = backend::Db::connect(&restored).await.unwrap();
     let operation =
-        app::backend::db::operations::by_process_id(&mut db.begin_read().await.unwrap(), "ORD-BK").await.unwrap();
+        backend::db::operations::by_process_id(&mut db.begin_read().await.unwrap(), "ORD-BK").await.unwrap();
     assert_eq!(operation.map(|o| o.department), Some("sales".to_string()));
     db.close().await;
     for suffix in ["", "-wal", "-shm"] {

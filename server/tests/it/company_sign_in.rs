@@ -2,10 +2,10 @@
 //! scripts/oidc-provider/provider.mjs on a free loopback port with test users and groups.
 use crate::fixtures::{caller, pending_request};
 use crate::harness::{Answer, PASSWORD, TestApp, example_config};
-use app::backend::oidc::{OidcProblem, Provider};
-use app::domain::configuration::OidcConfig;
-use app::domain::identity::GroupMapping;
-use app::domain::roles::Role;
+use backend::oidc::{OidcProblem, Provider};
+use domain::configuration::OidcConfig;
+use domain::identity::GroupMapping;
+use domain::roles::Role;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
@@ -197,7 +197,7 @@ const REDIRECT: &str = "http://127.0.0.1:9/sign-in/oidc/callback";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_provider_vouches_for_a_person_with_their_groups_and_a_forged_state_or_nonce_is_refused() {
-    app::backend::reconciliation::ssrf::install_tls_provider();
+    backend::reconciliation::ssrf::install_tls_provider();
     let provider = TestProvider::start(REDIRECT, &[("suzuki", "鈴木 一郎", &["sales-approvers", "cafeteria"])]);
     let client = Provider::new(provider.config(), Some(CLIENT_SECRET.into()), "http://127.0.0.1:9").unwrap();
 
@@ -223,7 +223,7 @@ async fn the_provider_vouches_for_a_person_with_their_groups_and_a_forged_state_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_id_token_that_is_forged_expired_or_for_another_sign_in_is_refused() {
-    app::backend::reconciliation::ssrf::install_tls_provider();
+    backend::reconciliation::ssrf::install_tls_provider();
     let provider = TestProvider::start(REDIRECT, &[]);
     let client = Provider::new(provider.config(), Some(CLIENT_SECRET.into()), "http://127.0.0.1:9").unwrap();
     let (_, pending) = client.begin("/", None).await.unwrap();
@@ -244,7 +244,7 @@ async fn an_id_token_that_is_forged_expired_or_for_another_sign_in_is_refused() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_sign_in_whose_id_token_has_no_auth_time_is_not_fresh_and_the_page_names_the_claim() {
-    app::backend::reconciliation::ssrf::install_tls_provider();
+    backend::reconciliation::ssrf::install_tls_provider();
     let provider = TestProvider::start(REDIRECT, &[]);
     let client = Provider::new(provider.config(), Some(CLIENT_SECRET.into()), "http://127.0.0.1:9").unwrap();
     let asked = Utc::now();
@@ -256,8 +256,8 @@ async fn a_fresh_sign_in_whose_id_token_has_no_auth_time_is_not_fresh_and_the_pa
     let token = provider.sign("suzuki", &pending.nonce, asked, asked + Duration::minutes(5));
     let identity = client.verify(&token, &pending.nonce).await.unwrap();
     assert_eq!(identity.auth_time, None);
-    let fresh = app::domain::identity::provider_sign_in_at(identity.auth_time, pending.fresh_asked_at);
-    assert_eq!(fresh, Err(app::domain::identity::NotFresh::AuthTimeMissing), "never dated now");
+    let fresh = domain::identity::provider_sign_in_at(identity.auth_time, pending.fresh_asked_at);
+    assert_eq!(fresh, Err(domain::identity::NotFresh::AuthTimeMissing), "never dated now");
 
     let app = TestApp::spawn().await;
     for (language, words) in [("ja", "auth_time クレーム"), ("en", "auth_time claim")] {
@@ -270,10 +270,10 @@ async fn a_fresh_sign_in_whose_id_token_has_no_auth_time_is_not_fresh_and_the_pa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn decisions_that_ask_for_a_second_factor_take_a_fresh_sign_in_only_with_it_and_ask_the_provider_for_it() {
-    use app::backend::Clock;
-    use app::domain::approval::Decision;
-    use app::domain::identity::{AuthMethod, Authentication, DecisionStrength};
-    app::backend::reconciliation::ssrf::install_tls_provider();
+    use backend::Clock;
+    use domain::approval::Decision;
+    use domain::identity::{AuthMethod, Authentication, DecisionStrength};
+    backend::reconciliation::ssrf::install_tls_provider();
     let provider = TestProvider::start(REDIRECT, &[]);
     let mut config = provider.config();
     config.decision = DecisionStrength { acr_values: vec!["urn:mfa".into()], amr: vec!["mfa".into()] };
@@ -292,7 +292,7 @@ async fn decisions_that_ask_for_a_second_factor_take_a_fresh_sign_in_only_with_i
         let amr = amr.iter().map(|m| m.to_string()).collect();
         Some(Authentication { at: app.clock.now(), method: AuthMethod::Provider { amr, acr: Some("urn:mfa".into()) } })
     };
-    let decide = app::backend::services::approvals::decide;
+    let decide = backend::services::approvals::decide;
     let mut suzuki = caller(&app, "suzuki").await;
     suzuki.authentication = signed_in(&["pwd"]);
     let with_password = decide(&app.state, &suzuki, &id, Decision::Approve, "").await;
@@ -306,7 +306,7 @@ async fn decisions_that_ask_for_a_second_factor_take_a_fresh_sign_in_only_with_i
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_whose_issuer_is_not_the_configured_one_is_refused() {
-    app::backend::reconciliation::ssrf::install_tls_provider();
+    backend::reconciliation::ssrf::install_tls_provider();
     let provider = TestProvider::start(REDIRECT, &[]);
     let mut config = provider.config();
     config.issuer = provider.issuer.replace("127.0.0.1", "localhost");
@@ -380,9 +380,9 @@ async fn me(app: &TestApp, cookie: &str) -> Answer {
     app.call("me", &[], Some(cookie)).await
 }
 
-async fn audit(app: &TestApp) -> Vec<app::domain::audit::AuditEvent> {
+async fn audit(app: &TestApp) -> Vec<domain::audit::AuditEvent> {
     let mut tx = app.db().begin_read().await.unwrap();
-    app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap()
+    backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap()
 }
 
 async fn admin(app: &TestApp) -> String {
@@ -480,7 +480,7 @@ async fn a_decision_older_than_the_window_sends_the_person_through_the_provider_
 
     // The page sends the browser to /sign-in/again, which asks the provider for a sign-in now (max_age=0).
     let page = format!("/reruns/{id}");
-    let again = format!("/sign-in/again?next={}", app::domain::identity::query_value(&page));
+    let again = format!("/sign-in/again?next={}", domain::identity::query_value(&page));
     let (status, location, _) = visit(&app, &again, Some(&cookie)).await;
     assert_eq!((status, location.starts_with("/sign-in/oidc?fresh=true&next=")), (StatusCode::SEE_OTHER, true));
     let (_, at_provider, _) = visit(&app, &location, Some(&cookie)).await;
@@ -542,7 +542,7 @@ async fn with_company_sign_in_only_the_break_glass_admin_keeps_a_password() {
                 let started = TestProvider::start(&format!("{url}/sign-in/oidc/callback"), &[]);
                 let mut config = example_config();
                 config.sign_in.oidc = Some(started.config());
-                config.sign_in.local_passwords = app::domain::configuration::LocalPasswords::BreakGlass;
+                config.sign_in.local_passwords = domain::configuration::LocalPasswords::BreakGlass;
                 config.sign_in.break_glass_users = vec!["kanrisha".into()];
                 provider = Some(started);
                 config
@@ -570,15 +570,15 @@ async fn signing_out_sends_a_company_account_to_the_provider_s_end_session_page(
     assert!(then.starts_with(&provider.issuer), "{then}");
     assert!(then.contains(&format!(
         "post_logout_redirect_uri={}",
-        app::domain::identity::query_value(&format!("{}/sign-in", app.url))
+        domain::identity::query_value(&format!("{}/sign-in", app.url))
     )));
     assert_eq!(me(&app, &cookie).await.status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_decision_needs_a_recent_sign_in_approving_rejecting_stopping_resuming_and_administering_users() {
-    use app::backend::services::{approvals, batches, stop_switch, users};
-    use app::domain::stop_switch::Scope;
+    use backend::services::{approvals, batches, stop_switch, users};
+    use domain::stop_switch::Scope;
     let app = TestApp::spawn().await;
     app.user("suzuki", &["manager"], &["sales"]).await;
     let sato = app.user("sato", &["staff"], &["sales"]).await;
@@ -586,7 +586,7 @@ async fn every_decision_needs_a_recent_sign_in_approving_rejecting_stopping_resu
     let (owner, admin) = (caller(&app, "suzuki").await, caller(&app, "kanrisha").await);
     app.clock.advance(chrono::Duration::minutes(11));
     let stale = |result: Result<(), app::api::AppError>| matches!(result, Err(app::api::AppError::SignInAgain));
-    let approve = app::domain::approval::Decision::Approve;
+    let approve = domain::approval::Decision::Approve;
     assert!(stale(approvals::decide(&app.state, &owner, "any", approve, "").await));
     assert!(stale(batches::decide(&app.state, &owner, "any", false, "根拠不足").await));
     assert!(stale(stop_switch::pause(&app.state, &owner, Scope::Workflow, "order-intake", "止める").await));

@@ -3,10 +3,10 @@
 //! the check is in the audit trail. The client kits' receivers are checked in `client_kits.rs`.
 use crate::dispatch::Receiver;
 use crate::harness::TestApp;
-use app::backend::services::conformance::check;
-use app::domain::audit::{Actor, SystemActor};
-use app::domain::conformance::{Heard, Probe, RerunOutcome};
-use app::i18n::Locale;
+use backend::services::conformance::check;
+use domain::audit::{Actor, SystemActor};
+use domain::conformance::{Heard, Probe, RerunOutcome};
+use words::i18n::Locale;
 
 fn command_line() -> Actor {
     Actor::system(SystemActor::CommandLine)
@@ -16,7 +16,7 @@ fn command_line() -> Actor {
 async fn the_demo_receiver_refuses_what_is_not_signed_now_and_says_a_repeat_is_a_duplicate() {
     let app = TestApp::spawn_with_demo_loop().await;
     let checked = check(&app.state, command_line(), None, "order-intake", None).await.unwrap();
-    let report = app::words::conformance::report_in(Locale::en, &checked);
+    let report = words::conformance::report_in(Locale::en, &checked);
     assert!(checked.all_met(), "{report}");
     let heard: Vec<(Probe, Heard)> = checked.results.iter().map(|r| (r.probe, r.heard.clone())).collect();
     let answer = |status, outcome| Heard::Answer { status, outcome: Some(outcome) };
@@ -42,7 +42,7 @@ async fn a_receiver_that_answers_200_to_anything_fails_and_is_told_why() {
             (Probe::Repeated, false)
         ]
     );
-    let report = app::words::conformance::report_in(Locale::ja, &checked);
+    let report = words::conformance::report_in(Locale::ja, &checked);
     assert!(report.contains("✗ 署名のない呼び出しを 401 または 403 で拒否する — HTTP 200"), "{report}");
     assert!(report.contains("✗ 同じ webhook-id の再送に 2xx で応答し"), "{report}");
     assert!(report.ends_with("満たしていない期待があります\n"), "{report}");
@@ -72,7 +72,7 @@ async fn an_admin_checks_a_receiver_from_the_configuration_page_and_no_one_else_
     let admin = app.sign_in("admin1", crate::harness::PASSWORD).await;
     let answer = app.call("admin/check_receiver", &form, Some(&admin)).await;
     assert_eq!(answer.status, reqwest::StatusCode::OK, "{}", answer.body);
-    let check: app::contract::admin::ReceiverCheck = serde_json::from_str(&answer.body).unwrap();
+    let check: contract::admin::ReceiverCheck = serde_json::from_str(&answer.body).unwrap();
     assert_eq!((check.url.as_str(), check.results.len(), check.all_met()), (url.as_str(), 5, false));
     let unknown = app.call("admin/check_receiver", &[("workflow", "nope")], Some(&admin)).await;
     assert_eq!(unknown.status, reqwest::StatusCode::UNPROCESSABLE_ENTITY, "{}", unknown.body);

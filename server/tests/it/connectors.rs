@@ -1,9 +1,9 @@
 //! Connectors against local fake providers that answer with the documented response shapes, and the SSRF
 //! guard. Each verdict comes from a real HTTP exchange; only the provider is fake.
 use crate::harness::TestApp;
-use app::backend::Clock;
-use app::backend::reconciliation::Lookup;
-use app::domain::reconciliation::{AbsenceRules, Evidence, StepContext, Verdict, judge};
+use backend::Clock;
+use backend::reconciliation::Lookup;
+use domain::reconciliation::{AbsenceRules, Evidence, StepContext, Verdict, judge};
 use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -117,7 +117,7 @@ async fn generic(Path(key): Path<String>, port: u16) -> Response {
     }
 }
 
-fn config(fake: &FakeProvider) -> app::backend::config::Config {
+fn config(fake: &FakeProvider) -> backend::config::Config {
     let (base, port) = (fake.base(), fake.port);
     let text = format!(
         r#"
@@ -215,7 +215,7 @@ connector = "generic"
 side_effect = true
 "#
     );
-    app::backend::config::parse(&text, "connectors-test.toml").expect("test configuration")
+    backend::config::parse(&text, "connectors-test.toml").expect("test configuration")
 }
 
 struct Rig {

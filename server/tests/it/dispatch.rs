@@ -3,9 +3,9 @@
 //! a step executed meanwhile is not sent; and the demo loop end to end.
 use crate::fixtures::{approved_request, caller};
 use crate::harness::{RERUN_SECRET, TestApp};
-use app::backend::Clock;
-use app::backend::services::dispatcher::dispatch_due;
-use app::domain::webhooks::{Headers, Secret, verify};
+use backend::Clock;
+use backend::services::dispatcher::dispatch_due;
+use domain::webhooks::{Headers, Secret, verify};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -106,13 +106,13 @@ impl Gate {
 
     async fn dispatch(&self, id: &str) -> (String, i64) {
         let mut tx = self.app.db().begin_read().await.unwrap();
-        let row = app::backend::db::dispatches::get(&mut tx, id).await.unwrap().unwrap();
+        let row = backend::db::dispatches::get(&mut tx, id).await.unwrap().unwrap();
         (row.status.to_string(), row.attempts)
     }
 
     async fn request_status(&self, id: &str) -> String {
         let mut tx = self.app.db().begin_read().await.unwrap();
-        app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.to_string()
+        backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.to_string()
     }
 }
 
@@ -210,7 +210,7 @@ async fn no_answer_in_time_is_an_unknown_outcome_and_never_a_blind_resend() {
 async fn a_step_executed_since_the_approval_is_not_sent_and_gets_its_flag() {
     let g = gate(&[]).await;
     let id = g.approved("ORD-D7").await;
-    g.app.state.demo.execute(app::backend::demo::systems::Service::Ai, "ORD-D7-s", &json!({}), None).await.unwrap();
+    g.app.state.demo.execute(backend::demo::systems::Service::Ai, "ORD-D7-s", &json!({}), None).await.unwrap();
     g.app.clock.advance(Duration::seconds(30)); // the demo AI finishes its work
     dispatch_due(&g.app.state).await.unwrap();
     let (_, body) = &g.receiver.requests()[0];
@@ -243,14 +243,14 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     assert_eq!(status, "completed");
     let mut tx = app.db().begin_read().await.unwrap();
     assert_eq!(
-        app::backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(),
+        backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(),
         "succeeded"
     );
-    assert_eq!(app::backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
+    assert_eq!(backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
     let order =
-        app.state.demo.find_by_key(app::backend::demo::systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
+        app.state.demo.find_by_key(backend::demo::systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
     assert_eq!(order.replays, 0, "one order, under its original key");
-    let heard = app::backend::services::notifications::latest(&app.state, &staff).await.unwrap();
+    let heard = backend::services::notifications::latest(&app.state, &staff).await.unwrap();
     let kinds: Vec<&str> = heard.iter().map(|n| n.kind.as_str()).collect();
     assert!(kinds.contains(&"completed") && kinds.contains(&"dispatched") && kinds.contains(&"approved"), "{kinds:?}");
 }

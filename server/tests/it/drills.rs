@@ -4,9 +4,9 @@
 use crate::fixtures::caller;
 use crate::harness::TestApp;
 use app::api::AppError;
-use app::backend::demo::systems::Service;
-use app::backend::services::{Caller, drills, holds};
-use app::domain::drills::Fault;
+use backend::demo::systems::Service;
+use backend::services::{Caller, drills, holds};
+use domain::drills::Fault;
 use chrono::Duration;
 use serde_json::json;
 
@@ -14,14 +14,14 @@ use serde_json::json;
 async fn demo() -> (TestApp, Caller, Caller) {
     let app = TestApp::spawn().await;
     app.clock.advance(Duration::hours(2));
-    app::backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
     let (admin, sato) = (caller(&app, "admin").await, caller(&app, "sato").await);
     (app, admin, sato)
 }
 
 async fn status_and_event(app: &TestApp, process_id: &str) -> (String, Option<String>) {
     let mut tx = app.db().begin_read().await.unwrap();
-    let op = app::backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
+    let op = backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
     (op.status.to_string(), op.event)
 }
 
@@ -44,7 +44,7 @@ async fn each_injected_fault_stalls_its_practice_operation_with_the_matching_eve
     let staff_may_not = drills::start(&app.state, &sato, &Fault::ALL, 30, "訓練").await;
     assert!(matches!(staff_may_not, Err(AppError::Forbidden)));
     let nothing_chosen = drills::start(&app.state, &admin, &[], 30, "訓練").await.unwrap_err();
-    assert_eq!(app::ui::error_in(app::i18n::Locale::ja, &nothing_chosen), "起こす障害: 一つ以上選んでください");
+    assert_eq!(app::ui::error_in(words::i18n::Locale::ja, &nothing_chosen), "起こす障害: 一つ以上選んでください");
     let id = drills::start(&app.state, &admin, &Fault::ALL, 30, "認証切れと応答喪失の朝").await.unwrap();
 
     let report = drills::report(&app.state, &admin, &id).await.unwrap();
@@ -74,9 +74,9 @@ async fn drill_operations_are_marked_and_never_count_in_the_real_indicators() {
     let review = |app: &TestApp| {
         let state = app.state.clone();
         async move {
-            let now = app::backend::Clock::now(state.clock.as_ref());
+            let now = backend::Clock::now(state.clock.as_ref());
             let mut tx = state.db.begin_read().await.unwrap();
-            app::backend::db::reviews::counts(&mut tx, now - Duration::days(7), now + Duration::days(1), None)
+            backend::db::reviews::counts(&mut tx, now - Duration::days(7), now + Duration::days(1), None)
                 .await
                 .unwrap()
         }
@@ -89,11 +89,11 @@ async fn drill_operations_are_marked_and_never_count_in_the_real_indicators() {
 
     let process_id = drills::report(&app.state, &admin, &id).await.unwrap().lines[0].process_id.clone();
     let mut tx = app.db().begin_read().await.unwrap();
-    let op = app::backend::db::operations::by_process_id(&mut tx, &process_id).await.unwrap().unwrap();
+    let op = backend::db::operations::by_process_id(&mut tx, &process_id).await.unwrap().unwrap();
     drop(tx);
     assert_eq!(op.drill_id.as_deref(), Some(id.as_str()), "marked with its drill");
     let sales = caller(&app, "takahashi").await;
-    let board = app::backend::services::board::stalled(&app.state, &sales, Default::default()).await.unwrap();
+    let board = backend::services::board::stalled(&app.state, &sales, Default::default()).await.unwrap();
     assert!(board.rows.iter().filter(|r| r.process_id.starts_with("DRILL-")).all(|r| r.drill), "the board marks them");
 }
 
@@ -108,7 +108,7 @@ async fn the_report_tells_how_long_staff_took_what_they_chose_and_whether_the_ta
 
     let report = drills::report(&app.state, &admin, &id).await.unwrap();
     let line = report.lines.iter().find(|l| l.fault == Fault::SlowAiJob).unwrap();
-    assert_eq!(line.decision, Some(app::domain::decision_table::Action::Hold));
+    assert_eq!(line.decision, Some(domain::decision_table::Action::Hold));
     assert_eq!(line.seconds_to_decide(), Some(90));
     assert_eq!(line.matches(), Some(true), "waiting is what the table says for an AI job in progress");
     let undecided = report.lines.iter().find(|l| l.fault == Fault::AnswerLost).unwrap();

@@ -6,9 +6,9 @@ use crate::batches::{bulk, by_filter};
 use crate::fixtures::{caller, count, stalled};
 use crate::harness::TestApp;
 use app::api::AppError;
-use app::backend::services::{Caller, approvals::decide, batches, holds, rerun_requests};
-use app::domain::approval::Decision;
-use app::domain::reconciliation::Verdict;
+use backend::services::{Caller, approvals::decide, batches, holds, rerun_requests};
+use domain::approval::Decision;
+use domain::reconciliation::Verdict;
 use chrono::Duration;
 
 fn cause() -> rerun_requests::Cause {
@@ -136,8 +136,8 @@ async fn a_manager_who_confirmed_and_submitted_a_bulk_rerun_cannot_approve_it() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_cannot_give_themselves_the_manager_role_but_another_admin_can() {
-    use app::backend::services::users;
-    use app::domain::roles::Role;
+    use backend::services::users;
+    use domain::roles::Role;
     let app = TestApp::spawn().await;
     let kanri = app.user("kanri", &["admin"], &[]).await;
     app.user("nibanme", &["admin"], &[]).await;
@@ -176,7 +176,7 @@ const HELD_BEFORE: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upgrade_keeps_what_everyone_could_do_as_memberships_and_lists_the_crossed_ones_for_review() {
-    use app::backend::Db;
+    use backend::Db;
     let url = crate::harness::fresh_database_url().await;
     let owner = crate::harness::migrate_url(&url).unwrap_or_else(|| url.clone());
     let db = Db::connect(&owner).await.unwrap();
@@ -201,15 +201,15 @@ async fn an_upgrade_keeps_what_everyone_could_do_as_memberships_and_lists_the_cr
     let mut tx = db.begin_read().await.unwrap();
     let mut held = std::collections::BTreeMap::new();
     for name in ["staff1", "both", "reader", "owner1"] {
-        let user = app::backend::db::users::by_username(&mut tx, name).await.unwrap().unwrap();
-        let pairs: Vec<String> = app::backend::db::users::memberships(&mut tx, user.id)
+        let user = backend::db::users::by_username(&mut tx, name).await.unwrap().unwrap();
+        let pairs: Vec<String> = backend::db::users::memberships(&mut tx, user.id)
             .await
             .unwrap()
             .into_iter()
             .map(|m| format!("{}:{}", m.code, m.role))
             .collect();
-        let roles = app::backend::db::users::roles(&mut tx, user.id).await.unwrap();
-        let review = app::backend::db::users::access_review(&mut tx, user.id).await.unwrap();
+        let roles = backend::db::users::roles(&mut tx, user.id).await.unwrap();
+        let review = backend::db::users::access_review(&mut tx, user.id).await.unwrap();
         held.insert(name, (pairs, roles, review.is_some()));
     }
     let pairs = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<_>>();
@@ -225,7 +225,7 @@ async fn an_upgrade_keeps_what_everyone_could_do_as_memberships_and_lists_the_cr
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_maker_withdraws_a_request_and_a_manager_who_did_not_prepare_it_decides_on_it_instead() {
-    use app::domain::approval::{MakerPart, Standing};
+    use domain::approval::{MakerPart, Standing};
     let app = TestApp::spawn().await;
     let (sato, suzuki, _) = sales_team(&app).await;
     let id = prepared(&app, "ORD-WD", (&sato, &sato, &sato), &[]).await;
@@ -252,8 +252,8 @@ async fn only_a_maker_withdraws_a_request_and_a_manager_who_did_not_prepare_it_d
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inbox_lists_single_and_bulk_requests_together_oldest_deadline_first_each_saying_where_the_reader_stands() {
     use app::api::reruns::{Stage, Subject};
-    use app::backend::services::inbox::inbox;
-    use app::domain::approval::{MakerPart, Standing};
+    use backend::services::inbox::inbox;
+    use domain::approval::{MakerPart, Standing};
     let b = bulk().await;
     b.app.user("takahashi", &["manager"], &["sales"]).await;
     let all: Vec<String> = (0..2).map(|i| format!("OUT-{i}")).collect();
@@ -287,7 +287,7 @@ async fn the_inbox_lists_single_and_bulk_requests_together_oldest_deadline_first
     let standing = owners.waiting.iter().find(|i| i.id == single).unwrap().standing;
     assert_eq!(standing, Standing::Maker(MakerPart::ConfirmedCheck), "the checker hears why they do not decide");
     let listed = owners.requested.iter().find(|i| i.id == single).expect("a maker finds it under their requests");
-    assert_eq!(listed.stage, Stage::Request(app::domain::rerun_request::RerunRequestStatus::PendingApproval));
+    assert_eq!(listed.stage, Stage::Request(domain::rerun_request::RerunRequestStatus::PendingApproval));
 
     decide(&b.app.state, &takahashi, &single, Decision::Approve, "").await.unwrap();
     let after = inbox(&b.app.state, &takahashi).await.unwrap();

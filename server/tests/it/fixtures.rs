@@ -1,17 +1,17 @@
 //! Shared steps of the gate's tests: a signed-in caller, and a rerun request waiting for approval.
 use crate::harness::TestApp;
 use app::api::reruns::StartAnswer;
-use app::backend::Clock;
-use app::backend::services::{Caller, rerun_requests, sweeper};
-use app::domain::identity::{AuthMethod, Authentication};
+use backend::Clock;
+use backend::services::{Caller, rerun_requests, sweeper};
+use domain::identity::{AuthMethod, Authentication};
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
 
 pub async fn caller(app: &TestApp, username: &str) -> Caller {
     let mut tx = app.db().begin_read().await.unwrap();
-    let row = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
-    let user = app::backend::auth::load_session_user(&mut tx, row).await.unwrap();
+    let row = backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
+    let user = backend::auth::load_session_user(&mut tx, row).await.unwrap();
     // Signed in just now, with a password: fresh enough for decisions until the test's clock moves on.
     let authentication = Some(Authentication { at: app.clock.now(), method: AuthMethod::Password });
     Caller { session: user, request_id: None, locale: Default::default(), authentication }
@@ -53,7 +53,7 @@ pub async fn submitted(app: &TestApp, staff: &Caller, process_id: &str) -> Strin
 /// The same, approved by `owner`: its dispatch is in the outbox.
 pub async fn approved_request(app: &TestApp, token: &str, staff: &Caller, owner: &Caller, process_id: &str) -> String {
     let id = pending_request(app, token, staff, process_id).await;
-    app::backend::services::approvals::decide(&app.state, owner, &id, app::domain::approval::Decision::Approve, "")
+    backend::services::approvals::decide(&app.state, owner, &id, domain::approval::Decision::Approve, "")
         .await
         .unwrap();
     id
@@ -63,8 +63,8 @@ pub async fn approved_request(app: &TestApp, token: &str, staff: &Caller, owner:
 pub async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
     let mut tx = app.db().begin_read().await.unwrap();
     match &mut tx {
-        app::backend::db::Conn::Sqlite(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
-        app::backend::db::Conn::Postgres(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+        backend::db::Conn::Sqlite(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
+        backend::db::Conn::Postgres(t, _) => sqlx::query_scalar(sql).bind(id).fetch_one(&mut **t).await.unwrap(),
     }
 }
 
@@ -72,9 +72,9 @@ pub async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
 /// from the provider (the tests hand the sign-in its identity).
 pub fn company_sign_in(
     issuer: &str,
-    groups: &[(&str, app::domain::roles::Role)],
-) -> app::domain::configuration::OidcConfig {
-    app::domain::configuration::OidcConfig {
+    groups: &[(&str, domain::roles::Role)],
+) -> domain::configuration::OidcConfig {
+    domain::configuration::OidcConfig {
         issuer: issuer.into(),
         client_id: "rerun-gate".into(),
         client_secret_env: Some("RG_TEST_OIDC_SECRET".into()),
@@ -86,7 +86,7 @@ pub fn company_sign_in(
         allow_loopback: false,
         groups: groups
             .iter()
-            .map(|(group, role)| app::domain::identity::GroupMapping {
+            .map(|(group, role)| domain::identity::GroupMapping {
                 group: group.to_string(),
                 roles: vec![*role],
                 departments: vec!["sales".into()],

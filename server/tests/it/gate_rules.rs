@@ -6,19 +6,19 @@ use crate::fixtures::{approved_request, caller, count, stalled, submitted};
 use crate::harness::TestApp;
 use app::api::AppError;
 use app::api::batches::Selection;
-use app::backend::services::approvals::decide;
-use app::backend::services::{
+use backend::services::approvals::decide;
+use backend::services::{
     Caller, batches, dispatcher::dispatch_due, holds, incidents, reconciliation, rerun_requests, stop_switch,
 };
-use app::domain::approval::Decision;
-use app::domain::reconciliation::Verdict;
-use app::domain::stop_switch::Scope;
+use domain::approval::Decision;
+use domain::reconciliation::Verdict;
+use domain::stop_switch::Scope;
 use chrono::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 /// The example configuration with reruns sent to `url`, and each workflow asking for `approvals` owners.
-fn config(url: &str, approvals: u32) -> app::backend::config::Config {
+fn config(url: &str, approvals: u32) -> backend::config::Config {
     let mut config = crate::harness::example_config();
     for w in &mut config.workflows {
         w.rerun_url = url.to_string();
@@ -102,12 +102,12 @@ impl Gate {
 
     async fn request_status(&self, id: &str) -> String {
         let mut tx = self.app.db().begin_read().await.unwrap();
-        app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.to_string()
+        backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.to_string()
     }
 
     async fn audit_after(&self, action: &str) -> Vec<String> {
         let mut tx = self.app.db().begin_read().await.unwrap();
-        let events = app::backend::db::audit::page_after(&mut tx, 0, 100_000).await.unwrap();
+        let events = backend::db::audit::page_after(&mut tx, 0, 100_000).await.unwrap();
         events.into_iter().filter(|e| e.action == action).filter_map(|e| e.after_json).collect()
     }
 }
@@ -183,7 +183,7 @@ async fn stalled_invoice(app: &TestApp, token: &str, process_id: &str) {
     )
     .await;
     app.clock.advance(Duration::minutes(5));
-    app::backend::services::sweeper::sweep(&app.state).await.unwrap();
+    backend::services::sweeper::sweep(&app.state).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -296,7 +296,7 @@ async fn a_rerun_whose_workflow_definition_changed_while_it_waited_is_not_sent()
     let mut changed = (*g.app.state.config).clone();
     changed.workflows.iter_mut().for_each(|w| w.version = format!("{}-changed", w.version));
     let restarted =
-        app::backend::AppState::new(g.app.db().clone(), g.app.clock.clone(), (*g.app.state.server).clone(), changed)
+        backend::AppState::new(g.app.db().clone(), g.app.clock.clone(), (*g.app.state.server).clone(), changed)
             .unwrap();
     g.app.clock.advance(Duration::seconds(10));
     while dispatch_due(&restarted).await.unwrap() > 0 {}
@@ -305,7 +305,7 @@ async fn a_rerun_whose_workflow_definition_changed_while_it_waited_is_not_sent()
 
 /// The example configuration with a workflow of billing that calls sales' AI service too (step `ai_summary`): an
 /// outside system both departments call, so that a pause of it concerns both.
-fn with_billing_summary() -> app::backend::config::Config {
+fn with_billing_summary() -> backend::config::Config {
     let mut config = crate::harness::example_config();
     let mut shared = config.workflows.iter().find(|w| w.name == "monthly-billing").unwrap().clone();
     shared.name = "billing-summary".into();
@@ -326,7 +326,7 @@ async fn a_pause_is_resumed_by_the_department_that_set_it_or_an_admin() {
     stop_switch::pause(&app.state, &suzuki, Scope::Connector, "ai-summary", "AI の API が制限中").await.unwrap();
     let other = stop_switch::resume(&app.state, &ito, Scope::Connector, "ai-summary", "解除してよいはず").await;
     assert!(matches!(other, Err(AppError::Forbidden)), "another department's owner resumed sales' pause: {other:?}");
-    let billing_board = app::backend::services::board::stalled(&app.state, &ito, Default::default()).await.unwrap();
+    let billing_board = backend::services::board::stalled(&app.state, &ito, Default::default()).await.unwrap();
     assert_eq!(billing_board.pauses.len(), 1, "the pause concerns billing too: its board shows it");
     stop_switch::resume(&app.state, &suzuki, Scope::Connector, "ai-summary", "制限が解除された").await.unwrap();
     stop_switch::pause(&app.state, &suzuki, Scope::Connector, "ai-summary", "また制限").await.unwrap();

@@ -1,5 +1,5 @@
 //! Starting the app for a test, and a small client that keeps cookies by hand (so tests can replay them).
-use app::backend::{AppState, Db, ManualClock, ServerOptions};
+use backend::{AppState, Db, ManualClock, ServerOptions};
 use chrono::{TimeZone, Utc};
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -55,9 +55,9 @@ pub struct TestApp {
 }
 
 /// The configuration that ships with the repository (and that `make run` uses).
-pub fn example_config() -> app::backend::config::Config {
+pub fn example_config() -> backend::config::Config {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../rerun-gate.toml");
-    app::backend::config::load(&path).expect("the example configuration is valid")
+    backend::config::load(&path).expect("the example configuration is valid")
 }
 
 /// PostgreSQL as production runs it: an owner that migrates, and the runtime role the app serves as, which
@@ -147,15 +147,15 @@ impl Drop for TestApp {
 }
 
 /// The suite's audit signing key (one per test process, as one per installation).
-pub fn audit_key() -> &'static Arc<app::domain::audit_proof::AuditKey> {
-    static KEY: std::sync::OnceLock<Arc<app::domain::audit_proof::AuditKey>> = std::sync::OnceLock::new();
-    KEY.get_or_init(|| Arc::new(app::domain::audit_proof::AuditKey::generate()))
+pub fn audit_key() -> &'static Arc<domain::audit_proof::AuditKey> {
+    static KEY: std::sync::OnceLock<Arc<domain::audit_proof::AuditKey>> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| Arc::new(domain::audit_proof::AuditKey::generate()))
 }
 
 /// A new, empty signer's memory for one test app (the suite's key is shared; each installation has its own).
 fn fresh_witness() -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!("rerun-gate-{}.witness", uuid::Uuid::new_v4().simple()));
-    app::backend::audit_witness::Witness::create(&path).expect("a new signer's memory");
+    backend::audit_witness::Witness::create(&path).expect("a new signer's memory");
     path
 }
 
@@ -227,7 +227,7 @@ impl TestApp {
 
     pub async fn spawn_configured(
         configure: impl FnOnce(&mut ServerOptions),
-        config: app::backend::config::Config,
+        config: backend::config::Config,
     ) -> TestApp {
         Self::spawn_knowing_url(configure, |_| config).await
     }
@@ -235,7 +235,7 @@ impl TestApp {
     /// For a configuration that points at the app itself (the demo receiver): built once the URL is known.
     pub async fn spawn_knowing_url(
         configure: impl FnOnce(&mut ServerOptions),
-        config: impl FnOnce(&str) -> app::backend::config::Config,
+        config: impl FnOnce(&str) -> backend::config::Config,
     ) -> TestApp {
         Self::spawn_at(Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap(), configure, config).await
     }
@@ -245,7 +245,7 @@ impl TestApp {
     pub async fn spawn_at(
         start: chrono::DateTime<Utc>,
         configure: impl FnOnce(&mut ServerOptions),
-        config: impl FnOnce(&str) -> app::backend::config::Config,
+        config: impl FnOnce(&str) -> backend::config::Config,
     ) -> TestApp {
         assert_eq!(
             tokio::runtime::Handle::current().runtime_flavor(),
@@ -254,7 +254,7 @@ impl TestApp {
         );
         test_environment();
         server::telemetry::init_for_tests();
-        app::backend::reconciliation::ssrf::install_tls_provider();
+        backend::reconciliation::ssrf::install_tls_provider();
         let database_url = fresh_database_url().await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -291,14 +291,14 @@ impl TestApp {
         database_url: String,
         listener: tokio::net::TcpListener,
         server_options: ServerOptions,
-        config: app::backend::config::Config,
+        config: backend::config::Config,
         clock: Arc<ManualClock>,
     ) -> TestApp {
         let addr = listener.local_addr().unwrap();
         let migrate_url = migrate_url(&database_url);
         let db = server::startup::open_database_as(&database_url, migrate_url.as_deref()).await.expect("open database");
         let state = server::startup::state(db, clock.clone(), server_options, config).await.expect("state");
-        app::backend::services::audit_proof::check_memory(&state).await.expect("check the signer's memory");
+        backend::services::audit_proof::check_memory(&state).await.expect("check the signer's memory");
         let mut options = server::startup::leptos_options().unwrap();
         options.site_addr = addr;
         let router = server::startup::router(state.clone(), options);
@@ -326,10 +326,10 @@ impl TestApp {
         let mut conn = self.db().connection().await.unwrap();
         let sql = "SELECT COUNT(*) FROM notifications n JOIN users u ON u.id = n.user_id WHERE u.username = $1 AND n.kind = $2";
         match &mut conn {
-            app::backend::db::Conn::Sqlite(c, _) => {
+            backend::db::Conn::Sqlite(c, _) => {
                 sqlx::query_scalar(sql).bind(username).bind(kind).fetch_one(&mut **c).await
             }
-            app::backend::db::Conn::Postgres(c, _) => {
+            backend::db::Conn::Postgres(c, _) => {
                 sqlx::query_scalar(sql).bind(username).bind(kind).fetch_one(&mut **c).await
             }
         }
@@ -347,9 +347,9 @@ impl TestApp {
             memberships: Vec::new(),
             email: format!("{username}@example.jp"),
         };
-        app::backend::services::users::add(
+        backend::services::users::add(
             &self.state,
-            app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+            domain::audit::Actor::system(domain::audit::SystemActor::CommandLine),
             None,
             new,
         )
@@ -360,9 +360,9 @@ impl TestApp {
     /// An API token for the given departments.
     pub async fn token(&self, name: &str, departments: &[&str]) -> String {
         let departments: Vec<String> = departments.iter().map(|d| d.to_string()).collect();
-        let (_, token) = app::backend::services::api_clients::create(
+        let (_, token) = backend::services::api_clients::create(
             &self.state,
-            app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+            domain::audit::Actor::system(domain::audit::SystemActor::CommandLine),
             name,
             &departments,
         )
@@ -425,13 +425,13 @@ impl TestApp {
 
     pub async fn audit_actions(&self) -> Vec<String> {
         let mut tx = self.db().begin_read().await.unwrap();
-        app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap().into_iter().map(|e| e.action).collect()
+        backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap().into_iter().map(|e| e.action).collect()
     }
 
     /// The `after` of every audit event with this action, oldest first.
     pub async fn audit_after(&self, action: &str) -> Vec<Value> {
         let mut tx = self.db().begin_read().await.unwrap();
-        let events = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
+        let events = backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
         let after = events.into_iter().filter(|e| e.action == action).filter_map(|e| e.after_json);
         after.map(|json| serde_json::from_str(&json).unwrap()).collect()
     }

@@ -1,6 +1,6 @@
 //! Holds and manual verdicts: people stop work while they ask the provider, and record what they found out.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::services::sweeper::sweep;
+use backend::services::sweeper::sweep;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -49,7 +49,7 @@ async fn staff_hold_a_stalled_operation_with_a_reason_and_release_it_with_anothe
     assert_eq!(not_held.status, StatusCode::CONFLICT);
 
     let mut tx = app.db().begin_read().await.unwrap();
-    let events = app::backend::db::audit::for_object(&mut tx, "operation", "ORD-H", 50).await.unwrap();
+    let events = backend::db::audit::for_object(&mut tx, "operation", "ORD-H", 50).await.unwrap();
     let reasons: Vec<(String, Option<String>)> = events.into_iter().map(|e| (e.action, e.reason)).collect();
     assert!(reasons.contains(&("operation.held".into(), Some("配信事業者に問い合わせ中".into()))), "{reasons:?}");
     assert!(reasons.contains(&("operation.released".into(), Some("未送信と回答あり".into()))), "{reasons:?}");

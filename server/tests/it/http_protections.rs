@@ -156,7 +156,7 @@ async fn visitors_who_leave_before_a_page_has_arrived_do_not_stop_the_server() {
     for role in ["staff", "manager", "auditor", "admin"] {
         cookies.push(crate::harness::sign_in_at(&app.http, &url, role, PASSWORD).await);
     }
-    let pages = app::api::policy::POLICY.iter().filter(|e| e.kind == app::domain::access::Kind::Page);
+    let pages = app::api::policy::POLICY.iter().filter(|e| e.kind == domain::access::Kind::Page);
     let paths: Vec<String> = pages.map(|e| crate::policy::concrete(e.path)).collect();
     // Leptos once deadlocked a runtime worker this way (vendor/reactive_graph/PATCHED.md); two of them, and the
     // server answered nobody.

@@ -3,7 +3,7 @@
 //! later stalled operation shows.
 use crate::fixtures::count;
 use crate::harness::{Answer, PASSWORD, TestApp};
-use app::backend::services::sweeper::sweep;
+use backend::services::sweeper::sweep;
 use chrono::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -69,9 +69,9 @@ fn refused_field(answer: &Answer) -> String {
     answer.json()["Validation"][0]["field"].as_str().unwrap_or_default().to_string()
 }
 
-async fn incident_events(app: &TestApp, id: &str) -> Vec<app::domain::audit::AuditEvent> {
+async fn incident_events(app: &TestApp, id: &str) -> Vec<domain::audit::AuditEvent> {
     let mut tx = app.db().begin_read().await.unwrap();
-    app::backend::db::audit::for_object(&mut tx, "incident", id, 100).await.unwrap()
+    backend::db::audit::for_object(&mut tx, "incident", id, 100).await.unwrap()
 }
 
 async fn add_action(app: &TestApp, cookie: &str, id: &str, owner: i64, due_on: &str) -> Answer {
@@ -314,8 +314,8 @@ async fn auditors_read_every_incident_but_change_nothing_and_other_departments_g
 async fn execute(app: &TestApp, sql: &str, id: &str) {
     let mut tx = app.db().begin_write().await.unwrap();
     match &mut tx {
-        app::backend::db::Conn::Sqlite(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
-        app::backend::db::Conn::Postgres(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
+        backend::db::Conn::Sqlite(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
+        backend::db::Conn::Postgres(t, _) => drop(sqlx::query(sql).bind(id).execute(&mut **t).await.unwrap()),
     }
     tx.commit().await.unwrap();
 }
@@ -380,7 +380,7 @@ async fn a_stalled_operation_like_a_past_incidents_shows_the_known_pattern_and_a
     assert_eq!(acknowledgement["by"], "sato san");
     assert_eq!(acknowledgement["at"], "2026-11-30T00:00:00Z");
     let mut tx = app.db().begin_read().await.unwrap();
-    let events = app::backend::db::audit::for_object(&mut tx, "operation", "ORD-NOW", 50).await.unwrap();
+    let events = backend::db::audit::for_object(&mut tx, "operation", "ORD-NOW", 50).await.unwrap();
     let event = events.iter().find(|e| e.action == "operation.pattern_acknowledged").expect("audited");
     assert_eq!(event.department.as_deref(), Some("sales"));
     assert_eq!(event.reason.as_deref(), Some("前回と同じ。注文 API で登録済みを確認した"));
@@ -451,11 +451,11 @@ async fn the_list_pages_through_every_report_once_newest_first() {
     let sato = app.sign_in("sato", PASSWORD).await;
     // All at the same time: the order among them is by ID, and no page may skip or repeat one.
     let mut ids = Vec::new();
-    for _ in 0..app::domain::incidents::PAGE_LENGTH + 3 {
+    for _ in 0..domain::incidents::PAGE_LENGTH + 3 {
         ids.push(filed(&app, &sato, "ORD-P").await.parse::<i64>().unwrap());
     }
     let (first, next) = list_page(&app, &sato, None).await;
-    assert_eq!(first.len(), app::domain::incidents::PAGE_LENGTH);
+    assert_eq!(first.len(), domain::incidents::PAGE_LENGTH);
     assert_eq!(next, first.last().copied(), "the next page starts after the last report shown");
     let link = format!(r#"href="/incidents?before={}""#, next.unwrap());
     assert!(page(&app, "/incidents", &sato).await.contains(&link), "the page links to the next one");

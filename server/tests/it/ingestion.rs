@@ -1,6 +1,6 @@
 //! The ingestion API contract (SPEC "Ingestion API") and QUALITY 8, 10, 18.
 use crate::harness::{Answer, TestApp};
-use app::backend::Clock;
+use backend::Clock;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -95,12 +95,12 @@ async fn a_key_still_being_processed_answers_409_in_flight() {
     let token = app.token("intake", &["sales"]).await;
     let body = order("ORD-1", 4000);
     // Someone holds the key right now (the first request is still running).
-    let client = app::backend::services::api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
+    let client = backend::services::api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
     let now = app.clock.now();
     let mut tx = app.db().begin_write().await.unwrap();
-    let fp = app::domain::fingerprint::fingerprint(&body);
+    let fp = domain::fingerprint::fingerprint(&body);
     assert!(
-        app::backend::db::idempotency::claim(&mut tx, client.id, "k-1", &fp, now, now + chrono::Duration::days(1))
+        backend::db::idempotency::claim(&mut tx, client.id, "k-1", &fp, now, now + chrono::Duration::days(1))
             .await
             .unwrap()
     );
@@ -164,10 +164,10 @@ async fn no_token_a_wrong_token_or_a_token_in_the_url_is_401() {
 async fn a_revoked_token_stops_working() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
-    let client = app::backend::services::api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
-    app::backend::services::api_clients::revoke(
+    let client = backend::services::api_clients::authenticate(&app.state, &token).await.unwrap().unwrap();
+    backend::services::api_clients::revoke(
         &app.state,
-        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        domain::audit::Actor::system(domain::audit::SystemActor::CommandLine),
         client.id,
         None,
     )
@@ -341,7 +341,7 @@ async fn the_openapi_document_describes_the_three_routes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotency_records_are_purged_after_the_retention_window_and_not_before() {
-    use app::backend::services::idempotency::purge_expired;
+    use backend::services::idempotency::purge_expired;
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
     register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
@@ -468,8 +468,8 @@ async fn events_for_many_steps_at_once_are_each_applied_and_audited_once_and_the
     let audited = app.audit_actions().await.iter().filter(|a| a.starts_with("step.")).count();
     assert_eq!(audited, 73);
     let events = app.audit_actions().await.len() as i64;
-    let verification = app::backend::services::audit::verify(app.db()).await.unwrap();
-    assert_eq!(verification, app::backend::services::audit::Verification::Intact { events });
+    let verification = backend::services::audit::verify(app.db()).await.unwrap();
+    assert_eq!(verification, backend::services::audit::Verification::Intact { events });
     for i in 0..6 {
         let steps =
             app.api(Method::GET, &format!("/api/v1/operations/ORD-{i}"), &token, None, None).await.json()["steps"]
@@ -487,7 +487,7 @@ async fn a_step_changed_since_this_instance_wrote_it_is_read_again_and_never_ove
     register(&app, &token, "k-1", &order("ORD-1", 4000)).await;
     let started = event(&app, &token, "ORD-1", "register_order", json!({"seq": 1, "type": "started"})).await;
     assert_eq!(started.json()["applied"], true);
-    let step = app::backend::db::operations::step_in_operation(
+    let step = backend::db::operations::step_in_operation(
         &mut app.db().connection().await.unwrap(),
         "ORD-1",
         "register_order",
@@ -497,7 +497,7 @@ async fn a_step_changed_since_this_instance_wrote_it_is_read_again_and_never_ove
     .unwrap()
     .step;
     let mut tx = app.db().begin_write().await.unwrap();
-    assert!(app::backend::db::rerun_requests::confirm_step_flag(&mut tx, step.id, app.clock.now()).await.unwrap());
+    assert!(backend::db::rerun_requests::confirm_step_flag(&mut tx, step.id, app.clock.now()).await.unwrap());
     tx.commit().await.unwrap();
 
     let failed = event(
@@ -565,7 +565,7 @@ async fn a_burst_above_a_clients_rate_is_answered_429_and_another_client_is_unaf
 fn the_document_lists_the_error_classes_the_api_accepts_by_their_wire_names() {
     let document = serde_json::to_value(server::api::document()).unwrap();
     let listed = document["components"]["schemas"]["ErrorClass"]["enum"].clone();
-    let accepted: Vec<&str> = app::domain::stall::ErrorClass::ALL.iter().map(|c| c.as_str()).collect();
+    let accepted: Vec<&str> = domain::stall::ErrorClass::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(listed, json!(accepted));
 }
 

@@ -6,7 +6,7 @@ use crate::crash_safety::{app_with, config_sending_to, receiver_taking, serve};
 use crate::fixtures::caller;
 use crate::harness::{PASSWORD, TestApp};
 use app::api::reruns::StartAnswer;
-use app::backend::services::{api_clients, approvals, registration, rerun_requests, step_events, sweeper};
+use backend::services::{api_clients, approvals, registration, rerun_requests, step_events, sweeper};
 use chrono::{Duration, Utc};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -45,7 +45,7 @@ async fn approved_reruns(app: &TestApp, count: usize) {
             rerun_requests::confirm(&app.state, &staff, &id, n, "確認した", cause).await.unwrap();
         }
         rerun_requests::submit(&app.state, &staff, &id).await.unwrap();
-        approvals::decide(&app.state, &owner, &id, app::domain::approval::Decision::Approve, "").await.unwrap();
+        approvals::decide(&app.state, &owner, &id, domain::approval::Decision::Approve, "").await.unwrap();
     }
 }
 

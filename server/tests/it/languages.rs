@@ -47,7 +47,7 @@ async fn a_users_language_is_saved_audited_and_follows_them_to_their_next_sign_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn times_read_in_the_users_time_zone_tokyo_until_they_choose() {
     let app = TestApp::spawn().await;
-    app::backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
     app.user("kimura", &["staff"], &["sales"]).await;
     let session = app.sign_in("kimura", PASSWORD).await;
     let board = page(&app, "/", &[&session]).await;
@@ -93,7 +93,7 @@ async fn signing_in_sets_the_users_time_zone_for_the_pages_and_saving_changes_it
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_timeline_and_the_audit_page_name_each_action_and_system_actor_in_the_readers_language() {
     let app = TestApp::spawn().await;
-    app::backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
     app.user("kimura", &["staff", "auditor"], &["sales"]).await;
     let session = app.sign_in("kimura", PASSWORD).await;
 

@@ -2,10 +2,10 @@
 use crate::fixtures::{caller, count, pending_request};
 use crate::harness::TestApp;
 use crate::smtp_sink::SmtpSink;
-use app::backend::config::{MailConfig, MailSecurity};
-use app::backend::services::approvals::decide;
-use app::backend::services::notifications::send_outbound;
-use app::domain::approval::Decision;
+use backend::config::{MailConfig, MailSecurity};
+use backend::services::approvals::decide;
+use backend::services::notifications::send_outbound;
+use domain::approval::Decision;
 use chrono::Duration;
 
 async fn app_with_mail() -> (TestApp, SmtpSink) {
@@ -36,14 +36,14 @@ async fn owners_get_an_email_when_their_approval_is_asked_and_the_requester_when
         username: "kimura".into(),
         display_name: "Kimura".into(),
         password: crate::harness::PASSWORD.into(),
-        roles: vec![app::domain::roles::Role::Manager],
+        roles: vec![domain::roles::Role::Manager],
         departments: vec!["sales".into()],
         memberships: Vec::new(),
         email: String::new(),
     };
-    app::backend::services::users::add(
+    backend::services::users::add(
         &app.state,
-        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        domain::audit::Actor::system(domain::audit::SystemActor::CommandLine),
         None,
         no_address,
     )
@@ -66,7 +66,7 @@ async fn owners_get_an_email_when_their_approval_is_asked_and_the_requester_when
 
     // Retention: the sent texts go after message_retention_days (30), the purge is audited, the trail stays.
     let events = app.audit_actions().await.len();
-    let purge = app::backend::services::notifications::purge_sent;
+    let purge = backend::services::notifications::purge_sent;
     assert_eq!(purge(&app.state).await.unwrap(), 0, "not yet");
     app.clock.advance(Duration::days(31));
     assert_eq!(purge(&app.state).await.unwrap(), 2);
@@ -89,7 +89,7 @@ async fn the_same_event_reaches_each_recipient_in_their_language_and_the_chat_in
     app.user("suzuki", &["manager"], &["sales"]).await;
     app.user("smith", &["manager"], &["sales"]).await;
     let english = caller(&app, "smith").await;
-    app::backend::services::users::set_preferences(&app.state, &english, Some("en"), Some("Europe/London"))
+    backend::services::users::set_preferences(&app.state, &english, Some("en"), Some("Europe/London"))
         .await
         .unwrap();
 
@@ -116,9 +116,9 @@ async fn the_same_event_reaches_each_recipient_in_their_language_and_the_chat_in
 
     // In the app each reads it in their own language.
     let mut reader = english.clone();
-    reader.locale = app::i18n::Locale::en;
-    let title = |list: Vec<app::contract::notifications::NotificationView>| list[0].title.clone();
-    let latest = app::backend::services::notifications::latest;
+    reader.locale = words::i18n::Locale::en;
+    let title = |list: Vec<contract::notifications::NotificationView>| list[0].title.clone();
+    let latest = backend::services::notifications::latest;
     assert_eq!(title(latest(&app.state, &reader).await.unwrap()), "ORD-WORDS-1 — Your approval of a rerun is asked");
     let suzuki = caller(&app, "suzuki").await;
     assert_eq!(title(latest(&app.state, &suzuki).await.unwrap()), "ORD-WORDS-1 — 再実行の承認をお願いします");
@@ -162,14 +162,14 @@ async fn a_user_address_that_is_not_an_email_address_is_refused_with_the_field_n
         username: "yamada".into(),
         display_name: "Yamada".into(),
         password: crate::harness::PASSWORD.into(),
-        roles: vec![app::domain::roles::Role::Staff],
+        roles: vec![domain::roles::Role::Staff],
         departments: vec!["sales".into()],
         memberships: Vec::new(),
         email: "yamada at example".into(),
     };
-    let refused = app::backend::services::users::add(
+    let refused = backend::services::users::add(
         &app.state,
-        app::domain::audit::Actor::system(app::domain::audit::SystemActor::CommandLine),
+        domain::audit::Actor::system(domain::audit::SystemActor::CommandLine),
         None,
         new,
     )

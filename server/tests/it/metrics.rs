@@ -29,8 +29,8 @@ fn value(samples: &[Sample], name: &str, label: (&str, &str)) -> Option<f64> {
 async fn metrics_parse_as_prometheus_text_and_count_requests_stalled_operations_and_look_ups() {
     let app = TestApp::spawn().await;
     app.clock.advance(Duration::hours(2));
-    app::backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
-    app::backend::services::sweeper::sweep(&app.state).await.unwrap();
+    backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    backend::services::sweeper::sweep(&app.state).await.unwrap();
     for _ in 0..3 {
         app.http.get(format!("{}/healthz", app.url)).send().await.unwrap();
     }

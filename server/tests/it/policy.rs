@@ -3,8 +3,8 @@
 use crate::fixtures;
 use crate::harness::{PASSWORD, TestApp};
 use app::api::policy::POLICY;
-use app::domain::access::{Allowed, CallerKind, Entry, Kind};
-use app::domain::roles::Role;
+use domain::access::{Allowed, CallerKind, Entry, Kind};
+use domain::roles::Role;
 use reqwest::{Method, StatusCode};
 
 /// The credentials each kind of caller brings: a session cookie, a bearer token, or nothing.
@@ -120,7 +120,7 @@ async fn every_registered_route_is_in_the_policy_table_and_answers_every_kind_of
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_route_missing_from_the_table_is_refused_even_though_the_router_has_it() {
     // The gate itself, on a router with one route nobody put in the table.
-    app::backend::reconciliation::ssrf::install_tls_provider();
+    backend::reconciliation::ssrf::install_tls_provider();
     let router = axum::Router::new()
         .route("/not-in-the-table", axum::routing::get(|| async { "secret" }))
         .route_layer(axum::middleware::from_fn(server::http::policy::gate));
@@ -146,7 +146,7 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
     let ito = app.sign_in("ito", PASSWORD).await;
     fixtures::stalled(&app, &sales, "ORD-Y").await;
     let selection = app::api::batches::Selection { process_ids: vec!["ORD-Y".into()], ..Default::default() };
-    let batch = app::backend::services::batches::create(&app.state, &sato, selection, "障害").await.unwrap();
+    let batch = backend::services::batches::create(&app.state, &sato, selection, "障害").await.unwrap();
     let op = ("process_id", "ORD-X");
     // (server function, its arguments, who calls it)
     type Call<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
@@ -240,7 +240,7 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
     }
     assert!(wrong.is_empty(), "another department's objects must answer 404:\n{}", wrong.join("\n"));
     // Nothing of it changed: the request still waits for its own department's owner.
-    let view = app::backend::services::rerun_requests::view(&app.state, &sato, &request).await.unwrap();
+    let view = backend::services::rerun_requests::view(&app.state, &sato, &request).await.unwrap();
     assert_eq!(serde_json::to_value(&view).unwrap()["status"], "pending_approval");
 }
 

@@ -1,7 +1,7 @@
 //! Reconciliation through the demo outside systems: verdicts after a stall, on demand, and the seed's cases.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::demo::systems::Service;
-use app::backend::services::sweeper::sweep;
+use backend::demo::systems::Service;
+use backend::services::sweeper::sweep;
 use chrono::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -254,7 +254,7 @@ async fn without_demo_mode_the_demo_systems_are_not_served() {
 async fn the_demo_loads_the_seeds_cases_stalled_and_reconciled() {
     let app = TestApp::spawn().await;
     app.clock.advance(Duration::hours(2));
-    app::backend::demo::load_if_empty(&app.state).await.unwrap().expect("an empty database gets the demo");
+    backend::demo::load_if_empty(&app.state).await.unwrap().expect("an empty database gets the demo");
     let token = app.token("reader", &["sales", "billing"]).await;
 
     let lost = steps(&app, &token, "ORD-1001").await;
@@ -281,7 +281,7 @@ async fn the_demo_loads_the_seeds_cases_stalled_and_reconciled() {
 async fn a_demo_look_up_that_cannot_read_the_log_is_lookup_failed_not_not_executed() {
     let app = TestApp::spawn().await;
     let connector = app.state.connectors.get("order-api").unwrap();
-    let lookup = app::backend::reconciliation::Lookup {
+    let lookup = backend::reconciliation::Lookup {
         process_id: "P".into(),
         step: "register_order".into(),
         idempotency_key: "K".into(),
@@ -289,9 +289,9 @@ async fn a_demo_look_up_that_cannot_read_the_log_is_lookup_failed_not_not_execut
     };
     assert!(matches!(
         connector.look_up(&lookup).await,
-        app::domain::reconciliation::Finding::NotFound { authoritative: true }
+        domain::reconciliation::Finding::NotFound { authoritative: true }
     ));
     app.db().close().await;
     let finding = connector.look_up(&lookup).await;
-    assert!(matches!(finding, app::domain::reconciliation::Finding::Failed(_)), "{finding:?}");
+    assert!(matches!(finding, domain::reconciliation::Finding::Failed(_)), "{finding:?}");
 }

@@ -25,8 +25,8 @@ async fn register(app: &TestApp, token: &str, key: &str, body: &Value) -> Answer
 
 async fn chain_is_intact(app: &TestApp) {
     let events = app.audit_actions().await.len() as i64;
-    let verification = app::backend::services::audit::verify(app.db()).await.unwrap();
-    assert_eq!(verification, app::backend::services::audit::Verification::Intact { events });
+    let verification = backend::services::audit::verify(app.db()).await.unwrap();
+    assert_eq!(verification, backend::services::audit::Verification::Intact { events });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,7 +109,7 @@ async fn ten_orders_with_one_business_key_at_once_each_point_to_the_first_one_wr
         assert_eq!(read.json()["possible_duplicate_of"], json!(oldest));
     }
     let mut tx = app.db().begin_read().await.unwrap();
-    let events = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
+    let events = backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
     drop(tx);
     let registered: Vec<_> = events.iter().filter(|e| e.action == "operation.registered").collect();
     for e in registered {

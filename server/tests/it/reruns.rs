@@ -1,7 +1,7 @@
 //! Rerun requests on the seed's cases: the computed plan, confirmed flags, the five checks, the request for
 //! approval, and what stops a request.
 use crate::harness::{PASSWORD, TestApp};
-use app::backend::demo::systems::Service;
+use backend::demo::systems::Service;
 use chrono::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 async fn demo() -> (TestApp, String, String) {
     let app = TestApp::spawn().await;
     app.clock.advance(Duration::hours(2));
-    app::backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
     let token = app.token("reader", &["sales", "billing"]).await;
     let sato = sign_in(&app, "sato").await;
     (app, token, sato)
@@ -19,10 +19,10 @@ async fn demo() -> (TestApp, String, String) {
 /// Demo users have one-time passwords; the tests give them a known one.
 async fn sign_in(app: &TestApp, username: &str) -> String {
     let turn = app.state.password_checks.turn().await.unwrap();
-    let hash = app::backend::passwords::hash(turn, PASSWORD.to_string()).await.unwrap();
+    let hash = backend::passwords::hash(turn, PASSWORD.to_string()).await.unwrap();
     let mut tx = app.db().begin_write().await.unwrap();
-    let user = app::backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
-    app::backend::db::users::set_password_hash(&mut tx, user.id, &hash, app::backend::Clock::now(app.clock.as_ref()))
+    let user = backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
+    backend::db::users::set_password_hash(&mut tx, user.id, &hash, backend::Clock::now(app.clock.as_ref()))
         .await
         .unwrap();
     tx.commit().await.unwrap();

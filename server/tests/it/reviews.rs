@@ -2,11 +2,11 @@
 //! owner's sign-off, the charts and the CSV export.
 use crate::fixtures::{caller, pending_request};
 use crate::harness::{PASSWORD, TestApp, example_config};
-use app::backend::db;
-use app::backend::services::{approvals, reviews};
-use app::domain::audit::{Actor, AuditEntry};
-use app::domain::audit_action::AuditAction;
-use app::domain::indicators::{Indicator, PeriodKind, Threshold};
+use backend::db;
+use backend::services::{approvals, reviews};
+use domain::audit::{Actor, AuditEntry};
+use domain::audit_action::AuditAction;
+use domain::indicators::{Indicator, PeriodKind, Threshold};
 use chrono::{Duration, TimeZone, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -53,14 +53,14 @@ async fn look_up(app: &TestApp, process_id: &str, connector: &str, verdict: &str
 async fn audited(app: &TestApp, action: AuditAction, department: &str, after: Value) {
     let mut tx = app.db().begin_write().await.unwrap();
     let entry = AuditEntry::new(
-        Actor::system(app::domain::audit::SystemActor::CommandLine),
+        Actor::system(domain::audit::SystemActor::CommandLine),
         action,
-        app::domain::audit::ObjectType::Operation,
+        domain::audit::ObjectType::Operation,
         "fixture",
     )
     .department(Some(department))
     .after(after);
-    app::backend::services::audit::record(&mut tx, entry, None, app.state.clock.now()).await.unwrap();
+    backend::services::audit::record(&mut tx, entry, None, app.state.clock.now()).await.unwrap();
     tx.commit().await.unwrap();
 }
 
@@ -98,11 +98,11 @@ async fn a_weeks_indicators_are_computed_from_what_happened_in_it_per_department
     let first = pending_request(&app, &sales, &staff, "ORD-L1").await;
     app.clock.advance(Duration::minutes(30));
     let owner = caller(&app, "tanaka").await; // signed in to decide
-    approvals::decide(&app.state, &owner, &first, app::domain::approval::Decision::Approve, "").await.unwrap();
+    approvals::decide(&app.state, &owner, &first, domain::approval::Decision::Approve, "").await.unwrap();
     let second = pending_request(&app, &sales, &staff, "ORD-L2").await;
     app.clock.advance(Duration::minutes(90));
     let owner = caller(&app, "tanaka").await;
-    approvals::decide(&app.state, &owner, &second, app::domain::approval::Decision::Reject, "根拠不足").await.unwrap();
+    approvals::decide(&app.state, &owner, &second, domain::approval::Decision::Reject, "根拠不足").await.unwrap();
 
     // This week, in sales: two registrations without a process ID and one key reused with another body...
     app.clock.set(monday() + Duration::hours(1));
@@ -196,7 +196,7 @@ async fn a_weeks_indicators_are_computed_from_what_happened_in_it_per_department
     assert_eq!(future.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", future.body);
     let refusal: app::api::AppError = serde_json::from_str(&future.body).unwrap();
     assert_eq!(
-        app::ui::error_in(app::i18n::Locale::ja, &refusal),
+        app::ui::error_in(words::i18n::Locale::ja, &refusal),
         "まだ始まっていない期間は振り返れません。日付を今日以前にしてください。"
     );
     let bad = app.call_json("reviews/show", json!({"query": {"period": "year"}}), Some(&tanaka)).await;

@@ -94,7 +94,7 @@ async fn a_request_within_a_minute_of_the_last_noted_one_does_not_write_the_sess
 }
 
 async fn stored_session_data(app: &TestApp) -> Vec<u8> {
-    use app::backend::db::Db;
+    use backend::db::Db;
     match app.db() {
         Db::Sqlite(pool, _) => sqlx::query_scalar("SELECT data FROM tower_sessions").fetch_one(pool).await.unwrap(),
         Db::Postgres(pool, _) => {
@@ -104,7 +104,7 @@ async fn stored_session_data(app: &TestApp) -> Vec<u8> {
 }
 
 async fn stored_sessions(app: &TestApp) -> i64 {
-    use app::backend::db::Db;
+    use backend::db::Db;
     match app.db() {
         Db::Sqlite(pool, _) => sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions").fetch_one(pool).await.unwrap(),
         Db::Postgres(pool, _) => {
@@ -165,7 +165,7 @@ async fn a_role_taken_away_mid_session_is_refused_at_the_next_call() {
 /// Disabling a user ends their sessions for good: enabled again, they sign in anew and the old cookie stays dead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_disabled_users_cookie_stays_dead_after_the_user_is_enabled_again() {
-    use app::backend::services::users::set_disabled;
+    use backend::services::users::set_disabled;
     let app = TestApp::spawn().await;
     app.user("admin", &["admin"], &[]).await;
     let sato = app.user("sato", &["staff"], &["sales"]).await;
@@ -184,7 +184,7 @@ async fn a_disabled_users_cookie_stays_dead_after_the_user_is_enabled_again() {
 /// right one is answered 429.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guessing_the_current_password_is_throttled_like_sign_in() {
-    use app::backend::services::sign_in::MAX_FAILURES_PER_ACCOUNT;
+    use backend::services::sign_in::MAX_FAILURES_PER_ACCOUNT;
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
     let cookie = app.sign_in("sato", PASSWORD).await;

@@ -1,7 +1,7 @@
 //! QUALITY 5–7: password storage, policy and brute-force throttling.
 use crate::harness::{PASSWORD, TestApp};
 use app::api::AppError;
-use app::backend::services::sign_in::{Attempt, MAX_FAILURES_PER_ACCOUNT, check};
+use backend::services::sign_in::{Attempt, MAX_FAILURES_PER_ACCOUNT, check};
 use reqwest::StatusCode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -10,7 +10,7 @@ async fn an_unknown_user_a_disabled_user_and_a_wrong_password_get_the_same_answe
     app.user("sato", &["staff"], &["sales"]).await;
     let gone = app.user("tanaka", &["staff"], &["sales"]).await;
     let mut tx = app.db().begin_write().await.unwrap();
-    app::backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now())
+    backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now())
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -52,7 +52,7 @@ async fn passwords_are_stored_as_argon2id_phc_strings() {
     let app = TestApp::spawn().await;
     let id = app.user("sato", &["staff"], &["sales"]).await;
     let mut tx = app.db().begin_read().await.unwrap();
-    let row = app::backend::db::users::by_id(&mut tx, id).await.unwrap().unwrap();
+    let row = backend::db::users::by_id(&mut tx, id).await.unwrap().unwrap();
     assert!(row.password_hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{}", row.password_hash);
     assert!(!row.password_hash.contains(PASSWORD));
 }
@@ -71,11 +71,11 @@ async fn a_weaker_hash_is_replaced_at_the_next_sign_in() {
     .unwrap()
     .to_string();
     let mut tx = app.db().begin_write().await.unwrap();
-    app::backend::db::users::set_password_hash(&mut tx, id, &weak, chrono::Utc::now()).await.unwrap();
+    backend::db::users::set_password_hash(&mut tx, id, &weak, chrono::Utc::now()).await.unwrap();
     tx.commit().await.unwrap();
     app.sign_in("sato", PASSWORD).await;
     let mut tx = app.db().begin_read().await.unwrap();
-    let row = app::backend::db::users::by_id(&mut tx, id).await.unwrap().unwrap();
+    let row = backend::db::users::by_id(&mut tx, id).await.unwrap().unwrap();
     assert!(row.password_hash.contains("m=19456,t=2,p=1"), "{}", row.password_hash);
 }
 
@@ -95,7 +95,7 @@ async fn a_common_or_short_password_is_refused_when_an_admin_adds_a_user() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_failures_from_one_address_across_accounts_are_throttled_too() {
-    use app::backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
+    use backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
     for i in 0..MAX_FAILURES_PER_ADDRESS {
@@ -115,7 +115,7 @@ async fn sign_in_from(app: &TestApp, client: &str, username: &str, password: &st
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn behind_a_trusted_proxy_each_client_address_is_throttled_on_its_own_and_elsewhere_the_header_is_ignored() {
-    use app::backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
+    use backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
     let app = TestApp::spawn_with(|s| s.trusted_proxies = vec!["127.0.0.1".parse().unwrap()]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     for i in 0..MAX_FAILURES_PER_ADDRESS {
@@ -185,7 +185,7 @@ async fn forty_guesses_at_once_reach_the_password_check_at_most_five_times() {
 /// Whoever holds one IPv6 address holds its whole /64: the network's addresses share one throttle.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_addresses_of_one_ipv6_network_are_throttled_together() {
-    use app::backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
+    use backend::services::sign_in::MAX_FAILURES_PER_ADDRESS;
     let app = TestApp::spawn().await;
     app.user("sato", &["staff"], &["sales"]).await;
     for i in 0..MAX_FAILURES_PER_ADDRESS {
@@ -223,7 +223,7 @@ async fn two_hundred_sign_ins_at_once_are_checked_a_few_at_a_time_and_the_rest_c
 /// Everything the trail keeps about sign-ins, as one text per event.
 async fn sign_in_events(app: &TestApp) -> Vec<String> {
     let mut tx = app.db().begin_read().await.unwrap();
-    let events = app::backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
+    let events = backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
     events
         .into_iter()
         .filter(|e| e.action.starts_with("sign_in."))

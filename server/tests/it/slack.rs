@@ -8,10 +8,10 @@ use crate::slack_standin::{
     SALES_CHANNEL, SIGNING_SECRET, SlackStandIn, TEAM, form, post, press, send, slack_sdk_signature, submitted_modal,
     with_slack,
 };
-use app::backend::Clock;
-use app::backend::services::{approvals, batches, chat, rerun_requests};
-use app::domain::approval::Decision;
-use app::domain::chat::{ChatPlatform, ChatSubject, ChatUser};
+use backend::Clock;
+use backend::services::{approvals, batches, chat, rerun_requests};
+use domain::approval::Decision;
+use domain::chat::{ChatPlatform, ChatSubject, ChatUser};
 use chrono::Duration;
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -49,7 +49,7 @@ fn request(id: &str) -> ChatSubject {
 
 async fn status_of(app: &TestApp, id: &str) -> String {
     let mut tx = app.db().begin_read().await.unwrap();
-    let request = app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap();
+    let request = backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap();
     request.status.as_str().to_string()
 }
 
@@ -221,7 +221,7 @@ async fn a_decision_on_the_page_or_the_requests_expiry_updates_every_message_abo
     let other = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-SLACK-5B").await;
     assert_eq!(chat::send_posts(&app.state).await.unwrap(), 1);
     app.clock.advance(Duration::days(3));
-    app::backend::services::approvals::expire_overdue(&app.state).await.unwrap();
+    backend::services::approvals::expire_overdue(&app.state).await.unwrap();
     assert_eq!(status_of(&app, &other).await, "expired");
     assert_eq!(chat::send_posts(&app.state).await.unwrap(), 1);
     let expired = &slack.calls("chat.update")[1];
@@ -299,7 +299,7 @@ async fn a_person_links_their_slack_account_after_a_fresh_sign_in_and_disabling_
     assert_eq!((linked[0]["team_id"].as_str(), linked[0]["chat_user_id"].as_str()), (Some(TEAM), Some("U0SUZUKI")));
     let mut tx = app.db().begin_read().await.unwrap();
     let who = ChatUser { platform: ChatPlatform::Slack, team_id: TEAM.into(), user_id: "U0SUZUKI".into() };
-    assert!(app::backend::db::chat::user_of(&mut tx, &who).await.unwrap().is_some());
+    assert!(backend::db::chat::user_of(&mut tx, &who).await.unwrap().is_some());
     drop(tx);
 
     // Some minutes later the sign-in is no longer fresh: linking asks for it again first.
@@ -309,9 +309,9 @@ async fn a_person_links_their_slack_account_after_a_fresh_sign_in_and_disabling_
 
     app.user("kanri", &["admin"], &[]).await;
     let suzuki = caller(&app, "suzuki").await.user_id();
-    app::backend::services::users::set_disabled(&app.state, &caller(&app, "kanri").await, suzuki, true).await.unwrap();
+    backend::services::users::set_disabled(&app.state, &caller(&app, "kanri").await, suzuki, true).await.unwrap();
     let mut tx = app.db().begin_read().await.unwrap();
-    assert!(app::backend::db::chat::user_of(&mut tx, &who).await.unwrap().is_none(), "the link ended");
+    assert!(backend::db::chat::user_of(&mut tx, &who).await.unwrap().is_none(), "the link ended");
     assert!(app.audit_actions().await.contains(&"user.chat_unlinked".to_string()));
 }
 

@@ -2,9 +2,9 @@
 //! press (`/response/{n}`); it records every call. Interactions are signed with Slack's own SDK (`slack_sdk`, in
 //! the virtual environment `make deps-test` makes) and sent to the app as Slack sends them.
 use crate::harness::{Answer, TestApp};
-use app::backend::Clock;
-use app::domain::chat::ChatSubject;
-use app::domain::configuration::{ChatSignIn, SlackConfig};
+use backend::Clock;
+use domain::chat::ChatSubject;
+use domain::configuration::{ChatSignIn, SlackConfig};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
@@ -101,7 +101,7 @@ impl SlackStandIn {
 }
 
 /// The example configuration with Slack, its order intake decided in chat or not.
-pub fn with_slack(slack: SlackConfig, decide_in_chat: bool) -> app::backend::config::Config {
+pub fn with_slack(slack: SlackConfig, decide_in_chat: bool) -> backend::config::Config {
     let mut config = crate::harness::example_config();
     config.slack = Some(slack);
     for workflow in &mut config.workflows {

@@ -4,8 +4,8 @@
 //! streamed chunk), and the log shows no connection-pool timeout and no panic.
 use crate::harness::{TestApp, server_process, server_troubles};
 use app::api::policy::POLICY;
-use app::backend::db::operations::{BoardQuery, stalled_page};
-use app::domain::access::Kind;
+use backend::db::operations::{BoardQuery, stalled_page};
+use domain::access::Kind;
 use reqwest::StatusCode;
 use std::time::{Duration, Instant};
 
@@ -80,7 +80,7 @@ async fn client(
 async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages() {
     let seconds: u64 = std::env::var("RERUN_GATE_SOAK_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     let app = TestApp::spawn().await;
-    let users = app::backend::demo::load_if_empty(&app.state).await.unwrap().expect("an empty database");
+    let users = backend::demo::load_if_empty(&app.state).await.unwrap().expect("an empty database");
     let pages = pages(&demo_operations(&app).await);
     assert!(pages.len() > 20, "the demo's pages: {pages:?}");
     let log = std::env::temp_dir().join(format!("rerun-gate-soak-{}.log", uuid::Uuid::new_v4().simple()));

@@ -6,10 +6,10 @@
 //! the check sees one.
 use crate::fixtures::{caller, stalled};
 use crate::harness::{PASSWORD, TestApp, example_config};
-use app::backend::oidc::Identity;
-use app::backend::services::{approvals, company_sign_in, holds, incidents, rerun_requests};
-use app::domain::approval::Decision;
-use app::domain::roles::Role;
+use backend::oidc::Identity;
+use backend::services::{approvals, company_sign_in, holds, incidents, rerun_requests};
+use domain::approval::Decision;
+use domain::roles::Role;
 use reqwest::Method;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ fn formula(i: usize) -> &'static str {
 }
 
 /// The identity provider's settings; nothing is fetched from it here (the sign-in is handed its identity).
-fn company_sign_in_config() -> app::backend::config::Config {
+fn company_sign_in_config() -> backend::config::Config {
     let mut config = example_config();
     config.sign_in.oidc =
         Some(crate::fixtures::company_sign_in("https://idp.example.co.jp", &[("sales-approvers", Role::Manager)]));
@@ -94,7 +94,7 @@ async fn no_cell_of_any_export_is_a_formula_in_a_spreadsheet_whatever_people_and
     }
     rerun_requests::submit(s, &sato, &id).await.unwrap();
     approvals::decide(s, &suzuki, &id, Decision::Reject, formula(5)).await.unwrap();
-    holds::manual_verdict(s, &suzuki, "-1-1", "ai_summary", app::domain::reconciliation::Verdict::Unknown, formula(6))
+    holds::manual_verdict(s, &suzuki, "-1-1", "ai_summary", domain::reconciliation::Verdict::Unknown, formula(6))
         .await
         .unwrap();
     let texts = incidents::TextsForm {

@@ -4,10 +4,10 @@ use crate::dispatch::Receiver;
 use crate::fixtures::{approved_request, caller, stalled, submitted};
 use crate::harness::TestApp;
 use app::api::AppError;
-use app::backend::services::approvals::decide;
-use app::backend::services::{Caller, dispatcher::dispatch_due, stop_switch};
-use app::domain::approval::Decision;
-use app::domain::stop_switch::Scope;
+use backend::services::approvals::decide;
+use backend::services::{Caller, dispatcher::dispatch_due, stop_switch};
+use domain::approval::Decision;
+use domain::stop_switch::Scope;
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
@@ -66,7 +66,7 @@ async fn a_paused_workflow_holds_an_approved_rerun_and_sends_it_exactly_once_aft
     s.dispatch_a_minute().await;
     assert!(s.sent().is_empty(), "nothing is sent while paused");
     let mut tx = s.app.db().begin_read().await.unwrap();
-    let waiting = app::backend::db::dispatches::get(&mut tx, &id).await.unwrap().unwrap();
+    let waiting = backend::db::dispatches::get(&mut tx, &id).await.unwrap().unwrap();
     drop(tx);
     assert_eq!((waiting.status.as_str(), waiting.attempts), ("pending", 0), "it waits in the outbox, no attempt used");
 
@@ -102,7 +102,7 @@ async fn a_paused_outside_system_holds_only_the_reruns_that_would_call_it() {
         .api(Method::POST, "/api/v1/operations/ORD-C2/steps/register_order/events", &s.token, None, Some(&failed))
         .await;
     s.app.clock.advance(Duration::minutes(5));
-    app::backend::services::sweeper::sweep(&s.app.state).await.unwrap();
+    backend::services::sweeper::sweep(&s.app.state).await.unwrap();
 
     stop_switch::pause(&s.app.state, &s.owner().await, Scope::Connector, "ai-summary", "AI の API が制限中")
         .await
@@ -146,7 +146,7 @@ async fn only_the_owners_of_what_it_concerns_and_admins_switch_it_and_the_board_
         matches!(twice, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::AlreadyPaused),
         "{twice:?}"
     );
-    let page = app::backend::services::board::stalled(&s.app.state, &s.staff, Default::default()).await.unwrap();
+    let page = backend::services::board::stalled(&s.app.state, &s.staff, Default::default()).await.unwrap();
     assert_eq!(page.pauses.len(), 1);
     assert_eq!(
         (page.pauses[0].scope.as_str(), page.pauses[0].name.as_str(), page.pauses[0].reason.as_str()),

@@ -1,6 +1,6 @@
 //! Stall detection from reported data: one test per event the sweeper can tell from step events.
 use crate::harness::TestApp;
-use app::backend::services::sweeper::sweep;
+use backend::services::sweeper::sweep;
 use chrono::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -5,10 +5,10 @@
 use crate::fixtures::{caller, count, pending_request, submitted};
 use crate::harness::TestApp;
 use crate::teams_standin::{SALES_CONVERSATION, TENANT, TeamsStandIn, Token, send};
-use app::backend::oidc::Identity;
-use app::backend::services::{approvals, chat, company_sign_in};
-use app::domain::approval::Decision;
-use app::domain::roles::Role;
+use backend::oidc::Identity;
+use backend::services::{approvals, chat, company_sign_in};
+use domain::approval::Decision;
+use domain::roles::Role;
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -50,7 +50,7 @@ fn object_id(username: &str) -> String {
 
 async fn status_of(app: &TestApp, id: &str) -> String {
     let mut tx = app.db().begin_read().await.unwrap();
-    app::backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.as_str().to_string()
+    backend::db::rerun_requests::by_id(&mut tx, id).await.unwrap().unwrap().status.as_str().to_string()
 }
 
 async fn dispatches(app: &TestApp, id: &str) -> i64 {

@@ -3,8 +3,8 @@
 //! (post and update an activity), recording every call. Activities are signed with the published test key, as the
 //! Bot Framework signs them; another key (not published) forges them.
 use crate::harness::TestApp;
-use app::backend::Clock;
-use app::domain::configuration::TeamsConfig;
+use backend::Clock;
+use domain::configuration::TeamsConfig;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
@@ -71,7 +71,7 @@ impl TeamsStandIn {
                 axum::routing::get(move || {
                     let base = base.clone();
                     async move {
-                        axum::Json(json!({"issuer": app::backend::teams::ISSUER, "jwks_uri": format!("{base}/keys")}))
+                        axum::Json(json!({"issuer": backend::teams::ISSUER, "jwks_uri": format!("{base}/keys")}))
                     }
                 }),
             )
@@ -129,7 +129,7 @@ pub struct Token<'a> {
 
 impl Token<'_> {
     pub fn valid(service_url: &str) -> Token<'_> {
-        Token { issuer: app::backend::teams::ISSUER, audience: APP_ID, service_url, expires_in: 3600, forged: false }
+        Token { issuer: backend::teams::ISSUER, audience: APP_ID, service_url, expires_in: 3600, forged: false }
     }
 
     fn sign(&self, now: i64) -> String {

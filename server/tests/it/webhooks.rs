@@ -1,8 +1,8 @@
 //! Inbound webhooks (QUALITY 24): Standard Webhooks verification, stored then processed, deduplicated,
 //! applied in version order, raw bodies purged.
 use crate::harness::TestApp;
-use app::backend::Clock;
-use app::domain::webhooks::Secret;
+use backend::Clock;
+use domain::webhooks::Secret;
 use chrono::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -147,7 +147,7 @@ async fn a_webhook_about_no_known_step_is_kept_and_marked_not_applied() {
 async fn raw_bodies_are_purged_after_their_retention_and_the_deduplication_stays() {
     let (app, token) = app_with_webhooks().await;
     send(&app, "msg_p", &payload("completed", 1), NEW_SECRET, 0).await;
-    let purge = app::backend::services::webhooks::purge_bodies;
+    let purge = backend::services::webhooks::purge_bodies;
     assert_eq!(purge(&app.state).await.unwrap(), 0, "nothing is old enough yet");
     app.clock.advance(Duration::days(31));
     assert_eq!(purge(&app.state).await.unwrap(), 1);
@@ -162,11 +162,11 @@ async fn a_receipt_stored_but_not_processed_is_processed_by_the_next_pass() {
     let (app, token) = app_with_webhooks().await;
     let mut tx = app.db().begin_write().await.unwrap();
     let now = app.clock.now();
-    app::backend::db::webhooks::insert_receipt(&mut tx, "ai-summary", "msg_crash", now, &payload("completed", 1), now)
+    backend::db::webhooks::insert_receipt(&mut tx, "ai-summary", "msg_crash", now, &payload("completed", 1), now)
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    assert_eq!(app::backend::services::webhooks::process_pending(&app.state).await.unwrap(), 1);
+    assert_eq!(backend::services::webhooks::process_pending(&app.state).await.unwrap(), 1);
     assert_eq!(summary(&app, &token).await["latest_verdict"], "executed");
-    assert_eq!(app::backend::services::webhooks::process_pending(&app.state).await.unwrap(), 0);
+    assert_eq!(backend::services::webhooks::process_pending(&app.state).await.unwrap(), 0);
 }

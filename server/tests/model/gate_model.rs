@@ -10,14 +10,14 @@ use crate::fixtures::caller;
 use crate::harness::TestApp;
 use app::api::AppError;
 use app::api::batches::{Control, Selection};
-use app::backend::services::approvals::decide;
-use app::backend::services::audit::{Verification, verify};
-use app::backend::services::{
+use backend::services::approvals::decide;
+use backend::services::audit::{Verification, verify};
+use backend::services::{
     Caller, batches, dispatcher::dispatch_due, holds, reconciliation, rerun_requests, stop_switch, sweeper,
 };
-use app::domain::approval::Decision;
-use app::domain::reconciliation::Verdict;
-use app::domain::stop_switch::Scope;
+use domain::approval::Decision;
+use domain::reconciliation::Verdict;
+use domain::stop_switch::Scope;
 use axum::body::Bytes;
 use chrono::Duration;
 use proptest::prelude::*;
@@ -153,7 +153,7 @@ struct World {
 }
 
 /// A receiver that, on each rerun, reads the steps it names from the database at that very moment (I3).
-async fn receiver(db: Arc<OnceLock<app::backend::Db>>, seen: Arc<Mutex<Seen>>) -> String {
+async fn receiver(db: Arc<OnceLock<backend::Db>>, seen: Arc<Mutex<Seen>>) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/rerun", listener.local_addr().unwrap());
     let router = axum::Router::new().route(
@@ -174,18 +174,18 @@ async fn receiver(db: Arc<OnceLock<app::backend::Db>>, seen: Arc<Mutex<Seen>>) -
     url
 }
 
-async fn sent_against_i3(db: &app::backend::Db, body: &Value) -> Vec<String> {
+async fn sent_against_i3(db: &backend::Db, body: &Value) -> Vec<String> {
     let mut tx = db.begin_read().await.unwrap();
     let process_id = body["process_id"].as_str().unwrap();
-    let operation = app::backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
-    let steps = app::backend::db::operations::steps(&mut tx, operation.id).await.unwrap();
+    let operation = backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
+    let steps = backend::db::operations::steps(&mut tx, operation.id).await.unwrap();
     let mut violations = Vec::new();
     for sent in body["steps"].as_array().unwrap() {
         let step = steps.iter().find(|s| s.name == sent["name"]).unwrap();
         if step.completed_at.is_some() {
             violations.push(format!("{process_id}/{}: sent with its completion flag set", step.name));
         }
-        if step.latest_verdict != Some(app::domain::reconciliation::Verdict::NotExecuted) {
+        if step.latest_verdict != Some(domain::reconciliation::Verdict::NotExecuted) {
             violations
                 .push(format!("{process_id}/{}: sent while its verdict was {:?}", step.name, step.latest_verdict));
         }
@@ -224,7 +224,7 @@ impl World {
         }
         app.clock.advance(Duration::minutes(5));
         sweeper::sweep(&app.state).await.unwrap();
-        let checked_up_to = app::backend::db::audit::head(&mut app.db().begin_read().await.unwrap()).await.unwrap().0;
+        let checked_up_to = backend::db::audit::head(&mut app.db().begin_read().await.unwrap()).await.unwrap().0;
         World { app, token, people, callers, seen, checked_up_to, makers: Default::default() }
     }
 
@@ -233,8 +233,8 @@ impl World {
         let mut tx = self.app.db().begin_read().await.unwrap();
         for k in 0..OPERATIONS.len() {
             let process_id = OPERATIONS[(o + k) % OPERATIONS.len()].0;
-            let operation = app::backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
-            let open = app::backend::db::rerun_requests::open_for_operation(&mut tx, operation.id).await.unwrap();
+            let operation = backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
+            let open = backend::db::rerun_requests::open_for_operation(&mut tx, operation.id).await.unwrap();
             if let Some(request) = open.filter(|r| r.status.as_str() == "pending_approval") {
                 return Some(request.id);
             }
@@ -244,8 +244,8 @@ impl World {
 
     async fn open_request(&self, o: usize) -> Option<String> {
         let mut tx = self.app.db().begin_read().await.unwrap();
-        let operation = app::backend::db::operations::by_process_id(&mut tx, OPERATIONS[o].0).await.unwrap().unwrap();
-        app::backend::db::rerun_requests::open_for_operation(&mut tx, operation.id).await.unwrap().map(|r| r.id)
+        let operation = backend::db::operations::by_process_id(&mut tx, OPERATIONS[o].0).await.unwrap().unwrap();
+        backend::db::rerun_requests::open_for_operation(&mut tx, operation.id).await.unwrap().map(|r| r.id)
     }
 
     /// `user` took part in preparing `object` (a request or a bulk rerun), when `answer` says it happened.
@@ -259,8 +259,8 @@ impl World {
     /// (read from the look-ups as stored, `asked_by = manual:<username>`) is a maker of the request.
     async fn rests_on_verdicts(&self, request: &str, process_id: &str) {
         let mut tx = self.app.db().begin_read().await.unwrap();
-        let operation = app::backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
-        let latest = app::backend::db::reconciliations::latest_for_operation(&mut tx, operation.id).await.unwrap();
+        let operation = backend::db::operations::by_process_id(&mut tx, process_id).await.unwrap().unwrap();
+        let latest = backend::db::reconciliations::latest_for_operation(&mut tx, operation.id).await.unwrap();
         let recorders: Vec<i64> = latest
             .iter()
             .filter_map(|r| r.asked_by.strip_prefix("manual:"))
@@ -433,8 +433,8 @@ impl World {
         let mut tx = self.app.db().begin_read().await.unwrap();
         let department = [DEPARTMENTS[d].to_string()];
         let batch =
-            app::backend::db::batches::recent(&mut tx, Some(&department), 1).await.unwrap().into_iter().next()?;
-        let members = app::backend::db::batches::members(&mut tx, &batch.id).await.unwrap();
+            backend::db::batches::recent(&mut tx, Some(&department), 1).await.unwrap().into_iter().next()?;
+        let members = backend::db::batches::members(&mut tx, &batch.id).await.unwrap();
         let mut makers = self.makers_of(&batch.id);
         for member in &members {
             makers.extend(member.request_id.as_deref().map(|r| self.makers_of(r)).unwrap_or_default());
@@ -464,7 +464,7 @@ impl World {
         }
         batches::submit(s, caller, &id).await?;
         // Each member's request was started by the caller, and rests on its operation's manual verdicts.
-        let members = app::backend::db::batches::members(&mut self.app.db().begin_read().await.unwrap(), &id).await;
+        let members = backend::db::batches::members(&mut self.app.db().begin_read().await.unwrap(), &id).await;
         for member in members.unwrap() {
             if let Some(request) = member.request_id {
                 self.took_part(&request, me, &Ok(()));
@@ -485,7 +485,7 @@ impl World {
     async fn invariants_hold(&mut self) -> Result<(), String> {
         let mut tx = self.app.db().begin_read().await.unwrap();
         // I2: every event a user caused since the last check concerns a department they are a member of.
-        let events = app::backend::db::audit::page_after(&mut tx, self.checked_up_to, 100_000).await.unwrap();
+        let events = backend::db::audit::page_after(&mut tx, self.checked_up_to, 100_000).await.unwrap();
         for e in &events {
             self.checked_up_to = e.seq;
             let (Some(department), Some(actor)) = (&e.department, &e.actor_id) else { continue };
@@ -505,8 +505,8 @@ impl World {
         let seen = std::mem::take(&mut *self.seen.lock().unwrap());
         SENT.fetch_add(seen.reruns.len(), Relaxed);
         for rerun in &seen.reruns {
-            let request = app::backend::db::rerun_requests::by_id(&mut tx, rerun).await.unwrap().unwrap();
-            let mut approvers: Vec<i64> = app::backend::db::rerun_requests::decisions(&mut tx, rerun)
+            let request = backend::db::rerun_requests::by_id(&mut tx, rerun).await.unwrap().unwrap();
+            let mut approvers: Vec<i64> = backend::db::rerun_requests::decisions(&mut tx, rerun)
                 .await
                 .unwrap()
                 .iter()

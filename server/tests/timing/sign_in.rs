@@ -2,7 +2,7 @@
 use crate::harness::TestApp;
 use crate::{alone, median};
 use app::api::AppError;
-use app::backend::services::sign_in::{Attempt, check};
+use backend::services::sign_in::{Attempt, check};
 
 /// One sign-in through the service, as the server function makes it, from `ip`.
 async fn attempt(app: &TestApp, username: &str, password: &str, ip: &str) -> Result<(), AppError> {
@@ -22,7 +22,7 @@ async fn an_unknown_name_and_a_disabled_account_take_as_long_as_a_wrong_password
         app.user(&format!("known{i}"), &["staff"], &["sales"]).await;
         let gone = app.user(&format!("gone{i}"), &["staff"], &["sales"]).await;
         let mut tx = app.db().begin_write().await.unwrap();
-        app::backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now())
+        backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now())
             .await
             .unwrap();
         tx.commit().await.unwrap();

@@ -1,7 +1,7 @@
 //! QUALITY 24: an unauthenticated caller's webhook costs bounded work, whatever its signature header holds.
 use crate::harness::TestApp;
 use crate::{alone, median};
-use app::backend::Clock;
+use backend::Clock;
 use reqwest::StatusCode;
 
 /// A webhook with a 60 KiB body and a ~390 KB header, timed over HTTP.
