@@ -2,7 +2,7 @@
 //! `GET /audit/export?format=csv|jsonl&from=…&to=…&department=…&actor=…&action=…&process_id=…` streams the trail
 //! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle.
 use crate::http::policy::route;
-use app::api::AppError;
+use contract::AppError;
 use backend::AppState;
 use backend::auth::AuthSession;
 use backend::services::{Caller, audit_trail};

@@ -9,7 +9,7 @@
 use crate::api::problem::Problem;
 use crate::company_sign_in::{Back, back_from, off_to};
 use crate::http::policy::route;
-use app::api::AppError;
+use contract::AppError;
 use backend::AppState;
 use backend::auth::{self, AuthSession};
 use backend::services::{Caller, chat};

@@ -1,5 +1,5 @@
 //! The command line of the `server` binary (SPEC "Command line").
-use app::api::admin::NewUser;
+use contract::admin::NewUser;
 use backend::audit_witness::Witness;
 use backend::demo::{self, DemoCredential};
 use backend::services::{self, audit::Verification, backup::Backup};

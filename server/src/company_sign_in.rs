@@ -8,7 +8,7 @@
 //!
 //! A failure sends the browser to the sign-in page with `problem=failed` or `problem=no_role`; the cause is logged.
 use crate::http::policy::route;
-use app::api::AppError;
+use contract::AppError;
 use backend::AppState;
 use backend::auth::{self, AuthSession};
 use backend::oidc::{Identity, Pending, Provider};

@@ -3,8 +3,8 @@
 //! CSV export `GET /reviews.csv?…` (the review page's department, period and day); a drill's report as CSV
 //! `GET /drills/{id}/report.csv`.
 use crate::http::policy::route;
-use app::api::AppError;
-use app::api::reviews::ReviewQuery;
+use contract::AppError;
+use contract::reviews::ReviewQuery;
 use backend::AppState;
 use backend::auth::AuthSession;
 use backend::charts::{self, Chart};

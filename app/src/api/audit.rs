@@ -1,6 +1,6 @@
 //! The audit trail page: events as the caller may see them, newest first, with before/after as a diff.
-use super::AppError;
-pub use crate::contract::audit::*;
+use crate::contract::AppError;
+use crate::contract::audit::*;
 use crate::domain::audit_export::AuditFilterForm;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;

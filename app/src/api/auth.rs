@@ -1,5 +1,5 @@
 //! Sign-in, sign-out, who am I, my password.
-use super::{AppError, CurrentUser};
+use crate::contract::{AppError, CurrentUser};
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {

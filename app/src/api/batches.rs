@@ -1,8 +1,8 @@
 //! Bulk reruns: select stalled operations by filter or by ticks, preview (a dry run), request, confirm the five
 //! checks once, approve once, and watch the dispatch at its rate with pause, resume and cancel.
 #![allow(clippy::too_many_arguments)] // a server function's arguments are its form's fields, and the macro drops an item's own allow
-use super::AppError;
-pub use crate::contract::batches::*;
+use crate::contract::AppError;
+use crate::contract::batches::*;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {super::context, crate::backend::services};

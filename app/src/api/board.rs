@@ -1,6 +1,6 @@
 //! The stalled-operations board and the operation detail page.
-use super::AppError;
-pub use crate::contract::board::*;
+use crate::contract::AppError;
+use crate::contract::board::*;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 #[cfg(feature = "ssr")]

@@ -1,5 +1,5 @@
 //! What a server function needs from the request: the state, the session, the caller, request ID and address.
-use super::AppError;
+use crate::contract::AppError;
 use crate::backend::AppState;
 use crate::backend::auth::AuthSession;
 use crate::backend::services::Caller;

@@ -1,7 +1,7 @@
 //! Drills: inject faults into the demo outside systems for a period (demo or drill databases only), practise the
 //! decision table on the operations they stall, and read the report.
-use super::AppError;
-pub use crate::contract::drills::*;
+use crate::contract::AppError;
+use crate::contract::drills::*;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {super::context, crate::backend::services, crate::domain::drills::Fault};

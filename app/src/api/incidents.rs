@@ -1,6 +1,6 @@
 //! Incident reports, their prevention actions, and the known patterns shown on an operation's page.
-use super::AppError;
-pub use crate::contract::incidents::*;
+use crate::contract::AppError;
+use crate::contract::incidents::*;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {super::context, crate::backend::services};

@@ -1,5 +1,5 @@
 //! Server functions: each short, actor -> service -> view. The views and the error type are the contract's
-//! (`crate::contract`, re-exported here for the pages).
+//! (`crate::contract`), named there by the pages and the process too.
 pub mod admin;
 pub mod audit;
 pub mod auth;
@@ -16,6 +16,3 @@ pub mod reviews;
 pub mod stop_switch;
 #[cfg(feature = "ssr")]
 pub use context::{ReadOnce, locale_of, preference_cookies};
-
-pub use crate::contract::{AppError, Conflict, FieldError};
-pub use crate::contract::{CurrentUser, DepartmentDto, error, operations};

@@ -1,6 +1,6 @@
 //! In-app notifications: the bell's count, the list, and marking them read.
-use super::AppError;
-pub use crate::contract::notifications::*;
+use crate::contract::AppError;
+use crate::contract::notifications::*;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {super::context, crate::backend::services};

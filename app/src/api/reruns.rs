@@ -1,6 +1,6 @@
 //! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
-use super::AppError;
-pub use crate::contract::reruns::*;
+use crate::contract::AppError;
+use crate::contract::reruns::*;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {super::context, crate::backend::services, crate::domain::approval::Decision};

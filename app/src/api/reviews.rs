@@ -1,6 +1,6 @@
 //! The weekly and monthly review: indicators, what changed since the last review, and the manager's sign-off.
-use super::AppError;
-pub use crate::contract::reviews::*;
+use crate::contract::AppError;
+use crate::contract::reviews::*;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use {super::context, crate::backend::services};

@@ -1,6 +1,6 @@
 //! The stop switch: pause dispatches per workflow or outside system (connector), and resume them, with reasons.
-use super::AppError;
-pub use crate::contract::stop_switch::*;
+use crate::contract::AppError;
+use crate::contract::stop_switch::*;
 use crate::domain::stop_switch::Scope;
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]

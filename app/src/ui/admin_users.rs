@@ -2,10 +2,9 @@
 //! organisation, staff or manager in each department.
 use super::data::resource;
 use super::labels::{slot, with_entered};
-use crate::api::DepartmentDto;
-use crate::api::admin::{
-    AddUser, NewUser, SetUserDisabled, SetUserRoles, UserSummary, chat_links, list_departments, list_users,
-};
+use crate::contract::DepartmentDto;
+use crate::api::admin::{AddUser, SetUserDisabled, SetUserRoles, chat_links, list_departments, list_users};
+use crate::contract::admin::{NewUser, UserSummary};
 use crate::domain::membership::Membership;
 use crate::domain::roles::Role;
 use crate::i18n::td_string;

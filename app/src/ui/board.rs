@@ -5,7 +5,8 @@ use super::labels::{
     event_label, event_label_in, failure_class_label, failure_class_label_in, local_time_in, reader_zone,
 };
 use crate::api::batches::CreateBatch;
-use crate::api::board::{BoardFilter, BoardPage, BoardRow, stalled_operations};
+use crate::api::board::stalled_operations;
+use crate::contract::board::{BoardFilter, BoardPage, BoardRow};
 use crate::contract::DepartmentDto;
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{FailureClass, StallEvent};

@@ -4,7 +4,8 @@
 use super::data::resource;
 use super::decision_table::action_label;
 use super::labels::{event_label, local_time, locale, slot, with_entered};
-use crate::api::drills::{DrillView, EndDrill, StartDrill, load_drill_report, load_drills};
+use crate::api::drills::{EndDrill, StartDrill, load_drill_report, load_drills};
+use crate::contract::drills::DrillView;
 use crate::domain::drills::{Fault, ReportLine};
 use crate::i18n::td_string;
 use leptos::prelude::*;

@@ -1,6 +1,6 @@
 //! Server errors in the reader's language: by the refused field's rule, by the conflict's problem slug, else a
 //! translated headline with the server's (English) sentence.
-use crate::api::{AppError, Conflict, FieldError};
+use crate::contract::{AppError, Conflict, FieldError};
 use crate::domain::invalid::{Rule, ids_in};
 use crate::i18n::{Locale, td_string};
 

@@ -3,7 +3,8 @@
 //! report an incident for this operation.
 use super::incidents::error_of;
 use super::labels::{local_time, locale};
-use crate::api::incidents::{AcknowledgePattern, KnownPattern, KnownPatterns as Patterns, load_known_patterns};
+use crate::api::incidents::{AcknowledgePattern, load_known_patterns};
+use crate::contract::incidents::{KnownPattern, KnownPatterns as Patterns};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;

@@ -1,7 +1,7 @@
 //! The frame of every signed-in page: the header with the signed-in user, and beside it the page. Strangers never get
 //! here: the server sends them to the sign-in page first (the policy gate, `backend::auth::send_to_sign_in`).
 use super::data::resource;
-use crate::api::CurrentUser;
+use crate::contract::CurrentUser;
 use crate::api::auth::{SignOut, SwitchLanguage, me};
 use crate::api::notifications::unread_notifications;
 use crate::domain::roles::Role;

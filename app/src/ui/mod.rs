@@ -25,7 +25,7 @@ mod reviews;
 mod sign_in;
 mod stop_switch;
 
-use crate::api::AppError;
+use crate::contract::AppError;
 use crate::i18n::{I18nContextProvider, Locale, td_string};
 pub use errors::{error_in, error_message, field_in};
 use leptos::prelude::*;
@@ -147,7 +147,7 @@ fn japanese_first() -> leptos_use::UseLocalesOptions {
 /// The message of an action's last failure, if it failed.
 pub fn error_of<T>(action: ServerAction<T>) -> Signal<Option<String>>
 where
-    T: leptos::server_fn::ServerFn<Error = crate::api::AppError> + Clone + Send + Sync + 'static,
+    T: leptos::server_fn::ServerFn<Error = crate::contract::AppError> + Clone + Send + Sync + 'static,
     T::Output: Clone + Send + Sync + 'static,
 {
     let l = labels::locale();

@@ -6,8 +6,9 @@ use super::labels::{
     event_label, failure_class_label, local_time, operation_status_label, step_state_label, verdict_label,
 };
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
-use crate::api::board::{OperationDetail, load_operation};
-use crate::api::operations::StepView;
+use crate::api::board::load_operation;
+use crate::contract::board::OperationDetail;
+use crate::contract::operations::StepView;
 use crate::domain::decision_table::row;
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::StallEvent;

@@ -2,8 +2,9 @@
 //! and (managers) record a verdict found out by hand. Every form says why it failed, next to itself.
 use super::error_of;
 use super::labels::{local_time, verdict_label};
-use crate::api::board::{AdoptAiAttempt, HoldView, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
-use crate::api::operations::AiAttemptView;
+use crate::api::board::{AdoptAiAttempt, PlaceHold, ReconcileNow, RecordManualVerdict, ReleaseHold};
+use crate::contract::board::HoldView;
+use crate::contract::operations::AiAttemptView;
 use crate::domain::ai::{AiStatus, format_yen};
 use crate::domain::reconciliation::Verdict;
 use crate::i18n::td_string;

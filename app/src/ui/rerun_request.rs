@@ -2,10 +2,8 @@
 //! it; then the request for approval. Started from the operation's page.
 use super::data::resource;
 use super::labels::{failure_class_label, local_time, locale, slot, with_entered};
-use crate::api::reruns::{
-    CancelRerunRequest, CheckView, ConfirmCheck, DecideRerun, RequestApproval, RerunRequestView, StartAnswer,
-    StartRerunRequest, load_rerun_request,
-};
+use crate::api::reruns::{CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request};
+use crate::contract::reruns::{CheckView, RerunRequestView, StartAnswer};
 use crate::domain::approval::{Decision, MakerPart, Standing};
 use crate::domain::checklist::Check;
 use crate::domain::rerun_plan::BlockedBecause;

@@ -3,7 +3,8 @@
 //! last review, and the owner's sign-off. The choice of review lives in the URL.
 use super::data::resource;
 use super::labels::{event_label, indicator_label_in, local_time, locale, slot, with_entered};
-use crate::api::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignOffReview, load_review};
+use crate::api::reviews::{SignOffReview, load_review};
+use crate::contract::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView};
 use crate::domain::indicators::{Indicator, PeriodKind, Unit};
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;

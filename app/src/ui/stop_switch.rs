@@ -2,7 +2,8 @@
 //! dispatches to it with a reason, and resume them with a reason. The board shows a banner while any is paused.
 use super::data::resource;
 use super::labels::{local_time, slot, with_entered};
-use crate::api::stop_switch::{PauseDispatches, PauseView, ResumeDispatches, SwitchView, stop_switch_overview};
+use crate::api::stop_switch::{PauseDispatches, ResumeDispatches, stop_switch_overview};
+use crate::contract::stop_switch::{PauseView, SwitchView};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;

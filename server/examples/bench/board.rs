@@ -97,7 +97,7 @@ fn timing(mut millis: Vec<f64>) -> Timing {
 pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
     let username = format!("bench-{}", uuid::Uuid::new_v4().simple());
     let password = "kumo-ame-yuki-2026-bench";
-    let new = app::api::admin::NewUser {
+    let new = contract::admin::NewUser {
         username: username.clone(),
         display_name: "Bench".into(),
         password: password.into(),

@@ -3,7 +3,7 @@
 //! outside calls it made against one per step with an outside system; and the dispatch of the 1,000 approved
 //! at a set rate by one dispatcher as `serve` runs it, achieved rate against the configured one.
 use super::dispatch::{fail, people, receiver};
-use app::api::batches::Selection;
+use contract::batches::Selection;
 use backend::services::{self, reconciliation};
 use backend::{Db, ServerOptions, SystemClock};
 use futures::StreamExt;

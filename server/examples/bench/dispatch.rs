@@ -1,7 +1,7 @@
 //! Approval → dispatch latency: 1,000 approved reruns queued at once, sent by four dispatchers (as four server
 //! instances would) to a receiver on loopback; each rerun's latency is from the moment the queue is full to its
 //! arrival. Baseline: the same 1,000 signed POSTs sent by four senders with no database work.
-use app::api::reruns::StartAnswer;
+use contract::reruns::StartAnswer;
 use backend::services::{self, Caller};
 use backend::{AppState, Db, ServerOptions, SystemClock};
 use domain::audit::Actor;
@@ -63,7 +63,7 @@ async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     })
 }
 
-pub(crate) fn fail(e: app::api::AppError) -> anyhow::Error {
+pub(crate) fn fail(e: contract::AppError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 
@@ -72,7 +72,7 @@ pub(crate) async fn people(state: &AppState) -> anyhow::Result<(Caller, Caller, 
     let run = uuid::Uuid::new_v4().simple().to_string();
     let (staff, owner) = (format!("s{}", &run[..8]), format!("m{}", &run[..8]));
     for (name, role) in [(&staff, domain::roles::Role::Staff), (&owner, domain::roles::Role::Manager)] {
-        let new = app::api::admin::NewUser {
+        let new = contract::admin::NewUser {
             username: name.clone(),
             display_name: name.clone(),
             password: "bench-password-2026-x".into(),

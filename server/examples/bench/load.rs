@@ -200,7 +200,7 @@ async fn prepare(db: Db) -> anyhow::Result<(String, String)> {
         server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1"), config).await?;
     let actor = || domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
     let password = format!("load-{}", uuid::Uuid::new_v4().simple());
-    let new = app::api::admin::NewUser {
+    let new = contract::admin::NewUser {
         username: "load".into(),
         display_name: "Load".into(),
         password: password.clone(),

@@ -1,6 +1,6 @@
 //! The API caller, from `Authorization: Bearer <token>` (never from the URL).
 use super::problem::Problem;
-use app::api::AppError;
+use contract::AppError;
 use backend::AppState;
 use backend::services::api_clients::{self, ApiClient};
 use contract::error::TokenProblem;

@@ -5,7 +5,7 @@ pub mod problem;
 mod webhooks_doc;
 use webhooks_doc::RerunWebhook;
 
-use app::api::operations::{OperationView, RegisterOperation, Registered, StepEvent, StepEventAnswer};
+use contract::operations::{OperationView, RegisterOperation, Registered, StepEvent, StepEventAnswer};
 use backend::AppState;
 use backend::services::{operations, registration, step_events};
 use contract::rerun_call::{RerunAnswer, RerunCall};

@@ -6,7 +6,7 @@
 //! `GET /demo/{service}/requests?idempotency_key=…` and `GET /demo/{service}/requests/{id}` read the log.
 use crate::api::problem::Problem;
 use crate::http::policy::route;
-use app::api::AppError;
+use contract::AppError;
 use backend::AppState;
 use backend::demo::systems::Service;
 use contract::rerun_call::{RerunAnswer, RerunOutcome};

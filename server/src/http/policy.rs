@@ -3,7 +3,7 @@
 //! when the signed-in user holds none of the roles it names. Every route the server registers is noted here,
 //! so that the policy test can call each one.
 use crate::api::problem::Problem;
-use app::api::AppError;
+use contract::AppError;
 use app::api::policy;
 use backend::auth::AuthSession;
 use domain::access::{Entry, Kind};

@@ -224,7 +224,7 @@ async fn a_mistyped_date_in_the_filter_is_refused_by_its_field_in_the_readers_la
     let cookie = app.sign_in("tanaka", PASSWORD).await;
     let page = app.call_json("audit/page", serde_json::json!({"filter": {"from": "2026/11/30"}}), Some(&cookie)).await;
     assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", page.body);
-    let refusal: app::api::AppError = serde_json::from_str(&page.body).unwrap();
+    let refusal: contract::AppError = serde_json::from_str(&page.body).unwrap();
     assert_eq!(
         app::ui::error_in(words::i18n::Locale::ja, &refusal),
         "期間（から）: 日付または日時の形式ではありません（例: 2026-11-30）"

@@ -209,7 +209,7 @@ async fn appends_from_another_process_on_the_same_database_never_fork_the_chain(
     )
     .await
     .unwrap();
-    let new = |name: &str| app::api::admin::NewUser {
+    let new = |name: &str| contract::admin::NewUser {
         username: name.into(),
         display_name: name.into(),
         password: PASSWORD.into(),

@@ -4,7 +4,7 @@
 use crate::dispatch::Receiver;
 use crate::fixtures::caller;
 use crate::harness::TestApp;
-use app::api::batches::{BatchProgress, BatchView, Control, Selection};
+use contract::batches::{BatchProgress, BatchView, Control, Selection};
 use backend::demo::systems::Service;
 use backend::services::{Caller, batches, dispatcher::dispatch_due, reconciliation, rerun_requests, sweeper};
 use domain::batches::{Progress, Reason};
@@ -282,7 +282,7 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
     b.stalled(&ids("SEL", 3), "sales").await;
     b.stalled(&ids("BIL", 2), "billing").await;
     let create = |selection: Selection| batches::create(&b.app.state, &b.staff, selection, "障害分");
-    let field = |e: app::api::AppError| match e {
+    let field = |e: contract::AppError| match e {
         app::api::AppError::Validation(errors) => errors[0].field.clone(),
         other => panic!("expected a validation error, got {other:?}"),
     };

@@ -25,7 +25,7 @@ fn config_with_a_credential() -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canary_secrets_never_appear_in_logs_answers_pages_or_exports() {
     let app = TestApp::spawn().await;
-    let new = app::api::admin::NewUser {
+    let new = contract::admin::NewUser {
         username: "kanari".into(),
         display_name: "Kanari".into(),
         password: PASSWORD.into(),

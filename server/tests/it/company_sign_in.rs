@@ -585,7 +585,7 @@ async fn every_decision_needs_a_recent_sign_in_approving_rejecting_stopping_resu
     app.user("kanrisha", &["admin"], &[]).await;
     let (owner, admin) = (caller(&app, "suzuki").await, caller(&app, "kanrisha").await);
     app.clock.advance(chrono::Duration::minutes(11));
-    let stale = |result: Result<(), app::api::AppError>| matches!(result, Err(app::api::AppError::SignInAgain));
+    let stale = |result: Result<(), contract::AppError>| matches!(result, Err(app::api::AppError::SignInAgain));
     let approve = domain::approval::Decision::Approve;
     assert!(stale(approvals::decide(&app.state, &owner, "any", approve, "").await));
     assert!(stale(batches::decide(&app.state, &owner, "any", false, "根拠不足").await));
@@ -595,7 +595,7 @@ async fn every_decision_needs_a_recent_sign_in_approving_rejecting_stopping_resu
     assert!(stale(
         users::set_access(&app.state, &admin, sato, vec![Role::Manager], vec!["sales".into()], vec![]).await
     ));
-    let new = app::api::admin::NewUser {
+    let new = contract::admin::NewUser {
         username: "yamada".into(),
         display_name: "山田".into(),
         password: PASSWORD.into(),

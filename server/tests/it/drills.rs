@@ -3,7 +3,7 @@
 //! operations never count in the real indicators; the report reads the decisions from the audit trail.
 use crate::fixtures::caller;
 use crate::harness::TestApp;
-use app::api::AppError;
+use contract::AppError;
 use backend::demo::systems::Service;
 use backend::services::{Caller, drills, holds};
 use domain::drills::Fault;

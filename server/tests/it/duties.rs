@@ -5,7 +5,7 @@
 use crate::batches::{bulk, by_filter};
 use crate::fixtures::{caller, count, stalled};
 use crate::harness::TestApp;
-use app::api::AppError;
+use contract::AppError;
 use backend::services::{Caller, approvals::decide, batches, holds, rerun_requests};
 use domain::approval::Decision;
 use domain::reconciliation::Verdict;
@@ -251,7 +251,7 @@ async fn only_a_maker_withdraws_a_request_and_a_manager_who_did_not_prepare_it_d
 /// The inbox asks the same rule as the decision: each item says where the reader stands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inbox_lists_single_and_bulk_requests_together_oldest_deadline_first_each_saying_where_the_reader_stands() {
-    use app::api::reruns::{Stage, Subject};
+    use contract::reruns::{Stage, Subject};
     use backend::services::inbox::inbox;
     use domain::approval::{MakerPart, Standing};
     let b = bulk().await;

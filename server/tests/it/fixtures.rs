@@ -1,6 +1,6 @@
 //! Shared steps of the gate's tests: a signed-in caller, and a rerun request waiting for approval.
 use crate::harness::TestApp;
-use app::api::reruns::StartAnswer;
+use contract::reruns::StartAnswer;
 use backend::Clock;
 use backend::services::{Caller, rerun_requests, sweeper};
 use domain::identity::{AuthMethod, Authentication};

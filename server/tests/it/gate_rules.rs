@@ -4,8 +4,8 @@
 use crate::dispatch::Receiver;
 use crate::fixtures::{approved_request, caller, count, stalled, submitted};
 use crate::harness::TestApp;
-use app::api::AppError;
-use app::api::batches::Selection;
+use contract::AppError;
+use contract::batches::Selection;
 use backend::services::approvals::decide;
 use backend::services::{
     Caller, batches, dispatcher::dispatch_due, holds, incidents, reconciliation, rerun_requests, stop_switch,

@@ -338,7 +338,7 @@ impl TestApp {
 
     /// Creates a user with the given roles and departments (the example configuration's `sales`, `billing`).
     pub async fn user(&self, username: &str, roles: &[&str], departments: &[&str]) -> i64 {
-        let new = app::api::admin::NewUser {
+        let new = contract::admin::NewUser {
             username: username.into(),
             display_name: format!("{username} san"),
             password: PASSWORD.into(),

@@ -32,7 +32,7 @@ async fn owners_get_an_email_when_their_approval_is_asked_and_the_requester_when
     let token = app.token("intake", &["sales"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
     app.user("suzuki", &["manager"], &["sales"]).await;
-    let no_address = app::api::admin::NewUser {
+    let no_address = contract::admin::NewUser {
         username: "kimura".into(),
         display_name: "Kimura".into(),
         password: crate::harness::PASSWORD.into(),
@@ -158,7 +158,7 @@ async fn a_relay_that_says_later_gets_the_mail_again_and_a_permanent_refusal_end
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_address_that_is_not_an_email_address_is_refused_with_the_field_named() {
     let app = TestApp::spawn().await;
-    let new = app::api::admin::NewUser {
+    let new = contract::admin::NewUser {
         username: "yamada".into(),
         display_name: "Yamada".into(),
         password: crate::harness::PASSWORD.into(),

@@ -145,7 +145,7 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
     let kato = app.sign_in("kato", PASSWORD).await;
     let ito = app.sign_in("ito", PASSWORD).await;
     fixtures::stalled(&app, &sales, "ORD-Y").await;
-    let selection = app::api::batches::Selection { process_ids: vec!["ORD-Y".into()], ..Default::default() };
+    let selection = contract::batches::Selection { process_ids: vec!["ORD-Y".into()], ..Default::default() };
     let batch = backend::services::batches::create(&app.state, &sato, selection, "障害").await.unwrap();
     let op = ("process_id", "ORD-X");
     // (server function, its arguments, who calls it)

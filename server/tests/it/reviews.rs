@@ -194,7 +194,7 @@ async fn a_weeks_indicators_are_computed_from_what_happened_in_it_per_department
     assert_eq!(hidden.status, StatusCode::NOT_FOUND);
     let future = app.call_json("reviews/show", json!({"query": {"day": "2027-01-10"}}), Some(&tanaka)).await;
     assert_eq!(future.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", future.body);
-    let refusal: app::api::AppError = serde_json::from_str(&future.body).unwrap();
+    let refusal: contract::AppError = serde_json::from_str(&future.body).unwrap();
     assert_eq!(
         app::ui::error_in(words::i18n::Locale::ja, &refusal),
         "まだ始まっていない期間は振り返れません。日付を今日以前にしてください。"

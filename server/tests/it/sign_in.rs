@@ -1,6 +1,6 @@
 //! QUALITY 5–7: password storage, policy and brute-force throttling.
 use crate::harness::{PASSWORD, TestApp};
-use app::api::AppError;
+use contract::AppError;
 use backend::services::sign_in::{Attempt, MAX_FAILURES_PER_ACCOUNT, check};
 use reqwest::StatusCode;
 

@@ -3,7 +3,7 @@
 use crate::dispatch::Receiver;
 use crate::fixtures::{approved_request, caller, stalled, submitted};
 use crate::harness::TestApp;
-use app::api::AppError;
+use contract::AppError;
 use backend::services::approvals::decide;
 use backend::services::{Caller, dispatcher::dispatch_due, stop_switch};
 use domain::approval::Decision;

@@ -8,8 +8,8 @@
 //! moment of sending; (I4) the audit chain verifies. `PROPTEST_CASES` sets the number of cases (256 by default); `GATE_MODEL_TRACE=1` prints each action's answer.
 use crate::fixtures::caller;
 use crate::harness::TestApp;
-use app::api::AppError;
-use app::api::batches::{Control, Selection};
+use contract::AppError;
+use contract::batches::{Control, Selection};
 use backend::services::approvals::decide;
 use backend::services::audit::{Verification, verify};
 use backend::services::{

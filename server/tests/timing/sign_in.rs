@@ -1,7 +1,7 @@
 //! QUALITY 7: the time of a sign-in's answer does not tell which accounts exist.
 use crate::harness::TestApp;
 use crate::{alone, median};
-use app::api::AppError;
+use contract::AppError;
 use backend::services::sign_in::{Attempt, check};
 
 /// One sign-in through the service, as the server function makes it, from `ip`.
