@@ -43,5 +43,6 @@ pub mod signer_alarm;
 pub mod stall;
 pub mod steps;
 pub mod stop_switch;
+pub mod tallies;
 pub mod throttle;
 pub mod webhooks;

@@ -2,7 +2,8 @@
 //! records the app keeps anyway (the audit trail, look-ups, rerun requests) plus the refused registrations.
 use super::{Conn, changed_one, on_conn};
 use domain::audit_action::AuditAction;
-use domain::indicators::{Counts, Period};
+use domain::indicators::Period;
+use domain::tallies::{COUNTED_ACTIONS, Refusal, Tallies};
 use chrono::{DateTime, NaiveDate, Utc};
 
 /// Which departments a count covers: `None` is everything, including refusals that named no department.
@@ -38,7 +39,7 @@ pub async fn record_refusal(
     tx: &mut Conn,
     api_client_id: i64,
     department: Option<&str>,
-    kind: &str,
+    refusal: Refusal,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     on_conn!(tx, |c| sqlx::query(
@@ -46,7 +47,7 @@ pub async fn record_refusal(
     )
     .bind(api_client_id)
     .bind(department)
-    .bind(kind)
+    .bind(refusal)
     .bind(now)
     .execute(c)
     .await
@@ -56,118 +57,101 @@ pub async fn record_refusal(
 /// Audit events about a drill's practice operations are not real: the indicators leave them out.
 const NOT_A_DRILL: &str = "object_id NOT IN (SELECT process_id FROM operations WHERE drill_id IS NOT NULL)";
 
-/// Everything the indicators need about `[from, to)` in `scope`.
-pub async fn counts(
+/// The records the indicators count about `[from, to)` in `scope`, as they are (`domain::tallies` counts them).
+pub async fn tallies(
     tx: &mut Conn,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     scope: Scope<'_>,
-) -> Result<Counts, sqlx::Error> {
-    let mut counts = Counts::default();
-    let refusals: Vec<(String, i64)> = scoped!(
-        tx,
-        format!(
-            "SELECT kind, COUNT(*) FROM api_refusals WHERE at >= $1 AND at < $2{} GROUP BY kind",
-            in_scope("department", scope)
-        ),
-        from,
-        to,
-        scope,
-        fetch_all
-    )?;
-    for (kind, n) in refusals {
-        match kind.as_str() {
-            "missing_process_id" => counts.missing_process_id = n,
-            _ => counts.idempotency_collisions = n,
-        }
-    }
-    // Applied step events and dispatch outcomes are audit events: the trail is the history of both.
-    use AuditAction as A;
-    let counted = [
-        A::StepSucceeded,
-        A::StepFailed,
-        A::StepUnknown,
-        A::RerunDispatched,
-        A::RerunRefused,
-        A::RerunEndpointGone,
-        A::RerunFailed,
-        A::RerunOutcomeUnknown,
-    ];
-    let names: Vec<String> = counted.iter().map(|a| format!("'{a}'")).collect();
-    let actions: Vec<(String, i64)> = scoped!(
-        tx,
-        format!(
-            "SELECT action, COUNT(*) FROM audit_events WHERE at >= $1 AND at < $2 AND {NOT_A_DRILL}
-                 AND action IN ({}){} GROUP BY action",
-            names.join(", "),
-            in_scope("department", scope)
-        ),
-        from,
-        to,
-        scope,
-        fetch_all
-    )?;
-    for (action, n) in actions {
-        match AuditAction::parse(&action) {
-            Some(A::StepSucceeded) => {
-                counts.sends += n;
-                counts.outside_calls += n;
-            }
-            Some(A::StepFailed | A::StepUnknown) => {
-                counts.outside_calls += n;
-                counts.outside_errors += n;
-            }
-            Some(A::RerunDispatched) => counts.reruns_ended += n,
-            _ => {
-                counts.reruns_ended += n;
-                counts.reruns_failed += n;
-            }
-        }
-    }
-    let (look_ups, failed, doubles): (i64, i64, i64) = scoped!(
-        tx,
-        format!(
-            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN r.verdict = 'lookup_failed' THEN 1 ELSE 0 END), 0),
-                        COUNT(DISTINCT CASE WHEN r.records > 1 THEN r.step_id END)
-                 FROM reconciliations r JOIN steps s ON s.id = r.step_id JOIN operations o ON o.id = s.operation_id
-                 WHERE r.checked_at >= $1 AND r.checked_at < $2 AND r.connector <> 'manual' AND o.drill_id IS NULL{}",
-            in_scope("o.department", scope)
-        ),
-        from,
-        to,
-        scope,
-        fetch_one
-    )?;
-    counts.outside_calls += look_ups;
-    counts.outside_errors += failed;
-    counts.double_sends = doubles;
-    let decisions: Vec<(DateTime<Utc>, DateTime<Utc>)> = scoped!(tx,
-        format!("SELECT r.submitted_at, r.decided_at FROM rerun_requests r JOIN operations o ON o.id = r.operation_id
-                 WHERE r.decided_at >= $1 AND r.decided_at < $2 AND r.submitted_at IS NOT NULL AND o.drill_id IS NULL{}",
-                 in_scope("o.department", scope)),
-        from, to, scope, fetch_all)?;
-    counts.approval_seconds =
-        decisions.into_iter().map(|(asked, decided)| (decided - asked).num_seconds().max(0)).collect();
-    let stalls: Vec<(Option<String>,)> = scoped!(
-        tx,
-        format!(
-            "SELECT after_json FROM audit_events WHERE action = '{}' AND at >= $1 AND at < $2 AND {NOT_A_DRILL}{}",
-            AuditAction::OperationStalled,
-            in_scope("department", scope)
-        ),
-        from,
-        to,
-        scope,
-        fetch_all
-    )?;
-    for (after,) in stalls {
-        let event = after
-            .and_then(|a| serde_json::from_str::<serde_json::Value>(&a).ok())
-            .and_then(|a| a["event"].as_str().map(str::to_string))
-            .unwrap_or_else(|| "unclassified".into());
-        *counts.stalled_by_event.entry(event).or_default() += 1;
-    }
-    Ok(counts)
+) -> Result<Tallies, sqlx::Error> {
+    let (look_ups, failed_look_ups, steps_with_several_records) = look_ups(tx, from, to, scope).await?;
+    Ok(Tallies {
+        refusals: refusals(tx, from, to, scope).await?,
+        actions: actions(tx, from, to, scope).await?,
+        look_ups,
+        failed_look_ups,
+        steps_with_several_records,
+        decisions: decisions(tx, from, to, scope).await?,
+        stalls: stalls(tx, from, to, scope).await?,
+    })
+}
+
+async fn refusals(
+    tx: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    scope: Scope<'_>,
+) -> Result<Vec<(Refusal, i64)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT kind, COUNT(*) FROM api_refusals WHERE at >= $1 AND at < $2{} GROUP BY kind",
+        in_scope("department", scope)
+    );
+    scoped!(tx, sql, from, to, scope, fetch_all)
+}
+
+/// Applied step events and dispatch outcomes are audit events: the trail is the history of both.
+async fn actions(
+    tx: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    scope: Scope<'_>,
+) -> Result<Vec<(AuditAction, i64)>, sqlx::Error> {
+    let names: Vec<String> = COUNTED_ACTIONS.iter().map(|a| format!("'{a}'")).collect();
+    let sql = format!(
+        "SELECT action, COUNT(*) FROM audit_events WHERE at >= $1 AND at < $2 AND {NOT_A_DRILL}
+         AND action IN ({}){} GROUP BY action",
+        names.join(", "),
+        in_scope("department", scope)
+    );
+    scoped!(tx, sql, from, to, scope, fetch_all)
+}
+
+/// Look-ups made (manual verdicts are not), the failed ones, and steps whose look-up found several records.
+async fn look_ups(
+    tx: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    scope: Scope<'_>,
+) -> Result<(i64, i64, i64), sqlx::Error> {
+    let sql = format!(
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN r.verdict = 'lookup_failed' THEN 1 ELSE 0 END), 0),
+                COUNT(DISTINCT CASE WHEN r.records > 1 THEN r.step_id END)
+         FROM reconciliations r JOIN steps s ON s.id = r.step_id JOIN operations o ON o.id = s.operation_id
+         WHERE r.checked_at >= $1 AND r.checked_at < $2 AND r.connector <> 'manual' AND o.drill_id IS NULL{}",
+        in_scope("o.department", scope)
+    );
+    scoped!(tx, sql, from, to, scope, fetch_one)
+}
+
+async fn decisions(
+    tx: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    scope: Scope<'_>,
+) -> Result<Vec<(DateTime<Utc>, DateTime<Utc>)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT r.submitted_at, r.decided_at FROM rerun_requests r JOIN operations o ON o.id = r.operation_id
+         WHERE r.decided_at >= $1 AND r.decided_at < $2 AND r.submitted_at IS NOT NULL AND o.drill_id IS NULL{}",
+        in_scope("o.department", scope)
+    );
+    scoped!(tx, sql, from, to, scope, fetch_all)
+}
+
+/// The event each stall was recorded with (its audit event's `after.event`).
+async fn stalls(
+    tx: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    scope: Scope<'_>,
+) -> Result<Vec<Option<String>>, sqlx::Error> {
+    let sql = format!(
+        "SELECT after_json FROM audit_events WHERE action = '{}' AND at >= $1 AND at < $2 AND {NOT_A_DRILL}{}",
+        AuditAction::OperationStalled,
+        in_scope("department", scope)
+    );
+    let rows: Vec<(Option<String>,)> = scoped!(tx, sql, from, to, scope, fetch_all)?;
+    let event = |after: &str| serde_json::from_str::<serde_json::Value>(after).ok()?["event"].as_str().map(str::to_string);
+    Ok(rows.into_iter().map(|(after,)| after.as_deref().and_then(event)).collect())
 }
 
 #[derive(Clone, Debug, sqlx::FromRow)]

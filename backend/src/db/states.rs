@@ -2,12 +2,14 @@
 //! domain's `parse`, so a name the domain does not know is a decode error, never a silent default. Rows and
 //! statements carry the enums; the names exist only here and on the wire.
 use domain::approval::{Decision, MakerPart};
+use domain::audit_action::AuditAction;
 use domain::batches::{BatchStatus, MemberState};
 use domain::dispatch::{DeliveryStatus, DispatchStatus};
 use domain::idempotency::IdempotencyState;
 use domain::operations::{OperationStatus, StepState};
 use domain::reconciliation::Verdict;
 use domain::rerun_request::RerunRequestStatus;
+use domain::tallies::Refusal;
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::{Database, Decode, Encode, Postgres, Sqlite, Type};
@@ -53,3 +55,5 @@ stored_by_name!(MakerPart);
 stored_by_name!(DeliveryStatus);
 stored_by_name!(IdempotencyState);
 stored_by_name!(Verdict);
+stored_by_name!(Refusal);
+stored_by_name!(AuditAction);

@@ -58,7 +58,7 @@ pub async fn trend(
     let mut out = Vec::with_capacity(TREND_PERIODS);
     for p in period.trend(TREND_PERIODS) {
         let (from, to) = p.bounds(zone);
-        out.push((p, db::reviews::counts(&mut tx, from, to, scope).await?));
+        out.push((p, Counts::of(db::reviews::tallies(&mut tx, from, to, scope).await?)));
     }
     Ok(out)
 }
@@ -243,7 +243,7 @@ pub async fn check_thresholds(state: &AppState) -> Result<usize, AppError> {
                 continue;
             }
             let scope = [department.code.clone()];
-            let counts = db::reviews::counts(&mut state.db.begin_read().await?, from, to, Some(&scope)).await?;
+            let counts = Counts::of(db::reviews::tallies(&mut state.db.begin_read().await?, from, to, Some(&scope)).await?);
             for limit in limits {
                 let value = counts.value(limit.indicator);
                 if check_one(state, &department.code, period, limit, value, now).await? {
