@@ -371,127 +371,22 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             }
             Ok(0)
         }
-        Command::User {
-            command: UserCommand::Add { username, display_name, roles, departments, memberships, email, .. },
-        } => {
-            let mut password = String::new();
-            std::io::stdin().read_to_string(&mut password)?;
+        Command::User { command: UserCommand::Add { username, display_name, roles, departments, memberships, email, .. } } => {
             let new = NewUser {
                 username: username.clone(),
                 display_name: display_name.clone(),
-                password: password.trim_end_matches(['\r', '\n']).to_string(),
+                password: String::new(),
                 roles: roles.clone(),
                 departments: departments.clone(),
                 memberships: memberships.clone(),
                 email: email.clone().unwrap_or_default(),
             };
-            match services::users::add(state, Actor::system(SystemActor::CommandLine), None, new).await {
-                Ok(id) => {
-                    println!("user {username} added (id {id})");
-                    Ok(0)
-                }
-                Err(error) => {
-                    eprintln!("error: {error}");
-                    Ok(2)
-                }
-            }
+            add_user(state, new).await
         }
         Command::Token { command: TokenCommand::Create { name, departments } } => {
-            match services::api_clients::create(state, Actor::system(SystemActor::CommandLine), name, departments).await
-            {
-                Ok((id, token)) => {
-                    eprintln!("API client {name} created (id {id}). The token, shown only now:");
-                    println!("{token}");
-                    Ok(0)
-                }
-                Err(error) => {
-                    eprintln!("error: {error}");
-                    Ok(2)
-                }
-            }
+            create_token(state, name, departments).await
         }
-        Command::Audit { command: verify @ AuditCommand::Verify { file: Some(_), .. } } => verify_offline(verify),
-        Command::Audit { command: AuditCommand::StartMemory { file } } => start_memory(state, file).await,
-        Command::Audit { command: AuditCommand::Resolve { history, by, reason } } => {
-            match services::audit_memory::resolve(state, *history, by, reason).await {
-                Ok(signed) => {
-                    println!(
-                        "the audit signer's alarm is resolved ({} history found true); recorded in the trail",
-                        history.as_str()
-                    );
-                    if let Some(checkpoint) = signed {
-                        println!("checkpoint signed at event {}", checkpoint.seq);
-                    }
-                    Ok(0)
-                }
-                Err(contract::AppError::BadRequest(why)) => {
-                    eprintln!("not resolved: {why}");
-                    Ok(1)
-                }
-                Err(error) => Err(error.into()),
-            }
-        }
-        Command::Audit { command: AuditCommand::Keygen { file, replaces } } => {
-            keygen(Some(state), file, replaces.as_deref()).await
-        }
-        Command::Audit { command: AuditCommand::PublicKey { file } } => public_key(file),
-        Command::Audit {
-            command:
-                AuditCommand::Export { format, from, to, department, actor, action, object_type, object_id, process_id },
-        } => {
-            let filter = AuditFilter {
-                from: *from,
-                to: *to,
-                department: department.clone(),
-                actor: actor.clone(),
-                action: action.clone(),
-                object_type: object_type.clone(),
-                object_id: object_id.clone(),
-                process_id: process_id.clone(),
-            };
-            let export =
-                services::audit_trail::begin(state, Actor::system(SystemActor::CommandLine), None, filter, *format)
-                    .await?;
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let mut pages = std::pin::pin!(services::audit_trail::stream(state.clone(), export));
-            while let Some(page) = futures::StreamExt::next(&mut pages).await {
-                std::io::Write::write_all(&mut out, &page?)?;
-            }
-            std::io::Write::flush(&mut out)?;
-            Ok(0)
-        }
-        Command::Audit { command: AuditCommand::Verify { file: None, public_key, checkpoints, witness } } => {
-            let witness = public_key.as_ref().and_then(|_| witness_to_read(witness.as_deref()));
-            let proof = proof_inputs(public_key.as_deref(), checkpoints, witness.as_deref())?
-                .map(|(public_key, kept)| services::audit::Proof { public_key, kept });
-            let asked = proof.is_some();
-            match services::audit::verify_with(&state.db, proof).await? {
-                Verification::Intact { events } => {
-                    println!("audit chain intact: {events} events");
-                    if !asked {
-                        let signed = services::audit_proof::count(state).await?;
-                        print_proof(None, signed);
-                    }
-                    Ok(0)
-                }
-                Verification::Proven { events, proof } => {
-                    println!("audit chain intact: {events} events");
-                    print_proof(Some(&proof), proof.matched);
-                    Ok(0)
-                }
-                Verification::Broken(broken) => {
-                    println!("audit chain broken at sequence number {}: {}", broken.seq, broken.problem);
-                    Ok(1)
-                }
-                Verification::Unproven(problem) => {
-                    println!(
-                        "audit chain does not match its signed checkpoints at sequence number {}: {problem}",
-                        problem.seq()
-                    );
-                    Ok(1)
-                }
-            }
-        }
+        Command::Audit { command } => audit_command(state, command).await,
         Command::Backup { to } => backup(state, to).await,
         Command::Integration { command: IntegrationCommand::Check { workflow, url } } => {
             integration_check(state, workflow, url.as_deref()).await
@@ -507,6 +402,136 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             services::drills::mark_database(state, Actor::system(SystemActor::CommandLine), "drill").await?;
             println!("this database is marked as a drill environment: drills may run on it");
             Ok(0)
+        }
+    }
+}
+
+/// `user add`: the password is read from standard input, so that it never stands in a shell's history.
+async fn add_user(state: &AppState, mut new: NewUser) -> anyhow::Result<i32> {
+    let mut password = String::new();
+    std::io::stdin().read_to_string(&mut password)?;
+    new.password = password.trim_end_matches(['\r', '\n']).to_string();
+    let username = new.username.clone();
+    match services::users::add(state, Actor::system(SystemActor::CommandLine), None, new).await {
+        Ok(id) => {
+            println!("user {username} added (id {id})");
+            Ok(0)
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            Ok(2)
+        }
+    }
+}
+
+/// `token create`: the token goes to standard output, alone, the only time it is shown.
+async fn create_token(state: &AppState, name: &str, departments: &[String]) -> anyhow::Result<i32> {
+    match services::api_clients::create(state, Actor::system(SystemActor::CommandLine), name, departments).await {
+        Ok((id, token)) => {
+            eprintln!("API client {name} created (id {id}). The token, shown only now:");
+            println!("{token}");
+            Ok(0)
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            Ok(2)
+        }
+    }
+}
+
+async fn audit_command(state: &AppState, command: &AuditCommand) -> anyhow::Result<i32> {
+    match command {
+        verify @ AuditCommand::Verify { file: Some(_), .. } => verify_offline(verify),
+        AuditCommand::Verify { file: None, public_key, checkpoints, witness } => {
+            verify_online(state, public_key.as_deref(), checkpoints, witness.as_deref()).await
+        }
+        AuditCommand::StartMemory { file } => start_memory(state, file).await,
+        AuditCommand::Resolve { history, by, reason } => resolve_alarm(state, *history, by, reason).await,
+        AuditCommand::Keygen { file, replaces } => keygen(Some(state), file, replaces.as_deref()).await,
+        AuditCommand::PublicKey { file } => public_key(file),
+        AuditCommand::Export { format, from, to, department, actor, action, object_type, object_id, process_id } => {
+            let filter = AuditFilter {
+                from: *from,
+                to: *to,
+                department: department.clone(),
+                actor: actor.clone(),
+                action: action.clone(),
+                object_type: object_type.clone(),
+                object_id: object_id.clone(),
+                process_id: process_id.clone(),
+            };
+            export_audit(state, filter, *format).await
+        }
+    }
+}
+
+/// `audit resolve`: ends the signer's alarm with the history found true.
+async fn resolve_alarm(
+    state: &AppState,
+    history: domain::signer_alarm::TrueHistory,
+    by: &str,
+    reason: &str,
+) -> anyhow::Result<i32> {
+    match services::audit_memory::resolve(state, history, by, reason).await {
+        Ok(signed) => {
+            println!("the audit signer's alarm is resolved ({} history found true); recorded in the trail", history.as_str());
+            if let Some(checkpoint) = signed {
+                println!("checkpoint signed at event {}", checkpoint.seq);
+            }
+            Ok(0)
+        }
+        Err(contract::AppError::BadRequest(why)) => {
+            eprintln!("not resolved: {why}");
+            Ok(1)
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+/// `audit export`: the whole export to standard output, page by page.
+async fn export_audit(state: &AppState, filter: AuditFilter, format: ExportFormat) -> anyhow::Result<i32> {
+    let export =
+        services::audit_trail::begin(state, Actor::system(SystemActor::CommandLine), None, filter, format).await?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut pages = std::pin::pin!(services::audit_trail::stream(state.clone(), export));
+    while let Some(page) = futures::StreamExt::next(&mut pages).await {
+        std::io::Write::write_all(&mut out, &page?)?;
+    }
+    std::io::Write::flush(&mut out)?;
+    Ok(0)
+}
+
+/// `audit verify` against the database: the chain, and with a public key its signed checkpoints.
+async fn verify_online(
+    state: &AppState,
+    public_key: Option<&Path>,
+    checkpoints: &[std::path::PathBuf],
+    witness: Option<&Path>,
+) -> anyhow::Result<i32> {
+    let witness = public_key.and_then(|_| witness_to_read(witness));
+    let proof = proof_inputs(public_key, checkpoints, witness.as_deref())?
+        .map(|(public_key, kept)| services::audit::Proof { public_key, kept });
+    let asked = proof.is_some();
+    match services::audit::verify_with(&state.db, proof).await? {
+        Verification::Intact { events } => {
+            println!("audit chain intact: {events} events");
+            if !asked {
+                let signed = services::audit_proof::count(state).await?;
+                print_proof(None, signed);
+            }
+            Ok(0)
+        }
+        Verification::Proven { events, proof } => {
+            println!("audit chain intact: {events} events");
+            print_proof(Some(&proof), proof.matched);
+            Ok(0)
+        }
+        Verification::Broken(broken) => {
+            println!("audit chain broken at sequence number {}: {}", broken.seq, broken.problem);
+            Ok(1)
+        }
+        Verification::Unproven(problem) => {
+            println!("audit chain does not match its signed checkpoints at sequence number {}: {problem}", problem.seq());
+            Ok(1)
         }
     }
 }
