@@ -477,42 +477,8 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         return Ok(());
     }
     let rate = u32::try_from(batch.rate_per_minute).unwrap_or(1);
-    let mut turn = 0;
-    for member in &members {
-        let request = member_request(&mut tx, member).await?;
-        if !plan_still_holds(state, &mut tx, &request).await? {
-            drop_member(
-                &mut tx,
-                caller.actor(),
-                caller.request_id.as_deref(),
-                &batch,
-                member,
-                &Reason::EvidenceChanged,
-                now,
-            )
-            .await?;
-            continue;
-        }
-        // Each member carries every approval that counted, as a request approved alone does.
-        for d in decided.iter().filter(|d| d.decision == Decision::Approve) {
-            db::rerun_requests::insert_decision(
-                &mut tx,
-                &request.id,
-                d.approver_id,
-                Decision::Approve,
-                d.comment.as_deref(),
-                d.decided_at,
-            )
-            .await?;
-        }
-        let moved = advance(&mut tx, &request, RequestEvent::Approve, now).await?;
-        db::rerun_requests::insert_dispatch(&mut tx, &request.id, batches::send_at(now, turn, rate), now).await?;
-        turn += 1;
-        let entry = member_entry(caller.actor(), AuditAction::RerunRequestApproved, &batch, &member.process_id)
-            .before(json!({"rerun_id": request.id, "status": request.status}))
-            .after(json!({"rerun_id": request.id, "batch_id": id, "status": moved.to, "approvals": approvals}));
-        record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    }
+    let approved = Approved { decided: &decided, approvals, rate };
+    let turn = approve_members(&mut tx, state, caller, &batch, &members, &approved, now).await?;
     let event = if turn == 0 { BatchEvent::NothingLeft } else { BatchEvent::Approve };
     let to = allows(&batch, event)?;
     move_batch(&mut tx, &batch, event, now).await?;
@@ -526,6 +492,50 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     tx.commit().await?;
     state.dispatch_wake.notify_one();
     Ok(())
+}
+
+/// The approvals that approved a batch, and the rate its members are sent at.
+struct Approved<'a> {
+    decided: &'a [db::rerun_requests::DecisionRow],
+    approvals: u32,
+    rate: u32,
+}
+
+/// Each member whose plan still holds is approved and put in the outbox at its turn; a member whose evidence
+/// changed drops out alone. The number of members sent.
+async fn approve_members(
+    tx: &mut db::Conn,
+    state: &AppState,
+    caller: &Caller,
+    batch: &BatchRow,
+    members: &[MemberRow],
+    approved: &Approved<'_>,
+    now: DateTime<Utc>,
+) -> Result<usize, AppError> {
+    let mut turn = 0;
+    for member in members {
+        let request = member_request(tx, member).await?;
+        if !plan_still_holds(state, tx, &request).await? {
+            let request_id = caller.request_id.as_deref();
+            drop_member(tx, caller.actor(), request_id, batch, member, &Reason::EvidenceChanged, now).await?;
+            continue;
+        }
+        // Each member carries every approval that counted, as a request approved alone does.
+        for d in approved.decided.iter().filter(|d| d.decision == Decision::Approve) {
+            let comment = d.comment.as_deref();
+            db::rerun_requests::insert_decision(tx, &request.id, d.approver_id, Decision::Approve, comment, d.decided_at)
+                .await?;
+        }
+        let moved = advance(tx, &request, RequestEvent::Approve, now).await?;
+        db::rerun_requests::insert_dispatch(tx, &request.id, batches::send_at(now, turn, approved.rate), now).await?;
+        turn += 1;
+        let entry = member_entry(caller.actor(), AuditAction::RerunRequestApproved, batch, &member.process_id)
+            .before(json!({"rerun_id": request.id, "status": request.status}))
+            .after(json!({"rerun_id": request.id, "batch_id": batch.id, "status": moved.to,
+                "approvals": approved.approvals}));
+        record(tx, entry, caller.request_id.as_deref(), now).await?;
+    }
+    Ok(turn)
 }
 
 async fn notify_creator(
