@@ -77,6 +77,20 @@ pub enum BatchNews {
     Cancelled,
 }
 
+impl BatchNews {
+    /// The notification's kind, as stored beside it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            BatchNews::ApprovalAsked { .. } => "approval_requested",
+            BatchNews::Approved => "approved",
+            BatchNews::Dispatched => "completed",
+            BatchNews::Rejected => "rejected",
+            BatchNews::Expired => "expired",
+            BatchNews::Cancelled => "cancelled",
+        }
+    }
+}
+
 impl Notice {
     pub fn rerun(process_id: &str, news: RerunNews) -> Notice {
         Notice::Rerun { process_id: process_id.to_string(), news }

@@ -102,7 +102,7 @@ pub async fn complete_if_done(
         .before(json!({"status": batch.status}))
         .after(json!({"status": BatchStatus::Completed, "progress": progress}));
     record(tx, entry, None, now).await?;
-    notify_creator(tx, state, &batch, "completed", BatchNews::Dispatched, now).await
+    notify_creator(tx, state, &batch, BatchNews::Dispatched, now).await
 }
 
 /// The dispatcher found a member's plan no longer holding right before sending: it drops out of its batch

@@ -400,8 +400,8 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .after(json!({"status": to, "operations": submitted, "expires_at": expires_at}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if submitted > 0 {
-        let notice = Notice::batch(id, &batch.reason, BatchNews::ApprovalAsked { requests: submitted as u32 });
-        let to = (batch.department.as_str(), "approval_requested");
+        let news = BatchNews::ApprovalAsked { requests: submitted as u32 };
+        let (notice, to) = (Notice::batch(id, &batch.reason, news), (batch.department.as_str(), news.kind()));
         notify_owners(&mut tx, state, to, &notice, &format!("/batches/{id}"), now).await?;
         super::chat::batch_submitted(&mut tx, state, &batch, now).await?;
     }
@@ -488,7 +488,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
             "makers": ballot.makers}))
         .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    notify_creator(&mut tx, state, &batch, "approved", BatchNews::Approved, now).await?;
+    notify_creator(&mut tx, state, &batch, BatchNews::Approved, now).await?;
     tx.commit().await?;
     state.dispatch_wake.notify_one();
     Ok(())
@@ -542,12 +542,11 @@ async fn notify_creator(
     tx: &mut db::Conn,
     state: &AppState,
     batch: &BatchRow,
-    kind: &str,
     news: BatchNews,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     let (notice, link) = (Notice::batch(&batch.id, &batch.reason, news), format!("/batches/{}", batch.id));
-    let to = (batch.department.as_str(), kind);
+    let to = (batch.department.as_str(), news.kind());
     super::notifications::notify_user(tx, state, batch.created_by, to, &notice, &link, now).await?;
     super::chat::changed(tx, &ChatSubject::Batch(batch.id.clone()), now).await?;
     Ok(())
@@ -595,7 +594,7 @@ async fn end_before_dispatch(
         BatchEvent::Expire => BatchNews::Expired,
         _ => BatchNews::Cancelled,
     };
-    notify_creator(tx, state, batch, to.as_str(), news, now).await
+    notify_creator(tx, state, batch, news, now).await
 }
 
 fn member_action(event: RequestEvent) -> AuditAction {
