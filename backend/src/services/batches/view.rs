@@ -42,41 +42,9 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let ballot = super::super::makers::batch_ballot(&mut tx, &batch, &members).await?;
     let waiting = batch.status == BatchStatus::PendingApproval;
     let standing = approval::standing(&caller.person(), &ballot, waiting, false);
-    let mut totals = Totals::default();
-    let mut views = Vec::new();
-    for m in &members {
-        let plan: Option<RerunPlan> = m.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
-        let reasons: Vec<Reason> =
-            m.reasons_json.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
-        let counted = m.state.is_planned();
-        if counted {
-            totals.operations += 1;
-            let workflow = state.config.workflow(&m.workflow);
-            for step in plan.iter().flat_map(|p| &p.steps) {
-                let connector = workflow
-                    .and_then(|w| w.steps.iter().find(|d| d.name == step.name))
-                    .and_then(|d| d.connector.clone());
-                let system = connector.unwrap_or_else(|| "—".into());
-                match totals.calls.iter_mut().find(|(s, _)| *s == system) {
-                    Some((_, n)) => *n += 1,
-                    None => totals.calls.push((system, 1)),
-                }
-            }
-        }
-        views.push(MemberView {
-            process_id: m.process_id.clone(),
-            workflow: m.workflow.clone(),
-            state: m.state,
-            steps: plan.map(|p| p.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect()).unwrap_or_default(),
-            reasons,
-            rerun_id: m.request_id.clone(),
-            progress: member_progress(m),
-        });
-    }
-    totals.calls.sort();
+    let (totals, views) = member_views(state, &members);
     let count = |s: MemberState| members.iter().filter(|m| m.state == s).count();
-    let failing_checks =
-        members.iter().filter(|m| m.reasons_json.as_deref().is_some_and(|r| r.contains("\"check_fails\""))).count();
+    let failing_checks = members.iter().filter(|m| reasons(m).iter().any(|r| matches!(r, Reason::CheckFails { .. }))).count();
     let requested = count(MemberState::Requested);
     let status = batch.status;
     let allows = |event: BatchEvent| status.next(event).is_ok();
@@ -101,22 +69,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         requested,
         dropped: count(MemberState::Dropped),
         totals,
-        checks: Check::ALL
-            .into_iter()
-            .map(|check| {
-                let confirmed = checks.iter().find(|c| c.number == check.number());
-                CheckSummary {
-                    number: check.number(),
-                    passing: requested,
-                    of: requested + failing_checks,
-                    confirmed_by: confirmed.map(|c| c.confirmed_by.clone()),
-                    confirmed_at: confirmed.map(|c| c.confirmed_at),
-                    comment: confirmed.map(|c| c.comment.clone()),
-                    cause_class: confirmed.and_then(|c| c.cause_class.as_deref()).and_then(FailureClass::parse),
-                    cause_text: confirmed.and_then(|c| c.cause_text.clone()),
-                }
-            })
-            .collect(),
+        checks: check_summaries(&checks, requested, failing_checks),
         decisions: decisions
             .into_iter()
             .map(|d| contract::reruns::DecisionView {
@@ -136,6 +89,64 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         status,
         members: views,
     })
+}
+
+fn reasons(member: &MemberRow) -> Vec<Reason> {
+    member.reasons_json.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default()
+}
+
+/// Each member with its plan or reasons, and the totals of the planned ones: operations, and calls per system.
+fn member_views(state: &AppState, members: &[MemberRow]) -> (Totals, Vec<MemberView>) {
+    let mut totals = Totals::default();
+    let mut views = Vec::new();
+    for m in members {
+        let plan: Option<RerunPlan> = m.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
+        if m.state.is_planned() {
+            totals.operations += 1;
+            let workflow = state.config.workflow(&m.workflow);
+            for step in plan.iter().flat_map(|p| &p.steps) {
+                let connector = workflow
+                    .and_then(|w| w.steps.iter().find(|d| d.name == step.name))
+                    .and_then(|d| d.connector.clone());
+                let system = connector.unwrap_or_else(|| "—".into());
+                match totals.calls.iter_mut().find(|(s, _)| *s == system) {
+                    Some((_, n)) => *n += 1,
+                    None => totals.calls.push((system, 1)),
+                }
+            }
+        }
+        views.push(MemberView {
+            process_id: m.process_id.clone(),
+            workflow: m.workflow.clone(),
+            state: m.state,
+            steps: plan.map(|p| p.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect()).unwrap_or_default(),
+            reasons: reasons(m),
+            rerun_id: m.request_id.clone(),
+            progress: member_progress(m),
+        });
+    }
+    totals.calls.sort();
+    (totals, views)
+}
+
+/// Each check of the checklist: who confirmed it for the batch, and for how many members it passes.
+fn check_summaries(checks: &[db::batches::CheckRow], requested: usize, failing: usize) -> Vec<CheckSummary> {
+    Check::ALL
+        .into_iter()
+        .map(|check| {
+            let confirmed = checks.iter().find(|c| c.number == check.number());
+            CheckSummary {
+                number: check.number(),
+                passing: requested,
+                of: requested + failing,
+                confirmed_by: confirmed.map(|c| c.confirmed_by.clone()),
+                confirmed_at: confirmed.map(|c| c.confirmed_at),
+                comment: confirmed.map(|c| c.comment.clone()),
+                cause_class: confirmed.and_then(|c| c.cause_class.as_deref()).and_then(FailureClass::parse),
+                cause_text: confirmed.and_then(|c| c.cause_text.clone()),
+            }
+        })
+        .collect()
 }
 
 /// The newest bulk reruns the caller may see; those waiting for the caller's decision by the approval rule.
