@@ -4,7 +4,10 @@
 use super::audit::record;
 use crate::db::reconciliations::NewReconciliation;
 use crate::db::webhooks::{NewEvent, ReceiptRow};
-use crate::reconciliation::{ConfiguredConnector, json_path as path};
+use crate::db::operations::OperationRow;
+use domain::steps::Step;
+use crate::reconciliation::{ConfiguredConnector, WebhookRecord, json_path as path};
+use domain::reconciliation::Record;
 use crate::{AppState, db};
 use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
@@ -89,30 +92,49 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
         .unwrap_or(receipt.sent_at.timestamp());
     let data = path(&payload, &connector.common.webhook_record).cloned().unwrap_or(Value::Null);
     let found = connector.connector.webhook_record(&data);
-    let result_id = found.record.external_id.clone();
-    let step = {
-        let mut tx = state.db.begin_read().await?;
-        let candidates =
-            db::webhooks::steps_for(&mut tx, found.idempotency_key.as_deref(), result_id.as_deref()).await?;
-        // Only a step that calls this outside system can be what it tells about (so only a department whose
-        // workflows call it); a key is unique per connector, and a webhook that fits two steps fits none.
-        let mut matched = Vec::new();
-        for (step_id, operation_id, step_name) in candidates {
-            let Some(operation) = db::operations::by_id(&mut tx, operation_id).await? else { continue };
-            if state.config.connector_of(&operation.workflow, &step_name) == Some(connector.name.as_str()) {
-                let step = db::operations::step_by_name(&mut tx, operation.id, &step_name).await?;
-                matched.extend(step.filter(|s| s.id == step_id).map(|s| (operation, s)));
-            }
-        }
-        if matched.len() > 1 {
-            tracing::warn!(connector = %connector.name, receipt = receipt.id, "webhook fits several steps: not applied");
-        }
-        (matched.len() == 1).then(|| matched.remove(0))
-    };
+    let step = matching_step(state, connector, &receipt, &found).await?;
     let Some((operation, step)) = step else {
         return finish(state, &receipt, actor, Outcome::Unmatched).await;
     };
-    let seen = found.record;
+    apply(state, connector, actor, &receipt, (operation, step), found.record, version).await
+}
+
+/// The one step the webhook tells about: only a step that calls this outside system can be it (so only a
+/// department whose workflows call it); a key is unique per connector, and a webhook that fits two steps fits none.
+async fn matching_step(
+    state: &AppState,
+    connector: &ConfiguredConnector,
+    receipt: &ReceiptRow,
+    found: &WebhookRecord,
+) -> Result<Option<(OperationRow, Step)>, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let result_id = found.record.external_id.as_deref();
+    let candidates = db::webhooks::steps_for(&mut tx, found.idempotency_key.as_deref(), result_id).await?;
+    let mut matched = Vec::new();
+    for (step_id, operation_id, step_name) in candidates {
+        let Some(operation) = db::operations::by_id(&mut tx, operation_id).await? else { continue };
+        if state.config.connector_of(&operation.workflow, &step_name) == Some(connector.name.as_str()) {
+            let step = db::operations::step_by_name(&mut tx, operation.id, &step_name).await?;
+            matched.extend(step.filter(|s| s.id == step_id).map(|s| (operation, s)));
+        }
+    }
+    if matched.len() > 1 {
+        tracing::warn!(connector = %connector.name, receipt = receipt.id, "webhook fits several steps: not applied");
+    }
+    Ok((matched.len() == 1).then(|| matched.remove(0)))
+}
+
+/// Judges the step by the record the webhook carries and applies it, unless a newer version was applied already
+/// (then it is recorded as stale); either way with its audit event.
+async fn apply(
+    state: &AppState,
+    connector: &ConfiguredConnector,
+    actor: Actor,
+    receipt: &ReceiptRow,
+    (operation, step): (OperationRow, Step),
+    seen: Record,
+    version: i64,
+) -> Result<(), AppError> {
     let (verdict, evidence) =
         connector.judge(&Finding::Found(vec![seen.clone()]), &step, operation.created_at, state.clock.now());
     let now = state.clock.now();
@@ -160,55 +182,3 @@ pub async fn process(state: &AppState, receipt_id: i64) -> Result<(), AppError> 
 }
 
 enum Outcome {
-    Unreadable,
-    Unmatched,
-    NoConnector,
-}
-
-/// A receipt that concerns no step: recorded as processed with why.
-async fn finish(state: &AppState, receipt: &ReceiptRow, actor: Actor, outcome: Outcome) -> Result<(), AppError> {
-    let (outcome, detail) = match outcome {
-        Outcome::Unreadable => ("unreadable", SystemReason::WebhookUnreadable),
-        Outcome::Unmatched => ("unmatched", SystemReason::WebhookUnmatched),
-        Outcome::NoConnector => ("unmatched", SystemReason::WebhookConnectorClosed),
-    };
-    let detail = &detail.text();
-    let now = state.clock.now();
-    let mut tx = state.db.begin_write().await?;
-    if !db::webhooks::mark_processed(&mut tx, receipt.id, now).await? {
-        return Ok(());
-    }
-    let event = NewEvent { receipt_id: receipt.id, step_id: None, version: None, outcome, detail };
-    db::webhooks::insert_event(&mut tx, &event, now).await?;
-    let entry = AuditEntry::new(
-        actor,
-        AuditAction::WebhookNotApplied,
-        ObjectType::Webhook,
-        format!("{}/{}", receipt.connector, receipt.webhook_id),
-    )
-    .reason(detail);
-    record(&mut tx, entry, None, now).await?;
-    tx.commit().await?;
-    tracing::warn!(connector = %receipt.connector, webhook_id = %receipt.webhook_id, outcome, "webhook not applied");
-    Ok(())
-}
-
-/// Purges raw bodies past the configured retention (the purge is audited); returns how many.
-pub async fn purge_bodies(state: &AppState) -> Result<u64, AppError> {
-    let now = state.clock.now();
-    let days = state.config.webhook_body_retention_days;
-    let mut tx = state.db.begin_write().await?;
-    let purged = db::webhooks::purge_bodies(&mut tx, now - Duration::days(days as i64)).await?;
-    if purged > 0 {
-        let entry = AuditEntry::new(
-            Actor::system(SystemActor::Housekeeping),
-            AuditAction::WebhookBodiesPurged,
-            ObjectType::Webhook,
-            "bodies",
-        )
-        .after(json!({"purged": purged, "older_than_days": days}));
-        record(&mut tx, entry, None, now).await?;
-    }
-    tx.commit().await?;
-    Ok(purged)
-}
