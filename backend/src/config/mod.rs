@@ -4,6 +4,7 @@
 pub use domain::configuration::{
     AuditConfig, Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, WorkflowConfig,
 };
+use std::ops::{Bound, RangeBounds};
 use domain::ids::DepartmentCode;
 use domain::indicators::{Indicator, PeriodKind, Threshold};
 use domain::preferences;
@@ -178,6 +179,29 @@ impl Validator<'_> {
         Err((self.at)(span, problem.into()))
     }
 
+    /// A number the file may give, within its range (else an error naming the range), or its default.
+    fn number<R: RangeBounds<u32>>(
+        &self,
+        value: Option<Spanned<u32>>,
+        range: R,
+        default: u32,
+        name: &str,
+    ) -> Result<u32, ConfigError> {
+        match value {
+            Some(n) if !range.contains(n.get_ref()) => {
+                let (low, high) = (range.start_bound(), range.end_bound());
+                let rule = match (low, high) {
+                    (Bound::Included(low), Bound::Included(high)) => format!("{name} must be {low} to {high}"),
+                    (Bound::Included(low), _) => format!("{name} must be at least {low}"),
+                    _ => format!("{name} is out of range"),
+                };
+                self.fail(n.span(), rule)
+            }
+            Some(n) => Ok(n.into_inner()),
+            None => Ok(default),
+        }
+    }
+
     fn mail(&self, raw: Spanned<RawMail>) -> Result<MailConfig, ConfigError> {
         let span = raw.span();
         let raw = raw.into_inner();
@@ -221,27 +245,10 @@ impl Validator<'_> {
     }
 
     fn config(&self, raw: RawConfig, file: &str) -> Result<Config, ConfigError> {
-        let retention = match raw.settings.idempotency_retention_days {
-            Some(days) if *days.get_ref() == 0 => {
-                return self.fail(days.span(), "idempotency_retention_days must be at least 1");
-            }
-            Some(days) => days.into_inner(),
-            None => 30,
-        };
-        let message_retention_days = match raw.settings.message_retention_days {
-            Some(days) if *days.get_ref() == 0 => {
-                return self.fail(days.span(), "message_retention_days must be at least 1");
-            }
-            Some(days) => days.into_inner(),
-            None => 30,
-        };
-        let webhook_body_retention_days = match raw.settings.webhook_body_retention_days {
-            Some(days) if *days.get_ref() == 0 => {
-                return self.fail(days.span(), "webhook_body_retention_days must be at least 1");
-            }
-            Some(days) => days.into_inner(),
-            None => 30,
-        };
+        let retention = self.number(raw.settings.idempotency_retention_days, 1.., 30, "idempotency_retention_days")?;
+        let message_retention_days = self.number(raw.settings.message_retention_days, 1.., 30, "message_retention_days")?;
+        let webhook_body_retention_days =
+            self.number(raw.settings.webhook_body_retention_days, 1.., 30, "webhook_body_retention_days")?;
         if let Some(var) = &raw.settings.chat_webhook_url_env
             && !is_env_name(var.get_ref())
         {
@@ -254,20 +261,10 @@ impl Validator<'_> {
             },
             None => domain::preferences::DEFAULT_TIME_ZONE.name().to_string(),
         };
-        let bulk_dispatch_per_minute = match raw.settings.bulk_dispatch_per_minute {
-            Some(rate) if *rate.get_ref() == 0 => {
-                return self.fail(rate.span(), "bulk_dispatch_per_minute must be at least 1");
-            }
-            Some(rate) => rate.into_inner(),
-            None => 60,
-        };
-        let bulk_lookup_concurrency = match raw.settings.bulk_lookup_concurrency {
-            Some(n) if !(1..=64).contains(n.get_ref()) => {
-                return self.fail(n.span(), "bulk_lookup_concurrency must be 1 to 64");
-            }
-            Some(n) => n.into_inner(),
-            None => 8,
-        };
+        let bulk_dispatch_per_minute =
+            self.number(raw.settings.bulk_dispatch_per_minute, 1.., 60, "bulk_dispatch_per_minute")?;
+        let bulk_lookup_concurrency =
+            self.number(raw.settings.bulk_lookup_concurrency, 1..=64, 8, "bulk_lookup_concurrency")?;
         let mail = raw.mail.map(|m| self.mail(m)).transpose()?;
         let audit = raw.audit.map(|a| self.audit(a)).transpose()?.unwrap_or_default();
         let departments = self.departments(raw.departments)?;
@@ -306,20 +303,11 @@ impl Validator<'_> {
     }
 
     fn audit(&self, raw: RawAudit) -> Result<AuditConfig, ConfigError> {
-        let checkpoint_minutes = match raw.checkpoint_minutes {
-            Some(m) if !(1..=1440).contains(m.get_ref()) => {
-                return self.fail(m.span(), "checkpoint_minutes must be 1 to 1440 (a day)");
-            }
-            Some(m) => m.into_inner(),
-            None => AuditConfig::default().checkpoint_minutes,
-        };
-        let digest_hours = match raw.digest_hours {
-            Some(h) if !(1..=24 * 31).contains(h.get_ref()) => {
-                return self.fail(h.span(), "digest_hours must be 1 to 744 (a month)");
-            }
-            Some(h) => h.into_inner(),
-            None => AuditConfig::default().digest_hours,
-        };
+        let defaults = AuditConfig::default();
+        // A day of minutes, a month of hours.
+        let checkpoint_minutes =
+            self.number(raw.checkpoint_minutes, 1..=1440, defaults.checkpoint_minutes, "checkpoint_minutes")?;
+        let digest_hours = self.number(raw.digest_hours, 1..=24 * 31, defaults.digest_hours, "digest_hours")?;
         if let Some(url) = &raw.timestamp_url {
             let checked = url::Url::parse(url.get_ref()).map_err(|e| e.to_string()).and_then(|parsed| {
                 crate::reconciliation::ssrf::check_url(&parsed, raw.timestamp_allow_loopback)

@@ -65,13 +65,7 @@ impl Validator<'_> {
                 }
             },
         };
-        let fresh_minutes = match raw.fresh_minutes {
-            Some(m) if !(1..=720).contains(m.get_ref()) => {
-                return self.fail(m.span(), "fresh_minutes must be 1 to 720");
-            }
-            Some(m) => m.into_inner(),
-            None => SignInConfig::default().fresh_minutes,
-        };
+        let fresh_minutes = self.number(raw.fresh_minutes, 1..=720, SignInConfig::default().fresh_minutes, "fresh_minutes")?;
         let oidc = raw.oidc.map(|o| self.oidc(o, departments)).transpose()?;
         if local_passwords == LocalPasswords::BreakGlass && oidc.is_none() {
             return self.fail(
