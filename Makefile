@@ -167,8 +167,8 @@ lint: deps-build
 	  cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
 
 unit-tests:
-	@$(BUILD_ENV) $(STEP) "unit tests (the domain, words and app crates; building them takes about 2 min the first time)" \
-	  cargo test -p domain -p words -p app --features app/ssr
+	@$(BUILD_ENV) $(STEP) "unit tests (the domain, contract, words, backend and app crates; building them takes about 2 min the first time)" \
+	  cargo test -p domain -p contract -p words -p backend -p app --features app/ssr
 
 sqlite-tests:
 	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=sqlite $(STEP) \

@@ -107,7 +107,8 @@ fn read(root: &Path, path: &Path) -> Source {
 
 /// `backend/src/db/sqlite/mod.rs` → `backend::db::sqlite`; a binary's files are its crate's too.
 fn module_of(name: &str) -> Vec<String> {
-    let (krate, rest) = name.split_once("/src/").or(name.split_once("/examples/")).expect("a crate's src/ or examples/");
+    let (krate, rest) =
+        name.split_once("/src/").or(name.split_once("/examples/")).expect("a crate's src/ or examples/");
     let mut module = vec![krate.to_string()];
     module.extend(rest.trim_end_matches(".rs").split('/').map(str::to_string));
     if matches!(module.last().map(String::as_str), Some("mod" | "lib" | "main")) {
@@ -158,7 +159,7 @@ impl Named {
     }
 
     fn use_tree(&mut self, line: usize, prefix: &[String], tree: &syn::UseTree) {
-        let mut with = |segment: String| [prefix, &[segment]].concat();
+        let with = |segment: String| [prefix, &[segment]].concat();
         match tree {
             syn::UseTree::Path(p) => self.use_tree(line, &with(p.ident.to_string()), &p.tree),
             syn::UseTree::Name(n) if n.ident == "self" => self.add(line, prefix.to_vec()),
@@ -321,12 +322,12 @@ fn functions_longer_than(lines: usize) -> Vec<String> {
             found.push((length, format!("{}:{line}: {name} is {length} lines", source.name)));
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     found.into_iter().map(|(_, text)| text).collect()
 }
 
 /// Functions over 80 lines still to split (issue 52): the number only goes down, to none.
-const LONG_FUNCTIONS_LEFT: usize = usize::MAX;
+const LONG_FUNCTIONS_LEFT: usize = 12;
 
 #[test]
 fn no_more_functions_over_80_lines_than_are_left_to_split() {

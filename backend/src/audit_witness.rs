@@ -6,9 +6,9 @@
 //! One JSON object per line. Checkpoints and key statements have the shape of an export's proof lines
 //! (`{"checkpoint": …}`, `{"key_statement": …}`); the alarm (`{"alarm": …}`) stands across restarts until a
 //! person's resolution (`{"resolution": …}`) names which history is true.
+use chrono::{DateTime, Utc};
 use domain::audit_proof::{AuditKey, KeyStatement, SignedCheckpoint, TrustedKeys};
 use domain::signer_alarm::{Resolution, SignerAlarm, TrueHistory};
-use chrono::{DateTime, Utc};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -2,12 +2,12 @@
 //! password hash), plus idle and absolute timeouts measured with the state's clock.
 use super::AppState;
 use super::db::{self, users::MembershipRow, users::UserRow};
-use contract::{AppError, CurrentUser, DepartmentDto};
-use domain::identity::Authentication;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use axum_login::{AuthUser, AuthnBackend, UserId};
+use contract::{AppError, CurrentUser, DepartmentDto};
+use domain::identity::Authentication;
 use sha2::{Digest, Sha256};
 
 pub type AuthSession = axum_login::AuthSession<Backend>;

@@ -1,9 +1,9 @@
 //! The review page's charts, drawn on the server as SVG with plotters: readable without JavaScript, served as
 //! images next to the numbers they show (the table on the page is their text alternative).
 use domain::indicators::{Counts, Indicator, Period, PeriodKind};
+use plotters::prelude::*;
 use words::i18n::Locale;
 use words::indicator_label_in;
-use plotters::prelude::*;
 
 /// Which chart: the rates (%), the counts per period, or the approval latency (minutes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

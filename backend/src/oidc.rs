@@ -3,8 +3,8 @@
 //! a few minutes; the ID token is verified by the library (signature, issuer, audience, expiry, nonce) before
 //! anything of it is believed.
 use crate::reconciliation::ssrf;
-use domain::configuration::OidcConfig;
 use chrono::{DateTime, Utc};
+use domain::configuration::OidcConfig;
 use openidconnect::core::{CoreAuthPrompt, CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreIdTokenClaims};
 use openidconnect::{
     AuthenticationContextClass, AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce,

@@ -5,10 +5,10 @@
 use crate::reconciliation::{http_json, ssrf};
 use domain::chat::{ChatAction, ChatPlatform, ChatSubject, ChatUser};
 use domain::configuration::SlackConfig;
-use words::chat::CardWords;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 use std::time::Duration;
+use words::chat::CardWords;
 
 /// The reject modal's `callback_id`, and its comment's block and action.
 const REJECT_VIEW: &str = "rerun_reject";

@@ -4,13 +4,13 @@
 //! endorsement of the channel, the service URL), and the Adaptive Card (1.4, Universal Actions: `Action.Execute`)
 //! of a decision message.
 use crate::reconciliation::{http_json, ssrf};
+use chrono::{DateTime, Utc};
 use domain::chat::{ChatPlatform, ChatSubject, ChatUser};
 use domain::configuration::TeamsConfig;
-use words::chat::CardWords;
-use chrono::{DateTime, Utc};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use words::chat::CardWords;
 
 /// The issuer of the Bot Framework's tokens to bots.
 pub const ISSUER: &str = "https://api.botframework.com";

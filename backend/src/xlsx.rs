@@ -3,9 +3,9 @@
 use contract::AppError;
 use domain::audit_export::reads_as_formula;
 use domain::stall::StallEvent;
-use words::i18n::{Locale, td_string};
-use words::decision_table::{headings, row_texts};
 use rust_xlsxwriter::{Format, FormatAlign, Workbook};
+use words::decision_table::{headings, row_texts};
+use words::i18n::{Locale, td_string};
 
 pub fn decision_table(l: Locale, blank: bool) -> Result<Vec<u8>, AppError> {
     let failed = |e: rust_xlsxwriter::XlsxError| AppError::internal("decision table workbook", e);

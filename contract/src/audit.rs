@@ -1,6 +1,6 @@
 //! The audit trail page: events as the caller may see them, newest first, with before/after as a diff.
-use domain::audit::DiffLine;
 use chrono::{DateTime, Utc};
+use domain::audit::DiffLine;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,8 +1,8 @@
 //! Bulk reruns: select stalled operations by filter or by ticks, preview (a dry run), request, confirm the five
 //! checks once, approve once, and watch the dispatch at its rate with pause, resume and cancel.
 use super::reruns::DecisionView;
-use domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use chrono::{DateTime, Utc};
+use domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use serde::{Deserialize, Serialize};
 
 /// What staff selected: by filters, or by ticked rows (then the filters are ignored).

@@ -1,8 +1,8 @@
 //! The stalled-operations board and the operation detail page.
 use super::operations::OperationView;
+use chrono::{DateTime, Utc};
 use domain::operations::OperationStatus;
 use domain::rerun_request::RerunRequestStatus;
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

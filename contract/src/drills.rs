@@ -1,7 +1,7 @@
 //! Drills: inject faults into the demo outside systems for a period (demo or drill databases only), practise the
 //! decision table on the operations they stall, and read the report.
-use domain::drills::{Fault, ReportLine};
 use chrono::{DateTime, Utc};
+use domain::drills::{Fault, ReportLine};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,9 +2,9 @@
 pub use domain::conflict::Conflict;
 use domain::invalid::{Invalid, Rule};
 use domain::rerun_request::{Refused, RequestEvent};
+use serde::{Deserialize, Serialize};
 use server_fn::codec::JsonEncoding;
 use server_fn::error::{FromServerFnError, ServerFnErrorErr};
-use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldError {

@@ -1,6 +1,6 @@
 //! Incident reports, their prevention actions, and the known patterns shown on an operation's page.
-use domain::incidents::ActionStatus;
 use chrono::{DateTime, NaiveDate, Utc};
+use domain::incidents::ActionStatus;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

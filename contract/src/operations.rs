@@ -1,8 +1,8 @@
 //! Operations as the ingestion API and the pages see them.
+use chrono::{DateTime, Utc};
 use domain::ai::Usage;
 use domain::operations::{OperationStatus, StepEventType, StepState};
 use domain::reconciliation::{Evidence, Verdict};
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

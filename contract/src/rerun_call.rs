@@ -1,8 +1,8 @@
 //! The rerun call: what Rerun Gate POSTs to a workflow's `rerun_url` once a rerun is approved (Standard Webhooks
 //! signed, `webhook-id` = `Idempotency-Key` = the rerun ID on every attempt), and what the receiver answers. The
 //! OpenAPI document publishes both under `webhooks`; the client kits implement the receiving side.
-pub use domain::conformance::RerunOutcome;
 use chrono::{DateTime, Utc};
+pub use domain::conformance::RerunOutcome;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

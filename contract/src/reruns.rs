@@ -1,10 +1,10 @@
 //! Rerun requests: start one from a stalled operation, confirm its checklist, request approval.
 use super::operations::StepView;
+use chrono::{DateTime, Utc};
 use domain::approval::{Decision, MakerPart, Standing};
 use domain::batches::BatchStatus;
 use domain::rerun_plan::{Blocked, RerunPlan};
 use domain::rerun_request::RerunRequestStatus;
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// What starting a request led to.

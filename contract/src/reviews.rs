@@ -1,8 +1,8 @@
 //! The weekly and monthly review: indicators, what changed since the last review, and the manager's sign-off.
 use super::{AppError, DepartmentDto};
+use chrono::{DateTime, NaiveDate, Utc};
 use domain::indicators::{Indicator, Period, PeriodKind};
 use domain::invalid::{Invalid, Rule};
-use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Which review: one department or all the caller may see, a week or a month, and which one (by a day in it;

@@ -1,6 +1,6 @@
 //! The stop switch: pause dispatches per workflow or outside system (connector), and resume them, with reasons.
-use domain::stop_switch::Scope;
 use chrono::{DateTime, Utc};
+use domain::stop_switch::Scope;
 use serde::{Deserialize, Serialize};
 
 /// An open pause.

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 named! {
     /// Why a registration was refused, as the review counts it.
-    pub enum Refusal {
+    pub enum RegistrationRefusal {
         /// It carried no process ID.
         MissingProcessId => "missing_process_id",
         /// Its Idempotency-Key had been used with another body (409).
@@ -35,7 +35,7 @@ pub const UNCLASSIFIED: &str = "unclassified";
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tallies {
     /// Refused registrations per refusal.
-    pub refusals: Vec<(Refusal, i64)>,
+    pub refusals: Vec<(RegistrationRefusal, i64)>,
     /// Counted audit events per action (`COUNTED_ACTIONS`).
     pub actions: Vec<(AuditAction, i64)>,
     /// Look-ups made (not manual verdicts), those that failed, and steps whose look-up found several records.
@@ -54,8 +54,8 @@ impl Counts {
         let mut counts = Counts::default();
         for (refusal, n) in tallies.refusals {
             match refusal {
-                Refusal::MissingProcessId => counts.missing_process_id += n,
-                Refusal::IdempotencyKeyMismatch => counts.idempotency_collisions += n,
+                RegistrationRefusal::MissingProcessId => counts.missing_process_id += n,
+                RegistrationRefusal::IdempotencyKeyMismatch => counts.idempotency_collisions += n,
             }
         }
         for (action, n) in tallies.actions {
@@ -108,7 +108,10 @@ mod tests {
     #[test]
     fn a_refusal_without_process_id_and_a_key_used_with_another_body_count_apart() {
         let tallies = Tallies {
-            refusals: vec![(Refusal::MissingProcessId, 3), (Refusal::IdempotencyKeyMismatch, 2)],
+            refusals: vec![
+                (RegistrationRefusal::MissingProcessId, 3),
+                (RegistrationRefusal::IdempotencyKeyMismatch, 2),
+            ],
             ..Tallies::default()
         };
         let counts = Counts::of(tallies);
@@ -159,8 +162,10 @@ mod tests {
 
     #[test]
     fn a_stall_is_counted_under_its_event_and_one_without_under_unclassified() {
-        let tallies =
-            Tallies { stalls: vec![Some("rate_limited".into()), Some("rate_limited".into()), None], ..Tallies::default() };
+        let tallies = Tallies {
+            stalls: vec![Some("rate_limited".into()), Some("rate_limited".into()), None],
+            ..Tallies::default()
+        };
         let counts = Counts::of(tallies);
         assert_eq!(counts.stalled_by_event.get("rate_limited"), Some(&2));
         assert_eq!(counts.stalled_by_event.get(UNCLASSIFIED), Some(&1));

@@ -2,17 +2,17 @@
 //! `GET /audit/export?format=csv|jsonl&from=…&to=…&department=…&actor=…&action=…&process_id=…` streams the trail
 //! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle.
 use crate::http::policy::route;
-use contract::AppError;
-use backend::AppState;
-use backend::auth::AuthSession;
-use backend::services::{Caller, audit_trail};
-use domain::audit_export::{AuditFilterForm, ExportFormat};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
+use backend::AppState;
+use backend::auth::AuthSession;
+use backend::services::{Caller, audit_trail};
+use contract::AppError;
+use domain::audit_export::{AuditFilterForm, ExportFormat};
 use futures::StreamExt;
 use serde::Deserialize;
 

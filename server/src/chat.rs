@@ -9,18 +9,18 @@
 use crate::api::problem::Problem;
 use crate::company_sign_in::{Back, back_from, off_to};
 use crate::http::policy::route;
-use contract::AppError;
-use backend::AppState;
-use backend::auth::{self, AuthSession};
-use backend::services::{Caller, chat};
-use backend::slack::{self, Interaction};
-use domain::chat::{ChatPlatform, ChatUser, verify_slack};
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
+use backend::AppState;
+use backend::auth::{self, AuthSession};
+use backend::services::{Caller, chat};
+use backend::slack::{self, Interaction};
+use contract::AppError;
+use domain::chat::{ChatPlatform, ChatUser, verify_slack};
 
 /// The session's key for a link under way at Slack.
 const PENDING: &str = "slack_link_pending";

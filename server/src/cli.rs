@@ -1,16 +1,16 @@
 //! The command line of the `server` binary (SPEC "Command line").
-use contract::admin::NewUser;
 use backend::audit_witness::Witness;
 use backend::demo::{self, DemoCredential};
 use backend::services::{self, audit::Verification, backup::Backup};
 use backend::{AppState, ServerOptions};
+use chrono::{DateTime, Utc};
+use clap::{Parser, Subcommand};
+use contract::admin::NewUser;
 use domain::audit::{Actor, SystemActor};
 use domain::audit_export::{AuditFilter, ExportChecker, ExportFormat, Line};
 use domain::audit_proof::{ExportProof, ProofSummary, PublicKey, SignedCheckpoint};
 use domain::membership::Membership;
 use domain::roles::Role;
-use chrono::{DateTime, Utc};
-use clap::{Parser, Subcommand};
 use std::io::BufRead;
 use std::io::Read;
 use std::path::Path;
@@ -371,7 +371,9 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
             }
             Ok(0)
         }
-        Command::User { command: UserCommand::Add { username, display_name, roles, departments, memberships, email, .. } } => {
+        Command::User {
+            command: UserCommand::Add { username, display_name, roles, departments, memberships, email, .. },
+        } => {
             let new = NewUser {
                 username: username.clone(),
                 display_name: display_name.clone(),
@@ -474,7 +476,10 @@ async fn resolve_alarm(
 ) -> anyhow::Result<i32> {
     match services::audit_memory::resolve(state, history, by, reason).await {
         Ok(signed) => {
-            println!("the audit signer's alarm is resolved ({} history found true); recorded in the trail", history.as_str());
+            println!(
+                "the audit signer's alarm is resolved ({} history found true); recorded in the trail",
+                history.as_str()
+            );
             if let Some(checkpoint) = signed {
                 println!("checkpoint signed at event {}", checkpoint.seq);
             }
@@ -530,7 +535,10 @@ async fn verify_online(
             Ok(1)
         }
         Verification::Unproven(problem) => {
-            println!("audit chain does not match its signed checkpoints at sequence number {}: {problem}", problem.seq());
+            println!(
+                "audit chain does not match its signed checkpoints at sequence number {}: {problem}",
+                problem.seq()
+            );
             Ok(1)
         }
     }

@@ -8,18 +8,18 @@
 //!
 //! A failure sends the browser to the sign-in page with `problem=failed` or `problem=no_role`; the cause is logged.
 use crate::http::policy::route;
-use contract::AppError;
-use backend::AppState;
-use backend::auth::{self, AuthSession};
-use backend::oidc::{Identity, Pending, Provider};
-use backend::services::company_sign_in;
-use domain::identity::{
-    AuthMethod, Authentication, NotFresh, fresh_enough, is_local_path, provider_sign_in_at, query_value,
-};
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
+use backend::AppState;
+use backend::auth::{self, AuthSession};
+use backend::oidc::{Identity, Pending, Provider};
+use backend::services::company_sign_in;
+use contract::AppError;
+use domain::identity::{
+    AuthMethod, Authentication, NotFresh, fresh_enough, is_local_path, provider_sign_in_at, query_value,
+};
 use serde::Deserialize;
 
 /// The session's key for the sign-in under way at the provider.

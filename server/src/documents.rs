@@ -3,18 +3,18 @@
 //! CSV export `GET /reviews.csv?…` (the review page's department, period and day); a drill's report as CSV
 //! `GET /drills/{id}/report.csv`.
 use crate::http::policy::route;
-use contract::AppError;
-use contract::reviews::ReviewQuery;
-use backend::AppState;
-use backend::auth::AuthSession;
-use backend::charts::{self, Chart};
-use backend::services;
-use domain::invalid::{Invalid, Rule};
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
+use backend::AppState;
+use backend::auth::AuthSession;
+use backend::charts::{self, Chart};
+use backend::services;
+use contract::AppError;
+use contract::reviews::ReviewQuery;
+use domain::invalid::{Invalid, Rule};
 use serde::Deserialize;
 
 pub fn routes(state: AppState) -> Router {
@@ -43,8 +43,7 @@ async fn review_chart(
             .ok_or_else(|| AppError::invalid("chart", Invalid::new(Rule::Unknown, "rates, counts or latency")))?;
         let review = services::reviews::resolve(&state, &caller, &query.review)?;
         let trend = services::reviews::trend(&state, review.scope.as_deref(), review.period).await?;
-        charts::draw(chart, &trend, app::api::locale_of(&headers))
-            .map_err(|e| contract::AppError::internal("chart", e))
+        charts::draw(chart, &trend, app::api::locale_of(&headers)).map_err(|e| contract::AppError::internal("chart", e))
     };
     match drawn.await {
         // Private data: not kept by shared caches; the page asks again for each review.

@@ -1,11 +1,11 @@
 //! Building and serving the app: database, migrations, sessions, routes, protections.
 use crate::http;
+use axum::Router;
+use axum_login::AuthManagerLayerBuilder;
 use backend::auth::{Backend, enforce_timeouts};
 use backend::config::Config;
 use backend::db::sessions::SqlSessionStore;
 use backend::{AppState, Clock, Db, ServerOptions, SystemClock};
-use axum::Router;
-use axum_login::AuthManagerLayerBuilder;
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use std::net::SocketAddr;

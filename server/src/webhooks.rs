@@ -2,14 +2,14 @@
 //! verified before anything parses it; a replay answers 2xx and changes nothing.
 use crate::api::problem::Problem;
 use crate::http::policy::route;
-use backend::AppState;
-use backend::services::webhooks::{Received, receive};
-use domain::webhooks::Headers;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::http::Method;
 use axum::{Json, Router};
+use backend::AppState;
+use backend::services::webhooks::{Received, receive};
+use domain::webhooks::Headers;
 use serde_json::{Value, json};
 
 pub fn routes(state: AppState) -> Router {

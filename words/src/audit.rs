@@ -1,11 +1,11 @@
 //! The audit trail's words: what each action and each actor is called on the pages. Exports keep the raw codes.
+use crate::i18n::{Locale, td_string};
 use contract::audit::ReasonView;
 use domain::audit::{ActorKind, ObjectType, SystemActor, SystemLabel};
 use domain::audit_action::AuditAction;
 use domain::reasons::SystemReason;
 use domain::signer_alarm::SignerAlarm;
 use domain::stall::StallReason;
-use crate::i18n::{Locale, td_string};
 
 /// An action's name ("停止を検知" / "Stall detected").
 pub fn action_label_in(l: Locale, action: AuditAction) -> &'static str {

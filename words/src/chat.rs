@@ -1,10 +1,10 @@
 //! A decision message in the company chat, in the chat's language: what it says about a rerun request or a bulk
 //! rerun before and after the decision, the reject modal, and what a person is told after pressing a button.
 use super::{batch_status_in, local_time_in, rerun_status_in, verdict_label_in};
-use domain::approval::Decision;
-use domain::chat::{CardPlan, CardStatus, ChatDone, ChatRefusal, DecisionCard};
 use crate::i18n::{Locale, td_string};
 use chrono_tz::Tz;
+use domain::approval::Decision;
+use domain::chat::{CardPlan, CardStatus, ChatDone, ChatRefusal, DecisionCard};
 
 /// A decision message's sentences; the chat's own format is built from them.
 pub struct CardWords {

@@ -1,7 +1,7 @@
 //! The five checks and what the system found for each, in the reader's language.
 use super::evidence::basis_label_in;
-use domain::checklist::{Check, Found};
 use crate::i18n::{Locale, td_string};
+use domain::checklist::{Check, Found};
 
 pub fn check_label_in(l: Locale, check: Check) -> &'static str {
     match check {

@@ -1,7 +1,7 @@
 //! The conformance check's findings in the reader's language: what each test call expects, and what came back.
+use crate::i18n::{Locale, td_string};
 use contract::admin::ReceiverCheck;
 use domain::conformance::{Heard, Probe, ProbeResult};
-use crate::i18n::{Locale, td_string};
 
 /// What a safe receiver does with the test call.
 fn expectation_in(l: Locale, probe: Probe) -> String {

@@ -1,8 +1,8 @@
 //! The decision table's words: the same on the page and in the `.xlsx` download.
 use super::event_label_in;
+use crate::i18n::{Locale, td_string};
 use domain::decision_table::{Action, row};
 use domain::stall::StallEvent;
-use crate::i18n::{Locale, td_string};
 
 /// The words of the decision table's row for an event, in the reader's language.
 pub struct DecisionTexts {

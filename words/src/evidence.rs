@@ -1,7 +1,7 @@
 //! What a reconciliation's verdict rests on, said in the reader's language (the API and exports keep the
 //! English `summary`).
-use domain::reconciliation::{Basis, LookupProblem, OutsideStatus};
 use crate::i18n::{Locale, td_string};
+use domain::reconciliation::{Basis, LookupProblem, OutsideStatus};
 
 pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
     match basis {

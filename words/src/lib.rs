@@ -15,12 +15,12 @@ pub mod evidence;
 mod locale_files;
 pub mod notifications;
 
+use crate::i18n::{Locale, td_string};
 use domain::batches::BatchStatus;
 use domain::indicators::Indicator;
 use domain::reconciliation::Verdict;
 use domain::rerun_request::RerunRequestStatus;
 use domain::stall::FailureClass;
-use crate::i18n::{Locale, td_string};
 
 /// Where the n-th thing a person wrote goes in a sentence of a page: `td_string!(l, key, by = slot(0))`; the page
 /// marks each piece as theirs (`ui::labels::with_entered`).

@@ -1,11 +1,11 @@
 //! A notification in its reader's words: the title in the app's list, the e-mail (plain text and HTML) and the
 //! chat message, each in the recipient's language; times in their zone.
 use super::{local_time_in, round};
-use domain::indicators::PeriodKind;
-use domain::notifications::{BatchNews, Notice, RerunNews};
 use crate::i18n::{Locale, td_string};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use domain::indicators::PeriodKind;
+use domain::notifications::{BatchNews, Notice, RerunNews};
 use leptos_i18n::Locale as _;
 
 pub fn notice_title_in(l: Locale, notice: &Notice) -> String {

@@ -1,6 +1,6 @@
 //! The admin's people pages.
-use crate::contract::{AppError, DepartmentDto};
 use crate::contract::admin::*;
+use crate::contract::{AppError, DepartmentDto};
 use crate::domain::membership::Membership;
 use crate::domain::roles::Role;
 use leptos::prelude::*;

@@ -1,8 +1,8 @@
 //! What a server function needs from the request: the state, the session, the caller, request ID and address.
-use crate::contract::AppError;
 use crate::backend::AppState;
 use crate::backend::auth::AuthSession;
 use crate::backend::services::Caller;
+use crate::contract::AppError;
 use crate::i18n::Locale;
 use axum::extract::ConnectInfo;
 use axum::http::HeaderMap;

@@ -2,8 +2,8 @@
 //! organisation, staff or manager in each department.
 use super::data::resource;
 use super::labels::{slot, with_entered};
-use crate::contract::DepartmentDto;
 use crate::api::admin::{AddUser, SetUserDisabled, SetUserRoles, chat_links, list_departments, list_users};
+use crate::contract::DepartmentDto;
 use crate::contract::admin::{NewUser, UserSummary};
 use crate::domain::membership::Membership;
 use crate::domain::roles::Role;

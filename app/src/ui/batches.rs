@@ -4,8 +4,10 @@
 use super::data::resource;
 use super::labels::{local_time, locale, operation_status_label};
 use super::rerun_request::{blocked_label, check_label, confirmation_fields, confirmed_line};
+use crate::api::batches::{
+    ConfirmBatchCheck, ControlBatch, DecideBatch, RequestBatch, SubmitBatch, follow_batch, list_batches, load_batch,
+};
 use crate::contract::AppError;
-use crate::api::batches::{ConfirmBatchCheck, ControlBatch, DecideBatch, RequestBatch, SubmitBatch, follow_batch, list_batches, load_batch};
 use crate::contract::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, MemberView};
 use crate::domain::approval::{Decision, Standing};
 use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};

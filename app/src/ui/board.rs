@@ -6,8 +6,8 @@ use super::labels::{
 };
 use crate::api::batches::CreateBatch;
 use crate::api::board::stalled_operations;
-use crate::contract::board::{BoardFilter, BoardPage, BoardRow};
 use crate::contract::DepartmentDto;
+use crate::contract::board::{BoardFilter, BoardPage, BoardRow};
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{FailureClass, StallEvent};
 use crate::i18n::{Locale, td_string};

@@ -3,7 +3,9 @@
 //! board's box of overdue actions.
 use super::data::resource;
 use super::labels::{event_label, failure_class_label, local_input_value, local_time, locale, reader_zone};
-use crate::api::incidents::{AddPreventionAction, FileIncident, LinkOperation, SetActionStatus, UpdateIncident, list_incidents, load_incident};
+use crate::api::incidents::{
+    AddPreventionAction, FileIncident, LinkOperation, SetActionStatus, UpdateIncident, list_incidents, load_incident,
+};
 use crate::contract::incidents::{ActionView, IncidentList, IncidentView, OverdueAction};
 use crate::contract::{AppError, FieldError};
 use crate::domain::incidents::{ActionStatus, PAGE_LENGTH};

@@ -1,9 +1,9 @@
 //! The frame of every signed-in page: the header with the signed-in user, and beside it the page. Strangers never get
 //! here: the server sends them to the sign-in page first (the policy gate, `backend::auth::send_to_sign_in`).
 use super::data::resource;
-use crate::contract::CurrentUser;
 use crate::api::auth::{SignOut, SwitchLanguage, me};
 use crate::api::notifications::unread_notifications;
+use crate::contract::CurrentUser;
 use crate::domain::roles::Role;
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;

@@ -32,7 +32,7 @@ pub fn OperationPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match detail.await {
                     Ok(detail) => view! { <Detail detail actions /> }.into_any(),
-                    Err(crate::api::AppError::NotFound) => view! {
+                    Err(crate::contract::AppError::NotFound) => view! {
                         <h1>{td_string!(l, operation.not_found.title)}</h1><p>{td_string!(l, operation.not_found.body)}</p>
                     }.into_any(),
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),

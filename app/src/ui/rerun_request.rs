@@ -2,7 +2,9 @@
 //! it; then the request for approval. Started from the operation's page.
 use super::data::resource;
 use super::labels::{failure_class_label, local_time, locale, slot, with_entered};
-use crate::api::reruns::{CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request};
+use crate::api::reruns::{
+    CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request,
+};
 use crate::contract::reruns::{CheckView, RerunRequestView, StartAnswer};
 use crate::domain::approval::{Decision, MakerPart, Standing};
 use crate::domain::checklist::Check;
@@ -105,7 +107,7 @@ pub fn RerunRequestPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match request.await {
                     Ok(r) => view! { <Request r confirm submit cancel decide /> }.into_any(),
-                    Err(crate::api::AppError::NotFound) => view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any(),
+                    Err(crate::contract::AppError::NotFound) => view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any(),
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}

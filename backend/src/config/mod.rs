@@ -4,7 +4,6 @@
 pub use domain::configuration::{
     AuditConfig, Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, WorkflowConfig,
 };
-use std::ops::{Bound, RangeBounds};
 use domain::ids::DepartmentCode;
 use domain::indicators::{Indicator, PeriodKind, Threshold};
 use domain::preferences;
@@ -12,6 +11,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -246,7 +246,8 @@ impl Validator<'_> {
 
     fn config(&self, raw: RawConfig, file: &str) -> Result<Config, ConfigError> {
         let retention = self.number(raw.settings.idempotency_retention_days, 1.., 30, "idempotency_retention_days")?;
-        let message_retention_days = self.number(raw.settings.message_retention_days, 1.., 30, "message_retention_days")?;
+        let message_retention_days =
+            self.number(raw.settings.message_retention_days, 1.., 30, "message_retention_days")?;
         let webhook_body_retention_days =
             self.number(raw.settings.webhook_body_retention_days, 1.., 30, "webhook_body_retention_days")?;
         if let Some(var) = &raw.settings.chat_webhook_url_env
@@ -309,9 +310,9 @@ impl Validator<'_> {
             self.number(raw.checkpoint_minutes, 1..=1440, defaults.checkpoint_minutes, "checkpoint_minutes")?;
         let digest_hours = self.number(raw.digest_hours, 1..=24 * 31, defaults.digest_hours, "digest_hours")?;
         if let Some(url) = &raw.timestamp_url {
-            let checked = url::Url::parse(url.get_ref()).map_err(|e| e.to_string()).and_then(|parsed| {
-                crate::reconciliation::ssrf::check_url(&parsed, raw.timestamp_allow_loopback)
-            });
+            let checked = url::Url::parse(url.get_ref())
+                .map_err(|e| e.to_string())
+                .and_then(|parsed| crate::reconciliation::ssrf::check_url(&parsed, raw.timestamp_allow_loopback));
             if let Err(problem) = checked {
                 return self.fail(url.span(), format!("timestamp_url: {problem}"));
             }

@@ -65,7 +65,8 @@ impl Validator<'_> {
                 }
             },
         };
-        let fresh_minutes = self.number(raw.fresh_minutes, 1..=720, SignInConfig::default().fresh_minutes, "fresh_minutes")?;
+        let fresh_minutes =
+            self.number(raw.fresh_minutes, 1..=720, SignInConfig::default().fresh_minutes, "fresh_minutes")?;
         let oidc = raw.oidc.map(|o| self.oidc(o, departments)).transpose()?;
         if local_passwords == LocalPasswords::BreakGlass && oidc.is_none() {
             return self.fail(

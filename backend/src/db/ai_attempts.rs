@@ -1,7 +1,7 @@
 //! AI generation attempts per step.
 use super::{Conn, changed_one, on_conn};
-use domain::ai::AiStatus;
 use chrono::{DateTime, Utc};
+use domain::ai::AiStatus;
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct AttemptRow {

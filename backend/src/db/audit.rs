@@ -3,9 +3,9 @@ use super::Db;
 pub use super::audit_rows::CsvChunk;
 use super::audit_rows::{Bind, EVENT_COLUMNS};
 use super::{Conn, RowLock, on_conn};
+use chrono::{DateTime, Utc};
 use domain::audit::{AuditEntry, AuditEvent};
 use domain::audit_export::AuditFilter;
-use chrono::{DateTime, Utc};
 
 const HEAD: &str = "SELECT seq, hash FROM audit_head WHERE id = 1";
 

@@ -1,7 +1,7 @@
 //! Signed checkpoints and key statements (domain::audit_proof): append-only, no update or delete here either.
 use super::{Conn, on_conn};
-use domain::audit_proof::{KeyStatement, SignedCheckpoint};
 use chrono::{DateTime, Utc};
+use domain::audit_proof::{KeyStatement, SignedCheckpoint};
 
 const CHECKPOINT_COLUMNS: &str = "seq, hash, at, key_id, signature, timestamp";
 

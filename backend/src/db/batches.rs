@@ -1,11 +1,12 @@
 //! Bulk reruns: the batch, its frozen members, its five checks and its owners' decisions.
+use super::states::Stored;
 use super::{Conn, RowLock, changed_one, on_conn};
+use chrono::{DateTime, Utc};
 use domain::approval::Decision;
 use domain::batches::{BatchStatus, MemberState};
 use domain::dispatch::DispatchStatus;
 use domain::operations::OperationStatus;
 use domain::rerun_request::RerunRequestStatus;
-use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct BatchRow {
@@ -15,6 +16,7 @@ pub struct BatchRow {
     pub creator: String,
     pub reason: String,
     pub selection_json: String,
+    #[sqlx(try_from = "Stored<BatchStatus>")]
     pub status: BatchStatus,
     pub rate_per_minute: i64,
     pub created_at: DateTime<Utc>,
@@ -146,13 +148,14 @@ pub async fn decided_by(tx: &mut Conn, user_id: i64, limit: i64) -> Result<Vec<(
 struct Decided {
     #[sqlx(flatten)]
     batch: BatchRow,
+    #[sqlx(try_from = "Stored<Decision>")]
     decision: Decision,
 }
 
 /// The batches in one status.
 pub async fn in_status(tx: &mut Conn, status: BatchStatus) -> Result<Vec<BatchRow>, sqlx::Error> {
     let sql = format!("{BATCH_SELECT} WHERE b.status = $1 ORDER BY b.created_at");
-    on_conn!(tx, |c| sqlx::query_as(&sql).bind(status).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(Stored(status)).fetch_all(c).await)
 }
 
 /// Moves the batch from one status to another (the services ask the domain's table which); `false` when it was
@@ -172,8 +175,8 @@ pub async fn set_status(
          WHERE id = $1 AND status = $2"
     )
     .bind(id)
-    .bind(from)
-    .bind(to)
+    .bind(Stored(from))
+    .bind(Stored(to))
     .bind(now)
     .bind(submitted)
     .bind(decided)
@@ -253,13 +256,17 @@ pub struct MemberRow {
     pub operation_id: i64,
     pub process_id: String,
     pub workflow: String,
+    #[sqlx(try_from = "Stored<OperationStatus>")]
     pub operation_status: OperationStatus,
+    #[sqlx(try_from = "Stored<MemberState>")]
     pub state: MemberState,
     pub plan_json: Option<String>,
     pub reasons_json: Option<String>,
     pub request_id: Option<String>,
+    #[sqlx(try_from = "Stored<Option<RerunRequestStatus>>")]
     pub request_status: Option<RerunRequestStatus>,
     pub requested_by: Option<i64>,
+    #[sqlx(try_from = "Stored<Option<DispatchStatus>>")]
     pub dispatch_status: Option<DispatchStatus>,
     pub looked_up_at: Option<DateTime<Utc>>,
 }
@@ -293,7 +300,7 @@ pub async fn members_in(
     limit: i64,
 ) -> Result<Vec<MemberRow>, sqlx::Error> {
     let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 AND m.state = $2 ORDER BY m.position LIMIT $3");
-    on_conn!(tx, |c| sqlx::query_as(&sql).bind(batch).bind(state).bind(limit).fetch_all(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(batch).bind(Stored(state)).bind(limit).fetch_all(c).await)
 }
 
 pub struct MemberUpdate<'a> {
@@ -314,7 +321,7 @@ pub async fn set_member(tx: &mut Conn, batch: &str, position: i64, u: &MemberUpd
     )
     .bind(batch)
     .bind(position)
-    .bind(u.state)
+    .bind(Stored(u.state))
     .bind(u.plan_json)
     .bind(u.reasons_json)
     .bind(u.request_id)
@@ -423,7 +430,7 @@ pub async fn insert_decision(
     )
     .bind(batch)
     .bind(approver)
-    .bind(decision)
+    .bind(Stored(decision))
     .bind(comment)
     .bind(now)
     .execute(c)

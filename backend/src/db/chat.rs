@@ -1,8 +1,8 @@
 //! Decisions in chat: the links between chat users and users, the messages posted about rerun requests and bulk
 //! reruns, and the signed interactions already received.
 use super::{Conn, RowLock, changed_one, on_conn};
-use domain::chat::{ChatPlatform, ChatSubject, ChatUser};
 use chrono::{DateTime, Utc};
+use domain::chat::{ChatPlatform, ChatSubject, ChatUser};
 
 /// A link between a user and their account in a chat workspace.
 #[derive(Clone, Debug, sqlx::FromRow)]

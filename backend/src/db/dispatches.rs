@@ -1,12 +1,14 @@
 //! The dispatch outbox: claimed with an expiring lease, so any number of workers send each rerun once at a time
 //! and a crashed worker's claim passes to another.
+use super::states::Stored;
 use super::{Conn, RowLock, changed_one, on_conn};
-use domain::dispatch::DispatchStatus;
 use chrono::{DateTime, Utc};
+use domain::dispatch::DispatchStatus;
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct DispatchRow {
     pub request_id: String,
+    #[sqlx(try_from = "Stored<DispatchStatus>")]
     pub status: DispatchStatus,
     pub attempts: i64,
 }
@@ -64,7 +66,7 @@ pub async fn settle(
          WHERE request_id = $1"
     )
     .bind(request_id)
-    .bind(status)
+    .bind(Stored(status))
     .bind(attempts)
     .bind(next_attempt_at)
     .bind(error)

@@ -2,9 +2,9 @@
 //! that finds nobody leading leads; the ones that come meanwhile wait in line, and the leader writes them with
 //! its own in one transaction, tells each its outcome, and hands the lead to the first that came after.
 use super::registrations::Registration;
+use chrono::{DateTime, Utc};
 use domain::audit::AuditEntry;
 use domain::steps::Step;
-use chrono::{DateTime, Utc};
 use std::collections::VecDeque;
 use tokio::sync::oneshot;
 

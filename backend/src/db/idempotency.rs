@@ -1,10 +1,12 @@
 //! Idempotency records of the ingestion API, per client and key.
+use super::states::Stored;
 use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct IdempotencyRow {
     pub fingerprint: String,
+    #[sqlx(try_from = "Stored<domain::idempotency::IdempotencyState>")]
     pub state: domain::idempotency::IdempotencyState,
     pub response_status: Option<i64>,
     pub response_body: Option<String>,

@@ -1,12 +1,14 @@
 //! Who prepared a rerun request or a bulk rerun (`domain::approval::MakerPart`): recorded as they do it, read
 //! when someone decides.
+use super::states::Stored;
 use super::{Conn, on_conn};
-use domain::approval::{Maker, MakerPart};
 use chrono::{DateTime, Utc};
+use domain::approval::{Maker, MakerPart};
 
 #[derive(sqlx::FromRow)]
 struct MakerRow {
     user_id: i64,
+    #[sqlx(try_from = "Stored<MakerPart>")]
     part: MakerPart,
 }
 
@@ -39,7 +41,7 @@ async fn added(tx: &mut Conn, sql: &str, id: &str, maker: Maker, now: DateTime<U
     on_conn!(tx, |c| sqlx::query(sql)
         .bind(id)
         .bind(maker.user_id)
-        .bind(maker.part)
+        .bind(Stored(maker.part))
         .bind(now)
         .execute(c)
         .await

@@ -28,7 +28,7 @@ pub mod reviews;
 pub mod sessions;
 pub mod sign_in;
 mod sqlite;
-mod states;
+pub(crate) mod states;
 pub mod stop_switch;
 pub mod users;
 pub mod webhooks;

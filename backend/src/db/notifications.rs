@@ -1,7 +1,8 @@
 //! In-app notifications.
+use super::states::Stored;
 use super::{Conn, RowLock, on_conn};
-use domain::roles::Role;
 use chrono::{DateTime, Utc};
+use domain::roles::Role;
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct NotificationRow {
@@ -204,7 +205,7 @@ pub async fn settle_outbound(
                subject = $5, text = $6 WHERE id = $1",
         )
         .bind(id)
-        .bind(status)
+        .bind(Stored(status))
         .bind(attempts)
         .bind(next)
         .bind(subject)

@@ -1,9 +1,10 @@
 //! Operations and their steps.
+use super::states::Stored;
 use super::{Conn, RowLock, changed_one, on_conn};
+use chrono::{DateTime, Utc};
 use domain::operations::{OperationEvent, OperationStatus, StepState};
 use domain::reconciliation::Verdict;
 use domain::steps::Step;
-use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct OperationRow {
@@ -15,6 +16,7 @@ pub struct OperationRow {
     pub business_key: Option<String>,
     pub content_json: Option<String>,
     pub content_fingerprint: Option<String>,
+    #[sqlx(try_from = "Stored<OperationStatus>")]
     pub status: OperationStatus,
     pub event: Option<String>,
     pub failure_class: Option<String>,
@@ -37,6 +39,7 @@ struct StepRow {
     name: String,
     idempotency_key: String,
     content_fingerprint: Option<String>,
+    #[sqlx(try_from = "Stored<StepState>")]
     state: StepState,
     last_seq: Option<i64>,
     result_id: Option<String>,
@@ -48,6 +51,7 @@ struct StepRow {
     completed_at: Option<DateTime<Utc>>,
     updated_at: DateTime<Utc>,
     content_json: Option<String>,
+    #[sqlx(try_from = "Stored<Option<Verdict>>")]
     latest_verdict: Option<Verdict>,
     revision: i64,
 }
@@ -209,13 +213,14 @@ pub async fn status_and_incomplete_steps(
     tx: &mut Conn,
     id: i64,
 ) -> Result<Option<(OperationStatus, i64)>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_as(
+    let row: Option<(Stored<OperationStatus>, i64)> = on_conn!(tx, |c| sqlx::query_as(
         "SELECT o.status, (SELECT COUNT(*) FROM steps s WHERE s.operation_id = o.id AND s.completed_at IS NULL)
          FROM operations o WHERE o.id = $1"
     )
     .bind(id)
     .fetch_optional(c)
-    .await)
+    .await)?;
+    Ok(row.map(|(status, incomplete)| (status.0, incomplete)))
 }
 
 /// Writes a step's new state if the row is still at the revision it was decided on, `step.revision`
@@ -247,7 +252,7 @@ macro_rules! bind_step_update {
     ($query:expr, $step:expr) => {
         $query
             .bind($step.id)
-            .bind(&$step.state)
+            .bind($crate::db::states::Stored($step.state))
             .bind($step.last_seq)
             .bind(&$step.result_id)
             .bind(&$step.error_class)
@@ -274,8 +279,8 @@ pub async fn set_status_from(
         "UPDATE operations SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2"
     )
     .bind(id)
-    .bind(from)
-    .bind(to)
+    .bind(Stored(from))
+    .bind(Stored(to))
     .bind(now)
     .execute(c)
     .await)
@@ -306,8 +311,8 @@ pub async fn mark_stalled(
     .bind(event)
     .bind(failure_class)
     .bind(now)
-    .bind(from)
-    .bind(to)
+    .bind(Stored(from))
+    .bind(Stored(to))
     .execute(c)
     .await
     })

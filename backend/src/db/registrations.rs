@@ -255,10 +255,7 @@ macro_rules! bind_registration {
     ($query:expr, $r:expr) => {{
         let query =
             $query.bind($r.client).bind(&$r.key).bind(&$r.fingerprint).bind(&$r.answer).bind($r.at).bind($r.expires_at);
-        $crate::db::registrations::bind_steps!(
-            $crate::db::registrations::bind_operation!(query, $r),
-            $r
-        )
+        $crate::db::registrations::bind_steps!($crate::db::registrations::bind_operation!(query, $r), $r)
     }};
 }
 pub(super) use bind_registration;

@@ -1,8 +1,9 @@
 //! Rerun requests and their checklist items.
+use super::states::Stored;
 use super::{Conn, RowLock, changed_one, on_conn};
+use chrono::{DateTime, Utc};
 use domain::approval::Decision;
 use domain::rerun_request::RerunRequestStatus;
-use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct RequestRow {
@@ -14,6 +15,7 @@ pub struct RequestRow {
     pub requested_by: i64,
     pub requester: String,
     pub reason: String,
+    #[sqlx(try_from = "Stored<RerunRequestStatus>")]
     pub status: RerunRequestStatus,
     pub plan_json: String,
     pub workflow_version: String,
@@ -109,8 +111,8 @@ pub async fn set_status(
          WHERE id = $1 AND status = $2"
     )
     .bind(id)
-    .bind(from)
-    .bind(to)
+    .bind(Stored(from))
+    .bind(Stored(to))
     .bind(now)
     .bind(submitted)
     .bind(decided)
@@ -223,7 +225,7 @@ pub async fn pending_in(tx: &mut Conn, departments: &[String]) -> Result<Vec<Req
         list.join(", ")
     );
     on_conn!(tx, |c| {
-        let mut query = sqlx::query_as(&sql).bind(RerunRequestStatus::PendingApproval);
+        let mut query = sqlx::query_as(&sql).bind(Stored(RerunRequestStatus::PendingApproval));
         for d in departments {
             query = query.bind(d);
         }
@@ -259,6 +261,7 @@ pub async fn decided_by(tx: &mut Conn, user_id: i64, limit: i64) -> Result<Vec<(
 struct Decided {
     #[sqlx(flatten)]
     request: RequestRow,
+    #[sqlx(try_from = "Stored<Decision>")]
     decision: Decision,
 }
 
@@ -293,7 +296,7 @@ pub async fn insert_decision(
     )
     .bind(id)
     .bind(approver)
-    .bind(decision)
+    .bind(Stored(decision))
     .bind(comment)
     .bind(now)
     .execute(c)
@@ -304,6 +307,7 @@ pub async fn insert_decision(
 pub struct DecisionRow {
     pub approver_id: i64,
     pub approver: String,
+    #[sqlx(try_from = "Stored<Decision>")]
     pub decision: Decision,
     pub comment: Option<String>,
     pub decided_at: DateTime<Utc>,

@@ -1,10 +1,11 @@
 //! What the review indicators count, threshold crossings and review sign-offs. The counts come from the
 //! records the app keeps anyway (the audit trail, look-ups, rerun requests) plus the refused registrations.
+use super::states::Stored;
 use super::{Conn, changed_one, on_conn};
+use chrono::{DateTime, NaiveDate, Utc};
 use domain::audit_action::AuditAction;
 use domain::indicators::Period;
-use domain::tallies::{COUNTED_ACTIONS, Refusal, Tallies};
-use chrono::{DateTime, NaiveDate, Utc};
+use domain::tallies::{COUNTED_ACTIONS, RegistrationRefusal, Tallies};
 
 /// Which departments a count covers: `None` is everything, including refusals that named no department.
 pub type Scope<'a> = Option<&'a [String]>;
@@ -39,7 +40,7 @@ pub async fn record_refusal(
     tx: &mut Conn,
     api_client_id: i64,
     department: Option<&str>,
-    refusal: Refusal,
+    refusal: RegistrationRefusal,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
     on_conn!(tx, |c| sqlx::query(
@@ -47,7 +48,7 @@ pub async fn record_refusal(
     )
     .bind(api_client_id)
     .bind(department)
-    .bind(refusal)
+    .bind(Stored(refusal))
     .bind(now)
     .execute(c)
     .await
@@ -81,12 +82,13 @@ async fn refusals(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     scope: Scope<'_>,
-) -> Result<Vec<(Refusal, i64)>, sqlx::Error> {
+) -> Result<Vec<(RegistrationRefusal, i64)>, sqlx::Error> {
     let sql = format!(
         "SELECT kind, COUNT(*) FROM api_refusals WHERE at >= $1 AND at < $2{} GROUP BY kind",
         in_scope("department", scope)
     );
-    scoped!(tx, sql, from, to, scope, fetch_all)
+    let rows: Vec<(Stored<RegistrationRefusal>, i64)> = scoped!(tx, sql, from, to, scope, fetch_all)?;
+    Ok(rows.into_iter().map(|(refusal, n)| (refusal.0, n)).collect())
 }
 
 /// Applied step events and dispatch outcomes are audit events: the trail is the history of both.
@@ -103,7 +105,8 @@ async fn actions(
         names.join(", "),
         in_scope("department", scope)
     );
-    scoped!(tx, sql, from, to, scope, fetch_all)
+    let rows: Vec<(Stored<AuditAction>, i64)> = scoped!(tx, sql, from, to, scope, fetch_all)?;
+    Ok(rows.into_iter().map(|(action, n)| (action.0, n)).collect())
 }
 
 /// Look-ups made (manual verdicts are not), the failed ones, and steps whose look-up found several records.
@@ -150,7 +153,8 @@ async fn stalls(
         in_scope("department", scope)
     );
     let rows: Vec<(Option<String>,)> = scoped!(tx, sql, from, to, scope, fetch_all)?;
-    let event = |after: &str| serde_json::from_str::<serde_json::Value>(after).ok()?["event"].as_str().map(str::to_string);
+    let event =
+        |after: &str| serde_json::from_str::<serde_json::Value>(after).ok()?["event"].as_str().map(str::to_string);
     Ok(rows.into_iter().map(|(after,)| after.as_deref().and_then(event)).collect())
 }
 

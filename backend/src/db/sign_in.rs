@@ -1,7 +1,7 @@
 //! Failed sign-in attempts, counted per account and per client address for throttling.
 use super::{Conn, on_conn};
-use domain::throttle::Failures;
 use chrono::{DateTime, Utc};
+use domain::throttle::Failures;
 
 pub async fn record_failure(tx: &mut Conn, username: &str, ip: &str, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
     on_conn!(tx, |c| sqlx::query("INSERT INTO sign_in_failures (username, ip, at) VALUES ($1, $2, $3)")

@@ -1,7 +1,7 @@
 use super::{Conn, on_conn};
+use chrono::{DateTime, Utc};
 use domain::membership::{Access, Membership};
 use domain::roles::Role;
-use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct UserRow {

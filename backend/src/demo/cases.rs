@@ -5,12 +5,12 @@ use super::systems::{DemoSystems, Service};
 use crate::AppState;
 use crate::clock::ManualClock;
 use crate::services::{Caller, api_clients, holds, registration, step_events, sweeper};
+use chrono::Duration;
 use contract::AppError;
 use contract::operations::{ReportedError, StepEvent};
 use domain::audit::{Actor, SystemActor};
 use domain::operations::StepEventType;
 use domain::stall::ErrorClass;
-use chrono::Duration;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

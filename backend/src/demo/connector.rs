@@ -2,10 +2,10 @@
 use super::systems::{DemoSystems, Service};
 use crate::reconciliation::settings::DemoSettings;
 use crate::reconciliation::{Connector, Lookup, WebhookRecord};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::ai::Usage;
 use domain::reconciliation::{Finding, LookupProblem, Record, RecordStatus};
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 pub struct DemoConnector {

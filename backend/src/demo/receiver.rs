@@ -15,12 +15,8 @@ use serde_json::Value;
 /// What the call came to: `Done` for a new rerun (performed in the background), `Duplicate` for a repeat of a
 /// `webhook-id`, `Test` for a conformance check's call (verified and remembered, nothing done).
 pub async fn receive(state: &AppState, headers: &Headers<'_>, body: &[u8]) -> Result<RerunOutcome, AppError> {
-    let secrets: Vec<Secret> = state
-        .config
-        .workflows
-        .iter()
-        .filter_map(|w| crate::services::rerun_post::signing_secret(w).ok())
-        .collect();
+    let secrets: Vec<Secret> =
+        state.config.workflows.iter().filter_map(|w| crate::services::rerun_post::signing_secret(w).ok()).collect();
     verify(&secrets, headers, body, state.clock.now()).map_err(|_| AppError::Unauthorized)?;
     let rerun: RerunCall = serde_json::from_slice(body).map_err(|e| AppError::BadRequest(e.to_string()))?;
     let mut tx = state.db.begin_write().await?;

@@ -5,12 +5,12 @@
 //! restarted demo still remembers what it did.
 use crate::clock::Clock;
 use crate::db::{self, Db, demo_systems::ExecutionRow};
+use chrono::{DateTime, Duration, Utc};
 use contract::AppError;
 use domain::canonical_json::to_canonical_string;
 use domain::conflict::Conflict;
 use domain::drills::Fault;
 use domain::fingerprint::fingerprint;
-use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;

@@ -2,9 +2,9 @@
 //! The credential is read from its environment variable once, kept in a `SecretString`, and never logged.
 use super::settings::{CommonSettings, HttpJsonSettings};
 use super::{Connector, Lookup, WebhookRecord, json_path as get, ssrf};
+use chrono::{DateTime, TimeZone, Utc};
 use domain::ai::Usage;
 use domain::reconciliation::{Finding, LookupProblem, Record, RecordStatus};
-use chrono::{DateTime, TimeZone, Utc};
 use reqwest::{Client, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value};

@@ -8,13 +8,11 @@ pub mod ssrf;
 
 use super::demo::connector::DemoConnector;
 use super::demo::systems::DemoSystems;
+use chrono::{DateTime, Utc};
 use domain::ai::Prices;
 use domain::configuration::Config;
-use domain::reconciliation::{
-    AbsenceRules, Evidence, Finding, LookupProblem, Record, StepContext, Verdict, judge,
-};
+use domain::reconciliation::{AbsenceRules, Evidence, Finding, LookupProblem, Record, StepContext, Verdict, judge};
 use domain::webhooks::Secret;
-use chrono::{DateTime, Utc};
 use serde_json::Map;
 use serde_json::Value;
 use settings::{CommonSettings, KindSettings};

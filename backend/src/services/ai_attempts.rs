@@ -5,6 +5,7 @@ use super::audit::record;
 use crate::db::ai_attempts::Seen;
 use crate::reconciliation::ConfiguredConnector;
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::operations::StepEvent;
 use domain::ai::{AiStatus, cost_micro_yen};
@@ -15,7 +16,6 @@ use domain::operations::StepEventType;
 use domain::reconciliation::Record;
 use domain::rights::Act;
 use domain::steps::Step;
-use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// Keeps every generation a provider showed for the step (an AI connector only).

@@ -1,13 +1,13 @@
 //! API clients: tokens are 256 random bits, shown once, stored as SHA-256, scoped to departments (QUALITY 8).
 use super::audit::record;
 use crate::{AppState, db};
+use base64::Engine;
 use contract::AppError;
 use contract::admin::ApiClientSummary;
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::invalid::{Invalid, Rule};
-use base64::Engine;
 use rand::RngCore;
 use serde_json::json;
 use sha2::{Digest, Sha256};

@@ -7,6 +7,7 @@ use super::notifications::{Audience, notify};
 use super::rerun_requests::{advance, plan_changed, plan_check};
 use crate::db::rerun_requests::RequestRow;
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::approval::{Ballot, Decision, is_expired};
 use domain::audit::{AuditEntry, ObjectType};
@@ -17,7 +18,6 @@ use domain::notifications::RerunNews;
 use domain::reasons::SystemReason;
 use domain::rerun_plan::Change;
 use domain::rerun_request::{RequestEvent, RerunRequestStatus};
-use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// Locks the request and applies the approval rule to this caller now.

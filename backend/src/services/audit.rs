@@ -1,10 +1,8 @@
 //! Recording into and checking the audit trail.
 use crate::db::{self, Conn, Db};
-use domain::audit::{AuditEntry, AuditEvent, ChainBreak, ChainVerifier, GENESIS_HASH};
-use domain::audit_proof::{
-    CheckpointCheck, ProofProblem, ProofSummary, PublicKey, SignedCheckpoint, TrustedKeys,
-};
 use chrono::{DateTime, Utc};
+use domain::audit::{AuditEntry, AuditEvent, ChainBreak, ChainVerifier, GENESIS_HASH};
+use domain::audit_proof::{CheckpointCheck, ProofProblem, ProofSummary, PublicKey, SignedCheckpoint, TrustedKeys};
 
 /// Appends `entry` inside the caller's transaction, stamped with the caller's request ID.
 pub async fn record(

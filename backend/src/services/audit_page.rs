@@ -11,11 +11,11 @@ use domain::audit::{AuditEvent, ObjectType, diff};
 use domain::audit_action::AuditAction;
 use domain::audit_export::AuditFilter;
 use domain::roles::Role;
-use words::i18n::Locale;
 use words::audit::{
     action_code_label_in, action_label_in, field_label_in, object_type_label_in, reason_label_in,
     stored_actor_kind_label_in,
 };
+use words::i18n::Locale;
 
 pub async fn page(
     state: &AppState,

@@ -4,6 +4,7 @@ use super::Caller;
 use super::audit::record;
 use crate::db::audit::AuditQuery;
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::audit::{Actor, AuditEntry, AuditEvent, ObjectType};
 use domain::audit_action::AuditAction;
@@ -13,7 +14,6 @@ use domain::audit_export::{
 };
 use domain::audit_proof::{KeyStatement, SignedCheckpoint};
 use domain::roles::Role;
-use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use serde_json::json;
 

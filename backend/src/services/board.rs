@@ -3,13 +3,13 @@ use super::Caller;
 use super::operations::view_in;
 use crate::db::operations::BoardQuery;
 use crate::{AppState, db};
+use chrono::Duration;
 use contract::AppError;
 use contract::DepartmentDto;
 use contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
 use domain::rights::Act;
 use domain::stall::FailureClass;
 use words::audit::{action_code_label_in, reason_label_in};
-use chrono::Duration;
 
 pub const PAGE_SIZE: i64 = 50;
 const TIMELINE_LENGTH: i64 = 200;

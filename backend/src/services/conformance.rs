@@ -4,6 +4,8 @@
 use super::audit::record;
 use super::rerun_post::{self, Posted, Sent, Signing, Target};
 use crate::AppState;
+use base64::Engine;
+use chrono::Duration;
 use contract::AppError;
 use contract::admin::ReceiverCheck;
 use contract::rerun_call::{RerunCall, RerunCallType};
@@ -13,8 +15,6 @@ use domain::configuration::WorkflowConfig;
 use domain::conformance::{Heard, Probe, judge};
 use domain::invalid::{Invalid, Rule};
 use domain::webhooks::Secret;
-use base64::Engine;
-use chrono::Duration;
 use rand::RngCore;
 use serde_json::json;
 

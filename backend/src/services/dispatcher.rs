@@ -12,6 +12,7 @@ use super::rerun_requests::{advance_by_id, plan_check};
 use crate::db::dispatches::DispatchRow;
 use crate::db::rerun_requests::RequestRow;
 use crate::{AppState, db};
+use chrono::{DateTime, Duration, Utc};
 use contract::AppError;
 use contract::rerun_call::{RerunCall, RerunCallStep, RerunCallType};
 use domain::approval::is_expired;
@@ -24,7 +25,6 @@ use domain::reconciliation::Verdict;
 use domain::rerun_plan::Change;
 use domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use domain::stop_switch::{Stopped, holding};
-use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use serde_json::json;
 

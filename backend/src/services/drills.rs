@@ -7,6 +7,7 @@ use super::api_clients::ApiClient;
 use super::audit::record;
 use crate::demo::systems::{Executed, Service};
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::drills::{DrillOverview, DrillReport, DrillView};
 use contract::operations::{ReportedError, StepEvent};
@@ -19,7 +20,6 @@ use domain::invalid::{Invalid, Rule};
 use domain::operations::StepEventType;
 use domain::roles::Role;
 use domain::stall::{ErrorClass, StallEvent};
-use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 /// The faults in force now (the demo outside systems ask before each call).

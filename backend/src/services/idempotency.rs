@@ -4,12 +4,12 @@
 //! The claim is made in the transaction that processes the request, so another request sees the key claimed
 //! and answered at once, or not at all.
 use crate::{AppState, db};
+use chrono::{DateTime, Duration, Utc};
 use contract::AppError;
 use domain::audit::ObjectType;
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::idempotency::IdempotencyState;
-use chrono::{DateTime, Duration, Utc};
 use std::time::Duration as StdDuration;
 
 /// How long a second request waits for the first one's answer before it is told "in flight".

@@ -7,6 +7,7 @@ use crate::db::Conn;
 use crate::db::incidents::{IncidentRow, IncidentTexts};
 use crate::db::operations::OperationRow;
 use crate::{AppState, db};
+use chrono::{DateTime, NaiveDate, Utc};
 use contract::incidents::{
     ActionView, HistoryEntry, IncidentList, IncidentSummary, IncidentView, LinkedOperation, OverdueAction, Person,
 };
@@ -18,9 +19,8 @@ use domain::incidents::{self as rules, ActionStatus};
 use domain::invalid::{Invalid, Rule, unknown_process_ids};
 use domain::rights::Act;
 use domain::roles::Role;
-use words::audit::action_code_label_in;
-use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Map, Value, json};
+use words::audit::action_code_label_in;
 
 const HISTORY_LENGTH: i64 = 100;
 /// The board's overdue box: the most overdue first.

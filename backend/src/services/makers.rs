@@ -4,10 +4,10 @@ use super::Caller;
 use crate::db::batches::{BatchRow, MemberRow};
 use crate::db::rerun_requests::{DecisionRow, RequestRow};
 use crate::db::{self, Conn};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::approval::{Ballot, Maker, MakerPart};
 use domain::batches::MemberState;
-use chrono::{DateTime, Utc};
 
 /// The caller took this part in preparing the request.
 pub(super) async fn took_part(

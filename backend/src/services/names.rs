@@ -4,8 +4,8 @@ use crate::db::departments::DepartmentRow;
 use crate::db::users::UserRow;
 use crate::db::{self, Conn};
 use contract::audit::ActorView;
-use words::i18n::Locale;
 use words::audit::stored_actor_label_in;
+use words::i18n::Locale;
 
 pub struct Names {
     users: Vec<UserRow>,

@@ -5,6 +5,7 @@ use super::Caller;
 use crate::mail::{Mailer, NotSent};
 use crate::reconciliation::ssrf;
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::notifications::NotificationView;
 use domain::audit::ObjectType;
@@ -14,7 +15,6 @@ use domain::notifications::{Notice, RerunNews};
 use domain::preferences::time_zone_or_default;
 use domain::roles::Role;
 use words::notifications::{self, Occasion};
-use chrono::{DateTime, Utc};
 
 /// Who hears of a request's new state.
 pub enum Audience {

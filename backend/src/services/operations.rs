@@ -7,6 +7,7 @@ use crate::db::ai_attempts::AttemptRow;
 use crate::db::operations::OperationRow;
 use crate::db::reconciliations::ReconciliationRow;
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::operations::{AiAttemptView, OperationView, ReconciliationView, StepError, StepView};
 use domain::ai::{AiStatus, Usage};
@@ -15,11 +16,10 @@ use domain::audit_action::AuditAction;
 use domain::operations::{OperationEvent, OperationStatus};
 use domain::reconciliation::{Verdict, superseded_at};
 use domain::steps::Step;
-use words::i18n::Locale;
+use serde_json::json;
 use words::audit::asked_by_label_in;
 use words::evidence::basis_label_in;
-use chrono::{DateTime, Utc};
-use serde_json::json;
+use words::i18n::Locale;
 
 /// One operation for an API client of its department; 404 for anything else.
 pub async fn get_for_client(state: &AppState, client: &ApiClient, process_id: &str) -> Result<OperationView, AppError> {

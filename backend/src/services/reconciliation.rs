@@ -7,6 +7,7 @@ use crate::db::operations::OperationRow;
 use crate::db::reconciliations::NewReconciliation;
 use crate::reconciliation::{ConfiguredConnector, Lookup};
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
@@ -14,7 +15,6 @@ use domain::conflict::Conflict;
 use domain::reconciliation::{Evidence, Finding, Record, Verdict};
 use domain::rights::Act;
 use domain::steps::Step;
-use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// One step's outcome of a reconciliation.

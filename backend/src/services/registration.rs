@@ -10,6 +10,7 @@ use super::idempotency::{self, Claim};
 use super::operations::operation_view;
 use crate::db::registrations::{NewStep, Registration};
 use crate::{AppState, db};
+use chrono::SubsecRound;
 use contract::AppError;
 use contract::operations::{RegisterOperation, Registered, RegistrationWarning, WarningKind};
 use domain::audit::{AuditEntry, ObjectType};
@@ -22,8 +23,7 @@ use domain::invalid::{Invalid, Rule};
 use domain::operations::{IdempotencyKey, OperationStatus, ProcessId};
 use domain::reconciliation::lacks_content;
 use domain::steps::Step;
-use domain::tallies::Refusal;
-use chrono::SubsecRound;
+use domain::tallies::RegistrationRefusal;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -60,7 +60,7 @@ async fn register_marked(
     let key = IdempotencyKey::parse(key).map_err(|e| AppError::BadRequest(e.message))?;
     // Registrations without a process ID are refused and counted for the reviews (SPEC "Reviews and indicators").
     if body.get("process_id").and_then(Value::as_str).is_none_or(|p| p.trim().is_empty()) {
-        refused(state, client, body, Refusal::MissingProcessId).await?;
+        refused(state, client, body, RegistrationRefusal::MissingProcessId).await?;
         return Err(AppError::invalid(
             "process_id",
             Invalid::new(Rule::Required, "every operation needs its process ID"),
@@ -95,7 +95,7 @@ async fn register_marked(
             Err(refusal) => {
                 drop(tx);
                 if let AppError::Conflict { problem: Conflict::IdempotencyKeyMismatch, .. } = &refusal {
-                    refused(state, client, body, Refusal::IdempotencyKeyMismatch).await?;
+                    refused(state, client, body, RegistrationRefusal::IdempotencyKeyMismatch).await?;
                 }
                 return Err(refusal);
             }
@@ -332,7 +332,12 @@ async fn insert(tx: &mut db::Conn, state: &AppState, client: &ApiClient, new: &m
 
 /// Counts a refused registration under the department it named (if the client may see it), else the client's
 /// only department, else none (then only the all-departments review counts it).
-async fn refused(state: &AppState, client: &ApiClient, body: &Value, refusal: Refusal) -> Result<(), AppError> {
+async fn refused(
+    state: &AppState,
+    client: &ApiClient,
+    body: &Value,
+    refusal: RegistrationRefusal,
+) -> Result<(), AppError> {
     let named = body.get("department").and_then(Value::as_str).filter(|d| client.may_see(d));
     let department = named.or(match client.departments.as_slice() {
         [only] => Some(only.as_str()),

@@ -3,10 +3,10 @@
 //! sends it unsigned, wrongly signed and stale, to see the receiver refuse those.
 use crate::reconciliation::http_json::describe;
 use crate::reconciliation::ssrf;
+use chrono::{DateTime, Utc};
 use domain::configuration::WorkflowConfig;
 use domain::reconciliation::redact;
 use domain::webhooks::Secret;
-use chrono::{DateTime, Utc};
 
 /// The workflow's signing secret, from the variable its `signing_secret_env` names.
 pub fn signing_secret(workflow: &WorkflowConfig) -> Result<Secret, String> {

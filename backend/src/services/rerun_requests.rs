@@ -7,6 +7,7 @@ use super::notifications::{Audience, notify};
 use crate::db::operations::OperationRow;
 use crate::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::reruns::{CheckView, DecisionView, MakerView, RerunRequestView, StartAnswer};
 use domain::approval::{MakerPart, may_withdraw, standing};
@@ -24,9 +25,8 @@ use domain::rerun_plan::{self, PlanOutcome, RerunPlan, StepFacts};
 use domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use domain::rights::Act;
 use domain::stall::FailureClass;
-use words::checklist::{check_label_in, found_label_in};
-use chrono::{DateTime, Utc};
 use serde_json::json;
+use words::checklist::{check_label_in, found_label_in};
 
 /// The cause of the fifth check, as the form sends it.
 pub struct Cause {

@@ -3,6 +3,7 @@
 use super::Caller;
 use super::audit::record;
 use crate::{AppState, db};
+use chrono::{DateTime, Days, Utc};
 use contract::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView, SignoffView};
 use contract::{AppError, DepartmentDto};
 use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
@@ -12,9 +13,8 @@ use domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, thresh
 use domain::invalid::{Invalid, Rule};
 use domain::notifications::Notice;
 use domain::rights::Act;
-use words::round;
-use chrono::{DateTime, Days, Utc};
 use serde_json::json;
+use words::round;
 
 /// How many periods a trend shows (the chart's x axis and the CSV's rows per indicator).
 pub const TREND_PERIODS: usize = 12;
@@ -243,7 +243,8 @@ pub async fn check_thresholds(state: &AppState) -> Result<usize, AppError> {
                 continue;
             }
             let scope = [department.code.clone()];
-            let counts = Counts::of(db::reviews::tallies(&mut state.db.begin_read().await?, from, to, Some(&scope)).await?);
+            let counts =
+                Counts::of(db::reviews::tallies(&mut state.db.begin_read().await?, from, to, Some(&scope)).await?);
             for limit in limits {
                 let value = counts.value(limit.indicator);
                 if check_one(state, &department.code, period, limit, value, now).await? {

@@ -6,6 +6,7 @@ use super::audit::record;
 use crate::auth::{SessionUser, load_session_user};
 use crate::passwords::{self, Turn};
 use crate::{AppState, db};
+use chrono::Duration;
 use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
@@ -13,7 +14,6 @@ use domain::claimed_name::ClaimedName;
 use domain::invalid::{Invalid, Rule};
 pub use domain::throttle::{MAX_FAILING_PLACES_PER_ACCOUNT, MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
 use domain::throttle::{WINDOW_MINUTES, address_key, admits};
-use chrono::Duration;
 use rand::RngCore;
 use serde_json::json;
 

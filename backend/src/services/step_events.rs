@@ -14,6 +14,7 @@ use super::operations::step_view;
 use crate::db::operations::StepInOperation;
 use crate::reconciliation::ConfiguredConnector;
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::operations::{StepEvent, StepEventAnswer};
 use domain::audit::{AuditEntry, ObjectType};
@@ -23,7 +24,6 @@ use domain::notifications::RerunNews;
 use domain::operations::StepEventType;
 use domain::rerun_request::RequestEvent;
 use domain::steps::{Reported, Step};
-use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// What a step event needs of its operation.

@@ -2,20 +2,20 @@
 //! (a receipt, deduplicated on `webhook-id`), processed after (an event record). A webhook becomes a
 //! reconciliation result of the step it is about; a webhook older than one already applied never overwrites it.
 use super::audit::record;
+use crate::db::operations::OperationRow;
 use crate::db::reconciliations::NewReconciliation;
 use crate::db::webhooks::{NewEvent, ReceiptRow};
-use crate::db::operations::OperationRow;
-use domain::steps::Step;
 use crate::reconciliation::{ConfiguredConnector, WebhookRecord, json_path as path};
-use domain::reconciliation::Record;
 use crate::{AppState, db};
+use chrono::Duration;
 use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use domain::audit_action::AuditAction;
 use domain::reasons::SystemReason;
 use domain::reconciliation::Finding;
+use domain::reconciliation::Record;
+use domain::steps::Step;
 use domain::webhooks::{Headers, verify};
-use chrono::Duration;
 use serde_json::{Value, json};
 
 #[derive(Debug, PartialEq, Eq)]
@@ -182,3 +182,55 @@ async fn apply(
 }
 
 enum Outcome {
+    Unreadable,
+    Unmatched,
+    NoConnector,
+}
+
+/// A receipt that concerns no step: recorded as processed with why.
+async fn finish(state: &AppState, receipt: &ReceiptRow, actor: Actor, outcome: Outcome) -> Result<(), AppError> {
+    let (outcome, detail) = match outcome {
+        Outcome::Unreadable => ("unreadable", SystemReason::WebhookUnreadable),
+        Outcome::Unmatched => ("unmatched", SystemReason::WebhookUnmatched),
+        Outcome::NoConnector => ("unmatched", SystemReason::WebhookConnectorClosed),
+    };
+    let detail = &detail.text();
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    if !db::webhooks::mark_processed(&mut tx, receipt.id, now).await? {
+        return Ok(());
+    }
+    let event = NewEvent { receipt_id: receipt.id, step_id: None, version: None, outcome, detail };
+    db::webhooks::insert_event(&mut tx, &event, now).await?;
+    let entry = AuditEntry::new(
+        actor,
+        AuditAction::WebhookNotApplied,
+        ObjectType::Webhook,
+        format!("{}/{}", receipt.connector, receipt.webhook_id),
+    )
+    .reason(detail);
+    record(&mut tx, entry, None, now).await?;
+    tx.commit().await?;
+    tracing::warn!(connector = %receipt.connector, webhook_id = %receipt.webhook_id, outcome, "webhook not applied");
+    Ok(())
+}
+
+/// Purges raw bodies past the configured retention (the purge is audited); returns how many.
+pub async fn purge_bodies(state: &AppState) -> Result<u64, AppError> {
+    let now = state.clock.now();
+    let days = state.config.webhook_body_retention_days;
+    let mut tx = state.db.begin_write().await?;
+    let purged = db::webhooks::purge_bodies(&mut tx, now - Duration::days(days as i64)).await?;
+    if purged > 0 {
+        let entry = AuditEntry::new(
+            Actor::system(SystemActor::Housekeeping),
+            AuditAction::WebhookBodiesPurged,
+            ObjectType::Webhook,
+            "bodies",
+        )
+        .after(json!({"purged": purged, "older_than_days": days}));
+        record(&mut tx, entry, None, now).await?;
+    }
+    tx.commit().await?;
+    Ok(purged)
+}

@@ -1,8 +1,8 @@
 //! The floor for the board's whole page: a bare axum handler, in a process of its own (this bench binary run
 //! as `bench bare-board DATABASE_URL PORT`), that reads the same 50 rows the board of a staff member of sales
 //! shows and answers them as JSON. No session, no rendering: what the page costs beyond its rows.
-use backend::db::operations::{BoardQuery, stalled_page};
 use axum::http::StatusCode;
+use backend::db::operations::{BoardQuery, stalled_page};
 
 pub async fn serve(url: &str, port: u16) -> anyhow::Result<()> {
     let db = server::startup::open_database(url).await?;

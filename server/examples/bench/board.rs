@@ -3,8 +3,8 @@
 //! the same rows serialised to JSON, p50 and p95 of each.
 use backend::db::operations::{BoardQuery, stalled_page};
 use backend::{AppState, Db};
-use domain::audit::Actor;
 use chrono::Utc;
+use domain::audit::Actor;
 use serde_json::json;
 use std::time::Instant;
 

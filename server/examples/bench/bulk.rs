@@ -3,9 +3,9 @@
 //! outside calls it made against one per step with an outside system; and the dispatch of the 1,000 approved
 //! at a set rate by one dispatcher as `serve` runs it, achieved rate against the configured one.
 use super::dispatch::{fail, people, receiver};
-use contract::batches::Selection;
 use backend::services::{self, reconciliation};
 use backend::{Db, ServerOptions, SystemClock};
+use contract::batches::Selection;
 use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
@@ -51,9 +51,7 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
         let mut tx = state.db.begin_read().await?;
         for id in &ids {
             rows.push(
-                backend::db::operations::by_process_id(&mut tx, id)
-                    .await?
-                    .ok_or_else(|| anyhow::anyhow!("{id}"))?,
+                backend::db::operations::by_process_id(&mut tx, id).await?.ok_or_else(|| anyhow::anyhow!("{id}"))?,
             );
         }
     }

@@ -1,9 +1,9 @@
 //! Approval → dispatch latency: 1,000 approved reruns queued at once, sent by four dispatchers (as four server
 //! instances would) to a receiver on loopback; each rerun's latency is from the moment the queue is full to its
 //! arrival. Baseline: the same 1,000 signed POSTs sent by four senders with no database work.
-use contract::reruns::StartAnswer;
 use backend::services::{self, Caller};
 use backend::{AppState, Db, ServerOptions, SystemClock};
+use contract::reruns::StartAnswer;
 use domain::audit::Actor;
 use serde_json::json;
 use std::collections::HashMap;
@@ -49,9 +49,8 @@ fn latency(started: Instant, arrivals: &Arrivals) -> Latency {
 
 async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     let mut tx = state.db.begin_read().await?;
-    let row = backend::db::users::by_username(&mut tx, username)
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("no {username}"))?;
+    let row =
+        backend::db::users::by_username(&mut tx, username).await?.ok_or_else(|| anyhow::anyhow!("no {username}"))?;
     Ok(Caller {
         session: backend::auth::load_session_user(&mut tx, row).await?,
         request_id: None,

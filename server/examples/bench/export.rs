@@ -1,8 +1,8 @@
 //! Audit export of 1,000,000 events: `server audit export --format csv` (the real command, a child process)
 //! against `sqlite3 -csv` reading the same table in the same run; rows per second and peak RSS of each.
 use backend::Db;
-use domain::audit::{Actor, AuditEntry, AuditEvent};
 use chrono::Utc;
+use domain::audit::{Actor, AuditEntry, AuditEvent};
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,12 +1,12 @@
 //! The API caller, from `Authorization: Bearer <token>` (never from the URL).
 use super::problem::Problem;
-use contract::AppError;
-use backend::AppState;
-use backend::services::api_clients::{self, ApiClient};
-use contract::error::TokenProblem;
 use axum::extract::FromRequestParts;
 use axum::http::header;
 use axum::http::request::Parts;
+use backend::AppState;
+use backend::services::api_clients::{self, ApiClient};
+use contract::AppError;
+use contract::error::TokenProblem;
 
 pub struct Client(pub ApiClient);
 

@@ -5,17 +5,17 @@ pub mod problem;
 mod webhooks_doc;
 use webhooks_doc::RerunWebhook;
 
-use contract::operations::{OperationView, RegisterOperation, Registered, StepEvent, StepEventAnswer};
-use backend::AppState;
-use backend::services::{operations, registration, step_events};
-use contract::rerun_call::{RerunAnswer, RerunCall};
-use domain::invalid::{Invalid, Rule};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
+use backend::AppState;
+use backend::services::{operations, registration, step_events};
 use client::Client;
+use contract::operations::{OperationView, RegisterOperation, Registered, StepEvent, StepEventAnswer};
+use contract::rerun_call::{RerunAnswer, RerunCall};
+use domain::invalid::{Invalid, Rule};
 use problem::{PROBLEM_JSON, Problem, ProblemBody};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -94,9 +94,9 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem
     serde_json::from_slice(body).map_err(|e| {
         Problem(match e.classify() {
             serde_json::error::Category::Data => {
-                app::api::AppError::invalid("body", Invalid::new(Rule::Malformed, e.to_string()))
+                contract::AppError::invalid("body", Invalid::new(Rule::Malformed, e.to_string()))
             }
-            _ => app::api::AppError::BadRequest(format!("the body is not JSON: {e}")),
+            _ => contract::AppError::BadRequest(format!("the body is not JSON: {e}")),
         })
     })
 }
@@ -139,7 +139,7 @@ async fn register_operation(
     let key = headers
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| Problem(app::api::AppError::BadRequest("the Idempotency-Key header is required".into())))?;
+        .ok_or_else(|| Problem(contract::AppError::BadRequest("the Idempotency-Key header is required".into())))?;
     let body: serde_json::Value = parse_json(&body)?;
     let answer = registration::register(&state, &client, key, &body).await?;
     Ok(json_answer(answer.status, answer.body, answer.replayed))

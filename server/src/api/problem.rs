@@ -1,9 +1,9 @@
 //! Errors of the JSON API as `application/problem+json` (RFC 9457). The type URI ends in the problem's slug,
 //! e.g. `/problems/idempotency-key-mismatch`; internal causes never reach the body.
-use contract::{AppError, FieldError};
-use contract::error::TokenProblem;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use contract::error::TokenProblem;
+use contract::{AppError, FieldError};
 use serde::Serialize;
 
 pub const PROBLEM_JSON: &str = "application/problem+json";

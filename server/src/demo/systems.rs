@@ -6,16 +6,16 @@
 //! `GET /demo/{service}/requests?idempotency_key=…` and `GET /demo/{service}/requests/{id}` read the log.
 use crate::api::problem::Problem;
 use crate::http::policy::route;
-use contract::AppError;
-use backend::AppState;
-use backend::demo::systems::Service;
-use contract::rerun_call::{RerunAnswer, RerunOutcome};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
+use backend::AppState;
+use backend::demo::systems::Service;
+use contract::AppError;
+use contract::rerun_call::{RerunAnswer, RerunOutcome};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -1,10 +1,10 @@
 //! Liveness and readiness for load balancers.
 use crate::http::policy::route;
-use backend::AppState;
 use axum::Router;
 use axum::extract::State;
 use axum::http::Method;
 use axum::http::StatusCode;
+use backend::AppState;
 
 pub fn routes(state: AppState) -> Router {
     let router = route(Router::new(), Method::GET, "/healthz", || async { "ok" });

@@ -1,12 +1,12 @@
 //! `GET /metrics` for Prometheus, and the middleware that counts every request by its route.
 use crate::http::policy::route;
-use backend::AppState;
 use axum::Router;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::Method;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use backend::AppState;
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;

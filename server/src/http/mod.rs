@@ -5,9 +5,9 @@ pub mod metrics;
 pub mod policy;
 pub mod security;
 
-use backend::AppState;
 use axum::Router;
 use axum::http::{HeaderName, StatusCode, header};
+use backend::AppState;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};

@@ -3,10 +3,7 @@
 //! when the signed-in user holds none of the roles it names. Every route the server registers is noted here,
 //! so that the policy test can call each one.
 use crate::api::problem::Problem;
-use contract::AppError;
 use app::api::policy;
-use backend::auth::AuthSession;
-use domain::access::{Entry, Kind};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request};
@@ -15,6 +12,9 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on};
+use backend::auth::AuthSession;
+use contract::AppError;
+use domain::access::{Entry, Kind};
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 

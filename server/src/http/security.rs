@@ -1,12 +1,12 @@
 //! Cross-origin refusal, the CSP nonce, security headers and a generic answer to panics.
-use backend::AppState;
-use contract::CspNonce;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, Response, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::IntoResponse;
+use backend::AppState;
 use base64::Engine;
+use contract::CspNonce;
 use rand::RngCore;
 use std::any::Any;
 

@@ -3,8 +3,8 @@
 use crate::fixtures::{caller, count, pending_request};
 use crate::harness::TestApp;
 use backend::services::approvals::decide;
-use domain::approval::Decision;
 use chrono::Duration;
+use domain::approval::Decision;
 use reqwest::Method;
 use serde_json::json;
 use std::sync::Arc;
@@ -66,11 +66,11 @@ async fn the_requester_cannot_approve_and_a_rejection_needs_a_reason_and_goes_ba
     let id = pending_request(&app, &token, &suzuki, "ORD-A").await;
 
     let own = decide(&app.state, &suzuki, &id, Decision::Approve, "").await;
-    assert!(matches!(own, Err(app::api::AppError::Forbidden)), "{own:?}");
+    assert!(matches!(own, Err(contract::AppError::Forbidden)), "{own:?}");
     let auditor = decide(&app.state, &caller(&app, "tanaka").await, &id, Decision::Approve, "").await;
-    assert!(matches!(auditor, Err(app::api::AppError::Forbidden)), "{auditor:?}");
+    assert!(matches!(auditor, Err(contract::AppError::Forbidden)), "{auditor:?}");
     let bare = decide(&app.state, &takahashi, &id, Decision::Reject, " ").await;
-    assert!(matches!(bare, Err(app::api::AppError::Validation(_))), "{bare:?}");
+    assert!(matches!(bare, Err(contract::AppError::Validation(_))), "{bare:?}");
     decide(&app.state, &takahashi, &id, Decision::Reject, "原因の分析が足りない").await.unwrap();
 
     let operation = app.api(Method::GET, "/api/v1/operations/ORD-A", &token, None, None).await.json();
@@ -92,7 +92,7 @@ async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_a
     backend::services::reconciliation::on_demand(&app.state, &staff, "ORD-V").await.unwrap();
     let void = decide(&app.state, &owner, &changed, Decision::Approve, "").await;
     assert!(
-        matches!(&void, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::PlanChanged),
+        matches!(&void, Err(contract::AppError::Conflict { problem, .. }) if *problem == contract::Conflict::PlanChanged),
         "{void:?}"
     );
     assert_eq!(count(&app, "SELECT COUNT(*) FROM dispatches WHERE request_id = $1", &changed).await, 0);
@@ -102,7 +102,7 @@ async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_a
     let owner = caller(&app, "suzuki").await; // signed in again the next day
     let expired = decide(&app.state, &owner, &late, Decision::Approve, "").await;
     assert!(
-        matches!(&expired, Err(app::api::AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::Expired),
+        matches!(&expired, Err(contract::AppError::Conflict { problem, .. }) if *problem == contract::Conflict::Expired),
         "{expired:?}"
     );
     let operation = app.api(Method::GET, "/api/v1/operations/ORD-E", &token, None, None).await.json();

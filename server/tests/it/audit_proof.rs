@@ -219,9 +219,7 @@ async fn checkpoints_of_a_replaced_key_still_prove_once_the_new_key_names_it() {
     let trusting_new = || Some(Proof { public_key: new.public(), kept: Vec::new() });
     assert!(matches!(verify_with(app.db(), trusting_new()).await.unwrap(), Verification::Unproven(_)), "not yet named");
 
-    backend::services::audit_proof::record_succession(&app.state, &new, &old, Some(audit_key()), None)
-        .await
-        .unwrap();
+    backend::services::audit_proof::record_succession(&app.state, &new, &old, Some(audit_key()), None).await.unwrap();
     match verify_with(app.db(), trusting_new()).await.unwrap() {
         Verification::Proven { proof, .. } => assert_eq!(proof.matched, 2),
         other => panic!("{other:?}"),

@@ -4,12 +4,12 @@
 use crate::dispatch::Receiver;
 use crate::fixtures::caller;
 use crate::harness::TestApp;
-use contract::batches::{BatchProgress, BatchView, Control, Selection};
 use backend::demo::systems::Service;
 use backend::services::{Caller, batches, dispatcher::dispatch_due, reconciliation, rerun_requests, sweeper};
+use chrono::Duration;
+use contract::batches::{BatchProgress, BatchView, Control, Selection};
 use domain::batches::{Progress, Reason};
 use domain::rerun_plan::BlockedBecause;
-use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -283,7 +283,7 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
     b.stalled(&ids("BIL", 2), "billing").await;
     let create = |selection: Selection| batches::create(&b.app.state, &b.staff, selection, "障害分");
     let field = |e: contract::AppError| match e {
-        app::api::AppError::Validation(errors) => errors[0].field.clone(),
+        contract::AppError::Validation(errors) => errors[0].field.clone(),
         other => panic!("expected a validation error, got {other:?}"),
     };
     let ticks =
@@ -317,10 +317,10 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
     let approve = domain::approval::Decision::Approve;
     let alone = backend::services::approvals::decide(&b.app.state, &b.owner, &rerun_id, approve, "").await;
     assert!(
-        matches!(alone, Err(app::api::AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::PartOfBatch),
+        matches!(alone, Err(contract::AppError::Conflict { ref problem, .. }) if *problem == contract::Conflict::PartOfBatch),
         "{alone:?}"
     );
-    assert!(matches!(batches::decide(&b.app.state, &b.staff, &id, true, "").await, Err(app::api::AppError::Forbidden)));
+    assert!(matches!(batches::decide(&b.app.state, &b.staff, &id, true, "").await, Err(contract::AppError::Forbidden)));
 
     // Cancelled before approval: every operation is stalled again and nothing is sent.
     batches::control(&b.app.state, &b.staff, &id, Control::Cancel, "別の手順で対応する").await.unwrap();

@@ -6,9 +6,9 @@
 use crate::fixtures::{caller, count, submitted};
 use crate::harness::{RERUN_SECRET, TestApp};
 use backend::services::{approvals, conformance, dispatcher::dispatch_due, sweeper::sweep};
+use chrono::{Duration, Utc};
 use domain::approval::Decision;
 use domain::audit::{Actor, SystemActor};
-use chrono::{Duration, Utc};
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -3,12 +3,12 @@
 use crate::fixtures::{caller, pending_request};
 use crate::harness::{Answer, PASSWORD, TestApp, example_config};
 use backend::oidc::{OidcProblem, Provider};
-use domain::configuration::OidcConfig;
-use domain::identity::GroupMapping;
-use domain::roles::Role;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
+use domain::configuration::OidcConfig;
+use domain::identity::GroupMapping;
+use domain::roles::Role;
 use openidconnect::core::{CoreIdToken, CoreIdTokenClaims, CoreJwsSigningAlgorithm, CoreRsaPrivateSigningKey};
 use openidconnect::{
     Audience, EmptyAdditionalClaims, IssuerUrl, JsonWebKeyId, Nonce, StandardClaims, SubjectIdentifier,
@@ -296,7 +296,7 @@ async fn decisions_that_ask_for_a_second_factor_take_a_fresh_sign_in_only_with_i
     let mut suzuki = caller(&app, "suzuki").await;
     suzuki.authentication = signed_in(&["pwd"]);
     let with_password = decide(&app.state, &suzuki, &id, Decision::Approve, "").await;
-    assert!(matches!(with_password, Err(app::api::AppError::SignInAgain)), "{with_password:?}");
+    assert!(matches!(with_password, Err(contract::AppError::SignInAgain)), "{with_password:?}");
     suzuki.authentication = signed_in(&["pwd", "mfa"]);
     decide(&app.state, &suzuki, &id, Decision::Approve, "").await.unwrap();
     let approved = app.audit_after("rerun_request.approved").await;
@@ -585,7 +585,7 @@ async fn every_decision_needs_a_recent_sign_in_approving_rejecting_stopping_resu
     app.user("kanrisha", &["admin"], &[]).await;
     let (owner, admin) = (caller(&app, "suzuki").await, caller(&app, "kanrisha").await);
     app.clock.advance(chrono::Duration::minutes(11));
-    let stale = |result: Result<(), contract::AppError>| matches!(result, Err(app::api::AppError::SignInAgain));
+    let stale = |result: Result<(), contract::AppError>| matches!(result, Err(contract::AppError::SignInAgain));
     let approve = domain::approval::Decision::Approve;
     assert!(stale(approvals::decide(&app.state, &owner, "any", approve, "").await));
     assert!(stale(batches::decide(&app.state, &owner, "any", false, "根拠不足").await));
@@ -604,7 +604,7 @@ async fn every_decision_needs_a_recent_sign_in_approving_rejecting_stopping_resu
         memberships: Vec::new(),
         email: String::new(),
     };
-    assert!(matches!(users::add_by_admin(&app.state, &admin, new).await, Err(app::api::AppError::SignInAgain)));
+    assert!(matches!(users::add_by_admin(&app.state, &admin, new).await, Err(contract::AppError::SignInAgain)));
     let admin = caller(&app, "kanrisha").await;
     users::set_disabled(&app.state, &admin, sato, true).await.expect("signed in just now");
 }

@@ -1,15 +1,15 @@
 //! Connectors against local fake providers that answer with the documented response shapes, and the SSRF
 //! guard. Each verdict comes from a real HTTP exchange; only the provider is fake.
 use crate::harness::TestApp;
-use backend::Clock;
-use backend::reconciliation::Lookup;
-use domain::reconciliation::{AbsenceRules, Evidence, StepContext, Verdict, judge};
 use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use backend::Clock;
+use backend::reconciliation::Lookup;
 use chrono::Duration;
+use domain::reconciliation::{AbsenceRules, Evidence, StepContext, Verdict, judge};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;

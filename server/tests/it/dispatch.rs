@@ -3,13 +3,13 @@
 //! a step executed meanwhile is not sent; and the demo loop end to end.
 use crate::fixtures::{approved_request, caller};
 use crate::harness::{RERUN_SECRET, TestApp};
-use backend::Clock;
-use backend::services::dispatcher::dispatch_due;
-use domain::webhooks::{Headers, Secret, verify};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use backend::Clock;
+use backend::services::dispatcher::dispatch_due;
 use chrono::Duration;
+use domain::webhooks::{Headers, Secret, verify};
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -242,13 +242,9 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     }
     assert_eq!(status, "completed");
     let mut tx = app.db().begin_read().await.unwrap();
-    assert_eq!(
-        backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(),
-        "succeeded"
-    );
+    assert_eq!(backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(), "succeeded");
     assert_eq!(backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
-    let order =
-        app.state.demo.find_by_key(backend::demo::systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
+    let order = app.state.demo.find_by_key(backend::demo::systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
     assert_eq!(order.replays, 0, "one order, under its original key");
     let heard = backend::services::notifications::latest(&app.state, &staff).await.unwrap();
     let kinds: Vec<&str> = heard.iter().map(|n| n.kind.as_str()).collect();

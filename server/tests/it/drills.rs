@@ -3,11 +3,11 @@
 //! operations never count in the real indicators; the report reads the decisions from the audit trail.
 use crate::fixtures::caller;
 use crate::harness::TestApp;
-use contract::AppError;
 use backend::demo::systems::Service;
 use backend::services::{Caller, drills, holds};
-use domain::drills::Fault;
 use chrono::Duration;
+use contract::AppError;
+use domain::drills::Fault;
 use serde_json::json;
 
 /// The demo loaded (which marks the database), with its admin and staff as callers.
@@ -32,7 +32,7 @@ async fn a_drill_is_refused_on_a_database_not_marked_as_demo_or_drill() {
     let root = caller(&app, "root").await;
     let refused = drills::start(&app.state, &root, &[Fault::AnswerLost], 30, "朝の訓練").await;
     assert!(
-        matches!(refused, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::NotADrillDatabase),
+        matches!(refused, Err(AppError::Conflict { ref problem, .. }) if *problem == contract::Conflict::NotADrillDatabase),
         "{refused:?}"
     );
     assert!(!app.audit_actions().await.contains(&"drill.started".to_string()));
@@ -76,9 +76,9 @@ async fn drill_operations_are_marked_and_never_count_in_the_real_indicators() {
         async move {
             let now = backend::Clock::now(state.clock.as_ref());
             let mut tx = state.db.begin_read().await.unwrap();
-            backend::db::reviews::counts(&mut tx, now - Duration::days(7), now + Duration::days(1), None)
-                .await
-                .unwrap()
+            let tallies =
+                backend::db::reviews::tallies(&mut tx, now - Duration::days(7), now + Duration::days(1), None);
+            domain::indicators::Counts::of(tallies.await.unwrap())
         }
     };
     let before = review(&app).await;

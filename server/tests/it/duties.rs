@@ -5,11 +5,11 @@
 use crate::batches::{bulk, by_filter};
 use crate::fixtures::{caller, count, stalled};
 use crate::harness::TestApp;
-use contract::AppError;
 use backend::services::{Caller, approvals::decide, batches, holds, rerun_requests};
+use chrono::Duration;
+use contract::AppError;
 use domain::approval::Decision;
 use domain::reconciliation::Verdict;
-use chrono::Duration;
 
 fn cause() -> rerun_requests::Cause {
     rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) }
@@ -26,7 +26,7 @@ async fn prepared(
     let token = app.token(&format!("intake-{process_id}"), &["sales"]).await;
     stalled(app, &token, process_id).await;
     let started = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap();
-    let app::api::reruns::StartAnswer::Created { id } = started else { panic!("the plan should be ready") };
+    let contract::reruns::StartAnswer::Created { id } = started else { panic!("the plan should be ready") };
     for n in 1..=5 {
         let who = if checks.contains(&n) { checker } else { staff };
         rerun_requests::confirm(&app.state, who, &id, n, "確認した", cause()).await.unwrap();
@@ -104,7 +104,7 @@ async fn a_manual_verdict_needs_a_fresh_sign_in_and_its_recorder_cannot_approve_
 
     let sato = caller(&app, "sato").await;
     let started = rerun_requests::start(&app.state, &sato, "ORD-MV", "再実行する").await.unwrap();
-    let app::api::reruns::StartAnswer::Created { id } = started else { panic!("the plan should be ready") };
+    let contract::reruns::StartAnswer::Created { id } = started else { panic!("the plan should be ready") };
     for n in 1..=5 {
         rerun_requests::confirm(&app.state, &sato, &id, n, "確認した", cause()).await.unwrap();
     }
@@ -147,7 +147,7 @@ async fn an_admin_cannot_give_themselves_the_manager_role_but_another_admin_can(
         users::set_access(&app.state, &admin, kanri, vec![Role::Admin, Role::Manager], vec!["sales".into()], vec![]);
     let promoted = promoted.await;
     assert!(
-        matches!(&promoted, Err(AppError::Conflict { problem, .. }) if *problem == app::api::Conflict::OwnAccess),
+        matches!(&promoted, Err(AppError::Conflict { problem, .. }) if *problem == contract::Conflict::OwnAccess),
         "{promoted:?}"
     );
     assert!(!caller(&app, "kanri").await.person().has(Role::Manager), "nothing changed");
@@ -251,8 +251,8 @@ async fn only_a_maker_withdraws_a_request_and_a_manager_who_did_not_prepare_it_d
 /// The inbox asks the same rule as the decision: each item says where the reader stands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inbox_lists_single_and_bulk_requests_together_oldest_deadline_first_each_saying_where_the_reader_stands() {
-    use contract::reruns::{Stage, Subject};
     use backend::services::inbox::inbox;
+    use contract::reruns::{Stage, Subject};
     use domain::approval::{MakerPart, Standing};
     let b = bulk().await;
     b.app.user("takahashi", &["manager"], &["sales"]).await;

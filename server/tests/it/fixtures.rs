@@ -1,10 +1,10 @@
 //! Shared steps of the gate's tests: a signed-in caller, and a rerun request waiting for approval.
 use crate::harness::TestApp;
-use contract::reruns::StartAnswer;
 use backend::Clock;
 use backend::services::{Caller, rerun_requests, sweeper};
-use domain::identity::{AuthMethod, Authentication};
 use chrono::Duration;
+use contract::reruns::StartAnswer;
+use domain::identity::{AuthMethod, Authentication};
 use reqwest::Method;
 use serde_json::json;
 
@@ -70,10 +70,7 @@ pub async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
 
 /// A company sign-in (`[sign_in.oidc]`) at `issuer`, mapping each group to its role in sales; nothing is fetched
 /// from the provider (the tests hand the sign-in its identity).
-pub fn company_sign_in(
-    issuer: &str,
-    groups: &[(&str, domain::roles::Role)],
-) -> domain::configuration::OidcConfig {
+pub fn company_sign_in(issuer: &str, groups: &[(&str, domain::roles::Role)]) -> domain::configuration::OidcConfig {
     domain::configuration::OidcConfig {
         issuer: issuer.into(),
         client_id: "rerun-gate".into(),

@@ -4,16 +4,16 @@
 use crate::dispatch::Receiver;
 use crate::fixtures::{approved_request, caller, count, stalled, submitted};
 use crate::harness::TestApp;
-use contract::AppError;
-use contract::batches::Selection;
 use backend::services::approvals::decide;
 use backend::services::{
     Caller, batches, dispatcher::dispatch_due, holds, incidents, reconciliation, rerun_requests, stop_switch,
 };
+use chrono::Duration;
+use contract::AppError;
+use contract::batches::Selection;
 use domain::approval::Decision;
 use domain::reconciliation::Verdict;
 use domain::stop_switch::Scope;
-use chrono::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 

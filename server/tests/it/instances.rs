@@ -5,9 +5,9 @@
 use crate::crash_safety::{app_with, config_sending_to, receiver_taking, serve};
 use crate::fixtures::caller;
 use crate::harness::{PASSWORD, TestApp};
-use contract::reruns::StartAnswer;
 use backend::services::{api_clients, approvals, registration, rerun_requests, step_events, sweeper};
 use chrono::{Duration, Utc};
+use contract::reruns::StartAnswer;
 use reqwest::StatusCode;
 use serde_json::json;
 use std::time::Instant;

@@ -5,8 +5,8 @@ use crate::smtp_sink::SmtpSink;
 use backend::config::{MailConfig, MailSecurity};
 use backend::services::approvals::decide;
 use backend::services::notifications::send_outbound;
-use domain::approval::Decision;
 use chrono::Duration;
+use domain::approval::Decision;
 
 async fn app_with_mail() -> (TestApp, SmtpSink) {
     let sink = SmtpSink::start().await;
@@ -89,9 +89,7 @@ async fn the_same_event_reaches_each_recipient_in_their_language_and_the_chat_in
     app.user("suzuki", &["manager"], &["sales"]).await;
     app.user("smith", &["manager"], &["sales"]).await;
     let english = caller(&app, "smith").await;
-    backend::services::users::set_preferences(&app.state, &english, Some("en"), Some("Europe/London"))
-        .await
-        .unwrap();
+    backend::services::users::set_preferences(&app.state, &english, Some("en"), Some("Europe/London")).await.unwrap();
 
     // A request asks both owners for their approval; the department's chat speaks English.
     let id = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-WORDS-1").await;
@@ -175,7 +173,7 @@ async fn a_user_address_that_is_not_an_email_address_is_refused_with_the_field_n
     )
     .await;
     match refused {
-        Err(app::api::AppError::Validation(fields)) => assert_eq!(fields[0].field, "email", "{fields:?}"),
+        Err(contract::AppError::Validation(fields)) => assert_eq!(fields[0].field, "email", "{fields:?}"),
         other => panic!("expected a validation error, got {other:?}"),
     }
 }

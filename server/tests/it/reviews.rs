@@ -4,10 +4,10 @@ use crate::fixtures::{caller, pending_request};
 use crate::harness::{PASSWORD, TestApp, example_config};
 use backend::db;
 use backend::services::{approvals, reviews};
+use chrono::{Duration, TimeZone, Utc};
 use domain::audit::{Actor, AuditEntry};
 use domain::audit_action::AuditAction;
 use domain::indicators::{Indicator, PeriodKind, Threshold};
-use chrono::{Duration, TimeZone, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

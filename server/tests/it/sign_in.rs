@@ -1,7 +1,7 @@
 //! QUALITY 5–7: password storage, policy and brute-force throttling.
 use crate::harness::{PASSWORD, TestApp};
-use contract::AppError;
 use backend::services::sign_in::{Attempt, MAX_FAILURES_PER_ACCOUNT, check};
+use contract::AppError;
 use reqwest::StatusCode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -10,9 +10,7 @@ async fn an_unknown_user_a_disabled_user_and_a_wrong_password_get_the_same_answe
     app.user("sato", &["staff"], &["sales"]).await;
     let gone = app.user("tanaka", &["staff"], &["sales"]).await;
     let mut tx = app.db().begin_write().await.unwrap();
-    backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now())
-        .await
-        .unwrap();
+    backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now()).await.unwrap();
     tx.commit().await.unwrap();
     // The right password of the disabled account: still the same answer as a wrong one.
     let wrong = app.call("sign_in", &[("username", "sato"), ("password", "not-the-password")], None).await;

@@ -10,9 +10,9 @@ use crate::slack_standin::{
 };
 use backend::Clock;
 use backend::services::{approvals, batches, chat, rerun_requests};
+use chrono::Duration;
 use domain::approval::Decision;
 use domain::chat::{ChatPlatform, ChatSubject, ChatUser};
-use chrono::Duration;
 use reqwest::StatusCode;
 use serde_json::Value;
 

@@ -86,7 +86,7 @@ async fn no_cell_of_any_export_is_a_formula_in_a_spreadsheet_whatever_people_and
     holds::place(s, &sato, "-1-1", formula(1)).await.unwrap();
     holds::release(s, &sato, "-1-1", formula(2)).await.unwrap();
     let started = rerun_requests::start(s, &sato, "-1-1", formula(3)).await.unwrap();
-    let app::api::reruns::StartAnswer::Created { id } = started else { panic!("the plan should be ready") };
+    let contract::reruns::StartAnswer::Created { id } = started else { panic!("the plan should be ready") };
     for n in 1..=5 {
         let cause =
             rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some(formula(4).into()) };

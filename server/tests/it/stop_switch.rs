@@ -3,12 +3,12 @@
 use crate::dispatch::Receiver;
 use crate::fixtures::{approved_request, caller, stalled, submitted};
 use crate::harness::TestApp;
-use contract::AppError;
 use backend::services::approvals::decide;
 use backend::services::{Caller, dispatcher::dispatch_due, stop_switch};
+use chrono::Duration;
+use contract::AppError;
 use domain::approval::Decision;
 use domain::stop_switch::Scope;
-use chrono::Duration;
 use reqwest::Method;
 use serde_json::json;
 
@@ -143,7 +143,7 @@ async fn only_the_owners_of_what_it_concerns_and_admins_switch_it_and_the_board_
     pause(&root, Scope::Connector, "order-api").await.unwrap();
     let twice = pause(&s.owner().await, Scope::Connector, "order-api").await;
     assert!(
-        matches!(twice, Err(AppError::Conflict { ref problem, .. }) if *problem == app::api::Conflict::AlreadyPaused),
+        matches!(twice, Err(AppError::Conflict { ref problem, .. }) if *problem == contract::Conflict::AlreadyPaused),
         "{twice:?}"
     );
     let page = backend::services::board::stalled(&s.app.state, &s.staff, Default::default()).await.unwrap();

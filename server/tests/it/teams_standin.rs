@@ -4,9 +4,9 @@
 //! Bot Framework signs them; another key (not published) forges them.
 use crate::harness::TestApp;
 use backend::Clock;
-use domain::configuration::TeamsConfig;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use domain::configuration::TeamsConfig;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
@@ -65,20 +65,21 @@ impl TeamsStandIn {
                 (axum::http::StatusCode::BAD_REQUEST, axum::Json(json!({"error": "invalid_client"})))
             }
         };
-        let router = axum::Router::new()
-            .route(
-                "/metadata",
-                axum::routing::get(move || {
-                    let base = base.clone();
-                    async move {
-                        axum::Json(json!({"issuer": backend::teams::ISSUER, "jwks_uri": format!("{base}/keys")}))
-                    }
-                }),
-            )
-            .route("/keys", axum::routing::get(|| async { axum::Json(json!({"keys": [published_key()]})) }))
-            .route("/token", axum::routing::post(token))
-            .route("/v3/conversations/{conversation}/activities", axum::routing::post(connector.clone()))
-            .route("/v3/conversations/{conversation}/activities/{id}", axum::routing::put(connector));
+        let router =
+            axum::Router::new()
+                .route(
+                    "/metadata",
+                    axum::routing::get(move || {
+                        let base = base.clone();
+                        async move {
+                            axum::Json(json!({"issuer": backend::teams::ISSUER, "jwks_uri": format!("{base}/keys")}))
+                        }
+                    }),
+                )
+                .route("/keys", axum::routing::get(|| async { axum::Json(json!({"keys": [published_key()]})) }))
+                .route("/token", axum::routing::post(token))
+                .route("/v3/conversations/{conversation}/activities", axum::routing::post(connector.clone()))
+                .route("/v3/conversations/{conversation}/activities/{id}", axum::routing::put(connector));
         tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
         TeamsStandIn { url, calls }
     }

@@ -2,8 +2,8 @@
 //! applied in version order, raw bodies purged.
 use crate::harness::TestApp;
 use backend::Clock;
-use domain::webhooks::Secret;
 use chrono::Duration;
+use domain::webhooks::Secret;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

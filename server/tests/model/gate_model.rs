@@ -8,18 +8,18 @@
 //! moment of sending; (I4) the audit chain verifies. `PROPTEST_CASES` sets the number of cases (256 by default); `GATE_MODEL_TRACE=1` prints each action's answer.
 use crate::fixtures::caller;
 use crate::harness::TestApp;
-use contract::AppError;
-use contract::batches::{Control, Selection};
+use axum::body::Bytes;
 use backend::services::approvals::decide;
 use backend::services::audit::{Verification, verify};
 use backend::services::{
     Caller, batches, dispatcher::dispatch_due, holds, reconciliation, rerun_requests, stop_switch, sweeper,
 };
+use chrono::Duration;
+use contract::AppError;
+use contract::batches::{Control, Selection};
 use domain::approval::Decision;
 use domain::reconciliation::Verdict;
 use domain::stop_switch::Scope;
-use axum::body::Bytes;
-use chrono::Duration;
 use proptest::prelude::*;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -432,8 +432,7 @@ impl World {
     async fn latest_batch(&self, d: usize) -> Option<(String, std::collections::BTreeSet<i64>)> {
         let mut tx = self.app.db().begin_read().await.unwrap();
         let department = [DEPARTMENTS[d].to_string()];
-        let batch =
-            backend::db::batches::recent(&mut tx, Some(&department), 1).await.unwrap().into_iter().next()?;
+        let batch = backend::db::batches::recent(&mut tx, Some(&department), 1).await.unwrap().into_iter().next()?;
         let members = backend::db::batches::members(&mut tx, &batch.id).await.unwrap();
         let mut makers = self.makers_of(&batch.id);
         for member in &members {

@@ -1,8 +1,8 @@
 //! QUALITY 7: the time of a sign-in's answer does not tell which accounts exist.
 use crate::harness::TestApp;
 use crate::{alone, median};
-use contract::AppError;
 use backend::services::sign_in::{Attempt, check};
+use contract::AppError;
 
 /// One sign-in through the service, as the server function makes it, from `ip`.
 async fn attempt(app: &TestApp, username: &str, password: &str, ip: &str) -> Result<(), AppError> {
@@ -22,9 +22,7 @@ async fn an_unknown_name_and_a_disabled_account_take_as_long_as_a_wrong_password
         app.user(&format!("known{i}"), &["staff"], &["sales"]).await;
         let gone = app.user(&format!("gone{i}"), &["staff"], &["sales"]).await;
         let mut tx = app.db().begin_write().await.unwrap();
-        backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now())
-            .await
-            .unwrap();
+        backend::db::users::set_disabled_at(&mut tx, gone, Some(chrono::Utc::now()), chrono::Utc::now()).await.unwrap();
         tx.commit().await.unwrap();
     }
     let mut times: [Vec<f64>; 3] = Default::default();

@@ -15,16 +15,13 @@ use super::{Caller, decisions};
 use crate::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
 use crate::db::rerun_requests::{Confirmation, RequestRow};
 use crate::{AppState, db};
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 use contract::AppError;
-use contract::batches::{
-    BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals,
-};
+use contract::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, Control, MemberView, Selection, Totals};
 use domain::approval::{self, Decision, MakerPart, is_expired};
 use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use domain::audit_action::AuditAction;
-use domain::batches::{
-    self, BatchEvent, BatchStatus, MAX_OPERATIONS, MemberEvent, MemberState, Progress, Reason,
-};
+use domain::batches::{self, BatchEvent, BatchStatus, MAX_OPERATIONS, MemberEvent, MemberState, Progress, Reason};
 use domain::chat::ChatSubject;
 use domain::checklist::{self, Check, Prefill};
 use domain::conflict::Conflict;
@@ -39,7 +36,6 @@ use domain::rerun_request::{RequestEvent, RerunRequestStatus};
 use domain::rights::Act;
 use domain::roles::Role;
 use domain::stall::FailureClass;
-use chrono::{DateTime, Duration, SubsecRound, Utc};
 use futures::StreamExt;
 use serde_json::json;
 
@@ -523,8 +519,15 @@ async fn approve_members(
         // Each member carries every approval that counted, as a request approved alone does.
         for d in approved.decided.iter().filter(|d| d.decision == Decision::Approve) {
             let comment = d.comment.as_deref();
-            db::rerun_requests::insert_decision(tx, &request.id, d.approver_id, Decision::Approve, comment, d.decided_at)
-                .await?;
+            db::rerun_requests::insert_decision(
+                tx,
+                &request.id,
+                d.approver_id,
+                Decision::Approve,
+                comment,
+                d.decided_at,
+            )
+            .await?;
         }
         let moved = advance(tx, &request, RequestEvent::Approve, now).await?;
         db::rerun_requests::insert_dispatch(tx, &request.id, batches::send_at(now, turn, approved.rate), now).await?;

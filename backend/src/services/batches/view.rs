@@ -44,7 +44,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let standing = approval::standing(&caller.person(), &ballot, waiting, false);
     let (totals, views) = member_views(state, &members);
     let count = |s: MemberState| members.iter().filter(|m| m.state == s).count();
-    let failing_checks = members.iter().filter(|m| reasons(m).iter().any(|r| matches!(r, Reason::CheckFails { .. }))).count();
+    let failing_checks =
+        members.iter().filter(|m| reasons(m).iter().any(|r| matches!(r, Reason::CheckFails { .. }))).count();
     let requested = count(MemberState::Requested);
     let status = batch.status;
     let allows = |event: BatchEvent| status.next(event).is_ok();

@@ -12,8 +12,8 @@ use domain::batches::MemberState;
 use domain::chat::{ChatDone, ChatRefusal, ChatSubject, ChatUser};
 use domain::conflict::Conflict;
 use domain::identity::{AuthMethod, Authentication};
-use words::i18n::Locale;
 use words::chat::{done_in, modal_in, refusal_in};
+use words::i18n::Locale;
 
 /// What a press asks.
 enum Asked<'a> {

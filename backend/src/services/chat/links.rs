@@ -4,6 +4,7 @@
 use super::super::Caller;
 use super::super::audit::record;
 use crate::{AppState, db};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::chat::{ChatLinkView, ChatLinks};
 use domain::audit::{Actor, AuditEntry, ObjectType};
@@ -11,7 +12,6 @@ use domain::audit_action::AuditAction;
 use domain::chat::{ChatPlatform, ChatUser};
 use domain::conflict::Conflict;
 use domain::roles::Role;
-use chrono::{DateTime, Utc};
 use serde_json::json;
 
 /// Links the caller to `who`, whom the chat's sign-in just vouched for; an earlier link of theirs on the same

@@ -12,6 +12,7 @@ pub use links::{all_links, end_links, link, link_company_account, links_of, unli
 use crate::db::batches::BatchRow;
 use crate::db::rerun_requests::RequestRow;
 use crate::{AppState, db, slack, teams};
+use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::batches::MemberState;
 use domain::chat::{CardPlan, CardStatus, ChatPlatform, ChatSubject, DecisionCard};
@@ -19,7 +20,6 @@ use domain::checklist::Check;
 use domain::notifications::RerunNews;
 use domain::rerun_plan::RerunPlan;
 use words::i18n::Locale;
-use chrono::{DateTime, Utc};
 
 /// A bulk rerun's message lists this many of its operations; the page has them all.
 const OPERATIONS_SHOWN: usize = 20;
@@ -114,12 +114,10 @@ pub async fn send_posts(state: &AppState) -> Result<usize, AppError> {
         let attempts = post.attempts + 1;
         let outcome = match &shown {
             Ok((channel, ts)) => db::chat::PostOutcome::Shown { shown: post.wanted, channel, ts },
-            Err((why, permanent)) => {
-                match domain::dispatch::next_delay(attempts, None, 0.5).filter(|_| !permanent) {
-                    Some(wait) => db::chat::PostOutcome::Later { attempts, next: now + wait, error: why },
-                    None => db::chat::PostOutcome::Failed { attempts, error: why },
-                }
-            }
+            Err((why, permanent)) => match domain::dispatch::next_delay(attempts, None, 0.5).filter(|_| !permanent) {
+                Some(wait) => db::chat::PostOutcome::Later { attempts, next: now + wait, error: why },
+                None => db::chat::PostOutcome::Failed { attempts, error: why },
+            },
         };
         let mut tx = state.db.begin_write().await?;
         db::chat::settle_post(&mut tx, post.id, outcome, now).await?;
