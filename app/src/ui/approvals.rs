@@ -1,10 +1,10 @@
 //! Requests and approvals: what waits for the reader's decision (single and bulk together, oldest deadline
 //! first), the requests the reader prepared and the decisions they took, each with where it stands now and the
 //! way to its decision page, where the evidence is. Readable on a phone.
-use super::batches::batch_status_label;
+use super::checklist::standing_label;
 use super::data::resource;
+use super::labels::{batch_status_label, status_label};
 use super::labels::{local_time, slot, with_entered};
-use super::rerun_request::{standing_label, status_label};
 use crate::api::reruns::approval_inbox;
 use crate::contract::reruns::{Inbox, InboxItem, Stage, Subject};
 use crate::domain::approval::{Decision, Standing};

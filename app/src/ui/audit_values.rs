@@ -2,12 +2,10 @@
 //! step states, stall events, failure classes, roles, yes and no). The stored value stays beside it: exports and
 //! searches use it.
 use super::admin_users::role_label;
-use super::batches::batch_status_label;
-use super::incidents::action_status_label;
+use super::labels::{action_status_label, batch_status_label, status_label};
 use super::labels::{
     event_label, failure_class_label, locale, operation_status_label, step_state_label, verdict_label,
 };
-use super::rerun_request::status_label;
 use crate::domain::batches::BatchStatus;
 use crate::domain::incidents::ActionStatus;
 use crate::domain::operations::{OperationStatus, StepState};

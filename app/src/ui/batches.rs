@@ -1,9 +1,9 @@
 //! Bulk reruns: the list, and one batch's page — its dry run (totals, plans, the operations left out and why),
 //! the request at a rate, the five checks confirmed once for all, the owners' decision, and the live progress
 //! with pause, resume and cancel. Started from the board (`board::BulkRerun`).
+use super::checklist::{blocked_label, check_label, confirmation_fields, confirmed_line};
 use super::data::resource;
-use super::labels::{local_time, locale, operation_status_label};
-use super::rerun_request::{blocked_label, check_label, confirmation_fields, confirmed_line};
+use super::labels::{batch_status_label, local_time, locale, operation_status_label};
 use crate::api::batches::{
     ConfirmBatchCheck, ControlBatch, DecideBatch, RequestBatch, SubmitBatch, follow_batch, list_batches, load_batch,
 };
@@ -19,11 +19,6 @@ use leptos_router::hooks::use_params_map;
 
 /// More plans than this are folded away (the totals say what matters).
 const FOLD_AFTER: usize = 20;
-
-/// Batch statuses with an icon, so that colour is never the only sign.
-pub fn batch_status_label(status: BatchStatus) -> &'static str {
-    crate::words::batch_status_in(locale(), status)
-}
 
 fn member_label(state: MemberState) -> &'static str {
     let l = locale();
@@ -287,7 +282,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                 view! { <Decide id=decide_id sent action=actions.decide /> }.into_any()
             }
             Standing::Maker(_) | Standing::NotOwner | Standing::Decided =>
-                view! { <p class="badge warn" data-testid="standing">{super::rerun_request::standing_label(b.standing)}</p> }.into_any(),
+                view! { <p class="badge warn" data-testid="standing">{super::checklist::standing_label(b.standing)}</p> }.into_any(),
             Standing::NotWaiting | Standing::InBatch => ().into_any(),
         }}
         {requested.then(|| view! { <ProgressPanel live /> })}

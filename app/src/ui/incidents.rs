@@ -2,7 +2,9 @@
 //! the filing form, one report with its forms (staff and managers of its department; auditors read), and the
 //! board's box of overdue actions.
 use super::data::resource;
-use super::labels::{event_label, failure_class_label, local_input_value, local_time, locale, reader_zone};
+use super::labels::{
+    action_status_label, event_label, failure_class_label, local_input_value, local_time, locale, reader_zone,
+};
 use crate::api::incidents::{
     AddPreventionAction, FileIncident, LinkOperation, SetActionStatus, UpdateIncident, list_incidents, load_incident,
 };
@@ -16,8 +18,7 @@ use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
 /// A refusal in the reader's words; the incident forms' own fields first, then the shared words.
-pub fn error_text(error: &AppError) -> String {
-    let l = locale();
+fn error_text_in(l: Locale, error: &AppError) -> String {
     match error {
         AppError::Validation(fields) => fields.iter().map(|f| field_text(l, f)).collect::<Vec<_>>().join(" "),
         other => super::error_message(other),
@@ -61,20 +62,7 @@ where
     T: leptos::server_fn::ServerFn<Error = AppError> + Clone + Send + Sync + 'static,
     T::Output: Clone + Send + Sync + 'static,
 {
-    Signal::derive(move || match action.value().get() {
-        Some(Err(e)) => Some(error_text(&e)),
-        _ => None,
-    })
-}
-
-/// Action statuses with a sign, so that colour is never the only cue.
-pub(super) fn action_status_label(status: ActionStatus) -> &'static str {
-    let l = locale();
-    match status {
-        ActionStatus::Open => td_string!(l, incident.status.open),
-        ActionStatus::Done => td_string!(l, incident.status.done),
-        ActionStatus::Dropped => td_string!(l, incident.status.dropped),
-    }
+    super::error_in_words(action, error_text_in)
 }
 
 #[component]

@@ -120,6 +120,27 @@ pub fn verdict_label(verdict: Option<Verdict>) -> &'static str {
     crate::words::verdict_label_in(locale(), verdict)
 }
 
+/// Rerun-request statuses with an icon, so that colour is never the only sign.
+pub fn status_label(status: crate::domain::rerun_request::RerunRequestStatus) -> &'static str {
+    crate::words::rerun_status_in(locale(), status)
+}
+
+/// Batch statuses with an icon, so that colour is never the only sign.
+pub fn batch_status_label(status: crate::domain::batches::BatchStatus) -> &'static str {
+    crate::words::batch_status_in(locale(), status)
+}
+
+/// An incident's action statuses with a sign, so that colour is never the only cue.
+pub fn action_status_label(status: crate::domain::incidents::ActionStatus) -> &'static str {
+    use crate::domain::incidents::ActionStatus;
+    let l = locale();
+    match status {
+        ActionStatus::Open => td_string!(l, incident.status.open),
+        ActionStatus::Done => td_string!(l, incident.status.done),
+        ActionStatus::Dropped => td_string!(l, incident.status.dropped),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{local_input_value, local_time_in};

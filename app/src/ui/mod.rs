@@ -7,6 +7,7 @@ mod audit;
 mod audit_values;
 mod batches;
 mod board;
+mod checklist;
 mod data;
 pub mod decision_table;
 mod download;
@@ -23,6 +24,7 @@ mod operation_actions;
 mod rerun_request;
 mod reviews;
 mod sign_in;
+mod steps_table;
 mod stop_switch;
 
 use crate::contract::AppError;
@@ -150,6 +152,15 @@ where
     T: leptos::server_fn::ServerFn<Error = crate::contract::AppError> + Clone + Send + Sync + 'static,
     T::Output: Clone + Send + Sync + 'static,
 {
+    error_in_words(action, error_in)
+}
+
+/// The same, in a page's own words for some refusals (`words`).
+pub fn error_in_words<T>(action: ServerAction<T>, words: fn(Locale, &AppError) -> String) -> Signal<Option<String>>
+where
+    T: leptos::server_fn::ServerFn<Error = crate::contract::AppError> + Clone + Send + Sync + 'static,
+    T::Output: Clone + Send + Sync + 'static,
+{
     let l = labels::locale();
     Signal::derive(move || match action.value().get() {
         Some(Err(e)) => {
@@ -158,7 +169,7 @@ where
             if e == AppError::SignInAgain {
                 sign_in_again();
             }
-            Some(error_in(l, &e))
+            Some(words(l, &e))
         }
         _ => None,
     })

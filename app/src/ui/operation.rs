@@ -2,13 +2,11 @@
 //! row for its event, and its audit timeline.
 use super::data::resource;
 use super::decision_table::{action_label, decision_texts};
-use super::labels::{
-    event_label, failure_class_label, local_time, operation_status_label, step_state_label, verdict_label,
-};
+use super::labels::{event_label, failure_class_label, local_time, operation_status_label};
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
+use super::steps_table::StepsTable;
 use crate::api::board::load_operation;
 use crate::contract::board::OperationDetail;
-use crate::contract::operations::StepView;
 use crate::domain::decision_table::row;
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::StallEvent;
@@ -108,7 +106,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         {match detail.open_request {
             Some((id, status)) => view! {
                 <p class="card" data-testid="open-request">{td_string!(l, operation.open_request)} " "
-                    <A href=format!("/reruns/{id}")>{id.clone()}</A> " — " {super::rerun_request::status_label(status)}</p>
+                    <A href=format!("/reruns/{id}")>{id.clone()}</A> " — " {super::labels::status_label(status)}</p>
             }.into_any(),
             None if stalled && may_act => view! { <super::rerun_request::StartRerun process_id=process_id.clone() /> }.into_any(),
             None => ().into_any(),
@@ -133,81 +131,5 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
                 <span class="hint">" " {td_string!(l, operation.timeline.download_logged)}</span>
             </p>
         </section>
-    }
-}
-
-/// Every step with its completion flag next to what the outside system says (the verdict and its evidence).
-#[component]
-pub(crate) fn StepsTable(steps: Vec<StepView>) -> impl IntoView {
-    let l = super::labels::locale();
-    view! {
-        <table class="grid cards" data-testid="steps">
-            <caption>{td_string!(l, operation.steps.caption)}</caption>
-            <thead><tr>
-                <th scope="col">"#"</th><th scope="col">{td_string!(l, operation.steps.step)}</th><th scope="col">{td_string!(l, operation.steps.state)}</th>
-                <th scope="col">{td_string!(l, operation.steps.flag)}</th><th scope="col">{td_string!(l, operation.steps.verdict)}</th>
-                <th scope="col">{td_string!(l, operation.steps.idempotency_key)}</th><th scope="col">{td_string!(l, operation.steps.result_id)}</th><th scope="col">{td_string!(l, operation.steps.attempts)}</th><th scope="col">{td_string!(l, operation.steps.error)}</th>
-            </tr></thead>
-            <tbody>{steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
-        </table>
-    }
-}
-
-#[component]
-fn StepRow(step: StepView) -> impl IntoView {
-    let l = super::labels::locale();
-    let verdict = step.latest_verdict;
-    let name = step.name.clone();
-    let superseded = step.reconciliation.as_ref().and_then(|r| r.superseded_at);
-    let evidence = step.reconciliation.map(|r| {
-        let compared = r
-            .evidence
-            .compared
-            .iter()
-            .map(|c| {
-                let show = |v: &Option<serde_json::Value>| {
-                    v.as_ref().map_or("—".to_string(), |v| v.to_string())
-                };
-                let sign = if c.matches { "=" } else { "≠" };
-                format!(
-                    "{}: {} {sign} {}",
-                    c.name,
-                    show(&c.expected),
-                    show(&c.found)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(td_string!(l, operation.list_separator));
-        view! {
-            <div class="evidence">
-                <span>{r.evidence.summary}</span>
-                {r.evidence.external_id.map(|id| view! { <br /> {td_string!(l, operation.steps.external_id)} " " <code>{id}</code> })}
-                // The compared values are the step's and the outside record's data, shown as they are.
-                {(!compared.is_empty()).then(|| view! { <br /> {td_string!(l, operation.steps.compared)} " " <samp>{compared}</samp> })}
-                <br /><small>{r.connector} " · " {local_time(r.checked_at)} " · " {match r.asked_by_person {
-                    Some(name) => view! { <span data-entered>{name}</span> }.into_any(),
-                    None => view! { <span>{r.asked_by}</span> }.into_any(),
-                }}</small>
-                {r.superseded_at.map(|at| view! {
-                    <br /><em class="superseded" data-testid="superseded">{td_string!(l, operation.steps.superseded, at = local_time(at)).to_string()}</em>
-                })}
-            </div>
-        }
-    });
-    view! {
-        <tr data-step=name data-verdict=verdict.map(|v| v.as_str()).unwrap_or("none") data-superseded=superseded.is_some().then_some("true")>
-            // Each cell names its column: on a phone the rows are cards (`table.cards`), the headings hidden.
-            <td data-label="#">{step.position}</td>
-            <td data-label=td_string!(l, operation.steps.step)>{step.name}</td>
-            <td data-label=td_string!(l, operation.steps.state)>{step_state_label(step.state)}</td>
-            <td data-testid="flag" data-label=td_string!(l, operation.steps.flag)>{match step.completed_at { Some(at) => format!("✓ {}", local_time(at)), None => td_string!(l, operation.steps.not_completed).into() }}</td>
-            <td data-testid="verdict" data-label=td_string!(l, operation.steps.verdict)><strong class=format!("verdict {}{}", verdict.map(|v| v.as_str()).unwrap_or("none"), if superseded.is_some() { " superseded" } else { "" })>
-                {verdict_label(verdict)}</strong>{evidence}</td>
-            <td data-label=td_string!(l, operation.steps.idempotency_key)><code>{step.idempotency_key}</code></td>
-            <td data-label=td_string!(l, operation.steps.result_id)>{step.result_id.map_or_else(|| view! { "—" }.into_any(), |id| view! { <code>{id}</code> }.into_any())}</td>
-            <td data-label=td_string!(l, operation.steps.attempts)>{step.attempts}</td>
-            // The error as the integration reported it: its class (a code) and the outside system's message.
-            <td data-label=td_string!(l, operation.steps.error)>{step.error.map(|e| view! { <code>{e.class}</code> ": " <samp>{e.message}</samp> })}</td>
-        </tr>
     }
 }

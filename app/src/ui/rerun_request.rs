@@ -1,42 +1,19 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
+use super::checklist::{
+    blocked_label, check_label, confirmation_fields, confirmed_line, maker_part_label, standing_label,
+};
 use super::data::resource;
-use super::labels::{failure_class_label, local_time, locale, slot, with_entered};
+use super::labels::{local_time, locale, status_label};
 use crate::api::reruns::{
     CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request,
 };
 use crate::contract::reruns::{CheckView, RerunRequestView, StartAnswer};
-use crate::domain::approval::{Decision, MakerPart, Standing};
-use crate::domain::checklist::Check;
-use crate::domain::rerun_plan::BlockedBecause;
-use crate::domain::rerun_request::RerunRequestStatus;
-use crate::domain::stall::FailureClass;
+use crate::domain::approval::{Decision, Standing};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
-
-/// Rerun-request statuses with an icon, so that colour is never the only sign.
-pub fn status_label(status: RerunRequestStatus) -> &'static str {
-    crate::words::rerun_status_in(locale(), status)
-}
-
-/// Why a step blocks the request, in words.
-pub(crate) fn blocked_label(why: BlockedBecause) -> &'static str {
-    let l = locale();
-    match why {
-        BlockedBecause::NotLookedUp => td_string!(l, rerun.blocked.not_looked_up),
-        BlockedBecause::ResultUnknown => td_string!(l, rerun.blocked.result_unknown),
-        BlockedBecause::StillInProgress => td_string!(l, rerun.blocked.still_in_progress),
-        BlockedBecause::ContentMismatch => td_string!(l, rerun.blocked.content_mismatch),
-        BlockedBecause::LookupFailed => td_string!(l, rerun.blocked.lookup_failed),
-    }
-}
-
-/// The title of one of the five checks (by its number; `None` for a number outside 1 to 5).
-pub(crate) fn check_label(number: i64) -> Option<&'static str> {
-    Check::from_number(number).map(|check| crate::words::checklist::check_label_in(locale(), check))
-}
 
 /// On a stalled operation's page: start a request, or see why one cannot be made.
 #[component]
@@ -154,7 +131,7 @@ fn Request(
                 {td_string!(l, rerun.approvals.count, approvals = r.approvals, required = r.required).to_string()}
                 {r.expires_at.map(|at| view! { " · " {td_string!(l, rerun.request.deadline, at = local_time(at)).to_string()} })}</dd>
         </dl>
-        <super::operation::StepsTable steps=r.steps.clone() />
+        <super::steps_table::StepsTable steps=r.steps.clone() />
         <table class="grid" data-testid="plan">
             <caption>{td_string!(l, rerun.request.plan)}</caption>
             <thead><tr><th scope="col">{td_string!(l, rerun.request.step)}</th><th scope="col">{td_string!(l, rerun.request.idempotency_key)}</th></tr></thead>
@@ -203,45 +180,6 @@ fn Request(
     }
 }
 
-/// Who confirmed a check, when, with what comment (and, for the fifth, the cause).
-pub(crate) fn confirmed_line(
-    by: &Option<String>,
-    at: chrono::DateTime<chrono::Utc>,
-    comment: &Option<String>,
-    cause_class: &Option<FailureClass>,
-    cause_text: &Option<String>,
-) -> impl IntoView + use<> {
-    let l = locale();
-    let cause = cause_class.map(|k| {
-        let sentence = td_string!(l, rerun.check.cause, class = failure_class_label(k), text = slot(0));
-        with_entered(&sentence.to_string(), &[cause_text.as_deref().unwrap_or_default()])
-    });
-    view! {
-        <p class="ok" data-testid="confirmed">
-            <span data-entered>{by.clone().unwrap_or_default()}</span> " · " {local_time(at)} " · "
-            <span data-entered>{comment.clone().unwrap_or_default()}</span>{cause}
-        </p>
-    }
-}
-
-/// The fields of a check's confirmation (a request's or a bulk rerun's): the cause for the fifth, and a comment.
-pub(crate) fn confirmation_fields(number: i64) -> impl IntoView {
-    let l = locale();
-    let field = move |name: &str| format!("check-{number}-{name}");
-    view! {
-        {(number == 5).then(|| view! {
-            <label for=field("cause-class")>{td_string!(l, rerun.check.cause_class)}</label>
-            <select id=field("cause-class") name="cause_class">
-                {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> }).collect_view()}
-            </select>
-            <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>
-            <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>
-        })}
-        <label for=field("comment")>{td_string!(l, rerun.check.comment)}</label>
-        <input id=field("comment") name="comment" required />
-    }
-}
-
 #[component]
 fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<ConfirmCheck>) -> impl IntoView {
     let l = super::labels::locale();
@@ -269,19 +207,6 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
             {confirmed}
             {form}
         </li>
-    }
-}
-
-/// The part a maker took, in words.
-fn maker_part_label(part: MakerPart) -> &'static str {
-    let l = locale();
-    match part {
-        MakerPart::Started => td_string!(l, rerun.maker.started),
-        MakerPart::ConfirmedCheck => td_string!(l, rerun.maker.confirmed_check),
-        MakerPart::Submitted => td_string!(l, rerun.maker.submitted),
-        MakerPart::RecordedVerdict => td_string!(l, rerun.maker.recorded_verdict),
-        MakerPart::Created => td_string!(l, rerun.maker.created),
-        MakerPart::Requested => td_string!(l, rerun.maker.requested),
     }
 }
 
@@ -347,17 +272,5 @@ fn DecisionPanel(
             {move || done().map(|text| view! { <p class="ok" role="status" data-testid="decided">{text}</p> })}
             {body}
         </section>
-    }
-}
-
-/// Why the reader may not decide, in words.
-pub(crate) fn standing_label(standing: Standing) -> String {
-    let l = locale();
-    match standing {
-        Standing::Maker(part) => td_string!(l, rerun.standing.maker, part = maker_part_label(part)).to_string(),
-        Standing::NotOwner => td_string!(l, rerun.standing.not_owner).to_string(),
-        Standing::Decided => td_string!(l, rerun.standing.decided).to_string(),
-        Standing::NotWaiting => td_string!(l, rerun.standing.not_waiting).to_string(),
-        Standing::MayDecide | Standing::InBatch => String::new(),
     }
 }
