@@ -1,6 +1,6 @@
 //! The one error type that crosses the wire. Internal causes are logged on the server and never sent.
 pub use domain::conflict::Conflict;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::rerun_request::{Refused, RequestEvent};
 use serde::{Deserialize, Serialize};
 use server_fn::codec::JsonEncoding;
@@ -8,7 +8,7 @@ use server_fn::error::{FromServerFnError, ServerFnErrorErr};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldError {
-    pub field: String,
+    pub field: Field,
     pub message: String,
     /// Which rule refused it, for the pages to put into words (absent: the message is all there is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,9 +66,9 @@ impl TokenProblem {
 }
 
 impl AppError {
-    pub fn invalid(field: &str, problem: impl Into<Invalid>) -> Self {
+    pub fn invalid(field: Field, problem: impl Into<Invalid>) -> Self {
         let Invalid { rule, message } = problem.into();
-        AppError::Validation(vec![FieldError { field: field.to_string(), message, rule: Some(rule) }])
+        AppError::Validation(vec![FieldError { field, message, rule: Some(rule) }])
     }
 
     pub fn conflict(problem: Conflict, detail: impl ToString) -> Self {
@@ -126,12 +126,12 @@ impl FromServerFnError for AppError {
         match value {
             // A malformed request from a client is the client's mistake, not ours.
             ServerFnErrorErr::Args(message) | ServerFnErrorErr::MissingArg(message) => {
-                AppError::invalid("request", Invalid::new(Rule::Malformed, message))
+                AppError::invalid(Field::Request, Invalid::new(Rule::Malformed, message))
             }
             // On the server it is the request's body that could not be read; in the browser, the answer.
             #[cfg(feature = "ssr")]
             ServerFnErrorErr::Deserialization(message) => {
-                AppError::invalid("request", Invalid::new(Rule::Malformed, message))
+                AppError::invalid(Field::Request, Invalid::new(Rule::Malformed, message))
             }
             #[cfg(not(feature = "ssr"))]
             ServerFnErrorErr::Deserialization(message) => AppError::Transport(message),

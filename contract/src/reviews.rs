@@ -2,7 +2,7 @@
 use super::{AppError, DepartmentDto};
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::indicators::{Indicator, Period, PeriodKind};
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use serde::{Deserialize, Serialize};
 
 /// Which review: one department or all the caller may see, a week or a month, and which one (by a day in it;
@@ -77,7 +77,7 @@ impl ReviewQuery {
         match self.period.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
             None => Ok(PeriodKind::Week),
             Some(text) => PeriodKind::parse(text)
-                .ok_or_else(|| AppError::invalid("period", Invalid::new(Rule::Unknown, "week or month"))),
+                .ok_or_else(|| AppError::invalid(Field::Period, Invalid::new(Rule::Unknown, "week or month"))),
         }
     }
 
@@ -88,7 +88,7 @@ impl ReviewQuery {
             Some(text) => text
                 .parse()
                 .map(Some)
-                .map_err(|_| AppError::invalid("day", Invalid::new(Rule::NotATime, "a date such as 2026-11-30"))),
+                .map_err(|_| AppError::invalid(Field::Day, Invalid::new(Rule::NotATime, "a date such as 2026-11-30"))),
         }
     }
 }

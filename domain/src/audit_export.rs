@@ -3,6 +3,7 @@
 use super::audit::AuditEvent;
 use super::canonical_json::to_canonical_string;
 use super::invalid::{Invalid, Rule};
+use crate::invalid::Field;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,12 +48,12 @@ pub struct AuditFilterForm {
 
 impl AuditFilterForm {
     /// The filter, or the field that is wrong and why.
-    pub fn parse(&self) -> Result<AuditFilter, (&'static str, Invalid)> {
+    pub fn parse(&self) -> Result<AuditFilter, (Field, Invalid)> {
         let text = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());
         let time = |field, v: &str| text(v).map(|v| parse_time(&v)).transpose().map_err(|why| (field, why));
         Ok(AuditFilter {
-            from: time("from", &self.from)?,
-            to: time("to", &self.to)?,
+            from: time(Field::From, &self.from)?,
+            to: time(Field::To, &self.to)?,
             department: text(&self.department),
             actor: text(&self.actor),
             action: text(&self.action),

@@ -3,6 +3,7 @@
 use super::invalid::{Invalid, Rule};
 use super::reconciliation::{Basis, Verdict};
 use super::stall::FailureClass;
+use crate::invalid::Field;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -166,18 +167,21 @@ pub fn confirmation(
     prefill: &Prefill,
     comment: &str,
     cause: Option<(FailureClass, &str)>,
-) -> Result<(), (&'static str, Invalid)> {
+) -> Result<(), (Field, Invalid)> {
     if !prefill.holds {
         return Err((
-            "check",
+            Field::Check,
             Invalid::new(Rule::NotSatisfied, "the system could not confirm this check, so it cannot be confirmed"),
         ));
     }
     if comment.trim().is_empty() {
-        return Err(("comment", Invalid::new(Rule::Required, "a comment on what was checked is required")));
+        return Err((Field::Comment, Invalid::new(Rule::Required, "a comment on what was checked is required")));
     }
     if prefill.check == Check::CauseAnalysed && cause.is_none_or(|(_, text)| text.trim().is_empty()) {
-        return Err(("cause", Invalid::new(Rule::CauseRequired, "the cause's class and description are required")));
+        return Err((
+            Field::Cause,
+            Invalid::new(Rule::CauseRequired, "the cause's class and description are required"),
+        ));
     }
     Ok(())
 }
@@ -233,11 +237,11 @@ mod tests {
     fn confirming_needs_a_comment_a_holding_check_and_for_the_fifth_a_cause() {
         let checks = prefill("P", (None, None), &[summary(Some(Verdict::NotExecuted), false)]);
         assert!(confirmation(&checks[0], "確認済み", None).is_ok());
-        assert_eq!(confirmation(&checks[0], "  ", None).unwrap_err().0, "comment");
-        assert_eq!(confirmation(&checks[4], "見た", None).unwrap_err().0, "cause");
+        assert_eq!(confirmation(&checks[0], "  ", None).unwrap_err().0, Field::Comment);
+        assert_eq!(confirmation(&checks[4], "見た", None).unwrap_err().0, Field::Cause);
         assert!(confirmation(&checks[4], "見た", Some((FailureClass::SystemError, "起動順の不具合"))).is_ok());
         let failing = prefill("P", (None, None), &[summary(Some(Verdict::Unknown), false)]);
-        assert_eq!(confirmation(&failing[1], "ok", None).unwrap_err().0, "check");
+        assert_eq!(confirmation(&failing[1], "ok", None).unwrap_err().0, Field::Check);
     }
 
     #[test]

@@ -1,7 +1,73 @@
 //! Why an input was refused: a rule the pages put into the reader's language, with the English sentence the
 //! JSON API returns.
+use crate::names::named;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+named! {
+    /// The input a refusal is about, by its name on the wire: a form's field or a member of a JSON API body. The
+    /// pages put it into words (`ui::errors`), so a field without words does not compile.
+    pub enum Field {
+        Body => "body",
+        Cause => "cause",
+        CauseClass => "cause_class",
+        CauseText => "cause_text",
+        Channel => "channel",
+        Chart => "chart",
+        Check => "check",
+        Checklist => "checklist",
+        Comment => "comment",
+        Content => "content",
+        CurrentPassword => "current_password",
+        Day => "day",
+        Department => "department",
+        Departments => "departments",
+        Description => "description",
+        DisplayName => "display_name",
+        DueOn => "due_on",
+        Email => "email",
+        Error => "error",
+        Evidence => "evidence",
+        Faults => "faults",
+        Format => "format",
+        From => "from",
+        Impact => "impact",
+        Language => "language",
+        Memberships => "memberships",
+        Minutes => "minutes",
+        Name => "name",
+        NewPassword => "new_password",
+        Note => "note",
+        Number => "number",
+        OccurredAt => "occurred_at",
+        Owner => "owner",
+        Password => "password",
+        Period => "period",
+        ProcessId => "process_id",
+        ProcessIds => "process_ids",
+        RatePerMinute => "rate_per_minute",
+        Reason => "reason",
+        RegisteredFrom => "registered_from",
+        RegisteredTo => "registered_to",
+        Request => "request",
+        Response => "response",
+        ResultId => "result_id",
+        Roles => "roles",
+        Selection => "selection",
+        Seq => "seq",
+        Status => "status",
+        Step => "step",
+        Steps => "steps",
+        TimeZone => "time_zone",
+        Title => "title",
+        To => "to",
+        Ts => "ts",
+        Usage => "usage",
+        Username => "username",
+        Verdict => "verdict",
+        Workflow => "workflow",
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

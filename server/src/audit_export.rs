@@ -13,6 +13,7 @@ use backend::auth::AuthSession;
 use backend::services::{Caller, audit_trail};
 use contract::AppError;
 use domain::audit_export::{AuditFilterForm, ExportFormat};
+use domain::invalid::Field;
 use futures::StreamExt;
 use serde::Deserialize;
 
@@ -69,7 +70,7 @@ async fn export(
     };
     let format: ExportFormat = match query.format.parse() {
         Ok(format) => format,
-        Err(message) => return problem(AppError::invalid("format", message)),
+        Err(message) => return problem(AppError::invalid(Field::Format, message)),
     };
     let filter = match query.filter.parse() {
         Ok(filter) => filter,

@@ -14,7 +14,7 @@ use backend::charts::{self, Chart};
 use backend::services;
 use contract::AppError;
 use contract::reviews::ReviewQuery;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use serde::Deserialize;
 
 pub fn routes(state: AppState) -> Router {
@@ -40,7 +40,7 @@ async fn review_chart(
     let drawn = async {
         let caller = crate::audit_export::caller(auth, &headers)?;
         let chart = Chart::parse(&query.chart)
-            .ok_or_else(|| AppError::invalid("chart", Invalid::new(Rule::Unknown, "rates, counts or latency")))?;
+            .ok_or_else(|| AppError::invalid(Field::Chart, Invalid::new(Rule::Unknown, "rates, counts or latency")))?;
         let review = services::reviews::resolve(&state, &caller, &query.review)?;
         let trend = services::reviews::trend(&state, review.scope.as_deref(), review.period).await?;
         charts::draw(chart, &trend, app::api::locale_of(&headers)).map_err(|e| contract::AppError::internal("chart", e))

@@ -82,7 +82,8 @@ pub async fn change_password(current_password: String, new_password: String) -> 
 /// their account, so that it follows them to another browser.
 #[server(endpoint = "switch_language")]
 pub async fn switch_language(language: String) -> Result<(), AppError> {
-    let language = crate::domain::preferences::language(&language).map_err(|m| AppError::invalid("language", m))?;
+    let language = crate::domain::preferences::language(&language)
+        .map_err(|m| AppError::invalid(crate::domain::invalid::Field::Language, m))?;
     if let Ok((state, caller)) = context::caller().await {
         services::users::set_preferences(&state, &caller, Some(language), None).await?;
     }

@@ -22,7 +22,7 @@ pub async fn create_batch(
 ) -> Result<String, AppError> {
     let (state, caller) = context::caller().await?;
     let zone = crate::domain::preferences::time_zone_or_default(&caller.user().time_zone);
-    let time = |field: &str, text: Option<String>| {
+    let time = |field: crate::domain::invalid::Field, text: Option<String>| {
         crate::domain::batches::local_time(text.as_deref().unwrap_or(""), zone).map_err(|m| AppError::invalid(field, m))
     };
     let text = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
@@ -31,8 +31,8 @@ pub async fn create_batch(
         workflow: text(workflow),
         event: text(event),
         failure_class: text(failure_class),
-        registered_from: time("registered_from", registered_from)?,
-        registered_to: time("registered_to", registered_to)?,
+        registered_from: time(crate::domain::invalid::Field::RegisteredFrom, registered_from)?,
+        registered_to: time(crate::domain::invalid::Field::RegisteredTo, registered_to)?,
         process_ids: crate::domain::batches::process_ids(process_ids.as_deref().unwrap_or("")),
     };
     services::batches::create(&state, &caller, selection, &reason).await
@@ -70,7 +70,7 @@ pub async fn request_batch(id: String, rate_per_minute: Option<String>) -> Resul
     let rate = match rate_per_minute.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
         Some(r) => Some(r.parse::<u32>().map_err(|_| {
             AppError::invalid(
-                "rate_per_minute",
+                crate::domain::invalid::Field::RatePerMinute,
                 crate::domain::invalid::Invalid::new(
                     crate::domain::invalid::Rule::OutOfRange,
                     "a whole number of reruns a minute",

@@ -58,7 +58,7 @@ pub async fn record_manual_verdict(
     let (state, caller) = context::caller().await?;
     let verdict = Verdict::parse(&verdict).ok_or_else(|| {
         AppError::invalid(
-            "verdict",
+            crate::domain::invalid::Field::Verdict,
             crate::domain::invalid::Invalid::new(crate::domain::invalid::Rule::Unknown, "unknown verdict"),
         )
     })?;

@@ -23,7 +23,7 @@ pub async fn start_drill(faults: String, minutes: i64, note: String) -> Result<S
     for name in faults.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         chosen.push(Fault::parse(name).ok_or_else(|| {
             AppError::invalid(
-                "faults",
+                crate::domain::invalid::Field::Faults,
                 crate::domain::invalid::Invalid::new(
                     crate::domain::invalid::Rule::Unknown,
                     format!("unknown fault '{name}'"),

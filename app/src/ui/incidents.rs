@@ -11,7 +11,7 @@ use crate::api::incidents::{
 use crate::contract::incidents::{ActionView, IncidentList, IncidentView, OverdueAction};
 use crate::contract::{AppError, FieldError};
 use crate::domain::incidents::{ActionStatus, PAGE_LENGTH};
-use crate::domain::invalid::Rule;
+use crate::domain::invalid::{Field, Rule};
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -26,32 +26,32 @@ fn error_text_in(l: Locale, error: &AppError) -> String {
 }
 
 fn field_text(l: Locale, f: &FieldError) -> String {
-    match (f.field.as_str(), f.rule) {
-        ("process_ids" | "process_id", Some(Rule::NotSatisfied)) => {
+    match (f.field, f.rule) {
+        (Field::ProcessIds | Field::ProcessId, Some(Rule::NotSatisfied)) => {
             td_string!(l, incident.error.other_department).into()
         }
-        ("occurred_at", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_time).into(),
-        ("due_on", Some(Rule::Unknown)) => td_string!(l, incident.error.bad_date).into(),
-        ("owner", Some(Rule::Unknown)) => td_string!(l, incident.error.owner_outside).into(),
+        (Field::OccurredAt, Some(Rule::Unknown)) => td_string!(l, incident.error.bad_time).into(),
+        (Field::DueOn, Some(Rule::Unknown)) => td_string!(l, incident.error.bad_date).into(),
+        (Field::Owner, Some(Rule::Unknown)) => td_string!(l, incident.error.owner_outside).into(),
         // The shared words for the rule, with this form's name for the field.
         (field, _) => super::field_in(l, f, field_label(l, field)),
     }
 }
 
-fn field_label(l: Locale, field: &str) -> Option<&'static str> {
+fn field_label(l: Locale, field: Field) -> Option<&'static str> {
     Some(match field {
-        "process_ids" => td_string!(l, incident.field.process_ids),
-        "process_id" => td_string!(l, incident.field.process_id),
-        "title" => td_string!(l, incident.field.title),
-        "occurred_at" => td_string!(l, incident.field.occurred_at),
-        "impact" => td_string!(l, incident.field.impact),
-        "cause" => td_string!(l, incident.field.cause),
-        "response" => td_string!(l, incident.field.response),
-        "description" => td_string!(l, incident.field.description),
-        "owner" => td_string!(l, incident.field.owner),
-        "due_on" => td_string!(l, incident.field.due_on),
-        "evidence" => td_string!(l, incident.field.evidence),
-        "status" => td_string!(l, incident.field.status),
+        Field::ProcessIds => td_string!(l, incident.field.process_ids),
+        Field::ProcessId => td_string!(l, incident.field.process_id),
+        Field::Title => td_string!(l, incident.field.title),
+        Field::OccurredAt => td_string!(l, incident.field.occurred_at),
+        Field::Impact => td_string!(l, incident.field.impact),
+        Field::Cause => td_string!(l, incident.field.cause),
+        Field::Response => td_string!(l, incident.field.response),
+        Field::Description => td_string!(l, incident.field.description),
+        Field::Owner => td_string!(l, incident.field.owner),
+        Field::DueOn => td_string!(l, incident.field.due_on),
+        Field::Evidence => td_string!(l, incident.field.evidence),
+        Field::Status => td_string!(l, incident.field.status),
         _ => return None,
     })
 }
@@ -440,7 +440,7 @@ mod tests {
     #[test]
     fn a_report_naming_unknown_operations_is_refused_with_their_ids_in_the_readers_language() {
         let refusal = unknown_process_ids(&["ORD-9"]);
-        let field = FieldError { field: "process_ids".into(), message: refusal.message, rule: Some(refusal.rule) };
+        let field = FieldError { field: Field::ProcessIds, message: refusal.message, rule: Some(refusal.rule) };
         assert_eq!(
             field_text(Locale::ja, &field),
             "次のプロセス ID のオペレーションは、あなたの部門に見つかりません: ORD-9"
@@ -449,7 +449,7 @@ mod tests {
 
     #[test]
     fn a_shared_rule_reads_with_this_forms_name_for_the_field() {
-        let field = FieldError { field: "title".into(), message: "required".into(), rule: Some(Rule::Required) };
+        let field = FieldError { field: Field::Title, message: "required".into(), rule: Some(Rule::Required) };
         assert_eq!(field_text(Locale::ja, &field), "件名: 入力してください");
     }
 }

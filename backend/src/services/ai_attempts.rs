@@ -11,7 +11,7 @@ use contract::operations::StepEvent;
 use domain::ai::{AiStatus, cost_micro_yen};
 use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::operations::StepEventType;
 use domain::reconciliation::Record;
 use domain::rights::Act;
@@ -98,7 +98,7 @@ pub async fn adopt(
     let step = db::operations::step_by_name(&mut tx, operation.id, step_name).await?.ok_or(AppError::NotFound)?;
     if !db::ai_attempts::adopt(&mut tx, step.id, result_id).await? {
         return Err(AppError::invalid(
-            "result_id",
+            Field::ResultId,
             Invalid::new(Rule::Unknown, "no completed generation with this result ID for this step"),
         ));
     }

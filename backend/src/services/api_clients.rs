@@ -7,7 +7,7 @@ use contract::admin::ApiClientSummary;
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use rand::RngCore;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -43,13 +43,13 @@ pub async fn create(
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(AppError::invalid(
-            "name",
+            Field::Name,
             Invalid::new(Rule::OutOfRange, "the client name must be 1 to 100 characters"),
         ));
     }
     if departments.is_empty() {
         return Err(AppError::invalid(
-            "department",
+            Field::Department,
             Invalid::new(Rule::NoneChosen, "a token needs at least one department"),
         ));
     }
@@ -64,7 +64,7 @@ pub async fn create(
     let found = db::departments::by_codes(&mut tx, departments).await?;
     if let Some(missing) = departments.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
         return Err(AppError::invalid(
-            "department",
+            Field::Department,
             Invalid::new(Rule::Unknown, format!("there is no department '{missing}'")),
         ));
     }

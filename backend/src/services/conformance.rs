@@ -13,7 +13,7 @@ use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::configuration::WorkflowConfig;
 use domain::conformance::{Heard, Probe, judge};
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::webhooks::Secret;
 use rand::RngCore;
 use serde_json::json;
@@ -27,9 +27,9 @@ pub async fn check(
     url: Option<&str>,
 ) -> Result<ReceiverCheck, AppError> {
     let unknown = || Invalid::new(Rule::Unknown, format!("unknown workflow '{workflow}'"));
-    let workflow = state.config.workflow(workflow).ok_or_else(|| AppError::invalid("workflow", unknown()))?;
+    let workflow = state.config.workflow(workflow).ok_or_else(|| AppError::invalid(Field::Workflow, unknown()))?;
     let secret = rerun_post::signing_secret(workflow)
-        .map_err(|message| AppError::invalid("workflow", Invalid::new(Rule::Malformed, message)))?;
+        .map_err(|message| AppError::invalid(Field::Workflow, Invalid::new(Rule::Malformed, message)))?;
     let url = url.unwrap_or(&workflow.rerun_url).to_string();
     let target =
         Target { url: &url, allow_loopback: workflow.rerun_allow_loopback, timeout: state.server.dispatch_timeout };

@@ -9,6 +9,7 @@ use domain::approval::{Ballot, Decision, Refusal, counted, is_approved, may_deci
 use domain::conflict::Conflict;
 use domain::holds::reason;
 use domain::identity::Authentication;
+use domain::invalid::Field;
 use domain::rights::Act;
 
 /// A decision as given, checked before anything is read: its comment, and how the person proved who they are.
@@ -25,7 +26,7 @@ pub(super) fn given<'a>(
     comment: &str,
 ) -> Result<Given<'a>, AppError> {
     let comment = match decision {
-        Decision::Reject => Some(reason(comment).map_err(|m| AppError::invalid("comment", m))?),
+        Decision::Reject => Some(reason(comment).map_err(|m| AppError::invalid(Field::Comment, m))?),
         Decision::Approve => Some(comment.trim().to_string()).filter(|c| !c.is_empty()),
     };
     let authenticated = caller.fresh_sign_in(state)?;

@@ -16,7 +16,7 @@ use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::drills::{Fault, ReportLine, decision_of, period};
 use domain::holds::reason;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::operations::StepEventType;
 use domain::roles::Role;
 use domain::stall::{ErrorClass, StallEvent};
@@ -66,10 +66,10 @@ pub async fn start(
     note: &str,
 ) -> Result<String, AppError> {
     caller.require(Role::Admin)?;
-    let note = reason(note).map_err(|m| AppError::invalid("note", m))?;
-    let length = period(minutes).map_err(|m| AppError::invalid("minutes", m))?;
+    let note = reason(note).map_err(|m| AppError::invalid(Field::Note, m))?;
+    let length = period(minutes).map_err(|m| AppError::invalid(Field::Minutes, m))?;
     if faults.is_empty() {
-        return Err(AppError::invalid("faults", Invalid::new(Rule::NoneChosen, "choose at least one fault")));
+        return Err(AppError::invalid(Field::Faults, Invalid::new(Rule::NoneChosen, "choose at least one fault")));
     }
     let now = state.clock.now();
     let id = format!("dr_{}", uuid::Uuid::now_v7().simple());

@@ -11,7 +11,7 @@ use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::holds::{may_be_held, may_record_by_hand, reason};
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::operations::{OperationEvent, OperationStatus};
 use domain::reconciliation::{Basis, Evidence, Verdict};
 use domain::rights::Act;
@@ -32,12 +32,12 @@ async fn operation_for(
     Ok(operation)
 }
 
-fn field(name: &str, text: &str) -> Result<String, AppError> {
+fn field(name: Field, text: &str) -> Result<String, AppError> {
     reason(text).map_err(|message| AppError::invalid(name, message))
 }
 
 pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<(), AppError> {
-    let why = field("reason", why)?;
+    let why = field(Field::Reason, why)?;
     let operation = operation_for(state, caller, process_id, Act::Hold).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
@@ -58,7 +58,7 @@ pub async fn place(state: &AppState, caller: &Caller, process_id: &str, why: &st
 }
 
 pub async fn release(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<(), AppError> {
-    let why = field("reason", why)?;
+    let why = field(Field::Reason, why)?;
     let operation = operation_for(state, caller, process_id, Act::Release).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
@@ -88,10 +88,10 @@ pub async fn manual_verdict(
     verdict: Verdict,
     evidence_text: &str,
 ) -> Result<(), AppError> {
-    let evidence_text = field("evidence", evidence_text)?;
+    let evidence_text = field(Field::Evidence, evidence_text)?;
     if !may_record_by_hand(verdict) {
         let why = "record what was found out: executed, executed_mismatch, not_executed or unknown";
-        return Err(AppError::invalid("verdict", Invalid::new(Rule::NotByHand, why)));
+        return Err(AppError::invalid(Field::Verdict, Invalid::new(Rule::NotByHand, why)));
     }
     let operation = operation_for(state, caller, process_id, Act::RecordVerdict).await?;
     // A verdict by hand can make a step rerunnable: it is a decision, given by the person now.
@@ -100,7 +100,7 @@ pub async fn manual_verdict(
     let mut tx = state.db.begin_write().await?;
     let step = db::operations::step_by_name(&mut tx, operation.id, step_name)
         .await?
-        .ok_or_else(|| AppError::invalid("step", Invalid::new(Rule::Unknown, "no such step in this operation")))?;
+        .ok_or_else(|| AppError::invalid(Field::Step, Invalid::new(Rule::Unknown, "no such step in this operation")))?;
     let evidence = Evidence::of(Basis::ByHand { text: evidence_text.clone() });
     let evidence_json = serde_json::to_string(&evidence).map_err(|e| AppError::internal("evidence", e))?;
     let asked_by = format!("manual:{}", caller.user().username);

@@ -16,7 +16,7 @@ use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::incidents::{self as rules, ActionStatus};
-use domain::invalid::{Invalid, Rule, unknown_process_ids};
+use domain::invalid::{Field, Invalid, Rule, unknown_process_ids};
 use domain::rights::Act;
 use domain::roles::Role;
 use serde_json::{Map, Value, json};
@@ -71,12 +71,8 @@ impl Texts {
 struct Refusals(Vec<FieldError>);
 
 impl Refusals {
-    fn check<T>(&mut self, field: &str, checked: Result<T, Invalid>) -> Option<T> {
-        checked
-            .map_err(|Invalid { rule, message }| {
-                self.0.push(FieldError { field: field.into(), message, rule: Some(rule) })
-            })
-            .ok()
+    fn check<T>(&mut self, field: Field, checked: Result<T, Invalid>) -> Option<T> {
+        checked.map_err(|Invalid { rule, message }| self.0.push(FieldError { field, message, rule: Some(rule) })).ok()
     }
 
     fn finish(self) -> Result<(), AppError> {
@@ -86,11 +82,11 @@ impl Refusals {
 
 fn check_texts(caller: &Caller, form: &TextsForm, now: DateTime<Utc>, refusals: &mut Refusals) -> Option<Texts> {
     let zone = domain::preferences::time_zone_or_default(&caller.user().time_zone);
-    let title = refusals.check("title", rules::title(&form.title));
-    let occurred_at = refusals.check("occurred_at", rules::occurred_at(&form.occurred_at, zone, now));
-    let impact = refusals.check("impact", rules::text(&form.impact));
-    let cause = refusals.check("cause", rules::text(&form.cause));
-    let response = refusals.check("response", rules::text(&form.response));
+    let title = refusals.check(Field::Title, rules::title(&form.title));
+    let occurred_at = refusals.check(Field::OccurredAt, rules::occurred_at(&form.occurred_at, zone, now));
+    let impact = refusals.check(Field::Impact, rules::text(&form.impact));
+    let cause = refusals.check(Field::Cause, rules::text(&form.cause));
+    let response = refusals.check(Field::Response, rules::text(&form.response));
     Some(Texts { title: title?, occurred_at: occurred_at?, impact: impact?, cause: cause?, response: response? })
 }
 
@@ -121,7 +117,7 @@ fn entry(caller: &Caller, action: AuditAction, incident: i64, department: &str) 
 async fn operations_for(
     tx: &mut Conn,
     caller: &Caller,
-    field: &str,
+    field: Field,
     ids: &[String],
 ) -> Result<Vec<OperationRow>, AppError> {
     let mut found = Vec::new();
@@ -138,7 +134,7 @@ async fn operations_for(
     Ok(found)
 }
 
-fn one_department(field: &str, department: &str, operations: &[OperationRow]) -> Result<(), AppError> {
+fn one_department(field: Field, department: &str, operations: &[OperationRow]) -> Result<(), AppError> {
     if operations.iter().all(|o| o.department == department) {
         return Ok(());
     }
@@ -152,15 +148,15 @@ pub async fn file(state: &AppState, caller: &Caller, process_ids: &str, form: Te
     caller.require_any(&[Role::Staff, Role::Manager])?;
     let now = state.clock.now();
     let mut refusals = Refusals::default();
-    let ids = refusals.check("process_ids", rules::process_ids(process_ids));
+    let ids = refusals.check(Field::ProcessIds, rules::process_ids(process_ids));
     let texts = check_texts(caller, &form, now, &mut refusals);
     refusals.finish()?;
     let (Some(ids), Some(texts)) = (ids, texts) else { return Err(AppError::Internal) };
 
     let mut tx = state.db.begin_write().await?;
-    let operations = operations_for(&mut tx, caller, "process_ids", &ids).await?;
+    let operations = operations_for(&mut tx, caller, Field::ProcessIds, &ids).await?;
     let department = operations[0].department.clone();
-    one_department("process_ids", &department, &operations)?;
+    one_department(Field::ProcessIds, &department, &operations)?;
     require_write(caller, &department)?;
     let id = db::incidents::insert(&mut tx, &department, &texts.as_db(), caller.user_id(), now).await?;
     for operation in &operations {
@@ -223,12 +219,12 @@ pub async fn link(state: &AppState, caller: &Caller, id: i64, process_id: &str) 
     let now = state.clock.now();
     let process_id = process_id.trim();
     if process_id.is_empty() {
-        return Err(AppError::invalid("process_id", Invalid::new(Rule::Required, "a process ID is required")));
+        return Err(AppError::invalid(Field::ProcessId, Invalid::new(Rule::Required, "a process ID is required")));
     }
     let mut tx = state.db.begin_write().await?;
     let incident = incident_for_change(&mut tx, caller, id).await?;
-    let operations = operations_for(&mut tx, caller, "process_id", &[process_id.to_string()]).await?;
-    one_department("process_id", &incident.department, &operations)?;
+    let operations = operations_for(&mut tx, caller, Field::ProcessId, &[process_id.to_string()]).await?;
+    one_department(Field::ProcessId, &incident.department, &operations)?;
     let operation = &operations[0];
     let (event, failure_class) = (operation.event.as_deref(), operation.failure_class.as_deref());
     if !db::incidents::link(&mut tx, id, operation.id, event, failure_class, now).await? {
@@ -257,17 +253,19 @@ pub async fn add_action(
 ) -> Result<i64, AppError> {
     let now = state.clock.now();
     let mut refusals = Refusals::default();
-    let description = refusals.check("description", rules::text(description));
-    let due_on = refusals.check("due_on", rules::due_on(due_on));
-    let owner_id = refusals
-        .check("owner", owner_id.trim().parse::<i64>().map_err(|_| Invalid::new(Rule::Required, "choose an owner")));
+    let description = refusals.check(Field::Description, rules::text(description));
+    let due_on = refusals.check(Field::DueOn, rules::due_on(due_on));
+    let owner_id = refusals.check(
+        Field::Owner,
+        owner_id.trim().parse::<i64>().map_err(|_| Invalid::new(Rule::Required, "choose an owner")),
+    );
     let mut tx = state.db.begin_write().await?;
     let incident = incident_for_change(&mut tx, caller, id).await?;
     let people = db::incidents::department_people(&mut tx, &incident.department).await?;
     let owner = owner_id.and_then(|o| people.iter().find(|(id, _)| *id == o).cloned());
     if owner_id.is_some() && owner.is_none() {
         refusals.check::<()>(
-            "owner",
+            Field::Owner,
             Err(Invalid::new(Rule::Unknown, "the owner must be a user of the report's department")),
         );
     }
@@ -299,7 +297,7 @@ pub async fn set_action_status(
 ) -> Result<(), AppError> {
     let now = state.clock.now();
     let to = ActionStatus::parse(status.trim())
-        .ok_or_else(|| AppError::invalid("status", Invalid::new(Rule::Unknown, "open, done or dropped")))?;
+        .ok_or_else(|| AppError::invalid(Field::Status, Invalid::new(Rule::Unknown, "open, done or dropped")))?;
     let mut tx = state.db.begin_write().await?;
     let incident = incident_for_change(&mut tx, caller, id).await?;
     let action = db::incidents::action(&mut tx, id, action_id).await?.ok_or(AppError::NotFound)?;

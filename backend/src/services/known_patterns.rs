@@ -13,6 +13,7 @@ use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::incidents as rules;
+use domain::invalid::Field;
 use serde_json::json;
 
 /// The operation, if the caller may see it.
@@ -66,7 +67,7 @@ pub async fn acknowledge(
     let mut tx = state.db.begin_write().await?;
     let operation = visible_operation(&mut tx, caller, process_id).await?;
     require_write(caller, &operation.department)?;
-    let evidence = rules::text(evidence).map_err(|refusal| AppError::invalid("evidence", refusal))?;
+    let evidence = rules::text(evidence).map_err(|refusal| AppError::invalid(Field::Evidence, refusal))?;
     // Only a pattern the page shows for this operation now (same department, event and failure class).
     let pattern = patterns_of(&mut tx, &operation)
         .await?

@@ -16,10 +16,11 @@ use contract::operations::{RegisterOperation, Registered, RegistrationWarning, W
 use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::canonical_json::to_canonical_string;
+use domain::configuration::WorkflowConfig;
 use domain::conflict::Conflict;
 use domain::fingerprint::fingerprint;
 use domain::ids::DepartmentCode;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::operations::{IdempotencyKey, OperationStatus, ProcessId};
 use domain::reconciliation::lacks_content;
 use domain::steps::Step;
@@ -62,12 +63,12 @@ async fn register_marked(
     if body.get("process_id").and_then(Value::as_str).is_none_or(|p| p.trim().is_empty()) {
         refused(state, client, body, RegistrationRefusal::MissingProcessId).await?;
         return Err(AppError::invalid(
-            "process_id",
+            Field::ProcessId,
             Invalid::new(Rule::Required, "every operation needs its process ID"),
         ));
     }
     let request = RegisterOperation::deserialize(body)
-        .map_err(|e| AppError::invalid("body", Invalid::new(Rule::Malformed, e.to_string())))?;
+        .map_err(|e| AppError::invalid(Field::Body, Invalid::new(Rule::Malformed, e.to_string())))?;
     // What needs no database is decided before the writer's turn; a refusal is told only once the key says
     // this request is new (a replay or a mismatch answers first).
     let at = state.clock.now().trunc_subsecs(6); // as PostgreSQL keeps it, so the stored answer reads back equal
@@ -125,51 +126,27 @@ fn checked(
     drill: Option<&str>,
     at: chrono::DateTime<chrono::Utc>,
 ) -> Result<New, AppError> {
-    let process_id = ProcessId::parse(&request.process_id).map_err(|m| AppError::invalid("process_id", m))?;
-    let department = DepartmentCode::parse(&request.department).map_err(|m| AppError::invalid("department", m))?;
+    let process_id = ProcessId::parse(&request.process_id).map_err(|m| AppError::invalid(Field::ProcessId, m))?;
+    let department = DepartmentCode::parse(&request.department).map_err(|m| AppError::invalid(Field::Department, m))?;
     // Another department's data does not exist for this client (QUALITY 10).
     if !client.may_see(department.as_str()) {
         return Err(AppError::NotFound);
     }
     let workflow = state.config.workflow(&request.workflow).ok_or_else(|| {
-        AppError::invalid("workflow", Invalid::new(Rule::Unknown, format!("unknown workflow '{}'", request.workflow)))
+        AppError::invalid(
+            Field::Workflow,
+            Invalid::new(Rule::Unknown, format!("unknown workflow '{}'", request.workflow)),
+        )
     })?;
     if workflow.department != department.as_str() {
         let message = format!("workflow '{}' belongs to department '{}'", workflow.name, workflow.department);
-        return Err(AppError::invalid("department", Invalid::new(Rule::Malformed, message)));
-    }
-    let expected: Vec<&str> = workflow.steps.iter().map(|s| s.name.as_str()).collect();
-    let given: Vec<&str> = request.steps.iter().map(|s| s.name.as_str()).collect();
-    if expected != given {
-        let message = format!("steps must be exactly {expected:?} in this order (got {given:?})");
-        return Err(AppError::invalid("steps", Invalid::new(Rule::Malformed, message)));
+        return Err(AppError::invalid(Field::Department, Invalid::new(Rule::Malformed, message)));
     }
     // Content is what connectors compare field by field: an object, as the API document says, or nothing.
     if request.content.as_ref().is_some_and(|c| !c.is_object()) {
-        return Err(AppError::invalid("content", Invalid::new(Rule::Malformed, "content must be a JSON object")));
+        return Err(AppError::invalid(Field::Content, Invalid::new(Rule::Malformed, "content must be a JSON object")));
     }
-    if request.steps.iter().any(|s| s.content.as_ref().is_some_and(|c| !c.is_object())) {
-        return Err(AppError::invalid(
-            "steps",
-            Invalid::new(Rule::Malformed, "a step's content must be a JSON object"),
-        ));
-    }
-    let mut steps: Vec<NewStep> = Vec::new();
-    for step in &request.steps {
-        let step_key = IdempotencyKey::parse(&step.idempotency_key).map_err(|m| AppError::invalid("steps", m))?;
-        if steps.iter().any(|s| s.idempotency_key == step_key.as_str()) {
-            return Err(AppError::invalid(
-                "steps",
-                Invalid::new(Rule::Malformed, format!("idempotency key '{step_key}' is used by two steps")),
-            ));
-        }
-        steps.push(NewStep {
-            name: step.name.clone(),
-            idempotency_key: step_key.as_str().to_string(),
-            content_json: step.content.as_ref().map(to_canonical_string),
-            content_fingerprint: step.content.as_ref().map(domain::fingerprint::fingerprint),
-        });
-    }
+    let steps = new_steps(workflow, &request)?;
     let registration = Registration {
         client: client.id,
         key: key.to_string(),
@@ -197,11 +174,45 @@ fn checked(
     Ok(new)
 }
 
+/// The request's steps, checked against its workflow's: the same names in the same order, content an object,
+/// each idempotency key valid and used once.
+fn new_steps(workflow: &WorkflowConfig, request: &RegisterOperation) -> Result<Vec<NewStep>, AppError> {
+    let expected: Vec<&str> = workflow.steps.iter().map(|s| s.name.as_str()).collect();
+    let given: Vec<&str> = request.steps.iter().map(|s| s.name.as_str()).collect();
+    if expected != given {
+        let message = format!("steps must be exactly {expected:?} in this order (got {given:?})");
+        return Err(AppError::invalid(Field::Steps, Invalid::new(Rule::Malformed, message)));
+    }
+    if request.steps.iter().any(|s| s.content.as_ref().is_some_and(|c| !c.is_object())) {
+        return Err(AppError::invalid(
+            Field::Steps,
+            Invalid::new(Rule::Malformed, "a step's content must be a JSON object"),
+        ));
+    }
+    let mut steps: Vec<NewStep> = Vec::new();
+    for step in &request.steps {
+        let step_key = IdempotencyKey::parse(&step.idempotency_key).map_err(|m| AppError::invalid(Field::Steps, m))?;
+        if steps.iter().any(|s| s.idempotency_key == step_key.as_str()) {
+            return Err(AppError::invalid(
+                Field::Steps,
+                Invalid::new(Rule::Malformed, format!("idempotency key '{step_key}' is used by two steps")),
+            ));
+        }
+        steps.push(NewStep {
+            name: step.name.clone(),
+            idempotency_key: step_key.as_str().to_string(),
+            content_json: step.content.as_ref().map(to_canonical_string),
+            content_fingerprint: step.content.as_ref().map(domain::fingerprint::fingerprint),
+        });
+    }
+    Ok(steps)
+}
+
 /// A side-effecting step checked at an outside system whose records carry fields, registered without step
 /// content: its verdict could only ever be "executed", however much the record differs. Accepted, and said.
 fn content_warnings(
     state: &AppState,
-    workflow: &domain::configuration::WorkflowConfig,
+    workflow: &WorkflowConfig,
     request: &RegisterOperation,
 ) -> Vec<RegistrationWarning> {
     let compares = |connector: &Option<String>| {

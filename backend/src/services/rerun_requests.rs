@@ -16,7 +16,7 @@ use domain::audit_action::AuditAction;
 use domain::checklist::{self, Check, CheckedStep, Found, Prefill, StepError};
 use domain::conflict::Conflict;
 use domain::holds::reason;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::notifications::RerunNews;
 use domain::operations::OperationStatus;
 use domain::reasons::SystemReason;
@@ -77,7 +77,7 @@ fn operation_for(caller: &Caller, operation: Option<OperationRow>) -> Result<Ope
 /// Staff start a request on a stalled operation: the plan is computed, executed steps get their flag
 /// confirmed, and a draft with the pre-filled checklist is created — or the reasons it cannot be are given.
 pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<StartAnswer, AppError> {
-    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let why = reason(why).map_err(|m| AppError::invalid(Field::Reason, m))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let operation = operation_for(caller, db::operations::by_process_id(&mut tx, process_id).await?)?;
@@ -419,8 +419,9 @@ pub async fn confirm(
     comment: &str,
     cause: Cause,
 ) -> Result<(), AppError> {
-    let check = Check::from_number(number)
-        .ok_or_else(|| AppError::invalid("number", Invalid::new(Rule::OutOfRange, "a check is numbered 1 to 5")))?;
+    let check = Check::from_number(number).ok_or_else(|| {
+        AppError::invalid(Field::Number, Invalid::new(Rule::OutOfRange, "a check is numbered 1 to 5"))
+    })?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let request = request_for(&mut tx, caller, id).await?;
@@ -434,7 +435,7 @@ pub async fn confirm(
     }
     let items = db::rerun_requests::items(&mut tx, id).await?;
     let item = items.iter().find(|i| i.number == number).ok_or(AppError::NotFound)?;
-    let class = FailureClass::from_form(cause.class.as_deref()).map_err(|m| AppError::invalid("cause_class", m))?;
+    let class = FailureClass::from_form(cause.class.as_deref()).map_err(|m| AppError::invalid(Field::CauseClass, m))?;
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
     let prefill = Prefill { check, holds: item.holds, evidence: Found::from_stored(&item.evidence) };
     checklist::confirmation(&prefill, comment, class.zip(text))
@@ -470,7 +471,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     let items = db::rerun_requests::items(&mut tx, id).await?;
     if items.len() != Check::ALL.len() || items.iter().any(|i| i.confirmed_at.is_none()) {
         return Err(AppError::invalid(
-            "checklist",
+            Field::Checklist,
             Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first"),
         ));
     }
@@ -497,7 +498,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
 /// One of its makers withdraws a request that is not approved yet; the operation is stalled again and a new
 /// request can be made.
 pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> Result<(), AppError> {
-    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let why = reason(why).map_err(|m| AppError::invalid(Field::Reason, m))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let request = db::rerun_requests::lock(&mut tx, id).await?.ok_or(AppError::NotFound)?;

@@ -10,7 +10,7 @@ use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, threshold_for};
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::notifications::Notice;
 use domain::rights::Act;
 use serde_json::json;
@@ -34,7 +34,7 @@ pub fn resolve(state: &AppState, caller: &Caller, query: &ReviewQuery) -> Result
     let day = query.day()?.unwrap_or(today);
     if day > today {
         return Err(AppError::invalid(
-            "day",
+            Field::Day,
             Invalid::new(Rule::NotStartedYet, "a period that has not started has nothing to review"),
         ));
     }
@@ -201,7 +201,7 @@ pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, co
     let r = resolve(state, caller, query)?;
     let Some(department) = r.department else {
         return Err(AppError::invalid(
-            "department",
+            Field::Department,
             Invalid::new(Rule::OneDepartment, "a review is signed off for one department"),
         ));
     };
@@ -209,7 +209,7 @@ pub async fn sign_off(state: &AppState, caller: &Caller, query: &ReviewQuery, co
         tracing::warn!(user = %caller.user().username, %department, "review sign-off refused");
         return Err(AppError::Forbidden);
     }
-    let comment = domain::holds::reason(comment).map_err(|e| AppError::invalid("comment", e))?;
+    let comment = domain::holds::reason(comment).map_err(|e| AppError::invalid(Field::Comment, e))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     if !db::reviews::sign_off(&mut tx, &department, r.period, caller.user_id(), &comment, now).await? {

@@ -11,7 +11,7 @@ use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::claimed_name::ClaimedName;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 pub use domain::throttle::{MAX_FAILING_PLACES_PER_ACCOUNT, MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
 use domain::throttle::{WINDOW_MINUTES, address_key, admits};
 use rand::RngCore;
@@ -100,7 +100,7 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
         tx.commit().await?;
         tracing::warn!(name = %name.label(), ip = %attempt.ip, "sign-in failed");
         return Err(AppError::invalid(
-            "password",
+            Field::Password,
             Invalid::new(Rule::WrongSignIn, "the sign-in name or the password is wrong"),
         ));
     };

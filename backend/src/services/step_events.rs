@@ -19,7 +19,7 @@ use contract::AppError;
 use contract::operations::{StepEvent, StepEventAnswer};
 use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::notifications::RerunNews;
 use domain::operations::StepEventType;
 use domain::rerun_request::RequestEvent;
@@ -76,14 +76,17 @@ pub async fn report(
 /// Refuses what no step could take.
 fn check(event: &StepEvent) -> Result<(), AppError> {
     if event.seq < 0 {
-        return Err(AppError::invalid("seq", Invalid::new(Rule::OutOfRange, "seq must be zero or more")));
+        return Err(AppError::invalid(Field::Seq, Invalid::new(Rule::OutOfRange, "seq must be zero or more")));
     }
     if event.usage.is_some_and(|u| u.input_tokens < 0 || u.output_tokens < 0) {
-        return Err(AppError::invalid("usage", Invalid::new(Rule::OutOfRange, "token counts must be zero or more")));
+        return Err(AppError::invalid(
+            Field::Usage,
+            Invalid::new(Rule::OutOfRange, "token counts must be zero or more"),
+        ));
     }
     if event.kind == StepEventType::Failed && event.error.is_none() {
         return Err(AppError::invalid(
-            "error",
+            Field::Error,
             Invalid::new(Rule::Required, "a failed event needs an error with class and message"),
         ));
     }
@@ -137,7 +140,7 @@ async fn no_such_step(
     let names: Vec<String> =
         db::operations::steps(&mut conn, operation.id).await?.into_iter().map(|s| s.name).collect();
     let problem = format!("operation {process_id} has no step '{step}': its steps are {}", names.join(", "));
-    Ok(AppError::invalid("step", Invalid::new(Rule::Unknown, problem)))
+    Ok(AppError::invalid(Field::Step, Invalid::new(Rule::Unknown, problem)))
 }
 
 /// The fast path: the step's change and its audit event in one round trip holding the writer, shared with the

@@ -11,6 +11,7 @@ use domain::audit::AuditEntry;
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::holds::reason;
+use domain::invalid::Field;
 use domain::roles::Role;
 use domain::stop_switch::{Scope, Stopped, departments, may_pause, may_resume};
 use serde_json::json;
@@ -85,7 +86,7 @@ async fn switch(
     why: &str,
     stop: bool,
 ) -> Result<(), AppError> {
-    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let why = reason(why).map_err(|m| AppError::invalid(Field::Reason, m))?;
     let authenticated = caller.fresh_sign_in(state)?;
     let concerned = concerned(state, scope, name)?;
     let person = caller.person();

@@ -10,7 +10,7 @@ use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::identity::Authentication;
 use domain::ids::{DepartmentCode, EmailAddress, Username};
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use domain::membership::{Access, Membership};
 use domain::password_policy::check_new_password;
 use domain::preferences;
@@ -29,18 +29,18 @@ struct CheckedUser {
 
 fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
     let mut errors = Vec::new();
-    let username = Username::parse(&new.username).map_err(|m| errors.push(field("username", m))).ok();
+    let username = Username::parse(&new.username).map_err(|m| errors.push(field(Field::Username, m))).ok();
     let display_name = new.display_name.trim().to_string();
     if display_name.is_empty() || display_name.chars().count() > 100 {
         let rule = if display_name.is_empty() { Rule::Required } else { Rule::TooLong };
-        errors.push(field("display_name", Invalid::new(rule, "the display name must be 1 to 100 characters")));
+        errors.push(field(Field::DisplayName, Invalid::new(rule, "the display name must be 1 to 100 characters")));
     }
     let email = match new.email.trim() {
         "" => None,
-        given => EmailAddress::parse(given).map_err(|m| errors.push(field("email", m))).ok(),
+        given => EmailAddress::parse(given).map_err(|m| errors.push(field(Field::Email, m))).ok(),
     };
     if let Err(m) = check_new_password(&new.password, &new.username) {
-        errors.push(field("password", m));
+        errors.push(field(Field::Password, m));
     }
     let access = match check_access(&new.roles, &new.departments, &new.memberships) {
         Ok(checked) => checked,
@@ -56,9 +56,9 @@ fn check_user_fields(new: &NewUser) -> Result<CheckedUser, AppError> {
     }
 }
 
-fn field(name: &str, problem: impl Into<Invalid>) -> contract::FieldError {
+fn field(name: Field, problem: impl Into<Invalid>) -> contract::FieldError {
     let Invalid { rule, message } = problem.into();
-    contract::FieldError { field: name.into(), message, rule: Some(rule) }
+    contract::FieldError { field: name, message, rule: Some(rule) }
 }
 
 /// What a person is given, checked: the pairs of `roles` × `departments` (one grant, as `server user add --role
@@ -69,7 +69,7 @@ fn check_access(roles: &[Role], departments: &[String], memberships: &[Membershi
     let mut code = |raw: &str| match DepartmentCode::parse(raw) {
         Ok(code) => Some(code.as_str().to_string()),
         Err(m) => {
-            errors.push(field("departments", m));
+            errors.push(field(Field::Departments, m));
             None
         }
     };
@@ -80,14 +80,14 @@ fn check_access(roles: &[Role], departments: &[String], memberships: &[Membershi
         .collect();
     if given.iter().any(|m| !m.role.is_departmental()) {
         let why = "auditor and admin are held in the whole organisation, not in a department";
-        errors.push(field("memberships", Invalid::new(Rule::Unknown, why)));
+        errors.push(field(Field::Memberships, Invalid::new(Rule::Unknown, why)));
     }
     if roles.is_empty() && given.is_empty() {
-        errors.push(field("roles", Invalid::new(Rule::NoneChosen, "choose at least one role")));
+        errors.push(field(Field::Roles, Invalid::new(Rule::NoneChosen, "choose at least one role")));
     }
     if roles.iter().any(|r| r.is_departmental()) && codes.is_empty() {
         let why = "staff and managers belong to at least one department";
-        errors.push(field("departments", Invalid::new(Rule::NoneChosen, why)));
+        errors.push(field(Field::Departments, Invalid::new(Rule::NoneChosen, why)));
     }
     if !errors.is_empty() {
         return Err(AppError::Validation(errors));
@@ -103,7 +103,7 @@ pub(super) async fn store_access(tx: &mut db::Conn, id: i64, access: &Access) ->
     let found = db::departments::by_codes(tx, &codes).await?;
     if let Some(missing) = codes.iter().find(|c| !found.iter().any(|d| &d.code == *c)) {
         return Err(AppError::invalid(
-            "departments",
+            Field::Departments,
             Invalid::new(Rule::Unknown, format!("there is no department '{missing}'")),
         ));
     }
@@ -267,13 +267,13 @@ pub async fn change_own_password(
     new: String,
 ) -> Result<SessionUser, AppError> {
     let me = caller.user();
-    check_new_password(&new, &me.username).map_err(|m| AppError::invalid("new_password", m))?;
+    check_new_password(&new, &me.username).map_err(|m| AppError::invalid(Field::NewPassword, m))?;
     // Guessing the current password through a stolen session is throttled as sign-in is, on the same counts.
     let admitted = super::sign_in::admit(state, &me.username, ip, caller.request_id.as_deref()).await?;
     let row = admitted.user.filter(|u| u.id == me.id).ok_or(AppError::Unauthorized)?;
     if !passwords::verify(admitted.turn, current, Some(row.password_hash)).await?.ok {
         return Err(AppError::invalid(
-            "current_password",
+            Field::CurrentPassword,
             Invalid::new(Rule::WrongPassword, "the current password is wrong"),
         ));
     }
@@ -301,9 +301,9 @@ pub async fn set_preferences(
 ) -> Result<(&'static str, &'static str), AppError> {
     let me = caller.user();
     let language =
-        preferences::language(language.unwrap_or(&me.language)).map_err(|m| AppError::invalid("language", m))?;
-    let zone =
-        preferences::time_zone(time_zone.unwrap_or(&me.time_zone)).map_err(|m| AppError::invalid("time_zone", m))?;
+        preferences::language(language.unwrap_or(&me.language)).map_err(|m| AppError::invalid(Field::Language, m))?;
+    let zone = preferences::time_zone(time_zone.unwrap_or(&me.time_zone))
+        .map_err(|m| AppError::invalid(Field::TimeZone, m))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     db::users::set_preferences(&mut tx, me.id, language, zone.name(), now).await?;

@@ -15,7 +15,7 @@ use backend::services::{operations, registration, step_events};
 use client::Client;
 use contract::operations::{OperationView, RegisterOperation, Registered, StepEvent, StepEventAnswer};
 use contract::rerun_call::{RerunAnswer, RerunCall};
-use domain::invalid::{Invalid, Rule};
+use domain::invalid::{Field, Invalid, Rule};
 use problem::{PROBLEM_JSON, Problem, ProblemBody};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -94,7 +94,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem
     serde_json::from_slice(body).map_err(|e| {
         Problem(match e.classify() {
             serde_json::error::Category::Data => {
-                contract::AppError::invalid("body", Invalid::new(Rule::Malformed, e.to_string()))
+                contract::AppError::invalid(Field::Body, Invalid::new(Rule::Malformed, e.to_string()))
             }
             _ => contract::AppError::BadRequest(format!("the body is not JSON: {e}")),
         })

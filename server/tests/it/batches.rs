@@ -283,7 +283,7 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
     b.stalled(&ids("BIL", 2), "billing").await;
     let create = |selection: Selection| batches::create(&b.app.state, &b.staff, selection, "障害分");
     let field = |e: contract::AppError| match e {
-        contract::AppError::Validation(errors) => errors[0].field.clone(),
+        contract::AppError::Validation(errors) => errors[0].field.as_str(),
         other => panic!("expected a validation error, got {other:?}"),
     };
     let ticks =

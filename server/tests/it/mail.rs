@@ -173,7 +173,7 @@ async fn a_user_address_that_is_not_an_email_address_is_refused_with_the_field_n
     )
     .await;
     match refused {
-        Err(contract::AppError::Validation(fields)) => assert_eq!(fields[0].field, "email", "{fields:?}"),
+        Err(contract::AppError::Validation(fields)) => assert_eq!(fields[0].field.as_str(), "email", "{fields:?}"),
         other => panic!("expected a validation error, got {other:?}"),
     }
 }

@@ -2,12 +2,13 @@
 use super::*;
 use domain::audit::ObjectType;
 use domain::audit_action::AuditAction;
+use domain::invalid::Field;
 
 /// Pause, resume or cancel, with a reason. A pause keeps the waiting dispatches in the outbox (the dispatcher
 /// skips them); a resume spreads them from now at the batch's rate; a cancel withdraws every dispatch not
 /// being sent at this moment. Sends already under way finish and are recorded.
 pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Control, why: &str) -> Result<(), AppError> {
-    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let why = reason(why).map_err(|m| AppError::invalid(Field::Reason, m))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;

@@ -27,7 +27,7 @@ use domain::checklist::{self, Check, Prefill};
 use domain::conflict::Conflict;
 use domain::holds::reason;
 use domain::identity::Authentication;
-use domain::invalid::{Invalid, Rule, unknown_process_ids};
+use domain::invalid::{Field, Invalid, Rule, unknown_process_ids};
 use domain::notifications::{BatchNews, Notice};
 use domain::operations::OperationStatus;
 use domain::reasons::SystemReason;
@@ -56,7 +56,7 @@ fn member_entry(actor: Actor, action: AuditAction, batch: &BatchRow, process_id:
 
 /// Staff select stalled operations by filter or by ticks; the selection is frozen and the look-ups start.
 pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why: &str) -> Result<String, AppError> {
-    let why = reason(why).map_err(|m| AppError::invalid("reason", m))?;
+    let why = reason(why).map_err(|m| AppError::invalid(Field::Reason, m))?;
     caller.require_any(&[Role::Staff, Role::Manager])?;
     let mine = caller.acting_departments(Act::RunBulkRerun);
     let now = state.clock.now();
@@ -86,24 +86,24 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
             .map(String::as_str)
             .collect();
         if !unknown.is_empty() {
-            return Err(AppError::invalid("process_ids", unknown_process_ids(&unknown)));
+            return Err(AppError::invalid(Field::ProcessIds, unknown_process_ids(&unknown)));
         }
         found
     };
     if selected.is_empty() {
         return Err(AppError::invalid(
-            "selection",
+            Field::Selection,
             Invalid::new(Rule::NothingSelected, "no stalled operation matches this selection"),
         ));
     }
     if selected.len() > MAX_OPERATIONS {
         let message = format!("a bulk rerun holds at most {MAX_OPERATIONS} operations: narrow the filters");
-        return Err(AppError::invalid("selection", Invalid::new(Rule::TooMany, message)));
+        return Err(AppError::invalid(Field::Selection, Invalid::new(Rule::TooMany, message)));
     }
     let department = selected[0].department.clone();
     if selected.iter().any(|s| s.department != department) {
         let message = "a bulk rerun is for one department (its owners approve it): choose the department";
-        return Err(AppError::invalid("department", Invalid::new(Rule::OneDepartment, message)));
+        return Err(AppError::invalid(Field::Department, Invalid::new(Rule::OneDepartment, message)));
     }
     let id = format!("rb_{}", uuid::Uuid::now_v7().simple());
     let selection_json = serde_json::to_string(&selection).map_err(|e| AppError::internal("selection", e))?;
@@ -176,7 +176,7 @@ pub async fn request(
     rate_per_minute: Option<u32>,
 ) -> Result<(), AppError> {
     let rate = batches::rate(rate_per_minute, state.config.bulk_dispatch_per_minute)
-        .map_err(|m| AppError::invalid("rate_per_minute", m))?;
+        .map_err(|m| AppError::invalid(Field::RatePerMinute, m))?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
@@ -320,13 +320,14 @@ pub async fn confirm(
     comment: &str,
     cause: rerun_requests::Cause,
 ) -> Result<(), AppError> {
-    let check = Check::from_number(number)
-        .ok_or_else(|| AppError::invalid("number", Invalid::new(Rule::OutOfRange, "a check is numbered 1 to 5")))?;
+    let check = Check::from_number(number).ok_or_else(|| {
+        AppError::invalid(Field::Number, Invalid::new(Rule::OutOfRange, "a check is numbered 1 to 5"))
+    })?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let batch = batch_to_act(&mut tx, caller, id).await?;
     allows(&batch, BatchEvent::Submit)?; // the checks are confirmed while it is a draft
-    let class = FailureClass::from_form(cause.class.as_deref()).map_err(|m| AppError::invalid("cause_class", m))?;
+    let class = FailureClass::from_form(cause.class.as_deref()).map_err(|m| AppError::invalid(Field::CauseClass, m))?;
     let text = cause.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
     // Every requested member passed all five checks when it was requested (the others dropped out).
     let prefill = Prefill { check, holds: true, evidence: checklist::Found::Text(String::new()) };
@@ -353,7 +354,7 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     allows(&batch, BatchEvent::Submit)?;
     if db::batches::checks(&mut tx, id).await?.len() != Check::ALL.len() {
         return Err(AppError::invalid(
-            "checklist",
+            Field::Checklist,
             Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first"),
         ));
     }
