@@ -28,7 +28,7 @@ pub struct LinkedOperation {
     pub process_id: String,
     /// The operation's event and failure class when it was linked.
     pub event: Option<String>,
-    pub failure_class: Option<String>,
+    pub failure_class: Option<domain::stall::FailureClass>,
     pub linked_at: DateTime<Utc>,
 }
 

@@ -122,7 +122,7 @@ pub struct OperationView {
     pub status: OperationStatus,
     /// One of the ten events of the decision table, once the operation stalled.
     pub event: Option<String>,
-    pub failure_class: Option<String>,
+    pub failure_class: Option<domain::stall::FailureClass>,
     /// Another operation with the same business key: a possible business-level duplicate.
     pub possible_duplicate_of: Option<String>,
     pub created_at: DateTime<Utc>,

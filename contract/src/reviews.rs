@@ -39,7 +39,7 @@ pub struct SignoffView {
 /// `action_dropped`, `action_overdue`; `subject` is the indicator's key or the incident's title.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChangeView {
-    pub kind: String,
+    pub kind: domain::indicators::ReviewChange,
     pub at: DateTime<Utc>,
     pub subject: String,
     pub detail: Option<String>,

@@ -3,6 +3,7 @@
 //! time zone (Tokyo by default): weeks on Monday, months on the 1st.
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
+use crate::names::named;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -91,6 +92,19 @@ pub fn midnight(day: NaiveDate, zone: Tz) -> DateTime<Utc> {
     match zone.from_local_datetime(&local) {
         chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => t.with_timezone(&Utc),
         chrono::LocalResult::None => zone.from_utc_datetime(&local).with_timezone(&Utc),
+    }
+}
+
+named! {
+    /// What changed since the last review, as the review page lists it.
+    pub enum ReviewChange {
+        ThresholdCrossed => "threshold_crossed",
+        IncidentFiled => "incident_filed",
+        /// A prevention action finished: done, or dropped (`action_` and its status).
+        ActionDone => "action_done",
+        ActionDropped => "action_dropped",
+        /// A prevention action past its due day, listed however old.
+        ActionOverdue => "action_overdue",
     }
 }
 

@@ -247,7 +247,7 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
                 <tr>
                     <td><A href=format!("/operations/{}", o.process_id)>{o.process_id.clone()}</A></td>
                     <td>{o.event.as_deref().map(event_label).unwrap_or("—")}</td>
-                    <td>{o.failure_class.as_deref().and_then(crate::domain::stall::FailureClass::parse).map(failure_class_label).unwrap_or("—")}</td>
+                    <td>{o.failure_class.map(failure_class_label).unwrap_or("—")}</td>
                     <td>{local_time(o.linked_at)}</td>
                 </tr>
             }

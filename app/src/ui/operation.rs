@@ -91,7 +91,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
             <dt>{td_string!(l, operation.workflow)}</dt><dd>{op.workflow.clone()}</dd>
             <dt>{td_string!(l, operation.department)}</dt><dd title=op.department.clone() data-entered>{detail.department_name.clone()}</dd>
             <dt>{td_string!(l, operation.event)}</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
-            <dt>{td_string!(l, operation.failure_class)}</dt><dd>{op.failure_class.as_deref().and_then(crate::domain::stall::FailureClass::parse).map(failure_class_label).unwrap_or("—")}</dd>
+            <dt>{td_string!(l, operation.failure_class)}</dt><dd>{op.failure_class.map(failure_class_label).unwrap_or("—")}</dd>
             <dt>{td_string!(l, operation.business_key)}</dt><dd>{op.business_key.clone().unwrap_or_else(|| "—".into())}
                 {op.possible_duplicate_of.clone().map(|other| view! { " " <span class="badge off">{td_string!(l, operation.possible_duplicate, other = other)}</span> })}</dd>
             <dt>{td_string!(l, operation.registered)}</dt><dd>{local_time(op.created_at)}</dd>

@@ -5,7 +5,7 @@ use super::data::resource;
 use super::labels::{event_label, indicator_label_in, local_time, locale, slot, with_entered};
 use crate::api::reviews::{SignOffReview, load_review};
 use crate::contract::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView};
-use crate::domain::indicators::{Indicator, PeriodKind, Unit};
+use crate::domain::indicators::{Indicator, PeriodKind, ReviewChange, Unit};
 use crate::i18n::{Locale, td_string};
 use leptos::prelude::*;
 use leptos_router::components::{A, Form};
@@ -198,13 +198,13 @@ fn Stalls(counts: Vec<(String, i64)>) -> impl IntoView {
     }
 }
 
-fn change_kind(l: Locale, kind: &str) -> &'static str {
+fn change_kind(l: Locale, kind: ReviewChange) -> &'static str {
     match kind {
-        "threshold_crossed" => td_string!(l, review.changes.kind.threshold_crossed),
-        "incident_filed" => td_string!(l, review.changes.kind.incident_filed),
-        "action_done" => td_string!(l, review.changes.kind.action_done),
-        "action_dropped" => td_string!(l, review.changes.kind.action_dropped),
-        _ => td_string!(l, review.changes.kind.action_overdue),
+        ReviewChange::ThresholdCrossed => td_string!(l, review.changes.kind.threshold_crossed),
+        ReviewChange::IncidentFiled => td_string!(l, review.changes.kind.incident_filed),
+        ReviewChange::ActionDone => td_string!(l, review.changes.kind.action_done),
+        ReviewChange::ActionDropped => td_string!(l, review.changes.kind.action_dropped),
+        ReviewChange::ActionOverdue => td_string!(l, review.changes.kind.action_overdue),
     }
 }
 
@@ -212,7 +212,7 @@ fn change_kind(l: Locale, kind: &str) -> &'static str {
 /// An indicator's name, or what people named (an incident's title, an action).
 fn change_subject(l: Locale, change: &ChangeView) -> AnyView {
     match Indicator::parse(&change.subject) {
-        Some(indicator) if change.kind == "threshold_crossed" => {
+        Some(indicator) if change.kind == ReviewChange::ThresholdCrossed => {
             view! { {indicator_label_in(l, indicator)} }.into_any()
         }
         _ => view! { <span data-entered>{change.subject.clone()}</span> }.into_any(),
@@ -239,10 +239,10 @@ fn Changes(view: ReviewView) -> impl IntoView {
                 <ul class="changes" data-testid="changes">
                     {view.changes.into_iter().map(|change| {
                         let subject = change_subject(l, &change);
-                        let overdue = change.kind == "action_overdue";
+                        let overdue = change.kind == ReviewChange::ActionOverdue;
                         view! {
-                            <li class:overdue=overdue data-kind=change.kind.clone()>
-                                <span class="kind">{if overdue { "⚠ " } else { "" }}{change_kind(l, &change.kind)}</span>" "
+                            <li class:overdue=overdue data-kind=change.kind.as_str()>
+                                <span class="kind">{if overdue { "⚠ " } else { "" }}{change_kind(l, change.kind)}</span>" "
                                 {match change.link.clone() {
                                     Some(href) => view! { <A href=href>{subject}</A> }.into_any(),
                                     None => subject,

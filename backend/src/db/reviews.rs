@@ -4,7 +4,7 @@ use super::states::Stored;
 use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::audit_action::AuditAction;
-use domain::indicators::Period;
+use domain::indicators::{Period, ReviewChange};
 use domain::tallies::{COUNTED_ACTIONS, RegistrationRefusal, Tallies};
 
 /// Which departments a count covers: `None` is everything, including refusals that named no department.
@@ -321,7 +321,8 @@ pub async fn last_signoff_before(
 /// An incident or prevention action that changed since the last review (the incident reports' tables).
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct IncidentChange {
-    pub kind: String,
+    #[sqlx(try_from = "Stored<ReviewChange>")]
+    pub kind: ReviewChange,
     pub incident_id: i64,
     pub title: String,
     pub detail: Option<String>,

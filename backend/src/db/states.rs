@@ -7,6 +7,7 @@ use domain::audit_action::AuditAction;
 use domain::batches::{BatchStatus, MemberState};
 use domain::dispatch::{DeliveryStatus, DispatchStatus};
 use domain::idempotency::IdempotencyState;
+use domain::indicators::ReviewChange;
 use domain::operations::{OperationStatus, StepState};
 use domain::reconciliation::Verdict;
 use domain::rerun_request::RerunRequestStatus;
@@ -64,6 +65,7 @@ stored_by_name!(
     Verdict,
     RegistrationRefusal,
     AuditAction,
+    ReviewChange,
 );
 
 macro_rules! on_engine {

@@ -12,6 +12,7 @@ use contract::incidents::{
     ActionView, HistoryEntry, IncidentList, IncidentSummary, IncidentView, LinkedOperation, OverdueAction, Person,
 };
 use contract::{AppError, FieldError};
+use domain::stall::FailureClass;
 use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
@@ -356,7 +357,7 @@ pub async fn load(state: &AppState, caller: &Caller, id: i64) -> Result<Incident
         .map(|l| LinkedOperation {
             process_id: l.process_id,
             event: l.event,
-            failure_class: l.failure_class,
+            failure_class: l.failure_class.as_deref().and_then(FailureClass::parse),
             linked_at: l.linked_at,
         })
         .collect();

@@ -10,6 +10,7 @@ use crate::{AppState, db};
 use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::operations::{AiAttemptView, OperationView, ReconciliationView, StepError, StepView};
+use domain::stall::FailureClass;
 use domain::ai::{AiStatus, Usage};
 use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
@@ -95,7 +96,7 @@ pub fn operation_view(row: OperationRow, steps: Vec<Step>) -> OperationView {
         business_key: row.business_key,
         status: row.status,
         event: row.event,
-        failure_class: row.failure_class,
+        failure_class: row.failure_class.as_deref().and_then(FailureClass::parse),
         possible_duplicate_of: row.possible_duplicate_of,
         created_at: row.created_at,
         updated_at: row.updated_at,

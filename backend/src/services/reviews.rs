@@ -9,7 +9,7 @@ use contract::{AppError, DepartmentDto};
 use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
-use domain::indicators::{Counts, Indicator, Period, PeriodKind, midnight, threshold_for};
+use domain::indicators::{Counts, Indicator, Period, PeriodKind, ReviewChange, midnight, threshold_for};
 use domain::invalid::{Field, Invalid, Rule};
 use domain::notifications::Notice;
 use domain::rights::Act;
@@ -168,7 +168,7 @@ async fn changes_since(
         .await?
         .into_iter()
         .map(|c| ChangeView {
-            kind: "threshold_crossed".into(),
+            kind: ReviewChange::ThresholdCrossed,
             at: c.crossed_at,
             subject: c.indicator,
             // Numbers, a department code and a date: the same in every language.
@@ -187,7 +187,7 @@ async fn changes_since(
     // Overdue actions are listed however old: they are what a review must not miss.
     let overdue = db::incidents::overdue(tx, scope, today, 50).await?;
     changes.extend(overdue.into_iter().map(|a| ChangeView {
-        kind: "action_overdue".into(),
+        kind: ReviewChange::ActionOverdue,
         at: midnight(a.due_on + Days::new(1), zone),
         subject: a.title,
         detail: Some(format!("{} ({})", a.description, a.owner)),
@@ -290,7 +290,7 @@ async fn check_one(
                 start: period.start,
             };
             let link = format!("/reviews?{}", query_string(Some(department), period));
-            let to = (department, "threshold_crossed");
+            let to = (department, ReviewChange::ThresholdCrossed.as_str());
             super::notifications::notify_owners(&mut tx, state, to, &notice, &link, now).await?;
             tx.commit().await?;
             tracing::info!(%department, indicator = key, value, threshold = limit.above, "threshold crossed");
