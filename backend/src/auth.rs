@@ -1,14 +1,13 @@
 //! Sign-in sessions: axum-login on tower-sessions (session ID rotated at sign-in, sessions bound to the
 //! password hash), plus idle and absolute timeouts measured with the state's clock.
 use super::AppState;
-use super::db::{self, users::MembershipRow, users::UserRow};
+use super::services::session_users::{self, SessionUser};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use axum_login::{AuthUser, AuthnBackend, UserId};
-use contract::{AppError, CurrentUser, DepartmentDto};
+use contract::AppError;
 use domain::identity::Authentication;
-use sha2::{Digest, Sha256};
 
 pub type AuthSession = axum_login::AuthSession<Backend>;
 
@@ -21,20 +20,13 @@ const AUTHENTICATED: &str = "authenticated";
 /// between the idle timeout minus a minute and the idle timeout.
 const ACTIVITY_RESOLUTION_SECONDS: i64 = 60;
 
-#[derive(Clone, Debug)]
-pub struct SessionUser {
-    pub user: CurrentUser,
-    /// Changes with the password hash and the session generation (see `session_binding`).
-    auth_hash: Vec<u8>,
-}
-
 impl AuthUser for SessionUser {
     type Id = i64;
     fn id(&self) -> i64 {
         self.user.id
     }
     fn session_auth_hash(&self) -> &[u8] {
-        &self.auth_hash
+        self.auth_hash()
     }
 }
 
@@ -65,54 +57,7 @@ impl AuthnBackend for Backend {
 
     /// Loaded on every request: a disabled user or a revoked role takes effect at the next call.
     async fn get_user(&self, id: &UserId<Self>) -> Result<Option<SessionUser>, BackendError> {
-        let mut connection = self.state.db.connection().await?;
-        let Some((row, roles, memberships)) = db::users::with_access(&mut connection, *id).await? else {
-            return Ok(None);
-        };
-        if row.disabled_at.is_some() {
-            return Ok(None);
-        }
-        Ok(Some(session_user(row, roles, memberships)))
-    }
-}
-
-/// What a session is bound to: the password hash (a password change ends the other sessions) and the session
-/// generation (disabling the user ends them all, for good).
-fn session_binding(row: &UserRow) -> Vec<u8> {
-    let mut hash = Sha256::new();
-    hash.update(row.password_hash.as_bytes());
-    hash.update(row.session_generation.to_be_bytes());
-    hash.finalize().to_vec()
-}
-
-pub async fn load_session_user(tx: &mut db::Conn, row: UserRow) -> Result<SessionUser, sqlx::Error> {
-    let roles = db::users::roles(tx, row.id).await?;
-    let memberships = db::users::memberships(tx, row.id).await?;
-    Ok(session_user(row, roles, memberships))
-}
-
-/// The person as the pages and the rules see them: organisation-wide roles and memberships; `roles` lists every
-/// role held anywhere, `departments` every department they belong to (with its name).
-fn session_user(row: UserRow, roles: Vec<String>, memberships: Vec<MembershipRow>) -> SessionUser {
-    let mut departments: Vec<DepartmentDto> = Vec::new();
-    for m in &memberships {
-        if !departments.iter().any(|d| d.code == m.code) {
-            departments.push(DepartmentDto { code: m.code.clone(), name: m.name.clone() });
-        }
-    }
-    let access = db::users::access_of(&roles, &memberships);
-    SessionUser {
-        auth_hash: session_binding(&row),
-        user: CurrentUser {
-            id: row.id,
-            username: row.username,
-            display_name: row.display_name,
-            roles: access.all_roles(),
-            departments,
-            memberships: access.memberships.into_iter().collect(),
-            language: row.language,
-            time_zone: row.time_zone,
-        },
+        Ok(session_users::active(&self.state, *id).await?)
     }
 }
 

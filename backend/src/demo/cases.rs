@@ -93,7 +93,7 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
     let ito = {
         let mut tx = state.db.begin_read().await?;
         let row = crate::db::users::by_username(&mut tx, "ito").await?.ok_or(AppError::NotFound)?;
-        crate::auth::load_session_user(&mut tx, row).await?
+        crate::services::session_users::load_session_user(&mut tx, row).await?
     };
     let caller = Caller { session: ito, request_id: None, locale: Default::default(), authentication: None };
     holds::place(state, &caller, "INV-2001", "メール配信ログに見当たらないため、配信事業者に送信有無を問い合わせ中")

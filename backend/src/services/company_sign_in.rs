@@ -2,7 +2,7 @@
 //! roles and memberships set from their groups at every sign-in (each mapping's own pairs, never crossed) (each change an audit event with before and
 //! after), and refused, with every session of theirs ended, once their groups map to nothing.
 use super::audit::record;
-use crate::auth::{SessionUser, load_session_user};
+use super::session_users::{SessionUser, load_session_user};
 use crate::oidc::Identity;
 use crate::{AppState, db, passwords};
 use contract::AppError;

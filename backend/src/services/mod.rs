@@ -33,6 +33,7 @@ pub mod registration;
 pub mod rerun_post;
 pub mod rerun_requests;
 pub mod reviews;
+pub mod session_users;
 pub mod sign_in;
 pub mod step_events;
 pub mod stop_switch;
@@ -41,7 +42,7 @@ pub mod users;
 pub mod webhooks;
 
 use crate::AppState;
-use crate::auth::SessionUser;
+use session_users::SessionUser;
 use contract::{AppError, CurrentUser};
 use domain::audit::Actor;
 use domain::identity::{Authentication, fresh_enough};

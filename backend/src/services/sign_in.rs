@@ -3,7 +3,7 @@
 //! answer for an unknown name, a disabled account and a wrong password, every outcome audited (an unknown name
 //! only as a keyed hash: `domain::claimed_name`).
 use super::audit::record;
-use crate::auth::{SessionUser, load_session_user};
+use super::session_users::{SessionUser, load_session_user};
 use crate::passwords::{self, Turn};
 use crate::{AppState, db};
 use chrono::Duration;

@@ -1,7 +1,7 @@
 //! People: adding, listing, disabling, roles and memberships, passwords. Admin-only except one's own password.
 use super::Caller;
 use super::audit::record;
-use crate::auth::{SessionUser, load_session_user};
+use super::session_users::{SessionUser, load_session_user};
 use crate::{AppState, db, passwords};
 use contract::admin::{NewUser, UserSummary};
 use contract::{AppError, DepartmentDto};

@@ -52,7 +52,7 @@ async fn caller(state: &AppState, username: &str) -> anyhow::Result<Caller> {
     let row =
         backend::db::users::by_username(&mut tx, username).await?.ok_or_else(|| anyhow::anyhow!("no {username}"))?;
     Ok(Caller {
-        session: backend::auth::load_session_user(&mut tx, row).await?,
+        session: backend::services::session_users::load_session_user(&mut tx, row).await?,
         request_id: None,
         locale: Default::default(),
         authentication: Some(domain::identity::Authentication {

@@ -11,7 +11,7 @@ use serde_json::json;
 pub async fn caller(app: &TestApp, username: &str) -> Caller {
     let mut tx = app.db().begin_read().await.unwrap();
     let row = backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap();
-    let user = backend::auth::load_session_user(&mut tx, row).await.unwrap();
+    let user = backend::services::session_users::load_session_user(&mut tx, row).await.unwrap();
     // Signed in just now, with a password: fresh enough for decisions until the test's clock moves on.
     let authentication = Some(Authentication { at: app.clock.now(), method: AuthMethod::Password });
     Caller { session: user, request_id: None, locale: Default::default(), authentication }

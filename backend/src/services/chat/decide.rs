@@ -182,7 +182,7 @@ async fn caller_of(state: &AppState, who: &ChatUser) -> Result<Caller, ChatRefus
     let mut tx = state.db.begin_read().await.map_err(failed)?;
     let user_id = db::chat::user_of(&mut tx, who).await.map_err(failed)?.ok_or(ChatRefusal::NotLinked)?;
     let row = db::users::by_id(&mut tx, user_id).await.map_err(failed)?.ok_or(ChatRefusal::NotLinked)?;
-    let session = auth::load_session_user(&mut tx, row).await.map_err(failed)?;
+    let session = super::super::session_users::load_session_user(&mut tx, row).await.map_err(failed)?;
     let locale = session.user.language.parse().unwrap_or_default();
     let authentication = Some(Authentication { at: state.clock.now(), method: AuthMethod::Chat(who.clone()) });
     let request_id = Some(format!("{}-{}", who.platform.as_str(), uuid::Uuid::new_v4()));
