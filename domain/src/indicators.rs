@@ -1,9 +1,9 @@
 //! Risk indicators for the weekly and monthly reviews (SPEC "Reviews and indicators"): what is counted, how a
 //! value is computed from the counts, and when a threshold is crossed. Periods start at midnight in the review
 //! time zone (Tokyo by default): weeks on Monday, months on the 1st.
+use crate::names::named;
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
-use crate::names::named;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

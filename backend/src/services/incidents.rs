@@ -12,7 +12,6 @@ use contract::incidents::{
     ActionView, HistoryEntry, IncidentList, IncidentSummary, IncidentView, LinkedOperation, OverdueAction, Person,
 };
 use contract::{AppError, FieldError};
-use domain::stall::FailureClass;
 use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
@@ -20,6 +19,7 @@ use domain::incidents::{self as rules, ActionStatus};
 use domain::invalid::{Field, Invalid, Rule, unknown_process_ids};
 use domain::rights::Act;
 use domain::roles::Role;
+use domain::stall::FailureClass;
 use serde_json::{Map, Value, json};
 use words::audit::action_code_label_in;
 

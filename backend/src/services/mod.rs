@@ -42,13 +42,13 @@ pub mod users;
 pub mod webhooks;
 
 use crate::AppState;
-use session_users::SessionUser;
 use contract::{AppError, CurrentUser};
 use domain::audit::Actor;
 use domain::identity::{Authentication, fresh_enough};
 use domain::membership::Access;
 use domain::rights::{self, Act, Person};
 use domain::roles::Role;
+use session_users::SessionUser;
 use words::i18n::Locale;
 
 /// Who is acting, and from which request: every service call takes one.

@@ -68,4 +68,3 @@ fn session_user(row: UserRow, roles: Vec<String>, memberships: Vec<MembershipRow
         },
     }
 }
-

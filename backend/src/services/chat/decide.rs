@@ -5,7 +5,7 @@
 use super::super::Caller;
 use super::card_of;
 use crate::slack::{self, Interaction};
-use crate::{AppState, auth, db, teams};
+use crate::{AppState, db, teams};
 use contract::AppError;
 use domain::approval::{Decision, Refusal, may_decide};
 use domain::batches::MemberState;
