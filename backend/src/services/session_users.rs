@@ -13,7 +13,7 @@ pub struct SessionUser {
 }
 
 impl SessionUser {
-    /// Changes with the password hash and the session generation (see `session_binding`).
+    /// What ends the person's sessions when it changes (axum-login compares it on every request).
     pub fn auth_hash(&self) -> &[u8] {
         &self.auth_hash
     }
