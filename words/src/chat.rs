@@ -59,7 +59,37 @@ pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
     if let Some(at) = card.expires_at.filter(|_| card.waiting()) {
         fields.push((td_string!(l, rerun.chat.deadline).to_string(), local_time_in(zone, at)));
     }
-    let plan = match &card.plan {
+    let progress = [
+        td_string!(l, rerun.chat.checklist, done = card.checks_confirmed, total = card.checks).to_string(),
+        td_string!(l, rerun.chat.approvals, approvals = card.approvals, required = card.required).to_string(),
+    ]
+    .join(td_string!(l, common.dot));
+    CardWords {
+        title,
+        fields,
+        reason: (!card.reason.is_empty()).then(|| (td_string!(l, rerun.chat.reason).to_string(), card.reason.clone())),
+        steps: plan_in(l, &card.plan),
+        progress,
+        outcome: outcome_in(l, zone, card, status),
+        buttons: [
+            td_string!(l, rerun.chat.approve).to_string(),
+            td_string!(l, rerun.chat.reject).to_string(),
+            td_string!(l, rerun.chat.open).to_string(),
+        ],
+        on_page: (!card.decide_in_chat).then(|| td_string!(l, rerun.chat.on_page).to_string()),
+        confirm: [
+            td_string!(l, rerun.chat.confirm_title).to_string(),
+            confirm,
+            td_string!(l, rerun.chat.confirm_yes).to_string(),
+            td_string!(l, rerun.chat.cancel).to_string(),
+        ],
+        reason_input: td_string!(l, rerun.chat.modal_label, about = about).to_string(),
+    }
+}
+
+/// What the rerun sends: a request's steps with their keys and verdicts, or a bulk rerun's first operations.
+fn plan_in(l: Locale, plan: &CardPlan) -> (String, Vec<String>) {
+    match plan {
         CardPlan::Steps(steps) => (
             td_string!(l, rerun.chat.steps).to_string(),
             steps
@@ -77,12 +107,11 @@ pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
             }
             (td_string!(l, rerun.chat.operations).to_string(), lines)
         }
-    };
-    let progress = [
-        td_string!(l, rerun.chat.checklist, done = card.checks_confirmed, total = card.checks).to_string(),
-        td_string!(l, rerun.chat.approvals, approvals = card.approvals, required = card.required).to_string(),
-    ]
-    .join(td_string!(l, common.dot));
+    }
+}
+
+/// What happened, once the card no longer waits: its status, then every decision.
+fn outcome_in(l: Locale, zone: Tz, card: &DecisionCard, status: &str) -> Vec<String> {
     let mut outcome = Vec::new();
     if !card.waiting() {
         outcome.push(td_string!(l, rerun.chat.now, status = status).to_string());
@@ -95,27 +124,7 @@ pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
         let at = local_time_in(zone, *at);
         outcome.push(td_string!(l, rerun.chat.decision, decision = decision, who = who.as_str(), at = at).to_string());
     }
-    CardWords {
-        title,
-        fields,
-        reason: (!card.reason.is_empty()).then(|| (td_string!(l, rerun.chat.reason).to_string(), card.reason.clone())),
-        steps: plan,
-        progress,
-        outcome,
-        buttons: [
-            td_string!(l, rerun.chat.approve).to_string(),
-            td_string!(l, rerun.chat.reject).to_string(),
-            td_string!(l, rerun.chat.open).to_string(),
-        ],
-        on_page: (!card.decide_in_chat).then(|| td_string!(l, rerun.chat.on_page).to_string()),
-        confirm: [
-            td_string!(l, rerun.chat.confirm_title).to_string(),
-            confirm,
-            td_string!(l, rerun.chat.confirm_yes).to_string(),
-            td_string!(l, rerun.chat.cancel).to_string(),
-        ],
-        reason_input: td_string!(l, rerun.chat.modal_label, about = about).to_string(),
-    }
+    outcome
 }
 
 /// The reject modal: title, the comment's label, submit, cancel.
