@@ -1,6 +1,6 @@
 //! What the review indicators count, threshold crossings and review sign-offs. The counts come from the
 //! records the app keeps anyway (the audit trail, look-ups, rerun requests) plus the refused registrations.
-use super::states::Stored;
+use super::states::{Named, Stored};
 use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, NaiveDate, Utc};
 use domain::audit_action::AuditAction;
@@ -65,94 +65,82 @@ pub async fn tallies(
     to: DateTime<Utc>,
     scope: Scope<'_>,
 ) -> Result<Tallies, sqlx::Error> {
-    let (look_ups, failed_look_ups, steps_with_several_records) = look_ups(tx, from, to, scope).await?;
+    let w = Window { from, to, scope };
+    let (look_ups, failed_look_ups, steps_with_several_records) = look_ups(tx, w).await?;
     Ok(Tallies {
-        refusals: refusals(tx, from, to, scope).await?,
-        actions: actions(tx, from, to, scope).await?,
+        refusals: refusals(tx, w).await?,
+        actions: actions(tx, w).await?,
         look_ups,
         failed_look_ups,
         steps_with_several_records,
-        decisions: decisions(tx, from, to, scope).await?,
-        stalls: stalls(tx, from, to, scope).await?,
+        decisions: decisions(tx, w).await?,
+        stalls: stalls(tx, w).await?,
     })
 }
 
-async fn refusals(
-    tx: &mut Conn,
+/// The period and the departments one review counts.
+#[derive(Clone, Copy)]
+struct Window<'a> {
     from: DateTime<Utc>,
     to: DateTime<Utc>,
-    scope: Scope<'_>,
-) -> Result<Vec<(RegistrationRefusal, i64)>, sqlx::Error> {
+    scope: Scope<'a>,
+}
+
+/// `name, COUNT(*)` rows, the names read as the domain's.
+async fn per_name<T: Named>(tx: &mut Conn, sql: String, w: Window<'_>) -> Result<Vec<(T, i64)>, sqlx::Error> {
+    let rows: Vec<(Stored<T>, i64)> = scoped!(tx, sql, w.from, w.to, w.scope, fetch_all)?;
+    Ok(rows.into_iter().map(|(name, n)| (name.0, n)).collect())
+}
+
+async fn refusals(tx: &mut Conn, w: Window<'_>) -> Result<Vec<(RegistrationRefusal, i64)>, sqlx::Error> {
     let sql = format!(
         "SELECT kind, COUNT(*) FROM api_refusals WHERE at >= $1 AND at < $2{} GROUP BY kind",
-        in_scope("department", scope)
+        in_scope("department", w.scope)
     );
-    let rows: Vec<(Stored<RegistrationRefusal>, i64)> = scoped!(tx, sql, from, to, scope, fetch_all)?;
-    Ok(rows.into_iter().map(|(refusal, n)| (refusal.0, n)).collect())
+    per_name(tx, sql, w).await
 }
 
 /// Applied step events and dispatch outcomes are audit events: the trail is the history of both.
-async fn actions(
-    tx: &mut Conn,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    scope: Scope<'_>,
-) -> Result<Vec<(AuditAction, i64)>, sqlx::Error> {
+async fn actions(tx: &mut Conn, w: Window<'_>) -> Result<Vec<(AuditAction, i64)>, sqlx::Error> {
     let names: Vec<String> = COUNTED_ACTIONS.iter().map(|a| format!("'{a}'")).collect();
     let sql = format!(
         "SELECT action, COUNT(*) FROM audit_events WHERE at >= $1 AND at < $2 AND {NOT_A_DRILL}
          AND action IN ({}){} GROUP BY action",
         names.join(", "),
-        in_scope("department", scope)
+        in_scope("department", w.scope)
     );
-    let rows: Vec<(Stored<AuditAction>, i64)> = scoped!(tx, sql, from, to, scope, fetch_all)?;
-    Ok(rows.into_iter().map(|(action, n)| (action.0, n)).collect())
+    per_name(tx, sql, w).await
 }
 
 /// Look-ups made (manual verdicts are not), the failed ones, and steps whose look-up found several records.
-async fn look_ups(
-    tx: &mut Conn,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    scope: Scope<'_>,
-) -> Result<(i64, i64, i64), sqlx::Error> {
+async fn look_ups(tx: &mut Conn, w: Window<'_>) -> Result<(i64, i64, i64), sqlx::Error> {
     let sql = format!(
         "SELECT COUNT(*), COALESCE(SUM(CASE WHEN r.verdict = 'lookup_failed' THEN 1 ELSE 0 END), 0),
                 COUNT(DISTINCT CASE WHEN r.records > 1 THEN r.step_id END)
          FROM reconciliations r JOIN steps s ON s.id = r.step_id JOIN operations o ON o.id = s.operation_id
          WHERE r.checked_at >= $1 AND r.checked_at < $2 AND r.connector <> 'manual' AND o.drill_id IS NULL{}",
-        in_scope("o.department", scope)
+        in_scope("o.department", w.scope)
     );
-    scoped!(tx, sql, from, to, scope, fetch_one)
+    scoped!(tx, sql, w.from, w.to, w.scope, fetch_one)
 }
 
-async fn decisions(
-    tx: &mut Conn,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    scope: Scope<'_>,
-) -> Result<Vec<(DateTime<Utc>, DateTime<Utc>)>, sqlx::Error> {
+async fn decisions(tx: &mut Conn, w: Window<'_>) -> Result<Vec<(DateTime<Utc>, DateTime<Utc>)>, sqlx::Error> {
     let sql = format!(
         "SELECT r.submitted_at, r.decided_at FROM rerun_requests r JOIN operations o ON o.id = r.operation_id
          WHERE r.decided_at >= $1 AND r.decided_at < $2 AND r.submitted_at IS NOT NULL AND o.drill_id IS NULL{}",
-        in_scope("o.department", scope)
+        in_scope("o.department", w.scope)
     );
-    scoped!(tx, sql, from, to, scope, fetch_all)
+    scoped!(tx, sql, w.from, w.to, w.scope, fetch_all)
 }
 
 /// The event each stall was recorded with (its audit event's `after.event`).
-async fn stalls(
-    tx: &mut Conn,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    scope: Scope<'_>,
-) -> Result<Vec<Option<String>>, sqlx::Error> {
+async fn stalls(tx: &mut Conn, w: Window<'_>) -> Result<Vec<Option<String>>, sqlx::Error> {
     let sql = format!(
         "SELECT after_json FROM audit_events WHERE action = '{}' AND at >= $1 AND at < $2 AND {NOT_A_DRILL}{}",
         AuditAction::OperationStalled,
-        in_scope("department", scope)
+        in_scope("department", w.scope)
     );
-    let rows: Vec<(Option<String>,)> = scoped!(tx, sql, from, to, scope, fetch_all)?;
+    let rows: Vec<(Option<String>,)> = scoped!(tx, sql, w.from, w.to, w.scope, fetch_all)?;
     let event =
         |after: &str| serde_json::from_str::<serde_json::Value>(after).ok()?["event"].as_str().map(str::to_string);
     Ok(rows.into_iter().map(|(after,)| after.as_deref().and_then(event)).collect())

@@ -21,7 +21,7 @@ use sqlx::{Database, Decode, Encode, Postgres, Sqlite, Type};
 pub struct Stored<T>(pub T);
 
 /// A state the database keeps by name.
-pub trait Named: Copy + Send + Sync + 'static {
+pub trait Named: Copy + Send + Sync + Unpin + 'static {
     fn name(self) -> &'static str;
     fn from_name(name: &str) -> Option<Self>;
 }
@@ -89,10 +89,10 @@ macro_rules! on_engine {
 
         impl<T: Named> Type<$db> for Stored<Option<T>> {
             fn type_info() -> <$db as Database>::TypeInfo {
-                <&str as Type<$db>>::type_info()
+                <Stored<T> as Type<$db>>::type_info()
             }
             fn compatible(ty: &<$db as Database>::TypeInfo) -> bool {
-                <&str as Type<$db>>::compatible(ty)
+                <Stored<T> as Type<$db>>::compatible(ty)
             }
         }
 
