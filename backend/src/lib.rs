@@ -124,8 +124,6 @@ pub struct Parts {
     pub config: Arc<config::Config>,
     /// How reconciliation reaches each outside system, by connector name.
     pub connectors: Arc<reconciliation::Connectors>,
-    /// The demo outside systems (their HTTP side is served only in demo mode).
-    pub demo: demo::systems::DemoSystems,
     /// API tokens checked in the last few seconds.
     pub tokens: Arc<services::api_clients::TokenCache>,
     /// The steps this instance changed last (a guess that saves a read; see `known_steps`).
@@ -163,10 +161,16 @@ impl AppState {
         self.stopping.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Fails only when a connector cannot be built from the configuration.
-    pub fn new(db: Db, clock: Arc<dyn Clock>, server: ServerOptions, config: config::Config) -> Result<Self, String> {
-        let demo = demo::systems::DemoSystems::new(db.clone(), clock.clone());
-        let connectors = reconciliation::Connectors::build(&config, &demo)?;
+    /// Fails only when a connector cannot be built from the configuration; `kinds` are the connector kinds the
+    /// process knows (the ones the configuration was loaded with).
+    pub fn new(
+        db: Db,
+        clock: Arc<dyn Clock>,
+        server: ServerOptions,
+        config: config::Config,
+        kinds: &reconciliation::kinds::ConnectorKinds,
+    ) -> Result<Self, String> {
+        let connectors = reconciliation::Connectors::build(&config, kinds, &db, &clock)?;
         let password_checks =
             Arc::new(passwords::Checks::new(server.password_checks_at_once, server.password_check_queue));
         let api_limits = Arc::new(services::api_clients::RateLimits::new(server.api_rate_per_second, server.api_burst));
@@ -185,7 +189,6 @@ impl AppState {
             server: Arc::new(server),
             config: Arc::new(config),
             connectors: Arc::new(connectors),
-            demo,
             tokens: Arc::default(),
             known_steps: Arc::default(),
             dispatch_wake: Arc::default(),

@@ -325,4 +325,9 @@ impl Config {
     pub fn approvals_required(&self, workflow: &str) -> u32 {
         self.workflow(workflow).map_or(1, |w| w.approvals_required)
     }
+
+    /// Approvals a batch of requests of these workflows needs (`batches::approvals_required`).
+    pub fn batch_approvals_required<'w>(&self, workflows: impl IntoIterator<Item = &'w str>) -> u32 {
+        super::batches::approvals_required(workflows.into_iter().map(|w| self.approvals_required(w)))
+    }
 }

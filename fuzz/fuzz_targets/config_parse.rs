@@ -5,7 +5,9 @@ use backend::config;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    match config::parse(text, "fuzz.toml") {
+    // The kinds a serving process knows: the built-in ones and the demo's.
+    let kinds = backend::reconciliation::built_in_kinds().with(backend::demo::connector::DemoKind);
+    match config::parse(text, "fuzz.toml", &kinds) {
         Ok(config) => {
             for workflow in &config.workflows {
                 assert!(!workflow.steps.is_empty(), "a workflow has steps");

@@ -5,6 +5,7 @@ use axum_login::AuthManagerLayerBuilder;
 use backend::auth::{Backend, enforce_timeouts};
 use backend::config::Config;
 use backend::db::sessions::SqlSessionStore;
+use backend::reconciliation::kinds::ConnectorKinds;
 use backend::{AppState, Clock, Db, ServerOptions, SystemClock};
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
@@ -214,15 +215,21 @@ pub fn spawn_threshold_checks(state: AppState) {
     });
 }
 
+/// The connector kinds this process knows: the built-in ones, and the demo's, plugged in here at the top.
+pub fn connector_kinds() -> ConnectorKinds {
+    backend::reconciliation::built_in_kinds().with(backend::demo::connector::DemoKind)
+}
+
 /// The configuration file named by `RERUN_GATE_CONFIG` (default `rerun-gate.toml`).
 pub fn load_config(path: Option<&std::path::Path>) -> Result<Config, backend::config::ConfigError> {
     let default = backend::config::default_path();
-    backend::config::load(path.unwrap_or(&default))
+    backend::config::load(path.unwrap_or(&default), &connector_kinds())
 }
 
 /// The state, with the departments of the configuration brought into the database.
 pub async fn state(db: Db, clock: Arc<dyn Clock>, server: ServerOptions, config: Config) -> anyhow::Result<AppState> {
-    let state = AppState::new(db, clock, server, config).map_err(|e| anyhow::anyhow!("configuration: {e}"))?;
+    let state = AppState::new(db, clock, server, config, &connector_kinds())
+        .map_err(|e| anyhow::anyhow!("configuration: {e}"))?;
     backend::services::departments::sync_from_config(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not bring the departments in line with the configuration: {e}"))?;

@@ -1,6 +1,7 @@
 //! `rerun-gate.toml`: departments, outside systems (connectors) and workflows. Read once at start-up and
 //! validated; every problem is reported as `file:line:column: what is wrong`. Credentials never appear here,
 //! only the names of the environment variables that hold them (keys ending in `_env`).
+use crate::reconciliation::kinds::ConnectorKinds;
 pub use domain::configuration::{
     AuditConfig, Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, WorkflowConfig,
 };
@@ -144,7 +145,8 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-pub fn load(path: &Path) -> Result<Config, ConfigError> {
+/// Loads and validates the file; `kinds` are the connector kinds this process knows.
+pub fn load(path: &Path, kinds: &ConnectorKinds) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
         file: file.clone(),
@@ -152,11 +154,11 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         column: 0,
         problem: format!("cannot read the configuration file: {e}"),
     })?;
-    parse(&text, &file)
+    parse(&text, &file, kinds)
 }
 
 /// Parses and validates `text`; `file` names it in messages.
-pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+pub fn parse(text: &str, file: &str, kinds: &ConnectorKinds) -> Result<Config, ConfigError> {
     let at = |span: std::ops::Range<usize>, problem: String| {
         let before = &text[..span.start.min(text.len())];
         let line = before.matches('\n').count() + 1;
@@ -167,11 +169,12 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
         let message = e.message().trim().to_string();
         at(e.span().unwrap_or(0..0), message)
     })?;
-    Validator { at: &at }.config(raw, file)
+    Validator { at: &at, kinds }.config(raw, file)
 }
 
 struct Validator<'a> {
     at: &'a dyn Fn(std::ops::Range<usize>, String) -> ConfigError,
+    kinds: &'a ConnectorKinds,
 }
 
 impl Validator<'_> {
@@ -377,8 +380,8 @@ impl Validator<'_> {
             if out.iter().any(|known| known.name == *c.name.get_ref()) {
                 return self.fail(c.name.span(), format!("connector '{}' is defined twice", c.name.get_ref()));
             }
-            if !crate::reconciliation::settings::KINDS.contains(&c.kind.get_ref().as_str()) {
-                let known = crate::reconciliation::settings::KINDS.join(", ");
+            if self.kinds.get(c.kind.get_ref()).is_none() {
+                let known = self.kinds.names().join(", ");
                 return self
                     .fail(c.kind.span(), format!("unknown connector kind '{}' (known: {known})", c.kind.get_ref()));
             }
@@ -403,7 +406,7 @@ impl Validator<'_> {
                     settings.insert(key, value);
                 }
             }
-            if let Err(problem) = crate::reconciliation::settings::parse(c.kind.get_ref(), &settings) {
+            if let Err(problem) = crate::reconciliation::read_settings(self.kinds, c.kind.get_ref(), &settings) {
                 return self.fail(c.name.span(), format!("connector '{}': {problem}", c.name.get_ref()));
             }
             out.push(ConnectorConfig {

@@ -1,5 +1,10 @@
 use super::*;
 
+/// The kinds a serving process knows: the built-in ones and the demo's.
+fn kinds() -> ConnectorKinds {
+    crate::reconciliation::built_in_kinds().with(crate::demo::connector::DemoKind)
+}
+
 const GOOD: &str = r#"
 [[department]]
 code = "sales"
@@ -29,12 +34,12 @@ deadline_seconds = 30
 "#;
 
 fn problem(text: &str) -> String {
-    parse(text, "test.toml").unwrap_err().to_string()
+    parse(text, "test.toml", &kinds()).unwrap_err().to_string()
 }
 
 #[test]
 fn a_good_file_loads_with_defaults_filled_in() {
-    let config = parse(GOOD, "test.toml").unwrap();
+    let config = parse(GOOD, "test.toml", &kinds()).unwrap();
     assert_eq!(config.idempotency_retention_days, 30);
     let workflow = config.workflow("order-intake").unwrap();
     assert_eq!(workflow.approvals_required, 1);
@@ -49,7 +54,7 @@ fn a_good_file_loads_with_defaults_filled_in() {
 #[test]
 fn the_shipped_example_is_valid() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml");
-    let config = load(Path::new(path)).unwrap();
+    let config = load(Path::new(path), &kinds()).unwrap();
     assert!(config.workflow("order-intake").is_some() && config.workflow("monthly-billing").is_some());
 }
 
@@ -109,7 +114,7 @@ fn a_mail_relay_is_configured_with_the_port_its_security_implies_and_credentials
         "[mail]\nsmtp_host = \"smtp.example.co.jp\"\nsecurity = \"starttls\"\nfrom = \"Rerun Gate <gate@example.co.jp>\"\n\
          username_env = \"SMTP_USER\"\npassword_env = \"SMTP_PASSWORD\"\n{GOOD}"
     );
-    let mail = parse(&text, "test.toml").unwrap().mail.unwrap();
+    let mail = parse(&text, "test.toml", &kinds()).unwrap().mail.unwrap();
     assert_eq!((mail.smtp_port, mail.security), (587, MailSecurity::Starttls));
     assert_eq!(mail.password_env.as_deref(), Some("SMTP_PASSWORD"));
 }
@@ -119,7 +124,7 @@ fn mail_in_clear_text_is_only_allowed_to_a_relay_on_loopback_and_a_password_in_t
     let mail = |host: &str, extra: &str| {
         format!("[mail]\nsmtp_host = \"{host}\"\nsecurity = \"none\"\nfrom = \"gate@example.co.jp\"\n{extra}{GOOD}")
     };
-    assert!(parse(&mail("127.0.0.1", ""), "test.toml").is_ok());
+    assert!(parse(&mail("127.0.0.1", ""), "test.toml", &kinds()).is_ok());
     assert!(problem(&mail("smtp.example.co.jp", "")).contains("only for a relay on loopback"));
     let message = problem(&mail("127.0.0.1", "password = \"hunter2-secret\"\n"));
     assert!(message.contains("unknown field `password`") && !message.contains("hunter2"), "{message}");
@@ -129,7 +134,8 @@ fn mail_in_clear_text_is_only_allowed_to_a_relay_on_loopback_and_a_password_in_t
 fn thresholds_name_a_known_indicator_a_limit_of_at_least_zero_and_a_week_or_month() {
     let with = |threshold: &str| format!("{GOOD}\n[[threshold]]\n{threshold}\n");
     let config =
-        parse(&with("indicator = \"rerun_error_rate\"\nabove = 12.5\ndepartment = \"sales\""), "test.toml").unwrap();
+        parse(&with("indicator = \"rerun_error_rate\"\nabove = 12.5\ndepartment = \"sales\""), "test.toml", &kinds())
+            .unwrap();
     let limit = &config.thresholds[0];
     assert_eq!((limit.indicator, limit.above, limit.period), (Indicator::RerunErrorRate, 12.5, PeriodKind::Week));
     assert_eq!(config.review_time_zone, "Asia/Tokyo");
@@ -152,10 +158,11 @@ fn thresholds_name_a_known_indicator_a_limit_of_at_least_zero_and_a_week_or_mont
 
 #[test]
 fn the_audit_section_signs_every_five_minutes_by_default_and_guards_the_time_stamping_url() {
-    assert_eq!(parse(GOOD, "test.toml").unwrap().audit, AuditConfig::default());
+    assert_eq!(parse(GOOD, "test.toml", &kinds()).unwrap().audit, AuditConfig::default());
     let with = |audit: &str| format!("[audit]\n{audit}\n{GOOD}");
     let config =
-        parse(&with("checkpoint_minutes = 15\ntimestamp_url = \"https://tsa.example.com/\""), "t.toml").unwrap();
+        parse(&with("checkpoint_minutes = 15\ntimestamp_url = \"https://tsa.example.com/\""), "t.toml", &kinds())
+            .unwrap();
     assert_eq!(config.audit.checkpoint_minutes, 15);
     assert_eq!(config.audit.timestamp_url.as_deref(), Some("https://tsa.example.com/"));
     assert!(problem(&with("checkpoint_minutes = 0")).contains("checkpoint_minutes must be 1 to 1440"));
@@ -163,7 +170,10 @@ fn the_audit_section_signs_every_five_minutes_by_default_and_guards_the_time_sta
         let message = problem(&with(&format!("timestamp_url = \"{refused}\"")));
         assert!(message.contains("timestamp_url:") && message.contains("test.toml:2"), "{refused}: {message}");
     }
-    assert!(parse(&with("timestamp_url = \"http://127.0.0.1:3318/\"\ntimestamp_allow_loopback = true"), "t").is_ok());
+    assert!(
+        parse(&with("timestamp_url = \"http://127.0.0.1:3318/\"\ntimestamp_allow_loopback = true"), "t", &kinds())
+            .is_ok()
+    );
 }
 
 const OIDC: &str = r#"
@@ -184,13 +194,13 @@ departments = ["sales"]
 
 #[test]
 fn a_company_provider_maps_groups_to_roles_in_known_departments_and_keeps_passwords_for_break_glass() {
-    let config = parse(&format!("{OIDC}{GOOD}"), "test.toml").unwrap();
+    let config = parse(&format!("{OIDC}{GOOD}"), "test.toml", &kinds()).unwrap();
     let oidc = config.sign_in.oidc.as_ref().unwrap();
     assert_eq!(oidc.scopes, ["openid", "profile", "email"]);
     assert_eq!((oidc.groups_claim.as_str(), oidc.username_claim.as_str()), ("groups", "preferred_username"));
     assert_eq!(oidc.groups[0].roles, [domain::roles::Role::Manager]);
     assert!(config.sign_in.password_allowed_for("root") && !config.sign_in.password_allowed_for("sato"));
-    assert!(parse(GOOD, "test.toml").unwrap().sign_in.password_allowed_for("sato"), "no provider: passwords");
+    assert!(parse(GOOD, "test.toml", &kinds()).unwrap().sign_in.password_allowed_for("sato"), "no provider: passwords");
 
     for (change, expected) in [
         (("departments = [\"sales\"]", "departments = [\"cafeteria\"]"), "unknown department 'cafeteria'"),

@@ -1,6 +1,7 @@
 //! Drills: the database's mark, the drills with their faults and period, and each fault's practice operation.
 use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
+use domain::drills::Fault;
 
 /// Whether this database is marked as a demo or a drill environment (drills are refused anywhere else).
 pub async fn is_marked(tx: &mut Conn) -> Result<bool, sqlx::Error> {
@@ -31,6 +32,14 @@ pub struct DrillRow {
     pub note: String,
 }
 
+impl DrillRow {
+    /// The drill's faults, stored as a JSON list of their names.
+    pub fn faults(&self) -> Vec<Fault> {
+        let names = serde_json::from_str::<Vec<String>>(&self.faults_json).unwrap_or_default();
+        names.iter().filter_map(|f| Fault::parse(f)).collect()
+    }
+}
+
 const DRILL_SELECT: &str =
     "SELECT d.id, u.display_name AS started_by, d.started_at, d.ends_at, d.ended_at, d.faults_json, d.note
     FROM drills d JOIN users u ON u.id = d.started_by";
@@ -39,7 +48,7 @@ pub async fn insert(
     tx: &mut Conn,
     id: &str,
     started_by: i64,
-    faults_json: &str,
+    faults: &[Fault],
     note: &str,
     now: DateTime<Utc>,
     ends_at: DateTime<Utc>,
@@ -51,7 +60,7 @@ pub async fn insert(
     .bind(started_by)
     .bind(now)
     .bind(ends_at)
-    .bind(faults_json)
+    .bind(serde_json::to_string(&faults.iter().map(|f| f.as_str()).collect::<Vec<_>>()).unwrap_or_default())
     .bind(note)
     .execute(c)
     .await
@@ -73,6 +82,11 @@ pub async fn recent(tx: &mut Conn, limit: i64) -> Result<Vec<DrillRow>, sqlx::Er
 pub async fn active(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<DrillRow>, sqlx::Error> {
     let sql = format!("{DRILL_SELECT} WHERE d.ends_at > $1 AND d.ended_at IS NULL ORDER BY d.started_at");
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(now).fetch_all(c).await)
+}
+
+/// The faults of the drills in force at `now` (the demo systems ask before each call).
+pub async fn faults_in_force(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<Fault>, sqlx::Error> {
+    Ok(active(tx, now).await?.iter().flat_map(DrillRow::faults).collect())
 }
 
 /// Ends the drill's faults now; `false` when it had ended already.

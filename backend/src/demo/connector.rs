@@ -1,24 +1,51 @@
-//! The `demo` connector: reads the demo systems' execution log, by idempotency key or result ID.
+//! The `demo` connector kind, plugged in by the process: reads the demo systems' execution log, by idempotency
+//! key or result ID, and is where drills practise (the demo systems meet a fault on purpose).
 use super::systems::{DemoSystems, Service};
-use crate::reconciliation::settings::DemoSettings;
+use crate::reconciliation::kinds::{BuildWith, ConnectorKind, KindReading};
 use crate::reconciliation::{Connector, Lookup, WebhookRecord};
 use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::ai::Usage;
+use domain::drills::Fault;
 use domain::reconciliation::{Finding, LookupProblem, Record, RecordStatus};
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::sync::Arc;
 
-pub struct DemoConnector {
+/// `kind = "demo"`.
+pub struct DemoKind;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DemoSettings {
+    /// `orders`, `ai`, `mail` or `billing`.
+    service: String,
+}
+
+impl ConnectorKind for DemoKind {
+    fn name(&self) -> &'static str {
+        "demo"
+    }
+
+    fn read(&self, own: Value) -> Result<KindReading, String> {
+        let settings: DemoSettings = serde_json::from_value(own).map_err(|e| e.to_string())?;
+        let service = Service::parse(&settings.service)
+            .ok_or_else(|| format!("unknown demo service '{}' (known: orders, ai, mail, billing)", settings.service))?;
+        // The demo systems keep every key: their "not found" is proof unless the file says otherwise.
+        let presets = Map::from_iter([("not_found_proves_absence".to_string(), Value::Bool(true))]);
+        let build = Box::new(move |with: &BuildWith<'_>| {
+            let systems = DemoSystems::new(with.db.clone(), with.clock.clone());
+            let authoritative = with.common.not_found_proves_absence;
+            Arc::new(DemoConnector { systems, service, authoritative }) as Arc<dyn Connector>
+        });
+        Ok(KindReading { presets, ai: service == Service::Ai, build })
+    }
+}
+
+struct DemoConnector {
     systems: DemoSystems,
     service: Service,
     authoritative: bool,
-}
-
-impl DemoConnector {
-    pub fn new(systems: DemoSystems, settings: DemoSettings, authoritative: bool) -> Self {
-        let service = Service::parse(&settings.service).unwrap_or(Service::Orders);
-        DemoConnector { systems, service, authoritative }
-    }
 }
 
 #[async_trait::async_trait]
@@ -26,6 +53,12 @@ impl Connector for DemoConnector {
     /// The demo systems keep the content they were sent.
     fn compares_content(&self) -> bool {
         true
+    }
+
+    /// The work done as the demo integration would do it, under this one fault only.
+    async fn practise(&self, key: &str, process_id: &str, fault: Fault) -> Option<Result<String, AppError>> {
+        let done = self.systems.execute_with(self.service, key, &Value::Null, Some(process_id), &[fault]).await;
+        Some(done.map(|d| d.execution.id))
     }
 
     async fn look_up(&self, lookup: &Lookup) -> Finding {

@@ -2,7 +2,7 @@
 //! workflows' secrets before reading the body, acts once per `webhook-id`, performs each listed step through the
 //! demo outside systems with its original idempotency key and content, and reports the steps back through the
 //! ingestion service, as a real integration would — so the whole loop runs in `make run`.
-use super::systems::Service;
+use super::systems::{DemoSystems, Service};
 use crate::services::{api_clients::ApiClient, step_events};
 use crate::{AppState, db};
 use contract::AppError;
@@ -46,6 +46,7 @@ async fn perform(state: &AppState, rerun: &RerunCall) -> Result<(), AppError> {
         let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
         ApiClient { id: row.id, name: row.name, departments }
     };
+    let outside = DemoSystems::new(state.db.clone(), state.clock.clone());
     for step in &rerun.steps {
         let found = {
             let mut tx = state.db.connection().await?;
@@ -59,7 +60,7 @@ async fn perform(state: &AppState, rerun: &RerunCall) -> Result<(), AppError> {
             found.step.content_json.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or(Value::Null);
         let seq = found.step.last_seq.unwrap_or(0);
         report(state, &client, rerun, step, seq + 1, StepEventType::Started, None).await?;
-        let done = state.demo.execute(service, &step.idempotency_key, &content, Some(&rerun.process_id)).await?;
+        let done = outside.execute(service, &step.idempotency_key, &content, Some(&rerun.process_id)).await?;
         report(state, &client, rerun, step, seq + 2, StepEventType::Succeeded, Some(done.execution.id)).await?;
     }
     Ok(())

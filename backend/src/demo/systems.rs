@@ -114,8 +114,7 @@ impl DemoSystems {
         content: &Value,
         process_id: Option<&str>,
     ) -> Result<Executed, AppError> {
-        // A drill's faults act on the demo systems for its period.
-        let faults = crate::services::drills::faults_now(&self.db, self.clock.now()).await?;
+        let faults = self.faults_now().await?;
         self.execute_with(service, key, content, process_id, &faults).await
     }
 
@@ -197,12 +196,18 @@ impl DemoSystems {
         Ok(row.map(|r| Execution::from_row(r, self.clock.now())))
     }
 
+    /// The faults of a drill in force now (a drill's faults act on the demo systems for its period).
+    async fn faults_now(&self) -> Result<Vec<Fault>, AppError> {
+        let mut tx = self.db.connection().await?;
+        Ok(db::drills::faults_in_force(&mut tx, self.clock.now()).await?)
+    }
+
     /// A drill's "look-up that finds nothing": the mail log answers empty for its period.
     async fn finds_nothing(&self, service: Service) -> Result<bool, AppError> {
         if service != Service::Mail {
             return Ok(false);
         }
-        let faults = crate::services::drills::faults_now(&self.db, self.clock.now()).await?;
+        let faults = self.faults_now().await?;
         Ok(faults.contains(&Fault::LookupFindsNothing))
     }
 }

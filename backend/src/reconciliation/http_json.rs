@@ -1,14 +1,64 @@
 //! The `http_json` connector: one GET to a URL built from the step, facts read from the JSON answer by path.
 //! The credential is read from its environment variable once, kept in a `SecretString`, and never logged.
+use super::connector::{Connector, Lookup, WebhookRecord, json_path as get};
+use super::kinds::{BuildWith, ConnectorKind, KindReading};
 use super::settings::{CommonSettings, HttpJsonSettings};
-use super::{Connector, Lookup, WebhookRecord, json_path as get, ssrf};
+use super::ssrf;
 use chrono::{DateTime, TimeZone, Utc};
 use domain::ai::Usage;
 use domain::reconciliation::{Finding, LookupProblem, Record, RecordStatus};
 use reqwest::{Client, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The `http_json` kind: any JSON API, or a provider preset (`presets`).
+pub struct HttpJson;
+
+impl ConnectorKind for HttpJson {
+    fn name(&self) -> &'static str {
+        "http_json"
+    }
+
+    fn read(&self, own: Value) -> Result<KindReading, String> {
+        let mut s: HttpJsonSettings = serde_json::from_value(own).map_err(|e| e.to_string())?;
+        let presets = match s.preset.clone() {
+            Some(preset) => super::presets::apply(&preset, &mut s)?.into_iter().collect(),
+            None => Map::new(),
+        };
+        check(&s)?;
+        let ai = s.preset.as_deref() == Some("ai_responses");
+        let build = Box::new(move |with: &BuildWith<'_>| {
+            let credential = with.credential_envs.get("api_key_env").map(String::as_str);
+            Arc::new(HttpJsonConnector::new(s, with.common, credential)) as Arc<dyn Connector>
+        });
+        Ok(KindReading { presets, ai, build })
+    }
+}
+
+const RECORD_STATUSES: [&str; 4] = ["done", "running", "not_done", "unclear"];
+
+fn check(s: &HttpJsonSettings) -> Result<(), String> {
+    let url = s.url.as_deref().ok_or("http_json needs `url` (or a `preset` with `base_url`)")?;
+    let placeholders = ["{idempotency_key}", "{process_id}", "{result_id}"];
+    if !placeholders.iter().any(|p| url.contains(p)) {
+        return Err("url must contain {idempotency_key}, {process_id} or {result_id}".into());
+    }
+    let parsed = reqwest::Url::parse(&url.replace(['{', '}'], "")).map_err(|e| format!("url: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("url must be http:// or https://".into());
+    }
+    if let Some(bad) = s.status_map.values().find(|v| !RECORD_STATUSES.contains(&v.as_str())) {
+        return Err(format!("status_map value '{bad}' must be one of {}", RECORD_STATUSES.join(", ")));
+    }
+    match s.auth.as_deref() {
+        None | Some("bearer") | Some("none") => Ok(()),
+        Some("header") if s.auth_header.is_some() => Ok(()),
+        Some("header") => Err("auth = \"header\" needs auth_header".into()),
+        Some(other) => Err(format!("auth '{other}' must be bearer, header or none")),
+    }
+}
 
 pub struct HttpJsonConnector {
     settings: HttpJsonSettings,

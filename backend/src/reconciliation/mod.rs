@@ -1,52 +1,28 @@
 //! Connectors: how reconciliation asks an outside system what really happened to one step. One trait; the
-//! kinds are `demo` (the built-in demo systems) and `http_json` (any JSON API, and the provider presets).
-//! Connectors are built once from the configuration; credentials come only from environment variables.
+//! built-in kind is `http_json` (any JSON API, and the provider presets), and a process may plug in more
+//! (`kinds`). Connectors are built once from the configuration; credentials come only from environment variables.
+pub mod connector;
 pub mod http_json;
+pub mod kinds;
 pub mod presets;
 pub mod settings;
 pub mod ssrf;
 
-use super::demo::connector::DemoConnector;
-use super::demo::systems::DemoSystems;
+pub use connector::{Connector, Lookup, WebhookRecord, json_path};
+
+use crate::clock::Clock;
+use crate::db::Db;
 use chrono::{DateTime, Utc};
 use domain::ai::Prices;
 use domain::configuration::Config;
-use domain::reconciliation::{AbsenceRules, Evidence, Finding, LookupProblem, Record, StepContext, Verdict, judge};
+use domain::reconciliation::{AbsenceRules, Evidence, Finding, LookupProblem, StepContext, Verdict, judge};
 use domain::webhooks::Secret;
-use serde_json::Map;
-use serde_json::Value;
-use settings::{CommonSettings, KindSettings};
+use kinds::{BuildWith, ConnectorKinds, KindReading};
+use serde_json::{Map, Value};
+use settings::{COMMON_KEYS, CommonSettings};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What a look-up knows of the step it asks about.
-#[derive(Clone, Debug)]
-pub struct Lookup {
-    pub process_id: String,
-    pub step: String,
-    pub idempotency_key: String,
-    pub result_id: Option<String>,
-}
-
-/// What an inbound webhook says about one step's record.
-#[derive(Clone, Debug)]
-pub struct WebhookRecord {
-    pub idempotency_key: Option<String>,
-    pub record: Record,
-}
-
-#[async_trait::async_trait]
-pub trait Connector: Send + Sync {
-    /// Asks the outside system about one step. Never fails: a failed look-up is a finding of its own.
-    async fn look_up(&self, lookup: &Lookup) -> Finding;
-
-    /// Reads the record a webhook carries, in the shape this provider's look-ups return.
-    fn webhook_record(&self, record: &Value) -> WebhookRecord;
-
-    /// Whether this provider's records carry fields that a step's content is compared with.
-    fn compares_content(&self) -> bool;
-}
 
 /// A configured connector with the rules that judge its answers.
 #[derive(Clone)]
@@ -99,14 +75,16 @@ pub struct Connectors(BTreeMap<String, ConfiguredConnector>);
 
 impl Connectors {
     /// Builds the connectors of the configuration (already validated at load, so settings parse).
-    pub fn build(config: &Config, demo: &DemoSystems) -> Result<Connectors, String> {
+    pub fn build(
+        config: &Config,
+        kinds: &ConnectorKinds,
+        db: &Db,
+        clock: &Arc<dyn Clock>,
+    ) -> Result<Connectors, String> {
         let mut out = BTreeMap::new();
         for c in &config.connectors {
-            let (common, kind) = settings::parse(&c.kind, &c.settings)?;
-            let ai = match &kind {
-                KindSettings::Demo(s) => s.service == "ai",
-                KindSettings::HttpJson(s) => s.preset.as_deref() == Some("ai_responses"),
-            } || common.input_yen_per_million.is_some();
+            let (common, kind) = read_settings(kinds, &c.kind, &c.settings)?;
+            let ai = kind.ai || common.input_yen_per_million.is_some();
             let prices = match (common.input_yen_per_million, common.output_yen_per_million) {
                 (None, None) => None,
                 (input, output) => Some(Prices {
@@ -114,13 +92,8 @@ impl Connectors {
                     output_yen_per_million: output.unwrap_or(0.0),
                 }),
             };
-            let connector: Arc<dyn Connector> = match kind {
-                KindSettings::Demo(s) => Arc::new(DemoConnector::new(demo.clone(), s, common.not_found_proves_absence)),
-                KindSettings::HttpJson(s) => {
-                    let credential = c.credential_envs.get("api_key_env").map(String::as_str);
-                    Arc::new(http_json::HttpJsonConnector::new(s, &common, credential))
-                }
-            };
+            let connector =
+                (kind.build)(&BuildWith { common: &common, credential_envs: &c.credential_envs, db, clock });
             let webhook_secrets = match c.credential_envs.get("webhook_secret_env") {
                 Some(var) => webhook_secrets(&c.name, var)?,
                 None => None,
@@ -154,13 +127,37 @@ impl Connectors {
     }
 }
 
-/// `a.b.0.c`: object keys and array indexes, as the settings name places in a JSON answer.
-pub fn json_path<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
-    path.split('.').try_fold(value, |v, part| match v {
-        Value::Object(map) => map.get(part),
-        Value::Array(items) => part.parse::<usize>().ok().and_then(|i| items.get(i)),
-        _ => None,
-    })
+/// Splits a connector's settings into the common part and the kind's own, with a clear message on mistakes. The
+/// same reading validates the file at load (so a mistake stops the start with its place in the file) and builds
+/// the connectors.
+pub fn read_settings(
+    kinds: &ConnectorKinds,
+    kind: &str,
+    settings: &BTreeMap<String, Value>,
+) -> Result<(CommonSettings, KindReading), String> {
+    let (mut common, mut own) = (Map::new(), Map::new());
+    for (key, value) in settings {
+        let side = if COMMON_KEYS.contains(&key.as_str()) { &mut common } else { &mut own };
+        side.insert(key.clone(), value.clone());
+    }
+    let known = kinds.get(kind).ok_or_else(|| format!("unknown connector kind '{kind}'"))?;
+    let reading = known.read(Value::Object(own))?;
+    for (key, value) in &reading.presets {
+        common.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    let common: CommonSettings = serde_json::from_value(Value::Object(common)).map_err(|e| e.to_string())?;
+    if !(1..=120).contains(&common.timeout_seconds) {
+        return Err("timeout_seconds must be between 1 and 120".into());
+    }
+    if common.retention_days < 1 || common.consistency_delay_seconds < 0 {
+        return Err("retention_days must be at least 1 and consistency_delay_seconds not negative".into());
+    }
+    Ok((common, reading))
+}
+
+/// The connector kinds every process knows.
+pub fn built_in_kinds() -> ConnectorKinds {
+    ConnectorKinds::default().with(http_json::HttpJson)
 }
 
 /// The webhook secrets from their variable. Unset: webhooks refused (`unsigned_webhooks` says so when serving);

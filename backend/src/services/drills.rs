@@ -1,11 +1,11 @@
-//! Drills (rules in `domain::drills`): an admin injects faults into the demo outside systems for a period, on a
-//! database marked as a demo or drill environment only. For each fault the demo integration runs one practice
-//! operation into it, so that it stalls with the matching event for staff to work through; the report then
+//! Drills (rules in `domain::drills`): an admin injects faults into the practice outside systems (the demo's,
+//! which read the faults in force before each call) for a period, on a database marked as a demo or drill
+//! environment only. For each fault the demo integration runs one practice operation into it, through the
+//! step's connector (`Connector::practise`), so that it stalls with the matching event for staff to work through; the report then
 //! reads from the audit trail how long they took to decide and what they chose.
 use super::Caller;
 use super::api_clients::ApiClient;
 use super::audit::record;
-use crate::demo::systems::{Executed, Service};
 use crate::{AppState, db};
 use chrono::{DateTime, Utc};
 use contract::AppError;
@@ -22,21 +22,10 @@ use domain::roles::Role;
 use domain::stall::{ErrorClass, StallEvent};
 use serde_json::{Value, json};
 
-/// The faults in force now (the demo outside systems ask before each call).
-pub async fn faults_now(db: &db::Db, now: DateTime<Utc>) -> Result<Vec<Fault>, AppError> {
-    let mut tx = db.connection().await?;
-    let active = db::drills::active(&mut tx, now).await?;
-    Ok(active.iter().flat_map(|d| faults_of(&d.faults_json)).collect())
-}
-
-fn faults_of(json: &str) -> Vec<Fault> {
-    serde_json::from_str::<Vec<String>>(json).unwrap_or_default().iter().filter_map(|f| Fault::parse(f)).collect()
-}
-
 fn view(row: db::drills::DrillRow, now: DateTime<Utc>) -> DrillView {
     let active = row.ended_at.is_none() && row.ends_at > now;
     DrillView {
-        faults: faults_of(&row.faults_json),
+        faults: row.faults(),
         id: row.id,
         started_by: row.started_by,
         started_at: row.started_at,
@@ -84,8 +73,7 @@ pub async fn start(
         return Err(AppError::conflict(Conflict::DrillRunning, "another drill is running: end it first"));
     }
     let names: Vec<&str> = faults.iter().map(|f| f.as_str()).collect();
-    let faults_json = serde_json::to_string(&names).map_err(|e| AppError::internal("faults", e))?;
-    db::drills::insert(&mut tx, &id, caller.user_id(), &faults_json, &note, now, now + length).await?;
+    db::drills::insert(&mut tx, &id, caller.user_id(), faults, &note, now, now + length).await?;
     let entry = AuditEntry::new(caller.actor(), AuditAction::DrillStarted, ObjectType::Drill, &id)
         .after(json!({"faults": names, "minutes": minutes, "ends_at": now + length}))
         .reason(&note);
@@ -158,12 +146,13 @@ async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Faul
         let key = format!("{process_id}-{}", step.name);
         let report = |event: StepEvent| super::step_events::report(state, client, &process_id, &step.name, event);
         report(step_event(1, StepEventType::Started, None, None)).await?;
-        let done = match service_of(state, step.connector.as_deref()) {
-            Some(service) => state.demo.execute_with(service, &key, &Value::Null, Some(&process_id), &[fault]).await,
+        let connector = state.connectors.of_step(&state.config, &workflow.name, &step.name);
+        let done = match connector {
+            Some(c) => c.connector.practise(&key, &process_id, fault).await.unwrap_or(Err(AppError::NotFound)),
             None => Err(AppError::NotFound),
         };
         if step.name != faulty {
-            let id = done.ok().map(|d| d.execution.id);
+            let id = done.ok();
             report(step_event(2, StepEventType::Succeeded, Some(id.as_deref().unwrap_or("local")), None)).await?;
             continue;
         }
@@ -174,10 +163,10 @@ async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Faul
 }
 
 /// The faulty step's second report: what an integration meeting `fault` would say.
-fn what_the_integration_saw(fault: Fault, done: &Result<Executed, AppError>) -> StepEvent {
+fn what_the_integration_saw(fault: Fault, done: &Result<String, AppError>) -> StepEvent {
     use ErrorClass as C;
     use StepEventType::{Failed, Unknown};
-    let result = done.as_ref().ok().map(|d| d.execution.id.as_str());
+    let result = done.as_deref().ok();
     let (kind, result, error) = match (fault, done) {
         (_, Err(AppError::Unauthorized)) => {
             (Failed, None, Some((C::AuthExpired, "401 Unauthorized: the API credentials expired")))
@@ -213,11 +202,6 @@ fn step_event(seq: i64, kind: StepEventType, result_id: Option<&str>, error: Opt
         at: None,
         usage: None,
     }
-}
-
-fn service_of(state: &AppState, connector: Option<&str>) -> Option<Service> {
-    let connector = state.config.connectors.iter().find(|c| Some(c.name.as_str()) == connector && c.kind == "demo")?;
-    Service::parse(connector.settings.get("service")?.as_str()?)
 }
 
 /// The drill page: whether drills are possible here, the one running, the past ones.

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use backend::AppState;
-use backend::demo::systems::Service;
+use backend::demo::systems::{DemoSystems, Service};
 use contract::AppError;
 use contract::rerun_call::{RerunAnswer, RerunOutcome};
 use serde::Deserialize;
@@ -24,6 +24,11 @@ pub fn routes(state: AppState) -> Router {
     let router = route(router, Method::POST, "/demo/{service}/requests", execute);
     let router = route(router, Method::GET, "/demo/{service}/requests/{id}", find_by_id);
     route(router, Method::POST, "/demo/rerun", rerun).with_state(state)
+}
+
+/// The demo systems, read and written through the app's database.
+fn outside(state: &AppState) -> DemoSystems {
+    DemoSystems::new(state.db.clone(), state.clock.clone())
 }
 
 fn service(name: &str) -> Result<Service, Problem> {
@@ -41,7 +46,7 @@ async fn execute(
     let key = header("idempotency-key").ok_or_else(|| AppError::BadRequest("Idempotency-Key is required".into()))?;
     let content: Value =
         serde_json::from_slice(&body).map_err(|e| AppError::BadRequest(format!("the body is not JSON: {e}")))?;
-    let done = state.demo.execute(service, &key, &content, header("process-id").as_deref()).await?;
+    let done = outside(&state).execute(service, &key, &content, header("process-id").as_deref()).await?;
     if header("demo-fault").as_deref() == Some("drop-answer") {
         // The work is done; the answer never arrives (the connection breaks mid-body).
         let broken = futures::stream::once(async { Err::<Bytes, _>(std::io::Error::other("answer lost")) });
@@ -65,7 +70,7 @@ async fn find_by_key(
     Path(name): Path<String>,
     Query(query): Query<ByKey>,
 ) -> Result<Response, Problem> {
-    let found = state.demo.find_by_key(service(&name)?, &query.idempotency_key).await?;
+    let found = outside(&state).find_by_key(service(&name)?, &query.idempotency_key).await?;
     Ok(Json(found.ok_or(AppError::NotFound)?).into_response())
 }
 
@@ -73,7 +78,7 @@ async fn find_by_id(
     State(state): State<AppState>,
     Path((name, id)): Path<(String, String)>,
 ) -> Result<Response, Problem> {
-    let found = state.demo.find_by_id(service(&name)?, &id).await?;
+    let found = outside(&state).find_by_id(service(&name)?, &id).await?;
     Ok(Json(found.ok_or(AppError::NotFound)?).into_response())
 }
 

@@ -88,7 +88,7 @@ async fn a_changed_verdict_voids_the_approval_and_an_expired_request_cannot_be_a
     let (staff, owner) = (caller(&app, "sato").await, caller(&app, "suzuki").await);
 
     let changed = pending_request(&app, &token, &staff, "ORD-V").await;
-    app.state.demo.execute(backend::demo::systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
+    app.demo_systems().execute(backend::demo::systems::Service::Ai, "ORD-V-s", &json!({}), None).await.unwrap();
     backend::services::reconciliation::on_demand(&app.state, &staff, "ORD-V").await.unwrap();
     let void = decide(&app.state, &owner, &changed, Decision::Approve, "").await;
     assert!(

@@ -67,7 +67,7 @@ impl Bulk {
 
     /// The outside AI system starts working on the operation's summary: its look-up now says "in progress".
     async fn ai_starts(&self, process_id: &str) {
-        self.app.state.demo.execute(Service::Ai, &format!("{process_id}-s"), &json!({}), None).await.unwrap();
+        self.app.demo_systems().execute(Service::Ai, &format!("{process_id}-s"), &json!({}), None).await.unwrap();
     }
 
     /// Creates the batch and waits for its look-ups to finish.

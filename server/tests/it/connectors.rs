@@ -215,7 +215,8 @@ connector = "generic"
 side_effect = true
 "#
     );
-    backend::config::parse(&text, "connectors-test.toml").expect("test configuration")
+    backend::config::parse(&text, "connectors-test.toml", &server::startup::connector_kinds())
+        .expect("test configuration")
 }
 
 struct Rig {

@@ -72,7 +72,7 @@ pub fn serve(database_url: &str, config: &std::path::Path, fault: Option<&str>) 
 /// The app under test, configured from the same file as the child servers: an approval is bound to the
 /// workflow's definition, so the instance that sends must know the one it was approved under.
 pub async fn app_with(config: &std::path::Path) -> TestApp {
-    TestApp::spawn_configured(|_| {}, backend::config::load(config).expect("a valid configuration")).await
+    TestApp::spawn_configured(|_| {}, server::startup::load_config(Some(config)).expect("a valid configuration")).await
 }
 
 pub fn config_sending_to(url: &str) -> std::path::PathBuf {

@@ -210,7 +210,7 @@ async fn no_answer_in_time_is_an_unknown_outcome_and_never_a_blind_resend() {
 async fn a_step_executed_since_the_approval_is_not_sent_and_gets_its_flag() {
     let g = gate(&[]).await;
     let id = g.approved("ORD-D7").await;
-    g.app.state.demo.execute(backend::demo::systems::Service::Ai, "ORD-D7-s", &json!({}), None).await.unwrap();
+    g.app.demo_systems().execute(backend::demo::systems::Service::Ai, "ORD-D7-s", &json!({}), None).await.unwrap();
     g.app.clock.advance(Duration::seconds(30)); // the demo AI finishes its work
     dispatch_due(&g.app.state).await.unwrap();
     let (_, body) = &g.receiver.requests()[0];
@@ -244,7 +244,8 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     let mut tx = app.db().begin_read().await.unwrap();
     assert_eq!(backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(), "succeeded");
     assert_eq!(backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
-    let order = app.state.demo.find_by_key(backend::demo::systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
+    let order =
+        app.demo_systems().find_by_key(backend::demo::systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
     assert_eq!(order.replays, 0, "one order, under its original key");
     let heard = backend::services::notifications::latest(&app.state, &staff).await.unwrap();
     let kinds: Vec<&str> = heard.iter().map(|n| n.kind.as_str()).collect();

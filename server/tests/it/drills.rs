@@ -60,12 +60,15 @@ async fn each_injected_fault_stalls_its_practice_operation_with_the_matching_eve
     );
 
     // For its period the faults act on the demo outside systems; afterwards they do not.
-    let refused = app.state.demo.execute(Service::Orders, "ANY-1-r", &json!({}), None).await;
+    let refused = app.demo_systems().execute(Service::Orders, "ANY-1-r", &json!({}), None).await;
     assert!(matches!(refused, Err(AppError::Unauthorized)), "credentials expired: {:?}", refused.as_ref().err());
-    let limited = app.state.demo.execute(Service::Ai, "ANY-1-s", &json!({}), None).await;
+    let limited = app.demo_systems().execute(Service::Ai, "ANY-1-s", &json!({}), None).await;
     assert!(matches!(limited, Err(AppError::TooManyRequests { .. })), "rate limited: {:?}", limited.as_ref().err());
     app.clock.advance(Duration::minutes(31));
-    assert!(app.state.demo.execute(Service::Orders, "ANY-1-r", &json!({}), None).await.is_ok(), "the drill is over");
+    assert!(
+        app.demo_systems().execute(Service::Orders, "ANY-1-r", &json!({}), None).await.is_ok(),
+        "the drill is over"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -295,8 +295,9 @@ async fn a_rerun_whose_workflow_definition_changed_while_it_waited_is_not_sent()
     // The instance restarts with a changed definition of the workflow (another step order, URL or owners).
     let mut changed = (*g.app.state.config).clone();
     changed.workflows.iter_mut().for_each(|w| w.version = format!("{}-changed", w.version));
+    let kinds = server::startup::connector_kinds();
     let restarted =
-        backend::AppState::new(g.app.db().clone(), g.app.clock.clone(), (*g.app.state.server).clone(), changed)
+        backend::AppState::new(g.app.db().clone(), g.app.clock.clone(), (*g.app.state.server).clone(), changed, &kinds)
             .unwrap();
     g.app.clock.advance(Duration::seconds(10));
     while dispatch_due(&restarted).await.unwrap() > 0 {}

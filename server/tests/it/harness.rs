@@ -57,7 +57,7 @@ pub struct TestApp {
 /// The configuration that ships with the repository (and that `make run` uses).
 pub fn example_config() -> backend::config::Config {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../rerun-gate.toml");
-    backend::config::load(&path).expect("the example configuration is valid")
+    server::startup::load_config(Some(&path)).expect("the example configuration is valid")
 }
 
 /// PostgreSQL as production runs it: an owner that migrates, and the runtime role the app serves as, which
@@ -314,6 +314,11 @@ impl TestApp {
 
     pub fn db(&self) -> &Db {
         &self.state.db
+    }
+
+    /// The demo outside systems, as this app's demo connectors read them.
+    pub fn demo_systems(&self) -> backend::demo::systems::DemoSystems {
+        backend::demo::systems::DemoSystems::new(self.state.db.clone(), self.state.clock.clone())
     }
 
     /// The audit signer's memory of this installation.

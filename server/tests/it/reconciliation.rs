@@ -37,7 +37,7 @@ async fn a_partial_success_is_reconciled_when_it_stalls_order_executed_summary_n
     let token = app.token("intake", &["sales"]).await;
     order(&app, &token, "ORD-1", 4000).await;
     let content = json!({"item": "chair", "amount": 4000});
-    let done = app.state.demo.execute(Service::Orders, "ORD-1-r", &content, Some("ORD-1")).await.unwrap();
+    let done = app.demo_systems().execute(Service::Orders, "ORD-1-r", &content, Some("ORD-1")).await.unwrap();
     event(
         &app,
         &token,
@@ -65,7 +65,7 @@ async fn another_amount_at_the_outside_system_is_executed_mismatch_and_never_not
     let token = app.token("intake", &["sales"]).await;
     order(&app, &token, "ORD-2", 5000).await;
     let what_was_done = json!({"item": "chair", "amount": 4000});
-    app.state.demo.execute(Service::Orders, "ORD-2-r", &what_was_done, None).await.unwrap();
+    app.demo_systems().execute(Service::Orders, "ORD-2-r", &what_was_done, None).await.unwrap();
     event(
         &app,
         &token,
@@ -102,7 +102,7 @@ async fn a_step_registered_without_content_is_warned_of_and_its_verdict_says_not
     assert!(warnings[0]["message"].as_str().unwrap().contains("`content`"));
 
     // Another amount was placed: with nothing to compare, the verdict is "executed" and says so.
-    app.state.demo.execute(Service::Orders, "ORD-4-r", &json!({"amount": 5000}), None).await.unwrap();
+    app.demo_systems().execute(Service::Orders, "ORD-4-r", &json!({"amount": 5000}), None).await.unwrap();
     let unknown = json!({"seq": 1, "type": "unknown", "error": {"class": "timeout", "message": "no answer"}});
     event(&app, &token, "ORD-4", "register_order", unknown).await;
     sweep(&app.state).await.unwrap();
@@ -125,7 +125,7 @@ async fn an_ai_summary_still_generating_is_in_progress_and_executed_once_done() 
     app.user("sato", &["staff"], &["sales"]).await;
     let cookie = app.sign_in("sato", PASSWORD).await;
     order(&app, &token, "ORD-3", 4000).await;
-    app.state.demo.execute(Service::Ai, "ORD-3-s", &json!({"order": "ORD-3"}), None).await.unwrap();
+    app.demo_systems().execute(Service::Ai, "ORD-3-s", &json!({"order": "ORD-3"}), None).await.unwrap();
 
     let answer = app.call("board/reconcile", &[("process_id", "ORD-3")], Some(&cookie)).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
@@ -260,7 +260,7 @@ async fn the_demo_loads_the_seeds_cases_stalled_and_reconciled() {
     let lost = steps(&app, &token, "ORD-1001").await;
     assert_eq!(verdict_of(&lost, "register_order"), "executed");
     assert!(lost[0]["reconciliation"]["evidence"]["summary"].as_str().unwrap().contains("1 record"));
-    let order = app.state.demo.find_by_key(Service::Orders, "ORD-1001-register_order").await.unwrap().unwrap();
+    let order = app.demo_systems().find_by_key(Service::Orders, "ORD-1001-register_order").await.unwrap().unwrap();
     assert_eq!((order.content["amount"].clone(), order.replays, order.conflicts), (json!(4000), 1, 1));
 
     let partial = steps(&app, &token, "ORD-1002").await;

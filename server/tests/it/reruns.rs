@@ -125,7 +125,7 @@ async fn a_changed_verdict_after_planning_stops_the_request_for_approval() {
     }
     confirm(&app, &sato, &id, "5", &[("cause_class", "system_error"), ("cause_text", "起動漏れ")]).await;
     // Meanwhile the summary did run after all, and a new look-up says so.
-    app.state.demo.execute(Service::Ai, "ORD-1002-ai_summary", &json!({}), None).await.unwrap();
+    app.demo_systems().execute(Service::Ai, "ORD-1002-ai_summary", &json!({}), None).await.unwrap();
     app.call("board/reconcile", &[("process_id", "ORD-1002")], Some(&sato)).await;
     let submitted = app.call("reruns/submit", &[("id", &id)], Some(&sato)).await;
     assert_eq!(submitted.status, StatusCode::CONFLICT);

@@ -407,10 +407,6 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
 }
 
 /// How many owners must approve a bulk rerun of these requested members (the most any of their workflows asks).
-pub(crate) fn approvals_required<'a>(state: &AppState, requested: impl IntoIterator<Item = &'a MemberRow>) -> u32 {
-    batches::approvals_required(requested.into_iter().map(|m| state.config.approvals_required(&m.workflow)))
-}
-
 async fn member_request(tx: &mut db::Conn, member: &MemberRow) -> Result<RequestRow, AppError> {
     let id = member.request_id.as_deref().ok_or(AppError::NotFound)?;
     db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)
@@ -461,7 +457,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         tx.commit().await?;
         return Ok(());
     }
-    let required = approvals_required(state, &members);
+    let required = state.config.batch_approvals_required(members.iter().map(|m| m.workflow.as_str()));
     let decided = db::batches::decisions(&mut tx, id).await?;
     let (approvals, enough) = decisions::tally(&decided, &ballot, required);
     if !enough {

@@ -240,7 +240,7 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
     let requested: Vec<_> = members.iter().filter(|m| m.state == MemberState::Requested).collect();
     let ballot = super::makers::batch_ballot(tx, &batch, &members).await?;
     let decisions = db::batches::decisions(tx, id).await?;
-    let required = super::batches::approvals_required(state, requested.iter().copied());
+    let required = state.config.batch_approvals_required(requested.iter().map(|m| m.workflow.as_str()));
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
     let mut workflows: Vec<String> = requested.iter().map(|m| m.workflow.clone()).collect();
     workflows.sort();
