@@ -66,6 +66,10 @@ pub enum OidcProblem {
     Token(String),
 }
 
+/// Where the company's identity provider sends people back, and where Slack's sign-in does (linking).
+pub const SIGN_IN_CALLBACK: &str = "/sign-in/oidc/callback";
+pub const SLACK_LINK_CALLBACK: &str = "/account/slack/callback";
+
 /// The provider, its cached metadata, and the client's settings.
 pub struct Provider {
     config: OidcConfig,
@@ -77,7 +81,7 @@ pub struct Provider {
 impl Provider {
     /// `public_url` is the app's origin; the provider sends people back to `/sign-in/oidc/callback`.
     pub fn new(config: OidcConfig, secret: Option<String>, public_url: &str) -> Result<Provider, String> {
-        Provider::with_callback(config, secret, &format!("{public_url}{}", super::SIGN_IN_CALLBACK))
+        Provider::with_callback(config, secret, &format!("{public_url}{SIGN_IN_CALLBACK}"))
     }
 
     /// A client whose sign-ins come back to `redirect` (a full URL).

@@ -52,7 +52,7 @@ async fn teams_activity(State(state): State<AppState>, headers: HeaderMap, body:
 /// The browser side (sessions).
 pub fn account_routes(state: AppState) -> Router {
     let router = route(Router::new(), Method::GET, "/account/slack/link", begin_link);
-    route(router, Method::GET, "/account/slack/callback", finish_link).with_state(state)
+    route(router, Method::GET, backend::oidc::SLACK_LINK_CALLBACK, finish_link).with_state(state)
 }
 
 async fn interactions(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {

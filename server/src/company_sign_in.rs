@@ -27,7 +27,7 @@ const PENDING: &str = "oidc_pending";
 
 pub fn routes(state: AppState) -> Router {
     let router = route(Router::new(), Method::GET, "/sign-in/oidc", begin);
-    let router = route(router, Method::GET, "/sign-in/oidc/callback", callback);
+    let router = route(router, Method::GET, backend::oidc::SIGN_IN_CALLBACK, callback);
     route(router, Method::GET, "/sign-in/again", again).with_state(state)
 }
 

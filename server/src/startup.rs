@@ -132,7 +132,7 @@ pub async fn finish_dispatching(state: &AppState, dispatcher: tokio::task::JoinH
 
 /// Every few minutes while events arrive, a signed checkpoint of the audit chain (when a key is configured).
 pub fn spawn_checkpoints(state: AppState) {
-    if state.audit_signer.key().is_none() {
+    if backend::services::audit_proof::signer(&state).key().is_none() {
         tracing::warn!(
             "no audit signing key (RERUN_GATE_AUDIT_KEY_FILE): the audit chain's checkpoints are not signed"
         );

@@ -84,7 +84,7 @@ pub async fn create(
 /// a few seconds (every API call checks one); revoking it here forgets it at once.
 pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiClient>, AppError> {
     let hash = token_hash(token);
-    if let Some(client) = state.tokens.get(&hash) {
+    if let Some(client) = tokens(state).get(&hash) {
         return Ok(Some(client));
     }
     let mut tx = state.db.connection().await?;
@@ -93,8 +93,19 @@ pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiCli
         return Ok(None);
     }
     let client = ApiClient { id: row.id, name: row.name, departments };
-    state.tokens.put(hash, client.clone());
+    tokens(state).put(hash, client.clone());
     Ok(Some(client))
+}
+
+/// This state's recently checked tokens.
+fn tokens(state: &AppState) -> std::sync::Arc<TokenCache> {
+    state.kept.get_or_init(TokenCache::default)
+}
+
+/// One more call of this client now, by this state's rates (`RateLimits`), or 429 with the time to wait.
+pub fn take_turn(state: &AppState, client: &ApiClient) -> Result<(), AppError> {
+    let limits = state.kept.get_or_init(|| RateLimits::new(state.server.api_rate_per_second, state.server.api_burst));
+    limits.take(client)
 }
 
 /// Recently checked tokens, by hash. Another server instance learns of a revocation within `TTL`.
@@ -156,7 +167,7 @@ pub async fn revoke(state: &AppState, actor: Actor, id: i64, request_id: Option<
         .after(json!({"name": row.name}));
     record(&mut tx, entry, request_id, now).await?;
     tx.commit().await?;
-    state.tokens.forget_client(id);
+    tokens(state).forget_client(id);
     Ok(())
 }
 

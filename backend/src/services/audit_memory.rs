@@ -1,6 +1,7 @@
 //! The signer's memory beyond signing (`audit_proof`): starting it for a key made before it, a person's
 //! resolution of the alarm, and the digests that carry the newest checkpoint to the auditors.
 use super::audit::walk_checking;
+use super::audit_proof::signer;
 use super::audit_proof::{checkpoint_head, extends_memory};
 use crate::AppState;
 use crate::audit_witness::Witness;
@@ -39,12 +40,13 @@ pub async fn resolve(
     by: &str,
     reason: &str,
 ) -> Result<Option<SignedCheckpoint>, AppError> {
+    let signer = signer(state);
     let refuse = AppError::BadRequest;
-    let Some(alarm) = state.audit_signer.alarm() else { return Err(refuse("no alarm stands".into())) };
+    let Some(alarm) = signer.alarm() else { return Err(refuse("no alarm stands".into())) };
     if by.trim().is_empty() || reason.trim().is_empty() {
         return Err(refuse("say who decides and why (--by, --reason)".into()));
     }
-    let mut memory = state.audit_signer.memory.lock().await;
+    let mut memory = signer.memory.lock().await;
     let (head, head_hash) = db::audit::head(&mut state.db.connection().await?).await?;
     let (seq, hash) = match history {
         TrueHistory::Memory => {
@@ -73,7 +75,7 @@ pub async fn resolve(
     let witness = memory.witness.as_mut().map_err(|problem| refuse(problem.to_string()))?;
     witness.resolve(&resolution).map_err(|problem| refuse(problem.to_string()))?;
     memory.checked = None;
-    *state.audit_signer.alarm.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    *signer.alarm.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     drop(memory);
     let entry = AuditEntry::new(
         Actor::system(SystemActor::CommandLine),
@@ -95,12 +97,13 @@ pub async fn resolve(
 /// configured), at most once per `[audit] digest_hours` and only when the chain moved since the last one: a copy
 /// outside this host, which neither the database's keeper nor the memory's can take back. `true` when sent.
 pub async fn send_digest_if_due(state: &AppState) -> Result<bool, AppError> {
-    if state.audit_signer.key().is_none() || state.audit_signer.alarm().is_some() {
+    let signer = signer(state);
+    if signer.key().is_none() || signer.alarm().is_some() {
         return Ok(false);
     }
     let now = state.clock.now();
     let period = chrono::Duration::hours(i64::from(state.config.audit.digest_hours));
-    let mut memory = state.audit_signer.memory.lock().await;
+    let mut memory = signer.memory.lock().await;
     let Ok(witness) = memory.witness.as_mut() else { return Ok(false) };
     let Some(newest) = witness.newest().cloned() else { return Ok(false) };
     if witness.last_digest().is_some_and(|(seq, at)| newest.seq <= seq || now - at < period) {

@@ -2,6 +2,7 @@
 //! and the filters' choices (the catalogue's actions and object types, the departments, the people). The codes
 //! stay beside the names: auditors search and export by them.
 use super::Caller;
+use super::audit_proof::signer;
 use super::audit_trail::{self, ChainStatus};
 use super::names::Names;
 use crate::AppState;
@@ -39,7 +40,7 @@ pub async fn page(
         may_export: caller.user().has(Role::Auditor),
         choices: choices(l, caller, &names),
         routine_shown: routine,
-        signer_alarm: state.audit_signer.alarm(),
+        signer_alarm: signer(state).alarm(),
     })
 }
 

@@ -16,6 +16,11 @@ use domain::signer_alarm::SignerAlarm;
 use std::path::Path;
 use std::sync::Arc;
 
+/// This state's signer, made from the process's key and its memory on first use (`check_memory` at start).
+pub fn signer(state: &AppState) -> Arc<Signer> {
+    state.kept.get_or_init(|| Signer::new(state.server.audit_key.clone(), state.server.audit_witness.as_deref()))
+}
+
 /// The key, its memory, how far this process has checked the chain since it last signed, and the alarm.
 pub struct Signer {
     key: Option<Arc<AuditKey>>,
@@ -60,7 +65,7 @@ pub async fn count(state: &AppState) -> Result<usize, AppError> {
 
 /// What the admin and audit pages show: the key's fingerprint, the newest checkpoint it signed, the alarm.
 pub async fn signing(state: &AppState) -> Result<contract::audit::SigningView, AppError> {
-    let public = state.audit_signer.key().map(AuditKey::public);
+    let public = signer(state).key().map(AuditKey::public);
     let key_id = public.map(|p| p.key_id());
     let latest = db::audit_proof::latest_checkpoint(&mut state.db.connection().await?, key_id.as_deref()).await?;
     let latest = latest.filter(|_| key_id.is_some()).map(|c| (c.seq, c.at));
@@ -68,7 +73,7 @@ pub async fn signing(state: &AppState) -> Result<contract::audit::SigningView, A
         key_id,
         fingerprint: public.map(|p| p.fingerprint()),
         latest,
-        alarm: state.audit_signer.alarm(),
+        alarm: signer(state).alarm(),
     })
 }
 
@@ -91,12 +96,13 @@ pub async fn record_succession(
 /// At start: does the database still hold what the signer last vouched for, and does the chain extend it? A
 /// restart after the newest events were removed raises the alarm at once, not at the next checkpoint.
 pub async fn check_memory(state: &AppState) -> Result<(), AppError> {
-    if let Some(alarm) = state.audit_signer.alarm() {
+    let signer = signer(state);
+    if let Some(alarm) = signer.alarm() {
         tracing::error!(%alarm, "the audit signer signs nothing until a person resolves this");
         return Ok(());
     }
-    let Some(_) = state.audit_signer.key() else { return Ok(()) };
-    let mut memory = state.audit_signer.memory.lock().await;
+    let Some(_) = signer.key() else { return Ok(()) };
+    let mut memory = signer.memory.lock().await;
     let mut conn = state.db.connection().await?;
     let (seq, hash) = db::audit::head(&mut conn).await?;
     drop(conn);
@@ -109,11 +115,12 @@ pub async fn check_memory(state: &AppState) -> Result<(), AppError> {
 /// Signs a checkpoint at the chain's head, unless the signer's newest one is there already (nothing arrived
 /// since). Any other head, shorter included, is checked against the signer's memory first.
 pub async fn checkpoint_head(state: &AppState) -> Result<Option<SignedCheckpoint>, AppError> {
-    if state.audit_signer.key().is_none() {
+    let signer = signer(state);
+    if signer.key().is_none() {
         return Ok(None);
     }
     let (seq, hash) = db::audit::head(&mut state.db.connection().await?).await?;
-    let memory = state.audit_signer.memory.lock().await;
+    let memory = signer.memory.lock().await;
     let vouched = memory.witness.as_ref().ok().and_then(Witness::vouched).map(|(s, h)| (s, h.to_string()));
     drop(memory);
     if seq == 0 || vouched.is_some_and(|(s, h)| s == seq && h == hash) {
@@ -126,11 +133,12 @@ pub async fn checkpoint_head(state: &AppState) -> Result<Option<SignedCheckpoint
 /// from the point this signer last vouched for. Nothing while the alarm stands (reads go on: an export is
 /// written all the same, without a checkpoint at its head).
 pub async fn checkpoint_at(state: &AppState, seq: i64, hash: &str) -> Result<Option<SignedCheckpoint>, AppError> {
-    let Some(key) = state.audit_signer.key() else { return Ok(None) };
-    if state.audit_signer.alarm().is_some() {
+    let signer = signer(state);
+    let Some(key) = signer.key() else { return Ok(None) };
+    if signer.alarm().is_some() {
         return Ok(None);
     }
-    let mut memory = state.audit_signer.memory.lock().await;
+    let mut memory = signer.memory.lock().await;
     let walked = match extends_memory(state, &mut memory, seq, hash).await? {
         Ok(walked) => walked,
         Err(alarm) => {
@@ -206,7 +214,8 @@ pub(super) async fn extends_memory(
 async fn raise(state: &AppState, memory: &mut Memory, alarm: SignerAlarm) -> Result<(), AppError> {
     tracing::error!(%alarm, "the audit chain no longer extends what the signer vouched for: nothing is signed until a person resolves this");
     {
-        let mut standing = state.audit_signer.alarm.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let signer = signer(state);
+        let mut standing = signer.alarm.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if standing.is_some() {
             return Ok(());
         }

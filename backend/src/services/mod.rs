@@ -25,6 +25,7 @@ pub mod incidents;
 pub mod known_patterns;
 pub mod known_steps;
 mod makers;
+pub mod metrics;
 mod names;
 pub mod notifications;
 pub mod operations;

@@ -44,7 +44,7 @@ pub async fn report(
     check(&event)?;
     let now = state.clock.now();
     let reported = reported(&event);
-    let known = state.known_steps.get(process_id, step_name).filter(|k| client.may_see(&k.department));
+    let known = known_steps(state).get(process_id, step_name).filter(|k| client.may_see(&k.department));
     let known = known.and_then(|k| Some((k.step.after(&reported, now)?, k)));
     let (operation, seen, next) = match known {
         Some((next, k)) => {
@@ -69,11 +69,16 @@ pub async fn report(
         return Ok(answer);
     }
     // What this instance knew of the step is not what it will be after the fallback.
-    state.known_steps.forget(process_id, step_name);
+    known_steps(state).forget(process_id, step_name);
     write_in_transaction(state, client, &operation, seen, next, &event, &reported, now).await
 }
 
 /// Refuses what no step could take.
+/// The steps this instance changed last (a guess that saves a read; see `known_steps`).
+fn known_steps(state: &AppState) -> std::sync::Arc<super::known_steps::KnownSteps> {
+    state.kept.get_or_init(super::known_steps::KnownSteps::default)
+}
+
 fn check(event: &StepEvent) -> Result<(), AppError> {
     if event.seq < 0 {
         return Err(AppError::invalid(Field::Seq, Invalid::new(Rule::OutOfRange, "seq must be zero or more")));
@@ -163,7 +168,7 @@ async fn write_at_once(
     if !state.db.write_at_once(db::Change { write: db::Write::Step(next.clone()), entry, now }).await? {
         return Ok(None);
     }
-    state.known_steps.written(&operation.process_id, next.clone(), &operation.workflow, &operation.department);
+    known_steps(state).written(&operation.process_id, next.clone(), &operation.workflow, &operation.department);
     Ok(Some(StepEventAnswer { applied: true, step: step_view(next.clone()) }))
 }
 

@@ -26,7 +26,7 @@ impl FromRequestParts<AppState> for Client {
         };
         match api_clients::authenticate(state, token).await? {
             Some(client) => {
-                state.api_limits.take(&client)?;
+                api_clients::take_turn(state, &client)?;
                 Ok(Client(client))
             }
             None => {

@@ -15,7 +15,7 @@ pub fn routes(state: AppState) -> Router {
 /// answer says so, with the numbers, for whoever watches it.
 async fn ready(State(state): State<AppState>) -> (StatusCode, String) {
     match state.db.begin_read().await {
-        Ok(_) => match state.audit_signer.alarm() {
+        Ok(_) => match backend::services::audit_proof::signer(&state).alarm() {
             None => (StatusCode::OK, "ready".into()),
             Some(alarm) => (StatusCode::OK, format!("ready; audit trail broken: {alarm}")),
         },

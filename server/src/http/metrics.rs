@@ -52,7 +52,7 @@ async fn scrape(
         )
             .into_response();
     }
-    match backend::metrics::render(&state).await {
+    match backend::services::metrics::render(&state).await {
         Ok(text) => ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text)
             .into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),

@@ -75,7 +75,7 @@ async fn the_newest_events_removed_with_their_checkpoints_are_not_signed_over_an
     drop(conn);
 
     // The alarm, with the numbers, on every channel.
-    let alarm = app.state.audit_signer.alarm().expect("the alarm is raised");
+    let alarm = backend::services::audit_proof::signer(&app.state).alarm().expect("the alarm is raised");
     assert_eq!(alarm, SignerAlarm::HistoryChanged { seq: hidden, hash: alarm_hash(&alarm), found: None, head: kept });
     let ready = app.http.get(format!("{}/readyz", app.url)).send().await.unwrap().text().await.unwrap();
     assert!(ready.contains("audit trail broken") && ready.contains(&format!("event {hidden}")), "{ready}");
@@ -116,7 +116,7 @@ async fn a_rewritten_event_whose_later_checkpoints_were_removed_is_not_signed_ov
     let app = app.restarted().await;
 
     assert_eq!(checkpoint_head(&app.state).await.unwrap(), None);
-    match app.state.audit_signer.alarm() {
+    match backend::services::audit_proof::signer(&app.state).alarm() {
         Some(SignerAlarm::HistoryChanged { seq, found: Some(_), .. }) => assert_eq!(seq, second),
         other => panic!("the rewritten history is named: {other:?}"),
     }
@@ -131,7 +131,7 @@ async fn a_normal_restart_raises_nothing_and_signing_goes_on() {
     some_events(&app, &["a-user"]).await;
     let first = signed_at_head(&app).await;
     let app = app.restarted().await;
-    assert_eq!(app.state.audit_signer.alarm(), None);
+    assert_eq!(backend::services::audit_proof::signer(&app.state).alarm(), None);
     some_events(&app, &["b-user"]).await;
     assert!(signed_at_head(&app).await > first);
     assert!(matches!(verify_with_witness(&app), (Some(0), _)), "{}", verify_with_witness(&app).1);
@@ -146,7 +146,7 @@ async fn a_memory_others_may_read_or_with_a_line_it_did_not_sign_is_reported_and
     let memory = app.witness().to_path_buf();
     std::fs::set_permissions(&memory, std::fs::Permissions::from_mode(0o644)).unwrap();
     let app = app.restarted().await;
-    match app.state.audit_signer.alarm() {
+    match backend::services::audit_proof::signer(&app.state).alarm() {
         Some(SignerAlarm::MemoryLost { problem }) => assert!(problem.contains("others may read"), "{problem}"),
         other => panic!("a memory others may read is reported: {other:?}"),
     }
@@ -156,7 +156,7 @@ async fn a_memory_others_may_read_or_with_a_line_it_did_not_sign_is_reported_and
     let app = app.restarted().await;
     some_events(&app, &["b-user"]).await;
     assert_eq!(checkpoint_head(&app.state).await.unwrap(), None, "nothing signed on a memory it cannot trust");
-    match app.state.audit_signer.alarm() {
+    match backend::services::audit_proof::signer(&app.state).alarm() {
         Some(SignerAlarm::MemoryLost { problem }) => assert!(problem.contains("not signed by this key"), "{problem}"),
         other => panic!("a changed line is reported: {other:?}"),
     }
@@ -171,7 +171,7 @@ async fn a_missing_memory_is_reported_and_never_recreated() {
     let app = app.restarted().await;
     some_events(&app, &["b-user"]).await;
     assert_eq!(checkpoint_head(&app.state).await.unwrap(), None, "nothing signed without the memory");
-    assert!(matches!(app.state.audit_signer.alarm(), Some(SignerAlarm::MemoryLost { .. })));
+    assert!(matches!(backend::services::audit_proof::signer(&app.state).alarm(), Some(SignerAlarm::MemoryLost { .. })));
     assert!(!app.witness().exists(), "never recreated silently");
 }
 
@@ -185,13 +185,16 @@ async fn the_alarm_stands_across_restarts_until_a_person_resolves_it_and_the_res
     signed_at_head(&app).await;
     cut_history_after(app.db(), kept).await;
     let app = app.restarted().await.restarted().await;
-    assert!(app.state.audit_signer.alarm().is_some(), "the alarm stands after a second restart");
+    assert!(
+        backend::services::audit_proof::signer(&app.state).alarm().is_some(),
+        "the alarm stands after a second restart"
+    );
     assert_eq!(app.notifications_of("kansa", "audit_trail_broken").await, 1, "told once, not at every start");
 
     // The memory's history cannot be declared true while the database does not hold it.
     let refused = resolve(&app.state, TrueHistory::Memory, "田中 健", "restored").await;
     assert!(matches!(refused, Err(AppError::BadRequest(ref why)) if why.contains("does not hold")), "{refused:?}");
-    assert!(app.state.audit_signer.alarm().is_some());
+    assert!(backend::services::audit_proof::signer(&app.state).alarm().is_some());
 
     // The database's history accepted as true: said by whom and why, recorded, signed over at once.
     let signed =
@@ -199,7 +202,7 @@ async fn the_alarm_stands_across_restarts_until_a_person_resolves_it_and_the_res
             .await
             .unwrap()
             .expect("a checkpoint over the resolution");
-    assert_eq!(app.state.audit_signer.alarm(), None);
+    assert_eq!(backend::services::audit_proof::signer(&app.state).alarm(), None);
     let resolved = app.audit_after("audit.alarm_resolved").await;
     assert_eq!(resolved.len(), 1);
     assert_eq!(resolved[0]["by"], "田中 健", "{}", resolved[0]);
@@ -212,7 +215,7 @@ async fn the_alarm_stands_across_restarts_until_a_person_resolves_it_and_the_res
     assert_eq!(code, Some(0), "{said}");
     assert!(said.contains("found the database history true"), "{said}");
     let app = app.restarted().await;
-    assert_eq!(app.state.audit_signer.alarm(), None, "resolved for good");
+    assert_eq!(backend::services::audit_proof::signer(&app.state).alarm(), None, "resolved for good");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -238,12 +241,12 @@ async fn restoring_an_older_backup_raises_the_alarm_and_the_documented_resolutio
     }
     std::fs::copy(&backup, &path).unwrap();
     let app = app.restarted().await;
-    match app.state.audit_signer.alarm() {
+    match backend::services::audit_proof::signer(&app.state).alarm() {
         Some(SignerAlarm::HistoryChanged { seq, found: None, .. }) => assert_eq!(seq, signed),
         other => panic!("the events since the backup are missing: {other:?}"),
     }
     resolve(&app.state, TrueHistory::Database, "田中 健", "restored the backup after the disk failed").await.unwrap();
-    assert_eq!(app.state.audit_signer.alarm(), None);
+    assert_eq!(backend::services::audit_proof::signer(&app.state).alarm(), None);
     some_events(&app, &["d-user"]).await;
     assert!(checkpoint_head(&app.state).await.unwrap().is_some(), "signing goes on from the restored history");
     let _ = std::fs::remove_file(backup);
@@ -276,7 +279,11 @@ async fn a_key_rotation_carries_the_memory_over_and_raises_nothing() {
             options.audit_witness = Some(memory.clone());
         })
         .await;
-    assert_eq!(app.state.audit_signer.alarm(), None, "the new key's signer remembers the old one's checkpoints");
+    assert_eq!(
+        backend::services::audit_proof::signer(&app.state).alarm(),
+        None,
+        "the new key's signer remembers the old one's checkpoints"
+    );
     some_events(&app, &["b-user"]).await;
     let next = checkpoint_head(&app.state).await.unwrap().expect("signed by the new key");
     assert!(next.seq > vouched);
