@@ -20,6 +20,41 @@ pub struct Selection {
     pub process_ids: Vec<String>,
 }
 
+/// The bulk-rerun form as a browser posts it: texts (an empty one is no filter), times as the reader's local date
+/// and time, the ticked process IDs in one field (separated by commas, spaces or lines).
+#[derive(Clone, Debug, Default)]
+pub struct SelectionForm {
+    pub department: Option<String>,
+    pub workflow: Option<String>,
+    pub event: Option<String>,
+    pub failure_class: Option<String>,
+    pub registered_from: Option<String>,
+    pub registered_to: Option<String>,
+    pub process_ids: Option<String>,
+}
+
+impl SelectionForm {
+    /// The selection the form means, its times read in the reader's `time_zone`.
+    pub fn read(self, time_zone: &str) -> Result<Selection, crate::AppError> {
+        use domain::invalid::Field;
+        let zone = domain::preferences::time_zone_or_default(time_zone);
+        let time = |field: Field, text: Option<String>| {
+            domain::batches::local_time(text.as_deref().unwrap_or(""), zone)
+                .map_err(|m| crate::AppError::invalid(field, m))
+        };
+        let text = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+        Ok(Selection {
+            department: text(self.department),
+            workflow: text(self.workflow),
+            event: text(self.event),
+            failure_class: text(self.failure_class),
+            registered_from: time(Field::RegisteredFrom, self.registered_from)?,
+            registered_to: time(Field::RegisteredTo, self.registered_to)?,
+            process_ids: domain::batches::process_ids(self.process_ids.as_deref().unwrap_or("")),
+        })
+    }
+}
+
 /// The dry run's totals over the operations in the request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Totals {

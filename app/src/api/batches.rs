@@ -21,21 +21,9 @@ pub async fn create_batch(
     reason: String,
 ) -> Result<String, AppError> {
     let (state, caller) = context::caller().await?;
-    let zone = crate::domain::preferences::time_zone_or_default(&caller.user().time_zone);
-    let time = |field: crate::domain::invalid::Field, text: Option<String>| {
-        crate::domain::batches::local_time(text.as_deref().unwrap_or(""), zone).map_err(|m| AppError::invalid(field, m))
-    };
-    let text = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
-    let selection = Selection {
-        department: text(department),
-        workflow: text(workflow),
-        event: text(event),
-        failure_class: text(failure_class),
-        registered_from: time(crate::domain::invalid::Field::RegisteredFrom, registered_from)?,
-        registered_to: time(crate::domain::invalid::Field::RegisteredTo, registered_to)?,
-        process_ids: crate::domain::batches::process_ids(process_ids.as_deref().unwrap_or("")),
-    };
-    services::batches::create(&state, &caller, selection, &reason).await
+    let form =
+        SelectionForm { department, workflow, event, failure_class, registered_from, registered_to, process_ids };
+    services::batches::create(&state, &caller, form.read(&caller.user().time_zone)?, &reason).await
 }
 
 #[server(endpoint = "batches/load")]

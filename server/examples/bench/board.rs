@@ -95,36 +95,8 @@ fn timing(mut millis: Vec<f64>) -> Timing {
 
 /// The board of a staff member of sales (about 50,000 stalled operations visible), served on `base`.
 pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
-    let username = format!("bench-{}", uuid::Uuid::new_v4().simple());
-    let password = "kumo-ame-yuki-2026-bench";
-    let new = contract::admin::NewUser {
-        username: username.clone(),
-        display_name: "Bench".into(),
-        password: password.into(),
-        roles: vec![domain::roles::Role::Staff],
-        departments: vec!["sales".into()],
-        memberships: Vec::new(),
-        email: format!("{username}@example.jp"),
-    };
-    backend::services::users::add(state, Actor::system(domain::audit::SystemActor::CommandLine), None, new)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let http = reqwest::Client::new();
-    let signed_in = http
-        .post(format!("{base}/api/sign_in"))
-        .form(&[("username", username.as_str()), ("password", password)])
-        .send()
-        .await?;
-    let cookie = signed_in
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|c| c.contains("rerun_gate_session="))
-        .and_then(|c| c.split(';').next())
-        .ok_or_else(|| anyhow::anyhow!("no session cookie after sign-in"))?
-        .to_string();
-
+    let cookie = signed_in_staff(state, &http, base).await?;
     // A deep page: the keyset cursor of the sales operation 40,000 places down the board.
     let deep_position = 40_000;
     let sales = ["sales".to_string()];
@@ -147,24 +119,11 @@ pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
         after
     };
     query.limit = 51;
-
     let mut figures = Vec::new();
     for after in [None, Some(cursor)] {
         let (mut board, mut bare) = (Vec::with_capacity(SAMPLES), Vec::with_capacity(SAMPLES));
         for _ in 0..SAMPLES {
-            let started = Instant::now();
-            let answer = http
-                .post(format!("{base}/api/board/stalled"))
-                .header("cookie", &cookie)
-                .header("content-type", "application/json")
-                .body(json!({"filter": {"after": after}}).to_string())
-                .send()
-                .await?;
-            anyhow::ensure!(answer.status().is_success(), "board: {}", answer.status());
-            let page: serde_json::Value = answer.json().await?;
-            anyhow::ensure!(page["rows"].as_array().is_some_and(|r| r.len() == 50), "a full page");
-            board.push(started.elapsed().as_secs_f64() * 1e3);
-
+            board.push(board_page(&http, base, &cookie, after).await?);
             let started = Instant::now();
             query.after_id = after.unwrap_or(0);
             let rows = stalled_page(&mut state.db.begin_read().await?, &query).await?;
@@ -177,4 +136,53 @@ pub async fn measure(state: &AppState, base: &str) -> anyhow::Result<Figures> {
     let (deep, deep_bare) = figures.pop().expect("two");
     let (first, first_bare) = figures.pop().expect("two");
     Ok(Figures { first, first_bare, deep, deep_bare, deep_position })
+}
+
+/// A new staff member of sales, signed in: the session cookie.
+async fn signed_in_staff(state: &AppState, http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
+    let username = format!("bench-{}", uuid::Uuid::new_v4().simple());
+    let password = "kumo-ame-yuki-2026-bench";
+    let new = contract::admin::NewUser {
+        username: username.clone(),
+        display_name: "Bench".into(),
+        password: password.into(),
+        roles: vec![domain::roles::Role::Staff],
+        departments: vec!["sales".into()],
+        memberships: Vec::new(),
+        email: format!("{username}@example.jp"),
+    };
+    backend::services::users::add(state, Actor::system(domain::audit::SystemActor::CommandLine), None, new)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let signed_in = http
+        .post(format!("{base}/api/sign_in"))
+        .form(&[("username", username.as_str()), ("password", password)])
+        .send()
+        .await?;
+    let cookie = signed_in
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.contains("rerun_gate_session="))
+        .and_then(|c| c.split(';').next())
+        .ok_or_else(|| anyhow::anyhow!("no session cookie after sign-in"))?
+        .to_string();
+    Ok(cookie)
+}
+
+/// One board page through the server function, after `after`: the milliseconds it took.
+async fn board_page(http: &reqwest::Client, base: &str, cookie: &str, after: Option<i64>) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let answer = http
+        .post(format!("{base}/api/board/stalled"))
+        .header("cookie", cookie)
+        .header("content-type", "application/json")
+        .body(json!({"filter": {"after": after}}).to_string())
+        .send()
+        .await?;
+    anyhow::ensure!(answer.status().is_success(), "board: {}", answer.status());
+    let page: serde_json::Value = answer.json().await?;
+    anyhow::ensure!(page["rows"].as_array().is_some_and(|r| r.len() == 50), "a full page");
+    Ok(started.elapsed().as_secs_f64() * 1e3)
 }

@@ -3,8 +3,8 @@
 //! outside calls it made against one per step with an outside system; and the dispatch of the 1,000 approved
 //! at a set rate by one dispatcher as `serve` runs it, achieved rate against the configured one.
 use super::dispatch::{fail, people, receiver};
-use backend::services::{self, reconciliation};
-use backend::{Db, ServerOptions, SystemClock};
+use backend::services::{self, Caller, reconciliation};
+use backend::{AppState, Db, ServerOptions, SystemClock};
 use contract::batches::Selection;
 use futures::StreamExt;
 use serde_json::json;
@@ -33,7 +33,6 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
         server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1:1"), config).await?;
     let (staff, owner, client) = people(&state).await?;
     let run = uuid::Uuid::new_v4().simple().to_string();
-
     // 1,000 order intakes stalled by the same outage (their first step answered 503).
     let ids: Vec<String> = (0..operations).map(|i| format!("BULK-{run}-{i}")).collect();
     for id in &ids {
@@ -44,25 +43,7 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
         services::step_events::report(&state, &client, id, "register_order", failed).await.map_err(fail)?;
     }
     services::sweeper::sweep(&state).await.map_err(fail)?;
-
-    // Baseline: the same look-ups, bare, at the same concurrency.
-    let mut rows = Vec::new();
-    {
-        let mut tx = state.db.begin_read().await?;
-        for id in &ids {
-            rows.push(
-                backend::db::operations::by_process_id(&mut tx, id).await?.ok_or_else(|| anyhow::anyhow!("{id}"))?,
-            );
-        }
-    }
-    let started = Instant::now();
-    let looked: Vec<_> = futures::stream::iter(&rows)
-        .map(|op| reconciliation::look(&state, op))
-        .buffer_unordered(concurrency)
-        .collect()
-        .await;
-    let bare_lookup_seconds = started.elapsed().as_secs_f64();
-    anyhow::ensure!(looked.iter().all(|l| l.is_ok()), "a bare look-up failed");
+    let bare_lookup_seconds = bare_look_ups(&state, &ids, concurrency).await?;
     let before = calls(&state.db).await?;
 
     // The preview: created from ticked process IDs, measured until every plan is recorded.
@@ -81,16 +62,7 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
     anyhow::ensure!(view.eligible == operations, "{} of {operations} eligible", view.eligible);
 
     // Requested, checked, approved; one dispatcher sends them at the configured rate.
-    services::batches::request(&state, &staff, &batch, None).await.map_err(fail)?;
-    for n in 1..=5 {
-        let cause = services::rerun_requests::Cause {
-            class: Some("outside_service_outage".into()),
-            text: Some("bench".into()),
-        };
-        services::batches::confirm(&state, &staff, &batch, n, "ok", cause).await.map_err(fail)?;
-    }
-    services::batches::submit(&state, &staff, &batch).await.map_err(fail)?;
-    services::batches::decide(&state, &owner, &batch, true, "").await.map_err(fail)?;
+    approve(&state, (&staff, &owner), &batch).await?;
     let dispatcher = server::startup::spawn_dispatcher(state.clone());
     while arrivals.lock().unwrap().len() < operations {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -109,6 +81,39 @@ pub async fn run(db: Db, operations: usize, per_minute: u32) -> anyhow::Result<B
         configured_per_minute: per_minute,
         achieved_per_minute: (operations - 1) as f64 / span * 60.0,
     })
+}
+
+/// Baseline: the same look-ups, bare, at the same concurrency; the seconds they took.
+async fn bare_look_ups(state: &AppState, ids: &[String], concurrency: usize) -> anyhow::Result<f64> {
+    let mut rows = Vec::new();
+    let mut tx = state.db.begin_read().await?;
+    for id in ids {
+        rows.push(backend::db::operations::by_process_id(&mut tx, id).await?.ok_or_else(|| anyhow::anyhow!("{id}"))?);
+    }
+    drop(tx);
+    let started = Instant::now();
+    let looked: Vec<_> = futures::stream::iter(&rows)
+        .map(|op| reconciliation::look(state, op))
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    anyhow::ensure!(looked.iter().all(|l| l.is_ok()), "a bare look-up failed");
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// The batch requested and checked by staff, approved by its owner.
+async fn approve(state: &AppState, (staff, owner): (&Caller, &Caller), batch: &str) -> anyhow::Result<()> {
+    services::batches::request(state, staff, batch, None).await.map_err(fail)?;
+    for n in 1..=5 {
+        let cause = services::rerun_requests::Cause {
+            class: Some("outside_service_outage".into()),
+            text: Some("bench".into()),
+        };
+        services::batches::confirm(state, staff, batch, n, "ok", cause).await.map_err(fail)?;
+    }
+    services::batches::submit(state, staff, batch).await.map_err(fail)?;
+    services::batches::decide(state, owner, batch, true, "").await.map_err(fail)?;
+    Ok(())
 }
 
 /// Look-ups recorded so far: each is one call to an outside system.

@@ -106,37 +106,7 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
     }
     let state =
         server::startup::state(db, Arc::new(SystemClock), ServerOptions::new("http://127.0.0.1:1"), config).await?;
-    let (staff, owner, client) = people(&state).await?;
-    let run = uuid::Uuid::new_v4().simple().to_string();
-
-    // 1,000 stalled operations whose steps the demo systems prove not executed, each approved for a rerun.
-    let ids: Vec<String> = (0..reruns).map(|i| format!("LAT-{run}-{i}")).collect();
-    for id in &ids {
-        let body = super::order_intake(id);
-        services::registration::register(&state, &client, id, &body).await.map_err(fail)?;
-        let failed = serde_json::from_value(
-            json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
-        )?;
-        services::step_events::report(&state, &client, id, "register_order", failed).await.map_err(fail)?;
-    }
-    services::sweeper::sweep(&state).await.map_err(fail)?;
-    for id in &ids {
-        let StartAnswer::Created { id: request } =
-            services::rerun_requests::start(&state, &staff, id, "bench").await.map_err(fail)?
-        else {
-            anyhow::bail!("{id}: no plan")
-        };
-        for n in 1..=5 {
-            let cause =
-                services::rerun_requests::Cause { class: Some("system_error".into()), text: Some("bench".into()) };
-            services::rerun_requests::confirm(&state, &staff, &request, n, "ok", cause).await.map_err(fail)?;
-        }
-        services::rerun_requests::submit(&state, &staff, &request).await.map_err(fail)?;
-        services::approvals::decide(&state, &owner, &request, domain::approval::Decision::Approve, "")
-            .await
-            .map_err(fail)?;
-    }
-
+    approve_reruns(&state, reruns).await?;
     // The queue is full: four dispatchers drain it.
     let started = Instant::now();
     let mut senders = Vec::new();
@@ -155,8 +125,44 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
         sender.await??;
     }
     let gate = latency(started, &arrivals);
+    Ok((gate, bare_posts(reruns).await?))
+}
 
-    // The baseline: the same number of signed POSTs, four senders, no database.
+/// `reruns` stalled operations whose steps the demo systems prove not executed, each approved for a rerun.
+async fn approve_reruns(state: &AppState, reruns: usize) -> anyhow::Result<()> {
+    let (staff, owner, client) = people(state).await?;
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let ids: Vec<String> = (0..reruns).map(|i| format!("LAT-{run}-{i}")).collect();
+    for id in &ids {
+        let body = super::order_intake(id);
+        services::registration::register(state, &client, id, &body).await.map_err(fail)?;
+        let failed = serde_json::from_value(
+            json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
+        )?;
+        services::step_events::report(state, &client, id, "register_order", failed).await.map_err(fail)?;
+    }
+    services::sweeper::sweep(state).await.map_err(fail)?;
+    for id in &ids {
+        let StartAnswer::Created { id: request } =
+            services::rerun_requests::start(state, &staff, id, "bench").await.map_err(fail)?
+        else {
+            anyhow::bail!("{id}: no plan")
+        };
+        for n in 1..=5 {
+            let cause =
+                services::rerun_requests::Cause { class: Some("system_error".into()), text: Some("bench".into()) };
+            services::rerun_requests::confirm(state, &staff, &request, n, "ok", cause).await.map_err(fail)?;
+        }
+        services::rerun_requests::submit(state, &staff, &request).await.map_err(fail)?;
+        services::approvals::decide(state, &owner, &request, domain::approval::Decision::Approve, "")
+            .await
+            .map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// The baseline: the same number of signed POSTs, four senders, no database.
+async fn bare_posts(reruns: usize) -> anyhow::Result<Latency> {
     let (bare_arrivals, bare_url) = receiver().await?;
     backend::reconciliation::ssrf::install_tls_provider();
     let http = reqwest::Client::new();
@@ -186,5 +192,5 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
     for sender in senders {
         sender.await??;
     }
-    Ok((gate, latency(started, &bare_arrivals)))
+    Ok(latency(started, &bare_arrivals))
 }

@@ -31,6 +31,11 @@ const AUDIT_EVENTS: usize = 1_000_000;
 const BULK_OPERATIONS: usize = 1_000;
 const BULK_PER_MINUTE: u32 = 3_000;
 
+/// A number the environment may set, or its default.
+fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     // The bench runs itself as the bare board handler, in a process of its own (see `load.rs`).
@@ -55,174 +60,39 @@ async fn main() -> anyhow::Result<()> {
         }
         format!("sqlite://{}?mode=rwc", path.display())
     });
-
     let db = server::startup::open_database(&engine).await?;
-    let engine = db.engine();
     // BENCH_ONLY=<part>: that part only, printed, and bench/RESULTS.md is left as it is (it quotes whole runs only).
     let only = std::env::var("BENCH_ONLY").ok();
     let wanted = |part: &str| only.as_deref().is_none_or(|o| o == part);
     // Registrations and step events against the engine's own commit rate, the server in its own process.
-    let ingest = if !wanted("ingest") {
-        String::new()
-    } else {
-        let rounds = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(ROUNDS);
-        ingest_rows(engine, &ingest::run(&db, dir, rounds).await?) + &service_event_row(db.clone(), rounds).await?
-    };
+    let ingest = if wanted("ingest") { ingest_table_rows(&db, dir).await? } else { String::new() };
     if only.as_deref() == Some("ingest") {
         println!("{ingest}");
         return Ok(());
     }
     // BENCH_ONLY=load, =soak, =bulk, =phone or =board: that part only.
-    // The fixed-time load on the release binary.
-    let seconds = std::env::var("LOAD_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
-    let load_clients = std::env::var("LOAD_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
-    let at_scale: usize =
-        std::env::var("BENCH_OPERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(OPERATIONS_AT_SCALE);
-    let load = if !wanted("load") {
-        String::new()
-    } else {
-        let l = load::run(dir, load_clients, seconds).await?;
-        let row = |what: &str, p: &load::Phase| {
-            format!(
-                "| load, {what} ({} clients, {} s, release binary): requests/s | {:.0}/s, p50 {:.1} ms, p99 {:.1} ms, {} errors | `GET /healthz` {:.0}/s, p99 {:.1} ms | {:.2} | 0 errors |\n",
-                l.clients,
-                l.seconds,
-                p.requests_per_second,
-                p.p50_ms,
-                p.p99_ms,
-                p.errors,
-                l.floor.requests_per_second,
-                l.floor.p99_ms,
-                p.requests_per_second / l.floor.requests_per_second
-            )
-        };
-        row("stalled board as a signed-in user (server function, 2,000 stalled)", &l.board)
-            + &row("the board's whole page, server-rendered (`GET /`, the same user)", &l.board_page)
-            + &row(
-                "a bare axum handler reading the board's 50 rows as JSON (its own process, the same database)",
-                &l.bare_board,
-            )
-            + &page_against_bare(
-                &format!("2,000 stalled, {} clients, {} s", l.clients, l.seconds),
-                &l.board_page,
-                &l.bare_board,
-            )
-            + &format!(
-                "| load: server memory (RSS) before → after the load | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
-                l.rss_before_mib,
-                l.rss_after_mib,
-                l.rss_peak_mib,
-                l.rss_after_mib / l.rss_before_mib
-            )
-            + &format!("| load: errors of the floor itself | {} | — | — | 0 |\n", l.floor.errors)
-    };
-    // The same comparison with 1,000,000 operations in the table (BENCH_OPERATIONS).
-    let load = if !wanted("load") {
-        load
-    } else {
-        let (page, bare) = load::page_against_bare_at_scale(dir, load_clients, seconds, at_scale).await?;
-        load + &page_against_bare(
-            &format!("{at_scale} operations more, {load_clients} clients, {seconds} s"),
-            &page,
-            &bare,
-        )
-    };
+    let at_scale = setting("BENCH_OPERATIONS", OPERATIONS_AT_SCALE);
+    let load = if wanted("load") { load_rows(dir, at_scale).await? } else { String::new() };
     // Every page as each role from 32 clients for 60 s against the release binary.
     let soak = if wanted("soak") { soak::row() } else { String::new() };
-    // A bulk rerun.
-    let bulk = if !wanted("bulk") {
-        String::new()
-    } else {
-        let b = bulk::run(db.clone(), BULK_OPERATIONS, BULK_PER_MINUTE).await?;
-        format!(
-            "| bulk rerun: preview of {} operations (look-ups at the demo systems, plans recorded) | {:.2} s | the same look-ups bare {:.2} s | {:.2} | — |\n\
-             | bulk rerun: outside calls made by the preview | {} | one per step with an outside system: {} | {:.2} | 1.00 |\n\
-             | bulk rerun: dispatch of {} at a set rate (one dispatcher) | {:.0} a minute | configured {} a minute | {:.2} | ≈ 1.00 |\n",
-            b.operations,
-            b.preview_seconds,
-            b.bare_lookup_seconds,
-            b.preview_seconds / b.bare_lookup_seconds,
-            b.outside_calls,
-            b.expected_calls,
-            b.outside_calls as f64 / b.expected_calls as f64,
-            b.operations,
-            b.achieved_per_minute,
-            b.configured_per_minute,
-            b.achieved_per_minute / f64::from(b.configured_per_minute),
-        )
-    };
+    let bulk = if wanted("bulk") { bulk_rows(&db).await? } else { String::new() };
     // The first pages on a slow phone (the release server and site must be built).
     let phone = if wanted("phone") { slow_phone::rows() } else { String::new() };
-    // The board at scale (and the bundle size).
-    let board = if !wanted("board") {
-        String::new()
-    } else {
-        board::fill(&db, at_scale).await?;
-        db.optimize().await?; // as the housekeeping does every five minutes
-        let (state, base) = start_app(db.clone()).await?;
-        let f = board::measure(&state, &base).await?;
-        let stalled = at_scale / 10;
-        format!(
-            "| stalled board, first page ({at_scale} operations, {stalled} stalled; session, server function, counts): p50 | {:.1} ms | the same rows read and turned into JSON p50 {:.1} ms | {:.1}× | — |\n\
-             | stalled board, first page: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n\
-             | stalled board, keyset page {} places down: p50 | {:.1} ms | bare p50 {:.1} ms | {:.1}× | — |\n\
-             | stalled board, keyset page {} places down: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n{}",
-            f.first.p50_ms,
-            f.first_bare.p50_ms,
-            f.first.p50_ms / f.first_bare.p50_ms,
-            f.first.p95_ms,
-            f.first_bare.p95_ms,
-            f.first.p95_ms / f.first_bare.p95_ms,
-            f.deep_position,
-            f.deep.p50_ms,
-            f.deep_bare.p50_ms,
-            f.deep.p50_ms / f.deep_bare.p50_ms,
-            f.deep_position,
-            f.deep.p95_ms,
-            f.deep_bare.p95_ms,
-            f.deep.p95_ms / f.deep_bare.p95_ms,
-            bundle_size(),
-        )
-    };
+    let board = if wanted("board") { board_rows(&db, at_scale).await? } else { String::new() };
     if only.as_deref().is_some_and(|o| o != "dispatch" && o != "export") {
         println!("{load}{soak}{bulk}{board}{phone}");
         return Ok(());
     }
-    let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
-    let export_table = match engine {
-        "sqlite" => {
-            let added: usize =
-                std::env::var("BENCH_AUDIT_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(AUDIT_EVENTS);
-            export::fill(&db, added).await?;
-            let rows = backend::db::audit::head(&mut db.begin_read().await?).await?.0 as usize;
-            let (ours, sqlite3) = export::compare(&dir.join("bench.db").display().to_string(), rows)?;
-            format!(
-                "| audit export, CSV, {rows} events (`server audit export`) | {:.0} rows/s, peak RSS {:.1} MiB | `sqlite3 -csv` {:.0} rows/s, {:.1} MiB | {:.2} | ≥ 0.80 and < 64 MiB |\n",
-                ours.rows_per_second,
-                ours.peak_rss_mib,
-                sqlite3.rows_per_second,
-                sqlite3.peak_rss_mib,
-                ours.rows_per_second / sqlite3.rows_per_second
-            )
-        }
-        _ => String::new(), // the export baseline is the sqlite3 command
-    };
-    let table = format!(
-        "| measure | value | baseline (same run) | ratio | target |\n|---|---|---|---|---|\n{ingest}\
-         | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p50 | {:.0} ms | bare signed POSTs p50 {:.0} ms | {:.1}× | — |\n\
-         | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p99 | {:.0} ms | bare signed POSTs p99 {:.0} ms | {:.1}× | p99 < 1,000 ms |\n",
-        gate.p50_ms,
-        bare.p50_ms,
-        gate.p50_ms / bare.p50_ms,
-        gate.p99_ms,
-        bare.p99_ms,
-        gate.p99_ms / bare.p99_ms,
-    ) + &load
+    let dispatch = dispatch_rows(&db).await?;
+    let export = export_row(&db, dir).await?;
+    let table = format!("| measure | value | baseline (same run) | ratio | target |\n|---|---|---|---|---|\n{ingest}")
+        + &dispatch
+        + &load
         + &soak
         + &bulk
         + &board
         + &phone
-        + &export_table;
+        + &export;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(
@@ -233,6 +103,139 @@ async fn main() -> anyhow::Result<()> {
         std::fs::write("bench/RESULTS.md", report)?;
     }
     Ok(())
+}
+
+/// Registrations and step events per second, round by round, against the engine's commit rate.
+async fn ingest_table_rows(db: &Db, dir: &std::path::Path) -> anyhow::Result<String> {
+    let rounds = setting("BENCH_ROUNDS", ROUNDS);
+    Ok(ingest_rows(db.engine(), &ingest::run(db, dir, rounds).await?) + &service_event_row(db.clone(), rounds).await?)
+}
+
+/// The fixed-time load on the release binary, then the same comparison with `at_scale` operations more.
+async fn load_rows(dir: &std::path::Path, at_scale: usize) -> anyhow::Result<String> {
+    let seconds = setting("LOAD_SECONDS", 15);
+    let load_clients = setting("LOAD_CLIENTS", 16);
+    let l = load::run(dir, load_clients, seconds).await?;
+    let row = |what: &str, p: &load::Phase| {
+        format!(
+            "| load, {what} ({} clients, {} s, release binary): requests/s | {:.0}/s, p50 {:.1} ms, p99 {:.1} ms, {} errors | `GET /healthz` {:.0}/s, p99 {:.1} ms | {:.2} | 0 errors |\n",
+            l.clients,
+            l.seconds,
+            p.requests_per_second,
+            p.p50_ms,
+            p.p99_ms,
+            p.errors,
+            l.floor.requests_per_second,
+            l.floor.p99_ms,
+            p.requests_per_second / l.floor.requests_per_second
+        )
+    };
+    let rows = row("stalled board as a signed-in user (server function, 2,000 stalled)", &l.board)
+        + &row("the board's whole page, server-rendered (`GET /`, the same user)", &l.board_page)
+        + &row(
+            "a bare axum handler reading the board's 50 rows as JSON (its own process, the same database)",
+            &l.bare_board,
+        )
+        + &page_against_bare(
+            &format!("2,000 stalled, {} clients, {} s", l.clients, l.seconds),
+            &l.board_page,
+            &l.bare_board,
+        )
+        + &format!(
+            "| load: server memory (RSS) before → after the load | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
+            l.rss_before_mib,
+            l.rss_after_mib,
+            l.rss_peak_mib,
+            l.rss_after_mib / l.rss_before_mib
+        )
+        + &format!("| load: errors of the floor itself | {} | — | — | 0 |\n", l.floor.errors);
+    let (page, bare) = load::page_against_bare_at_scale(dir, load_clients, seconds, at_scale).await?;
+    let what = format!("{at_scale} operations more, {load_clients} clients, {seconds} s");
+    Ok(rows + &page_against_bare(&what, &page, &bare))
+}
+
+/// A bulk rerun: its preview against the bare look-ups, its dispatch against the configured rate.
+async fn bulk_rows(db: &Db) -> anyhow::Result<String> {
+    let b = bulk::run(db.clone(), BULK_OPERATIONS, BULK_PER_MINUTE).await?;
+    Ok(format!(
+        "| bulk rerun: preview of {} operations (look-ups at the demo systems, plans recorded) | {:.2} s | the same look-ups bare {:.2} s | {:.2} | — |\n\
+         | bulk rerun: outside calls made by the preview | {} | one per step with an outside system: {} | {:.2} | 1.00 |\n\
+         | bulk rerun: dispatch of {} at a set rate (one dispatcher) | {:.0} a minute | configured {} a minute | {:.2} | ≈ 1.00 |\n",
+        b.operations,
+        b.preview_seconds,
+        b.bare_lookup_seconds,
+        b.preview_seconds / b.bare_lookup_seconds,
+        b.outside_calls,
+        b.expected_calls,
+        b.outside_calls as f64 / b.expected_calls as f64,
+        b.operations,
+        b.achieved_per_minute,
+        b.configured_per_minute,
+        b.achieved_per_minute / f64::from(b.configured_per_minute),
+    ))
+}
+
+/// The board at scale (and the bundle size).
+async fn board_rows(db: &Db, at_scale: usize) -> anyhow::Result<String> {
+    board::fill(db, at_scale).await?;
+    db.optimize().await?; // as the housekeeping does every five minutes
+    let (state, base) = start_app(db.clone()).await?;
+    let f = board::measure(&state, &base).await?;
+    let stalled = at_scale / 10;
+    Ok(format!(
+        "| stalled board, first page ({at_scale} operations, {stalled} stalled; session, server function, counts): p50 | {:.1} ms | the same rows read and turned into JSON p50 {:.1} ms | {:.1}× | — |\n\
+         | stalled board, first page: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n\
+         | stalled board, keyset page {} places down: p50 | {:.1} ms | bare p50 {:.1} ms | {:.1}× | — |\n\
+         | stalled board, keyset page {} places down: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n{}",
+        f.first.p50_ms,
+        f.first_bare.p50_ms,
+        f.first.p50_ms / f.first_bare.p50_ms,
+        f.first.p95_ms,
+        f.first_bare.p95_ms,
+        f.first.p95_ms / f.first_bare.p95_ms,
+        f.deep_position,
+        f.deep.p50_ms,
+        f.deep_bare.p50_ms,
+        f.deep.p50_ms / f.deep_bare.p50_ms,
+        f.deep_position,
+        f.deep.p95_ms,
+        f.deep_bare.p95_ms,
+        f.deep.p95_ms / f.deep_bare.p95_ms,
+        bundle_size(),
+    ))
+}
+
+/// Approval → dispatch latency with queued approvals, against bare signed POSTs.
+async fn dispatch_rows(db: &Db) -> anyhow::Result<String> {
+    let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
+    Ok(format!(
+        "| approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p50 | {:.0} ms | bare signed POSTs p50 {:.0} ms | {:.1}× | — |\n\
+         | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p99 | {:.0} ms | bare signed POSTs p99 {:.0} ms | {:.1}× | p99 < 1,000 ms |\n",
+        gate.p50_ms,
+        bare.p50_ms,
+        gate.p50_ms / bare.p50_ms,
+        gate.p99_ms,
+        bare.p99_ms,
+        gate.p99_ms / bare.p99_ms,
+    ))
+}
+
+/// The audit export against `sqlite3 -csv` (SQLite only: the baseline is that command).
+async fn export_row(db: &Db, dir: &std::path::Path) -> anyhow::Result<String> {
+    if db.engine() != "sqlite" {
+        return Ok(String::new());
+    }
+    export::fill(db, setting("BENCH_AUDIT_EVENTS", AUDIT_EVENTS)).await?;
+    let rows = backend::db::audit::head(&mut db.begin_read().await?).await?.0 as usize;
+    let (ours, sqlite3) = export::compare(&dir.join("bench.db").display().to_string(), rows)?;
+    Ok(format!(
+        "| audit export, CSV, {rows} events (`server audit export`) | {:.0} rows/s, peak RSS {:.1} MiB | `sqlite3 -csv` {:.0} rows/s, {:.1} MiB | {:.2} | ≥ 0.80 and < 64 MiB |\n",
+        ours.rows_per_second,
+        ours.peak_rss_mib,
+        sqlite3.rows_per_second,
+        sqlite3.peak_rss_mib,
+        ours.rows_per_second / sqlite3.rows_per_second
+    ))
 }
 
 /// The board's whole page against the bare handler under the same load: the rate's ratio (target ≥ 0.3) and the
