@@ -7,6 +7,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
 CARGO_LEPTOS_VERSION := 0.3.10
+# The view! formatter (leptosfmt.toml), checked by `make lint`.
+LEPTOSFMT_VERSION := 0.1.33
 # The CLI must equal the wasm-bindgen crate in Cargo.lock.
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/"/, "", $$3); print $$3 }' Cargo.lock)
 # cargo-leptos builds with these; tests use the same, so both share one set of compiled crates.
@@ -15,7 +17,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
 STEP := scripts/step.sh
 
-.PHONY: run test bench fuzz deps deps-build deps-test site release lint unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
+.PHONY: run test bench fuzz deps deps-build deps-test site release lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -48,7 +50,7 @@ deps: deps-build deps-test
 ## What building needs: the wasm target, cargo-leptos and wasm-bindgen at pinned versions, built at the same time
 ## with a profile that compiles quickly (scripts/install-tools.sh says how long each takes).
 deps-build:
-	@scripts/install-tools.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION)
+	@scripts/install-tools.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION) $(LEPTOSFMT_VERSION)
 
 ## What testing needs: Chromium, PostgreSQL server binaries, Japanese and emoji fonts for the screenshots, LibreOffice
 ## Calc (the exports opened in a spreadsheet) from Debian, the browser-test npm packages, Slack's Python SDK, and the
@@ -157,14 +159,20 @@ fuzz:
 	if [ -n "$$failed" ]; then echo "fuzz: crashes in$$failed (inputs in fuzz/artifacts/)"; exit 1; fi; \
 	echo "fuzz: no crash, $(FUZZ_SECONDS) s per target"
 
-## Formatting (rustfmt.toml) and clippy with warnings as errors, for the server build and the browser build: the
-## first test step, as it is the quickest to fail.
+## Formatting (rustfmt.toml, and leptosfmt.toml for the view! macros) and clippy with warnings as errors, for the
+## server build and the browser build: the first test step, as it is the quickest to fail.
 lint: deps-build
 	cargo fmt --all -- --check
+	leptosfmt --check app/src | grep -v "^✅"
 	@$(BUILD_ENV) $(STEP) "clippy, server build (about 4 min the first time)" \
 	  cargo clippy --workspace --all-targets --features ssr -- -D warnings
 	@$(BUILD_ENV) $(STEP) "clippy, browser build (about 3 min the first time)" \
 	  cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
+
+## Formats the code as `make lint` expects it: the view! macros, then the rest.
+fmt: deps-build
+	leptosfmt --quiet app/src
+	cargo fmt --all
 
 unit-tests:
 	@$(BUILD_ENV) $(STEP) "unit tests (the domain, contract, words, backend and app crates; building them takes about 2 min the first time)" \

@@ -38,44 +38,73 @@ fn ChatLink() -> impl IntoView {
                 if !links.slack_offered && !links.teams_offered {
                     return None;
                 }
-                let teams = links.links.iter().find(|link| link.platform == "teams").map(|link| {
-                    let at = super::labels::local_time(link.linked_at);
-                    td_string!(l, common.account.teams_linked, team = link.team_id.clone(), at = at).to_string()
-                });
-                let teams = links.teams_offered.then(|| {
-                    teams.unwrap_or_else(|| td_string!(l, common.account.teams_not_linked).to_string())
-                });
+                let teams = links
+                    .links
+                    .iter()
+                    .find(|link| link.platform == "teams")
+                    .map(|link| {
+                        let at = super::labels::local_time(link.linked_at);
+                        td_string!(l, common.account.teams_linked, team = link.team_id.clone(), at = at).to_string()
+                    });
+                let teams = links
+                    .teams_offered
+                    .then(|| { teams.unwrap_or_else(|| td_string!(l, common.account.teams_not_linked).to_string()) });
                 let slack_offered = links.slack_offered;
                 let slack = links.links.into_iter().find(|link| link.platform == "slack");
-                Some(view! {
-                    <section class="card" aria-labelledby="chat-title" data-testid="chat-link">
-                        <h2 id="chat-title">{td_string!(l, common.account.chat_title)}</h2>
-                        <p>{td_string!(l, common.account.chat_lead)}</p>
-                        {came_back().map(|(class, said)| view! { <p class=class role="status">{said}</p> })}
-                        {teams.map(|said| view! { <p data-testid="teams-link">{said}</p> })}
-                        {slack_offered.then(|| match slack {
-                            Some(link) => {
-                                let at = super::labels::local_time(link.linked_at);
-                                view! {
-                                    <p>{td_string!(l, common.account.slack_linked, team = link.team_id, user = link.chat_user_id, at = at).to_string()}</p>
-                                    <ActionForm action=unlink attr:class="form">
-                                        <input type="hidden" name="platform" value="slack" />
-                                        <crate::ui::ErrorNote error />
-                                        <button type="submit" disabled=move || unlink.pending().get()>{td_string!(l, common.account.slack_unlink)}</button>
-                                    </ActionForm>
-                                }.into_any()
-                            }
-                            None => view! {
-                                <p>{td_string!(l, common.account.slack_not_linked)}</p>
-                                <Show when=move || matches!(unlink.value().get(), Some(Ok(())))>
-                                    <p class="ok" role="status">{td_string!(l, common.account.slack_unlinked)}</p>
-                                </Show>
-                                // A full page load: the browser goes on to Slack.
-                                <a class="button" href="/account/slack/link" rel="external">{td_string!(l, common.account.slack_link)}</a>
-                            }.into_any(),
-                        })}
-                    </section>
-                })
+                Some(
+                    view! {
+                        <section class="card" aria-labelledby="chat-title" data-testid="chat-link">
+                            <h2 id="chat-title">{td_string!(l, common.account.chat_title)}</h2>
+                            <p>{td_string!(l, common.account.chat_lead)}</p>
+                            {came_back()
+                                .map(|(class, said)| {
+                                    view! {
+                                        <p class=class role="status">
+                                            {said}
+                                        </p>
+                                    }
+                                })}
+                            {teams.map(|said| view! { <p data-testid="teams-link">{said}</p> })}
+                            {slack_offered
+                                .then(|| match slack {
+                                    Some(link) => {
+                                        let at = super::labels::local_time(link.linked_at);
+                                        view! {
+                                            <p>
+                                                {td_string!(
+                                                    l, common.account.slack_linked, team = link.team_id, user = link.chat_user_id, at = at
+                                                )
+                                                    .to_string()}
+                                            </p>
+                                            <ActionForm action=unlink attr:class="form">
+                                                <input type="hidden" name="platform" value="slack" />
+                                                <crate::ui::ErrorNote error />
+                                                <button type="submit" disabled=move || unlink.pending().get()>
+                                                    {td_string!(l, common.account.slack_unlink)}
+                                                </button>
+                                            </ActionForm>
+                                        }
+                                            .into_any()
+                                    }
+                                    None => {
+                                        view! {
+                                            <p>{td_string!(l, common.account.slack_not_linked)}</p>
+                                            <Show when=move || matches!(unlink.value().get(), Some(Ok(())))>
+                                                <p class="ok" role="status">
+                                                    {td_string!(l, common.account.slack_unlinked)}
+                                                </p>
+                                            </Show>
+                                            // A full page load: the browser goes on to Slack.
+                                            <a class="button" href="/account/slack/link" rel="external">
+                                                {td_string!(l, common.account.slack_link)}
+                                            </a>
+                                        }
+                                            .into_any()
+                                    }
+                                })}
+                        </section>
+                    },
+                )
             })}
         </Suspense>
     }
@@ -104,16 +133,34 @@ fn Preferences() -> impl IntoView {
             <ActionForm action=save attr:class="form">
                 <label for="language">{td_string!(l, common.language.label)}</label>
                 <select id="language" name="language">
-                    {LANGUAGES.iter().map(|code| view! {
-                        <option value=*code selected=language == *code lang=*code>{language_name(code)}</option>
-                    }).collect_view()}
+                    {LANGUAGES
+                        .iter()
+                        .map(|code| {
+                            view! {
+                                <option value=*code selected=language == *code lang=*code>
+                                    {language_name(code)}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
                 <label for="time_zone">{td_string!(l, common.account.time_zone)}</label>
                 <select id="time_zone" name="time_zone">
-                    {OFFERED_TIME_ZONES.iter().map(|z| view! { <option value=*z selected=*z == zone>{*z}</option> }).collect_view()}
+                    {OFFERED_TIME_ZONES
+                        .iter()
+                        .map(|z| {
+                            view! {
+                                <option value=*z selected=*z == zone>
+                                    {*z}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
                 <crate::ui::ErrorNote error />
-                <button type="submit" disabled=move || save.pending().get()>{td_string!(l, common.account.save)}</button>
+                <button type="submit" disabled=move || save.pending().get()>
+                    {td_string!(l, common.account.save)}
+                </button>
             </ActionForm>
         </section>
     }
@@ -130,14 +177,32 @@ fn Password() -> impl IntoView {
             <p>{td_string!(l, common.account.password_hint)}</p>
             <ActionForm action=change attr:class="form">
                 <label for="current_password">{td_string!(l, common.account.current_password)}</label>
-                <input id="current_password" name="current_password" type="password" autocomplete="current-password" required />
+                <input
+                    id="current_password"
+                    name="current_password"
+                    type="password"
+                    autocomplete="current-password"
+                    required
+                />
                 <label for="new_password">{td_string!(l, common.account.new_password)}</label>
-                <input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="8" maxlength="128" required />
+                <input
+                    id="new_password"
+                    name="new_password"
+                    type="password"
+                    autocomplete="new-password"
+                    minlength="8"
+                    maxlength="128"
+                    required
+                />
                 <crate::ui::ErrorNote error />
                 <Show when=move || matches!(change.value().get(), Some(Ok(())))>
-                    <p class="ok" role="status">{td_string!(l, common.account.password_changed)}</p>
+                    <p class="ok" role="status">
+                        {td_string!(l, common.account.password_changed)}
+                    </p>
                 </Show>
-                <button type="submit" disabled=move || change.pending().get()>{td_string!(l, common.account.change)}</button>
+                <button type="submit" disabled=move || change.pending().get()>
+                    {td_string!(l, common.account.change)}
+                </button>
             </ActionForm>
         </section>
     }

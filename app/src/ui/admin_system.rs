@@ -14,23 +14,44 @@ fn AuditSigning() -> impl IntoView {
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
-                signing.await.ok().map(|s| view! {
-                    {s.alarm.clone().map(|alarm| view! { <super::audit::SignerAlarmNotice alarm /> })}
-                    <section class="card" data-testid="audit-signing">
-                        <h2>{td_string!(l, admin.config.signing)}</h2>
-                        {match s.fingerprint {
-                            Some(fingerprint) => view! {
-                                <p>{td_string!(l, admin.config.signing_key)} " " <code>{s.key_id}</code></p>
-                                <p>{td_string!(l, admin.config.fingerprint)} " " <code class="wrap">{fingerprint}</code></p>
-                                <p>{match s.latest {
-                                    Some((seq, at)) => td_string!(l, admin.config.latest_checkpoint, seq = seq, at = local_time(at)).to_string(),
-                                    None => td_string!(l, admin.config.no_checkpoint_yet).to_string(),
-                                }}</p>
-                            }.into_any(),
-                            None => view! { <p class="badge warn">{td_string!(l, admin.config.not_signed)}</p> }.into_any(),
-                        }}
-                    </section>
-                })
+                signing
+                    .await
+                    .ok()
+                    .map(|s| {
+                        view! {
+                            {s.alarm.clone().map(|alarm| view! { <super::audit::SignerAlarmNotice alarm /> })}
+                            <section class="card" data-testid="audit-signing">
+                                <h2>{td_string!(l, admin.config.signing)}</h2>
+                                {match s.fingerprint {
+                                    Some(fingerprint) => {
+                                        view! {
+                                            <p>{td_string!(l, admin.config.signing_key)} " " <code>{s.key_id}</code></p>
+                                            <p>
+                                                {td_string!(l, admin.config.fingerprint)} " "
+                                                <code class="wrap">{fingerprint}</code>
+                                            </p>
+                                            <p>
+                                                {match s.latest {
+                                                    Some((seq, at)) => {
+                                                        td_string!(
+                                                            l, admin.config.latest_checkpoint, seq = seq, at = local_time(at)
+                                                        )
+                                                            .to_string()
+                                                    }
+                                                    None => td_string!(l, admin.config.no_checkpoint_yet).to_string(),
+                                                }}
+                                            </p>
+                                        }
+                                            .into_any()
+                                    }
+                                    None => {
+                                        view! { <p class="badge warn">{td_string!(l, admin.config.not_signed)}</p> }
+                                            .into_any()
+                                    }
+                                }}
+                            </section>
+                        }
+                    })
             })}
         </Suspense>
     }
@@ -51,18 +72,30 @@ fn ReceiverCheckForm(workflow: String) -> impl IntoView {
             </button>
         </ActionForm>
         <crate::ui::ErrorNote error />
-        {move || check.value().get().and_then(Result::ok).map(|c| {
-            let (all_met, verdict) = (c.all_met(), verdict_in(l, &c));
-            view! {
-                <div data-testid="receiver-check">
-                    <p>{td_string!(l, admin.conformance.url)} " " <code>{c.url.clone()}</code></p>
-                    <ul class="checks">
-                        {c.results.iter().map(|r| view! { <li class=if r.met { "met" } else { "not-met" }>{line_in(l, r)}</li> }).collect_view()}
-                    </ul>
-                    <p class=if all_met { "badge on" } else { "badge warn" }>{verdict}</p>
-                </div>
-            }
-        })}
+        {move || {
+            check
+                .value()
+                .get()
+                .and_then(Result::ok)
+                .map(|c| {
+                    let (all_met, verdict) = (c.all_met(), verdict_in(l, &c));
+                    view! {
+                        <div data-testid="receiver-check">
+                            <p>{td_string!(l, admin.conformance.url)} " " <code>{c.url.clone()}</code></p>
+                            <ul class="checks">
+                                {c
+                                    .results
+                                    .iter()
+                                    .map(|r| {
+                                        view! { <li class=if r.met { "met" } else { "not-met" }>{line_in(l, r)}</li> }
+                                    })
+                                    .collect_view()}
+                            </ul>
+                            <p class=if all_met { "badge on" } else { "badge warn" }>{verdict}</p>
+                        </div>
+                    }
+                })
+        }}
     }
 }
 
@@ -73,51 +106,143 @@ pub fn ConfigurationPage() -> impl IntoView {
     view! {
         <h1>{td_string!(l, admin.config.title)}</h1>
         <AuditSigning />
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match config.await {
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
-                    Ok(c) => view! {
-                        <p>{td!(l, admin.config.summary, source = c.source.clone(), days = c.idempotency_retention_days, <code> = <code />)}</p>
-                        <section class="card" data-testid="config-workflows">
-                            <h2>{td_string!(l, admin.config.workflows)}</h2>
-                            {c.workflows.into_iter().map(|w| view! {
-                                <h3>{w.name.clone()} " " <small>"(" {w.department.clone()} {td_string!(l, admin.config.version)} <code>{w.version.clone()}</code> ")"</small></h3>
-                                <p>{td!(l, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
-                                   approvals = w.approvals_required, <code> = <code />)}</p>
-                                <p class="lead">{td_string!(l, admin.conformance.explain)}</p>
-                                <ReceiverCheckForm workflow=w.name.clone() />
-                                <ol>
-                                    {w.steps.into_iter().map(|s| {
-                                        let side_effect = s.side_effect;
+                    Ok(c) => {
+                        view! {
+                            <p>
+                                {td!(
+                                    l, admin.config.summary, source = c.source.clone(), days = c.idempotency_retention_days, <code> = <code />
+                                )}
+                            </p>
+                            <section class="card" data-testid="config-workflows">
+                                <h2>{td_string!(l, admin.config.workflows)}</h2>
+                                {c
+                                    .workflows
+                                    .into_iter()
+                                    .map(|w| {
                                         view! {
-                                            <li><strong>{s.name}</strong> " — " {s.connector.unwrap_or_else(|| "—".into())}
-                                                {move || if side_effect { td_string!(l, admin.config.side_effect) } else { td_string!(l, admin.config.no_side_effect) }}
-                                                {td_string!(l, admin.config.deadline, seconds = s.deadline_seconds)}
-                                                {s.heartbeat_seconds.map(|h| td_string!(l, admin.config.heartbeat, seconds = h))}</li>
+                                            <h3>
+                                                {w.name.clone()} " "
+                                                <small>
+                                                    "(" {w.department.clone()} {td_string!(l, admin.config.version)}
+                                                    <code>{w.version.clone()}</code> ")"
+                                                </small>
+                                            </h3>
+                                            <p>
+                                                {td!(
+                                                    l, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
+                                   approvals = w.approvals_required, <code> = <code />
+                                                )}
+                                            </p>
+                                            <p class="lead">{td_string!(l, admin.conformance.explain)}</p>
+                                            <ReceiverCheckForm workflow=w.name.clone() />
+                                            <ol>
+                                                {w
+                                                    .steps
+                                                    .into_iter()
+                                                    .map(|s| {
+                                                        let side_effect = s.side_effect;
+                                                        view! {
+                                                            <li>
+                                                                <strong>{s.name}</strong>
+                                                                " — "
+                                                                {s.connector.unwrap_or_else(|| "—".into())}
+                                                                {move || {
+                                                                    if side_effect {
+                                                                        td_string!(l, admin.config.side_effect)
+                                                                    } else {
+                                                                        td_string!(l, admin.config.no_side_effect)
+                                                                    }
+                                                                }}
+                                                                {td_string!(
+                                                                    l, admin.config.deadline, seconds = s.deadline_seconds
+                                                                )}
+                                                                {s
+                                                                    .heartbeat_seconds
+                                                                    .map(|h| {
+                                                                        td_string!(l, admin.config.heartbeat, seconds = h)
+                                                                    })}
+                                                            </li>
+                                                        }
+                                                    })
+                                                    .collect_view()}
+                                            </ol>
                                         }
-                                    }).collect_view()}
-                                </ol>
-                            }).collect_view()}
-                        </section>
-                        <section class="card">
-                            <h2>{td_string!(l, admin.config.connectors)}</h2>
-                            <table class="grid">
-                                <thead><tr><th scope="col">{td_string!(l, admin.config.name)}</th><th scope="col">{td_string!(l, admin.config.kind)}</th><th scope="col">{td_string!(l, admin.config.settings)}</th><th scope="col">{td_string!(l, admin.config.credential_envs)}</th></tr></thead>
-                                <tbody>
-                                    {c.connectors.into_iter().map(|k| view! {
-                                        <tr><td>{k.name}</td><td>{k.kind}</td>
-                                            <td><code>{k.settings.iter().map(|(key, v)| format!("{key} = {v}")).collect::<Vec<_>>().join(", ")}</code></td>
-                                            <td>{k.credential_envs.values().cloned().collect::<Vec<_>>().join(", ")}</td></tr>
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                        </section>
-                        <section class="card">
-                            <h2>{td_string!(l, admin.config.departments)}</h2>
-                            <ul>{c.departments.into_iter().map(|d| view! { <li><span data-entered>{d.name}</span> " (" <code>{d.code}</code> ")"</li> }).collect_view()}</ul>
-                        </section>
-                    }.into_any(),
+                                    })
+                                    .collect_view()}
+                            </section>
+                            <section class="card">
+                                <h2>{td_string!(l, admin.config.connectors)}</h2>
+                                <table class="grid">
+                                    <thead>
+                                        <tr>
+                                            <th scope="col">{td_string!(l, admin.config.name)}</th>
+                                            <th scope="col">{td_string!(l, admin.config.kind)}</th>
+                                            <th scope="col">{td_string!(l, admin.config.settings)}</th>
+                                            <th scope="col">{td_string!(l, admin.config.credential_envs)}</th>
+                                        </tr>
+                                    </thead>
+                                    <tbody>
+                                        {c
+                                            .connectors
+                                            .into_iter()
+                                            .map(|k| {
+                                                view! {
+                                                    <tr>
+                                                        <td>{k.name}</td>
+                                                        <td>{k.kind}</td>
+                                                        <td>
+                                                            <code>
+                                                                {k
+                                                                    .settings
+                                                                    .iter()
+                                                                    .map(|(key, v)| format!("{key} = {v}"))
+                                                                    .collect::<Vec<_>>()
+                                                                    .join(", ")}
+                                                            </code>
+                                                        </td>
+                                                        <td>
+                                                            {k
+                                                                .credential_envs
+                                                                .values()
+                                                                .cloned()
+                                                                .collect::<Vec<_>>()
+                                                                .join(", ")}
+                                                        </td>
+                                                    </tr>
+                                                }
+                                            })
+                                            .collect_view()}
+                                    </tbody>
+                                </table>
+                            </section>
+                            <section class="card">
+                                <h2>{td_string!(l, admin.config.departments)}</h2>
+                                <ul>
+                                    {c
+                                        .departments
+                                        .into_iter()
+                                        .map(|d| {
+                                            view! {
+                                                <li>
+                                                    <span data-entered>{d.name}</span>
+                                                    " ("
+                                                    <code>{d.code}</code>
+                                                    ")"
+                                                </li>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </ul>
+                            </section>
+                        }
+                            .into_any()
+                    }
                 }
             })}
         </Suspense>
@@ -134,31 +259,67 @@ pub fn ApiClientsPage() -> impl IntoView {
         <h1>{td_string!(l, common.nav.api_clients)}</h1>
         <p>{td!(l, admin.api_clients.token_hint, <code> = <code />)}</p>
         <crate::ui::ErrorNote error />
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match clients.await {
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
-                    Ok(list) => view! {
-                        <table class="grid" data-testid="api-clients">
-                            <thead><tr><th scope="col">{td_string!(l, admin.api_clients.name)}</th><th scope="col">{td_string!(l, admin.api_clients.departments)}</th><th scope="col">{td_string!(l, admin.api_clients.created)}</th><th scope="col">{td_string!(l, admin.api_clients.status)}</th></tr></thead>
-                            <tbody>
-                                {list.into_iter().map(|c| {
-                                    let id = c.id;
-                                    view! {
-                                        <tr><td>{c.name}</td><td>{c.departments.join(", ")}</td><td>{local_time(c.created_at)}</td>
-                                            <td>{if c.revoked {
-                                                view! { <span class="badge off">{td_string!(l, admin.api_clients.revoked)}</span> }.into_any()
-                                            } else {
-                                                view! {
-                                                    <span class="badge on">{td_string!(l, admin.api_clients.active)}</span>
-                                                    <button class="small" on:click=move |_| { revoke.dispatch(RevokeApiClient { id }); }>{td_string!(l, admin.api_clients.revoke)}</button>
-                                                }.into_any()
-                                            }}</td></tr>
-                                    }
-                                }).collect_view()}
-                            </tbody>
-                        </table>
-                    }.into_any(),
+                    Ok(list) => {
+                        view! {
+                            <table class="grid" data-testid="api-clients">
+                                <thead>
+                                    <tr>
+                                        <th scope="col">{td_string!(l, admin.api_clients.name)}</th>
+                                        <th scope="col">{td_string!(l, admin.api_clients.departments)}</th>
+                                        <th scope="col">{td_string!(l, admin.api_clients.created)}</th>
+                                        <th scope="col">{td_string!(l, admin.api_clients.status)}</th>
+                                    </tr>
+                                </thead>
+                                <tbody>
+                                    {list
+                                        .into_iter()
+                                        .map(|c| {
+                                            let id = c.id;
+                                            view! {
+                                                <tr>
+                                                    <td>{c.name}</td>
+                                                    <td>{c.departments.join(", ")}</td>
+                                                    <td>{local_time(c.created_at)}</td>
+                                                    <td>
+                                                        {if c.revoked {
+                                                            view! {
+                                                                <span class="badge off">
+                                                                    {td_string!(l, admin.api_clients.revoked)}
+                                                                </span>
+                                                            }
+                                                                .into_any()
+                                                        } else {
+                                                            view! {
+                                                                <span class="badge on">
+                                                                    {td_string!(l, admin.api_clients.active)}
+                                                                </span>
+                                                                <button
+                                                                    class="small"
+                                                                    on:click=move |_| {
+                                                                        revoke.dispatch(RevokeApiClient { id });
+                                                                    }
+                                                                >
+                                                                    {td_string!(l, admin.api_clients.revoke)}
+                                                                </button>
+                                                            }
+                                                                .into_any()
+                                                        }}
+                                                    </td>
+                                                </tr>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </tbody>
+                            </table>
+                        }
+                            .into_any()
+                    }
                 }
             })}
         </Suspense>

@@ -36,16 +36,21 @@ pub fn AdminUsersPage() -> impl IntoView {
     view! {
         <h1>{td_string!(l, common.nav.users)}</h1>
         <crate::ui::ErrorNote error=errors />
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 let departments = departments.await.unwrap_or_default();
                 match users.await {
-                    Ok(list) => view! {
-                        <ToReview list=list.clone() />
-                        <UserTable list departments=departments.clone() disable roles />
-                        <AddUserForm add departments />
-                        <ChatLinks disable />
-                    }.into_any(),
+                    Ok(list) => {
+                        view! {
+                            <ToReview list=list.clone() />
+                            <UserTable list departments=departments.clone() disable roles />
+                            <AddUserForm add departments />
+                            <ChatLinks disable />
+                        }
+                            .into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -62,33 +67,51 @@ fn ChatLinks(disable: ServerAction<SetUserDisabled>) -> impl IntoView {
         <Suspense>
             {move || Suspend::new(async move {
                 let links = links.await.ok()?;
-                Some(view! {
-                    <section class="card" aria-labelledby="chat-links-title" data-testid="chat-links">
-                        <h2 id="chat-links-title">{td_string!(l, admin.users.chat_links)}</h2>
-                        {if links.is_empty() {
-                            view! { <p>{td_string!(l, admin.users.no_chat_links)}</p> }.into_any()
-                        } else {
-                            view! {
-                                <table class="grid">
-                                    <thead><tr>
-                                        <th scope="col">{td_string!(l, admin.users.display_name)}</th>
-                                        <th scope="col">{td_string!(l, admin.users.chat_user)}</th>
-                                        <th scope="col">{td_string!(l, admin.users.linked_at)}</th>
-                                    </tr></thead>
-                                    <tbody>
-                                        {links.into_iter().map(|link| view! {
+                Some(
+                    view! {
+                        <section class="card" aria-labelledby="chat-links-title" data-testid="chat-links">
+                            <h2 id="chat-links-title">{td_string!(l, admin.users.chat_links)}</h2>
+                            {if links.is_empty() {
+                                view! { <p>{td_string!(l, admin.users.no_chat_links)}</p> }.into_any()
+                            } else {
+                                view! {
+                                    <table class="grid">
+                                        <thead>
                                             <tr>
-                                                <td><span data-entered>{link.display_name}</span> " (" <code>{link.username}</code> ")"</td>
-                                                <td>{link.platform} " " <code>{link.team_id} " / " {link.chat_user_id}</code></td>
-                                                <td>{super::labels::local_time(link.linked_at)}</td>
+                                                <th scope="col">{td_string!(l, admin.users.display_name)}</th>
+                                                <th scope="col">{td_string!(l, admin.users.chat_user)}</th>
+                                                <th scope="col">{td_string!(l, admin.users.linked_at)}</th>
                                             </tr>
-                                        }).collect_view()}
-                                    </tbody>
-                                </table>
-                            }.into_any()
-                        }}
-                    </section>
-                })
+                                        </thead>
+                                        <tbody>
+                                            {links
+                                                .into_iter()
+                                                .map(|link| {
+                                                    view! {
+                                                        <tr>
+                                                            <td>
+                                                                <span data-entered>{link.display_name}</span>
+                                                                " ("
+                                                                <code>{link.username}</code>
+                                                                ")"
+                                                            </td>
+                                                            <td>
+                                                                {link.platform} " "
+                                                                <code>{link.team_id} " / " {link.chat_user_id}</code>
+                                                            </td>
+                                                            <td>{super::labels::local_time(link.linked_at)}</td>
+                                                        </tr>
+                                                    }
+                                                })
+                                                .collect_view()}
+                                        </tbody>
+                                    </table>
+                                }
+                                    .into_any()
+                            }}
+                        </section>
+                    },
+                )
             })}
         </Suspense>
     }
@@ -105,14 +128,23 @@ fn ToReview(list: Vec<UserSummary>) -> impl IntoView {
                 <h2 id="access-review-title">{td_string!(l, admin.users.review_title)}</h2>
                 <p>{td_string!(l, admin.users.review_lead)}</p>
                 <ul>
-                    {waiting.into_iter().map(|(display_name, username, before)| {
-                        let roles = before.roles.join(", ");
-                        let departments = before.departments.join(", ");
-                        view! {
-                            <li><span data-entered>{display_name}</span> " (" <code>{username}</code> "): "
-                                {td_string!(l, admin.users.held_before, roles = roles, departments = departments).to_string()}</li>
-                        }
-                    }).collect_view()}
+                    {waiting
+                        .into_iter()
+                        .map(|(display_name, username, before)| {
+                            let roles = before.roles.join(", ");
+                            let departments = before.departments.join(", ");
+                            view! {
+                                <li>
+                                    <span data-entered>{display_name}</span>
+                                    " ("
+                                    <code>{username}</code>
+                                    "): "
+                                    {td_string!(l, admin.users.held_before, roles = roles, departments = departments)
+                                        .to_string()}
+                                </li>
+                            }
+                        })
+                        .collect_view()}
                 </ul>
             </section>
         }
@@ -131,32 +163,75 @@ fn UserTable(
         <table class="grid" data-testid="users">
             <caption>{td_string!(l, admin.users.caption)}</caption>
             <thead>
-                <tr><th scope="col">{td_string!(l, common.sign_in.username)}</th><th scope="col">{td_string!(l, admin.users.display_name)}</th><th scope="col">{td_string!(l, admin.users.email)}</th><th scope="col">{td_string!(l, admin.users.roles_and_departments)}</th><th scope="col">{td_string!(l, admin.users.status)}</th></tr>
+                <tr>
+                    <th scope="col">{td_string!(l, common.sign_in.username)}</th>
+                    <th scope="col">{td_string!(l, admin.users.display_name)}</th>
+                    <th scope="col">{td_string!(l, admin.users.email)}</th>
+                    <th scope="col">{td_string!(l, admin.users.roles_and_departments)}</th>
+                    <th scope="col">{td_string!(l, admin.users.status)}</th>
+                </tr>
             </thead>
             <tbody>
-                {list.into_iter().map(|user| {
-                    let id = user.id;
-                    let disabled = user.disabled;
-                    view! {
-                        <tr>
-                            <td>
-                                <code>{user.username.clone()}</code>
-                                {user.from_provider.then(|| view! { <br /><span class="badge">{td_string!(l, admin.users.from_provider)}</span> })}
-                            </td>
-                            <td data-entered>{user.display_name.clone()}</td>
-                            <td>{user.email.clone().unwrap_or_else(|| "—".into())}</td>
-                            <td><RoleEditor user=user.clone() departments=departments.clone() roles /></td>
-                            <td>
-                                <span class=if disabled { "badge off" } else { "badge on" }>
-                                    {move || if disabled { td_string!(l, admin.users.disabled) } else { td_string!(l, admin.users.enabled) }}
-                                </span>
-                                <button class="small" on:click=move |_| {
-                                    disable.dispatch(SetUserDisabled { user_id: id, disabled: !disabled });
-                                }>{move || if disabled { td_string!(l, admin.users.enable) } else { td_string!(l, admin.users.disable) }}</button>
-                            </td>
-                        </tr>
-                    }
-                }).collect_view()}
+                {list
+                    .into_iter()
+                    .map(|user| {
+                        let id = user.id;
+                        let disabled = user.disabled;
+                        view! {
+                            <tr>
+                                <td>
+                                    <code>{user.username.clone()}</code>
+                                    {user
+                                        .from_provider
+                                        .then(|| {
+                                            view! {
+                                                <br />
+                                                <span class="badge">{td_string!(l, admin.users.from_provider)}</span>
+                                            }
+                                        })}
+                                </td>
+                                <td data-entered>{user.display_name.clone()}</td>
+                                <td>{user.email.clone().unwrap_or_else(|| "—".into())}</td>
+                                <td>
+                                    <RoleEditor user=user.clone() departments=departments.clone() roles />
+                                </td>
+                                <td>
+                                    <span class=if disabled {
+                                        "badge off"
+                                    } else {
+                                        "badge on"
+                                    }>
+                                        {move || {
+                                            if disabled {
+                                                td_string!(l, admin.users.disabled)
+                                            } else {
+                                                td_string!(l, admin.users.enabled)
+                                            }
+                                        }}
+                                    </span>
+                                    <button
+                                        class="small"
+                                        on:click=move |_| {
+                                            disable
+                                                .dispatch(SetUserDisabled {
+                                                    user_id: id,
+                                                    disabled: !disabled,
+                                                });
+                                        }
+                                    >
+                                        {move || {
+                                            if disabled {
+                                                td_string!(l, admin.users.enable)
+                                            } else {
+                                                td_string!(l, admin.users.disable)
+                                            }
+                                        }}
+                                    </button>
+                                </td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }
@@ -171,16 +246,24 @@ fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerA
     let l = super::labels::locale();
     view! {
         <fieldset class="inline">
-            <legend class="sr-only">{with_entered(&td_string!(l, admin.users.roles_of, name = slot(0)).to_string(), &[&user.username])}</legend>
+            <legend class="sr-only">
+                {with_entered(&td_string!(l, admin.users.roles_of, name = slot(0)).to_string(), &[&user.username])}
+            </legend>
             <Choices chosen_roles chosen_memberships departments prefix=format!("u{id}") />
-            <button class="small" on:click=move |_| {
-                roles.dispatch(SetUserRoles {
-                    user_id: id,
-                    roles: chosen_roles.get(),
-                    departments: Vec::new(),
-                    memberships: chosen_memberships.get(),
-                });
-            }>{td_string!(l, admin.users.save)}</button>
+            <button
+                class="small"
+                on:click=move |_| {
+                    roles
+                        .dispatch(SetUserRoles {
+                            user_id: id,
+                            roles: chosen_roles.get(),
+                            departments: Vec::new(),
+                            memberships: chosen_memberships.get(),
+                        });
+                }
+            >
+                {td_string!(l, admin.users.save)}
+            </button>
         </fieldset>
     }
 }
@@ -200,8 +283,11 @@ fn Choices(
         .map(|role| {
             view! {
                 <label class="check">
-                    <input type="checkbox" prop:checked=move || chosen_roles.get().contains(&role)
-                        on:change=move |_| chosen_roles.update(|r| toggle(r, role)) />
+                    <input
+                        type="checkbox"
+                        prop:checked=move || chosen_roles.get().contains(&role)
+                        on:change=move |_| chosen_roles.update(|r| toggle(r, role))
+                    />
                     {role_label(role)}
                 </label>
             }
@@ -222,11 +308,19 @@ fn Choices(
                 });
             };
             view! {
-                <label class="check" for=id.clone()><span data-entered>{d.name.clone()}</span></label>
+                <label class="check" for=id.clone()>
+                    <span data-entered>{d.name.clone()}</span>
+                </label>
                 <select id=id on:change=choose>
-                    <option value="" selected=move || held.get().is_none()>{td_string!(l, admin.users.no_role)}</option>
-                    <option value="staff" selected=move || held.get() == Some(Role::Staff)>{role_label(Role::Staff)}</option>
-                    <option value="manager" selected=move || held.get() == Some(Role::Manager)>{role_label(Role::Manager)}</option>
+                    <option value="" selected=move || held.get().is_none()>
+                        {td_string!(l, admin.users.no_role)}
+                    </option>
+                    <option value="staff" selected=move || held.get() == Some(Role::Staff)>
+                        {role_label(Role::Staff)}
+                    </option>
+                    <option value="manager" selected=move || held.get() == Some(Role::Manager)>
+                        {role_label(Role::Manager)}
+                    </option>
                 </select>
             }
         })
@@ -289,9 +383,13 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
             </fieldset>
             <crate::ui::ErrorNote error=add_error />
             <Show when=move || matches!(add.value().get(), Some(Ok(_)))>
-                <p class="ok" role="status">{td_string!(l, admin.users.added)}</p>
+                <p class="ok" role="status">
+                    {td_string!(l, admin.users.added)}
+                </p>
             </Show>
-            <button type="submit" disabled=move || add.pending().get()>{td_string!(l, admin.users.add)}</button>
+            <button type="submit" disabled=move || add.pending().get()>
+                {td_string!(l, admin.users.add)}
+            </button>
         </form>
     }
 }

@@ -18,7 +18,9 @@ pub fn ApprovalsPage() -> impl IntoView {
     let inbox = resource(|| (), |_| approval_inbox());
     view! {
         <h1>{td_string!(l, rerun.approvals.title)}</h1>
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match inbox.await {
                     Ok(inbox) => view! { <Lists inbox /> }.into_any(),
@@ -38,12 +40,18 @@ fn Lists(inbox: Inbox) -> impl IntoView {
             <section aria-labelledby="waiting-title">
                 <h2 id="waiting-title">{td_string!(l, rerun.approvals.waiting)}</h2>
                 {if waiting.is_empty() {
-                    view! { <p class="empty" data-testid="inbox-empty">{td_string!(l, rerun.approvals.empty)}</p> }.into_any()
+                    view! {
+                        <p class="empty" data-testid="inbox-empty">
+                            {td_string!(l, rerun.approvals.empty)}
+                        </p>
+                    }
+                        .into_any()
                 } else {
                     view! {
                         <p class="hint">{td_string!(l, rerun.approvals.waiting_hint)}</p>
                         <Items items=waiting testid="inbox" />
-                    }.into_any()
+                    }
+                        .into_any()
                 }}
             </section>
         }
@@ -68,7 +76,11 @@ fn Lists(inbox: Inbox) -> impl IntoView {
             </section>
         }
     });
-    view! { {waiting} {requested} {decided} }
+    view! {
+        {waiting}
+        {requested}
+        {decided}
+    }
 }
 
 #[component]
@@ -106,25 +118,63 @@ fn Item(item: InboxItem) -> impl IntoView {
     });
     let standing = match item.standing {
         Standing::MayDecide => view! {
-            <A href=href.clone() attr:class="button" attr:data-testid="open-decision">{td_string!(l, rerun.approvals.open)}</A>
+            <A href=href.clone() attr:class="button" attr:data-testid="open-decision">
+                {td_string!(l, rerun.approvals.open)}
+            </A>
         }
         .into_any(),
-        Standing::Maker(_) | Standing::NotOwner | Standing::Decided => {
-            view! { <p class="badge warn" data-testid="standing">{standing_label(item.standing)}</p> }.into_any()
+        Standing::Maker(_) | Standing::NotOwner | Standing::Decided => view! {
+            <p class="badge warn" data-testid="standing">
+                {standing_label(item.standing)}
+            </p>
         }
+        .into_any(),
         Standing::NotWaiting | Standing::InBatch => ().into_any(),
     };
     view! {
-        <li class="card" data-request=item.id.clone() data-subject=match item.subject { Subject::Request => "request", Subject::Batch => "batch" }>
-            <h3><A href=href>{title}</A> " · " <span>{item.workflows.join(td_string!(l, rerun.separator))}</span></h3>
-            <p><span class="badge" data-entered>{item.department.clone()}</span> <span data-entered>{item.requester.clone()}</span>
-                {item.submitted_at.map(|at| format!(" · {}", local_time(at)))}</p>
-            {item.expires_at.map(|at| view! { <p class="deadline">{td_string!(l, rerun.approvals.deadline, at = local_time(at)).to_string()}</p> })}
+        <li
+            class="card"
+            data-request=item.id.clone()
+            data-subject=match item.subject {
+                Subject::Request => "request",
+                Subject::Batch => "batch",
+            }
+        >
+            <h3>
+                <A href=href>{title}</A>
+                " · "
+                <span>{item.workflows.join(td_string!(l, rerun.separator))}</span>
+            </h3>
+            <p>
+                <span class="badge" data-entered>
+                    {item.department.clone()}
+                </span>
+                <span data-entered>{item.requester.clone()}</span>
+                {item.submitted_at.map(|at| format!(" · {}", local_time(at)))}
+            </p>
+            {item
+                .expires_at
+                .map(|at| {
+                    view! {
+                        <p class="deadline">
+                            {td_string!(l, rerun.approvals.deadline, at = local_time(at)).to_string()}
+                        </p>
+                    }
+                })}
             <p>{with_entered(&td_string!(l, rerun.approvals.reason, reason = slot(0)).to_string(), &[&item.reason])}</p>
             {steps}
-            <p>{td_string!(l, rerun.approvals.count, approvals = item.approvals, required = item.required).to_string()}
-                " · " <span data-testid="stage">{td_string!(l, rerun.approvals.status_now, status = stage).to_string()}</span>
-                {decision.map(|d| view! { " · " <strong data-testid="my-decision">{d}</strong> })}</p>
+            <p>
+                {td_string!(l, rerun.approvals.count, approvals = item.approvals, required = item.required).to_string()}
+                " · "
+                <span data-testid="stage">{td_string!(l, rerun.approvals.status_now, status = stage).to_string()}</span>
+                {decision
+                    .map(|d| {
+                        view! {
+                            " · "
+                            <strong data-testid="my-decision">{d}</strong>
+                        }
+                    })}
+            </p>
             {standing}
         </li>
     }

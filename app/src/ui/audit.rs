@@ -72,7 +72,9 @@ pub fn AuditPage() -> impl IntoView {
     let page = resource(move || args.get(), |(form, before, routine)| audit_page(form, before, routine));
     view! {
         <h1>{td_string!(l, common.nav.audit)}</h1>
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match page.await {
                     Ok(view) => view! { <Trail view form=args.get_untracked().0 /> }.into_any(),
@@ -101,11 +103,17 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
     let l = super::labels::locale();
     let chain = match view.chain {
         ChainView::Intact { seq, checked_at } => view! {
-            <p class="badge on" data-testid="chain-status">{td_string!(l, audit.chain_intact, seq = seq, at = local_time(checked_at)).to_string()}</p>
-        }.into_any(),
+            <p class="badge on" data-testid="chain-status">
+                {td_string!(l, audit.chain_intact, seq = seq, at = local_time(checked_at)).to_string()}
+            </p>
+        }
+        .into_any(),
         ChainView::Broken { seq, problem } => view! {
-            <p class="badge off" role="alert" data-testid="chain-status">{td_string!(l, audit.chain_broken, seq = seq, problem = problem).to_string()}</p>
-        }.into_any(),
+            <p class="badge off" role="alert" data-testid="chain-status">
+                {td_string!(l, audit.chain_broken, seq = seq, problem = problem).to_string()}
+            </p>
+        }
+        .into_any(),
     };
     let filters = query_of(&form);
     // The page's own choice, kept when paging; exports always hold every event.
@@ -135,35 +143,74 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
             {choose("object_type", td_string!(l, audit.field.object_type), object_types, false, &form)}
             {entry("object_id", td_string!(l, audit.field.object_id), "text", &form)}
             {entry("process_id", td_string!(l, audit.field.process_id), "text", &form)}
-            <label class="check"><input type="checkbox" name="routine" value="true" checked=view.routine_shown data-testid="show-routine" />
-                {td_string!(l, audit.show_routine)}</label>
+            <label class="check">
+                <input
+                    type="checkbox"
+                    name="routine"
+                    value="true"
+                    checked=view.routine_shown
+                    data-testid="show-routine"
+                />
+                {td_string!(l, audit.show_routine)}
+            </label>
             <button type="submit">{td_string!(l, audit.filter)}</button>
         </Form>
-        {(!view.routine_shown).then(|| view! { <p class="hint" data-testid="routine-folded">{td_string!(l, audit.routine_folded)}</p> })}
-        {view.may_export.then(|| view! {
-            <p class="exports" data-testid="exports">
-                {td_string!(l, audit.export_lead)}
-                <DownloadWithProgress href=export("csv") label="CSV" /> {td_string!(l, common.dot)}
-                <DownloadWithProgress href=export("jsonl") label=td_string!(l, audit.export_jsonl) />
-                <span class="hint">{td_string!(l, audit.export_hint)}</span>
-            </p>
-        })}
+        {(!view.routine_shown)
+            .then(|| {
+                view! {
+                    <p class="hint" data-testid="routine-folded">
+                        {td_string!(l, audit.routine_folded)}
+                    </p>
+                }
+            })}
+        {view
+            .may_export
+            .then(|| {
+                view! {
+                    <p class="exports" data-testid="exports">
+                        {td_string!(l, audit.export_lead)}
+                        <DownloadWithProgress href=export("csv") label="CSV" />
+                        {td_string!(l, common.dot)}
+                        <DownloadWithProgress href=export("jsonl") label=td_string!(l, audit.export_jsonl) />
+                        <span class="hint">{td_string!(l, audit.export_hint)}</span>
+                    </p>
+                }
+            })}
         {if view.rows.is_empty() {
-            view! { <p class="empty" data-testid="audit-empty">{td_string!(l, audit.empty)}</p> }.into_any()
+            view! {
+                <p class="empty" data-testid="audit-empty">
+                    {td_string!(l, audit.empty)}
+                </p>
+            }
+                .into_any()
         } else {
             view! {
                 <table class="grid cards" data-testid="audit-events">
                     <caption class="sr-only">{td_string!(l, audit.caption)}</caption>
-                    <thead><tr>
-                        <th scope="col">"#"</th><th scope="col">{td_string!(l, audit.column.at)}</th><th scope="col">{td_string!(l, audit.field.actor)}</th>
-                        <th scope="col">{td_string!(l, audit.field.action)}</th><th scope="col">{td_string!(l, audit.column.object)}</th>
-                        <th scope="col">{td_string!(l, audit.field.department)}</th><th scope="col">{td_string!(l, audit.column.changes)}</th>
-                    </tr></thead>
+                    <thead>
+                        <tr>
+                            <th scope="col">"#"</th>
+                            <th scope="col">{td_string!(l, audit.column.at)}</th>
+                            <th scope="col">{td_string!(l, audit.field.actor)}</th>
+                            <th scope="col">{td_string!(l, audit.field.action)}</th>
+                            <th scope="col">{td_string!(l, audit.column.object)}</th>
+                            <th scope="col">{td_string!(l, audit.field.department)}</th>
+                            <th scope="col">{td_string!(l, audit.column.changes)}</th>
+                        </tr>
+                    </thead>
                     <tbody>{view.rows.into_iter().map(|row| view! { <EventRow row /> }).collect_view()}</tbody>
                 </table>
-            }.into_any()
+            }
+                .into_any()
         }}
-        {next.map(|link| view! { <p><A href=link>{td_string!(l, audit.older)}</A></p> })}
+        {next
+            .map(|link| {
+                view! {
+                    <p>
+                        <A href=link>{td_string!(l, audit.older)}</A>
+                    </p>
+                }
+            })}
     }
 }
 
@@ -185,10 +232,17 @@ fn choose(
             <label for=id.clone()>{label}</label>
             <select id=id name=name>
                 <option value="">{td_string!(l, audit.any)}</option>
-                {choices.into_iter().map(|c| {
-                    let chosen = c.value == current;
-                    view! { <option value=c.value selected=chosen data-entered=given.then_some("")>{c.label}</option> }
-                }).collect_view()}
+                {choices
+                    .into_iter()
+                    .map(|c| {
+                        let chosen = c.value == current;
+                        view! {
+                            <option value=c.value selected=chosen data-entered=given.then_some("")>
+                                {c.label}
+                            </option>
+                        }
+                    })
+                    .collect_view()}
             </select>
         </div>
     }
@@ -236,7 +290,14 @@ fn EventRow(row: AuditRow) -> impl IntoView {
         None => view! { <code>{row.object_id.clone()}</code> }.into_any(),
     };
     let object = match row.object_href {
-        Some(href) => view! { <A href=href attr:title=code>{row.object_kind} " " {name}</A> }.into_any(),
+        Some(href) => view! {
+            <A href=href attr:title=code>
+                {row.object_kind}
+                " "
+                {name}
+            </A>
+        }
+        .into_any(),
         None => view! { <span title=code>{row.object_kind} " " {name}</span> }.into_any(),
     };
     view! {
@@ -244,34 +305,78 @@ fn EventRow(row: AuditRow) -> impl IntoView {
             // Each cell names its column: on a phone the rows are cards (`table.cards`), the headings hidden.
             <td data-label="#">{row.seq}</td>
             <td data-label=td_string!(l, audit.column.at)>{local_time(row.at)}</td>
-            <td data-label=td_string!(l, audit.field.actor)><ActorName actor=row.actor /> <span class="hint">" (" {row.actor_kind} ")"</span></td>
+            <td data-label=td_string!(l, audit.field.actor)>
+                <ActorName actor=row.actor />
+                <span class="hint">" (" {row.actor_kind} ")"</span>
+            </td>
             // Auditors search and export by the code: it stays under the name.
-            <td data-label=td_string!(l, audit.field.action)>{row.action_label}<br /><code class="hint">{row.action}</code></td>
+            <td data-label=td_string!(
+                l, audit.field.action
+            )>{row.action_label}<br /><code class="hint">{row.action}</code></td>
             <td data-label=td_string!(l, audit.column.object)>{object}</td>
-            <td data-label=td_string!(l, audit.field.department) title=row.department>{row.department_name.map_or_else(|| view! { "—" }.into_any(), |d| view! { <span data-entered>{d}</span> }.into_any())}</td>
-            <td data-label=td_string!(l, audit.column.changes)>
-                {row.reason.map(|r| view! { <p class="reason">{td_string!(l, audit.reason_lead)} <Reason reason=r /></p> })}
+            <td data-label=td_string!(l, audit.field.department) title=row.department>
+                {row
+                    .department_name
+                    .map_or_else(|| view! { "—" }.into_any(), |d| view! { <span data-entered>{d}</span> }.into_any())}
+            </td>
+            <td data-label=td_string!(
+                l, audit.column.changes
+            )>
+                {row
+                    .reason
+                    .map(|r| view! { <p class="reason">{td_string!(l, audit.reason_lead)} <Reason reason=r /></p> })}
                 // What the event recorded, field by field, exactly as it is stored and exported.
-                {(!row.diff.is_empty()).then(|| view! {
-                    <dl class="diff">
-                        {row.diff.into_iter().map(|FieldChange { line, label }| {
-                            let changed = line.changed();
-                            // The field's name in words (its key as a tooltip), else its key.
-                            let name = match (label, line.key.is_empty()) {
-                                (_, true) => view! { {td_string!(l, audit.value)} }.into_any(),
-                                (Some(label), false) => view! { <span title=line.key.clone()>{label}</span> }.into_any(),
-                                (None, false) => view! { <code>{line.key.clone()}</code> }.into_any(),
-                            };
-                            view! {
-                                <dt>{name}</dt>
-                                <dd class=if changed { "changed" } else { "same" }>
-                                    {line.before.filter(|_| changed).map(|b| view! { <del>{value(&action, &line.key, b)}</del> " → " })}
-                                    <ins>{line.after.map_or_else(|| view! { {td_string!(l, audit.none)} }.into_any(), |a| value(&action, &line.key, a))}</ins>
-                                </dd>
-                            }
-                        }).collect_view()}
-                    </dl>
-                })}
+                {(!row.diff.is_empty())
+                    .then(|| {
+                        view! {
+                            <dl class="diff">
+                                {row
+                                    .diff
+                                    .into_iter()
+                                    .map(|FieldChange { line, label }| {
+                                        let changed = line.changed();
+                                        let name = match (label, line.key.is_empty()) {
+                                            (_, true) => {
+                                                // The field's name in words (its key as a tooltip), else its key.
+                                                view! { {td_string!(l, audit.value)} }
+                                                    .into_any()
+                                            }
+                                            (Some(label), false) => {
+                                                view! { <span title=line.key.clone()>{label}</span> }.into_any()
+                                            }
+                                            (None, false) => view! { <code>{line.key.clone()}</code> }.into_any(),
+                                        };
+                                        view! {
+                                            <dt>{name}</dt>
+                                            <dd class=if changed {
+                                                "changed"
+                                            } else {
+                                                "same"
+                                            }>
+                                                {line
+                                                    .before
+                                                    .filter(|_| changed)
+                                                    .map(|b| {
+                                                        view! {
+                                                            <del>{value(&action, &line.key, b)}</del>
+                                                            " → "
+                                                        }
+                                                    })}
+                                                <ins>
+                                                    {line
+                                                        .after
+                                                        .map_or_else(
+                                                            || view! { {td_string!(l, audit.none)} }.into_any(),
+                                                            |a| value(&action, &line.key, a),
+                                                        )}
+                                                </ins>
+                                            </dd>
+                                        }
+                                    })
+                                    .collect_view()}
+                            </dl>
+                        }
+                    })}
             </td>
         </tr>
     }

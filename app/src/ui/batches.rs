@@ -101,21 +101,37 @@ pub fn BatchesPage() -> impl IntoView {
     view! {
         <h1>{td_string!(l, rerun.batch.list_title)}</h1>
         <p class="lead">{td_string!(l, rerun.batch.list_intro)}</p>
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match batches.await {
-                    Ok(list) if list.is_empty() => view! { <p class="empty" data-testid="batches-empty">{td_string!(l, rerun.batch.list_empty)}</p> }.into_any(),
-                    Ok(list) => view! {
-                        <table class="grid" data-testid="batches">
-                            <caption class="sr-only">{td_string!(l, rerun.batch.list_title)}</caption>
-                            <thead><tr>
-                                <th scope="col">{td_string!(l, rerun.batch.field.reason)}</th><th scope="col">{td_string!(l, rerun.batch.field.status)}</th>
-                                <th scope="col">{td_string!(l, rerun.batch.field.department)}</th><th scope="col">{td_string!(l, rerun.batch.field.creator)}</th>
-                                <th scope="col">{td_string!(l, rerun.batch.field.created)}</th>
-                            </tr></thead>
-                            <tbody>{list.into_iter().map(|b| view! { <SummaryRow b /> }).collect_view()}</tbody>
-                        </table>
-                    }.into_any(),
+                    Ok(list) if list.is_empty() => {
+                        view! {
+                            <p class="empty" data-testid="batches-empty">
+                                {td_string!(l, rerun.batch.list_empty)}
+                            </p>
+                        }
+                            .into_any()
+                    }
+                    Ok(list) => {
+                        view! {
+                            <table class="grid" data-testid="batches">
+                                <caption class="sr-only">{td_string!(l, rerun.batch.list_title)}</caption>
+                                <thead>
+                                    <tr>
+                                        <th scope="col">{td_string!(l, rerun.batch.field.reason)}</th>
+                                        <th scope="col">{td_string!(l, rerun.batch.field.status)}</th>
+                                        <th scope="col">{td_string!(l, rerun.batch.field.department)}</th>
+                                        <th scope="col">{td_string!(l, rerun.batch.field.creator)}</th>
+                                        <th scope="col">{td_string!(l, rerun.batch.field.created)}</th>
+                                    </tr>
+                                </thead>
+                                <tbody>{list.into_iter().map(|b| view! { <SummaryRow b /> }).collect_view()}</tbody>
+                            </table>
+                        }
+                            .into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -128,10 +144,27 @@ fn SummaryRow(b: BatchSummary) -> impl IntoView {
     let l = locale();
     view! {
         <tr data-batch=b.id.clone()>
-            <td><A href=format!("/batches/{}", b.id)><span data-entered>{b.reason.clone()}</span></A></td>
-            <td>{batch_status_label(b.status)}
-                {b.awaits_me.then(|| view! { " " <span class="badge warn" data-testid="awaits-me">{td_string!(l, rerun.batch.awaits_me)}</span> })}</td>
-            <td title=b.department.clone() data-entered>{b.department_name.clone()}</td>
+            <td>
+                <A href=format!("/batches/{}", b.id)>
+                    <span data-entered>{b.reason.clone()}</span>
+                </A>
+            </td>
+            <td>
+                {batch_status_label(b.status)}
+                {b
+                    .awaits_me
+                    .then(|| {
+                        view! {
+                            " "
+                            <span class="badge warn" data-testid="awaits-me">
+                                {td_string!(l, rerun.batch.awaits_me)}
+                            </span>
+                        }
+                    })}
+            </td>
+            <td title=b.department.clone() data-entered>
+                {b.department_name.clone()}
+            </td>
             <td data-entered>{b.creator.clone()}</td>
             <td>{local_time(b.created_at)}</td>
         </tr>
@@ -177,7 +210,9 @@ pub fn BatchPage() -> impl IntoView {
         |(id, _)| load_batch(id),
     );
     view! {
-        <Transition fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Transition fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match batch.await {
                     Ok(b) => view! { <Batch b actions reload /> }.into_any(),
@@ -243,63 +278,145 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
     view! {
         <h1>{td_string!(l, rerun.batch.title)}<code>{b.id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>{td_string!(l, rerun.batch.field.status)}</dt><dd data-testid="batch-status">{batch_status_label(b.status)}</dd>
-            <dt>{td_string!(l, rerun.batch.field.reason)}</dt><dd data-entered>{b.reason.clone()}</dd>
-            <dt>{td_string!(l, rerun.batch.field.department)}</dt><dd title=b.department.clone() data-entered>{b.department_name.clone()}</dd>
-            <dt>{td_string!(l, rerun.batch.field.creator)}</dt><dd><span data-entered>{b.creator.clone()}</span> " · " {local_time(b.created_at)}</dd>
-            <dt>{td_string!(l, rerun.batch.field.rate)}</dt><dd>{td_string!(l, rerun.batch.rate_value, rate = b.rate_per_minute).to_string()}</dd>
-            {b.expires_at.map(|at| view! { <dt>{td_string!(l, rerun.batch.field.expires)}</dt><dd>{local_time(at)}</dd> })}
+            <dt>{td_string!(l, rerun.batch.field.status)}</dt>
+            <dd data-testid="batch-status">{batch_status_label(b.status)}</dd>
+            <dt>{td_string!(l, rerun.batch.field.reason)}</dt>
+            <dd data-entered>{b.reason.clone()}</dd>
+            <dt>{td_string!(l, rerun.batch.field.department)}</dt>
+            <dd title=b.department.clone() data-entered>
+                {b.department_name.clone()}
+            </dd>
+            <dt>{td_string!(l, rerun.batch.field.creator)}</dt>
+            <dd>
+                <span data-entered>{b.creator.clone()}</span>
+                " · "
+                {local_time(b.created_at)}
+            </dd>
+            <dt>{td_string!(l, rerun.batch.field.rate)}</dt>
+            <dd>{td_string!(l, rerun.batch.rate_value, rate = b.rate_per_minute).to_string()}</dd>
+            {b
+                .expires_at
+                .map(|at| {
+                    view! {
+                        <dt>{td_string!(l, rerun.batch.field.expires)}</dt>
+                        <dd>{local_time(at)}</dd>
+                    }
+                })}
         </dl>
         {previewing.then(|| view! { <LookUps live /> })}
         {(!previewing).then(|| view! { <Totals b=b.clone() /> })}
         {(!planned.is_empty()).then(|| view! { <Planned members=planned live /> })}
         {(!others.is_empty()).then(|| view! { <Others members=others /> })}
-        {b.may_request.then(|| view! { <RequestForm id=id.clone() max=b.max_rate_per_minute action=actions.request /> })}
-        {requested.then(|| view! {
-            <section aria-labelledby="checklist-title">
-                <h2 id="checklist-title">{td_string!(l, rerun.batch.checklist)}</h2>
-                <ol class="checklist" data-testid="batch-checklist">
-                    {b.checks.iter().cloned().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm=actions.confirm /> }).collect_view()}
-                </ol>
-                <crate::ui::ErrorNote error=error_of_confirm />
-            </section>
-        })}
-        {(may_confirm && all_confirmed).then(|| view! {
-            <ActionForm action=actions.submit attr:class="inline">
-                <input type="hidden" name="id" value=submit_id />
-                <button type="submit" disabled=move || actions.submit.pending().get()>{td_string!(l, rerun.batch.submit)}</button>
-                <crate::ui::ErrorNote error=error_of_submit />
-            </ActionForm>
-        })}
+        {b
+            .may_request
+            .then(|| view! { <RequestForm id=id.clone() max=b.max_rate_per_minute action=actions.request /> })}
+        {requested
+            .then(|| {
+                view! {
+                    <section aria-labelledby="checklist-title">
+                        <h2 id="checklist-title">{td_string!(l, rerun.batch.checklist)}</h2>
+                        <ol class="checklist" data-testid="batch-checklist">
+                            {b
+                                .checks
+                                .iter()
+                                .cloned()
+                                .map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm=actions.confirm /> })
+                                .collect_view()}
+                        </ol>
+                        <crate::ui::ErrorNote error=error_of_confirm />
+                    </section>
+                }
+            })}
+        {(may_confirm && all_confirmed)
+            .then(|| {
+                view! {
+                    <ActionForm action=actions.submit attr:class="inline">
+                        <input type="hidden" name="id" value=submit_id />
+                        <button type="submit" disabled=move || actions.submit.pending().get()>
+                            {td_string!(l, rerun.batch.submit)}
+                        </button>
+                        <crate::ui::ErrorNote error=error_of_submit />
+                    </ActionForm>
+                }
+            })}
         // The page reloads after a decision: it says what was recorded (the list below shows the decision).
-        {move || matches!(actions.decide.value().get(), Some(Ok(()))).then(|| view! {
-            <p class="ok" role="status" data-testid="decided">{td_string!(l, rerun.batch.decide.recorded)}</p>
-        })}
+        {move || {
+            matches!(actions.decide.value().get(), Some(Ok(())))
+                .then(|| {
+                    view! {
+                        <p class="ok" role="status" data-testid="decided">
+                            {td_string!(l, rerun.batch.decide.recorded)}
+                        </p>
+                    }
+                })
+        }}
         {match b.standing {
             Standing::MayDecide => {
                 let calls = b.totals.calls.iter().map(|(system, n)| format!("{system} × {n}")).collect::<Vec<_>>();
-                let sent = td_string!(l, rerun.batch.decide.sent, operations = b.totals.operations, calls = calls.join(td_string!(l, rerun.separator))).to_string();
+                let sent = td_string!(
+                    l, rerun.batch.decide.sent, operations = b.totals.operations, calls = calls.join(td_string!(l, rerun.separator))
+                )
+                    .to_string();
                 view! { <Decide id=decide_id sent action=actions.decide /> }.into_any()
             }
-            Standing::Maker(_) | Standing::NotOwner | Standing::Decided =>
-                view! { <p class="badge warn" data-testid="standing">{super::checklist::standing_label(b.standing)}</p> }.into_any(),
+            Standing::Maker(_) | Standing::NotOwner | Standing::Decided => {
+                view! {
+                    <p class="badge warn" data-testid="standing">
+                        {super::checklist::standing_label(b.standing)}
+                    </p>
+                }
+                    .into_any()
+            }
             Standing::NotWaiting | Standing::InBatch => ().into_any(),
         }}
         {requested.then(|| view! { <ProgressPanel live /> })}
-        {(b.may_pause || b.may_resume || b.may_cancel).then(|| view! {
-            <Controls id=control_id pause=b.may_pause resume=b.may_resume cancel=b.may_cancel action=actions.control />
-        })}
-        {(!b.decisions.is_empty()).then(|| view! {
-            <section aria-labelledby="decisions-title">
-                <h2 id="decisions-title">{td_string!(l, rerun.batch.decisions)}</h2>
-                <ul data-testid="batch-decisions">
-                    {b.decisions.iter().map(|d| view! {
-                        <li>{if d.decision == Decision::Approve { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " <span data-entered>{d.approver.clone()}</span> " · "
-                            {local_time(d.decided_at)} {d.comment.clone().map(|c| view! { " · " <span data-entered>{c}</span> })}</li>
-                    }).collect_view()}
-                </ul>
-            </section>
-        })}
+        {(b.may_pause || b.may_resume || b.may_cancel)
+            .then(|| {
+                view! {
+                    <Controls
+                        id=control_id
+                        pause=b.may_pause
+                        resume=b.may_resume
+                        cancel=b.may_cancel
+                        action=actions.control
+                    />
+                }
+            })}
+        {(!b.decisions.is_empty())
+            .then(|| {
+                view! {
+                    <section aria-labelledby="decisions-title">
+                        <h2 id="decisions-title">{td_string!(l, rerun.batch.decisions)}</h2>
+                        <ul data-testid="batch-decisions">
+                            {b
+                                .decisions
+                                .iter()
+                                .map(|d| {
+                                    view! {
+                                        <li>
+                                            {if d.decision == Decision::Approve {
+                                                td_string!(l, rerun.request.approved)
+                                            } else {
+                                                td_string!(l, rerun.request.rejected)
+                                            }} " — " <span data-entered>{d.approver.clone()}</span> " · "
+                                            {local_time(d.decided_at)}
+                                            {d
+                                                .comment
+                                                .clone()
+                                                .map(|c| {
+                                                    view! {
+                                                        " · "
+                                                        <span data-entered>{c}</span>
+                                                    }
+                                                })}
+                                        </li>
+                                    }
+                                })
+                                .collect_view()}
+                        </ul>
+                    </section>
+                }
+            })}
     }
 }
 
@@ -310,8 +427,18 @@ fn LookUps(live: RwSignal<BatchProgress>) -> impl IntoView {
     view! {
         <section class="card batch-part" aria-labelledby="lookup-title" data-testid="batch-lookup">
             <h2 id="lookup-title">{td_string!(l, rerun.batch.lookup.title)}</h2>
-            <progress aria-labelledby="lookup-title" max=move || live.with(|v| v.selected.max(1)) value=move || live.with(|v| v.looked_up)></progress>
-            <p role="status">{move || live.with(|v| td_string!(l, rerun.batch.lookup.progress, done = v.looked_up, total = v.selected).to_string())}</p>
+            <progress
+                aria-labelledby="lookup-title"
+                max=move || live.with(|v| v.selected.max(1))
+                value=move || live.with(|v| v.looked_up)
+            ></progress>
+            <p role="status">
+                {move || {
+                    live.with(|v| {
+                        td_string!(l, rerun.batch.lookup.progress, done = v.looked_up, total = v.selected).to_string()
+                    })
+                }}
+            </p>
             <p class="hint">{td_string!(l, rerun.batch.lookup.hint)}</p>
         </section>
     }
@@ -326,7 +453,18 @@ fn Totals(b: BatchView) -> impl IntoView {
     } else {
         view! {
             <ul class="plain" data-testid="total-calls">
-                {b.totals.calls.iter().map(|(system, n)| view! { <li>{td_string!(l, rerun.batch.totals.calls_value, system = system, count = n).to_string()}</li> }).collect_view()}
+                {b
+                    .totals
+                    .calls
+                    .iter()
+                    .map(|(system, n)| {
+                        view! {
+                            <li>
+                                {td_string!(l, rerun.batch.totals.calls_value, system = system, count = n).to_string()}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
             </ul>
         }
         .into_any()
@@ -334,15 +472,23 @@ fn Totals(b: BatchView) -> impl IntoView {
     view! {
         <section class="card batch-part" aria-labelledby="totals-title" data-testid="batch-totals">
             <h2 id="totals-title">{td_string!(l, rerun.batch.totals.title)}</h2>
-            {(b.status == BatchStatus::Preview).then(|| view! { <p class="hint">{td_string!(l, rerun.batch.totals.nothing_sent)}</p> })}
+            {(b.status == BatchStatus::Preview)
+                .then(|| view! { <p class="hint">{td_string!(l, rerun.batch.totals.nothing_sent)}</p> })}
             <dl class="facts">
-                <dt>{td_string!(l, rerun.batch.totals.operations)}</dt><dd data-testid="total-operations">{count(b.totals.operations)}</dd>
-                <dt>{td_string!(l, rerun.batch.totals.calls)}</dt><dd>{calls}</dd>
-                <dt>{td_string!(l, rerun.batch.totals.selected)}</dt><dd>{count(b.selected)}</dd>
-                <dt>{td_string!(l, rerun.batch.totals.eligible)}</dt><dd data-testid="total-eligible">{count(b.eligible + b.requested)}</dd>
-                <dt>{td_string!(l, rerun.batch.totals.blocked)}</dt><dd data-testid="total-blocked">{count(b.blocked)}</dd>
-                <dt>{td_string!(l, rerun.batch.totals.done)}</dt><dd data-testid="total-done">{count(b.nothing_to_rerun)}</dd>
-                <dt>{td_string!(l, rerun.batch.totals.dropped)}</dt><dd data-testid="total-dropped">{count(b.dropped)}</dd>
+                <dt>{td_string!(l, rerun.batch.totals.operations)}</dt>
+                <dd data-testid="total-operations">{count(b.totals.operations)}</dd>
+                <dt>{td_string!(l, rerun.batch.totals.calls)}</dt>
+                <dd>{calls}</dd>
+                <dt>{td_string!(l, rerun.batch.totals.selected)}</dt>
+                <dd>{count(b.selected)}</dd>
+                <dt>{td_string!(l, rerun.batch.totals.eligible)}</dt>
+                <dd data-testid="total-eligible">{count(b.eligible + b.requested)}</dd>
+                <dt>{td_string!(l, rerun.batch.totals.blocked)}</dt>
+                <dd data-testid="total-blocked">{count(b.blocked)}</dd>
+                <dt>{td_string!(l, rerun.batch.totals.done)}</dt>
+                <dd data-testid="total-done">{count(b.nothing_to_rerun)}</dd>
+                <dt>{td_string!(l, rerun.batch.totals.dropped)}</dt>
+                <dd data-testid="total-dropped">{count(b.dropped)}</dd>
             </dl>
         </section>
     }
@@ -358,27 +504,46 @@ fn Planned(members: Vec<(usize, MemberView)>, live: RwSignal<BatchProgress>) -> 
         <details class="card" open=open data-testid="batch-planned">
             <summary>{summary}</summary>
             <table class="grid">
-                <thead><tr>
-                    <th scope="col">{td_string!(l, rerun.batch.members.process_id)}</th><th scope="col">{td_string!(l, rerun.batch.members.workflow)}</th>
-                    <th scope="col">{td_string!(l, rerun.batch.members.state)}</th><th scope="col">{td_string!(l, rerun.batch.members.steps)}</th>
-                </tr></thead>
+                <thead>
+                    <tr>
+                        <th scope="col">{td_string!(l, rerun.batch.members.process_id)}</th>
+                        <th scope="col">{td_string!(l, rerun.batch.members.workflow)}</th>
+                        <th scope="col">{td_string!(l, rerun.batch.members.state)}</th>
+                        <th scope="col">{td_string!(l, rerun.batch.members.steps)}</th>
+                    </tr>
+                </thead>
                 <tbody>
-                    {members.into_iter().map(|(index, m)| {
-                        let state = m.state;
-                        let shown = move || {
-                            live.with(|v| v.members.get(index).copied().flatten())
-                                .map_or_else(|| member_label(state), progress_label)
-                        };
-                        let pid = m.process_id.clone();
-                        view! {
-                            <tr data-member=pid.clone()>
-                                <td><A href=format!("/operations/{pid}")>{m.process_id}</A></td>
-                                <td>{m.workflow.clone()}</td>
-                                <td>{shown}</td>
-                                <td><ul class="plain">{m.steps.iter().map(|(step, key)| view! { <li>{step.clone()} " " <code>{key.clone()}</code></li> }).collect_view()}</ul></td>
-                            </tr>
-                        }
-                    }).collect_view()}
+                    {members
+                        .into_iter()
+                        .map(|(index, m)| {
+                            let state = m.state;
+                            let shown = move || {
+                                live.with(|v| v.members.get(index).copied().flatten())
+                                    .map_or_else(|| member_label(state), progress_label)
+                            };
+                            let pid = m.process_id.clone();
+                            view! {
+                                <tr data-member=pid.clone()>
+                                    <td>
+                                        <A href=format!("/operations/{pid}")>{m.process_id}</A>
+                                    </td>
+                                    <td>{m.workflow.clone()}</td>
+                                    <td>{shown}</td>
+                                    <td>
+                                        <ul class="plain">
+                                            {m
+                                                .steps
+                                                .iter()
+                                                .map(|(step, key)| {
+                                                    view! { <li>{step.clone()} " " <code>{key.clone()}</code></li> }
+                                                })
+                                                .collect_view()}
+                                        </ul>
+                                    </td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
                 </tbody>
             </table>
         </details>
@@ -392,22 +557,35 @@ fn Others(members: Vec<(usize, MemberView)>) -> impl IntoView {
     view! {
         <table class="grid" data-testid="batch-blocked">
             <caption>{td_string!(l, rerun.batch.members.others)}</caption>
-            <thead><tr>
-                <th scope="col">{td_string!(l, rerun.batch.members.process_id)}</th><th scope="col">{td_string!(l, rerun.batch.members.workflow)}</th>
-                <th scope="col">{td_string!(l, rerun.batch.members.state)}</th><th scope="col">{td_string!(l, rerun.batch.members.reasons)}</th>
-            </tr></thead>
+            <thead>
+                <tr>
+                    <th scope="col">{td_string!(l, rerun.batch.members.process_id)}</th>
+                    <th scope="col">{td_string!(l, rerun.batch.members.workflow)}</th>
+                    <th scope="col">{td_string!(l, rerun.batch.members.state)}</th>
+                    <th scope="col">{td_string!(l, rerun.batch.members.reasons)}</th>
+                </tr>
+            </thead>
             <tbody>
-                {members.into_iter().map(|(_, m)| {
-                    let pid = m.process_id.clone();
-                    view! {
-                        <tr data-member=pid.clone()>
-                            <td><A href=format!("/operations/{pid}")>{m.process_id}</A></td>
-                            <td>{m.workflow}</td>
-                            <td>{member_label(m.state)}</td>
-                            <td><ul class="plain">{m.reasons.iter().map(|r| view! { <li>{reason_text(r)}</li> }).collect_view()}</ul></td>
-                        </tr>
-                    }
-                }).collect_view()}
+                {members
+                    .into_iter()
+                    .map(|(_, m)| {
+                        let pid = m.process_id.clone();
+                        view! {
+                            <tr data-member=pid.clone()>
+                                <td>
+                                    <A href=format!("/operations/{pid}")>{m.process_id}</A>
+                                </td>
+                                <td>{m.workflow}</td>
+                                <td>{member_label(m.state)}</td>
+                                <td>
+                                    <ul class="plain">
+                                        {m.reasons.iter().map(|r| view! { <li>{reason_text(r)}</li> }).collect_view()}
+                                    </ul>
+                                </td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }
@@ -424,8 +602,17 @@ fn RequestForm(id: String, max: i64, action: ServerAction<RequestBatch>) -> impl
             <ActionForm action attr:class="form">
                 <input type="hidden" name="id" value=id />
                 <label for="batch-rate">{td_string!(l, rerun.batch.request.rate, max = max).to_string()}</label>
-                <input id="batch-rate" name="rate_per_minute" type="number" min="1" max=max.to_string() inputmode="numeric" />
-                <button type="submit" disabled=move || action.pending().get()>{td_string!(l, rerun.batch.request.submit)}</button>
+                <input
+                    id="batch-rate"
+                    name="rate_per_minute"
+                    type="number"
+                    min="1"
+                    max=max.to_string()
+                    inputmode="numeric"
+                />
+                <button type="submit" disabled=move || action.pending().get()>
+                    {td_string!(l, rerun.batch.request.submit)}
+                </button>
                 <crate::ui::ErrorNote error />
             </ActionForm>
         </section>
@@ -450,7 +637,9 @@ fn CheckItem(
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="number" value=number.to_string() />
                 {confirmation_fields(number)}
-                <button type="submit" disabled=move || confirm.pending().get()>{td_string!(l, rerun.check.confirm)}</button>
+                <button type="submit" disabled=move || confirm.pending().get()>
+                    {td_string!(l, rerun.check.confirm)}
+                </button>
             </ActionForm>
         }
     });
@@ -482,15 +671,22 @@ fn Decide(id: String, sent: String, action: ServerAction<DecideBatch>) -> impl I
                 <label for="approve-comment">{td_string!(l, rerun.batch.decide.comment)}</label>
                 <textarea id="approve-comment" name="comment" rows="2"></textarea>
                 // Not sent: the browser holds the approval until the approver ticks what will be sent.
-                <label class="check"><input type="checkbox" required data-testid="confirm-sent" />{sent}</label>
-                <button type="submit" disabled=move || action.pending().get()>{td_string!(l, rerun.batch.decide.approve)}</button>
+                <label class="check">
+                    <input type="checkbox" required data-testid="confirm-sent" />
+                    {sent}
+                </label>
+                <button type="submit" disabled=move || action.pending().get()>
+                    {td_string!(l, rerun.batch.decide.approve)}
+                </button>
             </ActionForm>
             <ActionForm action attr:class="form">
                 <input type="hidden" name="id" value=reject_id />
                 <input type="hidden" name="approve" value="false" />
                 <label for="reject-comment">{td_string!(l, rerun.batch.decide.reject_reason)}</label>
                 <textarea id="reject-comment" name="comment" rows="2" required></textarea>
-                <button type="submit" class="secondary" disabled=move || action.pending().get()>{td_string!(l, rerun.batch.decide.reject)}</button>
+                <button type="submit" class="secondary" disabled=move || action.pending().get()>
+                    {td_string!(l, rerun.batch.decide.reject)}
+                </button>
             </ActionForm>
             <crate::ui::ErrorNote error />
         </section>
@@ -507,12 +703,25 @@ fn ProgressPanel(live: RwSignal<BatchProgress>) -> impl IntoView {
     view! {
         <section class="card batch-part" aria-labelledby="progress-title" data-testid="batch-progress">
             <h2 id="progress-title">{td_string!(l, rerun.batch.progress.title)}</h2>
-            <progress aria-label=td_string!(l, rerun.batch.progress.bar) max=move || total().max(1) value=finished></progress>
-            <p data-testid="progress-finished">{move || td_string!(l, rerun.batch.progress.finished, done = finished(), total = total()).to_string()}</p>
+            <progress
+                aria-label=td_string!(l, rerun.batch.progress.bar)
+                max=move || total().max(1)
+                value=finished
+            ></progress>
+            <p data-testid="progress-finished">
+                {move || td_string!(l, rerun.batch.progress.finished, done = finished(), total = total()).to_string()}
+            </p>
             <ul class="plain progress-counts">
-                {Progress::ALL.into_iter().map(|p| view! {
-                    <li data-progress=progress_key(p)>{progress_label(p)} ": " <strong>{move || count(p)}</strong></li>
-                }).collect_view()}
+                {Progress::ALL
+                    .into_iter()
+                    .map(|p| {
+                        view! {
+                            <li data-progress=progress_key(
+                                p,
+                            )>{progress_label(p)} ": " <strong>{move || count(p)}</strong></li>
+                        }
+                    })
+                    .collect_view()}
             </ul>
         </section>
     }
@@ -532,9 +741,30 @@ fn Controls(id: String, pause: bool, resume: bool, cancel: bool, action: ServerA
                 <label for="control-reason">{td_string!(l, rerun.batch.control.reason)}</label>
                 <textarea id="control-reason" name="reason" rows="2" required></textarea>
                 <div class="buttons">
-                    {pause.then(|| view! { <button type="submit" name="control" value="pause">{td_string!(l, rerun.batch.control.pause)}</button> })}
-                    {resume.then(|| view! { <button type="submit" name="control" value="resume">{td_string!(l, rerun.batch.control.resume)}</button> })}
-                    {cancel.then(|| view! { <button type="submit" class="secondary" name="control" value="cancel">{td_string!(l, rerun.batch.control.cancel)}</button> })}
+                    {pause
+                        .then(|| {
+                            view! {
+                                <button type="submit" name="control" value="pause">
+                                    {td_string!(l, rerun.batch.control.pause)}
+                                </button>
+                            }
+                        })}
+                    {resume
+                        .then(|| {
+                            view! {
+                                <button type="submit" name="control" value="resume">
+                                    {td_string!(l, rerun.batch.control.resume)}
+                                </button>
+                            }
+                        })}
+                    {cancel
+                        .then(|| {
+                            view! {
+                                <button type="submit" class="secondary" name="control" value="cancel">
+                                    {td_string!(l, rerun.batch.control.cancel)}
+                                </button>
+                            }
+                        })}
                 </div>
             </ActionForm>
             <crate::ui::ErrorNote error />

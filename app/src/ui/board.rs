@@ -54,10 +54,14 @@ pub fn BoardPage() -> impl IntoView {
     let l = super::labels::locale();
     view! {
         <h1>{td_string!(l, board.title)}</h1>
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match page.await {
-                    Ok(page) => view! { <Board bulk=page.may_start_bulk page filter=filter.get_untracked() /> }.into_any(),
+                    Ok(page) => {
+                        view! { <Board bulk=page.may_start_bulk page filter=filter.get_untracked() /> }.into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -80,9 +84,13 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
             let link = href(&BoardFilter { event: Some(event.clone()), after: None, ..filter.clone() });
             let current = filter.event.as_deref() == Some(event.as_str());
             view! {
-                <li><A href=link attr:class=if current { "chip current" } else { "chip" }>
-                    {event_label_in(l, &event)} " " <strong>{n}</strong>
-                </A></li>
+                <li>
+                    <A href=link attr:class=if current { "chip current" } else { "chip" }>
+                        {event_label_in(l, &event)}
+                        " "
+                        <strong>{n}</strong>
+                    </A>
+                </li>
             }
         })
         .collect_view();
@@ -96,7 +104,9 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
             <aside class="card start-here" data-testid="start-here" aria-labelledby="start-here-title">
                 <h2 id="start-here-title">{td_string!(l, board.start_here.title)}</h2>
                 <p>{td_string!(l, board.start_here.body)}</p>
-                <p><A href=format!("/operations/{process_id}")>{td_string!(l, board.start_here.link)}</A></p>
+                <p>
+                    <A href=format!("/operations/{process_id}")>{td_string!(l, board.start_here.link)}</A>
+                </p>
             </aside>
         }
     });
@@ -105,59 +115,148 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
         <super::stop_switch::PausedBanner pauses=page.pauses />
         <super::incidents::OverdueBox actions=page.overdue_actions />
         <section aria-labelledby="counts-title">
-            <h2 id="counts-title" class="sr-only">{td_string!(l, board.counts_title)}</h2>
+            <h2 id="counts-title" class="sr-only">
+                {td_string!(l, board.counts_title)}
+            </h2>
             <ul class="chips" data-testid="event-counts">
-                <li><A href=href(&BoardFilter { event: None, after: None, ..filter.clone() }) attr:class="chip">{td_string!(l, board.all)} " " <strong>{total}</strong></A></li>
+                <li>
+                    <A
+                        href=href(
+                            &BoardFilter {
+                                event: None,
+                                after: None,
+                                ..filter.clone()
+                            },
+                        )
+                        attr:class="chip"
+                    >
+                        {td_string!(l, board.all)}
+                        " "
+                        <strong>{total}</strong>
+                    </A>
+                </li>
                 {counts}
             </ul>
         </section>
         <Form method="GET" action="/" attr:class="filters" attr:aria-label=move || td_string!(l, board.filters)>
-            <label>{td_string!(l, board.department)}
-                <select name="department">
+            <label>
+                {td_string!(l, board.department)} <select name="department">
                     <option value="">{td_string!(l, board.all)}</option>
-                    {page.departments.iter().map(|d| view! { <option value=d.code.clone() selected=selected(&filter.department, &d.code) data-entered>{d.name.clone()}</option> }).collect_view()}
+                    {page
+                        .departments
+                        .iter()
+                        .map(|d| {
+                            view! {
+                                <option
+                                    value=d.code.clone()
+                                    selected=selected(&filter.department, &d.code)
+                                    data-entered
+                                >
+                                    {d.name.clone()}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
             </label>
-            <label>{td_string!(l, board.workflow)}
-                <select name="workflow">
+            <label>
+                {td_string!(l, board.workflow)} <select name="workflow">
                     <option value="">{td_string!(l, board.all)}</option>
-                    {page.workflows.iter().map(|w| view! { <option value=w.clone() selected=selected(&filter.workflow, w)>{w.clone()}</option> }).collect_view()}
+                    {page
+                        .workflows
+                        .iter()
+                        .map(|w| {
+                            view! {
+                                <option value=w.clone() selected=selected(&filter.workflow, w)>
+                                    {w.clone()}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
             </label>
-            <label>{td_string!(l, board.event)}
-                <select name="event">
+            <label>
+                {td_string!(l, board.event)} <select name="event">
                     <option value="">{td_string!(l, board.all)}</option>
-                    {StallEvent::ALL.iter().map(|e| view! { <option value=e.as_str() selected=selected(&filter.event, e.as_str())>{event_label_in(l, e.as_str())}</option> }).collect_view()}
+                    {StallEvent::ALL
+                        .iter()
+                        .map(|e| {
+                            view! {
+                                <option value=e.as_str() selected=selected(&filter.event, e.as_str())>
+                                    {event_label_in(l, e.as_str())}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
             </label>
-            <label>{td_string!(l, board.age)}
-                <select name="age">
+            <label>
+                {td_string!(l, board.age)} <select name="age">
                     <option value="">{td_string!(l, board.all)}</option>
-                    {[(15, td_string!(l, board.age_15_minutes)), (60, td_string!(l, board.age_1_hour)), (1440, td_string!(l, board.age_1_day))].into_iter().map(|(m, text)| view! {
-                        <option value=m.to_string() selected=filter.min_age_minutes == Some(m)>{text}</option>
-                    }).collect_view()}
+                    {[
+                        (15, td_string!(l, board.age_15_minutes)),
+                        (60, td_string!(l, board.age_1_hour)),
+                        (1440, td_string!(l, board.age_1_day)),
+                    ]
+                        .into_iter()
+                        .map(|(m, text)| {
+                            view! {
+                                <option value=m.to_string() selected=filter.min_age_minutes == Some(m)>
+                                    {text}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
             </label>
             <button type="submit">{td_string!(l, board.apply)}</button>
         </Form>
         {if page.rows.is_empty() {
-            view! { <p class="empty" data-testid="board-empty">{td_string!(l, board.empty)}</p> }.into_any()
+            view! {
+                <p class="empty" data-testid="board-empty">
+                    {td_string!(l, board.empty)}
+                </p>
+            }
+                .into_any()
         } else {
             view! {
                 <table class="grid cards" data-testid="board">
                     <caption class="sr-only">{td_string!(l, board.title)}</caption>
-                    <thead><tr>
-                        {bulk.then(|| view! { <th scope="col"><span class="sr-only">{td_string!(l, board.bulk.select)}</span></th> })}
-                        <th scope="col">{td_string!(l, board.process_id)}</th><th scope="col">{td_string!(l, board.workflow)}</th><th scope="col">{td_string!(l, board.department)}</th>
-                        <th scope="col">{td_string!(l, board.event)}</th><th scope="col">{td_string!(l, board.failure_class)}</th><th scope="col">{td_string!(l, board.business_key)}</th>
-                        <th scope="col">{td_string!(l, board.registered)}</th>
-                    </tr></thead>
+                    <thead>
+                        <tr>
+                            {bulk
+                                .then(|| {
+                                    view! {
+                                        <th scope="col">
+                                            <span class="sr-only">{td_string!(l, board.bulk.select)}</span>
+                                        </th>
+                                    }
+                                })} <th scope="col">{td_string!(l, board.process_id)}</th>
+                            <th scope="col">{td_string!(l, board.workflow)}</th>
+                            <th scope="col">{td_string!(l, board.department)}</th>
+                            <th scope="col">{td_string!(l, board.event)}</th>
+                            <th scope="col">{td_string!(l, board.failure_class)}</th>
+                            <th scope="col">{td_string!(l, board.business_key)}</th>
+                            <th scope="col">{td_string!(l, board.registered)}</th>
+                        </tr>
+                    </thead>
                     // The rows are written as one escaped string (see `rows_html`); a tick bubbles up to here.
-                    <tbody inner_html=rows_html(&page.rows, bulk, l, zone, &names) on:change=move |ev| tick(&ev, ticked)></tbody>
+                    <tbody
+                        inner_html=rows_html(&page.rows, bulk, l, zone, &names)
+                        on:change=move |ev| tick(&ev, ticked)
+                    ></tbody>
                 </table>
-            }.into_any()
+            }
+                .into_any()
         }}
-        {next.map(|link| view! { <p><A href=link>{td_string!(l, board.next, count = 50)}</A></p> })}
+        {next
+            .map(|link| {
+                view! {
+                    <p>
+                        <A href=link>{td_string!(l, board.next, count = 50)}</A>
+                    </p>
+                }
+            })}
         // After the list: on a phone the operations come first, the form for many of them after.
         {bulk.then(|| view! { <BulkRerun filter=bulk_filter ticked departments=names.clone() /> })}
     }
@@ -315,16 +414,21 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>, departments: Ve
                 <input type="hidden" name="workflow" value=filter.workflow.unwrap_or_default() />
                 <input type="hidden" name="event" value=filter.event.unwrap_or_default() />
                 <input type="hidden" name="process_ids" prop:value=move || ticked.with(|t| t.join(",")) />
-                <p class="hint" data-testid="bulk-selection">{move || match count() {
-                    0 => selected_by.clone(),
-                    n => td_string!(l, board.bulk.ticked, count = n).to_string(),
-                }}</p>
+                <p class="hint" data-testid="bulk-selection">
+                    {move || match count() {
+                        0 => selected_by.clone(),
+                        n => td_string!(l, board.bulk.ticked, count = n).to_string(),
+                    }}
+                </p>
                 <div class="fields">
                     <div>
                         <label for="bulk-failure-class">{td_string!(l, board.bulk.failure_class)}</label>
                         <select id="bulk-failure-class" name="failure_class">
                             <option value="">{td_string!(l, board.all)}</option>
-                            {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> }).collect_view()}
+                            {FailureClass::ALL
+                                .into_iter()
+                                .map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> })
+                                .collect_view()}
                         </select>
                     </div>
                     <div>
@@ -338,10 +442,12 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>, departments: Ve
                 </div>
                 <label for="bulk-reason">{td_string!(l, board.bulk.reason)}</label>
                 <textarea id="bulk-reason" name="reason" rows="2" required></textarea>
-                <button type="submit" disabled=move || !ready.get() || create.pending().get()>{move || match count() {
-                    0 => td_string!(l, board.bulk.submit_filters).to_string(),
-                    n => td_string!(l, board.bulk.submit_ticked, count = n).to_string(),
-                }}</button>
+                <button type="submit" disabled=move || !ready.get() || create.pending().get()>
+                    {move || match count() {
+                        0 => td_string!(l, board.bulk.submit_filters).to_string(),
+                        n => td_string!(l, board.bulk.submit_ticked, count = n).to_string(),
+                    }}
+                </button>
                 <crate::ui::ErrorNote error />
             </ActionForm>
         </section>

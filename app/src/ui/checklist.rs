@@ -40,8 +40,12 @@ pub fn confirmed_line(
     });
     view! {
         <p class="ok" data-testid="confirmed">
-            <span data-entered>{by.clone().unwrap_or_default()}</span> " · " {local_time(at)} " · "
-            <span data-entered>{comment.clone().unwrap_or_default()}</span>{cause}
+            <span data-entered>{by.clone().unwrap_or_default()}</span>
+            " · "
+            {local_time(at)}
+            " · "
+            <span data-entered>{comment.clone().unwrap_or_default()}</span>
+            {cause}
         </p>
     }
 }
@@ -51,14 +55,20 @@ pub fn confirmation_fields(number: i64) -> impl IntoView {
     let l = locale();
     let field = move |name: &str| format!("check-{number}-{name}");
     view! {
-        {(number == 5).then(|| view! {
-            <label for=field("cause-class")>{td_string!(l, rerun.check.cause_class)}</label>
-            <select id=field("cause-class") name="cause_class">
-                {FailureClass::ALL.into_iter().map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> }).collect_view()}
-            </select>
-            <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>
-            <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>
-        })}
+        {(number == 5)
+            .then(|| {
+                view! {
+                    <label for=field("cause-class")>{td_string!(l, rerun.check.cause_class)}</label>
+                    <select id=field("cause-class") name="cause_class">
+                        {FailureClass::ALL
+                            .into_iter()
+                            .map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> })
+                            .collect_view()}
+                    </select>
+                    <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>
+                    <textarea id=field("cause-text") name="cause_text" rows="2" required></textarea>
+                }
+            })}
         <label for=field("comment")>{td_string!(l, rerun.check.comment)}</label>
         <input id=field("comment") name="comment" required />
     }

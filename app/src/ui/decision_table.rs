@@ -13,22 +13,31 @@ pub fn DecisionTablePage() -> impl IntoView {
         <h1>{td_string!(l, operation.decision_table.title)}</h1>
         <p>{td_string!(l, operation.decision_table.intro)}</p>
         <p class="exports">
-            <a href="/decision-table.xlsx" download data-testid="decision-table-xlsx">{td_string!(l, operation.decision_table.download)}</a>
+            <a href="/decision-table.xlsx" download data-testid="decision-table-xlsx">
+                {td_string!(l, operation.decision_table.download)}
+            </a>
             " · "
-            <a href="/decision-table.xlsx?blank=true" download>{td_string!(l, operation.decision_table.download_blank)}</a>
+            <a href="/decision-table.xlsx?blank=true" download>
+                {td_string!(l, operation.decision_table.download_blank)}
+            </a>
         </p>
         <table class="grid" data-testid="decision-table">
-            <thead><tr>{headings(l).into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>
+            <thead>
+                <tr>{headings(l).into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr>
+            </thead>
             <tbody>
-                {StallEvent::ALL.iter().map(|event| {
-                    let [name, rest @ ..] = row_texts(l, *event);
-                    view! {
-                        <tr data-event=event.as_str()>
-                            <th scope="row">{name}</th>
-                            {rest.into_iter().map(|text| view! { <td>{text}</td> }).collect_view()}
-                        </tr>
-                    }
-                }).collect_view()}
+                {StallEvent::ALL
+                    .iter()
+                    .map(|event| {
+                        let [name, rest @ ..] = row_texts(l, *event);
+                        view! {
+                            <tr data-event=event.as_str()>
+                                <th scope="row">{name}</th>
+                                {rest.into_iter().map(|text| view! { <td>{text}</td> }).collect_view()}
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }

@@ -38,15 +38,44 @@ pub fn DownloadWithProgress(href: String, label: &'static str) -> impl IntoView 
         let _ = (ev, &target);
     };
     view! {
-        <a href=href download on:click=start>{label}</a>
-        {move || progress.get().map(|p| view! {
-            <span class="progress" role="status" data-testid="export-progress">
-                {(!p.done).then(|| view! { <progress aria-label=td_string!(l, audit.download.progress)></progress> })}
-                {if p.done { td_string!(l, audit.download.saved) } else { td_string!(l, audit.download.exporting) }}
-                {td_string!(l, audit.download.size, lines = p.lines, megabytes = format!("{:.1}", p.bytes as f64 / 1_000_000.0)).to_string()}
-            </span>
-        })}
-        {move || failure.get().map(|why| view! { <span class="error" role="alert">{td_string!(l, audit.download.failed)} {why}</span> })}
+        <a href=href download on:click=start>
+            {label}
+        </a>
+        {move || {
+            progress
+                .get()
+                .map(|p| {
+                    view! {
+                        <span class="progress" role="status" data-testid="export-progress">
+                            {(!p.done)
+                                .then(|| {
+                                    view! { <progress aria-label=td_string!(l, audit.download.progress)></progress> }
+                                })}
+                            {if p.done {
+                                td_string!(l, audit.download.saved)
+                            } else {
+                                td_string!(l, audit.download.exporting)
+                            }}
+                            {td_string!(
+                                l, audit.download.size, lines = p.lines, megabytes = format!("{:.1}", p.bytes as f64 / 1_000_000.0)
+                            )
+                                .to_string()}
+                        </span>
+                    }
+                })
+        }}
+        {move || {
+            failure
+                .get()
+                .map(|why| {
+                    view! {
+                        <span class="error" role="alert">
+                            {td_string!(l, audit.download.failed)}
+                            {why}
+                        </span>
+                    }
+                })
+        }}
     }
 }
 

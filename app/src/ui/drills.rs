@@ -44,14 +44,26 @@ pub fn DrillsPage() -> impl IntoView {
         <p class="lead">{td_string!(l, admin.drills.intro)}</p>
         <crate::ui::ErrorNote error=start_error />
         <crate::ui::ErrorNote error=end_error />
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match overview.await {
-                    Ok(o) => view! {
-                        {(!o.database_marked).then(|| view! { <p class="error" role="status" data-testid="not-a-drill-database">{td_string!(l, admin.drills.not_marked)}</p> })}
-                        {(o.database_marked && o.may_start).then(|| view! { <StartForm start /> })}
-                        <DrillList drills=o.drills end may_end=o.may_start />
-                    }.into_any(),
+                    Ok(o) => {
+                        view! {
+                            {(!o.database_marked)
+                                .then(|| {
+                                    view! {
+                                        <p class="error" role="status" data-testid="not-a-drill-database">
+                                            {td_string!(l, admin.drills.not_marked)}
+                                        </p>
+                                    }
+                                })}
+                            {(o.database_marked && o.may_start).then(|| view! { <StartForm start /> })}
+                            <DrillList drills=o.drills end may_end=o.may_start />
+                        }
+                            .into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -70,28 +82,46 @@ fn StartForm(start: ServerAction<StartDrill>) -> impl IntoView {
             <ActionForm action=start attr:class="form">
                 <fieldset>
                     <legend>{td_string!(l, admin.drills.faults)}</legend>
-                    {Fault::ALL.into_iter().map(|fault| {
-                        let (id, for_id) = (format!("fault-{}", fault.as_str()), format!("fault-{}", fault.as_str()));
-                        view! {
-                            <label for=for_id class="check">
-                                <input type="checkbox" id=id on:change=move |ev| {
-                                    let on = event_target_checked(&ev);
-                                    chosen.update(|list| {
-                                        list.retain(|f| *f != fault);
-                                        if on { list.push(fault) }
-                                    });
-                                } />
-                                " " {fault_label(fault)} " → " {event_label(fault.event().as_str())}
-                            </label>
-                        }
-                    }).collect_view()}
+                    {Fault::ALL
+                        .into_iter()
+                        .map(|fault| {
+                            let (id, for_id) = (
+                                format!("fault-{}", fault.as_str()),
+                                format!("fault-{}", fault.as_str()),
+                            );
+                            view! {
+                                <label for=for_id class="check">
+                                    <input
+                                        type="checkbox"
+                                        id=id
+                                        on:change=move |ev| {
+                                            let on = event_target_checked(&ev);
+                                            chosen
+                                                .update(|list| {
+                                                    list.retain(|f| *f != fault);
+                                                    if on {
+                                                        list.push(fault)
+                                                    }
+                                                });
+                                        }
+                                    />
+                                    " "
+                                    {fault_label(fault)}
+                                    " → "
+                                    {event_label(fault.event().as_str())}
+                                </label>
+                            }
+                        })
+                        .collect_view()}
                 </fieldset>
                 <input type="hidden" name="faults" prop:value=joined />
                 <label for="drill-minutes">{td_string!(l, admin.drills.minutes)}</label>
                 <input id="drill-minutes" name="minutes" type="number" min="5" max="480" value="30" required />
                 <label for="drill-note">{td_string!(l, admin.drills.note)}</label>
                 <textarea id="drill-note" name="note" rows="2" required></textarea>
-                <button type="submit" disabled=move || start.pending().get() || chosen.get().is_empty()>{td_string!(l, admin.drills.start)}</button>
+                <button type="submit" disabled=move || start.pending().get() || chosen.get().is_empty()>
+                    {td_string!(l, admin.drills.start)}
+                </button>
             </ActionForm>
         </section>
     }
@@ -106,29 +136,63 @@ fn DrillList(drills: Vec<DrillView>, end: ServerAction<EndDrill>, may_end: bool)
     view! {
         <table class="grid" data-testid="drills">
             <caption>{td_string!(l, admin.drills.list_title)}</caption>
-            <thead><tr>
-                <th scope="col">{td_string!(l, admin.drills.started)}</th><th scope="col">{td_string!(l, admin.drills.faults)}</th>
-                <th scope="col">{td_string!(l, admin.drills.until)}</th><th scope="col">{td_string!(l, admin.drills.note)}</th><th scope="col"></th>
-            </tr></thead>
+            <thead>
+                <tr>
+                    <th scope="col">{td_string!(l, admin.drills.started)}</th>
+                    <th scope="col">{td_string!(l, admin.drills.faults)}</th>
+                    <th scope="col">{td_string!(l, admin.drills.until)}</th>
+                    <th scope="col">{td_string!(l, admin.drills.note)}</th>
+                    <th scope="col"></th>
+                </tr>
+            </thead>
             <tbody>
-                {drills.into_iter().map(|d| {
-                    let faults = d.faults.iter().map(|f| fault_label(*f)).collect::<Vec<_>>().join(td_string!(l, common.list));
-                    let id = d.id.clone();
-                    view! {
-                        <tr data-drill=d.id.clone()>
-                            <td><A href=format!("/admin/drills/{}", d.id)>{local_time(d.started_at)}</A> " · " <span data-entered>{d.started_by.clone()}</span></td>
-                            <td>{faults}</td>
-                            <td>{local_time(d.ends_at)} {d.active.then(|| view! { " " <span class="badge warn">{td_string!(l, admin.drills.active)}</span> })}</td>
-                            <td data-entered>{d.note.clone()}</td>
-                            <td>{(d.active && may_end).then(|| view! {
-                                <ActionForm action=end attr:class="inline">
-                                    <input type="hidden" name="id" value=id.clone() />
-                                    <button type="submit" class="secondary">{td_string!(l, admin.drills.end)}</button>
-                                </ActionForm>
-                            })}</td>
-                        </tr>
-                    }
-                }).collect_view()}
+                {drills
+                    .into_iter()
+                    .map(|d| {
+                        let faults = d
+                            .faults
+                            .iter()
+                            .map(|f| fault_label(*f))
+                            .collect::<Vec<_>>()
+                            .join(td_string!(l, common.list));
+                        let id = d.id.clone();
+                        view! {
+                            <tr data-drill=d.id.clone()>
+                                <td>
+                                    <A href=format!("/admin/drills/{}", d.id)>{local_time(d.started_at)}</A>
+                                    " · "
+                                    <span data-entered>{d.started_by.clone()}</span>
+                                </td>
+                                <td>{faults}</td>
+                                <td>
+                                    {local_time(d.ends_at)}
+                                    {d
+                                        .active
+                                        .then(|| {
+                                            view! {
+                                                " "
+                                                <span class="badge warn">{td_string!(l, admin.drills.active)}</span>
+                                            }
+                                        })}
+                                </td>
+                                <td data-entered>{d.note.clone()}</td>
+                                <td>
+                                    {(d.active && may_end)
+                                        .then(|| {
+                                            view! {
+                                                <ActionForm action=end attr:class="inline">
+                                                    <input type="hidden" name="id" value=id.clone() />
+                                                    <button type="submit" class="secondary">
+                                                        {td_string!(l, admin.drills.end)}
+                                                    </button>
+                                                </ActionForm>
+                                            }
+                                        })}
+                                </td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }
@@ -141,23 +205,41 @@ pub fn DrillReportPage() -> impl IntoView {
     let params = use_params_map();
     let report = resource(move || params.get().get("id").unwrap_or_default(), load_drill_report);
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match report.await {
-                    Ok(r) => view! {
-                        <h1>{td_string!(l, admin.drills.report_title)}</h1>
-                        <p>{local_time(r.drill.started_at)} " – " {local_time(r.drill.ends_at)} " · " <span data-entered>{r.drill.started_by.clone()}</span> " · " <span data-entered>{r.drill.note.clone()}</span></p>
-                        <p><a href=format!("/drills/{}/report.csv", r.drill.id) download>{td_string!(l, admin.drills.csv)}</a></p>
-                        <table class="grid" data-testid="drill-report">
-                            <caption class="sr-only">{td_string!(l, admin.drills.report_title)}</caption>
-                            <thead><tr>
-                                <th scope="col">{td_string!(l, admin.drills.fault_column)}</th><th scope="col">{td_string!(l, admin.drills.operation)}</th>
-                                <th scope="col">{td_string!(l, admin.drills.event)}</th><th scope="col">{td_string!(l, admin.drills.decision)}</th>
-                                <th scope="col">{td_string!(l, admin.drills.seconds)}</th><th scope="col">{td_string!(l, admin.drills.matches)}</th>
-                            </tr></thead>
-                            <tbody>{r.lines.into_iter().map(|line| view! { <Line line /> }).collect_view()}</tbody>
-                        </table>
-                    }.into_any(),
+                    Ok(r) => {
+                        view! {
+                            <h1>{td_string!(l, admin.drills.report_title)}</h1>
+                            <p>
+                                {local_time(r.drill.started_at)} " – " {local_time(r.drill.ends_at)} " · "
+                                <span data-entered>{r.drill.started_by.clone()}</span> " · "
+                                <span data-entered>{r.drill.note.clone()}</span>
+                            </p>
+                            <p>
+                                <a href=format!("/drills/{}/report.csv", r.drill.id) download>
+                                    {td_string!(l, admin.drills.csv)}
+                                </a>
+                            </p>
+                            <table class="grid" data-testid="drill-report">
+                                <caption class="sr-only">{td_string!(l, admin.drills.report_title)}</caption>
+                                <thead>
+                                    <tr>
+                                        <th scope="col">{td_string!(l, admin.drills.fault_column)}</th>
+                                        <th scope="col">{td_string!(l, admin.drills.operation)}</th>
+                                        <th scope="col">{td_string!(l, admin.drills.event)}</th>
+                                        <th scope="col">{td_string!(l, admin.drills.decision)}</th>
+                                        <th scope="col">{td_string!(l, admin.drills.seconds)}</th>
+                                        <th scope="col">{td_string!(l, admin.drills.matches)}</th>
+                                    </tr>
+                                </thead>
+                                <tbody>{r.lines.into_iter().map(|line| view! { <Line line /> }).collect_view()}</tbody>
+                            </table>
+                        }
+                            .into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -182,15 +264,22 @@ fn Line(line: ReportLine) -> impl IntoView {
     view! {
         <tr data-fault=line.fault.as_str()>
             <td>{fault_label(line.fault)}</td>
-            <td><A href=format!("/operations/{}", line.process_id)>{line.process_id.clone()}</A></td>
+            <td>
+                <A href=format!("/operations/{}", line.process_id)>{line.process_id.clone()}</A>
+            </td>
             <td>{event}</td>
-            <td>{match line.decision {
-                Some(d) => {
-                    let by = line.decided_by.clone().unwrap_or_default();
-                    with_entered(&td_string!(l, admin.drills.decided, action = action_label(l, d), by = slot(0)).to_string(), &[&by])
-                }
-                None => view! { {td_string!(l, admin.drills.undecided)} }.into_any(),
-            }}</td>
+            <td>
+                {match line.decision {
+                    Some(d) => {
+                        let by = line.decided_by.clone().unwrap_or_default();
+                        with_entered(
+                            &td_string!(l, admin.drills.decided, action = action_label(l, d), by = slot(0)).to_string(),
+                            &[&by],
+                        )
+                    }
+                    None => view! { {td_string!(l, admin.drills.undecided)} }.into_any(),
+                }}
+            </td>
             <td>{seconds.map(|s| s.to_string()).unwrap_or_else(|| "—".into())}</td>
             <td>{matches}</td>
         </tr>

@@ -76,7 +76,9 @@ pub fn IncidentsPage() -> impl IntoView {
     let list = resource(before, list_incidents);
     view! {
         <h1>{td_string!(l, incident.title)}</h1>
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || {
                 let from = from.clone();
                 Suspend::new(async move {
@@ -97,35 +99,58 @@ fn Incidents(list: IncidentList, from: String) -> impl IntoView {
     let rows = list.incidents.into_iter().map(|i| {
         let late = i.overdue_actions > 0;
         view! {
-        <tr class:overdue=late>
-            <td><A href=format!("/incidents/{}", i.id)><span data-entered>{i.title.clone()}</span></A></td>
-            <td>{i.department.clone()}</td>
-            <td>{local_time(i.occurred_at)}</td>
-            <td>{i.open_actions}</td>
-            <td data-testid="overdue-count">{match i.overdue_actions {
-                0 => view! { <span>"0"</span> }.into_any(),
-                n => view! { <span class="badge late">{td_string!(l, incident.action.overdue)} " " {n}</span> }.into_any(),
-            }}</td>
-        </tr>
+            <tr class:overdue=late>
+                <td>
+                    <A href=format!("/incidents/{}", i.id)>
+                        <span data-entered>{i.title.clone()}</span>
+                    </A>
+                </td>
+                <td>{i.department.clone()}</td>
+                <td>{local_time(i.occurred_at)}</td>
+                <td>{i.open_actions}</td>
+                <td data-testid="overdue-count">
+                    {match i.overdue_actions {
+                        0 => view! { <span>"0"</span> }.into_any(),
+                        n => {
+                            view! { <span class="badge late">{td_string!(l, incident.action.overdue)} " " {n}</span> }
+                                .into_any()
+                        }
+                    }}
+                </td>
+            </tr>
         }
     }).collect_view();
     let table = if empty {
-        view! { <p class="empty" data-testid="incidents-empty">{td_string!(l, incident.list.empty)}</p> }.into_any()
+        view! {
+            <p class="empty" data-testid="incidents-empty">
+                {td_string!(l, incident.list.empty)}
+            </p>
+        }
+        .into_any()
     } else {
         view! {
             <table class="grid" data-testid="incidents">
                 <caption>{td_string!(l, incident.list.caption)}</caption>
-                <thead><tr>
-                    <th scope="col">{td_string!(l, incident.list.incident)}</th><th scope="col">{td_string!(l, incident.list.department)}</th>
-                    <th scope="col">{td_string!(l, incident.list.occurred_at)}</th><th scope="col">{td_string!(l, incident.list.open_actions)}</th>
-                    <th scope="col">{td_string!(l, incident.list.overdue_actions)}</th>
-                </tr></thead>
+                <thead>
+                    <tr>
+                        <th scope="col">{td_string!(l, incident.list.incident)}</th>
+                        <th scope="col">{td_string!(l, incident.list.department)}</th>
+                        <th scope="col">{td_string!(l, incident.list.occurred_at)}</th>
+                        <th scope="col">{td_string!(l, incident.list.open_actions)}</th>
+                        <th scope="col">{td_string!(l, incident.list.overdue_actions)}</th>
+                    </tr>
+                </thead>
                 <tbody>{rows}</tbody>
             </table>
-        }.into_any()
+        }
+        .into_any()
     };
-    let next = list.next.map(|id| view! {
-        <p><A href=format!("/incidents?before={id}")>{td_string!(l, incident.list.next, count = PAGE_LENGTH)}</A></p>
+    let next = list.next.map(|id| {
+        view! {
+            <p>
+                <A href=format!("/incidents?before={id}")>{td_string!(l, incident.list.next, count = PAGE_LENGTH)}</A>
+            </p>
+        }
     });
     view! {
         {list.may_file.then(|| view! { <FileForm from /> })}
@@ -148,11 +173,17 @@ fn TextFields(prefix: &'static str, #[prop(optional)] current: Option<IncidentVi
         <label for=id("occurred-at")>{td_string!(l, incident.field.occurred_at)}</label>
         <input id=id("occurred-at") name="occurred_at" type="datetime-local" required value=occurred />
         <label for=id("impact")>{td_string!(l, incident.field.impact)}</label>
-        <textarea id=id("impact") name="impact" required rows="2">{value(|i| i.impact.clone())}</textarea>
+        <textarea id=id("impact") name="impact" required rows="2">
+            {value(|i| i.impact.clone())}
+        </textarea>
         <label for=id("cause")>{td_string!(l, incident.field.cause)}</label>
-        <textarea id=id("cause") name="cause" required rows="2">{value(|i| i.cause.clone())}</textarea>
+        <textarea id=id("cause") name="cause" required rows="2">
+            {value(|i| i.cause.clone())}
+        </textarea>
         <label for=id("response")>{td_string!(l, incident.field.response)}</label>
-        <textarea id=id("response") name="response" required rows="2">{value(|i| i.response.clone())}</textarea>
+        <textarea id=id("response") name="response" required rows="2">
+            {value(|i| i.response.clone())}
+        </textarea>
     }
 }
 
@@ -173,10 +204,14 @@ fn FileForm(from: String) -> impl IntoView {
             <p class="hint">{td_string!(l, incident.file.intro)}</p>
             <ActionForm action=file attr:class="form">
                 <label for="file-process-ids">{td_string!(l, incident.field.process_ids)}</label>
-                <textarea id="file-process-ids" name="process_ids" required rows="2">{from}</textarea>
+                <textarea id="file-process-ids" name="process_ids" required rows="2">
+                    {from}
+                </textarea>
                 <TextFields prefix="file" />
                 <crate::ui::ErrorNote error=error_of(file) />
-                <button type="submit" disabled=move || file.pending().get()>{td_string!(l, incident.file.submit)}</button>
+                <button type="submit" disabled=move || file.pending().get()>
+                    {td_string!(l, incident.file.submit)}
+                </button>
             </ActionForm>
         </details>
     }
@@ -217,15 +252,22 @@ pub fn IncidentPage() -> impl IntoView {
         },
     );
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match report.await {
                     Ok(report) => view! { <Report report actions /> }.into_any(),
-                    Err(AppError::NotFound) => view! {
-                        <h1>{td_string!(l, incident.report.heading)}</h1>
-                        <p data-testid="incident-not-found">{td_string!(l, incident.report.not_found)}</p>
-                        <p><A href="/incidents">{td_string!(l, incident.report.back)}</A></p>
-                    }.into_any(),
+                    Err(AppError::NotFound) => {
+                        view! {
+                            <h1>{td_string!(l, incident.report.heading)}</h1>
+                            <p data-testid="incident-not-found">{td_string!(l, incident.report.not_found)}</p>
+                            <p>
+                                <A href="/incidents">{td_string!(l, incident.report.back)}</A>
+                            </p>
+                        }
+                            .into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -245,7 +287,9 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
         .map(|o| {
             view! {
                 <tr>
-                    <td><A href=format!("/operations/{}", o.process_id)>{o.process_id.clone()}</A></td>
+                    <td>
+                        <A href=format!("/operations/{}", o.process_id)>{o.process_id.clone()}</A>
+                    </td>
                     <td>{o.event.as_deref().map(event_label).unwrap_or("—")}</td>
                     <td>{o.failure_class.map(failure_class_label).unwrap_or("—")}</td>
                     <td>{local_time(o.linked_at)}</td>
@@ -263,43 +307,88 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
     let today = report.today.to_string();
     let editing = may_edit.then(|| view! { <EditForms report=report.clone() actions /> });
     view! {
-        <p><A href="/incidents">{td_string!(l, incident.report.back)}</A></p>
-        <h1>{td_string!(l, incident.report.heading)} " " <span data-testid="incident-title" data-entered>{report.title.clone()}</span></h1>
-        {(!may_edit).then(|| view! { <p class="hint" data-testid="read-only">{td_string!(l, incident.report.read_only)}</p> })}
+        <p>
+            <A href="/incidents">{td_string!(l, incident.report.back)}</A>
+        </p>
+        <h1>
+            {td_string!(l, incident.report.heading)} " " <span data-testid="incident-title" data-entered>
+                {report.title.clone()}
+            </span>
+        </h1>
+        {(!may_edit)
+            .then(|| {
+                view! {
+                    <p class="hint" data-testid="read-only">
+                        {td_string!(l, incident.report.read_only)}
+                    </p>
+                }
+            })}
         <dl class="facts card" data-testid="incident">
-            <dt>{td_string!(l, incident.report.department)}</dt><dd>{report.department.clone()}</dd>
-            <dt>{td_string!(l, incident.report.occurred_at)}</dt><dd data-testid="occurred-at">{local_time(report.occurred_at)}</dd>
-            <dt>{td_string!(l, incident.report.filed_by)}</dt><dd><span data-entered>{report.created_by.clone()}</span> " · " {local_time(report.created_at)}</dd>
-            <dt>{td_string!(l, incident.report.updated_at)}</dt><dd>{local_time(report.updated_at)}</dd>
-            <dt>{td_string!(l, incident.report.impact)}</dt><dd class="prose" data-testid="impact" data-entered>{report.impact.clone()}</dd>
-            <dt>{td_string!(l, incident.report.cause)}</dt><dd class="prose" data-testid="cause" data-entered>{report.cause.clone()}</dd>
-            <dt>{td_string!(l, incident.report.response)}</dt><dd class="prose" data-testid="response" data-entered>{report.response.clone()}</dd>
+            <dt>{td_string!(l, incident.report.department)}</dt>
+            <dd>{report.department.clone()}</dd>
+            <dt>{td_string!(l, incident.report.occurred_at)}</dt>
+            <dd data-testid="occurred-at">{local_time(report.occurred_at)}</dd>
+            <dt>{td_string!(l, incident.report.filed_by)}</dt>
+            <dd>
+                <span data-entered>{report.created_by.clone()}</span>
+                " · "
+                {local_time(report.created_at)}
+            </dd>
+            <dt>{td_string!(l, incident.report.updated_at)}</dt>
+            <dd>{local_time(report.updated_at)}</dd>
+            <dt>{td_string!(l, incident.report.impact)}</dt>
+            <dd class="prose" data-testid="impact" data-entered>
+                {report.impact.clone()}
+            </dd>
+            <dt>{td_string!(l, incident.report.cause)}</dt>
+            <dd class="prose" data-testid="cause" data-entered>
+                {report.cause.clone()}
+            </dd>
+            <dt>{td_string!(l, incident.report.response)}</dt>
+            <dd class="prose" data-testid="response" data-entered>
+                {report.response.clone()}
+            </dd>
         </dl>
         <table class="grid" data-testid="incident-operations">
             <caption>{td_string!(l, incident.operations.caption)}</caption>
-            <thead><tr>
-                <th scope="col">{td_string!(l, incident.operations.process_id)}</th><th scope="col">{td_string!(l, incident.operations.event)}</th>
-                <th scope="col">{td_string!(l, incident.operations.failure_class)}</th><th scope="col">{td_string!(l, incident.operations.linked_at)}</th>
-            </tr></thead>
+            <thead>
+                <tr>
+                    <th scope="col">{td_string!(l, incident.operations.process_id)}</th>
+                    <th scope="col">{td_string!(l, incident.operations.event)}</th>
+                    <th scope="col">{td_string!(l, incident.operations.failure_class)}</th>
+                    <th scope="col">{td_string!(l, incident.operations.linked_at)}</th>
+                </tr>
+            </thead>
             <tbody>{operations}</tbody>
         </table>
         <section aria-labelledby="actions-title" class="prevention">
             <h2 id="actions-title">{td_string!(l, incident.action.caption)}</h2>
             <p class="hint">{td_string!(l, incident.action.today, date = today).to_string()}</p>
             {if no_actions {
-                view! { <p class="empty" data-testid="actions-empty">{td_string!(l, incident.action.empty)}</p> }.into_any()
+                view! {
+                    <p class="empty" data-testid="actions-empty">
+                        {td_string!(l, incident.action.empty)}
+                    </p>
+                }
+                    .into_any()
             } else {
                 view! {
                     <table class="grid" data-testid="prevention-actions">
                         <caption class="sr-only">{td_string!(l, incident.action.caption)}</caption>
-                        <thead><tr>
-                            <th scope="col">{td_string!(l, incident.action.description)}</th><th scope="col">{td_string!(l, incident.action.owner)}</th>
-                            <th scope="col">{td_string!(l, incident.action.due_on)}</th><th scope="col">{td_string!(l, incident.action.status)}</th>
-                            {may_edit.then(|| view! { <th scope="col">{td_string!(l, incident.action.change)}</th> })}
-                        </tr></thead>
+                        <thead>
+                            <tr>
+                                <th scope="col">{td_string!(l, incident.action.description)}</th>
+                                <th scope="col">{td_string!(l, incident.action.owner)}</th>
+                                <th scope="col">{td_string!(l, incident.action.due_on)}</th>
+                                <th scope="col">{td_string!(l, incident.action.status)}</th>
+                                {may_edit
+                                    .then(|| view! { <th scope="col">{td_string!(l, incident.action.change)}</th> })}
+                            </tr>
+                        </thead>
                         <tbody>{prevention}</tbody>
                     </table>
-                }.into_any()
+                }
+                    .into_any()
             }}
             <crate::ui::ErrorNote error=error_of(actions.status) />
         </section>
@@ -307,11 +396,27 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
         <section aria-labelledby="history-title">
             <h2 id="history-title">{td_string!(l, incident.history.title)}</h2>
             <ol class="timeline" data-testid="incident-history">
-                {report.history.into_iter().map(|e| view! {
-                    <li><time>{local_time(e.at)}</time> " " <strong title=e.action>{e.action_label}</strong> " — " <super::audit::ActorName actor=e.actor /></li>
-                }).collect_view()}
+                {report
+                    .history
+                    .into_iter()
+                    .map(|e| {
+                        view! {
+                            <li>
+                                <time>{local_time(e.at)}</time>
+                                " "
+                                <strong title=e.action>{e.action_label}</strong>
+                                " — "
+                                <super::audit::ActorName actor=e.actor />
+                            </li>
+                        }
+                    })
+                    .collect_view()}
             </ol>
-            <p><A href=format!("/audit?object_type=incident&object_id={id}")>{td_string!(l, incident.history.in_audit)}</A></p>
+            <p>
+                <A href=format!(
+                    "/audit?object_type=incident&object_id={id}",
+                )>{td_string!(l, incident.history.in_audit)}</A>
+            </p>
         </section>
     }
 }
@@ -337,7 +442,9 @@ fn ActionRow(a: ActionView, incident: i64, may_edit: bool, status: ServerAction<
                         <input type="hidden" name="id" value=incident.to_string() />
                         <input type="hidden" name="action_id" value=action_id.to_string() />
                         <input type="hidden" name="status" value=to.as_str() />
-                        <button type="submit" class="small" data-status=to.as_str()>{text}</button>
+                        <button type="submit" class="small" data-status=to.as_str()>
+                            {text}
+                        </button>
                     </ActionForm>
                 }
             })
@@ -348,9 +455,22 @@ fn ActionRow(a: ActionView, incident: i64, may_edit: bool, status: ServerAction<
         <tr class:overdue=a.overdue data-action=a.id data-status=a.status.as_str()>
             <td data-entered>{a.description.clone()}</td>
             <td data-entered>{a.owner.clone()}</td>
-            <td>{a.due_on.to_string()}
-                {a.overdue.then(|| view! { " " <strong class="badge late" data-testid="overdue">{td_string!(l, incident.action.overdue)}</strong> })}</td>
-            <td data-testid="action-status">{action_status_label(a.status)}{a.done_at.map(|at| view! { <small>" · " {local_time(at)}</small> })}</td>
+            <td>
+                {a.due_on.to_string()}
+                {a
+                    .overdue
+                    .then(|| {
+                        view! {
+                            " "
+                            <strong class="badge late" data-testid="overdue">
+                                {td_string!(l, incident.action.overdue)}
+                            </strong>
+                        }
+                    })}
+            </td>
+            <td data-testid="action-status">
+                {action_status_label(a.status)}{a.done_at.map(|at| view! { <small>" · " {local_time(at)}</small> })}
+            </td>
             {buttons}
         </tr>
     }
@@ -373,12 +493,23 @@ fn EditForms(report: IncidentView, actions: Actions) -> impl IntoView {
                 <textarea id="action-description" name="description" required rows="2"></textarea>
                 <label for="action-owner">{td_string!(l, incident.field.owner)}</label>
                 <select id="action-owner" name="owner_id" required>
-                    {people.into_iter().map(|p| view! { <option value=p.id.to_string() data-entered>{p.name}</option> }).collect_view()}
+                    {people
+                        .into_iter()
+                        .map(|p| {
+                            view! {
+                                <option value=p.id.to_string() data-entered>
+                                    {p.name}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
                 <label for="action-due-on">{td_string!(l, incident.field.due_on)}</label>
                 <input id="action-due-on" name="due_on" type="date" required />
                 <crate::ui::ErrorNote error=error_of(add) />
-                <button type="submit" disabled=move || add.pending().get()>{td_string!(l, incident.action.add_submit)}</button>
+                <button type="submit" disabled=move || add.pending().get()>
+                    {td_string!(l, incident.action.add_submit)}
+                </button>
             </ActionForm>
         </details>
         <details class="card" data-testid="link-operation">
@@ -388,7 +519,9 @@ fn EditForms(report: IncidentView, actions: Actions) -> impl IntoView {
                 <label for="link-process-id">{td_string!(l, incident.field.process_id)}</label>
                 <input id="link-process-id" name="process_id" required />
                 <crate::ui::ErrorNote error=error_of(link) />
-                <button type="submit" disabled=move || link.pending().get()>{td_string!(l, incident.link.submit)}</button>
+                <button type="submit" disabled=move || link.pending().get()>
+                    {td_string!(l, incident.link.submit)}
+                </button>
             </ActionForm>
         </details>
         <details class="card" data-testid="edit-incident">
@@ -397,7 +530,9 @@ fn EditForms(report: IncidentView, actions: Actions) -> impl IntoView {
                 <input type="hidden" name="id" value=id />
                 <TextFields prefix="edit" current=report />
                 <crate::ui::ErrorNote error=error_of(update) />
-                <button type="submit" disabled=move || update.pending().get()>{td_string!(l, incident.edit.submit)}</button>
+                <button type="submit" disabled=move || update.pending().get()>
+                    {td_string!(l, incident.edit.submit)}
+                </button>
             </ActionForm>
         </details>
     }
@@ -408,27 +543,45 @@ fn EditForms(report: IncidentView, actions: Actions) -> impl IntoView {
 #[component]
 pub fn OverdueBox(actions: Vec<OverdueAction>) -> impl IntoView {
     let l = locale();
-    (!actions.is_empty()).then(|| view! {
-        <aside class="card overdue-box" data-testid="overdue-actions" aria-labelledby="overdue-title">
-            <h2 id="overdue-title">{td_string!(l, incident.board.title)}</h2>
-            <table class="grid">
-                <caption class="sr-only">{td_string!(l, incident.board.caption)}</caption>
-                <thead><tr>
-                    <th scope="col">{td_string!(l, incident.board.incident)}</th><th scope="col">{td_string!(l, incident.board.action)}</th>
-                    <th scope="col">{td_string!(l, incident.board.owner)}</th><th scope="col">{td_string!(l, incident.board.due_on)}</th>
-                </tr></thead>
-                <tbody>
-                    {actions.into_iter().map(|a| view! {
-                        <tr class="overdue" data-action=a.action_id>
-                            <td><A href=format!("/incidents/{}", a.incident_id)><span data-entered>{a.incident_title}</span></A></td>
-                            <td data-entered>{a.description}</td>
-                            <td data-entered>{a.owner}</td>
-                            <td>{a.due_on.to_string()} " " <strong class="badge late">{td_string!(l, incident.action.overdue)}</strong></td>
+    (!actions.is_empty()).then(|| {
+        view! {
+            <aside class="card overdue-box" data-testid="overdue-actions" aria-labelledby="overdue-title">
+                <h2 id="overdue-title">{td_string!(l, incident.board.title)}</h2>
+                <table class="grid">
+                    <caption class="sr-only">{td_string!(l, incident.board.caption)}</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">{td_string!(l, incident.board.incident)}</th>
+                            <th scope="col">{td_string!(l, incident.board.action)}</th>
+                            <th scope="col">{td_string!(l, incident.board.owner)}</th>
+                            <th scope="col">{td_string!(l, incident.board.due_on)}</th>
                         </tr>
-                    }).collect_view()}
-                </tbody>
-            </table>
-        </aside>
+                    </thead>
+                    <tbody>
+                        {actions
+                            .into_iter()
+                            .map(|a| {
+                                view! {
+                                    <tr class="overdue" data-action=a.action_id>
+                                        <td>
+                                            <A href=format!("/incidents/{}", a.incident_id)>
+                                                <span data-entered>{a.incident_title}</span>
+                                            </A>
+                                        </td>
+                                        <td data-entered>{a.description}</td>
+                                        <td data-entered>{a.owner}</td>
+                                        <td>
+                                            {a.due_on.to_string()} " "
+                                            <strong class="badge late">{td_string!(l, incident.action.overdue)}</strong>
+                                        </td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view()}
+                    </tbody>
+                </table>
+            </aside>
+        }
     })
 }
 

@@ -11,7 +11,11 @@ use leptos_router::components::{A, Outlet};
 
 #[component]
 pub fn SignedInLayout() -> impl IntoView {
-    view! { <Frame><Outlet /></Frame> }
+    view! {
+        <Frame>
+            <Outlet />
+        </Frame>
+    }
 }
 
 /// A path no page answers: the header stays, with a way back to the board (the server answers 404).
@@ -21,7 +25,9 @@ pub fn NotFound() -> impl IntoView {
     view! {
         <Frame>
             <h1 data-testid="not-found">{td_string!(l, common.not_found)}</h1>
-            <p><A href="/">{td_string!(l, common.back_to_board)}</A></p>
+            <p>
+                <A href="/">{td_string!(l, common.back_to_board)}</A>
+            </p>
         </Frame>
     }
 }
@@ -36,20 +42,37 @@ fn Frame(children: Children) -> impl IntoView {
     // Leptos renders a `Suspense`'s content several times on the server: this one holds no `Suspense` or
     // resource of its own, so however often it is rendered, the page's hydration ids stay the same.
     view! {
-        <a href="#main" class="skip-link">{td_string!(l, common.skip_to_content)}</a>
-        <Suspense fallback=|| view! { <header class="topbar"><span class="brand">"Rerun Gate"</span></header> }>
+        <a href="#main" class="skip-link">
+            {td_string!(l, common.skip_to_content)}
+        </a>
+        <Suspense fallback=|| {
+            view! {
+                <header class="topbar">
+                    <span class="brand">"Rerun Gate"</span>
+                </header>
+            }
+        }>
             {move || Suspend::new(async move {
                 match me.await {
                     Ok(user) => {
                         let unread = unread.await.unwrap_or(0);
                         view! { <Header user unread /> }.into_any()
                     }
-                    // A session that lapsed while the page was open: the header offers to sign in again.
-                    Err(error) => view! { <header class="topbar"><crate::ui::PageError error /></header> }.into_any(),
+                    Err(error) => {
+                        // A session that lapsed while the page was open: the header offers to sign in again.
+                        view! {
+                            <header class="topbar">
+                                <crate::ui::PageError error />
+                            </header>
+                        }
+                            .into_any()
+                    }
                 }
             })}
         </Suspense>
-        <main class="page" id="main">{children()}</main>
+        <main class="page" id="main">
+            {children()}
+        </main>
     }
 }
 
@@ -69,7 +92,9 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
     let reruns = is_manager || user.has(Role::Staff);
     view! {
         <header class="topbar">
-            <A href="/" attr:class="brand">"Rerun Gate"</A>
+            <A href="/" attr:class="brand">
+                "Rerun Gate"
+            </A>
             <nav aria-label=move || td_string!(l, common.nav.label)>
                 <A href="/">{td_string!(l, common.nav.home)}</A>
                 <Show when=move || reruns>
@@ -93,11 +118,17 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
                 <A href="/account">{td_string!(l, common.nav.account)}</A>
             </nav>
             <div class="who" data-testid="who">
-                <span class="name" data-testid="user-name" data-entered>{user.display_name.clone()}</span>
-                <span class="department" data-testid="user-departments" data-entered>{departments}</span>
+                <span class="name" data-testid="user-name" data-entered>
+                    {user.display_name.clone()}
+                </span>
+                <span class="department" data-testid="user-departments" data-entered>
+                    {departments}
+                </span>
                 <LanguageSwitch />
                 <ActionForm action=sign_out>
-                    <button type="submit" class="link">{td_string!(l, common.nav.sign_out)}</button>
+                    <button type="submit" class="link">
+                        {td_string!(l, common.nav.sign_out)}
+                    </button>
                 </ActionForm>
             </div>
         </header>
@@ -123,7 +154,9 @@ pub fn LanguageSwitch() -> impl IntoView {
     view! {
         <ActionForm action=switch attr:class="language-switch">
             <input type="hidden" name="language" value=other />
-            <button type="submit" class="link" lang=other data-testid="language-switch" aria-label=label>{name}</button>
+            <button type="submit" class="link" lang=other data-testid="language-switch" aria-label=label>
+                {name}
+            </button>
         </ActionForm>
     }
 }

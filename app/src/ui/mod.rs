@@ -103,37 +103,41 @@ pub fn App() -> impl IntoView {
         <Title text="Rerun Gate" />
         // The language: the `lang` cookie (set at sign-in from the user's choice, or by the switch), else Japanese;
         // the browser's Accept-Language is not consulted, so that everyone starts in Japanese.
-        <I18nContextProvider cookie_name=crate::domain::preferences::LANGUAGE_COOKIE cookie_options=language_cookie() ssr_lang_header_getter=japanese_first()>
-        <Router>
-            <Routes fallback=layout::NotFound>
-                <Route path=path!("/sign-in") view=sign_in::SignInPage />
-                <ParentRoute path=path!("") view=layout::SignedInLayout>
-                    // The pages of the first download are sent whole once their data is read (a few milliseconds):
-                    // one write, no out-of-order fragments for the browser to move into place. Not the lazy pages:
-                    // rendered whole, their forms were not hydrated (their code comes after the page).
-                    <Route path=path!("/") view=board::BoardPage ssr=SsrMode::Async />
-                    <Route path=path!("/operations/:process_id") view={Lazy::<lazy_pages::Operation>::new()} />
-                    <Route path=path!("/reruns/:id") view={Lazy::<lazy_pages::RerunRequest>::new()} />
-                    <Route path=path!("/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async />
-                    <Route path=path!("/batches") view={Lazy::<lazy_pages::Batches>::new()} />
-                    <Route path=path!("/stop-switch") view={Lazy::<lazy_pages::StopSwitch>::new()} />
-                    <Route path=path!("/batches/:id") view={Lazy::<lazy_pages::Batch>::new()} />
-                    <Route path=path!("/notifications") view={Lazy::<lazy_pages::Notifications>::new()} />
-                    <Route path=path!("/audit") view={Lazy::<lazy_pages::Audit>::new()} />
-                    <Route path=path!("/decision-table") view={Lazy::<lazy_pages::DecisionTable>::new()} />
-                    <Route path=path!("/reviews") view={Lazy::<lazy_pages::Reviews>::new()} />
-                    <Route path=path!("/incidents") view={Lazy::<lazy_pages::Incidents>::new()} />
-                    <Route path=path!("/incidents/:id") view={Lazy::<lazy_pages::Incident>::new()} />
-                    <Route path=path!("/account") view={Lazy::<lazy_pages::Account>::new()} />
-                    <Route path=path!("/account/password") view={Lazy::<lazy_pages::Account>::new()} />
-                    <Route path=path!("/admin/users") view={Lazy::<lazy_pages::AdminUsers>::new()} />
-                    <Route path=path!("/admin/configuration") view={Lazy::<lazy_pages::Configuration>::new()} />
-                    <Route path=path!("/admin/api-clients") view={Lazy::<lazy_pages::ApiClients>::new()} />
-                    <Route path=path!("/admin/drills") view={Lazy::<lazy_pages::Drills>::new()} />
-                    <Route path=path!("/admin/drills/:id") view={Lazy::<lazy_pages::DrillReport>::new()} />
-                </ParentRoute>
-            </Routes>
-        </Router>
+        <I18nContextProvider
+            cookie_name=crate::domain::preferences::LANGUAGE_COOKIE
+            cookie_options=language_cookie()
+            ssr_lang_header_getter=japanese_first()
+        >
+            <Router>
+                <Routes fallback=layout::NotFound>
+                    <Route path=path!("/sign-in") view=sign_in::SignInPage />
+                    <ParentRoute path=path!("") view=layout::SignedInLayout>
+                        // The pages of the first download are sent whole once their data is read (a few milliseconds):
+                        // one write, no out-of-order fragments for the browser to move into place. Not the lazy pages:
+                        // rendered whole, their forms were not hydrated (their code comes after the page).
+                        <Route path=path!("/") view=board::BoardPage ssr=SsrMode::Async />
+                        <Route path=path!("/operations/:process_id") view={Lazy::<lazy_pages::Operation>::new()} />
+                        <Route path=path!("/reruns/:id") view={Lazy::<lazy_pages::RerunRequest>::new()} />
+                        <Route path=path!("/approvals") view=approvals::ApprovalsPage ssr=SsrMode::Async />
+                        <Route path=path!("/batches") view={Lazy::<lazy_pages::Batches>::new()} />
+                        <Route path=path!("/stop-switch") view={Lazy::<lazy_pages::StopSwitch>::new()} />
+                        <Route path=path!("/batches/:id") view={Lazy::<lazy_pages::Batch>::new()} />
+                        <Route path=path!("/notifications") view={Lazy::<lazy_pages::Notifications>::new()} />
+                        <Route path=path!("/audit") view={Lazy::<lazy_pages::Audit>::new()} />
+                        <Route path=path!("/decision-table") view={Lazy::<lazy_pages::DecisionTable>::new()} />
+                        <Route path=path!("/reviews") view={Lazy::<lazy_pages::Reviews>::new()} />
+                        <Route path=path!("/incidents") view={Lazy::<lazy_pages::Incidents>::new()} />
+                        <Route path=path!("/incidents/:id") view={Lazy::<lazy_pages::Incident>::new()} />
+                        <Route path=path!("/account") view={Lazy::<lazy_pages::Account>::new()} />
+                        <Route path=path!("/account/password") view={Lazy::<lazy_pages::Account>::new()} />
+                        <Route path=path!("/admin/users") view={Lazy::<lazy_pages::AdminUsers>::new()} />
+                        <Route path=path!("/admin/configuration") view={Lazy::<lazy_pages::Configuration>::new()} />
+                        <Route path=path!("/admin/api-clients") view={Lazy::<lazy_pages::ApiClients>::new()} />
+                        <Route path=path!("/admin/drills") view={Lazy::<lazy_pages::Drills>::new()} />
+                        <Route path=path!("/admin/drills/:id") view={Lazy::<lazy_pages::DrillReport>::new()} />
+                    </ParentRoute>
+                </Routes>
+            </Router>
         </I18nContextProvider>
     }
 }
@@ -185,12 +189,29 @@ fn sign_in_again() {
 #[component]
 pub fn PageError(error: AppError) -> impl IntoView {
     let l = labels::locale();
-    let sign_in = matches!(error, AppError::Unauthorized)
-        .then(|| view! { " " <a href="/sign-in">{td_string!(l, common.sign_in.submit)}</a> });
-    view! { <p class="error" role="alert">{error_in(l, &error)} {sign_in}</p> }
+    let sign_in = matches!(error, AppError::Unauthorized).then(|| {
+        view! {
+            " "
+            <a href="/sign-in">{td_string!(l, common.sign_in.submit)}</a>
+        }
+    });
+    view! {
+        <p class="error" role="alert">
+            {error_in(l, &error)}
+            {sign_in}
+        </p>
+    }
 }
 
 #[component]
 pub fn ErrorNote(#[prop(into)] error: Signal<Option<String>>) -> impl IntoView {
-    move || error.get().map(|message| view! { <p class="error" role="alert">{message}</p> })
+    move || {
+        error.get().map(|message| {
+            view! {
+                <p class="error" role="alert">
+                    {message}
+                </p>
+            }
+        })
+    }
 }

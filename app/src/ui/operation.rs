@@ -26,13 +26,19 @@ pub fn OperationPage() -> impl IntoView {
     );
     let l = super::labels::locale();
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match detail.await {
                     Ok(detail) => view! { <Detail detail actions /> }.into_any(),
-                    Err(crate::contract::AppError::NotFound) => view! {
-                        <h1>{td_string!(l, operation.not_found.title)}</h1><p>{td_string!(l, operation.not_found.body)}</p>
-                    }.into_any(),
+                    Err(crate::contract::AppError::NotFound) => {
+                        view! {
+                            <h1>{td_string!(l, operation.not_found.title)}</h1>
+                            <p>{td_string!(l, operation.not_found.body)}</p>
+                        }
+                            .into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -73,12 +79,18 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
             .join(td_string!(l, operation.list_separator));
         view! {
             <section class="card guidance" aria-labelledby="guidance-title" data-testid="guidance">
-                <h2 id="guidance-title">{td_string!(l, operation.guidance.title, event = event_label(event.as_str()))}</h2>
+                <h2 id="guidance-title">
+                    {td_string!(l, operation.guidance.title, event = event_label(event.as_str()))}
+                </h2>
                 <dl class="facts">
-                    <dt>{td_string!(l, operation.guidance.other_side)}</dt><dd>{texts.other_side}</dd>
-                    <dt>{td_string!(l, operation.guidance.next_action)}</dt><dd>{texts.next_action}</dd>
-                    <dt>{td_string!(l, operation.guidance.compare)}</dt><dd>{texts.compare}</dd>
-                    <dt>{td_string!(l, operation.guidance.owner_and_cost)}</dt><dd>{texts.owner_and_cost}</dd>
+                    <dt>{td_string!(l, operation.guidance.other_side)}</dt>
+                    <dd>{texts.other_side}</dd>
+                    <dt>{td_string!(l, operation.guidance.next_action)}</dt>
+                    <dd>{texts.next_action}</dd>
+                    <dt>{td_string!(l, operation.guidance.compare)}</dt>
+                    <dd>{texts.compare}</dd>
+                    <dt>{td_string!(l, operation.guidance.owner_and_cost)}</dt>
+                    <dd>{texts.owner_and_cost}</dd>
                 </dl>
                 <p>{td_string!(l, operation.guidance.allowed, actions = allowed)}</p>
             </section>
@@ -87,45 +99,96 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
     view! {
         <h1>{td_string!(l, operation.title)} " " <code>{op.process_id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>{td_string!(l, operation.status)}</dt><dd data-testid="operation-status">{operation_status_label(op.status)}</dd>
-            <dt>{td_string!(l, operation.workflow)}</dt><dd>{op.workflow.clone()}</dd>
-            <dt>{td_string!(l, operation.department)}</dt><dd title=op.department.clone() data-entered>{detail.department_name.clone()}</dd>
-            <dt>{td_string!(l, operation.event)}</dt><dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
-            <dt>{td_string!(l, operation.failure_class)}</dt><dd>{op.failure_class.map(failure_class_label).unwrap_or("—")}</dd>
-            <dt>{td_string!(l, operation.business_key)}</dt><dd>{op.business_key.clone().unwrap_or_else(|| "—".into())}
-                {op.possible_duplicate_of.clone().map(|other| view! { " " <span class="badge off">{td_string!(l, operation.possible_duplicate, other = other)}</span> })}</dd>
-            <dt>{td_string!(l, operation.registered)}</dt><dd>{local_time(op.created_at)}</dd>
+            <dt>{td_string!(l, operation.status)}</dt>
+            <dd data-testid="operation-status">{operation_status_label(op.status)}</dd>
+            <dt>{td_string!(l, operation.workflow)}</dt>
+            <dd>{op.workflow.clone()}</dd>
+            <dt>{td_string!(l, operation.department)}</dt>
+            <dd title=op.department.clone() data-entered>
+                {detail.department_name.clone()}
+            </dd>
+            <dt>{td_string!(l, operation.event)}</dt>
+            <dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
+            <dt>{td_string!(l, operation.failure_class)}</dt>
+            <dd>{op.failure_class.map(failure_class_label).unwrap_or("—")}</dd>
+            <dt>{td_string!(l, operation.business_key)}</dt>
+            <dd>
+                {op.business_key.clone().unwrap_or_else(|| "—".into())}
+                {op
+                    .possible_duplicate_of
+                    .clone()
+                    .map(|other| {
+                        view! {
+                            " "
+                            <span class="badge off">{td_string!(l, operation.possible_duplicate, other = other)}</span>
+                        }
+                    })}
+            </dd>
+            <dt>{td_string!(l, operation.registered)}</dt>
+            <dd>{local_time(op.created_at)}</dd>
         </dl>
         <StepsTable steps=op.steps />
-        {attempts.into_iter().map(|(step, attempts)| view! {
-            <AiAttempts actions process_id=process_id.clone() step attempts may_act />
-        }).collect_view()}
+        {attempts
+            .into_iter()
+            .map(|(step, attempts)| {
+                view! { <AiAttempts actions process_id=process_id.clone() step attempts may_act /> }
+            })
+            .collect_view()}
         {may_act.then(|| view! { <ReconcileButton actions process_id=process_id.clone() /> })}
         <HoldPanel actions process_id=process_id.clone() hold=detail.hold stalled may_act />
         <super::known_patterns::KnownPatterns process_id=process_id.clone() />
         {match detail.open_request {
-            Some((id, status)) => view! {
-                <p class="card" data-testid="open-request">{td_string!(l, operation.open_request)} " "
-                    <A href=format!("/reruns/{id}")>{id.clone()}</A> " — " {super::labels::status_label(status)}</p>
-            }.into_any(),
-            None if stalled && may_act => view! { <super::rerun_request::StartRerun process_id=process_id.clone() /> }.into_any(),
+            Some((id, status)) => {
+                view! {
+                    <p class="card" data-testid="open-request">
+                        {td_string!(l, operation.open_request)}
+                        " "
+                        <A href=format!("/reruns/{id}")>{id.clone()}</A>
+                        " — "
+                        {super::labels::status_label(status)}
+                    </p>
+                }
+                    .into_any()
+            }
+            None if stalled && may_act => {
+                view! { <super::rerun_request::StartRerun process_id=process_id.clone() /> }.into_any()
+            }
             None => ().into_any(),
         }}
-        {may_record_verdict.then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}
+        {may_record_verdict
+            .then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}
         {done}
         {guidance}
         <section aria-labelledby="timeline-title">
             <h2 id="timeline-title">{td_string!(l, operation.timeline.title)}</h2>
             <ol class="timeline" data-testid="timeline">
-                {detail.timeline.into_iter().map(|e| view! {
-                    // Each piece in its own element: an empty text (a blank reason) next to another would vanish
-                    // from the server's HTML, and hydration would then find the wrong node and panic.
-                    <li><time>{local_time(e.at)}</time> " " <strong title=e.action>{e.action_label}</strong> " — " <super::audit::ActorName actor=e.actor />
-                        {e.reason.map(|r| view! { <span class="reason">" (" <super::audit::Reason reason=r /> ")"</span> })}</li>
-                }).collect_view()}
+                {detail
+                    .timeline
+                    .into_iter()
+                    .map(|e| {
+                        view! {
+                            // Each piece in its own element: an empty text (a blank reason) next to another would vanish
+                            // from the server's HTML, and hydration would then find the wrong node and panic.
+                            <li>
+                                <time>{local_time(e.at)}</time>
+                                " "
+                                <strong title=e.action>{e.action_label}</strong>
+                                " — "
+                                <super::audit::ActorName actor=e.actor />
+                                {e
+                                    .reason
+                                    .map(|r| {
+                                        view! { <span class="reason">" (" <super::audit::Reason reason=r /> ")"</span> }
+                                    })}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
             </ol>
             <p>
-                <a href=format!("/operations/{process_id}/evidence.zip") download data-testid="evidence-bundle">{td_string!(l, operation.timeline.evidence_bundle)}</a>
+                <a href=format!("/operations/{process_id}/evidence.zip") download data-testid="evidence-bundle">
+                    {td_string!(l, operation.timeline.evidence_bundle)}
+                </a>
                 " "
                 <A href=format!("/audit?process_id={process_id}")>{td_string!(l, operation.timeline.in_audit)}</A>
                 <span class="hint">" " {td_string!(l, operation.timeline.download_logged)}</span>

@@ -51,7 +51,9 @@ pub fn ReconcileButton(actions: Actions, process_id: String) -> impl IntoView {
     view! {
         <ActionForm action attr:class="inline">
             <input type="hidden" name="process_id" value=process_id />
-            <button type="submit" disabled=move || action.pending().get()>{td_string!(l, operation.reconcile)}</button>
+            <button type="submit" disabled=move || action.pending().get()>
+                {td_string!(l, operation.reconcile)}
+            </button>
             <crate::ui::ErrorNote error=error_of(action) />
         </ActionForm>
     }
@@ -72,17 +74,26 @@ pub fn HoldPanel(
         Some(h) => view! {
             <section class="card hold" aria-labelledby="hold-title" data-testid="hold">
                 <h2 id="hold-title">{td_string!(l, operation.hold.title)}</h2>
-                <p><span data-entered>{h.placed_by}</span> " · " {local_time(h.placed_at)}</p>
+                <p>
+                    <span data-entered>{h.placed_by}</span>
+                    " · "
+                    {local_time(h.placed_at)}
+                </p>
                 <p>{td_string!(l, operation.hold.reason)} " " <span data-entered>{h.reason}</span></p>
-                {may_act.then(|| view! {
-                    <ActionForm action=release attr:class="form">
-                        <input type="hidden" name="process_id" value=process_id />
-                        <label for="release-reason">{td_string!(l, operation.hold.release_reason)}</label>
-                        <textarea id="release-reason" name="reason" required rows="2"></textarea>
-                        <crate::ui::ErrorNote error=error_of(release) />
-                        <button type="submit" disabled=move || release.pending().get()>{td_string!(l, operation.hold.release)}</button>
-                    </ActionForm>
-                })}
+                {may_act
+                    .then(|| {
+                        view! {
+                            <ActionForm action=release attr:class="form">
+                                <input type="hidden" name="process_id" value=process_id />
+                                <label for="release-reason">{td_string!(l, operation.hold.release_reason)}</label>
+                                <textarea id="release-reason" name="reason" required rows="2"></textarea>
+                                <crate::ui::ErrorNote error=error_of(release) />
+                                <button type="submit" disabled=move || release.pending().get()>
+                                    {td_string!(l, operation.hold.release)}
+                                </button>
+                            </ActionForm>
+                        }
+                    })}
             </section>
         }
         .into_any(),
@@ -94,7 +105,9 @@ pub fn HoldPanel(
                     <label for="hold-reason">{td_string!(l, operation.hold.hold_reason)}</label>
                     <textarea id="hold-reason" name="reason" required rows="2"></textarea>
                     <crate::ui::ErrorNote error=error_of(hold_action) />
-                    <button type="submit" disabled=move || hold_action.pending().get()>{td_string!(l, operation.hold.place)}</button>
+                    <button type="submit" disabled=move || hold_action.pending().get()>
+                        {td_string!(l, operation.hold.place)}
+                    </button>
                 </ActionForm>
             </details>
         }
@@ -120,12 +133,17 @@ pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String
                 </select>
                 <label for="manual-verdict">{td_string!(l, operation.manual_verdict.verdict)}</label>
                 <select id="manual-verdict" name="verdict">
-                    {choices.into_iter().map(|v| view! { <option value=v.as_str()>{verdict_label(Some(v))}</option> }).collect_view()}
+                    {choices
+                        .into_iter()
+                        .map(|v| view! { <option value=v.as_str()>{verdict_label(Some(v))}</option> })
+                        .collect_view()}
                 </select>
                 <label for="manual-evidence">{td_string!(l, operation.manual_verdict.evidence)}</label>
                 <textarea id="manual-evidence" name="evidence" required rows="3"></textarea>
                 <crate::ui::ErrorNote error=error_of(action) />
-                <button type="submit" disabled=move || action.pending().get()>{td_string!(l, operation.manual_verdict.submit)}</button>
+                <button type="submit" disabled=move || action.pending().get()>
+                    {td_string!(l, operation.manual_verdict.submit)}
+                </button>
             </ActionForm>
         </details>
     }
@@ -149,25 +167,37 @@ pub fn AiAttempts(
         .into_iter()
         .map(|a| {
             let (process_id, step, result_id) = (process_id.clone(), step.clone(), a.result_id.clone());
-            let adopt = (may_act && !a.adopted && a.background_status.is_some_and(AiStatus::may_be_adopted)).then(move || {
-                view! {
-                    <ActionForm action>
-                        <input type="hidden" name="process_id" value=process_id />
-                        <input type="hidden" name="step" value=step />
-                        <input type="hidden" name="result_id" value=result_id />
-                        <button type="submit" class="link">{td_string!(l, operation.ai.adopt)}</button>
-                    </ActionForm>
-                }
-            });
+            let adopt =
+                (may_act && !a.adopted && a.background_status.is_some_and(AiStatus::may_be_adopted)).then(move || {
+                    view! {
+                        <ActionForm action>
+                            <input type="hidden" name="process_id" value=process_id />
+                            <input type="hidden" name="step" value=step />
+                            <input type="hidden" name="result_id" value=result_id />
+                            <button type="submit" class="link">
+                                {td_string!(l, operation.ai.adopt)}
+                            </button>
+                        </ActionForm>
+                    }
+                });
             view! {
                 <tr data-result-id=a.result_id.clone()>
-                    <td><code>{a.result_id.clone()}</code></td>
+                    <td>
+                        <code>{a.result_id.clone()}</code>
+                    </td>
                     <td>{a.background_status.map_or("—", |s| ai_status_label_in(l, s))}</td>
                     <td>{when(a.cancel_requested_at)}</td>
                     <td>{when(a.cancel_confirmed_at)}</td>
-                    <td>{a.usage.map(|u| format!("{} / {}", u.input_tokens, u.output_tokens)).unwrap_or_else(|| "—".into())}</td>
+                    <td>
+                        {a
+                            .usage
+                            .map(|u| format!("{} / {}", u.input_tokens, u.output_tokens))
+                            .unwrap_or_else(|| "—".into())}
+                    </td>
                     <td>{a.cost_micro_yen.map(format_yen).unwrap_or_else(|| "—".into())}</td>
-                    <td data-testid="adopted">{if a.adopted { td_string!(l, operation.ai.adopted_mark) } else { "" }}{adopt}</td>
+                    <td data-testid="adopted">
+                        {if a.adopted { td_string!(l, operation.ai.adopted_mark) } else { "" }}{adopt}
+                    </td>
                 </tr>
             }
         })
@@ -175,11 +205,17 @@ pub fn AiAttempts(
     view! {
         <table class="grid" data-testid=format!("ai-attempts-{step}")>
             <caption>{td_string!(l, operation.ai.caption, step = step.clone(), total = format_yen(total))}</caption>
-            <thead><tr>
-                <th scope="col">{td_string!(l, operation.ai.result_id)}</th><th scope="col">{td_string!(l, operation.ai.status)}</th><th scope="col">{td_string!(l, operation.ai.cancel_requested)}</th>
-                <th scope="col">{td_string!(l, operation.ai.cancel_confirmed)}</th><th scope="col">{td_string!(l, operation.ai.tokens)}</th>
-                <th scope="col">{td_string!(l, operation.ai.cost)}</th><th scope="col">{td_string!(l, operation.ai.adopted)}</th>
-            </tr></thead>
+            <thead>
+                <tr>
+                    <th scope="col">{td_string!(l, operation.ai.result_id)}</th>
+                    <th scope="col">{td_string!(l, operation.ai.status)}</th>
+                    <th scope="col">{td_string!(l, operation.ai.cancel_requested)}</th>
+                    <th scope="col">{td_string!(l, operation.ai.cancel_confirmed)}</th>
+                    <th scope="col">{td_string!(l, operation.ai.tokens)}</th>
+                    <th scope="col">{td_string!(l, operation.ai.cost)}</th>
+                    <th scope="col">{td_string!(l, operation.ai.adopted)}</th>
+                </tr>
+            </thead>
             <tbody>{rows}</tbody>
         </table>
         <crate::ui::ErrorNote error=error_of(action) />

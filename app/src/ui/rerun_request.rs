@@ -26,22 +26,41 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
             navigate(&format!("/reruns/{id}"), Default::default());
         }
     });
-    let outcome = move || {
-        match start.value().get() {
+    let outcome = move || match start.value().get() {
         Some(Ok(StartAnswer::Blocked { reasons })) => view! {
             <div class="error" role="alert" data-testid="plan-blocked">
                 <p>{td_string!(l, rerun.start.blocked)}</p>
-                <ul>{reasons.into_iter().map(|b| view! { <li><strong>{b.step}</strong> ": " {blocked_label(b.why)}</li> }).collect_view()}</ul>
+                <ul>
+                    {reasons
+                        .into_iter()
+                        .map(|b| {
+                            view! {
+                                <li>
+                                    <strong>{b.step}</strong>
+                                    ": "
+                                    {blocked_label(b.why)}
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ul>
             </div>
         }
         .into_any(),
         Some(Ok(StartAnswer::NothingToRerun { confirmed })) => view! {
-            <p class="ok" role="status">{td_string!(l, rerun.start.nothing_to_rerun, steps = confirmed.join(td_string!(l, rerun.separator))).to_string()}</p>
+            <p class="ok" role="status">
+                {td_string!(l, rerun.start.nothing_to_rerun, steps = confirmed.join(td_string!(l, rerun.separator)))
+                    .to_string()}
+            </p>
         }
         .into_any(),
-        Some(Err(e)) => view! { <p class="error" role="alert">{crate::ui::error_message(&e)}</p> }.into_any(),
+        Some(Err(e)) => view! {
+            <p class="error" role="alert">
+                {crate::ui::error_message(&e)}
+            </p>
+        }
+        .into_any(),
         _ => ().into_any(),
-    }
     };
     view! {
         <details class="card" open>
@@ -51,7 +70,9 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
                 <input type="hidden" name="process_id" value=process_id />
                 <label for="rerun-reason">{td_string!(l, rerun.start.reason)}</label>
                 <textarea id="rerun-reason" name="reason" required rows="2"></textarea>
-                <button type="submit" disabled=move || start.pending().get()>{td_string!(l, rerun.start.submit)}</button>
+                <button type="submit" disabled=move || start.pending().get()>
+                    {td_string!(l, rerun.start.submit)}
+                </button>
             </ActionForm>
             {outcome}
         </details>
@@ -80,11 +101,15 @@ pub fn RerunRequestPage() -> impl IntoView {
         |(id, _)| load_rerun_request(id),
     );
     view! {
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match request.await {
                     Ok(r) => view! { <Request r confirm submit cancel decide /> }.into_any(),
-                    Err(crate::contract::AppError::NotFound) => view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any(),
+                    Err(crate::contract::AppError::NotFound) => {
+                        view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -121,62 +146,144 @@ fn Request(
     view! {
         <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code></h1>
         <dl class="facts card">
-            <dt>{td_string!(l, rerun.request.status)}</dt><dd data-testid="request-status">{status_label(r.status)}</dd>
-            <dt>{td_string!(l, rerun.request.operation)}</dt><dd><A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A>
-                " · " <span title=r.department.clone() data-entered>{r.department_name.clone()}</span></dd>
-            <dt>{td_string!(l, rerun.request.requester)}</dt><dd><span data-entered>{r.requester.clone()}</span> " · " {local_time(r.created_at)}</dd>
-            <dt>{td_string!(l, rerun.request.reason)}</dt><dd data-entered>{r.reason.clone()}</dd>
-            <dt>{td_string!(l, rerun.request.makers)}</dt><dd data-testid="makers" data-entered>{makers.join(td_string!(l, rerun.separator))}</dd>
-            <dt>{td_string!(l, rerun.request.approvals)}</dt><dd data-testid="approvals">
+            <dt>{td_string!(l, rerun.request.status)}</dt>
+            <dd data-testid="request-status">{status_label(r.status)}</dd>
+            <dt>{td_string!(l, rerun.request.operation)}</dt>
+            <dd>
+                <A href=format!("/operations/{}", r.process_id)>{r.process_id.clone()}</A>
+                " · "
+                <span title=r.department.clone() data-entered>
+                    {r.department_name.clone()}
+                </span>
+            </dd>
+            <dt>{td_string!(l, rerun.request.requester)}</dt>
+            <dd>
+                <span data-entered>{r.requester.clone()}</span>
+                " · "
+                {local_time(r.created_at)}
+            </dd>
+            <dt>{td_string!(l, rerun.request.reason)}</dt>
+            <dd data-entered>{r.reason.clone()}</dd>
+            <dt>{td_string!(l, rerun.request.makers)}</dt>
+            <dd data-testid="makers" data-entered>
+                {makers.join(td_string!(l, rerun.separator))}
+            </dd>
+            <dt>{td_string!(l, rerun.request.approvals)}</dt>
+            <dd data-testid="approvals">
                 {td_string!(l, rerun.approvals.count, approvals = r.approvals, required = r.required).to_string()}
-                {r.expires_at.map(|at| view! { " · " {td_string!(l, rerun.request.deadline, at = local_time(at)).to_string()} })}</dd>
+                {r
+                    .expires_at
+                    .map(|at| {
+                        view! {
+                            " · "
+                            {td_string!(l, rerun.request.deadline, at = local_time(at)).to_string()}
+                        }
+                    })}
+            </dd>
         </dl>
         <super::steps_table::StepsTable steps=r.steps.clone() />
         <table class="grid" data-testid="plan">
             <caption>{td_string!(l, rerun.request.plan)}</caption>
-            <thead><tr><th scope="col">{td_string!(l, rerun.request.step)}</th><th scope="col">{td_string!(l, rerun.request.idempotency_key)}</th></tr></thead>
-            <tbody>{r.plan.steps.iter().map(|s| view! {
-                <tr><td>{s.name.clone()}</td><td><code>{s.idempotency_key.clone()}</code></td></tr>
-            }).collect_view()}</tbody>
+            <thead>
+                <tr>
+                    <th scope="col">{td_string!(l, rerun.request.step)}</th>
+                    <th scope="col">{td_string!(l, rerun.request.idempotency_key)}</th>
+                </tr>
+            </thead>
+            <tbody>
+                {r
+                    .plan
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        view! {
+                            <tr>
+                                <td>{s.name.clone()}</td>
+                                <td>
+                                    <code>{s.idempotency_key.clone()}</code>
+                                </td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
+            </tbody>
         </table>
         <section aria-labelledby="checklist-title">
             <h2 id="checklist-title">{td_string!(l, rerun.request.checklist)}</h2>
             <ol class="checklist" data-testid="checklist">
-                {r.checks.into_iter().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> }).collect_view()}
+                {r
+                    .checks
+                    .into_iter()
+                    .map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> })
+                    .collect_view()}
             </ol>
             <crate::ui::ErrorNote error=error_of_confirm />
         </section>
-        {(!r.decisions.is_empty()).then(|| view! {
-            <section aria-labelledby="decisions-title">
-                <h2 id="decisions-title">{td_string!(l, rerun.request.decisions)}</h2>
-                <ul data-testid="decisions">
-                    {r.decisions.iter().map(|d| view! {
-                        <li>{if d.decision == Decision::Approve { td_string!(l, rerun.request.approved) } else { td_string!(l, rerun.request.rejected) }} " — " <span data-entered>{d.approver.clone()}</span> " · "
-                            {local_time(d.decided_at)} {d.comment.clone().map(|c| view! { " · " <span data-entered>{c}</span> })}</li>
-                    }).collect_view()}
-                </ul>
-            </section>
-        })}
+        {(!r.decisions.is_empty())
+            .then(|| {
+                view! {
+                    <section aria-labelledby="decisions-title">
+                        <h2 id="decisions-title">{td_string!(l, rerun.request.decisions)}</h2>
+                        <ul data-testid="decisions">
+                            {r
+                                .decisions
+                                .iter()
+                                .map(|d| {
+                                    view! {
+                                        <li>
+                                            {if d.decision == Decision::Approve {
+                                                td_string!(l, rerun.request.approved)
+                                            } else {
+                                                td_string!(l, rerun.request.rejected)
+                                            }} " — " <span data-entered>{d.approver.clone()}</span> " · "
+                                            {local_time(d.decided_at)}
+                                            {d
+                                                .comment
+                                                .clone()
+                                                .map(|c| {
+                                                    view! {
+                                                        " · "
+                                                        <span data-entered>{c}</span>
+                                                    }
+                                                })}
+                                        </li>
+                                    }
+                                })
+                                .collect_view()}
+                        </ul>
+                    </section>
+                }
+            })}
         <DecisionPanel id=r.id.clone() standing=r.standing batch_id=r.batch_id.clone() planned decide />
-        {(may_confirm && all_confirmed).then(|| view! {
-            <ActionForm action=submit attr:class="inline">
-                <input type="hidden" name="id" value=id.clone() />
-                <button type="submit" disabled=move || submit.pending().get()>{td_string!(l, rerun.request.request_approval)}</button>
-                <crate::ui::ErrorNote error=error_of_submit />
-            </ActionForm>
-        })}
-        {may_cancel.then(|| view! {
-            <details class="card">
-                <summary>{td_string!(l, rerun.request.withdraw_title)}</summary>
-                <ActionForm action=cancel attr:class="form">
-                    <input type="hidden" name="id" value=cancel_id />
-                    <label for="cancel-reason">{td_string!(l, rerun.request.withdraw_reason)}</label>
-                    <textarea id="cancel-reason" name="reason" required rows="2"></textarea>
-                    <crate::ui::ErrorNote error=error_of_cancel />
-                    <button type="submit" class="secondary">{td_string!(l, rerun.request.withdraw)}</button>
-                </ActionForm>
-            </details>
-        })}
+        {(may_confirm && all_confirmed)
+            .then(|| {
+                view! {
+                    <ActionForm action=submit attr:class="inline">
+                        <input type="hidden" name="id" value=id.clone() />
+                        <button type="submit" disabled=move || submit.pending().get()>
+                            {td_string!(l, rerun.request.request_approval)}
+                        </button>
+                        <crate::ui::ErrorNote error=error_of_submit />
+                    </ActionForm>
+                }
+            })}
+        {may_cancel
+            .then(|| {
+                view! {
+                    <details class="card">
+                        <summary>{td_string!(l, rerun.request.withdraw_title)}</summary>
+                        <ActionForm action=cancel attr:class="form">
+                            <input type="hidden" name="id" value=cancel_id />
+                            <label for="cancel-reason">{td_string!(l, rerun.request.withdraw_reason)}</label>
+                            <textarea id="cancel-reason" name="reason" required rows="2"></textarea>
+                            <crate::ui::ErrorNote error=error_of_cancel />
+                            <button type="submit" class="secondary">
+                                {td_string!(l, rerun.request.withdraw)}
+                            </button>
+                        </ActionForm>
+                    </details>
+                }
+            })}
     }
 }
 
@@ -202,8 +309,17 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
         <li data-check=number>
             <strong>{label}</strong>
             <p class=if c.holds { "system ok" } else { "system bad" }>{system}</p>
-            <p class="evidence">{td_string!(l, rerun.check.evidence, evidence = c.evidence).to_string()}
-                {c.evidence_quote.map(|q| view! { " " <samp>{q}</samp> })}</p>
+            <p class="evidence">
+                {td_string!(l, rerun.check.evidence, evidence = c.evidence).to_string()}
+                {c
+                    .evidence_quote
+                    .map(|q| {
+                        view! {
+                            " "
+                            <samp>{q}</samp>
+                        }
+                    })}
+            </p>
             {confirmed}
             {form}
         </li>
@@ -243,10 +359,14 @@ fn DecisionPanel(
                     <label for="approve-comment">{td_string!(l, rerun.decide.comment)}</label>
                     <textarea id="approve-comment" name="comment" rows="2"></textarea>
                     // Not sent: the browser holds the approval until the approver ticks what will be sent.
-                    <label class="check"><input type="checkbox" required data-testid="confirm-sent" />
-                        {td_string!(l, rerun.decide.confirm_sent, steps = sent).to_string()}</label>
+                    <label class="check">
+                        <input type="checkbox" required data-testid="confirm-sent" />
+                        {td_string!(l, rerun.decide.confirm_sent, steps = sent).to_string()}
+                    </label>
                     <crate::ui::ErrorNote error=approve_error />
-                    <button type="submit" disabled=pending>{td_string!(l, rerun.approvals.approve)}</button>
+                    <button type="submit" disabled=pending>
+                        {td_string!(l, rerun.approvals.approve)}
+                    </button>
                 </ActionForm>
                 <ActionForm action=reject attr:class="form" attr:data-testid="reject-form">
                     <input type="hidden" name="id" value=reject_id />
@@ -254,22 +374,41 @@ fn DecisionPanel(
                     <label for="reject-comment">{td_string!(l, rerun.approvals.reject_reason)}</label>
                     <textarea id="reject-comment" name="comment" rows="2" required></textarea>
                     <crate::ui::ErrorNote error=reject_error />
-                    <button type="submit" class="secondary" disabled=pending>{td_string!(l, rerun.approvals.reject)}</button>
+                    <button type="submit" class="secondary" disabled=pending>
+                        {td_string!(l, rerun.approvals.reject)}
+                    </button>
                 </ActionForm>
             }
             .into_any()
         }
         Standing::InBatch => view! {
-            <p data-testid="standing">{td_string!(l, rerun.standing.in_batch)} " "
-                {batch_id.map(|b| view! { <A href=format!("/batches/{b}")>{td_string!(l, rerun.standing.open_batch)}</A> })}</p>
+            <p data-testid="standing">
+                {td_string!(l, rerun.standing.in_batch)} " "
+                {batch_id
+                    .map(|b| view! { <A href=format!("/batches/{b}")>{td_string!(l, rerun.standing.open_batch)}</A> })}
+            </p>
         }
         .into_any(),
-        other => view! { <p class="badge warn" data-testid="standing">{standing_label(other)}</p> }.into_any(),
+        other => view! {
+            <p class="badge warn" data-testid="standing">
+                {standing_label(other)}
+            </p>
+        }
+        .into_any(),
     };
     view! {
         <section class="card decision" aria-labelledby="decide-title" data-testid="decide">
             <h2 id="decide-title">{td_string!(l, rerun.decide.title)}</h2>
-            {move || done().map(|text| view! { <p class="ok" role="status" data-testid="decided">{text}</p> })}
+            {move || {
+                done()
+                    .map(|text| {
+                        view! {
+                            <p class="ok" role="status" data-testid="decided">
+                                {text}
+                            </p>
+                        }
+                    })
+            }}
             {body}
         </section>
     }

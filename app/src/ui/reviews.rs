@@ -29,7 +29,9 @@ pub fn ReviewsPage() -> impl IntoView {
     view! {
         <h1>{td_string!(l, review.title)}</h1>
         <p class="hint">{td_string!(l, review.intro)}</p>
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match review.await {
                     Ok(view) => view! { <Review view sign_off /> }.into_any(),
@@ -65,49 +67,89 @@ fn Review(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl IntoV
     let title = view.department.as_ref().map(|d| format!("{}{}", td_string!(l, common.dot), d.name));
     let (rates, counts, latency) = (chart("rates"), chart("counts"), chart("latency"));
     view! {
-        <Form method="GET" action="/reviews" attr:class="filters" attr:aria-label=move || td_string!(l, review.filter.label)>
-            <label>{td_string!(l, review.filter.department)}
-                <select name="department">
-                    <option value="" selected=department.is_empty()>{td_string!(l, review.filter.all_departments)}</option>
-                    {choices.into_iter().map(|d| view! {
-                        <option value=d.code.clone() selected=d.code == department data-entered>{d.name}</option>
-                    }).collect_view()}
+        <Form
+            method="GET"
+            action="/reviews"
+            attr:class="filters"
+            attr:aria-label=move || td_string!(l, review.filter.label)
+        >
+            <label>
+                {td_string!(l, review.filter.department)} <select name="department">
+                    <option value="" selected=department.is_empty()>
+                        {td_string!(l, review.filter.all_departments)}
+                    </option>
+                    {choices
+                        .into_iter()
+                        .map(|d| {
+                            view! {
+                                <option value=d.code.clone() selected=d.code == department data-entered>
+                                    {d.name}
+                                </option>
+                            }
+                        })
+                        .collect_view()}
                 </select>
             </label>
-            <label>{td_string!(l, review.filter.period)}
-                <select name="period">
-                    <option value="week" selected=kind == PeriodKind::Week>{td_string!(l, review.period.week)}</option>
-                    <option value="month" selected=kind == PeriodKind::Month>{td_string!(l, review.period.month)}</option>
+            <label>
+                {td_string!(l, review.filter.period)} <select name="period">
+                    <option value="week" selected=kind == PeriodKind::Week>
+                        {td_string!(l, review.period.week)}
+                    </option>
+                    <option value="month" selected=kind == PeriodKind::Month>
+                        {td_string!(l, review.period.month)}
+                    </option>
                 </select>
             </label>
-            <label>{td_string!(l, review.filter.day)}
-                <input type="date" name="day" value=start.to_string() />
-            </label>
+            <label>{td_string!(l, review.filter.day)} <input type="date" name="day" value=start.to_string() /></label>
             <button type="submit">{td_string!(l, review.filter.show)}</button>
         </Form>
         <section class="review" data-testid="review">
-            <h2 data-testid="review-period">{heading}
-                {title}
-            </h2>
+            <h2 data-testid="review-period">{heading} {title}</h2>
             <p class="pager">
                 <A href=previous>{td_string!(l, review.period.previous)}</A>
-                {next.map(|href| view! { " " <A href=href>{td_string!(l, review.period.next)}</A> })}
+                {next
+                    .map(|href| {
+                        view! {
+                            " "
+                            <A href=href>{td_string!(l, review.period.next)}</A>
+                        }
+                    })}
                 {td_string!(l, common.dot)}
-                <a href=csv download data-testid="review-csv">{td_string!(l, review.download_csv)}</a>
+                <a href=csv download data-testid="review-csv">
+                    {td_string!(l, review.download_csv)}
+                </a>
             </p>
             <Indicators rows />
             <h3>{td_string!(l, review.charts.heading)}</h3>
             <div class="charts">
                 <figure>
-                    <img src=rates alt=td_string!(l, review.charts.rates) width="760" height="300" data-testid="chart-rates" />
+                    <img
+                        src=rates
+                        alt=td_string!(l, review.charts.rates)
+                        width="760"
+                        height="300"
+                        data-testid="chart-rates"
+                    />
                     <figcaption>{td_string!(l, review.charts.rates)}</figcaption>
                 </figure>
                 <figure>
-                    <img src=counts alt=td_string!(l, review.charts.counts) width="760" height="300" data-testid="chart-counts" />
+                    <img
+                        src=counts
+                        alt=td_string!(l, review.charts.counts)
+                        width="760"
+                        height="300"
+                        data-testid="chart-counts"
+                    />
                     <figcaption>{td_string!(l, review.charts.counts)}</figcaption>
                 </figure>
                 <figure>
-                    <img src=latency alt=td_string!(l, review.charts.latency) width="760" height="300" data-testid="chart-latency" />
+                    <img
+                        src=latency
+                        alt=td_string!(l, review.charts.latency)
+                        width="760"
+                        height="300"
+                        data-testid="chart-latency"
+                    />
                     <figcaption>{td_string!(l, review.charts.latency)}</figcaption>
                 </figure>
             </div>
@@ -138,36 +180,60 @@ fn Indicators(rows: Vec<IndicatorRow>) -> impl IntoView {
     view! {
         <table class="grid indicators" data-testid="indicators">
             <caption>{td_string!(l, review.table.caption)}</caption>
-            <thead><tr>
-                <th scope="col">{td_string!(l, review.table.indicator)}</th>
-                <th scope="col">{td_string!(l, review.table.value)}</th>
-                <th scope="col">{td_string!(l, review.table.previous)}</th>
-                <th scope="col">{td_string!(l, review.table.threshold)}</th>
-                <th scope="col">{td_string!(l, review.table.state)}</th>
-            </tr></thead>
+            <thead>
+                <tr>
+                    <th scope="col">{td_string!(l, review.table.indicator)}</th>
+                    <th scope="col">{td_string!(l, review.table.value)}</th>
+                    <th scope="col">{td_string!(l, review.table.previous)}</th>
+                    <th scope="col">{td_string!(l, review.table.threshold)}</th>
+                    <th scope="col">{td_string!(l, review.table.state)}</th>
+                </tr>
+            </thead>
             <tbody>
-                {rows.into_iter().map(|row| {
-                    let fraction = row.fraction.map(|(part, whole)| td_string!(l, review.fraction, part = part, whole = whole).to_string());
-                    let threshold = row.threshold.map(|t| shown(l, row.indicator, Some(t))).unwrap_or_else(|| td_string!(l, review.table.none).to_string());
-                    let state = match (row.crossed_at, row.threshold) {
-                        (Some(at), _) => view! {
-                            <span class="status-crossed">"⚠ "{td_string!(l, review.table.crossed, at = local_time(at)).to_string()}</span>
-                        }.into_any(),
-                        (None, Some(_)) => view! { <span class="status-within">"✓ "{td_string!(l, review.table.within)}</span> }.into_any(),
-                        (None, None) => td_string!(l, review.table.none).into_any(),
-                    };
-                    view! {
-                        <tr class:crossed=row.crossed_at.is_some() data-testid=format!("indicator-{}", row.indicator.key())>
-                            <th scope="row">{indicator_label_in(l, row.indicator)}</th>
-                            <td class="number" data-testid="value">{shown(l, row.indicator, row.value)}
-                                {fraction.map(|f| view! { <span class="fraction">" ("{f}")"</span> })}
-                            </td>
-                            <td class="number">{shown(l, row.indicator, row.previous)}</td>
-                            <td class="number">{threshold}</td>
-                            <td>{state}</td>
-                        </tr>
-                    }
-                }).collect_view()}
+                {rows
+                    .into_iter()
+                    .map(|row| {
+                        let fraction = row
+                            .fraction
+                            .map(|(part, whole)| {
+                                td_string!(l, review.fraction, part = part, whole = whole).to_string()
+                            });
+                        let threshold = row
+                            .threshold
+                            .map(|t| shown(l, row.indicator, Some(t)))
+                            .unwrap_or_else(|| td_string!(l, review.table.none).to_string());
+                        let state = match (row.crossed_at, row.threshold) {
+                            (Some(at), _) => {
+                                view! {
+                                    <span class="status-crossed">
+                                        "⚠ "{td_string!(l, review.table.crossed, at = local_time(at)).to_string()}
+                                    </span>
+                                }
+                                    .into_any()
+                            }
+                            (None, Some(_)) => {
+                                view! { <span class="status-within">"✓ "{td_string!(l, review.table.within)}</span> }
+                                    .into_any()
+                            }
+                            (None, None) => td_string!(l, review.table.none).into_any(),
+                        };
+                        view! {
+                            <tr
+                                class:crossed=row.crossed_at.is_some()
+                                data-testid=format!("indicator-{}", row.indicator.key())
+                            >
+                                <th scope="row">{indicator_label_in(l, row.indicator)}</th>
+                                <td class="number" data-testid="value">
+                                    {shown(l, row.indicator, row.value)}
+                                    {fraction.map(|f| view! { <span class="fraction">" ("{f}")"</span> })}
+                                </td>
+                                <td class="number">{shown(l, row.indicator, row.previous)}</td>
+                                <td class="number">{threshold}</td>
+                                <td>{state}</td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
             </tbody>
         </table>
     }
@@ -183,17 +249,28 @@ fn Stalls(counts: Vec<(String, i64)>) -> impl IntoView {
         } else {
             view! {
                 <table class="grid stalls" data-testid="stalls-per-event">
-                    <thead><tr>
-                        <th scope="col">{td_string!(l, review.stalled.event)}</th>
-                        <th scope="col">{td_string!(l, review.stalled.count)}</th>
-                    </tr></thead>
+                    <thead>
+                        <tr>
+                            <th scope="col">{td_string!(l, review.stalled.event)}</th>
+                            <th scope="col">{td_string!(l, review.stalled.count)}</th>
+                        </tr>
+                    </thead>
                     <tbody>
-                        {counts.into_iter().map(|(event, n)| view! {
-                            <tr><td>{event_label(&event)}</td><td class="number">{n}</td></tr>
-                        }).collect_view()}
+                        {counts
+                            .into_iter()
+                            .map(|(event, n)| {
+                                view! {
+                                    <tr>
+                                        <td>{event_label(&event)}</td>
+                                        <td class="number">{n}</td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view()}
                     </tbody>
                 </table>
-            }.into_any()
+            }
+                .into_any()
         }}
     }
 }
@@ -233,27 +310,45 @@ fn Changes(view: ReviewView) -> impl IntoView {
         <h3>{td_string!(l, review.changes.heading)}</h3>
         <p class="hint">{since}</p>
         {if view.changes.is_empty() {
-            view! { <p class="empty" data-testid="changes-none">{td_string!(l, review.changes.none)}</p> }.into_any()
+            view! {
+                <p class="empty" data-testid="changes-none">
+                    {td_string!(l, review.changes.none)}
+                </p>
+            }
+                .into_any()
         } else {
             view! {
                 <ul class="changes" data-testid="changes">
-                    {view.changes.into_iter().map(|change| {
-                        let subject = change_subject(l, &change);
-                        let overdue = change.kind == ReviewChange::ActionOverdue;
-                        view! {
-                            <li class:overdue=overdue data-kind=change.kind.as_str()>
-                                <span class="kind">{if overdue { "⚠ " } else { "" }}{change_kind(l, change.kind)}</span>" "
-                                {match change.link.clone() {
-                                    Some(href) => view! { <A href=href>{subject}</A> }.into_any(),
-                                    None => subject,
-                                }}
-                                {change.detail.map(|d| view! { <span class="detail">" — "<span data-entered>{d}</span></span> })}
-                                " "<span class="when">{local_time(change.at)}</span>
-                            </li>
-                        }
-                    }).collect_view()}
+                    {view
+                        .changes
+                        .into_iter()
+                        .map(|change| {
+                            let subject = change_subject(l, &change);
+                            let overdue = change.kind == ReviewChange::ActionOverdue;
+                            view! {
+                                <li class:overdue=overdue data-kind=change.kind.as_str()>
+                                    <span class="kind">
+                                        {if overdue { "⚠ " } else { "" }}{change_kind(l, change.kind)}
+                                    </span>
+                                    " "
+                                    {match change.link.clone() {
+                                        Some(href) => view! { <A href=href>{subject}</A> }.into_any(),
+                                        None => subject,
+                                    }}
+                                    {change
+                                        .detail
+                                        .map(|d| {
+                                            view! { <span class="detail">" — "<span data-entered>{d}</span></span> }
+                                        })}
+                                    " "
+                                    <span class="when">{local_time(change.at)}</span>
+                                </li>
+                            }
+                        })
+                        .collect_view()}
                 </ul>
-            }.into_any()
+            }
+                .into_any()
         }}
     }
 }
@@ -264,9 +359,15 @@ fn SignOff(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl Into
     let body = match (view.signoff.clone(), view.department.clone()) {
         (Some(done), _) => view! {
             <p class="badge on" data-testid="signoff">
-                "✓ "{with_entered(&td_string!(l, review.signoff.done, by = slot(0), at = local_time(done.signed_at)).to_string(), &[&done.signed_by])}
+                "✓ "
+                {with_entered(
+                    &td_string!(l, review.signoff.done, by = slot(0), at = local_time(done.signed_at)).to_string(),
+                    &[&done.signed_by],
+                )}
             </p>
-            <blockquote class="comment" data-entered>{done.comment}</blockquote>
+            <blockquote class="comment" data-entered>
+                {done.comment}
+            </blockquote>
         }
         .into_any(),
         (None, None) => view! { <p class="hint">{td_string!(l, review.signoff.choose_department)}</p> }.into_any(),
@@ -275,7 +376,8 @@ fn SignOff(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl Into
                 <input type="hidden" name="department" value=department.code />
                 <input type="hidden" name="period" value=view.period.kind.as_str() />
                 <input type="hidden" name="day" value=view.period.start.to_string() />
-                <label>{td_string!(l, review.signoff.comment)}
+                <label>
+                    {td_string!(l, review.signoff.comment)}
                     <textarea name="comment" rows="3" required maxlength="2000"></textarea>
                 </label>
                 <button type="submit">{td_string!(l, review.signoff.submit)}</button>
@@ -283,10 +385,12 @@ fn SignOff(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl Into
             </ActionForm>
         }
         .into_any(),
-        (None, Some(_)) => {
-            view! { <p class="hint" data-testid="signoff-missing">{td_string!(l, review.signoff.not_yet)}</p> }
-                .into_any()
+        (None, Some(_)) => view! {
+            <p class="hint" data-testid="signoff-missing">
+                {td_string!(l, review.signoff.not_yet)}
+            </p>
         }
+        .into_any(),
     };
     view! {
         <h3>{td_string!(l, review.signoff.heading)}</h3>

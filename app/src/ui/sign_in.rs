@@ -27,7 +27,9 @@ pub fn SignInPage() -> impl IntoView {
     let company = company_sign_in_offered().then(|| {
         let href = format!("/sign-in/oidc?{search}");
         view! {
-            <a class="company-sign-in" href=href rel="external">{td_string!(l, common.sign_in.company)}</a>
+            <a class="company-sign-in" href=href rel="external">
+                {td_string!(l, common.sign_in.company)}
+            </a>
             <p>{td_string!(l, common.sign_in.or_password)}</p>
         }
     });
@@ -43,18 +45,26 @@ pub fn SignInPage() -> impl IntoView {
     });
     view! {
         <main class="page narrow" id="main">
-            <div class="sign-in-language"><super::layout::LanguageSwitch /></div>
+            <div class="sign-in-language">
+                <super::layout::LanguageSwitch />
+            </div>
             <h1>"Rerun Gate"</h1>
             <p class="lead">{td_string!(l, common.sign_in.lead)}</p>
             <crate::ui::ErrorNote error=Signal::stored(said) />
             {company}
-            <ActionForm action=sign_in attr:class="card form" attr:aria-label=move || td_string!(l, common.sign_in.form)>
+            <ActionForm
+                action=sign_in
+                attr:class="card form"
+                attr:aria-label=move || td_string!(l, common.sign_in.form)
+            >
                 <label for="username">{td_string!(l, common.sign_in.username)}</label>
                 <input id="username" name="username" autocomplete="username" required autofocus />
                 <label for="password">{td_string!(l, common.sign_in.password)}</label>
                 <input id="password" name="password" type="password" autocomplete="current-password" required />
                 <crate::ui::ErrorNote error />
-                <button type="submit" disabled=move || sign_in.pending().get()>{td_string!(l, common.sign_in.submit)}</button>
+                <button type="submit" disabled=move || sign_in.pending().get()>
+                    {td_string!(l, common.sign_in.submit)}
+                </button>
             </ActionForm>
         </main>
     }

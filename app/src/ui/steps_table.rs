@@ -11,11 +11,19 @@ pub fn StepsTable(steps: Vec<StepView>) -> impl IntoView {
     view! {
         <table class="grid cards" data-testid="steps">
             <caption>{td_string!(l, operation.steps.caption)}</caption>
-            <thead><tr>
-                <th scope="col">"#"</th><th scope="col">{td_string!(l, operation.steps.step)}</th><th scope="col">{td_string!(l, operation.steps.state)}</th>
-                <th scope="col">{td_string!(l, operation.steps.flag)}</th><th scope="col">{td_string!(l, operation.steps.verdict)}</th>
-                <th scope="col">{td_string!(l, operation.steps.idempotency_key)}</th><th scope="col">{td_string!(l, operation.steps.result_id)}</th><th scope="col">{td_string!(l, operation.steps.attempts)}</th><th scope="col">{td_string!(l, operation.steps.error)}</th>
-            </tr></thead>
+            <thead>
+                <tr>
+                    <th scope="col">"#"</th>
+                    <th scope="col">{td_string!(l, operation.steps.step)}</th>
+                    <th scope="col">{td_string!(l, operation.steps.state)}</th>
+                    <th scope="col">{td_string!(l, operation.steps.flag)}</th>
+                    <th scope="col">{td_string!(l, operation.steps.verdict)}</th>
+                    <th scope="col">{td_string!(l, operation.steps.idempotency_key)}</th>
+                    <th scope="col">{td_string!(l, operation.steps.result_id)}</th>
+                    <th scope="col">{td_string!(l, operation.steps.attempts)}</th>
+                    <th scope="col">{td_string!(l, operation.steps.error)}</th>
+                </tr>
+            </thead>
             <tbody>{steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
         </table>
     }
@@ -33,49 +41,104 @@ fn StepRow(step: StepView) -> impl IntoView {
             .compared
             .iter()
             .map(|c| {
-                let show = |v: &Option<serde_json::Value>| {
-                    v.as_ref().map_or("—".to_string(), |v| v.to_string())
-                };
+                let show = |v: &Option<serde_json::Value>| v.as_ref().map_or("—".to_string(), |v| v.to_string());
                 let sign = if c.matches { "=" } else { "≠" };
-                format!(
-                    "{}: {} {sign} {}",
-                    c.name,
-                    show(&c.expected),
-                    show(&c.found)
-                )
+                format!("{}: {} {sign} {}", c.name, show(&c.expected), show(&c.found))
             })
             .collect::<Vec<_>>()
             .join(td_string!(l, operation.list_separator));
         view! {
             <div class="evidence">
                 <span>{r.evidence.summary}</span>
-                {r.evidence.external_id.map(|id| view! { <br /> {td_string!(l, operation.steps.external_id)} " " <code>{id}</code> })}
+                {r
+                    .evidence
+                    .external_id
+                    .map(|id| {
+                        view! {
+                            <br />
+                            {td_string!(l, operation.steps.external_id)}
+                            " "
+                            <code>{id}</code>
+                        }
+                    })}
                 // The compared values are the step's and the outside record's data, shown as they are.
-                {(!compared.is_empty()).then(|| view! { <br /> {td_string!(l, operation.steps.compared)} " " <samp>{compared}</samp> })}
-                <br /><small>{r.connector} " · " {local_time(r.checked_at)} " · " {match r.asked_by_person {
-                    Some(name) => view! { <span data-entered>{name}</span> }.into_any(),
-                    None => view! { <span>{r.asked_by}</span> }.into_any(),
-                }}</small>
-                {r.superseded_at.map(|at| view! {
-                    <br /><em class="superseded" data-testid="superseded">{td_string!(l, operation.steps.superseded, at = local_time(at)).to_string()}</em>
-                })}
+                {(!compared.is_empty())
+                    .then(|| {
+                        view! {
+                            <br />
+                            {td_string!(l, operation.steps.compared)}
+                            " "
+                            <samp>{compared}</samp>
+                        }
+                    })}
+                <br />
+                <small>
+                    {r.connector} " · " {local_time(r.checked_at)} " · "
+                    {match r.asked_by_person {
+                        Some(name) => view! { <span data-entered>{name}</span> }.into_any(),
+                        None => view! { <span>{r.asked_by}</span> }.into_any(),
+                    }}
+                </small>
+                {r
+                    .superseded_at
+                    .map(|at| {
+                        view! {
+                            <br />
+                            <em class="superseded" data-testid="superseded">
+                                {td_string!(l, operation.steps.superseded, at = local_time(at)).to_string()}
+                            </em>
+                        }
+                    })}
             </div>
         }
     });
     view! {
-        <tr data-step=name data-verdict=verdict.map(|v| v.as_str()).unwrap_or("none") data-superseded=superseded.is_some().then_some("true")>
+        <tr
+            data-step=name
+            data-verdict=verdict.map(|v| v.as_str()).unwrap_or("none")
+            data-superseded=superseded.is_some().then_some("true")
+        >
             // Each cell names its column: on a phone the rows are cards (`table.cards`), the headings hidden.
             <td data-label="#">{step.position}</td>
             <td data-label=td_string!(l, operation.steps.step)>{step.name}</td>
             <td data-label=td_string!(l, operation.steps.state)>{step_state_label(step.state)}</td>
-            <td data-testid="flag" data-label=td_string!(l, operation.steps.flag)>{match step.completed_at { Some(at) => format!("✓ {}", local_time(at)), None => td_string!(l, operation.steps.not_completed).into() }}</td>
-            <td data-testid="verdict" data-label=td_string!(l, operation.steps.verdict)><strong class=format!("verdict {}{}", verdict.map(|v| v.as_str()).unwrap_or("none"), if superseded.is_some() { " superseded" } else { "" })>
-                {verdict_label(verdict)}</strong>{evidence}</td>
-            <td data-label=td_string!(l, operation.steps.idempotency_key)><code>{step.idempotency_key}</code></td>
-            <td data-label=td_string!(l, operation.steps.result_id)>{step.result_id.map_or_else(|| view! { "—" }.into_any(), |id| view! { <code>{id}</code> }.into_any())}</td>
+            <td data-testid="flag" data-label=td_string!(l, operation.steps.flag)>
+                {match step.completed_at {
+                    Some(at) => format!("✓ {}", local_time(at)),
+                    None => td_string!(l, operation.steps.not_completed).into(),
+                }}
+            </td>
+            <td data-testid="verdict" data-label=td_string!(l, operation.steps.verdict)>
+                <strong class=format!(
+                    "verdict {}{}",
+                    verdict.map(|v| v.as_str()).unwrap_or("none"),
+                    if superseded.is_some() { " superseded" } else { "" },
+                )>{verdict_label(verdict)}</strong>
+                {evidence}
+            </td>
+            <td data-label=td_string!(l, operation.steps.idempotency_key)>
+                <code>{step.idempotency_key}</code>
+            </td>
+            <td data-label=td_string!(
+                l, operation.steps.result_id
+            )>
+                {step.result_id.map_or_else(|| view! { "—" }.into_any(), |id| view! { <code>{id}</code> }.into_any())}
+            </td>
             <td data-label=td_string!(l, operation.steps.attempts)>{step.attempts}</td>
             // The error as the integration reported it: its class (a code) and the outside system's message.
-            <td data-label=td_string!(l, operation.steps.error)>{step.error.map(|e| view! { <code>{e.class}</code> ": " <samp>{e.message}</samp> })}</td>
+            <td data-label=td_string!(
+                l, operation.steps.error
+            )>
+                {step
+                    .error
+                    .map(|e| {
+                        view! {
+                            <code>{e.class}</code>
+                            ": "
+                            <samp>{e.message}</samp>
+                        }
+                    })}
+            </td>
         </tr>
     }
 }

@@ -25,12 +25,27 @@ pub fn PausedBanner(pauses: Vec<PauseView>) -> impl IntoView {
             <aside class="card overdue-box" role="status" data-testid="paused-banner">
                 <h2>"⏸ " {td_string!(l, board.stop_switch.banner_title)}</h2>
                 <ul>
-                    {pauses.into_iter().map(|p| view! {
-                        <li>{with_entered(&td_string!(l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
-                            by = slot(0), at = local_time(p.paused_at), reason = slot(1)).to_string(), &[&p.paused_by, &p.reason])}</li>
-                    }).collect_view()}
+                    {pauses
+                        .into_iter()
+                        .map(|p| {
+                            view! {
+                                <li>
+                                    {with_entered(
+                                        &td_string!(
+                                            l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
+                            by = slot(0), at = local_time(p.paused_at), reason = slot(1)
+                                        )
+                                            .to_string(),
+                                        &[&p.paused_by, &p.reason],
+                                    )}
+                                </li>
+                            }
+                        })
+                        .collect_view()}
                 </ul>
-                <p><A href="/stop-switch">{td_string!(l, board.stop_switch.open)}</A></p>
+                <p>
+                    <A href="/stop-switch">{td_string!(l, board.stop_switch.open)}</A>
+                </p>
             </aside>
         }
     })
@@ -48,14 +63,19 @@ pub fn StopSwitchPage() -> impl IntoView {
         <p class="lead">{td_string!(l, board.stop_switch.intro)}</p>
         <crate::ui::ErrorNote error=pause_error />
         <crate::ui::ErrorNote error=resume_error />
-        <Suspense fallback=move || view! { <p class="loading">{td_string!(l, common.loading)}</p> }>
+        <Suspense fallback=move || {
+            view! { <p class="loading">{td_string!(l, common.loading)}</p> }
+        }>
             {move || Suspend::new(async move {
                 match switches.await {
-                    Ok(list) => view! {
-                        <ul class="inbox" data-testid="switches">
-                            {list.into_iter().map(|s| view! { <Switch s pause resume /> }).collect_view()}
-                        </ul>
-                    }.into_any(),
+                    Ok(list) => {
+                        view! {
+                            <ul class="inbox" data-testid="switches">
+                                {list.into_iter().map(|s| view! { <Switch s pause resume /> }).collect_view()}
+                            </ul>
+                        }
+                            .into_any()
+                    }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
@@ -74,32 +94,65 @@ fn Switch(
     let field = format!("switch-{scope}-{}", s.name);
     let state = match &s.pause {
         Some(p) => view! {
-            <p class="badge warn">"⏸ " {with_entered(&td_string!(l, board.stop_switch.paused, by = slot(0), at = local_time(p.paused_at), reason = slot(1)).to_string(), &[&p.paused_by, &p.reason])}</p>
-        }.into_any(),
+            <p class="badge warn">
+                "⏸ "
+                {with_entered(
+                    &td_string!(
+                        l, board.stop_switch.paused, by = slot(0), at = local_time(p.paused_at), reason = slot(1)
+                    )
+                        .to_string(),
+                    &[&p.paused_by, &p.reason],
+                )}
+            </p>
+        }
+        .into_any(),
         None => view! { <p class="badge on">"▶ " {td_string!(l, board.stop_switch.running)}</p> }.into_any(),
     };
     let form = s.may_switch.then(|| {
         let (name, paused) = (s.name.clone(), s.pause.is_some());
-        let hidden = move || view! {
-            <input type="hidden" name="scope" value=scope />
-            <input type="hidden" name="name" value=name.clone() />
+        let hidden = move || {
+            view! {
+                <input type="hidden" name="scope" value=scope />
+                <input type="hidden" name="name" value=name.clone() />
+            }
         };
-        let label = if paused { td_string!(l, board.stop_switch.resume_reason) } else { td_string!(l, board.stop_switch.pause_reason) };
+        let label = if paused {
+            td_string!(l, board.stop_switch.resume_reason)
+        } else {
+            td_string!(l, board.stop_switch.pause_reason)
+        };
         let fields = view! {
             {hidden()}
             <label for=field.clone()>{label}</label>
             <textarea id=field.clone() name="reason" rows="2" required></textarea>
         };
         if paused {
-            view! { <ActionForm action=resume attr:class="form">{fields}<button type="submit">{td_string!(l, board.stop_switch.resume)}</button></ActionForm> }.into_any()
+            view! {
+                <ActionForm action=resume attr:class="form">
+                    {fields}
+                    <button type="submit">{td_string!(l, board.stop_switch.resume)}</button>
+                </ActionForm>
+            }
+            .into_any()
         } else {
-            view! { <ActionForm action=pause attr:class="form">{fields}<button type="submit">{td_string!(l, board.stop_switch.pause)}</button></ActionForm> }.into_any()
+            view! {
+                <ActionForm action=pause attr:class="form">
+                    {fields}
+                    <button type="submit">{td_string!(l, board.stop_switch.pause)}</button>
+                </ActionForm>
+            }
+            .into_any()
         }
     });
     view! {
         <li class="card" data-switch=format!("{scope}:{}", s.name)>
             <h2>{scope_label(scope)} " · " {s.name.clone()}</h2>
-            <p>{td_string!(l, board.stop_switch.departments, departments = s.departments.join(td_string!(l, common.list))).to_string()}</p>
+            <p>
+                {td_string!(
+                    l, board.stop_switch.departments, departments = s.departments.join(td_string!(l, common.list))
+                )
+                    .to_string()}
+            </p>
             {state}
             {form}
         </li>
