@@ -1,6 +1,7 @@
 //! The signed-in user's own settings: language and time zone, the password, and the link to their Slack account
 //! (decisions in chat).
 use crate::api::auth::{ChangePassword, SavePreferences, UnlinkChat, chat_links};
+use crate::contract::chat::ChatLinkView;
 use crate::domain::preferences::{LANGUAGES, OFFERED_TIME_ZONES};
 use crate::i18n::{I18nLocaleTrait, td_string};
 use leptos::prelude::*;
@@ -65,48 +66,54 @@ fn ChatLink() -> impl IntoView {
                                     }
                                 })}
                             {teams.map(|said| view! { <p data-testid="teams-link">{said}</p> })}
-                            {slack_offered
-                                .then(|| match slack {
-                                    Some(link) => {
-                                        let at = super::labels::local_time(link.linked_at);
-                                        view! {
-                                            <p>
-                                                {td_string!(
-                                                    l, common.account.slack_linked, team = link.team_id, user = link.chat_user_id, at = at
-                                                )
-                                                    .to_string()}
-                                            </p>
-                                            <ActionForm action=unlink attr:class="form">
-                                                <input type="hidden" name="platform" value="slack" />
-                                                <crate::ui::ErrorNote error />
-                                                <button type="submit" disabled=move || unlink.pending().get()>
-                                                    {td_string!(l, common.account.slack_unlink)}
-                                                </button>
-                                            </ActionForm>
-                                        }
-                                            .into_any()
-                                    }
-                                    None => {
-                                        view! {
-                                            <p>{td_string!(l, common.account.slack_not_linked)}</p>
-                                            <Show when=move || matches!(unlink.value().get(), Some(Ok(())))>
-                                                <p class="ok" role="status">
-                                                    {td_string!(l, common.account.slack_unlinked)}
-                                                </p>
-                                            </Show>
-                                            // A full page load: the browser goes on to Slack.
-                                            <a class="button" href="/account/slack/link" rel="external">
-                                                {td_string!(l, common.account.slack_link)}
-                                            </a>
-                                        }
-                                            .into_any()
-                                    }
-                                })}
+                            {slack_offered.then(|| view! { <SlackLink link=slack unlink error /> })}
                         </section>
                     },
                 )
             })}
         </Suspense>
+    }
+}
+
+/// The Slack part of the chat card: the linked account and a way to end the link, or a way to link one.
+#[component]
+fn SlackLink(
+    link: Option<ChatLinkView>,
+    unlink: ServerAction<UnlinkChat>,
+    error: Signal<Option<String>>,
+) -> impl IntoView {
+    let l = super::labels::locale();
+    match link {
+        Some(link) => {
+            let at = super::labels::local_time(link.linked_at);
+            view! {
+                <p>
+                    {td_string!(l, common.account.slack_linked, team = link.team_id, user = link.chat_user_id, at = at)
+                        .to_string()}
+                </p>
+                <ActionForm action=unlink attr:class="form">
+                    <input type="hidden" name="platform" value="slack" />
+                    <crate::ui::ErrorNote error />
+                    <button type="submit" disabled=move || unlink.pending().get()>
+                        {td_string!(l, common.account.slack_unlink)}
+                    </button>
+                </ActionForm>
+            }
+            .into_any()
+        }
+        None => view! {
+            <p>{td_string!(l, common.account.slack_not_linked)}</p>
+            <Show when=move || matches!(unlink.value().get(), Some(Ok(())))>
+                <p class="ok" role="status">
+                    {td_string!(l, common.account.slack_unlinked)}
+                </p>
+            </Show>
+            // A full page load: the browser goes on to Slack.
+            <a class="button" href="/account/slack/link" rel="external">
+                {td_string!(l, common.account.slack_link)}
+            </a>
+        }
+        .into_any(),
     }
 }
 

@@ -2,6 +2,7 @@
 use super::data::resource;
 use super::labels::local_time;
 use crate::api::admin::{CheckReceiver, RevokeApiClient, audit_signing, list_api_clients, loaded_configuration};
+use crate::domain::configuration::{ConnectorConfig, DepartmentConfig, StepConfig, WorkflowConfig};
 use crate::i18n::{td, td_string};
 use leptos::prelude::*;
 
@@ -121,131 +122,127 @@ pub fn ConfigurationPage() -> impl IntoView {
                             </p>
                             <section class="card" data-testid="config-workflows">
                                 <h2>{td_string!(l, admin.config.workflows)}</h2>
-                                {c
-                                    .workflows
-                                    .into_iter()
-                                    .map(|w| {
-                                        view! {
-                                            <h3>
-                                                {w.name.clone()} " "
-                                                <small>
-                                                    "(" {w.department.clone()} {td_string!(l, admin.config.version)}
-                                                    <code>{w.version.clone()}</code> ")"
-                                                </small>
-                                            </h3>
-                                            <p>
-                                                {td!(
-                                                    l, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
-                                   approvals = w.approvals_required, <code> = <code />
-                                                )}
-                                            </p>
-                                            <p class="lead">{td_string!(l, admin.conformance.explain)}</p>
-                                            <ReceiverCheckForm workflow=w.name.clone() />
-                                            <ol>
-                                                {w
-                                                    .steps
-                                                    .into_iter()
-                                                    .map(|s| {
-                                                        let side_effect = s.side_effect;
-                                                        view! {
-                                                            <li>
-                                                                <strong>{s.name}</strong>
-                                                                " — "
-                                                                {s.connector.unwrap_or_else(|| "—".into())}
-                                                                {move || {
-                                                                    if side_effect {
-                                                                        td_string!(l, admin.config.side_effect)
-                                                                    } else {
-                                                                        td_string!(l, admin.config.no_side_effect)
-                                                                    }
-                                                                }}
-                                                                {td_string!(
-                                                                    l, admin.config.deadline, seconds = s.deadline_seconds
-                                                                )}
-                                                                {s
-                                                                    .heartbeat_seconds
-                                                                    .map(|h| {
-                                                                        td_string!(l, admin.config.heartbeat, seconds = h)
-                                                                    })}
-                                                            </li>
-                                                        }
-                                                    })
-                                                    .collect_view()}
-                                            </ol>
-                                        }
-                                    })
-                                    .collect_view()}
+                                {c.workflows.into_iter().map(|w| view! { <Workflow w /> }).collect_view()}
                             </section>
-                            <section class="card">
-                                <h2>{td_string!(l, admin.config.connectors)}</h2>
-                                <table class="grid">
-                                    <thead>
-                                        <tr>
-                                            <th scope="col">{td_string!(l, admin.config.name)}</th>
-                                            <th scope="col">{td_string!(l, admin.config.kind)}</th>
-                                            <th scope="col">{td_string!(l, admin.config.settings)}</th>
-                                            <th scope="col">{td_string!(l, admin.config.credential_envs)}</th>
-                                        </tr>
-                                    </thead>
-                                    <tbody>
-                                        {c
-                                            .connectors
-                                            .into_iter()
-                                            .map(|k| {
-                                                view! {
-                                                    <tr>
-                                                        <td>{k.name}</td>
-                                                        <td>{k.kind}</td>
-                                                        <td>
-                                                            <code>
-                                                                {k
-                                                                    .settings
-                                                                    .iter()
-                                                                    .map(|(key, v)| format!("{key} = {v}"))
-                                                                    .collect::<Vec<_>>()
-                                                                    .join(", ")}
-                                                            </code>
-                                                        </td>
-                                                        <td>
-                                                            {k
-                                                                .credential_envs
-                                                                .values()
-                                                                .cloned()
-                                                                .collect::<Vec<_>>()
-                                                                .join(", ")}
-                                                        </td>
-                                                    </tr>
-                                                }
-                                            })
-                                            .collect_view()}
-                                    </tbody>
-                                </table>
-                            </section>
-                            <section class="card">
-                                <h2>{td_string!(l, admin.config.departments)}</h2>
-                                <ul>
-                                    {c
-                                        .departments
-                                        .into_iter()
-                                        .map(|d| {
-                                            view! {
-                                                <li>
-                                                    <span data-entered>{d.name}</span>
-                                                    " ("
-                                                    <code>{d.code}</code>
-                                                    ")"
-                                                </li>
-                                            }
-                                        })
-                                        .collect_view()}
-                                </ul>
-                            </section>
+                            <Connectors connectors=c.connectors />
+                            <Departments departments=c.departments />
                         }
                             .into_any()
                     }
                 }
             })}
         </Suspense>
+    }
+}
+
+/// A configured workflow: where its reruns go, its receiver's check, its steps.
+#[component]
+fn Workflow(w: WorkflowConfig) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
+        <h3>
+            {w.name.clone()} " "
+            <small>
+                "(" {w.department.clone()} {td_string!(l, admin.config.version)} <code>{w.version.clone()}</code> ")"
+            </small>
+        </h3>
+        <p>
+            {td!(
+                l, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
+                approvals = w.approvals_required, <code> = <code />
+            )}
+        </p>
+        <p class="lead">{td_string!(l, admin.conformance.explain)}</p>
+        <ReceiverCheckForm workflow=w.name.clone() />
+        <ol>{w.steps.into_iter().map(|s| view! { <Step s /> }).collect_view()}</ol>
+    }
+}
+
+/// One step of a workflow: its connector, whether it acts outside, its deadline and heartbeat.
+#[component]
+fn Step(s: StepConfig) -> impl IntoView {
+    let l = super::labels::locale();
+    let acts = if s.side_effect {
+        td_string!(l, admin.config.side_effect)
+    } else {
+        td_string!(l, admin.config.no_side_effect)
+    };
+    view! {
+        <li>
+            <strong>{s.name}</strong>
+            " — "
+            {s.connector.unwrap_or_else(|| "—".into())}
+            {acts}
+            {td_string!(l, admin.config.deadline, seconds = s.deadline_seconds)}
+            {s.heartbeat_seconds.map(|h| td_string!(l, admin.config.heartbeat, seconds = h))}
+        </li>
+    }
+}
+
+/// The connectors: kind, settings and the names of their credential variables (never the values).
+#[component]
+fn Connectors(connectors: Vec<ConnectorConfig>) -> impl IntoView {
+    let l = super::labels::locale();
+    let settings = |k: &ConnectorConfig| k.settings.iter().map(|(key, v)| format!("{key} = {v}")).collect::<Vec<_>>();
+    view! {
+        <section class="card">
+            <h2>{td_string!(l, admin.config.connectors)}</h2>
+            <table class="grid">
+                <thead>
+                    <tr>
+                        <th scope="col">{td_string!(l, admin.config.name)}</th>
+                        <th scope="col">{td_string!(l, admin.config.kind)}</th>
+                        <th scope="col">{td_string!(l, admin.config.settings)}</th>
+                        <th scope="col">{td_string!(l, admin.config.credential_envs)}</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {connectors
+                        .into_iter()
+                        .map(|k| {
+                            let settings = settings(&k).join(", ");
+                            let envs = k.credential_envs.values().cloned().collect::<Vec<_>>().join(", ");
+                            view! {
+                                <tr>
+                                    <td>{k.name}</td>
+                                    <td>{k.kind}</td>
+                                    <td>
+                                        <code>{settings}</code>
+                                    </td>
+                                    <td>{envs}</td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+/// The departments, by name and code.
+#[component]
+fn Departments(departments: Vec<DepartmentConfig>) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
+        <section class="card">
+            <h2>{td_string!(l, admin.config.departments)}</h2>
+            <ul>
+                {departments
+                    .into_iter()
+                    .map(|d| {
+                        view! {
+                            <li>
+                                <span data-entered>{d.name}</span>
+                                " ("
+                                <code>{d.code}</code>
+                                ")"
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        </section>
     }
 }
 

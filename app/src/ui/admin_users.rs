@@ -174,66 +174,62 @@ fn UserTable(
             <tbody>
                 {list
                     .into_iter()
-                    .map(|user| {
-                        let id = user.id;
-                        let disabled = user.disabled;
-                        view! {
-                            <tr>
-                                <td>
-                                    <code>{user.username.clone()}</code>
-                                    {user
-                                        .from_provider
-                                        .then(|| {
-                                            view! {
-                                                <br />
-                                                <span class="badge">{td_string!(l, admin.users.from_provider)}</span>
-                                            }
-                                        })}
-                                </td>
-                                <td data-entered>{user.display_name.clone()}</td>
-                                <td>{user.email.clone().unwrap_or_else(|| "—".into())}</td>
-                                <td>
-                                    <RoleEditor user=user.clone() departments=departments.clone() roles />
-                                </td>
-                                <td>
-                                    <span class=if disabled {
-                                        "badge off"
-                                    } else {
-                                        "badge on"
-                                    }>
-                                        {move || {
-                                            if disabled {
-                                                td_string!(l, admin.users.disabled)
-                                            } else {
-                                                td_string!(l, admin.users.enabled)
-                                            }
-                                        }}
-                                    </span>
-                                    <button
-                                        class="small"
-                                        on:click=move |_| {
-                                            disable
-                                                .dispatch(SetUserDisabled {
-                                                    user_id: id,
-                                                    disabled: !disabled,
-                                                });
-                                        }
-                                    >
-                                        {move || {
-                                            if disabled {
-                                                td_string!(l, admin.users.enable)
-                                            } else {
-                                                td_string!(l, admin.users.disable)
-                                            }
-                                        }}
-                                    </button>
-                                </td>
-                            </tr>
-                        }
-                    })
+                    .map(|user| view! { <UserRow user departments=departments.clone() disable roles /> })
                     .collect_view()}
             </tbody>
         </table>
+    }
+}
+
+/// One person: name, e-mail, roles by department, and the switch that disables or enables them.
+#[component]
+fn UserRow(
+    user: UserSummary,
+    departments: Vec<DepartmentDto>,
+    disable: ServerAction<SetUserDisabled>,
+    roles: ServerAction<SetUserRoles>,
+) -> impl IntoView {
+    let l = super::labels::locale();
+    let (id, disabled) = (user.id, user.disabled);
+    let (status, switch) = if disabled {
+        (td_string!(l, admin.users.disabled), td_string!(l, admin.users.enable))
+    } else {
+        (td_string!(l, admin.users.enabled), td_string!(l, admin.users.disable))
+    };
+    view! {
+        <tr>
+            <td>
+                <code>{user.username.clone()}</code>
+                {user
+                    .from_provider
+                    .then(|| {
+                        view! {
+                            <br />
+                            <span class="badge">{td_string!(l, admin.users.from_provider)}</span>
+                        }
+                    })}
+            </td>
+            <td data-entered>{user.display_name.clone()}</td>
+            <td>{user.email.clone().unwrap_or_else(|| "—".into())}</td>
+            <td>
+                <RoleEditor user=user.clone() departments roles />
+            </td>
+            <td>
+                <span class=if disabled { "badge off" } else { "badge on" }>{status}</span>
+                <button
+                    class="small"
+                    on:click=move |_| {
+                        disable
+                            .dispatch(SetUserDisabled {
+                                user_id: id,
+                                disabled: !disabled,
+                            });
+                    }
+                >
+                    {switch}
+                </button>
+            </td>
+        </tr>
     }
 }
 

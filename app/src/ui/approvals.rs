@@ -104,33 +104,10 @@ fn Item(item: InboxItem) -> impl IntoView {
         (Some(process_id), _) => process_id.clone(),
         (None, _) => td_string!(l, rerun.approvals.batch_title, count = item.operations).to_string(),
     };
-    let stage = match item.stage {
-        Stage::Request(status) => status_label(status),
-        Stage::Batch(status) => batch_status_label(status),
-    };
     let steps = (!item.steps.is_empty()).then(|| {
         let steps = item.steps.iter().map(|(s, k)| format!("{s} ({k})")).collect::<Vec<_>>();
         view! { <p>{td_string!(l, rerun.approvals.steps, steps = steps.join(td_string!(l, rerun.separator))).to_string()}</p> }
     });
-    let decision = item.my_decision.map(|d| match d {
-        Decision::Approve => td_string!(l, rerun.approvals.you_approved),
-        Decision::Reject => td_string!(l, rerun.approvals.you_rejected),
-    });
-    let standing = match item.standing {
-        Standing::MayDecide => view! {
-            <A href=href.clone() attr:class="button" attr:data-testid="open-decision">
-                {td_string!(l, rerun.approvals.open)}
-            </A>
-        }
-        .into_any(),
-        Standing::Maker(_) | Standing::NotOwner | Standing::Decided => view! {
-            <p class="badge warn" data-testid="standing">
-                {standing_label(item.standing)}
-            </p>
-        }
-        .into_any(),
-        Standing::NotWaiting | Standing::InBatch => ().into_any(),
-    };
     view! {
         <li
             class="card"
@@ -141,7 +118,7 @@ fn Item(item: InboxItem) -> impl IntoView {
             }
         >
             <h3>
-                <A href=href>{title}</A>
+                <A href=href.clone()>{title}</A>
                 " · "
                 <span>{item.workflows.join(td_string!(l, rerun.separator))}</span>
             </h3>
@@ -163,19 +140,61 @@ fn Item(item: InboxItem) -> impl IntoView {
                 })}
             <p>{with_entered(&td_string!(l, rerun.approvals.reason, reason = slot(0)).to_string(), &[&item.reason])}</p>
             {steps}
-            <p>
-                {td_string!(l, rerun.approvals.count, approvals = item.approvals, required = item.required).to_string()}
-                " · "
-                <span data-testid="stage">{td_string!(l, rerun.approvals.status_now, status = stage).to_string()}</span>
-                {decision
-                    .map(|d| {
-                        view! {
-                            " · "
-                            <strong data-testid="my-decision">{d}</strong>
-                        }
-                    })}
-            </p>
-            {standing}
+            <WhereItStands
+                approvals=item.approvals
+                required=item.required
+                stage=item.stage
+                my_decision=item.my_decision
+            />
+            <WayToDecide href standing=item.standing />
         </li>
+    }
+}
+
+/// Where it stands now: the approvals so far, its stage, and what the reader decided.
+#[component]
+fn WhereItStands(approvals: i64, required: i64, stage: Stage, my_decision: Option<Decision>) -> impl IntoView {
+    let l = super::labels::locale();
+    let stage = match stage {
+        Stage::Request(status) => status_label(status),
+        Stage::Batch(status) => batch_status_label(status),
+    };
+    let decision = my_decision.map(|d| match d {
+        Decision::Approve => td_string!(l, rerun.approvals.you_approved),
+        Decision::Reject => td_string!(l, rerun.approvals.you_rejected),
+    });
+    view! {
+        <p>
+            {td_string!(l, rerun.approvals.count, approvals = approvals, required = required).to_string()} " · "
+            <span data-testid="stage">{td_string!(l, rerun.approvals.status_now, status = stage).to_string()}</span>
+            {decision
+                .map(|d| {
+                    view! {
+                        " · "
+                        <strong data-testid="my-decision">{d}</strong>
+                    }
+                })}
+        </p>
+    }
+}
+
+/// The way to its decision page for a reader who may decide, or why the reader may not.
+#[component]
+fn WayToDecide(href: String, standing: Standing) -> impl IntoView {
+    let l = super::labels::locale();
+    match standing {
+        Standing::MayDecide => view! {
+            <A href attr:class="button" attr:data-testid="open-decision">
+                {td_string!(l, rerun.approvals.open)}
+            </A>
+        }
+        .into_any(),
+        Standing::Maker(_) | Standing::NotOwner | Standing::Decided => view! {
+            <p class="badge warn" data-testid="standing">
+                {standing_label(standing)}
+            </p>
+        }
+        .into_any(),
+        Standing::NotWaiting | Standing::InBatch => ().into_any(),
     }
 }

@@ -130,31 +130,10 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
             format!("/audit/export?format={format}&{filters}")
         }
     };
-    let AuditChoices { actions, object_types, departments, people } = view.choices;
     view! {
         {view.signer_alarm.map(|alarm| view! { <SignerAlarmNotice alarm /> })}
         {chain}
-        <Form method="GET" action="/audit" attr:class="filters" attr:aria-label=move || td_string!(l, audit.filters)>
-            {entry("from", td_string!(l, audit.field.from), "date", &form)}
-            {entry("to", td_string!(l, audit.field.to), "date", &form)}
-            {choose("department", td_string!(l, audit.field.department), departments, true, &form)}
-            {choose("actor", td_string!(l, audit.field.actor), people, true, &form)}
-            {choose("action", td_string!(l, audit.field.action), actions, false, &form)}
-            {choose("object_type", td_string!(l, audit.field.object_type), object_types, false, &form)}
-            {entry("object_id", td_string!(l, audit.field.object_id), "text", &form)}
-            {entry("process_id", td_string!(l, audit.field.process_id), "text", &form)}
-            <label class="check">
-                <input
-                    type="checkbox"
-                    name="routine"
-                    value="true"
-                    checked=view.routine_shown
-                    data-testid="show-routine"
-                />
-                {td_string!(l, audit.show_routine)}
-            </label>
-            <button type="submit">{td_string!(l, audit.filter)}</button>
-        </Form>
+        <Filters form=form.clone() routine_shown=view.routine_shown choices=view.choices />
         {(!view.routine_shown)
             .then(|| {
                 view! {
@@ -176,33 +155,7 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
                     </p>
                 }
             })}
-        {if view.rows.is_empty() {
-            view! {
-                <p class="empty" data-testid="audit-empty">
-                    {td_string!(l, audit.empty)}
-                </p>
-            }
-                .into_any()
-        } else {
-            view! {
-                <table class="grid cards" data-testid="audit-events">
-                    <caption class="sr-only">{td_string!(l, audit.caption)}</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">"#"</th>
-                            <th scope="col">{td_string!(l, audit.column.at)}</th>
-                            <th scope="col">{td_string!(l, audit.field.actor)}</th>
-                            <th scope="col">{td_string!(l, audit.field.action)}</th>
-                            <th scope="col">{td_string!(l, audit.column.object)}</th>
-                            <th scope="col">{td_string!(l, audit.field.department)}</th>
-                            <th scope="col">{td_string!(l, audit.column.changes)}</th>
-                        </tr>
-                    </thead>
-                    <tbody>{view.rows.into_iter().map(|row| view! { <EventRow row /> }).collect_view()}</tbody>
-                </table>
-            }
-                .into_any()
-        }}
+        <Events rows=view.rows />
         {next
             .map(|link| {
                 view! {
@@ -212,6 +165,62 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
                 }
             })}
     }
+}
+
+/// Which events: a period, who, what, on which object or operation; routine events folded unless asked for.
+#[component]
+fn Filters(form: AuditFilterForm, routine_shown: bool, choices: AuditChoices) -> impl IntoView {
+    let l = super::labels::locale();
+    let AuditChoices { actions, object_types, departments, people } = choices;
+    view! {
+        <Form method="GET" action="/audit" attr:class="filters" attr:aria-label=move || td_string!(l, audit.filters)>
+            {entry("from", td_string!(l, audit.field.from), "date", &form)}
+            {entry("to", td_string!(l, audit.field.to), "date", &form)}
+            {choose("department", td_string!(l, audit.field.department), departments, true, &form)}
+            {choose("actor", td_string!(l, audit.field.actor), people, true, &form)}
+            {choose("action", td_string!(l, audit.field.action), actions, false, &form)}
+            {choose("object_type", td_string!(l, audit.field.object_type), object_types, false, &form)}
+            {entry("object_id", td_string!(l, audit.field.object_id), "text", &form)}
+            {entry("process_id", td_string!(l, audit.field.process_id), "text", &form)}
+            <label class="check">
+                <input type="checkbox" name="routine" value="true" checked=routine_shown data-testid="show-routine" />
+                {td_string!(l, audit.show_routine)}
+            </label>
+            <button type="submit">{td_string!(l, audit.filter)}</button>
+        </Form>
+    }
+}
+
+/// The events found, newest first, or a word that there are none.
+#[component]
+fn Events(rows: Vec<AuditRow>) -> impl IntoView {
+    let l = super::labels::locale();
+    if rows.is_empty() {
+        return view! {
+            <p class="empty" data-testid="audit-empty">
+                {td_string!(l, audit.empty)}
+            </p>
+        }
+        .into_any();
+    }
+    view! {
+        <table class="grid cards" data-testid="audit-events">
+            <caption class="sr-only">{td_string!(l, audit.caption)}</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"#"</th>
+                    <th scope="col">{td_string!(l, audit.column.at)}</th>
+                    <th scope="col">{td_string!(l, audit.field.actor)}</th>
+                    <th scope="col">{td_string!(l, audit.field.action)}</th>
+                    <th scope="col">{td_string!(l, audit.column.object)}</th>
+                    <th scope="col">{td_string!(l, audit.field.department)}</th>
+                    <th scope="col">{td_string!(l, audit.column.changes)}</th>
+                </tr>
+            </thead>
+            <tbody>{rows.into_iter().map(|row| view! { <EventRow row /> }).collect_view()}</tbody>
+        </table>
+    }
+    .into_any()
 }
 
 /// A filter chosen from a list (the catalogue's, the departments, the people).
@@ -326,58 +335,37 @@ fn EventRow(row: AuditRow) -> impl IntoView {
                     .reason
                     .map(|r| view! { <p class="reason">{td_string!(l, audit.reason_lead)} <Reason reason=r /></p> })}
                 // What the event recorded, field by field, exactly as it is stored and exported.
-                {(!row.diff.is_empty())
-                    .then(|| {
-                        view! {
-                            <dl class="diff">
-                                {row
-                                    .diff
-                                    .into_iter()
-                                    .map(|FieldChange { line, label }| {
-                                        let changed = line.changed();
-                                        let name = match (label, line.key.is_empty()) {
-                                            (_, true) => {
-                                                // The field's name in words (its key as a tooltip), else its key.
-                                                view! { {td_string!(l, audit.value)} }
-                                                    .into_any()
-                                            }
-                                            (Some(label), false) => {
-                                                view! { <span title=line.key.clone()>{label}</span> }.into_any()
-                                            }
-                                            (None, false) => view! { <code>{line.key.clone()}</code> }.into_any(),
-                                        };
-                                        view! {
-                                            <dt>{name}</dt>
-                                            <dd class=if changed {
-                                                "changed"
-                                            } else {
-                                                "same"
-                                            }>
-                                                {line
-                                                    .before
-                                                    .filter(|_| changed)
-                                                    .map(|b| {
-                                                        view! {
-                                                            <del>{value(&action, &line.key, b)}</del>
-                                                            " → "
-                                                        }
-                                                    })}
-                                                <ins>
-                                                    {line
-                                                        .after
-                                                        .map_or_else(
-                                                            || view! { {td_string!(l, audit.none)} }.into_any(),
-                                                            |a| value(&action, &line.key, a),
-                                                        )}
-                                                </ins>
-                                            </dd>
-                                        }
-                                    })
-                                    .collect_view()}
-                            </dl>
-                        }
-                    })}
+                {(!row.diff.is_empty()).then(|| view! { <Diff action diff=row.diff /> })}
             </td>
         </tr>
     }
+}
+
+/// What an event recorded, field by field: a changed value shows before → after.
+#[component]
+fn Diff(action: String, diff: Vec<FieldChange>) -> impl IntoView {
+    let l = super::labels::locale();
+    let lines = diff.into_iter().map(|FieldChange { line, label }| {
+        let changed = line.changed();
+        // The field's name in words (its key as a tooltip), else its key.
+        let name = match (label, line.key.is_empty()) {
+            (_, true) => view! { {td_string!(l, audit.value)} }.into_any(),
+            (Some(label), false) => view! { <span title=line.key.clone()>{label}</span> }.into_any(),
+            (None, false) => view! { <code>{line.key.clone()}</code> }.into_any(),
+        };
+        let before = line.before.filter(|_| changed).map(|b| {
+            view! {
+                <del>{value(&action, &line.key, b)}</del>
+                " → "
+            }
+        });
+        let after = line
+            .after
+            .map_or_else(|| view! { {td_string!(l, audit.none)} }.into_any(), |a| value(&action, &line.key, a));
+        view! {
+            <dt>{name}</dt>
+            <dd class=if changed { "changed" } else { "same" }>{before} <ins>{after}</ins></dd>
+        }
+    });
+    view! { <dl class="diff">{lines.collect_view()}</dl> }
 }

@@ -9,6 +9,7 @@ use crate::api::batches::{
 };
 use crate::contract::AppError;
 use crate::contract::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, MemberView};
+use crate::contract::reruns::DecisionView;
 use crate::domain::approval::{Decision, Standing};
 use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use crate::domain::operations::OperationStatus;
@@ -230,35 +231,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
     // The live parts (look-ups, progress) follow the batch every 2 s; a change of status reloads the page.
     let live = RwSignal::new(BatchProgress::from(&b));
     if live.with_untracked(follows) {
-        let (id, status) = (b.id.clone(), b.status);
-        Effect::new(move |_| {
-            let (id, status) = (id.clone(), status);
-            let every = std::time::Duration::from_secs(2);
-            let handle = set_interval_with_handle(
-                move || {
-                    if !live.try_with_untracked(follows).unwrap_or(false) {
-                        return;
-                    }
-                    let (id, status) = (id.clone(), status);
-                    leptos::task::spawn_local(async move {
-                        if let Ok(now) = follow_batch(id).await {
-                            if now.status == status {
-                                live.try_set(now);
-                            } else {
-                                reload.try_update(|n| *n += 1);
-                            }
-                        }
-                    });
-                },
-                every,
-            )
-            .ok();
-            on_cleanup(move || {
-                if let Some(handle) = handle {
-                    handle.clear();
-                }
-            });
-        });
+        following(b.id.clone(), b.status, live, reload);
     }
     let id = b.id.clone();
     let previewing = b.status == BatchStatus::Previewing;
@@ -273,10 +246,81 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         .filter(|(_, m)| m.state != MemberState::Waiting)
         .partition(|(_, m)| m.state.is_planned());
     let (submit_id, decide_id, control_id) = (id.clone(), id.clone(), id.clone());
-    let error_of_confirm = super::error_of(actions.confirm);
-    let error_of_submit = super::error_of(actions.submit);
     view! {
         <h1>{td_string!(l, rerun.batch.title)}<code>{b.id.clone()}</code></h1>
+        <Facts b=b.clone() />
+        {previewing.then(|| view! { <LookUps live /> })}
+        {(!previewing).then(|| view! { <Totals b=b.clone() /> })}
+        {(!planned.is_empty()).then(|| view! { <Planned members=planned live /> })}
+        {(!others.is_empty()).then(|| view! { <Others members=others /> })}
+        {b
+            .may_request
+            .then(|| view! { <RequestForm id=id.clone() max=b.max_rate_per_minute action=actions.request /> })}
+        {requested
+            .then(|| view! { <Checklist checks=b.checks.clone() id=id.clone() may_confirm confirm=actions.confirm /> })}
+        {(may_confirm && all_confirmed).then(|| view! { <SubmitForm id=submit_id action=actions.submit /> })}
+        <Decided action=actions.decide />
+        <OwnersDecision
+            id=decide_id
+            standing=b.standing
+            operations=b.totals.operations
+            calls=b.totals.calls.clone()
+            action=actions.decide
+        />
+        {requested.then(|| view! { <ProgressPanel live /> })}
+        {(b.may_pause || b.may_resume || b.may_cancel)
+            .then(|| {
+                view! {
+                    <Controls
+                        id=control_id
+                        pause=b.may_pause
+                        resume=b.may_resume
+                        cancel=b.may_cancel
+                        action=actions.control
+                    />
+                }
+            })}
+        {(!b.decisions.is_empty()).then(|| view! { <Decisions decisions=b.decisions.clone() /> })}
+    }
+}
+
+/// Follows a moving batch every 2 s: the live parts take what changed; a change of status reloads the page.
+fn following(id: String, status: BatchStatus, live: RwSignal<BatchProgress>, reload: RwSignal<usize>) {
+    Effect::new(move |_| {
+        let (id, status) = (id.clone(), status);
+        let every = std::time::Duration::from_secs(2);
+        let handle = set_interval_with_handle(
+            move || {
+                if !live.try_with_untracked(follows).unwrap_or(false) {
+                    return;
+                }
+                let (id, status) = (id.clone(), status);
+                leptos::task::spawn_local(async move {
+                    if let Ok(now) = follow_batch(id).await {
+                        if now.status == status {
+                            live.try_set(now);
+                        } else {
+                            reload.try_update(|n| *n += 1);
+                        }
+                    }
+                });
+            },
+            every,
+        )
+        .ok();
+        on_cleanup(move || {
+            if let Some(handle) = handle {
+                handle.clear();
+            }
+        });
+    });
+}
+
+/// The batch's facts: status, reason, department, creator, rate and deadline.
+#[component]
+fn Facts(b: BatchView) -> impl IntoView {
+    let l = locale();
+    view! {
         <dl class="facts card">
             <dt>{td_string!(l, rerun.batch.field.status)}</dt>
             <dd data-testid="batch-status">{batch_status_label(b.status)}</dd>
@@ -303,120 +347,128 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                     }
                 })}
         </dl>
-        {previewing.then(|| view! { <LookUps live /> })}
-        {(!previewing).then(|| view! { <Totals b=b.clone() /> })}
-        {(!planned.is_empty()).then(|| view! { <Planned members=planned live /> })}
-        {(!others.is_empty()).then(|| view! { <Others members=others /> })}
-        {b
-            .may_request
-            .then(|| view! { <RequestForm id=id.clone() max=b.max_rate_per_minute action=actions.request /> })}
-        {requested
-            .then(|| {
-                view! {
-                    <section aria-labelledby="checklist-title">
-                        <h2 id="checklist-title">{td_string!(l, rerun.batch.checklist)}</h2>
-                        <ol class="checklist" data-testid="batch-checklist">
-                            {b
-                                .checks
-                                .iter()
-                                .cloned()
-                                .map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm=actions.confirm /> })
-                                .collect_view()}
-                        </ol>
-                        <crate::ui::ErrorNote error=error_of_confirm />
-                    </section>
-                }
-            })}
-        {(may_confirm && all_confirmed)
-            .then(|| {
-                view! {
-                    <ActionForm action=actions.submit attr:class="inline">
-                        <input type="hidden" name="id" value=submit_id />
-                        <button type="submit" disabled=move || actions.submit.pending().get()>
-                            {td_string!(l, rerun.batch.submit)}
-                        </button>
-                        <crate::ui::ErrorNote error=error_of_submit />
-                    </ActionForm>
-                }
-            })}
-        // The page reloads after a decision: it says what was recorded (the list below shows the decision).
-        {move || {
-            matches!(actions.decide.value().get(), Some(Ok(())))
-                .then(|| {
-                    view! {
-                        <p class="ok" role="status" data-testid="decided">
-                            {td_string!(l, rerun.batch.decide.recorded)}
-                        </p>
-                    }
-                })
-        }}
-        {match b.standing {
-            Standing::MayDecide => {
-                let calls = b.totals.calls.iter().map(|(system, n)| format!("{system} × {n}")).collect::<Vec<_>>();
-                let sent = td_string!(
-                    l, rerun.batch.decide.sent, operations = b.totals.operations, calls = calls.join(td_string!(l, rerun.separator))
-                )
-                    .to_string();
-                view! { <Decide id=decide_id sent action=actions.decide /> }.into_any()
+    }
+}
+
+/// The five checks, confirmed once for the whole batch.
+#[component]
+fn Checklist(
+    checks: Vec<CheckSummary>,
+    id: String,
+    may_confirm: bool,
+    confirm: ServerAction<ConfirmBatchCheck>,
+) -> impl IntoView {
+    let l = locale();
+    let error = super::error_of(confirm);
+    view! {
+        <section aria-labelledby="checklist-title">
+            <h2 id="checklist-title">{td_string!(l, rerun.batch.checklist)}</h2>
+            <ol class="checklist" data-testid="batch-checklist">
+                {checks.into_iter().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> }).collect_view()}
+            </ol>
+            <crate::ui::ErrorNote error />
+        </section>
+    }
+}
+
+/// Once the five checks are confirmed: the request for the owners' approval.
+#[component]
+fn SubmitForm(id: String, action: ServerAction<SubmitBatch>) -> impl IntoView {
+    let l = locale();
+    let error = super::error_of(action);
+    view! {
+        <ActionForm action attr:class="inline">
+            <input type="hidden" name="id" value=id />
+            <button type="submit" disabled=move || action.pending().get()>
+                {td_string!(l, rerun.batch.submit)}
+            </button>
+            <crate::ui::ErrorNote error />
+        </ActionForm>
+    }
+}
+
+/// After a decision: what was recorded.
+#[component]
+fn Decided(action: ServerAction<DecideBatch>) -> impl IntoView {
+    let l = locale();
+    // The page reloads after a decision: it says what was recorded (the list below shows the decision).
+    move || {
+        matches!(action.value().get(), Some(Ok(()))).then(|| {
+            view! {
+                <p class="ok" role="status" data-testid="decided">
+                    {td_string!(l, rerun.batch.decide.recorded)}
+                </p>
             }
-            Standing::Maker(_) | Standing::NotOwner | Standing::Decided => {
-                view! {
-                    <p class="badge warn" data-testid="standing">
-                        {super::checklist::standing_label(b.standing)}
-                    </p>
-                }
-                    .into_any()
-            }
-            Standing::NotWaiting | Standing::InBatch => ().into_any(),
-        }}
-        {requested.then(|| view! { <ProgressPanel live /> })}
-        {(b.may_pause || b.may_resume || b.may_cancel)
-            .then(|| {
-                view! {
-                    <Controls
-                        id=control_id
-                        pause=b.may_pause
-                        resume=b.may_resume
-                        cancel=b.may_cancel
-                        action=actions.control
-                    />
-                }
-            })}
-        {(!b.decisions.is_empty())
-            .then(|| {
-                view! {
-                    <section aria-labelledby="decisions-title">
-                        <h2 id="decisions-title">{td_string!(l, rerun.batch.decisions)}</h2>
-                        <ul data-testid="batch-decisions">
-                            {b
-                                .decisions
-                                .iter()
-                                .map(|d| {
-                                    view! {
-                                        <li>
-                                            {if d.decision == Decision::Approve {
-                                                td_string!(l, rerun.request.approved)
-                                            } else {
-                                                td_string!(l, rerun.request.rejected)
-                                            }} " — " <span data-entered>{d.approver.clone()}</span> " · "
-                                            {local_time(d.decided_at)}
-                                            {d
-                                                .comment
-                                                .clone()
-                                                .map(|c| {
-                                                    view! {
-                                                        " · "
-                                                        <span data-entered>{c}</span>
-                                                    }
-                                                })}
-                                        </li>
-                                    }
-                                })
-                                .collect_view()}
-                        </ul>
-                    </section>
-                }
-            })}
+        })
+    }
+}
+
+/// The owners' decision: the form to decide, or why the reader may not.
+#[component]
+fn OwnersDecision(
+    id: String,
+    standing: Standing,
+    operations: usize,
+    calls: Vec<(String, usize)>,
+    action: ServerAction<DecideBatch>,
+) -> impl IntoView {
+    let l = locale();
+    match standing {
+        Standing::MayDecide => {
+            let calls = calls.iter().map(|(system, n)| format!("{system} × {n}")).collect::<Vec<_>>();
+            let sent = td_string!(
+                l,
+                rerun.batch.decide.sent,
+                operations = operations,
+                calls = calls.join(td_string!(l, rerun.separator))
+            )
+            .to_string();
+            view! { <Decide id sent action /> }.into_any()
+        }
+        Standing::Maker(_) | Standing::NotOwner | Standing::Decided => view! {
+            <p class="badge warn" data-testid="standing">
+                {super::checklist::standing_label(standing)}
+            </p>
+        }
+        .into_any(),
+        Standing::NotWaiting | Standing::InBatch => ().into_any(),
+    }
+}
+
+/// The owners' decisions so far, each with its approver, time and comment.
+#[component]
+fn Decisions(decisions: Vec<DecisionView>) -> impl IntoView {
+    let l = locale();
+    view! {
+        <section aria-labelledby="decisions-title">
+            <h2 id="decisions-title">{td_string!(l, rerun.batch.decisions)}</h2>
+            <ul data-testid="batch-decisions">
+                {decisions
+                    .iter()
+                    .map(|d| {
+                        view! {
+                            <li>
+                                {if d.decision == Decision::Approve {
+                                    td_string!(l, rerun.request.approved)
+                                } else {
+                                    td_string!(l, rerun.request.rejected)
+                                }} " — " <span data-entered>{d.approver.clone()}</span> " · "
+                                {local_time(d.decided_at)}
+                                {d
+                                    .comment
+                                    .clone()
+                                    .map(|c| {
+                                        view! {
+                                            " · "
+                                            <span data-entered>{c}</span>
+                                        }
+                                    })}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        </section>
     }
 }
 

@@ -71,13 +71,53 @@ pub fn BoardPage() -> impl IntoView {
 
 #[component]
 fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
-    // Looked up once for the whole table (each lookup walks the owners up to the app).
+    // Looked up once for the whole board (each lookup walks the owners up to the app).
     let (l, zone) = (super::labels::locale(), reader_zone());
     // The rows ticked for a bulk rerun, in the order they were ticked.
     let ticked = RwSignal::new(Vec::<String>::new());
-    let total: i64 = page.counts.iter().map(|(_, n)| n).sum();
-    let counts = page
-        .counts
+    let next = page.next.map(|after| href(&BoardFilter { after: Some(after), ..filter.clone() }));
+    let names = page.departments.clone();
+    // Newcomers to the demo: where to begin.
+    let start_here = page.demo_start.map(|process_id| view! { <StartHere l process_id /> });
+    view! {
+        {start_here}
+        <super::stop_switch::PausedBanner pauses=page.pauses />
+        <super::incidents::OverdueBox actions=page.overdue_actions />
+        <EventCounts l counts=page.counts filter=filter.clone() />
+        <Filters l filter=filter.clone() departments=page.departments workflows=page.workflows />
+        <Rows l zone rows=page.rows bulk departments=names.clone() ticked />
+        {next
+            .map(|link| {
+                view! {
+                    <p>
+                        <A href=link>{td_string!(l, board.next, count = 50)}</A>
+                    </p>
+                }
+            })}
+        // After the list: on a phone the operations come first, the form for many of them after.
+        {bulk.then(|| view! { <BulkRerun filter ticked departments=names.clone() /> })}
+    }
+}
+
+/// The demo's pointer for newcomers: the operation to open first.
+#[component]
+fn StartHere(l: Locale, process_id: String) -> impl IntoView {
+    view! {
+        <aside class="card start-here" data-testid="start-here" aria-labelledby="start-here-title">
+            <h2 id="start-here-title">{td_string!(l, board.start_here.title)}</h2>
+            <p>{td_string!(l, board.start_here.body)}</p>
+            <p>
+                <A href=format!("/operations/{process_id}")>{td_string!(l, board.start_here.link)}</A>
+            </p>
+        </aside>
+    }
+}
+
+/// The stalled operations counted per event: all of them, then a chip per event that filters the board by it.
+#[component]
+fn EventCounts(l: Locale, counts: Vec<(Option<String>, i64)>, filter: BoardFilter) -> impl IntoView {
+    let total: i64 = counts.iter().map(|(_, n)| n).sum();
+    let chips = counts
         .into_iter()
         .map(|(event, n)| {
             let event = event.unwrap_or_default();
@@ -94,26 +134,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
             }
         })
         .collect_view();
-    let next = page.next.map(|after| href(&BoardFilter { after: Some(after), ..filter.clone() }));
-    let selected = |value: &Option<String>, option: &str| value.as_deref() == Some(option);
-    let bulk_filter = filter.clone();
-    let names = page.departments.clone();
-    // Newcomers to the demo: where to begin.
-    let start_here = page.demo_start.map(|process_id| {
-        view! {
-            <aside class="card start-here" data-testid="start-here" aria-labelledby="start-here-title">
-                <h2 id="start-here-title">{td_string!(l, board.start_here.title)}</h2>
-                <p>{td_string!(l, board.start_here.body)}</p>
-                <p>
-                    <A href=format!("/operations/{process_id}")>{td_string!(l, board.start_here.link)}</A>
-                </p>
-            </aside>
-        }
-    });
     view! {
-        {start_here}
-        <super::stop_switch::PausedBanner pauses=page.pauses />
-        <super::incidents::OverdueBox actions=page.overdue_actions />
         <section aria-labelledby="counts-title">
             <h2 id="counts-title" class="sr-only">
                 {td_string!(l, board.counts_title)}
@@ -135,131 +156,140 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
                         <strong>{total}</strong>
                     </A>
                 </li>
-                {counts}
+                {chips}
             </ul>
         </section>
+    }
+}
+
+/// The board's filters (department, workflow, event, age), sent as the board's URL.
+#[component]
+fn Filters(l: Locale, filter: BoardFilter, departments: Vec<DepartmentDto>, workflows: Vec<String>) -> impl IntoView {
+    let selected = |value: &Option<String>, option: &str| value.as_deref() == Some(option);
+    let departments = departments
+        .iter()
+        .map(|d| {
+            view! {
+                <option value=d.code.clone() selected=selected(&filter.department, &d.code) data-entered>
+                    {d.name.clone()}
+                </option>
+            }
+        })
+        .collect_view();
+    let workflows = workflows
+        .iter()
+        .map(|w| {
+            view! {
+                <option value=w.clone() selected=selected(&filter.workflow, w)>
+                    {w.clone()}
+                </option>
+            }
+        })
+        .collect_view();
+    let events = StallEvent::ALL
+        .iter()
+        .map(|e| {
+            view! {
+                <option value=e.as_str() selected=selected(&filter.event, e.as_str())>
+                    {event_label_in(l, e.as_str())}
+                </option>
+            }
+        })
+        .collect_view();
+    let ages = [
+        (15, td_string!(l, board.age_15_minutes)),
+        (60, td_string!(l, board.age_1_hour)),
+        (1440, td_string!(l, board.age_1_day)),
+    ]
+    .into_iter()
+    .map(|(m, text)| {
+        view! {
+            <option value=m.to_string() selected=filter.min_age_minutes == Some(m)>
+                {text}
+            </option>
+        }
+    })
+    .collect_view();
+    view! {
         <Form method="GET" action="/" attr:class="filters" attr:aria-label=move || td_string!(l, board.filters)>
-            <label>
-                {td_string!(l, board.department)} <select name="department">
-                    <option value="">{td_string!(l, board.all)}</option>
-                    {page
-                        .departments
-                        .iter()
-                        .map(|d| {
-                            view! {
-                                <option
-                                    value=d.code.clone()
-                                    selected=selected(&filter.department, &d.code)
-                                    data-entered
-                                >
-                                    {d.name.clone()}
-                                </option>
-                            }
-                        })
-                        .collect_view()}
-                </select>
-            </label>
-            <label>
-                {td_string!(l, board.workflow)} <select name="workflow">
-                    <option value="">{td_string!(l, board.all)}</option>
-                    {page
-                        .workflows
-                        .iter()
-                        .map(|w| {
-                            view! {
-                                <option value=w.clone() selected=selected(&filter.workflow, w)>
-                                    {w.clone()}
-                                </option>
-                            }
-                        })
-                        .collect_view()}
-                </select>
-            </label>
-            <label>
-                {td_string!(l, board.event)} <select name="event">
-                    <option value="">{td_string!(l, board.all)}</option>
-                    {StallEvent::ALL
-                        .iter()
-                        .map(|e| {
-                            view! {
-                                <option value=e.as_str() selected=selected(&filter.event, e.as_str())>
-                                    {event_label_in(l, e.as_str())}
-                                </option>
-                            }
-                        })
-                        .collect_view()}
-                </select>
-            </label>
-            <label>
-                {td_string!(l, board.age)} <select name="age">
-                    <option value="">{td_string!(l, board.all)}</option>
-                    {[
-                        (15, td_string!(l, board.age_15_minutes)),
-                        (60, td_string!(l, board.age_1_hour)),
-                        (1440, td_string!(l, board.age_1_day)),
-                    ]
-                        .into_iter()
-                        .map(|(m, text)| {
-                            view! {
-                                <option value=m.to_string() selected=filter.min_age_minutes == Some(m)>
-                                    {text}
-                                </option>
-                            }
-                        })
-                        .collect_view()}
-                </select>
-            </label>
+            <Filter l label=td_string!(l, board.department) name="department">
+                {departments}
+            </Filter>
+            <Filter l label=td_string!(l, board.workflow) name="workflow">
+                {workflows}
+            </Filter>
+            <Filter l label=td_string!(l, board.event) name="event">
+                {events}
+            </Filter>
+            <Filter l label=td_string!(l, board.age) name="age">
+                {ages}
+            </Filter>
             <button type="submit">{td_string!(l, board.apply)}</button>
         </Form>
-        {if page.rows.is_empty() {
-            view! {
-                <p class="empty" data-testid="board-empty">
-                    {td_string!(l, board.empty)}
-                </p>
-            }
-                .into_any()
-        } else {
-            view! {
-                <table class="grid cards" data-testid="board">
-                    <caption class="sr-only">{td_string!(l, board.title)}</caption>
-                    <thead>
-                        <tr>
-                            {bulk
-                                .then(|| {
-                                    view! {
-                                        <th scope="col">
-                                            <span class="sr-only">{td_string!(l, board.bulk.select)}</span>
-                                        </th>
-                                    }
-                                })} <th scope="col">{td_string!(l, board.process_id)}</th>
-                            <th scope="col">{td_string!(l, board.workflow)}</th>
-                            <th scope="col">{td_string!(l, board.department)}</th>
-                            <th scope="col">{td_string!(l, board.event)}</th>
-                            <th scope="col">{td_string!(l, board.failure_class)}</th>
-                            <th scope="col">{td_string!(l, board.business_key)}</th>
-                            <th scope="col">{td_string!(l, board.registered)}</th>
-                        </tr>
-                    </thead>
-                    // The rows are written as one escaped string (see `rows_html`); a tick bubbles up to here.
-                    <tbody
-                        inner_html=rows_html(&page.rows, bulk, l, zone, &names)
-                        on:change=move |ev| tick(&ev, ticked)
-                    ></tbody>
-                </table>
-            }
-                .into_any()
-        }}
-        {next
-            .map(|link| {
-                view! {
-                    <p>
-                        <A href=link>{td_string!(l, board.next, count = 50)}</A>
-                    </p>
-                }
-            })}
-        // After the list: on a phone the operations come first, the form for many of them after.
-        {bulk.then(|| view! { <BulkRerun filter=bulk_filter ticked departments=names.clone() /> })}
     }
+}
+
+/// One of the board's filters: a labelled list whose first choice is all of them.
+#[component]
+fn Filter(l: Locale, label: &'static str, name: &'static str, children: Children) -> impl IntoView {
+    view! {
+        <label>
+            {label} <select name=name>
+                <option value="">{td_string!(l, board.all)}</option>
+                {children()}
+            </select>
+        </label>
+    }
+}
+
+/// The board's stalled operations: a table (with a box per row where a bulk rerun may start), or a note that
+/// there are none.
+#[component]
+fn Rows(
+    l: Locale,
+    zone: chrono_tz::Tz,
+    rows: Vec<BoardRow>,
+    bulk: bool,
+    departments: Vec<DepartmentDto>,
+    ticked: RwSignal<Vec<String>>,
+) -> impl IntoView {
+    if rows.is_empty() {
+        return view! {
+            <p class="empty" data-testid="board-empty">
+                {td_string!(l, board.empty)}
+            </p>
+        }
+        .into_any();
+    }
+    view! {
+        <table class="grid cards" data-testid="board">
+            <caption class="sr-only">{td_string!(l, board.title)}</caption>
+            <thead>
+                <tr>
+                    {bulk
+                        .then(|| {
+                            view! {
+                                <th scope="col">
+                                    <span class="sr-only">{td_string!(l, board.bulk.select)}</span>
+                                </th>
+                            }
+                        })} <th scope="col">{td_string!(l, board.process_id)}</th>
+                    <th scope="col">{td_string!(l, board.workflow)}</th>
+                    <th scope="col">{td_string!(l, board.department)}</th>
+                    <th scope="col">{td_string!(l, board.event)}</th>
+                    <th scope="col">{td_string!(l, board.failure_class)}</th>
+                    <th scope="col">{td_string!(l, board.business_key)}</th>
+                    <th scope="col">{td_string!(l, board.registered)}</th>
+                </tr>
+            </thead>
+            // The rows are written as one escaped string (see `rows_html`); a tick bubbles up to here.
+            <tbody
+                inner_html=rows_html(&rows, bulk, l, zone, &departments)
+                on:change=move |ev| tick(&ev, ticked)
+            ></tbody>
+        </table>
+    }
+    .into_any()
 }
 
 /// The board's rows as HTML. Fifty rows built as views cost the server a third of the page's time (perf, 16
@@ -420,26 +450,7 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>, departments: Ve
                         n => td_string!(l, board.bulk.ticked, count = n).to_string(),
                     }}
                 </p>
-                <div class="fields">
-                    <div>
-                        <label for="bulk-failure-class">{td_string!(l, board.bulk.failure_class)}</label>
-                        <select id="bulk-failure-class" name="failure_class">
-                            <option value="">{td_string!(l, board.all)}</option>
-                            {FailureClass::ALL
-                                .into_iter()
-                                .map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> })
-                                .collect_view()}
-                        </select>
-                    </div>
-                    <div>
-                        <label for="bulk-from">{td_string!(l, board.bulk.registered_from)}</label>
-                        <input id="bulk-from" name="registered_from" type="datetime-local" />
-                    </div>
-                    <div>
-                        <label for="bulk-to">{td_string!(l, board.bulk.registered_to)}</label>
-                        <input id="bulk-to" name="registered_to" type="datetime-local" />
-                    </div>
-                </div>
+                <Narrowing l />
                 <label for="bulk-reason">{td_string!(l, board.bulk.reason)}</label>
                 <textarea id="bulk-reason" name="reason" rows="2" required></textarea>
                 <button type="submit" disabled=move || !ready.get() || create.pending().get()>
@@ -451,5 +462,32 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>, departments: Ve
                 <crate::ui::ErrorNote error />
             </ActionForm>
         </section>
+    }
+}
+
+/// The bulk rerun's narrowing beyond the board's filters: a failure class and a time of registration.
+#[component]
+fn Narrowing(l: Locale) -> impl IntoView {
+    view! {
+        <div class="fields">
+            <div>
+                <label for="bulk-failure-class">{td_string!(l, board.bulk.failure_class)}</label>
+                <select id="bulk-failure-class" name="failure_class">
+                    <option value="">{td_string!(l, board.all)}</option>
+                    {FailureClass::ALL
+                        .into_iter()
+                        .map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> })
+                        .collect_view()}
+                </select>
+            </div>
+            <div>
+                <label for="bulk-from">{td_string!(l, board.bulk.registered_from)}</label>
+                <input id="bulk-from" name="registered_from" type="datetime-local" />
+            </div>
+            <div>
+                <label for="bulk-to">{td_string!(l, board.bulk.registered_to)}</label>
+                <input id="bulk-to" name="registered_to" type="datetime-local" />
+            </div>
+        </div>
     }
 }

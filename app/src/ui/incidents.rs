@@ -8,7 +8,9 @@ use super::labels::{
 use crate::api::incidents::{
     AddPreventionAction, FileIncident, LinkOperation, SetActionStatus, UpdateIncident, list_incidents, load_incident,
 };
-use crate::contract::incidents::{ActionView, IncidentList, IncidentView, OverdueAction};
+use crate::contract::incidents::{
+    ActionView, HistoryEntry, IncidentList, IncidentView, LinkedOperation, OverdueAction,
+};
 use crate::contract::{AppError, FieldError};
 use crate::domain::incidents::{ActionStatus, PAGE_LENGTH};
 use crate::domain::invalid::{Field, Rule};
@@ -278,33 +280,7 @@ pub fn IncidentPage() -> impl IntoView {
 #[component]
 fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
     let l = locale();
-    let id = report.id;
-    let may_edit = report.may_edit;
-    let operations = report
-        .operations
-        .clone()
-        .into_iter()
-        .map(|o| {
-            view! {
-                <tr>
-                    <td>
-                        <A href=format!("/operations/{}", o.process_id)>{o.process_id.clone()}</A>
-                    </td>
-                    <td>{o.event.as_deref().map(event_label).unwrap_or("—")}</td>
-                    <td>{o.failure_class.map(failure_class_label).unwrap_or("—")}</td>
-                    <td>{local_time(o.linked_at)}</td>
-                </tr>
-            }
-        })
-        .collect_view();
-    let prevention = report
-        .actions
-        .iter()
-        .cloned()
-        .map(|a| view! { <ActionRow a incident=id may_edit status=actions.status /> })
-        .collect_view();
-    let no_actions = report.actions.is_empty();
-    let today = report.today.to_string();
+    let (id, may_edit) = (report.id, report.may_edit);
     let editing = may_edit.then(|| view! { <EditForms report=report.clone() actions /> });
     view! {
         <p>
@@ -323,14 +299,27 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
                     </p>
                 }
             })}
+        <Facts report=report.clone() />
+        <LinkedOperations operations=report.operations.clone() />
+        <Prevention report=report.clone() actions />
+        {editing}
+        <History id history=report.history />
+    }
+}
+
+/// What happened, when, to whom, and what was done: the report's facts.
+#[component]
+fn Facts(report: IncidentView) -> impl IntoView {
+    let l = locale();
+    view! {
         <dl class="facts card" data-testid="incident">
             <dt>{td_string!(l, incident.report.department)}</dt>
-            <dd>{report.department.clone()}</dd>
+            <dd>{report.department}</dd>
             <dt>{td_string!(l, incident.report.occurred_at)}</dt>
             <dd data-testid="occurred-at">{local_time(report.occurred_at)}</dd>
             <dt>{td_string!(l, incident.report.filed_by)}</dt>
             <dd>
-                <span data-entered>{report.created_by.clone()}</span>
+                <span data-entered>{report.created_by}</span>
                 " · "
                 {local_time(report.created_at)}
             </dd>
@@ -338,17 +327,40 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
             <dd>{local_time(report.updated_at)}</dd>
             <dt>{td_string!(l, incident.report.impact)}</dt>
             <dd class="prose" data-testid="impact" data-entered>
-                {report.impact.clone()}
+                {report.impact}
             </dd>
             <dt>{td_string!(l, incident.report.cause)}</dt>
             <dd class="prose" data-testid="cause" data-entered>
-                {report.cause.clone()}
+                {report.cause}
             </dd>
             <dt>{td_string!(l, incident.report.response)}</dt>
             <dd class="prose" data-testid="response" data-entered>
-                {report.response.clone()}
+                {report.response}
             </dd>
         </dl>
+    }
+}
+
+/// The stalled operations linked to the incident.
+#[component]
+fn LinkedOperations(operations: Vec<LinkedOperation>) -> impl IntoView {
+    let l = locale();
+    let rows = operations
+        .into_iter()
+        .map(|o| {
+            view! {
+                <tr>
+                    <td>
+                        <A href=format!("/operations/{}", o.process_id)>{o.process_id.clone()}</A>
+                    </td>
+                    <td>{o.event.as_deref().map(event_label).unwrap_or("—")}</td>
+                    <td>{o.failure_class.map(failure_class_label).unwrap_or("—")}</td>
+                    <td>{local_time(o.linked_at)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
         <table class="grid" data-testid="incident-operations">
             <caption>{td_string!(l, incident.operations.caption)}</caption>
             <thead>
@@ -359,45 +371,66 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
                     <th scope="col">{td_string!(l, incident.operations.linked_at)}</th>
                 </tr>
             </thead>
-            <tbody>{operations}</tbody>
+            <tbody>{rows}</tbody>
         </table>
+    }
+}
+
+/// The prevention actions, with their status moves for those who may edit.
+#[component]
+fn Prevention(report: IncidentView, actions: Actions) -> impl IntoView {
+    let l = locale();
+    let (id, may_edit) = (report.id, report.may_edit);
+    let today = report.today.to_string();
+    let table = if report.actions.is_empty() {
+        view! {
+            <p class="empty" data-testid="actions-empty">
+                {td_string!(l, incident.action.empty)}
+            </p>
+        }
+        .into_any()
+    } else {
+        let rows = report
+            .actions
+            .into_iter()
+            .map(|a| view! { <ActionRow a incident=id may_edit status=actions.status /> })
+            .collect_view();
+        view! {
+            <table class="grid" data-testid="prevention-actions">
+                <caption class="sr-only">{td_string!(l, incident.action.caption)}</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">{td_string!(l, incident.action.description)}</th>
+                        <th scope="col">{td_string!(l, incident.action.owner)}</th>
+                        <th scope="col">{td_string!(l, incident.action.due_on)}</th>
+                        <th scope="col">{td_string!(l, incident.action.status)}</th>
+                        {may_edit.then(|| view! { <th scope="col">{td_string!(l, incident.action.change)}</th> })}
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        }
+        .into_any()
+    };
+    view! {
         <section aria-labelledby="actions-title" class="prevention">
             <h2 id="actions-title">{td_string!(l, incident.action.caption)}</h2>
             <p class="hint">{td_string!(l, incident.action.today, date = today).to_string()}</p>
-            {if no_actions {
-                view! {
-                    <p class="empty" data-testid="actions-empty">
-                        {td_string!(l, incident.action.empty)}
-                    </p>
-                }
-                    .into_any()
-            } else {
-                view! {
-                    <table class="grid" data-testid="prevention-actions">
-                        <caption class="sr-only">{td_string!(l, incident.action.caption)}</caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">{td_string!(l, incident.action.description)}</th>
-                                <th scope="col">{td_string!(l, incident.action.owner)}</th>
-                                <th scope="col">{td_string!(l, incident.action.due_on)}</th>
-                                <th scope="col">{td_string!(l, incident.action.status)}</th>
-                                {may_edit
-                                    .then(|| view! { <th scope="col">{td_string!(l, incident.action.change)}</th> })}
-                            </tr>
-                        </thead>
-                        <tbody>{prevention}</tbody>
-                    </table>
-                }
-                    .into_any()
-            }}
+            {table}
             <crate::ui::ErrorNote error=error_of(actions.status) />
         </section>
-        {editing}
+    }
+}
+
+/// The report's own history, with a link to it in the audit trail.
+#[component]
+fn History(id: i64, history: Vec<HistoryEntry>) -> impl IntoView {
+    let l = locale();
+    view! {
         <section aria-labelledby="history-title">
             <h2 id="history-title">{td_string!(l, incident.history.title)}</h2>
             <ol class="timeline" data-testid="incident-history">
-                {report
-                    .history
+                {history
                     .into_iter()
                     .map(|e| {
                         view! {

@@ -6,7 +6,8 @@ use super::labels::{event_label, failure_class_label, local_time, operation_stat
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
 use super::steps_table::StepsTable;
 use crate::api::board::load_operation;
-use crate::contract::board::OperationDetail;
+use crate::contract::board::{OperationDetail, TimelineEntry};
+use crate::contract::operations::OperationView;
 use crate::domain::decision_table::row;
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::StallEvent;
@@ -49,16 +50,14 @@ pub fn OperationPage() -> impl IntoView {
 #[component]
 fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
     let l = super::labels::locale();
-    let op = detail.operation;
+    let mut op = detail.operation;
+    // The steps go to their table, the rest of the operation to its facts.
+    let steps = std::mem::take(&mut op.steps);
     let process_id = op.process_id.clone();
     let stalled = op.status == OperationStatus::Stalled;
-    let step_names: Vec<String> = op.steps.iter().map(|s| s.name.clone()).collect();
-    let attempts: Vec<_> = op
-        .steps
-        .iter()
-        .filter(|s| !s.ai_attempts.is_empty())
-        .map(|s| (s.name.clone(), s.ai_attempts.clone()))
-        .collect();
+    let step_names: Vec<String> = steps.iter().map(|s| s.name.clone()).collect();
+    let attempts: Vec<_> =
+        steps.iter().filter(|s| !s.ai_attempts.is_empty()).map(|s| (s.name.clone(), s.ai_attempts.clone())).collect();
     let (may_act, may_record_verdict) = (detail.may_act, detail.may_record_verdict);
     let done = (op.status == OperationStatus::Completed).then(|| {
         view! {
@@ -69,65 +68,11 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
         }
     });
     let event = op.event.as_deref().and_then(StallEvent::parse).filter(|_| done.is_none());
-    let guidance = event.map(|event| {
-        let texts = decision_texts(l, event);
-        let allowed = row(event)
-            .allowed
-            .iter()
-            .map(|a| action_label(l, *a))
-            .collect::<Vec<_>>()
-            .join(td_string!(l, operation.list_separator));
-        view! {
-            <section class="card guidance" aria-labelledby="guidance-title" data-testid="guidance">
-                <h2 id="guidance-title">
-                    {td_string!(l, operation.guidance.title, event = event_label(event.as_str()))}
-                </h2>
-                <dl class="facts">
-                    <dt>{td_string!(l, operation.guidance.other_side)}</dt>
-                    <dd>{texts.other_side}</dd>
-                    <dt>{td_string!(l, operation.guidance.next_action)}</dt>
-                    <dd>{texts.next_action}</dd>
-                    <dt>{td_string!(l, operation.guidance.compare)}</dt>
-                    <dd>{texts.compare}</dd>
-                    <dt>{td_string!(l, operation.guidance.owner_and_cost)}</dt>
-                    <dd>{texts.owner_and_cost}</dd>
-                </dl>
-                <p>{td_string!(l, operation.guidance.allowed, actions = allowed)}</p>
-            </section>
-        }
-    });
+    let guidance = event.map(|event| view! { <Guidance event /> });
     view! {
-        <h1>{td_string!(l, operation.title)} " " <code>{op.process_id.clone()}</code></h1>
-        <dl class="facts card">
-            <dt>{td_string!(l, operation.status)}</dt>
-            <dd data-testid="operation-status">{operation_status_label(op.status)}</dd>
-            <dt>{td_string!(l, operation.workflow)}</dt>
-            <dd>{op.workflow.clone()}</dd>
-            <dt>{td_string!(l, operation.department)}</dt>
-            <dd title=op.department.clone() data-entered>
-                {detail.department_name.clone()}
-            </dd>
-            <dt>{td_string!(l, operation.event)}</dt>
-            <dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
-            <dt>{td_string!(l, operation.failure_class)}</dt>
-            <dd>{op.failure_class.map(failure_class_label).unwrap_or("—")}</dd>
-            <dt>{td_string!(l, operation.business_key)}</dt>
-            <dd>
-                {op.business_key.clone().unwrap_or_else(|| "—".into())}
-                {op
-                    .possible_duplicate_of
-                    .clone()
-                    .map(|other| {
-                        view! {
-                            " "
-                            <span class="badge off">{td_string!(l, operation.possible_duplicate, other = other)}</span>
-                        }
-                    })}
-            </dd>
-            <dt>{td_string!(l, operation.registered)}</dt>
-            <dd>{local_time(op.created_at)}</dd>
-        </dl>
-        <StepsTable steps=op.steps />
+        <h1>{td_string!(l, operation.title)} " " <code>{process_id.clone()}</code></h1>
+        <Facts op department_name=detail.department_name />
+        <StepsTable steps />
         {attempts
             .into_iter()
             .map(|(step, attempts)| {
@@ -159,11 +104,85 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
             .then(|| view! { <ManualVerdictForm actions process_id=process_id.clone() steps=step_names /> })}
         {done}
         {guidance}
+        <Timeline process_id timeline=detail.timeline />
+    }
+}
+
+/// The operation's facts: its status, workflow, department, event, failure class, business key and registration.
+#[component]
+fn Facts(op: OperationView, department_name: String) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
+        <dl class="facts card">
+            <dt>{td_string!(l, operation.status)}</dt>
+            <dd data-testid="operation-status">{operation_status_label(op.status)}</dd>
+            <dt>{td_string!(l, operation.workflow)}</dt>
+            <dd>{op.workflow.clone()}</dd>
+            <dt>{td_string!(l, operation.department)}</dt>
+            <dd title=op.department.clone() data-entered>
+                {department_name}
+            </dd>
+            <dt>{td_string!(l, operation.event)}</dt>
+            <dd>{op.event.as_deref().map(event_label).unwrap_or("—")}</dd>
+            <dt>{td_string!(l, operation.failure_class)}</dt>
+            <dd>{op.failure_class.map(failure_class_label).unwrap_or("—")}</dd>
+            <dt>{td_string!(l, operation.business_key)}</dt>
+            <dd>
+                {op.business_key.clone().unwrap_or_else(|| "—".into())}
+                {op
+                    .possible_duplicate_of
+                    .clone()
+                    .map(|other| {
+                        view! {
+                            " "
+                            <span class="badge off">{td_string!(l, operation.possible_duplicate, other = other)}</span>
+                        }
+                    })}
+            </dd>
+            <dt>{td_string!(l, operation.registered)}</dt>
+            <dd>{local_time(op.created_at)}</dd>
+        </dl>
+    }
+}
+
+/// What to do about the operation's event: the decision table's row in words, and the actions it allows.
+#[component]
+fn Guidance(event: StallEvent) -> impl IntoView {
+    let l = super::labels::locale();
+    let texts = decision_texts(l, event);
+    let allowed = row(event)
+        .allowed
+        .iter()
+        .map(|a| action_label(l, *a))
+        .collect::<Vec<_>>()
+        .join(td_string!(l, operation.list_separator));
+    view! {
+        <section class="card guidance" aria-labelledby="guidance-title" data-testid="guidance">
+            <h2 id="guidance-title">{td_string!(l, operation.guidance.title, event = event_label(event.as_str()))}</h2>
+            <dl class="facts">
+                <dt>{td_string!(l, operation.guidance.other_side)}</dt>
+                <dd>{texts.other_side}</dd>
+                <dt>{td_string!(l, operation.guidance.next_action)}</dt>
+                <dd>{texts.next_action}</dd>
+                <dt>{td_string!(l, operation.guidance.compare)}</dt>
+                <dd>{texts.compare}</dd>
+                <dt>{td_string!(l, operation.guidance.owner_and_cost)}</dt>
+                <dd>{texts.owner_and_cost}</dd>
+            </dl>
+            <p>{td_string!(l, operation.guidance.allowed, actions = allowed)}</p>
+        </section>
+    }
+}
+
+/// The operation's audit timeline, with its evidence bundle and the way to the audit log.
+#[component]
+fn Timeline(process_id: String, timeline: Vec<TimelineEntry>) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
         <section aria-labelledby="timeline-title">
             <h2 id="timeline-title">{td_string!(l, operation.timeline.title)}</h2>
             <ol class="timeline" data-testid="timeline">
-                {detail
-                    .timeline
+                {timeline
                     .into_iter()
                     .map(|e| {
                         view! {

@@ -8,8 +8,9 @@ use super::labels::{local_time, locale, status_label};
 use crate::api::reruns::{
     CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request,
 };
-use crate::contract::reruns::{CheckView, RerunRequestView, StartAnswer};
+use crate::contract::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
 use crate::domain::approval::{Decision, Standing};
+use crate::domain::rerun_plan::PlannedStep;
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -135,16 +136,41 @@ fn Request(
     let l = super::labels::locale();
     let all_confirmed = r.checks.len() == 5 && r.checks.iter().all(|c| c.confirmed_at.is_some());
     let (id, may_confirm) = (r.id.clone(), r.may_confirm);
-    let error_of_confirm = super::error_of(confirm);
     let error_of_submit = super::error_of(submit);
-    let error_of_cancel = super::error_of(cancel);
     let may_cancel = r.may_cancel;
     let cancel_id = r.id.clone();
     let planned: Vec<(String, String)> =
         r.plan.steps.iter().map(|s| (s.name.clone(), s.idempotency_key.clone())).collect();
-    let makers = r.makers.iter().map(|m| format!("{} ({})", m.name, maker_part_label(m.part))).collect::<Vec<_>>();
     view! {
         <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code></h1>
+        <Facts r=r.clone() />
+        <super::steps_table::StepsTable steps=r.steps.clone() />
+        <Plan steps=r.plan.steps.clone() />
+        <Checklist checks=r.checks id=id.clone() may_confirm confirm />
+        {(!r.decisions.is_empty()).then(|| view! { <Decisions decisions=r.decisions.clone() /> })}
+        <DecisionPanel id=r.id.clone() standing=r.standing batch_id=r.batch_id.clone() planned decide />
+        {(may_confirm && all_confirmed)
+            .then(|| {
+                view! {
+                    <ActionForm action=submit attr:class="inline">
+                        <input type="hidden" name="id" value=id.clone() />
+                        <button type="submit" disabled=move || submit.pending().get()>
+                            {td_string!(l, rerun.request.request_approval)}
+                        </button>
+                        <crate::ui::ErrorNote error=error_of_submit />
+                    </ActionForm>
+                }
+            })}
+        {may_cancel.then(|| view! { <Withdraw id=cancel_id cancel /> })}
+    }
+}
+
+/// The request's facts: status, operation, requester, reason, makers and approvals so far.
+#[component]
+fn Facts(r: RerunRequestView) -> impl IntoView {
+    let l = super::labels::locale();
+    let makers = r.makers.iter().map(|m| format!("{} ({})", m.name, maker_part_label(m.part))).collect::<Vec<_>>();
+    view! {
         <dl class="facts card">
             <dt>{td_string!(l, rerun.request.status)}</dt>
             <dd data-testid="request-status">{status_label(r.status)}</dd>
@@ -181,7 +207,14 @@ fn Request(
                     })}
             </dd>
         </dl>
-        <super::steps_table::StepsTable steps=r.steps.clone() />
+    }
+}
+
+/// The plan: each step to rerun with its original idempotency key.
+#[component]
+fn Plan(steps: Vec<PlannedStep>) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
         <table class="grid" data-testid="plan">
             <caption>{td_string!(l, rerun.request.plan)}</caption>
             <thead>
@@ -191,9 +224,7 @@ fn Request(
                 </tr>
             </thead>
             <tbody>
-                {r
-                    .plan
-                    .steps
+                {steps
                     .iter()
                     .map(|s| {
                         view! {
@@ -208,82 +239,85 @@ fn Request(
                     .collect_view()}
             </tbody>
         </table>
+    }
+}
+
+/// The five checks, each with what the system found and who confirmed it.
+#[component]
+fn Checklist(
+    checks: Vec<CheckView>,
+    id: String,
+    may_confirm: bool,
+    confirm: ServerAction<ConfirmCheck>,
+) -> impl IntoView {
+    let l = super::labels::locale();
+    let error = super::error_of(confirm);
+    view! {
         <section aria-labelledby="checklist-title">
             <h2 id="checklist-title">{td_string!(l, rerun.request.checklist)}</h2>
             <ol class="checklist" data-testid="checklist">
-                {r
-                    .checks
-                    .into_iter()
-                    .map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> })
-                    .collect_view()}
+                {checks.into_iter().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> }).collect_view()}
             </ol>
-            <crate::ui::ErrorNote error=error_of_confirm />
+            <crate::ui::ErrorNote error />
         </section>
-        {(!r.decisions.is_empty())
-            .then(|| {
-                view! {
-                    <section aria-labelledby="decisions-title">
-                        <h2 id="decisions-title">{td_string!(l, rerun.request.decisions)}</h2>
-                        <ul data-testid="decisions">
-                            {r
-                                .decisions
-                                .iter()
-                                .map(|d| {
-                                    view! {
-                                        <li>
-                                            {if d.decision == Decision::Approve {
-                                                td_string!(l, rerun.request.approved)
-                                            } else {
-                                                td_string!(l, rerun.request.rejected)
-                                            }} " — " <span data-entered>{d.approver.clone()}</span> " · "
-                                            {local_time(d.decided_at)}
-                                            {d
-                                                .comment
-                                                .clone()
-                                                .map(|c| {
-                                                    view! {
-                                                        " · "
-                                                        <span data-entered>{c}</span>
-                                                    }
-                                                })}
-                                        </li>
-                                    }
-                                })
-                                .collect_view()}
-                        </ul>
-                    </section>
-                }
-            })}
-        <DecisionPanel id=r.id.clone() standing=r.standing batch_id=r.batch_id.clone() planned decide />
-        {(may_confirm && all_confirmed)
-            .then(|| {
-                view! {
-                    <ActionForm action=submit attr:class="inline">
-                        <input type="hidden" name="id" value=id.clone() />
-                        <button type="submit" disabled=move || submit.pending().get()>
-                            {td_string!(l, rerun.request.request_approval)}
-                        </button>
-                        <crate::ui::ErrorNote error=error_of_submit />
-                    </ActionForm>
-                }
-            })}
-        {may_cancel
-            .then(|| {
-                view! {
-                    <details class="card">
-                        <summary>{td_string!(l, rerun.request.withdraw_title)}</summary>
-                        <ActionForm action=cancel attr:class="form">
-                            <input type="hidden" name="id" value=cancel_id />
-                            <label for="cancel-reason">{td_string!(l, rerun.request.withdraw_reason)}</label>
-                            <textarea id="cancel-reason" name="reason" required rows="2"></textarea>
-                            <crate::ui::ErrorNote error=error_of_cancel />
-                            <button type="submit" class="secondary">
-                                {td_string!(l, rerun.request.withdraw)}
-                            </button>
-                        </ActionForm>
-                    </details>
-                }
-            })}
+    }
+}
+
+/// The owners' decisions so far, each with its approver, time and comment.
+#[component]
+fn Decisions(decisions: Vec<DecisionView>) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
+        <section aria-labelledby="decisions-title">
+            <h2 id="decisions-title">{td_string!(l, rerun.request.decisions)}</h2>
+            <ul data-testid="decisions">
+                {decisions
+                    .iter()
+                    .map(|d| {
+                        view! {
+                            <li>
+                                {if d.decision == Decision::Approve {
+                                    td_string!(l, rerun.request.approved)
+                                } else {
+                                    td_string!(l, rerun.request.rejected)
+                                }} " — " <span data-entered>{d.approver.clone()}</span> " · "
+                                {local_time(d.decided_at)}
+                                {d
+                                    .comment
+                                    .clone()
+                                    .map(|c| {
+                                        view! {
+                                            " · "
+                                            <span data-entered>{c}</span>
+                                        }
+                                    })}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        </section>
+    }
+}
+
+/// A maker withdraws the request, with a reason, while it is not approved yet.
+#[component]
+fn Withdraw(id: String, cancel: ServerAction<CancelRerunRequest>) -> impl IntoView {
+    let l = super::labels::locale();
+    let error = super::error_of(cancel);
+    view! {
+        <details class="card">
+            <summary>{td_string!(l, rerun.request.withdraw_title)}</summary>
+            <ActionForm action=cancel attr:class="form">
+                <input type="hidden" name="id" value=id />
+                <label for="cancel-reason">{td_string!(l, rerun.request.withdraw_reason)}</label>
+                <textarea id="cancel-reason" name="reason" required rows="2"></textarea>
+                <crate::ui::ErrorNote error />
+                <button type="submit" class="secondary">
+                    {td_string!(l, rerun.request.withdraw)}
+                </button>
+            </ActionForm>
+        </details>
     }
 }
 
@@ -337,50 +371,13 @@ fn DecisionPanel(
 ) -> impl IntoView {
     let l = locale();
     let Decide { approve, reject } = decide;
-    let (approve_error, reject_error) = (super::error_of(approve), super::error_of(reject));
     let done = move || match (approve.value().get(), reject.value().get()) {
         (Some(Ok(())), _) => Some(td_string!(l, rerun.decide.approved)),
         (_, Some(Ok(()))) => Some(td_string!(l, rerun.decide.rejected)),
         _ => None,
     };
-    let pending = move || approve.pending().get() || reject.pending().get();
-    let sent = planned
-        .iter()
-        .map(|(step, key)| format!("{step} ({key})"))
-        .collect::<Vec<_>>()
-        .join(td_string!(l, rerun.separator));
     let body = match standing {
-        Standing::MayDecide => {
-            let (approve_id, reject_id) = (id.clone(), id);
-            view! {
-                <ActionForm action=approve attr:class="form" attr:data-testid="approve-form">
-                    <input type="hidden" name="id" value=approve_id />
-                    <input type="hidden" name="approve" value="true" />
-                    <label for="approve-comment">{td_string!(l, rerun.decide.comment)}</label>
-                    <textarea id="approve-comment" name="comment" rows="2"></textarea>
-                    // Not sent: the browser holds the approval until the approver ticks what will be sent.
-                    <label class="check">
-                        <input type="checkbox" required data-testid="confirm-sent" />
-                        {td_string!(l, rerun.decide.confirm_sent, steps = sent).to_string()}
-                    </label>
-                    <crate::ui::ErrorNote error=approve_error />
-                    <button type="submit" disabled=pending>
-                        {td_string!(l, rerun.approvals.approve)}
-                    </button>
-                </ActionForm>
-                <ActionForm action=reject attr:class="form" attr:data-testid="reject-form">
-                    <input type="hidden" name="id" value=reject_id />
-                    <input type="hidden" name="approve" value="false" />
-                    <label for="reject-comment">{td_string!(l, rerun.approvals.reject_reason)}</label>
-                    <textarea id="reject-comment" name="comment" rows="2" required></textarea>
-                    <crate::ui::ErrorNote error=reject_error />
-                    <button type="submit" class="secondary" disabled=pending>
-                        {td_string!(l, rerun.approvals.reject)}
-                    </button>
-                </ActionForm>
-            }
-            .into_any()
-        }
+        Standing::MayDecide => view! { <DecideForms id planned decide /> }.into_any(),
         Standing::InBatch => view! {
             <p data-testid="standing">
                 {td_string!(l, rerun.standing.in_batch)} " "
@@ -411,5 +408,47 @@ fn DecisionPanel(
             }}
             {body}
         </section>
+    }
+}
+
+/// The two forms of an owner who may decide: approve (ticking what will be sent) or reject with a reason.
+#[component]
+fn DecideForms(id: String, planned: Vec<(String, String)>, decide: Decide) -> impl IntoView {
+    let l = locale();
+    let Decide { approve, reject } = decide;
+    let (approve_error, reject_error) = (super::error_of(approve), super::error_of(reject));
+    let pending = move || approve.pending().get() || reject.pending().get();
+    let sent = planned
+        .iter()
+        .map(|(step, key)| format!("{step} ({key})"))
+        .collect::<Vec<_>>()
+        .join(td_string!(l, rerun.separator));
+    let (approve_id, reject_id) = (id.clone(), id);
+    view! {
+        <ActionForm action=approve attr:class="form" attr:data-testid="approve-form">
+            <input type="hidden" name="id" value=approve_id />
+            <input type="hidden" name="approve" value="true" />
+            <label for="approve-comment">{td_string!(l, rerun.decide.comment)}</label>
+            <textarea id="approve-comment" name="comment" rows="2"></textarea>
+            // Not sent: the browser holds the approval until the approver ticks what will be sent.
+            <label class="check">
+                <input type="checkbox" required data-testid="confirm-sent" />
+                {td_string!(l, rerun.decide.confirm_sent, steps = sent).to_string()}
+            </label>
+            <crate::ui::ErrorNote error=approve_error />
+            <button type="submit" disabled=pending>
+                {td_string!(l, rerun.approvals.approve)}
+            </button>
+        </ActionForm>
+        <ActionForm action=reject attr:class="form" attr:data-testid="reject-form">
+            <input type="hidden" name="id" value=reject_id />
+            <input type="hidden" name="approve" value="false" />
+            <label for="reject-comment">{td_string!(l, rerun.approvals.reject_reason)}</label>
+            <textarea id="reject-comment" name="comment" rows="2" required></textarea>
+            <crate::ui::ErrorNote error=reject_error />
+            <button type="submit" class="secondary" disabled=pending>
+                {td_string!(l, rerun.approvals.reject)}
+            </button>
+        </ActionForm>
     }
 }

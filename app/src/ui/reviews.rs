@@ -4,6 +4,7 @@
 use super::data::resource;
 use super::labels::{event_label, indicator_label_in, local_time, locale, slot, with_entered};
 use crate::api::reviews::{SignOffReview, load_review};
+use crate::contract::DepartmentDto;
 use crate::contract::reviews::{ChangeView, IndicatorRow, ReviewQuery, ReviewView};
 use crate::domain::indicators::{Indicator, PeriodKind, ReviewChange, Unit};
 use crate::i18n::{Locale, td_string};
@@ -59,13 +60,54 @@ fn Review(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl IntoV
         if kind == PeriodKind::Week { td_string!(l, review.period.week) } else { td_string!(l, review.period.month) };
     let heading = td_string!(l, review.period.heading, kind = kind_word, from = view.period.start, to = view.last_day)
         .to_string();
-    let chart = |name: &str| format!("/reviews/chart.svg?chart={name}&{}", view.query_string);
-    let choices = view.departments.clone();
-    let rows = view.rows.clone();
-    let stalls = view.stalled_by_event.clone();
-    let (csv, zone, start) = (format!("/reviews.csv?{}", view.query_string), view.zone.clone(), view.period.start);
+    let (rows, stalls, zone) = (view.rows.clone(), view.stalled_by_event.clone(), view.zone.clone());
+    let csv = format!("/reviews.csv?{}", view.query_string);
     let title = view.department.as_ref().map(|d| format!("{}{}", td_string!(l, common.dot), d.name));
-    let (rates, counts, latency) = (chart("rates"), chart("counts"), chart("latency"));
+    view! {
+        <Filter choices=view.departments.clone() department kind start=view.period.start />
+        <section class="review" data-testid="review">
+            <h2 data-testid="review-period">{heading} {title}</h2>
+            <p class="pager">
+                <A href=previous>{td_string!(l, review.period.previous)}</A>
+                {next
+                    .map(|href| {
+                        view! {
+                            " "
+                            <A href=href>{td_string!(l, review.period.next)}</A>
+                        }
+                    })}
+                {td_string!(l, common.dot)}
+                <a href=csv download data-testid="review-csv">
+                    {td_string!(l, review.download_csv)}
+                </a>
+            </p>
+            <Indicators rows />
+            <h3>{td_string!(l, review.charts.heading)}</h3>
+            <div class="charts">
+                <Chart name="rates" query=view.query_string.clone() alt=td_string!(l, review.charts.rates) />
+                <Chart name="counts" query=view.query_string.clone() alt=td_string!(l, review.charts.counts) />
+                <Chart name="latency" query=view.query_string.clone() alt=td_string!(l, review.charts.latency) />
+            </div>
+            <Stalls counts=stalls />
+            <Changes view=view.clone() />
+            <details class="definitions">
+                <summary>{td_string!(l, review.definitions.heading)}</summary>
+                <p>{td_string!(l, review.definitions.text, zone = zone).to_string()}</p>
+            </details>
+            <SignOff view sign_off />
+        </section>
+    }
+}
+
+/// Which review: the department (or all), a week or a month, and a day inside it.
+#[component]
+fn Filter(
+    choices: Vec<DepartmentDto>,
+    department: String,
+    kind: PeriodKind,
+    start: chrono::NaiveDate,
+) -> impl IntoView {
+    let l = locale();
     view! {
         <Form
             method="GET"
@@ -103,64 +145,23 @@ fn Review(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl IntoV
             <label>{td_string!(l, review.filter.day)} <input type="date" name="day" value=start.to_string() /></label>
             <button type="submit">{td_string!(l, review.filter.show)}</button>
         </Form>
-        <section class="review" data-testid="review">
-            <h2 data-testid="review-period">{heading} {title}</h2>
-            <p class="pager">
-                <A href=previous>{td_string!(l, review.period.previous)}</A>
-                {next
-                    .map(|href| {
-                        view! {
-                            " "
-                            <A href=href>{td_string!(l, review.period.next)}</A>
-                        }
-                    })}
-                {td_string!(l, common.dot)}
-                <a href=csv download data-testid="review-csv">
-                    {td_string!(l, review.download_csv)}
-                </a>
-            </p>
-            <Indicators rows />
-            <h3>{td_string!(l, review.charts.heading)}</h3>
-            <div class="charts">
-                <figure>
-                    <img
-                        src=rates
-                        alt=td_string!(l, review.charts.rates)
-                        width="760"
-                        height="300"
-                        data-testid="chart-rates"
-                    />
-                    <figcaption>{td_string!(l, review.charts.rates)}</figcaption>
-                </figure>
-                <figure>
-                    <img
-                        src=counts
-                        alt=td_string!(l, review.charts.counts)
-                        width="760"
-                        height="300"
-                        data-testid="chart-counts"
-                    />
-                    <figcaption>{td_string!(l, review.charts.counts)}</figcaption>
-                </figure>
-                <figure>
-                    <img
-                        src=latency
-                        alt=td_string!(l, review.charts.latency)
-                        width="760"
-                        height="300"
-                        data-testid="chart-latency"
-                    />
-                    <figcaption>{td_string!(l, review.charts.latency)}</figcaption>
-                </figure>
-            </div>
-            <Stalls counts=stalls />
-            <Changes view=view.clone() />
-            <details class="definitions">
-                <summary>{td_string!(l, review.definitions.heading)}</summary>
-                <p>{td_string!(l, review.definitions.text, zone = zone).to_string()}</p>
-            </details>
-            <SignOff view sign_off />
-        </section>
+    }
+}
+
+/// One of the review's charts (an SVG drawn by the server for the same review).
+#[component]
+fn Chart(name: &'static str, query: String, alt: &'static str) -> impl IntoView {
+    view! {
+        <figure>
+            <img
+                src=format!("/reviews/chart.svg?chart={name}&{query}")
+                alt=alt
+                width="760"
+                height="300"
+                data-testid=format!("chart-{name}")
+            />
+            <figcaption>{alt}</figcaption>
+        </figure>
     }
 }
 

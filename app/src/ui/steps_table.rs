@@ -1,6 +1,6 @@
 //! The steps of an operation beside what the outside systems say: on the operation's page and on a rerun request.
 use super::labels::{local_time, step_state_label, verdict_label};
-use crate::contract::operations::StepView;
+use crate::contract::operations::{ReconciliationView, StepView};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 
@@ -35,63 +35,7 @@ fn StepRow(step: StepView) -> impl IntoView {
     let verdict = step.latest_verdict;
     let name = step.name.clone();
     let superseded = step.reconciliation.as_ref().and_then(|r| r.superseded_at);
-    let evidence = step.reconciliation.map(|r| {
-        let compared = r
-            .evidence
-            .compared
-            .iter()
-            .map(|c| {
-                let show = |v: &Option<serde_json::Value>| v.as_ref().map_or("—".to_string(), |v| v.to_string());
-                let sign = if c.matches { "=" } else { "≠" };
-                format!("{}: {} {sign} {}", c.name, show(&c.expected), show(&c.found))
-            })
-            .collect::<Vec<_>>()
-            .join(td_string!(l, operation.list_separator));
-        view! {
-            <div class="evidence">
-                <span>{r.evidence.summary}</span>
-                {r
-                    .evidence
-                    .external_id
-                    .map(|id| {
-                        view! {
-                            <br />
-                            {td_string!(l, operation.steps.external_id)}
-                            " "
-                            <code>{id}</code>
-                        }
-                    })}
-                // The compared values are the step's and the outside record's data, shown as they are.
-                {(!compared.is_empty())
-                    .then(|| {
-                        view! {
-                            <br />
-                            {td_string!(l, operation.steps.compared)}
-                            " "
-                            <samp>{compared}</samp>
-                        }
-                    })}
-                <br />
-                <small>
-                    {r.connector} " · " {local_time(r.checked_at)} " · "
-                    {match r.asked_by_person {
-                        Some(name) => view! { <span data-entered>{name}</span> }.into_any(),
-                        None => view! { <span>{r.asked_by}</span> }.into_any(),
-                    }}
-                </small>
-                {r
-                    .superseded_at
-                    .map(|at| {
-                        view! {
-                            <br />
-                            <em class="superseded" data-testid="superseded">
-                                {td_string!(l, operation.steps.superseded, at = local_time(at)).to_string()}
-                            </em>
-                        }
-                    })}
-            </div>
-        }
-    });
+    let evidence = step.reconciliation.map(|r| view! { <Evidence reconciliation=r /> });
     view! {
         <tr
             data-step=name
@@ -140,5 +84,67 @@ fn StepRow(step: StepView) -> impl IntoView {
                     })}
             </td>
         </tr>
+    }
+}
+
+/// A step's latest reconciliation: what the outside system said, the values compared, who asked and when.
+#[component]
+fn Evidence(reconciliation: ReconciliationView) -> impl IntoView {
+    let l = super::labels::locale();
+    let r = reconciliation;
+    let compared = r
+        .evidence
+        .compared
+        .iter()
+        .map(|c| {
+            let show = |v: &Option<serde_json::Value>| v.as_ref().map_or("—".to_string(), |v| v.to_string());
+            let sign = if c.matches { "=" } else { "≠" };
+            format!("{}: {} {sign} {}", c.name, show(&c.expected), show(&c.found))
+        })
+        .collect::<Vec<_>>()
+        .join(td_string!(l, operation.list_separator));
+    view! {
+        <div class="evidence">
+            <span>{r.evidence.summary}</span>
+            {r
+                .evidence
+                .external_id
+                .map(|id| {
+                    view! {
+                        <br />
+                        {td_string!(l, operation.steps.external_id)}
+                        " "
+                        <code>{id}</code>
+                    }
+                })}
+            // The compared values are the step's and the outside record's data, shown as they are.
+            {(!compared.is_empty())
+                .then(|| {
+                    view! {
+                        <br />
+                        {td_string!(l, operation.steps.compared)}
+                        " "
+                        <samp>{compared}</samp>
+                    }
+                })}
+            <br />
+            <small>
+                {r.connector} " · " {local_time(r.checked_at)} " · "
+                {match r.asked_by_person {
+                    Some(name) => view! { <span data-entered>{name}</span> }.into_any(),
+                    None => view! { <span>{r.asked_by}</span> }.into_any(),
+                }}
+            </small>
+            {r
+                .superseded_at
+                .map(|at| {
+                    view! {
+                        <br />
+                        <em class="superseded" data-testid="superseded">
+                            {td_string!(l, operation.steps.superseded, at = local_time(at)).to_string()}
+                        </em>
+                    }
+                })}
+        </div>
     }
 }
