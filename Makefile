@@ -17,7 +17,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
 STEP := scripts/step.sh
 
-.PHONY: run test bench fuzz deps deps-build deps-test site release lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
+.PHONY: run test bench fuzz deps deps-build deps-test site release docs-check lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -25,15 +25,10 @@ DEMO_RERUN_SECRET ?= whsec_ZGVtby1vbmx5LXJlcnVuLXNpZ25pbmctMjAyNg==
 export RERUN_GATE_SECRET_ORDER_INTAKE ?= $(DEMO_RERUN_SECRET)
 export RERUN_GATE_SECRET_MONTHLY_BILLING ?= $(DEMO_RERUN_SECRET)
 
-## The demo's audit signing key lives beside its database (a real installation keeps it elsewhere: see the README).
-## The site's files keep their plain names here: cargo-leptos then builds the browser bundle and the server side by
-## side (it builds them one after the other when it names files by their hash, as `make site` does for the tests
-## and `make release` for production); the other core's idle minutes at the end of each build go to the other.
-run: deps-build
-	@rm -f target/debug/hash.txt # a hashed build's names, which this one's files do not carry
-	@LEPTOS_HASH_FILES=false $(STEP) \
-	  "building the server and the site side by side (cargo leptos build --split; about 5 min the first time)" \
-	  cargo leptos build --split
+## The demo's audit signing key lives beside its database (a real installation keeps it elsewhere: see
+## docs/operations.md). The build is `make site`'s, the one the tests use: `make test` after `make run` builds nothing
+## again (a build with other file names or flags would rebuild every crate).
+run: deps-build site
 	mkdir -p data
 	[ -f data/audit-signing.key ] || target/debug/server audit keygen --file data/audit-signing.key >/dev/null
 	[ -f data/audit-signing.key.witness ] || target/debug/server audit start-memory --file data/audit-signing.key
@@ -42,7 +37,7 @@ run: deps-build
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
-test: deps-build deps-test lint unit-tests sqlite-tests site api-fuzz kits-tests postgres-tests bundle-test browser-tests
+test: deps-build deps-test docs-check lint unit-tests sqlite-tests site api-fuzz kits-tests postgres-tests bundle-test browser-tests
 	@echo "all tests passed"
 
 deps: deps-build deps-test
@@ -168,6 +163,11 @@ lint: deps-build
 	  cargo clippy --workspace --all-targets --features ssr -- -D warnings
 	@$(BUILD_ENV) $(STEP) "clippy, browser build (about 3 min the first time)" \
 	  cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate -- -D warnings
+
+## Every relative link and image of the Markdown files resolves (anchors included), and the README stays the
+## front door (scripts/check-docs.py): the first test step, a second.
+docs-check:
+	@python3 scripts/check-docs.py
 
 ## Formats the code as `make lint` expects it: the view! macros, then the rest.
 fmt: deps-build
