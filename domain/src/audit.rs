@@ -1,6 +1,6 @@
 //! The audit trail's rules: what an event holds, its canonical form, the hash chain and its verification.
 //!
-//! Hash recipe (also in the README, so that auditors can check an export without the app):
+//! Hash recipe (also in docs/security.md, so that auditors can check an export without the app):
 //! `hash = lowercase hex of SHA-256(canonical JSON of the event without its own "hash" field)`, where the
 //! canonical JSON has sorted keys and no whitespace, `at` is UTC with exactly six fractional digits, and
 //! `prev_hash` is the previous event's hash (64 zeros for the first event).

@@ -4,7 +4,7 @@
 //! hash, and whoever rewrites cannot sign the new one (Certificate Transparency's signed tree heads).
 //!
 //! What is signed is a few lines of text (`checkpoint_message`), so that anyone can check a checkpoint with a
-//! stock Ed25519 library and the public key (the README shows it in Python).
+//! stock Ed25519 library and the public key (docs/security.md shows it in Python).
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use chrono::{DateTime, SubsecRound, Utc};
@@ -297,7 +297,8 @@ impl std::fmt::Display for ProofProblem {
             }
             ProofProblem::Rewritten { seq, signed_at, since } => write!(
                 f,
-                "event {seq} no longer matches the checkpoint signed at {}: the history after event {since} was rewritten",
+                "event {seq} no longer matches the checkpoint signed at {}: \
+                 the history after event {since} was rewritten",
                 rfc3339(*signed_at)
             ),
             ProofProblem::Removed { seq, signed_at, last } => write!(

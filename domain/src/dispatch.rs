@@ -89,8 +89,9 @@ pub fn lease_covers(lease_seconds: u64, work: &LeasedWork) -> Result<(), String>
         return Ok(());
     }
     Err(format!(
-        "RERUN_GATE_DISPATCH_LEASE_SECONDS is {lease_seconds} s, shorter than the work a lease covers: the look-up timeouts \
-         of workflow '{}' ({} s) + the send timeout ({} s) + {LEASE_MARGIN_SECONDS} s for the writes = {needed} s",
+        "RERUN_GATE_DISPATCH_LEASE_SECONDS is {lease_seconds} s, shorter than the work a lease covers: \
+         the look-up timeouts of workflow '{}' ({} s) + the send timeout ({} s) + {LEASE_MARGIN_SECONDS} s \
+         for the writes = {needed} s",
         work.workflow, work.look_ups, work.send
     ))
 }

@@ -14,14 +14,23 @@ macro_rules! text_id {
             pub fn parse(raw: &str) -> Result<Self, $crate::invalid::Invalid> {
                 let value = raw.trim();
                 if value.is_empty() {
-                    return Err($crate::invalid::Invalid::new($crate::invalid::Rule::Required, format!("{} must not be empty", $what)));
+                    return Err($crate::invalid::Invalid::new(
+                        $crate::invalid::Rule::Required,
+                        format!("{} must not be empty", $what),
+                    ));
                 }
                 if value.chars().count() > $max {
-                    return Err($crate::invalid::Invalid::new($crate::invalid::Rule::TooLong, format!("{} must be at most {} characters", $what, $max)));
+                    return Err($crate::invalid::Invalid::new(
+                        $crate::invalid::Rule::TooLong,
+                        format!("{} must be at most {} characters", $what, $max),
+                    ));
                 }
                 let allowed: fn(char) -> bool = $allowed;
                 if let Some(bad) = value.chars().find(|c| !allowed(*c)) {
-                    return Err($crate::invalid::Invalid::new($crate::invalid::Rule::BadCharacter, format!("{} must not contain '{}'", $what, bad)));
+                    return Err($crate::invalid::Invalid::new(
+                        $crate::invalid::Rule::BadCharacter,
+                        format!("{} must not contain '{}'", $what, bad),
+                    ));
                 }
                 Ok(Self(value.to_string()))
             }

@@ -164,7 +164,11 @@ pub enum AuditCommand {
     Resolve {
         /// `memory`: the database was brought back to a copy that holds every signed event; `database`: the
         /// signed events it no longer holds are accepted as lost (an older backup restored).
-        #[arg(long, value_parser = |s: &str| domain::signer_alarm::TrueHistory::parse(s).ok_or_else(|| "memory or database".to_string()))]
+        #[arg(
+            long,
+            value_parser = |s: &str| domain::signer_alarm::TrueHistory::parse(s)
+                .ok_or_else(|| "memory or database".to_string())
+        )]
         history: domain::signer_alarm::TrueHistory,
         /// Who decides (their name).
         #[arg(long)]
@@ -641,7 +645,7 @@ async fn backup(state: &AppState, to: &std::path::Path) -> anyhow::Result<i32> {
             2
         }
         Backup::NotThisEngine => {
-            eprintln!("backup is for the SQLite default; on PostgreSQL use pg_dump (see the README, Deployment)");
+            eprintln!("backup is for the SQLite default; on PostgreSQL use pg_dump (see docs/operations.md, Deployment)");
             2
         }
         Backup::CopyDoesNotVerify => {

@@ -166,8 +166,9 @@ pub fn spawn_board_count_folding(state: AppState) {
     });
 }
 
-/// Housekeeping every few minutes: expired sessions, idempotency records past their retention window, raw
-/// webhook bodies and sent messages past theirs (each purge audited; audit events are never purged). Any instance may run it; the deletions are idempotent.
+/// Housekeeping every few minutes: expired sessions, idempotency records past their retention window, raw webhook
+/// bodies and sent messages past theirs (each purge audited; audit events are never purged). Any instance may run it;
+/// the deletions are idempotent.
 pub fn spawn_housekeeping(state: AppState) {
     use tower_sessions::session_store::ExpiredDeletion;
     let store = SqlSessionStore::new(&state.db);

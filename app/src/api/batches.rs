@@ -1,6 +1,7 @@
 //! Bulk reruns: select stalled operations by filter or by ticks, preview (a dry run), request, confirm the five
 //! checks once, approve once, and watch the dispatch at its rate with pause, resume and cancel.
-#![allow(clippy::too_many_arguments)] // a server function's arguments are its form's fields, and the macro drops an item's own allow
+// a server function's arguments are its form's fields, and the macro drops an item's own allow
+#![allow(clippy::too_many_arguments)]
 use crate::contract::AppError;
 use crate::contract::batches::*;
 use leptos::prelude::*;

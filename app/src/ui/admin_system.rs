@@ -35,7 +35,8 @@ fn AuditSigning() -> impl IntoView {
                                                 {match s.latest {
                                                     Some((seq, at)) => {
                                                         td_string!(
-                                                            l, admin.config.latest_checkpoint, seq = seq, at = local_time(at)
+                                                            l, admin.config.latest_checkpoint,
+                                                            seq = seq, at = local_time(at)
                                                         )
                                                             .to_string()
                                                     }
@@ -117,7 +118,8 @@ pub fn ConfigurationPage() -> impl IntoView {
                         view! {
                             <p>
                                 {td!(
-                                    l, admin.config.summary, source = c.source.clone(), days = c.idempotency_retention_days, <code> = <code />
+                                    l, admin.config.summary, source = c.source.clone(),
+                                    days = c.idempotency_retention_days, <code> = <code />
                                 )}
                             </p>
                             <section class="card" data-testid="config-workflows">
@@ -148,8 +150,8 @@ fn Workflow(w: WorkflowConfig) -> impl IntoView {
         </h3>
         <p>
             {td!(
-                l, admin.config.workflow_details, rerun_url = w.rerun_url.clone(), signing_env = w.signing_secret_env.clone(),
-                approvals = w.approvals_required, <code> = <code />
+                l, admin.config.workflow_details, rerun_url = w.rerun_url.clone(),
+                signing_env = w.signing_secret_env.clone(), approvals = w.approvals_required, <code> = <code />
             )}
         </p>
         <p class="lead">{td_string!(l, admin.conformance.explain)}</p>

@@ -106,7 +106,8 @@ fn Item(item: InboxItem) -> impl IntoView {
     };
     let steps = (!item.steps.is_empty()).then(|| {
         let steps = item.steps.iter().map(|(s, k)| format!("{s} ({k})")).collect::<Vec<_>>();
-        view! { <p>{td_string!(l, rerun.approvals.steps, steps = steps.join(td_string!(l, rerun.separator))).to_string()}</p> }
+        let line = td_string!(l, rerun.approvals.steps, steps = steps.join(td_string!(l, rerun.separator))).to_string();
+        view! { <p>{line}</p> }
     });
     view! {
         <li

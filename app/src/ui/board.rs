@@ -319,25 +319,21 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
         html.push_str("<tr>");
         if bulk {
             let label = td_string!(l, board.bulk.tick, id = id.clone()).to_string();
-            let _ = write!(
-                html,
-                r#"<td data-label="{select}"><input type="checkbox" aria-label="{}" data-testid="tick" data-process-id="{}"></td>"#,
-                attr(&label),
-                attr(id)
-            );
+            let _ = write!(html, r#"<td data-label="{select}"><input type="checkbox" aria-label="{}" "#, attr(&label));
+            let _ = write!(html, r#"data-testid="tick" data-process-id="{}"></td>"#, attr(id));
         }
         let _ = write!(html, r#"<td data-label="{process_id}"><a href="/operations/{}">{}</a>"#, attr(id), text(id));
         if row.drill {
             let _ = write!(html, r#" <span class="badge" data-testid="drill">{}</span>"#, text(drill));
         }
         let event = event_label_in(l, row.event.as_deref().unwrap_or(""));
+        let _ = write!(html, r#"</td><td data-label="{workflow}">{}</td>"#, text(&row.workflow));
         let _ = write!(
             html,
-            r#"</td><td data-label="{workflow}">{}</td><td data-label="{department}" data-entered>{}</td><td data-label="{event_label}"><span class="badge warn">⚠ {}</span>"#,
-            text(&row.workflow),
-            text(department_name(departments, &row.department)),
-            text(event)
+            r#"<td data-label="{department}" data-entered>{}</td>"#,
+            text(department_name(departments, &row.department))
         );
+        let _ = write!(html, r#"<td data-label="{event_label}"><span class="badge warn">⚠ {}</span>"#, text(event));
         if row.status == OperationStatus::OnHold {
             let _ = write!(html, r#"<span class="badge" data-testid="on-hold">{}</span>"#, text(on_hold));
         }

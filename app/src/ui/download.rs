@@ -57,7 +57,8 @@ pub fn DownloadWithProgress(href: String, label: &'static str) -> impl IntoView 
                                 td_string!(l, audit.download.exporting)
                             }}
                             {td_string!(
-                                l, audit.download.size, lines = p.lines, megabytes = format!("{:.1}", p.bytes as f64 / 1_000_000.0)
+                                l, audit.download.size, lines = p.lines,
+                                megabytes = format!("{:.1}", p.bytes as f64 / 1_000_000.0)
                             )
                                 .to_string()}
                         </span>

@@ -186,8 +186,8 @@ fn Timeline(process_id: String, timeline: Vec<TimelineEntry>) -> impl IntoView {
                     .into_iter()
                     .map(|e| {
                         view! {
-                            // Each piece in its own element: an empty text (a blank reason) next to another would vanish
-                            // from the server's HTML, and hydration would then find the wrong node and panic.
+                            // Each piece in its own element: an empty text (a blank reason) next to another would
+                            // vanish from the server's HTML, and hydration would then find the wrong node and panic.
                             <li>
                                 <time>{local_time(e.at)}</time>
                                 " "

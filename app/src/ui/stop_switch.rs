@@ -32,8 +32,8 @@ pub fn PausedBanner(pauses: Vec<PauseView>) -> impl IntoView {
                                 <li>
                                     {with_entered(
                                         &td_string!(
-                                            l, board.stop_switch.banner_item, scope = scope_label(&p.scope), name = p.name,
-                            by = slot(0), at = local_time(p.paused_at), reason = slot(1)
+                                            l, board.stop_switch.banner_item, scope = scope_label(&p.scope),
+                                            name = p.name, by = slot(0), at = local_time(p.paused_at), reason = slot(1)
                                         )
                                             .to_string(),
                                         &[&p.paused_by, &p.reason],

@@ -396,7 +396,8 @@ impl Validator<'_> {
                     };
                 } else if looks_like_secret(&key) {
                     let message = format!(
-                        "'{key}' looks like a credential: put it in an environment variable and write {key}_env = \"VARIABLE\""
+                        "'{key}' looks like a credential: put it in an environment variable \
+                         and write {key}_env = \"VARIABLE\""
                     );
                     return self.fail(at, message);
                 } else {
@@ -500,8 +501,13 @@ fn is_env_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// A key whose words name a credential (`bot_token`, `client_secret`, `api_key`); `input_tokens` (the path of a
+/// token count in an AI provider's answer) is not one.
 fn looks_like_secret(key: &str) -> bool {
-    ["secret", "password", "token", "api_key", "apikey", "credential"].iter().any(|w| key.to_lowercase().contains(w))
+    const WORDS: [&str; 9] =
+        ["secret", "secrets", "password", "passwords", "passwd", "token", "apikey", "credential", "credentials"];
+    let key = key.to_lowercase();
+    key.contains("api_key") || key.split(['_', '-', '.']).any(|word| WORDS.contains(&word))
 }
 
 pub fn default_path() -> PathBuf {

@@ -66,19 +66,20 @@ pub async fn checkpoint_count(tx: &mut Conn) -> Result<i64, sqlx::Error> {
 pub async fn insert_statement(tx: &mut Conn, s: &KeyStatement) -> Result<(), sqlx::Error> {
     on_conn!(tx, |c| {
         sqlx::query(
-        "INSERT INTO audit_key_statements (old_key, new_key, at, new_signature, old_signature, vouched_seq, vouched_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)"
-    )
-    .bind(&s.old_key)
-    .bind(&s.new_key)
-    .bind(s.at)
-    .bind(&s.new_signature)
-    .bind(&s.old_signature)
-    .bind(s.vouched.as_ref().map(|v| v.0))
-    .bind(s.vouched.as_ref().map(|v| v.1.as_str()))
-    .execute(c)
-    .await
-    .map(drop)
+            "INSERT INTO audit_key_statements
+             (old_key, new_key, at, new_signature, old_signature, vouched_seq, vouched_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&s.old_key)
+        .bind(&s.new_key)
+        .bind(s.at)
+        .bind(&s.new_signature)
+        .bind(&s.old_signature)
+        .bind(s.vouched.as_ref().map(|v| v.0))
+        .bind(s.vouched.as_ref().map(|v| v.1.as_str()))
+        .execute(c)
+        .await
+        .map(drop)
     })
 }
 

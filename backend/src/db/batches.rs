@@ -230,11 +230,12 @@ pub async fn claim_preview(
 pub async fn stale_previews(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
     on_conn!(tx, |c| {
         sqlx::query_scalar(
-        "SELECT id FROM rerun_batches WHERE status = 'previewing' AND (lease_until IS NULL OR lease_until < $1) LIMIT 10"
-    )
-    .bind(now)
-    .fetch_all(c)
-    .await
+            "SELECT id FROM rerun_batches
+         WHERE status = 'previewing' AND (lease_until IS NULL OR lease_until < $1) LIMIT 10",
+        )
+        .bind(now)
+        .fetch_all(c)
+        .await
     })
 }
 
@@ -242,11 +243,12 @@ pub async fn stale_previews(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<Str
 pub async fn overdue(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<String>, sqlx::Error> {
     on_conn!(tx, |c| {
         sqlx::query_scalar(
-        "SELECT id FROM rerun_batches WHERE status = 'pending_approval' AND expires_at < $1 ORDER BY expires_at LIMIT 10"
-    )
-    .bind(now)
-    .fetch_all(c)
-    .await
+            "SELECT id FROM rerun_batches
+         WHERE status = 'pending_approval' AND expires_at < $1 ORDER BY expires_at LIMIT 10",
+        )
+        .bind(now)
+        .fetch_all(c)
+        .await
     })
 }
 
@@ -397,20 +399,21 @@ pub async fn confirm_check(
     })?;
     on_conn!(tx, |conn| {
         sqlx::query(
-        "UPDATE checklist_items SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
+            "UPDATE checklist_items
+         SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
          WHERE number = $2 AND request_id IN
-             (SELECT request_id FROM rerun_batch_members WHERE batch_id = $1 AND state = 'requested')"
-    )
-    .bind(batch)
-    .bind(number)
-    .bind(c.user_id)
-    .bind(now)
-    .bind(c.comment)
-    .bind(c.cause_class)
-    .bind(c.cause_text)
-    .execute(conn)
-    .await
-    .map(drop)
+             (SELECT request_id FROM rerun_batch_members WHERE batch_id = $1 AND state = 'requested')",
+        )
+        .bind(batch)
+        .bind(number)
+        .bind(c.user_id)
+        .bind(now)
+        .bind(c.comment)
+        .bind(c.cause_class)
+        .bind(c.cause_text)
+        .execute(conn)
+        .await
+        .map(drop)
     })
 }
 
@@ -425,16 +428,17 @@ pub async fn insert_decision(
 ) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {
         sqlx::query(
-        "INSERT INTO rerun_batch_decisions (batch_id, approver_id, decision, comment, decided_at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (batch_id, approver_id) DO NOTHING"
-    )
-    .bind(batch)
-    .bind(approver)
-    .bind(Stored(decision))
-    .bind(comment)
-    .bind(now)
-    .execute(c)
-    .await
+            "INSERT INTO rerun_batch_decisions (batch_id, approver_id, decision, comment, decided_at)
+         VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (batch_id, approver_id) DO NOTHING",
+        )
+        .bind(batch)
+        .bind(approver)
+        .bind(Stored(decision))
+        .bind(comment)
+        .bind(now)
+        .execute(c)
+        .await
     })
 }
 

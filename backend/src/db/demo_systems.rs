@@ -16,7 +16,9 @@ pub struct ExecutionRow {
     pub done_at: DateTime<Utc>,
 }
 
-const COLUMNS: &str = "service, idempotency_key, fingerprint, external_id, content_json, process_id, replays, conflicts, created_at, done_at";
+const COLUMNS: &str =
+    "service, idempotency_key, fingerprint, external_id, content_json, process_id, replays, conflicts,
+    created_at, done_at";
 
 pub async fn by_key(tx: &mut Conn, service: &str, key: &str) -> Result<Option<ExecutionRow>, sqlx::Error> {
     let sql = format!("SELECT {COLUMNS} FROM demo_executions WHERE service = $1 AND idempotency_key = $2");

@@ -41,12 +41,13 @@ pub async fn claim(
 pub async fn still_held(tx: &mut Conn, request_id: &str, owner: &str) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {
         sqlx::query(
-        "UPDATE dispatches SET lease_owner = lease_owner WHERE request_id = $1 AND lease_owner = $2 AND status = 'pending'"
-    )
-    .bind(request_id)
-    .bind(owner)
-    .execute(c)
-    .await
+            "UPDATE dispatches SET lease_owner = lease_owner
+         WHERE request_id = $1 AND lease_owner = $2 AND status = 'pending'",
+        )
+        .bind(request_id)
+        .bind(owner)
+        .execute(c)
+        .await
     })
 }
 

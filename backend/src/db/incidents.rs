@@ -100,19 +100,20 @@ pub async fn insert(
 ) -> Result<i64, sqlx::Error> {
     on_conn!(tx, |c| {
         sqlx::query_scalar(
-        "INSERT INTO incidents (department, title, occurred_at, impact, cause, response, created_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id"
-    )
-    .bind(department)
-    .bind(texts.title)
-    .bind(texts.occurred_at)
-    .bind(texts.impact)
-    .bind(texts.cause)
-    .bind(texts.response)
-    .bind(created_by)
-    .bind(now)
-    .fetch_one(c)
-    .await
+            "INSERT INTO incidents
+             (department, title, occurred_at, impact, cause, response, created_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id",
+        )
+        .bind(department)
+        .bind(texts.title)
+        .bind(texts.occurred_at)
+        .bind(texts.impact)
+        .bind(texts.cause)
+        .bind(texts.response)
+        .bind(created_by)
+        .bind(now)
+        .fetch_one(c)
+        .await
     })
 }
 
@@ -261,11 +262,14 @@ pub async fn list(
     };
     let sql = format!(
         "SELECT i.id, i.department, i.title, i.occurred_at,
-             (SELECT COUNT(*) FROM prevention_actions a WHERE a.incident_id = i.id AND a.status = 'open') AS open_actions,
-             (SELECT COUNT(*) FROM prevention_actions a WHERE a.incident_id = i.id AND a.status = 'open' AND a.due_on < $1)
+             (SELECT COUNT(*) FROM prevention_actions a WHERE a.incident_id = i.id AND a.status = 'open')
+                 AS open_actions,
+             (SELECT COUNT(*) FROM prevention_actions a
+                 WHERE a.incident_id = i.id AND a.status = 'open' AND a.due_on < $1)
                  AS overdue_actions
          FROM incidents i
-         WHERE ($3 IS NULL OR (i.occurred_at, i.id) < (SELECT c.occurred_at, c.id FROM incidents c WHERE c.id = $3)) {filter}
+         WHERE ($3 IS NULL OR (i.occurred_at, i.id) < (SELECT c.occurred_at, c.id FROM incidents c WHERE c.id = $3))
+             {filter}
          ORDER BY i.occurred_at DESC, i.id DESC LIMIT $2"
     );
     on_conn!(tx, |c| {
@@ -290,7 +294,8 @@ pub async fn overdue(
         None => String::new(),
     };
     let sql = format!(
-        "SELECT i.id AS incident_id, i.title, i.department, a.id AS action_id, a.description, u.display_name AS owner, a.due_on
+        "SELECT i.id AS incident_id, i.title, i.department, a.id AS action_id, a.description,
+             u.display_name AS owner, a.due_on
          FROM prevention_actions a JOIN incidents i ON i.id = a.incident_id JOIN users u ON u.id = a.owner_id
          WHERE a.status = 'open' AND a.due_on < $1 {filter} ORDER BY a.due_on, a.id LIMIT $2"
     );

@@ -84,12 +84,13 @@ pub async fn unread_count(tx: &mut Conn, user_id: i64) -> Result<i64, sqlx::Erro
 pub async fn latest(tx: &mut Conn, user_id: i64, limit: i64) -> Result<Vec<NotificationRow>, sqlx::Error> {
     on_conn!(tx, |c| {
         sqlx::query_as(
-        "SELECT id, kind, title, link, created_at, read_at, notice FROM notifications WHERE user_id = $1 ORDER BY id DESC LIMIT $2"
-    )
-    .bind(user_id)
-    .bind(limit)
-    .fetch_all(c)
-    .await
+            "SELECT id, kind, title, link, created_at, read_at, notice FROM notifications
+         WHERE user_id = $1 ORDER BY id DESC LIMIT $2",
+        )
+        .bind(user_id)
+        .bind(limit)
+        .fetch_all(c)
+        .await
     })
 }
 

@@ -241,10 +241,22 @@ pub(super) static STEP_UPDATE_SQL: std::sync::LazyLock<String> = std::sync::Lazy
 pub(super) fn step_update_sql(n: usize) -> String {
     let p = |i: usize| format!("${}", n + i);
     format!(
-        "UPDATE steps SET state = {}, last_seq = {}, result_id = {}, error_class = {}, error_message = {}, attempts = {},
-             started_at = {}, last_heartbeat_at = {}, completed_at = {}, updated_at = {}, revision = revision + 1
+        "UPDATE steps SET state = {}, last_seq = {}, result_id = {}, error_class = {}, error_message = {},
+             attempts = {}, started_at = {}, last_heartbeat_at = {}, completed_at = {}, updated_at = {},
+             revision = revision + 1
          WHERE id = {} AND revision = {}",
-        p(2), p(3), p(4), p(5), p(6), p(7), p(8), p(9), p(10), p(11), p(1), p(12)
+        p(2),
+        p(3),
+        p(4),
+        p(5),
+        p(6),
+        p(7),
+        p(8),
+        p(9),
+        p(10),
+        p(11),
+        p(1),
+        p(12)
     )
 }
 
@@ -305,16 +317,17 @@ pub async fn mark_stalled(
     let (from, to) = OperationEvent::Stall.moves();
     changed_one!(tx, |c| {
         sqlx::query(
-        "UPDATE operations SET status = $6, event = $2, failure_class = $3, updated_at = $4 WHERE id = $1 AND status = $5"
-    )
-    .bind(id)
-    .bind(event)
-    .bind(failure_class)
-    .bind(now)
-    .bind(Stored(from))
-    .bind(Stored(to))
-    .execute(c)
-    .await
+            "UPDATE operations SET status = $6, event = $2, failure_class = $3, updated_at = $4
+         WHERE id = $1 AND status = $5",
+        )
+        .bind(id)
+        .bind(event)
+        .bind(failure_class)
+        .bind(now)
+        .bind(Stored(from))
+        .bind(Stored(to))
+        .execute(c)
+        .await
     })
 }
 

@@ -31,22 +31,22 @@ pub struct NewReconciliation<'a> {
 pub async fn insert(tx: &mut Conn, new: &NewReconciliation<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
     on_conn!(tx, |c| {
         sqlx::query(
-        "INSERT INTO reconciliations (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records,
-             recorded_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-    )
-    .bind(new.step_id)
-    .bind(new.connector)
-    .bind(new.verdict)
-    .bind(new.external_id)
-    .bind(new.evidence_json)
-    .bind(new.asked_by)
-    .bind(now)
-    .bind(new.records)
-    .bind(new.recorded_by)
-    .execute(&mut *c)
-    .await
-    .map(drop)
+            "INSERT INTO reconciliations
+             (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records, recorded_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(new.step_id)
+        .bind(new.connector)
+        .bind(new.verdict)
+        .bind(new.external_id)
+        .bind(new.evidence_json)
+        .bind(new.asked_by)
+        .bind(now)
+        .bind(new.records)
+        .bind(new.recorded_by)
+        .execute(&mut *c)
+        .await
+        .map(drop)
     })?;
     on_conn!(tx, |c| sqlx::query("UPDATE steps SET latest_verdict = $1, revision = revision + 1 WHERE id = $2")
         .bind(new.verdict)

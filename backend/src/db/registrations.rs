@@ -52,7 +52,8 @@ pub struct Seen {
 pub async fn seen(tx: &mut Conn, r: &Registration) -> Result<Seen, sqlx::Error> {
     let keys: Vec<String> = (0..r.steps.len()).map(|i| format!("${}", i + 6)).collect();
     let sql = format!(
-        "SELECT EXISTS (SELECT 1 FROM idempotency_records WHERE api_client_id = $1 AND idempotency_key = $2) AS key_used,
+        "SELECT EXISTS (SELECT 1 FROM idempotency_records WHERE api_client_id = $1 AND idempotency_key = $2)
+                    AS key_used,
                 EXISTS (SELECT 1 FROM operations WHERE process_id = $3) AS process_id_used,
                 ({}) AS duplicate_of,
                 EXISTS (SELECT 1 FROM steps WHERE idempotency_key IN ({})) AS step_keys_held",

@@ -179,19 +179,20 @@ pub async fn confirm_item(
 ) -> Result<(), sqlx::Error> {
     on_conn!(tx, |conn| {
         sqlx::query(
-        "UPDATE checklist_items SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
-         WHERE request_id = $1 AND number = $2"
-    )
-    .bind(request)
-    .bind(number)
-    .bind(c.user_id)
-    .bind(now)
-    .bind(c.comment)
-    .bind(c.cause_class)
-    .bind(c.cause_text)
-    .execute(conn)
-    .await
-    .map(drop)
+            "UPDATE checklist_items
+         SET confirmed_by = $3, confirmed_at = $4, comment = $5, cause_class = $6, cause_text = $7
+         WHERE request_id = $1 AND number = $2",
+        )
+        .bind(request)
+        .bind(number)
+        .bind(c.user_id)
+        .bind(now)
+        .bind(c.comment)
+        .bind(c.cause_class)
+        .bind(c.cause_text)
+        .execute(conn)
+        .await
+        .map(drop)
     })
 }
 
@@ -199,12 +200,13 @@ pub async fn confirm_item(
 pub async fn confirm_step_flag(tx: &mut Conn, step_id: i64, now: DateTime<Utc>) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {
         sqlx::query(
-        "UPDATE steps SET state = 'succeeded', completed_at = $2, updated_at = $2, revision = revision + 1 WHERE id = $1 AND completed_at IS NULL"
-    )
-    .bind(step_id)
-    .bind(now)
-    .execute(c)
-    .await
+            "UPDATE steps SET state = 'succeeded', completed_at = $2, updated_at = $2, revision = revision + 1
+         WHERE id = $1 AND completed_at IS NULL",
+        )
+        .bind(step_id)
+        .bind(now)
+        .execute(c)
+        .await
     })
 }
 
@@ -221,7 +223,8 @@ pub async fn pending_in(tx: &mut Conn, departments: &[String]) -> Result<Vec<Req
     }
     let list: Vec<String> = (2..departments.len() + 2).map(|i| format!("${i}")).collect();
     let sql = format!(
-        "{REQUEST_SELECT} WHERE r.status = $1 AND r.batch_id IS NULL AND o.department IN ({}) ORDER BY r.submitted_at, r.id",
+        "{REQUEST_SELECT} WHERE r.status = $1 AND r.batch_id IS NULL AND o.department IN ({})
+         ORDER BY r.submitted_at, r.id",
         list.join(", ")
     );
     on_conn!(tx, |c| {

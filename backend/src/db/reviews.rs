@@ -193,18 +193,19 @@ pub async fn insert_crossing(
 ) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {
         sqlx::query(
-        "INSERT INTO threshold_crossings (department, indicator, period_kind, period_start, value, threshold, crossed_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING"
-    )
-    .bind(department)
-    .bind(indicator)
-    .bind(period.kind.as_str())
-    .bind(period.start)
-    .bind(value)
-    .bind(threshold)
-    .bind(now)
-    .execute(c)
-    .await
+            "INSERT INTO threshold_crossings
+             (department, indicator, period_kind, period_start, value, threshold, crossed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+        )
+        .bind(department)
+        .bind(indicator)
+        .bind(period.kind.as_str())
+        .bind(period.start)
+        .bind(value)
+        .bind(threshold)
+        .bind(now)
+        .execute(c)
+        .await
     })
 }
 
@@ -221,7 +222,8 @@ pub async fn clear_crossing(tx: &mut Conn, id: i64, now: DateTime<Utc>) -> Resul
 /// The crossings of one period (open or cleared), for the review page.
 pub async fn crossings_of(tx: &mut Conn, period: Period, scope: Scope<'_>) -> Result<Vec<CrossingRow>, sqlx::Error> {
     let sql = format!(
-        "SELECT {CROSSING_COLUMNS} FROM threshold_crossings WHERE period_kind = $1 AND period_start = $2{} ORDER BY crossed_at, id",
+        "SELECT {CROSSING_COLUMNS} FROM threshold_crossings WHERE period_kind = $1 AND period_start = $2{}
+         ORDER BY crossed_at, id",
         in_scope("department", scope)
     );
     scoped!(tx, sql, period.kind.as_str(), period.start, scope, fetch_all)
@@ -235,7 +237,8 @@ pub async fn crossings_since(
     scope: Scope<'_>,
 ) -> Result<Vec<CrossingRow>, sqlx::Error> {
     let sql = format!(
-        "SELECT {CROSSING_COLUMNS} FROM threshold_crossings WHERE crossed_at >= $1 AND crossed_at <= $2{} ORDER BY crossed_at DESC, id DESC LIMIT 50",
+        "SELECT {CROSSING_COLUMNS} FROM threshold_crossings WHERE crossed_at >= $1 AND crossed_at <= $2{}
+         ORDER BY crossed_at DESC, id DESC LIMIT 50",
         in_scope("department", scope)
     );
     scoped!(tx, sql, since, until, scope, fetch_all)

@@ -41,17 +41,18 @@ pub async fn pause(
 ) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {
         sqlx::query(
-        "INSERT INTO dispatch_pauses (scope, name, paused_by, paused_at, reason, set_for) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (scope, name) WHERE resumed_at IS NULL DO NOTHING"
-    )
-    .bind(scope)
-    .bind(name)
-    .bind(user)
-    .bind(now)
-    .bind(reason)
-    .bind(set_for)
-    .execute(c)
-    .await
+            "INSERT INTO dispatch_pauses (scope, name, paused_by, paused_at, reason, set_for)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (scope, name) WHERE resumed_at IS NULL DO NOTHING",
+        )
+        .bind(scope)
+        .bind(name)
+        .bind(user)
+        .bind(now)
+        .bind(reason)
+        .bind(set_for)
+        .execute(c)
+        .await
     })
 }
 

@@ -187,19 +187,20 @@ pub async fn with_access(
     }
     let parts: Vec<Part> = on_conn!(tx, |c| {
         sqlx::query_as(
-        "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, password_hash,
+            "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, password_hash,
                 disabled_at, email, language, time_zone, session_generation, identity_issuer
          FROM users WHERE id = $1
          UNION ALL
-         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM user_roles WHERE user_id = $1
+         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         FROM user_roles WHERE user_id = $1
          UNION ALL
          SELECT 'membership', d.id, d.code, d.name, m.role, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM user_memberships m JOIN departments d ON d.id = m.department_id WHERE m.user_id = $1
-         ORDER BY 1, 3, 5"
-    )
-    .bind(id)
-    .fetch_all(c)
-    .await
+         ORDER BY 1, 3, 5",
+        )
+        .bind(id)
+        .fetch_all(c)
+        .await
     })?;
     let (mut user, mut roles, mut memberships) = (None, Vec::new(), Vec::new());
     for p in parts {

@@ -92,12 +92,13 @@ pub async fn insert_event(tx: &mut Conn, event: &NewEvent<'_>, now: DateTime<Utc
 pub async fn advance_step_version(tx: &mut Conn, step_id: i64, version: i64) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {
         sqlx::query(
-        "UPDATE steps SET webhook_version = $1, revision = revision + 1 WHERE id = $2 AND (webhook_version IS NULL OR webhook_version < $1)"
-    )
-    .bind(version)
-    .bind(step_id)
-    .execute(c)
-    .await
+            "UPDATE steps SET webhook_version = $1, revision = revision + 1
+         WHERE id = $2 AND (webhook_version IS NULL OR webhook_version < $1)",
+        )
+        .bind(version)
+        .bind(step_id)
+        .execute(c)
+        .await
     })
 }
 

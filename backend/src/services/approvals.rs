@@ -87,8 +87,8 @@ pub async fn decide(
                 db::rerun_requests::insert_dispatch(&mut tx, id, now, now).await?;
                 let plan = request.plan()?;
                 let entry = entry(caller, &request, AuditAction::RerunRequestApproved)
-                    .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals, "plan": plan,
-                        "makers": ballot.makers}))
+                    .after(json!({"rerun_id": id, "status": RerunRequestStatus::Approved, "approvals": approvals,
+                        "plan": plan, "makers": ballot.makers}))
                     .authenticated(authenticated);
                 record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
                 notify(&mut tx, state, &request, RerunNews::Approved, Audience::Requester, now).await?;

@@ -15,7 +15,13 @@ pub async fn record(
         entry.request_id = request_id.map(str::to_string);
     }
     let event = db::audit::append(tx, entry, now).await?;
-    tracing::debug!(seq = event.seq, action = %event.action, object = %event.object_id, actor = %event.actor_label, "audit");
+    tracing::debug!(
+        seq = event.seq,
+        action = %event.action,
+        object = %event.object_id,
+        actor = %event.actor_label,
+        "audit"
+    );
     Ok(event)
 }
 

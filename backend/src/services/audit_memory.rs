@@ -115,7 +115,10 @@ pub async fn send_digest_if_due(state: &AppState) -> Result<bool, AppError> {
     super::notifications::notify_holders(&mut tx, state, to, &notice, "/audit", now).await?;
     tx.commit().await?;
     if let Err(problem) = witness.digest_sent(newest.seq, now) {
-        tracing::warn!(%problem, "a digest went out but the signer's memory could not keep it: the next may come early");
+        tracing::warn!(
+            %problem,
+            "a digest went out but the signer's memory could not keep it: the next may come early"
+        );
     }
     Ok(true)
 }

@@ -212,7 +212,10 @@ pub(super) async fn extends_memory(
 /// Raises the alarm once: the log at error level, the signer's state (read by `/readyz`, the metrics and the
 /// pages), and the auditors and admins in the app, by e-mail and in the team's chat.
 async fn raise(state: &AppState, memory: &mut Memory, alarm: SignerAlarm) -> Result<(), AppError> {
-    tracing::error!(%alarm, "the audit chain no longer extends what the signer vouched for: nothing is signed until a person resolves this");
+    tracing::error!(
+        %alarm,
+        "the audit chain no longer extends what the signer vouched for: nothing is signed until a person resolves this"
+    );
     {
         let signer = signer(state);
         let mut standing = signer.alarm.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -226,7 +229,10 @@ async fn raise(state: &AppState, memory: &mut Memory, alarm: SignerAlarm) -> Res
     if let Ok(witness) = memory.witness.as_mut()
         && let Err(problem) = witness.raise(&alarm, now)
     {
-        tracing::error!(%problem, "the alarm could not be kept in the signer's memory: it stands until this process ends");
+        tracing::error!(
+            %problem,
+            "the alarm could not be kept in the signer's memory: it stands until this process ends"
+        );
     }
     let mut tx = state.db.begin_write().await?;
     let notice = domain::notifications::Notice::AuditTrailBroken { alarm };

@@ -1,6 +1,7 @@
-//! A person the company's identity provider vouched for, as a user here: created at their first sign-in, their
-//! roles and memberships set from their groups at every sign-in (each mapping's own pairs, never crossed) (each change an audit event with before and
-//! after), and refused, with every session of theirs ended, once their groups map to nothing.
+//! A person the company's identity provider vouched for, as a user here: created at their first sign-in, their roles
+//! and memberships set from their groups at every sign-in (each mapping's own pairs, never crossed) (each change an
+//! audit event with before and after), and refused, with every session of theirs ended, once their groups map to
+//! nothing.
 use super::audit::record;
 use super::session_users::{SessionUser, load_session_user};
 use crate::oidc::Identity;

@@ -68,7 +68,10 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
         for outcome in outcomes {
             // A lease that passed to another dispatcher (this one was too slow): that one records the rerun.
             if !db::dispatches::still_held(&mut tx, &outcome.request.id, &owner).await? {
-                tracing::warn!(rerun = %outcome.request.id, "the dispatch lease passed to another dispatcher: this outcome is not recorded");
+                tracing::warn!(
+                    rerun = %outcome.request.id,
+                    "the dispatch lease passed to another dispatcher: this outcome is not recorded"
+                );
                 continue;
             }
             write(&mut tx, state, &outcome, now).await?;

@@ -57,7 +57,13 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
             })),
             None => None,
         };
-        requests.push(json!({"request": request, "checklist": checklist, "decisions": decisions, "dispatch": dispatch, "batch": batch}));
+        requests.push(json!({
+            "request": request,
+            "checklist": checklist,
+            "decisions": decisions,
+            "dispatch": dispatch,
+            "batch": batch,
+        }));
     }
     let ai_attempts = db::ai_attempts::for_operation(&mut tx, operation.id).await?;
     drop(tx);
@@ -103,8 +109,8 @@ fn readme(process_id: &str, export: &Export) -> String {
          audit_events.jsonl     every audit event about {process_id}, hash-chained, with a trailer; first the\n\
                                 checkpoints of the whole trail signed up to then\n\n\
          Check the audit events without the app: `server audit verify --file audit_events.jsonl --public-key K`\n\
-         (K: the public key from `server audit public-key`), or as the README of Rerun Gate describes (SHA-256 of\n\
-         the canonical JSON of each row without `hash`; Ed25519 signatures of the checkpoints).\n",
+         (K: the public key from `server audit public-key`), or as Rerun Gate's docs/security.md describes\n\
+         (SHA-256 of the canonical JSON of each row without `hash`; Ed25519 signatures of the checkpoints).\n",
         export.at.format("%Y-%m-%dT%H:%M:%SZ"),
         export.head_seq,
         export.head_hash

@@ -183,7 +183,11 @@ pub async fn report_shared_keys(state: &AppState) -> Result<usize, AppError> {
     shared.dedup();
     if !shared.is_empty() {
         let first: Vec<&str> = shared.iter().take(20).map(String::as_str).collect();
-        tracing::warn!(count = shared.len(), keys = ?first, "idempotency keys held by several steps at one outside system");
+        tracing::warn!(
+            count = shared.len(),
+            keys = ?first,
+            "idempotency keys held by several steps at one outside system"
+        );
     }
     Ok(shared.len())
 }

@@ -248,7 +248,11 @@ impl New {
             "workflow": r.workflow,
             "business_key": r.business_key,
             "content_fingerprint": r.content_fingerprint,
-            "steps": r.steps.iter().map(|s| json!({"name": s.name, "idempotency_key": s.idempotency_key})).collect::<Vec<_>>(),
+            "steps": r
+                .steps
+                .iter()
+                .map(|s| json!({"name": s.name, "idempotency_key": s.idempotency_key}))
+                .collect::<Vec<_>>(),
             "possible_duplicate_of": r.possible_duplicate_of,
         });
         if let Some(drill) = &r.drill_id {
@@ -305,7 +309,11 @@ async fn insert(tx: &mut db::Conn, state: &AppState, client: &ApiClient, new: &m
     if let Some(existing) = db::operations::by_process_id(tx, &r.process_id).await? {
         // Another department's operation does not exist for this client: the answer of an unknown department.
         if !client.may_see(&existing.department) {
-            tracing::warn!(client = %client.name, process_id = %r.process_id, "registration of a process ID another department holds");
+            tracing::warn!(
+                client = %client.name,
+                process_id = %r.process_id,
+                "registration of a process ID another department holds"
+            );
             return Err(AppError::NotFound);
         }
         return Err(AppError::conflict(

@@ -485,10 +485,15 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
     }
     super::makers::took_part(&mut tx, caller, id, MakerPart::Submitted, now).await?;
     super::makers::verdicts_rested_on(&mut tx, &request, now).await?;
-    let entry = AuditEntry::new(caller.actor(), AuditAction::RerunRequestSubmitted, ObjectType::Operation, &request.process_id)
-        .department(Some(&request.department))
-        .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
-        .after(json!({"rerun_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
+    let entry =
+        AuditEntry::new(caller.actor(), AuditAction::RerunRequestSubmitted, ObjectType::Operation, &request.process_id)
+            .department(Some(&request.department))
+            .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
+            .after(json!({
+                "rerun_id": id,
+                "status": RerunRequestStatus::PendingApproval,
+                "operation_status": OperationStatus::RerunPending,
+            }));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     notify(&mut tx, state, &request, RerunNews::ApprovalAsked, Audience::Owners, now).await?;
     tx.commit().await?;

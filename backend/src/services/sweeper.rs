@@ -36,7 +36,11 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
                 // What the outside systems say is the first thing staff need on a stalled operation.
                 let asked_by = Actor::system(SystemActor::Reconciler);
                 if let Err(error) = reconciliation::reconcile(state, &operation, asked_by, None).await {
-                    tracing::error!(process_id = %operation.process_id, %error, "reconciliation after the stall failed");
+                    tracing::error!(
+                        process_id = %operation.process_id,
+                        %error,
+                        "reconciliation after the stall failed"
+                    );
                 }
             }
         }
@@ -56,7 +60,11 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
 async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[Step]) -> Result<bool, AppError> {
     let now = state.clock.now();
     let Some(workflow) = state.config.workflow(&operation.workflow) else {
-        tracing::warn!(process_id = %operation.process_id, workflow = %operation.workflow, "workflow no longer configured");
+        tracing::warn!(
+            process_id = %operation.process_id,
+            workflow = %operation.workflow,
+            "workflow no longer configured"
+        );
         return Ok(false);
     };
     let facts: Vec<StepFacts> = steps

@@ -47,7 +47,10 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
             .map(|r| format!("({})", (1..=9).map(|c| format!("${}", r * 9 + c)).collect::<Vec<_>>().join(",")))
             .collect();
         let sql = format!(
-            "INSERT INTO operations (process_id, workflow, workflow_version, department, status, event, failure_class, created_at, updated_at) VALUES {}",
+            "INSERT INTO operations
+                 (process_id, workflow, workflow_version, department, status, event, failure_class, created_at,
+                 updated_at)
+             VALUES {}",
             values.join(",")
         );
         let rows: Vec<(String, &str, Option<&str>)> = (written..written + n)

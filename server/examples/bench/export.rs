@@ -20,8 +20,8 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
         backend::db::audit::head(&mut tx).await?
     };
     const ROWS: usize = 500; // 15 values each, under SQLite's 32,766 parameters
-    let columns = "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id, department, before_json, \
-                   after_json, reason, request_id, prev_hash, hash";
+    let columns = "seq, at, actor_kind, actor_id, actor_label, action, object_type, object_id, department, \
+                   before_json, after_json, reason, request_id, prev_hash, hash";
     let mut written = 0;
     while written < count {
         let n = ROWS.min(count - written);

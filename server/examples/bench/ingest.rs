@@ -135,12 +135,20 @@ async fn event_rate(http: &reqwest::Client, base: &str, token: &str, run: &str) 
                         let body = match (seq == EVENTS_PER_STEP, seq % 2) {
                             (true, _) => json!({"seq": seq, "type": "succeeded", "result_id": format!("{id}-{step}")}),
                             (false, 1) => json!({"seq": seq, "type": "started"}),
-                            _ => json!({"seq": seq, "type": "failed", "error": {"class": "server_error", "message": "503"}}),
+                            _ => json!({
+                                "seq": seq,
+                                "type": "failed",
+                                "error": {"class": "server_error", "message": "503"},
+                            }),
                         };
                         let url = format!("{base}/api/v1/operations/{id}/steps/{step}/events");
                         let answer = http.post(url).bearer_auth(&token).json(&body).send().await?;
                         let status = answer.status();
-                        anyhow::ensure!(status.is_success(), "event for {id} failed: {status} {}", answer.text().await?);
+                        anyhow::ensure!(
+                            status.is_success(),
+                            "event for {id} failed: {status} {}",
+                            answer.text().await?
+                        );
                         sent += 1;
                     }
                 }

@@ -118,7 +118,9 @@ async fn load_rows(dir: &std::path::Path, at_scale: usize) -> anyhow::Result<Str
     let l = load::run(dir, load_clients, seconds).await?;
     let row = |what: &str, p: &load::Phase| {
         format!(
-            "| load, {what} ({} clients, {} s, release binary): requests/s | {:.0}/s, p50 {:.1} ms, p99 {:.1} ms, {} errors | `GET /healthz` {:.0}/s, p99 {:.1} ms | {:.2} | 0 errors |\n",
+            "| load, {what} ({} clients, {} s, release binary): requests/s \
+             | {:.0}/s, p50 {:.1} ms, p99 {:.1} ms, {} errors | `GET /healthz` {:.0}/s, p99 {:.1} ms | {:.2} \
+             | 0 errors |\n",
             l.clients,
             l.seconds,
             p.requests_per_second,
@@ -142,7 +144,8 @@ async fn load_rows(dir: &std::path::Path, at_scale: usize) -> anyhow::Result<Str
             &l.bare_board,
         )
         + &format!(
-            "| load: server memory (RSS) before → after the load | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
+            "| load: server memory (RSS) before → after the load \
+             | {:.1} → {:.1} MiB, peak {:.1} MiB | — | {:.2} | — |\n",
             l.rss_before_mib,
             l.rss_after_mib,
             l.rss_peak_mib,
@@ -158,9 +161,12 @@ async fn load_rows(dir: &std::path::Path, at_scale: usize) -> anyhow::Result<Str
 async fn bulk_rows(db: &Db) -> anyhow::Result<String> {
     let b = bulk::run(db.clone(), BULK_OPERATIONS, BULK_PER_MINUTE).await?;
     Ok(format!(
-        "| bulk rerun: preview of {} operations (look-ups at the demo systems, plans recorded) | {:.2} s | the same look-ups bare {:.2} s | {:.2} | — |\n\
-         | bulk rerun: outside calls made by the preview | {} | one per step with an outside system: {} | {:.2} | 1.00 |\n\
-         | bulk rerun: dispatch of {} at a set rate (one dispatcher) | {:.0} a minute | configured {} a minute | {:.2} | ≈ 1.00 |\n",
+        "| bulk rerun: preview of {} operations (look-ups at the demo systems, plans recorded) | {:.2} s \
+         | the same look-ups bare {:.2} s | {:.2} | — |\n\
+         | bulk rerun: outside calls made by the preview | {} \
+         | one per step with an outside system: {} | {:.2} | 1.00 |\n\
+         | bulk rerun: dispatch of {} at a set rate (one dispatcher) | {:.0} a minute | configured {} a minute | {:.2} \
+         | ≈ 1.00 |\n",
         b.operations,
         b.preview_seconds,
         b.bare_lookup_seconds,
@@ -183,7 +189,8 @@ async fn board_rows(db: &Db, at_scale: usize) -> anyhow::Result<String> {
     let f = board::measure(&state, &base).await?;
     let stalled = at_scale / 10;
     Ok(format!(
-        "| stalled board, first page ({at_scale} operations, {stalled} stalled; session, server function, counts): p50 | {:.1} ms | the same rows read and turned into JSON p50 {:.1} ms | {:.1}× | — |\n\
+        "| stalled board, first page ({at_scale} operations, {stalled} stalled; session, server function, counts): p50 \
+         | {:.1} ms | the same rows read and turned into JSON p50 {:.1} ms | {:.1}× | — |\n\
          | stalled board, first page: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n\
          | stalled board, keyset page {} places down: p50 | {:.1} ms | bare p50 {:.1} ms | {:.1}× | — |\n\
          | stalled board, keyset page {} places down: p95 | {:.1} ms | bare p95 {:.1} ms | {:.1}× | — |\n{}",
@@ -209,8 +216,10 @@ async fn board_rows(db: &Db, at_scale: usize) -> anyhow::Result<String> {
 async fn dispatch_rows(db: &Db) -> anyhow::Result<String> {
     let (gate, bare) = dispatch::dispatch_latency(db.clone(), QUEUED_APPROVALS).await?;
     Ok(format!(
-        "| approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p50 | {:.0} ms | bare signed POSTs p50 {:.0} ms | {:.1}× | — |\n\
-         | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p99 | {:.0} ms | bare signed POSTs p99 {:.0} ms | {:.1}× | p99 < 1,000 ms |\n",
+        "| approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p50 | {:.0} ms \
+         | bare signed POSTs p50 {:.0} ms | {:.1}× | — |\n\
+         | approval → dispatch latency, {QUEUED_APPROVALS} queued approvals, 4 dispatchers: p99 | {:.0} ms \
+         | bare signed POSTs p99 {:.0} ms | {:.1}× | p99 < 1,000 ms |\n",
         gate.p50_ms,
         bare.p50_ms,
         gate.p50_ms / bare.p50_ms,
@@ -229,7 +238,8 @@ async fn export_row(db: &Db, dir: &std::path::Path) -> anyhow::Result<String> {
     let rows = backend::db::audit::head(&mut db.begin_read().await?).await?.0 as usize;
     let (ours, sqlite3) = export::compare(&dir.join("bench.db").display().to_string(), rows)?;
     Ok(format!(
-        "| audit export, CSV, {rows} events (`server audit export`) | {:.0} rows/s, peak RSS {:.1} MiB | `sqlite3 -csv` {:.0} rows/s, {:.1} MiB | {:.2} | ≥ 0.80 and < 64 MiB |\n",
+        "| audit export, CSV, {rows} events (`server audit export`) | {:.0} rows/s, peak RSS {:.1} MiB \
+         | `sqlite3 -csv` {:.0} rows/s, {:.1} MiB | {:.2} | ≥ 0.80 and < 64 MiB |\n",
         ours.rows_per_second,
         ours.peak_rss_mib,
         sqlite3.rows_per_second,
@@ -242,8 +252,10 @@ async fn export_row(db: &Db, dir: &std::path::Path) -> anyhow::Result<String> {
 /// p99's (target ≤ 3×).
 fn page_against_bare(what: &str, page: &load::Phase, bare: &load::Phase) -> String {
     format!(
-        "| the board's whole page against the bare handler ({what}): requests/s | {:.0}/s, {} errors | bare {:.0}/s, {} errors | {:.2} | ≥ 0.30 |\n\
-         | the board's whole page against the bare handler ({what}): p99 | {:.1} ms | bare p99 {:.1} ms | {:.1}× | ≤ 3.0× |\n",
+        "| the board's whole page against the bare handler ({what}): requests/s | {:.0}/s, {} errors \
+         | bare {:.0}/s, {} errors | {:.2} | ≥ 0.30 |\n\
+         | the board's whole page against the bare handler ({what}): p99 | {:.1} ms | bare p99 {:.1} ms | {:.1}× \
+         | ≤ 3.0× |\n",
         page.requests_per_second,
         page.errors,
         bare.requests_per_second,
@@ -281,9 +293,9 @@ fn bundle_size() -> String {
         .max()
         .unwrap_or(0);
     format!(
-        "| browser bundle, first download (wasm + JS + split loader, `make release`) | {raw} bytes | gzip -9: {gzipped} \
-         bytes | {:.2} | gzip ≤ 409,600 bytes |\n| browser bundle, the largest page's own chunk | gzip -9: {largest_chunk} \
-         bytes | — | — | ≤ 153,600 bytes |\n",
+        "| browser bundle, first download (wasm + JS + split loader, `make release`) | {raw} bytes \
+         | gzip -9: {gzipped} bytes | {:.2} | gzip ≤ 409,600 bytes |\n\
+         | browser bundle, the largest page's own chunk | gzip -9: {largest_chunk} bytes | — | — | ≤ 153,600 bytes |\n",
         gzipped as f64 / raw as f64
     )
 }
@@ -368,8 +380,10 @@ fn ingest_rows(engine: &str, i: &ingest::Ingest) -> String {
     let raw = format!("raw INSERT+COMMIT {:.0}/s ({})", i.raw.median, spread(i.raw, 0));
     let events_target = if engine == "sqlite" { "≥ 1.0" } else { "≥ 0.8" };
     format!(
-        "| registrations through the API ({engine}, {} clients, release server in its own process, median of {} rounds) | {:.0}/s ({}), p99 {:.0} ms, {} errors | {raw} | {:.2} ({}) | ≥ 0.5 |\n\
-         | step events through the API ({engine}, {} clients, the same server and rounds) | {:.0}/s ({}) | {raw} | {:.2} ({}) | {events_target} |\n",
+        "| registrations through the API ({engine}, {} clients, release server in its own process, median of {} \
+         rounds) | {:.0}/s ({}), p99 {:.0} ms, {} errors | {raw} | {:.2} ({}) | ≥ 0.5 |\n\
+         | step events through the API ({engine}, {} clients, the same server and rounds) | {:.0}/s ({}) | {raw} \
+         | {:.2} ({}) | {events_target} |\n",
         ingest::REGISTRATION_CLIENTS,
         i.rounds,
         i.registrations.median,
@@ -417,7 +431,8 @@ async fn service_event_row(db: Db, round: usize) -> anyhow::Result<String> {
     }
     let direct = events as f64 / started.elapsed().as_secs_f64();
     Ok(format!(
-        "| the same events through the service, no HTTP, 1 client (where the time goes) | {direct:.0} events/s | raw INSERT+COMMIT {raw:.0}/s | {:.2} | — |\n",
+        "| the same events through the service, no HTTP, 1 client (where the time goes) | {direct:.0} events/s \
+         | raw INSERT+COMMIT {raw:.0}/s | {:.2} | — |\n",
         direct / raw
     ))
 }

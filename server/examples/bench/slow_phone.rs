@@ -27,8 +27,10 @@ pub fn rows() -> String {
             let (ms, kib) = (figure("median_ms"), figure("median_bytes") / 1024.0);
             let (quiet_ms, quiet_kib) = (figure("median_quiet_ms"), figure("median_quiet_bytes") / 1024.0);
             format!(
-                "| slow phone (1.6 Mbit/s, 150 ms, CPU 4×): {name}, navigation → hydrated, median of 5 cold loads | {ms:.0} ms | {kib:.0} KiB transferred | — | ≤ 3,000 ms |\n\
-                 | slow phone: {name}, navigation → network quiet (what it fetches after it is interactive) | {quiet_ms:.0} ms | {quiet_kib:.0} KiB transferred | — | — |\n"
+                "| slow phone (1.6 Mbit/s, 150 ms, CPU 4×): {name}, navigation → hydrated, median of 5 cold loads \
+                 | {ms:.0} ms | {kib:.0} KiB transferred | — | ≤ 3,000 ms |\n\
+                 | slow phone: {name}, navigation → network quiet (what it fetches after it is interactive) \
+                 | {quiet_ms:.0} ms | {quiet_kib:.0} KiB transferred | — | — |\n"
             )
         })
         .collect()

@@ -19,7 +19,9 @@ pub fn row() -> String {
         .env("RUSTFLAGS", "--cfg erase_components")
         .output();
     let Ok(output) = ran else {
-        return "| soak: every page as each role, 32 clients | not run (cargo test failed to start) | — | — | 0 failures |\n".into();
+        return "| soak: every page as each role, 32 clients | not run (cargo test failed to start) | — | — \
+                | 0 failures |\n"
+            .into();
     };
     let said = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
     // The test's own summary: "soak: N whole pages in S s from C clients".
@@ -27,7 +29,9 @@ pub fn row() -> String {
     if output.status.success() {
         let pages: f64 = summary.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(f64::NAN);
         format!(
-            "| soak: every page as each role, 32 clients, {SECONDS} s, release binary, demo data | {summary} ({:.0}/s); 0 stopped bodies, 0 answers other than 200, no pool timeout or panic in the log | — | — | 0 failures |\n",
+            "| soak: every page as each role, 32 clients, {SECONDS} s, release binary, demo data \
+             | {summary} ({:.0}/s); 0 stopped bodies, 0 answers other than 200, no pool timeout or panic in the log \
+             | — | — | 0 failures |\n",
             pages / SECONDS as f64
         )
     } else {
@@ -38,7 +42,8 @@ pub fn row() -> String {
             .collect::<Vec<_>>()
             .join("; ");
         format!(
-            "| soak: every page as each role, 32 clients, {SECONDS} s, release binary | FAILED: {} | — | — | 0 failures |\n",
+            "| soak: every page as each role, 32 clients, {SECONDS} s, release binary | FAILED: {} | — | — \
+             | 0 failures |\n",
             failure.replace('|', "/")
         )
     }

@@ -23,7 +23,11 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Rerun Gate ingestion API", version = "1", description = "Operations, steps and their events, for integrations."),
+    info(
+        title = "Rerun Gate ingestion API",
+        version = "1",
+        description = "Operations, steps and their events, for integrations."
+    ),
     modifiers(&BearerToken, &RerunWebhook),
     components(schemas(ProblemBody, RerunCall, RerunAnswer)),
     security(("bearer" = []))
@@ -121,11 +125,16 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem
         (status = 201, description = "Registered (or the stored answer, replayed)", body = Registered,
             headers(("Idempotency-Replayed" = bool,
                 description = "`true` when this is the stored answer to an earlier call with the same key and body"))),
-        (status = 400, description = "No Idempotency-Key, or not JSON", body = ProblemBody, content_type = PROBLEM_JSON),
-        (status = 401, description = "token-missing, or invalid-token (unknown, mistyped or revoked)", body = ProblemBody, content_type = PROBLEM_JSON),
-        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds", body = ProblemBody, content_type = PROBLEM_JSON),
-        (status = 404, description = "Department outside the token's scope", body = ProblemBody, content_type = PROBLEM_JSON),
-        (status = 409, description = "idempotency-key-mismatch, idempotency-key-in-flight or process-id-exists", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 400, description = "No Idempotency-Key, or not JSON",
+            body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 401, description = "token-missing, or invalid-token (unknown, mistyped or revoked)",
+            body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds",
+            body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 404, description = "Department outside the token's scope",
+            body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 409, description = "idempotency-key-mismatch, idempotency-key-in-flight or process-id-exists",
+            body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 413, description = "The body is larger than 64 KiB", body = String, content_type = "text/plain"),
         (status = 422, description = "Invalid content", body = ProblemBody, content_type = PROBLEM_JSON),
     )
@@ -152,7 +161,8 @@ async fn register_operation(
     responses(
         (status = 200, body = OperationView),
         (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
-        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds",
+            body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
     )
 )]
@@ -177,7 +187,8 @@ async fn get_operation(
         (status = 200, body = StepEventAnswer),
         (status = 400, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
-        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds", body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds",
+            body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 413, description = "The body is larger than 64 KiB", body = String, content_type = "text/plain"),
         (status = 422, body = ProblemBody, content_type = PROBLEM_JSON),

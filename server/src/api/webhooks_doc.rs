@@ -12,7 +12,10 @@ const ANSWER_WITHIN: &str =
 
 impl Modify for RerunWebhook {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let header = |description: &str, example: &str| json!({"required": true, "description": description, "schema": {"type": "string"}, "example": example});
+        let header = |description: &str, example: &str| {
+            json!({"required": true, "description": description,
+                   "schema": {"type": "string"}, "example": example})
+        };
         let answer = |description: &str| {
             json!({"description": description,
                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RerunAnswer"}}}})
@@ -43,7 +46,9 @@ impl Modify for RerunWebhook {
             "requestBody": {"required": true,
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RerunCall"}}}},
             "responses": {
-                "200": answer("Received (`done`), or received before (`duplicate`), or a verified `rerun.test` (`test`)"),
+                "200": answer(
+                    "Received (`done`), or received before (`duplicate`), or a verified `rerun.test` (`test`)"
+                ),
                 "401": answer("Unsigned, wrongly signed or stale: refused; the dispatch fails and a person looks"),
                 "410": {"description": "This endpoint is retired: the dispatch ends as endpoint gone"},
                 "422": answer("Not a rerun call (`refused`): the dispatch fails and a person looks"),

@@ -84,7 +84,10 @@ pub fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response<Body> {
     (
         StatusCode::INTERNAL_SERVER_ERROR,
         [(header::CONTENT_TYPE, "application/problem+json")],
-        r#"{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"something went wrong on our side; it has been logged"}"#,
+        concat!(
+            r#"{"type":"about:blank","title":"Internal Server Error","status":500,"#,
+            r#""detail":"something went wrong on our side; it has been logged"}"#
+        ),
     )
         .into_response()
 }

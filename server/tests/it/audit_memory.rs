@@ -233,7 +233,7 @@ async fn restoring_an_older_backup_raises_the_alarm_and_the_documented_resolutio
     some_events(&app, &["b-user", "c-user"]).await;
     let signed = signed_at_head(&app).await;
 
-    // The operator restores the copy, as the README says: server stopped, file replaced (a new file: a connection
+    // The operator restores the copy, as docs/operations.md says: server stopped, file replaced (a new file: a connection
     // of the stopped app still open on the old one must not write into the copy).
     app.db().close().await;
     for suffix in ["", "-wal", "-shm"] {

@@ -190,14 +190,14 @@ async fn an_export_carries_the_checkpoint_at_its_head_and_verifies_with_only_the
     assert!(csv.lines().nth(1).unwrap().starts_with("# checkpoint,"), "the proof comes right after the header");
 }
 
-/// The README's Python check of the checkpoints, run as written there.
+/// The security guide's Python check of the checkpoints, run as written there.
 fn python_check(export: &str) -> Output {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let script = readme
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/security.md")).unwrap();
+    let script = guide
         .split("```python\n")
         .filter_map(|block| block.split_once("```").map(|(code, _)| code))
         .find(|code| code.contains("load_pem_public_key"))
-        .expect("the README shows the checkpoint check in Python");
+        .expect("docs/security.md shows the checkpoint check in Python");
     let (script, export) = (file_with(script, "py"), file_with(export, "jsonl"));
     let output = Command::new("python3").args([&script, &export, &public_key_file().to_path_buf()]).output().unwrap();
     let _ = (std::fs::remove_file(script), std::fs::remove_file(export));

@@ -131,7 +131,7 @@ async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_
 }
 
 /// Closing the database closes every file of it: the pool's connections and the group commit's own (SQLite). One
-/// left open once wrote over a restored backup's write-ahead log (README, restoring a backup).
+/// left open once wrote over a restored backup's write-ahead log (docs/operations.md, restoring a backup).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_database_keeps_none_of_its_files_open() {
     let app = TestApp::spawn().await;

@@ -61,7 +61,7 @@ pub fn example_config() -> backend::config::Config {
 }
 
 /// PostgreSQL as production runs it: an owner that migrates, and the runtime role the app serves as, which
-/// may not change the schema nor the audit trail's history (README, Deployment).
+/// may not change the schema nor the audit trail's history (docs/operations.md, Deployment).
 pub const PG_OWNER: &str = "rg_owner";
 pub const PG_RUNTIME: &str = "rg_runtime";
 

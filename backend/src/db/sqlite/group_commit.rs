@@ -160,7 +160,11 @@ impl Session {
                 false
             }
             Err(error) => {
-                tracing::warn!(%error, changes = changes.len(), "group commit: a group was refused; each is written alone");
+                tracing::warn!(
+                    %error,
+                    changes = changes.len(),
+                    "group commit: a group was refused; each is written alone"
+                );
                 false
             }
         };

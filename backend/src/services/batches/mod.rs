@@ -128,7 +128,8 @@ pub async fn create(state: &AppState, caller: &Caller, selection: Selection, why
     let (state, batch_id) = (state.clone(), id.clone());
     tokio::spawn(async move {
         if let Err(error) = preview(&state, &batch_id).await {
-            tracing::error!(batch = %batch_id, %error, "bulk preview stopped; another worker takes it over after its lease");
+            tracing::error!(batch = %batch_id, %error,
+                "bulk preview stopped; another worker takes it over after its lease");
         }
     });
     Ok(id)
@@ -383,7 +384,12 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         db::rerun_requests::set_expiry(&mut tx, &request.id, expiry).await?;
         let entry = member_entry(caller.actor(), AuditAction::RerunRequestSubmitted, &batch, &member.process_id)
             .before(json!({"status": request.status, "operation_status": OperationStatus::Stalled}))
-            .after(json!({"rerun_id": request.id, "batch_id": id, "status": RerunRequestStatus::PendingApproval, "operation_status": OperationStatus::RerunPending}));
+            .after(json!({
+                "rerun_id": request.id,
+                "batch_id": id,
+                "status": RerunRequestStatus::PendingApproval,
+                "operation_status": OperationStatus::RerunPending,
+            }));
         record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
         submitted += 1;
     }

@@ -131,8 +131,12 @@ async fn finish_preview(state: &AppState, batch: &BatchRow) -> Result<(), AppErr
     }
     let members = db::batches::members(&mut tx, &batch.id).await?;
     let count = |s: MemberState| members.iter().filter(|m| m.state == s).count();
-    let entry = batch_entry(Actor::system(SystemActor::BulkPreview), AuditAction::RerunBatchPreviewed, batch)
-        .after(json!({"eligible": count(MemberState::Eligible), "blocked": count(MemberState::Blocked), "nothing_to_rerun": count(MemberState::Done)}));
+    let entry =
+        batch_entry(Actor::system(SystemActor::BulkPreview), AuditAction::RerunBatchPreviewed, batch).after(json!({
+            "eligible": count(MemberState::Eligible),
+            "blocked": count(MemberState::Blocked),
+            "nothing_to_rerun": count(MemberState::Done),
+        }));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     Ok(())

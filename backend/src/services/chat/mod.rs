@@ -24,8 +24,8 @@ use words::i18n::Locale;
 /// A bulk rerun's message lists this many of its operations; the page has them all.
 const OPERATIONS_SHOWN: usize = 20;
 
-/// A request's news, for its messages: a new one for a request that now waits for approval, an update of the
-/// others for any other news. (A bulk rerun's members are told about with the bulk rerun: `batch_submitted`, `changed`.)
+/// A request's news, for its messages: a new one for a request that now waits for approval, an update of the others for
+/// any other news. (A bulk rerun's members are told about with the bulk rerun: `batch_submitted`, `changed`.)
 pub(super) async fn request_news(
     tx: &mut db::Conn,
     state: &AppState,
