@@ -353,6 +353,46 @@ fn no_function_is_longer_than_80_lines() {
     assert!(found.is_empty(), "{} function(s) over {FUNCTION_LINES} lines:\n{}", found.len(), found.join("\n"));
 }
 
+/// `cargo fmt` and leptosfmt keep code within this; what they cannot break (strings, comments, attributes) is kept
+/// by hand.
+const LINE_CHARACTERS: usize = 120;
+
+/// Lines longer than `LINE_CHARACTERS`, outside test items.
+fn lines_longer_than(characters: usize) -> Vec<String> {
+    let root = workspace();
+    let mut found = Vec::new();
+    let mut files = Vec::new();
+    for folder in CODE.iter().chain(&["server/examples"]) {
+        rust_files(&root.join(folder), &mut files);
+    }
+    for path in files {
+        let text = fs::read_to_string(&path).unwrap();
+        let file = syn::parse_file(&text).unwrap();
+        let tests: Vec<(usize, usize)> = file
+            .items
+            .iter()
+            .filter(|item| is_test(item_attrs(item)))
+            .map(|item| {
+                use syn::spanned::Spanned;
+                (item.span().start().line, item.span().end().line)
+            })
+            .collect();
+        for (n, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
+            if line.chars().count() > characters && !tests.iter().any(|(from, to)| (*from..=*to).contains(&n)) {
+                let name = path.strip_prefix(&root).unwrap().display();
+                found.push(format!("{name}:{n}: {} characters", line.chars().count()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_line_is_longer_than_120_characters() {
+    let found = lines_longer_than(LINE_CHARACTERS);
+    assert!(found.is_empty(), "{} line(s) over {LINE_CHARACTERS} characters:\n{}", found.len(), found.join("\n"));
+}
+
 #[test]
 fn every_file_names_only_the_floors_below_it() {
     let found = paths_that_reach_up();
