@@ -1,7 +1,8 @@
 //! RFC 3161 time stamps for the audit chain's signed checkpoints (`[audit] timestamp_url`): the SHA-256 of a
 //! checkpoint's signed text goes to a time-stamping authority, whose answer (a TimeStampResp, DER) is kept with
 //! the checkpoint and exported. It shows that the checkpoint existed at the authority's time, which neither the
-//! key's holder nor the database's operator can set; `openssl ts -verify` checks it (docs/security.md, the audit trail).
+//! key's holder nor the database's operator can set; `openssl ts -verify` checks it (docs/security.md, the
+//! audit trail).
 use crate::reconciliation::ssrf;
 use cms::signed_data::SignedData;
 use der::asn1::{Int, OctetString};

@@ -645,7 +645,7 @@ async fn backup(state: &AppState, to: &std::path::Path) -> anyhow::Result<i32> {
             2
         }
         Backup::NotThisEngine => {
-            eprintln!("backup is for the SQLite default; on PostgreSQL use pg_dump (see docs/operations.md, Deployment)");
+            eprintln!("backup is for the SQLite default; on PostgreSQL use pg_dump (docs/operations.md, Deployment)");
             2
         }
         Backup::CopyDoesNotVerify => {
