@@ -1,7 +1,7 @@
 //! Bulk reruns: the list, and one batch's page — its dry run (totals, plans, the operations left out and why),
 //! the request at a rate, the five checks confirmed once for all, the owners' decision, and the live progress
 //! with pause, resume and cancel. Started from the board (`board::BulkRerun`).
-use super::checklist::{blocked_label, check_label, confirmation_fields, confirmed_line};
+use super::checklist::{Decisions, blocked_label, check_label, confirmation_fields, confirmed_line};
 use super::data::resource;
 use super::labels::{batch_status_label, local_time, locale, operation_status_label};
 use crate::api::batches::{
@@ -9,8 +9,7 @@ use crate::api::batches::{
 };
 use crate::contract::AppError;
 use crate::contract::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, MemberView};
-use crate::contract::reruns::DecisionView;
-use crate::domain::approval::{Decision, Standing};
+use crate::domain::approval::Standing;
 use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use crate::domain::operations::OperationStatus;
 use crate::i18n::td_string;
@@ -280,7 +279,16 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                     />
                 }
             })}
-        {(!b.decisions.is_empty()).then(|| view! { <Decisions decisions=b.decisions.clone() /> })}
+        {(!b.decisions.is_empty())
+            .then(|| {
+                view! {
+                    <Decisions
+                        decisions=b.decisions.clone()
+                        title=td_string!(l, rerun.batch.decisions)
+                        testid="batch-decisions"
+                    />
+                }
+            })}
     }
 }
 
@@ -432,43 +440,6 @@ fn OwnersDecision(
         }
         .into_any(),
         Standing::NotWaiting | Standing::InBatch => ().into_any(),
-    }
-}
-
-/// The owners' decisions so far, each with its approver, time and comment.
-#[component]
-fn Decisions(decisions: Vec<DecisionView>) -> impl IntoView {
-    let l = locale();
-    view! {
-        <section aria-labelledby="decisions-title">
-            <h2 id="decisions-title">{td_string!(l, rerun.batch.decisions)}</h2>
-            <ul data-testid="batch-decisions">
-                {decisions
-                    .iter()
-                    .map(|d| {
-                        view! {
-                            <li>
-                                {if d.decision == Decision::Approve {
-                                    td_string!(l, rerun.request.approved)
-                                } else {
-                                    td_string!(l, rerun.request.rejected)
-                                }} " — " <span data-entered>{d.approver.clone()}</span> " · "
-                                {local_time(d.decided_at)}
-                                {d
-                                    .comment
-                                    .clone()
-                                    .map(|c| {
-                                        view! {
-                                            " · "
-                                            <span data-entered>{c}</span>
-                                        }
-                                    })}
-                            </li>
-                        }
-                    })
-                    .collect_view()}
-            </ul>
-        </section>
     }
 }
 

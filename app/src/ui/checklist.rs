@@ -1,7 +1,8 @@
 //! The checklist's words and fields, shared by a rerun request and a bulk rerun: why a step blocks, the checks'
-//! titles, who confirmed a check, the fields of a confirmation, and why the reader may not decide.
+//! titles, who confirmed a check, the fields of a confirmation, why the reader may not decide, and the decisions.
 use super::labels::{failure_class_label, local_time, locale, slot, with_entered};
-use crate::domain::approval::{MakerPart, Standing};
+use crate::contract::reruns::DecisionView;
+use crate::domain::approval::{Decision, MakerPart, Standing};
 use crate::domain::checklist::Check;
 use crate::domain::rerun_plan::BlockedBecause;
 use crate::domain::stall::FailureClass;
@@ -96,5 +97,42 @@ pub fn maker_part_label(part: MakerPart) -> &'static str {
         MakerPart::RecordedVerdict => td_string!(l, rerun.maker.recorded_verdict),
         MakerPart::Created => td_string!(l, rerun.maker.created),
         MakerPart::Requested => td_string!(l, rerun.maker.requested),
+    }
+}
+
+/// The owners' decisions so far (of a request or a bulk rerun), each with its approver, time and comment.
+#[component]
+pub fn Decisions(decisions: Vec<DecisionView>, title: &'static str, testid: &'static str) -> impl IntoView {
+    let l = locale();
+    view! {
+        <section aria-labelledby="decisions-title">
+            <h2 id="decisions-title">{title}</h2>
+            <ul data-testid=testid>
+                {decisions
+                    .iter()
+                    .map(|d| {
+                        view! {
+                            <li>
+                                {if d.decision == Decision::Approve {
+                                    td_string!(l, rerun.request.approved)
+                                } else {
+                                    td_string!(l, rerun.request.rejected)
+                                }} " — " <span data-entered>{d.approver.clone()}</span> " · "
+                                {local_time(d.decided_at)}
+                                {d
+                                    .comment
+                                    .clone()
+                                    .map(|c| {
+                                        view! {
+                                            " · "
+                                            <span data-entered>{c}</span>
+                                        }
+                                    })}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        </section>
     }
 }

@@ -1,15 +1,15 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
 use super::checklist::{
-    blocked_label, check_label, confirmation_fields, confirmed_line, maker_part_label, standing_label,
+    Decisions, blocked_label, check_label, confirmation_fields, confirmed_line, maker_part_label, standing_label,
 };
 use super::data::resource;
 use super::labels::{local_time, locale, status_label};
 use crate::api::reruns::{
     CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request,
 };
-use crate::contract::reruns::{CheckView, DecisionView, RerunRequestView, StartAnswer};
-use crate::domain::approval::{Decision, Standing};
+use crate::contract::reruns::{CheckView, RerunRequestView, StartAnswer};
+use crate::domain::approval::Standing;
 use crate::domain::rerun_plan::PlannedStep;
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -147,7 +147,16 @@ fn Request(
         <super::steps_table::StepsTable steps=r.steps.clone() />
         <Plan steps=r.plan.steps.clone() />
         <Checklist checks=r.checks id=id.clone() may_confirm confirm />
-        {(!r.decisions.is_empty()).then(|| view! { <Decisions decisions=r.decisions.clone() /> })}
+        {(!r.decisions.is_empty())
+            .then(|| {
+                view! {
+                    <Decisions
+                        decisions=r.decisions.clone()
+                        title=td_string!(l, rerun.request.decisions)
+                        testid="decisions"
+                    />
+                }
+            })}
         <DecisionPanel id=r.id.clone() standing=r.standing batch_id=r.batch_id.clone() planned decide />
         {(may_confirm && all_confirmed)
             .then(|| {
@@ -259,43 +268,6 @@ fn Checklist(
                 {checks.into_iter().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> }).collect_view()}
             </ol>
             <crate::ui::ErrorNote error />
-        </section>
-    }
-}
-
-/// The owners' decisions so far, each with its approver, time and comment.
-#[component]
-fn Decisions(decisions: Vec<DecisionView>) -> impl IntoView {
-    let l = super::labels::locale();
-    view! {
-        <section aria-labelledby="decisions-title">
-            <h2 id="decisions-title">{td_string!(l, rerun.request.decisions)}</h2>
-            <ul data-testid="decisions">
-                {decisions
-                    .iter()
-                    .map(|d| {
-                        view! {
-                            <li>
-                                {if d.decision == Decision::Approve {
-                                    td_string!(l, rerun.request.approved)
-                                } else {
-                                    td_string!(l, rerun.request.rejected)
-                                }} " — " <span data-entered>{d.approver.clone()}</span> " · "
-                                {local_time(d.decided_at)}
-                                {d
-                                    .comment
-                                    .clone()
-                                    .map(|c| {
-                                        view! {
-                                            " · "
-                                            <span data-entered>{c}</span>
-                                        }
-                                    })}
-                            </li>
-                        }
-                    })
-                    .collect_view()}
-            </ul>
         </section>
     }
 }

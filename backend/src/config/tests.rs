@@ -75,9 +75,156 @@ fn a_credential_written_into_the_file_is_refused() {
 #[test]
 fn the_paths_of_an_ai_providers_token_counts_are_settings_not_credentials() {
     let with = |line: &str| GOOD.replace("api_key_env = \"ORDERS_API_KEY\"", line);
-    let config = parse(&with("input_tokens = \"usage.input_tokens\"\noutput_tokens = \"usage.output_tokens\""), "t", &kinds());
+    let config =
+        parse(&with("input_tokens = \"usage.input_tokens\"\noutput_tokens = \"usage.output_tokens\""), "t", &kinds());
     assert!(config.is_ok(), "{:?}", config.err());
     for credential in ["bot_token = \"x\"", "client_secret = \"x\"", "api_key = \"x\"", "db-password = \"x\""] {
         assert!(problem(&with(credential)).contains("looks like a credential"), "{credential}");
     }
+}
+
+#[test]
+fn a_side_effect_step_without_connector_is_refused() {
+    let text = GOOD.replace("name = \"note\"\nside_effect = false", "name = \"note\"\nside_effect = true");
+    assert!(problem(&text).contains("needs a connector"));
+}
+
+#[test]
+fn syntax_errors_and_unknown_keys_name_their_line() {
+    assert!(problem("[[department]\ncode = 1").starts_with("test.toml:1:"));
+    let message = problem(&GOOD.replace("rerun_url", "rerun_uri"));
+    assert!(message.starts_with("test.toml:") && message.contains("rerun_uri"), "{message}");
+}
+
+#[test]
+fn unknown_connectors_kinds_and_duplicates_are_refused() {
+    assert!(
+        problem(&GOOD.replace("connector = \"orders\"", "connector = \"billing\""))
+            .contains("unknown connector 'billing'")
+    );
+    assert!(
+        problem(&GOOD.replace("kind = \"http_json\"", "kind = \"carrier-pigeon\"")).contains("unknown connector kind")
+    );
+    let twice = format!("{GOOD}\n[[department]]\ncode = \"sales\"\nname = \"again\"\n");
+    assert!(problem(&twice).contains("defined twice"));
+}
+
+#[test]
+fn zero_approvals_or_a_zero_timeout_are_refused() {
+    let text = GOOD.replace(
+        "signing_secret_env = \"ORDER_INTAKE_SECRET\"",
+        "signing_secret_env = \"ORDER_INTAKE_SECRET\"\napprovals_required = 0",
+    );
+    assert!(problem(&text).contains("approvals_required must be at least 1"));
+    assert!(problem(&GOOD.replace("deadline_seconds = 30", "deadline_seconds = 0")).contains("at least 1 second"));
+}
+
+#[test]
+fn a_mail_relay_is_configured_with_the_port_its_security_implies_and_credentials_from_the_environment() {
+    let text = format!(
+        "[mail]\nsmtp_host = \"smtp.example.co.jp\"\nsecurity = \"starttls\"\nfrom = \"Rerun Gate <gate@example.co.jp>\"\n\
+         username_env = \"SMTP_USER\"\npassword_env = \"SMTP_PASSWORD\"\n{GOOD}"
+    );
+    let mail = parse(&text, "test.toml", &kinds()).unwrap().mail.unwrap();
+    assert_eq!((mail.smtp_port, mail.security), (587, MailSecurity::Starttls));
+    assert_eq!(mail.password_env.as_deref(), Some("SMTP_PASSWORD"));
+}
+
+#[test]
+fn mail_in_clear_text_is_only_allowed_to_a_relay_on_loopback_and_a_password_in_the_file_is_refused() {
+    let mail = |host: &str, extra: &str| {
+        format!("[mail]\nsmtp_host = \"{host}\"\nsecurity = \"none\"\nfrom = \"gate@example.co.jp\"\n{extra}{GOOD}")
+    };
+    assert!(parse(&mail("127.0.0.1", ""), "test.toml", &kinds()).is_ok());
+    assert!(problem(&mail("smtp.example.co.jp", "")).contains("only for a relay on loopback"));
+    let message = problem(&mail("127.0.0.1", "password = \"hunter2-secret\"\n"));
+    assert!(message.contains("unknown field `password`") && !message.contains("hunter2"), "{message}");
+}
+
+#[test]
+fn thresholds_name_a_known_indicator_a_limit_of_at_least_zero_and_a_week_or_month() {
+    let with = |threshold: &str| format!("{GOOD}\n[[threshold]]\n{threshold}\n");
+    let config =
+        parse(&with("indicator = \"rerun_error_rate\"\nabove = 12.5\ndepartment = \"sales\""), "test.toml", &kinds())
+            .unwrap();
+    let limit = &config.thresholds[0];
+    assert_eq!((limit.indicator, limit.above, limit.period), (Indicator::RerunErrorRate, 12.5, PeriodKind::Week));
+    assert_eq!(config.review_time_zone, "Asia/Tokyo");
+    assert!(
+        problem(&with("indicator = \"happiness\"\nabove = 1"))
+            .contains("unknown indicator 'happiness' (known: missing_process_id,")
+    );
+    assert!(problem(&with("indicator = \"stalled\"\nabove = -1")).contains("above must be a number of at least 0"));
+    assert!(
+        problem(&with("indicator = \"stalled\"\nabove = 1\nperiod = \"year\""))
+            .contains("period must be \"week\" or \"month\"")
+    );
+    assert!(
+        problem(&with("indicator = \"stalled\"\nabove = 1\ndepartment = \"legal\""))
+            .contains("unknown department 'legal'")
+    );
+    let zone = GOOD.replace("[[department]]", "[settings]\nreview_time_zone = \"Mars/Olympus\"\n\n[[department]]");
+    assert!(problem(&zone).contains("review_time_zone: unknown time zone 'Mars/Olympus'"), "{}", problem(&zone));
+}
+
+#[test]
+fn the_audit_section_signs_every_five_minutes_by_default_and_guards_the_time_stamping_url() {
+    assert_eq!(parse(GOOD, "test.toml", &kinds()).unwrap().audit, AuditConfig::default());
+    let with = |audit: &str| format!("[audit]\n{audit}\n{GOOD}");
+    let config =
+        parse(&with("checkpoint_minutes = 15\ntimestamp_url = \"https://tsa.example.com/\""), "t.toml", &kinds())
+            .unwrap();
+    assert_eq!(config.audit.checkpoint_minutes, 15);
+    assert_eq!(config.audit.timestamp_url.as_deref(), Some("https://tsa.example.com/"));
+    assert!(problem(&with("checkpoint_minutes = 0")).contains("checkpoint_minutes must be 1 to 1440"));
+    for refused in ["http://127.0.0.1:3318/", "http://169.254.169.254/", "file:///etc/passwd"] {
+        let message = problem(&with(&format!("timestamp_url = \"{refused}\"")));
+        assert!(message.contains("timestamp_url:") && message.contains("test.toml:2"), "{refused}: {message}");
+    }
+    assert!(
+        parse(&with("timestamp_url = \"http://127.0.0.1:3318/\"\ntimestamp_allow_loopback = true"), "t", &kinds())
+            .is_ok()
+    );
+}
+
+const OIDC: &str = r#"
+[sign_in]
+local_passwords = "break_glass"
+break_glass_users = ["root"]
+
+[sign_in.oidc]
+issuer = "https://login.microsoftonline.com/0000/v2.0"
+client_id = "rerun-gate"
+client_secret_env = "RERUN_GATE_OIDC_SECRET"
+
+[[sign_in.oidc.group]]
+group = "sales-approvers"
+roles = ["manager"]
+departments = ["sales"]
+"#;
+
+#[test]
+fn a_company_provider_maps_groups_to_roles_in_known_departments_and_keeps_passwords_for_break_glass() {
+    let config = parse(&format!("{OIDC}{GOOD}"), "test.toml", &kinds()).unwrap();
+    let oidc = config.sign_in.oidc.as_ref().unwrap();
+    assert_eq!(oidc.scopes, ["openid", "profile", "email"]);
+    assert_eq!((oidc.groups_claim.as_str(), oidc.username_claim.as_str()), ("groups", "preferred_username"));
+    assert_eq!(oidc.groups[0].roles, [domain::roles::Role::Manager]);
+    assert!(config.sign_in.password_allowed_for("root") && !config.sign_in.password_allowed_for("sato"));
+    assert!(parse(GOOD, "test.toml", &kinds()).unwrap().sign_in.password_allowed_for("sato"), "no provider: passwords");
+
+    for (change, expected) in [
+        (("departments = [\"sales\"]", "departments = [\"cafeteria\"]"), "unknown department 'cafeteria'"),
+        (("roles = [\"manager\"]", "roles = [\"boss\"]"), "unknown role 'boss'"),
+        (("https://login.microsoftonline.com/0000/v2.0", "http://10.0.0.5/"), "issuer: address 10.0.0.5"),
+        (
+            ("client_secret_env = \"RERUN_GATE_OIDC_SECRET\"", "client_secret = \"s3cret\""),
+            "unknown field `client_secret`",
+        ),
+    ] {
+        let message = problem(&format!("{}{GOOD}", OIDC.replace(change.0, change.1)));
+        assert!(message.contains(expected) && !message.contains("s3cret"), "{expected}: {message}");
+    }
+    let without_provider = "[sign_in]\nlocal_passwords = \"break_glass\"\n";
+    assert!(problem(&format!("{without_provider}{GOOD}")).contains("needs [sign_in.oidc]"));
 }
