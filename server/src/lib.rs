@@ -6,6 +6,7 @@ pub mod cli;
 pub mod company_sign_in;
 pub mod demo;
 pub mod documents;
+pub mod guide;
 pub mod http;
 pub mod site;
 pub mod startup;

@@ -302,6 +302,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     let browser = leptos
         .merge(crate::audit_export::routes(state.clone()))
         .merge(crate::documents::routes(state.clone()))
+        .merge(crate::guide::routes())
         .merge(crate::company_sign_in::routes(state.clone()))
         .merge(crate::chat::account_routes(state.clone()))
         .route_layer(axum::middleware::from_fn(http::policy::gate))

@@ -54,6 +54,9 @@ pub const POLICY: &[Entry] = &[
     page("/incidents"),
     page("/incidents/{id}"),
     page("/account"),
+    // The user guide, served whole by the process (`server/src/guide.rs`): each page's "?" leads there.
+    page("/guide/ja"),
+    page("/guide/en"),
     page("/account/password"),
     page("/admin/users"),
     page("/admin/configuration"),

@@ -1,5 +1,6 @@
 //! The signed-in user's own settings: language and time zone, the password, and the link to their Slack account
 //! (decisions in chat).
+use super::help::{GuideSection, Help};
 use crate::api::auth::{ChangePassword, SavePreferences, UnlinkChat, chat_links};
 use crate::contract::chat::ChatLinkView;
 use crate::domain::preferences::{LANGUAGES, OFFERED_TIME_ZONES};
@@ -10,7 +11,7 @@ use leptos::prelude::*;
 pub fn AccountPage() -> impl IntoView {
     let l = super::labels::locale();
     view! {
-        <h1>{td_string!(l, common.account.title)}</h1>
+        <h1>{td_string!(l, common.account.title)} <Help section=GuideSection::Chat /></h1>
         <Preferences />
         <Password />
         <ChatLink />

@@ -1,4 +1,5 @@
 //! Admin: the loaded configuration (read-only) and the API clients (revocable).
+use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::labels::local_time;
 use crate::api::admin::{CheckReceiver, RevokeApiClient, audit_signing, list_api_clients, loaded_configuration};
@@ -106,7 +107,7 @@ pub fn ConfigurationPage() -> impl IntoView {
     let config = resource(|| (), |_| loaded_configuration());
     let l = super::labels::locale();
     view! {
-        <h1>{td_string!(l, admin.config.title)}</h1>
+        <h1>{td_string!(l, admin.config.title)} <Help section=GuideSection::Start /></h1>
         <AuditSigning />
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
@@ -255,7 +256,7 @@ pub fn ApiClientsPage() -> impl IntoView {
     let error = super::error_of(revoke);
     let l = super::labels::locale();
     view! {
-        <h1>{td_string!(l, common.nav.api_clients)}</h1>
+        <h1>{td_string!(l, common.nav.api_clients)} <Help section=GuideSection::Start /></h1>
         <p>{td!(l, admin.api_clients.token_hint, <code> = <code />)}</p>
         <crate::ui::ErrorNote error />
         <Suspense fallback=move || {

@@ -1,5 +1,6 @@
 //! Admin: list users, add one, disable or enable one, change their roles: auditor and admin for the whole
 //! organisation, staff or manager in each department.
+use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::labels::{slot, with_entered};
 use crate::api::admin::{AddUser, SetUserDisabled, SetUserRoles, chat_links, list_departments, list_users};
@@ -34,7 +35,7 @@ pub fn AdminUsersPage() -> impl IntoView {
     let (disable_error, roles_error) = (error_of(disable), error_of(roles));
     let errors = Signal::derive(move || disable_error.get().or_else(|| roles_error.get()));
     view! {
-        <h1>{td_string!(l, common.nav.users)}</h1>
+        <h1>{td_string!(l, common.nav.users)} <Help section=GuideSection::Start /></h1>
         <crate::ui::ErrorNote error=errors />
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }

@@ -1,6 +1,7 @@
 //! Requests and approvals: what waits for the reader's decision (single and bulk together, oldest deadline
 //! first), the requests the reader prepared and the decisions they took, each with where it stands now and the
 //! way to its decision page, where the evidence is. Readable on a phone.
+use super::help::{GuideSection, Help};
 use super::checklist::standing_label;
 use super::data::resource;
 use super::labels::{batch_status_label, status_label};
@@ -17,7 +18,7 @@ pub fn ApprovalsPage() -> impl IntoView {
     let l = super::labels::locale();
     let inbox = resource(|| (), |_| approval_inbox());
     view! {
-        <h1>{td_string!(l, rerun.approvals.title)}</h1>
+        <h1>{td_string!(l, rerun.approvals.title)} <Help section=GuideSection::Approvals /></h1>
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>

@@ -1,5 +1,6 @@
 //! The audit trail page: filters in the URL, newest first in keyset pages, before/after as a readable diff,
 //! whether the chain is intact, and (for auditors) the exports.
+use super::help::{GuideSection, Help};
 use super::audit_values::value_words;
 use super::data::resource;
 use super::download::DownloadWithProgress;
@@ -71,7 +72,7 @@ pub fn AuditPage() -> impl IntoView {
     });
     let page = resource(move || args.get(), |(form, before, routine)| audit_page(form, before, routine));
     view! {
-        <h1>{td_string!(l, common.nav.audit)}</h1>
+        <h1>{td_string!(l, common.nav.audit)} <Help section=GuideSection::Audit /></h1>
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>

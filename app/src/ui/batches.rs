@@ -1,6 +1,7 @@
 //! Bulk reruns: the list, and one batch's page — its dry run (totals, plans, the operations left out and why),
 //! the request at a rate, the five checks confirmed once for all, the owners' decision, and the live progress
 //! with pause, resume and cancel. Started from the board (`board::BulkRerun`).
+use super::help::{GuideSection, Help};
 use super::checklist::{Decisions, blocked_label, check_label, confirmation_fields, confirmed_line};
 use super::data::resource;
 use super::labels::{batch_status_label, local_time, locale, operation_status_label};
@@ -99,7 +100,7 @@ pub fn BatchesPage() -> impl IntoView {
     let l = locale();
     let batches = resource(|| (), |_| list_batches());
     view! {
-        <h1>{td_string!(l, rerun.batch.list_title)}</h1>
+        <h1>{td_string!(l, rerun.batch.list_title)} <Help section=GuideSection::Batches /></h1>
         <p class="lead">{td_string!(l, rerun.batch.list_intro)}</p>
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
@@ -246,7 +247,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         .partition(|(_, m)| m.state.is_planned());
     let (submit_id, decide_id, control_id) = (id.clone(), id.clone(), id.clone());
     view! {
-        <h1>{td_string!(l, rerun.batch.title)}<code>{b.id.clone()}</code></h1>
+        <h1>{td_string!(l, rerun.batch.title)}<code>{b.id.clone()}</code> <Help section=GuideSection::Batches /></h1>
         <Facts b=b.clone() />
         {previewing.then(|| view! { <LookUps live /> })}
         {(!previewing).then(|| view! { <Totals b=b.clone() /> })}

@@ -1,5 +1,6 @@
 //! The stalled-operations board: counts per event, filters in the URL, keyset pages; staff start a bulk rerun
 //! from it (by its filters, or by ticked rows).
+use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::labels::{
     event_label, event_label_in, failure_class_label, failure_class_label_in, local_time_in, reader_zone,
@@ -53,7 +54,7 @@ pub fn BoardPage() -> impl IntoView {
     let page = resource(move || filter.get(), stalled_operations);
     let l = super::labels::locale();
     view! {
-        <h1>{td_string!(l, board.title)}</h1>
+        <h1>{td_string!(l, board.title)} <Help section=GuideSection::Board /></h1>
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>

@@ -1,5 +1,6 @@
 //! The decision table as a document: the ten events with what to check and do, on a page and as an `.xlsx`
 //! download (filled in, or blank for a team's own rows). The words are the same everywhere the table appears.
+use super::help::{GuideSection, Help};
 use super::labels::locale;
 use crate::domain::stall::StallEvent;
 use crate::i18n::td_string;
@@ -10,7 +11,7 @@ use leptos::prelude::*;
 pub fn DecisionTablePage() -> impl IntoView {
     let l = locale();
     view! {
-        <h1>{td_string!(l, operation.decision_table.title)}</h1>
+        <h1>{td_string!(l, operation.decision_table.title)} <Help section=GuideSection::Reconciliation /></h1>
         <p>{td_string!(l, operation.decision_table.intro)}</p>
         <p class="exports">
             <a href="/decision-table.xlsx" download data-testid="decision-table-xlsx">

@@ -1,6 +1,7 @@
 //! Drills: the admin chooses faults and a period (demo or drill databases only); each fault stalls a practice
 //! operation for staff to work through; the report shows per fault how long the decision took, which action
 //! was chosen and whether the decision table recommends it, with a CSV download.
+use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::decision_table::action_label;
 use super::labels::{event_label, local_time, locale, slot, with_entered};
@@ -40,7 +41,7 @@ pub fn DrillsPage() -> impl IntoView {
     });
     let (start_error, end_error) = (super::error_of(start), super::error_of(end));
     view! {
-        <h1>{td_string!(l, admin.drills.title)}</h1>
+        <h1>{td_string!(l, admin.drills.title)} <Help section=GuideSection::Drills /></h1>
         <p class="lead">{td_string!(l, admin.drills.intro)}</p>
         <crate::ui::ErrorNote error=start_error />
         <crate::ui::ErrorNote error=end_error />
@@ -212,7 +213,7 @@ pub fn DrillReportPage() -> impl IntoView {
                 match report.await {
                     Ok(r) => {
                         view! {
-                            <h1>{td_string!(l, admin.drills.report_title)}</h1>
+                            <h1>{td_string!(l, admin.drills.report_title)} <Help section=GuideSection::Drills /></h1>
                             <p>
                                 {local_time(r.drill.started_at)} " – " {local_time(r.drill.ends_at)} " · "
                                 <span data-entered>{r.drill.started_by.clone()}</span> " · "

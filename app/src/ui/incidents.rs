@@ -1,6 +1,7 @@
 //! Incident reports: what happened to which operations, and the prevention actions that follow. The list with
 //! the filing form, one report with its forms (staff and managers of its department; auditors read), and the
 //! board's box of overdue actions.
+use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::labels::{
     action_status_label, event_label, failure_class_label, local_input_value, local_time, locale, reader_zone,
@@ -77,7 +78,7 @@ pub fn IncidentsPage() -> impl IntoView {
     let before = move || query.with(|q| q.get("before").and_then(|v| v.parse::<i64>().ok()));
     let list = resource(before, list_incidents);
     view! {
-        <h1>{td_string!(l, incident.title)}</h1>
+        <h1>{td_string!(l, incident.title)} <Help section=GuideSection::Incidents /></h1>
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>
@@ -289,7 +290,7 @@ fn Report(report: IncidentView, actions: Actions) -> impl IntoView {
         <h1>
             {td_string!(l, incident.report.heading)} " " <span data-testid="incident-title" data-entered>
                 {report.title.clone()}
-            </span>
+            </span> <Help section=GuideSection::Incidents />
         </h1>
         {(!may_edit)
             .then(|| {

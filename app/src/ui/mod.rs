@@ -13,6 +13,7 @@ pub mod decision_table;
 mod download;
 mod drills;
 mod errors;
+pub mod help;
 mod incidents;
 mod known_patterns;
 pub mod labels;

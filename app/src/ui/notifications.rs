@@ -1,4 +1,5 @@
 //! The bell (unread count) and the list of notifications.
+use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::labels::{local_time, with_entered};
 use crate::api::notifications::{MarkNotificationsRead, list_notifications};
@@ -29,7 +30,7 @@ pub fn NotificationsPage() -> impl IntoView {
     let read = ServerAction::<MarkNotificationsRead>::new();
     let list = resource(move || read.version().get(), |_| list_notifications());
     view! {
-        <h1>{td_string!(l, rerun.notifications.title)}</h1>
+        <h1>{td_string!(l, rerun.notifications.title)} <Help section=GuideSection::Start /></h1>
         <ActionForm action=read attr:class="inline">
             <button type="submit" class="link">
                 {td_string!(l, rerun.notifications.mark_all_read)}

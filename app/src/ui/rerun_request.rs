@@ -1,5 +1,6 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
+use super::help::{GuideSection, Help};
 use super::checklist::{
     Decisions, blocked_label, check_label, confirmation_fields, confirmed_line, maker_part_label, standing_label,
 };
@@ -142,7 +143,7 @@ fn Request(
     let planned: Vec<(String, String)> =
         r.plan.steps.iter().map(|s| (s.name.clone(), s.idempotency_key.clone())).collect();
     view! {
-        <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code></h1>
+        <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code> <Help section=GuideSection::Request /></h1>
         <Facts r=r.clone() />
         <super::steps_table::StepsTable steps=r.steps.clone() />
         <Plan steps=r.plan.steps.clone() />

@@ -1,6 +1,7 @@
 //! The review page: a period's risk indicators next to the previous period and the thresholds, the trend as
 //! charts drawn on the server (images, readable without JavaScript), stalls per event, what changed since the
 //! last review, and the owner's sign-off. The choice of review lives in the URL.
+use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::labels::{event_label, indicator_label_in, local_time, locale, slot, with_entered};
 use crate::api::reviews::{SignOffReview, load_review};
@@ -28,7 +29,7 @@ pub fn ReviewsPage() -> impl IntoView {
         |(query, _)| load_review(query),
     );
     view! {
-        <h1>{td_string!(l, review.title)}</h1>
+        <h1>{td_string!(l, review.title)} <Help section=GuideSection::Reviews /></h1>
         <p class="hint">{td_string!(l, review.intro)}</p>
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }

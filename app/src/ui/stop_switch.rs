@@ -1,5 +1,6 @@
 //! The stop switch: every workflow and outside system (connector) with its state; its owners (and admins) pause
 //! dispatches to it with a reason, and resume them with a reason. The board shows a banner while any is paused.
+use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::labels::{local_time, slot, with_entered};
 use crate::api::stop_switch::{PauseDispatches, ResumeDispatches, stop_switch_overview};
@@ -59,7 +60,7 @@ pub fn StopSwitchPage() -> impl IntoView {
     let switches = resource(move || (pause.version().get(), resume.version().get()), |_| stop_switch_overview());
     let (pause_error, resume_error) = (super::error_of(pause), super::error_of(resume));
     view! {
-        <h1>{td_string!(l, board.stop_switch.title)}</h1>
+        <h1>{td_string!(l, board.stop_switch.title)} <Help section=GuideSection::StopSwitch /></h1>
         <p class="lead">{td_string!(l, board.stop_switch.intro)}</p>
         <crate::ui::ErrorNote error=pause_error />
         <crate::ui::ErrorNote error=resume_error />

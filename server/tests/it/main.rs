@@ -24,6 +24,7 @@ mod drills;
 mod duties;
 mod fixtures;
 mod gate_rules;
+mod guide;
 mod harness;
 mod holds;
 mod http_protections;
