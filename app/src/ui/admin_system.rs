@@ -1,6 +1,6 @@
 //! Admin: the loaded configuration (read-only) and the API clients (revocable).
-use super::help::{GuideSection, Help};
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::local_time;
 use crate::api::admin::{CheckReceiver, RevokeApiClient, audit_signing, list_api_clients, loaded_configuration};
 use crate::domain::configuration::{ConnectorConfig, DepartmentConfig, StepConfig, WorkflowConfig};

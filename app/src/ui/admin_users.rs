@@ -1,7 +1,7 @@
 //! Admin: list users, add one, disable or enable one, change their roles: auditor and admin for the whole
 //! organisation, staff or manager in each department.
-use super::help::{GuideSection, Help};
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{slot, with_entered};
 use crate::api::admin::{AddUser, SetUserDisabled, SetUserRoles, chat_links, list_departments, list_users};
 use crate::contract::DepartmentDto;

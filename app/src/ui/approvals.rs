@@ -1,9 +1,9 @@
 //! Requests and approvals: what waits for the reader's decision (single and bulk together, oldest deadline
 //! first), the requests the reader prepared and the decisions they took, each with where it stands now and the
 //! way to its decision page, where the evidence is. Readable on a phone.
-use super::help::{GuideSection, Help};
 use super::checklist::standing_label;
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{batch_status_label, status_label};
 use super::labels::{local_time, slot, with_entered};
 use crate::api::reruns::approval_inbox;

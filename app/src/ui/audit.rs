@@ -1,9 +1,9 @@
 //! The audit trail page: filters in the URL, newest first in keyset pages, before/after as a readable diff,
 //! whether the chain is intact, and (for auditors) the exports.
-use super::help::{GuideSection, Help};
 use super::audit_values::value_words;
 use super::data::resource;
 use super::download::DownloadWithProgress;
+use super::help::{GuideSection, Help};
 use super::labels::local_time;
 use crate::api::audit::audit_page;
 use crate::contract::audit::ReasonView;

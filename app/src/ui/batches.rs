@@ -1,9 +1,9 @@
 //! Bulk reruns: the list, and one batch's page — its dry run (totals, plans, the operations left out and why),
 //! the request at a rate, the five checks confirmed once for all, the owners' decision, and the live progress
 //! with pause, resume and cancel. Started from the board (`board::BulkRerun`).
-use super::help::{GuideSection, Help};
 use super::checklist::{Decisions, blocked_label, check_label, confirmation_fields, confirmed_line};
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{batch_status_label, local_time, locale, operation_status_label};
 use crate::api::batches::{
     ConfirmBatchCheck, ControlBatch, DecideBatch, RequestBatch, SubmitBatch, follow_batch, list_batches, load_batch,

@@ -1,7 +1,7 @@
 //! The stalled-operations board: counts per event, filters in the URL, keyset pages; staff start a bulk rerun
 //! from it (by its filters, or by ticked rows).
-use super::help::{GuideSection, Help};
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{
     event_label, event_label_in, failure_class_label, failure_class_label_in, local_time_in, reader_zone,
 };

@@ -1,9 +1,9 @@
 //! Drills: the admin chooses faults and a period (demo or drill databases only); each fault stalls a practice
 //! operation for staff to work through; the report shows per fault how long the decision took, which action
 //! was chosen and whether the decision table recommends it, with a CSV download.
-use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::decision_table::action_label;
+use super::help::{GuideSection, Help};
 use super::labels::{event_label, local_time, locale, slot, with_entered};
 use crate::api::drills::{EndDrill, StartDrill, load_drill_report, load_drills};
 use crate::contract::drills::DrillView;

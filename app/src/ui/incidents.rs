@@ -1,8 +1,8 @@
 //! Incident reports: what happened to which operations, and the prevention actions that follow. The list with
 //! the filing form, one report with its forms (staff and managers of its department; auditors read), and the
 //! board's box of overdue actions.
-use super::help::{GuideSection, Help};
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{
     action_status_label, event_label, failure_class_label, local_input_value, local_time, locale, reader_zone,
 };

@@ -1,6 +1,6 @@
 //! The bell (unread count) and the list of notifications.
-use super::help::{GuideSection, Help};
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{local_time, with_entered};
 use crate::api::notifications::{MarkNotificationsRead, list_notifications};
 use crate::i18n::td_string;

@@ -1,8 +1,8 @@
 //! One operation: steps with their completion flags next to the reconciliation column, the decision-table
 //! row for its event, and its audit timeline.
-use super::help::{GuideSection, Help};
 use super::data::resource;
 use super::decision_table::{action_label, decision_texts};
+use super::help::{GuideSection, Help};
 use super::labels::{event_label, failure_class_label, local_time, operation_status_label};
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
 use super::steps_table::StepsTable;
@@ -71,7 +71,10 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
     let event = op.event.as_deref().and_then(StallEvent::parse).filter(|_| done.is_none());
     let guidance = event.map(|event| view! { <Guidance event /> });
     view! {
-        <h1>{td_string!(l, operation.title)} " " <code>{process_id.clone()}</code> <Help section=GuideSection::Reconciliation /></h1>
+        <h1>
+            {td_string!(l, operation.title)} " " <code>{process_id.clone()}</code>
+            <Help section=GuideSection::Reconciliation />
+        </h1>
         <Facts op department_name=detail.department_name />
         <StepsTable steps />
         {attempts

@@ -1,10 +1,10 @@
 //! A rerun request: its computed plan and the five checks, each with what the system found and who confirmed
 //! it; then the request for approval. Started from the operation's page.
-use super::help::{GuideSection, Help};
 use super::checklist::{
     Decisions, blocked_label, check_label, confirmation_fields, confirmed_line, maker_part_label, standing_label,
 };
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{local_time, locale, status_label};
 use crate::api::reruns::{
     CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request,

@@ -1,8 +1,8 @@
 //! The review page: a period's risk indicators next to the previous period and the thresholds, the trend as
 //! charts drawn on the server (images, readable without JavaScript), stalls per event, what changed since the
 //! last review, and the owner's sign-off. The choice of review lives in the URL.
-use super::help::{GuideSection, Help};
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{event_label, indicator_label_in, local_time, locale, slot, with_entered};
 use crate::api::reviews::{SignOffReview, load_review};
 use crate::contract::DepartmentDto;

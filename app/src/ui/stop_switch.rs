@@ -1,7 +1,7 @@
 //! The stop switch: every workflow and outside system (connector) with its state; its owners (and admins) pause
 //! dispatches to it with a reason, and resume them with a reason. The board shows a banner while any is paused.
-use super::help::{GuideSection, Help};
 use super::data::resource;
+use super::help::{GuideSection, Help};
 use super::labels::{local_time, slot, with_entered};
 use crate::api::stop_switch::{PauseDispatches, ResumeDispatches, stop_switch_overview};
 use crate::contract::stop_switch::{PauseView, SwitchView};
