@@ -6,7 +6,10 @@ use crate::roles::Role::{self, Admin, Auditor, Manager, Staff};
 /// What a route is: it decides how a refusal is answered (a page sends the visitor to sign in).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A page of the app (its shell, streamed; what it shows comes through the server functions).
     Page,
+    /// A page the process serves whole, outside the app's shell (the user guide): refused as a page is.
+    Document,
     /// A step of the sign-in that sends the browser on (to the identity provider, back, or to sign in again):
     /// refused as a page is.
     SignInStep,
@@ -16,6 +19,13 @@ pub enum Kind {
     Webhook,
     Probe,
     Demo,
+}
+
+impl Kind {
+    /// A browser goes there: refused, it is sent to sign in and brought back afterwards.
+    pub fn sends_to_sign_in(self) -> bool {
+        matches!(self, Kind::Page | Kind::Document | Kind::SignInStep)
+    }
 }
 
 /// Who may call a route.

@@ -55,8 +55,8 @@ pub const POLICY: &[Entry] = &[
     page("/incidents/{id}"),
     page("/account"),
     // The user guide, served whole by the process (`server/src/guide.rs`): each page's "?" leads there.
-    page("/guide/ja"),
-    page("/guide/en"),
+    e("GET", "/guide/ja", Kind::Document, SignedIn),
+    e("GET", "/guide/en", Kind::Document, SignedIn),
     page("/account/password"),
     page("/admin/users"),
     page("/admin/configuration"),

@@ -84,7 +84,7 @@ pub async fn gate(request: Request, next: Next) -> Response {
 fn refuse(entry: &Entry, request: &Request, error: AppError) -> Response {
     match entry.kind {
         // Sent to sign in, and brought back afterwards to the page they asked for.
-        Kind::Page | Kind::SignInStep => backend::auth::send_to_sign_in(request.uri()),
+        kind if kind.sends_to_sign_in() => backend::auth::send_to_sign_in(request.uri()),
         Kind::ServerFn => server_fn_error(request.uri().path(), &error),
         _ => Problem(error).into_response(),
     }

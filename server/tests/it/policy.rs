@@ -75,7 +75,9 @@ fn disagreement(entry: &Entry, caller: CallerKind, status: StatusCode, location:
     let agrees = match (admitted, entry.kind, caller) {
         // Let through: whatever the placeholder arguments lead to, but never a refusal or a server error.
         (true, ..) => !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) && !status.is_server_error(),
-        (false, Kind::Page | Kind::SignInStep, _) => status.is_redirection() && location.starts_with("/sign-in?next="),
+        (false, kind, _) if kind.sends_to_sign_in() => {
+            status.is_redirection() && location.starts_with("/sign-in?next=")
+        }
         // A signed-in user without the role is forbidden; anyone without the needed credential must sign in.
         (false, _, CallerKind::User(_)) if entry.allowed.needs_session() => status == StatusCode::FORBIDDEN,
         (false, ..) if entry.allowed.needs_session() => status == StatusCode::UNAUTHORIZED,
