@@ -2,6 +2,8 @@
 //! turned into HTML once, for signed-in users; each page's "?" links to its section (`app::ui::help`). The
 //! guides' pictures and their links to the other documents stay in the repository: the page keeps their words.
 use crate::http::policy::route;
+use app::i18n::Locale;
+use app::ui::help::guide_path;
 use axum::Router;
 use axum::http::{Method, header};
 use axum::response::IntoResponse;
@@ -13,9 +15,10 @@ const ENGLISH: &str = include_str!("../../docs/en/guide.md");
 
 static PAGES: LazyLock<[String; 2]> = LazyLock::new(|| [page("ja", JAPANESE), page("en", ENGLISH)]);
 
+/// At the paths the pages' "?" links lead to.
 pub fn routes() -> Router {
-    let router = route(Router::new(), Method::GET, "/guide/ja", || async { html(&PAGES[0]) });
-    route(router, Method::GET, "/guide/en", || async { html(&PAGES[1]) })
+    let router = route(Router::new(), Method::GET, guide_path(Locale::ja), || async { html(&PAGES[0]) });
+    route(router, Method::GET, guide_path(Locale::en), || async { html(&PAGES[1]) })
 }
 
 fn html(page: &'static str) -> impl IntoResponse {
@@ -36,7 +39,7 @@ fn page(language: &str, markdown: &str) -> String {
 
 /// The guide as HTML. A picture keeps its description as text, and a link to another document its words: neither
 /// is served here; links inside the guide stay.
-pub fn body(markdown: &str) -> String {
+fn body(markdown: &str) -> String {
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
     let mut kept_links = Vec::new();
     let events = Parser::new_ext(markdown, options).filter_map(|event| match &event {

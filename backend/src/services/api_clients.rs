@@ -83,8 +83,8 @@ pub async fn create(
 /// The client a bearer token belongs to; `None` for unknown or revoked tokens. A known token is remembered for
 /// a few seconds (every API call checks one); revoking it here forgets it at once.
 pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiClient>, AppError> {
-    let hash = token_hash(token);
-    if let Some(client) = tokens(state).get(&hash) {
+    let (hash, tokens) = (token_hash(token), tokens(state));
+    if let Some(client) = tokens.get(&hash) {
         return Ok(Some(client));
     }
     let mut tx = state.db.connection().await?;
@@ -93,7 +93,7 @@ pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiCli
         return Ok(None);
     }
     let client = ApiClient { id: row.id, name: row.name, departments };
-    tokens(state).put(hash, client.clone());
+    tokens.put(hash, client.clone());
     Ok(Some(client))
 }
 

@@ -65,7 +65,8 @@ pub async fn count(state: &AppState) -> Result<usize, AppError> {
 
 /// What the admin and audit pages show: the key's fingerprint, the newest checkpoint it signed, the alarm.
 pub async fn signing(state: &AppState) -> Result<contract::audit::SigningView, AppError> {
-    let public = signer(state).key().map(AuditKey::public);
+    let signer = signer(state);
+    let public = signer.key().map(AuditKey::public);
     let key_id = public.map(|p| p.key_id());
     let latest = db::audit_proof::latest_checkpoint(&mut state.db.connection().await?, key_id.as_deref()).await?;
     let latest = latest.filter(|_| key_id.is_some()).map(|c| (c.seq, c.at));
@@ -73,7 +74,7 @@ pub async fn signing(state: &AppState) -> Result<contract::audit::SigningView, A
         key_id,
         fingerprint: public.map(|p| p.fingerprint()),
         latest,
-        alarm: signer(state).alarm(),
+        alarm: signer.alarm(),
     })
 }
 
