@@ -202,7 +202,7 @@ kits-tests:
 	  npm test --silent --prefix clients/typescript
 
 postgres-tests:
-	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "integration tests on PostgreSQL (about 8 min)" \
+	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "integration tests on PostgreSQL (about 6 min)" \
 	  scripts/with-postgres.sh cargo test -p server --features ssr
 
 ## The debug build `make site` made, packed by the same step as a release and deployed as DEPLOY.md says, far from
@@ -211,4 +211,4 @@ bundle-test:
 	@$(STEP) "the bundle, deployed as DEPLOY.md says (under a minute)" scripts/bundle-test.sh debug
 
 browser-tests:
-	@$(STEP) "browser tests (Playwright and Chromium, about 3 min)" end2end/run.sh
+	@$(STEP) "browser tests (Playwright and Chromium, about 5 min)" end2end/run.sh

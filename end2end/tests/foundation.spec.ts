@@ -169,3 +169,19 @@ test('a path no page answers shows the header, says 404 and leads back; the site
   const icon = await page.locator('link[rel="icon"]').getAttribute('href');
   expect((await page.request.get(icon!)).status()).toBe(200);
 });
+
+test('the ? in a page\'s heading opens that page\'s section of the guide, in the app\'s style, and leads back', async ({ page, context, violations }) => {
+  await signIn(page, 'sato');
+  await hydrated(page);
+  const [guide] = await Promise.all([context.waitForEvent('page'), page.getByTestId('help').first().click()]);
+  await guide.waitForLoadState();
+  await expect(guide).toHaveURL(/\/guide\/ja#board$/);
+  await expect(guide.getByRole('heading', { level: 1 })).toContainText('利用者ガイド');
+  await expect(guide.locator('[id="board"]')).toBeInViewport();
+  // The app's stylesheet: the guide's column and the app's page background.
+  expect(await guide.locator('main').evaluate((el) => getComputedStyle(el).maxWidth)).toBe('832px');
+  expect(await guide.locator('html').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(244, 246, 249)');
+  await expectAccessible(guide, 'the user guide');
+  await guide.getByRole('link', { name: 'Rerun Gate' }).click();
+  await expect(guide).toHaveURL(/\/$/);
+});

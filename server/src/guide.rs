@@ -5,34 +5,39 @@ use crate::http::policy::route;
 use app::i18n::Locale;
 use app::ui::help::guide_path;
 use axum::Router;
+use axum::body::Bytes;
 use axum::http::{Method, header};
 use axum::response::IntoResponse;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-use std::sync::LazyLock;
 
 const JAPANESE: &str = include_str!("../../docs/ja/guide.md");
 const ENGLISH: &str = include_str!("../../docs/en/guide.md");
 
-static PAGES: LazyLock<[String; 2]> = LazyLock::new(|| [page("ja", JAPANESE), page("en", ENGLISH)]);
-
-/// At the paths the pages' "?" links lead to.
-pub fn routes() -> Router {
-    let router = route(Router::new(), Method::GET, guide_path(Locale::ja), || async { html(&PAGES[0]) });
-    route(router, Method::GET, guide_path(Locale::en), || async { html(&PAGES[1]) })
+/// At the paths the pages' "?" links lead to, in the app's stylesheet (`stylesheet`: its address).
+pub fn routes(stylesheet: &str) -> Router {
+    let mut router = Router::new();
+    for (locale, language, markdown) in [(Locale::ja, "ja", JAPANESE), (Locale::en, "en", ENGLISH)] {
+        let page = Bytes::from(page(language, markdown, stylesheet));
+        router = route(router, Method::GET, guide_path(locale), move || {
+            let page = page.clone();
+            async move { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response() }
+        });
+    }
+    router
 }
 
-fn html(page: &'static str) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page)
-}
-
-/// The whole page: the guide's HTML in a document of the guide's language.
-fn page(language: &str, markdown: &str) -> String {
+/// The whole page: the guide's HTML in a document of the guide's language, under a header that leads back to
+/// the app.
+fn page(language: &str, markdown: &str, stylesheet: &str) -> String {
     let title = markdown.lines().next().unwrap_or_default().trim_start_matches("# ");
     let title = html_escape::encode_text(title);
+    let stylesheet = html_escape::encode_double_quoted_attribute(stylesheet);
     format!(
         "<!DOCTYPE html>\n<html lang=\"{language}\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title></head>\
-         <body><main>{}</main></body></html>\n",
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title>\
+         <link rel=\"stylesheet\" href=\"{stylesheet}\"></head>\
+         <body><header class=\"topbar\"><a class=\"brand\" href=\"/\">Rerun Gate</a></header>\
+         <main class=\"page guide\">{}</main></body></html>\n",
         body(markdown)
     )
 }

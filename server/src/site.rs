@@ -35,16 +35,7 @@ pub fn locate(options: &mut LeptosOptions, site_root_set: bool, exe_dir: Option<
 /// style and no script.
 pub fn check(options: &LeptosOptions, exe_dir: Option<&Path>) -> anyhow::Result<()> {
     let pkg = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
-    let names = if options.hash_files {
-        let file =
-            exe_dir.map(|dir| dir.join(&*options.hash_file)).unwrap_or_else(|| PathBuf::from(&*options.hash_file));
-        let hashes = std::fs::read_to_string(&file).map_err(|error| {
-            anyhow::anyhow!("the site's file names are not readable in {}: {error}", file.display())
-        })?;
-        hashed_names(&options.output_name, &hashes)
-    } else {
-        plain_names(&options.output_name)
-    };
+    let names = file_names(options, exe_dir)?;
     let missing: Vec<&str> = names.iter().map(String::as_str).filter(|name| !pkg.join(name).is_file()).collect();
     if missing.is_empty() {
         return Ok(());
@@ -56,6 +47,25 @@ pub fn check(options: &LeptosOptions, exe_dir: Option<&Path>) -> anyhow::Result<
         folder.display(),
         missing.join(", ")
     )
+}
+
+/// The stylesheet's address as the pages name it (`/pkg/rerun-gate.<hash>.css`), for a document the process
+/// serves outside the app's shell (the user guide): the plain name when the site's names are not readable.
+pub fn stylesheet_href(options: &LeptosOptions, exe_dir: Option<&Path>) -> String {
+    let hashed = file_names(options, exe_dir).ok().and_then(|names| names.into_iter().find(|n| n.ends_with(".css")));
+    let name = hashed.unwrap_or_else(|| format!("{}.css", options.output_name));
+    format!("/{}/{name}", options.site_pkg_dir)
+}
+
+/// The names of the files every page asks for, as Leptos will name them.
+fn file_names(options: &LeptosOptions, exe_dir: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    if !options.hash_files {
+        return Ok(plain_names(&options.output_name));
+    }
+    let file = exe_dir.map(|dir| dir.join(&*options.hash_file)).unwrap_or_else(|| PathBuf::from(&*options.hash_file));
+    let hashes = std::fs::read_to_string(&file)
+        .map_err(|error| anyhow::anyhow!("the site's file names are not readable in {}: {error}", file.display()))?;
+    Ok(hashed_names(&options.output_name, &hashes))
 }
 
 /// Names from cargo-leptos' hash file (`js: …`, `wasm: …`, `css: …`, and with split bundles `manifest: …`,
@@ -119,6 +129,10 @@ mod tests {
         let elsewhere = Path::new("/usr/local/bin").join(&*options.hash_file);
         assert_eq!(elsewhere, dir.join("site/hash.txt"));
         check(&options, Some(Path::new("/usr/local/bin"))).unwrap();
+        assert_eq!(
+            stylesheet_href(&options, Some(Path::new("/usr/local/bin"))),
+            "/pkg/rerun-gate.CCCCCCCCCCCCCCCCCCCCCC.css"
+        );
     }
 
     #[test]
@@ -159,6 +173,7 @@ mod tests {
         let mut options = options(&dir);
         locate(&mut options, true, Some(Path::new("/nonexistent")));
         assert!(!options.hash_files);
+        assert_eq!(stylesheet_href(&options, None), "/pkg/rerun-gate.css");
         assert!(check(&options, None).is_err());
         for name in plain_names("rerun-gate") {
             std::fs::write(dir.join("pkg").join(name), b"x").unwrap();

@@ -302,7 +302,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     let browser = leptos
         .merge(crate::audit_export::routes(state.clone()))
         .merge(crate::documents::routes(state.clone()))
-        .merge(crate::guide::routes())
+        .merge(crate::guide::routes(&crate::site::stylesheet_href(&options, binary_dir().as_deref())))
         .merge(crate::company_sign_in::routes(state.clone()))
         .merge(crate::chat::account_routes(state.clone()))
         .route_layer(axum::middleware::from_fn(http::policy::gate))

@@ -40,3 +40,26 @@ async fn a_visitor_who_is_not_signed_in_is_sent_to_sign_in_first() {
     let location = answer.headers()["location"].to_str().unwrap();
     assert!(location.starts_with("/sign-in?next="), "{location}");
 }
+
+/// The `href` of the page's stylesheet link.
+fn stylesheet(html: &str) -> Option<&str> {
+    let rel = html.find("rel=\"stylesheet\"")?;
+    let tag = &html[html[..rel].rfind('<')?..];
+    let tag = &tag[..tag.find('>')?];
+    let href = &tag[tag.find("href=\"")? + 6..];
+    Some(&href[..href.find('"')?])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guide_wears_the_apps_stylesheet_and_leads_back_to_the_app() {
+    let app = TestApp::spawn().await;
+    app.user("kimura", &["staff"], &["sales"]).await;
+    let session = app.sign_in("kimura", PASSWORD).await;
+    let board = app.http.get(format!("{}/", app.url)).header("cookie", &session).send().await.unwrap();
+    let board = board.text().await.unwrap();
+    let (_, guide) = guide(&app, "en", Some(&session)).await;
+    let apps = stylesheet(&board).expect("the board links its stylesheet");
+    assert!(apps.ends_with(".css"), "{apps}");
+    assert_eq!(stylesheet(&guide), Some(apps), "the guide's stylesheet is the pages' own");
+    assert!(guide.contains("<a class=\"brand\" href=\"/\">Rerun Gate</a>"), "the header leads back to the app");
+}
