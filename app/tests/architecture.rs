@@ -393,6 +393,64 @@ fn no_line_is_longer_than_120_characters() {
     assert!(found.is_empty(), "{} line(s) over {LINE_CHARACTERS} characters:\n{}", found.len(), found.join("\n"));
 }
 
+/// A connection taken in a `match`'s scrutinee (or an `if let`'s, a `while let`'s) is a temporary that lives to
+/// the end of the whole expression: whatever its arms do that asks the pool for a connection waits for one it holds
+/// (issue 61: eight audit pages at once deadlocked the pool for 30 s). Bind the connection, or the result, first.
+#[derive(Default)]
+struct HeldInScrutinee(Vec<usize>);
+
+impl HeldInScrutinee {
+    fn check(&mut self, scrutinee: &syn::Expr) {
+        use syn::spanned::Spanned;
+        let text = scrutinee.to_token_stream().to_string();
+        if ["connection ()", "begin_read ()", "begin_write ()"].iter().any(|taken| text.contains(taken)) {
+            self.0.push(scrutinee.span().start().line);
+        }
+    }
+}
+
+impl<'a> Visit<'a> for HeldInScrutinee {
+    fn visit_expr_match(&mut self, e: &'a syn::ExprMatch) {
+        self.check(&e.expr);
+        syn::visit::visit_expr_match(self, e);
+    }
+
+    fn visit_expr_let(&mut self, e: &'a syn::ExprLet) {
+        self.check(&e.expr);
+        syn::visit::visit_expr_let(self, e);
+    }
+}
+
+fn connections_held_in_scrutinees(sources: &[Source]) -> Vec<String> {
+    let mut found = Vec::new();
+    for source in sources {
+        let mut held = HeldInScrutinee::default();
+        held.visit_file(&source.file);
+        found.extend(held.0.into_iter().map(|line| format!("{}:{line}", source.name)));
+    }
+    found
+}
+
+#[test]
+fn no_connection_is_taken_in_a_match_or_if_let_scrutinee() {
+    let sources: Vec<Source> = CODE.iter().chain(&["server/examples"]).flat_map(|f| sources_under(f)).collect();
+    let found = connections_held_in_scrutinees(&sources);
+    assert!(found.is_empty(), "connections held to the end of a match or if let:\n{}", found.join("\n"));
+    // The rule sees the pattern it is about.
+    let example = Source {
+        name: "backend/src/services/example.rs".into(),
+        module: module_of("backend/src/services/example.rs"),
+        file: syn::parse_quote! {
+            async fn f(state: &AppState) {
+                match walk(&mut state.db.connection().await?).await? { Ok(x) => save(state, x).await, Err(_) => {} }
+                if let Some(x) = read(&mut state.db.begin_read().await?).await? { save(state, x).await }
+                let bound = read(&mut state.db.connection().await?).await?;
+            }
+        },
+    };
+    assert_eq!(connections_held_in_scrutinees(&[example]).len(), 2);
+}
+
 #[test]
 fn every_file_names_only_the_floors_below_it() {
     let found = paths_that_reach_up();

@@ -1,4 +1,5 @@
 //! The server process's options (`ServerOptions`).
+use crate::turns::Limits;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,6 +37,33 @@ pub struct ServerOptions {
     pub audit_key: Option<Arc<domain::audit_proof::AuditKey>>,
     /// The signer's memory (`audit_witness`): beside the key file, `<key file>.witness`.
     pub audit_witness: Option<std::path::PathBuf>,
+    /// The database's connection pools (`RERUN_GATE_DB_*`).
+    pub pools: crate::db::pools::PoolSettings,
+    /// How many requests of each kind run at once and wait (`RERUN_GATE_{PAGES,API,EXPORTS}_*`).
+    pub admission: Admission,
+}
+
+/// Requests of each kind take turns (`crate::turns`): pages (and the server functions and sign-in steps they
+/// call), the API and webhooks, and downloads. Health checks, metrics and the demo's systems take none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admission {
+    pub pages: Limits,
+    pub api: Limits,
+    pub exports: Limits,
+}
+
+impl Admission {
+    /// For `cores` cores: a page is a few milliseconds of one core, so a few per core keep both busy; the queue
+    /// holds what the server answers within about a second, and a wait never comes near the pool's timeout.
+    /// Downloads run one per export connection, a few waiting up to half a minute.
+    pub fn for_cores(cores: usize, pools: &crate::db::pools::PoolSettings) -> Self {
+        let wait = Some(Duration::from_secs(1));
+        Admission {
+            pages: Limits { at_once: 8 * cores, waiting: 256, max_wait: wait },
+            api: Limits { at_once: 16 * cores, waiting: 512, max_wait: wait },
+            exports: Limits { at_once: pools.exports as usize, waiting: 4, max_wait: Some(Duration::from_secs(30)) },
+        }
+    }
 }
 
 impl ServerOptions {
@@ -57,6 +85,8 @@ impl ServerOptions {
             api_burst: 2_000,
             audit_key: None,
             audit_witness: None,
+            pools: Default::default(),
+            admission: Admission::for_cores(cores, &Default::default()),
         }
     }
 

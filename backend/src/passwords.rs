@@ -1,10 +1,9 @@
 //! Argon2id with OWASP's parameters (m = 19 MiB, t = 2, p = 1), PHC strings, on the blocking pool, a few at a
-//! time (`Checks`).
+//! time (`checks`).
+use crate::turns::{Limits, Turn, Turns};
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString, rand_core::OsRng};
 use argon2::{Algorithm, Argon2, Params, Version};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use std::sync::LazyLock;
 
 fn argon2() -> Argon2<'static> {
     let params = Params::new(19_456, 2, 1, None).expect("valid argon2 parameters");
@@ -23,54 +22,8 @@ fn hash_now(password: &str) -> String {
 /// How many password checks run at once (each holds 19 MiB and a core for tens of milliseconds) and how many
 /// may wait for a turn. Beyond the queue a caller is told to come back (429), so a flood of sign-ins costs
 /// bounded memory and leaves the blocking pool to everyone else.
-pub struct Checks {
-    turns: Arc<Semaphore>,
-    at_once: usize,
-    queue: usize,
-    waiting: AtomicUsize,
-    /// The most checks that ran at once since start (the flood test reads it).
-    peak: AtomicUsize,
-}
-
-/// No turn for a password check now: the queue is full.
-#[derive(Debug)]
-pub struct Busy;
-
-/// A turn to hash or verify: moved into the blocking task, so it ends when the work does, even when the
-/// request that asked for it is gone.
-pub struct Turn(#[allow(dead_code)] OwnedSemaphorePermit);
-
-impl Checks {
-    pub fn new(at_once: usize, queue: usize) -> Self {
-        let at_once = at_once.max(1);
-        Checks {
-            turns: Arc::new(Semaphore::new(at_once)),
-            at_once,
-            queue,
-            waiting: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
-        }
-    }
-
-    pub async fn turn(&self) -> Result<Turn, Busy> {
-        if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.queue {
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
-            return Err(Busy);
-        }
-        let permit = self.turns.clone().acquire_owned().await;
-        self.waiting.fetch_sub(1, Ordering::SeqCst);
-        let permit = permit.map_err(|_| Busy)?;
-        self.peak.fetch_max(self.at_once - self.turns.available_permits(), Ordering::SeqCst);
-        Ok(Turn(permit))
-    }
-
-    pub fn at_once(&self) -> usize {
-        self.at_once
-    }
-
-    pub fn peak(&self) -> usize {
-        self.peak.load(Ordering::SeqCst)
-    }
+pub fn checks(at_once: usize, queue: usize) -> Turns {
+    Turns::new(Limits { at_once, waiting: queue, max_wait: None })
 }
 
 pub async fn hash(turn: Turn, password: String) -> anyhow::Result<String> {
@@ -111,8 +64,8 @@ pub async fn verify(turn: Turn, password: String, stored: Option<String>) -> any
 mod tests {
     use super::*;
 
-    fn checks() -> Checks {
-        Checks::new(2, 4)
+    fn checks() -> Turns {
+        super::checks(2, 4)
     }
 
     #[tokio::test]
@@ -138,18 +91,5 @@ mod tests {
         let stored = weak.hash_password(b"kumo-ame-yuki", &salt).unwrap().to_string();
         let v = verify(checks().turn().await.unwrap(), "kumo-ame-yuki".into(), Some(stored)).await.unwrap();
         assert!(v.ok && v.rehashed.as_deref().is_some_and(|h| h.starts_with("$argon2id$v=19$m=19456,t=2,p=1$")));
-    }
-
-    #[tokio::test]
-    async fn beyond_the_queue_a_check_is_refused_and_no_more_than_the_turns_run() {
-        let c = Checks::new(1, 1);
-        let first = c.turn().await.unwrap();
-        let second = c.turn();
-        tokio::pin!(second);
-        assert!(futures::poll!(&mut second).is_pending(), "the second waits for the first");
-        assert!(matches!(c.turn().await, Err(Busy)), "the third finds the queue full");
-        drop(first);
-        assert!(second.await.is_ok());
-        assert_eq!(c.peak(), 1);
     }
 }

@@ -2,8 +2,10 @@
 //! services keep between calls is on the state's shelf (`kept`), of the services' own types.
 use crate::clock::Clock;
 use crate::db::Db;
+use crate::db::pools::PoolKind;
 use crate::kept::Kept;
 use crate::options::ServerOptions;
+use crate::turns::Turns;
 use crate::{config, metrics, oidc, passwords, reconciliation, slack, teams};
 use std::sync::Arc;
 
@@ -35,7 +37,11 @@ pub struct Parts {
     /// HTTP requests seen by this instance, for `/metrics`.
     pub metrics: Arc<metrics::HttpMetrics>,
     /// Turns for the Argon2 checks of sign-ins and password changes (bounded memory under a flood).
-    pub password_checks: Arc<passwords::Checks>,
+    pub password_checks: Arc<Turns>,
+    /// Turns for each kind of request (`options::Admission`): beyond them, 503 at once.
+    pub admission: Arc<Admission>,
+    /// The same database through the pages' and the exports' own pools (`for_pages`, `for_exports`).
+    siblings: Arc<Siblings>,
     /// The company's identity provider (`[sign_in.oidc]`), its discovery and keys cached.
     pub oidc: Option<Arc<oidc::Provider>>,
     /// The Slack app (`[chat.slack]`), and Sign in with Slack for linking accounts.
@@ -48,7 +54,46 @@ pub struct Parts {
     pub kept: Arc<Kept>,
 }
 
+/// The turns of each kind of request.
+pub struct Admission {
+    pub pages: Turns,
+    pub api: Turns,
+    pub exports: Turns,
+}
+
+struct Siblings {
+    pages: Db,
+    exports: Db,
+}
+
 impl AppState {
+    /// The state the pages, their server functions and the browser's session read through: the pages' own pool,
+    /// so that browsing never takes a connection the ingestion API, the dispatcher or the sweeper need.
+    pub fn for_pages(&self) -> AppState {
+        self.with_db(self.siblings.pages.clone())
+    }
+
+    /// The state downloads stream through: the exports' own pool, a connection for each export that runs.
+    pub fn for_exports(&self) -> AppState {
+        self.with_db(self.siblings.exports.clone())
+    }
+
+    fn with_db(&self, db: Db) -> AppState {
+        AppState(Arc::new(Parts { db, ..(*self.0).clone() }))
+    }
+
+    /// Every pool, for `/metrics`: the work pool's, the pages', the exports'.
+    pub fn pools(&self) -> [&Db; 3] {
+        [&self.db, &self.siblings.pages, &self.siblings.exports]
+    }
+
+    /// Closes every pool (a file about to be replaced must have no connection left open on it).
+    pub async fn close(&self) {
+        for db in self.pools() {
+            db.close().await;
+        }
+    }
+
     /// The dispatcher stops claiming work (it finishes what it holds); see `stopping`.
     pub fn begin_stopping(&self) {
         self.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -69,8 +114,16 @@ impl AppState {
         kinds: &reconciliation::kinds::ConnectorKinds,
     ) -> Result<Self, String> {
         let connectors = reconciliation::Connectors::build(&config, kinds, &db, &clock)?;
-        let password_checks =
-            Arc::new(passwords::Checks::new(server.password_checks_at_once, server.password_check_queue));
+        let password_checks = Arc::new(passwords::checks(server.password_checks_at_once, server.password_check_queue));
+        let admission = Arc::new(Admission {
+            pages: Turns::new(server.admission.pages),
+            api: Turns::new(server.admission.api),
+            exports: Turns::new(server.admission.exports),
+        });
+        let siblings = Arc::new(Siblings {
+            pages: db.sibling(PoolKind::Pages, &server.pools),
+            exports: db.sibling(PoolKind::Exports, &server.pools),
+        });
         let public_url = &server.public_url;
         let oidc = config
             .sign_in
@@ -95,6 +148,8 @@ impl AppState {
             stopping: Arc::default(),
             metrics: Arc::default(),
             password_checks,
+            admission,
+            siblings,
             oidc,
             slack,
             slack_sign_in,

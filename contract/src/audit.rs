@@ -67,11 +67,12 @@ pub struct SigningView {
     pub alarm: Option<domain::signer_alarm::SignerAlarm>,
 }
 
-/// The chain as the last incremental check found it.
+/// The chain as the last incremental check found it (a background task checks it every minute).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ChainView {
     Intact { seq: i64, checked_at: DateTime<Utc> },
     Broken { seq: i64, problem: String },
+    Unchecked,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

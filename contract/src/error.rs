@@ -38,6 +38,9 @@ pub enum AppError {
     BadRequest(String),
     #[error("too many attempts; try again in {retry_after_secs} seconds")]
     TooManyRequests { retry_after_secs: u64 },
+    /// The server is saturated: it sheds the request at once rather than keep it waiting (503, `Retry-After`).
+    #[error("the server is busy; try again in {retry_after_secs} seconds")]
+    Busy { retry_after_secs: u64 },
     #[error("something went wrong on our side; it has been logged")]
     Internal,
     /// Transport problems seen by the browser (network down, response unreadable).
@@ -88,6 +91,7 @@ impl AppError {
             AppError::Conflict { problem, .. } => problem.as_str(),
             AppError::BadRequest(_) => "bad-request",
             AppError::TooManyRequests { .. } => "too-many-requests",
+            AppError::Busy { .. } => "busy",
             AppError::Internal | AppError::Transport(_) => "internal",
         }
     }
@@ -101,6 +105,7 @@ impl AppError {
             AppError::Conflict { .. } => 409,
             AppError::BadRequest(_) => 400,
             AppError::TooManyRequests { .. } => 429,
+            AppError::Busy { .. } => 503,
             AppError::Internal | AppError::Transport(_) => 500,
         }
     }
@@ -153,7 +158,15 @@ impl AppError {
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(error: sqlx::Error) -> Self {
-        AppError::internal("database", error)
+        match error {
+            // No connection within the pool's timeout: saturated, not broken (logged all the same, as it should
+            // not happen under admission control).
+            sqlx::Error::PoolTimedOut => {
+                tracing::error!("database: pool timed out while waiting for an open connection");
+                AppError::Busy { retry_after_secs: 1 }
+            }
+            error => AppError::internal("database", error),
+        }
     }
 }
 

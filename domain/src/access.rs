@@ -14,7 +14,11 @@ pub enum Kind {
     /// refused as a page is.
     SignInStep,
     ServerFn,
+    /// A file made for the browser (a spreadsheet, a chart, a report): a page's work.
     Download,
+    /// A download that reads the audit trail at length (the trail's export, an operation's evidence): on the
+    /// exports' own pool, a few at a time.
+    Export,
     Api,
     Webhook,
     Probe,

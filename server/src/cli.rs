@@ -352,6 +352,21 @@ impl Cli {
         server.dispatch_timeout = seconds("RERUN_GATE_DISPATCH_TIMEOUT_SECONDS", server.dispatch_timeout);
         server.api_rate_per_second = number("RERUN_GATE_API_RATE_PER_SECOND").unwrap_or(server.api_rate_per_second);
         server.api_burst = number("RERUN_GATE_API_BURST").unwrap_or(server.api_burst);
+        let pools = &mut server.pools;
+        pools.work = number("RERUN_GATE_DB_WORK_CONNECTIONS").unwrap_or(pools.work);
+        pools.pages = number("RERUN_GATE_DB_PAGE_CONNECTIONS").unwrap_or(pools.pages);
+        pools.exports = number("RERUN_GATE_DB_EXPORT_CONNECTIONS").unwrap_or(pools.exports);
+        pools.acquire_timeout = seconds("RERUN_GATE_DB_ACQUIRE_TIMEOUT_SECONDS", pools.acquire_timeout);
+        server.admission.exports.at_once = pools.exports as usize;
+        for (kind, limits) in [
+            ("PAGES", &mut server.admission.pages),
+            ("API", &mut server.admission.api),
+            ("EXPORTS", &mut server.admission.exports),
+        ] {
+            let count = |what: &str| number(&format!("RERUN_GATE_{kind}_{what}")).map(|n| n as usize);
+            limits.at_once = count("AT_ONCE").unwrap_or(limits.at_once);
+            limits.waiting = count("WAITING").unwrap_or(limits.waiting);
+        }
         server.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
         let proxies = std::env::var("RERUN_GATE_TRUSTED_PROXIES").unwrap_or_default();
         server.trusted_proxies = domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;

@@ -1,4 +1,5 @@
 //! The Rerun Gate process: HTTP stack, start-up and the command line. The pages and rules live in `app`.
+#![warn(clippy::significant_drop_in_scrutinee)] // a lock guard in a scrutinee holds the lock through every arm
 pub mod api;
 pub mod audit_export;
 pub mod chat;

@@ -50,7 +50,7 @@ async fn run() -> anyhow::Result<i32> {
         Some(Command::Audit { command: cli::AuditCommand::Verify { .. } }) => {
             backend::Db::connect(&cli.database_url).await?
         }
-        _ => startup::open_database_as(&cli.database_url, cli.migrate_url.as_deref()).await?,
+        _ => startup::open_database_as(&cli.database_url, cli.migrate_url.as_deref(), &server.pools).await?,
     };
     let config = startup::load_config(cli.config.as_deref())?;
     let state = startup::system_state(db, server, config).await?;
@@ -83,6 +83,11 @@ async fn run() -> anyhow::Result<i32> {
         tracing::error!(%error, "checking the audit signer's memory failed");
     }
     startup::spawn_checkpoints(state.clone());
+    // The audit page shows the last check's result: the first is done before the first page.
+    if let Err(error) = backend::services::audit_trail::check_chain(&state).await {
+        tracing::error!(%error, "checking the audit chain failed");
+    }
+    startup::spawn_chain_checks(state.clone());
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, engine = state.db.engine(), public_url = %state.server.public_url,
         config = %state.config.source, "serving");
@@ -93,6 +98,6 @@ async fn run() -> anyhow::Result<i32> {
     if let Err(error) = backend::services::audit_proof::checkpoint_head(&state).await {
         tracing::error!(%error, "no checkpoint signed at shutdown");
     }
-    state.db.close().await;
+    state.close().await;
     Ok(0)
 }

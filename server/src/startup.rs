@@ -6,7 +6,7 @@ use backend::auth::{Backend, enforce_timeouts};
 use backend::config::Config;
 use backend::db::sessions::SqlSessionStore;
 use backend::reconciliation::kinds::ConnectorKinds;
-use backend::{AppState, Clock, Db, ServerOptions, SystemClock};
+use backend::{AppState, Clock, Db, PoolSettings, ServerOptions, SystemClock};
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use std::net::SocketAddr;
@@ -38,14 +38,15 @@ fn binary_dir() -> Option<std::path::PathBuf> {
 
 /// Opens the database named by `url` and brings its schema up to date.
 pub async fn open_database(url: &str) -> anyhow::Result<Db> {
-    open_database_as(url, None).await
+    open_database_as(url, None, &Default::default()).await
 }
 
 /// `open_database`; with `migrate_url` (PostgreSQL: the owner's, `RERUN_GATE_MIGRATE_URL`) the owner brings
 /// the schema up to date and grants the role of `url` its rights, and the app then works as that role, which
 /// cannot change the schema nor the audit trail's history.
-pub async fn open_database_as(url: &str, migrate_url: Option<&str>) -> anyhow::Result<Db> {
-    let db = Db::connect(url).await?;
+/// `pools`: the work pool's size and the acquire timeout (the pages' and exports' pools are the state's).
+pub async fn open_database_as(url: &str, migrate_url: Option<&str>, pools: &PoolSettings) -> anyhow::Result<Db> {
+    let db = Db::connect_with(url, pools).await?;
     match migrate_url {
         Some(owner_url) => {
             let owner = Db::connect(owner_url).await?;
@@ -148,6 +149,19 @@ pub fn spawn_checkpoints(state: AppState) {
             }
             if let Err(error) = backend::services::audit_memory::send_digest_if_due(&state).await {
                 tracing::error!(%error, "sending the audit digest failed");
+            }
+        }
+    });
+}
+
+/// Every minute, the audit chain is checked on from where the last check stopped (the audit page shows what this
+/// found, and never checks or writes itself: a page only reads).
+pub fn spawn_chain_checks(state: AppState) {
+    every(std::time::Duration::from_secs(60), move || {
+        let state = state.clone();
+        async move {
+            if let Err(error) = backend::services::audit_trail::check_chain(&state).await {
+                tracing::error!(%error, "checking the audit chain failed");
             }
         }
     });
@@ -259,7 +273,10 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
     for (path, method) in leptos::server_fn::axum::server_fn_paths() {
         http::policy::note(method.as_str(), path);
     }
-    let store = SqlSessionStore::new(&state.db);
+    // The browser's side reads through the pages' pool, downloads through the exports'; the machines' side and
+    // the background work through the work pool (`AppState::for_pages`).
+    let (pages, exports) = (state.for_pages(), state.for_exports());
+    let store = SqlSessionStore::new(&pages.db);
     let sessions = SessionManagerLayer::new(store)
         .with_name(state.server.session_cookie_name())
         .with_secure(!state.server.is_local_http())
@@ -269,44 +286,33 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::seconds(
             state.server.idle_timeout.as_secs() as i64,
         )));
-    let auth = AuthManagerLayerBuilder::new(Backend::new(state.clone()), sessions).build();
+    let auth = AuthManagerLayerBuilder::new(Backend::new(pages.clone()), sessions).build();
 
-    let context_state = state.clone();
+    let context = {
+        let pages = pages.clone();
+        move || {
+            provide_context(pages.clone());
+            provide_context(app::api::ReadOnce::default());
+        }
+    };
     let leptos = Router::new()
-        .leptos_routes_with_context(
-            &options,
-            routes,
-            move || {
-                provide_context(context_state.clone());
-                provide_context(app::api::ReadOnce::default());
-            },
-            {
-                let options = options.clone();
-                move || app::shell(options.clone())
-            },
-        )
+        .leptos_routes_with_context(&options, routes, context.clone(), {
+            let options = options.clone();
+            move || app::shell(options.clone())
+        })
         // The 404 page has the header, which reads the signed-in user: the same context as the pages.
-        .fallback(leptos_axum::file_and_error_handler_with_context(
-            {
-                let state = state.clone();
-                move || {
-                    provide_context(state.clone());
-                    provide_context(app::api::ReadOnce::default());
-                }
-            },
-            app::shell,
-        ))
+        .fallback(leptos_axum::file_and_error_handler_with_context(context, app::shell))
         .with_state(options.clone());
 
     // Sessions only for the browser side; the JSON API authenticates every call by its token.
     let browser = leptos
-        .merge(crate::audit_export::routes(state.clone()))
-        .merge(crate::documents::routes(state.clone()))
+        .merge(crate::audit_export::routes(exports))
+        .merge(crate::documents::routes(pages.clone()))
         .merge(crate::guide::routes(&crate::site::stylesheet_href(&options, binary_dir().as_deref())))
-        .merge(crate::company_sign_in::routes(state.clone()))
-        .merge(crate::chat::account_routes(state.clone()))
+        .merge(crate::company_sign_in::routes(pages.clone()))
+        .merge(crate::chat::account_routes(pages.clone()))
         .route_layer(axum::middleware::from_fn(http::policy::gate))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), enforce_timeouts))
+        .layer(axum::middleware::from_fn_with_state(pages, enforce_timeouts))
         .layer(auth);
     let mut machines = crate::api::routes(state.clone())
         .merge(http::health::routes(state.clone()))
@@ -316,9 +322,11 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         machines = machines.merge(crate::demo::routes(state.clone()));
     }
     let machines = machines.route_layer(axum::middleware::from_fn(http::policy::gate));
-    // Counted per matched route (static files and unknown paths are not counted).
-    let counted =
-        browser.merge(machines).route_layer(axum::middleware::from_fn_with_state(state.clone(), http::metrics::count));
+    // Counted per matched route (static files and unknown paths are not counted); a turn is taken before all.
+    let counted = browser
+        .merge(machines)
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), http::metrics::count))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), http::admission::admit));
     http::protect(counted.merge(http::assets::routes(&options)), state)
 }
 

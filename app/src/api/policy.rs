@@ -129,8 +129,8 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/admin/revoke_api_client", Roles(ADMIN)),
     server_fn("/api/admin/check_receiver", Roles(ADMIN)),
     // Downloads for the browser (each audited where SPEC says so).
-    e("GET", "/audit/export", Kind::Download, Roles(AUDITOR)),
-    e("GET", "/operations/{process_id}/evidence.zip", Kind::Download, Roles(READERS_OF_EVIDENCE)),
+    e("GET", "/audit/export", Kind::Export, Roles(AUDITOR)),
+    e("GET", "/operations/{process_id}/evidence.zip", Kind::Export, Roles(READERS_OF_EVIDENCE)),
     e("GET", "/decision-table.xlsx", Kind::Download, SignedIn),
     e("GET", "/reviews/chart.svg", Kind::Download, SignedIn),
     e("GET", "/reviews.csv", Kind::Download, SignedIn),

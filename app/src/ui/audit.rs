@@ -115,6 +115,12 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
             </p>
         }
         .into_any(),
+        ChainView::Unchecked => view! {
+            <p class="badge" data-testid="chain-status">
+                {td_string!(l, audit.chain_unchecked)}
+            </p>
+        }
+        .into_any(),
     };
     let filters = query_of(&form);
     // The page's own choice, kept when paging; exports always hold every event.

@@ -23,6 +23,9 @@ pub fn error_in(l: Locale, error: &AppError) -> String {
         AppError::TooManyRequests { retry_after_secs } => {
             td_string!(l, common.error.too_many_requests, seconds = *retry_after_secs).to_string()
         }
+        AppError::Busy { retry_after_secs } => {
+            td_string!(l, common.error.busy, seconds = *retry_after_secs).to_string()
+        }
         AppError::Validation(fields) => fields.iter().map(|f| field_in(l, f, None)).collect::<Vec<_>>().join(" "),
         AppError::Conflict { problem, .. } => conflict_in(l, *problem).to_string(),
         AppError::BadRequest(detail) => with_detail(td_string!(l, common.error.bad_request), detail),

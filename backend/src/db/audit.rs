@@ -279,7 +279,7 @@ pub async fn select(tx: &mut Conn, query: &AuditQuery<'_>) -> Result<Vec<AuditEv
 pub fn csv_chunks(db: &Db, query: AuditQuery<'_>) -> tokio::sync::mpsc::Receiver<Result<CsvChunk, sqlx::Error>> {
     let (sender, receiver) = tokio::sync::mpsc::channel(4);
     match db {
-        Db::Sqlite(pool, _) => {
+        Db::Sqlite(pool, ..) => {
             let (filter, binds) = conditions(&query);
             let path = pool.connect_options().get_filename().to_owned();
             tokio::task::spawn_blocking(move || super::sqlite::export::csv(&path, &filter, &binds, &sender));
@@ -299,10 +299,7 @@ pub fn csv_chunks(db: &Db, query: AuditQuery<'_>) -> tokio::sync::mpsc::Receiver
                         except_actions: &[],
                         limit: 5_000,
                     };
-                    let events = match db.connection().await {
-                        Ok(mut c) => select(&mut c, &page).await,
-                        Err(e) => Err(e),
-                    };
+                    let events = async { select(&mut db.connection().await?, &page).await }.await;
                     let events = match events {
                         Ok(events) => events,
                         Err(e) => return drop(sender.send(Err(e)).await),

@@ -20,6 +20,7 @@ pub mod makers;
 pub mod metrics;
 pub mod notifications;
 pub mod operations;
+pub mod pools;
 mod postgres;
 pub mod reconciliations;
 pub mod registrations;
@@ -33,6 +34,7 @@ pub mod stop_switch;
 pub mod users;
 pub mod webhooks;
 
+use pools::{PoolKind, PoolSettings, PoolWatch};
 use sqlx::pool::PoolConnection;
 use sqlx::{Database, PgPool, Pool, Postgres, Sqlite, SqlitePool, Transaction};
 use std::ops::{Deref, DerefMut};
@@ -42,10 +44,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// The database. Both engines write one transaction at a time, in the order of the audit trail's head. SQLite
 /// allows one writer: this process lines its writers up on a semaphore instead of letting them poll the file
 /// lock (SQLite's busy handler sleeps up to 100 ms between tries). PostgreSQL: see `begin_write`.
+/// Each `Db` reads through one pool (`pools::PoolKind`); its siblings share the writer.
 #[derive(Clone, Debug)]
 pub enum Db {
-    Sqlite(SqlitePool, Arc<SqliteWriter>),
-    Postgres(PgPool, Arc<PgWriter>),
+    Sqlite(SqlitePool, Arc<SqliteWriter>, Arc<PoolWatch>),
+    Postgres(PgPool, Arc<PgWriter>, Arc<PoolWatch>),
 }
 
 /// This process's PostgreSQL writers: one at a time (see `begin_write`), and the writes waiting to share a
@@ -216,8 +219,15 @@ macro_rules! changed_one {
 pub(crate) use changed_one;
 
 impl Db {
-    /// `sqlite://…` or `postgres://…`, as in `DATABASE_URL`.
+    /// `sqlite://…` or `postgres://…`, as in `DATABASE_URL`, with the default pools.
     pub async fn connect(url: &str) -> anyhow::Result<Db> {
+        Db::connect_with(url, &PoolSettings::default()).await
+    }
+
+    /// The work pool (`PoolKind::Work`) of `settings`; the pages' and exports' are its `sibling`s.
+    pub async fn connect_with(url: &str, settings: &PoolSettings) -> anyhow::Result<Db> {
+        let (size, timeout) = (settings.work, settings.acquire_timeout);
+        let watch = Arc::new(PoolWatch::new(PoolKind::Work));
         if url.starts_with("sqlite:") {
             let writer = SqliteWriter {
                 permit: Arc::new(Semaphore::new(1)),
@@ -225,20 +235,40 @@ impl Db {
                 connection: Arc::new(tokio::sync::Mutex::new(None)),
                 queue: group::Queue::default(),
             };
-            Ok(Db::Sqlite(sqlite::connect(url).await?, Arc::new(writer)))
+            Ok(Db::Sqlite(sqlite::connect(url, size, timeout).await?, Arc::new(writer), watch))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             let writer = PgWriter { permit: Arc::new(Semaphore::new(1)), queue: group::Queue::default() };
-            Ok(Db::Postgres(postgres::connect(url).await?, Arc::new(writer)))
+            Ok(Db::Postgres(postgres::connect(url, size, timeout).await?, Arc::new(writer), watch))
         } else {
             anyhow::bail!("DATABASE_URL must start with sqlite:// or postgres:// (got '{}')", redact_url(url))
+        }
+    }
+
+    /// The same database and writer through a pool of its own (`kind`, sized by `settings`), connecting on
+    /// first use: the pages' reads then never take a connection the work pool's callers need, nor the reverse.
+    pub fn sibling(&self, kind: PoolKind, settings: &PoolSettings) -> Db {
+        let (size, timeout) = (settings.size(kind), settings.acquire_timeout);
+        let watch = Arc::new(PoolWatch::new(kind));
+        match self {
+            Db::Sqlite(pool, writer, _) => Db::Sqlite(sqlite::sibling(pool, size, timeout), writer.clone(), watch),
+            Db::Postgres(pool, writer, _) => {
+                Db::Postgres(postgres::sibling(pool, size, timeout), writer.clone(), watch)
+            }
+        }
+    }
+
+    /// What this pool's acquires waited (for `/metrics`).
+    pub fn pool_watch(&self) -> &PoolWatch {
+        match self {
+            Db::Sqlite(_, _, watch) | Db::Postgres(_, _, watch) => watch,
         }
     }
 
     /// Applies the embedded migrations (ours and the session store's).
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {
-            Db::Sqlite(pool, _) => sqlite::migrate(pool).await,
-            Db::Postgres(pool, _) => postgres::migrate(pool).await,
+            Db::Sqlite(pool, ..) => sqlite::migrate(pool).await,
+            Db::Postgres(pool, ..) => postgres::migrate(pool).await,
         }
     }
 
@@ -248,7 +278,7 @@ impl Db {
     pub async fn grant_runtime(&self, role: &str) -> Result<(), sqlx::Error> {
         match self {
             Db::Sqlite(..) => Ok(()),
-            Db::Postgres(pool, _) => postgres::grant_runtime(pool, role).await,
+            Db::Postgres(pool, ..) => postgres::grant_runtime(pool, role).await,
         }
     }
 
@@ -256,7 +286,7 @@ impl Db {
     pub fn role(&self) -> Option<String> {
         match self {
             Db::Sqlite(..) => None,
-            Db::Postgres(pool, _) => Some(pool.connect_options().get_username().to_string()),
+            Db::Postgres(pool, ..) => Some(pool.connect_options().get_username().to_string()),
         }
     }
 
@@ -268,14 +298,15 @@ impl Db {
     /// turn on a semaphore, not holding a connection that readers need.
     pub async fn begin_write(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool, writer) => {
+            Db::Sqlite(pool, writer, watch) => {
                 let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
                 let lock = WriteLock { _permit: permit, writer: writer.clone(), moved_head: None };
-                Conn::Sqlite(Handle::Transaction(begin(pool, Some("BEGIN IMMEDIATE")).await?), Some(lock))
+                let tx = watch.timed(begin(pool, Some("BEGIN IMMEDIATE"))).await?;
+                Conn::Sqlite(Handle::Transaction(tx), Some(lock))
             }
-            Db::Postgres(pool, writer) => {
+            Db::Postgres(pool, writer, watch) => {
                 let permit = writer.permit.clone().acquire_owned().await.map_err(|_| sqlx::Error::PoolClosed)?;
-                let mut tx = Handle::Transaction(begin(pool, None).await?);
+                let mut tx = Handle::Transaction(watch.timed(begin(pool, None)).await?);
                 let head = audit::lock_head(&mut tx).await?;
                 Conn::Postgres(tx, Some(PgWriteLock { _permit: permit, head }))
             }
@@ -285,9 +316,11 @@ impl Db {
     /// A transaction that only reads: one consistent snapshot, no write lock.
     pub async fn begin_read(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool, _) => Conn::Sqlite(Handle::Transaction(begin(pool, None).await?), None),
-            Db::Postgres(pool, _) => {
-                Conn::Postgres(Handle::Transaction(begin(pool, Some("BEGIN READ ONLY")).await?), None)
+            Db::Sqlite(pool, _, watch) => {
+                Conn::Sqlite(Handle::Transaction(watch.timed(begin(pool, None)).await?), None)
+            }
+            Db::Postgres(pool, _, watch) => {
+                Conn::Postgres(Handle::Transaction(watch.timed(begin(pool, Some("BEGIN READ ONLY"))).await?), None)
             }
         })
     }
@@ -296,8 +329,10 @@ impl Db {
     /// rows (every API call's token, a step before its compare-and-set); use `begin_read` for a snapshot.
     pub async fn connection(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {
-            Db::Sqlite(pool, _) => Conn::Sqlite(Handle::Connection(pool.acquire().await?), None),
-            Db::Postgres(pool, _) => Conn::Postgres(Handle::Connection(pool.acquire().await?), None),
+            Db::Sqlite(pool, _, watch) => Conn::Sqlite(Handle::Connection(watch.timed(pool.acquire()).await?), None),
+            Db::Postgres(pool, _, watch) => {
+                Conn::Postgres(Handle::Connection(watch.timed(pool.acquire()).await?), None)
+            }
         })
     }
 
@@ -306,8 +341,8 @@ impl Db {
     /// (`postgres::write_group`). `false` when it did not write: the caller then takes the ordinary path.
     pub async fn write_at_once(&self, change: Change) -> Result<bool, sqlx::Error> {
         match self {
-            Db::Sqlite(pool, writer) => sqlite::write_at_once(pool, writer, change).await,
-            Db::Postgres(_, writer) => {
+            Db::Sqlite(pool, writer, _) => sqlite::write_at_once(pool, writer, change).await,
+            Db::Postgres(_, writer, _) => {
                 // A success may be its operation's last open step, which the ordinary path completes.
                 if matches!(&change.write, Write::Step(step) if step.completed_at.is_some()) {
                     return Ok(false);
@@ -323,7 +358,7 @@ impl Db {
     /// Keeps the query planner's statistics current (SQLite: `PRAGMA optimize`, which analyses only what
     /// changed enough; PostgreSQL's autovacuum does this by itself). Run at start and by the housekeeping.
     pub async fn optimize(&self) -> Result<(), sqlx::Error> {
-        if let Db::Sqlite(pool, _) = self {
+        if let Db::Sqlite(pool, ..) = self {
             sqlx::query("PRAGMA optimize=0x10002").execute(pool).await?;
         }
         Ok(())
@@ -334,7 +369,7 @@ impl Db {
     pub async fn fold_board_counts(&self) -> Result<u64, sqlx::Error> {
         match self {
             Db::Sqlite(..) => Ok(0),
-            Db::Postgres(pool, _) => postgres::fold_board_counts(pool).await,
+            Db::Postgres(pool, ..) => postgres::fold_board_counts(pool).await,
         }
     }
 
@@ -350,13 +385,14 @@ impl Db {
     /// name, which is by then the new file's.
     pub async fn close(&self) {
         match self {
-            Db::Sqlite(pool, writer) => {
-                if let Some(connection) = writer.connection.lock().await.take() {
+            Db::Sqlite(pool, writer, _) => {
+                let connection = writer.connection.lock().await.take();
+                if let Some(connection) = connection {
                     let _ = sqlx::Connection::close(connection).await;
                 }
                 pool.close().await
             }
-            Db::Postgres(pool, _) => pool.close().await,
+            Db::Postgres(pool, ..) => pool.close().await,
         }
     }
 }
@@ -365,7 +401,7 @@ impl Db {
 /// `false` on PostgreSQL, whose tool is pg_dump.
 pub async fn backup_into(db: &Db, path: &std::path::Path) -> Result<bool, sqlx::Error> {
     match db {
-        Db::Sqlite(pool, _) => {
+        Db::Sqlite(pool, ..) => {
             sqlx::query("VACUUM INTO $1").bind(path.to_string_lossy().into_owned()).execute(pool).await?;
             Ok(true)
         }

@@ -13,8 +13,8 @@ pub enum SqlSessionStore {
 impl SqlSessionStore {
     pub fn new(db: &Db) -> Self {
         match db {
-            Db::Sqlite(pool, _) => SqlSessionStore::Sqlite(SqliteStore::new(pool.clone())),
-            Db::Postgres(pool, _) => SqlSessionStore::Postgres(PostgresStore::new(pool.clone())),
+            Db::Sqlite(pool, ..) => SqlSessionStore::Sqlite(SqliteStore::new(pool.clone())),
+            Db::Postgres(pool, ..) => SqlSessionStore::Postgres(PostgresStore::new(pool.clone())),
         }
     }
 }

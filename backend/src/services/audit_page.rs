@@ -29,6 +29,7 @@ pub async fn page(
     let chain = match audit_trail::chain_status(state).await? {
         ChainStatus::Intact { seq, checked_at } => ChainView::Intact { seq, checked_at },
         ChainStatus::Broken { seq, problem } => ChainView::Broken { seq, problem },
+        ChainStatus::Unchecked => ChainView::Unchecked,
     };
     let names = Names::load(&mut state.db.begin_read().await?).await?;
     let l = caller.locale;

@@ -47,7 +47,7 @@ pub async fn page(
 }
 
 /// What the last check of the chain found.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChainStatus {
     /// Every event up to `seq` was checked.
     Intact {
@@ -58,22 +58,52 @@ pub enum ChainStatus {
         seq: i64,
         problem: String,
     },
+    /// No check has run on this database yet.
+    Unchecked,
+}
+
+/// The break the last check of this process found, if any (a break is not stored: the next check finds it
+/// again, on every instance).
+#[derive(Default)]
+struct LastBreak(std::sync::Mutex<Option<ChainStatus>>);
+
+fn last_break(state: &AppState) -> std::sync::Arc<LastBreak> {
+    state.kept.get_or_init(LastBreak::default)
+}
+
+/// The chain as the last check found it, for the audit page: it only reads (a page never writes; the checks
+/// run in the background, `check_chain`).
+pub async fn chain_status(state: &AppState) -> Result<ChainStatus, AppError> {
+    let known_break = last_break(state).0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(broken) = known_break {
+        return Ok(broken);
+    }
+    let checkpoint = db::audit::checkpoint(&mut state.db.connection().await?).await?;
+    Ok(checkpoint.map_or(ChainStatus::Unchecked, |(seq, _, checked_at)| ChainStatus::Intact { seq, checked_at }))
 }
 
 /// Checks the events added since the last check (not the whole chain: `server audit verify` does that) and
-/// moves the checkpoint. A break is reported and the checkpoint stays before it.
-pub async fn chain_status(state: &AppState) -> Result<ChainStatus, AppError> {
-    let (seq, hash) = match db::audit::checkpoint(&mut state.db.connection().await?).await? {
-        Some((seq, hash, _)) => (seq, hash),
-        None => (0, domain::audit::GENESIS_HASH.to_string()),
+/// moves the checkpoint; run in the background. A break is reported and the checkpoint stays before it.
+pub async fn check_chain(state: &AppState) -> Result<ChainStatus, AppError> {
+    // One connection at a time: the read's is back in the pool before the write asks for one.
+    let walked = {
+        let mut conn = state.db.connection().await?;
+        let (seq, hash) = match db::audit::checkpoint(&mut conn).await? {
+            Some((seq, hash, _)) => (seq, hash),
+            None => (0, domain::audit::GENESIS_HASH.to_string()),
+        };
+        super::audit::walk(&mut conn, seq, &hash).await?
     };
-    match super::audit::walk(&mut state.db.connection().await?, seq, &hash).await? {
-        Ok((seq, hash)) => {
-            let checked_at = save_checkpoint(state, seq, &hash).await?;
-            Ok(ChainStatus::Intact { seq, checked_at })
+    let status = match walked {
+        Ok((seq, hash)) => ChainStatus::Intact { seq, checked_at: save_checkpoint(state, seq, &hash).await? },
+        Err(broken) => {
+            tracing::error!(seq = broken.seq, problem = %broken.problem, "the audit chain is broken");
+            ChainStatus::Broken { seq: broken.seq, problem: broken.problem }
         }
-        Err(broken) => Ok(ChainStatus::Broken { seq: broken.seq, problem: broken.problem }),
-    }
+    };
+    let known_break = matches!(status, ChainStatus::Broken { .. }).then(|| status.clone());
+    *last_break(state).0.lock().unwrap_or_else(|p| p.into_inner()) = known_break;
+    Ok(status)
 }
 
 async fn save_checkpoint(state: &AppState, seq: i64, hash: &str) -> Result<DateTime<Utc>, AppError> {

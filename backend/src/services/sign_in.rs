@@ -4,7 +4,8 @@
 //! only as a keyed hash: `domain::claimed_name`).
 use super::audit::record;
 use super::session_users::{SessionUser, load_session_user};
-use crate::passwords::{self, Turn};
+use crate::passwords;
+use crate::turns::Turn;
 use crate::{AppState, db};
 use chrono::Duration;
 use contract::AppError;

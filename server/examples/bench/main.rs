@@ -73,8 +73,9 @@ async fn main() -> anyhow::Result<()> {
     // BENCH_ONLY=load, =soak, =bulk, =phone or =board: that part only.
     let at_scale = setting("BENCH_OPERATIONS", OPERATIONS_AT_SCALE);
     let load = if wanted("load") { load_rows(dir, at_scale).await? } else { String::new() };
-    // Every page as each role from 32 clients for 60 s against the release binary.
-    let soak = if wanted("soak") { soak::row() } else { String::new() };
+    // Every page as each role from 32 and 128 clients, the audit page alone, step events meanwhile, and 1,000
+    // clients, against the release binary.
+    let soak = if wanted("soak") { soak::rows() } else { String::new() };
     let bulk = if wanted("bulk") { bulk_rows(&db).await? } else { String::new() };
     // The first pages on a slow phone (the release server and site must be built).
     let phone = if wanted("phone") { slow_phone::rows() } else { String::new() };
@@ -345,12 +346,12 @@ async fn raw_insert_rate(db: &Db, round: usize) -> anyhow::Result<f64> {
     let started = Instant::now();
     for i in round * RAW_INSERTS..(round + 1) * RAW_INSERTS {
         match db {
-            Db::Sqlite(pool, _) => {
+            Db::Sqlite(pool, ..) => {
                 let mut t = pool.begin_with("BEGIN IMMEDIATE").await?;
                 sqlx::query(insert).bind(i as i64).bind("step event").execute(&mut *t).await?;
                 t.commit().await?;
             }
-            Db::Postgres(pool, _) => {
+            Db::Postgres(pool, ..) => {
                 let mut t = pool.begin().await?;
                 sqlx::query(insert).bind(i as i64).bind("step event").execute(&mut *t).await?;
                 t.commit().await?;

@@ -131,6 +131,8 @@ fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem
             body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds",
             body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 503, description = "busy: the server is saturated; try again after `Retry-After` seconds",
+            body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, description = "Department outside the token's scope",
             body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 409, description = "idempotency-key-mismatch, idempotency-key-in-flight or process-id-exists",
@@ -163,6 +165,8 @@ async fn register_operation(
         (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds",
             body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 503, description = "busy: the server is saturated; try again after `Retry-After` seconds",
+            body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
     )
 )]
@@ -188,6 +192,8 @@ async fn get_operation(
         (status = 400, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 401, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 429, description = "This client is over its rate; try again after `Retry-After` seconds",
+            body = ProblemBody, content_type = PROBLEM_JSON),
+        (status = 503, description = "busy: the server is saturated; try again after `Retry-After` seconds",
             body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 404, body = ProblemBody, content_type = PROBLEM_JSON),
         (status = 413, description = "The body is larger than 64 KiB", body = String, content_type = "text/plain"),

@@ -52,7 +52,7 @@ impl IntoResponse for Problem {
             AppError::ApiToken(TokenProblem::NotValid) => {
                 headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"invalid_token\""));
             }
-            AppError::TooManyRequests { retry_after_secs } => {
+            AppError::TooManyRequests { retry_after_secs } | AppError::Busy { retry_after_secs } => {
                 if let Ok(value) = HeaderValue::from_str(&retry_after_secs.to_string()) {
                     headers.insert(header::RETRY_AFTER, value);
                 }

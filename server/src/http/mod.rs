@@ -1,4 +1,5 @@
 //! Protections every response passes through (QUALITY 12–16), and the small non-page routes.
+pub mod admission;
 pub mod assets;
 pub mod health;
 pub mod metrics;

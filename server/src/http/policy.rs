@@ -91,7 +91,7 @@ fn refuse(entry: &Entry, request: &Request, error: AppError) -> Response {
 }
 
 /// The answer a server function gives for an error: its JSON, the status, and the header Leptos' client reads.
-fn server_fn_error(path: &str, error: &AppError) -> Response {
+pub(crate) fn server_fn_error(path: &str, error: &AppError) -> Response {
     let body = serde_json::to_vec(error).unwrap_or_default();
     let mut response =
         (StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response();

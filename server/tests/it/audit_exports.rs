@@ -126,16 +126,21 @@ async fn only_auditors_export_and_staff_see_only_their_departments_events() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_chain_status_checks_on_from_its_last_check_and_finds_an_edit_made_since() {
+async fn the_chain_check_goes_on_from_its_last_check_and_finds_an_edit_made_since() {
     let app = TestApp::spawn().await;
+    assert_eq!(audit_trail::chain_status(&app.state).await.unwrap(), ChainStatus::Unchecked);
     for name in ["a-user", "b-user"] {
         app.user(name, &["auditor"], &[]).await;
     }
-    let ChainStatus::Intact { seq: first, .. } = audit_trail::chain_status(&app.state).await.unwrap() else {
+    let ChainStatus::Intact { seq: first, .. } = audit_trail::check_chain(&app.state).await.unwrap() else {
         panic!("intact")
     };
     app.user("c-user", &["auditor"], &[]).await;
-    let ChainStatus::Intact { seq: second, .. } = audit_trail::chain_status(&app.state).await.unwrap() else {
+    let ChainStatus::Intact { seq: shown, .. } = audit_trail::chain_status(&app.state).await.unwrap() else {
+        panic!("intact")
+    };
+    assert_eq!(shown, first, "the page shows what the last check found, and checks nothing itself");
+    let ChainStatus::Intact { seq: second, .. } = audit_trail::check_chain(&app.state).await.unwrap() else {
         panic!("intact")
     };
     assert!(second > first);
@@ -143,10 +148,9 @@ async fn the_chain_status_checks_on_from_its_last_check_and_finds_an_edit_made_s
     let edited = second + 1;
     crate::audit_trail::tamper(app.db(), &format!("UPDATE audit_events SET actor_label = 'x' WHERE seq = {edited}"))
         .await;
-    assert_eq!(
-        audit_trail::chain_status(&app.state).await.unwrap(),
-        ChainStatus::Broken { seq: edited, problem: "hash does not match the event's content".into() }
-    );
+    let broken = ChainStatus::Broken { seq: edited, problem: "hash does not match the event's content".into() };
+    assert_eq!(audit_trail::check_chain(&app.state).await.unwrap(), broken);
+    assert_eq!(audit_trail::chain_status(&app.state).await.unwrap(), broken, "the page shows the break");
 }
 
 async fn bundle(app: &TestApp, process_id: &str, cookie: &str) -> (StatusCode, Vec<u8>) {

@@ -235,7 +235,7 @@ async fn restoring_an_older_backup_raises_the_alarm_and_the_documented_resolutio
 
     // The operator restores the copy, as docs/operations.md says: server stopped, file replaced (a new file: a connection
     // of the stopped app still open on the old one must not write into the copy).
-    app.db().close().await;
+    app.stop().await;
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }

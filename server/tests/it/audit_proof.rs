@@ -254,7 +254,7 @@ async fn keygen_writes_a_key_only_its_owner_reads_never_replaces_it_and_public_k
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_apps_postgresql_role_cannot_rewrite_unprotect_or_restructure_the_audit_trail() {
     let app = TestApp::spawn().await;
-    let Db::Postgres(pool, _) = app.db() else { return };
+    let Db::Postgres(pool, ..) = app.db() else { return };
     some_events(&app, &["a-user", "b-user"]).await;
     checkpoint_head(&app.state).await.unwrap().expect("the app's role appends checkpoints");
     let role: String = sqlx::query_scalar("SELECT current_user").fetch_one(pool).await.unwrap();

@@ -61,7 +61,7 @@ async fn the_role_change_event_shows_before_and_after() {
 
 /// A statement with the rights of whoever runs the database (on PostgreSQL a superuser, not the app's role).
 pub async fn raw(db: &Db, sql: &str) -> Result<(), sqlx::Error> {
-    if let Db::Postgres(pool, _) = db {
+    if let Db::Postgres(pool, ..) = db {
         return crate::harness::as_superuser(pool, sql).await;
     }
     let mut tx = db.begin_write().await?;

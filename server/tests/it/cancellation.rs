@@ -102,7 +102,7 @@ async fn no_pooled_connection_is_inside_a_transaction(db: &backend::db::Db, poll
     use backend::db::Db;
     let mut inside = 0;
     match db {
-        Db::Sqlite(pool, _) => {
+        Db::Sqlite(pool, ..) => {
             let mut all = Vec::new();
             for _ in 0..pool.options().get_max_connections() {
                 let mut conn = pool.acquire().await.unwrap();
@@ -111,7 +111,7 @@ async fn no_pooled_connection_is_inside_a_transaction(db: &backend::db::Db, poll
                 all.push(conn);
             }
         }
-        Db::Postgres(pool, _) => {
+        Db::Postgres(pool, ..) => {
             let mut all = Vec::new();
             let mut pids = Vec::new();
             for _ in 0..pool.options().get_max_connections() {

@@ -149,6 +149,6 @@ async fn a_closed_database_keeps_none_of_its_files_open() {
             .count()
     };
     assert!(open() > 0, "the app has its database open");
-    app.db().close().await;
+    app.stop().await; // fails when a file stays open
     assert_eq!(open(), 0, "after close, no file of {file} is open");
 }

@@ -193,8 +193,8 @@ async fn an_upgrade_keeps_what_everyone_could_do_as_memberships_and_lists_the_cr
         }};
     }
     match &db {
-        Db::Sqlite(pool, _) => before_memberships!(pool, "../migrations/sqlite"),
-        Db::Postgres(pool, _) => before_memberships!(pool, "../migrations/postgres"),
+        Db::Sqlite(pool, ..) => before_memberships!(pool, "../migrations/sqlite"),
+        Db::Postgres(pool, ..) => before_memberships!(pool, "../migrations/postgres"),
     }
     db.migrate().await.unwrap();
 

@@ -279,7 +279,7 @@ impl TestApp {
         server_options.public_url = format!("http://{}", listener.local_addr().unwrap());
         configure(&mut server_options);
         let config = (*self.state.config).clone();
-        self.state.db.close().await;
+        self.state.close().await;
         // The database goes on with the new app (this one's drop would remove it).
         let database_url = std::mem::take(&mut self.database_url);
         Self::start(database_url, listener, server_options, config, self.clock.clone()).await
@@ -296,7 +296,9 @@ impl TestApp {
     ) -> TestApp {
         let addr = listener.local_addr().unwrap();
         let migrate_url = migrate_url(&database_url);
-        let db = server::startup::open_database_as(&database_url, migrate_url.as_deref()).await.expect("open database");
+        let db = server::startup::open_database_as(&database_url, migrate_url.as_deref(), &server_options.pools)
+            .await
+            .expect("open database");
         let state = server::startup::state(db, clock.clone(), server_options, config).await.expect("state");
         backend::services::audit_proof::check_memory(&state).await.expect("check the signer's memory");
         let mut options = server::startup::leptos_options().unwrap();
@@ -314,6 +316,31 @@ impl TestApp {
 
     pub fn db(&self) -> &Db {
         &self.state.db
+    }
+
+    /// The server stopped, as an operator stops it before replacing its database file: every pool closed and, on
+    /// SQLite, no file of the database open any more. (A closed connection's file handles go with its own thread,
+    /// which under load can be a moment after `close` returns; a process that ends closes them all at once.)
+    pub async fn stop(&self) {
+        self.state.close().await;
+        let Some(file) = self.database_url.strip_prefix("sqlite://").and_then(|rest| rest.split('?').next()) else {
+            return;
+        };
+        let open = || {
+            std::fs::read_dir("/proc/self/fd")
+                .map(|fds| fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok()).collect::<Vec<_>>())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|target| target.to_string_lossy().starts_with(file))
+                .count()
+        };
+        for _ in 0..100 {
+            if open() == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("{} file(s) of {file} still open 5 s after the app closed its database", open());
     }
 
     /// The demo outside systems, as this app's demo connectors read them.

@@ -34,6 +34,7 @@ mod instances;
 mod languages;
 mod mail;
 mod metrics;
+mod overload;
 mod people;
 mod policy;
 mod reconciliation;

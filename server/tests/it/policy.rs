@@ -8,13 +8,13 @@ use domain::roles::Role;
 use reqwest::{Method, StatusCode};
 
 /// The credentials each kind of caller brings: a session cookie, a bearer token, or nothing.
-struct Callers {
-    cookies: Vec<(Role, String)>,
-    token: String,
+pub struct Callers {
+    pub cookies: Vec<(Role, String)>,
+    pub token: String,
 }
 
 impl Callers {
-    async fn sign_in_everyone(app: &TestApp) -> Callers {
+    pub async fn sign_in_everyone(app: &TestApp) -> Callers {
         let mut cookies = Vec::new();
         for role in Role::ALL {
             let name = format!("policy-{role}");
@@ -39,14 +39,18 @@ pub fn concrete(pattern: &str) -> String {
         .replace("{service}", "billing")
 }
 
-async fn call(
-    app: &TestApp,
-    entry: &Entry,
+/// Calls `entry` at `url` as `caller`, with the placeholders of `concrete` (or `path` when given): the status and
+/// where it redirects to, once the whole body has come.
+pub async fn call(
+    http: &reqwest::Client,
+    url: &str,
+    (entry, path): (&Entry, Option<String>),
     caller: CallerKind,
     callers: &Callers,
 ) -> Result<(StatusCode, String), String> {
     let method = Method::from_bytes(entry.method.as_bytes()).unwrap();
-    let mut request = app.http.request(method, format!("{}{}", app.url, concrete(entry.path)));
+    let path = path.unwrap_or_else(|| concrete(entry.path));
+    let mut request = http.request(method, format!("{url}{path}"));
     request = match entry.kind {
         Kind::ServerFn => request.header("content-type", "application/x-www-form-urlencoded").body(""),
         _ if entry.method == "POST" => request.header("content-type", "application/json").body("{}"),
@@ -110,7 +114,7 @@ async fn every_registered_route_is_in_the_policy_table_and_answers_every_kind_of
     let mut wrong = Vec::new();
     for entry in entries {
         for caller in CallerKind::ALL {
-            match call(&app, entry, caller, &callers).await {
+            match call(&app.http, &app.url, (entry, None), caller, &callers).await {
                 Ok((status, location)) => wrong.extend(disagreement(entry, caller, status, &location)),
                 Err(no_answer) => wrong.push(no_answer),
             }
@@ -271,8 +275,9 @@ async fn every_server_function_and_form_post_refuses_a_cross_site_caller_even_a_
     let app = TestApp::spawn().await;
     let callers = Callers::sign_in_everyone(&app).await;
     let mut wrong = Vec::new();
-    let browser_posts =
-        POLICY.iter().filter(|e| e.method == "POST" && matches!(e.kind, Kind::ServerFn | Kind::Page | Kind::Download));
+    let browser_posts = POLICY.iter().filter(|e| {
+        e.method == "POST" && matches!(e.kind, Kind::ServerFn | Kind::Page | Kind::Download | Kind::Export)
+    });
     for entry in browser_posts {
         for (header, value) in [("sec-fetch-site", "cross-site"), ("origin", "https://evil.example")] {
             let request = app.http.post(format!("{}{}", app.url, concrete(entry.path))).header(header, value);

@@ -291,7 +291,7 @@ async fn a_demo_look_up_that_cannot_read_the_log_is_lookup_failed_not_not_execut
         connector.look_up(&lookup).await,
         domain::reconciliation::Finding::NotFound { authoritative: true }
     ));
-    app.db().close().await;
+    app.state.close().await;
     let finding = connector.look_up(&lookup).await;
     assert!(matches!(finding, domain::reconciliation::Finding::Failed(_)), "{finding:?}");
 }

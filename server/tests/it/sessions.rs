@@ -96,8 +96,8 @@ async fn a_request_within_a_minute_of_the_last_noted_one_does_not_write_the_sess
 async fn stored_session_data(app: &TestApp) -> Vec<u8> {
     use backend::db::Db;
     match app.db() {
-        Db::Sqlite(pool, _) => sqlx::query_scalar("SELECT data FROM tower_sessions").fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool, _) => {
+        Db::Sqlite(pool, ..) => sqlx::query_scalar("SELECT data FROM tower_sessions").fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool, ..) => {
             sqlx::query_scalar("SELECT data FROM tower_sessions.session").fetch_one(pool).await.unwrap()
         }
     }
@@ -106,8 +106,10 @@ async fn stored_session_data(app: &TestApp) -> Vec<u8> {
 async fn stored_sessions(app: &TestApp) -> i64 {
     use backend::db::Db;
     match app.db() {
-        Db::Sqlite(pool, _) => sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions").fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool, _) => {
+        Db::Sqlite(pool, ..) => {
+            sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions").fetch_one(pool).await.unwrap()
+        }
+        Db::Postgres(pool, ..) => {
             sqlx::query_scalar("SELECT COUNT(*) FROM tower_sessions.session").fetch_one(pool).await.unwrap()
         }
     }

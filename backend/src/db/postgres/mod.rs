@@ -7,8 +7,17 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::time::Duration;
 
-pub async fn connect(url: &str) -> anyhow::Result<PgPool> {
-    Ok(PgPoolOptions::new().max_connections(16).acquire_timeout(Duration::from_secs(10)).connect(url).await?)
+pub async fn connect(url: &str, size: u32, acquire_timeout: Duration) -> anyhow::Result<PgPool> {
+    Ok(pool_options(size, acquire_timeout).connect(url).await?)
+}
+
+/// Another pool on the same database and role, connecting on first use.
+pub fn sibling(pool: &PgPool, size: u32, acquire_timeout: Duration) -> PgPool {
+    pool_options(size, acquire_timeout).connect_lazy_with((*pool.connect_options()).clone())
+}
+
+fn pool_options(size: u32, acquire_timeout: Duration) -> PgPoolOptions {
+    PgPoolOptions::new().max_connections(size.max(1)).acquire_timeout(acquire_timeout)
 }
 
 /// Row locks, held until the transaction ends.

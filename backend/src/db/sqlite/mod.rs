@@ -9,7 +9,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use std::str::FromStr;
 use std::time::Duration;
 
-pub async fn connect(url: &str) -> anyhow::Result<SqlitePool> {
+pub async fn connect(url: &str, size: u32, acquire_timeout: Duration) -> anyhow::Result<SqlitePool> {
     let options = SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
@@ -21,8 +21,17 @@ pub async fn connect(url: &str) -> anyhow::Result<SqlitePool> {
     {
         std::fs::create_dir_all(dir)?;
     }
-    // A connection to a local file does not go stale: no ping (one thread hand-off) before every use.
-    Ok(SqlitePoolOptions::new().max_connections(8).test_before_acquire(false).connect_with(options).await?)
+    Ok(pool_options(size, acquire_timeout).connect_with(options).await?)
+}
+
+/// Another pool on the same file, connecting on first use.
+pub fn sibling(pool: &SqlitePool, size: u32, acquire_timeout: Duration) -> SqlitePool {
+    pool_options(size, acquire_timeout).connect_lazy_with((*pool.connect_options()).clone())
+}
+
+/// A connection to a local file does not go stale: no ping (one thread hand-off) before every use.
+fn pool_options(size: u32, acquire_timeout: Duration) -> SqlitePoolOptions {
+    SqlitePoolOptions::new().max_connections(size.max(1)).acquire_timeout(acquire_timeout).test_before_acquire(false)
 }
 
 /// No clause: a write transaction (`BEGIN IMMEDIATE`, one writer at a time) already excludes every other writer
