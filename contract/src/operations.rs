@@ -108,8 +108,12 @@ pub struct RegistrationWarning {
 #[serde(rename_all = "snake_case")]
 pub enum WarningKind {
     /// A side-effecting step whose outside system's records carry fields was registered without step content:
-    /// reconciliation can only say "executed", never that another amount was executed.
+    /// reconciliation can only say "executed, content not compared", never that another amount was executed.
     StepContentMissing,
+    /// A side-effecting step's content has none of the fields its connector reads: nothing is compared.
+    StepContentNotRead,
+    /// A side-effecting step's connector reads no field of the outside system's records: nothing is compared.
+    ConnectorReadsNoField,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -81,10 +81,9 @@ pub fn judge(probe: Probe, heard: Heard) -> ProbeResult {
         (Heard::Answer { status, .. }, Probe::Unsigned | Probe::WronglySigned | Probe::Stale) => {
             matches!(status, 401 | 403)
         }
-        // A receiver that does not say what it did passes on its status; one that says it ran a test call as a
-        // rerun does not.
+        // Only the documented answer shows that the test call ran nothing: a plain 2xx may have run every step.
         (Heard::Answer { status, outcome }, Probe::Delivered) => {
-            (200..300).contains(status) && matches!(outcome, None | Some(RerunOutcome::Test))
+            (200..300).contains(status) && *outcome == Some(RerunOutcome::Test)
         }
         // A repeat must be answered 2xx (so that retries stop) and said to be one: nothing shows otherwise that
         // it was not acted on again.
@@ -117,7 +116,8 @@ mod tests {
     #[test]
     fn the_valid_call_is_answered_2xx_once_and_its_repeat_is_said_to_be_a_duplicate() {
         assert!(judge(Probe::Delivered, answer(200, Some(RerunOutcome::Test))).met);
-        assert!(judge(Probe::Delivered, answer(204, None)).met, "a plain receiver passes on its status");
+        assert!(!judge(Probe::Delivered, answer(204, None)).met, "a plain 2xx may have run every step");
+        assert!(!judge(Probe::Delivered, answer(200, None)).met);
         assert!(!judge(Probe::Delivered, answer(200, Some(RerunOutcome::Done))).met, "a test run as a rerun");
         assert!(judge(Probe::Repeated, answer(200, Some(RerunOutcome::Duplicate))).met);
         assert!(!judge(Probe::Repeated, answer(200, Some(RerunOutcome::Test))).met, "acted on twice");

@@ -12,6 +12,9 @@ use std::fmt;
 pub enum Verdict {
     /// A record was found and its content matches the step.
     Executed,
+    /// A record was found that says the work was done, but nothing of its content was compared with the step's
+    /// (no content, no field the connector reads, no field both carry): the key alone says it ran, not what ran.
+    ExecutedNotCompared,
     /// A record was found but its content differs: a data inconsistency, never rerun.
     ExecutedMismatch,
     /// The outside system proves there is no record.
@@ -25,8 +28,9 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 6] = [
+    pub const ALL: [Verdict; 7] = [
         Verdict::Executed,
+        Verdict::ExecutedNotCompared,
         Verdict::ExecutedMismatch,
         Verdict::NotExecuted,
         Verdict::InProgress,
@@ -37,6 +41,7 @@ impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Executed => "executed",
+            Verdict::ExecutedNotCompared => "executed_not_compared",
             Verdict::ExecutedMismatch => "executed_mismatch",
             Verdict::NotExecuted => "not_executed",
             Verdict::InProgress => "in_progress",
@@ -173,6 +178,12 @@ pub struct Evidence {
     /// How many records the provider holds for this key (more than one is a double send).
     pub records: usize,
     pub compared: Vec<ComparedField>,
+    /// Fields of the step's content that the record does not carry (not compared).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content_not_in_record: Vec<String>,
+    /// Fields of the record that the step's content does not name (not compared).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub record_not_in_content: Vec<String>,
     /// The basis in one English sentence, for the API and the exports; pages say `basis` in the reader's
     /// language.
     pub summary: String,
@@ -200,14 +211,17 @@ impl Evidence {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Basis {
     /// The provider holds `count` records for the key; the deciding one's status, and the fields that differ.
-    /// `content_not_compared`: the record has fields, but the step was registered without content to compare
-    /// them with, so "executed" says nothing about what was done (another amount would pass unseen).
+    /// `not_compared`: why nothing of the record was compared with the step, so that "executed" says nothing
+    /// about what was done (another amount would pass unseen). `content_not_compared`: the same, as evidence
+    /// recorded before the reason was kept said it (the step had no content).
     Records {
         count: usize,
         status: Option<String>,
         differs_in: Vec<String>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         content_not_compared: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        not_compared: Option<NotCompared>,
     },
     /// An authoritative look-up found no record for the key.
     NoRecord,
@@ -229,6 +243,28 @@ pub enum Basis {
     Text { text: String },
 }
 
+/// Why nothing of a record was compared with the step's content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotCompared {
+    /// The step was registered without content.
+    NoContent,
+    /// The connector reads no field of the record (no `fields` mapping).
+    NoFieldRead,
+    /// The step's content and the record share no field name.
+    NoCommonField,
+}
+
+impl NotCompared {
+    fn summary(self) -> &'static str {
+        match self {
+            NotCompared::NoContent => NOT_COMPARED,
+            NotCompared::NoFieldRead => "; content not compared: the connector reads no field of the record",
+            NotCompared::NoCommonField => "; content not compared: the step's content and the record share no field",
+        }
+    }
+}
+
 const MANY: &str = "; more than one execution for one key";
 const NOT_COMPARED: &str = "; step content not compared: the step was registered without content";
 
@@ -236,7 +272,7 @@ impl Basis {
     /// The English sentence of the API and the exports (the wording evidence always had).
     pub fn summary(&self) -> String {
         match self {
-            Basis::Records { count, status, differs_in, content_not_compared } => {
+            Basis::Records { count, status, differs_in, content_not_compared, not_compared } => {
                 let mut summary = format!("{count} record(s); status {}", status.as_deref().unwrap_or("—"));
                 if !differs_in.is_empty() {
                     summary.push_str(&format!("; differs in {}", differs_in.join(", ")));
@@ -244,8 +280,10 @@ impl Basis {
                 if *count > 1 {
                     summary.push_str(MANY);
                 }
-                if *content_not_compared {
-                    summary.push_str(NOT_COMPARED);
+                match (not_compared, content_not_compared) {
+                    (Some(why), _) => summary.push_str(why.summary()),
+                    (None, true) => summary.push_str(NOT_COMPARED),
+                    (None, false) => {}
                 }
                 summary
             }
@@ -293,16 +331,10 @@ impl Basis {
             None => (rest, Vec::new()),
         };
         let status = (status != "—").then(|| status.to_string());
-        let basis = Basis::Records { count, status, differs_in: differs, content_not_compared };
+        let basis = Basis::Records { count, status, differs_in: differs, content_not_compared, not_compared: None };
         // Only a sentence this reading gives back exactly is understood.
         (basis.summary() == summary).then_some(basis)
     }
-}
-
-/// Whether a step registered with `content` gives reconciliation anything to compare: none, or an empty
-/// object, compares nothing (and "executed" then says nothing about what was executed).
-pub fn lacks_content(content: Option<&Value>) -> bool {
-    content.and_then(Value::as_object).is_none_or(Map::is_empty)
 }
 
 /// What the step looked like when it was checked.
@@ -352,7 +384,9 @@ fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Eviden
     };
     let compared = compare(step, &record.fields);
     let mismatched: Vec<&str> = compared.iter().filter(|c| !c.matches).map(|c| c.name.as_str()).collect();
+    let not_compared = compared.is_empty().then(|| why_not_compared(step, &record.fields));
     let verdict = match record.status {
+        RecordStatus::Done if not_compared.is_some() => Verdict::ExecutedNotCompared,
         RecordStatus::Done if mismatched.is_empty() => Verdict::Executed,
         RecordStatus::Done => Verdict::ExecutedMismatch,
         RecordStatus::Running => Verdict::InProgress,
@@ -363,20 +397,35 @@ fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Eviden
         count: records.len(),
         status: record.status_text.clone(),
         differs_in: mismatched.iter().map(|name| name.to_string()).collect(),
-        // Missing content, an empty object, or content that shares no field with the record: nothing compared.
-        content_not_compared: compared.is_empty() && !record.fields.is_empty(),
+        content_not_compared: false,
+        not_compared,
     };
+    let content = step.content.cloned().unwrap_or_default();
     let evidence = Evidence {
         external_id: record.external_id.clone(),
         external_at: record.at,
         status_text: record.status_text.clone(),
         records: records.len(),
         compared,
+        content_not_in_record: content.keys().filter(|k| !record.fields.contains_key(*k)).cloned().collect(),
+        record_not_in_content: record.fields.keys().filter(|k| !content.contains_key(*k)).cloned().collect(),
         ..Evidence::of(basis)
     };
     (verdict, evidence)
 }
 
+fn why_not_compared(step: &StepContext<'_>, found: &Map<String, Value>) -> NotCompared {
+    if step.content.is_none_or(Map::is_empty) {
+        NotCompared::NoContent
+    } else if found.is_empty() {
+        NotCompared::NoFieldRead
+    } else {
+        NotCompared::NoCommonField
+    }
+}
+
+/// The fields compared: those `compare` names (each must be in the step's content), else every field both the
+/// step's content and the record carry, by the same name.
 fn compare(step: &StepContext<'_>, found: &Map<String, Value>) -> Vec<ComparedField> {
     let Some(expected) = step.content else {
         return Vec::new();
@@ -506,9 +555,22 @@ mod tests {
                 status: Some("completed".into()),
                 differs_in: vec!["amount".into(), "to".into()],
                 content_not_compared: false,
+                not_compared: None,
             },
-            Basis::Records { count: 1, status: None, differs_in: vec![], content_not_compared: false },
-            Basis::Records { count: 2, status: None, differs_in: vec![], content_not_compared: true },
+            Basis::Records {
+                count: 1,
+                status: None,
+                differs_in: vec![],
+                content_not_compared: false,
+                not_compared: None,
+            },
+            Basis::Records {
+                count: 2,
+                status: None,
+                differs_in: vec![],
+                content_not_compared: true,
+                not_compared: None,
+            },
             Basis::NoRecord,
             Basis::NotFoundProvesNothing,
             Basis::NotFoundYet { delay_seconds: 30 },
@@ -570,23 +632,47 @@ mod tests {
         assert!(evidence.summary.contains("amount"));
     }
 
+    /// Issue 62's traps: a record that says "done" is "executed" only when something of it was compared with the
+    /// step, whatever kept it from being compared; the evidence names what was and was not compared.
     #[test]
-    fn a_record_of_a_step_registered_without_content_says_its_content_was_not_compared() {
+    fn a_done_record_compared_with_nothing_is_executed_not_compared_and_says_why() {
+        let done_5000 = || Finding::Found(vec![record(RecordStatus::Done, 5000)]);
+        let why = |step: &StepContext<'_>| match judge(&done_5000(), step, RULES, at(5)) {
+            (verdict, evidence) => match evidence.basis() {
+                Basis::Records { not_compared, .. } => (verdict, not_compared, evidence),
+                other => panic!("{other:?}"),
+            },
+        };
         let step = StepContext { content: None, compare: &[], attempted_at: at(0) };
-        let (verdict, evidence) = judge(&Finding::Found(vec![record(RecordStatus::Done, 5000)]), &step, RULES, at(5));
-        assert_eq!(verdict, Verdict::Executed, "nothing to compare with: no mismatch can be seen");
-        assert!(matches!(evidence.basis(), Basis::Records { content_not_compared: true, .. }));
+        let (verdict, not_compared, evidence) = why(&step);
+        assert_eq!((verdict, not_compared), (Verdict::ExecutedNotCompared, Some(NotCompared::NoContent)));
         assert!(evidence.summary.contains("not compared"), "{}", evidence.summary);
-        let with_content = order(5000);
-        let step = StepContext { content: Some(&with_content), ..step };
-        let (_, evidence) = judge(&Finding::Found(vec![record(RecordStatus::Done, 5000)]), &step, RULES, at(5));
-        assert!(matches!(evidence.basis(), Basis::Records { content_not_compared: false, .. }));
-        let unrelated = json!({"colour": "red"}).as_object().unwrap().clone();
-        let step = StepContext { content: Some(&unrelated), ..step };
-        let (_, evidence) = judge(&Finding::Found(vec![record(RecordStatus::Done, 5000)]), &step, RULES, at(5));
-        assert!(matches!(evidence.basis(), Basis::Records { content_not_compared: true, .. }), "no shared field");
-        assert!(lacks_content(None) && lacks_content(Some(&json!({}))) && !lacks_content(Some(&json!({"a": 1}))));
+
+        // The step says 4,000 yen under another name; the record says 5,000.
+        let total = json!({"total": 4000}).as_object().unwrap().clone();
+        let mut step = StepContext { content: Some(&total), ..step };
+        let (verdict, not_compared, evidence) = why(&step);
+        assert_eq!((verdict, not_compared), (Verdict::ExecutedNotCompared, Some(NotCompared::NoCommonField)));
+        assert_eq!(evidence.content_not_in_record, vec!["total"]);
+        assert_eq!(evidence.record_not_in_content, vec!["amount", "item"]);
+        assert!(evidence.summary.contains("share no field") && !evidence.summary.contains("without content"));
+
+        // A connector that reads no field of the record.
+        let content = order(4000);
+        step.content = Some(&content);
+        let mut bare = record(RecordStatus::Done, 0);
+        bare.fields.clear();
+        let (verdict, evidence) = judge(&Finding::Found(vec![bare]), &step, RULES, at(5));
+        assert_eq!(verdict, Verdict::ExecutedNotCompared);
+        assert!(matches!(evidence.basis(), Basis::Records { not_compared: Some(NotCompared::NoFieldRead), .. }));
+        assert_eq!(evidence.content_not_in_record, vec!["amount", "item"]);
+
+        // Compared: both values kept, nothing left over.
+        let (verdict, evidence) = judge(&done_5000(), &step, RULES, at(5));
+        assert_eq!(verdict, Verdict::ExecutedMismatch);
+        assert!(evidence.content_not_in_record.is_empty() && evidence.record_not_in_content.is_empty());
     }
+
     #[test]
     fn numbers_compare_by_value_whatever_their_spelling() {
         let content = order(4000);

@@ -56,6 +56,9 @@ pub enum BlockedBecause {
     StillInProgress,
     /// It ran with other content: a data inconsistency, never rerun.
     ContentMismatch,
+    /// The outside system says it ran, but nothing of what ran was compared with the step: a person looks at the
+    /// record beside the step's content and records the verdict by hand.
+    ContentNotCompared,
     /// The look-up failed; ask again.
     LookupFailed,
 }
@@ -92,6 +95,8 @@ pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
             (true, Some(Verdict::Unknown)) => blocked.push(block(BlockedBecause::ResultUnknown)),
             (true, Some(Verdict::InProgress)) => blocked.push(block(BlockedBecause::StillInProgress)),
             (true, Some(Verdict::ExecutedMismatch)) => blocked.push(block(BlockedBecause::ContentMismatch)),
+            // Never a completion flag on the key alone: what ran may not be what was meant.
+            (true, Some(Verdict::ExecutedNotCompared)) => blocked.push(block(BlockedBecause::ContentNotCompared)),
             (true, Some(Verdict::LookupFailed)) => blocked.push(block(BlockedBecause::LookupFailed)),
         }
     }
@@ -224,6 +229,9 @@ mod tests {
         let outcome = compute(&steps, "v1");
         assert_eq!(outcome.confirm_flags, vec!["register_order".to_string()]);
         assert_eq!(outcome.plan.steps.len(), 1);
+        // Found done, but nothing of it compared: no flag on the key alone.
+        let uncompared = [step("register_order", false, Some(Verdict::ExecutedNotCompared))];
+        assert!(compute(&uncompared, "v1").confirm_flags.is_empty());
     }
 
     #[test]
@@ -233,6 +241,7 @@ mod tests {
             (Some(Verdict::Unknown), ResultUnknown),
             (Some(Verdict::InProgress), StillInProgress),
             (Some(Verdict::ExecutedMismatch), ContentMismatch),
+            (Some(Verdict::ExecutedNotCompared), ContentNotCompared),
             (Some(Verdict::LookupFailed), LookupFailed),
             (None, NotLookedUp),
         ] {

@@ -126,6 +126,13 @@ pub enum IntegrationCommand {
         /// Another address than the workflow's `rerun_url` (e.g. a staging receiver).
         #[arg(long)]
         url: Option<String>,
+        /// The variable that holds the signing secret, instead of the workflow's `signing_secret_env` (the
+        /// server's own variable, e.g. `RERUN_GATE_SECRET_ORDER_INTAKE`, is usually not set where the check runs).
+        #[arg(long)]
+        secret_env: Option<String>,
+        /// The report's language, `ja` or `en`; by default `LANG`'s (`C` and `POSIX` are English).
+        #[arg(long)]
+        lang: Option<String>,
     },
 }
 
@@ -409,8 +416,10 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
         }
         Command::Audit { command } => audit_command(state, command).await,
         Command::Backup { to } => backup(state, to).await,
-        Command::Integration { command: IntegrationCommand::Check { workflow, url } } => {
-            integration_check(state, workflow, url.as_deref()).await
+        Command::Integration { command: IntegrationCommand::Check { workflow, url, secret_env, lang } } => {
+            let options =
+                services::conformance::CheckOptions { url: url.as_deref(), secret_env: secret_env.as_deref() };
+            integration_check(state, workflow, options, lang.as_deref()).await
         }
         Command::Demo { command: DemoCommand::Load } => {
             match demo::load_if_empty(state).await? {
@@ -672,16 +681,21 @@ async fn backup(state: &AppState, to: &std::path::Path) -> anyhow::Result<i32> {
 
 /// Prints each expectation of the rerun endpoint's check, met or not, in the language of `LANG` (Japanese
 /// unless it names another the app speaks).
-async fn integration_check(state: &AppState, workflow: &str, url: Option<&str>) -> anyhow::Result<i32> {
+async fn integration_check(
+    state: &AppState,
+    workflow: &str,
+    options: services::conformance::CheckOptions<'_>,
+    lang: Option<&str>,
+) -> anyhow::Result<i32> {
     let actor = Actor::system(SystemActor::CommandLine);
-    let checked = match services::conformance::check(state, actor, None, workflow, url).await {
+    let checked = match services::conformance::check(state, actor, None, workflow, options).await {
         Ok(checked) => checked,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {error} (the secret: the workflow's variable, or --secret-env NAME)");
             return Ok(2);
         }
     };
-    let l = std::env::var("LANG").ok().and_then(|lang| lang.get(..2)?.parse().ok()).unwrap_or_default();
+    let l = words::locale_of_language(lang.map(str::to_string).or_else(|| std::env::var("LANG").ok()).as_deref());
     print!("{}", words::conformance::report_in(l, &checked));
     Ok(if checked.all_met() { 0 } else { 1 })
 }

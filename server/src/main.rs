@@ -70,9 +70,7 @@ async fn run() -> anyhow::Result<i32> {
             cli::print_demo_credentials(&credentials);
         }
     }
-    for (connector, variable) in state.connectors.unsigned_webhooks(&state.config) {
-        tracing::warn!(connector, variable, "webhook secret variable not set: this connector's webhooks are refused");
-    }
+    startup::warn_of_gaps(&state);
     startup::spawn_housekeeping(state.clone());
     startup::spawn_board_count_folding(state.clone());
     startup::spawn_threshold_checks(state.clone());

@@ -230,6 +230,23 @@ pub fn spawn_threshold_checks(state: AppState) {
     });
 }
 
+/// What the configuration leaves undone, said once at start-up: steps whose connector compares nothing, and
+/// connectors whose webhook secret is not set.
+pub fn warn_of_gaps(state: &AppState) {
+    for (workflow, step, connector) in state.connectors.steps_compared_with_nothing(&state.config) {
+        tracing::warn!(
+            workflow,
+            step,
+            connector,
+            "a side-effecting step's connector reads no field of the outside \
+            system's records: its verdicts can only be \"executed, content not compared\"; give it a `fields` mapping"
+        );
+    }
+    for (connector, variable) in state.connectors.unsigned_webhooks(&state.config) {
+        tracing::warn!(connector, variable, "webhook secret variable not set: this connector's webhooks are refused");
+    }
+}
+
 /// The connector kinds this process knows: the built-in ones, and the demo's, plugged in here at the top.
 pub fn connector_kinds() -> ConnectorKinds {
     backend::reconciliation::built_in_kinds().with(backend::demo::connector::DemoKind)

@@ -1,11 +1,11 @@
 //! What a reconciliation's verdict rests on, said in the reader's language (the API and exports keep the
 //! English `summary`).
 use crate::i18n::{Locale, td_string};
-use domain::reconciliation::{Basis, LookupProblem, OutsideStatus};
+use domain::reconciliation::{Basis, LookupProblem, NotCompared, OutsideStatus};
 
 pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
     match basis {
-        Basis::Records { count, status, differs_in, content_not_compared } => {
+        Basis::Records { count, status, differs_in, content_not_compared, not_compared } => {
             let status = status.as_deref().map_or_else(|| "—".to_string(), |s| outside_status_label_in(l, s));
             let mut text = td_string!(l, operation.basis.records, count = *count, status = status).to_string();
             if !differs_in.is_empty() {
@@ -15,9 +15,13 @@ pub fn basis_label_in(l: Locale, basis: &Basis) -> String {
             if *count > 1 {
                 text.push_str(td_string!(l, operation.basis.many));
             }
-            if *content_not_compared {
-                text.push_str(td_string!(l, operation.basis.content_not_compared));
-            }
+            let not_compared = not_compared.or(content_not_compared.then_some(NotCompared::NoContent));
+            text.push_str(match not_compared {
+                Some(NotCompared::NoContent) => td_string!(l, operation.basis.content_not_compared),
+                Some(NotCompared::NoFieldRead) => td_string!(l, operation.basis.no_field_read),
+                Some(NotCompared::NoCommonField) => td_string!(l, operation.basis.no_common_field),
+                None => "",
+            });
             text
         }
         Basis::NoRecord => td_string!(l, operation.basis.no_record).to_string(),
@@ -84,6 +88,7 @@ mod tests {
             status: Some("completed".into()),
             differs_in: vec!["amount".into()],
             content_not_compared: false,
+            not_compared: None,
         };
         assert_eq!(
             basis_label_in(Locale::ja, &double),
@@ -95,12 +100,24 @@ mod tests {
             status: Some("completed".into()),
             differs_in: vec![],
             content_not_compared: true,
+            not_compared: None,
         };
         assert_eq!(
             basis_label_in(Locale::ja, &unchecked),
             "記録 1 件・状態 完了；ステップの内容が登録されていないため、内容は照合していません"
         );
         assert_eq!(basis_label_in(Locale::en, &unchecked), unchecked.summary());
+        for why in [NotCompared::NoFieldRead, NotCompared::NoCommonField] {
+            let unchecked = Basis::Records {
+                count: 1,
+                status: None,
+                differs_in: vec![],
+                content_not_compared: false,
+                not_compared: Some(why),
+            };
+            assert_eq!(basis_label_in(Locale::en, &unchecked), unchecked.summary(), "{why:?}");
+            assert!(basis_label_in(Locale::ja, &unchecked).contains("照合していません"), "{why:?}");
+        }
         assert_eq!(basis_label_in(Locale::ja, &Basis::NoRecord), "この冪等キーの記録はありません（確実な照会）");
         let timeout = Basis::LookupFailed { detail: LookupProblem::NoAnswerWithin { seconds: 10 }.text() };
         assert_eq!(basis_label_in(Locale::ja, &timeout), "照会に失敗しました（10 秒以内に応答がありません）");

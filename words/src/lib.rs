@@ -39,6 +39,32 @@ pub fn locale_of_cookies<'a>(cookie_headers: impl IntoIterator<Item = &'a str>) 
     values.find_map(|value| value.parse().ok()).unwrap_or_default()
 }
 
+/// The language of a command's report: `ja…` Japanese, `en…` English, and the C locale (`C`, `C.UTF-8`,
+/// `POSIX`: a machine with no language set, as CI and containers are) English; unset, Japanese.
+pub fn locale_of_language(lang: Option<&str>) -> Locale {
+    match lang.map(|l| l.split(['.', '_', '-']).next().unwrap_or_default()) {
+        Some("C" | "POSIX" | "en") => Locale::en,
+        Some(code) => code.parse().unwrap_or_default(),
+        None => Locale::default(),
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn a_commands_language_follows_lang_and_the_c_locale_is_english() {
+    for (lang, locale) in [
+        (Some("ja_JP.UTF-8"), Locale::ja),
+        (Some("en_US.UTF-8"), Locale::en),
+        (Some("C.UTF-8"), Locale::en),
+        (Some("C"), Locale::en),
+        (Some("POSIX"), Locale::en),
+        (Some("en"), Locale::en),
+        (None, Locale::ja),
+    ] {
+        assert_eq!(locale_of_language(lang), locale, "{lang:?}");
+    }
+}
+
 /// A stall event's name (an unknown code: not classified).
 pub fn event_label_in(l: Locale, event: &str) -> &'static str {
     match event {
@@ -112,6 +138,7 @@ pub fn verdict_label_in(l: Locale, verdict: Option<Verdict>) -> &'static str {
     match verdict {
         Some(Verdict::Executed) => td_string!(l, common.verdict.executed),
         Some(Verdict::ExecutedMismatch) => td_string!(l, common.verdict.executed_mismatch),
+        Some(Verdict::ExecutedNotCompared) => td_string!(l, common.verdict.executed_not_compared),
         Some(Verdict::NotExecuted) => td_string!(l, common.verdict.not_executed),
         Some(Verdict::InProgress) => td_string!(l, common.verdict.in_progress),
         Some(Verdict::Unknown) => td_string!(l, common.verdict.unknown),

@@ -68,7 +68,7 @@ pub async fn check_receiver(workflow: String) -> Result<ReceiverCheck, AppError>
     let (state, caller) = context::caller().await?;
     caller.require(Role::Admin)?;
     let request_id = caller.request_id.as_deref();
-    services::conformance::check(&state, caller.actor(), request_id, &workflow, None).await
+    services::conformance::check(&state, caller.actor(), request_id, &workflow, Default::default()).await
 }
 
 /// The audit signing key's fingerprint, and the newest signed checkpoint.

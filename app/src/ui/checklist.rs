@@ -17,6 +17,7 @@ pub fn blocked_label(why: BlockedBecause) -> &'static str {
         BlockedBecause::ResultUnknown => td_string!(l, rerun.blocked.result_unknown),
         BlockedBecause::StillInProgress => td_string!(l, rerun.blocked.still_in_progress),
         BlockedBecause::ContentMismatch => td_string!(l, rerun.blocked.content_mismatch),
+        BlockedBecause::ContentNotCompared => td_string!(l, rerun.blocked.content_not_compared),
         BlockedBecause::LookupFailed => td_string!(l, rerun.blocked.lookup_failed),
     }
 }

@@ -103,6 +103,23 @@ fn Evidence(reconciliation: ReconciliationView) -> impl IntoView {
         })
         .collect::<Vec<_>>()
         .join(td_string!(l, operation.list_separator));
+    // What was not compared, from each side: the reason a verdict says "content not compared".
+    let names = |fields: &[String]| fields.join(td_string!(l, operation.list_separator));
+    let left_over = [
+        (td_string!(l, operation.steps.not_in_record), names(&r.evidence.content_not_in_record)),
+        (td_string!(l, operation.steps.not_in_content), names(&r.evidence.record_not_in_content)),
+    ]
+    .into_iter()
+    .filter(|(_, fields)| !fields.is_empty())
+    .map(|(label, fields)| {
+        view! {
+            <br />
+            {label}
+            " "
+            <samp>{fields}</samp>
+        }
+    })
+    .collect_view();
     view! {
         <div class="evidence">
             <span>{r.evidence.summary}</span>
@@ -127,6 +144,7 @@ fn Evidence(reconciliation: ReconciliationView) -> impl IntoView {
                         <samp>{compared}</samp>
                     }
                 })}
+            {left_over}
             <br />
             <small>
                 {r.connector} " · " {local_time(r.checked_at)} " · "

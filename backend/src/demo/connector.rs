@@ -2,7 +2,7 @@
 //! key or result ID, and is where drills practise (the demo systems meet a fault on purpose).
 use super::systems::{DemoSystems, Service};
 use crate::reconciliation::kinds::{BuildWith, ConnectorKind, KindReading};
-use crate::reconciliation::{Connector, Lookup, WebhookRecord};
+use crate::reconciliation::{Connector, FieldsRead, Lookup, WebhookRecord};
 use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::ai::Usage;
@@ -51,8 +51,8 @@ struct DemoConnector {
 #[async_trait::async_trait]
 impl Connector for DemoConnector {
     /// The demo systems keep the content they were sent.
-    fn compares_content(&self) -> bool {
-        true
+    fn fields_read(&self) -> FieldsRead {
+        FieldsRead::AsSent
     }
 
     /// The work done as the demo integration would do it, under this one fault only.

@@ -28,14 +28,36 @@ pub trait Connector: Send + Sync {
     /// Reads the record a webhook carries, in the shape this provider's look-ups return.
     fn webhook_record(&self, record: &Value) -> WebhookRecord;
 
-    /// Whether this provider's records carry fields that a step's content is compared with.
-    fn compares_content(&self) -> bool;
+    /// Which fields of this provider's records a step's content is compared with.
+    fn fields_read(&self) -> FieldsRead;
 
     /// Does a step's work at this outside system, meeting `fault` on purpose: the result ID, or the error the
     /// system gave. Only a practice system can (the demo's); drills run their practice operations through it.
     /// A real provider is only ever asked, never told: `None`.
     async fn practise(&self, _key: &str, _process_id: &str, _fault: Fault) -> Option<Result<String, AppError>> {
         None
+    }
+}
+
+/// The fields of a record a connector reads, by the names a step's content gives them (`fields` in the
+/// connector's settings).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldsRead {
+    /// None: a record found done can only ever be "executed, content not compared".
+    Nothing,
+    These(Vec<String>),
+    /// Every field the step was sent with (a practice system that keeps what it was sent).
+    AsSent,
+}
+
+impl FieldsRead {
+    /// Whether a step with this content would have a field compared.
+    pub fn meets(&self, content: &serde_json::Map<String, Value>) -> bool {
+        match self {
+            FieldsRead::Nothing => false,
+            FieldsRead::These(names) => names.iter().any(|name| content.contains_key(name)),
+            FieldsRead::AsSent => !content.is_empty(),
+        }
     }
 }
 

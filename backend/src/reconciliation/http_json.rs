@@ -1,6 +1,6 @@
 //! The `http_json` connector: one GET to a URL built from the step, facts read from the JSON answer by path.
 //! The credential is read from its environment variable once, kept in a `SecretString`, and never logged.
-use super::connector::{Connector, Lookup, WebhookRecord, json_path as get};
+use super::connector::{Connector, FieldsRead, Lookup, WebhookRecord, json_path as get};
 use super::kinds::{BuildWith, ConnectorKind, KindReading};
 use super::settings::{CommonSettings, HttpJsonSettings};
 use super::ssrf;
@@ -142,8 +142,11 @@ impl HttpJsonConnector {
 
 #[async_trait::async_trait]
 impl Connector for HttpJsonConnector {
-    fn compares_content(&self) -> bool {
-        !self.settings.fields.is_empty()
+    fn fields_read(&self) -> FieldsRead {
+        match self.settings.fields.keys().cloned().collect::<Vec<_>>() {
+            names if names.is_empty() => FieldsRead::Nothing,
+            names => FieldsRead::These(names),
+        }
     }
 
     fn webhook_record(&self, record: &Value) -> WebhookRecord {

@@ -8,7 +8,7 @@ pub mod presets;
 pub mod settings;
 pub mod ssrf;
 
-pub use connector::{Connector, Lookup, WebhookRecord, json_path};
+pub use connector::{Connector, FieldsRead, Lookup, WebhookRecord, json_path};
 
 use crate::clock::Clock;
 use crate::db::Db;
@@ -117,6 +117,17 @@ impl Connectors {
             .iter()
             .filter_map(|c| Some((c.name.as_str(), c.credential_envs.get("webhook_secret_env")?.as_str())))
             .filter(|(name, _)| self.get(name).is_some_and(|c| c.webhook_secrets.is_none()))
+            .collect()
+    }
+
+    /// Side-effecting steps whose connector reads no field of its records (workflow, step, connector): whatever
+    /// such a step's record says, its verdict can only be "executed, content not compared". Said at start-up.
+    pub fn steps_compared_with_nothing<'c>(&self, config: &'c Config) -> Vec<(&'c str, &'c str, &'c str)> {
+        let steps = config.workflows.iter().flat_map(|w| w.steps.iter().map(move |s| (w, s)));
+        steps
+            .filter(|(_, step)| step.side_effect)
+            .filter_map(|(w, step)| Some((w.name.as_str(), step.name.as_str(), step.connector.as_deref()?)))
+            .filter(|(_, _, c)| self.get(c).is_some_and(|c| c.connector.fields_read() == FieldsRead::Nothing))
             .collect()
     }
 

@@ -18,21 +18,29 @@ use domain::webhooks::Secret;
 use rand::RngCore;
 use serde_json::json;
 
-/// Sends the test calls to `url` (by default the workflow's `rerun_url`), one after another.
+/// Where the test calls go and how they are signed: by default the workflow's `rerun_url` and the secret in its
+/// `signing_secret_env`; the command line may name another address and another variable.
+#[derive(Default)]
+pub struct CheckOptions<'a> {
+    pub url: Option<&'a str>,
+    pub secret_env: Option<&'a str>,
+}
+
+/// Sends the test calls, one after another.
 pub async fn check(
     state: &AppState,
     actor: Actor,
     request_id: Option<&str>,
     workflow: &str,
-    url: Option<&str>,
+    options: CheckOptions<'_>,
 ) -> Result<ReceiverCheck, AppError> {
     let unknown = || Invalid::new(Rule::Unknown, format!("unknown workflow '{workflow}'"));
     let workflow = state.config.workflow(workflow).ok_or_else(|| AppError::invalid(Field::Workflow, unknown()))?;
-    let secret = rerun_post::signing_secret(workflow)
+    let secret = rerun_post::secret_from(options.secret_env.unwrap_or(&workflow.signing_secret_env))
         .map_err(|message| AppError::invalid(Field::Workflow, Invalid::new(Rule::Malformed, message)))?;
-    let url = url.unwrap_or(&workflow.rerun_url).to_string();
-    let target =
-        Target { url: &url, allow_loopback: workflow.rerun_allow_loopback, timeout: state.server.dispatch_timeout };
+    let url = options.url.unwrap_or(&workflow.rerun_url).to_string();
+    let (allow_loopback, timeout) = (workflow.rerun_allow_loopback, state.server.dispatch_timeout);
+    let target = Target { url: &url, allow_loopback, timeout, test: true };
     let (delivered_id, other) = (test_id(), other_secret());
     let mut results = Vec::new();
     for probe in Probe::ALL {

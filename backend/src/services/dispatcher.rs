@@ -199,6 +199,7 @@ async fn attempt<'a>(
         url: &workflow.rerun_url,
         allow_loopback: workflow.rerun_allow_loopback,
         timeout: state.server.dispatch_timeout,
+        test: false,
     };
     fault_point("before_send");
     let signing = rerun_post::Signing::Signed { secret: &secret, at: now };

@@ -9,6 +9,7 @@ use super::audit::record;
 use super::idempotency::{self, Claim};
 use super::operations::operation_view;
 use crate::db::registrations::{NewStep, Registration};
+use crate::reconciliation::FieldsRead;
 use crate::{AppState, db};
 use chrono::SubsecRound;
 use contract::AppError;
@@ -22,7 +23,6 @@ use domain::fingerprint::fingerprint;
 use domain::ids::DepartmentCode;
 use domain::invalid::{Field, Invalid, Rule};
 use domain::operations::{IdempotencyKey, OperationStatus, ProcessId};
-use domain::reconciliation::lacks_content;
 use domain::steps::Step;
 use domain::tallies::RegistrationRefusal;
 use serde::Deserialize;
@@ -208,34 +208,60 @@ fn new_steps(workflow: &WorkflowConfig, request: &RegisterOperation) -> Result<V
     Ok(steps)
 }
 
-/// A side-effecting step checked at an outside system whose records carry fields, registered without step
-/// content: its verdict could only ever be "executed", however much the record differs. Accepted, and said.
+/// A side-effecting step checked at an outside system whose content gives reconciliation nothing to compare: no
+/// content, or none of the fields the connector reads. Its verdict could then only ever be "executed, content not
+/// compared", however much the record differs. Accepted, and said.
 fn content_warnings(
     state: &AppState,
     workflow: &WorkflowConfig,
     request: &RegisterOperation,
 ) -> Vec<RegistrationWarning> {
-    let compares = |connector: &Option<String>| {
-        connector.as_deref().and_then(|c| state.connectors.get(c)).is_some_and(|c| c.connector.compares_content())
-    };
-    workflow
-        .steps
-        .iter()
-        .zip(&request.steps)
-        .filter(|(definition, given)| {
-            definition.side_effect && compares(&definition.connector) && lacks_content(given.content.as_ref())
-        })
-        .map(|(definition, _)| RegistrationWarning {
-            kind: WarningKind::StepContentMissing,
-            step: definition.name.clone(),
-            message: format!(
-                "step '{}' has no content: its outside system's record will not be compared with it, so a record \
-                 that differs from what the step meant (another amount, another recipient) would still count as \
-                 executed; send the fields the step sets (e.g. {{\"amount\": 4000}}) as the step's `content`",
-                definition.name
-            ),
+    let steps = workflow.steps.iter().zip(&request.steps).filter(|(definition, _)| definition.side_effect);
+    steps
+        .filter_map(|(definition, given)| {
+            let connector = state.connectors.get(definition.connector.as_deref()?)?;
+            let content = given.content.as_ref().and_then(|c| c.as_object()).filter(|c| !c.is_empty());
+            let (kind, message) =
+                not_compared(&definition.name, &connector.name, &connector.connector.fields_read(), content)?;
+            Some(RegistrationWarning { kind, step: definition.name.clone(), message })
         })
         .collect()
+}
+
+/// Why nothing of a step would be compared, and what to do; `None` when something would.
+fn not_compared(
+    step: &str,
+    connector: &str,
+    fields: &FieldsRead,
+    content: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Option<(WarningKind, String)> {
+    Some(match (content, fields) {
+        (_, FieldsRead::Nothing) => (
+            WarningKind::ConnectorReadsNoField,
+            format!(
+                "step '{step}': its connector '{connector}' reads no field of the outside system's records, so \
+                 nothing of what ran is compared with the step; give the connector a `fields` mapping"
+            ),
+        ),
+        (None, _) => (
+            WarningKind::StepContentMissing,
+            format!(
+                "step '{step}' has no content: its outside system's record will not be compared with it, so a record \
+                 that differs from what the step meant (another amount, another recipient) would not be seen; send \
+                 the fields the step sets (e.g. {{\"amount\": 4000}}) as the step's `content`"
+            ),
+        ),
+        (Some(content), FieldsRead::These(names)) if !fields.meets(content) => (
+            WarningKind::StepContentNotRead,
+            format!(
+                "step '{step}': none of its content's fields ({}) is a field the connector '{connector}' reads ({}), \
+                 so nothing is compared; name the content's fields as the connector does",
+                content.keys().cloned().collect::<Vec<_>>().join(", "),
+                names.join(", ")
+            ),
+        ),
+        _ => return None,
+    })
 }
 
 impl New {

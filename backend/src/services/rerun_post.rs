@@ -10,7 +10,11 @@ use domain::webhooks::Secret;
 
 /// The workflow's signing secret, from the variable its `signing_secret_env` names.
 pub fn signing_secret(workflow: &WorkflowConfig) -> Result<Secret, String> {
-    let var = &workflow.signing_secret_env;
+    secret_from(&workflow.signing_secret_env)
+}
+
+/// The signing secret in the variable `var`.
+pub fn secret_from(var: &str) -> Result<Secret, String> {
     std::env::var(var)
         .ok()
         .and_then(|s| Secret::parse(&s).ok())
@@ -21,7 +25,12 @@ pub struct Target<'a> {
     pub url: &'a str,
     pub allow_loopback: bool,
     pub timeout: std::time::Duration,
+    /// A test call of the conformance check: marked in a header as well as by its body's `type`.
+    pub test: bool,
 }
+
+/// The header that marks a test call (`rerun.test`): a receiver that reads headers only still knows.
+pub const TEST_HEADER: &str = "rerun-gate-test";
 
 pub enum Signing<'a> {
     /// `webhook-timestamp` = `at`, `webhook-signature` from `secret`.
@@ -58,6 +67,9 @@ pub async fn post(target: &Target<'_>, id: &str, signing: Signing<'_>, body: &st
         .header("content-type", "application/json")
         .header("webhook-id", id)
         .header("idempotency-key", id);
+    if target.test {
+        request = request.header(TEST_HEADER, "true");
+    }
     if let Signing::Signed { secret, at } = signing {
         let timestamp = at.timestamp();
         request = request

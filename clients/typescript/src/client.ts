@@ -200,6 +200,10 @@ function checkRegisterInput(input: RegisterInput): void {
 const ADVICE: Record<string, string> = {
   step_content_missing:
     "pass the step's `content` (the fields its outside system compares, e.g. amount and currency) in register() so reconciliation can tell a correct execution from a wrong one",
+  step_content_not_read:
+    "name the step content's fields as the connector reads them (the warning lists them): a field it does not read is not compared",
+  connector_reads_no_field:
+    "ask the Rerun Gate administrator to give the step's connector a `fields` mapping: until then nothing of what ran is compared with the step",
 };
 
 /**

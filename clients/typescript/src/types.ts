@@ -45,6 +45,7 @@ export type ErrorClass = (typeof ERROR_CLASSES)[number];
 
 export type Verdict =
   | "executed"
+  | "executed_not_compared"
   | "executed_mismatch"
   | "not_executed"
   | "in_progress"
@@ -120,7 +121,7 @@ export interface StepView {
 
 /** A warning in a registration's answer, e.g. kind `step_content_missing`. */
 export interface RegistrationWarning {
-  kind: "step_content_missing" | (string & {});
+  kind: "step_content_missing" | "step_content_not_read" | "connector_reads_no_field" | (string & {});
   step: string;
   /** What is wrong and what to do, in English. */
   message: string;

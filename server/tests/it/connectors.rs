@@ -169,6 +169,15 @@ allow_loopback = true
 timeout_seconds = 1
 
 [[connector]]
+name = "generic-bare"
+kind = "http_json"
+url = "{base}/generic/{{idempotency_key}}"
+status = "state"
+external_id = "id"
+status_map = {{ completed = "done" }}
+allow_loopback = true
+
+[[connector]]
 name = "generic-hearsay"
 kind = "http_json"
 url = "{base}/generic/{{idempotency_key}}"
@@ -212,6 +221,17 @@ signing_secret_env = "RG_TEST_SECRET"
 [[workflow.step]]
 name = "s"
 connector = "generic"
+side_effect = true
+
+[[workflow]]
+name = "w-bare"
+department = "sales"
+rerun_url = "https://integrations.example.com/rerun"
+signing_secret_env = "RG_TEST_SECRET"
+
+[[workflow.step]]
+name = "s"
+connector = "generic-bare"
 side_effect = true
 "#
     );
@@ -269,7 +289,8 @@ async fn the_ai_responses_preset_maps_every_background_status_to_its_verdict() {
     for (id, expected) in [
         ("resp_queued", Verdict::InProgress),
         ("resp_in_progress", Verdict::InProgress),
-        ("resp_completed", Verdict::Executed),
+        // A response's record carries nothing the step's content names: done, but not compared.
+        ("resp_completed", Verdict::ExecutedNotCompared),
         ("resp_failed", Verdict::NotExecuted),
         ("resp_cancelled", Verdict::NotExecuted),
         ("resp_incomplete", Verdict::Unknown),
@@ -305,7 +326,8 @@ async fn the_billing_search_preset_finds_matching_changed_draft_and_double_invoi
 async fn the_mail_log_preset_finds_a_sent_message_and_finding_none_proves_nothing() {
     let rig = Rig::start().await;
     let (verdict, evidence) = rig.check("mail", "mail-sent", None, 0).await;
-    assert_eq!(verdict, Verdict::Executed, "{}", evidence.summary);
+    assert_eq!(verdict, Verdict::ExecutedNotCompared, "the log keeps no amount: {}", evidence.summary);
+    assert_eq!(evidence.content_not_in_record, vec!["amount"]);
     assert_eq!(evidence.external_id.as_deref(), Some("0ac29aee-e1cd-480d-b08d-4f48548ff48d"));
     assert_eq!(rig.check("mail", "mail-other", None, 0).await.0, Verdict::Unknown);
 }
@@ -377,4 +399,40 @@ async fn a_configured_http_json_step_is_reconciled_through_the_app() {
     let operation = rig.app.api(reqwest::Method::GET, "/api/v1/operations/P-9", &token, None, None).await.json();
     assert_eq!(operation["steps"][0]["latest_verdict"], "executed");
     assert_eq!(operation["steps"][0]["reconciliation"]["connector"], "generic");
+}
+
+/// Issue 62: a connector that reads no field, and content under another name than the one the connector reads,
+/// are said at registration (naming the connector's fields) and give "executed, content not compared".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_the_connector_cannot_compare_is_warned_of_at_registration_and_never_called_executed() {
+    let rig = Rig::start().await;
+    let token = rig.app.token("intake", &["sales"]).await;
+    // The stand-in holds a record for the key "ok" (at each connector its own step).
+    let register = |id: &'static str, workflow: &'static str, content: Value| {
+        let key = if id == "P-12" { "fine" } else { "ok" };
+        let body = json!({"process_id": id, "workflow": workflow, "department": "sales",
+            "steps": [{"name": "s", "idempotency_key": key, "content": content}]});
+        let (app, token) = (&rig.app, token.clone());
+        async move { app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some(id), Some(&body)).await.json() }
+    };
+    let renamed = register("P-10", "w", json!({"total": 4000})).await;
+    assert_eq!(renamed["warnings"][0]["kind"], "step_content_not_read", "{renamed}");
+    let message = renamed["warnings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("total") && message.contains("(amount)"), "names both sides: {message}");
+    let bare = register("P-11", "w-bare", json!({"amount": 5000})).await;
+    assert_eq!(bare["warnings"][0]["kind"], "connector_reads_no_field", "{bare}");
+    let fine = register("P-12", "w", json!({"amount": 4000})).await;
+    assert!(fine.get("warnings").is_none_or(|w| w.as_array().is_some_and(Vec::is_empty)), "{fine}");
+
+    rig.app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = rig.app.sign_in("sato", crate::harness::PASSWORD).await;
+    for (id, why) in [("P-10", "no_common_field"), ("P-11", "no_field_read")] {
+        let answer = rig.app.call("board/reconcile", &[("process_id", id)], Some(&cookie)).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        let path = format!("/api/v1/operations/{id}");
+        let operation = rig.app.api(reqwest::Method::GET, &path, &token, None, None).await.json();
+        let step = &operation["steps"][0];
+        assert_eq!(step["latest_verdict"], "executed_not_compared", "{id}: {step}");
+        assert_eq!(step["reconciliation"]["evidence"]["basis"]["not_compared"], why, "{id}: {step}");
+    }
 }

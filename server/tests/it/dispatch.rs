@@ -206,19 +206,21 @@ async fn no_answer_in_time_is_an_unknown_outcome_and_never_a_blind_resend() {
     assert!(g.app.audit_actions().await.contains(&"rerun.outcome_unknown".to_string()));
 }
 
+/// The summary ran since the approval, but nothing of it can be compared with the step (registered without
+/// content): it may be what was meant or not, so nothing is sent and a person looks (issue 62). (A step found
+/// executed with its content compared is left out and gets its flag: `domain::rerun_plan`'s tests.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_step_executed_since_the_approval_is_not_sent_and_gets_its_flag() {
+async fn a_step_found_done_since_the_approval_with_nothing_compared_voids_it_and_nothing_is_sent() {
     let g = gate(&[]).await;
     let id = g.approved("ORD-D7").await;
     g.app.demo_systems().execute(backend::demo::systems::Service::Ai, "ORD-D7-s", &json!({}), None).await.unwrap();
     g.app.clock.advance(Duration::seconds(30)); // the demo AI finishes its work
     dispatch_due(&g.app.state).await.unwrap();
-    let (_, body) = &g.receiver.requests()[0];
-    let body: Value = serde_json::from_slice(body).unwrap();
-    assert_eq!(body["steps"], json!([{"name": "register_order", "idempotency_key": "ORD-D7-r"}]));
+    assert!(g.receiver.requests().is_empty(), "nothing sent on the key alone");
     let operation = g.app.api(Method::GET, "/api/v1/operations/ORD-D7", &g.token, None, None).await.json();
-    assert!(operation["steps"][1]["completed_at"].is_string(), "{}", operation["steps"][1]);
-    assert_eq!(g.request_status(&id).await, "dispatched");
+    assert_eq!(operation["steps"][1]["latest_verdict"], "executed_not_compared", "{}", operation["steps"][1]);
+    assert!(operation["steps"][1]["completed_at"].is_null(), "no flag on the key alone");
+    assert_ne!(g.request_status(&id).await, "dispatched");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

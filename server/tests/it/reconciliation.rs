@@ -101,25 +101,63 @@ async fn a_step_registered_without_content_is_warned_of_and_its_verdict_says_not
     );
     assert!(warnings[0]["message"].as_str().unwrap().contains("`content`"));
 
-    // Another amount was placed: with nothing to compare, the verdict is "executed" and says so.
+    // Another amount was placed: with nothing to compare, the verdict is "executed, content not compared" and
+    // says why; it is no completion flag, and no request can be made on it until a person records the verdict.
     app.demo_systems().execute(Service::Orders, "ORD-4-r", &json!({"amount": 5000}), None).await.unwrap();
     let unknown = json!({"seq": 1, "type": "unknown", "error": {"class": "timeout", "message": "no answer"}});
     event(&app, &token, "ORD-4", "register_order", unknown).await;
     sweep(&app.state).await.unwrap();
     let steps = steps(&app, &token, "ORD-4").await;
-    assert_eq!(verdict_of(&steps, "register_order"), "executed");
+    assert_eq!(verdict_of(&steps, "register_order"), "executed_not_compared");
     let evidence = &steps[0]["reconciliation"]["evidence"];
-    assert_eq!(evidence["basis"]["content_not_compared"], true, "{evidence}");
+    assert_eq!(evidence["basis"]["not_compared"], "no_content", "{evidence}");
+    assert_eq!(evidence["record_not_in_content"], json!(["amount"]), "{evidence}");
     assert!(evidence["summary"].as_str().unwrap().contains("step content not compared"), "{evidence}");
     app.user("sato", &["staff"], &["sales"]).await;
     let cookie = app.sign_in("sato", PASSWORD).await;
     let page = app.http.get(format!("{}/operations/ORD-4", app.url)).header("cookie", &cookie).send().await.unwrap();
     let page = page.text().await.unwrap();
     assert!(page.contains("内容は照合していません"), "the page says it, in the reader's language");
+    let sato = crate::fixtures::caller(&app, "sato").await;
+    let started = backend::services::rerun_requests::start(&app.state, &sato, "ORD-4", "再実行する").await.unwrap();
+    let blocked = domain::rerun_plan::Blocked {
+        step: "register_order".into(),
+        why: domain::rerun_plan::BlockedBecause::ContentNotCompared,
+    };
+    assert_eq!(started, contract::reruns::StartAnswer::Blocked { reasons: vec![blocked] });
+    let after = self::steps(&app, &token, "ORD-4").await;
+    assert!(after[0]["completed_at"].is_null(), "no flag on the key alone");
+}
+
+/// The step says 4,000 yen as `total`; the order system names it `amount` and holds 5,000: nothing of it is
+/// compared, and the verdict says so rather than "executed".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_whose_field_names_the_record_does_not_carry_is_executed_not_compared_naming_both_sides() {
+    let app = TestApp::spawn().await;
+    let token = app.token("intake", &["sales"]).await;
+    let body = json!({"process_id": "ORD-5", "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": "ORD-5-r", "content": {"total": 4000}},
+                  {"name": "ai_summary", "idempotency_key": "ORD-5-s", "content": {"order": "ORD-5"}}]});
+    let answer = app.api(Method::POST, "/api/v1/operations", &token, Some("ORD-5"), Some(&body)).await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
+    app.demo_systems().execute(Service::Orders, "ORD-5-r", &json!({"amount": 5000}), None).await.unwrap();
+    let unknown = json!({"seq": 1, "type": "unknown", "error": {"class": "timeout", "message": "no answer"}});
+    event(&app, &token, "ORD-5", "register_order", unknown).await;
+    sweep(&app.state).await.unwrap();
+    let steps = steps(&app, &token, "ORD-5").await;
+    assert_eq!(verdict_of(&steps, "register_order"), "executed_not_compared");
+    let evidence = &steps[0]["reconciliation"]["evidence"];
+    assert_eq!(evidence["basis"]["not_compared"], "no_common_field", "{evidence}");
+    assert_eq!(
+        (&evidence["content_not_in_record"], &evidence["record_not_in_content"]),
+        (&json!(["total"]), &json!(["amount"]))
+    );
+    let summary = evidence["summary"].as_str().unwrap();
+    assert!(summary.contains("share no field") && !summary.contains("without content"), "{summary}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_ai_summary_still_generating_is_in_progress_and_executed_once_done() {
+async fn an_ai_summary_still_generating_is_in_progress_and_executed_once_done_nothing_compared_without_content() {
     let app = TestApp::spawn().await;
     let token = app.token("intake", &["sales"]).await;
     app.user("sato", &["staff"], &["sales"]).await;
@@ -134,7 +172,8 @@ async fn an_ai_summary_still_generating_is_in_progress_and_executed_once_done() 
     app.clock.advance(Duration::seconds(30));
     app.call("board/reconcile", &[("process_id", "ORD-3")], Some(&cookie)).await;
     let steps = steps(&app, &token, "ORD-3").await;
-    assert_eq!(verdict_of(&steps, "ai_summary"), "executed");
+    // Registered without content: done, and said to be compared with nothing.
+    assert_eq!(verdict_of(&steps, "ai_summary"), "executed_not_compared");
     assert_eq!(steps[1]["reconciliation"]["asked_by"], "user:sato");
 }
 

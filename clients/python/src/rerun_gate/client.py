@@ -66,6 +66,14 @@ _WARNING_ADVICE: dict[str, str] = {
         "register the step with content (Step(name, content={...the fields its outside system compares...})) "
         "so reconciliation can tell 'done as asked' from 'done with other values'"
     ),
+    "step_content_not_read": (
+        "name the step content's fields as the connector reads them (the warning lists them): "
+        "a field it does not read is not compared"
+    ),
+    "connector_reads_no_field": (
+        "ask the Rerun Gate administrator to give the step's connector a `fields` mapping: "
+        "until then nothing of what ran is compared with the step"
+    ),
 }
 
 
