@@ -11,6 +11,10 @@ test('staff start a rerun request, confirm the five checks and request approval'
   await hydrated(page);
   await expect(page.getByTestId('plan')).toContainText('ORD-1002-ai_summary');
   await expect(page.getByTestId('plan')).not.toContainText('register_order');
+  // The order is left out, and said to be: the outside system shows it executed, its flag is now set.
+  await expect(page.getByTestId('left-out')).toContainText('register_order');
+  await expect(page.getByTestId('left-out')).toContainText('実行済み');
+  await expect(page.getByTestId('left-out')).toContainText('設定済み');
   await expect(page.getByTestId('request-status')).toContainText('下書き');
 
   // The first check by keyboard alone: Tab to the comment, type, Tab to the button, Enter.

@@ -9,6 +9,7 @@ use super::labels::{local_time, locale, status_label};
 use crate::api::reruns::{
     CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request,
 };
+use crate::contract::operations::StepView;
 use crate::contract::reruns::{CheckView, RerunRequestView, StartAnswer};
 use crate::domain::approval::Standing;
 use crate::domain::rerun_plan::PlannedStep;
@@ -146,7 +147,7 @@ fn Request(
         <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code> <Help section=GuideSection::Request /></h1>
         <Facts r=r.clone() />
         <super::steps_table::StepsTable steps=r.steps.clone() />
-        <Plan steps=r.plan.steps.clone() />
+        <Plan steps=r.plan.steps.clone() all=r.steps.clone() />
         <Checklist checks=r.checks id=id.clone() may_confirm confirm />
         {(!r.decisions.is_empty())
             .then(|| {
@@ -220,10 +221,12 @@ fn Facts(r: RerunRequestView) -> impl IntoView {
     }
 }
 
-/// The plan: each step to rerun with its original idempotency key.
+/// The plan: each step to rerun with its original idempotency key; then each step it leaves out, with what the
+/// outside system says of it and what that rests on (a step is never left out silently).
 #[component]
-fn Plan(steps: Vec<PlannedStep>) -> impl IntoView {
+fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>) -> impl IntoView {
     let l = super::labels::locale();
+    let left_out: Vec<StepView> = all.into_iter().filter(|s| !steps.iter().any(|p| p.name == s.name)).collect();
     view! {
         <table class="grid" data-testid="plan">
             <caption>{td_string!(l, rerun.request.plan)}</caption>
@@ -243,6 +246,47 @@ fn Plan(steps: Vec<PlannedStep>) -> impl IntoView {
                                 <td>
                                     <code>{s.idempotency_key.clone()}</code>
                                 </td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
+            </tbody>
+        </table>
+        {(!left_out.is_empty()).then(|| view! { <LeftOut steps=left_out /> })}
+    }
+}
+
+/// The steps the plan leaves out: completed, or shown executed by the outside system (their flag then set), each
+/// with its verdict and the evidence it rests on.
+#[component]
+fn LeftOut(steps: Vec<StepView>) -> impl IntoView {
+    let l = super::labels::locale();
+    view! {
+        <table class="grid" data-testid="left-out">
+            <caption>{td_string!(l, rerun.request.left_out)}</caption>
+            <thead>
+                <tr>
+                    <th scope="col">{td_string!(l, rerun.request.step)}</th>
+                    <th scope="col">{td_string!(l, rerun.request.left_out_verdict)}</th>
+                    <th scope="col">{td_string!(l, rerun.request.left_out_flag)}</th>
+                </tr>
+            </thead>
+            <tbody>
+                {steps
+                    .into_iter()
+                    .map(|s| {
+                        let flag = match s.completed_at {
+                            Some(at) => td_string!(l, rerun.request.flag_set, at = local_time(at)).to_string(),
+                            None => td_string!(l, rerun.request.flag_not_set).to_string(),
+                        };
+                        let evidence = s.reconciliation.map(|r| r.evidence.summary).unwrap_or_default();
+                        view! {
+                            <tr>
+                                <td>{s.name}</td>
+                                <td>
+                                    {super::labels::verdict_label(s.latest_verdict)} <br /> <small>{evidence}</small>
+                                </td>
+                                <td>{flag}</td>
                             </tr>
                         }
                     })

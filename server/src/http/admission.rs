@@ -16,9 +16,11 @@ use domain::access::Kind;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// How long a shed caller is asked to wait: a page reloads itself after this; an export waits longer.
+/// How long a shed caller is asked to wait: a page reloads itself after this; an export waits longer. Each answer
+/// adds up to `JITTER_SECONDS` at random, so that the crowd a burst sheds does not come back all at once.
 const RETRY_SECONDS: u64 = 2;
 const EXPORT_RETRY_SECONDS: u64 = 15;
+const JITTER_SECONDS: u64 = 3;
 
 /// Middleware (the outermost route layer): a turn, or 503.
 pub async fn admit(State(state): State<AppState>, request: Request, next: Next) -> Response {
@@ -52,13 +54,14 @@ fn turns_of(state: &AppState, kind: Kind) -> Option<&Turns> {
 
 /// The 503 its caller understands: a page that tries again by itself, a server function's error, a problem.
 fn shed(kind: Kind, path: &str) -> Response {
+    use rand::Rng;
+    let jitter = rand::thread_rng().gen_range(0..=JITTER_SECONDS);
+    let (retry, export_retry) = (RETRY_SECONDS + jitter, EXPORT_RETRY_SECONDS + jitter);
     let (seconds, mut response) = match kind {
-        Kind::Page | Kind::Document | Kind::SignInStep | Kind::Download => {
-            (RETRY_SECONDS, busy_page(RETRY_SECONDS, BUSY_PAGE))
-        }
-        Kind::Export => (EXPORT_RETRY_SECONDS, busy_page(EXPORT_RETRY_SECONDS, BUSY_EXPORT)),
-        Kind::ServerFn => (RETRY_SECONDS, super::policy::server_fn_error(path, &busy(RETRY_SECONDS))),
-        _ => (RETRY_SECONDS, Problem(busy(RETRY_SECONDS)).into_response()),
+        Kind::Page | Kind::Document | Kind::SignInStep | Kind::Download => (retry, busy_page(retry, BUSY_PAGE)),
+        Kind::Export => (export_retry, busy_page(export_retry, BUSY_EXPORT)),
+        Kind::ServerFn => (retry, super::policy::server_fn_error(path, &busy(retry))),
+        _ => (retry, Problem(busy(retry)).into_response()),
     };
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     response

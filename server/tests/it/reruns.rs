@@ -63,6 +63,11 @@ async fn the_partial_success_case_plans_only_the_summary_and_goes_to_approval_af
     let checks = view["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 5);
     assert!(checks.iter().all(|c| c["holds"] == true), "{checks:?}");
+    // The page lists the order as left out of the plan, with what the outside system says and its flag (issue 62).
+    let page = app.http.get(format!("{}/reruns/{id}", app.url)).header("cookie", &sato).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    let left_out = page.split("data-testid=\"left-out\"").nth(1).expect("a list of the steps left out");
+    assert!(left_out.contains("register_order") && left_out.contains("実行済み"), "{left_out}");
     assert!(checks[2]["evidence"].as_str().unwrap().contains("ORD-1002-ai_summary"));
 
     let early = app.call("reruns/submit", &[("id", &id)], Some(&sato)).await;

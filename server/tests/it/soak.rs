@@ -150,25 +150,34 @@ fn quantile(times: &[Duration], q: f64) -> f64 {
     ms.get(((ms.len() as f64 * q) as usize).min(ms.len().saturating_sub(1))).copied().unwrap_or(f64::NAN)
 }
 
+/// What one load of a page gave: a whole page, or (when shedding is expected) a 503 that asks to come back after
+/// so many seconds.
+#[derive(Debug, PartialEq)]
+enum Loaded {
+    Whole,
+    Shed { retry_after: u64 },
+}
+
 /// One page, once: whole, shed (when `beyond`), or what went wrong.
-async fn load_page(http: &reqwest::Client, url: &str, cookie: &str, beyond: bool) -> Result<bool, String> {
+async fn load_page(http: &reqwest::Client, url: &str, cookie: &str, beyond: bool) -> Result<Loaded, String> {
     let answer = http.get(url).header("cookie", cookie).send().await.map_err(|e| format!("no answer: {e}"))?;
     let status = answer.status();
-    let retry_after = answer.headers().contains_key("retry-after");
+    let retry_after = answer.headers().get("retry-after").and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     let body = answer.text().await.map_err(|e| format!("{status}, body cut: {e}"))?;
-    match (status, is_whole(&body)) {
-        (StatusCode::OK, true) => Ok(true),
-        (StatusCode::SERVICE_UNAVAILABLE, _) if beyond && retry_after => Ok(false),
-        (StatusCode::OK, false) => Err(format!(
+    match (status, is_whole(&body), retry_after) {
+        (StatusCode::OK, true, _) => Ok(Loaded::Whole),
+        (StatusCode::SERVICE_UNAVAILABLE, _, Some(retry_after)) if beyond => Ok(Loaded::Shed { retry_after }),
+        (StatusCode::OK, false, _) => Err(format!(
             "200, body stops after {} bytes: {:?}",
             body.len(),
             body.chars().rev().take(200).collect::<String>().chars().rev().collect::<String>()
         )),
-        (status, _) => Err(format!("{status}")),
+        (status, ..) => Err(format!("{status}")),
     }
 }
 
-/// One client of a signed-in user: loads the pages in turn until the time is up.
+/// One client of a signed-in user: loads the pages in turn until the time is up; told to come back later, it waits
+/// as long as it was told (as the busy page does, which loads itself again after `Retry-After`).
 async fn client(url: String, who: (String, String), pages: Vec<String>, until: Instant, offset: usize) -> Seen {
     let (username, cookie) = who;
     let beyond = std::env::var_os("RERUN_GATE_SOAK_BEYOND").is_some();
@@ -182,8 +191,11 @@ async fn client(url: String, who: (String, String), pages: Vec<String>, until: I
         let address = format!("{url}{page}");
         let loaded = load_page(&http, &address, &cookie, beyond);
         match tokio::time::timeout(Duration::from_secs(20), loaded).await {
-            Ok(Ok(true)) => seen.whole.push(started.elapsed()),
-            Ok(Ok(false)) => seen.shed.push(started.elapsed()),
+            Ok(Ok(Loaded::Whole)) => seen.whole.push(started.elapsed()),
+            Ok(Ok(Loaded::Shed { retry_after })) => {
+                seen.shed.push(started.elapsed());
+                tokio::time::sleep(Duration::from_secs(retry_after)).await;
+            }
             Ok(Err(problem)) => seen.failures.push(format!("{page} as {username}: {problem}")),
             Err(_) => seen.failures.push(format!("{page} as {username}: no whole body within 20 s")),
         }
@@ -242,7 +254,10 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
     assert!(audit_only || pages.len() > 20, "the demo's pages: {pages:?}");
     assert!(pages.iter().any(|p| p == "/audit"), "the audit page is among the pages: {pages:?}");
     let log = std::env::temp_dir().join(format!("rerun-gate-soak-{}.log", uuid::Uuid::new_v4().simple()));
-    let (mut server, url) = server_process(&app.database_url, &config, &[("RUST_LOG", "warn")], Some(&log)).await;
+    // The API clients' own rate limit is not what this measures.
+    let env = [("RUST_LOG", "warn"), ("RERUN_GATE_API_RATE_PER_SECOND", "100000"), ("RERUN_GATE_API_BURST", "100000")];
+    let (server, url) = server_process(&app.database_url, &config, &env, Some(&log)).await;
+    let mut server = Stopped(server);
 
     // Each user signs in once (32 sign-ins at once would meet the password checks' queue), then has several
     // clients.
@@ -279,8 +294,7 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
     browsed.into_iter().for_each(|done| seen.add(done.unwrap()));
     let recovered = back_to_normal(&url, &sessions[0].1).await;
     let recovery = load_ended.elapsed();
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.stop();
     let logged = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = (std::fs::remove_file(&log), std::fs::remove_file(&config));
 
@@ -322,10 +336,26 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
 async fn back_to_normal(url: &str, cookie: &str) -> bool {
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     for _ in 0..200 {
-        if load_page(&http, &format!("{url}/"), cookie, false).await == Ok(true) {
+        if load_page(&http, &format!("{url}/"), cookie, false).await == Ok(Loaded::Whole) {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     false
+}
+
+/// The server process, stopped when the test ends however it ends (a failed assertion included).
+struct Stopped(std::process::Child);
+
+impl Stopped {
+    fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
