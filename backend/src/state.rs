@@ -40,8 +40,9 @@ pub struct Parts {
     pub password_checks: Arc<Turns>,
     /// Turns for each kind of request (`options::Admission`): beyond them, 503 at once.
     pub admission: Arc<Admission>,
-    /// The same database through the pages' and the exports' own pools (`for_pages`, `for_exports`).
-    siblings: Arc<Siblings>,
+    /// The database through each pool: the work pool's (`db` of the process's own state), the pages' and the
+    /// exports' (`for_pages`, `for_exports`).
+    pools: Arc<Pools>,
     /// The company's identity provider (`[sign_in.oidc]`), its discovery and keys cached.
     pub oidc: Option<Arc<oidc::Provider>>,
     /// The Slack app (`[chat.slack]`), and Sign in with Slack for linking accounts.
@@ -61,7 +62,8 @@ pub struct Admission {
     pub exports: Turns,
 }
 
-struct Siblings {
+struct Pools {
+    work: Db,
     pages: Db,
     exports: Db,
 }
@@ -70,21 +72,21 @@ impl AppState {
     /// The state the pages, their server functions and the browser's session read through: the pages' own pool,
     /// so that browsing never takes a connection the ingestion API, the dispatcher or the sweeper need.
     pub fn for_pages(&self) -> AppState {
-        self.with_db(self.siblings.pages.clone())
+        self.with_db(self.pools.pages.clone())
     }
 
     /// The state downloads stream through: the exports' own pool, a connection for each export that runs.
     pub fn for_exports(&self) -> AppState {
-        self.with_db(self.siblings.exports.clone())
+        self.with_db(self.pools.exports.clone())
     }
 
     fn with_db(&self, db: Db) -> AppState {
         AppState(Arc::new(Parts { db, ..(*self.0).clone() }))
     }
 
-    /// Every pool, for `/metrics`: the work pool's, the pages', the exports'.
+    /// Every pool, whichever of them this state reads through: the work pool's, the pages', the exports'.
     pub fn pools(&self) -> [&Db; 3] {
-        [&self.db, &self.siblings.pages, &self.siblings.exports]
+        [&self.pools.work, &self.pools.pages, &self.pools.exports]
     }
 
     /// Closes every pool (a file about to be replaced must have no connection left open on it).
@@ -120,9 +122,10 @@ impl AppState {
             api: Turns::new(server.admission.api),
             exports: Turns::new(server.admission.exports),
         });
-        let siblings = Arc::new(Siblings {
+        let pools = Arc::new(Pools {
             pages: db.sibling(PoolKind::Pages, &server.pools),
             exports: db.sibling(PoolKind::Exports, &server.pools),
+            work: db.clone(),
         });
         let public_url = &server.public_url;
         let oidc = config
@@ -149,7 +152,7 @@ impl AppState {
             metrics: Arc::default(),
             password_checks,
             admission,
-            siblings,
+            pools,
             oidc,
             slack,
             slack_sign_in,

@@ -637,11 +637,12 @@ mod tests {
     #[test]
     fn a_done_record_compared_with_nothing_is_executed_not_compared_and_says_why() {
         let done_5000 = || Finding::Found(vec![record(RecordStatus::Done, 5000)]);
-        let why = |step: &StepContext<'_>| match judge(&done_5000(), step, RULES, at(5)) {
-            (verdict, evidence) => match evidence.basis() {
+        let why = |step: &StepContext<'_>| {
+            let (verdict, evidence) = judge(&done_5000(), step, RULES, at(5));
+            match evidence.basis() {
                 Basis::Records { not_compared, .. } => (verdict, not_compared, evidence),
                 other => panic!("{other:?}"),
-            },
+            }
         };
         let step = StepContext { content: None, compare: &[], attempted_at: at(0) };
         let (verdict, not_compared, evidence) = why(&step);
