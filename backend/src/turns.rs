@@ -92,14 +92,6 @@ impl Turns {
         Turn(permit.expect("the semaphore is never closed"))
     }
 
-    pub fn limits(&self) -> Limits {
-        self.limits
-    }
-
-    pub fn at_once(&self) -> usize {
-        self.limits.at_once
-    }
-
     pub fn peak(&self) -> usize {
         self.peak.load(Ordering::SeqCst)
     }

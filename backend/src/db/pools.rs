@@ -13,8 +13,6 @@ pub enum PoolKind {
 }
 
 impl PoolKind {
-    pub const ALL: [PoolKind; 3] = [PoolKind::Work, PoolKind::Pages, PoolKind::Exports];
-
     pub fn as_str(self) -> &'static str {
         match self {
             PoolKind::Work => "work",
