@@ -50,3 +50,8 @@ impl HttpMetrics {
         self.latency.get_or_create(&RouteLabels { method, route }).observe(took.as_secs_f64());
     }
 }
+
+/// A histogram of waits (a turn, a connection): 0.1 ms to ~13 s, doubling.
+pub fn wait_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0001, 2.0, 18))
+}

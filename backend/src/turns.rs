@@ -2,7 +2,7 @@
 //! that the caller is told to come back (429 or 503) at once instead of waiting for a resource that is not
 //! coming. The password checks and the admission of each kind of request (pages, API, exports) take turns so.
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -43,8 +43,7 @@ impl Turns {
             limits,
             waiting: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
-            // 0.1 ms to ~13 s, doubling.
-            waits: Histogram::new(exponential_buckets(0.0001, 2.0, 18)),
+            waits: crate::metrics::wait_histogram(),
             refused: Counter::default(),
         }
     }

@@ -1,7 +1,7 @@
 //! The connection pools: one for the work that must never wait behind browsing (the ingestion API, webhooks,
 //! the dispatcher, the sweeper, the signer), one for the pages, one for exports. Each `Db` reads through one
 //! of them and they share the engine's writer. How long each acquire waited is kept for `/metrics`.
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 use std::time::{Duration, Instant};
 
 /// Which pool a `Db` reads through.
@@ -58,8 +58,7 @@ pub struct PoolWatch {
 
 impl PoolWatch {
     pub fn new(kind: PoolKind) -> Self {
-        // 0.1 ms to ~13 s, doubling.
-        PoolWatch { kind, waits: Histogram::new(exponential_buckets(0.0001, 2.0, 18)) }
+        PoolWatch { kind, waits: crate::metrics::wait_histogram() }
     }
 
     /// Times `acquire` (a connection, or a `BEGIN` on one) and keeps how long it took.
