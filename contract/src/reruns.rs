@@ -67,6 +67,21 @@ pub struct RerunRequestView {
     pub standing: Standing,
     /// The bulk rerun it is part of.
     pub batch_id: Option<String>,
+    /// The steps left out on the key alone, each waiting for (or with) a person's confirmation.
+    pub on_key_alone: Vec<KeyAloneView>,
+}
+
+/// A step the outside system shows executed, though nothing of it was compared: its content beside the record,
+/// for a person to confirm that what ran is what was meant (personal values redacted on both sides).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyAloneView {
+    pub step: String,
+    pub content: serde_json::Map<String, serde_json::Value>,
+    pub record: serde_json::Map<String, serde_json::Value>,
+    pub external_id: Option<String>,
+    pub status_text: Option<String>,
+    /// Its flag, set when a person confirmed it.
+    pub confirmed_at: Option<DateTime<Utc>>,
 }
 
 /// A maker of a request, by name, with the part they took.

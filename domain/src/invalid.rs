@@ -84,6 +84,8 @@ pub enum Rule {
     NotSatisfied,
     CauseRequired,
     ChecksUnconfirmed,
+    /// A step left out on the key alone waits for a person to confirm what ran.
+    KeyAloneUnconfirmed,
     WrongPassword,
     WrongSignIn,
     /// A bulk selection that matches no stalled operation.

@@ -184,6 +184,11 @@ pub struct Evidence {
     /// Fields of the record that the step's content does not name (not compared).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub record_not_in_content: Vec<String>,
+    /// The record's fields that were not compared, as read (personal ones redacted): what a person looks at
+    /// beside the step's content before confirming that what ran is what was meant.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[cfg_attr(feature = "ssr", schema(value_type = Object))]
+    pub uncompared_record: Map<String, Value>,
     /// The basis in one English sentence, for the API and the exports; pages say `basis` in the reader's
     /// language.
     pub summary: String,
@@ -406,9 +411,15 @@ fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Eviden
         external_at: record.at,
         status_text: record.status_text.clone(),
         records: records.len(),
-        compared,
         content_not_in_record: content.keys().filter(|k| !record.fields.contains_key(*k)).cloned().collect(),
         record_not_in_content: record.fields.keys().filter(|k| !content.contains_key(*k)).cloned().collect(),
+        uncompared_record: record
+            .fields
+            .iter()
+            .filter(|(name, _)| !compared.iter().any(|c| &c.name == *name))
+            .map(|(name, value)| (name.clone(), redact_value(name, value)))
+            .collect(),
+        compared,
         ..Evidence::of(basis)
     };
     (verdict, evidence)
@@ -467,6 +478,11 @@ fn same_value(a: Option<&Value>, b: Option<&Value>) -> bool {
 fn is_sensitive(name: &str) -> bool {
     let name = name.to_lowercase();
     ["email", "mail", "phone", "address", "token", "secret", "password", "card"].iter().any(|w| name.contains(w))
+}
+
+/// Fields as evidence keeps them: personal or secret values redacted.
+pub fn redacted(fields: &Map<String, Value>) -> Map<String, Value> {
+    fields.iter().map(|(name, value)| (name.clone(), redact_value(name, value))).collect()
 }
 
 fn redact_value(name: &str, value: &Value) -> Value {

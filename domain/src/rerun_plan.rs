@@ -36,6 +36,10 @@ pub struct RerunPlan {
     pub workflow_version: String,
     /// SHA-256 over every step's verdict and external ID at planning time.
     pub verdicts_hash: String,
+    /// Left out because the outside system holds their key, though nothing of what ran was compared with the
+    /// step: the request is submitted only once a person has confirmed each (its flag then set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_key_alone: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,8 +60,9 @@ pub enum BlockedBecause {
     StillInProgress,
     /// It ran with other content: a data inconsistency, never rerun.
     ContentMismatch,
-    /// The outside system says it ran, but nothing of what ran was compared with the step: a person looks at the
-    /// record beside the step's content and records the verdict by hand.
+    /// The outside system says it ran, but nothing of what ran was compared with the step, and no request will
+    /// show it to a person (nothing else to rerun, or a bulk rerun's member): a manager records the verdict by
+    /// hand.
     ContentNotCompared,
     /// The look-up failed; ask again.
     LookupFailed,
@@ -77,11 +82,23 @@ impl PlanOutcome {
     pub fn is_ready(&self) -> bool {
         self.blocked.is_empty() && !self.plan.steps.is_empty()
     }
+
+    /// What stops a request that no person goes through step by step (a bulk rerun's member, or a request with
+    /// nothing to rerun): the blocks, and the steps that rest on the key alone.
+    pub fn blocked_unless_a_person_confirms(&self) -> Vec<Blocked> {
+        let on_key_alone = self
+            .plan
+            .on_key_alone
+            .iter()
+            .map(|step| Blocked { step: step.clone(), why: BlockedBecause::ContentNotCompared });
+        self.blocked.iter().cloned().chain(on_key_alone).collect()
+    }
 }
 
 /// Computes the plan for a stalled operation's steps (in workflow order).
 pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
-    let (mut planned, mut confirm_flags, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut planned, mut confirm_flags, mut blocked, mut on_key_alone) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for step in steps.iter().filter(|s| !s.completed) {
         let block = |why| Blocked { step: step.name.clone(), why };
         match (step.checked_outside, step.verdict) {
@@ -95,8 +112,8 @@ pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
             (true, Some(Verdict::Unknown)) => blocked.push(block(BlockedBecause::ResultUnknown)),
             (true, Some(Verdict::InProgress)) => blocked.push(block(BlockedBecause::StillInProgress)),
             (true, Some(Verdict::ExecutedMismatch)) => blocked.push(block(BlockedBecause::ContentMismatch)),
-            // Never a completion flag on the key alone: what ran may not be what was meant.
-            (true, Some(Verdict::ExecutedNotCompared)) => blocked.push(block(BlockedBecause::ContentNotCompared)),
+            // Never a completion flag on the key alone: a person confirms that what ran is what was meant.
+            (true, Some(Verdict::ExecutedNotCompared)) => on_key_alone.push(step.name.clone()),
             (true, Some(Verdict::LookupFailed)) => blocked.push(block(BlockedBecause::LookupFailed)),
         }
     }
@@ -104,6 +121,7 @@ pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
         steps: planned,
         workflow_version: workflow_version.to_string(),
         verdicts_hash: verdicts_hash(steps),
+        on_key_alone,
     };
     PlanOutcome { plan, confirm_flags, blocked }
 }
@@ -131,6 +149,8 @@ pub enum Change {
     Step { step: String },
     /// Another step's verdict, external ID or flag changed since the plan was made.
     Evidence,
+    /// A step the plan leaves out on the key alone has not been confirmed by a person.
+    Unconfirmed { step: String },
 }
 
 /// The plan checked against the facts as they are now: what changed (the plan holds when nothing did), and,
@@ -147,6 +167,14 @@ pub struct Check {
 impl Check {
     pub fn holds(&self) -> bool {
         self.changes.is_empty()
+    }
+
+    /// The steps left out on the key alone that no person has confirmed yet.
+    pub fn unconfirmed(&self) -> Vec<&str> {
+        self.changes
+            .iter()
+            .filter_map(|c| if let Change::Unconfirmed { step } = c { Some(step.as_str()) } else { None })
+            .collect()
     }
 }
 
@@ -177,6 +205,11 @@ pub fn check(plan: &RerunPlan, facts: &[StepFacts], version: Option<&str>, looke
             None | Some(Verdict::NotExecuted) => result.to_send.push(planned.clone()),
             Some(Verdict::Executed) => result.executed.push(step),
             Some(now) => result.changes.push(Change::Verdict { step, now: Some(now) }),
+        }
+    }
+    for step in &plan.on_key_alone {
+        if !facts.iter().any(|f| &f.name == step && f.completed) {
+            result.changes.push(Change::Unconfirmed { step: step.clone() });
         }
     }
     if result.changes.is_empty() && verdicts_hash(facts) != plan.verdicts_hash {
@@ -241,7 +274,6 @@ mod tests {
             (Some(Verdict::Unknown), ResultUnknown),
             (Some(Verdict::InProgress), StillInProgress),
             (Some(Verdict::ExecutedMismatch), ContentMismatch),
-            (Some(Verdict::ExecutedNotCompared), ContentNotCompared),
             (Some(Verdict::LookupFailed), LookupFailed),
             (None, NotLookedUp),
         ] {
@@ -251,6 +283,26 @@ mod tests {
             assert_eq!(outcome.blocked[0].step, "send_mail");
             assert_eq!(outcome.blocked[0].why, why);
         }
+    }
+
+    #[test]
+    fn an_executed_step_whose_content_was_not_compared_waits_for_a_person_and_blocks_where_none_will_look() {
+        let steps = [
+            step("register_order", false, Some(Verdict::ExecutedNotCompared)),
+            step("ai_summary", false, Some(Verdict::NotExecuted)),
+        ];
+        let outcome = compute(&steps, "v1");
+        assert!(outcome.is_ready(), "a request may be made: it shows the step to a person");
+        assert_eq!(outcome.plan.on_key_alone, vec!["register_order".to_string()]);
+        let unconfirmed = check(&outcome.plan, &steps, Some("v1"), &[]);
+        assert_eq!(unconfirmed.unconfirmed(), vec!["register_order"]);
+        assert!(!unconfirmed.holds(), "not submitted, approved or sent until a person confirms");
+        let mut confirmed = steps.clone();
+        confirmed[0].completed = true;
+        let plan = RerunPlan { verdicts_hash: verdicts_hash(&confirmed), ..outcome.plan.clone() };
+        assert!(check(&plan, &confirmed, Some("v1"), &[]).holds());
+        let why = outcome.blocked_unless_a_person_confirms();
+        assert_eq!(why, vec![Blocked { step: "register_order".into(), why: BlockedBecause::ContentNotCompared }]);
     }
 
     #[test]

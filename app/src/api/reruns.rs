@@ -34,6 +34,14 @@ pub async fn confirm_check(
     services::rerun_requests::confirm(&state, &caller, &id, number, &comment, cause).await
 }
 
+/// A step left out on the key alone: staff confirm, having looked at the record beside its content, that what ran
+/// is what was meant.
+#[server(endpoint = "reruns/confirm_key_alone")]
+pub async fn confirm_key_alone(id: String, step: String, comment: String) -> Result<(), AppError> {
+    let (state, caller) = context::caller().await?;
+    services::key_alone::confirm(&state, &caller, &id, &step, &comment).await
+}
+
 /// All five checks confirmed: the request goes to the department's owners for approval.
 #[server(endpoint = "reruns/submit")]
 pub async fn request_approval(id: String) -> Result<(), AppError> {

@@ -41,6 +41,7 @@ pub fn field_in(l: Locale, f: &FieldError, label: Option<&str>) -> String {
         Rule::WrongSignIn => return td_string!(l, common.error.wrong_sign_in).to_string(),
         Rule::WrongPassword => return td_string!(l, common.error.wrong_password).to_string(),
         Rule::ChecksUnconfirmed => return td_string!(l, common.error.checks_unconfirmed).to_string(),
+        Rule::KeyAloneUnconfirmed => return td_string!(l, common.error.key_alone_unconfirmed).to_string(),
         Rule::NotSatisfied => return td_string!(l, common.error.not_satisfied).to_string(),
         Rule::CauseRequired => return td_string!(l, common.error.cause_required).to_string(),
         Rule::NothingSelected => return td_string!(l, common.error.nothing_selected).to_string(),

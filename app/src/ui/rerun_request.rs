@@ -7,10 +7,11 @@ use super::data::resource;
 use super::help::{GuideSection, Help};
 use super::labels::{local_time, locale, status_label};
 use crate::api::reruns::{
-    CancelRerunRequest, ConfirmCheck, DecideRerun, RequestApproval, StartRerunRequest, load_rerun_request,
+    CancelRerunRequest, ConfirmCheck, ConfirmKeyAlone, DecideRerun, RequestApproval, StartRerunRequest,
+    load_rerun_request,
 };
 use crate::contract::operations::StepView;
-use crate::contract::reruns::{CheckView, RerunRequestView, StartAnswer};
+use crate::contract::reruns::{CheckView, KeyAloneView, RerunRequestView, StartAnswer};
 use crate::domain::approval::Standing;
 use crate::domain::rerun_plan::PlannedStep;
 use crate::i18n::td_string;
@@ -87,6 +88,7 @@ pub fn RerunRequestPage() -> impl IntoView {
     let l = super::labels::locale();
     let params = use_params_map();
     let confirm = ServerAction::<ConfirmCheck>::new();
+    let key_alone = ServerAction::<ConfirmKeyAlone>::new();
     let submit = ServerAction::<RequestApproval>::new();
     let cancel = ServerAction::<CancelRerunRequest>::new();
     let decide = Decide { approve: ServerAction::new(), reject: ServerAction::new() };
@@ -94,6 +96,7 @@ pub fn RerunRequestPage() -> impl IntoView {
         move || {
             let versions = [
                 confirm.version().get(),
+                key_alone.version().get(),
                 submit.version().get(),
                 cancel.version().get(),
                 decide.approve.version().get(),
@@ -109,7 +112,7 @@ pub fn RerunRequestPage() -> impl IntoView {
         }>
             {move || Suspend::new(async move {
                 match request.await {
-                    Ok(r) => view! { <Request r confirm submit cancel decide /> }.into_any(),
+                    Ok(r) => view! { <Request r confirm key_alone submit cancel decide /> }.into_any(),
                     Err(crate::contract::AppError::NotFound) => {
                         view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any()
                     }
@@ -131,12 +134,15 @@ struct Decide {
 fn Request(
     r: RerunRequestView,
     confirm: ServerAction<ConfirmCheck>,
+    key_alone: ServerAction<ConfirmKeyAlone>,
     submit: ServerAction<RequestApproval>,
     cancel: ServerAction<CancelRerunRequest>,
     decide: Decide,
 ) -> impl IntoView {
     let l = super::labels::locale();
-    let all_confirmed = r.checks.len() == 5 && r.checks.iter().all(|c| c.confirmed_at.is_some());
+    let all_confirmed = r.checks.len() == 5
+        && r.checks.iter().all(|c| c.confirmed_at.is_some())
+        && r.on_key_alone.iter().all(|k| k.confirmed_at.is_some());
     let (id, may_confirm) = (r.id.clone(), r.may_confirm);
     let error_of_submit = super::error_of(submit);
     let may_cancel = r.may_cancel;
@@ -148,6 +154,12 @@ fn Request(
         <Facts r=r.clone() />
         <super::steps_table::StepsTable steps=r.steps.clone() />
         <Plan steps=r.plan.steps.clone() all=r.steps.clone() />
+        {r
+            .on_key_alone
+            .iter()
+            .cloned()
+            .map(|k| view! { <KeyAlone k id=id.clone() may_confirm action=key_alone /> })
+            .collect_view()}
         <Checklist checks=r.checks id=id.clone() may_confirm confirm />
         {(!r.decisions.is_empty())
             .then(|| {
@@ -296,6 +308,80 @@ fn LeftOut(steps: Vec<StepView>) -> impl IntoView {
     }
 }
 
+/// A step left out on the key alone: its content beside the outside record, field by field, and a person's
+/// confirmation that what ran is what was meant.
+#[component]
+fn KeyAlone(k: KeyAloneView, id: String, may_confirm: bool, action: ServerAction<ConfirmKeyAlone>) -> impl IntoView {
+    let l = super::labels::locale();
+    let error = super::error_of(action);
+    let mut fields: Vec<&String> = k.content.keys().chain(k.record.keys()).collect();
+    fields.sort();
+    fields.dedup();
+    let value = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "—".to_string(),
+    };
+    let rows = fields
+        .into_iter()
+        .map(|f| {
+            view! {
+                <tr>
+                    <th scope="row">{f.clone()}</th>
+                    <td data-entered>{value(k.content.get(f))}</td>
+                    <td data-entered>{value(k.record.get(f))}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let record_id = td_string!(
+        l,
+        rerun.request.key_alone_record_id,
+        id = k.external_id.clone().unwrap_or_else(|| "—".into()),
+        status = k.status_text.clone().unwrap_or_else(|| "—".into())
+    )
+    .to_string();
+    let (step, field_id) = (k.step.clone(), format!("key-alone-{}", k.step));
+    let outcome = match (k.confirmed_at, may_confirm) {
+        (Some(at), _) => view! { <p class="ok">{td_string!(l, rerun.request.key_alone_confirmed, at = local_time(at)).to_string()}</p> }
+        .into_any(),
+        (None, true) => view! {
+            <ActionForm action attr:class="form">
+                <input type="hidden" name="id" value=id />
+                <input type="hidden" name="step" value=step />
+                <label for=field_id.clone()>{td_string!(l, rerun.request.key_alone_comment)}</label>
+                <textarea id=field_id name="comment" required rows="2"></textarea>
+                <button type="submit" disabled=move || action.pending().get()>
+                    {td_string!(l, rerun.request.key_alone_confirm)}
+                </button>
+                <crate::ui::ErrorNote error />
+            </ActionForm>
+        }
+        .into_any(),
+        (None, false) => {
+            view! { <p class="system bad">{td_string!(l, rerun.request.key_alone_waiting)}</p> }.into_any()
+        }
+    };
+    view! {
+        <section class="card" data-testid="key-alone" data-step=k.step.clone()>
+            <h2>{td_string!(l, rerun.request.key_alone_title, step = k.step.clone()).to_string()}</h2>
+            <p>{td_string!(l, rerun.request.key_alone_intro)}</p>
+            <table class="grid">
+                <caption>{record_id}</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">{td_string!(l, rerun.request.key_alone_field)}</th>
+                        <th scope="col">{td_string!(l, rerun.request.key_alone_content)}</th>
+                        <th scope="col">{td_string!(l, rerun.request.key_alone_record)}</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+            {outcome}
+        </section>
+    }
+}
+
 /// The five checks, each with what the system found and who confirmed it.
 #[component]
 fn Checklist(
@@ -366,7 +452,7 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
                     .evidence_quote
                     .map(|q| {
                         view! {
-                            " "
+                            ": "
                             <samp>{q}</samp>
                         }
                     })}

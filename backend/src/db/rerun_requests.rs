@@ -277,6 +277,18 @@ pub async fn set_expiry(tx: &mut Conn, id: &str, expires_at: DateTime<Utc>) -> R
         .map(drop))
 }
 
+/// A draft's plan bound anew to the facts as they are after a person's confirmation (only while a draft).
+pub async fn rebind_draft(tx: &mut Conn, id: &str, plan_json: &str, verdicts_hash: &str) -> Result<bool, sqlx::Error> {
+    changed_one!(tx, |c| {
+        sqlx::query("UPDATE rerun_requests SET plan_json = $2, verdicts_hash = $3 WHERE id = $1 AND status = 'draft'")
+            .bind(id)
+            .bind(plan_json)
+            .bind(verdicts_hash)
+            .execute(c)
+            .await
+    })
+}
+
 pub async fn expires_at(tx: &mut Conn, id: &str) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_scalar("SELECT expires_at FROM rerun_requests WHERE id = $1")
         .bind(id)

@@ -22,6 +22,7 @@ pub mod holds;
 pub mod idempotency;
 pub mod inbox;
 pub mod incidents;
+pub mod key_alone;
 pub mod known_patterns;
 pub mod known_steps;
 mod makers;

@@ -9,7 +9,7 @@ use crate::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
 use crate::{AppState, db};
 use chrono::{DateTime, Utc};
 use contract::AppError;
-use contract::reruns::{CheckView, DecisionView, MakerView, RerunRequestView, StartAnswer};
+use contract::reruns::{CheckView, DecisionView, KeyAloneView, MakerView, RerunRequestView, StartAnswer};
 use domain::approval::{MakerPart, may_withdraw, standing};
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
@@ -89,8 +89,14 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     }
     let snap = snapshot(state, &mut tx, operation).await?;
     let outcome = plan_for(state, &snap)?;
-    if !outcome.blocked.is_empty() {
-        return Ok(StartAnswer::Blocked { reasons: outcome.blocked });
+    // With nothing to rerun, no request shows a step resting on the key alone to a person.
+    let blocked = if outcome.plan.steps.is_empty() {
+        outcome.blocked_unless_a_person_confirms()
+    } else {
+        outcome.blocked.clone()
+    };
+    if !blocked.is_empty() {
+        return Ok(StartAnswer::Blocked { reasons: blocked });
     }
     let operation = &snap.operation;
     confirm_flags(&mut tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
@@ -324,7 +330,7 @@ pub(super) fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
     checklist::prefill(&snap.operation.process_id, (error, event), &planned)
 }
 
-async fn request_for(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
+pub(super) async fn request_for(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
     let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
     if !caller.may_read(&request.department) {
         return Err(AppError::NotFound);
@@ -352,6 +358,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         }
     }
     let plan = request.plan()?;
+    let on_key_alone = key_alone_views(&mut tx, &request, &plan, &operation.steps).await?;
     let person = caller.person();
     let may_act = caller.may_act(Act::RequestRerun, &request.department);
     let may_confirm = may_act && request.status.next(RequestEvent::Submit).is_ok();
@@ -366,6 +373,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         required: i64::from(required),
         expires_at: request.expires_at,
         batch_id: request.batch_id.clone(),
+        on_key_alone,
         department_name,
         steps: operation.steps,
         makers,
@@ -408,6 +416,35 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
             })
             .collect(),
     })
+}
+
+/// The steps the plan leaves out on the key alone: each one's content beside the record the outside system holds.
+async fn key_alone_views(
+    tx: &mut db::Conn,
+    request: &RequestRow,
+    plan: &RerunPlan,
+    steps: &[contract::operations::StepView],
+) -> Result<Vec<KeyAloneView>, AppError> {
+    if plan.on_key_alone.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = db::operations::steps(tx, request.operation_id).await?;
+    let views = plan.on_key_alone.iter().filter_map(|name| {
+        let row = rows.iter().find(|r| &r.name == name)?;
+        let evidence =
+            steps.iter().find(|s| &s.name == name).and_then(|s| s.reconciliation.as_ref()).map(|r| &r.evidence);
+        let content: serde_json::Map<_, _> =
+            row.content_json.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
+        Some(KeyAloneView {
+            step: name.clone(),
+            content: domain::reconciliation::redacted(&content),
+            record: evidence.map(|e| e.uncompared_record.clone()).unwrap_or_default(),
+            external_id: evidence.and_then(|e| e.external_id.clone()),
+            status_text: evidence.and_then(|e| e.status_text.clone()),
+            confirmed_at: row.completed_at,
+        })
+    });
+    Ok(views.collect())
 }
 
 /// Staff confirm one check with a comment; the fifth needs the cause class and text.
@@ -475,7 +512,17 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
             Invalid::new(Rule::ChecksUnconfirmed, "confirm all five checks first"),
         ));
     }
-    if !plan_still_holds(state, &mut tx, &request).await? {
+    let check = plan_check(state, &mut tx, &request, &[]).await?;
+    if !check.unconfirmed().is_empty() {
+        return Err(AppError::invalid(
+            Field::Steps,
+            Invalid::new(
+                Rule::KeyAloneUnconfirmed,
+                format!("confirm first that what ran is what was meant: {}", check.unconfirmed().join(", ")),
+            ),
+        ));
+    }
+    if !check.holds() {
         return Err(plan_changed());
     }
     db::rerun_requests::set_expiry(&mut tx, id, now + approval_validity(state, &request, &request.plan()?)).await?;

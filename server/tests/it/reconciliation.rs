@@ -2,7 +2,10 @@
 use crate::harness::{PASSWORD, TestApp};
 use backend::demo::systems::Service;
 use backend::services::sweeper::sweep;
+use backend::services::{Caller, key_alone, rerun_requests};
 use chrono::Duration;
+use contract::AppError;
+use contract::reruns::StartAnswer;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -102,7 +105,7 @@ async fn a_step_registered_without_content_is_warned_of_and_its_verdict_says_not
     assert!(warnings[0]["message"].as_str().unwrap().contains("`content`"));
 
     // Another amount was placed: with nothing to compare, the verdict is "executed, content not compared" and
-    // says why; it is no completion flag, and no request can be made on it until a person records the verdict.
+    // says why; it is no completion flag, and the request made on it is not submitted until a person confirms it.
     app.demo_systems().execute(Service::Orders, "ORD-4-r", &json!({"amount": 5000}), None).await.unwrap();
     let unknown = json!({"seq": 1, "type": "unknown", "error": {"class": "timeout", "message": "no answer"}});
     event(&app, &token, "ORD-4", "register_order", unknown).await;
@@ -119,14 +122,42 @@ async fn a_step_registered_without_content_is_warned_of_and_its_verdict_says_not
     let page = page.text().await.unwrap();
     assert!(page.contains("内容は照合していません"), "the page says it, in the reader's language");
     let sato = crate::fixtures::caller(&app, "sato").await;
-    let started = backend::services::rerun_requests::start(&app.state, &sato, "ORD-4", "再実行する").await.unwrap();
-    let blocked = domain::rerun_plan::Blocked {
-        step: "register_order".into(),
-        why: domain::rerun_plan::BlockedBecause::ContentNotCompared,
-    };
-    assert_eq!(started, contract::reruns::StartAnswer::Blocked { reasons: vec![blocked] });
+    let id = a_request_left_waiting_for_a_person(&app, &sato, "ORD-4").await;
     let after = self::steps(&app, &token, "ORD-4").await;
     assert!(after[0]["completed_at"].is_null(), "no flag on the key alone");
+    let page = app.http.get(format!("{}/reruns/{id}", app.url)).header("cookie", &cookie).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    assert!(page.contains(r#"data-testid="key-alone""#) && page.contains("5000"), "the record beside the content");
+
+    // A comment on what was compared is required; then the flag is set, saying it rests on the key alone.
+    let empty = key_alone::confirm(&app.state, &sato, &id, "register_order", " ").await;
+    assert!(matches!(empty, Err(AppError::Validation(_))), "{empty:?}");
+    key_alone::confirm(&app.state, &sato, &id, "register_order", "記録の 5000 円は注文どおり").await.unwrap();
+    let after = self::steps(&app, &token, "ORD-4").await;
+    assert!(!after[0]["completed_at"].is_null(), "the person's confirmation sets the flag");
+    let events = backend::db::audit::page_after(&mut app.db().begin_read().await.unwrap(), 0, 10_000).await.unwrap();
+    let flagged = events.into_iter().rev().find(|e| e.action == "step.flag_confirmed").expect("the flag's event");
+    let after: Value = serde_json::from_str(flagged.after_json.as_deref().unwrap()).unwrap();
+    assert_eq!((after["rests_on"].clone(), after["record"]["amount"].clone()), (json!("key_alone"), json!(5000)));
+    assert_eq!(flagged.reason.as_deref(), Some("記録の 5000 円は注文どおり"));
+    rerun_requests::submit(&app.state, &sato, &id).await.expect("submitted once confirmed: the plan still holds");
+}
+
+/// A request on `process_id` whose five checks are confirmed but whose step left out on the key alone is not:
+/// it is made, and its submission is refused saying why.
+async fn a_request_left_waiting_for_a_person(app: &TestApp, staff: &Caller, process_id: &str) -> String {
+    let started = rerun_requests::start(&app.state, staff, process_id, "再実行する").await.unwrap();
+    let StartAnswer::Created { id } = started else { panic!("a request can be made: {started:?}") };
+    for n in 1..=5 {
+        let cause =
+            rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("応答なし".into()) };
+        rerun_requests::confirm(&app.state, staff, &id, n, "確認した", cause).await.unwrap();
+    }
+    let refused = rerun_requests::submit(&app.state, staff, &id).await.unwrap_err();
+    let AppError::Validation(fields) = &refused else { panic!("{refused:?}") };
+    assert_eq!(fields[0].rule, Some(domain::invalid::Rule::KeyAloneUnconfirmed), "{refused:?}");
+    assert!(fields[0].message.contains("register_order"), "{refused:?}");
+    id
 }
 
 /// The step says 4,000 yen as `total`; the order system names it `amount` and holds 5,000: nothing of it is

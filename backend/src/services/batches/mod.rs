@@ -248,7 +248,10 @@ async fn admit(
     let snap = snapshot(state, tx, operation).await?;
     let previewed: Option<RerunPlan> = member.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
     let outcome = match plan_for(state, &snap) {
-        Ok(o) if o.blocked.is_empty() && previewed.as_ref().is_none_or(|p| p.verdicts_hash == o.plan.verdicts_hash) => {
+        Ok(o)
+            if o.blocked_unless_a_person_confirms().is_empty()
+                && previewed.as_ref().is_none_or(|p| p.verdicts_hash == o.plan.verdicts_hash) =>
+        {
             o
         }
         _ => return Ok(Admission::Dropped(Reason::EvidenceChanged)),

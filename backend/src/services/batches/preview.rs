@@ -107,8 +107,10 @@ async fn judge(
             return Ok((MemberEvent::FoundBlocked, None, vec![Reason::LookupError { message: error.to_string() }]));
         }
     };
-    if !outcome.blocked.is_empty() {
-        let reasons = outcome.blocked.into_iter().map(|b| Reason::Blocked { step: b.step, why: b.why }).collect();
+    // Nobody goes through a member step by step: what rests on the key alone blocks it.
+    let blocked = outcome.blocked_unless_a_person_confirms();
+    if !blocked.is_empty() {
+        let reasons = blocked.into_iter().map(|b| Reason::Blocked { step: b.step, why: b.why }).collect();
         return Ok((MemberEvent::FoundBlocked, None, reasons));
     }
     if outcome.plan.steps.is_empty() {
