@@ -73,6 +73,8 @@ pub struct MemberView {
     pub reasons: Vec<Reason>,
     pub rerun_id: Option<String>,
     pub progress: Option<Progress>,
+    /// Sent but not ended, or failed: the error the integration or the outside system gave.
+    pub held_by: Option<String>,
 }
 
 /// One of the five checks for the whole batch.
@@ -136,6 +138,8 @@ pub struct BatchProgress {
     pub progress: Vec<(Progress, i64)>,
     /// Each member's stage of the dispatch, in the batch's order (`None`: not requested).
     pub members: Vec<Option<Progress>>,
+    /// Each member's error while it is sent but not ended, or failed, in the batch's order.
+    pub held_by: Vec<Option<String>>,
 }
 
 impl From<&BatchView> for BatchProgress {
@@ -146,6 +150,7 @@ impl From<&BatchView> for BatchProgress {
             looked_up: b.looked_up,
             progress: b.progress.clone(),
             members: b.members.iter().map(|m| m.progress).collect(),
+            held_by: b.members.iter().map(|m| m.held_by.clone()).collect(),
         }
     }
 }

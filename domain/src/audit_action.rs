@@ -61,6 +61,7 @@ named! {
         RerunBatchCancelled => "rerun_batch.cancelled",
         RerunBatchCheckConfirmed => "rerun_batch.check_confirmed",
         RerunBatchCompleted => "rerun_batch.completed",
+        RerunBatchSent => "rerun_batch.sent",
         RerunBatchCreated => "rerun_batch.created",
         RerunBatchExpired => "rerun_batch.expired",
         RerunBatchOperationDropped => "rerun_batch.operation_dropped",

@@ -26,6 +26,9 @@ named! {
         /// Approved: dispatches go out at the batch's rate.
         Dispatching => "dispatching",
         Paused => "paused",
+        /// Every rerun went out; some members have not ended yet (no report, or sent without an answer).
+        Sent => "sent",
+        /// Every member ended: succeeded, failed, or withdrawn.
         Completed => "completed",
         Cancelled => "cancelled",
         Rejected => "rejected",
@@ -34,7 +37,7 @@ named! {
 }
 
 impl BatchStatus {
-    /// Whether the batch may still be cancelled (before it ends).
+    /// Whether the batch has not ended yet.
     pub fn is_open(self) -> bool {
         !matches!(self, BatchStatus::Completed | BatchStatus::Cancelled | BatchStatus::Rejected | BatchStatus::Expired)
     }
@@ -52,10 +55,12 @@ impl BatchStatus {
             (S::PendingApproval, E::Expire) => Ok(S::Expired),
             (S::Dispatching, E::Pause) => Ok(S::Paused),
             (S::Paused, E::Resume) => Ok(S::Dispatching),
-            (S::Dispatching, E::AllSent) => Ok(S::Completed),
+            (S::Dispatching, E::AllSent) => Ok(S::Sent),
+            (S::Sent, E::AllEnded) => Ok(S::Completed),
             // Submitted or approved with every member dropped out: nothing is left to ask for or to send.
             (S::Draft | S::PendingApproval, E::NothingLeft) => Ok(S::Cancelled),
-            (from, E::Cancel) if from.is_open() => Ok(S::Cancelled),
+            // Once everything went out there is nothing left to withdraw.
+            (from, E::Cancel) if from.is_open() && from != S::Sent => Ok(S::Cancelled),
             (from, event) => Err(BatchRefused { from, event }),
         }
     }
@@ -154,10 +159,12 @@ pub enum BatchEvent {
     NothingLeft,
     /// The dispatcher has nothing left to send for it.
     AllSent,
+    /// Every member ended (`Progress::has_ended`).
+    AllEnded,
 }
 
 impl BatchEvent {
-    pub const ALL: [BatchEvent; 11] = [
+    pub const ALL: [BatchEvent; 12] = [
         BatchEvent::Previewed,
         BatchEvent::Request,
         BatchEvent::Submit,
@@ -169,6 +176,7 @@ impl BatchEvent {
         BatchEvent::Cancel,
         BatchEvent::NothingLeft,
         BatchEvent::AllSent,
+        BatchEvent::AllEnded,
     ];
 
     /// What the batch ending before its dispatch does to each requested member's rerun request.
@@ -231,6 +239,11 @@ pub enum Progress {
 }
 
 impl Progress {
+    /// Whether the member's rerun has ended: nothing about it is still to come.
+    pub fn has_ended(self) -> bool {
+        matches!(self, Progress::Succeeded | Progress::Failed | Progress::Withdrawn)
+    }
+
     pub const ALL: [Progress; 6] = [
         Progress::Waiting,
         Progress::Sent,
@@ -376,14 +389,18 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_is_sent_only_after_its_approval_and_an_ended_one_takes_nothing() {
+    fn a_batch_is_sent_only_after_its_approval_completed_only_once_every_member_ended_and_an_ended_one_takes_nothing() {
         use BatchEvent as E;
         use BatchStatus as S;
         let mut status = S::Previewing;
         for event in [E::Previewed, E::Request, E::Submit, E::Approve, E::Pause, E::Resume, E::AllSent] {
             status = status.next(event).unwrap();
         }
-        assert_eq!(status, S::Completed);
+        assert_eq!(status, S::Sent, "all sent is not completed");
+        assert!(S::Sent.next(E::Cancel).is_err(), "nothing left to withdraw");
+        assert!(S::Dispatching.next(E::AllEnded).is_err());
+        assert_eq!(S::Sent.next(E::AllEnded), Ok(S::Completed));
+        assert!(Progress::ALL.iter().filter(|p| p.has_ended()).count() == 3 && !Progress::Unknown.has_ended());
         for from in [S::Previewing, S::Preview, S::Draft, S::Paused] {
             assert!(from.next(E::Approve).is_err() && from.next(E::AllSent).is_err(), "{from}");
         }

@@ -41,6 +41,8 @@ pub enum RerunNews {
     NothingToSend,
     OutcomeUnknown,
     SendFailed,
+    /// Sent, and the operation stalled again: the rerun failed.
+    StalledAgain,
     /// Ended without sending (the approval expired or was voided at send time).
     NotSent,
     Completed,
@@ -60,6 +62,7 @@ impl RerunNews {
             RerunNews::NothingToSend => "nothing_to_send",
             RerunNews::OutcomeUnknown => "outcome_unknown",
             RerunNews::SendFailed => "send_failed",
+            RerunNews::StalledAgain => "stalled_again",
             RerunNews::NotSent => "not_sent",
             RerunNews::Completed => "completed",
         }
@@ -69,9 +72,16 @@ impl RerunNews {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "news", rename_all = "snake_case")]
 pub enum BatchNews {
-    ApprovalAsked { requests: u32 },
+    ApprovalAsked {
+        requests: u32,
+    },
     Approved,
     Dispatched,
+    /// Every member ended: how many reruns succeeded and how many failed.
+    Ended {
+        succeeded: u32,
+        failed: u32,
+    },
     Rejected,
     Expired,
     Cancelled,
@@ -83,7 +93,8 @@ impl BatchNews {
         match self {
             BatchNews::ApprovalAsked { .. } => "approval_requested",
             BatchNews::Approved => "approved",
-            BatchNews::Dispatched => "completed",
+            BatchNews::Dispatched => "sent",
+            BatchNews::Ended { .. } => "completed",
             BatchNews::Rejected => "rejected",
             BatchNews::Expired => "expired",
             BatchNews::Cancelled => "cancelled",

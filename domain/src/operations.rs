@@ -77,6 +77,8 @@ pub enum OperationEvent {
     AwaitApproval,
     /// Its rerun was sent.
     Rerun,
+    /// The sweeper found its rerun not progressing (a step failed, or no report within its deadline).
+    RerunStalled,
     /// Its rerun request went back to staff, ended, or its rerun could not be sent.
     BackToStaff,
 }
@@ -91,6 +93,7 @@ impl OperationEvent {
             OperationEvent::Release => (S::OnHold, S::Stalled),
             OperationEvent::AwaitApproval => (S::Stalled, S::RerunPending),
             OperationEvent::Rerun => (S::RerunPending, S::Rerunning),
+            OperationEvent::RerunStalled => (S::Rerunning, S::Stalled),
             OperationEvent::BackToStaff => (S::RerunPending, S::Stalled),
         }
     }

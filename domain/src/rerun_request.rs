@@ -45,10 +45,12 @@ pub enum RequestEvent {
     SendFailed,
     /// Every step of the operation was reported complete: whatever was open for it is done.
     Completed,
+    /// The rerun was sent, and the operation stalled again (the sweeper moves the operation with the stall).
+    RerunStalled,
 }
 
 impl RequestEvent {
-    pub const ALL: [RequestEvent; 10] = [
+    pub const ALL: [RequestEvent; 11] = [
         RequestEvent::Submit,
         RequestEvent::Withdraw,
         RequestEvent::Approve,
@@ -59,6 +61,7 @@ impl RequestEvent {
         RequestEvent::NothingToSend,
         RequestEvent::SendFailed,
         RequestEvent::Completed,
+        RequestEvent::RerunStalled,
     ];
 
     /// How the operation moves with its request: a request waiting for approval holds the operation in
@@ -72,7 +75,7 @@ impl RequestEvent {
             E::Withdraw | E::Reject | E::Expire | E::Void | E::NothingToSend | E::SendFailed => {
                 Some(OperationEvent::BackToStaff)
             }
-            E::Approve | E::Completed => None,
+            E::Approve | E::Completed | E::RerunStalled => None,
         }
     }
 }
@@ -104,6 +107,7 @@ impl RerunRequestStatus {
             (S::Approved, E::Sent) => Ok(S::Dispatched),
             (S::Approved, E::NothingToSend) => Ok(S::Succeeded),
             (S::Approved, E::SendFailed) => Ok(S::Failed),
+            (S::Dispatched, E::RerunStalled) => Ok(S::Failed),
             (S::Draft | S::PendingApproval | S::Approved | S::Dispatched, E::Completed) => Ok(S::Succeeded),
             (from, event) => Err(Refused { from, event }),
         }

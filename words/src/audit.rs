@@ -11,7 +11,7 @@ use domain::stall::StallReason;
 type Label = fn(Locale) -> &'static str;
 
 /// Each action's name ("停止を検知" / "Stall detected"); a test checks that every action has one, once.
-const ACTION_LABELS: [(AuditAction, Label); 88] = [
+const ACTION_LABELS: [(AuditAction, Label); 89] = [
     (AuditAction::AiAttemptAdopted, |l| td_string!(l, audit.action.ai_attempt.adopted)),
     (AuditAction::ApiClientCreated, |l| td_string!(l, audit.action.api_client.created)),
     (AuditAction::ApiClientRevoked, |l| td_string!(l, audit.action.api_client.revoked)),
@@ -54,6 +54,7 @@ const ACTION_LABELS: [(AuditAction, Label); 88] = [
     (AuditAction::RerunBatchCancelled, |l| td_string!(l, audit.action.rerun_batch.cancelled)),
     (AuditAction::RerunBatchCheckConfirmed, |l| td_string!(l, audit.action.rerun_batch.check_confirmed)),
     (AuditAction::RerunBatchCompleted, |l| td_string!(l, audit.action.rerun_batch.completed)),
+    (AuditAction::RerunBatchSent, |l| td_string!(l, audit.action.rerun_batch.sent)),
     (AuditAction::RerunBatchCreated, |l| td_string!(l, audit.action.rerun_batch.created)),
     (AuditAction::RerunBatchExpired, |l| td_string!(l, audit.action.rerun_batch.expired)),
     (AuditAction::RerunBatchOperationDropped, |l| td_string!(l, audit.action.rerun_batch.operation_dropped)),

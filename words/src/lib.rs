@@ -172,6 +172,7 @@ pub fn batch_status_in(l: Locale, status: BatchStatus) -> &'static str {
         BatchStatus::PendingApproval => td_string!(l, rerun.batch.status.pending_approval),
         BatchStatus::Dispatching => td_string!(l, rerun.batch.status.dispatching),
         BatchStatus::Paused => td_string!(l, rerun.batch.status.paused),
+        BatchStatus::Sent => td_string!(l, rerun.batch.status.sent),
         BatchStatus::Completed => td_string!(l, rerun.batch.status.completed),
         BatchStatus::Cancelled => td_string!(l, rerun.batch.status.cancelled),
         BatchStatus::Rejected => td_string!(l, rerun.batch.status.rejected),

@@ -23,6 +23,7 @@ pub fn notice_title_in(l: Locale, notice: &Notice) -> String {
                 RerunNews::NothingToSend => td_string!(l, rerun.notice.rerun.nothing_to_send, process_id = p),
                 RerunNews::OutcomeUnknown => td_string!(l, rerun.notice.rerun.outcome_unknown, process_id = p),
                 RerunNews::SendFailed => td_string!(l, rerun.notice.rerun.send_failed, process_id = p),
+                RerunNews::StalledAgain => td_string!(l, rerun.notice.rerun.stalled_again, process_id = p),
                 RerunNews::NotSent => td_string!(l, rerun.notice.rerun.not_sent, process_id = p),
                 RerunNews::Completed => td_string!(l, rerun.notice.rerun.completed, process_id = p),
             }
@@ -73,6 +74,9 @@ fn batch_title(l: Locale, about: &str, news: BatchNews) -> String {
         }
         BatchNews::Approved => td_string!(l, rerun.notice.batch.approved, about = about),
         BatchNews::Dispatched => td_string!(l, rerun.notice.batch.dispatched, about = about),
+        BatchNews::Ended { succeeded, failed } => {
+            td_string!(l, rerun.notice.batch.ended, about = about, succeeded = succeeded, failed = failed)
+        }
         BatchNews::Rejected => td_string!(l, rerun.notice.batch.rejected, about = about),
         BatchNews::Expired => td_string!(l, rerun.notice.batch.expired, about = about),
         BatchNews::Cancelled => td_string!(l, rerun.notice.batch.cancelled, about = about),

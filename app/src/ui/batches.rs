@@ -91,8 +91,8 @@ fn reason_text(reason: &Reason) -> String {
 /// and while a sent rerun has not finished yet.
 fn follows(b: &BatchProgress) -> bool {
     use BatchStatus as S;
-    matches!(b.status, S::Previewing | S::PendingApproval | S::Dispatching | S::Paused)
-        || b.progress.iter().any(|(p, n)| *p == Progress::Sent && *n > 0)
+    matches!(b.status, S::Previewing | S::PendingApproval | S::Dispatching | S::Paused | S::Sent)
+        || b.progress.iter().any(|(p, n)| matches!(p, Progress::Sent | Progress::Unknown) && *n > 0)
 }
 
 #[component]
@@ -545,6 +545,7 @@ fn Planned(members: Vec<(usize, MemberView)>, live: RwSignal<BatchProgress>) -> 
                                 live.with(|v| v.members.get(index).copied().flatten())
                                     .map_or_else(|| member_label(state), progress_label)
                             };
+                            let held = move || live.with(|v| v.held_by.get(index).cloned().flatten());
                             let pid = m.process_id.clone();
                             view! {
                                 <tr data-member=pid.clone()>
@@ -552,7 +553,20 @@ fn Planned(members: Vec<(usize, MemberView)>, live: RwSignal<BatchProgress>) -> 
                                         <A href=format!("/operations/{pid}")>{m.process_id}</A>
                                     </td>
                                     <td>{m.workflow.clone()}</td>
-                                    <td>{shown}</td>
+                                    <td>
+                                        {shown}
+                                        {move || {
+                                            held()
+                                                .map(|e| {
+                                                    view! {
+                                                        <br />
+                                                        <small class="error" data-testid="held-by">
+                                                            {e}
+                                                        </small>
+                                                    }
+                                                })
+                                        }}
+                                    </td>
                                     <td>
                                         <ul class="plain">
                                             {m
@@ -723,7 +737,7 @@ fn ProgressPanel(live: RwSignal<BatchProgress>) -> impl IntoView {
     let l = locale();
     let count = move |p: Progress| live.with(|v| v.progress.iter().find(|(q, _)| *q == p).map_or(0, |(_, n)| *n));
     let total = move || live.with(|v| v.progress.iter().map(|(_, n)| n).sum::<i64>());
-    let finished = move || total() - count(Progress::Waiting) - count(Progress::Sent);
+    let finished = move || Progress::ALL.into_iter().filter(|p| p.has_ended()).map(count).sum::<i64>();
     view! {
         <section class="card batch-part" aria-labelledby="progress-title" data-testid="batch-progress">
             <h2 id="progress-title">{td_string!(l, rerun.batch.progress.title)}</h2>

@@ -271,12 +271,19 @@ pub struct MemberRow {
     #[sqlx(try_from = "Stored<Option<DispatchStatus>>")]
     pub dispatch_status: Option<DispatchStatus>,
     pub looked_up_at: Option<DateTime<Utc>>,
+    /// What the integration or the outside system said went wrong since the rerun was approved: the first
+    /// unfinished step's error, else the dispatch's.
+    pub held_by: Option<String>,
 }
 
 const MEMBER_SELECT: &str = "SELECT m.position, m.operation_id, o.process_id, o.workflow, o.status AS operation_status,
         m.state, m.plan_json, m.reasons_json, m.request_id, r.status AS request_status, r.requested_by,
         d.status AS dispatch_status,
-        m.looked_up_at
+        m.looked_up_at,
+        COALESCE((SELECT s.error_class || ': ' || COALESCE(s.error_message, '') FROM steps s
+                  WHERE s.operation_id = o.id AND s.completed_at IS NULL AND s.error_class IS NOT NULL
+                    AND s.updated_at >= d.created_at
+                  ORDER BY s.position LIMIT 1), d.last_error) AS held_by
     FROM rerun_batch_members m JOIN operations o ON o.id = m.operation_id
     LEFT JOIN rerun_requests r ON r.id = m.request_id LEFT JOIN dispatches d ON d.request_id = m.request_id";
 

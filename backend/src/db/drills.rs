@@ -84,9 +84,18 @@ pub async fn active(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<DrillRow>, 
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(now).fetch_all(c).await)
 }
 
-/// The faults of the drills in force at `now` (the demo systems ask before each call).
-pub async fn faults_in_force(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<Fault>, sqlx::Error> {
-    Ok(active(tx, now).await?.iter().flat_map(DrillRow::faults).collect())
+/// The fault a drill in force at `now` injects into this operation: only a drill's own practice operations meet
+/// one (the demo systems ask before each call).
+pub async fn faults_in_force(tx: &mut Conn, now: DateTime<Utc>, process_id: &str) -> Result<Vec<Fault>, sqlx::Error> {
+    let names: Vec<String> = on_conn!(tx, |c| sqlx::query_scalar(
+        "SELECT o.fault FROM drill_operations o JOIN drills d ON d.id = o.drill_id
+         WHERE o.process_id = $1 AND d.ends_at > $2 AND d.ended_at IS NULL"
+    )
+    .bind(process_id)
+    .bind(now)
+    .fetch_all(c)
+    .await)?;
+    Ok(names.iter().filter_map(|n| Fault::parse(n)).collect())
 }
 
 /// Ends the drill's faults now; `false` when it had ended already.

@@ -300,21 +300,22 @@ pub async fn set_status_from(
 
 /// Running operations in id order after `after_id`, for the sweeper.
 pub async fn running_after(tx: &mut Conn, after_id: i64, limit: i64) -> Result<Vec<OperationRow>, sqlx::Error> {
-    let sql =
-        format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2");
+    let sql = format!(
+        "SELECT {OPERATION_COLUMNS} FROM operations WHERE status IN ('running', 'rerunning') AND id > $1 ORDER BY id LIMIT $2"
+    );
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(after_id).bind(limit).fetch_all(c).await)
 }
 
-/// Marks a running operation stalled; `false` when it is not running any more (another instance was first,
-/// or a step event just changed it), so exactly one audit event is written.
+/// Marks a running (or rerunning: `OperationEvent::RerunStalled`) operation stalled; `false` when it moved
+/// meanwhile (another instance was first, or a step event just changed it), so exactly one audit event is written.
 pub async fn mark_stalled(
     tx: &mut Conn,
     id: i64,
-    event: &str,
-    failure_class: &str,
+    stall: OperationEvent,
+    (event, failure_class): (&str, &str),
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let (from, to) = OperationEvent::Stall.moves();
+    let (from, to) = stall.moves();
     changed_one!(tx, |c| {
         sqlx::query(
             "UPDATE operations SET status = $6, event = $2, failure_class = $3, updated_at = $4

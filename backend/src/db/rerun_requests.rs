@@ -277,6 +277,16 @@ pub async fn set_expiry(tx: &mut Conn, id: &str, expires_at: DateTime<Utc>) -> R
         .map(drop))
 }
 
+/// When the operation's rerun was sent (its request moved to `dispatched`), while it is out.
+pub async fn sent_at(tx: &mut Conn, operation_id: i64) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar(
+        "SELECT updated_at FROM rerun_requests WHERE operation_id = $1 AND status = 'dispatched'"
+    )
+    .bind(operation_id)
+    .fetch_optional(c)
+    .await)
+}
+
 /// A draft's plan bound anew to the facts as they are after a person's confirmation (only while a draft).
 pub async fn rebind_draft(tx: &mut Conn, id: &str, plan_json: &str, verdicts_hash: &str) -> Result<bool, sqlx::Error> {
     changed_one!(tx, |c| {

@@ -62,9 +62,10 @@ impl Connector for DemoConnector {
     }
 
     async fn look_up(&self, lookup: &Lookup) -> Finding {
-        let found = match self.systems.find_by_key(self.service, &lookup.idempotency_key).await {
+        let asking = Some(lookup.process_id.as_str());
+        let found = match self.systems.find_by_key(self.service, &lookup.idempotency_key, asking).await {
             Ok(None) => match &lookup.result_id {
-                Some(id) => self.systems.find_by_id(self.service, id).await,
+                Some(id) => self.systems.find_by_id(self.service, id, asking).await,
                 None => Ok(None),
             },
             other => other,

@@ -6,9 +6,10 @@ use super::systems::{DemoSystems, Service};
 use crate::services::{api_clients::ApiClient, step_events};
 use crate::{AppState, db};
 use contract::AppError;
-use contract::operations::StepEvent;
+use contract::operations::{ReportedError, StepEvent};
 use contract::rerun_call::{RerunCall, RerunCallStep, RerunCallType, RerunOutcome};
 use domain::operations::StepEventType;
+use domain::stall::ErrorClass;
 use domain::webhooks::{Headers, Secret, verify};
 use serde_json::Value;
 
@@ -59,11 +60,31 @@ async fn perform(state: &AppState, rerun: &RerunCall) -> Result<(), AppError> {
         let content: Value =
             found.step.content_json.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or(Value::Null);
         let seq = found.step.last_seq.unwrap_or(0);
-        report(state, &client, rerun, step, seq + 1, StepEventType::Started, None).await?;
-        let done = outside.execute(service, &step.idempotency_key, &content, Some(&rerun.process_id)).await?;
-        report(state, &client, rerun, step, seq + 2, StepEventType::Succeeded, Some(done.execution.id)).await?;
+        report(state, &client, rerun, step, event(seq + 1, StepEventType::Started, None, None)).await?;
+        match outside.execute(service, &step.idempotency_key, &content, Some(&rerun.process_id)).await {
+            Ok(done) => {
+                let succeeded = event(seq + 2, StepEventType::Succeeded, Some(done.execution.id), None);
+                report(state, &client, rerun, step, succeeded).await?;
+            }
+            // As an integration would: the gate hears what the outside system answered, then the run stops.
+            Err(refused) => {
+                let error = ReportedError { class: error_class(&refused), message: refused.to_string() };
+                report(state, &client, rerun, step, event(seq + 2, StepEventType::Failed, None, Some(error))).await?;
+                return Ok(());
+            }
+        }
     }
     Ok(())
+}
+
+/// The class an integration gives what the demo outside system answered.
+fn error_class(refused: &AppError) -> ErrorClass {
+    match refused {
+        AppError::Unauthorized => ErrorClass::AuthExpired,
+        AppError::TooManyRequests { .. } => ErrorClass::RateLimited,
+        AppError::Conflict { .. } | AppError::Validation(_) => ErrorClass::Validation,
+        _ => ErrorClass::ServerError,
+    }
 }
 
 fn demo_service(state: &AppState, workflow: &str, step: &str) -> Option<Service> {
@@ -77,10 +98,11 @@ async fn report(
     client: &ApiClient,
     rerun: &RerunCall,
     step: &RerunCallStep,
-    seq: i64,
-    kind: StepEventType,
-    result_id: Option<String>,
+    event: StepEvent,
 ) -> Result<(), AppError> {
-    let event = StepEvent { seq, kind, result_id, error: None, at: None, usage: None };
     step_events::report(state, client, &rerun.process_id, &step.name, event).await.map(drop)
+}
+
+fn event(seq: i64, kind: StepEventType, result_id: Option<String>, error: Option<ReportedError>) -> StepEvent {
+    StepEvent { seq, kind, result_id, error, at: None, usage: None }
 }

@@ -114,7 +114,7 @@ impl DemoSystems {
         content: &Value,
         process_id: Option<&str>,
     ) -> Result<Executed, AppError> {
-        let faults = self.faults_now().await?;
+        let faults = self.faults_for(process_id).await?;
         self.execute_with(service, key, content, process_id, &faults).await
     }
 
@@ -176,9 +176,15 @@ impl DemoSystems {
         Ok(Executed { execution: Execution::from_row(row, now), replayed })
     }
 
-    /// The execution log's entry for a key, if the service did anything under it.
-    pub async fn find_by_key(&self, service: Service, key: &str) -> Result<Option<Execution>, AppError> {
-        if self.finds_nothing(service).await? {
+    /// The execution log's entry for a key, if the service did anything under it (`process_id`: the operation
+    /// asking, which a drill's fault may touch).
+    pub async fn find_by_key(
+        &self,
+        service: Service,
+        key: &str,
+        process_id: Option<&str>,
+    ) -> Result<Option<Execution>, AppError> {
+        if self.finds_nothing(service, process_id).await? {
             return Ok(None);
         }
         let mut tx = self.db.connection().await?;
@@ -187,8 +193,13 @@ impl DemoSystems {
     }
 
     /// The execution log's entry for a result ID (as the provider's "get by ID" would answer).
-    pub async fn find_by_id(&self, service: Service, id: &str) -> Result<Option<Execution>, AppError> {
-        if self.finds_nothing(service).await? {
+    pub async fn find_by_id(
+        &self,
+        service: Service,
+        id: &str,
+        process_id: Option<&str>,
+    ) -> Result<Option<Execution>, AppError> {
+        if self.finds_nothing(service, process_id).await? {
             return Ok(None);
         }
         let mut tx = self.db.connection().await?;
@@ -196,18 +207,20 @@ impl DemoSystems {
         Ok(row.map(|r| Execution::from_row(r, self.clock.now())))
     }
 
-    /// The faults of a drill in force now (a drill's faults act on the demo systems for its period).
-    async fn faults_now(&self) -> Result<Vec<Fault>, AppError> {
+    /// The fault a drill in force injects for this operation: only its own practice operations meet one, for
+    /// the drill's period; every other call is served as usual.
+    async fn faults_for(&self, process_id: Option<&str>) -> Result<Vec<Fault>, AppError> {
+        let Some(process_id) = process_id else { return Ok(Vec::new()) };
         let mut tx = self.db.connection().await?;
-        Ok(db::drills::faults_in_force(&mut tx, self.clock.now()).await?)
+        Ok(db::drills::faults_in_force(&mut tx, self.clock.now(), process_id).await?)
     }
 
-    /// A drill's "look-up that finds nothing": the mail log answers empty for its period.
-    async fn finds_nothing(&self, service: Service) -> Result<bool, AppError> {
+    /// A drill's "look-up that finds nothing": the mail log answers its practice operation empty.
+    async fn finds_nothing(&self, service: Service, process_id: Option<&str>) -> Result<bool, AppError> {
         if service != Service::Mail {
             return Ok(false);
         }
-        let faults = self.faults_now().await?;
+        let faults = self.faults_for(process_id).await?;
         Ok(faults.contains(&Fault::LookupFindsNothing))
     }
 }

@@ -82,7 +82,7 @@ pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
         batches.sort_unstable();
         batches.dedup();
         for batch in batches {
-            super::batches::complete_if_done(&mut tx, state, batch, now).await?;
+            super::batches::sent_if_done(&mut tx, state, batch, now).await?;
         }
         tx.commit().await?;
         if outcomes.iter().any(|o| matches!(o.next, Next::End(End::Sent { .. }))) {

@@ -1,5 +1,6 @@
 //! Drills (rules in `domain::drills`): an admin injects faults into the practice outside systems (the demo's, which
-//! read the faults in force before each call) for a period, on a database marked as a demo or drill environment only.
+//! ask before each call whether a drill in force has a fault for the operation calling: only the drill's own
+//! practice operations meet one) for a period, on a database marked as a demo or drill environment only.
 //! For each fault the demo integration runs one practice operation into it, through the step's connector
 //! (`Connector::practise`), so that it stalls with the matching event for staff to work through; the report then reads
 //! from the audit trail how long they took to decide and what they chose.

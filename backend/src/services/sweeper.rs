@@ -1,6 +1,7 @@
-//! The sweeper: finds running operations that stalled, classifies them, and records it. Safe with several
-//! server processes: the status change is a compare-and-set (`WHERE status = 'running'`), so exactly one
-//! instance records each stall and its audit event.
+//! The sweeper: finds running operations that stalled, classifies them, and records it — and rerunning ones
+//! whose rerun stalled again, whose request then ends as failed. Safe with several server processes: the status
+//! change is a compare-and-set (`WHERE status = …`), so exactly one instance records each stall and its audit
+//! event.
 use super::audit::record;
 use super::reconciliation;
 use crate::db::operations::OperationRow;
@@ -8,8 +9,10 @@ use crate::{AppState, db};
 use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use domain::audit_action::AuditAction;
-use domain::operations::OperationStatus;
+use domain::notifications::RerunNews;
+use domain::operations::{OperationEvent, OperationStatus, StepState};
 use domain::reasons::SystemReason;
+use domain::rerun_request::RequestEvent;
 use domain::stall::{StepFacts, detect_stall};
 use domain::steps::Step;
 use serde_json::json;
@@ -54,6 +57,7 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
         tracing::info!(expired, "rerun requests or bulk reruns expired without a decision");
     }
     super::batches::resume_stale_previews(state).await?;
+    super::batches::complete_ended(state).await?;
     Ok(marked)
 }
 
@@ -67,28 +71,37 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
         );
         return Ok(false);
     };
+    // A rerun's clock starts when it was sent: what its steps said before then is the stall it answers.
+    let rerun = operation.status == OperationStatus::Rerunning;
+    let since = match rerun {
+        true => db::rerun_requests::sent_at(&mut state.db.connection().await?, operation.id).await?,
+        false => None,
+    };
     let facts: Vec<StepFacts> = steps
         .iter()
         .map(|s| {
             let definition = workflow.steps.iter().find(|d| d.name == s.name);
+            let stale = since.is_some_and(|at| s.completed_at.is_none() && s.updated_at < at);
             StepFacts {
                 name: s.name.clone(),
-                state: s.state,
-                error_class: s.error_class.clone(),
+                state: if stale { StepState::NotStarted } else { s.state },
+                error_class: s.error_class.clone().filter(|_| !stale),
                 result_id: s.result_id.clone(),
-                started_at: s.started_at,
-                last_heartbeat_at: s.last_heartbeat_at,
+                started_at: s.started_at.filter(|_| !stale),
+                last_heartbeat_at: s.last_heartbeat_at.filter(|_| !stale),
                 completed_at: s.completed_at,
                 deadline_seconds: definition.map_or(600, |d| d.deadline_seconds),
                 heartbeat_seconds: definition.and_then(|d| d.heartbeat_seconds),
             }
         })
         .collect();
-    let Some(stall) = detect_stall(&facts, operation.created_at, now) else { return Ok(false) };
+    let started = since.unwrap_or(operation.created_at);
+    let Some(stall) = detect_stall(&facts, started, now) else { return Ok(false) };
     let event = stall.event.as_str();
     let failure_class = stall.event.failure_class().as_str();
+    let move_ = if rerun { OperationEvent::RerunStalled } else { OperationEvent::Stall };
     let mut tx = state.db.begin_write().await?;
-    if !db::operations::mark_stalled(&mut tx, operation.id, event, failure_class, now).await? {
+    if !db::operations::mark_stalled(&mut tx, operation.id, move_, (event, failure_class), now).await? {
         return Ok(false);
     }
     let entry = AuditEntry::new(
@@ -105,7 +118,44 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
     )
     .reason(SystemReason::Stalled(stall.reason.clone()).text());
     record(&mut tx, entry, None, now).await?;
+    if rerun {
+        rerun_failed(&mut tx, state, operation, &stall.step, now).await?;
+    }
     tx.commit().await?;
     tracing::info!(process_id = %operation.process_id, event, step = %stall.step, "operation stalled");
     Ok(true)
+}
+
+/// The rerun that was sent stalled again: its request ends as failed (the operation is stalled already, so a new
+/// request can be made), with the error its step met, and the requester is told.
+async fn rerun_failed(
+    tx: &mut db::Conn,
+    state: &AppState,
+    operation: &OperationRow,
+    step: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), AppError> {
+    let Some(request) = db::rerun_requests::open_for_operation(tx, operation.id).await? else { return Ok(()) };
+    let to = request.status.next(RequestEvent::RerunStalled)?;
+    if !db::rerun_requests::set_status(tx, &request.id, request.status, to, now).await? {
+        return Ok(());
+    }
+    let error = db::operations::steps(tx, operation.id)
+        .await?
+        .into_iter()
+        .find(|s| s.name == step)
+        .and_then(|s| Some(json!({"class": s.error_class?, "message": s.error_message})));
+    let entry = AuditEntry::new(
+        Actor::system(SystemActor::Sweeper),
+        AuditAction::RerunFailed,
+        ObjectType::Operation,
+        &operation.process_id,
+    )
+    .department(Some(&operation.department))
+    .before(json!({"rerun_id": request.id, "status": request.status}))
+    .after(json!({"rerun_id": request.id, "status": to, "step": step, "error": error}));
+    record(tx, entry, None, now).await?;
+    let audience = super::notifications::Audience::Requester;
+    super::notifications::notify(tx, state, &request, RerunNews::StalledAgain, audience, now).await?;
+    Ok(())
 }

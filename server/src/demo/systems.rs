@@ -70,7 +70,7 @@ async fn find_by_key(
     Path(name): Path<String>,
     Query(query): Query<ByKey>,
 ) -> Result<Response, Problem> {
-    let found = outside(&state).find_by_key(service(&name)?, &query.idempotency_key).await?;
+    let found = outside(&state).find_by_key(service(&name)?, &query.idempotency_key, None).await?;
     Ok(Json(found.ok_or(AppError::NotFound)?).into_response())
 }
 
@@ -78,7 +78,7 @@ async fn find_by_id(
     State(state): State<AppState>,
     Path((name, id)): Path<(String, String)>,
 ) -> Result<Response, Problem> {
-    let found = outside(&state).find_by_id(service(&name)?, &id).await?;
+    let found = outside(&state).find_by_id(service(&name)?, &id, None).await?;
     Ok(Json(found.ok_or(AppError::NotFound)?).into_response())
 }
 

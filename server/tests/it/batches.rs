@@ -111,6 +111,13 @@ impl Bulk {
         batches::submit(&self.app.state, &self.staff, id).await.unwrap();
     }
 
+    /// The integration reports a step of a rerun operation.
+    async fn report(&self, process_id: &str, step: &str, body: serde_json::Value) {
+        let path = format!("/api/v1/operations/{process_id}/steps/{step}/events");
+        let answer = self.app.api(Method::POST, &path, &self.token, None, Some(&body)).await;
+        assert!(answer.status.is_success(), "{}", answer.body);
+    }
+
     /// Lets `seconds` pass one second at a time, sending whatever is due.
     async fn dispatch_for(&self, seconds: i64) {
         for _ in 0..seconds {
@@ -187,7 +194,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     let expected: BTreeSet<&String> = all.iter().filter(|p| !busy.contains(p)).collect();
     assert_eq!(sent.iter().collect::<BTreeSet<_>>(), expected, "the blocked ones were never sent");
     let done = b.view(&id).await;
-    assert_eq!(done.status.as_str(), "completed");
+    assert_eq!(done.status.as_str(), "sent", "all sent, none finished: not completed");
     assert_eq!(progress(&done, Progress::Sent), 450);
     assert_eq!(progress(&done, Progress::Waiting), 0);
     b.follows_the_view(&done).await;
@@ -198,7 +205,7 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
         "rerun_batch.requested",
         "rerun_batch.submitted",
         "rerun_batch.approved",
-        "rerun_batch.completed",
+        "rerun_batch.sent",
     ] {
         assert!(actions.iter().any(|a| a == action), "{action} is audited");
     }
@@ -210,6 +217,45 @@ async fn a_batch_of_500_sends_only_the_eligible_operations_each_exactly_once() {
     let requests: serde_json::Value = serde_json::from_str(&requests).unwrap();
     assert_eq!(requests[0]["batch"]["batch"]["id"], id.as_str(), "the evidence bundle shows the batch it belonged to");
     assert_eq!(requests[0]["batch"]["decisions"][0]["decision"], "approved");
+}
+
+/// "✓ Completed" with none finished was a lie: a batch is sent once everything went out, completed only once
+/// every member ended, and until then the page says what holds each one, with the error it met.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_completed_only_once_every_member_ended_and_shows_what_holds_the_rest() {
+    let b = bulk().await;
+    let all = ids("END", 3);
+    b.stalled(&all, "sales").await;
+    let id = b.previewed(by_filter()).await;
+    b.approved(&id, 600).await;
+    b.dispatch_for(2).await;
+    assert_eq!(b.receiver.requests().len(), 3);
+    // The first finishes; the second's order system refuses the rerun; the third says nothing yet.
+    for step in ["register_order", "ai_summary"] {
+        b.report("END-000", step, json!({"seq": 5, "type": "succeeded", "result_id": "x"})).await;
+    }
+    let refused =
+        json!({"seq": 5, "type": "failed", "error": {"class": "auth_expired", "message": "401 Unauthorized"}});
+    b.report("END-001", "register_order", refused).await;
+    sweeper::sweep(&b.app.state).await.unwrap();
+    let sent = b.view(&id).await;
+    assert_eq!(sent.status.as_str(), "sent", "one member has not ended");
+    let (s, f, w) =
+        (progress(&sent, Progress::Succeeded), progress(&sent, Progress::Failed), progress(&sent, Progress::Sent));
+    assert_eq!((s, f, w), (1, 1, 1));
+    let failed = sent.members.iter().find(|m| m.process_id == "END-001").unwrap();
+    assert_eq!(failed.held_by.as_deref(), Some("auth_expired: 401 Unauthorized"), "the error, on the page");
+    b.follows_the_view(&sent).await;
+
+    // The third says nothing within its step's deadline: its rerun stalled again, and the batch has ended.
+    b.app.clock.advance(Duration::hours(1));
+    sweeper::sweep(&b.app.state).await.unwrap();
+    let ended = b.view(&id).await;
+    assert_eq!(ended.status.as_str(), "completed");
+    assert_eq!((progress(&ended, Progress::Succeeded), progress(&ended, Progress::Failed)), (1, 2));
+    let silent = ended.members.iter().find(|m| m.process_id == "END-002").unwrap();
+    assert_eq!(silent.held_by, None, "the 503 of before the rerun is not what holds it");
+    assert!(b.app.audit_actions().await.iter().any(|a| a == "rerun_batch.completed"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -238,7 +284,7 @@ async fn pausing_stops_new_sends_and_resuming_continues_at_the_rate_without_dupl
     b.dispatch_for(40).await;
     assert_eq!(b.sent().len(), 40);
     assert_eq!(b.distinct_webhook_ids(), 40, "no operation was sent twice");
-    assert_eq!(b.view(&id).await.status.as_str(), "completed");
+    assert_eq!(b.view(&id).await.status.as_str(), "sent", "all sent; none reported back yet");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -262,7 +308,7 @@ async fn a_change_in_one_operations_evidence_removes_only_that_one() {
     assert_eq!(sent.len(), 10);
     assert!(!sent.contains(&"CHG-003".to_string()) && !sent.contains(&"CHG-007".to_string()));
     let view = b.view(&id).await;
-    assert_eq!(view.status.as_str(), "completed");
+    assert_eq!(view.status.as_str(), "sent");
     for process_id in ["CHG-003", "CHG-007"] {
         let member = view.members.iter().find(|m| m.process_id == process_id).unwrap();
         assert_eq!(

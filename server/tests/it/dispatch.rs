@@ -246,8 +246,12 @@ async fn the_demo_loop_reruns_through_the_demo_systems_and_completes_the_operati
     let mut tx = app.db().begin_read().await.unwrap();
     assert_eq!(backend::db::rerun_requests::by_id(&mut tx, &id).await.unwrap().unwrap().status.as_str(), "succeeded");
     assert_eq!(backend::db::demo_systems::reruns_received(&mut tx).await.unwrap(), 1);
-    let order =
-        app.demo_systems().find_by_key(backend::demo::systems::Service::Orders, "ORD-L-r").await.unwrap().unwrap();
+    let order = app
+        .demo_systems()
+        .find_by_key(backend::demo::systems::Service::Orders, "ORD-L-r", None)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(order.replays, 0, "one order, under its original key");
     let heard = backend::services::notifications::latest(&app.state, &staff).await.unwrap();
     let kinds: Vec<&str> = heard.iter().map(|n| n.kind.as_str()).collect();

@@ -59,16 +59,19 @@ async fn each_injected_fault_stalls_its_practice_operation_with_the_matching_eve
         "one drill at a time"
     );
 
-    // For its period the faults act on the demo outside systems; afterwards they do not.
-    let refused = app.demo_systems().execute(Service::Orders, "ANY-1-r", &json!({}), None).await;
+    // For its period each fault acts on its own practice operation, and on nothing else of the demo.
+    let practice = |fault: Fault| report.lines.iter().find(|l| l.fault == fault).unwrap().process_id.clone();
+    let (expired, limited) = (practice(Fault::CredentialsExpired), practice(Fault::RateLimited));
+    let systems = app.demo_systems();
+    let refused = systems.execute(Service::Orders, "P-1-r", &json!({}), Some(&expired)).await;
     assert!(matches!(refused, Err(AppError::Unauthorized)), "credentials expired: {:?}", refused.as_ref().err());
-    let limited = app.demo_systems().execute(Service::Ai, "ANY-1-s", &json!({}), None).await;
-    assert!(matches!(limited, Err(AppError::TooManyRequests { .. })), "rate limited: {:?}", limited.as_ref().err());
+    let slowed = systems.execute(Service::Ai, "P-1-s", &json!({}), Some(&limited)).await;
+    assert!(matches!(slowed, Err(AppError::TooManyRequests { .. })), "rate limited: {:?}", slowed.as_ref().err());
+    let ordinary = systems.execute(Service::Orders, "ORD-9-r", &json!({}), Some("ORD-9")).await;
+    assert!(ordinary.is_ok(), "an ordinary operation of the demo meets no fault: {:?}", ordinary.err());
+    assert!(systems.execute(Service::Ai, "ORD-9-s", &json!({}), Some("ORD-9")).await.is_ok());
     app.clock.advance(Duration::minutes(31));
-    assert!(
-        app.demo_systems().execute(Service::Orders, "ANY-1-r", &json!({}), None).await.is_ok(),
-        "the drill is over"
-    );
+    assert!(systems.execute(Service::Orders, "P-2-r", &json!({}), Some(&expired)).await.is_ok(), "the drill is over");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -330,7 +330,8 @@ async fn the_demo_loads_the_seeds_cases_stalled_and_reconciled() {
     let lost = steps(&app, &token, "ORD-1001").await;
     assert_eq!(verdict_of(&lost, "register_order"), "executed");
     assert!(lost[0]["reconciliation"]["evidence"]["summary"].as_str().unwrap().contains("1 record"));
-    let order = app.demo_systems().find_by_key(Service::Orders, "ORD-1001-register_order").await.unwrap().unwrap();
+    let order =
+        app.demo_systems().find_by_key(Service::Orders, "ORD-1001-register_order", None).await.unwrap().unwrap();
     assert_eq!((order.content["amount"].clone(), order.replays, order.conflicts), (json!(4000), 1, 1));
 
     let partial = steps(&app, &token, "ORD-1002").await;

@@ -4,8 +4,8 @@ pub mod export;
 mod group_commit;
 use super::RowLock;
 pub use group_commit::write_at_once;
-use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{ConnectOptions, Connection, SqlitePool};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -40,8 +40,14 @@ pub fn lock_clause(_: RowLock) -> String {
     String::new()
 }
 
+/// The embedded migrations, on a connection of their own with foreign keys off: SQLite's procedure for rebuilding
+/// a table that others refer to (a CHECK cannot change in place). Every reference is checked afterwards.
 pub async fn migrate(pool: &SqlitePool) -> anyhow::Result<()> {
-    sqlx::migrate!("../migrations/sqlite").run(pool).await?;
+    let mut conn = (*pool.connect_options()).clone().foreign_keys(false).connect().await?;
+    sqlx::migrate!("../migrations/sqlite").run(&mut conn).await?;
+    let broken = sqlx::query("PRAGMA foreign_key_check").fetch_all(&mut conn).await?;
+    anyhow::ensure!(broken.is_empty(), "the migrations left {} rows referring to rows that do not exist", broken.len());
+    conn.close().await?;
     tower_sessions_sqlx_store::SqliteStore::new(pool.clone()).migrate().await?;
     Ok(())
 }

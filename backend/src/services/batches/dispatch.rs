@@ -86,24 +86,50 @@ async fn withdraw_waiting(
     Ok(())
 }
 
-/// Called by the dispatcher in its transaction: a dispatching batch with nothing left to send is completed.
-pub async fn complete_if_done(
-    tx: &mut db::Conn,
-    state: &AppState,
-    id: &str,
-    now: DateTime<Utc>,
-) -> Result<(), AppError> {
+/// Called by the dispatcher in its transaction: a dispatching batch with nothing left to send is sent.
+pub async fn sent_if_done(tx: &mut db::Conn, state: &AppState, id: &str, now: DateTime<Utc>) -> Result<(), AppError> {
     let Some(batch) = db::batches::lock(tx, id).await? else { return Ok(()) };
     if batch.status != BatchStatus::Dispatching || db::batches::unfinished_dispatches(tx, id).await? > 0 {
         return Ok(());
     }
     move_batch(tx, &batch, BatchEvent::AllSent, now).await?;
     let progress = super::view::progress_of(&db::batches::members(tx, id).await?);
-    let entry = batch_entry(Actor::system(SystemActor::Dispatcher), AuditAction::RerunBatchCompleted, &batch)
+    let entry = batch_entry(Actor::system(SystemActor::Dispatcher), AuditAction::RerunBatchSent, &batch)
         .before(json!({"status": batch.status}))
-        .after(json!({"status": BatchStatus::Completed, "progress": progress}));
+        .after(json!({"status": BatchStatus::Sent, "progress": progress}));
     record(tx, entry, None, now).await?;
     notify_creator(tx, state, &batch, BatchNews::Dispatched, now).await
+}
+
+/// Every sent batch whose members have all ended (succeeded, failed or withdrawn) is completed, with the counts;
+/// one still waiting for a report stays sent. Run by the sweeper, which also settles what stalls again.
+pub async fn complete_ended(state: &AppState) -> Result<usize, AppError> {
+    let now = state.clock.now();
+    let sent = {
+        let mut read = state.db.begin_read().await?;
+        db::batches::in_status(&mut read, BatchStatus::Sent).await?
+    };
+    let mut completed = 0;
+    for batch in sent {
+        let mut tx = state.db.begin_write().await?;
+        let Some(batch) = db::batches::lock(&mut tx, &batch.id).await? else { continue };
+        let members = db::batches::members_without_plans(&mut tx, &batch.id).await?;
+        let progress = super::view::progress_of(&members);
+        if batch.status != BatchStatus::Sent || progress.iter().any(|(p, n)| *n > 0 && !p.has_ended()) {
+            continue;
+        }
+        move_batch(&mut tx, &batch, BatchEvent::AllEnded, now).await?;
+        let entry = batch_entry(Actor::system(SystemActor::Sweeper), AuditAction::RerunBatchCompleted, &batch)
+            .before(json!({"status": batch.status}))
+            .after(json!({"status": BatchStatus::Completed, "progress": progress}));
+        record(&mut tx, entry, None, now).await?;
+        let count = |kind| progress.iter().find(|(p, _)| *p == kind).map_or(0, |(_, n)| *n as u32);
+        let news = BatchNews::Ended { succeeded: count(Progress::Succeeded), failed: count(Progress::Failed) };
+        notify_creator(&mut tx, state, &batch, news, now).await?;
+        tx.commit().await?;
+        completed += 1;
+    }
+    Ok(completed)
 }
 
 /// The dispatcher found a member's plan no longer holding right before sending: it drops out of its batch

@@ -42,7 +42,7 @@ use serde_json::json;
 mod dispatch;
 mod preview;
 mod view;
-pub use dispatch::{complete_if_done, control, drop_after_approval, respread_after_stop};
+pub use dispatch::{complete_ended, control, drop_after_approval, respread_after_stop, sent_if_done};
 pub use preview::{preview, resume_stale_previews};
 pub use view::{list, progress, view};
 

@@ -12,6 +12,12 @@ fn member_progress(m: &MemberRow) -> Option<Progress> {
     Some(Progress::of(request, m.dispatch_status, m.operation_status))
 }
 
+/// What holds a member that was sent and has not succeeded: the error it met, if any was reported.
+fn held_by(m: &MemberRow) -> Option<String> {
+    let holding = matches!(member_progress(m), Some(Progress::Sent | Progress::Unknown | Progress::Failed));
+    m.held_by.clone().filter(|_| holding)
+}
+
 /// The moving parts of the batch, read without the members' plans.
 pub async fn progress(state: &AppState, caller: &Caller, id: &str) -> Result<BatchProgress, AppError> {
     let mut tx = state.db.begin_read().await?;
@@ -23,6 +29,7 @@ pub async fn progress(state: &AppState, caller: &Caller, id: &str) -> Result<Bat
         looked_up: looked_up(&members),
         progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
         members: members.iter().map(member_progress).collect(),
+        held_by: members.iter().map(held_by).collect(),
     })
 }
 
@@ -124,6 +131,7 @@ fn member_views(state: &AppState, members: &[MemberRow]) -> (Totals, Vec<MemberV
             reasons: reasons(m),
             rerun_id: m.request_id.clone(),
             progress: member_progress(m),
+            held_by: held_by(m),
         });
     }
     totals.calls.sort();
