@@ -203,6 +203,39 @@ async fn client(url: String, who: (String, String), pages: Vec<String>, until: I
     seen
 }
 
+/// Beyond capacity, a probe in a process of its own (curl, one request every 200 ms) times the server's answers
+/// apart from the load generator's own scheduling: what part of the clients' wait is the server's.
+fn probe(url: &str, cookie: &str, seconds: u64) -> std::process::Child {
+    let script = format!(
+        "end=$(( $(date +%s) + {seconds} )); while [ $(date +%s) -lt $end ]; do \
+         curl -s -o /dev/null -m 20 -w '%{{http_code}} %{{time_total}}\\n' -H 'cookie: {cookie}' '{url}/'; \
+         sleep 0.2; done"
+    );
+    std::process::Command::new("sh")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh and curl")
+}
+
+/// The probe's 503s and whole pages, each with its time.
+fn probed(probe: std::process::Child) -> (Vec<Duration>, Vec<Duration>) {
+    let out = probe.wait_with_output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let (mut shed, mut whole) = (Vec::new(), Vec::new());
+    for line in out.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(code), Some(seconds)) = (parts.next(), parts.next().and_then(|s| s.parse::<f64>().ok())) else {
+            continue;
+        };
+        match code {
+            "503" => shed.push(Duration::from_secs_f64(seconds)),
+            "200" => whole.push(Duration::from_secs_f64(seconds)),
+            _ => {}
+        }
+    }
+    (shed, whole)
+}
+
 /// `clients` API clients sending step events (each to its own operation, every event a change) until `until`:
 /// events per second.
 async fn send_events(url: &str, token: &str, clients: usize, until: Instant, run: &str) -> f64 {
@@ -274,6 +307,8 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
         n => Some(send_events(&url, &token, n, Instant::now() + Duration::from_secs(seconds), "alone").await),
     };
     let until = Instant::now() + Duration::from_secs(seconds);
+    let beyond = std::env::var_os("RERUN_GATE_SOAK_BEYOND").is_some();
+    let probe = beyond.then(|| probe(&url, &sessions[0].1, seconds));
     let browsing = (0..clients).map(|i| {
         let who = sessions[i % sessions.len()].clone();
         tokio::spawn(client(url.clone(), who, pages.clone(), until, i))
@@ -289,6 +324,7 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
     let (browsed, events_browsing, asked) =
         futures::future::join3(futures::future::join_all(browsing), events, approved).await;
     let dispatched = dispatch_times(&asked, &arrivals).await;
+    let probed = probe.map(probed);
     let load_ended = Instant::now();
     let mut seen = Seen::default();
     browsed.into_iter().for_each(|done| seen.add(done.unwrap()));
@@ -314,6 +350,16 @@ async fn thirty_two_clients_loading_every_page_as_each_role_get_only_whole_pages
             quantile(&seen.shed, 0.5),
             quantile(&seen.shed, 0.99),
             recovery.as_millis()
+        );
+    }
+    if let Some((shed, whole)) = probed {
+        summary += &format!(
+            "; a probe in its own process: {} shed, p50 {:.0} ms, p99 {:.0} ms; {} whole, p50 {:.0} ms",
+            shed.len(),
+            quantile(&shed, 0.5),
+            quantile(&shed, 0.99),
+            whole.len(),
+            quantile(&whole, 0.5)
         );
     }
     if !dispatched.is_empty() {
