@@ -1,6 +1,7 @@
 //! Downloads for auditors, each itself audited:
 //! `GET /audit/export?format=csv|jsonl&from=…&to=…&department=…&actor=…&action=…&process_id=…` streams the trail
 //! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle.
+use crate::csv_file::CsvOptions;
 use crate::http::policy::route;
 use axum::Router;
 use axum::body::Body;
@@ -25,8 +26,14 @@ pub fn routes(state: AppState) -> Router {
 #[derive(Deserialize)]
 struct ExportQuery {
     format: String,
+    #[serde(default = "yes")]
+    bom: bool,
     #[serde(flatten)]
     filter: AuditFilterForm,
+}
+
+fn yes() -> bool {
+    true
 }
 
 pub(crate) fn caller(auth: AuthSession, headers: &HeaderMap) -> Result<Caller, AppError> {
@@ -85,7 +92,9 @@ async fn export(
         ExportFormat::Jsonl => ("application/x-ndjson", "jsonl"),
     };
     let name = format!("audit-{}-{}.{extension}", export.at.format("%Y%m%dT%H%M%SZ"), export.head_seq);
-    let body = Body::from_stream(audit_trail::stream(state, export).map(|page| {
+    let start = CsvOptions { bom: query.bom && format == ExportFormat::Csv }.start();
+    let pages = futures::stream::once(async move { Ok(start.to_vec()) }).chain(audit_trail::stream(state, export));
+    let body = Body::from_stream(pages.map(|page| {
         page.map_err(|error| {
             tracing::error!(%error, "audit export stopped part-way");
             std::io::Error::other("export stopped")

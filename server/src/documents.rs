@@ -2,6 +2,7 @@
 //! language (signed-in users); a review's charts `GET /reviews/chart.svg?chart=rates|counts|latency&…` and its
 //! CSV export `GET /reviews.csv?…` (the review page's department, period and day); a drill's report as CSV
 //! `GET /drills/{id}/report.csv`.
+use crate::csv_file::{self, CsvOptions};
 use crate::http::policy::route;
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -61,17 +62,14 @@ async fn review_csv(
     auth: AuthSession,
     headers: HeaderMap,
     Query(query): Query<ReviewQuery>,
+    Query(options): Query<CsvOptions>,
 ) -> Response {
     let exported = async {
         let caller = crate::audit_export::caller(auth, &headers)?;
         services::reviews::export_csv(&state, &caller, &query).await
     };
     match exported.await {
-        Ok(bytes) => {
-            let disposition = "attachment; filename=\"rerun-gate-review.csv\"";
-            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes)
-                .into_response()
-        }
+        Ok(bytes) => csv_file::download(options, "rerun-gate-review.csv", bytes),
         Err(error) => crate::api::problem::Problem(error).into_response(),
     }
 }
@@ -81,17 +79,14 @@ async fn drill_report_csv(
     auth: AuthSession,
     headers: HeaderMap,
     Path(id): Path<String>,
+    Query(options): Query<CsvOptions>,
 ) -> Response {
     let exported = async {
         let caller = crate::audit_export::caller(auth, &headers)?;
         services::drills::report_csv(&state, &caller, &id).await
     };
     match exported.await {
-        Ok(bytes) => {
-            let disposition = "attachment; filename=\"rerun-gate-drill-report.csv\"";
-            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8"), (header::CONTENT_DISPOSITION, disposition)], bytes)
-                .into_response()
-        }
+        Ok(bytes) => csv_file::download(options, "rerun-gate-drill-report.csv", bytes),
         Err(error) => crate::api::problem::Problem(error).into_response(),
     }
 }

@@ -5,6 +5,7 @@ pub mod audit_export;
 pub mod chat;
 pub mod cli;
 pub mod company_sign_in;
+pub mod csv_file;
 pub mod demo;
 pub mod documents;
 pub mod guide;

@@ -63,3 +63,24 @@ fn english_texts_are_english() {
         .collect();
     assert!(slips.is_empty(), "Japanese in the English file: {slips:?}");
 }
+
+/// The Japanese word for each role is the one of `admin.role`: 管理者 is the admin, who runs the system; a manager,
+/// who approves, is 部門長. Texts that name 管理者 are those about the admin's work, listed here.
+#[test]
+fn japanese_says_kanrisha_only_where_the_admin_is_meant() {
+    let ja = texts("ja");
+    assert!(ja["admin.role.admin"].starts_with("管理者") && ja["admin.role.manager"].starts_with("部門長"));
+    let admin_work = [
+        "admin.role.admin",
+        "common.conflict.own_access",
+        "common.sign_in.auth_time_missing",
+        "common.sign_in.no_role",
+        "common.sign_in.not_again",
+    ];
+    let naming: Vec<&str> = ja
+        .iter()
+        .filter(|(_, text)| text.replace("接続管理者", "").contains("管理者"))
+        .map(|(key, _)| key.as_str())
+        .collect();
+    assert_eq!(naming, admin_work, "管理者 where a manager (部門長) may be meant");
+}

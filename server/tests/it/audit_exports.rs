@@ -71,6 +71,14 @@ async fn a_csv_export_is_rfc_4180_with_formulas_neutralised_and_a_filtered_expor
     decide(&app.state, &caller(&app, "suzuki").await, &id, Decision::Reject, formula).await.unwrap();
     let cookie = app.sign_in("kansa", PASSWORD).await;
 
+    // Japanese Excel reads it as UTF-8 only with a byte-order mark; a tool asks for the file without one.
+    let raw = |query: &str| {
+        let request = app.http.get(format!("{}/audit/export?{query}", app.url)).header("cookie", &cookie);
+        async move { request.send().await.unwrap().bytes().await.unwrap() }
+    };
+    assert!(raw("format=csv&process_id=ORD-EXP-3").await.starts_with(b"\xEF\xBB\xBFseq,"), "a byte-order mark first");
+    assert!(raw("format=csv&process_id=ORD-EXP-3&bom=false").await.starts_with(b"seq,"));
+    assert!(raw("format=jsonl&process_id=ORD-EXP-3").await.starts_with(b"{"), "JSON Lines never has one");
     let (status, _, body) = download(&app, "format=csv&process_id=ORD-EXP-3&from=2000-01-01", Some(&cookie)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(body.as_bytes());
