@@ -69,6 +69,9 @@ pub struct RerunRequestView {
     pub batch_id: Option<String>,
     /// The steps left out on the key alone, each waiting for (or with) a person's confirmation.
     pub on_key_alone: Vec<KeyAloneView>,
+    /// While it waits for approval: the department's managers who may decide (not its makers, not those who
+    /// decided already), by name.
+    pub asked: Vec<String>,
 }
 
 /// A step the outside system shows executed, though nothing of it was compared: its content beside the record,

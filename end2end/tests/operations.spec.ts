@@ -24,6 +24,17 @@ test('a staff user sees only their department\'s stalled operations and opens on
     const card = page.getByTestId('board').locator('tr', { hasText: 'ORD-E2E-1' });
     await expect(card.locator('td:has(a[href="/operations/ORD-E2E-1"])')).toHaveAttribute('data-label', label);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    // The bell and the other language in sight; the rest behind a button that says it is a menu.
+    await expect(page.getByTestId('bell')).toBeVisible();
+    await expect(page.getByTestId('language-switch')).toBeVisible();
+    const audit = page.getByRole('link', { name: lang === 'ja' ? '監査証跡' : 'Audit trail' });
+    await expect(audit).toBeHidden();
+    await expect(page.getByTestId('nav-button')).toContainText(lang === 'ja' ? 'メニュー' : 'Menu');
+    await page.getByTestId('nav-button').click();
+    await expect(audit).toBeVisible();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.getByTestId('nav-button').click();
+    await expect(audit).toBeHidden();
     await page.screenshot({ path: `../docs/screenshots/board-phone-${lang}.png`, fullPage: true });
     await expectAccessible(page, `the board on a phone (${lang})`);
   }

@@ -95,7 +95,18 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
             <A href="/" attr:class="brand">
                 "Rerun Gate"
             </A>
-            <nav aria-label=move || td_string!(l, common.nav.label)>
+            // Always in sight, on a phone too: the bell and the other language.
+            <div class="quick">
+                <super::notifications::Bell unread />
+                <LanguageSwitch />
+            </div>
+            // On a phone the rest is a menu that says it is one (a checkbox: it works before the page is live).
+            <input type="checkbox" id="nav-toggle" class="nav-toggle" aria-controls="main-nav" />
+            <label for="nav-toggle" class="nav-button" data-testid="nav-button">
+                "☰ "
+                {td_string!(l, common.nav.menu)}
+            </label>
+            <nav id="main-nav" aria-label=move || td_string!(l, common.nav.label)>
                 <A href="/">{td_string!(l, common.nav.home)}</A>
                 <Show when=move || reruns>
                     <A href="/approvals">{td_string!(l, common.nav.approvals)}</A>
@@ -114,7 +125,6 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
                     <A href="/admin/configuration">{td_string!(l, common.nav.configuration)}</A>
                     <A href="/admin/drills">{td_string!(l, common.nav.drills)}</A>
                 </Show>
-                <super::notifications::Bell unread />
                 <A href="/account">{td_string!(l, common.nav.account)}</A>
             </nav>
             <div class="who" data-testid="who">
@@ -124,7 +134,6 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
                 <span class="department" data-testid="user-departments" data-entered>
                     {departments}
                 </span>
-                <LanguageSwitch />
                 <ActionForm action=sign_out>
                     <button type="submit" class="link">
                         {td_string!(l, common.nav.sign_out)}

@@ -217,6 +217,15 @@ fn Facts(r: RerunRequestView) -> impl IntoView {
             <dd data-testid="makers" data-entered>
                 {makers.join(td_string!(l, rerun.separator))}
             </dd>
+            {(!r.asked.is_empty())
+                .then(|| {
+                    view! {
+                        <dt>{td_string!(l, rerun.request.asked)}</dt>
+                        <dd data-testid="asked" data-entered>
+                            {r.asked.join(td_string!(l, rerun.separator))}
+                        </dd>
+                    }
+                })}
             <dt>{td_string!(l, rerun.request.approvals)}</dt>
             <dd data-testid="approvals">
                 {td_string!(l, rerun.approvals.count, approvals = r.approvals, required = r.required).to_string()}

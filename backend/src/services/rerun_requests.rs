@@ -364,6 +364,15 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     let may_confirm = may_act && request.status.next(RequestEvent::Submit).is_ok();
     let may_cancel = may_withdraw(&person, &ballot) && request.status.next(RequestEvent::Withdraw).is_ok();
     let waiting = request.status == RerunRequestStatus::PendingApproval;
+    let mut asked = Vec::new();
+    if waiting {
+        for owner in db::notifications::owners_of(&mut tx, &request.department).await? {
+            let maker_or_decided = ballot.makers.iter().any(|m| m.user_id == owner) || ballot.decided.contains(&owner);
+            if let (false, Some(user)) = (maker_or_decided, db::users::by_id(&mut tx, owner).await?) {
+                asked.push(user.display_name);
+            }
+        }
+    }
     let required = state.config.approvals_required(&request.workflow);
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
     let department_name = state.config.department_name(&request.department);
@@ -374,6 +383,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         expires_at: request.expires_at,
         batch_id: request.batch_id.clone(),
         on_key_alone,
+        asked,
         department_name,
         steps: operation.steps,
         makers,

@@ -240,6 +240,7 @@ async fn only_a_maker_withdraws_a_request_and_a_manager_who_did_not_prepare_it_d
     );
     let mine = rerun_requests::view(&app.state, &sato, &id).await.unwrap();
     assert!(matches!(mine.standing, Standing::Maker(_)) && mine.may_cancel, "{:?}", mine.standing);
+    assert_eq!(mine.asked, ["suzuki san", "takahashi san"], "the page says whom the approval was asked of");
     assert!(mine.makers.iter().any(|m| m.name == "sato san" && m.part == MakerPart::Submitted), "{:?}", mine.makers);
     assert!(
         mine.steps.iter().any(|s| s.name == "ai_summary" && s.latest_verdict.is_some()),
