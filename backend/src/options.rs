@@ -60,6 +60,7 @@ impl Admission {
     /// the pool's timeout; beyond it the excess is shed at once. Downloads run one per export connection, a few
     /// waiting up to half a minute.
     pub fn for_cores(cores: usize, pools: &crate::db::pools::PoolSettings) -> Self {
+        let cores = cores.max(1);
         let wait = Some(Duration::from_secs(1));
         Admission {
             pages: Limits { at_once: cores, waiting: 128, max_wait: wait },
@@ -71,7 +72,7 @@ impl Admission {
 
 impl ServerOptions {
     pub fn new(public_url: &str) -> Self {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let cores = cores();
         ServerOptions {
             public_url: public_url.trim_end_matches('/').to_string(),
             idle_timeout: Duration::from_secs(30 * 60),
@@ -132,4 +133,9 @@ mod tests {
     fn the_secure_cookie_carries_the_host_prefix() {
         assert_eq!(ServerOptions::new("https://rg.example.com").session_cookie_name(), "__Host-rerun_gate_session");
     }
+}
+
+/// The cores this process may use (2 when the system does not say).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }

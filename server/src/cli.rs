@@ -364,16 +364,15 @@ impl Cli {
         pools.pages = number("RERUN_GATE_DB_PAGE_CONNECTIONS").unwrap_or(pools.pages);
         pools.exports = number("RERUN_GATE_DB_EXPORT_CONNECTIONS").unwrap_or(pools.exports);
         pools.acquire_timeout = seconds("RERUN_GATE_DB_ACQUIRE_TIMEOUT_SECONDS", pools.acquire_timeout);
-        server.admission.exports.at_once = pools.exports as usize;
-        for (kind, limits) in [
-            ("PAGES", &mut server.admission.pages),
-            ("API", &mut server.admission.api),
-            ("EXPORTS", &mut server.admission.exports),
-        ] {
-            let count = |what: &str| number(&format!("RERUN_GATE_{kind}_{what}")).map(|n| n as usize);
-            limits.at_once = count("AT_ONCE").unwrap_or(limits.at_once);
-            limits.waiting = count("WAITING").unwrap_or(limits.waiting);
-        }
+        // The turns follow the pools (an export's turn is an export connection); then what is set.
+        server.admission = backend::options::Admission::for_cores(backend::options::cores(), pools);
+        let count = |name: &str| number(&format!("RERUN_GATE_{name}")).map(|n| n as usize);
+        let admission = &mut server.admission;
+        admission.pages.at_once = count("PAGES_AT_ONCE").unwrap_or(admission.pages.at_once);
+        admission.pages.waiting = count("PAGES_WAITING").unwrap_or(admission.pages.waiting);
+        admission.api.at_once = count("API_AT_ONCE").unwrap_or(admission.api.at_once);
+        admission.api.waiting = count("API_WAITING").unwrap_or(admission.api.waiting);
+        admission.exports.waiting = count("EXPORTS_WAITING").unwrap_or(admission.exports.waiting);
         server.metrics_token = std::env::var("RERUN_GATE_METRICS_TOKEN").ok().filter(|t| !t.is_empty()).map(Into::into);
         let proxies = std::env::var("RERUN_GATE_TRUSTED_PROXIES").unwrap_or_default();
         server.trusted_proxies = domain::forwarding::parse_trusted(&proxies).map_err(anyhow::Error::msg)?;

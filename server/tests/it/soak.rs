@@ -203,13 +203,13 @@ async fn client(url: String, who: (String, String), pages: Vec<String>, until: I
     seen
 }
 
-/// Beyond capacity, a probe in a process of its own (curl, one request every 200 ms) times the server's answers
+/// Beyond capacity, a probe in a process of its own (curl, one request every 50 ms) times the server's answers
 /// apart from the load generator's own scheduling: what part of the clients' wait is the server's.
 fn probe(url: &str, cookie: &str, seconds: u64) -> std::process::Child {
     let script = format!(
         "end=$(( $(date +%s) + {seconds} )); while [ $(date +%s) -lt $end ]; do \
          curl -s -o /dev/null -m 20 -w '%{{http_code}} %{{time_total}}\\n' -H 'cookie: {cookie}' '{url}/'; \
-         sleep 0.2; done"
+         sleep 0.05; done"
     );
     std::process::Command::new("sh")
         .args(["-c", &script])
