@@ -162,6 +162,16 @@ pub fn field_label_in(l: Locale, key: &str) -> Option<&'static str> {
         "decisions" => td_string!(l, audit.key.decisions),
         "description" => td_string!(l, audit.key.description),
         "requested_by" => td_string!(l, audit.key.requested_by),
+        "user" => td_string!(l, audit.key.user),
+        "summary" => td_string!(l, audit.key.summary),
+        "stall_reason" => td_string!(l, audit.key.stall_reason),
+        "business_key" => td_string!(l, audit.key.business_key),
+        "content_fingerprint" => td_string!(l, audit.key.content_fingerprint),
+        "possible_duplicate_of" => td_string!(l, audit.key.possible_duplicate_of),
+        "kind" => td_string!(l, audit.key.kind),
+        "detail" => td_string!(l, audit.key.detail),
+        "part" => td_string!(l, audit.key.part),
+        "not_sent_executed" => td_string!(l, audit.key.not_sent_executed),
         _ => return None,
     })
 }

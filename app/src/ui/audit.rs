@@ -1,6 +1,6 @@
 //! The audit trail page: filters in the URL, newest first in keyset pages, before/after as a readable diff,
 //! whether the chain is intact, and (for auditors) the exports.
-use super::audit_values::value_words;
+use super::audit_values::{plain_words, value_words};
 use super::data::resource;
 use super::download::DownloadWithProgress;
 use super::help::{GuideSection, Help};
@@ -287,12 +287,11 @@ pub fn Reason(reason: ReasonView) -> impl IntoView {
     }
 }
 
-/// A recorded value: in words where the product has them (the stored value as a tooltip), else as stored.
+/// A recorded value in words (the stored value as a tooltip: exports and searches use it).
 fn value(action: &str, key: &str, stored: String) -> AnyView {
-    match value_words(action, key, &stored) {
-        Some(words) => view! { <span title=stored>{words}</span> }.into_any(),
-        None => view! { <code>{stored}</code> }.into_any(),
-    }
+    let parsed = serde_json::from_str(&stored).unwrap_or_else(|_| serde_json::Value::String(stored.clone()));
+    let words = value_words(action, key, &stored).unwrap_or_else(|| plain_words(action, key, &parsed));
+    view! { <span title=stored>{words}</span> }.into_any()
 }
 
 #[component]
@@ -325,12 +324,12 @@ fn EventRow(row: AuditRow) -> impl IntoView {
                 <ActorName actor=row.actor />
                 <span class="hint">" (" {row.actor_kind} ")"</span>
             </td>
-            // Auditors search and export by the code: it stays under the name.
-            <td data-label=td_string!(
-                l, audit.field.action
-            )>{row.action_label}<br /><code class="hint">{row.action}</code></td>
+            // Auditors search and export by the code: it is the name's tooltip.
+            <td data-label=td_string!(l, audit.field.action)>
+                <span title=row.action>{row.action_label}</span>
+            </td>
             <td data-label=td_string!(l, audit.column.object)>{object}</td>
-            <td data-label=td_string!(l, audit.field.department) title=row.department>
+            <td data-label=td_string!(l, audit.field.department) title=row.department class="nowrap">
                 {row
                     .department_name
                     .map_or_else(|| view! { "—" }.into_any(), |d| view! { <span data-entered>{d}</span> }.into_any())}

@@ -51,7 +51,11 @@ fn row(l: Locale, names: &Names, e: AuditEvent) -> AuditRow {
     AuditRow {
         diff: diff(e.before_json.as_deref(), e.after_json.as_deref())
             .into_iter()
-            .map(|line| FieldChange { label: field_label_in(l, &line.key).map(str::to_string), line })
+            .map(|mut line| {
+                line.before = line.before.map(|v| people_named(names, &v));
+                line.after = line.after.map(|v| people_named(names, &v));
+                FieldChange { label: field_label_in(l, &line.key).map(str::to_string), line }
+            })
             .collect(),
         seq: e.seq,
         at: e.at,
@@ -67,6 +71,33 @@ fn row(l: Locale, names: &Names, e: AuditEvent) -> AuditRow {
         department_name: e.department.as_deref().map(|code| names.department(code).to_string()),
         department: e.department,
         reason: reason_label_in(l, e.reason),
+    }
+}
+
+/// A recorded value with each `user_id` given as the person's name (`user`): the page names people; the export
+/// keeps the numbers.
+fn people_named(names: &Names, stored: &str) -> String {
+    fn walk(names: &Names, value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|item| walk(names, item)),
+            serde_json::Value::Object(fields) => {
+                if let Some(id) = fields.get("user_id").and_then(serde_json::Value::as_i64)
+                    && let Some(user) = names.user_by_id(&id.to_string())
+                {
+                    fields.remove("user_id");
+                    fields.insert("user".into(), user.display_name.clone().into());
+                }
+                fields.values_mut().for_each(|v| walk(names, v));
+            }
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(stored) {
+        Ok(mut value @ (serde_json::Value::Array(_) | serde_json::Value::Object(_))) => {
+            walk(names, &mut value);
+            value.to_string()
+        }
+        _ => stored.to_string(),
     }
 }
 

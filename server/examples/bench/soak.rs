@@ -61,9 +61,8 @@ pub fn rows() -> String {
     let base = run(&vars(60, 32));
     let base_rate = base.as_deref().map_or(f64::NAN, |s| pages_per_second(s, 60));
     let what = format!("soak ({}): every page as each role, 32 clients, 60 s, release binary, demo data", engine());
-    let mut rows = row(&what, &base, || {
-        (format!("{base_rate:.0} pages/s"), "—".into(), "—".into(), "0 failures".into())
-    });
+    let mut rows =
+        row(&what, &base, || (format!("{base_rate:.0} pages/s"), "—".into(), "—".into(), "0 failures".into()));
     let wide = run(&vars(60, 128));
     rows += &row("soak: every page as each role, 128 clients, 60 s (pools 6 + 8 + 2 connections)", &wide, || {
         let s = wide.as_deref().unwrap_or_default();
