@@ -247,7 +247,15 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         .partition(|(_, m)| m.state.is_planned());
     let (submit_id, decide_id, control_id) = (id.clone(), id.clone(), id.clone());
     view! {
-        <h1>{td_string!(l, rerun.batch.title)}<code>{b.id.clone()}</code> <Help section=GuideSection::Batches /></h1>
+        // Named by its reason (what it is about); its ID, for searching, under the heading.
+        <leptos_meta::Title text=format!("{}{} — Rerun Gate", td_string!(l, rerun.batch.title), b.reason) />
+        <h1>
+            {td_string!(l, rerun.batch.title)} <span data-entered>{b.reason.clone()}</span>
+            <Help section=GuideSection::Batches />
+        </h1>
+        <p class="hint">
+            <code>{b.id.clone()}</code>
+        </p>
         <Facts b=b.clone() />
         {previewing.then(|| view! { <LookUps live /> })}
         {(!previewing).then(|| view! { <Totals b=b.clone() /> })}

@@ -71,6 +71,7 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
     let event = op.event.as_deref().and_then(StallEvent::parse).filter(|_| done.is_none());
     let guidance = event.map(|event| view! { <Guidance event /> });
     view! {
+        <leptos_meta::Title text=format!("{} {} — Rerun Gate", td_string!(l, operation.title), process_id) />
         <h1>
             {td_string!(l, operation.title)} " " <code>{process_id.clone()}</code>
             <Help section=GuideSection::Reconciliation />

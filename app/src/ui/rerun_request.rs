@@ -150,7 +150,12 @@ fn Request(
     let planned: Vec<(String, String)> =
         r.plan.steps.iter().map(|s| (s.name.clone(), s.idempotency_key.clone())).collect();
     view! {
-        <h1>{td_string!(l, rerun.request.title)}<code>{r.id.clone()}</code> <Help section=GuideSection::Request /></h1>
+        // Named by what it is about; its ID, for searching, under the heading.
+        <leptos_meta::Title text=format!("{}{} — Rerun Gate", td_string!(l, rerun.request.title), r.process_id) />
+        <h1>{td_string!(l, rerun.request.title)} {r.process_id.clone()} <Help section=GuideSection::Request /></h1>
+        <p class="hint">
+            <code>{r.id.clone()}</code>
+        </p>
         <Facts r=r.clone() />
         <super::steps_table::StepsTable steps=r.steps.clone() />
         <Plan steps=r.plan.steps.clone() all=r.steps.clone() />
