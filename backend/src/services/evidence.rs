@@ -98,21 +98,9 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
 }
 
 fn readme(process_id: &str, export: &Export) -> String {
-    format!(
-        "Rerun Gate — evidence bundle for {process_id}\n\
-         Taken at {} (UTC); the audit chain's head then: #{} {}\n\n\
-         operation.json         the operation and its steps (completion flags, keys, latest verdicts)\n\
-         reconciliations.json   every look-up at the outside systems, with its evidence\n\
-         rerun_requests.json    rerun requests: plan, checklist, approvals, dispatch and outcome\n\
-         ai_attempts.json       AI generations (status, usage, cost estimate)\n\
-         notifications.json     in-app notifications about the requests\n\
-         audit_events.jsonl     every audit event about {process_id}, hash-chained, with a trailer; first the\n\
-                                checkpoints of the whole trail signed up to then\n\n\
-         Check the audit events without the app: `server audit verify --file audit_events.jsonl --public-key K`\n\
-         (K: the public key from `server audit public-key`), or as Rerun Gate's docs/security.md describes\n\
-         (SHA-256 of the canonical JSON of each row without `hash`; Ed25519 signatures of the checkpoints).\n",
-        export.at.format("%Y-%m-%dT%H:%M:%SZ"),
-        export.head_seq,
-        export.head_hash
-    )
+    let at = export.at.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let head = (export.head_seq, export.head_hash.as_str());
+    let ja = words::audit::bundle_readme_in(words::i18n::Locale::ja, process_id, &at, head);
+    let en = words::audit::bundle_readme_in(words::i18n::Locale::en, process_id, &at, head);
+    format!("{ja}\n----\n\n{en}")
 }

@@ -204,6 +204,11 @@ async fn the_evidence_bundle_holds_every_event_of_its_process_and_nothing_of_ano
     }
     assert!(files.values().all(|text| !text.contains("INV-EV-2") && !text.contains("billing")), "nothing of billing");
     assert!(files["ORD-EV-1/rerun_requests.json"].contains("pending_approval"));
+    let readme = &files["ORD-EV-1/README.txt"];
+    assert!(
+        readme.contains("ORD-EV-1 の証跡一式") && readme.contains("evidence bundle for ORD-EV-1"),
+        "both languages"
+    );
 
     let audit = &files["ORD-EV-1/audit_events.jsonl"];
     let rows: Vec<serde_json::Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
