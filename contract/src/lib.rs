@@ -34,6 +34,16 @@ use domain::roles::Role;
 pub struct DepartmentDto {
     pub code: String,
     pub name: String,
+    /// Its name in English, when the configuration gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_en: Option<String>,
+}
+
+impl DepartmentDto {
+    /// The name a reader of the page's language reads.
+    pub fn name_for(&self, english: bool) -> &str {
+        self.name_en.as_deref().filter(|_| english).unwrap_or(&self.name)
+    }
 }
 
 /// The signed-in user as the pages see them.

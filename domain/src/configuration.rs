@@ -250,9 +250,18 @@ pub enum MailSecurity {
 pub struct DepartmentConfig {
     pub code: String,
     pub name: String,
+    /// Its name in English (pages in English); `name` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_en: Option<String>,
     /// The language of the department's chat messages (`ja` or `en`).
     #[serde(default = "japanese")]
     pub chat_language: String,
+}
+
+impl DepartmentConfig {
+    pub fn name_for(&self, english: bool) -> &str {
+        self.name_en.as_deref().filter(|_| english).unwrap_or(&self.name)
+    }
 }
 
 fn japanese() -> String {
@@ -317,9 +326,10 @@ impl Config {
     pub fn department(&self, code: &str) -> Option<&DepartmentConfig> {
         self.departments.iter().find(|d| d.code == code)
     }
-    /// What a person reads for a department: its name (the code when the department left the file).
-    pub fn department_name(&self, code: &str) -> String {
-        self.department(code).map_or_else(|| code.to_string(), |d| d.name.clone())
+    /// What a person reads for a department, in English or not: its name (the code when the department left the
+    /// file).
+    pub fn department_name(&self, code: &str, english: bool) -> String {
+        self.department(code).map_or_else(|| code.to_string(), |d| d.name_for(english).to_string())
     }
     /// How many owners must approve a rerun of this workflow (one for a workflow the file does not name).
     pub fn approvals_required(&self, workflow: &str) -> u32 {

@@ -163,6 +163,8 @@ pub fn field_label_in(l: Locale, key: &str) -> Option<&'static str> {
         "description" => td_string!(l, audit.key.description),
         "requested_by" => td_string!(l, audit.key.requested_by),
         "user" => td_string!(l, audit.key.user),
+        "code" => td_string!(l, audit.key.code),
+        "name_en" => td_string!(l, audit.key.name_en),
         "summary" => td_string!(l, audit.key.summary),
         "stall_reason" => td_string!(l, audit.key.stall_reason),
         "business_key" => td_string!(l, audit.key.business_key),

@@ -306,7 +306,9 @@ fn Choices(
             };
             view! {
                 <label class="check" for=id.clone()>
-                    <span data-entered>{d.name.clone()}</span>
+                    <span data-entered>
+                        {d.name_for(super::labels::locale() == crate::i18n::Locale::en).to_string()}
+                    </span>
                 </label>
                 <select id=id on:change=choose>
                     <option value="" selected=move || held.get().is_none()>

@@ -41,6 +41,7 @@ pub fn value_words(action: &str, key: &str, value: &str) -> Option<String> {
             return (basis.summary() == v).then(|| crate::words::evidence::basis_label_in(l, &basis));
         }
         ("part", v) => maker_part_label(MakerPart::parse(v)?),
+        ("role", v) => role_label(v.parse::<Role>().ok()?),
         _ => return None,
     };
     Some(words.to_string())
@@ -49,6 +50,9 @@ pub fn value_words(action: &str, key: &str, value: &str) -> Option<String> {
 /// Roles as recorded (`["manager","staff"]`), named.
 fn roles_words(value: &str) -> Option<String> {
     let codes: Vec<String> = serde_json::from_str(value).ok()?;
+    if codes.is_empty() {
+        return Some("—".to_string());
+    }
     let named: Option<Vec<&str>> = codes.iter().map(|c| c.parse::<Role>().ok().map(role_label)).collect();
     Some(named?.join(td_string!(locale(), operation.list_separator)))
 }

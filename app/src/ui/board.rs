@@ -172,7 +172,7 @@ fn Filters(l: Locale, filter: BoardFilter, departments: Vec<DepartmentDto>, work
         .map(|d| {
             view! {
                 <option value=d.code.clone() selected=selected(&filter.department, &d.code) data-entered>
-                    {d.name.clone()}
+                    {d.name_for(super::labels::locale() == crate::i18n::Locale::en).to_string()}
                 </option>
             }
         })
@@ -365,7 +365,8 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
 
 /// A department's name among those the board lists (the code when it is not among them).
 fn department_name<'a>(departments: &'a [DepartmentDto], code: &'a str) -> &'a str {
-    departments.iter().find(|d| d.code == code).map_or(code, |d| d.name.as_str())
+    let english = super::labels::locale() == crate::i18n::Locale::en;
+    departments.iter().find(|d| d.code == code).map_or(code, |d| d.name_for(english))
 }
 
 /// A row's box ticked or unticked: ticked rows are what a bulk rerun takes (instead of the filters), in the order

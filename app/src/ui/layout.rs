@@ -85,8 +85,12 @@ fn Header(user: CurrentUser, unread: i64) -> impl IntoView {
             let _ = window().location().assign(then.as_deref().unwrap_or("/sign-in"));
         }
     });
-    let departments =
-        user.departments.iter().map(|d| d.name.clone()).collect::<Vec<_>>().join(td_string!(l, common.list));
+    let departments = user
+        .departments
+        .iter()
+        .map(|d| d.name_for(l == Locale::en))
+        .collect::<Vec<_>>()
+        .join(td_string!(l, common.list));
     let is_admin = user.has(Role::Admin);
     let is_manager = user.has(Role::Manager);
     let reruns = is_manager || user.has(Role::Staff);

@@ -63,7 +63,8 @@ fn Review(view: ReviewView, sign_off: ServerAction<SignOffReview>) -> impl IntoV
         .to_string();
     let (rows, stalls, zone) = (view.rows.clone(), view.stalled_by_event.clone(), view.zone.clone());
     let csv = format!("/reviews.csv?{}", view.query_string);
-    let title = view.department.as_ref().map(|d| format!("{}{}", td_string!(l, common.dot), d.name));
+    let title =
+        view.department.as_ref().map(|d| format!("{}{}", td_string!(l, common.dot), d.name_for(l == Locale::en)));
     view! {
         <Filter choices=view.departments.clone() department kind start=view.period.start />
         <section class="review" data-testid="review">
@@ -126,7 +127,7 @@ fn Filter(
                         .map(|d| {
                             view! {
                                 <option value=d.code.clone() selected=d.code == department data-entered>
-                                    {d.name}
+                                    {d.name_for(l == Locale::en).to_string()}
                                 </option>
                             }
                         })

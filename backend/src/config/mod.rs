@@ -86,6 +86,8 @@ struct RawMail {
 struct RawDepartment {
     code: Spanned<String>,
     name: Spanned<String>,
+    /// Its name in English, for pages in English; `name` when not given.
+    name_en: Option<Spanned<String>>,
     /// The language of the department's chat messages; Japanese when not given.
     chat_language: Option<Spanned<String>>,
 }
@@ -368,8 +370,14 @@ impl Validator<'_> {
                 Some(l) => preferences::language(l.get_ref()).or_else(|e| self.fail(l.span(), e.message))?,
                 None => preferences::LANGUAGES[0],
             };
+            let name_en = match d.name_en {
+                Some(n) if n.get_ref().trim().is_empty() => {
+                    return self.fail(n.span(), "name_en, when given, is a name");
+                }
+                other => other.map(Spanned::into_inner),
+            };
             let (code, name) = (code.to_string(), d.name.into_inner());
-            out.push(DepartmentConfig { code, name, chat_language: chat_language.to_string() });
+            out.push(DepartmentConfig { code, name, name_en, chat_language: chat_language.to_string() });
         }
         Ok(out)
     }

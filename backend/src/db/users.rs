@@ -140,6 +140,7 @@ pub struct MembershipRow {
     pub code: String,
     pub name: String,
     pub role: String,
+    pub name_en: Option<String>,
 }
 
 /// What the rows say a person holds: organisation-wide roles and memberships (a name the domain does not know
@@ -156,7 +157,7 @@ pub fn access_of(roles: &[String], memberships: &[MembershipRow]) -> Access {
 
 pub async fn memberships(tx: &mut Conn, id: i64) -> Result<Vec<MembershipRow>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_as(
-        "SELECT d.id AS department_id, d.code, d.name, m.role FROM user_memberships m
+        "SELECT d.id AS department_id, d.code, d.name, m.role, d.name_en FROM user_memberships m
          JOIN departments d ON d.id = m.department_id WHERE m.user_id = $1 ORDER BY d.code, m.role"
     )
     .bind(id)
@@ -177,6 +178,7 @@ pub async fn with_access(
         text1: Option<String>,
         text2: Option<String>,
         text3: Option<String>,
+        text4: Option<String>,
         password_hash: Option<String>,
         disabled_at: Option<DateTime<Utc>>,
         email: Option<String>,
@@ -187,14 +189,14 @@ pub async fn with_access(
     }
     let parts: Vec<Part> = on_conn!(tx, |c| {
         sqlx::query_as(
-            "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, password_hash,
+            "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, NULL AS text4, password_hash,
                 disabled_at, email, language, time_zone, session_generation, identity_issuer
          FROM users WHERE id = $1
          UNION ALL
-         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM user_roles WHERE user_id = $1
          UNION ALL
-         SELECT 'membership', d.id, d.code, d.name, m.role, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         SELECT 'membership', d.id, d.code, d.name, m.role, d.name_en, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM user_memberships m JOIN departments d ON d.id = m.department_id WHERE m.user_id = $1
          ORDER BY 1, 3, 5",
         )
@@ -225,6 +227,7 @@ pub async fn with_access(
                 code: p.text1.unwrap_or_default(),
                 name: p.text2.unwrap_or_default(),
                 role: p.text3.unwrap_or_default(),
+                name_en: p.text4,
             }),
         }
     }

@@ -52,8 +52,8 @@ fn row(l: Locale, names: &Names, e: AuditEvent) -> AuditRow {
         diff: diff(e.before_json.as_deref(), e.after_json.as_deref())
             .into_iter()
             .map(|mut line| {
-                line.before = line.before.map(|v| people_named(names, &v));
-                line.after = line.after.map(|v| people_named(names, &v));
+                line.before = line.before.map(|v| people_named(names, &v, l == Locale::en));
+                line.after = line.after.map(|v| people_named(names, &v, l == Locale::en));
                 FieldChange { label: field_label_in(l, &line.key).map(str::to_string), line }
             })
             .collect(),
@@ -68,18 +68,18 @@ fn row(l: Locale, names: &Names, e: AuditEvent) -> AuditRow {
         object_href,
         object_type: e.object_type,
         object_id: e.object_id,
-        department_name: e.department.as_deref().map(|code| names.department(code).to_string()),
+        department_name: e.department.as_deref().map(|code| names.department(code, l == Locale::en).to_string()),
         department: e.department,
         reason: reason_label_in(l, e.reason),
     }
 }
 
-/// A recorded value with each `user_id` given as the person's name (`user`): the page names people; the export
-/// keeps the numbers.
-fn people_named(names: &Names, stored: &str) -> String {
-    fn walk(names: &Names, value: &mut serde_json::Value) {
+/// A recorded value with each `user_id` given as the person's name (`user`) and each department by its name: the
+/// page names them; the export keeps the stored values.
+fn people_named(names: &Names, stored: &str, english: bool) -> String {
+    fn walk(names: &Names, value: &mut serde_json::Value, english: bool) {
         match value {
-            serde_json::Value::Array(items) => items.iter_mut().for_each(|item| walk(names, item)),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|item| walk(names, item, english)),
             serde_json::Value::Object(fields) => {
                 if let Some(id) = fields.get("user_id").and_then(serde_json::Value::as_i64)
                     && let Some(user) = names.user_by_id(&id.to_string())
@@ -87,14 +87,18 @@ fn people_named(names: &Names, stored: &str) -> String {
                     fields.remove("user_id");
                     fields.insert("user".into(), user.display_name.clone().into());
                 }
-                fields.values_mut().for_each(|v| walk(names, v));
+                if let Some(serde_json::Value::String(code)) = fields.get("department") {
+                    let named = names.department(code, english).to_string();
+                    fields.insert("department".into(), named.into());
+                }
+                fields.values_mut().for_each(|v| walk(names, v, english));
             }
             _ => {}
         }
     }
     match serde_json::from_str::<serde_json::Value>(stored) {
         Ok(mut value @ (serde_json::Value::Array(_) | serde_json::Value::Object(_))) => {
-            walk(names, &mut value);
+            walk(names, &mut value, english);
             value.to_string()
         }
         _ => stored.to_string(),
@@ -107,7 +111,8 @@ fn object(l: Locale, names: &Names, object_type: &str, id: &str) -> (String, Opt
     let named = match kind {
         ObjectType::User => names.user_by_id(id).map(|u| u.display_name.clone()),
         ObjectType::Department => {
-            names.departments().iter().find(|d| d.id.to_string() == id || d.code == id).map(|d| d.name.clone())
+            let found = names.departments().iter().find(|d| d.id.to_string() == id || d.code == id);
+            found.map(|d| names.department(&d.code, l == Locale::en).to_string())
         }
         _ => None,
     };
@@ -138,7 +143,7 @@ fn choices(l: Locale, caller: &Caller, names: &Names) -> AuditChoices {
             .departments()
             .iter()
             .filter(|d| readable.as_ref().is_none_or(|codes| codes.contains(&d.code)))
-            .map(|d| Choice { value: d.code.clone(), label: d.name.clone() })
+            .map(|d| Choice { value: d.code.clone(), label: names.department(&d.code, l == Locale::en).to_string() })
             .collect(),
         people: names
             .users()

@@ -75,7 +75,11 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
         next: next.flatten(),
         departments: departments
             .into_iter()
-            .map(|code| DepartmentDto { name: state.config.department_name(&code), code })
+            .map(|code| {
+                let known = state.config.department(&code);
+                let name_en = known.and_then(|d| d.name_en.clone());
+                DepartmentDto { name: state.config.department_name(&code, false), name_en, code }
+            })
             .collect(),
         workflows,
         // Set by the server function in demo mode.
@@ -117,6 +121,6 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let may_act = caller.may_act(Act::RequestRerun, &operation.department);
     let may_record_verdict = caller.may_act(Act::RecordVerdict, &operation.department);
     let open_request = db::rerun_requests::open_for_operation(&mut tx, id).await?.map(|r| (r.id, r.status));
-    let department_name = names.department(&operation.department).to_string();
+    let department_name = names.department(&operation.department, caller.reads_english()).to_string();
     Ok(OperationDetail { operation, department_name, timeline, hold, may_act, may_record_verdict, open_request })
 }

@@ -15,7 +15,8 @@ pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
     for department in &state.config.departments {
         match existing.iter().find(|d| d.code == department.code) {
             None => {
-                let id = db::departments::insert(&mut tx, &department.code, &department.name, now).await?;
+                let names = (department.name.as_str(), department.name_en.as_deref());
+                let id = db::departments::insert(&mut tx, &department.code, names, now).await?;
                 let entry = AuditEntry::new(
                     Actor::system(SystemActor::Configuration),
                     AuditAction::DepartmentCreated,
@@ -23,11 +24,12 @@ pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
                     id,
                 )
                 .department(Some(&department.code))
-                .after(json!({"code": department.code, "name": department.name}));
+                .after(json!({"code": department.code, "name": department.name, "name_en": department.name_en}));
                 record(&mut tx, entry, None, now).await?;
             }
-            Some(known) if known.name != department.name => {
-                db::departments::rename(&mut tx, known.id, &department.name).await?;
+            Some(known) if known.name != department.name || known.name_en != department.name_en => {
+                let names = (department.name.as_str(), department.name_en.as_deref());
+                db::departments::rename(&mut tx, known.id, names).await?;
                 let entry = AuditEntry::new(
                     Actor::system(SystemActor::Configuration),
                     AuditAction::DepartmentRenamed,
@@ -35,8 +37,8 @@ pub async fn sync_from_config(state: &AppState) -> Result<(), AppError> {
                     known.id,
                 )
                 .department(Some(&department.code))
-                .before(json!({"name": known.name}))
-                .after(json!({"name": department.name}));
+                .before(json!({"name": known.name, "name_en": known.name_en}))
+                .after(json!({"name": department.name, "name_en": department.name_en}));
                 record(&mut tx, entry, None, now).await?;
             }
             Some(_) => {}

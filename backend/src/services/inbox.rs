@@ -71,7 +71,7 @@ async fn request_item(
     Ok(InboxItem {
         subject: Subject::Request,
         standing: standing(&caller.person(), &ballot, waiting, r.batch_id.is_some()),
-        department: state.config.department_name(&r.department),
+        department: state.config.department_name(&r.department, caller.reads_english()),
         workflows: vec![r.workflow],
         operations: 1,
         steps: plan.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect(),
@@ -107,7 +107,7 @@ async fn batch_item(
     Ok(InboxItem {
         subject: Subject::Batch,
         standing: standing(&caller.person(), &ballot, b.status == BatchStatus::PendingApproval, false),
-        department: state.config.department_name(&b.department),
+        department: state.config.department_name(&b.department, caller.reads_english()),
         process_id: None,
         workflows,
         operations: requested.len() as i64,

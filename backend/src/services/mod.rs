@@ -65,6 +65,11 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Whether the caller reads English (names with an English form use it).
+    pub fn reads_english(&self) -> bool {
+        self.locale == Locale::en
+    }
+
     pub fn user(&self) -> &CurrentUser {
         &self.session.user
     }

@@ -35,8 +35,10 @@ impl Names {
     }
 
     /// A department's name from its code (the code when it left the configuration).
-    pub fn department<'a>(&'a self, code: &'a str) -> &'a str {
-        self.departments.iter().find(|d| d.code == code).map_or(code, |d| d.name.as_str())
+    /// A department's name, in English when the reader reads English and it has one; its code when unknown.
+    pub fn department<'a>(&'a self, code: &'a str, english: bool) -> &'a str {
+        let found = self.departments.iter().find(|d| d.code == code);
+        found.map_or(code, |d| d.name_en.as_deref().filter(|_| english).unwrap_or(&d.name))
     }
 
     /// The person behind a reconciliation's `asked_by` (`user:<sign-in>`, `manual:<sign-in>`), by name.

@@ -375,7 +375,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     }
     let required = state.config.approvals_required(&request.workflow);
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
-    let department_name = state.config.department_name(&request.department);
+    let department_name = state.config.department_name(&request.department, caller.reads_english());
     Ok(RerunRequestView {
         standing: standing(&person, &ballot, waiting, request.batch_id.is_some()),
         approvals: i64::from(approvals),

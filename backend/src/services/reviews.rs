@@ -109,7 +109,7 @@ pub async fn review(state: &AppState, caller: &Caller, query: &ReviewQuery) -> R
         .departments
         .iter()
         .filter(|d| caller.may_read(&d.code))
-        .map(|d| DepartmentDto { code: d.code.clone(), name: d.name.clone() })
+        .map(|d| DepartmentDto { code: d.code.clone(), name: d.name.clone(), name_en: d.name_en.clone() })
         .collect::<Vec<_>>();
     let department = r.department.as_ref().and_then(|code| departments.iter().find(|d| d.code == *code).cloned());
     let may_sign_off = signoff.is_none() && r.department.as_deref().is_some_and(|d| is_owner(caller, d));

@@ -50,7 +50,7 @@ fn session_user(row: UserRow, roles: Vec<String>, memberships: Vec<MembershipRow
     let mut departments: Vec<DepartmentDto> = Vec::new();
     for m in &memberships {
         if !departments.iter().any(|d| d.code == m.code) {
-            departments.push(DepartmentDto { code: m.code.clone(), name: m.name.clone() });
+            departments.push(DepartmentDto { code: m.code.clone(), name: m.name.clone(), name_en: m.name_en.clone() });
         }
     }
     let access = db::users::access_of(&roles, &memberships);

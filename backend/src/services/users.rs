@@ -319,5 +319,5 @@ pub async fn departments(state: &AppState, caller: &Caller) -> Result<Vec<Depart
     caller.require(Role::Admin)?;
     let mut tx = state.db.begin_read().await?;
     let rows = db::departments::all(&mut tx).await?;
-    Ok(rows.into_iter().map(|d| DepartmentDto { code: d.code, name: d.name }).collect())
+    Ok(rows.into_iter().map(|d| DepartmentDto { code: d.code, name: d.name, name_en: d.name_en }).collect())
 }

@@ -183,6 +183,7 @@ async fn the_audit_page_says_every_recorded_value_in_words_in_both_languages() {
             assert!(read.len() > 100, "the events are on the page: {html}");
             let mut found = stored_data_in(&read);
             let english = ["record(s)", "idempotency key", "look-up"];
+            assert!(lang == "lang=ja" || read.contains("Sales"), "the department's English name");
             if lang == "lang=ja" {
                 found.extend(english.iter().filter(|e| read.contains(*e)).map(|e| e.to_string()));
                 assert!(!before.is_empty() || read.contains("この冪等キーの記録はありません"), "the evidence in words");

@@ -57,7 +57,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let status = batch.status;
     let allows = |event: BatchEvent| status.next(event).is_ok();
     Ok(BatchView {
-        department_name: state.config.department_name(&batch.department),
+        department_name: state.config.department_name(&batch.department, caller.reads_english()),
         id: batch.id,
         department: batch.department,
         creator: batch.creator,
@@ -172,7 +172,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<BatchSummary>
         };
         summaries.push(BatchSummary {
             awaits_me,
-            department_name: state.config.department_name(&b.department),
+            department_name: state.config.department_name(&b.department, caller.reads_english()),
             id: b.id,
             department: b.department,
             creator: b.creator,

@@ -218,7 +218,7 @@ async fn request_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(
         ),
         checks_confirmed: items.iter().filter(|i| i.confirmed_at.is_some()).count(),
         checks: Check::ALL.len(),
-        department_name: state.config.department_name(&request.department),
+        department_name: department_in_its_chat(state, &request.department),
         approvals,
         required,
         decisions: decisions.into_iter().map(|d| (d.approver, d.decision, d.decided_at)).collect(),
@@ -262,7 +262,7 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
         plan: CardPlan::Operations { shown, more },
         checks_confirmed: db::batches::checks(tx, id).await?.len(),
         checks: Check::ALL.len(),
-        department_name: state.config.department_name(&batch.department),
+        department_name: department_in_its_chat(state, &batch.department),
         approvals,
         required,
         decisions: decisions.into_iter().map(|d| (d.approver, d.decision, d.decided_at)).collect(),
@@ -276,4 +276,10 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
         expires_at: batch.expires_at,
     };
     Ok((card, batch.department))
+}
+
+/// The department's name in the language of its chat messages.
+fn department_in_its_chat(state: &AppState, code: &str) -> String {
+    let english = state.config.department(code).is_some_and(|d| d.chat_language == "en");
+    state.config.department_name(code, english)
 }
