@@ -116,6 +116,11 @@ impl ServerOptions {
     }
 }
 
+/// The cores this process may use (2 when the system does not say).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
 #[cfg(test)]
 mod tests {
     use super::ServerOptions;
@@ -133,9 +138,4 @@ mod tests {
     fn the_secure_cookie_carries_the_host_prefix() {
         assert_eq!(ServerOptions::new("https://rg.example.com").session_cookie_name(), "__Host-rerun_gate_session");
     }
-}
-
-/// The cores this process may use (2 when the system does not say).
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
 }

@@ -334,6 +334,24 @@ pub fn system_reason_label_in(l: Locale, reason: &SystemReason) -> String {
     }
 }
 
+/// The evidence ZIP's README.txt in one language: what each file holds and how to check the events.
+pub fn bundle_readme_in(l: Locale, process_id: &str, at: &str, (seq, hash): (i64, &str)) -> String {
+    let lines = [
+        td_string!(l, audit.bundle_readme.title, process_id = process_id).to_string(),
+        td_string!(l, audit.bundle_readme.taken, at = at, seq = seq, hash = hash).to_string(),
+        String::new(),
+        td_string!(l, audit.bundle_readme.operation).to_string(),
+        td_string!(l, audit.bundle_readme.reconciliations).to_string(),
+        td_string!(l, audit.bundle_readme.requests).to_string(),
+        td_string!(l, audit.bundle_readme.ai).to_string(),
+        td_string!(l, audit.bundle_readme.notifications).to_string(),
+        td_string!(l, audit.bundle_readme.events, process_id = process_id).to_string(),
+        String::new(),
+        td_string!(l, audit.bundle_readme.check).to_string(),
+    ];
+    lines.join("\n") + "\n"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,22 +391,4 @@ mod tests {
         assert_eq!(action_code_label_in(Locale::ja, "operation.stalled"), "停止を検知");
         assert_eq!(action_code_label_in(Locale::ja, "operation.archived_long_ago"), "operation.archived_long_ago");
     }
-}
-
-/// The evidence ZIP's README.txt in one language: what each file holds and how to check the events.
-pub fn bundle_readme_in(l: Locale, process_id: &str, at: &str, (seq, hash): (i64, &str)) -> String {
-    let lines = [
-        td_string!(l, audit.bundle_readme.title, process_id = process_id).to_string(),
-        td_string!(l, audit.bundle_readme.taken, at = at, seq = seq, hash = hash).to_string(),
-        String::new(),
-        td_string!(l, audit.bundle_readme.operation).to_string(),
-        td_string!(l, audit.bundle_readme.reconciliations).to_string(),
-        td_string!(l, audit.bundle_readme.requests).to_string(),
-        td_string!(l, audit.bundle_readme.ai).to_string(),
-        td_string!(l, audit.bundle_readme.notifications).to_string(),
-        td_string!(l, audit.bundle_readme.events, process_id = process_id).to_string(),
-        String::new(),
-        td_string!(l, audit.bundle_readme.check).to_string(),
-    ];
-    lines.join("\n") + "\n"
 }
