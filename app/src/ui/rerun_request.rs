@@ -357,8 +357,10 @@ fn KeyAlone(k: KeyAloneView, id: String, may_confirm: bool, action: ServerAction
     .to_string();
     let (step, field_id) = (k.step.clone(), format!("key-alone-{}", k.step));
     let outcome = match (k.confirmed_at, may_confirm) {
-        (Some(at), _) => view! { <p class="ok">{td_string!(l, rerun.request.key_alone_confirmed, at = local_time(at)).to_string()}</p> }
-        .into_any(),
+        (Some(at), _) => {
+            let confirmed = td_string!(l, rerun.request.key_alone_confirmed, at = local_time(at)).to_string();
+            view! { <p class="ok">{confirmed}</p> }.into_any()
+        }
         (None, true) => view! {
             <ActionForm action attr:class="form">
                 <input type="hidden" name="id" value=id />

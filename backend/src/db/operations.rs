@@ -298,10 +298,11 @@ pub async fn set_status_from(
     .await)
 }
 
-/// Running operations in id order after `after_id`, for the sweeper.
+/// Running (and rerunning) operations in id order after `after_id`, for the sweeper.
 pub async fn running_after(tx: &mut Conn, after_id: i64, limit: i64) -> Result<Vec<OperationRow>, sqlx::Error> {
     let sql = format!(
-        "SELECT {OPERATION_COLUMNS} FROM operations WHERE status IN ('running', 'rerunning') AND id > $1 ORDER BY id LIMIT $2"
+        "SELECT {OPERATION_COLUMNS} FROM operations
+         WHERE status IN ('running', 'rerunning') AND id > $1 ORDER BY id LIMIT $2"
     );
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(after_id).bind(limit).fetch_all(c).await)
 }

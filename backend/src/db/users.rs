@@ -189,8 +189,8 @@ pub async fn with_access(
     }
     let parts: Vec<Part> = on_conn!(tx, |c| {
         sqlx::query_as(
-            "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, NULL AS text4, password_hash,
-                disabled_at, email, language, time_zone, session_generation, identity_issuer
+            "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, NULL AS text4,
+                password_hash, disabled_at, email, language, time_zone, session_generation, identity_issuer
          FROM users WHERE id = $1
          UNION ALL
          SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL

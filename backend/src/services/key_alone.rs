@@ -4,7 +4,7 @@
 //! that it rests on the key alone and who confirmed it, and the draft's plan is bound to the facts as they are now.
 use super::Caller;
 use super::audit::record;
-use super::rerun_requests::{not_in_batch, plan_changed, plan_check, request_for, snapshot};
+use super::rerun_requests::{draft_to_change, plan_changed, plan_check, snapshot};
 use crate::{AppState, db};
 use contract::AppError;
 use domain::approval::MakerPart;
@@ -14,8 +14,6 @@ use domain::conflict::Conflict;
 use domain::invalid::{Field, Invalid, Rule};
 use domain::reconciliation::redacted;
 use domain::rerun_plan::{Change, StepFacts, verdicts_hash};
-use domain::rerun_request::RerunRequestStatus;
-use domain::rights::Act;
 use serde_json::{Map, Value, json};
 
 /// Staff of the department confirm, with a comment on what they compared, that what ran at the outside system
@@ -28,12 +26,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, step: &str, co
     }
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let request = request_for(&mut tx, caller, id).await?;
-    caller.check_act(Act::RequestRerun, &request.department)?;
-    not_in_batch(&request)?;
-    if request.status != RerunRequestStatus::Draft {
-        return Err(AppError::conflict(Conflict::NotDraft, "a step is confirmed only while the request is a draft"));
-    }
+    let request = draft_to_change(&mut tx, caller, id).await?;
     let mut plan = request.plan()?;
     if !plan.on_key_alone.iter().any(|s| s == step) {
         return Err(AppError::NotFound);

@@ -5,12 +5,12 @@ use super::Caller;
 use super::audit::record;
 use super::notifications::{Audience, notify};
 use crate::db::operations::OperationRow;
-use crate::db::rerun_requests::{Confirmation, NewRequest, RequestRow};
+use crate::db::rerun_requests::{Confirmation, ItemRow, NewRequest, RequestRow};
 use crate::{AppState, db};
 use chrono::{DateTime, Utc};
 use contract::AppError;
 use contract::reruns::{CheckView, DecisionView, KeyAloneView, MakerView, RerunRequestView, StartAnswer};
-use domain::approval::{MakerPart, may_withdraw, standing};
+use domain::approval::{Ballot, MakerPart, may_withdraw, standing};
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::checklist::{self, Check, CheckedStep, Found, Prefill, StepError};
@@ -211,6 +211,17 @@ pub(super) async fn create(
     Ok(Some(id))
 }
 
+/// A single request that staff may still change: of their department, a draft, not part of a bulk rerun.
+pub(super) async fn draft_to_change(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
+    let request = request_for(tx, caller, id).await?;
+    caller.check_act(Act::RequestRerun, &request.department)?;
+    not_in_batch(&request)?;
+    if request.status != RerunRequestStatus::Draft {
+        return Err(AppError::conflict(Conflict::NotDraft, "a request can be changed only while it is a draft"));
+    }
+    Ok(request)
+}
+
 /// A bulk rerun's member requests are confirmed, submitted, decided and withdrawn with their batch.
 pub(super) fn not_in_batch(request: &RequestRow) -> Result<(), AppError> {
     match &request.batch_id {
@@ -330,7 +341,7 @@ pub(super) fn prefill(snap: &Snapshot, plan: &RerunPlan) -> Vec<Prefill> {
     checklist::prefill(&snap.operation.process_id, (error, event), &planned)
 }
 
-pub(super) async fn request_for(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
+async fn request_for(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<RequestRow, AppError> {
     let request = db::rerun_requests::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
     if !caller.may_read(&request.department) {
         return Err(AppError::NotFound);
@@ -364,15 +375,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
     let may_confirm = may_act && request.status.next(RequestEvent::Submit).is_ok();
     let may_cancel = may_withdraw(&person, &ballot) && request.status.next(RequestEvent::Withdraw).is_ok();
     let waiting = request.status == RerunRequestStatus::PendingApproval;
-    let mut asked = Vec::new();
-    if waiting {
-        for owner in db::notifications::owners_of(&mut tx, &request.department).await? {
-            let maker_or_decided = ballot.makers.iter().any(|m| m.user_id == owner) || ballot.decided.contains(&owner);
-            if let (false, Some(user)) = (maker_or_decided, db::users::by_id(&mut tx, owner).await?) {
-                asked.push(user.display_name);
-            }
-        }
-    }
+    let asked = if waiting { asked_of(&mut tx, &request.department, &ballot).await? } else { Vec::new() };
     let required = state.config.approvals_required(&request.workflow);
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
     let department_name = state.config.department_name(&request.department, caller.reads_english());
@@ -396,24 +399,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         created_at: request.created_at,
         submitted_at: request.submitted_at,
         plan,
-        checks: items
-            .into_iter()
-            .map(|i| {
-                let found = Found::from_stored(&i.evidence);
-                CheckView {
-                    number: i.number,
-                    label: Check::from_number(i.number).map_or("", |c| check_label_in(caller.locale, c)).to_string(),
-                    holds: i.holds,
-                    evidence: found_label_in(caller.locale, &found),
-                    evidence_quote: found.quote().map(str::to_string),
-                    confirmed_by: i.confirmed_by,
-                    confirmed_at: i.confirmed_at,
-                    comment: i.comment,
-                    cause_class: i.cause_class.as_deref().and_then(FailureClass::parse),
-                    cause_text: i.cause_text,
-                }
-            })
-            .collect(),
+        checks: items.into_iter().map(|i| check_view(caller.locale, i)).collect(),
         may_confirm,
         may_cancel,
         decisions: decisions
@@ -426,6 +412,36 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
             })
             .collect(),
     })
+}
+
+/// One of the five checks as the page shows it, in the reader's words.
+fn check_view(l: words::i18n::Locale, i: ItemRow) -> CheckView {
+    let found = Found::from_stored(&i.evidence);
+    CheckView {
+        number: i.number,
+        label: Check::from_number(i.number).map_or("", |c| check_label_in(l, c)).to_string(),
+        holds: i.holds,
+        evidence: found_label_in(l, &found),
+        evidence_quote: found.quote().map(str::to_string),
+        confirmed_by: i.confirmed_by,
+        confirmed_at: i.confirmed_at,
+        comment: i.comment,
+        cause_class: i.cause_class.as_deref().and_then(FailureClass::parse),
+        cause_text: i.cause_text,
+    }
+}
+
+/// Whom a request waiting for approval was asked of: the department's managers who are not its makers and have
+/// not decided yet, by name.
+async fn asked_of(tx: &mut db::Conn, department: &str, ballot: &Ballot) -> Result<Vec<String>, AppError> {
+    let mut asked = Vec::new();
+    for owner in db::notifications::owners_of(tx, department).await? {
+        let maker_or_decided = ballot.makers.iter().any(|m| m.user_id == owner) || ballot.decided.contains(&owner);
+        if let (false, Some(user)) = (maker_or_decided, db::users::by_id(tx, owner).await?) {
+            asked.push(user.display_name);
+        }
+    }
+    Ok(asked)
 }
 
 /// The steps the plan leaves out on the key alone: each one's content beside the record the outside system holds.
@@ -471,15 +487,7 @@ pub async fn confirm(
     })?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let request = request_for(&mut tx, caller, id).await?;
-    caller.check_act(Act::RequestRerun, &request.department)?;
-    not_in_batch(&request)?;
-    if request.status != RerunRequestStatus::Draft {
-        return Err(AppError::conflict(
-            Conflict::NotDraft,
-            "the checklist can be changed only while the request is a draft",
-        ));
-    }
+    let request = draft_to_change(&mut tx, caller, id).await?;
     let items = db::rerun_requests::items(&mut tx, id).await?;
     let item = items.iter().find(|i| i.number == number).ok_or(AppError::NotFound)?;
     let class = FailureClass::from_form(cause.class.as_deref()).map_err(|m| AppError::invalid(Field::CauseClass, m))?;
