@@ -287,11 +287,27 @@ pub fn Reason(reason: ReasonView) -> impl IntoView {
     }
 }
 
-/// A recorded value in words (the stored value as a tooltip: exports and searches use it).
+/// A recorded value in the reader's words where the product has them (a stored code as the tooltip: exports and
+/// searches use it); a code it has no words for as a code; what people wrote or named as they wrote it (a record
+/// or a list of them field by field, as recorded).
 fn value(action: &str, key: &str, stored: String) -> AnyView {
-    let parsed = serde_json::from_str(&stored).unwrap_or_else(|_| serde_json::Value::String(stored.clone()));
-    let words = value_words(action, key, &stored).unwrap_or_else(|| plain_words(action, key, &parsed));
-    view! { <span title=stored>{words}</span> }.into_any()
+    use serde_json::Value;
+    let is_code = |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c == '.');
+    if let Some(words) = value_words(action, key, &stored) {
+        let code = is_code(&stored).then_some(stored);
+        return view! { <span title=code>{words}</span> }.into_any();
+    }
+    let parsed = serde_json::from_str(&stored).unwrap_or_else(|_| Value::String(stored.clone()));
+    match parsed {
+        Value::String(text) if is_code(&text) => view! { <code>{text}</code> }.into_any(),
+        Value::String(text) if chrono::DateTime::parse_from_rfc3339(&text).is_err() => {
+            view! { <span data-entered>{text}</span> }.into_any()
+        }
+        Value::Array(_) | Value::Object(_) => {
+            view! { <span data-entered>{plain_words(action, key, &parsed)}</span> }.into_any()
+        }
+        other => view! { <span>{plain_words(action, key, &other)}</span> }.into_any(),
+    }
 }
 
 #[component]
