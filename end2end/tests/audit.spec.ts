@@ -45,12 +45,13 @@ test('an auditor filters the trail by process, reads the diffs and finds the exp
   await page.goto('/audit');
   await hydrated(page);
   await expect(page.getByTestId('routine-folded')).toBeVisible();
-  await expect(page.getByTestId('audit-events')).not.toContainText('sign_in.succeeded');
+  const signIns = page.getByTestId('audit-events').locator('span[title="sign_in.succeeded"]');
+  await expect(signIns).toHaveCount(0);
   await page.getByLabel('実行者').selectOption({ label: '田中 健 (tanaka)' });
   await page.getByTestId('show-routine').check();
   await page.getByRole('button', { name: '絞り込む' }).click();
   await expect(page).toHaveURL(/actor=tanaka/);
-  await expect(page.getByTestId('audit-events')).toContainText('sign_in.succeeded');
+  await expect(signIns.first()).toBeVisible();
   await expect(page.getByTestId('audit-events')).toContainText('田中 健');
   await page.getByLabel('操作', { exact: true }).selectOption('rerun_request.approved');
   await page.getByLabel('期間（から）').fill('2020-01-01');
