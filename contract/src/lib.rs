@@ -42,7 +42,7 @@ pub struct DepartmentDto {
 impl DepartmentDto {
     /// The name a reader of the page's language reads.
     pub fn name_for(&self, english: bool) -> &str {
-        self.name_en.as_deref().filter(|_| english).unwrap_or(&self.name)
+        domain::configuration::name_for(&self.name, self.name_en.as_deref(), english)
     }
 }
 

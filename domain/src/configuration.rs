@@ -258,9 +258,14 @@ pub struct DepartmentConfig {
     pub chat_language: String,
 }
 
+/// A name as a reader reads it: its English form for a reader of English when it has one, else the name.
+pub fn name_for<'a>(name: &'a str, name_en: Option<&'a str>, english: bool) -> &'a str {
+    name_en.filter(|_| english).unwrap_or(name)
+}
+
 impl DepartmentConfig {
     pub fn name_for(&self, english: bool) -> &str {
-        self.name_en.as_deref().filter(|_| english).unwrap_or(&self.name)
+        name_for(&self.name, self.name_en.as_deref(), english)
     }
 }
 

@@ -413,12 +413,9 @@ fn judge_records(records: &[Record], step: &StepContext<'_>) -> (Verdict, Eviden
         records: records.len(),
         content_not_in_record: content.keys().filter(|k| !record.fields.contains_key(*k)).cloned().collect(),
         record_not_in_content: record.fields.keys().filter(|k| !content.contains_key(*k)).cloned().collect(),
-        uncompared_record: record
-            .fields
-            .iter()
-            .filter(|(name, _)| !compared.iter().any(|c| &c.name == *name))
-            .map(|(name, value)| (name.clone(), redact_value(name, value)))
-            .collect(),
+        uncompared_record: redacted(
+            record.fields.iter().filter(|(name, _)| !compared.iter().any(|c| &c.name == *name)),
+        ),
         compared,
         ..Evidence::of(basis)
     };
@@ -481,8 +478,8 @@ fn is_sensitive(name: &str) -> bool {
 }
 
 /// Fields as evidence keeps them: personal or secret values redacted.
-pub fn redacted(fields: &Map<String, Value>) -> Map<String, Value> {
-    fields.iter().map(|(name, value)| (name.clone(), redact_value(name, value))).collect()
+pub fn redacted<'a>(fields: impl IntoIterator<Item = (&'a String, &'a Value)>) -> Map<String, Value> {
+    fields.into_iter().map(|(name, value)| (name.clone(), redact_value(name, value))).collect()
 }
 
 fn redact_value(name: &str, value: &Value) -> Value {

@@ -26,14 +26,8 @@ pub fn routes(state: AppState) -> Router {
 #[derive(Deserialize)]
 struct ExportQuery {
     format: String,
-    #[serde(default = "yes")]
-    bom: bool,
     #[serde(flatten)]
     filter: AuditFilterForm,
-}
-
-fn yes() -> bool {
-    true
 }
 
 pub(crate) fn caller(auth: AuthSession, headers: &HeaderMap) -> Result<Caller, AppError> {
@@ -70,6 +64,7 @@ async fn export(
     auth: AuthSession,
     headers: HeaderMap,
     Query(query): Query<ExportQuery>,
+    Query(csv): Query<CsvOptions>,
 ) -> Response {
     let caller = match caller(auth, &headers) {
         Ok(caller) => caller,
@@ -92,7 +87,7 @@ async fn export(
         ExportFormat::Jsonl => ("application/x-ndjson", "jsonl"),
     };
     let name = format!("audit-{}-{}.{extension}", export.at.format("%Y%m%dT%H%M%SZ"), export.head_seq);
-    let start = CsvOptions { bom: query.bom && format == ExportFormat::Csv }.start();
+    let start = if format == ExportFormat::Csv { csv.start() } else { b"" };
     let pages = futures::stream::once(async move { Ok(start.to_vec()) }).chain(audit_trail::stream(state, export));
     let body = Body::from_stream(pages.map(|page| {
         page.map_err(|error| {

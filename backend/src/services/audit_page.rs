@@ -11,6 +11,7 @@ use contract::audit::{AuditChoices, AuditPageView, AuditRow, ChainView, Choice, 
 use domain::audit::{AuditEvent, ObjectType, diff};
 use domain::audit_action::AuditAction;
 use domain::audit_export::AuditFilter;
+use domain::configuration::name_for;
 use domain::roles::Role;
 use words::audit::{
     action_code_label_in, action_label_in, field_label_in, object_type_label_in, reason_label_in,
@@ -112,7 +113,7 @@ fn object(l: Locale, names: &Names, object_type: &str, id: &str) -> (String, Opt
         ObjectType::User => names.user_by_id(id).map(|u| u.display_name.clone()),
         ObjectType::Department => {
             let found = names.departments().iter().find(|d| d.id.to_string() == id || d.code == id);
-            found.map(|d| names.department(&d.code, l == Locale::en).to_string())
+            found.map(|d| name_for(&d.name, d.name_en.as_deref(), l == Locale::en).to_string())
         }
         _ => None,
     };
@@ -143,7 +144,10 @@ fn choices(l: Locale, caller: &Caller, names: &Names) -> AuditChoices {
             .departments()
             .iter()
             .filter(|d| readable.as_ref().is_none_or(|codes| codes.contains(&d.code)))
-            .map(|d| Choice { value: d.code.clone(), label: names.department(&d.code, l == Locale::en).to_string() })
+            .map(|d| Choice {
+                value: d.code.clone(),
+                label: name_for(&d.name, d.name_en.as_deref(), l == Locale::en).into(),
+            })
             .collect(),
         people: names
             .users()

@@ -4,7 +4,7 @@
 //! that it rests on the key alone and who confirmed it, and the draft's plan is bound to the facts as they are now.
 use super::Caller;
 use super::audit::record;
-use super::rerun_requests::{draft_to_change, plan_changed, plan_check, snapshot};
+use super::rerun_requests::{checked_snapshot, draft_to_change, plan_changed};
 use crate::{AppState, db};
 use contract::AppError;
 use domain::approval::MakerPart;
@@ -31,12 +31,10 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, step: &str, co
     if !plan.on_key_alone.iter().any(|s| s == step) {
         return Err(AppError::NotFound);
     }
-    let check = plan_check(state, &mut tx, &request, &[]).await?;
+    let (check, snap) = checked_snapshot(state, &mut tx, &request, &[]).await?;
     if check.changes.iter().any(|c| !matches!(c, Change::Unconfirmed { .. })) {
         return Err(plan_changed());
     }
-    let operation = db::operations::by_id(&mut tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
-    let snap = snapshot(state, &mut tx, operation).await?;
     let (row, _, connector, evidence) =
         snap.steps.iter().find(|(r, _, _, _)| r.name == step).ok_or(AppError::NotFound)?;
     if !db::rerun_requests::confirm_step_flag(&mut tx, row.id, now).await? {

@@ -4,6 +4,7 @@ use crate::db::departments::DepartmentRow;
 use crate::db::users::UserRow;
 use crate::db::{self, Conn};
 use contract::audit::ActorView;
+use domain::configuration::name_for;
 use words::audit::stored_actor_label_in;
 use words::i18n::Locale;
 
@@ -34,11 +35,11 @@ impl Names {
         self.users.iter().find(|u| u.username == username).map(|u| u.display_name.as_str())
     }
 
-    /// A department's name from its code (the code when it left the configuration).
-    /// A department's name, in English when the reader reads English and it has one; its code when unknown.
+    /// A department's name from its code, in English for a reader of English when it has one (the code when it
+    /// left the configuration).
     pub fn department<'a>(&'a self, code: &'a str, english: bool) -> &'a str {
         let found = self.departments.iter().find(|d| d.code == code);
-        found.map_or(code, |d| d.name_en.as_deref().filter(|_| english).unwrap_or(&d.name))
+        found.map_or(code, |d| name_for(&d.name, d.name_en.as_deref(), english))
     }
 
     /// The person behind a reconciliation's `asked_by` (`user:<sign-in>`, `manual:<sign-in>`), by name.

@@ -280,11 +280,21 @@ pub(super) async fn plan_check(
     request: &RequestRow,
     looked_up: &[(String, Verdict)],
 ) -> Result<rerun_plan::Check, AppError> {
+    Ok(checked_snapshot(state, tx, request, looked_up).await?.0)
+}
+
+/// `plan_check`, with the snapshot it was made on (for a caller that goes on from the same facts).
+pub(super) async fn checked_snapshot(
+    state: &AppState,
+    tx: &mut db::Conn,
+    request: &RequestRow,
+    looked_up: &[(String, Verdict)],
+) -> Result<(rerun_plan::Check, Snapshot), AppError> {
     let operation = db::operations::by_id(tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
     let version = state.config.workflow(&operation.workflow).map(|w| w.version.clone());
     let snap = snapshot(state, tx, operation).await?;
     let facts: Vec<StepFacts> = snap.steps.iter().map(|(_, f, _, _)| f.clone()).collect();
-    Ok(rerun_plan::check(&request.plan()?, &facts, version.as_deref(), looked_up))
+    Ok((rerun_plan::check(&request.plan()?, &facts, version.as_deref(), looked_up), snap))
 }
 
 impl RequestRow {
@@ -531,14 +541,10 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         ));
     }
     let check = plan_check(state, &mut tx, &request, &[]).await?;
-    if !check.unconfirmed().is_empty() {
-        return Err(AppError::invalid(
-            Field::Steps,
-            Invalid::new(
-                Rule::KeyAloneUnconfirmed,
-                format!("confirm first that what ran is what was meant: {}", check.unconfirmed().join(", ")),
-            ),
-        ));
+    let unconfirmed = check.unconfirmed();
+    if !unconfirmed.is_empty() {
+        let why = format!("confirm first that what ran is what was meant: {}", unconfirmed.join(", "));
+        return Err(AppError::invalid(Field::Steps, Invalid::new(Rule::KeyAloneUnconfirmed, why)));
     }
     if !check.holds() {
         return Err(plan_changed());

@@ -119,7 +119,8 @@ async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[St
     .reason(SystemReason::Stalled(stall.reason.clone()).text());
     record(&mut tx, entry, None, now).await?;
     if rerun {
-        rerun_failed(&mut tx, state, operation, &stall.step, now).await?;
+        let met = steps.iter().find(|s| s.name == stall.step);
+        rerun_failed(&mut tx, state, operation, (&stall.step, met), now).await?;
     }
     tx.commit().await?;
     tracing::info!(process_id = %operation.process_id, event, step = %stall.step, "operation stalled");
@@ -132,7 +133,7 @@ async fn rerun_failed(
     tx: &mut db::Conn,
     state: &AppState,
     operation: &OperationRow,
-    step: &str,
+    (step, met): (&str, Option<&Step>),
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), AppError> {
     let Some(request) = db::rerun_requests::open_for_operation(tx, operation.id).await? else { return Ok(()) };
@@ -140,11 +141,7 @@ async fn rerun_failed(
     if !db::rerun_requests::set_status(tx, &request.id, request.status, to, now).await? {
         return Ok(());
     }
-    let error = db::operations::steps(tx, operation.id)
-        .await?
-        .into_iter()
-        .find(|s| s.name == step)
-        .and_then(|s| Some(json!({"class": s.error_class?, "message": s.error_message})));
+    let error = met.and_then(|s| Some(json!({"class": s.error_class.as_ref()?, "message": s.error_message})));
     let entry = AuditEntry::new(
         Actor::system(SystemActor::Sweeper),
         AuditAction::RerunFailed,
