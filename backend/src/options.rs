@@ -43,11 +43,13 @@ pub struct ServerOptions {
     pub admission: Admission,
 }
 
-/// Requests of each kind take turns (`crate::turns`): pages (and the server functions and sign-in steps they
-/// call), the API and webhooks, and downloads. Health checks, metrics and the demo's systems take none.
+/// Requests of each kind take turns (`crate::turns`): pages (with the sign-in steps and small downloads), the
+/// calls of open pages (server functions: a decision, a confirmation, the next page's data), the API and webhooks,
+/// and exports. Health checks, metrics and the demo's systems take none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Admission {
     pub pages: Limits,
+    pub calls: Limits,
     pub api: Limits,
     pub exports: Limits,
 }
@@ -58,12 +60,14 @@ impl Admission {
     /// step events kept a quarter of their rate while 128 clients browsed, with one per core half). The queue
     /// holds what the server answers in a few hundred milliseconds, so a wait stays far from its limit and from
     /// the pool's timeout; beyond it the excess is shed at once. Downloads run one per export connection, a few
-    /// waiting up to half a minute.
+    /// waiting up to half a minute. The calls of open pages have turns of their own, so that a person's click in
+    /// a page already open (a manager's approval) does not wait behind a crowd loading pages.
     pub fn for_cores(cores: usize, pools: &crate::db::pools::PoolSettings) -> Self {
         let cores = cores.max(1);
         let wait = Some(Duration::from_secs(1));
         Admission {
             pages: Limits { at_once: cores, waiting: 128, max_wait: wait },
+            calls: Limits { at_once: cores, waiting: 128, max_wait: wait },
             api: Limits { at_once: 16 * cores, waiting: 512, max_wait: wait },
             exports: Limits { at_once: pools.exports as usize, waiting: 4, max_wait: Some(Duration::from_secs(30)) },
         }

@@ -58,6 +58,7 @@ pub struct Parts {
 /// The turns of each kind of request.
 pub struct Admission {
     pub pages: Turns,
+    pub calls: Turns,
     pub api: Turns,
     pub exports: Turns,
 }
@@ -119,6 +120,7 @@ impl AppState {
         let password_checks = Arc::new(passwords::checks(server.password_checks_at_once, server.password_check_queue));
         let admission = Arc::new(Admission {
             pages: Turns::new(server.admission.pages),
+            calls: Turns::new(server.admission.calls),
             api: Turns::new(server.admission.api),
             exports: Turns::new(server.admission.exports),
         });

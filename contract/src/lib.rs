@@ -9,6 +9,7 @@ pub mod chat;
 pub mod drills;
 pub mod error;
 pub mod incidents;
+pub mod names;
 pub mod notifications;
 pub mod operations;
 pub mod rerun_call;

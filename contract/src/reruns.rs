@@ -38,6 +38,8 @@ pub struct CheckView {
 pub struct RerunRequestView {
     pub id: String,
     pub process_id: String,
+    /// The operation's workflow (its code).
+    pub workflow: String,
     pub department: String,
     pub status: RerunRequestStatus,
     pub requester: String,
@@ -125,6 +127,7 @@ pub struct InboxItem {
     pub id: String,
     /// A request's operation; a bulk rerun names its count and workflows instead.
     pub process_id: Option<String>,
+    /// The workflows' names in the reader's language.
     pub workflows: Vec<String>,
     pub operations: i64,
     /// The department's name.
@@ -136,7 +139,7 @@ pub struct InboxItem {
     /// Until when it may be approved.
     #[serde(with = "super::wire_time::optional_moment")]
     pub expires_at: Option<DateTime<Utc>>,
-    /// A request's plan: step and its original idempotency key.
+    /// A request's plan: step (its name in the reader's language) and its original idempotency key.
     pub steps: Vec<(String, String)>,
     pub approvals: i64,
     pub required: i64,

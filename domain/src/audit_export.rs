@@ -155,8 +155,10 @@ pub fn write_csv_record(out: &mut Vec<u8>, fields: &[Option<&str>]) {
 }
 
 /// The CSV header record.
-pub fn write_csv_header(out: &mut Vec<u8>) {
-    write_csv_record(out, &CSV_COLUMNS.map(Some));
+pub fn write_csv_header(out: &mut Vec<u8>, headings: &[String]) {
+    let headings: Vec<Option<&str>> = headings.iter().map(|h| Some(h.as_str())).collect();
+    debug_assert_eq!(headings.len(), CSV_COLUMNS.len(), "one heading per column");
+    write_csv_record(out, &headings);
 }
 
 /// One event as a CSV record (the columns of `CSV_COLUMNS`).

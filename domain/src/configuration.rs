@@ -297,6 +297,9 @@ pub struct WorkflowConfig {
     /// buttons open the decision page, where a fresh sign-in applies.
     #[serde(default)]
     pub decide_in_chat: bool,
+    /// What people call it (`title`, `title_en`); not part of its definition's version.
+    #[serde(default)]
+    pub title: Title,
     pub steps: Vec<StepConfig>,
     /// Hash of the definition: an approval is bound to it and voided when it changes.
     pub version: String,
@@ -309,6 +312,26 @@ pub struct StepConfig {
     pub side_effect: bool,
     pub deadline_seconds: u64,
     pub heartbeat_seconds: Option<u64>,
+    /// What people call it (`title`, `title_en`); not part of its workflow's version.
+    #[serde(default)]
+    pub title: Title,
+}
+
+/// What people call a workflow or a step beside its code: its title in Japanese and in English. A reader whose
+/// language has no title reads the code (a code is plain ASCII; a title in the other language may not be).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Title {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ja: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub en: Option<String>,
+}
+
+impl Title {
+    pub fn for_reader<'a>(&'a self, code: &'a str, english: bool) -> &'a str {
+        let title = if english { &self.en } else { &self.ja };
+        title.as_deref().unwrap_or(code)
+    }
 }
 
 impl Config {
@@ -335,6 +358,15 @@ impl Config {
     /// file).
     pub fn department_name(&self, code: &str, english: bool) -> String {
         self.department(code).map_or_else(|| code.to_string(), |d| d.name_for(english).to_string())
+    }
+    /// A workflow as its reader calls it (its code without a title in the reader's language).
+    pub fn workflow_name(&self, code: &str, english: bool) -> String {
+        self.workflow(code).map_or(code, |w| w.title.for_reader(code, english)).to_string()
+    }
+    /// A workflow's step as its reader calls it.
+    pub fn step_name(&self, workflow: &str, step: &str, english: bool) -> String {
+        let config = self.workflow(workflow).and_then(|w| w.steps.iter().find(|s| s.name == step));
+        config.map_or(step, |s| s.title.for_reader(step, english)).to_string()
     }
     /// How many owners must approve a rerun of this workflow (one for a workflow the file does not name).
     pub fn approvals_required(&self, workflow: &str) -> u32 {

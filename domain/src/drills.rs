@@ -118,6 +118,20 @@ pub fn period(minutes: i64) -> Result<Duration, super::invalid::Invalid> {
     }
 }
 
+/// The columns of the drill report's CSV (their codes; the heading row says them in the reader's words).
+pub const REPORT_CSV_COLUMNS: [&str; 10] = [
+    "fault",
+    "process_id",
+    "expected_event",
+    "event",
+    "stalled_at",
+    "decision",
+    "decided_by",
+    "decided_at",
+    "seconds_to_decide",
+    "matches_table",
+];
+
 /// One fault's line in the drill report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReportLine {

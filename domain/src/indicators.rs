@@ -108,6 +108,10 @@ named! {
     }
 }
 
+/// The columns of a review's CSV export (their codes; the heading row says them in the reader's words).
+pub const REVIEW_CSV_COLUMNS: [&str; 10] =
+    ["period", "start", "end", "department", "indicator", "unit", "value", "part", "whole", "threshold"];
+
 /// The indicators of a review, in the order the page shows them. Their keys name them in the configuration's
 /// thresholds, the CSV export and the chart legends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -22,6 +22,8 @@ test('an auditor filters the trail by process, reads the diffs and finds the exp
   ]);
   expect(saved.suggestedFilename()).toMatch(/^audit-.*\.csv$/);
   await expect(page.getByTestId('export-progress').first()).toContainText('保存しました');
+  // How many events the file holds, from its trailer, and its size in readable units.
+  await expect(page.getByTestId('export-progress').first()).toContainText(/\d+ 件・\d+(\.\d)? (B|KB|MB)/);
   await page.screenshot({ path: '../docs/screenshots/audit.png', fullPage: true });
   await expectAccessible(page, 'the audit page');
   // On a phone, in both languages: each event a card, each field named, nothing wider than the screen.

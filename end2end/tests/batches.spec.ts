@@ -21,8 +21,9 @@ test('staff preview a bulk rerun by filter, request it and confirm the checks on
   await filters.getByLabel('イベント').selectOption('temporary_failure');
   await filters.getByRole('button', { name: '絞り込む' }).click();
   await expect(page).toHaveURL(/department=sales&workflow=order-intake&event=temporary_failure/);
+  expect(page.url()).not.toContain('&=');
   const card = page.getByTestId('bulk-rerun');
-  await expect(card.getByTestId('bulk-selection')).toContainText('order-intake');
+  await expect(card.getByTestId('bulk-selection')).toContainText('受注の取り込み');
   await expect(page.getByTestId('board')).toContainText('ORD-1106');
 
   // Ticked rows replace the filters; unticked, the filters apply again.

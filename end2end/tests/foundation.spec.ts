@@ -64,6 +64,12 @@ test('the admin lists users and adds one, who can then sign in', async ({ page, 
   await page.getByRole('button', { name: '追加' }).click();
   await expect(page.getByRole('status')).toContainText('追加しました');
   await expect(page.getByTestId('users')).toContainText('加藤 由美');
+  // Saving a person's roles says so, by name.
+  const row = page.getByTestId('users').getByRole('row').filter({ hasText: 'kato' });
+  await row.getByLabel('営業部').selectOption('staff');
+  await row.getByRole('button', { name: '保存' }).click();
+  await expect(page.getByTestId('roles-saved')).toHaveText('加藤 由美 の役割を保存しました。');
+  await expect(row.getByLabel('営業部')).toHaveValue('staff');
   await page.screenshot({ path: '../docs/screenshots/admin-users.png', fullPage: true });
   await expectAccessible(page, 'the users page');
 

@@ -88,7 +88,11 @@ async fn export(
     };
     let name = format!("audit-{}-{}.{extension}", export.at.format("%Y%m%dT%H%M%SZ"), export.head_seq);
     let start = if format == ExportFormat::Csv { csv.start() } else { b"" };
-    let pages = futures::stream::once(async move { Ok(start.to_vec()) }).chain(audit_trail::stream(state, export));
+    let pages = futures::stream::once(async move { Ok(start.to_vec()) }).chain(audit_trail::stream(
+        state,
+        export,
+        csv.headings(caller.locale),
+    ));
     let body = Body::from_stream(pages.map(|page| {
         page.map_err(|error| {
             tracing::error!(%error, "audit export stopped part-way");

@@ -370,6 +370,8 @@ impl Cli {
         let admission = &mut server.admission;
         admission.pages.at_once = count("PAGES_AT_ONCE").unwrap_or(admission.pages.at_once);
         admission.pages.waiting = count("PAGES_WAITING").unwrap_or(admission.pages.waiting);
+        admission.calls.at_once = count("CALLS_AT_ONCE").unwrap_or(admission.calls.at_once);
+        admission.calls.waiting = count("CALLS_WAITING").unwrap_or(admission.calls.waiting);
         admission.api.at_once = count("API_AT_ONCE").unwrap_or(admission.api.at_once);
         admission.api.waiting = count("API_WAITING").unwrap_or(admission.api.waiting);
         admission.exports.waiting = count("EXPORTS_WAITING").unwrap_or(admission.exports.waiting);
@@ -524,7 +526,7 @@ async fn export_audit(state: &AppState, filter: AuditFilter, format: ExportForma
     let export =
         services::audit_trail::begin(state, Actor::system(SystemActor::CommandLine), None, filter, format).await?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut pages = std::pin::pin!(services::audit_trail::stream(state.clone(), export));
+    let mut pages = std::pin::pin!(services::audit_trail::stream(state.clone(), export, None));
     while let Some(page) = futures::StreamExt::next(&mut pages).await {
         std::io::Write::write_all(&mut out, &page?)?;
     }

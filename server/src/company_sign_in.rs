@@ -157,7 +157,9 @@ async fn again(
     if through_provider && state.oidc.is_some() {
         Redirect::to(&format!("/sign-in/oidc?fresh=true&next={next}")).into_response()
     } else {
-        Redirect::to(&format!("/sign-in?again=true&next={next}")).into_response()
+        // The person signing in again is the one signed in: their sign-in name is filled in for them.
+        let username = auth.user.as_ref().map(|u| query_value(&u.user.username)).unwrap_or_default();
+        Redirect::to(&format!("/sign-in?again=true&username={username}&next={next}")).into_response()
     }
 }
 

@@ -66,7 +66,7 @@ async fn review_csv(
 ) -> Response {
     let exported = async {
         let caller = crate::audit_export::caller(auth, &headers)?;
-        services::reviews::export_csv(&state, &caller, &query).await
+        services::reviews::export_csv(&state, &caller, &query, options.headings(caller.locale)).await
     };
     match exported.await {
         Ok(bytes) => csv_file::download(options, "rerun-gate-review.csv", bytes),
@@ -83,7 +83,7 @@ async fn drill_report_csv(
 ) -> Response {
     let exported = async {
         let caller = crate::audit_export::caller(auth, &headers)?;
-        services::drills::report_csv(&state, &caller, &id).await
+        services::drills::report_csv(&state, &caller, &id, options.headings(caller.locale)).await
     };
     match exported.await {
         Ok(bytes) => csv_file::download(options, "rerun-gate-drill-report.csv", bytes),

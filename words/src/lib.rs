@@ -8,6 +8,7 @@ include!(concat!(env!("OUT_DIR"), "/i18n/mod.rs"));
 pub mod audit;
 pub mod chat;
 pub mod checklist;
+pub mod columns;
 pub mod conformance;
 pub mod decision_table;
 pub mod evidence;

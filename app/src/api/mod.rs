@@ -9,6 +9,7 @@ pub mod board;
 pub(crate) mod context;
 pub mod drills;
 pub mod incidents;
+pub mod names;
 pub mod notifications;
 pub mod policy;
 pub mod reruns;

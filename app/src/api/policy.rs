@@ -68,6 +68,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/switch_language", Anyone),
     server_fn("/api/sign_out", SignedIn),
     server_fn("/api/me", SignedIn),
+    server_fn("/api/names", SignedIn),
     server_fn("/api/change_password", SignedIn),
     server_fn("/api/account/chat_links", SignedIn),
     server_fn("/api/account/unlink_chat", SignedIn),

@@ -142,9 +142,11 @@ pub fn ConfigurationPage() -> impl IntoView {
 #[component]
 fn Workflow(w: WorkflowConfig) -> impl IntoView {
     let l = super::labels::locale();
+    let english = super::names::english();
     view! {
         <h3>
-            {w.name.clone()} " "
+            <super::names::Coded name=w.title.for_reader(&w.name, english).to_string() code=w.name.clone() />
+            " "
             <small>
                 "(" {w.department.clone()} {td_string!(l, admin.config.version)} <code>{w.version.clone()}</code> ")"
             </small>
@@ -172,7 +174,12 @@ fn Step(s: StepConfig) -> impl IntoView {
     };
     view! {
         <li>
-            <strong>{s.name}</strong>
+            <strong>
+                <super::names::Coded
+                    name=s.title.for_reader(&s.name, super::names::english()).to_string()
+                    code=s.name.clone()
+                />
+            </strong>
             " — "
             {s.connector.unwrap_or_else(|| "—".into())}
             {acts}

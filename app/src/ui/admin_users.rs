@@ -34,9 +34,27 @@ pub fn AdminUsersPage() -> impl IntoView {
     let departments = resource(|| (), |_| list_departments());
     let (disable_error, roles_error) = (error_of(disable), error_of(roles));
     let errors = Signal::derive(move || disable_error.get().or_else(|| roles_error.get()));
+    // Whose roles were sent last: said once the save succeeded.
+    let sent_for = RwSignal::new(String::new());
+    provide_context(RolesSentFor(sent_for));
+    let saved = move || {
+        matches!(roles.value().get(), Some(Ok(()))).then(|| {
+            with_entered(&td_string!(l, admin.users.roles_saved, name = slot(0)).to_string(), &[&sent_for.get()])
+        })
+    };
     view! {
         <h1>{td_string!(l, common.nav.users)} <Help section=GuideSection::Start /></h1>
         <crate::ui::ErrorNote error=errors />
+        {move || {
+            saved()
+                .map(|said| {
+                    view! {
+                        <p class="ok" role="status" data-testid="roles-saved">
+                            {said}
+                        </p>
+                    }
+                })
+        }}
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>
@@ -234,12 +252,18 @@ fn UserRow(
     }
 }
 
+/// Whose roles the page sent last (its status line names them once saved).
+#[derive(Clone, Copy)]
+struct RolesSentFor(RwSignal<String>);
+
 /// The person's roles; "save" sends the whole set.
 #[component]
 fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerAction<SetUserRoles>) -> impl IntoView {
     let chosen_roles = RwSignal::new(user.roles.clone());
     let chosen_memberships = RwSignal::new(user.memberships.clone());
     let id = user.id;
+    let sent_for = use_context::<RolesSentFor>();
+    let name = user.display_name.clone();
     let l = super::labels::locale();
     view! {
         <fieldset class="inline">
@@ -250,6 +274,9 @@ fn RoleEditor(user: UserSummary, departments: Vec<DepartmentDto>, roles: ServerA
             <button
                 class="small"
                 on:click=move |_| {
+                    if let Some(RolesSentFor(sent_for)) = sent_for {
+                        sent_for.set(name.clone());
+                    }
                     roles
                         .dispatch(SetUserRoles {
                             user_id: id,

@@ -180,7 +180,13 @@ fn Filters(form: AuditFilterForm, routine_shown: bool, choices: AuditChoices) ->
     let l = super::labels::locale();
     let AuditChoices { actions, object_types, departments, people } = choices;
     view! {
-        <Form method="GET" action="/audit" attr:class="filters" attr:aria-label=move || td_string!(l, audit.filters)>
+        <Form
+            method="GET"
+            action="/audit"
+            on_form_data=super::without_button()
+            attr:class="filters"
+            attr:aria-label=move || td_string!(l, audit.filters)
+        >
             {entry("from", td_string!(l, audit.field.from), "date", &form)}
             {entry("to", td_string!(l, audit.field.to), "date", &form)}
             {choose("department", td_string!(l, audit.field.department), departments, true, &form)}

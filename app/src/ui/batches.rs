@@ -10,6 +10,7 @@ use crate::api::batches::{
 };
 use crate::contract::AppError;
 use crate::contract::batches::{BatchProgress, BatchSummary, BatchView, CheckSummary, MemberView};
+use crate::contract::names::Names;
 use crate::domain::approval::Standing;
 use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use crate::domain::operations::OperationStatus;
@@ -210,19 +211,36 @@ pub fn BatchPage() -> impl IntoView {
         },
         |(id, _)| load_batch(id),
     );
+    let names = super::names::use_names();
     view! {
         <Transition fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>
             {move || Suspend::new(async move {
+                let names = names.get().await;
                 match batch.await {
-                    Ok(b) => view! { <Batch b actions reload /> }.into_any(),
+                    Ok(b) => {
+                        let b = named(b, &names);
+                        view! { <Batch b actions reload /> }.into_any()
+                    }
                     Err(AppError::NotFound) => view! { <h1>{td_string!(l, rerun.batch.not_found)}</h1> }.into_any(),
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
             })}
         </Transition>
     }
+}
+
+/// The members' workflows and steps by the names their reader knows.
+fn named(mut b: BatchView, names: &Names) -> BatchView {
+    let english = super::names::english();
+    for m in &mut b.members {
+        for (step, _) in &mut m.steps {
+            *step = names.step(&m.workflow, step, english).to_string();
+        }
+        m.workflow = names.workflow(&m.workflow, english).to_string();
+    }
+    b
 }
 
 #[component]
@@ -706,6 +724,7 @@ fn CheckItem(
 #[component]
 fn Decide(id: String, sent: String, action: ServerAction<DecideBatch>) -> impl IntoView {
     let l = locale();
+    super::restore_kept_fields();
     let error = super::error_of(action);
     let reject_id = id.clone();
     view! {
@@ -715,10 +734,10 @@ fn Decide(id: String, sent: String, action: ServerAction<DecideBatch>) -> impl I
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="approve" value="true" />
                 <label for="approve-comment">{td_string!(l, rerun.batch.decide.comment)}</label>
-                <textarea id="approve-comment" name="comment" rows="2"></textarea>
+                <textarea id="approve-comment" name="comment" rows="2" data-keep></textarea>
                 // Not sent: the browser holds the approval until the approver ticks what will be sent.
                 <label class="check">
-                    <input type="checkbox" required data-testid="confirm-sent" />
+                    <input type="checkbox" id="confirm-sent" required data-testid="confirm-sent" data-keep />
                     {sent}
                 </label>
                 <button type="submit" disabled=move || action.pending().get()>
@@ -729,7 +748,7 @@ fn Decide(id: String, sent: String, action: ServerAction<DecideBatch>) -> impl I
                 <input type="hidden" name="id" value=reject_id />
                 <input type="hidden" name="approve" value="false" />
                 <label for="reject-comment">{td_string!(l, rerun.batch.decide.reject_reason)}</label>
-                <textarea id="reject-comment" name="comment" rows="2" required></textarea>
+                <textarea id="reject-comment" name="comment" rows="2" required data-keep></textarea>
                 <button type="submit" class="secondary" disabled=move || action.pending().get()>
                     {td_string!(l, rerun.batch.decide.reject)}
                 </button>

@@ -9,6 +9,7 @@ use crate::api::batches::CreateBatch;
 use crate::api::board::stalled_operations;
 use crate::contract::DepartmentDto;
 use crate::contract::board::{BoardFilter, BoardPage, BoardRow};
+use crate::contract::names::Names;
 use crate::domain::operations::OperationStatus;
 use crate::domain::stall::{FailureClass, StallEvent};
 use crate::i18n::{Locale, td_string};
@@ -52,6 +53,7 @@ fn href(filter: &BoardFilter) -> String {
 pub fn BoardPage() -> impl IntoView {
     let filter = filter_from_query();
     let page = resource(move || filter.get(), stalled_operations);
+    let names = super::names::use_names();
     let l = super::labels::locale();
     view! {
         <h1>{td_string!(l, board.title)} <Help section=GuideSection::Board /></h1>
@@ -59,9 +61,11 @@ pub fn BoardPage() -> impl IntoView {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>
             {move || Suspend::new(async move {
+                let names = names.get().await;
                 match page.await {
                     Ok(page) => {
-                        view! { <Board bulk=page.may_start_bulk page filter=filter.get_untracked() /> }.into_any()
+                        let (bulk, filter) = (page.may_start_bulk, filter.get_untracked());
+                        view! { <Board bulk page filter names /> }.into_any()
                     }
                     Err(error) => view! { <crate::ui::PageError error /> }.into_any(),
                 }
@@ -71,13 +75,16 @@ pub fn BoardPage() -> impl IntoView {
 }
 
 #[component]
-fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
+fn Board(page: BoardPage, filter: BoardFilter, bulk: bool, names: Names) -> impl IntoView {
     // Looked up once for the whole board (each lookup walks the owners up to the app).
     let (l, zone) = (super::labels::locale(), reader_zone());
     // The rows ticked for a bulk rerun, in the order they were ticked.
     let ticked = RwSignal::new(Vec::<String>::new());
     let next = page.next.map(|after| href(&BoardFilter { after: Some(after), ..filter.clone() }));
-    let names = page.departments.clone();
+    let departments = page.departments.clone();
+    let english = super::names::english();
+    let workflows: Vec<(String, String)> =
+        page.workflows.iter().map(|w| (w.clone(), names.workflow(w, english).to_string())).collect();
     // Newcomers to the demo: where to begin.
     let start_here = page.demo_start.map(|process_id| view! { <StartHere l process_id /> });
     view! {
@@ -85,8 +92,8 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
         <super::stop_switch::PausedBanner pauses=page.pauses />
         <super::incidents::OverdueBox actions=page.overdue_actions />
         <EventCounts l counts=page.counts filter=filter.clone() />
-        <Filters l filter=filter.clone() departments=page.departments workflows=page.workflows />
-        <Rows l zone rows=page.rows bulk departments=names.clone() ticked />
+        <Filters l filter=filter.clone() departments=page.departments workflows=workflows.clone() />
+        <Rows l zone rows=page.rows bulk departments=departments.clone() names ticked />
         {next
             .map(|link| {
                 view! {
@@ -96,7 +103,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool) -> impl IntoView {
                 }
             })}
         // After the list: on a phone the operations come first, the form for many of them after.
-        {bulk.then(|| view! { <BulkRerun filter ticked departments=names.clone() /> })}
+        {bulk.then(|| view! { <BulkRerun filter ticked departments workflows /> })}
     }
 }
 
@@ -165,7 +172,13 @@ fn EventCounts(l: Locale, counts: Vec<(Option<String>, i64)>, filter: BoardFilte
 
 /// The board's filters (department, workflow, event, age), sent as the board's URL.
 #[component]
-fn Filters(l: Locale, filter: BoardFilter, departments: Vec<DepartmentDto>, workflows: Vec<String>) -> impl IntoView {
+/// `workflows`: each workflow's code and name.
+fn Filters(
+    l: Locale,
+    filter: BoardFilter,
+    departments: Vec<DepartmentDto>,
+    workflows: Vec<(String, String)>,
+) -> impl IntoView {
     let selected = |value: &Option<String>, option: &str| value.as_deref() == Some(option);
     let departments = departments
         .iter()
@@ -179,10 +192,10 @@ fn Filters(l: Locale, filter: BoardFilter, departments: Vec<DepartmentDto>, work
         .collect_view();
     let workflows = workflows
         .iter()
-        .map(|w| {
+        .map(|(code, name)| {
             view! {
-                <option value=w.clone() selected=selected(&filter.workflow, w)>
-                    {w.clone()}
+                <option value=code.clone() selected=selected(&filter.workflow, code)>
+                    {name.clone()}
                 </option>
             }
         })
@@ -212,7 +225,13 @@ fn Filters(l: Locale, filter: BoardFilter, departments: Vec<DepartmentDto>, work
     })
     .collect_view();
     view! {
-        <Form method="GET" action="/" attr:class="filters" attr:aria-label=move || td_string!(l, board.filters)>
+        <Form
+            method="GET"
+            action="/"
+            on_form_data=super::without_button()
+            attr:class="filters"
+            attr:aria-label=move || td_string!(l, board.filters)
+        >
             <Filter l label=td_string!(l, board.department) name="department">
                 {departments}
             </Filter>
@@ -252,6 +271,7 @@ fn Rows(
     rows: Vec<BoardRow>,
     bulk: bool,
     departments: Vec<DepartmentDto>,
+    names: Names,
     ticked: RwSignal<Vec<String>>,
 ) -> impl IntoView {
     if rows.is_empty() {
@@ -285,7 +305,7 @@ fn Rows(
             </thead>
             // The rows are written as one escaped string (see `rows_html`); a tick bubbles up to here.
             <tbody
-                inner_html=rows_html(&rows, bulk, l, zone, &departments)
+                inner_html=rows_html(&rows, bulk, l, zone, &departments, &names)
                 on:change=move |ev| tick(&ev, ticked)
             ></tbody>
         </table>
@@ -297,7 +317,15 @@ fn Rows(
 /// clients): each cell a view to build, render and drop. Nothing in a row is reactive but its box, whose ticks the
 /// table body hears (`tick`); hydration keeps the server's rows, and the browser writes the same string for the
 /// next page. Every value is escaped.
-fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, departments: &[DepartmentDto]) -> String {
+fn rows_html(
+    rows: &[BoardRow],
+    bulk: bool,
+    l: Locale,
+    zone: chrono_tz::Tz,
+    departments: &[DepartmentDto],
+    names: &Names,
+) -> String {
+    let english = l == Locale::en;
     use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
     use std::fmt::Write; // into the string itself, no string per piece; writing to a `String` cannot fail
     let (drill, on_hold) = (td_string!(l, board.drill), td_string!(l, board.on_hold));
@@ -328,7 +356,8 @@ fn rows_html(rows: &[BoardRow], bulk: bool, l: Locale, zone: chrono_tz::Tz, depa
             let _ = write!(html, r#" <span class="badge" data-testid="drill">{}</span>"#, text(drill));
         }
         let event = event_label_in(l, row.event.as_deref().unwrap_or(""));
-        let _ = write!(html, r#"</td><td data-label="{workflow}">{}</td>"#, text(&row.workflow));
+        let name = names.workflow(&row.workflow, english);
+        let _ = write!(html, r#"</td><td data-label="{workflow}" data-entered>{}</td>"#, text(name));
         let _ = write!(
             html,
             r#"<td data-label="{department}" data-entered>{}</td>"#,
@@ -402,7 +431,13 @@ fn ticked_before_hydration() -> Vec<String> {
 /// Staff start a bulk rerun from the board: the board's filters (plus a failure class and a time range), or the
 /// ticked rows. The preview (a dry run) opens on the batch's page.
 #[component]
-fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>, departments: Vec<DepartmentDto>) -> impl IntoView {
+fn BulkRerun(
+    filter: BoardFilter,
+    ticked: RwSignal<Vec<String>>,
+    departments: Vec<DepartmentDto>,
+    /// Each workflow's code and name.
+    workflows: Vec<(String, String)>,
+) -> impl IntoView {
     let l = super::labels::locale();
     let create = ServerAction::<CreateBatch>::new();
     // Boxes ticked before the page was interactive count too; until then the form waits (a click would take
@@ -424,7 +459,8 @@ fn BulkRerun(filter: BoardFilter, ticked: RwSignal<Vec<String>>, departments: Ve
         filters.push(format!("{}: {}", td_string!(l, board.department), department_name(&departments, d)));
     }
     if let Some(w) = &filter.workflow {
-        filters.push(format!("{}: {w}", td_string!(l, board.workflow)));
+        let name = workflows.iter().find(|(code, _)| code == w).map_or(w.as_str(), |(_, name)| name.as_str());
+        filters.push(format!("{}: {name}", td_string!(l, board.workflow)));
     }
     if let Some(e) = &filter.event {
         filters.push(format!("{}: {}", td_string!(l, board.event), event_label(e)));

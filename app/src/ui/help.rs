@@ -14,6 +14,7 @@ pub enum GuideSection {
     Checklist,
     Request,
     Approvals,
+    Notifications,
     Batches,
     StopSwitch,
     Drills,
@@ -24,13 +25,14 @@ pub enum GuideSection {
 }
 
 impl GuideSection {
-    pub const ALL: [GuideSection; 13] = [
+    pub const ALL: [GuideSection; 14] = [
         GuideSection::Start,
         GuideSection::Board,
         GuideSection::Reconciliation,
         GuideSection::Checklist,
         GuideSection::Request,
         GuideSection::Approvals,
+        GuideSection::Notifications,
         GuideSection::Batches,
         GuideSection::StopSwitch,
         GuideSection::Drills,
@@ -48,6 +50,7 @@ impl GuideSection {
             GuideSection::Checklist => "checklist",
             GuideSection::Request => "request",
             GuideSection::Approvals => "approvals",
+            GuideSection::Notifications => "notifications",
             GuideSection::Batches => "batches",
             GuideSection::StopSwitch => "stop-switch",
             GuideSection::Drills => "drills",

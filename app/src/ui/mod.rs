@@ -19,6 +19,7 @@ mod known_patterns;
 pub mod labels;
 mod layout;
 mod lazy_pages;
+mod names;
 mod notifications;
 mod operation;
 mod operation_actions;
@@ -151,6 +152,11 @@ fn japanese_first() -> leptos_use::UseLocalesOptions {
     leptos_use::UseLocalesOptions::default().ssr_lang_header_getter(|| None)
 }
 
+/// A filter form's data without the pair Leptos adds for its nameless submit button (addresses ended in `&=`).
+pub fn without_button() -> std::sync::Arc<dyn Fn(&leptos::web_sys::FormData)> {
+    std::sync::Arc::new(|data| data.delete(""))
+}
+
 /// The message of an action's last failure, if it failed.
 pub fn error_of<T>(action: ServerAction<T>) -> Signal<Option<String>>
 where
@@ -181,9 +187,52 @@ where
 }
 
 /// Sends the browser to sign in anew (`/sign-in/again`: the provider with `max_age`, or the password); the
-/// server brings it back to this page, which the navigation names as its referrer.
+/// server brings it back to this page, which the navigation names as its referrer. What the person typed and
+/// ticked in the fields marked `data-keep` waits for them there (`restore_kept_fields`).
 fn sign_in_again() {
+    keep_fields();
     let _ = window().location().assign("/sign-in/again");
+}
+
+/// The page's `data-keep` fields (by ID: a text's value, a box's tick), kept in the tab's session storage.
+fn keep_fields() {
+    #[cfg(feature = "hydrate")]
+    {
+        let Ok(fields) = document().query_selector_all("[data-keep][id]") else { return };
+        let kept = js_sys::Object::new();
+        for field in (0..fields.length()).filter_map(|i| fields.item(i)) {
+            let id = js_sys::Reflect::get(&field, &"id".into()).unwrap_or_default();
+            let checkbox = js_sys::Reflect::get(&field, &"type".into()).ok().and_then(|t| t.as_string());
+            let property = if checkbox.as_deref() == Some("checkbox") { "checked" } else { "value" };
+            let _ =
+                js_sys::Reflect::set(&kept, &id, &js_sys::Reflect::get(&field, &property.into()).unwrap_or_default());
+        }
+        if let (Ok(Some(storage)), Ok(json)) = (window().session_storage(), js_sys::JSON::stringify(&kept)) {
+            let _ = storage.set_item(&kept_key(), &String::from(json));
+        }
+    }
+}
+
+/// Puts back what `keep_fields` kept for this page, once, after a fresh sign-in brought the person back.
+pub fn restore_kept_fields() {
+    #[cfg(feature = "hydrate")]
+    Effect::new(|_| {
+        let Ok(Some(storage)) = window().session_storage() else { return };
+        let Ok(Some(json)) = storage.get_item(&kept_key()) else { return };
+        let _ = storage.remove_item(&kept_key());
+        let Ok(kept) = js_sys::JSON::parse(&json) else { return };
+        for id in js_sys::Object::keys(&kept.clone().into()).iter() {
+            let Some(field) = id.as_string().and_then(|id| document().get_element_by_id(&id)) else { continue };
+            let value = js_sys::Reflect::get(&kept, &id).unwrap_or_default();
+            let property = if value.as_bool().is_some() { "checked" } else { "value" };
+            let _ = js_sys::Reflect::set(&field, &property.into(), &value);
+        }
+    });
+}
+
+#[cfg(feature = "hydrate")]
+fn kept_key() -> String {
+    format!("kept:{}", window().location().pathname().unwrap_or_default())
 }
 
 /// A page's data could not be loaded: why, in words (a lapsed session points to the sign-in page).

@@ -30,7 +30,7 @@ pub fn NotificationsPage() -> impl IntoView {
     let read = ServerAction::<MarkNotificationsRead>::new();
     let list = resource(move || read.version().get(), |_| list_notifications());
     view! {
-        <h1>{td_string!(l, rerun.notifications.title)} <Help section=GuideSection::Start /></h1>
+        <h1>{td_string!(l, rerun.notifications.title)} <Help section=GuideSection::Notifications /></h1>
         <ActionForm action=read attr:class="inline">
             <button type="submit" class="link">
                 {td_string!(l, rerun.notifications.mark_all_read)}

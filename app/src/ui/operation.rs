@@ -4,10 +4,12 @@ use super::data::resource;
 use super::decision_table::{action_label, decision_texts};
 use super::help::{GuideSection, Help};
 use super::labels::{event_label, failure_class_label, local_time, operation_status_label};
+use super::names::{Coded, use_names};
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
 use super::steps_table::StepsTable;
 use crate::api::board::load_operation;
 use crate::contract::board::{OperationDetail, TimelineEntry};
+use crate::contract::names::Names;
 use crate::contract::operations::OperationView;
 use crate::domain::decision_table::row;
 use crate::domain::operations::OperationStatus;
@@ -27,13 +29,15 @@ pub fn OperationPage() -> impl IntoView {
         |(process_id, _)| load_operation(process_id),
     );
     let l = super::labels::locale();
+    let names = use_names();
     view! {
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>
             {move || Suspend::new(async move {
+                let names = names.get().await;
                 match detail.await {
-                    Ok(detail) => view! { <Detail detail actions /> }.into_any(),
+                    Ok(detail) => view! { <Detail detail actions names /> }.into_any(),
                     Err(crate::contract::AppError::NotFound) => {
                         view! {
                             <h1>{td_string!(l, operation.not_found.title)}</h1>
@@ -49,14 +53,17 @@ pub fn OperationPage() -> impl IntoView {
 }
 
 #[component]
-fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
+fn Detail(detail: OperationDetail, actions: Actions, names: Names) -> impl IntoView {
     let l = super::labels::locale();
     let mut op = detail.operation;
     // The steps go to their table, the rest of the operation to its facts.
     let steps = std::mem::take(&mut op.steps);
     let process_id = op.process_id.clone();
     let stalled = op.status == OperationStatus::Stalled;
-    let step_names: Vec<String> = steps.iter().map(|s| s.name.clone()).collect();
+    let english = super::names::english();
+    let step_names: Vec<(String, String)> =
+        steps.iter().map(|s| (s.name.clone(), names.step(&op.workflow, &s.name, english).to_string())).collect();
+    let workflow = names.workflow(&op.workflow, english).to_string();
     let attempts: Vec<_> =
         steps.iter().filter(|s| !s.ai_attempts.is_empty()).map(|s| (s.name.clone(), s.ai_attempts.clone())).collect();
     let (may_act, may_record_verdict) = (detail.may_act, detail.may_record_verdict);
@@ -76,8 +83,8 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
             {td_string!(l, operation.title)} " " <code>{process_id.clone()}</code>
             <Help section=GuideSection::Reconciliation />
         </h1>
-        <Facts op department_name=detail.department_name />
-        <StepsTable steps />
+        <Facts op workflow department_name=detail.department_name />
+        <StepsTable steps names=step_names.clone() />
         {attempts
             .into_iter()
             .map(|(step, attempts)| {
@@ -115,14 +122,16 @@ fn Detail(detail: OperationDetail, actions: Actions) -> impl IntoView {
 
 /// The operation's facts: its status, workflow, department, event, failure class, business key and registration.
 #[component]
-fn Facts(op: OperationView, department_name: String) -> impl IntoView {
+fn Facts(op: OperationView, workflow: String, department_name: String) -> impl IntoView {
     let l = super::labels::locale();
     view! {
         <dl class="facts card">
             <dt>{td_string!(l, operation.status)}</dt>
             <dd data-testid="operation-status">{operation_status_label(op.status)}</dd>
             <dt>{td_string!(l, operation.workflow)}</dt>
-            <dd>{op.workflow.clone()}</dd>
+            <dd>
+                <Coded name=workflow code=op.workflow.clone() />
+            </dd>
             <dt>{td_string!(l, operation.department)}</dt>
             <dd title=op.department.clone() data-entered>
                 {department_name}

@@ -118,7 +118,8 @@ pub fn HoldPanel(
 
 /// A manager records what was found out by hand, with the evidence in words.
 #[component]
-pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String>) -> impl IntoView {
+/// `steps`: each step's code and name.
+pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<(String, String)>) -> impl IntoView {
     let action = actions.verdict;
     let choices = [Verdict::NotExecuted, Verdict::Executed, Verdict::ExecutedMismatch, Verdict::Unknown];
     let l = super::labels::locale();
@@ -129,7 +130,7 @@ pub fn ManualVerdictForm(actions: Actions, process_id: String, steps: Vec<String
                 <input type="hidden" name="process_id" value=process_id />
                 <label for="manual-step">{td_string!(l, operation.manual_verdict.step)}</label>
                 <select id="manual-step" name="step">
-                    {steps.into_iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}
+                    {steps.into_iter().map(|(code, name)| view! { <option value=code>{name}</option> }).collect_view()}
                 </select>
                 <label for="manual-verdict">{td_string!(l, operation.manual_verdict.verdict)}</label>
                 <select id="manual-verdict" name="verdict">

@@ -6,6 +6,7 @@ use super::checklist::{
 use super::data::resource;
 use super::help::{GuideSection, Help};
 use super::labels::{local_time, locale, status_label};
+use super::names::{Coded, name_of};
 use crate::api::reruns::{
     CancelRerunRequest, ConfirmCheck, ConfirmKeyAlone, DecideRerun, RequestApproval, StartRerunRequest,
     load_rerun_request,
@@ -106,13 +107,20 @@ pub fn RerunRequestPage() -> impl IntoView {
         },
         |(id, _)| load_rerun_request(id),
     );
+    let names = super::names::use_names();
     view! {
         <Suspense fallback=move || {
             view! { <p class="loading">{td_string!(l, common.loading)}</p> }
         }>
             {move || Suspend::new(async move {
+                let names = names.get().await;
                 match request.await {
-                    Ok(r) => view! { <Request r confirm key_alone submit cancel decide /> }.into_any(),
+                    Ok(r) => {
+                        let english = super::names::english();
+                        let step = |s: &str| (s.to_string(), names.step(&r.workflow, s, english).to_string());
+                        let names: Vec<(String, String)> = r.steps.iter().map(|s| step(&s.name)).collect();
+                        view! { <Request r names confirm key_alone submit cancel decide /> }.into_any()
+                    }
                     Err(crate::contract::AppError::NotFound) => {
                         view! { <h1>{td_string!(l, rerun.request.not_found)}</h1> }.into_any()
                     }
@@ -133,6 +141,8 @@ struct Decide {
 #[component]
 fn Request(
     r: RerunRequestView,
+    /// Each step's code and the name its reader knows.
+    names: Vec<(String, String)>,
     confirm: ServerAction<ConfirmCheck>,
     key_alone: ServerAction<ConfirmKeyAlone>,
     submit: ServerAction<RequestApproval>,
@@ -148,7 +158,7 @@ fn Request(
     let may_cancel = r.may_cancel;
     let cancel_id = r.id.clone();
     let planned: Vec<(String, String)> =
-        r.plan.steps.iter().map(|s| (s.name.clone(), s.idempotency_key.clone())).collect();
+        r.plan.steps.iter().map(|s| (name_of(&names, &s.name), s.idempotency_key.clone())).collect();
     view! {
         // Named by what it is about; its ID, for searching, under the heading.
         <leptos_meta::Title text=format!("{}{} — Rerun Gate", td_string!(l, rerun.request.title), r.process_id) />
@@ -157,13 +167,16 @@ fn Request(
             <code>{r.id.clone()}</code>
         </p>
         <Facts r=r.clone() />
-        <super::steps_table::StepsTable steps=r.steps.clone() />
-        <Plan steps=r.plan.steps.clone() all=r.steps.clone() />
+        <super::steps_table::StepsTable steps=r.steps.clone() names=names.clone() />
+        <Plan steps=r.plan.steps.clone() all=r.steps.clone() names=names.clone() />
         {r
             .on_key_alone
             .iter()
             .cloned()
-            .map(|k| view! { <KeyAlone k id=id.clone() may_confirm action=key_alone /> })
+            .map(|k| {
+                let name = name_of(&names, &k.step);
+                view! { <KeyAlone k name id=id.clone() may_confirm action=key_alone /> }
+            })
             .collect_view()}
         <Checklist checks=r.checks id=id.clone() may_confirm confirm />
         {(!r.decisions.is_empty())
@@ -250,7 +263,7 @@ fn Facts(r: RerunRequestView) -> impl IntoView {
 /// The plan: each step to rerun with its original idempotency key; then each step it leaves out, with what the
 /// outside system says of it and what that rests on (a step is never left out silently).
 #[component]
-fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>) -> impl IntoView {
+fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>, names: Vec<(String, String)>) -> impl IntoView {
     let l = super::labels::locale();
     let left_out: Vec<StepView> = all.into_iter().filter(|s| !steps.iter().any(|p| p.name == s.name)).collect();
     view! {
@@ -268,7 +281,9 @@ fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>) -> impl IntoView {
                     .map(|s| {
                         view! {
                             <tr>
-                                <td>{s.name.clone()}</td>
+                                <td>
+                                    <Coded name=name_of(&names, &s.name) code=s.name.clone() />
+                                </td>
                                 <td>
                                     <code>{s.idempotency_key.clone()}</code>
                                 </td>
@@ -278,14 +293,14 @@ fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>) -> impl IntoView {
                     .collect_view()}
             </tbody>
         </table>
-        {(!left_out.is_empty()).then(|| view! { <LeftOut steps=left_out /> })}
+        {(!left_out.is_empty()).then(|| view! { <LeftOut steps=left_out names /> })}
     }
 }
 
 /// The steps the plan leaves out: completed, or shown executed by the outside system (their flag then set), each
 /// with its verdict and the evidence it rests on.
 #[component]
-fn LeftOut(steps: Vec<StepView>) -> impl IntoView {
+fn LeftOut(steps: Vec<StepView>, names: Vec<(String, String)>) -> impl IntoView {
     let l = super::labels::locale();
     view! {
         <table class="grid" data-testid="left-out">
@@ -308,7 +323,9 @@ fn LeftOut(steps: Vec<StepView>) -> impl IntoView {
                         let evidence = s.reconciliation.map(|r| r.evidence.summary).unwrap_or_default();
                         view! {
                             <tr>
-                                <td>{s.name}</td>
+                                <td>
+                                    <Coded name=name_of(&names, &s.name) code=s.name />
+                                </td>
                                 <td>
                                     {super::labels::verdict_label(s.latest_verdict)} <br /> <small>{evidence}</small>
                                 </td>
@@ -325,17 +342,20 @@ fn LeftOut(steps: Vec<StepView>) -> impl IntoView {
 /// A step left out on the key alone: its content beside the outside record, field by field, and a person's
 /// confirmation that what ran is what was meant.
 #[component]
-fn KeyAlone(k: KeyAloneView, id: String, may_confirm: bool, action: ServerAction<ConfirmKeyAlone>) -> impl IntoView {
+fn KeyAlone(
+    k: KeyAloneView,
+    /// The step's name as its reader knows it.
+    name: String,
+    id: String,
+    may_confirm: bool,
+    action: ServerAction<ConfirmKeyAlone>,
+) -> impl IntoView {
     let l = super::labels::locale();
     let error = super::error_of(action);
     let mut fields: Vec<&String> = k.content.keys().chain(k.record.keys()).collect();
     fields.sort();
     fields.dedup();
-    let value = |v: Option<&serde_json::Value>| match v {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => "—".to_string(),
-    };
+    let value = shown_value;
     let rows = fields
         .into_iter()
         .map(|f| {
@@ -380,7 +400,7 @@ fn KeyAlone(k: KeyAloneView, id: String, may_confirm: bool, action: ServerAction
     };
     view! {
         <section class="card" data-testid="key-alone" data-step=k.step.clone()>
-            <h2>{td_string!(l, rerun.request.key_alone_title, step = k.step.clone()).to_string()}</h2>
+            <h2>{td_string!(l, rerun.request.key_alone_title, step = name).to_string()}</h2>
             <p>{td_string!(l, rerun.request.key_alone_intro)}</p>
             <table class="grid">
                 <caption>{record_id}</caption>
@@ -395,6 +415,15 @@ fn KeyAlone(k: KeyAloneView, id: String, may_confirm: bool, action: ServerAction
             </table>
             {outcome}
         </section>
+    }
+}
+
+/// A field's value as read: a text as it is, anything else as JSON, none as "—".
+fn shown_value(v: Option<&serde_json::Value>) -> String {
+    match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "—".to_string(),
     }
 }
 
@@ -534,6 +563,7 @@ fn DecisionPanel(
 #[component]
 fn DecideForms(id: String, planned: Vec<(String, String)>, decide: Decide) -> impl IntoView {
     let l = locale();
+    super::restore_kept_fields();
     let Decide { approve, reject } = decide;
     let (approve_error, reject_error) = (super::error_of(approve), super::error_of(reject));
     let pending = move || approve.pending().get() || reject.pending().get();
@@ -548,10 +578,10 @@ fn DecideForms(id: String, planned: Vec<(String, String)>, decide: Decide) -> im
             <input type="hidden" name="id" value=approve_id />
             <input type="hidden" name="approve" value="true" />
             <label for="approve-comment">{td_string!(l, rerun.decide.comment)}</label>
-            <textarea id="approve-comment" name="comment" rows="2"></textarea>
+            <textarea id="approve-comment" name="comment" rows="2" data-keep></textarea>
             // Not sent: the browser holds the approval until the approver ticks what will be sent.
             <label class="check">
-                <input type="checkbox" required data-testid="confirm-sent" />
+                <input type="checkbox" id="confirm-sent" required data-testid="confirm-sent" data-keep />
                 {td_string!(l, rerun.decide.confirm_sent, steps = sent).to_string()}
             </label>
             <crate::ui::ErrorNote error=approve_error />
@@ -563,7 +593,7 @@ fn DecideForms(id: String, planned: Vec<(String, String)>, decide: Decide) -> im
             <input type="hidden" name="id" value=reject_id />
             <input type="hidden" name="approve" value="false" />
             <label for="reject-comment">{td_string!(l, rerun.approvals.reject_reason)}</label>
-            <textarea id="reject-comment" name="comment" rows="2" required></textarea>
+            <textarea id="reject-comment" name="comment" rows="2" required data-keep></textarea>
             <crate::ui::ErrorNote error=reject_error />
             <button type="submit" class="secondary" disabled=pending>
                 {td_string!(l, rerun.approvals.reject)}

@@ -8,7 +8,6 @@ use leptos_router::hooks::{use_location, use_query_map};
 pub fn SignInPage() -> impl IntoView {
     let l = super::labels::locale();
     let sign_in = ServerAction::<SignIn>::new();
-    let error = super::error_of(sign_in);
     let query = use_query_map();
     // The page the server sent the visitor here from (only a path on this site), else the board.
     let next = query.with_untracked(|q| q.get("next")).filter(|p| is_local_path(p));
@@ -22,6 +21,8 @@ pub fn SignInPage() -> impl IntoView {
         (None, Some(_)) => Some(td_string!(l, common.error.sign_in_again).to_string()),
         (None, None) => None,
     });
+    // Signing in again for a decision: the same person, whose sign-in name the server filled in.
+    let again_as = query.with_untracked(|q| q.get("again").and(q.get("username"))).filter(|u| !u.is_empty());
     // The same query (`next`, where to return) goes on to the provider's sign-in.
     let search = use_location().search.get_untracked();
     let company = company_sign_in_offered().then(|| {
@@ -52,21 +53,42 @@ pub fn SignInPage() -> impl IntoView {
             <p class="lead">{td_string!(l, common.sign_in.lead)}</p>
             <crate::ui::ErrorNote error=Signal::stored(said) />
             {company}
-            <ActionForm
-                action=sign_in
-                attr:class="card form"
-                attr:aria-label=move || td_string!(l, common.sign_in.form)
-            >
-                <label for="username">{td_string!(l, common.sign_in.username)}</label>
-                <input id="username" name="username" autocomplete="username" required autofocus />
-                <label for="password">{td_string!(l, common.sign_in.password)}</label>
-                <input id="password" name="password" type="password" autocomplete="current-password" required />
-                <crate::ui::ErrorNote error />
-                <button type="submit" disabled=move || sign_in.pending().get()>
-                    {td_string!(l, common.sign_in.submit)}
-                </button>
-            </ActionForm>
+            <PasswordForm sign_in again_as />
         </main>
+    }
+}
+
+/// The sign-in name and password; `again_as`: the person signing in again, whose name is filled in.
+#[component]
+fn PasswordForm(sign_in: ServerAction<SignIn>, again_as: Option<String>) -> impl IntoView {
+    let l = super::labels::locale();
+    let error = super::error_of(sign_in);
+    let again = again_as.is_some();
+    view! {
+        <ActionForm action=sign_in attr:class="card form" attr:aria-label=move || td_string!(l, common.sign_in.form)>
+            <label for="username">{td_string!(l, common.sign_in.username)}</label>
+            <input
+                id="username"
+                name="username"
+                autocomplete="username"
+                required
+                autofocus=!again
+                value=again_as.unwrap_or_default()
+            />
+            <label for="password">{td_string!(l, common.sign_in.password)}</label>
+            <input
+                id="password"
+                name="password"
+                type="password"
+                autocomplete="current-password"
+                required
+                autofocus=again
+            />
+            <crate::ui::ErrorNote error />
+            <button type="submit" disabled=move || sign_in.pending().get()>
+                {td_string!(l, common.sign_in.submit)}
+            </button>
+        </ActionForm>
     }
 }
 

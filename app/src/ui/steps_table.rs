@@ -4,9 +4,10 @@ use crate::contract::operations::{ReconciliationView, StepView};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 
-/// Every step with its completion flag next to what the outside system says (the verdict and its evidence).
+/// Every step with its completion flag next to what the outside system says (the verdict and its evidence);
+/// `names`: each step's code and the name its reader knows.
 #[component]
-pub fn StepsTable(steps: Vec<StepView>) -> impl IntoView {
+pub fn StepsTable(steps: Vec<StepView>, names: Vec<(String, String)>) -> impl IntoView {
     let l = super::labels::locale();
     view! {
         <table class="grid cards" data-testid="steps">
@@ -24,13 +25,20 @@ pub fn StepsTable(steps: Vec<StepView>) -> impl IntoView {
                     <th scope="col">{td_string!(l, operation.steps.error)}</th>
                 </tr>
             </thead>
-            <tbody>{steps.into_iter().map(|s| view! { <StepRow step=s /> }).collect_view()}</tbody>
+            <tbody>
+                {steps
+                    .into_iter()
+                    .map(|step| {
+                        view! { <StepRow title=super::names::name_of(&names, &step.name) step /> }
+                    })
+                    .collect_view()}
+            </tbody>
         </table>
     }
 }
 
 #[component]
-fn StepRow(step: StepView) -> impl IntoView {
+fn StepRow(step: StepView, title: String) -> impl IntoView {
     let l = super::labels::locale();
     let verdict = step.latest_verdict;
     let name = step.name.clone();
@@ -44,7 +52,9 @@ fn StepRow(step: StepView) -> impl IntoView {
         >
             // Each cell names its column: on a phone the rows are cards (`table.cards`), the headings hidden.
             <td data-label="#">{step.position}</td>
-            <td data-label=td_string!(l, operation.steps.step)>{step.name}</td>
+            <td data-label=td_string!(l, operation.steps.step)>
+                <super::names::Coded name=title code=step.name />
+            </td>
             <td data-label=td_string!(l, operation.steps.state)>{step_state_label(step.state)}</td>
             <td data-testid="flag" data-label=td_string!(l, operation.steps.flag)>
                 {match step.completed_at {

@@ -3,7 +3,7 @@
 //! only the names of the environment variables that hold them (keys ending in `_env`).
 use crate::reconciliation::kinds::ConnectorKinds;
 pub use domain::configuration::{
-    AuditConfig, Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, WorkflowConfig,
+    AuditConfig, Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, Title, WorkflowConfig,
 };
 use domain::ids::DepartmentCode;
 use domain::indicators::{Indicator, PeriodKind, Threshold};
@@ -116,6 +116,8 @@ struct RawWorkflow {
     rerun_allow_loopback: bool,
     #[serde(default)]
     decide_in_chat: bool,
+    title: Option<Spanned<String>>,
+    title_en: Option<Spanned<String>>,
     #[serde(default, rename = "step")]
     steps: Vec<RawStep>,
 }
@@ -128,6 +130,8 @@ struct RawStep {
     side_effect: bool,
     deadline_seconds: Option<Spanned<u64>>,
     heartbeat_seconds: Option<Spanned<u64>>,
+    title: Option<Spanned<String>>,
+    title_en: Option<Spanned<String>>,
 }
 
 /// A problem in the file, with where it is.
@@ -382,6 +386,16 @@ impl Validator<'_> {
         Ok(out)
     }
 
+    /// A workflow's or step's titles: each, when given, a name.
+    fn title(&self, ja: Option<Spanned<String>>, en: Option<Spanned<String>>) -> Result<Title, ConfigError> {
+        for given in [&ja, &en].into_iter().flatten() {
+            if given.get_ref().trim().is_empty() {
+                return self.fail(given.span(), "title and title_en, when given, are names");
+            }
+        }
+        Ok(Title { ja: ja.map(Spanned::into_inner), en: en.map(Spanned::into_inner) })
+    }
+
     fn connectors(&self, raw: Vec<RawConnector>) -> Result<Vec<ConnectorConfig>, ConfigError> {
         let mut out: Vec<ConnectorConfig> = Vec::new();
         for c in raw {
@@ -475,7 +489,9 @@ impl Validator<'_> {
                     return self.fail(limit.span(), "timeouts must be at least 1 second");
                 }
             }
+            let title = self.title(s.title, s.title_en)?;
             steps.push(StepConfig {
+                title,
                 name: s.name.into_inner(),
                 connector: s.connector.map(Spanned::into_inner),
                 side_effect: s.side_effect,
@@ -484,6 +500,7 @@ impl Validator<'_> {
             });
         }
         let mut workflow = WorkflowConfig {
+            title: self.title(w.title, w.title_en)?,
             name: w.name.into_inner(),
             department: w.department.into_inner(),
             rerun_url: w.rerun_url.into_inner(),
@@ -499,8 +516,28 @@ impl Validator<'_> {
     }
 }
 
+/// What an approval is bound to: the workflow's definition, titles left out (renaming voids nothing).
 fn definition_version(w: &WorkflowConfig) -> String {
-    let text = serde_json::to_string(&(&w.name, &w.department, &w.rerun_url, w.approvals_required, &w.steps))
+    #[derive(serde::Serialize)]
+    struct Step<'a> {
+        name: &'a str,
+        connector: &'a Option<String>,
+        side_effect: bool,
+        deadline_seconds: u64,
+        heartbeat_seconds: Option<u64>,
+    }
+    let steps: Vec<Step> = w
+        .steps
+        .iter()
+        .map(|s| Step {
+            name: &s.name,
+            connector: &s.connector,
+            side_effect: s.side_effect,
+            deadline_seconds: s.deadline_seconds,
+            heartbeat_seconds: s.heartbeat_seconds,
+        })
+        .collect();
+    let text = serde_json::to_string(&(&w.name, &w.department, &w.rerun_url, w.approvals_required, &steps))
         .unwrap_or_default();
     hex::encode(&Sha256::digest(text.as_bytes())[..8])
 }

@@ -52,6 +52,28 @@ fn a_good_file_loads_with_defaults_filled_in() {
 }
 
 #[test]
+fn titles_name_workflows_and_steps_in_both_languages_and_void_no_approval() {
+    let titled = GOOD
+        .replace(
+            "signing_secret_env = \"ORDER_INTAKE_SECRET\"",
+            "signing_secret_env = \"ORDER_INTAKE_SECRET\"\ntitle = \"受注の取り込み\"\ntitle_en = \"Order intake\"",
+        )
+        .replace("side_effect = true", "side_effect = true\ntitle = \"受注の登録\"");
+    let config = parse(&titled, "test.toml", &kinds()).unwrap();
+    let workflow = config.workflow("order-intake").unwrap();
+    assert_eq!(workflow.title.for_reader("order-intake", false), "受注の取り込み");
+    assert_eq!(workflow.title.for_reader("order-intake", true), "Order intake");
+    let (step, note) = (&workflow.steps[0], &workflow.steps[1]);
+    assert_eq!(step.title.for_reader(&step.name, false), "受注の登録");
+    assert_eq!(step.title.for_reader(&step.name, true), "register_order", "no English title: the code");
+    assert_eq!(note.title.for_reader(&note.name, false), "note");
+    // The version of the definition as it was before titles existed: an upgrade voids no approval.
+    assert_eq!(workflow.version, "e123b54ff53e1554");
+    assert_eq!(parse(GOOD, "test.toml", &kinds()).unwrap().workflow("order-intake").unwrap().version, workflow.version);
+    assert!(problem(&titled.replace("受注の登録", " ")).contains("title and title_en, when given, are names"));
+}
+
+#[test]
 fn the_shipped_example_is_valid() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml");
     let config = load(Path::new(path), &kinds()).unwrap();

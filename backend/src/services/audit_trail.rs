@@ -9,13 +9,14 @@ use contract::AppError;
 use domain::audit::{Actor, AuditEntry, AuditEvent, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::audit_export::{
-    AuditFilter, ExportFormat, ExportTrailer, jsonl_row, jsonl_trailer, write_csv_header, write_csv_proof,
+    AuditFilter, CSV_COLUMNS, ExportFormat, ExportTrailer, jsonl_row, jsonl_trailer, write_csv_header, write_csv_proof,
     write_csv_trailer,
 };
 use domain::audit_proof::{KeyStatement, SignedCheckpoint};
 use domain::roles::Role;
 use futures::StreamExt;
 use serde_json::json;
+use words::i18n::Locale;
 
 pub const PAGE_SIZE: i64 = 50;
 const EXPORT_PAGE: i64 = 5_000;
@@ -189,11 +190,15 @@ fn proof_lines(export: &Export, out: &mut Vec<u8>) {
     }
 }
 
-/// The export's bytes, a page at a time (constant memory): a header for CSV, one row per event in sequence
-/// order, and the trailer.
-pub fn stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
+/// The export's bytes, a page at a time (constant memory): a heading row for CSV (in `headings`' language, or
+/// the columns' codes), one row per event in sequence order, and the trailer.
+pub fn stream(
+    state: AppState,
+    export: Export,
+    headings: Option<Locale>,
+) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
     match export.format {
-        ExportFormat::Csv => csv_stream(state, export).boxed(),
+        ExportFormat::Csv => csv_stream(state, export, headings).boxed(),
         ExportFormat::Jsonl => jsonl_stream(state, export).boxed(),
     }
 }
@@ -208,7 +213,11 @@ fn trailer(export: &Export, rows: u64) -> ExportTrailer {
     }
 }
 
-fn csv_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
+fn csv_stream(
+    state: AppState,
+    export: Export,
+    headings: Option<Locale>,
+) -> impl futures::Stream<Item = Result<Vec<u8>, AppError>> + Send {
     let query = AuditQuery {
         filter: &export.filter,
         departments: None,
@@ -220,7 +229,7 @@ fn csv_stream(state: AppState, export: Export) -> impl futures::Stream<Item = Re
     };
     let chunks = db::audit::csv_chunks(&state.db, query);
     let mut header = Vec::new();
-    write_csv_header(&mut header);
+    write_csv_header(&mut header, &words::columns::header_in(headings, &CSV_COLUMNS));
     proof_lines(&export, &mut header);
     // Header, the chunks as they come (counting rows), then the trailer.
     futures::stream::try_unfold(

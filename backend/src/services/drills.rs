@@ -22,6 +22,7 @@ use domain::operations::StepEventType;
 use domain::roles::Role;
 use domain::stall::{ErrorClass, StallEvent};
 use serde_json::{Value, json};
+use words::i18n::Locale;
 
 fn view(row: db::drills::DrillRow, now: DateTime<Utc>) -> DrillView {
     let active = row.ended_at.is_none() && row.ends_at > now;
@@ -255,22 +256,17 @@ pub async fn report(state: &AppState, caller: &Caller, id: &str) -> Result<Drill
 }
 
 /// The report as CSV (cells neutralised against formula injection), for the team's follow-up.
-pub async fn report_csv(state: &AppState, caller: &Caller, id: &str) -> Result<Vec<u8>, AppError> {
+/// `headings`: the heading row's language (`None`: the columns' codes).
+pub async fn report_csv(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    headings: Option<Locale>,
+) -> Result<Vec<u8>, AppError> {
     let report = report(state, caller, id).await?;
     let mut out = Vec::new();
-    let header = [
-        "fault",
-        "process_id",
-        "expected_event",
-        "event",
-        "stalled_at",
-        "decision",
-        "decided_by",
-        "decided_at",
-        "seconds_to_decide",
-        "matches_table",
-    ];
-    domain::audit_export::write_csv_record(&mut out, &header.map(Some));
+    let header = words::columns::header_in(headings, &domain::drills::REPORT_CSV_COLUMNS);
+    domain::audit_export::write_csv_record(&mut out, &header.iter().map(|h| Some(h.as_str())).collect::<Vec<_>>());
     for line in &report.lines {
         let text = |v: Option<String>| v.unwrap_or_default();
         let cells = [

@@ -71,7 +71,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let filter = AuditFilter { process_id: Some(process_id.to_string()), ..Default::default() };
     let export = Export::up_to(state, ExportFormat::Jsonl, filter, taken).await?;
     let readme = readme(process_id, &export);
-    let pages: Vec<Vec<u8>> = super::audit_trail::stream(state.clone(), export).try_collect().await?;
+    let pages: Vec<Vec<u8>> = super::audit_trail::stream(state.clone(), export, None).try_collect().await?;
 
     let pretty = |value: serde_json::Value| serde_json::to_vec_pretty(&value).unwrap_or_default();
     let files: Vec<(&str, Vec<u8>)> = vec![

@@ -68,13 +68,16 @@ async fn request_item(
     let required = state.config.approvals_required(&r.workflow);
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
     let waiting = r.status == RerunRequestStatus::PendingApproval;
+    let english = caller.reads_english();
+    let steps =
+        plan.steps.into_iter().map(|s| (state.config.step_name(&r.workflow, &s.name, english), s.idempotency_key));
     Ok(InboxItem {
         subject: Subject::Request,
         standing: standing(&caller.person(), &ballot, waiting, r.batch_id.is_some()),
         department: state.config.department_name(&r.department, caller.reads_english()),
-        workflows: vec![r.workflow],
+        steps: steps.collect(),
+        workflows: vec![state.config.workflow_name(&r.workflow, english)],
         operations: 1,
-        steps: plan.steps.into_iter().map(|s| (s.name, s.idempotency_key)).collect(),
         approvals: i64::from(approvals),
         required: i64::from(required),
         stage: Stage::Request(r.status),
@@ -101,9 +104,10 @@ async fn batch_item(
     let decisions = db::batches::decisions(tx, &b.id).await?;
     let required = state.config.batch_approvals_required(requested.iter().map(|m| m.workflow.as_str()));
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
-    let mut workflows: Vec<String> = requested.iter().map(|m| m.workflow.clone()).collect();
+    let mut workflows: Vec<&str> = requested.iter().map(|m| m.workflow.as_str()).collect();
     workflows.sort();
     workflows.dedup();
+    let workflows = workflows.into_iter().map(|w| state.config.workflow_name(w, caller.reads_english())).collect();
     Ok(InboxItem {
         subject: Subject::Batch,
         standing: standing(&caller.person(), &ballot, b.status == BatchStatus::PendingApproval, false),

@@ -77,7 +77,12 @@ struct Load {
 impl Load {
     fn of(state: &AppState) -> Self {
         let admission = &state.admission;
-        let kinds = [("pages", &admission.pages), ("api", &admission.api), ("exports", &admission.exports)];
+        let kinds = [
+            ("pages", &admission.pages),
+            ("calls", &admission.calls),
+            ("api", &admission.api),
+            ("exports", &admission.exports),
+        ];
         Load {
             kinds: kinds.into_iter().map(|(kind, t)| (kind, t.waits.clone(), t.refused.clone())).collect(),
             pools: state
@@ -91,7 +96,7 @@ impl Load {
 
 impl Collector for Load {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let help = "Time a request waited for its turn, by kind of request (pages, api, exports)";
+        let help = "Time a request waited for its turn, by kind of request (pages, calls, api, exports)";
         let mut family = encoder.encode_descriptor("admission_wait_seconds", help, None, MetricType::Histogram)?;
         for (kind, waits, _) in &self.kinds {
             waits.encode(family.encode_family(&[("kind", *kind)])?)?;

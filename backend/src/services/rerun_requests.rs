@@ -402,6 +402,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         makers,
         id: request.id,
         process_id: request.process_id,
+        workflow: request.workflow,
         department: request.department,
         status: request.status,
         requester: request.requester,

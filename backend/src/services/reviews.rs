@@ -14,6 +14,7 @@ use domain::invalid::{Field, Invalid, Rule};
 use domain::notifications::Notice;
 use domain::rights::Act;
 use serde_json::json;
+use words::i18n::Locale;
 use words::round;
 
 /// How many periods a trend shows (the chart's x axis and the CSV's rows per indicator).
@@ -312,13 +313,19 @@ async fn check_one(
 }
 
 /// The CSV export of a review: every indicator of every period of the trend, then the stalls per event.
-pub async fn export_csv(state: &AppState, caller: &Caller, query: &ReviewQuery) -> Result<Vec<u8>, AppError> {
+/// `headings`: the heading row's language (`None`: the columns' codes).
+pub async fn export_csv(
+    state: &AppState,
+    caller: &Caller,
+    query: &ReviewQuery,
+    headings: Option<Locale>,
+) -> Result<Vec<u8>, AppError> {
     let r = resolve(state, caller, query)?;
     let trend = trend(state, r.scope.as_deref(), r.period).await?;
     let scope_name = r.department.clone().unwrap_or_else(|| "all".into());
     let mut out = csv::Writer::from_writer(Vec::new());
-    let header = ["period", "start", "end", "department", "indicator", "unit", "value", "part", "whole", "threshold"];
-    out.write_record(header).map_err(|e| AppError::internal("review export", e))?;
+    out.write_record(words::columns::header_in(headings, &domain::indicators::REVIEW_CSV_COLUMNS))
+        .map_err(|e| AppError::internal("review export", e))?;
     for (period, counts) in &trend {
         let (start, end) = (period.start.to_string(), period.end().to_string());
         for indicator in Indicator::ALL {

@@ -1,7 +1,8 @@
 //! Load shedding: every request of a kind that reads the database takes a turn of its kind (`AppState::admission`:
-//! pages, API, exports) before anything else runs, the session's look-up included, and holds it until its body
-//! is sent. When the turns and their short queue are taken, the answer is 503 with `Retry-After` at once, in
-//! the form its caller understands, instead of a wait for a connection that ends in the pool's timeout.
+//! pages, the calls of open pages, API, exports) before anything else runs, the session's look-up included, and
+//! holds it until its body is sent. When the turns and their short queue are taken, the answer is 503 with
+//! `Retry-After` at once, in the form its caller understands, instead of a wait for a connection that ends in the
+//! pool's timeout.
 use crate::api::problem::Problem;
 use app::api::policy;
 use axum::body::{Body, Bytes};
@@ -45,7 +46,8 @@ pub async fn admit(State(state): State<AppState>, request: Request, next: Next) 
 fn turns_of(state: &AppState, kind: Kind) -> Option<&Turns> {
     let admission = &state.admission;
     match kind {
-        Kind::Page | Kind::Document | Kind::SignInStep | Kind::ServerFn | Kind::Download => Some(&admission.pages),
+        Kind::Page | Kind::Document | Kind::SignInStep | Kind::Download => Some(&admission.pages),
+        Kind::ServerFn => Some(&admission.calls),
         Kind::Export => Some(&admission.exports),
         Kind::Api | Kind::Webhook => Some(&admission.api),
         Kind::Probe | Kind::Demo => None,

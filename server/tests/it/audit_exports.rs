@@ -76,8 +76,18 @@ async fn a_csv_export_is_rfc_4180_with_formulas_neutralised_and_a_filtered_expor
         let request = app.http.get(format!("{}/audit/export?{query}", app.url)).header("cookie", &cookie);
         async move { request.send().await.unwrap().bytes().await.unwrap() }
     };
-    assert!(raw("format=csv&process_id=ORD-EXP-3").await.starts_with(b"\xEF\xBB\xBFseq,"), "a byte-order mark first");
-    assert!(raw("format=csv&process_id=ORD-EXP-3&bom=false").await.starts_with(b"seq,"));
+    // Its columns are headed in the reader's language (Japanese by default); a tool asks for their codes.
+    assert!(
+        raw("format=csv&process_id=ORD-EXP-3").await.starts_with("\u{FEFF}通番,日時（UTC）,".as_bytes()),
+        "a byte-order mark first"
+    );
+    let english = app.http.get(format!("{}/audit/export?format=csv&process_id=ORD-EXP-3", app.url));
+    let english = english.header("cookie", format!("{cookie}; lang=en")).send().await.unwrap().text().await.unwrap();
+    assert!(english.starts_with("\u{FEFF}Seq. no.,Time (UTC),Actor kind,"), "{english}");
+    assert!(raw("format=csv&process_id=ORD-EXP-3&bom=false&columns=codes").await.starts_with(b"seq,at,actor_kind,"));
+    let refused =
+        app.http.get(format!("{}/audit/export?format=csv&columns=nonsense", app.url)).header("cookie", &cookie);
+    assert_eq!(refused.send().await.unwrap().status(), StatusCode::BAD_REQUEST, "an unknown choice is refused");
     assert!(raw("format=jsonl&process_id=ORD-EXP-3").await.starts_with(b"{"), "JSON Lines never has one");
     let (status, _, body) = download(&app, "format=csv&process_id=ORD-EXP-3&from=2000-01-01", Some(&cookie)).await;
     assert_eq!(status, StatusCode::OK, "{body}");

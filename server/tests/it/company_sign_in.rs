@@ -520,7 +520,11 @@ async fn a_local_account_s_stale_decision_asks_for_the_password_again() {
             .await
             .unwrap();
         assert_eq!(answer.status(), StatusCode::SEE_OTHER);
-        assert_eq!(answer.headers()["location"], format!("/sign-in?again=true&next={back_to}").as_str());
+        // The same person signs in: their sign-in name is filled in, the password is asked for.
+        let location = format!("/sign-in?again=true&username=suzuki&next={back_to}");
+        assert_eq!(answer.headers()["location"], location.as_str());
+        let page = app.http.get(format!("{}{location}", app.url)).send().await.unwrap().text().await.unwrap();
+        assert!(page.contains(r#"value="suzuki""#), "{page}");
     }
     let again = app.sign_in("suzuki", PASSWORD).await;
     assert_eq!(app.call("approvals/decide", &decide, Some(&again)).await.status, StatusCode::OK);

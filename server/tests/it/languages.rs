@@ -196,3 +196,32 @@ async fn the_audit_page_says_every_recorded_value_in_words_in_both_languages() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workflows_and_steps_are_called_by_their_titles_in_the_readers_language_with_the_code_in_small_type() {
+    let app = TestApp::spawn().await;
+    backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    app.user("kimura", &["staff"], &["sales"]).await;
+    let session = app.sign_in("kimura", PASSWORD).await;
+
+    let japanese = page(&app, "/operations/ORD-1002", &[&session, "lang=ja"]).await;
+    assert!(japanese.contains("受注の取り込み") && japanese.contains("受注の登録") && japanese.contains("AI要約"));
+    assert!(japanese.contains(r#"<small class="code"><code>register_order"#), "the code beside the name");
+    let english = page(&app, "/operations/ORD-1002", &[&session, "lang=en"]).await;
+    assert!(
+        english.contains("Order intake") && english.contains("Register the order") && english.contains("AI summary")
+    );
+    let shown = without_scripts(&english);
+    assert!(!shown.contains("受注の登録") && !shown.contains("受注の取り込み"), "no Japanese title in English");
+
+    let board = page(&app, "/", &[&session, "lang=en"]).await;
+    assert!(board.contains(">Order intake</td>"), "{board}");
+    assert!(board.contains(r#"<option value="order-intake""#), "the filter keeps the code as its value");
+    let board = page(&app, "/", &[&session, "lang=ja"]).await;
+    assert!(board.contains(">受注の取り込み</td>") && !board.contains(">order-intake</td>"));
+}
+
+/// A page without its scripts (the data the browser hydrates with holds the names in both languages).
+fn without_scripts(html: &str) -> String {
+    html.split("<script").map(|part| part.split_once("</script>").map_or(part, |(_, rest)| rest)).collect()
+}

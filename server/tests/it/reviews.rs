@@ -349,7 +349,10 @@ async fn the_charts_are_svg_images_and_the_csv_holds_every_indicator_of_twelve_p
         StatusCode::NOT_FOUND
     );
 
-    let csv = get("/reviews.csv?department=sales&period=week", Some(tanaka.clone())).await.unwrap();
+    // People read the columns in their language; tools ask for the codes.
+    let in_words = get("/reviews.csv?department=sales&period=week", Some(tanaka.clone())).await.unwrap();
+    assert!(in_words.text().await.unwrap().starts_with("\u{FEFF}期間,開始,終了,部門,指標,"));
+    let csv = get("/reviews.csv?department=sales&period=week&columns=codes", Some(tanaka.clone())).await.unwrap();
     assert_eq!(csv.status(), StatusCode::OK);
     assert!(csv.headers()["content-disposition"].to_str().unwrap().contains("attachment"));
     let text = csv.text().await.unwrap();

@@ -74,8 +74,17 @@ async fn a_linked_manager_approves_in_slack_the_rerun_is_dispatched_once_and_the
     let posted = &slack.calls("chat.postMessage")[0];
     assert_eq!(posted["channel"], SALES_CHANNEL);
     let text = text_of(posted);
-    for fact in ["ORD-SLACK-1", "ORD-SLACK-1-r", "order-intake", "sato san", "再実行する", "承認", "却下", "開く"]
-    {
+    for fact in [
+        "ORD-SLACK-1",
+        "ORD-SLACK-1-r",
+        "受注の取り込み",
+        "受注の登録",
+        "sato san",
+        "再実行する",
+        "承認",
+        "却下",
+        "開く",
+    ] {
         assert!(text.contains(fact), "the message names {fact}: {text}");
     }
     let actions: Vec<String> = buttons(posted).iter().map(|b| b["action_id"].as_str().unwrap().to_string()).collect();

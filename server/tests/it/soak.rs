@@ -237,8 +237,19 @@ fn probed(probe: std::process::Child) -> (Vec<Duration>, Vec<Duration>) {
 }
 
 /// `clients` API clients sending step events (each to its own operation, every event a change) until `until`:
-/// events per second.
+/// events per second. They run on threads of their own, as the probe runs in a process of its own: on the load
+/// generator's runtime they would wait for a turn behind the 128 page clients' parsing, and measure that.
 async fn send_events(url: &str, token: &str, clients: usize, until: Instant, run: &str) -> f64 {
+    let (url, token, run) = (url.to_string(), token.to_string(), run.to_string());
+    let (sent, rate) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let _ = sent.send(runtime.block_on(events_from(&url, &token, clients, until, &run)));
+    });
+    rate.await.expect("the event clients' thread ends with their rate")
+}
+
+async fn events_from(url: &str, token: &str, clients: usize, until: Instant, run: &str) -> f64 {
     let started = Instant::now();
     let workers = (0..clients).map(|c| {
         let (url, token, id) = (url.to_string(), token.to_string(), format!("SOAK-{run}-{c}"));

@@ -210,11 +210,13 @@ async fn request_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(
     };
     let plan = request.plan()?;
     let subject = ChatSubject::Request(request.id.clone());
+    let english = chat_in_english(state, &request.department);
+    let step = |name: &str| state.config.step_name(&request.workflow, name, english);
     let card = DecisionCard {
         url: format!("{}{}", state.server.public_url, subject.path()),
         decide_in_chat: decided_in_chat(state, std::iter::once(request.workflow.as_str())),
         plan: CardPlan::Steps(
-            plan.steps.iter().map(|s| (s.name.clone(), s.idempotency_key.clone(), verdict_of(&s.name))).collect(),
+            plan.steps.iter().map(|s| (step(&s.name), s.idempotency_key.clone(), verdict_of(&s.name))).collect(),
         ),
         checks_confirmed: items.iter().filter(|i| i.confirmed_at.is_some()).count(),
         checks: Check::ALL.len(),
@@ -224,7 +226,7 @@ async fn request_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(
         decisions: decisions.into_iter().map(|d| (d.approver, d.decision, d.decided_at)).collect(),
         subject,
         about: request.process_id,
-        workflows: vec![request.workflow],
+        workflows: vec![state.config.workflow_name(&request.workflow, english)],
         status: CardStatus::Request(request.status),
         requester: request.requester,
         reason: request.reason,
@@ -242,9 +244,10 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
     let decisions = db::batches::decisions(tx, id).await?;
     let required = state.config.batch_approvals_required(requested.iter().map(|m| m.workflow.as_str()));
     let approvals = super::decisions::tally(&decisions, &ballot, required).0;
-    let mut workflows: Vec<String> = requested.iter().map(|m| m.workflow.clone()).collect();
+    let mut workflows: Vec<&str> = requested.iter().map(|m| m.workflow.as_str()).collect();
     workflows.sort();
     workflows.dedup();
+    let english = chat_in_english(state, &batch.department);
     let keys = |plan: Option<&str>| -> Vec<String> {
         let plan: Option<RerunPlan> = plan.and_then(|p| serde_json::from_str(p).ok());
         plan.map_or_else(Vec::new, |p| p.steps.into_iter().map(|s| s.idempotency_key).collect())
@@ -252,13 +255,13 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
     let shown = requested
         .iter()
         .take(OPERATIONS_SHOWN)
-        .map(|m| (m.process_id.clone(), m.workflow.clone(), keys(m.plan_json.as_deref())))
+        .map(|m| (m.process_id.clone(), state.config.workflow_name(&m.workflow, english), keys(m.plan_json.as_deref())))
         .collect::<Vec<_>>();
     let more = requested.len().saturating_sub(shown.len());
     let subject = ChatSubject::Batch(batch.id.clone());
     let card = DecisionCard {
         url: format!("{}{}", state.server.public_url, subject.path()),
-        decide_in_chat: decided_in_chat(state, workflows.iter().map(String::as_str)),
+        decide_in_chat: decided_in_chat(state, workflows.iter().copied()),
         plan: CardPlan::Operations { shown, more },
         checks_confirmed: db::batches::checks(tx, id).await?.len(),
         checks: Check::ALL.len(),
@@ -269,7 +272,7 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
         subject,
         // Its reason is what it is about (the title).
         about: batch.reason,
-        workflows,
+        workflows: workflows.into_iter().map(|w| state.config.workflow_name(w, english)).collect(),
         status: CardStatus::Batch(batch.status),
         requester: batch.creator,
         reason: String::new(),
@@ -280,6 +283,10 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
 
 /// The department's name in the language of its chat messages.
 fn department_in_its_chat(state: &AppState, code: &str) -> String {
-    let english = state.config.department(code).is_some_and(|d| d.chat_language == "en");
-    state.config.department_name(code, english)
+    state.config.department_name(code, chat_in_english(state, code))
+}
+
+/// Whether the department's chat messages are in English.
+fn chat_in_english(state: &AppState, department: &str) -> bool {
+    state.config.department(department).is_some_and(|d| d.chat_language == "en")
 }
