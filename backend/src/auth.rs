@@ -15,6 +15,10 @@ const SIGNED_IN_AT: &str = "signed_in_at";
 const LAST_SEEN_AT: &str = "last_seen_at";
 /// When and how the person last proved who they are (a decision needs it recent: `Caller::fresh_sign_in`).
 const AUTHENTICATED: &str = "authenticated";
+/// The session's key for a chat link under way (at Slack), and for the person and sign-in that started it: both
+/// dropped at every sign-in, so that a link started by one person is never finished for another.
+pub const CHAT_LINK_PENDING: &str = "slack_link_pending";
+pub const CHAT_LINK_STARTED_BY: &str = "slack_link_started_by";
 /// Activity is noted at most once a minute: noting it changes the session, and a changed session is written
 /// back to the store, which would make every page view a database write. An idle session therefore ends
 /// between the idle timeout minus a minute and the idle timeout.
@@ -71,6 +75,9 @@ pub async fn start_session(
 ) -> Result<(), AppError> {
     // Always a new session ID, even when this browser was signed in before (session fixation).
     auth.session.cycle_id().await.map_err(|e| AppError::internal("session cycle", e))?;
+    for key in [CHAT_LINK_PENDING, CHAT_LINK_STARTED_BY] {
+        auth.session.remove_value(key).await.map_err(|e| AppError::internal("session remove", e))?;
+    }
     auth.login(user).await.map_err(|e| AppError::internal("session login", e))?;
     let now = state.clock.now().timestamp();
     for key in [SIGNED_IN_AT, LAST_SEEN_AT] {

@@ -76,12 +76,25 @@ impl Teams {
 
     /// Verifies the `Authorization` header of an activity Teams sent, before the activity is read for anything
     /// else; `activity` is the body, parsed.
+    /// Whether the activity is to be believed, to the letter: a Bot Framework token for this bot, from Teams
+    /// (`channelId` `msteams`), for the configured tenant, and for the activity's `serviceUrl` (the token's
+    /// `serviceurl` claim, required). Returns until when the token could be believed: its activity's ID is
+    /// remembered at least that long (`services::chat::first_time`), so that one activity decides once.
     pub async fn verify(
         &self,
         authorization: Option<&str>,
         activity: &Value,
         now: DateTime<Utc>,
-    ) -> Result<(), TeamsProblem> {
+    ) -> Result<DateTime<Utc>, TeamsProblem> {
+        let channel = activity["channelId"].as_str().unwrap_or_default();
+        if channel != "msteams" {
+            return Err(problem(format!("the activity comes from the channel '{channel}', not Teams")));
+        }
+        let tenants = [&activity["conversation"]["tenantId"], &activity["channelData"]["tenant"]["id"]];
+        let tenants: Vec<&str> = tenants.iter().filter_map(|t| t.as_str()).collect();
+        if tenants.is_empty() || tenants.iter().any(|t| *t != self.config.tenant_id) {
+            return Err(problem(format!("the activity's tenant {tenants:?} is not the configured one")));
+        }
         let token = authorization.and_then(|h| h.strip_prefix("Bearer ")).ok_or_else(|| problem("no bearer token"))?;
         let header = jsonwebtoken::decode_header(token).map_err(|e| problem(format!("not a JWT: {e}")))?;
         if header.alg != jsonwebtoken::Algorithm::RS256 {
@@ -90,7 +103,6 @@ impl Teams {
         let kid = header.kid.ok_or_else(|| problem("the token names no key"))?;
         let key = self.key(&kid).await?;
         // The Bot Framework endorses each key for the channels it signs for.
-        let channel = activity["channelId"].as_str().unwrap_or_default();
         if let Some(endorsements) = key["endorsements"].as_array()
             && !endorsements.iter().any(|e| e.as_str() == Some(channel))
         {
@@ -111,17 +123,17 @@ impl Teams {
             .claims;
         let at = |name: &str| claims[name].as_i64();
         let now = now.timestamp();
-        if at("exp").is_none_or(|exp| now > exp + LEEWAY_SECONDS) {
+        let Some(exp) = at("exp").filter(|exp| now <= exp + LEEWAY_SECONDS) else {
             return Err(problem("the token expired"));
-        }
+        };
         if at("nbf").is_some_and(|nbf| now + LEEWAY_SECONDS < nbf) {
             return Err(problem("the token is not valid yet"));
         }
         let service_url = activity["serviceUrl"].as_str().unwrap_or_default();
-        if claims["serviceurl"].as_str().is_some_and(|claimed| claimed != service_url) {
-            return Err(problem("the activity's serviceUrl is not the token's"));
+        if claims["serviceurl"].as_str() != Some(service_url) || service_url.is_empty() {
+            return Err(problem("the activity's serviceUrl is not the token's (or the token names none)"));
         }
-        Ok(())
+        DateTime::from_timestamp(exp + LEEWAY_SECONDS, 0).ok_or_else(|| problem("the token's expiry is not a time"))
     }
 
     /// The published key `kid`, fetched again when it is not known (the Bot Framework rotates its keys).

@@ -116,6 +116,8 @@ pub struct BatchView {
     pub dropped: usize,
     pub totals: Totals,
     pub checks: Vec<CheckSummary>,
+    /// The cause the fifth check offers first: the failure class most of the requested operations have.
+    pub likely_cause: Option<domain::stall::FailureClass>,
     pub decisions: Vec<DecisionView>,
     pub progress: Vec<(Progress, i64)>,
     pub members: Vec<MemberView>,

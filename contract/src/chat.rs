@@ -12,6 +12,8 @@ pub struct ChatLinkView {
     pub team_id: String,
     pub chat_user_id: String,
     pub linked_at: DateTime<Utc>,
+    /// When it lapses (`[chat] link_days` after it was made): its person links again, after a fresh sign-in.
+    pub lapses_at: DateTime<Utc>,
 }
 
 /// The account page's part about chat: whether a chat is set up here, and the person's links.

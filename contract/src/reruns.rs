@@ -40,6 +40,8 @@ pub struct RerunRequestView {
     pub process_id: String,
     /// The operation's workflow (its code).
     pub workflow: String,
+    /// The cause the fifth check offers first: the operation's failure class.
+    pub likely_cause: Option<domain::stall::FailureClass>,
     pub department: String,
     pub status: RerunRequestStatus,
     pub requester: String,

@@ -9,6 +9,8 @@ pub struct PauseView {
     /// `workflow` or `connector`.
     pub scope: String,
     pub name: String,
+    /// What its reader calls it (a workflow's title; a connector's name).
+    pub title: String,
     pub paused_by: String,
     #[serde(with = "super::wire_time::moment")] // on the board: the first download
     pub paused_at: DateTime<Utc>,
@@ -20,7 +22,9 @@ pub struct PauseView {
 pub struct SwitchView {
     pub scope: Scope,
     pub name: String,
-    /// The departments whose reruns it concerns.
+    /// What its reader calls it (a workflow's title; a connector's name).
+    pub title: String,
+    /// The names of the departments whose reruns it concerns.
     pub departments: Vec<String>,
     pub pause: Option<PauseView>,
     pub may_switch: bool,

@@ -69,6 +69,8 @@ impl ChatAction {
 pub enum ChatRefusal {
     /// No Rerun Gate account is linked to this chat user (or its user is disabled).
     NotLinked,
+    /// The link is older than `[chat] link_days`: it ended, and the person links again after a fresh sign-in.
+    LinkLapsed,
     /// The workflow's decisions are taken on the decision page (`decide_in_chat = false`).
     OnThePage,
     /// The person made the request (or took part in it): maker ≠ checker.
@@ -163,6 +165,8 @@ pub struct DecisionCard {
     pub decisions: Vec<(String, super::approval::Decision, DateTime<Utc>)>,
     /// Whether pressing 承認 / 却下 decides (`decide_in_chat`), or only opens the decision page.
     pub decide_in_chat: bool,
+    /// A decision asks of the sign-in what a chat cannot show (a second factor): the buttons open the page.
+    pub needs_strong_sign_in: bool,
     /// The decision page's full address.
     pub url: String,
 }
@@ -199,6 +203,14 @@ pub enum ChatDone {
 /// A request signed by Slack is believed for this long around its timestamp (seconds).
 pub const SLACK_TOLERANCE_SECONDS: i64 = 300;
 
+/// How long a chat link stands before its person confirms it again with a fresh sign-in, by default.
+pub const DEFAULT_LINK_DAYS: u32 = 30;
+
+/// When a link made at `linked_at` lapses.
+pub fn link_lapses_at(linked_at: DateTime<Utc>, link_days: u32) -> DateTime<Utc> {
+    linked_at + chrono::Duration::days(i64::from(link_days))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SlackSignatureError {
     #[error("X-Slack-Request-Timestamp or X-Slack-Signature is missing")]
@@ -226,6 +238,17 @@ pub fn slack_signature(secret: &str, timestamp: i64, body: &[u8]) -> String {
 }
 
 /// Verifies a request from Slack (its two headers as received) before anything reads the body.
+/// What makes two Slack requests the same request: what was signed (the timestamp and a digest of the body),
+/// never the header's spelling of the signature (its hex may come in either case).
+pub fn slack_request_key(timestamp: &str, body: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut digest = Sha256::new();
+    digest.update(timestamp.trim().as_bytes());
+    digest.update(b":");
+    digest.update(body);
+    hex::encode(digest.finalize())
+}
+
 pub fn verify_slack(
     secret: &str,
     (timestamp, signature): (Option<&str>, Option<&str>),

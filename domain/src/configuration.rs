@@ -50,6 +50,9 @@ pub struct Config {
     /// The Microsoft Teams bot that posts approval requests and takes decisions (`[chat.teams]`); none: no Teams.
     #[serde(default)]
     pub teams: Option<TeamsConfig>,
+    /// A chat link stands this many days (`[chat] link_days`); then its person links again after a fresh sign-in.
+    #[serde(default = "link_days")]
+    pub chat_link_days: u32,
 }
 
 /// `[chat.teams]`: a Bot Framework bot (its Microsoft app ID and secret, by variable), where approval requests go
@@ -151,6 +154,11 @@ impl SignInConfig {
         chrono::Duration::minutes(i64::from(self.fresh_minutes))
     }
 
+    /// Whether a press in chat can meet what a decision asks of a sign-in (`DecisionStrength::chat_may_decide`).
+    pub fn chat_may_decide(&self) -> bool {
+        self.oidc.as_ref().is_none_or(|oidc| oidc.decision.chat_may_decide())
+    }
+
     /// Whether `username` may sign in with a local password.
     pub fn password_allowed_for(&self, username: &str) -> bool {
         match self.local_passwords {
@@ -216,6 +224,10 @@ fn eight() -> u32 {
 
 fn tokyo() -> String {
     super::preferences::DEFAULT_TIME_ZONE.name().to_string()
+}
+
+fn link_days() -> u32 {
+    super::chat::DEFAULT_LINK_DAYS
 }
 
 fn thirty() -> u32 {

@@ -63,13 +63,23 @@ pub struct DecisionStrength {
 impl DecisionStrength {
     pub fn met_by(&self, method: &AuthMethod) -> bool {
         match method {
-            AuthMethod::Password | AuthMethod::Chat(_) => true,
+            AuthMethod::Password => true,
+            // A chat vouches for who pressed, never for how they signed in: it meets no requirement beyond that.
+            AuthMethod::Chat(_) => self.chat_may_decide(),
             AuthMethod::Provider { amr, acr } => {
                 let acr_met = self.acr_values.is_empty() || acr.as_ref().is_some_and(|a| self.acr_values.contains(a));
                 let amr_met = self.amr.is_empty() || amr.iter().any(|m| self.amr.contains(m));
                 acr_met && amr_met
             }
         }
+    }
+}
+
+impl DecisionStrength {
+    /// Whether a press in chat can be as strong as a decision on the page: only when a decision asks nothing
+    /// of the sign-in (no `acr`, no `amr`) that a chat identity could not show.
+    pub fn chat_may_decide(&self) -> bool {
+        self.acr_values.is_empty() && self.amr.is_empty()
     }
 }
 

@@ -140,6 +140,16 @@ impl FailureClass {
         Self::ALL.into_iter().find(|c| c.as_str() == s)
     }
 
+    /// The cause the fifth check offers first: the class most of the operations have (none when none has one).
+    pub fn likely(classes: impl IntoIterator<Item = FailureClass>) -> Option<FailureClass> {
+        let mut counts = [0usize; 3];
+        for class in classes {
+            counts[Self::ALL.iter().position(|c| *c == class).unwrap_or_default()] += 1;
+        }
+        let (most, count) = counts.iter().enumerate().max_by_key(|(i, n)| (**n, std::cmp::Reverse(*i)))?;
+        (*count > 0).then_some(Self::ALL[most])
+    }
+
     /// A cause's class as a form sends it: nothing (or an empty choice) is none; another word is refused.
     pub fn from_form(s: Option<&str>) -> Result<Option<Self>, crate::invalid::Invalid> {
         use crate::invalid::{Invalid, Rule};
@@ -299,6 +309,15 @@ pub fn detect_stall(steps: &[StepFacts], registered_at: DateTime<Utc>, now: Date
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn the_likely_cause_is_the_class_most_operations_have() {
+        use FailureClass::*;
+        assert_eq!(FailureClass::likely([OutsideServiceOutage; 6]), Some(OutsideServiceOutage));
+        assert_eq!(FailureClass::likely([SystemError, DataInconsistency, DataInconsistency]), Some(DataInconsistency));
+        assert_eq!(FailureClass::likely([DataInconsistency, SystemError]), Some(SystemError), "a tie: the first");
+        assert_eq!(FailureClass::likely([]), None);
+    }
 
     fn t(minutes: i64) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 30, 9, 0, 0).unwrap() + Duration::minutes(minutes)

@@ -71,6 +71,8 @@ test('staff preview a bulk rerun by filter, request it and confirm the checks on
     await expect(item.getByTestId('confirmed')).toBeVisible();
   }
   const cause = page.getByTestId('check-5');
+  // The class the six operations have is offered first.
+  await expect(cause.getByLabel('原因の分類')).toHaveValue('outside_service_outage');
   await cause.getByLabel('原因の分類').selectOption('outside_service_outage');
   await cause.getByLabel('原因の内容').fill('受注システムが 10 時から 20 分間 503 を返していた（復旧済み）');
   await cause.getByLabel('確認のコメント').fill('障害報告と照合した');

@@ -11,6 +11,13 @@ test('the board greets a newcomer with the partial-success case to start from', 
   await expect(page.getByTestId('guidance')).toContainText('途中まで成功');
 });
 
+// The box is for a board that shows the case: not for the admin, whose board is empty.
+test('the admin\'s empty board has no box pointing to a case it does not show', async ({ page, violations }) => {
+  await signIn(page, 'admin');
+  await expect(page.getByTestId('board-empty')).toBeVisible();
+  await expect(page.getByTestId('start-here')).toHaveCount(0);
+});
+
 // The language is the reader's: switched in the header, kept in the account, back to Japanese at the end
 // (the other tests read Japanese).
 test('a reader switches to English, the whole page follows, and switches back on the account page', async ({ page, violations }) => {

@@ -79,7 +79,7 @@ test('the admin lists users and adds one, who can then sign in', async ({ page, 
   await other.getByLabel('サインイン名').fill('kato');
   await other.getByLabel('パスワード').fill('harukaze-no-michi');
   await other.getByRole('button', { name: 'サインイン' }).click();
-  await expect(other.getByTestId('user-departments')).toHaveText('経理部');
+  await expect(other.getByTestId('user-departments')).toHaveText('経理部・営業部');
   await other.close();
 });
 

@@ -77,6 +77,7 @@ async function walk(page: Page, strangers: (text: string) => string[]) {
   const perKind = new Map<string, number>();
   const queue = [...START];
   const found: string[] = [];
+  const wide: string[] = [];
   while (queue.length) {
     const path = queue.shift()!;
     if (seen.has(path)) continue;
@@ -89,6 +90,12 @@ async function walk(page: Page, strangers: (text: string) => string[]) {
       const words = strangers(text);
       if (words.length) found.push(`${path} ${where}: ${words.join(' ')} — "${text.slice(0, 100)}"`);
     }
+    // Nothing wider than the window, on a desktop and on a phone: no sideways scrolling of the page.
+    for (const width of [390, DESKTOP.width]) {
+      await page.setViewportSize({ width, height: DESKTOP.height });
+      const scrolled = await page.evaluate(() => document.documentElement.scrollWidth);
+      if (scrolled > width) wide.push(`${path} at ${width} px is ${scrolled} px wide`);
+    }
     for (const href of await page.$$eval('a[href]', (as) => as.map((a) => a.getAttribute('href')!))) {
       const kind = DETAILS.exec(href)?.[1];
       if (!kind || seen.has(href) || queue.includes(href) || (perKind.get(kind) ?? 0) >= PER_KIND) continue;
@@ -96,25 +103,30 @@ async function walk(page: Page, strangers: (text: string) => string[]) {
       queue.push(href);
     }
   }
-  return { found: [...new Set(found)], kinds: [...perKind.keys()] };
+  return { found: [...new Set(found)], kinds: [...perKind.keys()], wide };
 }
 
 const ROLES = ['sato', 'ito', 'suzuki', 'takahashi', 'tanaka', 'admin'];
+const DESKTOP = { width: 1366, height: 768 };
 
 for (const who of ROLES) {
   test(`${who} reads every page in Japanese without a word of English`, async ({ page, violations }) => {
     test.setTimeout(300_000);
+    await page.setViewportSize(DESKTOP);
     await signIn(page, who);
-    const { found, kinds } = await walk(page, notJapanese);
+    const { found, kinds, wide } = await walk(page, notJapanese);
     expect(found, 'English on Japanese pages').toEqual([]);
+    expect(wide, 'pages wider than the window').toEqual([]);
     for (const kind of MUST_REACH[who] ?? []) expect(kinds, `a /${kind}/… page (the other tests make them)`).toContain(kind);
   });
 
   test(`${who} reads every page in English without a word of Japanese`, async ({ page, context, violations }) => {
     test.setTimeout(300_000);
     await signIn(page, who);
+    await page.setViewportSize(DESKTOP);
     await context.addCookies([{ name: 'lang', value: 'en', url: new URL(page.url()).origin }]);
-    const { found } = await walk(page, notEnglish);
+    const { found, wide } = await walk(page, notEnglish);
     expect(found, 'Japanese on English pages').toEqual([]);
+    expect(wide, 'pages wider than the window').toEqual([]);
   });
 }

@@ -1,9 +1,10 @@
 //! Decisions in Slack and Teams:
 //! - `POST /hooks/slack/interactions`: Slack's request signature is checked before anything reads the body; a
-//!   signature seen before (a retry, a replay) is answered and decides nothing; Slack is answered at once and the
-//!   press is handled after (`services::chat::on_interaction`), within its three seconds. A reject modal whose
-//!   comment cannot be a reason stays open with the problem under it.
-//! - `POST /hooks/teams/messages`: the Teams bot's messaging endpoint (Bot Framework tokens checked first).
+//!   request seen before (a retry, a replay: the same timestamp and body) is answered and decides nothing; Slack is
+//!   answered at once and the press is handled after (`services::chat::on_interaction`), within its three seconds.
+//!   A reject modal whose comment cannot be a reason stays open with the problem under it.
+//! - `POST /hooks/teams/messages`: the Teams bot's messaging endpoint: its token, channel (`msteams`), tenant and
+//!   service URL checked first (`backend::teams`), each activity decided once.
 //! - `GET /account/slack/link` sends a person with a recent sign-in to Sign in with Slack; `GET
 //!   /account/slack/callback` links the Slack account it vouches for to theirs (`services::chat::link`).
 use crate::api::problem::Problem;
@@ -20,10 +21,9 @@ use backend::auth::{self, AuthSession};
 use backend::services::{Caller, chat};
 use backend::slack::{self, Interaction};
 use contract::AppError;
-use domain::chat::{ChatPlatform, ChatUser, verify_slack};
+use domain::chat::{ChatPlatform, ChatUser, slack_request_key, verify_slack};
 
-/// The session's key for a link under way at Slack.
-const PENDING: &str = "slack_link_pending";
+use backend::auth::{CHAT_LINK_PENDING as PENDING, CHAT_LINK_STARTED_BY as STARTED_BY};
 
 pub fn routes(state: AppState) -> Router {
     let router = route(Router::new(), Method::POST, "/hooks/slack/interactions", interactions);
@@ -39,9 +39,26 @@ async fn teams_activity(State(state): State<AppState>, headers: HeaderMap, body:
         return Problem(AppError::BadRequest("the activity is not JSON".into())).into_response();
     };
     let authorization = headers.get("authorization").and_then(|v| v.to_str().ok());
-    if let Err(problem) = teams.verify(authorization, &activity, state.clock.now()).await {
-        tracing::warn!(why = problem.why, "a Teams activity refused: its token is not to be believed");
-        return Problem(AppError::Unauthorized).into_response();
+    let believed_until = match teams.verify(authorization, &activity, state.clock.now()).await {
+        Ok(until) => until,
+        Err(problem) => {
+            tracing::warn!(why = problem.why, "a Teams activity refused: it is not to be believed");
+            return Problem(AppError::Unauthorized).into_response();
+        }
+    };
+    // One activity decides once: its ID is remembered as long as its token could be believed, and at least a day,
+    // so that a replay under a newer token finds it too.
+    let believed_until = believed_until.max(state.clock.now() + chrono::Duration::days(1));
+    let Some(id) = activity["id"].as_str().filter(|id| !id.is_empty()) else {
+        return Problem(AppError::BadRequest("the activity has no ID".into())).into_response();
+    };
+    match chat::first_time(&state, &format!("teams:{id}"), believed_until).await {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::warn!("a Teams activity received again: nothing more is done");
+            return StatusCode::OK.into_response();
+        }
+        Err(error) => return Problem(error).into_response(),
     }
     match backend::teams::execute(&activity) {
         Some(pressed) => Json(chat::on_teams_press(&state, pressed).await).into_response(),
@@ -64,7 +81,9 @@ async fn interactions(State(state): State<AppState>, headers: HeaderMap, body: B
         tracing::warn!(%error, "a Slack interaction refused: signature check failed");
         return Problem(AppError::Unauthorized).into_response();
     }
-    match chat::first_time(&state, signed.1.unwrap_or_default()).await {
+    let believed = chrono::Duration::seconds(2 * domain::chat::SLACK_TOLERANCE_SECONDS);
+    let key = slack_request_key(signed.0.unwrap_or_default(), &body);
+    match chat::first_time(&state, &key, state.clock.now() + believed).await {
         Ok(true) => {}
         Ok(false) => {
             tracing::info!("a Slack interaction received again: nothing more is done");
@@ -99,8 +118,12 @@ async fn begin_link(State(state): State<AppState>, auth: AuthSession, headers: H
         Ok(caller) => caller,
         Err(error) => return Problem(error).into_response(),
     };
-    if caller.fresh_sign_in(&state).is_err() {
+    let Ok(signed_in) = caller.fresh_sign_in(&state).map(|a| a.at) else {
         return Redirect::to("/sign-in/again?next=%2Faccount%2Fslack%2Flink").into_response();
+    };
+    // The link belongs to this person and this sign-in: the callback refuses anyone else.
+    if let Err(error) = auth.session.insert(STARTED_BY, (caller.user_id(), signed_in)).await {
+        return not_linked(&error.to_string(), "failed");
     }
     match off_to(&provider, &auth, PENDING, ("/account", None)).await {
         Ok(to_slack) => to_slack,
@@ -123,8 +146,12 @@ async fn finish_link(
         return not_linked("Slack's ID token names no workspace (https://slack.com/team_id)", "failed");
     };
     let who = ChatUser { platform: ChatPlatform::Slack, team_id, user_id: identity.subject.clone() };
+    let started_by: Option<(i64, chrono::DateTime<chrono::Utc>)> = auth.session.remove(STARTED_BY).await.ok().flatten();
     let linked = match caller(&auth, &headers).await {
-        Ok(caller) => chat::link(&state, &caller, &who).await,
+        Ok(caller) if started_by == Some((caller.user_id(), caller_signed_in_at(&caller))) => {
+            chat::link(&state, &caller, &who).await
+        }
+        Ok(_) => return not_linked("the link was started by another person or another sign-in", "failed"),
         Err(error) => Err(error),
     };
     match linked {
@@ -133,6 +160,11 @@ async fn finish_link(
         Err(AppError::Conflict { .. }) => not_linked("the Slack account is linked to another user", "taken"),
         Err(error) => not_linked(&error.to_string(), "failed"),
     }
+}
+
+/// When the caller's sign-in happened (the epoch for a session from before it was noted).
+fn caller_signed_in_at(caller: &Caller) -> chrono::DateTime<chrono::Utc> {
+    caller.authentication.as_ref().map_or(chrono::DateTime::UNIX_EPOCH, |a| a.at)
 }
 
 /// The account page, saying that the link was not made; the cause goes to the log only.

@@ -76,7 +76,11 @@ pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
             td_string!(l, rerun.chat.reject).to_string(),
             td_string!(l, rerun.chat.open).to_string(),
         ],
-        on_page: (!card.decide_in_chat).then(|| td_string!(l, rerun.chat.on_page).to_string()),
+        on_page: match (card.decide_in_chat, card.needs_strong_sign_in) {
+            (true, _) => None,
+            (false, true) => Some(td_string!(l, rerun.chat.on_page_strong).to_string()),
+            (false, false) => Some(td_string!(l, rerun.chat.on_page).to_string()),
+        },
         confirm: [
             td_string!(l, rerun.chat.confirm_title).to_string(),
             confirm,
@@ -141,6 +145,7 @@ pub fn modal_in(l: Locale, about: &str) -> [String; 4] {
 pub fn refusal_in(l: Locale, refusal: ChatRefusal, url: &str) -> String {
     match refusal {
         ChatRefusal::NotLinked => td_string!(l, rerun.chat.refused.not_linked, url = url).to_string(),
+        ChatRefusal::LinkLapsed => td_string!(l, rerun.chat.refused.link_lapsed, url = url).to_string(),
         ChatRefusal::OnThePage => td_string!(l, rerun.chat.refused.on_the_page, url = url).to_string(),
         ChatRefusal::Maker => td_string!(l, rerun.chat.refused.maker).to_string(),
         ChatRefusal::NotOwner => td_string!(l, rerun.chat.refused.not_owner).to_string(),

@@ -6,12 +6,18 @@ use leptos::server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use {super::context, crate::backend::services, crate::domain::reconciliation::Verdict};
 
+/// The demo's case the board's 「はじめに」 box points to.
+#[cfg(feature = "ssr")]
+const DEMO_FIRST_CASE: &str = "ORD-1002";
+
 #[server(endpoint = "board/stalled", input = Json)]
 pub async fn stalled_operations(filter: BoardFilter) -> Result<BoardPage, AppError> {
     context::read_once(("board/stalled", &filter), async {
         let (state, caller) = context::caller().await?;
         let mut page = services::board::stalled(&state, &caller, filter.clone()).await?;
-        page.demo_start = state.server.demo_systems.then(|| "ORD-1002".into());
+        // Newcomers to the demo begin with its first case, while it is on their board (closed, or not theirs: no box).
+        let first_case = page.rows.iter().any(|row| row.process_id == DEMO_FIRST_CASE);
+        page.demo_start = (state.server.demo_systems && first_case).then(|| DEMO_FIRST_CASE.into());
         Ok(page)
     })
     .await

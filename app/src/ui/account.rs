@@ -46,7 +46,8 @@ fn ChatLink() -> impl IntoView {
                     .find(|link| link.platform == "teams")
                     .map(|link| {
                         let at = super::labels::local_time(link.linked_at);
-                        td_string!(l, common.account.teams_linked, team = link.team_id.clone(), at = at).to_string()
+                        let linked = td_string!(l, common.account.teams_linked, team = link.team_id.clone(), at = at);
+                        format!("{linked} {}", lapses(link.lapses_at))
                     });
                 let teams = links
                     .teams_offered
@@ -90,7 +91,7 @@ fn SlackLink(
             view! {
                 <p>
                     {td_string!(l, common.account.slack_linked, team = link.team_id, user = link.chat_user_id, at = at)
-                        .to_string()}
+                        .to_string()} " " <span data-testid="link-lapses">{lapses(link.lapses_at)}</span>
                 </p>
                 <ActionForm action=unlink attr:class="form">
                     <input type="hidden" name="platform" value="slack" />
@@ -214,4 +215,10 @@ fn Password() -> impl IntoView {
             </ActionForm>
         </section>
     }
+}
+
+/// When a chat link lapses, and what the person does then.
+fn lapses(at: chrono::DateTime<chrono::Utc>) -> String {
+    let l = super::labels::locale();
+    td_string!(l, common.account.link_lapses, at = super::labels::local_time(at)).to_string()
 }

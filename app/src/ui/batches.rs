@@ -14,6 +14,7 @@ use crate::contract::names::Names;
 use crate::domain::approval::Standing;
 use crate::domain::batches::{BatchStatus, MemberState, Progress, Reason};
 use crate::domain::operations::OperationStatus;
+use crate::domain::stall::FailureClass;
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -264,6 +265,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         .filter(|(_, m)| m.state != MemberState::Waiting)
         .partition(|(_, m)| m.state.is_planned());
     let (submit_id, decide_id, control_id) = (id.clone(), id.clone(), id.clone());
+    let (checks, likely) = (b.checks.clone(), b.likely_cause);
     view! {
         // Named by its reason (what it is about); its ID, for searching, under the heading.
         <leptos_meta::Title text=format!("{}{} — Rerun Gate", td_string!(l, rerun.batch.title), b.reason) />
@@ -282,8 +284,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         {b
             .may_request
             .then(|| view! { <RequestForm id=id.clone() max=b.max_rate_per_minute action=actions.request /> })}
-        {requested
-            .then(|| view! { <Checklist checks=b.checks.clone() id=id.clone() may_confirm confirm=actions.confirm /> })}
+        {requested.then(|| view! { <Checklist checks id=id.clone() may_confirm likely confirm=actions.confirm /> })}
         {(may_confirm && all_confirmed).then(|| view! { <SubmitForm id=submit_id action=actions.submit /> })}
         <Decided action=actions.decide />
         <OwnersDecision
@@ -391,6 +392,8 @@ fn Checklist(
     checks: Vec<CheckSummary>,
     id: String,
     may_confirm: bool,
+    /// The cause the fifth check offers first.
+    likely: Option<FailureClass>,
     confirm: ServerAction<ConfirmBatchCheck>,
 ) -> impl IntoView {
     let l = locale();
@@ -399,7 +402,10 @@ fn Checklist(
         <section aria-labelledby="checklist-title">
             <h2 id="checklist-title">{td_string!(l, rerun.batch.checklist)}</h2>
             <ol class="checklist" data-testid="batch-checklist">
-                {checks.into_iter().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> }).collect_view()}
+                {checks
+                    .into_iter()
+                    .map(|c| view! { <CheckItem c id=id.clone() may_confirm likely confirm /> })
+                    .collect_view()}
             </ol>
             <crate::ui::ErrorNote error />
         </section>
@@ -689,6 +695,7 @@ fn CheckItem(
     c: CheckSummary,
     id: String,
     may_confirm: bool,
+    likely: Option<FailureClass>,
     confirm: ServerAction<ConfirmBatchCheck>,
 ) -> impl IntoView {
     let l = locale();
@@ -700,7 +707,7 @@ fn CheckItem(
             <ActionForm action=confirm attr:class="form">
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="number" value=number.to_string() />
-                {confirmation_fields(number)}
+                {confirmation_fields(number, likely)}
                 <button type="submit" disabled=move || confirm.pending().get()>
                     {td_string!(l, rerun.check.confirm)}
                 </button>

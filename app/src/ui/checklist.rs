@@ -52,8 +52,9 @@ pub fn confirmed_line(
     }
 }
 
-/// The fields of a check's confirmation (a request's or a bulk rerun's): the cause for the fifth, and a comment.
-pub fn confirmation_fields(number: i64) -> impl IntoView {
+/// The fields of a check's confirmation (a request's or a bulk rerun's): the cause for the fifth (`likely` chosen
+/// first: the failure class the operations have), and a comment.
+pub fn confirmation_fields(number: i64, likely: Option<FailureClass>) -> impl IntoView {
     let l = locale();
     let field = move |name: &str| format!("check-{number}-{name}");
     view! {
@@ -64,7 +65,13 @@ pub fn confirmation_fields(number: i64) -> impl IntoView {
                     <select id=field("cause-class") name="cause_class">
                         {FailureClass::ALL
                             .into_iter()
-                            .map(|k| view! { <option value=k.as_str()>{failure_class_label(k)}</option> })
+                            .map(|k| {
+                                view! {
+                                    <option value=k.as_str() selected=likely == Some(k)>
+                                        {failure_class_label(k)}
+                                    </option>
+                                }
+                            })
                             .collect_view()}
                     </select>
                     <label for=field("cause-text")>{td_string!(l, rerun.check.cause_text)}</label>

@@ -15,6 +15,7 @@ use crate::contract::operations::StepView;
 use crate::contract::reruns::{CheckView, KeyAloneView, RerunRequestView, StartAnswer};
 use crate::domain::approval::Standing;
 use crate::domain::rerun_plan::PlannedStep;
+use crate::domain::stall::FailureClass;
 use crate::i18n::td_string;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -178,7 +179,7 @@ fn Request(
                 view! { <KeyAlone k name id=id.clone() may_confirm action=key_alone /> }
             })
             .collect_view()}
-        <Checklist checks=r.checks id=id.clone() may_confirm confirm />
+        <Checklist checks=r.checks id=id.clone() may_confirm likely=r.likely_cause confirm />
         {(!r.decisions.is_empty())
             .then(|| {
                 view! {
@@ -433,6 +434,8 @@ fn Checklist(
     checks: Vec<CheckView>,
     id: String,
     may_confirm: bool,
+    /// The cause the fifth check offers first.
+    likely: Option<FailureClass>,
     confirm: ServerAction<ConfirmCheck>,
 ) -> impl IntoView {
     let l = super::labels::locale();
@@ -441,7 +444,10 @@ fn Checklist(
         <section aria-labelledby="checklist-title">
             <h2 id="checklist-title">{td_string!(l, rerun.request.checklist)}</h2>
             <ol class="checklist" data-testid="checklist">
-                {checks.into_iter().map(|c| view! { <CheckItem c id=id.clone() may_confirm confirm /> }).collect_view()}
+                {checks
+                    .into_iter()
+                    .map(|c| view! { <CheckItem c id=id.clone() may_confirm likely confirm /> })
+                    .collect_view()}
             </ol>
             <crate::ui::ErrorNote error />
         </section>
@@ -470,7 +476,13 @@ fn Withdraw(id: String, cancel: ServerAction<CancelRerunRequest>) -> impl IntoVi
 }
 
 #[component]
-fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<ConfirmCheck>) -> impl IntoView {
+fn CheckItem(
+    c: CheckView,
+    id: String,
+    may_confirm: bool,
+    likely: Option<FailureClass>,
+    confirm: ServerAction<ConfirmCheck>,
+) -> impl IntoView {
     let l = super::labels::locale();
     let number = c.number;
     let system = if c.holds { td_string!(l, rerun.check.holds) } else { td_string!(l, rerun.check.fails) };
@@ -481,7 +493,7 @@ fn CheckItem(c: CheckView, id: String, may_confirm: bool, confirm: ServerAction<
             <ActionForm action=confirm attr:class="form">
                 <input type="hidden" name="id" value=id />
                 <input type="hidden" name="number" value=number.to_string() />
-                {confirmation_fields(number)}
+                {confirmation_fields(number, likely)}
                 <button type="submit">{td_string!(l, rerun.check.confirm)}</button>
             </ActionForm>
         }

@@ -34,7 +34,7 @@ pub fn PausedBanner(pauses: Vec<PauseView>) -> impl IntoView {
                                     {with_entered(
                                         &td_string!(
                                             l, board.stop_switch.banner_item, scope = scope_label(&p.scope),
-                                            name = p.name, by = slot(0), at = local_time(p.paused_at), reason = slot(1)
+                                            name = p.title, by = slot(0), at = local_time(p.paused_at), reason = slot(1)
                                         )
                                             .to_string(),
                                         &[&p.paused_by, &p.reason],
@@ -147,7 +147,7 @@ fn Switch(
     });
     view! {
         <li class="card" data-switch=format!("{scope}:{}", s.name)>
-            <h2>{scope_label(scope)} " · " {s.name.clone()}</h2>
+            <h2>{scope_label(scope)} " · " <super::names::Coded name=s.title.clone() code=s.name.clone() /></h2>
             <p>
                 {td_string!(
                     l, board.stop_switch.departments, departments = s.departments.join(td_string!(l, common.list))

@@ -11,6 +11,7 @@ use toml::Spanned;
 pub(super) struct RawChat {
     slack: Option<Spanned<RawSlack>>,
     teams: Option<Spanned<RawTeams>>,
+    link_days: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -56,9 +57,16 @@ impl Validator<'_> {
         &self,
         raw: RawChat,
         departments: &[DepartmentConfig],
-    ) -> Result<(Option<SlackConfig>, Option<TeamsConfig>), ConfigError> {
+    ) -> Result<(Option<SlackConfig>, Option<TeamsConfig>, u32), ConfigError> {
+        let link_days = match raw.link_days {
+            Some(days) if !(1..=365).contains(days.get_ref()) => {
+                return self.fail(days.span(), "link_days must be 1 to 365");
+            }
+            Some(days) => days.into_inner(),
+            None => domain::chat::DEFAULT_LINK_DAYS,
+        };
         let teams = raw.teams.map(|t| self.teams(t, departments)).transpose()?;
-        Ok((self.slack(raw.slack, departments)?, teams))
+        Ok((self.slack(raw.slack, departments)?, teams, link_days))
     }
 
     fn teams(&self, raw: Spanned<RawTeams>, departments: &[DepartmentConfig]) -> Result<TeamsConfig, ConfigError> {

@@ -279,7 +279,7 @@ impl Validator<'_> {
         let audit = raw.audit.map(|a| self.audit(a)).transpose()?.unwrap_or_default();
         let departments = self.departments(raw.departments)?;
         let sign_in = self.sign_in(raw.sign_in.unwrap_or_default(), &departments)?;
-        let (slack, teams) = self.chat(raw.chat.unwrap_or_default(), &departments)?;
+        let (slack, teams, chat_link_days) = self.chat(raw.chat.unwrap_or_default(), &departments)?;
         let thresholds =
             raw.thresholds.into_iter().map(|t| self.threshold(t, &departments)).collect::<Result<_, _>>()?;
         let connectors = self.connectors(raw.connectors)?;
@@ -309,6 +309,7 @@ impl Validator<'_> {
             sign_in,
             slack,
             teams,
+            chat_link_days,
         })
     }
 

@@ -260,6 +260,8 @@ pub struct MemberRow {
     pub workflow: String,
     #[sqlx(try_from = "Stored<OperationStatus>")]
     pub operation_status: OperationStatus,
+    /// The operation's failure class, as the integration reported it.
+    pub failure_class: Option<String>,
     #[sqlx(try_from = "Stored<MemberState>")]
     pub state: MemberState,
     pub plan_json: Option<String>,
@@ -277,6 +279,7 @@ pub struct MemberRow {
 }
 
 const MEMBER_SELECT: &str = "SELECT m.position, m.operation_id, o.process_id, o.workflow, o.status AS operation_status,
+        o.failure_class,
         m.state, m.plan_json, m.reasons_json, m.request_id, r.status AS request_status, r.requested_by,
         d.status AS dispatch_status,
         m.looked_up_at,

@@ -18,10 +18,10 @@ pub struct LinkRow {
 
 const LINK_COLUMNS: &str = "l.user_id, u.username, u.display_name, l.platform, l.team_id, l.chat_user_id, l.linked_at";
 
-/// The enabled user a chat user linked to, if any.
-pub async fn user_of(tx: &mut Conn, who: &ChatUser) -> Result<Option<i64>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_scalar(
-        "SELECT l.user_id FROM chat_links l JOIN users u ON u.id = l.user_id
+/// The enabled user a chat user linked to, if any, and when the link was made.
+pub async fn user_of(tx: &mut Conn, who: &ChatUser) -> Result<Option<(i64, DateTime<Utc>)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
+        "SELECT l.user_id, l.linked_at FROM chat_links l JOIN users u ON u.id = l.user_id
          WHERE l.platform = $1 AND l.team_id = $2 AND l.chat_user_id = $3 AND l.ended_at IS NULL
            AND u.disabled_at IS NULL"
     )
@@ -30,6 +30,22 @@ pub async fn user_of(tx: &mut Conn, who: &ChatUser) -> Result<Option<i64>, sqlx:
     .bind(&who.user_id)
     .fetch_optional(c)
     .await)
+}
+
+/// The person confirmed their link again (a company sign-in): it stands `[chat] link_days` from now.
+pub async fn confirmed(tx: &mut Conn, user_id: i64, who: &ChatUser, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
+        "UPDATE chat_links SET linked_at = $5
+         WHERE user_id = $1 AND platform = $2 AND team_id = $3 AND chat_user_id = $4 AND ended_at IS NULL"
+    )
+    .bind(user_id)
+    .bind(who.platform.as_str())
+    .bind(&who.team_id)
+    .bind(&who.user_id)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
 }
 
 /// The user (enabled or not) a chat user is linked to, if any.
@@ -253,24 +269,31 @@ pub async fn settle_post(
     }
 }
 
-/// `true` the first time a signed interaction (its signature) is received; interactions older than `forget_before`
-/// are forgotten (their signature no longer verifies anyway).
+/// `true` the first time an interaction (`key`: what identifies it) is received; it is remembered until
+/// `forget_after`. Rows from before that column are forgotten when received before `old_rule_before`.
 pub async fn first_time(
     tx: &mut Conn,
-    signature: &str,
+    key: &str,
     now: DateTime<Utc>,
-    forget_before: DateTime<Utc>,
+    forget_after: DateTime<Utc>,
+    old_rule_before: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query("DELETE FROM chat_interactions WHERE received_at < $1")
-        .bind(forget_before)
-        .execute(c)
-        .await
-        .map(drop))?;
-    changed_one!(tx, |c| sqlx::query(
-        "INSERT INTO chat_interactions (signature, received_at) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+    on_conn!(tx, |c| sqlx::query(
+        "DELETE FROM chat_interactions
+          WHERE forget_after < $1 OR (forget_after IS NULL AND received_at < $2)"
     )
-    .bind(signature)
     .bind(now)
+    .bind(old_rule_before)
+    .execute(c)
+    .await
+    .map(drop))?;
+    changed_one!(tx, |c| sqlx::query(
+        "INSERT INTO chat_interactions (signature, received_at, forget_after) VALUES ($1, $2, $3)
+         ON CONFLICT DO NOTHING"
+    )
+    .bind(key)
+    .bind(now)
+    .bind(forget_after)
     .execute(c)
     .await)
 }

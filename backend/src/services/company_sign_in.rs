@@ -28,8 +28,10 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
     let existing = db::users::by_identity(&mut tx, &identity.issuer, &identity.subject).await?;
     let provider = Actor::system(SystemActor::IdentityProvider);
     let (Some(access), Some(unusable)) = (access, unusable) else {
+        // Refused at the door: the access the person had here ends with it, in chat too.
         if let Some(user) = &existing {
             db::users::end_sessions(&mut tx, user.id).await?;
+            super::chat::end_links(&mut tx, provider.clone(), user.id, (request_id, now)).await?;
         }
         let entry = AuditEntry::new(provider, AuditAction::SignInFailed, ObjectType::User, &identity.username)
             .after(json!({"groups": identity.groups, "why": "no group maps to a role"}));

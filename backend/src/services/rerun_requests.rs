@@ -403,6 +403,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         id: request.id,
         process_id: request.process_id,
         workflow: request.workflow,
+        likely_cause: operation.failure_class,
         department: request.department,
         status: request.status,
         requester: request.requester,

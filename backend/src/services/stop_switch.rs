@@ -34,17 +34,26 @@ pub async fn open(state: &AppState, tx: &mut db::Conn, caller: &Caller) -> Resul
                 Scope::parse(&p.scope).map(|scope| departments(&state.config, scope, &p.name)).unwrap_or_default();
             readable.as_ref().is_none_or(|mine| concerned.iter().any(|d| mine.contains(d)))
         })
-        .map(|p| view(&p))
+        .map(|p| view(state, caller, &p))
         .collect())
 }
 
-fn view(p: &PauseRow) -> PauseView {
+fn view(state: &AppState, caller: &Caller, p: &PauseRow) -> PauseView {
     PauseView {
         scope: p.scope.clone(),
         name: p.name.clone(),
+        title: title(state, caller, &p.scope, &p.name),
         paused_by: p.paused_by.clone(),
         paused_at: p.paused_at,
         reason: p.reason.clone(),
+    }
+}
+
+/// What the caller calls a workflow (its title) or a connector (its name).
+fn title(state: &AppState, caller: &Caller, scope: &str, name: &str) -> String {
+    match Scope::parse(scope) {
+        Some(Scope::Workflow) => state.config.workflow_name(name, caller.reads_english()),
+        _ => name.to_string(),
     }
 }
 
@@ -156,10 +165,14 @@ pub async fn overview(state: &AppState, caller: &Caller) -> Result<Vec<SwitchVie
                     Some(p) => may_resume(&person, &set_for(p, &concerned)),
                     None => may_pause(&person, &concerned).is_some(),
                 },
-                pause: pause.map(view),
+                pause: pause.map(|p| view(state, caller, p)),
+                title: title(state, caller, scope.as_str(), &name),
                 scope,
                 name,
-                departments: concerned,
+                departments: concerned
+                    .iter()
+                    .map(|d| state.config.department_name(d, caller.reads_english()))
+                    .collect(),
             }
         })
         .collect())

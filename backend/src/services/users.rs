@@ -253,6 +253,10 @@ pub async fn set_access(
         .after(json!({"username": user.username, "roles": access.roles, "memberships": access.memberships}))
         .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    // No role left in any department: nothing a chat link could decide, so it ends.
+    if access.memberships.is_empty() {
+        super::chat::end_links(&mut tx, caller.actor(), user_id, (caller.request_id.as_deref(), now)).await?;
+    }
     tx.commit().await?;
     Ok(())
 }
@@ -286,6 +290,8 @@ pub async fn change_own_password(
     let entry = AuditEntry::new(caller.actor(), AuditAction::UserPasswordChanged, ObjectType::User, me.id)
         .after(json!({"username": me.username}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    // A chat link made by whoever knew the old password ends with it: the owner links again.
+    super::chat::end_links(&mut tx, caller.actor(), me.id, (caller.request_id.as_deref(), now)).await?;
     let row = db::users::by_id(&mut tx, me.id).await?.ok_or(AppError::Unauthorized)?;
     let refreshed = load_session_user(&mut tx, row).await?;
     tx.commit().await?;

@@ -3,16 +3,17 @@
 //! one dispatch, a linked person only — and every message about a request keeps telling the truth.
 use crate::company_sign_in::{TestProvider, sign_in_at_provider};
 use crate::fixtures::{caller, count, pending_request, submitted};
-use crate::harness::TestApp;
+use crate::harness::{PASSWORD, TestApp};
 use crate::slack_standin::{
     SALES_CHANNEL, SIGNING_SECRET, SlackStandIn, TEAM, form, post, press, send, slack_sdk_signature, submitted_modal,
     with_slack,
 };
 use backend::Clock;
-use backend::services::{approvals, batches, chat, rerun_requests};
+use backend::services::{approvals, batches, chat, rerun_requests, users};
 use chrono::Duration;
 use domain::approval::Decision;
 use domain::chat::{ChatPlatform, ChatSubject, ChatUser};
+use domain::roles::Role;
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -115,6 +116,10 @@ async fn a_linked_manager_approves_in_slack_the_rerun_is_dispatched_once_and_the
     let signature = slack_sdk_signature(SIGNING_SECRET, now, &body);
     assert_eq!(post(&app, &body, now, &signature).await.status, StatusCode::OK);
     assert_eq!(post(&app, &body, now, &signature).await.status, StatusCode::OK);
+    // The same press with its signature's hex in capitals: the same signed request, not a new one.
+    let recased = format!("v0={}", signature["v0=".len()..].to_uppercase());
+    assert_ne!(recased, signature);
+    assert_eq!(post(&app, &body, now, &recased).await.status, StatusCode::OK);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(slack.calls("response_url").len(), 1, "a replay is not even answered");
     assert_eq!(dispatches(&app, &id).await, 1);
@@ -253,6 +258,67 @@ async fn without_decide_in_chat_the_buttons_open_the_decision_page_and_a_forged_
     assert_eq!(status_of(&app, &id).await, "pending_approval");
 }
 
+/// A link ends with the access it stood for: after a password change (whoever knew the old one may have made
+/// it), after the last membership is removed, and once it is older than `[chat] link_days`; each press is then
+/// refused with its reason, and each end is in the audit trail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_ends_with_a_password_change_with_the_last_membership_and_after_link_days() {
+    let (app, slack) = app_with_slack(true).await;
+    let id = waiting_request(&app, "ORD-SLACK-END").await;
+    let approve = |user: &str| press(&slack, user, "rerun_approve", &request(&id));
+
+    // suzuki changes their password: the link made with the old one ends; a press now decides nothing.
+    let suzuki = caller(&app, "suzuki").await;
+    users::change_own_password(&app.state, &suzuki, "127.0.0.1", PASSWORD.into(), "a-brand-new-pass-phrase".into())
+        .await
+        .unwrap();
+    assert_eq!(send(&app, &approve("U0SUZUKI")).await.status, StatusCode::OK);
+    let told = slack.wait_for("response_url", 1).await;
+    assert!(told[0]["text"].as_str().unwrap().contains("連携されていない"), "{}", told[0]);
+    assert_eq!(status_of(&app, &id).await, "pending_approval");
+
+    // takahashi loses the last membership (an auditor now, of no department): the link ends with it.
+    app.user("admin", &["admin"], &[]).await;
+    let (admin, takahashi) = (caller(&app, "admin").await, caller(&app, "takahashi").await.user_id());
+    users::set_access(&app.state, &admin, takahashi, vec![Role::Auditor], vec![], vec![]).await.unwrap();
+    assert_eq!(send(&app, &approve("U0TAKAHASHI")).await.status, StatusCode::OK);
+    let told = slack.wait_for("response_url", 2).await;
+    assert!(told[1]["text"].as_str().unwrap().contains("連携されていない"), "{}", told[1]);
+
+    // A link made 30 days ago lapses: the press is refused with that reason, and the link ends.
+    app.user("tanaka", &["manager"], &["sales"]).await;
+    linked(&app, "tanaka", "U0TANAKA").await;
+    app.clock.advance(chrono::Duration::days(30));
+    assert_eq!(send(&app, &press(&slack, "U0TANAKA", "rerun_approve", &request(&id))).await.status, StatusCode::OK);
+    let told = slack.wait_for("response_url", 3).await;
+    assert!(told[2]["text"].as_str().unwrap().contains("期限が切れた"), "{}", told[2]);
+    assert_eq!(status_of(&app, &id).await, "pending_approval");
+    let unlinked = app.audit_actions().await.iter().filter(|a| *a == "user.chat_unlinked").count();
+    assert_eq!(unlinked, 3, "each end of a link is in the audit trail");
+}
+
+/// A press in chat never weakens a decision: where a decision's sign-in must show a second factor, which a chat
+/// identity cannot, the buttons open the page even for a workflow that decides in chat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn where_decisions_need_a_second_factor_a_press_in_slack_only_opens_the_page_and_says_why() {
+    let stand_in = SlackStandIn::start().await;
+    let mut config = with_slack(stand_in.config("http://127.0.0.1:9"), true);
+    let mut company = config.slack.as_ref().unwrap().oidc();
+    company.decision.amr = vec!["mfa".into()];
+    config.sign_in.oidc = Some(company);
+    let (app, slack) = (TestApp::spawn_configured(|_| {}, config).await, stand_in);
+    let id = waiting_request(&app, "ORD-SLACK-MFA").await;
+    let posted = &slack.calls("chat.postMessage")[0];
+    let page = format!("{}/reruns/{id}", app.url);
+    assert!(buttons(posted).iter().all(|b| b["url"] == page.as_str()), "each button opens the page: {posted}");
+    assert!(text_of(posted).contains("多要素認証"), "it says why: {posted}");
+
+    assert_eq!(send(&app, &press(&slack, "U0SUZUKI", "rerun_approve", &request(&id))).await.status, StatusCode::OK);
+    let told = slack.wait_for("response_url", 1).await;
+    assert!(told[0]["text"].as_str().unwrap().contains("決定ページ"), "{}", told[0]);
+    assert_eq!(status_of(&app, &id).await, "pending_approval");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejecting_in_slack_asks_for_the_reason_in_a_modal_and_an_empty_one_keeps_it_open() {
     let (app, slack) = app_with_slack(true).await;
@@ -322,6 +388,38 @@ async fn a_person_links_their_slack_account_after_a_fresh_sign_in_and_disabling_
     let mut tx = app.db().begin_read().await.unwrap();
     assert!(backend::db::chat::user_of(&mut tx, &who).await.unwrap().is_none(), "the link ended");
     assert!(app.audit_actions().await.contains(&"user.chat_unlinked".to_string()));
+}
+
+/// On a shared browser, a link one person started is never finished for another: the pending link is bound to
+/// the person and the sign-in that started it, and dropped when someone signs in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_started_by_one_person_and_finished_after_another_signed_in_is_refused() {
+    let stand_in = SlackStandIn::start().await;
+    let mut provider = None;
+    let app = TestApp::spawn_knowing_url(
+        |_| {},
+        |url| {
+            let slack_sign_in = TestProvider::start(&format!("{url}/account/slack/callback"), &[]);
+            let config = with_slack(stand_in.config(&slack_sign_in.issuer), true);
+            provider = Some(slack_sign_in);
+            config
+        },
+    )
+    .await;
+    app.user("suzuki", &["manager"], &["sales"]).await;
+    app.user("takahashi", &["manager"], &["sales"]).await;
+    let suzuki = app.sign_in("suzuki", PASSWORD).await;
+    let off = app.http.get(format!("{}/account/slack/link", app.url)).header("cookie", &suzuki).send().await.unwrap();
+    let authorize = off.headers()["location"].to_str().unwrap().to_string();
+
+    // takahashi signs in on the same browser; then Slack's answer for the link suzuki started comes back.
+    let takahashi = app.call("sign_in", &[("username", "takahashi"), ("password", PASSWORD)], Some(&suzuki)).await;
+    let takahashi = takahashi.session_cookie().expect("a session");
+    let back = sign_in_at_provider(&authorize, "U0SUZUKI", &format!("{}/account/slack/callback", app.url)).await;
+    let done = app.http.get(format!("{}{}?{}", app.url, back.path(), back.query().unwrap()));
+    let done = done.header("cookie", &takahashi).send().await.unwrap();
+    assert_eq!(done.headers()["location"], "/account?chat=failed");
+    assert!(!app.audit_actions().await.contains(&"user.chat_linked".to_string()), "nobody was linked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,7 +28,12 @@ async fn app_with_teams(decide_in_chat: bool) -> (TestApp, TeamsStandIn) {
 
 /// `username` signs in with the company account (Microsoft Entra ID), whose object ID Teams knows them by.
 async fn signed_in_with_the_company(app: &TestApp, username: &str, group: &str) {
-    let identity = Identity {
+    company_sign_in::sign_in(&app.state, &identity(username, group), None).await.unwrap();
+}
+
+/// What the company's identity provider says of `username`, in `group`.
+fn identity(username: &str, group: &str) -> Identity {
+    Identity {
         issuer: "https://login.microsoftonline.com/11111111-2222-4333-8444-555555555555/v2.0".into(),
         subject: format!("sub-{username}"),
         username: username.into(),
@@ -40,8 +45,7 @@ async fn signed_in_with_the_company(app: &TestApp, username: &str, group: &str) 
         acr: None,
         team: None,
         entra: Some((TENANT.into(), object_id(username))),
-    };
-    company_sign_in::sign_in(&app.state, &identity, None).await.unwrap();
+    }
 }
 
 fn object_id(username: &str) -> String {
@@ -131,15 +135,29 @@ async fn an_activity_whose_token_is_forged_expired_or_for_another_bot_decides_no
         ("for another bot", Token { audience: "another-bot", ..Token::valid(url) }),
         ("from another issuer", Token { issuer: "https://evil.example", ..Token::valid(url) }),
         ("for another service URL", Token { service_url: "https://evil.example/", ..Token::valid(url) }),
+        ("naming no service URL", Token { service_url: "", ..Token::valid(url) }),
     ];
     for (attack, token) in attacks {
         let (status, _) = send(&app, &press, &token).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "a token {attack}");
     }
-    // A channel the Bot Framework's key does not endorse.
-    let mut elsewhere = press.clone();
-    elsewhere["channelId"] = "webchat".into();
-    assert_eq!(send(&app, &elsewhere, &Token::valid(url)).await.0, StatusCode::UNAUTHORIZED, "another channel");
+    // Another channel the Bot Framework signs for (Web Chat, Direct Line): not Teams, whatever it claims.
+    for channel in ["webchat", "directline", "telegram"] {
+        let mut elsewhere = press.clone();
+        elsewhere["channelId"] = channel.into();
+        assert_eq!(send(&app, &elsewhere, &Token::valid(url)).await.0, StatusCode::UNAUTHORIZED, "from {channel}");
+    }
+    // Another tenant, claimed in either place the activity names one, or in none.
+    let mut other_tenant = press.clone();
+    other_tenant["conversation"]["tenantId"] = "another-tenant".into();
+    assert_eq!(send(&app, &other_tenant, &Token::valid(url)).await.0, StatusCode::UNAUTHORIZED, "another tenant");
+    let mut other_tenant = press.clone();
+    other_tenant["channelData"]["tenant"]["id"] = "another-tenant".into();
+    assert_eq!(send(&app, &other_tenant, &Token::valid(url)).await.0, StatusCode::UNAUTHORIZED, "another tenant");
+    let mut no_tenant = press.clone();
+    no_tenant["conversation"].as_object_mut().unwrap().remove("tenantId");
+    no_tenant.as_object_mut().unwrap().remove("channelData");
+    assert_eq!(send(&app, &no_tenant, &Token::valid(url)).await.0, StatusCode::UNAUTHORIZED, "no tenant");
     let unsigned = app.http.post(format!("{}/hooks/teams/messages", app.url)).json(&press).send().await.unwrap();
     assert_eq!(unsigned.status(), StatusCode::UNAUTHORIZED, "no token");
     assert_eq!(status_of(&app, &id).await, "pending_approval");
@@ -147,6 +165,32 @@ async fn an_activity_whose_token_is_forged_expired_or_for_another_bot_decides_no
     let (status, _) = send(&app, &press, &Token { expires_in: -299, ..Token::valid(url) }).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(status_of(&app, &id).await, "approved");
+
+    // An activity is accepted once: the same ID on a press for another request decides nothing.
+    let token = app.token("intake-2b", &["sales"]).await;
+    let other = pending_request(&app, &token, &caller(&app, "sato").await, "ORD-TEAMS-2B").await;
+    let mut again = teams.press("oid-suzuki", "approve", &format!("request:{other}"), "");
+    again["id"] = press["id"].clone();
+    let (status, answer) = send(&app, &again, &Token::valid(url)).await;
+    assert_eq!((status, answer), (StatusCode::OK, Value::Null), "answered, nothing more");
+    assert_eq!(status_of(&app, &other).await, "pending_approval");
+}
+
+/// A manager removed from the approvers' group at the identity provider is refused at the next company sign-in,
+/// and their Teams link ends with it: a press decides nothing any more, though they never sign in on the web again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_refused_at_the_company_sign_in_decides_nothing_in_teams_any_more() {
+    let (app, teams) = app_with_teams(true).await;
+    let id = waiting_request(&app, &teams, "ORD-TEAMS-GONE").await;
+    let refused = company_sign_in::sign_in(&app.state, &identity("suzuki", "former-approvers"), None).await;
+    assert!(matches!(refused, Err(contract::AppError::Forbidden)), "no group maps to a role");
+    assert!(app.audit_actions().await.contains(&"user.chat_unlinked".to_string()), "the end of the link is audited");
+
+    let press = teams.press("oid-suzuki", "approve", &format!("request:{id}"), "");
+    let (status, answer) = send(&app, &press, &Token::valid(&teams.url)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(answer["value"].as_str().unwrap_or_default().contains("連携されていない"), "{answer}");
+    assert_eq!(status_of(&app, &id).await, "pending_approval");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

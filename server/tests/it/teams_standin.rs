@@ -31,7 +31,8 @@ fn published_key() -> Value {
     let key = rsa::RsaPrivateKey::from_pkcs1_pem(KEY).unwrap();
     json!({"kty": "RSA", "use": "sig", "alg": "RS256", "kid": KEY_ID,
         "n": URL_SAFE_NO_PAD.encode(key.n().to_bytes_be()), "e": URL_SAFE_NO_PAD.encode(key.e().to_bytes_be()),
-        "endorsements": ["msteams"]})
+        // As the Bot Framework's keys do, it signs for other channels too (Web Chat, Direct Line).
+        "endorsements": ["msteams", "webchat", "directline"]})
 }
 
 impl TeamsStandIn {
@@ -134,8 +135,11 @@ impl Token<'_> {
     }
 
     fn sign(&self, now: i64) -> String {
-        let claims = json!({"iss": self.issuer, "aud": self.audience, "serviceurl": self.service_url,
+        let mut claims = json!({"iss": self.issuer, "aud": self.audience, "serviceurl": self.service_url,
             "nbf": now - 60, "exp": now + self.expires_in});
+        if self.service_url.is_empty() {
+            claims.as_object_mut().unwrap().remove("serviceurl"); // a token that names no service URL
+        }
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
         header.kid = Some(KEY_ID.into());
         let key =

@@ -54,9 +54,13 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let failing_checks =
         members.iter().filter(|m| reasons(m).iter().any(|r| matches!(r, Reason::CheckFails { .. }))).count();
     let requested = count(MemberState::Requested);
+    let in_request = members.iter().filter(|m| m.state == MemberState::Requested);
+    let classes = in_request.filter_map(|m| FailureClass::parse(m.failure_class.as_deref()?));
+    let likely_cause = FailureClass::likely(classes);
     let status = batch.status;
     let allows = |event: BatchEvent| status.next(event).is_ok();
     Ok(BatchView {
+        likely_cause,
         department_name: state.config.department_name(&batch.department, caller.reads_english()),
         id: batch.id,
         department: batch.department,

@@ -138,7 +138,7 @@ pub async fn on_teams_press(state: &AppState, pressed: teams::Execute) -> serde_
 /// Why nothing was decided, with the page that helps (the account page to link, else the decision page).
 fn refusal_words(state: &AppState, who: &ChatUser, subject: &ChatSubject, (locale, refusal): Refused) -> String {
     let page = match refusal {
-        ChatRefusal::NotLinked => "/account".to_string(),
+        ChatRefusal::NotLinked | ChatRefusal::LinkLapsed => "/account".to_string(),
         _ => subject.path(),
     };
     tracing::info!(platform = ?who.platform, team = who.team_id, user = who.user_id, ?subject, ?refusal,
@@ -180,7 +180,12 @@ async fn decide(
 async fn caller_of(state: &AppState, who: &ChatUser) -> Result<Caller, ChatRefusal> {
     let failed = |_| ChatRefusal::Failed;
     let mut tx = state.db.begin_read().await.map_err(failed)?;
-    let user_id = db::chat::user_of(&mut tx, who).await.map_err(failed)?.ok_or(ChatRefusal::NotLinked)?;
+    let (user_id, linked_at) = db::chat::user_of(&mut tx, who).await.map_err(failed)?.ok_or(ChatRefusal::NotLinked)?;
+    if state.clock.now() >= domain::chat::link_lapses_at(linked_at, state.config.chat_link_days) {
+        drop(tx);
+        super::links::end_lapsed(state, user_id, who.platform).await.map_err(|_| ChatRefusal::Failed)?;
+        return Err(ChatRefusal::LinkLapsed);
+    }
     let row = db::users::by_id(&mut tx, user_id).await.map_err(failed)?.ok_or(ChatRefusal::NotLinked)?;
     let session = super::super::session_users::load_session_user(&mut tx, row).await.map_err(failed)?;
     let locale = session.user.language.parse().unwrap_or_default();

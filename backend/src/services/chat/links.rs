@@ -51,7 +51,9 @@ pub async fn link_company_account(
     }
     let who = ChatUser { platform: ChatPlatform::Teams, team_id: tenant.into(), user_id: object_id.into() };
     let provider = Actor::system(domain::audit::SystemActor::IdentityProvider);
-    if db::chat::user_of(tx, &who).await? == Some(user_id) {
+    if db::chat::user_of(tx, &who).await?.is_some_and(|(holder, _)| holder == user_id) {
+        // Signing in with the company account confirms the link again (`[chat] link_days` start anew).
+        db::chat::confirmed(tx, user_id, &who, now).await?;
         return Ok(());
     }
     // Whoever held this object before (an account renamed at the provider) no longer does.
@@ -79,7 +81,20 @@ pub async fn unlink(state: &AppState, caller: &Caller, platform: ChatPlatform) -
     Ok(())
 }
 
-/// Ends every link of a user who is being disabled, in the transaction that disables them.
+/// A link past `[chat] link_days` ends when it is next pressed with (audited); its person links again, after a
+/// fresh sign-in.
+pub(super) async fn end_lapsed(state: &AppState, user_id: i64, platform: ChatPlatform) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let ended = db::chat::end(&mut tx, user_id, Some(platform), now).await?;
+    let housekeeping = Actor::system(domain::audit::SystemActor::Housekeeping);
+    audit_ended(&mut tx, housekeeping, user_id, &ended, (None, now)).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Ends every link of a user whose access ended (disabled, password changed, no role left, refused at the
+/// company sign-in), in the transaction that ends it.
 pub async fn end_links(
     tx: &mut db::Conn,
     actor: Actor,
@@ -112,7 +127,7 @@ pub async fn links_of(state: &AppState, caller: &Caller) -> Result<ChatLinks, Ap
     Ok(ChatLinks {
         slack_offered: state.slack.is_some(),
         teams_offered: state.teams.is_some(),
-        links: links.into_iter().map(view).collect(),
+        links: links.into_iter().map(|l| view(state, l)).collect(),
     })
 }
 
@@ -120,11 +135,12 @@ pub async fn links_of(state: &AppState, caller: &Caller) -> Result<ChatLinks, Ap
 pub async fn all_links(state: &AppState, caller: &Caller) -> Result<Vec<ChatLinkView>, AppError> {
     caller.require(Role::Admin)?;
     let mut tx = state.db.begin_read().await?;
-    Ok(db::chat::all(&mut tx).await?.into_iter().map(view).collect())
+    Ok(db::chat::all(&mut tx).await?.into_iter().map(|l| view(state, l)).collect())
 }
 
-fn view(row: db::chat::LinkRow) -> ChatLinkView {
+fn view(state: &AppState, row: db::chat::LinkRow) -> ChatLinkView {
     ChatLinkView {
+        lapses_at: domain::chat::link_lapses_at(row.linked_at, state.config.chat_link_days),
         username: row.username,
         display_name: row.display_name,
         platform: row.platform,

@@ -86,13 +86,14 @@ pub(super) async fn changed(tx: &mut db::Conn, subject: &ChatSubject, now: DateT
     db::chat::changed(tx, subject, now).await
 }
 
-/// `true` the first time a signed interaction (its signature) arrives; it is remembered as long as a signature
-/// is believed.
-pub async fn first_time(state: &AppState, signature: &str) -> Result<bool, AppError> {
+/// `true` the first time an interaction arrives (`key`: a Slack press's signed content,
+/// `domain::chat::slack_request_key`, or a Teams activity's ID); it is remembered until `believed_until` (as long
+/// as its signature or token could be believed), so that a replay within that time decides nothing.
+pub async fn first_time(state: &AppState, key: &str, believed_until: DateTime<Utc>) -> Result<bool, AppError> {
     let now = state.clock.now();
-    let believed = chrono::Duration::seconds(2 * domain::chat::SLACK_TOLERANCE_SECONDS);
+    let old_rule = chrono::Duration::seconds(2 * domain::chat::SLACK_TOLERANCE_SECONDS);
     let mut tx = state.db.begin_write().await?;
-    let first = db::chat::first_time(&mut tx, signature, now, now - believed).await?;
+    let first = db::chat::first_time(&mut tx, key, now, believed_until, now - old_rule).await?;
     tx.commit().await?;
     Ok(first)
 }
@@ -181,9 +182,11 @@ pub(super) fn chat_locale(state: &AppState, department: &str) -> Locale {
     state.config.department(department).and_then(|d| d.chat_language.parse().ok()).unwrap_or_default()
 }
 
-/// Whether a press in chat decides for these workflows: only if every one of them says so.
+/// Whether a press in chat decides for these workflows: only if every one of them says so, and a chat identity can
+/// meet what a decision asks of a sign-in (no second factor it cannot show): a press never weakens a decision.
 pub(super) fn decided_in_chat<'a>(state: &AppState, mut workflows: impl Iterator<Item = &'a str>) -> bool {
-    workflows.all(|name| state.config.workflow(name).is_some_and(|w| w.decide_in_chat))
+    state.config.sign_in.chat_may_decide()
+        && workflows.all(|name| state.config.workflow(name).is_some_and(|w| w.decide_in_chat))
 }
 
 /// What the messages about `subject` show, as it is now, and its department.
@@ -215,6 +218,7 @@ async fn request_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(
     let card = DecisionCard {
         url: format!("{}{}", state.server.public_url, subject.path()),
         decide_in_chat: decided_in_chat(state, std::iter::once(request.workflow.as_str())),
+        needs_strong_sign_in: !state.config.sign_in.chat_may_decide(),
         plan: CardPlan::Steps(
             plan.steps.iter().map(|s| (step(&s.name), s.idempotency_key.clone(), verdict_of(&s.name))).collect(),
         ),
@@ -262,6 +266,7 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
     let card = DecisionCard {
         url: format!("{}{}", state.server.public_url, subject.path()),
         decide_in_chat: decided_in_chat(state, workflows.iter().copied()),
+        needs_strong_sign_in: !state.config.sign_in.chat_may_decide(),
         plan: CardPlan::Operations { shown, more },
         checks_confirmed: db::batches::checks(tx, id).await?.len(),
         checks: Check::ALL.len(),
