@@ -29,10 +29,54 @@ pub struct Failures {
     pub other_places: i64,
 }
 
-/// Whether an attempt may reach the password check; `Err` carries how long until it may.
-pub fn admits(failures: &Failures, now: DateTime<Utc>) -> Result<(), Duration> {
+/// The cookie that marks a browser its account's owner signed in from before (OWASP's device cookie), and how
+/// many days it stays.
+pub const DEVICE_COOKIE: &str = "rerun_gate_device";
+pub const DEVICE_DAYS: i64 = 180;
+
+/// Whether an attempt comes from a browser the account's owner signed in from before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// It shows a device cookie this installation gave it for this account: strangers guessing the account from
+    /// elsewhere (or other accounts from its place) do not keep it out; its own failures still wait.
+    Known,
+    Unknown,
+}
+
+/// A device cookie's value for `username`: a nonce and its MAC under the installation's device key.
+pub fn device_token(key: &[u8], username: &str, nonce: &str) -> String {
+    use hmac::Mac;
+    format!("{nonce}.{}", hex::encode(device_mac(key, username, nonce).finalize().into_bytes()))
+}
+
+/// Whether `token` is a device cookie this installation gave `username`'s browser.
+pub fn device_of(key: &[u8], username: &str, token: Option<&str>) -> Device {
+    use hmac::Mac;
+    let Some((nonce, tag)) = token.and_then(|t| t.split_once('.')) else { return Device::Unknown };
+    let tag = hex::decode(tag).unwrap_or_default();
+    match device_mac(key, username, nonce).verify_slice(&tag) {
+        Ok(()) => Device::Known,
+        Err(_) => Device::Unknown,
+    }
+}
+
+fn device_mac(key: &[u8], username: &str, nonce: &str) -> hmac::Hmac<sha2::Sha256> {
+    use hmac::Mac;
+    let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).expect("HMAC takes a key of any size");
+    for part in ["device", username, nonce] {
+        mac.update(part.as_bytes());
+        mac.update(b"\0");
+    }
+    mac
+}
+
+/// Whether an attempt may reach the password check; `Err` carries how long until it may. A known device is held
+/// only to its own failures (`here`): the account-wide and place-wide limits are what strangers can trip.
+pub fn admits(failures: &Failures, now: DateTime<Utc>, device: Device) -> Result<(), Duration> {
     let window = Duration::minutes(WINDOW_MINUTES);
-    if failures.from_place >= MAX_FAILURES_PER_ADDRESS || failures.other_places >= MAX_FAILING_PLACES_PER_ACCOUNT {
+    let tripped_by_others =
+        failures.from_place >= MAX_FAILURES_PER_ADDRESS || failures.other_places >= MAX_FAILING_PLACES_PER_ACCOUNT;
+    if tripped_by_others && device == Device::Unknown {
         return Err(window);
     }
     match failures.latest_here.map(|latest| latest + wait_after(failures.here)) {
@@ -82,10 +126,10 @@ mod tests {
 
     #[test]
     fn guesses_from_one_place_wait_longer_and_longer_after_the_free_ones() {
-        assert_eq!(admits(&here(4, 0), at(0)), Ok(()));
-        assert_eq!(admits(&here(5, 0), at(10)), Err(Duration::seconds(20)));
-        assert_eq!(admits(&here(5, 0), at(30)), Ok(()));
-        assert_eq!(admits(&here(6, 0), at(30)), Err(Duration::seconds(30)), "60 s after the sixth");
+        assert_eq!(admits(&here(4, 0), at(0), Device::Unknown), Ok(()));
+        assert_eq!(admits(&here(5, 0), at(10), Device::Unknown), Err(Duration::seconds(20)));
+        assert_eq!(admits(&here(5, 0), at(30), Device::Unknown), Ok(()));
+        assert_eq!(admits(&here(6, 0), at(30), Device::Unknown), Err(Duration::seconds(30)), "60 s after the sixth");
         assert_eq!(wait_after(9), Duration::seconds(480));
         assert_eq!(wait_after(50), Duration::minutes(WINDOW_MINUTES), "never more than the window");
     }
@@ -93,11 +137,28 @@ mod tests {
     #[test]
     fn a_strangers_failures_elsewhere_do_not_keep_the_owner_out_but_many_places_do() {
         let owner = Failures { here: 0, latest_here: None, from_place: 0, other_places: 1 };
-        assert_eq!(admits(&owner, at(0)), Ok(()), "fifty failures from one other place");
+        assert_eq!(admits(&owner, at(0), Device::Unknown), Ok(()), "fifty failures from one other place");
         let attacked = Failures { other_places: MAX_FAILING_PLACES_PER_ACCOUNT, ..owner };
-        assert!(admits(&attacked, at(0)).is_err(), "a distributed attack on the account");
+        assert!(admits(&attacked, at(0), Device::Unknown).is_err(), "a distributed attack on the account");
         let busy = Failures { from_place: MAX_FAILURES_PER_ADDRESS, ..owner };
-        assert!(admits(&busy, at(0)).is_err(), "a place guessing many accounts");
+        assert!(admits(&busy, at(0), Device::Unknown).is_err(), "a place guessing many accounts");
+        // The owner's own browser, known by its device cookie, is not kept out by what strangers did.
+        assert_eq!(admits(&attacked, at(0), Device::Known), Ok(()));
+        assert_eq!(admits(&busy, at(0), Device::Known), Ok(()));
+        let own_guesses = Failures { here: 6, latest_here: Some(at(0)), ..attacked };
+        assert!(admits(&own_guesses, at(30), Device::Known).is_err(), "its own failures still wait");
+    }
+
+    #[test]
+    fn a_device_cookie_is_known_only_for_its_account_and_key() {
+        let token = device_token(b"key", "suzuki", "n0nce");
+        assert_eq!(device_of(b"key", "suzuki", Some(&token)), Device::Known);
+        assert_eq!(device_of(b"key", "admin", Some(&token)), Device::Unknown, "another account");
+        assert_eq!(device_of(b"other", "suzuki", Some(&token)), Device::Unknown, "another installation");
+        let forged = format!("{}0", &token[..token.len() - 1]);
+        assert_eq!(device_of(b"key", "suzuki", Some(&forged)), Device::Unknown);
+        assert_eq!(device_of(b"key", "suzuki", Some("nonsense")), Device::Unknown);
+        assert_eq!(device_of(b"key", "suzuki", None), Device::Unknown);
     }
 
     #[test]

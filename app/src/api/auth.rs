@@ -19,11 +19,15 @@ pub async fn sign_in(username: String, password: String) -> Result<CurrentUser, 
         password,
         ip: context::client_ip().await,
         request_id: context::request_id().await,
+        device: context::cookie(crate::domain::throttle::DEVICE_COOKIE).await,
     };
     let signed_in = services::sign_in::check(&state, attempt).await?;
     let authenticated = Authentication { at: state.clock.now(), method: AuthMethod::Password };
     auth::start_session(&mut session, &signed_in, &state, &authenticated).await?;
     let user = signed_in.user;
+    // This browser is now known for the account: strangers' guesses elsewhere do not keep it out.
+    let device = services::sign_in::device_cookie(&state, &user.username).await?;
+    context::remember_device(&device, !state.server.is_local_http());
     context::remember_preferences(&user.language, Some(&user.time_zone));
     Ok(user)
 }

@@ -66,6 +66,27 @@ pub fn remember_preferences(language: &str, time_zone: Option<&str>) {
     }
 }
 
+/// A cookie the request carries.
+pub async fn cookie(name: &str) -> Option<String> {
+    let headers = leptos_axum::extract::<HeaderMap>().await.ok()?;
+    let pairs = headers.get_all(axum::http::header::COOKIE).into_iter().filter_map(|v| v.to_str().ok());
+    let mut pairs = pairs.flat_map(|v| v.split(';').map(str::trim).collect::<Vec<_>>());
+    pairs.find_map(|pair| pair.strip_prefix(name)?.strip_prefix('=').map(str::to_string))
+}
+
+/// Marks this browser as one its account's owner signed in from (`domain::throttle::DEVICE_COOKIE`): only the
+/// server reads it; over HTTPS only, except on a local address.
+pub fn remember_device(token: &str, secure: bool) {
+    use crate::domain::throttle::{DEVICE_COOKIE, DEVICE_DAYS};
+    let Some(response) = use_context::<leptos_axum::ResponseOptions>() else { return };
+    let secure = if secure { "; Secure" } else { "" };
+    let max_age = DEVICE_DAYS * 24 * 60 * 60;
+    let cookie = format!("{DEVICE_COOKIE}={token}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}");
+    if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
+        response.append_header(axum::http::header::SET_COOKIE, value);
+    }
+}
+
 /// The `Set-Cookie` values of `remember_preferences` (also set by the company sign-in's return).
 pub fn preference_cookies(language: &str, time_zone: Option<&str>) -> Vec<axum::http::HeaderValue> {
     use crate::domain::preferences::{LANGUAGE_COOKIE, TIME_ZONE_COOKIE};

@@ -63,14 +63,25 @@ pub async fn forget(tx: &mut Conn, username: &str, ip: &str, older_than: DateTim
 /// The key of the hash an unknown name leaves in the trail: the stored one, or `fresh` when there is none yet
 /// (the first instance to write it wins; the others read its key).
 pub async fn name_key(tx: &mut Conn, fresh: &str) -> Result<String, sqlx::Error> {
+    instance_key(tx, "audit_name", fresh).await
+}
+
+/// The installation's key for device cookies (`domain::throttle::device_token`), made from `fresh` the first time.
+pub async fn device_key(tx: &mut Conn, fresh: &str) -> Result<String, sqlx::Error> {
+    instance_key(tx, "device", fresh).await
+}
+
+async fn instance_key(tx: &mut Conn, name: &str, fresh: &str) -> Result<String, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query(
-        "INSERT INTO instance_keys (name, key_hex) VALUES ('audit_name', $1) ON CONFLICT (name) DO NOTHING"
+        "INSERT INTO instance_keys (name, key_hex) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING"
     )
+    .bind(name)
     .bind(fresh)
     .execute(c)
     .await
     .map(drop))?;
-    on_conn!(tx, |c| sqlx::query_scalar("SELECT key_hex FROM instance_keys WHERE name = 'audit_name'")
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT key_hex FROM instance_keys WHERE name = $1")
+        .bind(name)
         .fetch_one(c)
         .await)
 }

@@ -13,8 +13,8 @@ use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::claimed_name::ClaimedName;
 use domain::invalid::{Field, Invalid, Rule};
+use domain::throttle::{Device, WINDOW_MINUTES, address_key, admits, device_of, device_token};
 pub use domain::throttle::{MAX_FAILING_PLACES_PER_ACCOUNT, MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
-use domain::throttle::{WINDOW_MINUTES, address_key, admits};
 use rand::RngCore;
 use serde_json::json;
 
@@ -23,6 +23,8 @@ pub struct Attempt {
     pub password: String,
     pub ip: String,
     pub request_id: Option<String>,
+    /// The browser's device cookie (`domain::throttle::DEVICE_COOKIE`), if it sent one.
+    pub device: Option<String>,
 }
 
 /// A password check may go ahead: the attempt is counted, and a turn to hash is held.
@@ -37,7 +39,7 @@ pub(super) struct Admitted {
 pub(super) async fn admit(
     state: &AppState,
     username: &str,
-    ip: &str,
+    (ip, device): (&str, Option<&str>),
     request_id: Option<&str>,
 ) -> Result<Admitted, AppError> {
     let now = state.clock.now();
@@ -46,7 +48,11 @@ pub(super) async fn admit(
     let mut tx = state.db.begin_write().await?;
     let failures = db::sign_in::recent_failures(&mut tx, username, &address, since).await?;
     let user = db::users::by_username(&mut tx, username).await?;
-    if let Err(wait) = admits(&failures, now) {
+    let device = match device {
+        Some(token) => device_of(device_key(&mut tx).await?.as_bytes(), username, Some(token)),
+        None => Device::Unknown,
+    };
+    if let Err(wait) = admits(&failures, now, device) {
         let name = claimed(&mut tx, username, user.is_some()).await?;
         let entry = AuditEntry::new(
             Actor::anonymous(name.label()),
@@ -68,6 +74,24 @@ pub(super) async fn admit(
     Ok(Admitted { turn, user })
 }
 
+/// The installation's key for device cookies.
+async fn device_key(tx: &mut db::Conn) -> Result<String, AppError> {
+    let mut fresh = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut fresh);
+    Ok(db::sign_in::device_key(tx, &hex::encode(fresh)).await?)
+}
+
+/// A device cookie's value for the browser `username` just signed in from: from then on, strangers guessing the
+/// account elsewhere do not keep that browser out (`domain::throttle::Device`).
+pub async fn device_cookie(state: &AppState, username: &str) -> Result<String, AppError> {
+    let mut nonce = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut nonce);
+    let mut tx = state.db.begin_write().await?;
+    let key = device_key(&mut tx).await?;
+    tx.commit().await?;
+    Ok(device_token(key.as_bytes(), &username.trim().to_lowercase(), &hex::encode(nonce)))
+}
+
 /// What the trail may keep of a typed name (`domain::claimed_name`), with this installation's key.
 async fn claimed(tx: &mut db::Conn, typed: &str, is_an_account: bool) -> Result<ClaimedName, AppError> {
     let mut fresh = [0u8; 32];
@@ -84,7 +108,7 @@ pub(super) async fn turn(state: &AppState) -> Result<Turn, AppError> {
 pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, AppError> {
     let username = attempt.username.trim().to_lowercase();
     let request_id = attempt.request_id.as_deref();
-    let Admitted { turn, user } = admit(state, &username, &attempt.ip, request_id).await?;
+    let Admitted { turn, user } = admit(state, &username, (&attempt.ip, attempt.device.as_deref()), request_id).await?;
     let is_an_account = user.is_some();
     // With company sign-in, only the break-glass users keep a password (the others fail as a wrong one would).
     let active = user.filter(|u| u.disabled_at.is_none() && state.config.sign_in.password_allowed_for(&u.username));

@@ -273,7 +273,7 @@ pub async fn change_own_password(
     let me = caller.user();
     check_new_password(&new, &me.username).map_err(|m| AppError::invalid(Field::NewPassword, m))?;
     // Guessing the current password through a stolen session is throttled as sign-in is, on the same counts.
-    let admitted = super::sign_in::admit(state, &me.username, ip, caller.request_id.as_deref()).await?;
+    let admitted = super::sign_in::admit(state, &me.username, (ip, None), caller.request_id.as_deref()).await?;
     let row = admitted.user.filter(|u| u.id == me.id).ok_or(AppError::Unauthorized)?;
     if !passwords::verify(admitted.turn, current, Some(row.password_hash)).await?.ok {
         return Err(AppError::invalid(

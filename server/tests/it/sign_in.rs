@@ -157,9 +157,46 @@ async fn fifty_failures_for_one_account_from_one_address_do_not_stop_its_owner_f
     assert!(matches!(refused, Err(AppError::TooManyRequests { .. })), "the guessing place still waits: {refused:?}");
 }
 
+/// No lockout by strangers (OWASP's device cookie): twenty places guessing the admin's password five times each
+/// stop the account everywhere, the break-glass admin included, except in the browsers the admin signed in from
+/// before, which keep their own limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_places_guessing_the_admin_do_not_keep_the_admin_out_of_the_browser_they_signed_in_from() {
+    let app = TestApp::spawn_with(|s| s.trusted_proxies = vec!["127.0.0.1".parse().unwrap()]).await;
+    app.user("kanri", &["admin"], &[]).await;
+    // The admin signed in from this browser last week: it keeps the device cookie the sign-in gave it.
+    let form = [("username", "kanri"), ("password", PASSWORD)];
+    let known = app.http.post(format!("{}/api/sign_in", app.url)).header("x-forwarded-for", "192.0.2.10").form(&form);
+    let known = known.send().await.unwrap();
+    let device =
+        known.headers().get_all("set-cookie").iter().filter_map(|c| c.to_str().ok()).find_map(|c| {
+            c.starts_with(domain::throttle::DEVICE_COOKIE).then(|| c.split(';').next().unwrap().to_string())
+        });
+    let device = device.expect("a device cookie at a successful sign-in");
+    assert!(known.headers().get_all("set-cookie").iter().any(|c| c.to_str().unwrap().contains("HttpOnly")));
+
+    for place in 0..20 {
+        for guess in 0..5 {
+            sign_in_from(&app, &format!("198.51.100.{place}"), "kanri", &format!("guess-{place}-{guess}")).await;
+        }
+    }
+    // The account is stopped everywhere else, even with the right password from a new place...
+    assert_eq!(sign_in_from(&app, "203.0.113.50", "kanri", PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
+    // ...but not in the admin's own browser, wherever it now is.
+    let own = app.http.post(format!("{}/api/sign_in", app.url)).header("x-forwarded-for", "203.0.113.51");
+    let own = own.header("cookie", &device).form(&form).send().await.unwrap();
+    assert_eq!(own.status(), StatusCode::OK, "the known browser signs in");
+    // A cookie made for another account, or altered, is a stranger's.
+    let forged = device.replacen('.', ".0", 1);
+    let other = app.http.post(format!("{}/api/sign_in", app.url)).header("x-forwarded-for", "203.0.113.52");
+    let other = other.header("cookie", &forged).form(&form).send().await.unwrap();
+    assert_eq!(other.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
 /// One sign-in through the service, as the server function makes it, from `ip`.
 async fn attempt(app: &TestApp, username: &str, password: &str, ip: &str) -> Result<(), AppError> {
-    let attempt = Attempt { username: username.into(), password: password.into(), ip: ip.into(), request_id: None };
+    let attempt =
+        Attempt { username: username.into(), password: password.into(), ip: ip.into(), request_id: None, device: None };
     check(&app.state, attempt).await.map(drop)
 }
 

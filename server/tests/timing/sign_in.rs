@@ -6,7 +6,8 @@ use contract::AppError;
 
 /// One sign-in through the service, as the server function makes it, from `ip`.
 async fn attempt(app: &TestApp, username: &str, password: &str, ip: &str) -> Result<(), AppError> {
-    let attempt = Attempt { username: username.into(), password: password.into(), ip: ip.into(), request_id: None };
+    let attempt =
+        Attempt { username: username.into(), password: password.into(), ip: ip.into(), request_id: None, device: None };
     check(&app.state, attempt).await.map(drop)
 }
 
