@@ -109,6 +109,7 @@ named! {
         UserPasswordChanged => "user.password_changed",
         UserPreferencesChanged => "user.preferences_changed",
         UserRolesChanged => "user.roles_changed",
+        UserSignedOutEverywhere => "user.signed_out_everywhere",
         // webhook
         WebhookBodiesPurged => "webhook.bodies_purged",
         WebhookNotApplied => "webhook.not_applied",

@@ -11,7 +11,7 @@ use domain::stall::StallReason;
 type Label = fn(Locale) -> &'static str;
 
 /// Each action's name ("停止を検知" / "Stall detected"); a test checks that every action has one, once.
-const ACTION_LABELS: [(AuditAction, Label); 89] = [
+const ACTION_LABELS: [(AuditAction, Label); 90] = [
     (AuditAction::AiAttemptAdopted, |l| td_string!(l, audit.action.ai_attempt.adopted)),
     (AuditAction::ApiClientCreated, |l| td_string!(l, audit.action.api_client.created)),
     (AuditAction::ApiClientRevoked, |l| td_string!(l, audit.action.api_client.revoked)),
@@ -96,6 +96,7 @@ const ACTION_LABELS: [(AuditAction, Label); 89] = [
     (AuditAction::UserPasswordChanged, |l| td_string!(l, audit.action.user.password_changed)),
     (AuditAction::UserPreferencesChanged, |l| td_string!(l, audit.action.user.preferences_changed)),
     (AuditAction::UserRolesChanged, |l| td_string!(l, audit.action.user.roles_changed)),
+    (AuditAction::UserSignedOutEverywhere, |l| td_string!(l, audit.action.user.signed_out_everywhere)),
     (AuditAction::WebhookBodiesPurged, |l| td_string!(l, audit.action.webhook.bodies_purged)),
     (AuditAction::WebhookNotApplied, |l| td_string!(l, audit.action.webhook.not_applied)),
     (AuditAction::WebhookReceived, |l| td_string!(l, audit.action.webhook.received)),

@@ -82,6 +82,15 @@ pub async fn change_password(current_password: String, new_password: String) -> 
     Ok(())
 }
 
+/// Ends every session of the caller, this one included, and every chat link of theirs.
+#[server(endpoint = "sign_out_everywhere")]
+pub async fn sign_out_everywhere() -> Result<(), AppError> {
+    let (state, caller) = context::caller().await?;
+    services::users::sign_out_everywhere(&state, &caller).await?;
+    context::session().await?.logout().await.map_err(|e| AppError::internal("logout", e))?;
+    Ok(())
+}
+
 /// The language switch (header and sign-in page): remembered in the browser, and for a signed-in user also in
 /// their account, so that it follows them to another browser.
 #[server(endpoint = "switch_language")]

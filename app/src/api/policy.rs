@@ -70,6 +70,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/me", SignedIn),
     server_fn("/api/names", SignedIn),
     server_fn("/api/change_password", SignedIn),
+    server_fn("/api/sign_out_everywhere", SignedIn),
     server_fn("/api/account/chat_links", SignedIn),
     server_fn("/api/account/unlink_chat", SignedIn),
     server_fn("/api/save_preferences", SignedIn),

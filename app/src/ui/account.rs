@@ -1,7 +1,7 @@
 //! The signed-in user's own settings: language and time zone, the password, and the link to their Slack account
 //! (decisions in chat).
 use super::help::{GuideSection, Help};
-use crate::api::auth::{ChangePassword, SavePreferences, UnlinkChat, chat_links};
+use crate::api::auth::{ChangePassword, SavePreferences, SignOutEverywhere, UnlinkChat, chat_links};
 use crate::contract::chat::ChatLinkView;
 use crate::domain::preferences::{LANGUAGES, OFFERED_TIME_ZONES};
 use crate::i18n::{I18nLocaleTrait, td_string};
@@ -15,6 +15,32 @@ pub fn AccountPage() -> impl IntoView {
         <Preferences />
         <Password />
         <ChatLink />
+        <Everywhere />
+    }
+}
+
+/// Signing out of every browser and device at once, chat links included; then to the sign-in page.
+#[component]
+fn Everywhere() -> impl IntoView {
+    let l = super::labels::locale();
+    let everywhere = ServerAction::<SignOutEverywhere>::new();
+    let error = super::error_of(everywhere);
+    Effect::new(move |_| {
+        if let Some(Ok(())) = everywhere.value().get() {
+            let _ = window().location().assign("/sign-in");
+        }
+    });
+    view! {
+        <section class="card" aria-labelledby="everywhere-title">
+            <h2 id="everywhere-title">{td_string!(l, common.account.everywhere_title)}</h2>
+            <p>{td_string!(l, common.account.everywhere_hint)}</p>
+            <ActionForm action=everywhere attr:class="form">
+                <crate::ui::ErrorNote error />
+                <button type="submit" disabled=move || everywhere.pending().get()>
+                    {td_string!(l, common.account.everywhere)}
+                </button>
+            </ActionForm>
+        </section>
     }
 }
 

@@ -298,6 +298,20 @@ pub async fn change_own_password(
     Ok(refreshed)
 }
 
+/// The caller ends every session of theirs (this one too) and every chat link: a lost device, a shared one left
+/// signed in. One transaction with its audit events.
+pub async fn sign_out_everywhere(state: &AppState, caller: &Caller) -> Result<(), AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    db::users::end_sessions(&mut tx, caller.user_id()).await?;
+    super::chat::end_links(&mut tx, caller.actor(), caller.user_id(), (caller.request_id.as_deref(), now)).await?;
+    let entry =
+        AuditEntry::new(caller.actor(), AuditAction::UserSignedOutEverywhere, ObjectType::User, caller.user_id());
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// The caller's own language and time zone (either may stay as it is). Returns the two now in use.
 pub async fn set_preferences(
     state: &AppState,

@@ -259,10 +259,10 @@ async fn without_decide_in_chat_the_buttons_open_the_decision_page_and_a_forged_
 }
 
 /// A link ends with the access it stood for: after a password change (whoever knew the old one may have made
-/// it), after the last membership is removed, and once it is older than `[chat] link_days`; each press is then
+/// it), when its person signs out everywhere, after the last membership is removed, and once it is older than `[chat] link_days`; each press is then
 /// refused with its reason, and each end is in the audit trail.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_link_ends_with_a_password_change_with_the_last_membership_and_after_link_days() {
+async fn a_link_ends_with_a_password_change_signing_out_everywhere_the_last_membership_and_after_link_days() {
     let (app, slack) = app_with_slack(true).await;
     let id = waiting_request(&app, "ORD-SLACK-END").await;
     let approve = |user: &str| press(&slack, user, "rerun_approve", &request(&id));
@@ -277,24 +277,35 @@ async fn a_link_ends_with_a_password_change_with_the_last_membership_and_after_l
     assert!(told[0]["text"].as_str().unwrap().contains("連携されていない"), "{}", told[0]);
     assert_eq!(status_of(&app, &id).await, "pending_approval");
 
+    // tanaka, signed in on a device they lost, signs out everywhere: that session and the link end.
+    app.user("tanaka", &["manager"], &["sales"]).await;
+    linked(&app, "tanaka", "U0TANAKA").await;
+    let lost = app.sign_in("tanaka", PASSWORD).await;
+    let everywhere = app.call("sign_out_everywhere", &[], Some(&app.sign_in("tanaka", PASSWORD).await)).await;
+    assert_eq!(everywhere.status, StatusCode::OK, "{}", everywhere.body);
+    assert_eq!(app.call("me", &[], Some(&lost)).await.status, StatusCode::UNAUTHORIZED, "the lost device's session");
+    assert_eq!(send(&app, &approve("U0TANAKA")).await.status, StatusCode::OK);
+    let told = slack.wait_for("response_url", 2).await;
+    assert!(told[1]["text"].as_str().unwrap().contains("連携されていない"), "{}", told[1]);
+
     // takahashi loses the last membership (an auditor now, of no department): the link ends with it.
     app.user("admin", &["admin"], &[]).await;
     let (admin, takahashi) = (caller(&app, "admin").await, caller(&app, "takahashi").await.user_id());
     users::set_access(&app.state, &admin, takahashi, vec![Role::Auditor], vec![], vec![]).await.unwrap();
     assert_eq!(send(&app, &approve("U0TAKAHASHI")).await.status, StatusCode::OK);
-    let told = slack.wait_for("response_url", 2).await;
-    assert!(told[1]["text"].as_str().unwrap().contains("連携されていない"), "{}", told[1]);
+    let told = slack.wait_for("response_url", 3).await;
+    assert!(told[2]["text"].as_str().unwrap().contains("連携されていない"), "{}", told[2]);
 
     // A link made 30 days ago lapses: the press is refused with that reason, and the link ends.
-    app.user("tanaka", &["manager"], &["sales"]).await;
-    linked(&app, "tanaka", "U0TANAKA").await;
+    app.user("ito", &["manager"], &["sales"]).await;
+    linked(&app, "ito", "U0ITO").await;
     app.clock.advance(chrono::Duration::days(30));
-    assert_eq!(send(&app, &press(&slack, "U0TANAKA", "rerun_approve", &request(&id))).await.status, StatusCode::OK);
-    let told = slack.wait_for("response_url", 3).await;
-    assert!(told[2]["text"].as_str().unwrap().contains("期限が切れた"), "{}", told[2]);
+    assert_eq!(send(&app, &press(&slack, "U0ITO", "rerun_approve", &request(&id))).await.status, StatusCode::OK);
+    let told = slack.wait_for("response_url", 4).await;
+    assert!(told[3]["text"].as_str().unwrap().contains("期限が切れた"), "{}", told[3]);
     assert_eq!(status_of(&app, &id).await, "pending_approval");
     let unlinked = app.audit_actions().await.iter().filter(|a| *a == "user.chat_unlinked").count();
-    assert_eq!(unlinked, 3, "each end of a link is in the audit trail");
+    assert_eq!(unlinked, 4, "each end of a link is in the audit trail");
 }
 
 /// A press in chat never weakens a decision: where a decision's sign-in must show a second factor, which a chat
