@@ -69,12 +69,15 @@ test('a manager signs in with the company account and approves after signing in 
   // (max_age=0 and prompt=login: the provider asks for the login whatever its own session says) and back to
   // the decision page.
   await page.waitForTimeout(Math.max(0, signedInAt + 62_000 - Date.now()));
+  await page.getByLabel('コメント（任意）').fill('金額を確認した');
   await page.getByTestId('confirm-sent').check();
   await page.getByRole('button', { name: '承認する' }).click();
   await signInAtProvider(page, 'takeda');
   await expect(page).toHaveURL(decisionPage);
   await hydrated(page);
-  await page.getByTestId('confirm-sent').check();
+  // What was typed and ticked waits on the page: one more press decides.
+  await expect(page.getByLabel('コメント（任意）')).toHaveValue('金額を確認した');
+  await expect(page.getByTestId('confirm-sent')).toBeChecked();
   await page.getByRole('button', { name: '承認する' }).click();
   await expect(page.getByTestId('decided')).toContainText('承認を記録しました');
   await page.goto('/approvals');

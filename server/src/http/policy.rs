@@ -62,6 +62,9 @@ pub async fn gate(request: Request, next: Next) -> Response {
         tracing::error!(method = %request.method(), route = %pattern, "route missing from the policy table: refused");
         return StatusCode::NOT_FOUND.into_response();
     };
+    if let Some(signed_in) = already_signed_in(&pattern, &request) {
+        return signed_in;
+    }
     if entry.allowed.needs_session() {
         let user = request.extensions().get::<AuthSession>().and_then(|auth| auth.user.clone()).map(|s| s.user);
         let refusal = match user {
@@ -78,6 +81,23 @@ pub async fn gate(request: Request, next: Next) -> Response {
     }
     let response = next.run(request).await;
     if entry.kind == Kind::ServerFn { with_error_status(response).await } else { response }
+}
+
+/// The sign-in page asked by someone signed in already (a press of サインイン before the page was interactive
+/// posted the form without the page's script, and the server function sent the browser back here): on to where
+/// they were going, not an empty form. Signing in again for a decision (`again`) still shows the form.
+fn already_signed_in(pattern: &str, request: &Request) -> Option<Response> {
+    if pattern != "/sign-in" || request.method() != Method::GET {
+        return None;
+    }
+    request.extensions().get::<AuthSession>()?.user.as_ref()?;
+    let query = axum::extract::Query::<std::collections::HashMap<String, String>>::try_from_uri(request.uri());
+    let query = query.map(|q| q.0).unwrap_or_default();
+    if query.contains_key("again") || query.contains_key("problem") {
+        return None;
+    }
+    let next = query.get("next").filter(|p| domain::identity::is_local_path(p)).map_or("/", String::as_str);
+    Some(axum::response::Redirect::to(next).into_response())
 }
 
 /// A refusal in the form the caller of that kind of route understands.

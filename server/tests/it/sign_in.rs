@@ -322,3 +322,28 @@ async fn a_throttled_unknown_name_is_not_kept_either() {
     assert!(events.iter().any(|e| e.starts_with("sign_in.throttled")), "{events:?}");
     assert!(events.iter().all(|e| !e.contains("secret-typed-here")), "{events:?}");
 }
+
+/// A press of サインイン before the page is interactive posts the form without the page's script; the server
+/// function then sends the browser back to the sign-in page. Signed in by then, the person goes on to where they
+/// were going instead of an empty form; signing in again for a decision still shows the form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sign_in_page_sends_someone_signed_in_on_to_where_they_were_going() {
+    let app = TestApp::spawn().await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    let cookie = app.sign_in("sato", PASSWORD).await;
+    let get = |path: &str, cookie: Option<&str>| {
+        let request = app.http.get(format!("{}{path}", app.url));
+        let request = match cookie {
+            Some(cookie) => request.header("cookie", cookie),
+            None => request,
+        };
+        async move { request.send().await.unwrap() }
+    };
+    let on = get("/sign-in?next=%2Fapprovals", Some(&cookie)).await;
+    assert_eq!(on.status(), StatusCode::SEE_OTHER);
+    assert_eq!(on.headers()["location"], "/approvals");
+    let elsewhere = get("/sign-in?next=https%3A%2F%2Fevil.example%2F", Some(&cookie)).await;
+    assert_eq!(elsewhere.headers()["location"], "/", "only to a page of this site");
+    assert_eq!(get("/sign-in?again=true&next=%2Fapprovals", Some(&cookie)).await.status(), StatusCode::OK);
+    assert_eq!(get("/sign-in?next=%2Fapprovals", None).await.status(), StatusCode::OK, "a stranger sees the form");
+}
