@@ -267,17 +267,21 @@ pub async fn report_csv(
     let mut out = Vec::new();
     let header = words::columns::header_in(headings, &domain::drills::REPORT_CSV_COLUMNS);
     domain::audit_export::write_csv_record(&mut out, &header.iter().map(|h| Some(h.as_str())).collect::<Vec<_>>());
+    // Events and decisions in the reader's words when the headings are (people), else as codes (tools).
+    let event = |e: StallEvent| headings.map_or(e.as_str(), |l| words::event_label_in(l, e.as_str())).to_string();
+    let decision = |d: domain::decision_table::Action| match headings {
+        Some(l) => words::decision_table::action_label(l, d).to_string(),
+        None => serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+    };
     for line in &report.lines {
         let text = |v: Option<String>| v.unwrap_or_default();
         let cells = [
             line.fault.as_str().to_string(),
             line.process_id.clone(),
-            line.expected_event.as_str().to_string(),
-            text(line.event.map(|e| e.as_str().to_string())),
+            event(line.expected_event),
+            text(line.event.map(event)),
             text(line.stalled_at.map(|t| t.to_rfc3339())),
-            text(line.decision.map(|d| {
-                serde_json::to_value(d).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-            })),
+            text(line.decision.map(decision)),
             text(line.decided_by.clone()),
             text(line.decided_at.map(|t| t.to_rfc3339())),
             text(line.seconds_to_decide().map(|s| s.to_string())),

@@ -312,6 +312,33 @@ async fn check_one(
     }
 }
 
+/// How a review's CSV says its values: in the reader's words when its headings are (people), else as codes
+/// (tools: `columns=codes`).
+struct Said<'a> {
+    headings: Option<Locale>,
+    state: &'a AppState,
+}
+
+impl Said<'_> {
+    fn department(&self, code: &str) -> String {
+        match self.headings {
+            Some(l) if code != "all" => self.state.config.department_name(code, l == Locale::en),
+            _ => code.to_string(),
+        }
+    }
+
+    fn indicator(&self, indicator: Indicator) -> &'static str {
+        self.headings.map_or(indicator.key(), |l| words::indicator_label_in(l, indicator))
+    }
+
+    fn stalled(&self, event: &str) -> String {
+        match self.headings {
+            Some(l) => format!("{}: {}", self.indicator(Indicator::Stalled), words::event_label_in(l, event)),
+            None => format!("stalled:{event}"),
+        }
+    }
+}
+
 /// The CSV export of a review: every indicator of every period of the trend, then the stalls per event.
 /// `headings`: the heading row's language (`None`: the columns' codes).
 pub async fn export_csv(
@@ -323,6 +350,8 @@ pub async fn export_csv(
     let r = resolve(state, caller, query)?;
     let trend = trend(state, r.scope.as_deref(), r.period).await?;
     let scope_name = r.department.clone().unwrap_or_else(|| "all".into());
+    let said = Said { headings, state };
+    let scope = said.department(&scope_name);
     let mut out = csv::Writer::from_writer(Vec::new());
     out.write_record(words::columns::header_in(headings, &domain::indicators::REVIEW_CSV_COLUMNS))
         .map_err(|e| AppError::internal("review export", e))?;
@@ -346,8 +375,8 @@ pub async fn export_csv(
                 period.kind.as_str(),
                 &start,
                 &end,
-                &scope_name,
-                indicator.key(),
+                &scope,
+                said.indicator(indicator),
                 &unit,
                 &value,
                 &part,
@@ -357,13 +386,12 @@ pub async fn export_csv(
             .map_err(|e| AppError::internal("review export", e))?;
         }
         for (event, n) in &counts.stalled_by_event {
-            let key = format!("stalled:{event}");
             out.write_record([
                 period.kind.as_str(),
                 &start,
                 &end,
-                &scope_name,
-                &key,
+                &scope,
+                &said.stalled(event),
                 "count",
                 &n.to_string(),
                 "",

@@ -351,7 +351,9 @@ async fn the_charts_are_svg_images_and_the_csv_holds_every_indicator_of_twelve_p
 
     // People read the columns in their language; tools ask for the codes.
     let in_words = get("/reviews.csv?department=sales&period=week", Some(tanaka.clone())).await.unwrap();
-    assert!(in_words.text().await.unwrap().starts_with("\u{FEFF}期間,開始,終了,部門,指標,"));
+    let in_words = in_words.text().await.unwrap();
+    assert!(in_words.starts_with("\u{FEFF}期間,開始,終了,部門,指標,"), "{in_words}");
+    assert!(in_words.contains(",営業部,") && !in_words.contains(",sales,"), "values in words too: {in_words}");
     let csv = get("/reviews.csv?department=sales&period=week&columns=codes", Some(tanaka.clone())).await.unwrap();
     assert_eq!(csv.status(), StatusCode::OK);
     assert!(csv.headers()["content-disposition"].to_str().unwrap().contains("attachment"));
