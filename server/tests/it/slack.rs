@@ -24,6 +24,23 @@ async fn app_with_slack(decide_in_chat: bool) -> (TestApp, SlackStandIn) {
     (TestApp::spawn_configured(|_| {}, config).await, stand_in)
 }
 
+/// An app with Slack and its sign-in (for linking), and that sign-in's stand-in provider.
+async fn app_with_slack_sign_in() -> (TestApp, TestProvider) {
+    let stand_in = SlackStandIn::start().await;
+    let mut provider = None;
+    let app = TestApp::spawn_knowing_url(
+        |_| {},
+        |url| {
+            let slack_sign_in = TestProvider::start(&format!("{url}/account/slack/callback"), &[]);
+            let config = with_slack(stand_in.config(&slack_sign_in.issuer), true);
+            provider = Some(slack_sign_in);
+            config
+        },
+    )
+    .await;
+    (app, provider.expect("the sign-in's provider"))
+}
+
 /// `username` linked to the Slack user `slack_user` (as the account page does, after a fresh sign-in).
 async fn linked(app: &TestApp, username: &str, slack_user: &str) {
     let who = ChatUser { platform: ChatPlatform::Slack, team_id: TEAM.into(), user_id: slack_user.into() };
@@ -358,18 +375,7 @@ async fn rejecting_in_slack_asks_for_the_reason_in_a_modal_and_an_empty_one_keep
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_links_their_slack_account_after_a_fresh_sign_in_and_disabling_them_ends_the_link() {
-    let stand_in = SlackStandIn::start().await;
-    let mut provider = None;
-    let app = TestApp::spawn_knowing_url(
-        |_| {},
-        |url| {
-            let slack_sign_in = TestProvider::start(&format!("{url}/account/slack/callback"), &[]);
-            let config = with_slack(stand_in.config(&slack_sign_in.issuer), true);
-            provider = Some(slack_sign_in);
-            config
-        },
-    )
-    .await;
+    let (app, provider) = app_with_slack_sign_in().await;
     app.user("suzuki", &["manager"], &["sales"]).await;
     let cookie = app.sign_in("suzuki", crate::harness::PASSWORD).await;
     let get = |path: String| app.http.get(format!("{}{path}", app.url)).header("cookie", &cookie).send();
@@ -377,7 +383,7 @@ async fn a_person_links_their_slack_account_after_a_fresh_sign_in_and_disabling_
     let off = get("/account/slack/link".into()).await.unwrap();
     assert_eq!(off.status(), StatusCode::SEE_OTHER);
     let authorize = off.headers()["location"].to_str().unwrap().to_string();
-    assert!(authorize.starts_with(&provider.as_ref().unwrap().issuer), "to Slack's sign-in: {authorize}");
+    assert!(authorize.starts_with(&provider.issuer), "to Slack's sign-in: {authorize}");
     let back = sign_in_at_provider(&authorize, "U0SUZUKI", &format!("{}/account/slack/callback", app.url)).await;
     let done = get(format!("{}?{}", back.path(), back.query().unwrap())).await.unwrap();
     assert_eq!(done.headers()["location"], "/account?chat=linked");
@@ -405,18 +411,7 @@ async fn a_person_links_their_slack_account_after_a_fresh_sign_in_and_disabling_
 /// the person and the sign-in that started it, and dropped when someone signs in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_started_by_one_person_and_finished_after_another_signed_in_is_refused() {
-    let stand_in = SlackStandIn::start().await;
-    let mut provider = None;
-    let app = TestApp::spawn_knowing_url(
-        |_| {},
-        |url| {
-            let slack_sign_in = TestProvider::start(&format!("{url}/account/slack/callback"), &[]);
-            let config = with_slack(stand_in.config(&slack_sign_in.issuer), true);
-            provider = Some(slack_sign_in);
-            config
-        },
-    )
-    .await;
+    let (app, _provider) = app_with_slack_sign_in().await; // kept: it answers the link
     app.user("suzuki", &["manager"], &["sales"]).await;
     app.user("takahashi", &["manager"], &["sales"]).await;
     let suzuki = app.sign_in("suzuki", PASSWORD).await;
