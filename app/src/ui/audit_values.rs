@@ -41,6 +41,10 @@ pub fn value_words(action: &str, key: &str, value: &str) -> Option<String> {
             return (basis.summary() == v).then(|| crate::words::evidence::basis_label_in(l, &basis));
         }
         ("part", v) => maker_part_label(MakerPart::parse(v)?),
+        // How a person signed in for a decision (`authenticated.method.kind`).
+        ("kind", "password") => td_string!(l, audit.method.password),
+        ("kind", "provider") => td_string!(l, audit.method.provider),
+        ("kind", "chat") => td_string!(l, audit.method.chat),
         ("role", v) => role_label(v.parse::<Role>().ok()?),
         _ => return None,
     };
