@@ -202,6 +202,9 @@ pub enum ChatDone {
 
 /// A request signed by Slack is believed for this long around its timestamp (seconds).
 pub const SLACK_TOLERANCE_SECONDS: i64 = 300;
+/// How long a Slack request is remembered (its replays refused): while its signature could still be believed,
+/// its timestamp up to the tolerance either side of now.
+pub const SLACK_REMEMBERED_SECONDS: i64 = 2 * SLACK_TOLERANCE_SECONDS;
 
 /// How long a chat link stands before its person confirms it again with a fresh sign-in, by default.
 pub const DEFAULT_LINK_DAYS: u32 = 30;

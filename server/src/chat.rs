@@ -81,7 +81,7 @@ async fn interactions(State(state): State<AppState>, headers: HeaderMap, body: B
         tracing::warn!(%error, "a Slack interaction refused: signature check failed");
         return Problem(AppError::Unauthorized).into_response();
     }
-    let believed = chrono::Duration::seconds(2 * domain::chat::SLACK_TOLERANCE_SECONDS);
+    let believed = chrono::Duration::seconds(domain::chat::SLACK_REMEMBERED_SECONDS);
     let key = slack_request_key(signed.0.unwrap_or_default(), &body);
     match chat::first_time(&state, &key, state.clock.now() + believed).await {
         Ok(true) => {}

@@ -23,11 +23,10 @@ pub async fn sign_in(username: String, password: String) -> Result<CurrentUser, 
     };
     let signed_in = services::sign_in::check(&state, attempt).await?;
     let authenticated = Authentication { at: state.clock.now(), method: AuthMethod::Password };
-    auth::start_session(&mut session, &signed_in, &state, &authenticated).await?;
-    let user = signed_in.user;
+    auth::start_session(&mut session, &signed_in.user, &state, &authenticated).await?;
     // This browser is now known for the account: strangers' guesses elsewhere do not keep it out.
-    let device = services::sign_in::device_cookie(&state, &user.username).await?;
-    context::remember_device(&device, !state.server.is_local_http());
+    context::remember_device(&signed_in.device, !state.server.is_local_http());
+    let user = signed_in.user.user;
     context::remember_preferences(&user.language, Some(&user.time_zone));
     Ok(user)
 }

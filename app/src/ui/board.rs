@@ -82,9 +82,6 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool, names: Names) -> impl
     let ticked = RwSignal::new(Vec::<String>::new());
     let next = page.next.map(|after| href(&BoardFilter { after: Some(after), ..filter.clone() }));
     let departments = page.departments.clone();
-    let english = super::names::english();
-    let workflows: Vec<(String, String)> =
-        page.workflows.iter().map(|w| (w.clone(), names.workflow(w, english).to_string())).collect();
     // Newcomers to the demo: where to begin.
     let start_here = page.demo_start.map(|process_id| view! { <StartHere l process_id /> });
     view! {
@@ -92,8 +89,8 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool, names: Names) -> impl
         <super::stop_switch::PausedBanner pauses=page.pauses />
         <super::incidents::OverdueBox actions=page.overdue_actions />
         <EventCounts l counts=page.counts filter=filter.clone() />
-        <Filters l filter=filter.clone() departments=page.departments workflows=workflows.clone() />
-        <Rows l zone rows=page.rows bulk departments=departments.clone() names ticked />
+        <Filters l filter=filter.clone() departments=page.departments workflows=page.workflows names=names.clone() />
+        <Rows l zone rows=page.rows bulk departments=departments.clone() names=names.clone() ticked />
         {next
             .map(|link| {
                 view! {
@@ -103,7 +100,7 @@ fn Board(page: BoardPage, filter: BoardFilter, bulk: bool, names: Names) -> impl
                 }
             })}
         // After the list: on a phone the operations come first, the form for many of them after.
-        {bulk.then(|| view! { <BulkRerun filter ticked departments workflows /> })}
+        {bulk.then(|| view! { <BulkRerun filter ticked departments names /> })}
     }
 }
 
@@ -172,12 +169,12 @@ fn EventCounts(l: Locale, counts: Vec<(Option<String>, i64)>, filter: BoardFilte
 
 /// The board's filters (department, workflow, event, age), sent as the board's URL.
 #[component]
-/// `workflows`: each workflow's code and name.
 fn Filters(
     l: Locale,
     filter: BoardFilter,
     departments: Vec<DepartmentDto>,
-    workflows: Vec<(String, String)>,
+    workflows: Vec<String>,
+    names: Names,
 ) -> impl IntoView {
     let selected = |value: &Option<String>, option: &str| value.as_deref() == Some(option);
     let departments = departments
@@ -192,10 +189,10 @@ fn Filters(
         .collect_view();
     let workflows = workflows
         .iter()
-        .map(|(code, name)| {
+        .map(|code| {
             view! {
                 <option value=code.clone() selected=selected(&filter.workflow, code)>
-                    {name.clone()}
+                    {names.workflow(code, l == Locale::en).to_string()}
                 </option>
             }
         })
@@ -435,8 +432,7 @@ fn BulkRerun(
     filter: BoardFilter,
     ticked: RwSignal<Vec<String>>,
     departments: Vec<DepartmentDto>,
-    /// Each workflow's code and name.
-    workflows: Vec<(String, String)>,
+    names: Names,
 ) -> impl IntoView {
     let l = super::labels::locale();
     let create = ServerAction::<CreateBatch>::new();
@@ -459,8 +455,7 @@ fn BulkRerun(
         filters.push(format!("{}: {}", td_string!(l, board.department), department_name(&departments, d)));
     }
     if let Some(w) = &filter.workflow {
-        let name = workflows.iter().find(|(code, _)| code == w).map_or(w.as_str(), |(_, name)| name.as_str());
-        filters.push(format!("{}: {name}", td_string!(l, board.workflow)));
+        filters.push(format!("{}: {}", td_string!(l, board.workflow), names.workflow(w, l == Locale::en)));
     }
     if let Some(e) = &filter.event {
         filters.push(format!("{}: {}", td_string!(l, board.event), event_label(e)));

@@ -45,7 +45,19 @@ pub fn Coded(name: String, code: String) -> impl IntoView {
     }
 }
 
-/// A step's name as its reader knows it (`names`: each step's code and name, from `Names::step`).
-pub fn name_of(names: &[(String, String)], code: &str) -> String {
-    names.iter().find(|(c, _)| c == code).map_or_else(|| code.to_string(), |(_, name)| name.clone())
+/// The steps of one workflow, as their reader calls them (`Names::step`).
+#[derive(Clone)]
+pub struct StepNames {
+    names: Names,
+    workflow: String,
+}
+
+impl StepNames {
+    pub fn new(names: Names, workflow: &str) -> Self {
+        StepNames { names, workflow: workflow.to_string() }
+    }
+
+    pub fn of(&self, step: &str) -> String {
+        self.names.step(&self.workflow, step, english()).to_string()
+    }
 }

@@ -4,7 +4,7 @@ use super::data::resource;
 use super::decision_table::{action_label, decision_texts};
 use super::help::{GuideSection, Help};
 use super::labels::{event_label, failure_class_label, local_time, operation_status_label};
-use super::names::{Coded, use_names};
+use super::names::{Coded, StepNames, use_names};
 use super::operation_actions::{Actions, AiAttempts, HoldPanel, ManualVerdictForm, ReconcileButton};
 use super::steps_table::StepsTable;
 use crate::api::board::load_operation;
@@ -60,10 +60,9 @@ fn Detail(detail: OperationDetail, actions: Actions, names: Names) -> impl IntoV
     let steps = std::mem::take(&mut op.steps);
     let process_id = op.process_id.clone();
     let stalled = op.status == OperationStatus::Stalled;
-    let english = super::names::english();
-    let step_names: Vec<(String, String)> =
-        steps.iter().map(|s| (s.name.clone(), names.step(&op.workflow, &s.name, english).to_string())).collect();
-    let workflow = names.workflow(&op.workflow, english).to_string();
+    let workflow = names.workflow(&op.workflow, super::names::english()).to_string();
+    let names = StepNames::new(names, &op.workflow);
+    let step_names: Vec<(String, String)> = steps.iter().map(|s| (s.name.clone(), names.of(&s.name))).collect();
     let attempts: Vec<_> =
         steps.iter().filter(|s| !s.ai_attempts.is_empty()).map(|s| (s.name.clone(), s.ai_attempts.clone())).collect();
     let (may_act, may_record_verdict) = (detail.may_act, detail.may_record_verdict);
@@ -84,7 +83,7 @@ fn Detail(detail: OperationDetail, actions: Actions, names: Names) -> impl IntoV
             <Help section=GuideSection::Reconciliation />
         </h1>
         <Facts op workflow department_name=detail.department_name />
-        <StepsTable steps names=step_names.clone() />
+        <StepsTable steps names />
         {attempts
             .into_iter()
             .map(|(step, attempts)| {

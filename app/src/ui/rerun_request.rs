@@ -6,7 +6,7 @@ use super::checklist::{
 use super::data::resource;
 use super::help::{GuideSection, Help};
 use super::labels::{local_time, locale, status_label};
-use super::names::{Coded, name_of};
+use super::names::{Coded, StepNames};
 use crate::api::reruns::{
     CancelRerunRequest, ConfirmCheck, ConfirmKeyAlone, DecideRerun, RequestApproval, StartRerunRequest,
     load_rerun_request,
@@ -117,9 +117,7 @@ pub fn RerunRequestPage() -> impl IntoView {
                 let names = names.get().await;
                 match request.await {
                     Ok(r) => {
-                        let english = super::names::english();
-                        let step = |s: &str| (s.to_string(), names.step(&r.workflow, s, english).to_string());
-                        let names: Vec<(String, String)> = r.steps.iter().map(|s| step(&s.name)).collect();
+                        let names = StepNames::new(names, &r.workflow);
                         view! { <Request r names confirm key_alone submit cancel decide /> }.into_any()
                     }
                     Err(crate::contract::AppError::NotFound) => {
@@ -142,8 +140,7 @@ struct Decide {
 #[component]
 fn Request(
     r: RerunRequestView,
-    /// Each step's code and the name its reader knows.
-    names: Vec<(String, String)>,
+    names: StepNames,
     confirm: ServerAction<ConfirmCheck>,
     key_alone: ServerAction<ConfirmKeyAlone>,
     submit: ServerAction<RequestApproval>,
@@ -159,7 +156,7 @@ fn Request(
     let may_cancel = r.may_cancel;
     let cancel_id = r.id.clone();
     let planned: Vec<(String, String)> =
-        r.plan.steps.iter().map(|s| (name_of(&names, &s.name), s.idempotency_key.clone())).collect();
+        r.plan.steps.iter().map(|s| (names.of(&s.name), s.idempotency_key.clone())).collect();
     view! {
         // Named by what it is about; its ID, for searching, under the heading.
         <leptos_meta::Title text=format!("{}{} — Rerun Gate", td_string!(l, rerun.request.title), r.process_id) />
@@ -175,7 +172,7 @@ fn Request(
             .iter()
             .cloned()
             .map(|k| {
-                let name = name_of(&names, &k.step);
+                let name = names.of(&k.step);
                 view! { <KeyAlone k name id=id.clone() may_confirm action=key_alone /> }
             })
             .collect_view()}
@@ -264,7 +261,7 @@ fn Facts(r: RerunRequestView) -> impl IntoView {
 /// The plan: each step to rerun with its original idempotency key; then each step it leaves out, with what the
 /// outside system says of it and what that rests on (a step is never left out silently).
 #[component]
-fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>, names: Vec<(String, String)>) -> impl IntoView {
+fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>, names: StepNames) -> impl IntoView {
     let l = super::labels::locale();
     let left_out: Vec<StepView> = all.into_iter().filter(|s| !steps.iter().any(|p| p.name == s.name)).collect();
     view! {
@@ -283,7 +280,7 @@ fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>, names: Vec<(String, String)
                         view! {
                             <tr>
                                 <td>
-                                    <Coded name=name_of(&names, &s.name) code=s.name.clone() />
+                                    <Coded name=names.of(&s.name) code=s.name.clone() />
                                 </td>
                                 <td>
                                     <code>{s.idempotency_key.clone()}</code>
@@ -301,7 +298,7 @@ fn Plan(steps: Vec<PlannedStep>, all: Vec<StepView>, names: Vec<(String, String)
 /// The steps the plan leaves out: completed, or shown executed by the outside system (their flag then set), each
 /// with its verdict and the evidence it rests on.
 #[component]
-fn LeftOut(steps: Vec<StepView>, names: Vec<(String, String)>) -> impl IntoView {
+fn LeftOut(steps: Vec<StepView>, names: StepNames) -> impl IntoView {
     let l = super::labels::locale();
     view! {
         <table class="grid" data-testid="left-out">
@@ -325,7 +322,7 @@ fn LeftOut(steps: Vec<StepView>, names: Vec<(String, String)>) -> impl IntoView 
                         view! {
                             <tr>
                                 <td>
-                                    <Coded name=name_of(&names, &s.name) code=s.name />
+                                    <Coded name=names.of(&s.name) code=s.name />
                                 </td>
                                 <td>
                                     {super::labels::verdict_label(s.latest_verdict)} <br /> <small>{evidence}</small>

@@ -4,10 +4,10 @@ use crate::contract::operations::{ReconciliationView, StepView};
 use crate::i18n::td_string;
 use leptos::prelude::*;
 
-/// Every step with its completion flag next to what the outside system says (the verdict and its evidence);
-/// `names`: each step's code and the name its reader knows.
+/// Every step with its completion flag next to what the outside system says (the verdict and its evidence), each
+/// by the name its reader knows.
 #[component]
-pub fn StepsTable(steps: Vec<StepView>, names: Vec<(String, String)>) -> impl IntoView {
+pub fn StepsTable(steps: Vec<StepView>, names: super::names::StepNames) -> impl IntoView {
     let l = super::labels::locale();
     view! {
         <table class="grid cards" data-testid="steps">
@@ -29,7 +29,7 @@ pub fn StepsTable(steps: Vec<StepView>, names: Vec<(String, String)>) -> impl In
                 {steps
                     .into_iter()
                     .map(|step| {
-                        view! { <StepRow title=super::names::name_of(&names, &step.name) step /> }
+                        view! { <StepRow title=names.of(&step.name) step /> }
                     })
                     .collect_view()}
             </tbody>

@@ -320,10 +320,11 @@ struct Said<'a> {
 }
 
 impl Said<'_> {
-    fn department(&self, code: &str) -> String {
-        match self.headings {
-            Some(l) if code != "all" => self.state.config.department_name(code, l == Locale::en),
-            _ => code.to_string(),
+    /// The review's department (`all` for every department).
+    fn department(&self, code: Option<&str>) -> String {
+        match (code, self.headings) {
+            (Some(code), Some(l)) => self.state.config.department_name(code, l == Locale::en),
+            (code, _) => code.unwrap_or("all").to_string(),
         }
     }
 
@@ -351,7 +352,7 @@ pub async fn export_csv(
     let trend = trend(state, r.scope.as_deref(), r.period).await?;
     let scope_name = r.department.clone().unwrap_or_else(|| "all".into());
     let said = Said { headings, state };
-    let scope = said.department(&scope_name);
+    let scope = said.department(r.department.as_deref());
     let mut out = csv::Writer::from_writer(Vec::new());
     out.write_record(words::columns::header_in(headings, &domain::indicators::REVIEW_CSV_COLUMNS))
         .map_err(|e| AppError::internal("review export", e))?;

@@ -81,17 +81,6 @@ async fn device_key(tx: &mut db::Conn) -> Result<String, AppError> {
     Ok(db::sign_in::device_key(tx, &hex::encode(fresh)).await?)
 }
 
-/// A device cookie's value for the browser `username` just signed in from: from then on, strangers guessing the
-/// account elsewhere do not keep that browser out (`domain::throttle::Device`).
-pub async fn device_cookie(state: &AppState, username: &str) -> Result<String, AppError> {
-    let mut nonce = [0u8; 16];
-    rand::rngs::OsRng.fill_bytes(&mut nonce);
-    let mut tx = state.db.begin_write().await?;
-    let key = device_key(&mut tx).await?;
-    tx.commit().await?;
-    Ok(device_token(key.as_bytes(), &username.trim().to_lowercase(), &hex::encode(nonce)))
-}
-
 /// What the trail may keep of a typed name (`domain::claimed_name`), with this installation's key.
 async fn claimed(tx: &mut db::Conn, typed: &str, is_an_account: bool) -> Result<ClaimedName, AppError> {
     let mut fresh = [0u8; 32];
@@ -105,7 +94,7 @@ pub(super) async fn turn(state: &AppState) -> Result<Turn, AppError> {
     state.password_checks.turn().await.map_err(|_| AppError::TooManyRequests { retry_after_secs: 1 })
 }
 
-pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, AppError> {
+pub async fn check(state: &AppState, attempt: Attempt) -> Result<SignedIn, AppError> {
     let username = attempt.username.trim().to_lowercase();
     let request_id = attempt.request_id.as_deref();
     let Admitted { turn, user } = admit(state, &username, (&attempt.ip, attempt.device.as_deref()), request_id).await?;
@@ -139,7 +128,17 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SessionUser, Ap
         AuditEntry::new(Actor::user(row.id, &row.username), AuditAction::SignInSucceeded, ObjectType::User, row.id)
             .after(json!({"ip": attempt.ip, "rehashed": rehashed}));
     record(&mut tx, entry, request_id, now).await?;
+    // The browser is known for the account from now on (`domain::throttle::Device`): a fresh device cookie.
+    let mut nonce = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut nonce);
+    let device = device_token(device_key(&mut tx).await?.as_bytes(), &username, &hex::encode(nonce));
     let user = load_session_user(&mut tx, row).await?;
     tx.commit().await?;
-    Ok(user)
+    Ok(SignedIn { user, device })
+}
+
+/// A sign-in that succeeded: the person, and the device cookie for the browser they signed in from.
+pub struct SignedIn {
+    pub user: SessionUser,
+    pub device: String,
 }

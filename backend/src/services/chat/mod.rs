@@ -91,7 +91,7 @@ pub(super) async fn changed(tx: &mut db::Conn, subject: &ChatSubject, now: DateT
 /// as its signature or token could be believed), so that a replay within that time decides nothing.
 pub async fn first_time(state: &AppState, key: &str, believed_until: DateTime<Utc>) -> Result<bool, AppError> {
     let now = state.clock.now();
-    let old_rule = chrono::Duration::seconds(2 * domain::chat::SLACK_TOLERANCE_SECONDS);
+    let old_rule = chrono::Duration::seconds(domain::chat::SLACK_REMEMBERED_SECONDS);
     let mut tx = state.db.begin_write().await?;
     let first = db::chat::first_time(&mut tx, key, now, believed_until, now - old_rule).await?;
     tx.commit().await?;
