@@ -93,3 +93,10 @@ mod tests {
         assert!(v.ok && v.rehashed.as_deref().is_some_and(|h| h.starts_with("$argon2id$v=19$m=19456,t=2,p=1$")));
     }
 }
+
+/// A secret nobody holds, for accounts that never sign in with a password here (the company sign-in's and the
+/// directory's people): its hash matches no password anyone could type.
+pub fn unusable_secret() -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 32]>())
+}

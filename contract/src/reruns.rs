@@ -104,6 +104,10 @@ pub struct DecisionView {
     pub decision: Decision,
     pub comment: Option<String>,
     pub decided_at: DateTime<Utc>,
+    /// An approval whose giver can no longer decide here (removed from the company directory, disabled, no longer a
+    /// manager of the department): shown, not counted; the request waits for another approver.
+    #[serde(default)]
+    pub no_longer_counts: bool,
 }
 
 /// What a decision is about: one rerun request, or a bulk rerun decided as a whole.

@@ -95,6 +95,7 @@ named! {
         Connector => "connector",
         Database => "database",
         Department => "department",
+        DirectoryGroup => "directory_group",
         Drill => "drill",
         IdempotencyRecord => "idempotency_record",
         Incident => "incident",

@@ -19,6 +19,10 @@ named! {
         // department
         DepartmentCreated => "department.created",
         DepartmentRenamed => "department.renamed",
+        // directory_group
+        DirectoryGroupChanged => "directory_group.changed",
+        DirectoryGroupCreated => "directory_group.created",
+        DirectoryGroupDeleted => "directory_group.deleted",
         // dispatch
         DispatchPaused => "dispatch.paused",
         DispatchResumed => "dispatch.resumed",
@@ -58,6 +62,7 @@ named! {
         // rerun_batch
         RerunBatchApprovalRecorded => "rerun_batch.approval_recorded",
         RerunBatchApproved => "rerun_batch.approved",
+        RerunBatchApprovalVoided => "rerun_batch.approval_voided",
         RerunBatchCancelled => "rerun_batch.cancelled",
         RerunBatchCheckConfirmed => "rerun_batch.check_confirmed",
         RerunBatchCompleted => "rerun_batch.completed",
@@ -74,6 +79,7 @@ named! {
         // rerun_request
         RerunRequestApprovalRecorded => "rerun_request.approval_recorded",
         RerunRequestApproved => "rerun_request.approved",
+        RerunRequestApprovalVoided => "rerun_request.approval_voided",
         RerunRequestCancelled => "rerun_request.cancelled",
         RerunRequestCheckConfirmed => "rerun_request.check_confirmed",
         RerunRequestCreated => "rerun_request.created",
@@ -104,6 +110,8 @@ named! {
         UserChatLinked => "user.chat_linked",
         UserChatUnlinked => "user.chat_unlinked",
         UserCreated => "user.created",
+        UserDeleted => "user.deleted",
+        UserDetailsChanged => "user.details_changed",
         UserDisabled => "user.disabled",
         UserEnabled => "user.enabled",
         UserPasswordChanged => "user.password_changed",

@@ -45,6 +45,8 @@ named! {
         /// A step's idempotency key is held by another step at the same outside system.
         IdempotencyKeyTaken => "idempotency-key-taken",
         ProcessIdExists => "process-id-exists",
+        /// The company directory provisions this person: their memberships and being active are its to change.
+        DirectoryManaged => "directory-managed",
     }
 }
 

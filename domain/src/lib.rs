@@ -16,6 +16,7 @@ pub mod configuration;
 pub mod conflict;
 pub mod conformance;
 pub mod decision_table;
+pub mod directory;
 pub mod dispatch;
 pub mod drills;
 pub mod fingerprint;

@@ -28,6 +28,9 @@ pub enum SystemReason {
     WebhookUnreadable,
     WebhookUnmatched,
     WebhookConnectorClosed,
+    /// The person who gave an approval can no longer decide (removed from the directory, disabled, no longer a
+    /// manager of the department): their approval stops counting while the request waits.
+    GiverAccessEnded,
 }
 
 const EXECUTED_BEFORE_SEND: &str = "executed at the outside system before the rerun was sent";
@@ -38,6 +41,7 @@ const OUTSIDE_SHOWS_EXECUTED: &str = "the outside system shows the step executed
 const WEBHOOK_UNREADABLE: &str = "the body is not JSON (or was purged)";
 const WEBHOOK_UNMATCHED: &str = "no step of this connector has that idempotency key or result ID";
 const WEBHOOK_CONNECTOR_CLOSED: &str = "the connector no longer accepts webhooks";
+const GIVER_ACCESS_ENDED: &str = "the approver can no longer decide here";
 
 impl SystemReason {
     pub fn text(&self) -> String {
@@ -53,6 +57,7 @@ impl SystemReason {
             SystemReason::WebhookUnreadable => WEBHOOK_UNREADABLE.into(),
             SystemReason::WebhookUnmatched => WEBHOOK_UNMATCHED.into(),
             SystemReason::WebhookConnectorClosed => WEBHOOK_CONNECTOR_CLOSED.into(),
+            SystemReason::GiverAccessEnded => GIVER_ACCESS_ENDED.into(),
         }
     }
 
@@ -66,6 +71,7 @@ impl SystemReason {
             (WEBHOOK_UNREADABLE, SystemReason::WebhookUnreadable),
             (WEBHOOK_UNMATCHED, SystemReason::WebhookUnmatched),
             (WEBHOOK_CONNECTOR_CLOSED, SystemReason::WebhookConnectorClosed),
+            (GIVER_ACCESS_ENDED, SystemReason::GiverAccessEnded),
         ];
         if let Some((_, reason)) = fixed.into_iter().find(|(t, _)| *t == text) {
             return Some(reason);
@@ -108,6 +114,7 @@ mod tests {
             SystemReason::WebhookUnreadable,
             SystemReason::WebhookUnmatched,
             SystemReason::WebhookConnectorClosed,
+            SystemReason::GiverAccessEnded,
         ];
         for reason in reasons {
             assert_eq!(SystemReason::parse(&reason.text()), Some(reason));

@@ -11,7 +11,7 @@ use domain::stall::StallReason;
 type Label = fn(Locale) -> &'static str;
 
 /// Each action's name ("停止を検知" / "Stall detected"); a test checks that every action has one, once.
-const ACTION_LABELS: [(AuditAction, Label); 90] = [
+const ACTION_LABELS: [(AuditAction, Label); 97] = [
     (AuditAction::AiAttemptAdopted, |l| td_string!(l, audit.action.ai_attempt.adopted)),
     (AuditAction::ApiClientCreated, |l| td_string!(l, audit.action.api_client.created)),
     (AuditAction::ApiClientRevoked, |l| td_string!(l, audit.action.api_client.revoked)),
@@ -21,6 +21,9 @@ const ACTION_LABELS: [(AuditAction, Label); 90] = [
     (AuditAction::DatabaseMarked, |l| td_string!(l, audit.action.database.marked)),
     (AuditAction::DepartmentCreated, |l| td_string!(l, audit.action.department.created)),
     (AuditAction::DepartmentRenamed, |l| td_string!(l, audit.action.department.renamed)),
+    (AuditAction::DirectoryGroupChanged, |l| td_string!(l, audit.action.directory_group.changed)),
+    (AuditAction::DirectoryGroupCreated, |l| td_string!(l, audit.action.directory_group.created)),
+    (AuditAction::DirectoryGroupDeleted, |l| td_string!(l, audit.action.directory_group.deleted)),
     (AuditAction::DispatchPaused, |l| td_string!(l, audit.action.dispatch.paused)),
     (AuditAction::DispatchResumed, |l| td_string!(l, audit.action.dispatch.resumed)),
     (AuditAction::DrillEnded, |l| td_string!(l, audit.action.drill.ended)),
@@ -50,6 +53,7 @@ const ACTION_LABELS: [(AuditAction, Label); 90] = [
     (AuditAction::RerunOutcomeUnknown, |l| td_string!(l, audit.action.rerun.outcome_unknown)),
     (AuditAction::RerunRefused, |l| td_string!(l, audit.action.rerun.refused)),
     (AuditAction::RerunBatchApprovalRecorded, |l| td_string!(l, audit.action.rerun_batch.approval_recorded)),
+    (AuditAction::RerunBatchApprovalVoided, |l| td_string!(l, audit.action.rerun_batch.approval_voided)),
     (AuditAction::RerunBatchApproved, |l| td_string!(l, audit.action.rerun_batch.approved)),
     (AuditAction::RerunBatchCancelled, |l| td_string!(l, audit.action.rerun_batch.cancelled)),
     (AuditAction::RerunBatchCheckConfirmed, |l| td_string!(l, audit.action.rerun_batch.check_confirmed)),
@@ -65,6 +69,7 @@ const ACTION_LABELS: [(AuditAction, Label); 90] = [
     (AuditAction::RerunBatchResumed, |l| td_string!(l, audit.action.rerun_batch.resumed)),
     (AuditAction::RerunBatchSubmitted, |l| td_string!(l, audit.action.rerun_batch.submitted)),
     (AuditAction::RerunRequestApprovalRecorded, |l| td_string!(l, audit.action.rerun_request.approval_recorded)),
+    (AuditAction::RerunRequestApprovalVoided, |l| td_string!(l, audit.action.rerun_request.approval_voided)),
     (AuditAction::RerunRequestApproved, |l| td_string!(l, audit.action.rerun_request.approved)),
     (AuditAction::RerunRequestCancelled, |l| td_string!(l, audit.action.rerun_request.cancelled)),
     (AuditAction::RerunRequestCheckConfirmed, |l| td_string!(l, audit.action.rerun_request.check_confirmed)),
@@ -91,6 +96,8 @@ const ACTION_LABELS: [(AuditAction, Label); 90] = [
     (AuditAction::UserChatLinked, |l| td_string!(l, audit.action.user.chat_linked)),
     (AuditAction::UserChatUnlinked, |l| td_string!(l, audit.action.user.chat_unlinked)),
     (AuditAction::UserCreated, |l| td_string!(l, audit.action.user.created)),
+    (AuditAction::UserDeleted, |l| td_string!(l, audit.action.user.deleted)),
+    (AuditAction::UserDetailsChanged, |l| td_string!(l, audit.action.user.details_changed)),
     (AuditAction::UserDisabled, |l| td_string!(l, audit.action.user.disabled)),
     (AuditAction::UserEnabled, |l| td_string!(l, audit.action.user.enabled)),
     (AuditAction::UserPasswordChanged, |l| td_string!(l, audit.action.user.password_changed)),
@@ -187,6 +194,7 @@ pub fn object_type_label_in(l: Locale, kind: ObjectType) -> &'static str {
         ObjectType::Connector => td_string!(l, audit.object.connector),
         ObjectType::Database => td_string!(l, audit.object.database),
         ObjectType::Department => td_string!(l, audit.object.department),
+        ObjectType::DirectoryGroup => td_string!(l, audit.object.directory_group),
         ObjectType::Drill => td_string!(l, audit.object.drill),
         ObjectType::IdempotencyRecord => td_string!(l, audit.object.idempotency_record),
         ObjectType::Incident => td_string!(l, audit.object.incident),
@@ -332,6 +340,7 @@ pub fn system_reason_label_in(l: Locale, reason: &SystemReason) -> String {
         SystemReason::WebhookUnreadable => td_string!(l, audit.system_reason.webhook_unreadable).into(),
         SystemReason::WebhookUnmatched => td_string!(l, audit.system_reason.webhook_unmatched).into(),
         SystemReason::WebhookConnectorClosed => td_string!(l, audit.system_reason.webhook_connector_closed).into(),
+        SystemReason::GiverAccessEnded => td_string!(l, audit.system_reason.giver_access_ended).into(),
     }
 }
 

@@ -1,6 +1,9 @@
-//! Programs that call the ingestion API: a name, the SHA-256 of their token, their departments.
+//! Programs that call the ingestion API (a name, the SHA-256 of their token, their departments), and the company
+//! directory's provisioning (a token of its own purpose).
+use super::states::Stored;
 use super::{Conn, on_conn};
 use chrono::{DateTime, Utc};
+use domain::directory::ClientPurpose;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct ApiClientRow {
@@ -8,15 +11,24 @@ pub struct ApiClientRow {
     pub name: String,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "Stored<ClientPurpose>")]
+    pub purpose: ClientPurpose,
 }
 
-pub async fn insert(tx: &mut Conn, name: &str, token_sha256: &str, now: DateTime<Utc>) -> Result<i64, sqlx::Error> {
+pub async fn insert(
+    tx: &mut Conn,
+    name: &str,
+    purpose: ClientPurpose,
+    token_sha256: &str,
+    now: DateTime<Utc>,
+) -> Result<i64, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_scalar(
-        "INSERT INTO api_clients (name, token_sha256, created_at) VALUES ($1, $2, $3) RETURNING id"
+        "INSERT INTO api_clients (name, token_sha256, created_at, purpose) VALUES ($1, $2, $3, $4) RETURNING id"
     )
     .bind(name)
     .bind(token_sha256)
     .bind(now)
+    .bind(Stored(purpose))
     .fetch_one(c)
     .await)
 }
@@ -31,19 +43,21 @@ pub async fn add_department(tx: &mut Conn, id: i64, department_id: i64) -> Resul
 }
 
 pub async fn by_name(tx: &mut Conn, name: &str) -> Result<Option<ApiClientRow>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients WHERE name = $1")
-        .bind(name)
-        .fetch_optional(c)
-        .await)
+    on_conn!(tx, |c| sqlx::query_as(
+        "SELECT id, name, created_at, revoked_at, purpose FROM api_clients WHERE name = $1"
+    )
+    .bind(name)
+    .fetch_optional(c)
+    .await)
 }
 
 /// A client's row joined with one of its departments (`None`: it has none).
-type ClientAndDepartment = (i64, String, DateTime<Utc>, Option<DateTime<Utc>>, Option<String>);
+type ClientAndDepartment = (i64, String, DateTime<Utc>, Option<DateTime<Utc>>, Stored<ClientPurpose>, Option<String>);
 
 /// The client holding this token and its department codes, in one statement (it runs on every API call).
 pub async fn by_token(tx: &mut Conn, token_sha256: &str) -> Result<Option<(ApiClientRow, Vec<String>)>, sqlx::Error> {
     let rows: Vec<ClientAndDepartment> = on_conn!(tx, |c| sqlx::query_as(
-        "SELECT c.id, c.name, c.created_at, c.revoked_at, d.code FROM api_clients c
+        "SELECT c.id, c.name, c.created_at, c.revoked_at, c.purpose, d.code FROM api_clients c
          LEFT JOIN api_client_departments a ON a.api_client_id = c.id
          LEFT JOIN departments d ON d.id = a.department_id
          WHERE c.token_sha256 = $1 ORDER BY d.code"
@@ -51,20 +65,20 @@ pub async fn by_token(tx: &mut Conn, token_sha256: &str) -> Result<Option<(ApiCl
     .bind(token_sha256)
     .fetch_all(c)
     .await)?;
-    let Some((id, name, created_at, revoked_at, _)) = rows.first().cloned() else { return Ok(None) };
-    let codes = rows.into_iter().filter_map(|r| r.4).collect();
-    Ok(Some((ApiClientRow { id, name, created_at, revoked_at }, codes)))
+    let Some((id, name, created_at, revoked_at, Stored(purpose), _)) = rows.first().cloned() else { return Ok(None) };
+    let codes = rows.into_iter().filter_map(|r| r.5).collect();
+    Ok(Some((ApiClientRow { id, name, created_at, revoked_at, purpose }, codes)))
 }
 
 pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<ApiClientRow>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients WHERE id = $1")
+    on_conn!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at, purpose FROM api_clients WHERE id = $1")
         .bind(id)
         .fetch_optional(c)
         .await)
 }
 
 pub async fn all(tx: &mut Conn) -> Result<Vec<ApiClientRow>, sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_clients ORDER BY name")
+    on_conn!(tx, |c| sqlx::query_as("SELECT id, name, created_at, revoked_at, purpose FROM api_clients ORDER BY name")
         .fetch_all(c)
         .await)
 }

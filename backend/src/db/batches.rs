@@ -454,7 +454,7 @@ pub async fn insert_decision(
 
 pub async fn decisions(tx: &mut Conn, batch: &str) -> Result<Vec<super::rerun_requests::DecisionRow>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_as(
-        "SELECT d.approver_id, u.display_name AS approver, d.decision, d.comment, d.decided_at
+        "SELECT d.approver_id, u.display_name AS approver, d.decision, d.comment, d.decided_at, d.voided_why
          FROM rerun_batch_decisions d JOIN users u ON u.id = d.approver_id WHERE d.batch_id = $1 ORDER BY d.decided_at"
     )
     .bind(batch)
@@ -564,4 +564,36 @@ pub async fn select_by_process_ids(tx: &mut Conn, process_ids: &[String]) -> Res
     }
     found.sort_by_key(|s| process_ids.iter().position(|p| *p == s.process_id));
     Ok(found)
+}
+
+/// The approvals `user_id` gave that still count, on bulk reruns that still wait: (batch ID, department).
+pub async fn waiting_approvals_by(tx: &mut Conn, user_id: i64) -> Result<Vec<(String, String)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
+        "SELECT b.id, b.department FROM rerun_batch_decisions d JOIN rerun_batches b ON b.id = d.batch_id
+         WHERE d.approver_id = $1 AND d.decision = 'approved' AND d.voided_at IS NULL
+           AND b.status = 'pending_approval' ORDER BY b.id"
+    )
+    .bind(user_id)
+    .fetch_all(c)
+    .await)
+}
+
+/// The approval stops counting, and says why.
+pub async fn void_approval(
+    tx: &mut Conn,
+    batch: &str,
+    user_id: i64,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
+        "UPDATE rerun_batch_decisions SET voided_at = $3, voided_why = $4 WHERE batch_id = $1 AND approver_id = $2"
+    )
+    .bind(batch)
+    .bind(user_id)
+    .bind(now)
+    .bind(why)
+    .execute(c)
+    .await
+    .map(drop))
 }

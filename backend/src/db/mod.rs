@@ -10,6 +10,7 @@ pub mod batches;
 pub mod chat;
 pub mod demo_systems;
 pub mod departments;
+pub mod directory;
 pub mod dispatches;
 pub mod drills;
 mod group;

@@ -336,11 +336,19 @@ pub struct DecisionRow {
     pub decision: Decision,
     pub comment: Option<String>,
     pub decided_at: DateTime<Utc>,
+    /// Why the approval no longer counts (its giver can no longer decide here), once it stopped counting.
+    pub voided_why: Option<String>,
+}
+
+impl DecisionRow {
+    pub fn counts(&self) -> bool {
+        self.voided_why.is_none()
+    }
 }
 
 pub async fn decisions(tx: &mut Conn, id: &str) -> Result<Vec<DecisionRow>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_as(
-        "SELECT a.approver_id, u.display_name AS approver, a.decision, a.comment, a.decided_at
+        "SELECT a.approver_id, u.display_name AS approver, a.decision, a.comment, a.decided_at, a.voided_why
          FROM approvals a JOIN users u ON u.id = a.approver_id WHERE a.request_id = $1 ORDER BY a.decided_at, a.id"
     )
     .bind(id)
@@ -382,4 +390,38 @@ pub async fn overdue(tx: &mut Conn, now: DateTime<Utc>) -> Result<Vec<String>, s
     .bind(now)
     .fetch_all(c)
     .await)
+}
+
+/// The approvals `user_id` gave that still count, on requests that still wait: (request ID, process ID,
+/// department).
+pub async fn waiting_approvals_by(tx: &mut Conn, user_id: i64) -> Result<Vec<(String, String, String)>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_as(
+        "SELECT r.id, o.process_id, o.department FROM approvals a
+         JOIN rerun_requests r ON r.id = a.request_id JOIN operations o ON o.id = r.operation_id
+         WHERE a.approver_id = $1 AND a.decision = 'approved' AND a.voided_at IS NULL
+           AND r.status = 'pending_approval' ORDER BY r.id"
+    )
+    .bind(user_id)
+    .fetch_all(c)
+    .await)
+}
+
+/// The approval stops counting, and says why.
+pub async fn void_approval(
+    tx: &mut Conn,
+    request: &str,
+    user_id: i64,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
+        "UPDATE approvals SET voided_at = $3, voided_why = $4 WHERE request_id = $1 AND approver_id = $2"
+    )
+    .bind(request)
+    .bind(user_id)
+    .bind(now)
+    .bind(why)
+    .execute(c)
+    .await
+    .map(drop))
 }

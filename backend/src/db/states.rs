@@ -5,6 +5,7 @@
 use domain::approval::{Decision, MakerPart};
 use domain::audit_action::AuditAction;
 use domain::batches::{BatchStatus, MemberState};
+use domain::directory::ClientPurpose;
 use domain::dispatch::{DeliveryStatus, DispatchStatus};
 use domain::idempotency::IdempotencyState;
 use domain::indicators::ReviewChange;
@@ -66,6 +67,7 @@ stored_by_name!(
     RegistrationRefusal,
     AuditAction,
     ReviewChange,
+    ClientPurpose,
 );
 
 macro_rules! on_engine {

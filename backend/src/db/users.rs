@@ -19,10 +19,21 @@ pub struct UserRow {
     pub session_generation: i64,
     /// The identity provider that vouches for the user (company sign-in); none for a local account.
     pub identity_issuer: Option<String>,
+    /// The company directory's ID for a person it provisioned (kept once it deleted them).
+    pub scim_id: Option<String>,
+    /// When the directory last changed the person.
+    pub provisioned_at: Option<DateTime<Utc>>,
+}
+
+impl UserRow {
+    /// Whether the company directory provisioned the person (and so owns their memberships).
+    pub fn is_provisioned(&self) -> bool {
+        self.scim_id.is_some()
+    }
 }
 
 const USER_COLUMNS: &str = "id, username, display_name, password_hash, disabled_at, email, language, time_zone, \
-     session_generation, identity_issuer";
+     session_generation, identity_issuer, scim_id, provisioned_at";
 
 pub async fn by_id(tx: &mut Conn, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
@@ -186,17 +197,19 @@ pub async fn with_access(
         time_zone: Option<String>,
         session_generation: Option<i64>,
         identity_issuer: Option<String>,
+        provisioned_at: Option<DateTime<Utc>>,
     }
     let parts: Vec<Part> = on_conn!(tx, |c| {
         sqlx::query_as(
-            "SELECT 'user' AS part, id, username AS text1, display_name AS text2, NULL AS text3, NULL AS text4,
-                password_hash, disabled_at, email, language, time_zone, session_generation, identity_issuer
+            "SELECT 'user' AS part, id, username AS text1, display_name AS text2, scim_id AS text3, NULL AS text4,
+                password_hash, disabled_at, email, language, time_zone, session_generation, identity_issuer,
+                provisioned_at
          FROM users WHERE id = $1
          UNION ALL
-         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         SELECT 'role', NULL, role, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM user_roles WHERE user_id = $1
          UNION ALL
-         SELECT 'membership', d.id, d.code, d.name, m.role, d.name_en, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+         SELECT 'membership', d.id, d.code, d.name, m.role, d.name_en, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
          FROM user_memberships m JOIN departments d ON d.id = m.department_id WHERE m.user_id = $1
          ORDER BY 1, 3, 5",
         )
@@ -219,6 +232,8 @@ pub async fn with_access(
                     time_zone: p.time_zone.unwrap_or_default(),
                     session_generation: p.session_generation.unwrap_or_default(),
                     identity_issuer: p.identity_issuer,
+                    scim_id: p.text3,
+                    provisioned_at: p.provisioned_at,
                 })
             }
             "role" => roles.extend(p.text1),

@@ -19,7 +19,12 @@ pub async fn load(state: &AppState) -> Result<usize, AppError> {
     let departments = ["sales".to_string(), "billing".to_string()];
     let (id, _token) =
         api_clients::create(state, Actor::system(SystemActor::Demo), "demo-integration", &departments).await?;
-    let client = api_clients::ApiClient { id, name: "demo-integration".into(), departments: departments.to_vec() };
+    let client = api_clients::ApiClient {
+        id,
+        name: "demo-integration".into(),
+        departments: departments.to_vec(),
+        purpose: domain::directory::ClientPurpose::Ingestion,
+    };
     let clock = Arc::new(ManualClock::new(state.clock.now() - Duration::hours(1)));
     let past =
         Past { state: state.with_clock(clock.clone()), client, outside: DemoSystems::new(state.db.clone(), clock) };

@@ -45,7 +45,7 @@ async fn perform(state: &AppState, rerun: &RerunCall) -> Result<(), AppError> {
         let mut tx = state.db.begin_read().await?;
         let row = db::api_clients::by_name(&mut tx, "demo-integration").await?.ok_or(AppError::NotFound)?;
         let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
-        ApiClient { id: row.id, name: row.name, departments }
+        ApiClient { id: row.id, name: row.name, departments, purpose: row.purpose }
     };
     let outside = DemoSystems::new(state.db.clone(), state.clock.clone());
     for step in &rerun.steps {

@@ -7,6 +7,7 @@ use contract::admin::ApiClientSummary;
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
+use domain::directory::ClientPurpose;
 use domain::invalid::{Field, Invalid, Rule};
 use rand::RngCore;
 use serde_json::json;
@@ -18,6 +19,8 @@ pub struct ApiClient {
     pub id: i64,
     pub name: String,
     pub departments: Vec<String>,
+    /// The ingestion API, or the company directory's provisioning: a token opens only its own door.
+    pub purpose: ClientPurpose,
 }
 
 impl ApiClient {
@@ -33,11 +36,32 @@ fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// Creates a client and returns its token, the only time it is ever seen.
+/// Creates a client of the ingestion API and returns its token, the only time it is ever seen.
 pub async fn create(
     state: &AppState,
     actor: Actor,
     name: &str,
+    departments: &[String],
+) -> Result<(i64, String), AppError> {
+    if departments.is_empty() {
+        return Err(AppError::invalid(
+            Field::Department,
+            Invalid::new(Rule::NoneChosen, "a token needs at least one department"),
+        ));
+    }
+    create_of(state, actor, (name, ClientPurpose::Ingestion), departments).await
+}
+
+/// Creates the company directory's token for SCIM provisioning (no department: it provisions people) and
+/// returns it, the only time it is ever seen.
+pub async fn create_directory(state: &AppState, actor: Actor, name: &str) -> Result<(i64, String), AppError> {
+    create_of(state, actor, (name, ClientPurpose::Directory), &[]).await
+}
+
+async fn create_of(
+    state: &AppState,
+    actor: Actor,
+    (name, purpose): (&str, ClientPurpose),
     departments: &[String],
 ) -> Result<(i64, String), AppError> {
     let name = name.trim();
@@ -45,12 +69,6 @@ pub async fn create(
         return Err(AppError::invalid(
             Field::Name,
             Invalid::new(Rule::OutOfRange, "the client name must be 1 to 100 characters"),
-        ));
-    }
-    if departments.is_empty() {
-        return Err(AppError::invalid(
-            Field::Department,
-            Invalid::new(Rule::NoneChosen, "a token needs at least one department"),
         ));
     }
     let mut bytes = [0u8; 32];
@@ -68,13 +86,13 @@ pub async fn create(
             Invalid::new(Rule::Unknown, format!("there is no department '{missing}'")),
         ));
     }
-    let id = db::api_clients::insert(&mut tx, name, &token_hash(&token), now).await?;
+    let id = db::api_clients::insert(&mut tx, name, purpose, &token_hash(&token), now).await?;
     for department in &found {
         db::api_clients::add_department(&mut tx, id, department.id).await?;
     }
     let codes: Vec<&str> = found.iter().map(|d| d.code.as_str()).collect();
     let entry = AuditEntry::new(actor, AuditAction::ApiClientCreated, ObjectType::ApiClient, id)
-        .after(json!({"name": name, "departments": codes}));
+        .after(json!({"name": name, "departments": codes, "purpose": purpose}));
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     Ok((id, token))
@@ -92,7 +110,7 @@ pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiCli
     if row.revoked_at.is_some() {
         return Ok(None);
     }
-    let client = ApiClient { id: row.id, name: row.name, departments };
+    let client = ApiClient { id: row.id, name: row.name, departments, purpose: row.purpose };
     tokens.put(hash, client.clone());
     Ok(Some(client))
 }

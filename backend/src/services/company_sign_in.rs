@@ -12,26 +12,35 @@ use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::identity::access_from_groups;
 use domain::membership::Access;
+use domain::rights::Person;
 use serde_json::json;
 
-/// Signs in the person `identity` names; the user is created or brought in line with their groups first.
+/// Signs in the person `identity` names; the user is created or brought in line with their groups first. A person
+/// the company directory provisioned keeps what the directory gives them (their groups there, the same mappings).
 pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&str>) -> Result<SessionUser, AppError> {
     let oidc = state.config.sign_in.oidc.as_ref().ok_or(AppError::NotFound)?;
-    let access = access_from_groups(&oidc.groups, &identity.groups);
+    let from_token = access_from_groups(&oidc.groups, &identity.groups);
     // A provider account never signs in with a password here: its hash is of a secret nobody holds.
-    let unusable = match access {
-        Some(_) => Some(passwords::hash(super::sign_in::turn(state).await?, random_secret()).await?),
+    let unusable = match from_token {
+        Some(_) => Some(passwords::hash(super::sign_in::turn(state).await?, passwords::unusable_secret()).await?),
         None => None,
     };
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    let existing = db::users::by_identity(&mut tx, &identity.issuer, &identity.subject).await?;
+    let existing = known_person(&mut tx, identity).await?;
     let provider = Actor::system(SystemActor::IdentityProvider);
-    let (Some(access), Some(unusable)) = (access, unusable) else {
+    let access = match &existing {
+        Some(user) if user.is_provisioned() => {
+            Some(super::users::stored_access(&mut tx, user.id).await?).filter(|a| *a != Access::default())
+        }
+        _ => from_token,
+    };
+    let (Some(access), Some(unusable)) = (access, unusable.or_else(|| existing.as_ref().map(|_| String::new()))) else {
         // Refused at the door: the access the person had here ends with it, in chat too.
         if let Some(user) = &existing {
             db::users::end_sessions(&mut tx, user.id).await?;
-            super::chat::end_links(&mut tx, provider.clone(), user.id, (request_id, now)).await?;
+            let nobody = Person { id: user.id, access: Access::default() };
+            super::users::access_changed(&mut tx, &provider, &nobody, (request_id, now)).await?;
         }
         let entry = AuditEntry::new(provider, AuditAction::SignInFailed, ObjectType::User, &identity.username)
             .after(json!({"groups": identity.groups, "why": "no group maps to a role"}));
@@ -42,8 +51,16 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
     };
     let row = match existing {
         Some(user) if user.disabled_at.is_some() => return Err(AppError::Forbidden),
+        Some(user) if user.is_provisioned() => user,
         Some(user) => {
-            bring_in_line(&mut tx, &provider, user.id, &user.username, &access, request_id, now).await?;
+            super::users::bring_access_in_line(
+                &mut tx,
+                &provider,
+                (user.id, &user.username),
+                &access,
+                (request_id, now),
+            )
+            .await?;
             user
         }
         None => {
@@ -84,29 +101,18 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
     Ok(user)
 }
 
-/// The user's roles and memberships as their groups say, audited when they change.
-async fn bring_in_line(
-    tx: &mut db::Conn,
-    provider: &Actor,
-    id: i64,
-    username: &str,
-    access: &Access,
-    request_id: Option<&str>,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<(), AppError> {
-    let before = super::users::stored_access(tx, id).await?;
-    if before == *access {
-        return Ok(());
+/// The user the provider names: linked at an earlier sign-in, or provisioned by the company directory and signing
+/// in for the first time (matched by the directory's ID for them — Entra's object ID, or the subject — or by their
+/// sign-in name, never by their display name), then linked.
+async fn known_person(tx: &mut db::Conn, identity: &Identity) -> Result<Option<db::users::UserRow>, AppError> {
+    if let Some(user) = db::users::by_identity(tx, &identity.issuer, &identity.subject).await? {
+        return Ok(Some(user));
     }
-    super::users::store_access(tx, id, access).await?;
-    let entry = AuditEntry::new(provider.clone(), AuditAction::UserRolesChanged, ObjectType::User, id)
-        .before(json!({"username": username, "roles": before.roles, "memberships": before.memberships}))
-        .after(json!({"username": username, "roles": access.roles, "memberships": access.memberships}));
-    record(tx, entry, request_id, now).await?;
-    Ok(())
-}
-
-fn random_secret() -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 32]>())
+    let mut ids = vec![identity.subject.as_str()];
+    ids.extend(identity.entra.as_ref().map(|(_, object_id)| object_id.as_str()));
+    let Some(person) = db::directory::person_signing_in(tx, &ids, &identity.username).await? else {
+        return Ok(None);
+    };
+    db::users::link_identity(tx, person.id, &identity.issuer, &identity.subject).await?;
+    Ok(db::users::by_id(tx, person.id).await?)
 }

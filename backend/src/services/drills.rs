@@ -114,7 +114,7 @@ async fn demo_integration(state: &AppState) -> Result<ApiClient, AppError> {
         || AppError::conflict(Conflict::NoDemoIntegration, "the demo integration is not loaded in this database");
     let row = db::api_clients::by_name(&mut tx, "demo-integration").await?.ok_or_else(missing)?;
     let departments = db::api_clients::department_codes(&mut tx, row.id).await?;
-    Ok(ApiClient { id: row.id, name: row.name, departments })
+    Ok(ApiClient { id: row.id, name: row.name, departments, purpose: row.purpose })
 }
 
 /// What the demo integration does when it meets the fault: it registers the practice operation (marked with

@@ -15,6 +15,7 @@ pub mod company_sign_in;
 pub mod conformance;
 mod decisions;
 pub mod departments;
+pub mod directory;
 pub mod dispatcher;
 pub mod drills;
 pub mod evidence;

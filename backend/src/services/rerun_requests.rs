@@ -9,7 +9,7 @@ use crate::db::rerun_requests::{Confirmation, ItemRow, NewRequest, RequestRow};
 use crate::{AppState, db};
 use chrono::{DateTime, Utc};
 use contract::AppError;
-use contract::reruns::{CheckView, DecisionView, KeyAloneView, MakerView, RerunRequestView, StartAnswer};
+use contract::reruns::{CheckView, KeyAloneView, MakerView, RerunRequestView, StartAnswer};
 use domain::approval::{Ballot, MakerPart, may_withdraw, standing};
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
@@ -414,15 +414,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         checks: items.into_iter().map(|i| check_view(caller.locale, i)).collect(),
         may_confirm,
         may_cancel,
-        decisions: decisions
-            .into_iter()
-            .map(|d| DecisionView {
-                approver: d.approver,
-                decision: d.decision,
-                comment: d.comment,
-                decided_at: d.decided_at,
-            })
-            .collect(),
+        decisions: decisions.into_iter().map(super::decisions::view).collect(),
     })
 }
 

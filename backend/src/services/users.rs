@@ -115,6 +115,45 @@ pub(super) async fn store_access(tx: &mut db::Conn, id: i64, access: &Access) ->
     Ok(())
 }
 
+/// Sets what a person holds as their groups say (at the company sign-in, or from the company directory), audited
+/// when it changes: approvals they gave where they can no longer decide stop counting, and with no membership
+/// left their chat links end. Returns whether anything changed.
+pub(super) async fn bring_access_in_line(
+    tx: &mut db::Conn,
+    actor: &Actor,
+    (id, username): (i64, &str),
+    access: &Access,
+    (request_id, now): (Option<&str>, chrono::DateTime<chrono::Utc>),
+) -> Result<bool, AppError> {
+    let before = stored_access(tx, id).await?;
+    if before == *access {
+        return Ok(false);
+    }
+    store_access(tx, id, access).await?;
+    let entry = AuditEntry::new(actor.clone(), AuditAction::UserRolesChanged, ObjectType::User, id)
+        .before(json!({"username": username, "roles": before.roles, "memberships": before.memberships}))
+        .after(json!({"username": username, "roles": access.roles, "memberships": access.memberships}));
+    record(tx, entry, request_id, now).await?;
+    access_changed(tx, actor, &rights::Person { id, access: access.clone() }, (request_id, now)).await?;
+    Ok(true)
+}
+
+/// What follows a change of what a person holds, on every path (the directory, the company sign-in, an admin):
+/// their approvals that no longer count stop counting; with no membership left, their chat links end (nothing
+/// a press there could decide).
+pub(super) async fn access_changed(
+    tx: &mut db::Conn,
+    actor: &Actor,
+    person: &rights::Person,
+    (request_id, now): (Option<&str>, chrono::DateTime<chrono::Utc>),
+) -> Result<(), AppError> {
+    super::decisions::void_approvals_no_longer_held(tx, actor, person, (request_id, now)).await?;
+    if person.access.memberships.is_empty() {
+        super::chat::end_links(tx, actor.clone(), person.id, (request_id, now)).await?;
+    }
+    Ok(())
+}
+
 /// What a person holds, as stored.
 pub(super) async fn stored_access(tx: &mut db::Conn, id: i64) -> Result<Access, AppError> {
     let roles = db::users::roles(tx, id).await?;
@@ -210,7 +249,10 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
     db::users::set_disabled_at(&mut tx, user_id, disabled.then_some(now), now).await?;
     if disabled {
         db::users::end_sessions(&mut tx, user_id).await?;
-        super::chat::end_links(&mut tx, caller.actor(), user_id, (caller.request_id.as_deref(), now)).await?;
+        let nobody = rights::Person { id: user_id, access: Access::default() };
+        access_changed(&mut tx, &caller.actor(), &nobody, (caller.request_id.as_deref(), now)).await?;
+    } else if user.is_provisioned() {
+        return Err(directory_managed(&user.username));
     }
     let action = if disabled { AuditAction::UserDisabled } else { AuditAction::UserEnabled };
     let entry = AuditEntry::new(caller.actor(), action, ObjectType::User, user_id)
@@ -245,6 +287,9 @@ pub async fn set_access(
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let user = db::users::by_id(&mut tx, user_id).await?.ok_or(AppError::NotFound)?;
+    if user.is_provisioned() {
+        return Err(directory_managed(&user.username));
+    }
     let before = stored_access(&mut tx, user_id).await?;
     store_access(&mut tx, user_id, &access).await?;
     db::users::clear_access_review(&mut tx, user_id).await?;
@@ -253,10 +298,8 @@ pub async fn set_access(
         .after(json!({"username": user.username, "roles": access.roles, "memberships": access.memberships}))
         .authenticated(authenticated);
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    // No role left in any department: nothing a chat link could decide, so it ends.
-    if access.memberships.is_empty() {
-        super::chat::end_links(&mut tx, caller.actor(), user_id, (caller.request_id.as_deref(), now)).await?;
-    }
+    let person = rights::Person { id: user_id, access };
+    access_changed(&mut tx, &caller.actor(), &person, (caller.request_id.as_deref(), now)).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -340,4 +383,12 @@ pub async fn departments(state: &AppState, caller: &Caller) -> Result<Vec<Depart
     let mut tx = state.db.begin_read().await?;
     let rows = db::departments::all(&mut tx).await?;
     Ok(rows.into_iter().map(|d| DepartmentDto { code: d.code, name: d.name, name_en: d.name_en }).collect())
+}
+
+/// The refusal of an admin's change to what the company directory owns.
+fn directory_managed(username: &str) -> AppError {
+    AppError::conflict(
+        Conflict::DirectoryManaged,
+        format!("the company directory manages {username}: change their groups or their account there"),
+    )
 }

@@ -7,6 +7,7 @@ use backend::AppState;
 use backend::services::api_clients::{self, ApiClient};
 use contract::AppError;
 use contract::error::TokenProblem;
+use domain::directory::ClientPurpose;
 
 pub struct Client(pub ApiClient);
 
@@ -25,12 +26,13 @@ impl FromRequestParts<AppState> for Client {
             return Err(Problem(AppError::ApiToken(TokenProblem::Missing)));
         };
         match api_clients::authenticate(state, token).await? {
-            Some(client) => {
+            // The directory's token provisions people; it never registers operations.
+            Some(client) if client.purpose == ClientPurpose::Ingestion => {
                 api_clients::take_turn(state, &client)?;
                 Ok(Client(client))
             }
-            None => {
-                tracing::warn!("API call with an unknown or revoked token");
+            _ => {
+                tracing::warn!("API call with an unknown or revoked token, or the directory's");
                 Err(Problem(AppError::ApiToken(TokenProblem::NotValid)))
             }
         }

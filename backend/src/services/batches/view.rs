@@ -82,15 +82,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         dropped: count(MemberState::Dropped),
         totals,
         checks: check_summaries(&checks, requested, failing_checks),
-        decisions: decisions
-            .into_iter()
-            .map(|d| contract::reruns::DecisionView {
-                approver: d.approver,
-                decision: d.decision,
-                comment: d.comment,
-                decided_at: d.decided_at,
-            })
-            .collect(),
+        decisions: decisions.into_iter().map(super::super::decisions::view).collect(),
         progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
         may_request: staff && allows(BatchEvent::Request),
         may_confirm: staff && allows(BatchEvent::Submit),
