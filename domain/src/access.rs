@@ -43,6 +43,9 @@ pub enum Allowed {
     Roles(&'static [Role]),
     /// An API client's bearer token, checked by the route's own extractor (scoped to departments).
     ApiToken,
+    /// The company directory's bearer token (SCIM provisioning), checked by the route's own extractor: an
+    /// ingestion token does not open it.
+    DirectoryToken,
     /// A Standard Webhooks signature by the connector's secret, checked by the route.
     Signature,
     /// `RERUN_GATE_METRICS_TOKEN` as a bearer token, or a direct loopback caller when none is set.
@@ -121,6 +124,7 @@ mod tests {
     #[test]
     fn a_signature_or_the_metrics_token_is_nobody_s_by_default() {
         for caller in CallerKind::ALL {
+            assert!(!Allowed::DirectoryToken.admits(caller), "an ingestion token does not provision people");
             assert!(!Allowed::Signature.admits(caller));
             assert!(!Allowed::MetricsToken.admits(caller));
         }

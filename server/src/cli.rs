@@ -64,6 +64,11 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// The company directory's provisioning (SCIM 2.0).
+    Scim {
+        #[command(subcommand)]
+        command: ScimCommand,
+    },
     /// Check or export the audit trail.
     Audit {
         #[command(subcommand)]
@@ -145,6 +150,29 @@ pub enum TokenCommand {
         /// Department code the token may use; repeat for several.
         #[arg(long = "department", required = true, num_args = 1..)]
         departments: Vec<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ScimCommand {
+    /// The directory's bearer token (Entra ID's "Secret Token", Okta's "API token").
+    Token {
+        #[command(subcommand)]
+        command: ScimTokenCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ScimTokenCommand {
+    /// Create the directory's token and print it (shown only this once).
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// Revoke a directory's token at once (provisioning with it stops).
+    Revoke {
+        #[arg(long)]
+        name: String,
     },
 }
 
@@ -415,6 +443,7 @@ pub async fn run_command(state: &AppState, command: &Command) -> anyhow::Result<
         Command::Token { command: TokenCommand::Create { name, departments } } => {
             create_token(state, name, departments).await
         }
+        Command::Scim { command: ScimCommand::Token { command } } => scim_token(state, command).await,
         Command::Audit { command } => audit_command(state, command).await,
         Command::Backup { to } => backup(state, to).await,
         Command::Integration { command: IntegrationCommand::Check { workflow, url, secret_env, lang } } => {
@@ -463,6 +492,29 @@ async fn create_token(state: &AppState, name: &str, departments: &[String]) -> a
             println!("{token}");
             Ok(0)
         }
+        Err(error) => {
+            eprintln!("error: {error}");
+            Ok(2)
+        }
+    }
+}
+
+/// `scim token create` prints the token alone on standard output, the only time it is shown; `revoke` ends it.
+async fn scim_token(state: &AppState, command: &ScimTokenCommand) -> anyhow::Result<i32> {
+    let actor = Actor::system(SystemActor::CommandLine);
+    let done = match command {
+        ScimTokenCommand::Create { name } => {
+            services::api_clients::create_directory(state, actor, name).await.map(|(id, token)| {
+                eprintln!("directory token {name} created (id {id}). The token, shown only now:");
+                println!("{token}");
+            })
+        }
+        ScimTokenCommand::Revoke { name } => services::api_clients::revoke_named(state, actor, name).await.map(|()| {
+            println!("directory token {name} revoked");
+        }),
+    };
+    match done {
+        Ok(()) => Ok(0),
         Err(error) => {
             eprintln!("error: {error}");
             Ok(2)

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod documents;
 pub mod guide;
 pub mod http;
+pub mod scim;
 pub mod site;
 pub mod startup;
 pub mod telemetry;

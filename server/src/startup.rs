@@ -335,6 +335,7 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .merge(http::health::routes(state.clone()))
         .merge(http::metrics::routes(state.clone()));
     machines = machines.merge(crate::webhooks::routes(state.clone())).merge(crate::chat::routes(state.clone()));
+    machines = machines.merge(crate::scim::routes(state.clone()));
     if state.server.demo_systems {
         machines = machines.merge(crate::demo::routes(state.clone()));
     }

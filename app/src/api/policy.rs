@@ -26,7 +26,7 @@ const fn server_fn(endpoint: &'static str, allowed: Allowed) -> Entry {
     e("POST", endpoint, Kind::ServerFn, allowed)
 }
 
-use Allowed::{Anyone, ApiToken, MetricsToken, Roles, Signature, SignedIn};
+use Allowed::{Anyone, ApiToken, DirectoryToken, MetricsToken, Roles, Signature, SignedIn};
 
 /// Every route of the server. Paths are axum's patterns; server functions are under `/api/`.
 pub const POLICY: &[Entry] = &[
@@ -143,6 +143,25 @@ pub const POLICY: &[Entry] = &[
     e("GET", "/api/v1/operations/{process_id}", Kind::Api, ApiToken),
     e("POST", "/api/v1/operations/{process_id}/steps/{step}/events", Kind::Api, ApiToken),
     e("GET", "/api/openapi.json", Kind::Api, Anyone),
+    // The company directory's provisioning (SCIM 2.0), by its own token.
+    e("GET", "/scim/v2/ServiceProviderConfig", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/ResourceTypes", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/ResourceTypes/{id}", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/Schemas", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/Schemas/{id}", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/Users", Kind::Api, DirectoryToken),
+    e("POST", "/scim/v2/Users", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/Users/{id}", Kind::Api, DirectoryToken),
+    e("PUT", "/scim/v2/Users/{id}", Kind::Api, DirectoryToken),
+    e("PATCH", "/scim/v2/Users/{id}", Kind::Api, DirectoryToken),
+    e("DELETE", "/scim/v2/Users/{id}", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/Groups", Kind::Api, DirectoryToken),
+    e("POST", "/scim/v2/Groups", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/Groups/{id}", Kind::Api, DirectoryToken),
+    e("PUT", "/scim/v2/Groups/{id}", Kind::Api, DirectoryToken),
+    e("PATCH", "/scim/v2/Groups/{id}", Kind::Api, DirectoryToken),
+    e("DELETE", "/scim/v2/Groups/{id}", Kind::Api, DirectoryToken),
+    e("POST", "/scim/v2/.search", Kind::Api, DirectoryToken),
     // Outside systems telling us what happened.
     e("POST", "/hooks/{connector}", Kind::Webhook, Signature),
     e("POST", "/hooks/slack/interactions", Kind::Webhook, Signature),

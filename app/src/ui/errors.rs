@@ -170,6 +170,7 @@ pub fn conflict_in(l: Locale, problem: Conflict) -> &'static str {
         C::IdempotencyKeyMismatch => td_string!(l, common.conflict.idempotency_key_mismatch),
         C::IdempotencyKeyTaken => td_string!(l, common.conflict.idempotency_key_taken),
         C::ProcessIdExists => td_string!(l, common.conflict.process_id_exists),
+        C::DirectoryManaged => td_string!(l, common.conflict.directory_managed),
     }
 }
 

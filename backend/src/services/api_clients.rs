@@ -189,6 +189,14 @@ pub async fn revoke(state: &AppState, actor: Actor, id: i64, request_id: Option<
     Ok(())
 }
 
+/// Revokes the client (or directory token) of that name, from the command line.
+pub async fn revoke_named(state: &AppState, actor: Actor, name: &str) -> Result<(), AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let row = db::api_clients::by_name(&mut tx, name.trim()).await?.ok_or(AppError::NotFound)?;
+    drop(tx);
+    revoke(state, actor, row.id, None).await
+}
+
 /// Each API client's rate (QUALITY 15): a burst, then a steady rate per second, counted by this instance per
 /// client ID after its token is checked. The defaults are far above what an integration catching up after an
 /// outage sends; a client beyond them is answered 429 with `Retry-After`.

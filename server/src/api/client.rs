@@ -15,14 +15,7 @@ impl FromRequestParts<AppState> for Client {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
-        let Some(token) = token else {
+        let Some(token) = bearer_token(&parts.headers) else {
             return Err(Problem(AppError::ApiToken(TokenProblem::Missing)));
         };
         match api_clients::authenticate(state, token).await? {
@@ -37,4 +30,14 @@ impl FromRequestParts<AppState> for Client {
             }
         }
     }
+}
+
+/// `Authorization: Bearer <token>`'s token, when there is one.
+pub fn bearer_token(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
 }

@@ -1,6 +1,6 @@
 //! The JSON ingestion API for integrations (SPEC "Ingestion API"), documented by the OpenAPI document it
 //! serves at `/api/openapi.json`.
-mod client;
+pub mod client;
 pub mod problem;
 mod webhooks_doc;
 use webhooks_doc::RerunWebhook;

@@ -18,6 +18,7 @@ mod conformance;
 mod connectors;
 mod contract;
 mod crash_safety;
+mod directory;
 mod dispatch;
 mod documents;
 mod drills;

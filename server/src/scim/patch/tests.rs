@@ -1,0 +1,81 @@
+use super::*;
+use serde_json::json;
+
+const USER: &str = "urn:ietf:params:scim:schemas:core:2.0:User";
+
+fn patched(mut resource: Value, body: Value) -> Result<Value, ScimError> {
+    apply(&mut resource, &operations(&body)?, USER)?;
+    Ok(resource)
+}
+
+fn message(ops: Value) -> Value {
+    json!({"schemas": [PATCH_SCHEMA], "Operations": ops})
+}
+
+#[test]
+fn entra_s_capitalised_replace_reaches_filtered_dotted_and_extension_paths() {
+    let before = json!({"userName": "a", "emails": [{"type": "work", "value": "old@x.example"}], "name": {}});
+    let after = patched(before, message(json!([
+        {"op": "Replace", "path": "emails[type eq \"work\"].value", "value": "new@x.example"},
+        {"op": "Replace", "path": "name.familyName", "value": "Tanaka"},
+        {"op": "Replace", "path": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber", "value": "7"},
+    ])))
+    .unwrap();
+    assert_eq!(after["emails"], json!([{"type": "work", "value": "new@x.example"}]));
+    assert_eq!(after["name"]["familyName"], "Tanaka");
+    assert_eq!(after["urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"]["employeeNumber"], "7");
+}
+
+#[test]
+fn a_replace_without_a_path_sets_each_key_and_a_filtered_replace_makes_a_missing_element() {
+    let after = patched(
+        json!({"userName": "a"}),
+        message(json!([
+            {"op": "replace", "value": {"active": false, "name.givenName": "Kenji"}},
+            {"op": "replace", "path": "emails[type eq \"work\"].value", "value": "k@x.example"},
+        ])),
+    )
+    .unwrap();
+    assert_eq!(after["active"], false);
+    assert_eq!(after["name"]["givenName"], "Kenji");
+    assert_eq!(after["emails"], json!([{"type": "work", "value": "k@x.example"}]));
+}
+
+#[test]
+fn members_are_added_once_and_removed_by_value_list_or_by_filter() {
+    let before = json!({"displayName": "g", "members": [{"value": "1"}]});
+    let added = patched(
+        before,
+        message(json!([{"op": "Add", "path": "members", "value": [{"value": "1"}, {"value": "2"}, {"value": "3"}]}])),
+    )
+    .unwrap();
+    assert_eq!(added["members"].as_array().unwrap().len(), 3);
+    let removed = patched(
+        added,
+        message(json!([
+            {"op": "Remove", "path": "members", "value": [{"value": "1"}]},
+            {"op": "remove", "path": "members[value eq \"2\"]"},
+        ])),
+    )
+    .unwrap();
+    assert_eq!(removed["members"], json!([{"value": "3"}]));
+}
+
+#[test]
+fn a_malformed_message_path_or_filter_is_refused_with_its_scim_type() {
+    let no_schema = operations(&json!({"Operations": [{"op": "add", "path": "x", "value": 1}]})).unwrap_err();
+    assert_eq!(no_schema.scim_type, Some("invalidSyntax"));
+    let unknown_op = operations(&message(json!([{"op": "merge", "path": "x", "value": 1}]))).unwrap_err();
+    assert_eq!(unknown_op.scim_type, Some("invalidSyntax"));
+    let no_target = operations(&message(json!([{"op": "remove"}]))).unwrap_err();
+    assert_eq!(no_target.scim_type, Some("noTarget"));
+    let bad_path =
+        patched(json!({}), message(json!([{"op": "add", "path": "emails[type eq", "value": 1}]))).unwrap_err();
+    assert_eq!(bad_path.scim_type, Some("invalidPath"));
+    let bad_filter = patched(
+        json!({"emails": [{"type": "work"}]}),
+        message(json!([{"op": "remove", "path": "emails[type zz \"w\"]"}])),
+    )
+    .unwrap_err();
+    assert_eq!(bad_filter.scim_type, Some("invalidFilter"));
+}

@@ -1,0 +1,224 @@
+//! The company directory (SCIM 2.0): people and groups provisioned with the bodies Entra ID and Okta send
+//! (`scim/*.json`, each from the vendor's documentation), groups mapped by the company sign-in's table, and a
+//! person removed at the directory losing everything at once.
+use crate::fixtures::{caller, pending_request};
+use crate::harness::{TestApp, example_config};
+use domain::approval::Decision;
+use domain::configuration::OidcConfig;
+use domain::identity::{DecisionStrength, GroupMapping};
+use domain::roles::Role;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+/// The app with a company sign-in whose table maps `sales-approvers` to managers and `sales-staff` to staff of
+/// sales, and `approvals` approvals needed.
+async fn app_with_directory(approvals: u32) -> (TestApp, String) {
+    let mut config = example_config();
+    config.workflows.iter_mut().for_each(|w| w.approvals_required = approvals);
+    let mapping =
+        |group: &str, role| GroupMapping { group: group.into(), roles: vec![role], departments: vec!["sales".into()] };
+    config.sign_in.oidc = Some(OidcConfig {
+        issuer: "https://login.example.jp".into(),
+        client_id: "rerun-gate".into(),
+        client_secret_env: None,
+        scopes: vec!["openid".into()],
+        groups_claim: "groups".into(),
+        username_claim: "preferred_username".into(),
+        name_claim: "name".into(),
+        email_claim: "email".into(),
+        allow_loopback: false,
+        groups: vec![mapping("sales-approvers", Role::Manager), mapping("sales-staff", Role::Staff)],
+        decision: DecisionStrength::default(),
+    });
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    let actor = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
+    let (_, token) = backend::services::api_clients::create_directory(&app.state, actor, "entra").await.unwrap();
+    (app, token)
+}
+
+/// A fixture's request body, its placeholders filled.
+fn fixture(name: &str, fill: &[(&str, &str)]) -> Value {
+    let path = format!("{}/tests/it/scim/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read_to_string(path).unwrap();
+    for (placeholder, value) in fill {
+        text = text.replace(placeholder, value);
+    }
+    serde_json::from_str::<Value>(&text).unwrap()["body"].clone()
+}
+
+async fn scim(app: &TestApp, token: &str, method: Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
+    let mut request = app.http.request(method, format!("{}/scim/v2{path}", app.url)).bearer_auth(token);
+    if let Some(body) = body {
+        request = request.header("content-type", "application/scim+json").body(body.to_string());
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+async fn created(app: &TestApp, token: &str, path: &str, body: &Value) -> String {
+    let (status, answer) = scim(app, token, Method::POST, path, Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    answer["id"].as_str().unwrap().to_string()
+}
+
+async fn memberships(app: &TestApp, username: &str) -> Vec<String> {
+    let person = caller(app, username).await.person();
+    person.access.memberships.iter().map(|m| format!("{}:{}", m.department, m.role)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entra_s_own_requests_provision_a_person_whose_group_makes_them_a_manager_and_whose_disable_ends_it() {
+    let (app, token) = app_with_directory(1).await;
+    let user = created(&app, &token, "/Users", &fixture("entra-create-user", &[])).await;
+    let group = created(&app, &token, "/Groups", &fixture("entra-create-group", &[])).await;
+    let add = fixture("entra-patch-group-add-member", &[("{user_id}", &user)]);
+    let (status, answer) = scim(&app, &token, Method::PATCH, &format!("/Groups/{group}"), Some(&add)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let username = scim(&app, &token, Method::GET, &format!("/Users/{user}"), None).await.1["userName"].clone();
+    let username = username.as_str().unwrap();
+    assert_eq!(memberships(&app, username).await, vec!["sales:manager"]);
+
+    let replace = fixture("entra-patch-user-replace", &[]);
+    let (status, person) = scim(&app, &token, Method::PATCH, &format!("/Users/{user}"), Some(&replace)).await;
+    assert_eq!(status, StatusCode::OK, "{person}");
+    assert_eq!(person["displayName"], "Kenji Tanaka");
+    assert_eq!(person["urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"]["employeeNumber"], "100482");
+    assert_eq!(person["groups"][0]["value"], group);
+
+    let disable = fixture("entra-patch-user-disable", &[]);
+    let (status, person) = scim(&app, &token, Method::PATCH, &format!("/Users/{user}"), Some(&disable)).await;
+    assert_eq!(status, StatusCode::OK, "{person}");
+    assert_eq!(person["active"], false, "Entra's \"False\" is false");
+    let remove = fixture("entra-patch-group-remove-member", &[("{user_id}", &user)]);
+    scim(&app, &token, Method::PATCH, &format!("/Groups/{group}"), Some(&remove)).await;
+    assert!(memberships(&app, username).await.is_empty(), "leaving the group removes what it gave");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn okta_s_own_requests_provision_replace_and_deactivate_a_person() {
+    let (app, token) = app_with_directory(1).await;
+    let user = created(&app, &token, "/Users", &fixture("okta-create-user", &[])).await;
+    let (_, person) = scim(&app, &token, Method::GET, &format!("/Users/{user}"), None).await;
+    assert!(person.get("password").is_none(), "a password sent is never kept nor answered");
+    let group = created(&app, &token, "/Groups", &fixture("okta-create-group", &[])).await;
+    let add = fixture("okta-patch-group-members-add", &[("{user_id}", &user), ("{group_id}", &group)]);
+    let (status, answer) = scim(&app, &token, Method::PATCH, &format!("/Groups/{group}"), Some(&add)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let username = person["userName"].as_str().unwrap().to_string();
+    assert_eq!(memberships(&app, &username).await, vec!["sales:staff"]);
+    let put = fixture("okta-put-user", &[("{user_id}", &user)]);
+    let (status, answer) = scim(&app, &token, Method::PUT, &format!("/Users/{user}"), Some(&put)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let filter = format!("/Users?filter=userName%20eq%20%22{}%22&startIndex=1&count=100", urlencode(&username));
+    let (status, list) = scim(&app, &token, Method::GET, &filter, None).await;
+    assert_eq!((status, list["totalResults"].clone()), (StatusCode::OK, json!(1)), "{list}");
+    let deactivate = fixture("okta-patch-user-deactivate", &[]);
+    let (_, person) = scim(&app, &token, Method::PATCH, &format!("/Users/{user}"), Some(&deactivate)).await;
+    assert_eq!(person["active"], false);
+}
+
+fn urlencode(text: &str) -> String {
+    text.replace('@', "%40")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_removed_at_the_directory_while_a_request_waits_for_his_second_approval_loses_everything_at_once() {
+    let (app, token) = app_with_directory(2).await;
+    let api = app.token("order-system", &["sales"]).await;
+    app.user("sato", &["staff"], &["sales"]).await;
+    app.user("kato", &["manager"], &["sales"]).await;
+    let body =
+        json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "tanaka", "displayName": "田中"});
+    let tanaka = created(&app, &token, "/Users", &body).await;
+    let group = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "sales-approvers",
+        "members": [{"value": tanaka}]});
+    created(&app, &token, "/Groups", &group).await;
+    let staff = caller(&app, "sato").await;
+    let request = pending_request(&app, &api, &staff, "ORD-7001").await;
+    let manager = caller(&app, "tanaka").await;
+    backend::services::approvals::decide(&app.state, &manager, &request, Decision::Approve, "").await.unwrap();
+    let who = domain::chat::ChatUser {
+        platform: domain::chat::ChatPlatform::Slack,
+        team_id: "T1".into(),
+        user_id: "U1".into(),
+    };
+    backend::services::chat::link(&app.state, &manager, &who).await.unwrap();
+
+    let (status, _) = scim(&app, &token, Method::DELETE, &format!("/Users/{tanaka}"), None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+
+    let (status, _) = scim(&app, &token, Method::GET, &format!("/Users/{tanaka}"), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "the directory no longer sees him");
+    let view = backend::services::rerun_requests::view(&app.state, &staff, &request).await.unwrap();
+    assert!(view.decisions[0].no_longer_counts, "his approval no longer counts");
+    let kato = caller(&app, "kato").await;
+    backend::services::approvals::decide(&app.state, &kato, &request, Decision::Approve, "").await.unwrap();
+    let view = backend::services::rerun_requests::view(&app.state, &staff, &request).await.unwrap();
+    assert_eq!(view.status.as_str(), "pending_approval", "one approval that counts of two: it still waits");
+    let mut tx = app.db().begin_read().await.unwrap();
+    let row = backend::db::users::by_username(&mut tx, "tanaka").await.unwrap().unwrap();
+    assert!(row.disabled_at.is_some());
+    assert!(backend::db::chat::of_user(&mut tx, row.id).await.unwrap().is_empty(), "his chat link ended");
+    let events = backend::db::audit::page_after(&mut tx, 0, 10_000).await.unwrap();
+    drop(tx);
+    let voided = events.iter().find(|e| e.action == "rerun_request.approval_voided").expect("the approval voided");
+    assert_eq!(voided.actor_label, "entra", "the trail names the directory's token that removed him");
+    for action in ["user.deleted", "user.chat_unlinked", "user.roles_changed"] {
+        assert!(events.iter().any(|e| e.action == action && e.actor_label == "entra"), "{action}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_a_scim_error_and_changes_nothing() {
+    let (app, token) = app_with_directory(1).await;
+    app.user("suzuki", &["staff"], &["sales"]).await;
+    let user = |name: &str| json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": name});
+    let cases = [
+        (Method::POST, "/Users".to_string(), Some(json!({"userName": "x", "shoeSize": 42})), 400, "invalidSyntax"),
+        (Method::POST, "/Users".to_string(), Some(user("suzuki")), 409, "uniqueness"),
+        (Method::GET, "/Users?filter=userName%20eq".to_string(), None, 400, "invalidFilter"),
+        (
+            Method::POST,
+            "/Groups".to_string(),
+            Some(json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "everyone"})),
+            400,
+            "invalidValue",
+        ),
+    ];
+    for (method, path, body, status, kind) in cases {
+        let (got, answer) = scim(&app, &token, method, &path, body.as_ref()).await;
+        assert_eq!(got.as_u16(), status, "{path}: {answer}");
+        assert_eq!(answer["scimType"], kind, "{path}: {answer}");
+        assert_eq!(answer["schemas"][0], "urn:ietf:params:scim:api:messages:2.0:Error");
+    }
+    let id = created(&app, &token, "/Users", &user("yamada")).await;
+    let group = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "sales-staff",
+        "members": [{"value": id}, {"value": "nobody"}]});
+    let (status, _) = scim(&app, &token, Method::POST, "/Groups", Some(&group)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a member who is nobody here");
+    let (_, groups) = scim(&app, &token, Method::GET, "/Groups", None).await;
+    assert_eq!(groups["totalResults"], 0, "nothing half-applied");
+    assert!(memberships(&app, "yamada").await.is_empty());
+    let ingestion = app.token("order-system", &["sales"]).await;
+    assert_eq!(scim(&app, &ingestion, Method::GET, "/Users", None).await.0, StatusCode::UNAUTHORIZED);
+    let admin = {
+        app.user("admin2", &["admin"], &[]).await;
+        caller(&app, "admin2").await
+    };
+    let mut tx = app.db().begin_read().await.unwrap();
+    let yamada = backend::db::users::by_username(&mut tx, "yamada").await.unwrap().unwrap().id;
+    drop(tx);
+    let refused = backend::services::users::set_access(
+        &app.state,
+        &admin,
+        yamada,
+        vec![Role::Staff],
+        vec!["sales".into()],
+        vec![],
+    )
+    .await
+    .unwrap_err();
+    assert!(refused.to_string().contains("company directory manages yamada"), "{refused}");
+}
