@@ -4,6 +4,7 @@
 //! (`server scim token create`), at the API's rates.
 mod discovery;
 pub mod error;
+mod filter;
 mod patch;
 mod wire;
 
@@ -119,8 +120,10 @@ fn listed(resources: Vec<Value>, query: &HashMap<String, String>) -> Result<Resp
     let start = number("startIndex")?.unwrap_or(1).max(1) as usize;
     let count = number("count")?.unwrap_or(100).clamp(0, MAX_RESULTS as i64) as usize;
     let mut resources = match query.get("filter").map(|f| f.trim()).filter(|f| !f.is_empty()) {
-        Some(filter) => scim_filter::scim_filter(filter, resources)
-            .map_err(|e| ScimError::invalid_filter(format!("'{filter}': {e}")))?,
+        Some(text) => {
+            let parsed = filter::parse(text)?;
+            resources.into_iter().filter(|r| parsed.matches(r)).collect()
+        }
         None => resources,
     };
     for resource in &mut resources {

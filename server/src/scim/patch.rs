@@ -143,11 +143,6 @@ fn key_of(map: &Map<String, Value>, name: &str) -> String {
     map.keys().find(|k| k.eq_ignore_ascii_case(name)).cloned().unwrap_or_else(|| name.to_string())
 }
 
-fn matches(filter: &str, element: &Value) -> Result<bool, ScimError> {
-    scim_filter::scim_filter(filter, std::slice::from_ref(element))
-        .map(|found| !found.is_empty())
-        .map_err(|e| ScimError::invalid_filter(format!("'{filter}': {e}")))
-}
 
 fn apply_one(resource: &mut Value, op: Op, path: &Path, value: Option<&Value>) -> Result<(), ScimError> {
     let root = resource.as_object_mut().ok_or_else(|| ScimError::invalid_syntax("the resource is not an object"))?;
@@ -241,12 +236,8 @@ fn filtered(
             .unwrap_or_else(|| unreachable!("just inserted as an array")),
         Some(_) => return Err(ScimError::invalid_path(format!("{key} is not multi-valued"))),
     };
-    let mut selected = Vec::new();
-    for (at, item) in items.iter().enumerate() {
-        if matches(filter, item)? {
-            selected.push(at);
-        }
-    }
+    let parsed = super::filter::parse(filter)?;
+    let selected: Vec<usize> = (0..items.len()).filter(|at| parsed.matches(&items[*at])).collect();
     match (op, sub) {
         (Op::Remove, None) => {
             let mut at = 0;

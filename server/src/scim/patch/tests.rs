@@ -79,3 +79,26 @@ fn a_malformed_message_path_or_filter_is_refused_with_its_scim_type() {
     .unwrap_err();
     assert_eq!(bad_filter.scim_type, Some("invalidFilter"));
 }
+
+#[test]
+fn filters_match_strings_as_strings_in_any_case_and_ids_exactly() {
+    let person = json!({"id": "AbC", "userName": "Tanaka@Example.jp", "externalId": "100482",
+        "emails": [{"type": "work", "value": "t@x.example"}], "active": true,
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": {"employeeNumber": "7"}});
+    let cases = [
+        ("userName eq \"tanaka@example.jp\"", true),
+        ("externalId eq \"100482\"", true),
+        ("id eq \"abc\"", false),
+        ("emails[type eq \"work\" and value co \"@x\"]", true),
+        ("emails.value sw \"t@\"", true),
+        ("active eq true and not (userName eq \"x\")", true),
+        ("employeeNumber eq \"7\"", true),
+        ("title pr", false),
+        ("userName ne \"tanaka@example.jp\"", false),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(super::super::filter::parse(text).unwrap().matches(&person), expected, "{text}");
+    }
+    assert!(super::super::filter::parse("userName eq").is_err());
+    assert!(super::super::filter::parse("userName eq \"a\" trailing").is_err());
+}
