@@ -51,6 +51,8 @@ deps-build:
 ## Calc (the exports opened in a spreadsheet) from Debian, the browser-test npm packages, Slack's Python SDK, and the
 ## client kits (clients/python in target/kits-py-venv with its test tools; clients/typescript with npm ci, built).
 SLACK_SDK_VERSION := 3.48.0
+# The SCIM compliance checker (python-scim's scim2-tester, with its HTTP engine) the directory's tests run.
+SCIM_TESTER_VERSION := 0.5.2
 deps-test:
 	@missing=""; \
 	  [ -x /usr/bin/chromium ] || missing="$$missing chromium chromium-driver"; \
@@ -74,6 +76,10 @@ deps-test:
 	  2>/dev/null || $(STEP) "installing Slack's SDK, which signs the tests' interactions as Slack does (slack_sdk, PyPI, once, seconds)" \
 	     bash -c "rm -rf target/slack-venv && python3 -m venv target/slack-venv \
 	       && target/slack-venv/bin/pip install --quiet --disable-pip-version-check slack_sdk==$(SLACK_SDK_VERSION)"
+	@target/scim-venv/bin/python -c "import sys, importlib.metadata as m; sys.exit(m.version('scim2-tester') != '$(SCIM_TESTER_VERSION)')" \
+	  2>/dev/null || $(STEP) "installing the SCIM compliance checker the directory's tests run (scim2-tester, PyPI, once, seconds)" \
+	     bash -c "rm -rf target/scim-venv && python3 -m venv target/scim-venv \
+	       && target/scim-venv/bin/pip install --quiet --disable-pip-version-check 'scim2-tester[httpx2]==$(SCIM_TESTER_VERSION)'"
 	@[ -d scripts/oidc-provider/node_modules/oidc-provider ] \
 	  || $(STEP) "installing the tests' identity provider (oidc-provider, npm ci, once, seconds)" \
 	     npm ci --no-audit --no-fund --prefix scripts/oidc-provider

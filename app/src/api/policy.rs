@@ -162,6 +162,7 @@ pub const POLICY: &[Entry] = &[
     e("PATCH", "/scim/v2/Groups/{id}", Kind::Api, DirectoryToken),
     e("DELETE", "/scim/v2/Groups/{id}", Kind::Api, DirectoryToken),
     e("POST", "/scim/v2/.search", Kind::Api, DirectoryToken),
+    e("GET", "/scim/v2/{*rest}", Kind::Api, DirectoryToken),
     // Outside systems telling us what happened.
     e("POST", "/hooks/{connector}", Kind::Webhook, Signature),
     e("POST", "/hooks/slack/interactions", Kind::Webhook, Signature),

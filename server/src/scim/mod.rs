@@ -43,6 +43,7 @@ pub fn routes(state: AppState) -> Router {
     router = route(router, Method::PATCH, "/scim/v2/Groups/{id}", patch_group);
     router = route(router, Method::DELETE, "/scim/v2/Groups/{id}", delete_group);
     router = route(router, Method::POST, "/scim/v2/.search", not_implemented);
+    router = route(router, Method::GET, "/scim/v2/{*rest}", nothing_there);
     router.method_not_allowed_fallback(method_not_allowed).with_state(state)
 }
 
@@ -67,6 +68,11 @@ async fn method_not_allowed() -> ScimError {
 /// `POST /.search`: searching by POST is not offered (filters work on GET).
 async fn not_implemented(_: Directory) -> ScimError {
     ScimError::new(StatusCode::NOT_IMPLEMENTED, None, "search by POST is not supported; use GET with a filter")
+}
+
+/// Any other address under `/scim/v2`: SCIM's own 404.
+async fn nothing_there(_: Directory) -> ScimError {
+    ScimError::not_found()
 }
 
 async fn provider_config(_: Directory, State(state): State<AppState>) -> Response {

@@ -110,6 +110,12 @@ pub fn apply(resource: &mut Value, ops: &[PatchOp], core: &str) -> Result<(), Sc
                     apply_one(resource, op.op, &path, Some(v))?;
                 }
             }
+            (Some(urn), None) if op.op == Op::Remove && is_schema_urn(urn) => {
+                if let Some(map) = resource.as_object_mut() {
+                    let key = key_of(map, urn);
+                    map.remove(&key);
+                }
+            }
             (Some(path), value) => apply_one(resource, op.op, &parse_path(path, core)?, value.as_ref())?,
             (None, Some(Value::Object(values))) => {
                 for (key, value) in values {
@@ -142,7 +148,6 @@ fn is_schema_urn(key: &str) -> bool {
 fn key_of(map: &Map<String, Value>, name: &str) -> String {
     map.keys().find(|k| k.eq_ignore_ascii_case(name)).cloned().unwrap_or_else(|| name.to_string())
 }
-
 
 fn apply_one(resource: &mut Value, op: Op, path: &Path, value: Option<&Value>) -> Result<(), ScimError> {
     let root = resource.as_object_mut().ok_or_else(|| ScimError::invalid_syntax("the resource is not an object"))?;

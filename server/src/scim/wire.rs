@@ -79,8 +79,19 @@ fn object(resource: Value, schema: &str) -> Result<Map<String, Value>, ScimError
             return Err(ScimError::invalid_value(format!("\"schemas\" must name {schema}")));
         }
     }
-    // Unset attributes arrive as null from some directories: they are simply not there.
-    Ok(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+    // Unset attributes arrive as null from some directories: they are simply not there. An extension's object may
+    // repeat its schema: the resource's `schemas` says it already.
+    Ok(map
+        .into_iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, mut v)| {
+            if let Some(inner) = v.as_object_mut().filter(|_| k.to_ascii_lowercase().starts_with("urn:")) {
+                inner.remove("schemas");
+                inner.retain(|_, v| !v.is_null());
+            }
+            (k, v)
+        })
+        .collect())
 }
 
 /// A person as the directory sends one (a creation, a replacement, or a PATCH's result).
@@ -91,12 +102,16 @@ pub fn person_input(resource: Value) -> Result<PersonInput, ScimError> {
         .filter(|u| !u.trim().is_empty())
         .ok_or_else(|| ScimError::invalid_value("userName is required"))?;
     let external_id = text(take(&mut map, "externalId"), "externalId")?;
+    // Kept as a boolean when given (Entra ID's "False" too).
     let active = match take(&mut map, "active") {
-        None => true,
-        Some(Value::Bool(b)) => b,
-        Some(Value::String(s)) if scim_boolean(&s).is_some() => scim_boolean(&s).unwrap_or(true),
+        None => None,
+        Some(Value::Bool(b)) => Some(b),
+        Some(Value::String(s)) if scim_boolean(&s).is_some() => scim_boolean(&s),
         Some(other) => return Err(ScimError::invalid_value(format!("active is true or false, not {other}"))),
     };
+    if let Some(active) = active {
+        map.insert("active".into(), json!(active));
+    }
     // Never kept: the directory's idea of the groups (they are the groups' to say) and any password.
     for readonly_or_secret in ["id", "meta", "groups", "password", "schemas"] {
         take(&mut map, readonly_or_secret);
@@ -151,6 +166,7 @@ fn meta(
 pub fn person_json(person: &Person, base: &str) -> Value {
     let mut map = person.resource.as_object().cloned().unwrap_or_default();
     let mut schemas = vec![USER_SCHEMA];
+    map.retain(|k, v| !(k.to_ascii_lowercase().starts_with("urn:") && v.as_object().is_some_and(Map::is_empty)));
     if map.keys().any(|k| k.eq_ignore_ascii_case(ENTERPRISE_SCHEMA)) {
         schemas.push(ENTERPRISE_SCHEMA);
     }
@@ -160,7 +176,10 @@ pub fn person_json(person: &Person, base: &str) -> Value {
         map.insert("externalId".into(), json!(external_id));
     }
     map.insert("userName".into(), json!(person.user_name));
-    map.insert("active".into(), json!(person.active));
+    // Said when the directory said it, and always when the person is inactive (the column decides).
+    if !person.active || map.contains_key("active") {
+        map.insert("active".into(), json!(person.active));
+    }
     if !person.groups.is_empty() {
         let groups: Vec<Value> = person
             .groups

@@ -20,7 +20,8 @@ pub struct PersonInput {
     pub display_name: String,
     pub email: Option<String>,
     pub external_id: Option<String>,
-    pub active: bool,
+    /// Unsaid: active when created, unchanged otherwise.
+    pub active: Option<bool>,
     pub resource: Value,
 }
 
@@ -154,7 +155,7 @@ pub async fn create_person(state: &AppState, client: &ApiClient, input: PersonIn
     // A returning person starts from nothing: their groups give them what they hold.
     db::directory::leave_all_groups(&mut tx, id).await?;
     bring_in_line(&mut tx, state, &actor, id, (None, now)).await?;
-    set_active(&mut tx, &actor, id, input.active, now).await?;
+    set_active(&mut tx, &actor, id, input.active.unwrap_or(true), now).await?;
     let row = db::directory::person(&mut tx, &scim_id).await?.ok_or(AppError::NotFound)?;
     let person = load(&mut tx, row).await?;
     tx.commit().await?;
@@ -196,7 +197,9 @@ pub async fn update_person(
                 "external_id": fields.external_id}));
         record(&mut tx, entry, None, now).await?;
     }
-    set_active(&mut tx, &actor, id, input.active, now).await?;
+    if let Some(active) = input.active {
+        set_active(&mut tx, &actor, id, active, now).await?;
+    }
     let row = db::directory::person(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
     let person = load(&mut tx, row).await?;
     tx.commit().await?;
