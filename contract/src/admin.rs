@@ -19,8 +19,11 @@ pub struct UserSummary {
     pub held_before: Option<HeldBefore>,
     pub disabled: bool,
     pub email: Option<String>,
-    /// Signs in through the company's identity provider: roles and departments follow their groups there.
-    pub from_provider: bool,
+    /// Made here (break-glass), at their first company sign-in (roles follow their groups at each sign-in), or
+    /// provisioned by the company directory (which owns their roles and whether they are active).
+    pub source: domain::directory::UserSource,
+    /// When the company directory last changed them.
+    pub provisioned_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +56,9 @@ pub struct ApiClientSummary {
     pub departments: Vec<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub revoked: bool,
+    /// The company directory's token (SCIM provisioning), not the ingestion API's.
+    #[serde(default)]
+    pub directory: bool,
 }
 
 /// A conformance check of a workflow's rerun endpoint: where the test calls went and what each showed.

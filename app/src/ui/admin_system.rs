@@ -291,7 +291,13 @@ pub fn ApiClientsPage() -> impl IntoView {
                                             view! {
                                                 <tr>
                                                     <td>{c.name}</td>
-                                                    <td>{c.departments.join(", ")}</td>
+                                                    <td>
+                                                        {if c.directory {
+                                                            td_string!(l, admin.api_clients.directory).to_string()
+                                                        } else {
+                                                            c.departments.join(", ")
+                                                        }}
+                                                    </td>
                                                     <td>{local_time(c.created_at)}</td>
                                                     <td>
                                                         {if c.revoked {

@@ -6,6 +6,7 @@ use super::labels::{slot, with_entered};
 use crate::api::admin::{AddUser, SetUserDisabled, SetUserRoles, chat_links, list_departments, list_users};
 use crate::contract::DepartmentDto;
 use crate::contract::admin::{NewUser, UserSummary};
+use crate::domain::directory::UserSource;
 use crate::domain::membership::Membership;
 use crate::domain::roles::Role;
 use crate::i18n::td_string;
@@ -219,12 +220,22 @@ fn UserRow(
         <tr>
             <td>
                 <code>{user.username.clone()}</code>
+                <br />
+                <span class="badge">
+                    {match user.source {
+                        UserSource::Local => td_string!(l, admin.users.source_local),
+                        UserSource::Company => td_string!(l, admin.users.from_provider),
+                        UserSource::Directory => td_string!(l, admin.users.source_directory),
+                    }}
+                </span>
                 {user
-                    .from_provider
-                    .then(|| {
+                    .provisioned_at
+                    .map(|at| {
                         view! {
                             <br />
-                            <span class="badge">{td_string!(l, admin.users.from_provider)}</span>
+                            <small>
+                                {td_string!(l, admin.users.provisioned_at)} {super::labels::local_time(at)}
+                            </small>
                         }
                     })}
             </td>

@@ -136,6 +136,16 @@ pub fn Decisions(decisions: Vec<DecisionView>, title: &'static str, testid: &'st
                                             <span data-entered>{c}</span>
                                         }
                                     })}
+                                {d
+                                    .no_longer_counts
+                                    .then(|| {
+                                        view! {
+                                            <br />
+                                            <span class="badge warn">
+                                                {td_string!(l, rerun.request.no_longer_counts)}
+                                            </span>
+                                        }
+                                    })}
                             </li>
                         }
                     })

@@ -168,6 +168,7 @@ pub async fn list(state: &AppState, caller: &super::Caller) -> Result<Vec<ApiCli
             departments,
             created_at: row.created_at,
             revoked: row.revoked_at.is_some(),
+            directory: row.purpose == ClientPurpose::Directory,
         });
     }
     Ok(list)

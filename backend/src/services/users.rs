@@ -8,6 +8,7 @@ use contract::{AppError, DepartmentDto};
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
+use domain::directory::UserSource;
 use domain::identity::Authentication;
 use domain::ids::{DepartmentCode, EmailAddress, Username};
 use domain::invalid::{Field, Invalid, Rule};
@@ -216,6 +217,7 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>,
     for row in db::users::all(&mut tx).await? {
         let access = stored_access(&mut tx, row.id).await?;
         let review = db::users::access_review(&mut tx, row.id).await?;
+        let source = UserSource::of(row.is_provisioned(), row.identity_issuer.is_some());
         summaries.push(UserSummary {
             id: row.id,
             username: row.username,
@@ -226,7 +228,8 @@ pub async fn list(state: &AppState, caller: &Caller) -> Result<Vec<UserSummary>,
             held_before: review.and_then(|json| serde_json::from_str(&json).ok()),
             disabled: row.disabled_at.is_some(),
             email: row.email,
-            from_provider: row.identity_issuer.is_some(),
+            source,
+            provisioned_at: row.provisioned_at,
         });
     }
     Ok(summaries)

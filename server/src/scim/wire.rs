@@ -112,6 +112,7 @@ pub fn person_input(resource: Value) -> Result<PersonInput, ScimError> {
     if let Some(active) = active {
         map.insert("active".into(), json!(active));
     }
+    let active = active.unwrap_or(true);
     // Never kept: the directory's idea of the groups (they are the groups' to say) and any password.
     for readonly_or_secret in ["id", "meta", "groups", "password", "schemas"] {
         take(&mut map, readonly_or_secret);

@@ -246,3 +246,56 @@ async fn scim2_tester_finds_every_user_check_passing() {
     assert!(run.status.success(), "{report}\n{}", String::from_utf8_lossy(&run.stderr));
     assert!(report.contains("[User] object_creation"), "the User checks ran: {report}");
 }
+
+async fn sign_in(
+    app: &TestApp,
+    who: backend::oidc::Identity,
+) -> Result<backend::services::session_users::SessionUser, contract::AppError> {
+    backend::services::company_sign_in::sign_in(&app.state, &who, None).await
+}
+
+fn identity(subject: &str, username: &str, display_name: &str, object_id: Option<&str>) -> backend::oidc::Identity {
+    backend::oidc::Identity {
+        issuer: "https://login.example.jp".into(),
+        subject: subject.into(),
+        username: username.into(),
+        display_name: display_name.into(),
+        email: None,
+        groups: vec!["sales-approvers".into()],
+        auth_time: None,
+        amr: vec![],
+        acr: None,
+        team: None,
+        entra: object_id.map(|oid| ("tenant-1".to_string(), oid.to_string())),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provisioned_person_signs_in_matched_by_external_id_or_user_name_never_by_display_name() {
+    let (app, token) = app_with_directory(1).await;
+    let person = |user: &str, external: &str| {
+        json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": user, "externalId": external,
+            "displayName": "田中 健二"})
+    };
+    let tanaka = created(&app, &token, "/Users", &person("tanaka@example.jp", "oid-tanaka")).await;
+    let suzuki = created(&app, &token, "/Users", &person("suzuki@example.jp", "oid-suzuki")).await;
+    let staff = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "sales-staff",
+        "members": [{"value": tanaka}, {"value": suzuki}]});
+    created(&app, &token, "/Groups", &staff).await;
+
+    // By the sign-in name (any case); the directory's groups decide, not the token's.
+    let signed_in = sign_in(&app, identity("sub-1", "Tanaka@Example.jp", "x", None)).await.unwrap();
+    assert_eq!(signed_in.user.username, "tanaka@example.jp");
+    assert_eq!(memberships(&app, "tanaka@example.jp").await, vec!["sales:staff"]);
+    // By Entra's object ID, the directory's externalId, whatever the sign-in name.
+    let signed_in = sign_in(&app, identity("sub-2", "s.suzuki", "y", Some("oid-suzuki"))).await.unwrap();
+    assert_eq!(signed_in.user.username, "suzuki@example.jp");
+    // Never by the display name: a stranger with Tanaka's name is a new person of their own.
+    let stranger = sign_in(&app, identity("sub-3", "other", "田中 健二", None)).await.unwrap();
+    assert_eq!(stranger.user.username, "other");
+    // Made inactive at the directory: refused.
+    let inactive = json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [{"op": "replace", "value": {"active": false}}]});
+    scim(&app, &token, Method::PATCH, &format!("/Users/{tanaka}"), Some(&inactive)).await;
+    assert!(sign_in(&app, identity("sub-1", "tanaka@example.jp", "x", None)).await.is_err());
+}

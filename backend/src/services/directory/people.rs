@@ -20,8 +20,8 @@ pub struct PersonInput {
     pub display_name: String,
     pub email: Option<String>,
     pub external_id: Option<String>,
-    /// Unsaid: active when created, unchanged otherwise.
-    pub active: Option<bool>,
+    /// A person is active unless the directory says `active: false` (RFC 7643: unassigned, the default).
+    pub active: bool,
     pub resource: Value,
 }
 
@@ -155,7 +155,7 @@ pub async fn create_person(state: &AppState, client: &ApiClient, input: PersonIn
     // A returning person starts from nothing: their groups give them what they hold.
     db::directory::leave_all_groups(&mut tx, id).await?;
     bring_in_line(&mut tx, state, &actor, id, (None, now)).await?;
-    set_active(&mut tx, &actor, id, input.active.unwrap_or(true), now).await?;
+    set_active(&mut tx, &actor, id, input.active, now).await?;
     let row = db::directory::person(&mut tx, &scim_id).await?.ok_or(AppError::NotFound)?;
     let person = load(&mut tx, row).await?;
     tx.commit().await?;
@@ -197,9 +197,7 @@ pub async fn update_person(
                 "external_id": fields.external_id}));
         record(&mut tx, entry, None, now).await?;
     }
-    if let Some(active) = input.active {
-        set_active(&mut tx, &actor, id, active, now).await?;
-    }
+    set_active(&mut tx, &actor, id, input.active, now).await?;
     let row = db::directory::person(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
     let person = load(&mut tx, row).await?;
     tx.commit().await?;
