@@ -60,6 +60,13 @@ pub async fn verify(turn: Turn, password: String, stored: Option<String>) -> any
     .await?)
 }
 
+/// A secret nobody holds, for accounts that never sign in with a password here (the company sign-in's and the
+/// directory's people): its hash matches no password anyone could type.
+pub fn unusable_secret() -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 32]>())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,11 +99,4 @@ mod tests {
         let v = verify(checks().turn().await.unwrap(), "kumo-ame-yuki".into(), Some(stored)).await.unwrap();
         assert!(v.ok && v.rehashed.as_deref().is_some_and(|h| h.starts_with("$argon2id$v=19$m=19456,t=2,p=1$")));
     }
-}
-
-/// A secret nobody holds, for accounts that never sign in with a password here (the company sign-in's and the
-/// directory's people): its hash matches no password anyone could type.
-pub fn unusable_secret() -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 32]>())
 }

@@ -233,9 +233,7 @@ fn UserRow(
                     .map(|at| {
                         view! {
                             <br />
-                            <small>
-                                {td_string!(l, admin.users.provisioned_at)} {super::labels::local_time(at)}
-                            </small>
+                            <small>{td_string!(l, admin.users.provisioned_at)} {super::labels::local_time(at)}</small>
                         }
                     })}
             </td>

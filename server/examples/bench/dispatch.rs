@@ -92,8 +92,12 @@ pub(crate) async fn people(state: &AppState) -> anyhow::Result<(Caller, Caller, 
     )
     .await
     .map_err(fail)?;
-    let client =
-        services::api_clients::ApiClient { id: client_id, name: format!("b{run}"), departments: vec!["sales".into()] };
+    let client = services::api_clients::ApiClient {
+        id: client_id,
+        name: format!("b{run}"),
+        departments: vec!["sales".into()],
+        purpose: domain::directory::ClientPurpose::Ingestion,
+    };
     Ok((staff, owner, client))
 }
 
