@@ -291,13 +291,7 @@ pub fn ApiClientsPage() -> impl IntoView {
                                             view! {
                                                 <tr>
                                                     <td>{c.name}</td>
-                                                    <td>
-                                                        {if c.directory {
-                                                            td_string!(l, admin.api_clients.directory).to_string()
-                                                        } else {
-                                                            c.departments.join(", ")
-                                                        }}
-                                                    </td>
+                                                    <td>{scope(&c)}</td>
                                                     <td>{local_time(c.created_at)}</td>
                                                     <td>
                                                         {if c.revoked {
@@ -336,5 +330,15 @@ pub fn ApiClientsPage() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// What a token may reach: its departments, or the company directory's provisioning.
+fn scope(client: &crate::contract::admin::ApiClientSummary) -> String {
+    let l = super::labels::locale();
+    if client.directory {
+        td_string!(l, admin.api_clients.directory).to_string()
+    } else {
+        client.departments.join(", ")
     }
 }

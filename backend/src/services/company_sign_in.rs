@@ -28,27 +28,18 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let existing = known_person(&mut tx, identity).await?;
-    let provider = Actor::system(SystemActor::IdentityProvider);
     let access = match &existing {
         Some(user) if user.is_provisioned() => {
             Some(super::users::stored_access(&mut tx, user.id).await?).filter(|a| *a != Access::default())
         }
         _ => from_token,
     };
-    let (Some(access), Some(unusable)) = (access, unusable.or_else(|| existing.as_ref().map(|_| String::new()))) else {
-        // Refused at the door: the access the person had here ends with it, in chat too.
-        if let Some(user) = &existing {
-            db::users::end_sessions(&mut tx, user.id).await?;
-            let nobody = Person { id: user.id, access: Access::default() };
-            super::users::access_changed(&mut tx, &provider, &nobody, (request_id, now)).await?;
-        }
-        let entry = AuditEntry::new(provider, AuditAction::SignInFailed, ObjectType::User, &identity.username)
-            .after(json!({"groups": identity.groups, "why": "no group maps to a role"}));
-        record(&mut tx, entry, request_id, now).await?;
+    let Some(access) = access else {
+        refuse(&mut tx, identity, existing.as_ref(), (request_id, now)).await?;
         tx.commit().await?;
-        tracing::warn!(user = %identity.username, "signed in at the identity provider, but no group maps to a role");
         return Err(AppError::Forbidden);
     };
+    let provider = Actor::system(SystemActor::IdentityProvider);
     let row = match existing {
         Some(user) if user.disabled_at.is_some() => return Err(AppError::Forbidden),
         Some(user) if user.is_provisioned() => user,
@@ -71,6 +62,8 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
                     format!("a local account is named '{}': an admin must resolve it", identity.username),
                 ));
             }
+            // A new person's access is the token's, which came with the hash made for them.
+            let unusable = unusable.ok_or_else(|| AppError::internal("company sign-in", "no hash for a new person"))?;
             let email = identity.email.as_deref();
             let id =
                 db::users::insert(&mut tx, &identity.username, &identity.display_name, email, &unusable, now).await?;
@@ -99,6 +92,26 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
     let user = load_session_user(&mut tx, row).await?;
     tx.commit().await?;
     Ok(user)
+}
+
+/// Refused at the door: the access the person had here ends with it, in chat too (and their waiting approvals).
+async fn refuse(
+    tx: &mut db::Conn,
+    identity: &Identity,
+    existing: Option<&db::users::UserRow>,
+    (request_id, now): (Option<&str>, chrono::DateTime<chrono::Utc>),
+) -> Result<(), AppError> {
+    let provider = Actor::system(SystemActor::IdentityProvider);
+    if let Some(user) = existing {
+        db::users::end_sessions(tx, user.id).await?;
+        let nobody = Person { id: user.id, access: Access::default() };
+        super::users::access_changed(tx, &provider, &nobody, (request_id, now)).await?;
+    }
+    let entry = AuditEntry::new(provider, AuditAction::SignInFailed, ObjectType::User, &identity.username)
+        .after(json!({"groups": identity.groups, "why": "no group maps to a role"}));
+    record(tx, entry, request_id, now).await?;
+    tracing::warn!(user = %identity.username, "signed in at the identity provider, but no group maps to a role");
+    Ok(())
 }
 
 /// The user the provider names: linked at an earlier sign-in, or provisioned by the company directory and signing
