@@ -287,11 +287,11 @@ pub fn ApiClientsPage() -> impl IntoView {
                                     {list
                                         .into_iter()
                                         .map(|c| {
-                                            let id = c.id;
+                                            let (id, scope) = (c.id, scope(&c));
                                             view! {
                                                 <tr>
                                                     <td>{c.name}</td>
-                                                    <td>{scope(&c)}</td>
+                                                    <td>{scope}</td>
                                                     <td>{local_time(c.created_at)}</td>
                                                     <td>
                                                         {if c.revoked {
