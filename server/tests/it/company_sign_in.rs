@@ -409,7 +409,7 @@ async fn a_first_company_sign_in_creates_the_user_with_the_roles_their_groups_gi
 
     let users = app.call("admin/list_users", &[], Some(&admin(&app).await)).await.json();
     let suzuki = users.as_array().unwrap().iter().find(|u| u["username"] == "suzuki").unwrap();
-    assert_eq!(suzuki["from_provider"], true, "the admin page shows who comes from the provider");
+    assert_eq!(suzuki["source"], "company", "the admin page shows who comes from the provider");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

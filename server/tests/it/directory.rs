@@ -10,11 +10,9 @@ use domain::roles::Role;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-/// The app with a company sign-in whose table maps `sales-approvers` to managers and `sales-staff` to staff of
-/// sales, and `approvals` approvals needed.
-async fn app_with_directory(approvals: u32) -> (TestApp, String) {
-    let mut config = example_config();
-    config.workflows.iter_mut().for_each(|w| w.approvals_required = approvals);
+/// `config` with a company sign-in whose table maps `sales-approvers` to managers and `sales-staff` to staff of
+/// sales (the directory's groups map through it).
+pub fn with_directory(mut config: backend::config::Config) -> backend::config::Config {
     let mapping =
         |group: &str, role| GroupMapping { group: group.into(), roles: vec![role], departments: vec!["sales".into()] };
     config.sign_in.oidc = Some(OidcConfig {
@@ -30,10 +28,32 @@ async fn app_with_directory(approvals: u32) -> (TestApp, String) {
         groups: vec![mapping("sales-approvers", Role::Manager), mapping("sales-staff", Role::Staff)],
         decision: DecisionStrength::default(),
     });
-    let app = TestApp::spawn_configured(|_| {}, config).await;
+    config
+}
+
+/// The directory's token, as `server scim token create --name entra` makes it.
+pub async fn directory_token(app: &TestApp) -> String {
     let actor = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
-    let (_, token) = backend::services::api_clients::create_directory(&app.state, actor, "entra").await.unwrap();
+    backend::services::api_clients::create_directory(&app.state, actor, "entra").await.unwrap().1
+}
+
+/// The app with the directory, and `approvals` approvals needed.
+async fn app_with_directory(approvals: u32) -> (TestApp, String) {
+    let mut config = with_directory(example_config());
+    config.workflows.iter_mut().for_each(|w| w.approvals_required = approvals);
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    let token = directory_token(&app).await;
     (app, token)
+}
+
+/// A person provisioned by the directory into `group`; their ID there.
+pub async fn provisioned(app: &TestApp, token: &str, user_name: &str, group: &str) -> String {
+    let person = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": user_name});
+    let id = created(app, token, "/Users", &person).await;
+    let group = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": group,
+        "members": [{"value": id}]});
+    created(app, token, "/Groups", &group).await;
+    id
 }
 
 /// A fixture's request body, its placeholders filled.
@@ -46,7 +66,7 @@ fn fixture(name: &str, fill: &[(&str, &str)]) -> Value {
     serde_json::from_str::<Value>(&text).unwrap()["body"].clone()
 }
 
-async fn scim(app: &TestApp, token: &str, method: Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
+pub async fn scim(app: &TestApp, token: &str, method: Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
     let mut request = app.http.request(method, format!("{}/scim/v2{path}", app.url)).bearer_auth(token);
     if let Some(body) = body {
         request = request.header("content-type", "application/scim+json").body(body.to_string());
@@ -221,6 +241,10 @@ async fn bad_input_is_a_scim_error_and_changes_nothing() {
     .await
     .unwrap_err();
     assert!(refused.to_string().contains("company directory manages yamada"), "{refused}");
+    let listed = backend::services::users::list(&app.state, &admin).await.unwrap();
+    let yamada = listed.iter().find(|u| u.username == "yamada").unwrap();
+    assert_eq!(yamada.source, domain::directory::UserSource::Directory, "the admin page shows where he comes from");
+    assert!(yamada.provisioned_at.is_some(), "and when the directory last changed him");
 }
 
 /// Where `make deps-test` installs scim2-tester (pinned).

@@ -325,6 +325,24 @@ async fn a_link_ends_with_a_password_change_signing_out_everywhere_the_last_memb
     assert_eq!(unlinked, 4, "each end of a link is in the audit trail");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_the_company_directory_removed_presses_approve_in_vain_and_is_told_why() {
+    let stand_in = SlackStandIn::start().await;
+    let config = crate::directory::with_directory(with_slack(stand_in.config("http://127.0.0.1:9"), true));
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    let id = waiting_request(&app, "ORD-SLACK-SCIM").await;
+    let token = crate::directory::directory_token(&app).await;
+    let tanaka = crate::directory::provisioned(&app, &token, "tanaka", "sales-approvers").await;
+    linked(&app, "tanaka", "U0TANAKA").await;
+
+    let gone = crate::directory::scim(&app, &token, reqwest::Method::DELETE, &format!("/Users/{tanaka}"), None).await;
+    assert_eq!(gone.0, StatusCode::NO_CONTENT);
+    assert_eq!(send(&app, &press(&stand_in, "U0TANAKA", "rerun_approve", &request(&id))).await.status, StatusCode::OK);
+    let told = stand_in.wait_for("response_url", 1).await;
+    assert!(told[0]["text"].as_str().unwrap().contains("連携されていない"), "{}", told[0]);
+    assert_eq!(status_of(&app, &id).await, "pending_approval", "nothing decided");
+}
+
 /// A press in chat never weakens a decision: where a decision's sign-in must show a second factor, which a chat
 /// identity cannot, the buttons open the page even for a workflow that decides in chat.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
