@@ -169,7 +169,7 @@ pub enum ScimTokenCommand {
         #[arg(long)]
         name: String,
     },
-    /// Revoke a directory's token at once (provisioning with it stops).
+    /// Revoke a directory's token (a running server stops accepting it within seconds).
     Revoke {
         #[arg(long)]
         name: String,

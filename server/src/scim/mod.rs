@@ -205,20 +205,39 @@ async fn patch_person(
     let operations = patch::operations(&body_json(&body)?)?;
     let base = base(&state);
     let mut problem = None;
-    let changed = directory::update_person(&state, &client, &id, |before| {
-        let mut resource = wire::person_json(before, &base);
-        let applied =
-            patch::apply(&mut resource, &operations, wire::USER_SCHEMA).and_then(|()| wire::person_input(resource));
-        applied.map_err(|e| {
-            let status = e.status;
-            problem = Some(e);
-            contract::AppError::BadRequest(status.to_string())
+    let edit = applying(&operations, (wire::USER_SCHEMA, &base), wire::person_json, wire::person_input, &mut problem);
+    let changed = directory::update_person(&state, &client, &id, edit).await;
+    settled(changed, problem, |person| wire::person_json(person, &base))
+}
+
+/// A PATCH applied to what is stored, inside the service's transaction (`render` it, apply the operations, `read`
+/// it back); a SCIM error on the way is kept in `problem` for the answer, and nothing is stored.
+fn applying<'a, R: 'a, I: 'a>(
+    operations: &'a [patch::PatchOp],
+    (schema, base): (&'static str, &'a str),
+    render: fn(&R, &str) -> Value,
+    read: fn(Value) -> Result<I, ScimError>,
+    problem: &'a mut Option<ScimError>,
+) -> impl FnOnce(&R) -> Result<I, contract::AppError> + 'a {
+    move |before| {
+        let mut resource = render(before, base);
+        patch::apply(&mut resource, operations, schema).and_then(|()| read(resource)).map_err(|e| {
+            let status = e.status.to_string();
+            *problem = Some(e);
+            contract::AppError::BadRequest(status)
         })
-    })
-    .await;
+    }
+}
+
+/// The answer to a PATCH: the resource as it is now, or the SCIM error that stopped it.
+fn settled<R>(
+    changed: Result<R, contract::AppError>,
+    problem: Option<ScimError>,
+    render: impl Fn(&R) -> Value,
+) -> Result<Response, ScimError> {
     match (changed, problem) {
         (_, Some(problem)) => Err(problem),
-        (Ok(person), None) => Ok(answer(StatusCode::OK, wire::person_json(&person, &base))),
+        (Ok(resource), None) => Ok(answer(StatusCode::OK, render(&resource))),
         (Err(error), None) => Err(error.into()),
     }
 }
@@ -284,22 +303,9 @@ async fn patch_group(
     let operations = patch::operations(&body_json(&body)?)?;
     let base = base(&state);
     let mut problem = None;
-    let changed = directory::update_group(&state, &client, &id, |before| {
-        let mut resource = wire::group_json(before, &base);
-        let applied =
-            patch::apply(&mut resource, &operations, wire::GROUP_SCHEMA).and_then(|()| wire::group_input(resource));
-        applied.map_err(|e| {
-            let status = e.status;
-            problem = Some(e);
-            contract::AppError::BadRequest(status.to_string())
-        })
-    })
-    .await;
-    match (changed, problem) {
-        (_, Some(problem)) => Err(problem),
-        (Ok(group), None) => Ok(answer(StatusCode::OK, wire::group_json(&group, &base))),
-        (Err(error), None) => Err(error.into()),
-    }
+    let edit = applying(&operations, (wire::GROUP_SCHEMA, &base), wire::group_json, wire::group_input, &mut problem);
+    let changed = directory::update_group(&state, &client, &id, edit).await;
+    settled(changed, problem, |group| wire::group_json(group, &base))
 }
 
 async fn delete_group(

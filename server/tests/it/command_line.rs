@@ -121,6 +121,28 @@ async fn migrate_on_a_fresh_database_succeeds_twice() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scim_token_create_prints_the_directory_s_own_token_once_and_revoke_ends_it() {
+    let config = crate::directory::with_directory(crate::harness::example_config());
+    let app = TestApp::spawn_configured(|_| {}, config).await;
+    let created = server(&app.database_url, &["scim", "token", "create", "--name", "entra"], "");
+    assert_eq!(created.status.code(), Some(0), "{}", text(&created));
+    let token = String::from_utf8_lossy(&created.stdout).trim().to_string();
+    let get = |path: &str| app.http.get(format!("{}{path}", app.url)).bearer_auth(&token).send();
+    assert_eq!(get("/scim/v2/Users").await.unwrap().status(), reqwest::StatusCode::OK);
+    let ingestion = get("/api/v1/operations/nothing-here").await.unwrap().status();
+    assert_eq!(ingestion, reqwest::StatusCode::UNAUTHORIZED, "the directory's token registers no operations");
+
+    let second = server(&app.database_url, &["scim", "token", "create", "--name", "okta"], "");
+    let second = String::from_utf8_lossy(&second.stdout).trim().to_string();
+    let revoked = server(&app.database_url, &["scim", "token", "revoke", "--name", "okta"], "");
+    assert_eq!(revoked.status.code(), Some(0), "{}", text(&revoked));
+    let answer = app.http.get(format!("{}/scim/v2/Users", app.url)).bearer_auth(&second).send().await.unwrap();
+    assert_eq!(answer.status(), reqwest::StatusCode::UNAUTHORIZED);
+    let unknown = server(&app.database_url, &["scim", "token", "revoke", "--name", "nobody"], "");
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_create_prints_a_token_once_that_the_api_accepts() {
     let app = TestApp::spawn().await;
     let created =

@@ -4,8 +4,6 @@
 use crate::fixtures::{caller, pending_request};
 use crate::harness::{TestApp, example_config};
 use domain::approval::Decision;
-use domain::configuration::OidcConfig;
-use domain::identity::{DecisionStrength, GroupMapping};
 use domain::roles::Role;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -13,21 +11,8 @@ use serde_json::{Value, json};
 /// `config` with a company sign-in whose table maps `sales-approvers` to managers and `sales-staff` to staff of
 /// sales (the directory's groups map through it).
 pub fn with_directory(mut config: backend::config::Config) -> backend::config::Config {
-    let mapping =
-        |group: &str, role| GroupMapping { group: group.into(), roles: vec![role], departments: vec!["sales".into()] };
-    config.sign_in.oidc = Some(OidcConfig {
-        issuer: "https://login.example.jp".into(),
-        client_id: "rerun-gate".into(),
-        client_secret_env: None,
-        scopes: vec!["openid".into()],
-        groups_claim: "groups".into(),
-        username_claim: "preferred_username".into(),
-        name_claim: "name".into(),
-        email_claim: "email".into(),
-        allow_loopback: false,
-        groups: vec![mapping("sales-approvers", Role::Manager), mapping("sales-staff", Role::Staff)],
-        decision: DecisionStrength::default(),
-    });
+    let groups = [("sales-approvers", Role::Manager), ("sales-staff", Role::Staff)];
+    config.sign_in.oidc = Some(crate::fixtures::company_sign_in("https://login.example.jp", &groups));
     config
 }
 
