@@ -8,6 +8,7 @@ pub mod audit_export;
 #[cfg(feature = "ssr")]
 pub mod audit_proof;
 pub mod batches;
+pub mod canary;
 pub mod canonical_json;
 pub mod chat;
 pub mod checklist;

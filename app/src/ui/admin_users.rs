@@ -240,7 +240,11 @@ fn UserRow(
             <td data-entered>{user.display_name.clone()}</td>
             <td>{user.email.clone().unwrap_or_else(|| "—".into())}</td>
             <td>
-                <RoleEditor user=user.clone() departments roles />
+                {if user.source == UserSource::Directory {
+                    view! { <DirectoryRoles user=user.clone() departments /> }.into_any()
+                } else {
+                    view! { <RoleEditor user=user.clone() departments roles /> }.into_any()
+                }}
             </td>
             <td>
                 <span class=if disabled { "badge off" } else { "badge on" }>{status}</span>
@@ -426,5 +430,28 @@ fn AddUserForm(add: ServerAction<AddUser>, departments: Vec<DepartmentDto>) -> i
                 {td_string!(l, admin.users.add)}
             </button>
         </form>
+    }
+}
+
+/// A provisioned person's roles, read only: the company directory's groups decide them.
+#[component]
+fn DirectoryRoles(user: UserSummary, departments: Vec<DepartmentDto>) -> impl IntoView {
+    let l = super::labels::locale();
+    let name = move |code: &str| {
+        let english = super::names::english();
+        departments
+            .iter()
+            .find(|d| d.code == code)
+            .map_or_else(|| code.to_string(), |d| d.name_for(english).to_string())
+    };
+    let held: Vec<String> = user
+        .roles
+        .iter()
+        .map(|r| role_label(*r).to_string())
+        .chain(user.memberships.iter().map(|m| format!("{}: {}", name(&m.department), role_label(m.role))))
+        .collect();
+    view! {
+        <p>{if held.is_empty() { "—".to_string() } else { held.join(" · ") }}</p>
+        <p class="hint">{td_string!(l, admin.users.directory_roles)}</p>
     }
 }

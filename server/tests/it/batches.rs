@@ -23,8 +23,14 @@ pub(crate) struct Bulk {
 }
 
 pub(crate) async fn bulk() -> Bulk {
+    bulk_with(|_| {}).await
+}
+
+/// The same, its configuration changed by `configure` first.
+pub(crate) async fn bulk_with(configure: impl FnOnce(&mut backend::config::Config)) -> Bulk {
     let (receiver, url) = Receiver::start(&[]).await;
     let mut config = crate::harness::example_config();
+    configure(&mut config);
     for w in &mut config.workflows {
         w.rerun_url = url.clone();
         w.rerun_allow_loopback = true;
@@ -376,4 +382,23 @@ async fn a_selection_is_one_departments_stalled_operations_and_bad_input_is_refu
     assert_eq!(status, "stalled");
     b.dispatch_for(5).await;
     assert!(b.receiver.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_s_approval_of_a_bulk_rerun_stops_counting_once_an_admin_disables_him() {
+    let b = bulk_with(|config| config.workflows.iter_mut().for_each(|w| w.approvals_required = 2)).await;
+    b.stalled(&ids("ORD-VOID", 3), "sales").await;
+    let id = b.previewed(by_filter()).await;
+    batches::request(&b.app.state, &b.staff, &id, Some(60)).await.unwrap();
+    b.checked_and_submitted(&id).await;
+    batches::decide(&b.app.state, &b.owner, &id, true, "").await.unwrap();
+    b.app.user("admin", &["admin"], &[]).await;
+    let admin = caller(&b.app, "admin").await;
+    backend::services::users::set_disabled(&b.app.state, &admin, b.owner.user_id(), true).await.unwrap();
+
+    assert!(b.view(&id).await.decisions[0].no_longer_counts, "the page says his approval no longer counts");
+    b.app.user("kato", &["manager"], &["sales"]).await;
+    batches::decide(&b.app.state, &caller(&b.app, "kato").await, &id, true, "").await.unwrap();
+    assert_eq!(b.view(&id).await.status.as_str(), "pending_approval", "one approval that counts, of two");
+    assert!(b.app.audit_actions().await.iter().any(|a| a == "rerun_batch.approval_voided"));
 }
