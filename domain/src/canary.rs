@@ -179,7 +179,11 @@ mod tests {
             (member(Reported::Done, Some(&[Verdict::InProgress]), true), StageFailure::Unproven),
         ];
         for (m, why) in cases {
-            assert_eq!(stage_verdict(&[m.clone()]), StageVerdict::Failed(vec![("ORD-1".into(), why)]), "{m:?}");
+            assert_eq!(
+                stage_verdict(std::slice::from_ref(&m)),
+                StageVerdict::Failed(vec![("ORD-1".into(), why)]),
+                "{m:?}"
+            );
         }
         let still_working = member(Reported::Done, Some(&[Verdict::InProgress]), false);
         assert_eq!(stage_verdict(&[still_working]), StageVerdict::Waiting);
