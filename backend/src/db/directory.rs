@@ -32,6 +32,20 @@ pub async fn people(tx: &mut Conn) -> Result<Vec<PersonRow>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
 }
 
+/// The provisioned people whose sign-in name is `user_name` (in any case) or whose `externalId` is `external_id`
+/// (exactly): a directory's look-up of one person, without reading everyone.
+pub async fn people_named(
+    tx: &mut Conn,
+    user_name: Option<&str>,
+    external_id: Option<&str>,
+) -> Result<Vec<PersonRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {PERSON_COLUMNS} FROM users WHERE scim_id IS NOT NULL AND scim_deleted_at IS NULL
+         AND (LOWER(username) = LOWER($1) OR scim_external_id = $2) ORDER BY id"
+    );
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(user_name).bind(external_id).fetch_all(c).await)
+}
+
 /// The provisioned person a company sign-in names: by the directory's ID for them (`externalId`) or their
 /// sign-in name, never by their display name.
 pub async fn person_signing_in(

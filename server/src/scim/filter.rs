@@ -21,6 +21,31 @@ impl Parsed<'_> {
     pub fn matches(&self, resource: &Value) -> bool {
         filter(&self.0, resource)
     }
+
+    /// `userName eq "…"` or `externalId eq "…"` — what a directory asks before each change of a person — as the
+    /// attribute and the value, so that the person is looked up alone.
+    pub fn one_person(&self) -> Option<(OnePerson, &str)> {
+        let Filter::AttrExp(AttrExpData::Compare(path, CompareOp::Equal, CompValue::String(value))) = &self.0 else {
+            return None;
+        };
+        let name: &str = path.attr_name();
+        if path.sub_attr().is_some() {
+            return None;
+        }
+        if name.eq_ignore_ascii_case("userName") {
+            Some((OnePerson::UserName, value))
+        } else if name.eq_ignore_ascii_case("externalId") {
+            Some((OnePerson::ExternalId, value))
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnePerson {
+    UserName,
+    ExternalId,
 }
 
 fn filter(f: &Filter, resource: &Value) -> bool {

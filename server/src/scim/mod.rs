@@ -153,7 +153,15 @@ async fn list_people(
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ScimError> {
     let base = base(&state);
-    let people = directory::people(&state, &client).await?;
+    let text = query.get("filter").map(String::as_str).unwrap_or_default();
+    // A look-up of one person by name or externalId reads that person alone; `listed` still applies the filter.
+    let people = match filter::parse(text).ok().as_ref().and_then(filter::Parsed::one_person) {
+        Some((filter::OnePerson::UserName, name)) => {
+            directory::people_named(&state, &client, (Some(name), None)).await?
+        }
+        Some((filter::OnePerson::ExternalId, id)) => directory::people_named(&state, &client, (None, Some(id))).await?,
+        None => directory::people(&state, &client).await?,
+    };
     listed(people.iter().map(|p| wire::person_json(p, &base)).collect(), &query)
 }
 

@@ -115,6 +115,21 @@ pub async fn people(state: &AppState, client: &ApiClient) -> Result<Vec<Person>,
     Ok(people)
 }
 
+/// Who a directory looks for by sign-in name (any case) or `externalId`: read alone, not with everyone.
+pub async fn people_named(
+    state: &AppState,
+    client: &ApiClient,
+    (user_name, external_id): (Option<&str>, Option<&str>),
+) -> Result<Vec<Person>, AppError> {
+    directory_actor(client)?;
+    let mut tx = state.db.begin_read().await?;
+    let mut people = Vec::new();
+    for row in db::directory::people_named(&mut tx, user_name, external_id).await? {
+        people.push(load(&mut tx, row).await?);
+    }
+    Ok(people)
+}
+
 /// A new person from the directory. Their sign-in name may be that of someone who signed in with the company
 /// account before (the same provider vouches for both: taken in), or of a person the directory deleted and now
 /// sends back (provisioned again, their history kept); never that of a local account.

@@ -102,3 +102,19 @@ fn filters_match_strings_as_strings_in_any_case_and_ids_exactly() {
     assert!(super::super::filter::parse("userName eq").is_err());
     assert!(super::super::filter::parse("userName eq \"a\" trailing").is_err());
 }
+
+#[test]
+fn a_look_up_of_one_person_by_name_or_external_id_is_recognised_and_nothing_else() {
+    use super::super::filter::{OnePerson, parse};
+    let one = |text: &str| parse(text).unwrap().one_person().map(|(a, v)| (a, v.to_string()));
+    assert_eq!(one("userName eq \"tanaka@example.jp\""), Some((OnePerson::UserName, "tanaka@example.jp".into())));
+    assert_eq!(one("externalId eq \"100482\""), Some((OnePerson::ExternalId, "100482".into())));
+    for other in [
+        "userName co \"t\"",
+        "displayName eq \"x\"",
+        "userName eq \"a\" or userName eq \"b\"",
+        "name.givenName eq \"x\"",
+    ] {
+        assert_eq!(one(other), None, "{other}");
+    }
+}
