@@ -115,7 +115,11 @@ fn list_response(resources: Vec<Value>, start: usize, count: usize) -> Value {
 
 /// A list as the directory asked for it: filtered (RFC 7644 §3.4.2.2), one page of it (1-based `startIndex`,
 /// `count` up to `MAX_RESULTS`), each resource with the attributes asked for.
-fn listed(resources: Vec<Value>, query: &HashMap<String, String>) -> Result<Response, ScimError> {
+fn listed(
+    resources: Vec<Value>,
+    filter: Option<&filter::Parsed>,
+    query: &HashMap<String, String>,
+) -> Result<Response, ScimError> {
     let number = |key: &str| -> Result<Option<i64>, ScimError> {
         query
             .get(key)
@@ -125,17 +129,19 @@ fn listed(resources: Vec<Value>, query: &HashMap<String, String>) -> Result<Resp
     };
     let start = number("startIndex")?.unwrap_or(1).max(1) as usize;
     let count = number("count")?.unwrap_or(100).clamp(0, MAX_RESULTS as i64) as usize;
-    let mut resources = match query.get("filter").map(|f| f.trim()).filter(|f| !f.is_empty()) {
-        Some(text) => {
-            let parsed = filter::parse(text)?;
-            resources.into_iter().filter(|r| parsed.matches(r)).collect()
-        }
+    let mut resources = match filter {
+        Some(parsed) => resources.into_iter().filter(|r| parsed.matches(r)).collect(),
         None => resources,
     };
     for resource in &mut resources {
         wire::project(resource, query.get("attributes").map(String::as_str), excluded(query));
     }
     Ok(answer(StatusCode::OK, list_response(resources, start, count)))
+}
+
+/// The list's `filter`, parsed (none given: everything).
+fn filter_of(query: &HashMap<String, String>) -> Result<Option<filter::Parsed<'_>>, ScimError> {
+    query.get("filter").map(|f| f.trim()).filter(|f| !f.is_empty()).map(filter::parse).transpose()
 }
 
 fn excluded(query: &HashMap<String, String>) -> Option<&str> {
@@ -153,16 +159,16 @@ async fn list_people(
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ScimError> {
     let base = base(&state);
-    let text = query.get("filter").map(String::as_str).unwrap_or_default();
+    let filter = filter_of(&query)?;
     // A look-up of one person by name or externalId reads that person alone; `listed` still applies the filter.
-    let people = match filter::parse(text).ok().as_ref().and_then(filter::Parsed::one_person) {
+    let people = match filter.as_ref().and_then(filter::Parsed::one_person) {
         Some((filter::OnePerson::UserName, name)) => {
             directory::people_named(&state, &client, (Some(name), None)).await?
         }
         Some((filter::OnePerson::ExternalId, id)) => directory::people_named(&state, &client, (None, Some(id))).await?,
         None => directory::people(&state, &client).await?,
     };
-    listed(people.iter().map(|p| wire::person_json(p, &base)).collect(), &query)
+    listed(people.iter().map(|p| wire::person_json(p, &base)).collect(), filter.as_ref(), &query)
 }
 
 async fn get_person(
@@ -182,15 +188,17 @@ async fn create_person(
 ) -> Result<Response, ScimError> {
     let input = wire::person_input(body_json(&body)?)?;
     let person = directory::create_person(&state, &client, input).await?;
-    let mut response = answer(StatusCode::CREATED, wire::person_json(&person, &base(&state)));
-    located(&mut response, &format!("{}/Users/{}", base(&state), person.scim_id));
-    Ok(response)
+    Ok(created(wire::person_json(&person, &base(&state))))
 }
 
-fn located(response: &mut Response, location: &str) {
-    if let Ok(value) = HeaderValue::from_str(location) {
-        response.headers_mut().insert(header::LOCATION, value);
+/// 201 with the new resource, and its address (its `meta.location`) as `Location`.
+fn created(resource: Value) -> Response {
+    let location = resource["meta"]["location"].as_str().and_then(|l| HeaderValue::from_str(l).ok());
+    let mut response = answer(StatusCode::CREATED, resource);
+    if let Some(location) = location {
+        response.headers_mut().insert(header::LOCATION, location);
     }
+    response
 }
 
 async fn replace_person(
@@ -266,7 +274,8 @@ async fn list_groups(
 ) -> Result<Response, ScimError> {
     let base = base(&state);
     let groups = directory::groups(&state, &client).await?;
-    listed(groups.iter().map(|g| wire::group_json(g, &base)).collect(), &query)
+    let filter = filter_of(&query)?;
+    listed(groups.iter().map(|g| wire::group_json(g, &base)).collect(), filter.as_ref(), &query)
 }
 
 async fn get_group(
@@ -286,9 +295,7 @@ async fn create_group(
 ) -> Result<Response, ScimError> {
     let input = wire::group_input(body_json(&body)?)?;
     let group = directory::create_group(&state, &client, input).await?;
-    let mut response = answer(StatusCode::CREATED, wire::group_json(&group, &base(&state)));
-    located(&mut response, &format!("{}/Groups/{}", base(&state), group.scim_id));
-    Ok(response)
+    Ok(created(wire::group_json(&group, &base(&state))))
 }
 
 async fn replace_group(

@@ -73,7 +73,7 @@ fn known_only(map: &Map<String, Value>, known: &[&str], extensions: &[(&str, &[&
 
 fn object(resource: Value, schema: &str) -> Result<Map<String, Value>, ScimError> {
     let Value::Object(map) = resource else { return Err(ScimError::invalid_syntax("the body is not a JSON object")) };
-    if let Some(schemas) = get(&Value::Object(map.clone()), "schemas") {
+    if let Some((_, schemas)) = map.iter().find(|(k, _)| k.eq_ignore_ascii_case("schemas")) {
         let named = schemas.as_array().is_some_and(|s| s.iter().any(|v| v.as_str() == Some(schema)));
         if !named {
             return Err(ScimError::invalid_value(format!("\"schemas\" must name {schema}")));

@@ -33,15 +33,22 @@ pub struct Group {
 }
 
 async fn load(tx: &mut db::Conn, row: db::directory::GroupRow) -> Result<Group, AppError> {
+    Ok(loaded(tx, row).await?.0)
+}
+
+/// The group, and the users in it.
+async fn loaded(tx: &mut db::Conn, row: db::directory::GroupRow) -> Result<(Group, BTreeSet<i64>), AppError> {
     let members = db::directory::members(tx, row.id).await?;
-    Ok(Group {
+    let users = members.iter().map(|(user, _, _)| *user).collect();
+    let group = Group {
         members: members.into_iter().map(|(_, scim_id, display)| Named { scim_id, display }).collect(),
         scim_id: row.scim_id,
         display_name: row.display_name,
         external_id: row.external_id,
         created_at: row.created_at,
         updated_at: row.updated_at,
-    })
+    };
+    Ok((group, users))
 }
 
 pub async fn group(state: &AppState, client: &ApiClient, scim_id: &str) -> Result<Group, AppError> {
@@ -137,10 +144,9 @@ pub async fn update_group(
     let mut tx = state.db.begin_write().await?;
     let row = db::directory::group(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
     let id = row.id;
-    let before = load(&mut tx, row).await?;
+    let (before, was) = loaded(&mut tx, row).await?;
     let input = edit(&before)?;
     checked(state, &input)?;
-    let was = member_ids(&mut tx, &before.members.iter().map(|m| m.scim_id.clone()).collect::<Vec<_>>()).await?;
     let now_in = member_ids(&mut tx, &input.members).await?;
     let name = input.display_name.trim();
     let renamed = name != before.display_name || input.external_id != before.external_id;

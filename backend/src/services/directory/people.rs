@@ -188,7 +188,8 @@ pub async fn update_person(
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let row = db::directory::person(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
-    let id = row.id;
+    let (id, was) =
+        (row.id, details(&row.username, &row.display_name, row.email.as_deref(), row.scim_external_id.as_deref()));
     let before = load(&mut tx, row).await?;
     let input = edit(&before)?;
     let fields = fields(&input)?;
@@ -198,18 +199,12 @@ pub async fn update_person(
     {
         return Err(AppError::conflict(Conflict::UsernameTaken, format!("'{}' is taken", fields.username)));
     }
-    let stored = db::users::by_id(&mut tx, id).await?.ok_or(AppError::NotFound)?;
-    let changed = fields.username != stored.username
-        || fields.display_name != stored.display_name
-        || fields.email != stored.email.as_deref()
-        || fields.external_id != before.external_id.as_deref();
     db::directory::update_person(&mut tx, id, &fields, now).await?;
-    if changed {
+    let now_is = details(fields.username, fields.display_name, fields.email, fields.external_id);
+    if now_is != was {
         let entry = AuditEntry::new(actor.clone(), AuditAction::UserDetailsChanged, ObjectType::User, id)
-            .before(json!({"username": stored.username, "display_name": stored.display_name, "email": stored.email,
-                "external_id": before.external_id}))
-            .after(json!({"username": fields.username, "display_name": fields.display_name, "email": fields.email,
-                "external_id": fields.external_id}));
+            .before(was)
+            .after(now_is);
         record(&mut tx, entry, None, now).await?;
     }
     set_active(&mut tx, &actor, id, input.active, now).await?;
@@ -217,6 +212,11 @@ pub async fn update_person(
     let person = load(&mut tx, row).await?;
     tx.commit().await?;
     Ok(person)
+}
+
+/// What the trail records of a person's details.
+fn details(username: &str, display_name: &str, email: Option<&str>, external_id: Option<&str>) -> Value {
+    json!({"username": username, "display_name": display_name, "email": email, "external_id": external_id})
 }
 
 /// `active: false` ends the person's access at once; `active: true` lets them in again (with what their groups
