@@ -35,6 +35,8 @@ named! {
         CommandLine => "cli",
         Indicators => "indicators",
         BulkPreview => "bulk-preview",
+        /// Checks each stage of a bulk rerun against the outside systems and stops a failed one.
+        Stages => "stages",
         Demo => "demo",
         IdentityProvider => "identity-provider",
     }

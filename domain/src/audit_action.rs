@@ -76,6 +76,10 @@ named! {
         RerunBatchRequested => "rerun_batch.requested",
         RerunBatchResumed => "rerun_batch.resumed",
         RerunBatchSubmitted => "rerun_batch.submitted",
+        RerunBatchStageStarted => "rerun_batch.stage_started",
+        RerunBatchStagePassed => "rerun_batch.stage_passed",
+        RerunBatchStageFailed => "rerun_batch.stage_failed",
+        RerunBatchStageResumed => "rerun_batch.stage_resumed",
         // rerun_request
         RerunRequestApprovalRecorded => "rerun_request.approval_recorded",
         RerunRequestApproved => "rerun_request.approved",

@@ -3,6 +3,8 @@
 //! outside systems had time to settle, each re-run step shown executed with matching content; anything else
 //! (unknown, not found, another content, a failure, no report within the step's deadline) fails it, and a
 //! failed stage stops the batch before the next one.
+use super::batches::Progress;
+use super::invalid::{Invalid, Rule};
 use super::names::named;
 use super::reconciliation::Verdict;
 use serde::{Deserialize, Serialize};
@@ -14,6 +16,16 @@ named! {
         Pause => "pause",
         /// It also trips the workflow's stop switch, so that no rerun reaches that outside system meanwhile.
         PauseAndStop => "pause_and_stop",
+    }
+}
+
+named! {
+    /// How a stage ended.
+    pub enum StageOutcome {
+        /// Every rerun proven at the outside systems: the next stage starts.
+        Passed => "passed",
+        /// Something was not proven: the batch stopped before its next stage.
+        Failed => "failed",
     }
 }
 
@@ -56,6 +68,52 @@ impl CanaryConfig {
         }
         ends
     }
+
+    /// The stage of the rerun sent at `turn` (0-based) of a batch whose stages end at `ends`.
+    pub fn stage_of(ends: &[usize], turn: usize) -> usize {
+        ends.iter().position(|end| turn < *end).unwrap_or(ends.len().saturating_sub(1))
+    }
+
+    /// A batch of several workflows runs in the strictest of their stages: the smallest canary, every stage
+    /// any of them asks for, the longest settle time, and the stop switch if any trips it. `None`: none of
+    /// them runs in stages.
+    pub fn strictest<'c>(configs: impl IntoIterator<Item = Option<&'c CanaryConfig>>) -> Option<CanaryConfig> {
+        configs.into_iter().flatten().cloned().reduce(|a, b| {
+            let mut stages: Vec<u32> = a.stages.iter().chain(&b.stages).copied().collect();
+            stages.sort_unstable();
+            stages.dedup();
+            let on_failure = if a.on_failure == OnFailure::PauseAndStop || b.on_failure == OnFailure::PauseAndStop {
+                OnFailure::PauseAndStop
+            } else {
+                OnFailure::Pause
+            };
+            CanaryConfig {
+                size: a.size.min(b.size),
+                percent: a.percent.min(b.percent),
+                stages,
+                settle_seconds: a.settle_seconds.max(b.settle_seconds),
+                on_failure,
+            }
+        })
+    }
+
+    /// What `rerun-gate.toml` may say: a canary of at least one, percentages of the batch rising to 100, a
+    /// settle time of at most a day.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let rising = self.stages.windows(2).all(|w| w[0] < w[1]);
+        let problem = if self.size == 0 {
+            "the canary's size is at least 1"
+        } else if !(1..=100).contains(&self.percent) {
+            "the canary's percent is 1 to 100"
+        } else if !rising || self.stages.iter().any(|p| !(1..=100).contains(p)) {
+            "stages are percentages of the batch (1 to 100), each larger than the one before"
+        } else if self.settle_seconds > 86_400 {
+            "settle_seconds is at most a day (86400)"
+        } else {
+            return Ok(());
+        };
+        Err(Invalid::new(Rule::OutOfRange, problem))
+    }
 }
 
 /// What the integration reported of one rerun of a stage.
@@ -64,6 +122,20 @@ pub enum Reported {
     NotYet,
     Done,
     Failed,
+}
+
+impl Reported {
+    /// From the member's progress and whether anything went wrong that someone reported (a step's error or the
+    /// dispatch's): a rerun the sweeper stalled for silence was never reported at all. `None`: it was withdrawn
+    /// before it was sent, so it is not part of the stage's proof.
+    pub fn of(progress: Progress, error_reported: bool) -> Option<Reported> {
+        match progress {
+            Progress::Succeeded => Some(Reported::Done),
+            Progress::Failed if error_reported => Some(Reported::Failed),
+            Progress::Withdrawn => None,
+            Progress::Failed | Progress::Waiting | Progress::Sent | Progress::Unknown => Some(Reported::NotYet),
+        }
+    }
 }
 
 /// One rerun of a stage, as the stage's verdict needs it: the integration's report, the outside systems'
@@ -124,8 +196,12 @@ fn failure(member: &StageMember) -> Option<StageFailure> {
 }
 
 /// The stage's verdict: passed only when every rerun was reported done and every re-run step proven executed
-/// with matching content; failed as soon as one rerun shows anything else.
+/// with matching content (a step no outside system can be asked about rests on the report alone); failed as
+/// soon as one rerun shows anything else, or when nothing of the stage was sent (nothing was proven).
 pub fn stage_verdict(members: &[StageMember]) -> StageVerdict {
+    if members.is_empty() {
+        return StageVerdict::Failed(Vec::new());
+    }
     let failed: Vec<(String, StageFailure)> =
         members.iter().filter_map(|m| failure(m).map(|f| (m.process_id.clone(), f))).collect();
     if !failed.is_empty() {
@@ -133,9 +209,9 @@ pub fn stage_verdict(members: &[StageMember]) -> StageVerdict {
     }
     let proven = |m: &StageMember| {
         m.reported == Reported::Done
-            && m.verified.as_ref().is_some_and(|v| !v.is_empty() && v.iter().all(|v| *v == Verdict::Executed))
+            && m.verified.as_ref().is_some_and(|v| v.iter().all(|v| *v == Verdict::Executed))
     };
-    if !members.is_empty() && members.iter().all(proven) { StageVerdict::Passed } else { StageVerdict::Waiting }
+    if members.iter().all(proven) { StageVerdict::Passed } else { StageVerdict::Waiting }
 }
 
 #[cfg(test)]
@@ -164,7 +240,45 @@ mod tests {
         assert_eq!(stage_verdict(&[proven.clone(), unverified]), StageVerdict::Waiting);
         let unreported = member(Reported::NotYet, None, false);
         assert_eq!(stage_verdict(&[proven, unreported]), StageVerdict::Waiting);
-        assert_eq!(stage_verdict(&[]), StageVerdict::Waiting, "an empty stage proves nothing");
+        assert_eq!(stage_verdict(&[]), StageVerdict::Failed(Vec::new()), "an empty stage proves nothing");
+        let no_outside_system = member(Reported::Done, Some(&[]), false);
+        assert_eq!(stage_verdict(&[no_outside_system]), StageVerdict::Passed, "the report alone");
+    }
+
+    #[test]
+    fn each_rerun_belongs_to_the_stage_its_turn_falls_in() {
+        let ends = [3, 10, 40];
+        let stages: Vec<usize> = [0, 2, 3, 9, 10, 39, 45].iter().map(|t| CanaryConfig::stage_of(&ends, *t)).collect();
+        assert_eq!(stages, vec![0, 0, 1, 1, 2, 2, 2]);
+    }
+
+    #[test]
+    fn several_workflows_run_in_the_strictest_of_their_stages() {
+        let loose = CanaryConfig { size: 10, stages: vec![50, 100], settle_seconds: 5, on_failure: OnFailure::Pause,
+            ..CanaryConfig::default() };
+        let strict = CanaryConfig::default();
+        let both = CanaryConfig::strictest([Some(&loose), None, Some(&strict)]).unwrap();
+        assert_eq!((both.size, both.stages.clone(), both.settle_seconds), (3, vec![25, 50, 100], 60));
+        assert_eq!(both.on_failure, OnFailure::PauseAndStop);
+        assert_eq!(CanaryConfig::strictest([None, None]), None, "no workflow runs in stages");
+    }
+
+    #[test]
+    fn a_configured_canary_is_at_least_one_with_rising_percentages() {
+        assert!(CanaryConfig::default().validate().is_ok());
+        let bad = |c: CanaryConfig| c.validate().unwrap_err().to_string();
+        assert!(bad(CanaryConfig { size: 0, ..CanaryConfig::default() }).contains("at least 1"));
+        assert!(bad(CanaryConfig { stages: vec![50, 25], ..CanaryConfig::default() }).contains("larger"));
+        assert!(bad(CanaryConfig { stages: vec![150], ..CanaryConfig::default() }).contains("1 to 100"));
+        assert!(bad(CanaryConfig { settle_seconds: 90_000, ..CanaryConfig::default() }).contains("a day"));
+    }
+
+    #[test]
+    fn a_rerun_stalled_for_silence_was_never_reported_and_a_withdrawn_one_proves_nothing() {
+        assert_eq!(Reported::of(Progress::Failed, false), Some(Reported::NotYet));
+        assert_eq!(Reported::of(Progress::Failed, true), Some(Reported::Failed));
+        assert_eq!(Reported::of(Progress::Succeeded, false), Some(Reported::Done));
+        assert_eq!(Reported::of(Progress::Withdrawn, true), None);
     }
 
     #[test]

@@ -315,6 +315,14 @@ pub struct WorkflowConfig {
     pub steps: Vec<StepConfig>,
     /// Hash of the definition: an approval is bound to it and voided when it changes.
     pub version: String,
+    /// `[workflow.canary]`: the stages its bulk reruns run in (`None`: all at once). Not part of the version: a
+    /// bulk rerun keeps its stages in its own plan, and single reruns have none.
+    #[serde(default = "default_canary")]
+    pub canary: Option<super::canary::CanaryConfig>,
+}
+
+fn default_canary() -> Option<super::canary::CanaryConfig> {
+    Some(super::canary::CanaryConfig::default())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -85,6 +85,11 @@ pub enum BatchNews {
     Rejected,
     Expired,
     Cancelled,
+    /// A stage (numbered from 1) was not proven at the outside systems: the batch stopped, `failed` reruns.
+    StageFailed {
+        stage: u32,
+        failed: u32,
+    },
 }
 
 impl BatchNews {
@@ -98,6 +103,7 @@ impl BatchNews {
             BatchNews::Rejected => "rejected",
             BatchNews::Expired => "expired",
             BatchNews::Cancelled => "cancelled",
+            BatchNews::StageFailed { .. } => "stage_failed",
         }
     }
 }

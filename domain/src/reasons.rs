@@ -31,6 +31,10 @@ pub enum SystemReason {
     /// The person who gave an approval can no longer decide (removed from the directory, disabled, no longer a
     /// manager of the department): their approval stops counting while the request waits.
     GiverAccessEnded,
+    /// A stage of a bulk rerun (numbered from 1) was not proven at the outside systems: the batch stopped.
+    StageFailed { stage: u32 },
+    /// The stages configured for a bulk rerun's workflows changed after it was approved.
+    StagesChanged,
 }
 
 const EXECUTED_BEFORE_SEND: &str = "executed at the outside system before the rerun was sent";
@@ -42,6 +46,7 @@ const WEBHOOK_UNREADABLE: &str = "the body is not JSON (or was purged)";
 const WEBHOOK_UNMATCHED: &str = "no step of this connector has that idempotency key or result ID";
 const WEBHOOK_CONNECTOR_CLOSED: &str = "the connector no longer accepts webhooks";
 const GIVER_ACCESS_ENDED: &str = "the approver can no longer decide here";
+const STAGES_CHANGED: &str = "the bulk rerun's stages changed after its approval";
 
 impl SystemReason {
     pub fn text(&self) -> String {
@@ -58,6 +63,8 @@ impl SystemReason {
             SystemReason::WebhookUnmatched => WEBHOOK_UNMATCHED.into(),
             SystemReason::WebhookConnectorClosed => WEBHOOK_CONNECTOR_CLOSED.into(),
             SystemReason::GiverAccessEnded => GIVER_ACCESS_ENDED.into(),
+            SystemReason::StageFailed { stage } => format!("stage {stage} was not proven at the outside systems"),
+            SystemReason::StagesChanged => STAGES_CHANGED.into(),
         }
     }
 
@@ -72,6 +79,7 @@ impl SystemReason {
             (WEBHOOK_UNMATCHED, SystemReason::WebhookUnmatched),
             (WEBHOOK_CONNECTOR_CLOSED, SystemReason::WebhookConnectorClosed),
             (GIVER_ACCESS_ENDED, SystemReason::GiverAccessEnded),
+            (STAGES_CHANGED, SystemReason::StagesChanged),
         ];
         if let Some((_, reason)) = fixed.into_iter().find(|(t, _)| *t == text) {
             return Some(reason);
@@ -85,6 +93,9 @@ impl SystemReason {
                 version: version.parse().ok()?,
                 verdict: Verdict::parse(verdict)?,
             });
+        }
+        if let Some(stage) = text.strip_prefix("stage ").and_then(|r| r.strip_suffix(" was not proven at the outside systems")) {
+            return Some(SystemReason::StageFailed { stage: stage.parse().ok()? });
         }
         StallReason::parse(text).map(SystemReason::Stalled)
     }
@@ -115,6 +126,8 @@ mod tests {
             SystemReason::WebhookUnmatched,
             SystemReason::WebhookConnectorClosed,
             SystemReason::GiverAccessEnded,
+            SystemReason::StageFailed { stage: 2 },
+            SystemReason::StagesChanged,
         ];
         for reason in reasons {
             assert_eq!(SystemReason::parse(&reason.text()), Some(reason));

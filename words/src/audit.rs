@@ -11,7 +11,7 @@ use domain::stall::StallReason;
 type Label = fn(Locale) -> &'static str;
 
 /// Each action's name ("停止を検知" / "Stall detected"); a test checks that every action has one, once.
-const ACTION_LABELS: [(AuditAction, Label); 97] = [
+const ACTION_LABELS: [(AuditAction, Label); 101] = [
     (AuditAction::AiAttemptAdopted, |l| td_string!(l, audit.action.ai_attempt.adopted)),
     (AuditAction::ApiClientCreated, |l| td_string!(l, audit.action.api_client.created)),
     (AuditAction::ApiClientRevoked, |l| td_string!(l, audit.action.api_client.revoked)),
@@ -63,6 +63,10 @@ const ACTION_LABELS: [(AuditAction, Label); 97] = [
     (AuditAction::RerunBatchExpired, |l| td_string!(l, audit.action.rerun_batch.expired)),
     (AuditAction::RerunBatchOperationDropped, |l| td_string!(l, audit.action.rerun_batch.operation_dropped)),
     (AuditAction::RerunBatchPaused, |l| td_string!(l, audit.action.rerun_batch.paused)),
+    (AuditAction::RerunBatchStageStarted, |l| td_string!(l, audit.action.rerun_batch.stage_started)),
+    (AuditAction::RerunBatchStagePassed, |l| td_string!(l, audit.action.rerun_batch.stage_passed)),
+    (AuditAction::RerunBatchStageFailed, |l| td_string!(l, audit.action.rerun_batch.stage_failed)),
+    (AuditAction::RerunBatchStageResumed, |l| td_string!(l, audit.action.rerun_batch.stage_resumed)),
     (AuditAction::RerunBatchPreviewed, |l| td_string!(l, audit.action.rerun_batch.previewed)),
     (AuditAction::RerunBatchRejected, |l| td_string!(l, audit.action.rerun_batch.rejected)),
     (AuditAction::RerunBatchRequested, |l| td_string!(l, audit.action.rerun_batch.requested)),
@@ -225,6 +229,7 @@ pub fn system_actor_label_in(l: Locale, part: SystemActor) -> &'static str {
         SystemActor::CommandLine => td_string!(l, audit.actor.command_line),
         SystemActor::Indicators => td_string!(l, audit.actor.indicators),
         SystemActor::BulkPreview => td_string!(l, audit.actor.bulk_preview),
+        SystemActor::Stages => td_string!(l, audit.actor.stages),
         SystemActor::Demo => td_string!(l, audit.actor.demo),
         SystemActor::IdentityProvider => td_string!(l, audit.actor.identity_provider),
     }
@@ -341,6 +346,8 @@ pub fn system_reason_label_in(l: Locale, reason: &SystemReason) -> String {
         SystemReason::WebhookUnmatched => td_string!(l, audit.system_reason.webhook_unmatched).into(),
         SystemReason::WebhookConnectorClosed => td_string!(l, audit.system_reason.webhook_connector_closed).into(),
         SystemReason::GiverAccessEnded => td_string!(l, audit.system_reason.giver_access_ended).into(),
+        SystemReason::StageFailed { stage } => td_string!(l, audit.system_reason.stage_failed, stage = stage).to_string(),
+        SystemReason::StagesChanged => td_string!(l, audit.system_reason.stages_changed).into(),
     }
 }
 

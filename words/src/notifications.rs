@@ -80,6 +80,9 @@ fn batch_title(l: Locale, about: &str, news: BatchNews) -> String {
         BatchNews::Rejected => td_string!(l, rerun.notice.batch.rejected, about = about),
         BatchNews::Expired => td_string!(l, rerun.notice.batch.expired, about = about),
         BatchNews::Cancelled => td_string!(l, rerun.notice.batch.cancelled, about = about),
+        BatchNews::StageFailed { stage, failed } => {
+            td_string!(l, rerun.notice.batch.stage_failed, about = about, stage = stage, failed = failed)
+        }
     }
     .to_string()
 }

@@ -5,6 +5,7 @@ use crate::reconciliation::kinds::ConnectorKinds;
 pub use domain::configuration::{
     AuditConfig, Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, Title, WorkflowConfig,
 };
+use domain::canary::{CanaryConfig, OnFailure};
 use domain::ids::DepartmentCode;
 use domain::indicators::{Indicator, PeriodKind, Threshold};
 use domain::preferences;
@@ -120,6 +121,24 @@ struct RawWorkflow {
     title_en: Option<Spanned<String>>,
     #[serde(default, rename = "step")]
     steps: Vec<RawStep>,
+    canary: Option<Spanned<RawCanary>>,
+}
+
+/// `[workflow.canary]`: each value left out keeps its default (`domain::canary::CanaryConfig::default`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCanary {
+    #[serde(default = "yes")]
+    enabled: bool,
+    size: Option<u32>,
+    percent: Option<u32>,
+    stages: Option<Vec<u32>>,
+    settle_seconds: Option<u32>,
+    on_failure: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Deserialize)]
@@ -511,9 +530,40 @@ impl Validator<'_> {
             decide_in_chat: w.decide_in_chat,
             steps,
             version: String::new(),
+            canary: self.canary(w.canary)?,
         };
         workflow.version = definition_version(&workflow);
         Ok(workflow)
+    }
+}
+
+impl Validator<'_> {
+    fn canary(&self, raw: Option<Spanned<RawCanary>>) -> Result<Option<CanaryConfig>, ConfigError> {
+        let Some(raw) = raw else { return Ok(Some(CanaryConfig::default())) };
+        let span = raw.span();
+        let raw = raw.into_inner();
+        if !raw.enabled {
+            return Ok(None);
+        }
+        let default = CanaryConfig::default();
+        let on_failure = match raw.on_failure.as_deref() {
+            None => default.on_failure,
+            Some(text) => match OnFailure::parse(text) {
+                Some(on_failure) => on_failure,
+                None => return self.fail(span, "on_failure is \"pause\" or \"pause_and_stop\""),
+            },
+        };
+        let canary = CanaryConfig {
+            size: raw.size.unwrap_or(default.size),
+            percent: raw.percent.unwrap_or(default.percent),
+            stages: raw.stages.unwrap_or(default.stages),
+            settle_seconds: raw.settle_seconds.unwrap_or(default.settle_seconds),
+            on_failure,
+        };
+        match canary.validate() {
+            Ok(()) => Ok(Some(canary)),
+            Err(invalid) => self.fail(span, format!("[workflow.canary]: {}", invalid.message)),
+        }
     }
 }
 

@@ -23,13 +23,17 @@ pub struct BatchRow {
     pub submitted_at: Option<DateTime<Utc>>,
     pub decided_at: Option<DateTime<Utc>>,
     pub expires_at: Option<DateTime<Utc>>,
+    /// The stages it was requested with (`domain::canary::CanaryConfig`, JSON); `None`: all at once.
+    pub stages_json: Option<String>,
+    /// The stage being sent (0-based).
+    pub stage: i64,
 }
 
 // Macros rather than constants: `concat!` can then add a column to the same select (`decided_by`).
 macro_rules! batch_columns {
     () => {
         "b.id, b.department, b.created_by, u.display_name AS creator, b.reason, b.selection_json,
-        b.status, b.rate_per_minute, b.created_at, b.submitted_at, b.decided_at, b.expires_at"
+        b.status, b.rate_per_minute, b.created_at, b.submitted_at, b.decided_at, b.expires_at, b.stages_json, b.stage"
     };
 }
 macro_rules! batch_from {
@@ -204,6 +208,65 @@ pub async fn set_rate_and_expiry(
     })
 }
 
+/// The stages the batch is requested with (JSON; `None`: all at once).
+pub async fn set_stages(tx: &mut Conn, id: &str, stages_json: Option<&str>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE rerun_batches SET stages_json = $2 WHERE id = $1")
+        .bind(id)
+        .bind(stages_json)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+/// The stage the batch sends now.
+pub async fn set_stage(tx: &mut Conn, id: &str, stage: i64) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE rerun_batches SET stage = $2 WHERE id = $1")
+        .bind(id)
+        .bind(stage)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+/// The batch's last stage (`None`: not approved in stages).
+pub async fn last_stage(tx: &mut Conn, batch: &str) -> Result<Option<i64>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT MAX(stage) FROM rerun_batch_members WHERE batch_id = $1")
+        .bind(batch)
+        .fetch_one(c)
+        .await)
+}
+
+/// The stage a member is sent in, set when the batch is approved.
+pub async fn set_member_stage(tx: &mut Conn, batch: &str, position: i64, stage: i64) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE rerun_batch_members SET stage = $3 WHERE batch_id = $1 AND position = $2")
+        .bind(batch)
+        .bind(position)
+        .bind(stage)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
+/// What the outside systems showed of a member's re-run steps after its stage settled (JSON).
+pub async fn set_verified(
+    tx: &mut Conn,
+    batch: &str,
+    position: i64,
+    verified_json: &str,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query(
+        "UPDATE rerun_batch_members SET verified_json = $3, verified_at = $4 WHERE batch_id = $1 AND position = $2"
+    )
+    .bind(batch)
+    .bind(position)
+    .bind(verified_json)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(drop))
+}
+
 /// Claims (or renews) the right to run the batch's look-ups until `lease_until`; `false` when another
 /// worker holds it or the batch is no longer previewing.
 pub async fn claim_preview(
@@ -276,13 +339,20 @@ pub struct MemberRow {
     /// What the integration or the outside system said went wrong since the rerun was approved: the first
     /// unfinished step's error, else the dispatch's.
     pub held_by: Option<String>,
+    /// Its stage, once the batch was approved in stages.
+    pub stage: Option<i64>,
+    /// When its rerun went out (the dispatch ended: sent, unknown or failed).
+    pub dispatched_at: Option<DateTime<Utc>>,
+    /// What the outside systems showed of its re-run steps once asked again after its stage settled (JSON).
+    pub verified_json: Option<String>,
 }
 
 const MEMBER_SELECT: &str = "SELECT m.position, m.operation_id, o.process_id, o.workflow, o.status AS operation_status,
         o.failure_class,
         m.state, m.plan_json, m.reasons_json, m.request_id, r.status AS request_status, r.requested_by,
         d.status AS dispatch_status,
-        m.looked_up_at,
+        m.looked_up_at, m.stage, m.verified_json,
+        CASE WHEN d.status = 'pending' THEN NULL ELSE d.updated_at END AS dispatched_at,
         COALESCE((SELECT s.error_class || ': ' || COALESCE(s.error_message, '') FROM steps s
                   WHERE s.operation_id = o.id AND s.completed_at IS NULL AND s.error_class IS NOT NULL
                     AND s.updated_at >= d.created_at
@@ -302,6 +372,12 @@ pub async fn members_without_plans(tx: &mut Conn, batch: &str) -> Result<Vec<Mem
 pub async fn members(tx: &mut Conn, batch: &str) -> Result<Vec<MemberRow>, sqlx::Error> {
     let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 ORDER BY m.position");
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(batch).fetch_all(c).await)
+}
+
+/// The members of one stage, in the batch's order.
+pub async fn members_of_stage(tx: &mut Conn, batch: &str, stage: i64) -> Result<Vec<MemberRow>, sqlx::Error> {
+    let sql = format!("{MEMBER_SELECT} WHERE m.batch_id = $1 AND m.stage = $2 ORDER BY m.position");
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(batch).bind(stage).fetch_all(c).await)
 }
 
 /// Members in one state, in the batch's order.

@@ -29,6 +29,7 @@ pub mod rerun_requests;
 pub mod reviews;
 pub mod sessions;
 pub mod sign_in;
+pub mod stages;
 mod sqlite;
 pub(crate) mod states;
 pub mod stop_switch;

@@ -5,6 +5,7 @@
 use domain::approval::{Decision, MakerPart};
 use domain::audit_action::AuditAction;
 use domain::batches::{BatchStatus, MemberState};
+use domain::canary::StageOutcome;
 use domain::directory::ClientPurpose;
 use domain::dispatch::{DeliveryStatus, DispatchStatus};
 use domain::idempotency::IdempotencyState;
@@ -56,6 +57,7 @@ stored_by_name!(
     RerunRequestStatus,
     BatchStatus,
     MemberState,
+    StageOutcome,
     OperationStatus,
     StepState,
     DispatchStatus,

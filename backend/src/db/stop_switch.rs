@@ -6,15 +6,18 @@ use chrono::{DateTime, Utc};
 pub struct PauseRow {
     pub scope: String,
     pub name: String,
-    pub paused_by: String,
+    /// The person who paused it, or the part of the system (`domain::audit::SystemActor`'s label).
+    pub paused_by: Option<String>,
+    pub paused_by_system: Option<String>,
     pub paused_at: DateTime<Utc>,
     pub reason: String,
     /// The departments the pause belongs to, as JSON (NULL: set before that was recorded).
     pub set_for: Option<String>,
 }
 
-const OPEN_PAUSES: &str = "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_at, p.reason, p.set_for
-    FROM dispatch_pauses p JOIN users u ON u.id = p.paused_by WHERE p.resumed_at IS NULL";
+// A pause the system set (a failed stage of a bulk rerun) names that part instead of a person.
+const OPEN_PAUSES: &str = "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_by_system, p.paused_at, p.reason, p.set_for
+    FROM dispatch_pauses p LEFT JOIN users u ON u.id = p.paused_by WHERE p.resumed_at IS NULL";
 
 /// The open pauses, oldest first.
 pub async fn open(tx: &mut Conn) -> Result<Vec<PauseRow>, sqlx::Error> {
@@ -48,6 +51,32 @@ pub async fn pause(
         .bind(scope)
         .bind(name)
         .bind(user)
+        .bind(now)
+        .bind(reason)
+        .bind(set_for)
+        .execute(c)
+        .await
+    })
+}
+
+/// The same, set by a part of the system (its label, `domain::audit::SystemActor`).
+pub async fn pause_by_system(
+    tx: &mut Conn,
+    (scope, name): (&str, &str),
+    system: &str,
+    reason: &str,
+    set_for: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    changed_one!(tx, |c| {
+        sqlx::query(
+            "INSERT INTO dispatch_pauses (scope, name, paused_by_system, paused_at, reason, set_for)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (scope, name) WHERE resumed_at IS NULL DO NOTHING",
+        )
+        .bind(scope)
+        .bind(name)
+        .bind(system)
         .bind(now)
         .bind(reason)
         .bind(set_for)

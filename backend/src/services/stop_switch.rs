@@ -7,7 +7,7 @@ use crate::db::stop_switch::PauseRow;
 use crate::{AppState, db};
 use contract::AppError;
 use contract::stop_switch::{PauseView, SwitchView};
-use domain::audit::AuditEntry;
+use domain::audit::{AuditEntry, SystemActor};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::holds::reason;
@@ -43,7 +43,11 @@ fn view(state: &AppState, caller: &Caller, p: &PauseRow) -> PauseView {
         scope: p.scope.clone(),
         name: p.name.clone(),
         title: title(state, caller, &p.scope, &p.name),
-        paused_by: p.paused_by.clone(),
+        paused_by: match (&p.paused_by, p.paused_by_system.as_deref().and_then(SystemActor::parse)) {
+            (Some(person), _) => person.clone(),
+            (None, Some(part)) => words::audit::system_actor_label_in(caller.locale, part).to_string(),
+            (None, None) => p.paused_by_system.clone().unwrap_or_default(),
+        },
         paused_at: p.paused_at,
         reason: p.reason.clone(),
     }

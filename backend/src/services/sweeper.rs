@@ -58,6 +58,7 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
     }
     super::batches::resume_stale_previews(state).await?;
     super::batches::complete_ended(state).await?;
+    super::batches::check_stages(state).await?;
     Ok(marked)
 }
 

@@ -18,10 +18,16 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
         Control::Cancel => (BatchEvent::Cancel, AuditAction::RerunBatchCancelled),
     };
     let to = allows(&batch, event)?;
+    if event == BatchEvent::Resume && super::stages::stopped_by_stage(&mut tx, &batch).await? {
+        super::stages::resume_after_failure(&mut tx, state, caller, &batch, &why).await?;
+        tx.commit().await?;
+        state.dispatch_wake.notify_one();
+        return Ok(());
+    }
     match event {
         BatchEvent::Resume => respread(&mut tx, &batch, now).await?,
         BatchEvent::Cancel if batch.status.is_after_approval() => {
-            withdraw_waiting(&mut tx, caller, &batch, &why, now).await?
+            withdraw_waiting(&mut tx, (caller.actor(), caller.request_id.as_deref()), &batch, &why, now).await?
         }
         BatchEvent::Cancel => {
             end_before_dispatch(&mut tx, state, caller.actor(), &batch, event, &why, None, now).await?;
@@ -63,27 +69,56 @@ pub async fn respread_after_stop(state: &AppState) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Withdraws each approved member whose dispatch is still waiting (not the ones being sent now).
+/// Withdraws each approved member whose dispatch is still waiting (not the ones being sent now), or whose stage
+/// has not started.
 async fn withdraw_waiting(
     tx: &mut db::Conn,
-    caller: &Caller,
+    (actor, request_id): (Actor, Option<&str>),
     batch: &BatchRow,
     why: &str,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     for member in db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await? {
         let (Some(rerun_id), Some(from)) = (member.request_id.as_deref(), member.request_status) else { continue };
-        if from != RerunRequestStatus::Approved || !db::dispatches::withdraw(tx, rerun_id, now).await? {
+        if from != RerunRequestStatus::Approved {
+            continue;
+        }
+        let waiting = db::dispatches::withdraw(tx, rerun_id, now).await?
+            || db::dispatches::get(tx, rerun_id).await?.is_none();
+        if !waiting {
             continue;
         }
         let moved = advance_by_id(tx, (rerun_id, member.operation_id, from), RequestEvent::Void, now).await?;
-        let entry = member_entry(caller.actor(), AuditAction::RerunRequestCancelled, batch, &member.process_id)
+        let entry = member_entry(actor.clone(), AuditAction::RerunRequestCancelled, batch, &member.process_id)
             .before(json!({"rerun_id": rerun_id, "status": from}))
             .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": moved.to}))
             .reason(why);
-        record(tx, entry, caller.request_id.as_deref(), now).await?;
+        record(tx, entry, request_id, now).await?;
     }
     Ok(())
+}
+
+/// What the batch was approved with no longer holds (its stages changed): what waits is withdrawn and the batch
+/// is cancelled, as the gate itself decides; its maker and owners are told.
+pub(super) async fn void_after_approval(
+    tx: &mut db::Conn,
+    state: &AppState,
+    batch: &BatchRow,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let actor = Actor::system(SystemActor::Stages);
+    withdraw_waiting(tx, (actor.clone(), None), batch, why, now).await?;
+    move_batch(tx, batch, BatchEvent::Cancel, now).await?;
+    let entry = batch_entry(actor, AuditAction::RerunBatchCancelled, batch)
+        .before(json!({"status": batch.status}))
+        .after(json!({"status": BatchStatus::Cancelled}))
+        .reason(why);
+    record(tx, entry, None, now).await?;
+    let news = BatchNews::Cancelled;
+    let (notice, to) = (Notice::batch(&batch.id, &batch.reason, news), (batch.department.as_str(), news.kind()));
+    notify_owners(tx, state, to, &notice, &format!("/batches/{}", batch.id), now).await?;
+    notify_creator(tx, state, batch, news, now).await
 }
 
 /// Called by the dispatcher in its transaction: a dispatching batch with nothing left to send is sent.

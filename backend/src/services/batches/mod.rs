@@ -41,9 +41,11 @@ use serde_json::json;
 
 mod dispatch;
 mod preview;
+mod stages;
 mod view;
 pub use dispatch::{complete_ended, control, drop_after_approval, respread_after_stop, sent_if_done};
 pub use preview::{preview, resume_stale_previews};
+pub use stages::check_stages;
 pub use view::{list, progress, view};
 
 fn batch_entry(actor: Actor, action: AuditAction, batch: &BatchRow) -> AuditEntry {
@@ -183,11 +185,12 @@ pub async fn request(
     let batch = batch_to_act(&mut tx, caller, id).await?;
     allows(&batch, BatchEvent::Request)?;
     let members = db::batches::members(&mut tx, id).await?;
-    let (mut requested, mut dropped) = (0, 0);
+    let (mut requested, mut dropped, mut workflows) = (0, 0, Vec::new());
     for member in members.iter().filter(|m| m.state.next(MemberEvent::Request).is_ok()) {
         match admit(state, &mut tx, caller, &batch, member, now).await? {
             Admission::Requested(request_id) => {
                 requested += 1;
+                workflows.push(member.workflow.as_str());
                 let update = MemberUpdate {
                     state: member.state.next(MemberEvent::Request).map_err(|r| AppError::internal("member", r))?,
                     plan_json: None,
@@ -212,12 +215,15 @@ pub async fn request(
         ));
     }
     db::batches::set_rate_and_expiry(&mut tx, id, Some(i64::from(rate)), None).await?;
+    let planned = stages::configured(state, workflows);
+    db::batches::set_stages(&mut tx, id, stages::stored(planned.as_ref())?.as_deref()).await?;
     move_batch(&mut tx, &batch, BatchEvent::Request, now).await?;
     super::makers::took_part_in_batch(&mut tx, caller, id, MakerPart::Requested, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchRequested, &batch)
         .before(json!({"status": batch.status}))
         .after(
-            json!({"status": BatchStatus::Draft, "requested": requested, "dropped": dropped, "rate_per_minute": rate}),
+            json!({"status": BatchStatus::Draft, "requested": requested, "dropped": dropped, "rate_per_minute": rate,
+                "stages": planned}),
         );
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
@@ -448,6 +454,13 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         tx.commit().await?;
         return Err(AppError::conflict(Conflict::Expired, "the bulk rerun expired before it was approved"));
     }
+    if approve && !stages::still_hold(state, &batch, &members)? {
+        let why = SystemReason::StagesChanged.text();
+        let actor = Actor::system(SystemActor::Stages);
+        end_before_dispatch(&mut tx, state, actor, &batch, BatchEvent::Cancel, &why, None, now).await?;
+        tx.commit().await?;
+        return Err(AppError::conflict(Conflict::PlanChanged, "the bulk rerun's stages changed after it was requested"));
+    }
     if !db::batches::insert_decision(&mut tx, id, caller.user_id(), decision, comment.as_deref(), now).await? {
         return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this bulk rerun already"));
     }
@@ -514,7 +527,7 @@ async fn approve_members(
     approved: &Approved<'_>,
     now: DateTime<Utc>,
 ) -> Result<usize, AppError> {
-    let mut turn = 0;
+    let mut sendable: Vec<(i64, String)> = Vec::new();
     for member in members {
         let request = member_request(tx, member).await?;
         if !plan_still_holds(state, tx, &request).await? {
@@ -536,15 +549,15 @@ async fn approve_members(
             .await?;
         }
         let moved = advance(tx, &request, RequestEvent::Approve, now).await?;
-        db::rerun_requests::insert_dispatch(tx, &request.id, batches::send_at(now, turn, approved.rate), now).await?;
-        turn += 1;
+        sendable.push((member.position, request.id.clone()));
         let entry = member_entry(caller.actor(), AuditAction::RerunRequestApproved, batch, &member.process_id)
             .before(json!({"rerun_id": request.id, "status": request.status}))
             .after(json!({"rerun_id": request.id, "batch_id": batch.id, "status": moved.to,
                 "approvals": approved.approvals}));
         record(tx, entry, caller.request_id.as_deref(), now).await?;
     }
-    Ok(turn)
+    stages::schedule(tx, &caller.actor(), batch, &sendable, (approved.rate, now)).await?;
+    Ok(sendable.len())
 }
 
 async fn notify_creator(
