@@ -3,6 +3,7 @@
 use super::reruns::DecisionView;
 use chrono::{DateTime, Utc};
 use domain::batches::{BatchStatus, MemberState, Progress, Reason};
+use domain::canary::{CanaryConfig, StageFailure, StageOutcome};
 use serde::{Deserialize, Serialize};
 
 /// What staff selected: by filters, or by ticked rows (then the filters are ignored).
@@ -77,6 +78,37 @@ pub struct MemberView {
     pub held_by: Option<String>,
 }
 
+/// The stages a bulk rerun runs in: its plan (part of what is approved) and how each stage went.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StagesView {
+    pub plan: CanaryConfig,
+    pub stages: Vec<StageView>,
+    /// Stopped by a failed stage: a manager decides whether it goes on.
+    pub awaits_decision: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageView {
+    /// Numbered from 1.
+    pub number: u32,
+    /// Its operations: as planned for the requested ones, as assigned once approved.
+    pub operations: usize,
+    pub sent: usize,
+    /// Reported by the integration (done or failed).
+    pub reported: usize,
+    /// Every re-run step shown executed with its content by the outside systems after the settle time.
+    pub verified: usize,
+    pub failed: usize,
+    pub started_at: Option<DateTime<Utc>>,
+    pub outcome: Option<StageOutcome>,
+    pub decided_at: Option<DateTime<Utc>>,
+    /// The reruns that failed it, each with why (its evidence is on the operation's page).
+    pub failures: Vec<(String, StageFailure)>,
+    pub resumed_by: Option<String>,
+    pub resumed_at: Option<DateTime<Utc>>,
+    pub resume_reason: Option<String>,
+}
+
 /// One of the five checks for the whole batch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckSummary {
@@ -128,6 +160,8 @@ pub struct BatchView {
     pub may_pause: bool,
     pub may_resume: bool,
     pub may_cancel: bool,
+    /// `None`: sent all at once.
+    pub stages: Option<StagesView>,
 }
 
 /// What a batch's page follows every 2 s while the batch moves: far less than the whole view, which holds up to
@@ -142,6 +176,7 @@ pub struct BatchProgress {
     pub members: Vec<Option<Progress>>,
     /// Each member's error while it is sent but not ended, or failed, in the batch's order.
     pub held_by: Vec<Option<String>>,
+    pub stages: Option<StagesView>,
 }
 
 impl From<&BatchView> for BatchProgress {
@@ -153,6 +188,7 @@ impl From<&BatchView> for BatchProgress {
             progress: b.progress.clone(),
             members: b.members.iter().map(|m| m.progress).collect(),
             held_by: b.members.iter().map(|m| m.held_by.clone()).collect(),
+            stages: b.stages.clone(),
         }
     }
 }

@@ -281,6 +281,7 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
         {(!previewing).then(|| view! { <Totals b=b.clone() /> })}
         {(!planned.is_empty()).then(|| view! { <Planned members=planned live /> })}
         {(!others.is_empty()).then(|| view! { <Others members=others /> })}
+        <super::batch_stages::Stages live />
         {b
             .may_request
             .then(|| view! { <RequestForm id=id.clone() max=b.max_rate_per_minute action=actions.request /> })}

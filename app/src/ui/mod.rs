@@ -5,6 +5,7 @@ mod admin_users;
 mod approvals;
 mod audit;
 mod audit_values;
+mod batch_stages;
 mod batches;
 mod board;
 mod checklist;

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 
 pub(crate) struct Bulk {
     pub app: TestApp,
-    token: String,
+    pub token: String,
     receiver: Receiver,
     pub staff: Caller,
     pub owner: Caller,
@@ -26,10 +26,12 @@ pub(crate) async fn bulk() -> Bulk {
     bulk_with(|_| {}).await
 }
 
-/// The same, its configuration changed by `configure` first.
+/// The same, its configuration changed by `configure` first. Its workflows send a bulk rerun all at once unless
+/// `configure` gives them stages (`stages.rs` tests those).
 pub(crate) async fn bulk_with(configure: impl FnOnce(&mut backend::config::Config)) -> Bulk {
     let (receiver, url) = Receiver::start(&[]).await;
     let mut config = crate::harness::example_config();
+    config.workflows.iter_mut().for_each(|w| w.canary = None);
     configure(&mut config);
     for w in &mut config.workflows {
         w.rerun_url = url.clone();
@@ -44,7 +46,7 @@ pub(crate) async fn bulk_with(configure: impl FnOnce(&mut backend::config::Confi
     Bulk { app, token, receiver, staff, owner }
 }
 
-fn ids(prefix: &str, n: usize) -> Vec<String> {
+pub(crate) fn ids(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}-{i:03}")).collect()
 }
 
@@ -100,13 +102,13 @@ impl Bulk {
     }
 
     /// Requested at `rate` a minute, the five checks confirmed, submitted and approved by the owner.
-    async fn approved(&self, id: &str, rate: u32) {
+    pub(crate) async fn approved(&self, id: &str, rate: u32) {
         batches::request(&self.app.state, &self.staff, id, Some(rate)).await.unwrap();
         self.checked_and_submitted(id).await;
         batches::decide(&self.app.state, &self.owner, id, true, "").await.unwrap();
     }
 
-    async fn checked_and_submitted(&self, id: &str) {
+    pub(crate) async fn checked_and_submitted(&self, id: &str) {
         for n in 1..=5 {
             let cause = rerun_requests::Cause {
                 class: Some("outside_service_outage".into()),
@@ -118,14 +120,14 @@ impl Bulk {
     }
 
     /// The integration reports a step of a rerun operation.
-    async fn report(&self, process_id: &str, step: &str, body: serde_json::Value) {
+    pub(crate) async fn report(&self, process_id: &str, step: &str, body: serde_json::Value) {
         let path = format!("/api/v1/operations/{process_id}/steps/{step}/events");
         let answer = self.app.api(Method::POST, &path, &self.token, None, Some(&body)).await;
         assert!(answer.status.is_success(), "{}", answer.body);
     }
 
     /// Lets `seconds` pass one second at a time, sending whatever is due.
-    async fn dispatch_for(&self, seconds: i64) {
+    pub(crate) async fn dispatch_for(&self, seconds: i64) {
         for _ in 0..seconds {
             self.app.clock.advance(Duration::seconds(1));
             while dispatch_due(&self.app.state).await.unwrap() > 0 {}
@@ -133,7 +135,7 @@ impl Bulk {
     }
 
     /// The process IDs the receiver got, one entry per request.
-    fn sent(&self) -> Vec<String> {
+    pub(crate) fn sent(&self) -> Vec<String> {
         self.receiver
             .requests()
             .iter()

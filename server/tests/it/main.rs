@@ -45,6 +45,7 @@ mod reruns;
 mod reviews;
 mod sessions;
 mod sign_in;
+mod stages;
 mod slack;
 mod slack_standin;
 mod smtp_sink;

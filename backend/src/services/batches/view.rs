@@ -1,5 +1,8 @@
 //! The batch as its page shows it, and the list of batches.
 use super::*;
+use contract::batches::{StageView, StagesView};
+use domain::canary::{Reported, StageFailure, StageOutcome};
+use domain::reconciliation::Verdict;
 
 /// How many of the requested members are at each stage of the dispatch.
 pub(super) fn progress_of(members: &[MemberRow]) -> Vec<(Progress, usize)> {
@@ -30,7 +33,75 @@ pub async fn progress(state: &AppState, caller: &Caller, id: &str) -> Result<Bat
         progress: progress_of(&members).into_iter().map(|(p, n)| (p, n as i64)).collect(),
         members: members.iter().map(member_progress).collect(),
         held_by: members.iter().map(held_by).collect(),
+        stages: stages_view(state, &mut tx, &batch, &members).await?,
     })
+}
+
+/// The batch's stages: while previewed, those its workflows are configured with; then those it was requested
+/// with, each stage as it went once approved.
+async fn stages_view(
+    state: &AppState,
+    tx: &mut db::Conn,
+    batch: &BatchRow,
+    members: &[MemberRow],
+) -> Result<Option<StagesView>, AppError> {
+    let plan = match batch.status {
+        BatchStatus::Previewing | BatchStatus::Preview => super::stages::configured(
+            state,
+            members.iter().filter(|m| m.state.is_planned()).map(|m| m.workflow.as_str()),
+        ),
+        _ => super::stages::planned(batch)?,
+    };
+    let Some(plan) = plan else { return Ok(None) };
+    let rows = db::stages::of_batch(tx, &batch.id).await?;
+    let ends = plan.stage_ends(members.iter().filter(|m| m.state.is_planned()).count());
+    let assigned = members.iter().filter_map(|m| m.stage).max();
+    let count = assigned.map_or(ends.len(), |last| last as usize + 1);
+    let stages = (0..count).map(|i| stage_view(i, &ends, assigned.is_some(), members, rows.iter().find(|r| r.stage == i as i64)));
+    let stages: Vec<StageView> = stages.collect();
+    let awaits_decision = batch.status == BatchStatus::Paused
+        && rows.last().is_some_and(|r| r.verdict == Some(StageOutcome::Failed) && r.resumed_at.is_none());
+    Ok(Some(StagesView { plan, stages, awaits_decision }))
+}
+
+/// One stage: its operations (planned, or assigned once approved) and how far they went.
+fn stage_view(
+    i: usize,
+    ends: &[usize],
+    assigned: bool,
+    members: &[MemberRow],
+    row: Option<&db::stages::StageRow>,
+) -> StageView {
+    let failures: Vec<(String, StageFailure)> =
+        row.and_then(|r| r.failures_json.as_deref()).and_then(|f| serde_json::from_str(f).ok()).unwrap_or_default();
+    let in_stage: Vec<&MemberRow> = members.iter().filter(|m| assigned && m.stage == Some(i as i64)).collect();
+    let planned = ends.get(i).copied().unwrap_or(0) - if i == 0 { 0 } else { ends.get(i - 1).copied().unwrap_or(0) };
+    let how_many = |f: &dyn Fn(&MemberRow) -> bool| in_stage.iter().filter(|m| f(m)).count();
+    let reported = |m: &MemberRow| {
+        member_progress(m).and_then(|p| Reported::of(p, m.held_by.is_some())).is_some_and(|r| r != Reported::NotYet)
+    };
+    let verified = |m: &MemberRow| {
+        let verdicts: Option<Vec<Verdict>> = m.verified_json.as_deref().and_then(|v| serde_json::from_str(v).ok());
+        verdicts.is_some_and(|v| v.iter().all(|v| *v == Verdict::Executed))
+    };
+    let failed = |m: &MemberRow| {
+        member_progress(m) == Some(Progress::Failed) || failures.iter().any(|(p, _)| *p == m.process_id)
+    };
+    StageView {
+        number: i as u32 + 1,
+        operations: if assigned { in_stage.len() } else { planned },
+        sent: how_many(&|m| m.dispatched_at.is_some()),
+        reported: how_many(&reported),
+        verified: how_many(&verified),
+        failed: how_many(&failed),
+        started_at: row.map(|r| r.started_at),
+        outcome: row.and_then(|r| r.verdict),
+        decided_at: row.and_then(|r| r.verdict_at),
+        resumed_by: row.and_then(|r| r.resumed_by.clone()),
+        resumed_at: row.and_then(|r| r.resumed_at),
+        resume_reason: row.and_then(|r| r.resume_reason.clone()),
+        failures,
+    }
 }
 
 fn looked_up(members: &[MemberRow]) -> usize {
@@ -57,6 +128,15 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let in_request = members.iter().filter(|m| m.state == MemberState::Requested);
     let classes = in_request.filter_map(|m| FailureClass::parse(m.failure_class.as_deref()?));
     let likely_cause = FailureClass::likely(classes);
+    let stages = stages_view(state, &mut tx, &batch, &members).await?;
+    // After a failed stage, only a manager's decision resumes the batch (the rules of any decision).
+    let may_resume = if stages.as_ref().is_some_and(|s| s.awaits_decision) {
+        let mut ballot = ballot.clone();
+        ballot.decided.clear();
+        approval::may_decide(&caller.person(), &ballot).is_ok()
+    } else {
+        staff && batch.status.next(BatchEvent::Resume).is_ok()
+    };
     let status = batch.status;
     let allows = |event: BatchEvent| status.next(event).is_ok();
     Ok(BatchView {
@@ -88,8 +168,9 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         may_confirm: staff && allows(BatchEvent::Submit),
         standing,
         may_pause: staff && allows(BatchEvent::Pause),
-        may_resume: staff && allows(BatchEvent::Resume),
+        may_resume,
         may_cancel: staff && allows(BatchEvent::Cancel),
+        stages,
         status,
         members: views,
     })
