@@ -208,8 +208,7 @@ pub fn stage_verdict(members: &[StageMember]) -> StageVerdict {
         return StageVerdict::Failed(failed);
     }
     let proven = |m: &StageMember| {
-        m.reported == Reported::Done
-            && m.verified.as_ref().is_some_and(|v| v.iter().all(|v| *v == Verdict::Executed))
+        m.reported == Reported::Done && m.verified.as_ref().is_some_and(|v| v.iter().all(|v| *v == Verdict::Executed))
     };
     if members.iter().all(proven) { StageVerdict::Passed } else { StageVerdict::Waiting }
 }
@@ -254,8 +253,13 @@ mod tests {
 
     #[test]
     fn several_workflows_run_in_the_strictest_of_their_stages() {
-        let loose = CanaryConfig { size: 10, stages: vec![50, 100], settle_seconds: 5, on_failure: OnFailure::Pause,
-            ..CanaryConfig::default() };
+        let loose = CanaryConfig {
+            size: 10,
+            stages: vec![50, 100],
+            settle_seconds: 5,
+            on_failure: OnFailure::Pause,
+            ..CanaryConfig::default()
+        };
         let strict = CanaryConfig::default();
         let both = CanaryConfig::strictest([Some(&loose), None, Some(&strict)]).unwrap();
         assert_eq!((both.size, both.stages.clone(), both.settle_seconds), (3, vec![25, 50, 100], 60));

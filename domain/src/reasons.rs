@@ -32,7 +32,9 @@ pub enum SystemReason {
     /// manager of the department): their approval stops counting while the request waits.
     GiverAccessEnded,
     /// A stage of a bulk rerun (numbered from 1) was not proven at the outside systems: the batch stopped.
-    StageFailed { stage: u32 },
+    StageFailed {
+        stage: u32,
+    },
     /// The stages configured for a bulk rerun's workflows changed after it was approved.
     StagesChanged,
 }
@@ -94,7 +96,9 @@ impl SystemReason {
                 verdict: Verdict::parse(verdict)?,
             });
         }
-        if let Some(stage) = text.strip_prefix("stage ").and_then(|r| r.strip_suffix(" was not proven at the outside systems")) {
+        if let Some(stage) =
+            text.strip_prefix("stage ").and_then(|r| r.strip_suffix(" was not proven at the outside systems"))
+        {
             return Some(SystemReason::StageFailed { stage: stage.parse().ok()? });
         }
         StallReason::parse(text).map(SystemReason::Stalled)

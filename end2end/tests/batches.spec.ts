@@ -8,9 +8,10 @@ function tokyo(minutes: number): string {
 
 // The demo's outage: six sales orders got 503 from the order system (ORD-1101 to ORD-1106) and one more
 // (ORD-1107) is in the order system with another amount. One request, one checklist and one approval for the six;
-// the seventh is shown with its reason and never blocks the others.
-test('staff preview a bulk rerun by filter, request it and confirm the checks once; the owner approves; all six are rerun', async ({ page, browser, violations }) => {
-  test.setTimeout(150_000);
+// the seventh is shown with its reason and never blocks the others. The six go out in stages: a canary of three,
+// proven at the outside systems, then the rest.
+test('staff preview a bulk rerun by filter, request it and confirm the checks once; the owner approves; all six are rerun in stages', async ({ page, browser, violations }) => {
+  test.setTimeout(240_000);
   await signIn(page, 'sato');
   await hydrated(page);
 
@@ -57,6 +58,11 @@ test('staff preview a bulk rerun by filter, request it and confirm the checks on
   await expect(page.getByTestId('batch-planned')).toContainText('ORD-1106-ai_summary');
   const blocked = page.getByTestId('batch-blocked');
   await expect(blocked.locator('tr[data-member="ORD-1107"]')).toContainText('内容が一致しません');
+  // The stages are part of the plan: a canary of three, then the rest.
+  const stages = page.getByTestId('batch-stages');
+  await expect(stages.getByTestId('stages-plan')).toContainText('まず 3 件');
+  await expect(stages.locator('tr[data-stage="1"] [data-count="operations"]')).toHaveText('3');
+  await expect(stages.locator('tr[data-stage="2"] [data-count="operations"]')).toHaveText('3');
   await expectAccessible(page, 'a bulk rerun preview');
 
   // Requested at the configured rate; the five checks are confirmed once for all six.
@@ -110,8 +116,23 @@ test('staff preview a bulk rerun by filter, request it and confirm the checks on
   await expect(manager.getByTestId('decided')).toContainText('判断を記録しました');
   await owner.close();
 
-  // The staff page follows the dispatch at its rate until every rerun has succeeded.
-  await expect(status).toContainText('完了', { timeout: 60_000 });
+  // The staff page follows the canary: three sent, reported, then proven at the outside systems once the AI's
+  // summaries are done and the settle time passed; only then does the rest go out.
+  const canary = stages.locator('tr[data-stage="1"]');
+  await expect(canary.getByTestId('stage-outcome')).toHaveText('✓ 合格', { timeout: 90_000 });
+  await expect(canary.locator('[data-count="verified"]')).toHaveText('3');
+  await expect(canary.locator('[data-count="failed"]')).toHaveText('0');
+  await stages.screenshot({ path: '../docs/screenshots/batch-stages-ja.png' });
+  await page.context().addCookies([{ name: 'lang', value: 'en', url: new URL(page.url()).origin }]);
+  await page.reload();
+  await expect(stages.getByTestId('stages-plan')).toContainText('First 3');
+  await stages.screenshot({ path: '../docs/screenshots/batch-stages-en.png' });
+  await page.context().addCookies([{ name: 'lang', value: 'ja', url: new URL(page.url()).origin }]);
+  await page.reload();
+  await hydrated(page);
+
+  // The page follows the dispatch at its rate until every rerun has succeeded.
+  await expect(status).toContainText('完了', { timeout: 90_000 });
   const progress = page.getByTestId('batch-progress');
   await expect(progress.locator('[data-progress="succeeded"] strong')).toHaveText('6', { timeout: 30_000 });
   await expect(progress.locator('[data-progress="waiting"] strong')).toHaveText('0');

@@ -76,6 +76,7 @@ async fn run() -> anyhow::Result<i32> {
     startup::spawn_threshold_checks(state.clone());
     let dispatcher = startup::spawn_dispatcher(state.clone());
     startup::spawn_sweeper(state.clone(), std::time::Duration::from_secs(sweep_seconds));
+    startup::spawn_stage_checks(state.clone());
     // A restart after the newest events were removed raises the alarm now, not at the next checkpoint.
     if let Err(error) = backend::services::audit_proof::check_memory(&state).await {
         tracing::error!(%error, "checking the audit signer's memory failed");

@@ -346,7 +346,9 @@ pub fn system_reason_label_in(l: Locale, reason: &SystemReason) -> String {
         SystemReason::WebhookUnmatched => td_string!(l, audit.system_reason.webhook_unmatched).into(),
         SystemReason::WebhookConnectorClosed => td_string!(l, audit.system_reason.webhook_connector_closed).into(),
         SystemReason::GiverAccessEnded => td_string!(l, audit.system_reason.giver_access_ended).into(),
-        SystemReason::StageFailed { stage } => td_string!(l, audit.system_reason.stage_failed, stage = stage).to_string(),
+        SystemReason::StageFailed { stage } => {
+            td_string!(l, audit.system_reason.stage_failed, stage = stage).to_string()
+        }
         SystemReason::StagesChanged => td_string!(l, audit.system_reason.stages_changed).into(),
     }
 }

@@ -2,10 +2,10 @@
 //! validated; every problem is reported as `file:line:column: what is wrong`. Credentials never appear here,
 //! only the names of the environment variables that hold them (keys ending in `_env`).
 use crate::reconciliation::kinds::ConnectorKinds;
+use domain::canary::{CanaryConfig, OnFailure};
 pub use domain::configuration::{
     AuditConfig, Config, ConnectorConfig, DepartmentConfig, MailConfig, MailSecurity, StepConfig, Title, WorkflowConfig,
 };
-use domain::canary::{CanaryConfig, OnFailure};
 use domain::ids::DepartmentCode;
 use domain::indicators::{Indicator, PeriodKind, Threshold};
 use domain::preferences;

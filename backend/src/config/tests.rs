@@ -250,3 +250,25 @@ fn a_company_provider_maps_groups_to_roles_in_known_departments_and_keeps_passwo
     let without_provider = "[sign_in]\nlocal_passwords = \"break_glass\"\n";
     assert!(problem(&format!("{without_provider}{GOOD}")).contains("needs [sign_in.oidc]"));
 }
+
+#[test]
+fn a_workflow_runs_its_bulk_reruns_in_the_default_stages_unless_its_canary_says_otherwise() {
+    let config = parse(GOOD, "test.toml", &kinds()).unwrap();
+    let default = config.workflow("order-intake").unwrap().canary.clone();
+    assert_eq!(default, Some(domain::canary::CanaryConfig::default()));
+    let version = config.workflow("order-intake").unwrap().version.clone();
+
+    let tuned = format!("{GOOD}\n[workflow.canary]\nsize = 5\nsettle_seconds = 10\non_failure = \"pause\"\n");
+    let config = parse(&tuned, "test.toml", &kinds()).unwrap();
+    let workflow = config.workflow("order-intake").unwrap();
+    let canary = workflow.canary.clone().unwrap();
+    assert_eq!((canary.size, canary.settle_seconds, canary.stages), (5, 10, vec![25, 100]));
+    assert_eq!(canary.on_failure, domain::canary::OnFailure::Pause);
+    assert_eq!(workflow.version, version, "the stages are a bulk rerun's plan, not the workflow's definition");
+
+    let off = format!("{GOOD}\n[workflow.canary]\nenabled = false\n");
+    assert_eq!(parse(&off, "test.toml", &kinds()).unwrap().workflow("order-intake").unwrap().canary, None);
+    assert!(problem(&format!("{GOOD}\n[workflow.canary]\nstages = [50, 25]\n")).contains("larger than the one before"));
+    assert!(problem(&format!("{GOOD}\n[workflow.canary]\non_failure = \"stop\"\n")).contains("pause_and_stop"));
+    assert!(problem(&format!("{GOOD}\n[workflow.canary]\nsize = 0\n")).contains("at least 1"));
+}

@@ -1,8 +1,8 @@
 //! The stages of a bulk rerun: one row per stage started, with its verdict and who resumed after a failed one.
 use super::states::Stored;
 use super::{Conn, on_conn};
-use domain::canary::StageOutcome;
 use chrono::{DateTime, Utc};
+use domain::canary::StageOutcome;
 
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct StageRow {

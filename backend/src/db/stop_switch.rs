@@ -16,7 +16,8 @@ pub struct PauseRow {
 }
 
 // A pause the system set (a failed stage of a bulk rerun) names that part instead of a person.
-const OPEN_PAUSES: &str = "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_by_system, p.paused_at, p.reason, p.set_for
+const OPEN_PAUSES: &str =
+    "SELECT p.scope, p.name, u.display_name AS paused_by, p.paused_by_system, p.paused_at, p.reason, p.set_for
     FROM dispatch_pauses p LEFT JOIN users u ON u.id = p.paused_by WHERE p.resumed_at IS NULL";
 
 /// The open pauses, oldest first.

@@ -121,7 +121,11 @@ async fn a_healthy_canary_widens_stage_by_stage_to_all() {
     let view = b.view(&id).await;
     assert_eq!(view.status.as_str(), "completed");
     let outcomes: Vec<Option<StageOutcome>> = view.stages.unwrap().stages.iter().map(|s| s.outcome).collect();
-    assert_eq!(outcomes, vec![Some(StageOutcome::Passed), Some(StageOutcome::Passed), None], "the rest waits on no verdict");
+    assert_eq!(
+        outcomes,
+        vec![Some(StageOutcome::Passed), Some(StageOutcome::Passed), None],
+        "the rest waits on no verdict"
+    );
     let actions = b.app.audit_actions().await;
     let count = |a: &str| actions.iter().filter(|x| *x == a).count();
     assert_eq!((count("rerun_batch.stage_started"), count("rerun_batch.stage_passed")), (3, 2));

@@ -83,8 +83,8 @@ async fn withdraw_waiting(
         if from != RerunRequestStatus::Approved {
             continue;
         }
-        let waiting = db::dispatches::withdraw(tx, rerun_id, now).await?
-            || db::dispatches::get(tx, rerun_id).await?.is_none();
+        let waiting =
+            db::dispatches::withdraw(tx, rerun_id, now).await? || db::dispatches::get(tx, rerun_id).await?.is_none();
         if !waiting {
             continue;
         }

@@ -459,7 +459,10 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
         let actor = Actor::system(SystemActor::Stages);
         end_before_dispatch(&mut tx, state, actor, &batch, BatchEvent::Cancel, &why, None, now).await?;
         tx.commit().await?;
-        return Err(AppError::conflict(Conflict::PlanChanged, "the bulk rerun's stages changed after it was requested"));
+        return Err(AppError::conflict(
+            Conflict::PlanChanged,
+            "the bulk rerun's stages changed after it was requested",
+        ));
     }
     if !db::batches::insert_decision(&mut tx, id, caller.user_id(), decision, comment.as_deref(), now).await? {
         return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this bulk rerun already"));

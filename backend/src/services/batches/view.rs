@@ -57,7 +57,8 @@ async fn stages_view(
     let ends = plan.stage_ends(members.iter().filter(|m| m.state.is_planned()).count());
     let assigned = members.iter().filter_map(|m| m.stage).max();
     let count = assigned.map_or(ends.len(), |last| last as usize + 1);
-    let stages = (0..count).map(|i| stage_view(i, &ends, assigned.is_some(), members, rows.iter().find(|r| r.stage == i as i64)));
+    let stages = (0..count)
+        .map(|i| stage_view(i, &ends, assigned.is_some(), members, rows.iter().find(|r| r.stage == i as i64)));
     let stages: Vec<StageView> = stages.collect();
     let awaits_decision = batch.status == BatchStatus::Paused
         && rows.last().is_some_and(|r| r.verdict == Some(StageOutcome::Failed) && r.resumed_at.is_none());
