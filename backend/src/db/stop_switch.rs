@@ -33,50 +33,34 @@ pub async fn open_one(tx: &mut Conn, scope: &str, name: &str) -> Result<Option<P
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(scope).bind(name).fetch_optional(c).await)
 }
 
+/// Who opens a pause: a person, or a part of the system (its label, `domain::audit::SystemActor`).
+pub enum Pauser<'a> {
+    Person(i64),
+    System(&'a str),
+}
+
 /// Opens a pause for the departments `set_for` (JSON); `false` when this workflow or connector is paused already.
 pub async fn pause(
     tx: &mut Conn,
-    scope: &str,
-    name: &str,
-    user: i64,
-    reason: &str,
-    set_for: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, sqlx::Error> {
-    changed_one!(tx, |c| {
-        sqlx::query(
-            "INSERT INTO dispatch_pauses (scope, name, paused_by, paused_at, reason, set_for)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (scope, name) WHERE resumed_at IS NULL DO NOTHING",
-        )
-        .bind(scope)
-        .bind(name)
-        .bind(user)
-        .bind(now)
-        .bind(reason)
-        .bind(set_for)
-        .execute(c)
-        .await
-    })
-}
-
-/// The same, set by a part of the system (its label, `domain::audit::SystemActor`).
-pub async fn pause_by_system(
-    tx: &mut Conn,
     (scope, name): (&str, &str),
-    system: &str,
+    by: Pauser<'_>,
     reason: &str,
     set_for: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
+    let (person, system) = match by {
+        Pauser::Person(id) => (Some(id), None),
+        Pauser::System(label) => (None, Some(label)),
+    };
     changed_one!(tx, |c| {
         sqlx::query(
-            "INSERT INTO dispatch_pauses (scope, name, paused_by_system, paused_at, reason, set_for)
-         VALUES ($1, $2, $3, $4, $5, $6)
+            "INSERT INTO dispatch_pauses (scope, name, paused_by, paused_by_system, paused_at, reason, set_for)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (scope, name) WHERE resumed_at IS NULL DO NOTHING",
         )
         .bind(scope)
         .bind(name)
+        .bind(person)
         .bind(system)
         .bind(now)
         .bind(reason)

@@ -3,7 +3,7 @@
 //! round and leaves what they hold in the outbox.
 use super::Caller;
 use super::audit::record;
-use crate::db::stop_switch::PauseRow;
+use crate::db::stop_switch::{PauseRow, Pauser};
 use crate::{AppState, db};
 use contract::AppError;
 use contract::stop_switch::{PauseView, SwitchView};
@@ -109,7 +109,7 @@ async fn switch(
     let changed = if stop {
         let set_for = may_pause(&person, &concerned).ok_or_else(|| forbidden(caller, scope, name))?;
         let set_for = serde_json::to_string(&set_for).map_err(|e| AppError::internal("pause", e))?;
-        db::stop_switch::pause(&mut tx, scope.as_str(), name, user, &why, &set_for, now).await?
+        db::stop_switch::pause(&mut tx, (scope.as_str(), name), Pauser::Person(user), &why, &set_for, now).await?
     } else {
         match db::stop_switch::open_one(&mut tx, scope.as_str(), name).await? {
             Some(open) if !may_resume(&person, &set_for(&open, &concerned)) => {

@@ -439,30 +439,9 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let ballot = super::makers::batch_ballot(&mut tx, &batch, &members).await?;
     decisions::allowed(caller, &ballot, id)?;
     allows(&batch, BatchEvent::Approve)?;
-    if is_expired(batch.expires_at, now) {
-        end_before_dispatch(
-            &mut tx,
-            state,
-            caller.actor(),
-            &batch,
-            BatchEvent::Expire,
-            &SystemReason::ValidityRanOut.text(),
-            None,
-            now,
-        )
-        .await?;
+    if let Some(problem) = ended_before_decision(&mut tx, state, (caller, approve), (&batch, &members), now).await? {
         tx.commit().await?;
-        return Err(AppError::conflict(Conflict::Expired, "the bulk rerun expired before it was approved"));
-    }
-    if approve && !stages::still_hold(state, &batch, &members)? {
-        let why = SystemReason::StagesChanged.text();
-        let actor = Actor::system(SystemActor::Stages);
-        end_before_dispatch(&mut tx, state, actor, &batch, BatchEvent::Cancel, &why, None, now).await?;
-        tx.commit().await?;
-        return Err(AppError::conflict(
-            Conflict::PlanChanged,
-            "the bulk rerun's stages changed after it was requested",
-        ));
+        return Err(problem);
     }
     if !db::batches::insert_decision(&mut tx, id, caller.user_id(), decision, comment.as_deref(), now).await? {
         return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided on this bulk rerun already"));
@@ -510,6 +489,29 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     tx.commit().await?;
     state.dispatch_wake.notify_one();
     Ok(())
+}
+
+/// What ends the batch before a decision counts, and what the decider hears: its validity ran out, or (for an
+/// approval) the stages it was requested with are no longer the ones configured.
+async fn ended_before_decision(
+    tx: &mut db::Conn,
+    state: &AppState,
+    (caller, approve): (&Caller, bool),
+    (batch, members): (&BatchRow, &[MemberRow]),
+    now: DateTime<Utc>,
+) -> Result<Option<AppError>, AppError> {
+    let (actor, event, why, problem) = if is_expired(batch.expires_at, now) {
+        let problem = AppError::conflict(Conflict::Expired, "the bulk rerun expired before it was approved");
+        (caller.actor(), BatchEvent::Expire, SystemReason::ValidityRanOut, problem)
+    } else if approve && !stages::still_hold(state, batch, members)? {
+        let problem =
+            AppError::conflict(Conflict::PlanChanged, "the bulk rerun's stages changed after it was requested");
+        (Actor::system(SystemActor::Stages), BatchEvent::Cancel, SystemReason::StagesChanged, problem)
+    } else {
+        return Ok(None);
+    };
+    end_before_dispatch(tx, state, actor, batch, event, &why.text(), None, now).await?;
+    Ok(Some(problem))
 }
 
 /// The approvals that approved a batch, and the rate its members are sent at.

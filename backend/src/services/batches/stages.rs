@@ -287,7 +287,8 @@ async fn trip(
     let concerned = domain::stop_switch::departments(&state.config, Scope::Workflow, workflow);
     let set_for = serde_json::to_string(&concerned).map_err(|e| AppError::internal("pause", e))?;
     let scope = (Scope::Workflow.as_str(), workflow);
-    if !db::stop_switch::pause_by_system(tx, scope, SystemActor::Stages.as_str(), why, &set_for, now).await? {
+    let by = db::stop_switch::Pauser::System(SystemActor::Stages.as_str());
+    if !db::stop_switch::pause(tx, scope, by, why, &set_for, now).await? {
         return Ok(());
     }
     let department = (concerned.len() == 1).then(|| concerned[0].as_str());
