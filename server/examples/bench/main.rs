@@ -10,6 +10,7 @@
 mod bare_board;
 mod board;
 mod bulk;
+mod canary;
 mod dispatch;
 mod export;
 mod ingest;
@@ -179,6 +180,31 @@ async fn bulk_rows(db: &Db) -> anyhow::Result<String> {
         b.achieved_per_minute,
         b.configured_per_minute,
         b.achieved_per_minute / f64::from(b.configured_per_minute),
+    ) + &canary_rows(db).await?)
+}
+
+/// A bulk rerun in stages against the same batch sent all at once (plus the settle times), and how many reruns go
+/// out before a batch whose outside system fails stops itself.
+async fn canary_rows(db: &Db) -> anyhow::Result<String> {
+    let c = canary::run(db.clone(), BULK_OPERATIONS, BULK_PER_MINUTE).await?;
+    let settles = (c.stages - 1) as f64 * f64::from(c.settle_seconds);
+    Ok(format!(
+        "| bulk rerun in {} stages: {} at {} a minute, performed and reported, until all succeeded | {:.1} s \
+         | the same sent all at once {:.1} s, plus {} settle times of {} s | {:.2} | ≤ 1.20 |\n\
+         | bulk rerun in stages, the order system failing from the {}th rerun: sent before it stopped itself \
+         | {} | the canary's size {} | {:.2} | ≤ 1.00 |\n",
+        c.stages,
+        c.operations,
+        c.per_minute,
+        c.staged_seconds,
+        c.unstaged_seconds,
+        c.stages - 1,
+        c.settle_seconds,
+        c.staged_seconds / (c.unstaged_seconds + settles),
+        c.fault_after + 1,
+        c.sent_before_stop,
+        c.canary_size,
+        c.sent_before_stop as f64 / c.canary_size as f64,
     ))
 }
 
