@@ -19,13 +19,15 @@ fn failure_label(failure: StageFailure) -> &'static str {
     }
 }
 
-fn outcome_label(stage: &StageView) -> &'static str {
+/// A stage's result; the last one (the rest) gets none: nothing waits on it, the batch completes as it ends.
+fn outcome_label(stage: &StageView, last: bool) -> &'static str {
     let l = locale();
     match (stage.outcome, stage.started_at) {
         (Some(StageOutcome::Passed), _) => td_string!(l, rerun.batch.stages.passed),
         (Some(StageOutcome::Failed), _) => td_string!(l, rerun.batch.stages.failed_outcome),
-        (None, Some(_)) => td_string!(l, rerun.batch.stages.running),
         (None, None) => td_string!(l, rerun.batch.stages.not_started),
+        (None, Some(_)) if last => td_string!(l, rerun.batch.stages.no_verdict),
+        (None, Some(_)) => td_string!(l, rerun.batch.stages.running),
     }
 }
 
@@ -91,6 +93,7 @@ pub fn Stages(live: RwSignal<BatchProgress>) -> impl IntoView {
 #[component]
 fn StageTable(stages: Vec<StageView>) -> impl IntoView {
     let l = locale();
+    let count = stages.len() as u32;
     view! {
         <table class="grid" data-testid="stages-table">
             <thead>
@@ -118,7 +121,7 @@ fn StageTable(stages: Vec<StageView>) -> impl IntoView {
                                 <td data-count="reported">{st.reported}</td>
                                 <td data-count="verified">{st.verified}</td>
                                 <td data-count="failed">{st.failed}</td>
-                                <td data-testid="stage-outcome">{outcome_label(&st)}</td>
+                                <td data-testid="stage-outcome">{outcome_label(&st, st.number == count)}</td>
                             </tr>
                         }
                     })

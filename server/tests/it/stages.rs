@@ -237,3 +237,35 @@ async fn a_bulk_rerun_whose_stages_changed_after_its_approval_is_voided_before_i
     let cancelled = b.app.audit_actions().await.iter().filter(|a| *a == "rerun_request.cancelled").count();
     assert_eq!(cancelled, 7, "each member that waited for its stage was withdrawn");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stage_whose_outside_system_is_still_working_waits_and_is_asked_again() {
+    let b = staged_bulk().await;
+    let id = approved_in_stages(&b, "WRK").await;
+    // The integration reports the summaries done before the AI service has finished them.
+    let systems = b.app.demo_systems();
+    for process_id in b.sent() {
+        let order = json!({"item": "デスク", "amount": amount(&process_id)});
+        systems.execute(Service::Orders, &format!("{process_id}-r"), &order, Some(&process_id)).await.unwrap();
+        for (step, first) in [("register_order", 2), ("ai_summary", 1)] {
+            b.report(&process_id, step, json!({"seq": first, "type": "started"})).await;
+            b.report(&process_id, step, json!({"seq": first + 1, "type": "succeeded"})).await;
+        }
+    }
+    sweeper::sweep(&b.app.state).await.unwrap();
+    b.app.clock.advance(Duration::seconds(i64::from(SETTLE) - 5));
+    for process_id in b.sent() {
+        let summary = json!({"item": "デスク", "amount": amount(&process_id)});
+        systems.execute(Service::Ai, &format!("{process_id}-s"), &summary, Some(&process_id)).await.unwrap();
+    }
+    b.app.clock.advance(Duration::seconds(6)); // settled, but the AI works for 20 s
+    sweeper::sweep(&b.app.state).await.unwrap();
+    let view = b.view(&id).await;
+    assert_eq!((view.status.as_str(), stage(&view, 1).outcome), ("dispatching", None), "in progress: it waits");
+    assert_eq!(stage(&view, 1).verified, 0);
+    b.app.clock.advance(Duration::seconds(20));
+    sweeper::sweep(&b.app.state).await.unwrap();
+    let view = b.view(&id).await;
+    assert_eq!(stage(&view, 1).outcome, Some(StageOutcome::Passed), "asked again once the AI finished");
+    assert_eq!(stage(&view, 1).verified, 3);
+}

@@ -131,6 +131,10 @@ async fn check(state: &AppState, batch: &BatchRow) -> Result<bool, AppError> {
         }
     }
     let verdict = domain::canary::stage_verdict(&checked.iter().map(|c| c.member.clone()).collect::<Vec<_>>());
+    let newly_reported = all_reported && stage.reported_at.is_none();
+    if verdict == StageVerdict::Waiting && verified.is_empty() && !newly_reported {
+        return Ok(false); // nothing to write: no write transaction every 2 s while a stage runs
+    }
     let mut tx = state.db.begin_write().await?;
     let Some(batch) = db::batches::lock(&mut tx, &batch.id).await? else { return Ok(false) };
     if batch.status != BatchStatus::Dispatching || batch.stage != stage.stage {
@@ -142,7 +146,7 @@ async fn check(state: &AppState, batch: &BatchRow) -> Result<bool, AppError> {
         let json = serde_json::to_string(verdicts).map_err(|e| AppError::internal("verified", e))?;
         db::batches::set_verified(&mut tx, &batch.id, *position, &json, now).await?;
     }
-    if all_reported && stage.reported_at.is_none() {
+    if newly_reported {
         db::stages::reported(&mut tx, &batch.id, stage.stage, now).await?;
     }
     let decided = match verdict {
@@ -182,9 +186,10 @@ async fn stage_members(
         });
         let past_deadline = m.dispatched_at.is_some_and(|at| now > at + Duration::seconds(deadline as i64));
         let verified: Option<Vec<Verdict>> = m.verified_json.as_deref().and_then(|v| serde_json::from_str(v).ok());
-        let to_verify = match verified {
-            Some(_) => None,
-            None => Some((db::operations::by_id(read, m.operation_id).await?.ok_or(AppError::NotFound)?, steps)),
+        // Asked again while the outside system is still working on a step (within its deadline).
+        let to_verify = match &verified {
+            Some(verdicts) if !verdicts.contains(&Verdict::InProgress) || past_deadline => None,
+            _ => Some((db::operations::by_id(read, m.operation_id).await?.ok_or(AppError::NotFound)?, steps)),
         };
         let member = StageMember { process_id: m.process_id.clone(), reported, verified, past_deadline };
         checked.push(Checked { position: m.position, member, to_verify });
