@@ -28,10 +28,19 @@ pub enum Fault {
     StaleWebhook,
     /// The mail log finds nothing for the period: which proves nothing.
     LookupFindsNothing,
+    /// Bulk reruns in stages: a group of orders stalled by an outage; their reruns are stored by the order system
+    /// with another amount, so that a bulk rerun's canary fails on its content.
+    CanaryOtherContent,
+    /// The same group; the order system takes the first `FAILS_AFTER` reruns and answers 503 to the rest, so
+    /// that the canary passes and the stage after it fails.
+    FailsAfterCanary,
 }
 
+/// How many of a `FailsAfterCanary` group's reruns the order system takes before it fails: the default canary.
+pub const FAILS_AFTER: i64 = 3;
+
 impl Fault {
-    pub const ALL: [Fault; 8] = [
+    pub const ALL: [Fault; 10] = [
         Fault::CredentialsExpired,
         Fault::RateLimited,
         Fault::AnswerLost,
@@ -40,6 +49,8 @@ impl Fault {
         Fault::DuplicateWebhook,
         Fault::StaleWebhook,
         Fault::LookupFindsNothing,
+        Fault::CanaryOtherContent,
+        Fault::FailsAfterCanary,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +63,8 @@ impl Fault {
             Fault::DuplicateWebhook => "duplicate_webhook",
             Fault::StaleWebhook => "stale_webhook",
             Fault::LookupFindsNothing => "lookup_finds_nothing",
+            Fault::CanaryOtherContent => "canary_other_content",
+            Fault::FailsAfterCanary => "fails_after_canary",
         }
     }
 
@@ -70,10 +83,20 @@ impl Fault {
             Fault::DuplicateWebhook => StallEvent::DuplicateNotification,
             Fault::StaleWebhook => StallEvent::StaleNotification,
             Fault::LookupFindsNothing => StallEvent::ResultUnknown,
+            Fault::CanaryOtherContent | Fault::FailsAfterCanary => StallEvent::TemporaryFailure,
         }
     }
 
     /// The workflow the practice operation runs in (the demo's order intake, or its monthly billing for mail).
+    /// How many practice operations it stalls: one, or, for a bulk rerun's stages, enough for a canary, a stage
+    /// after it that waits on its verdict and the rest (with the default stages: 3, then up to 5, then 20).
+    pub fn practice_operations(self) -> usize {
+        match self {
+            Fault::CanaryOtherContent | Fault::FailsAfterCanary => 20,
+            _ => 1,
+        }
+    }
+
     pub fn workflow(self) -> &'static str {
         match self {
             Fault::LookupFindsNothing => "monthly-billing",

@@ -28,3 +28,8 @@ CREATE TABLE rerun_batch_stages (
 ALTER TABLE dispatch_pauses ALTER COLUMN paused_by DROP NOT NULL;
 ALTER TABLE dispatch_pauses ADD COLUMN paused_by_system TEXT;
 ALTER TABLE dispatch_pauses ADD CONSTRAINT dispatch_pauses_one_pauser CHECK ((paused_by IS NULL) <> (paused_by_system IS NULL));
+
+-- A drill of a bulk rerun's stages stalls a group of practice operations for one fault: a row per operation.
+ALTER TABLE drill_operations DROP CONSTRAINT drill_operations_pkey;
+ALTER TABLE drill_operations ADD PRIMARY KEY (drill_id, process_id);
+CREATE INDEX drill_operations_by_process ON drill_operations (process_id);

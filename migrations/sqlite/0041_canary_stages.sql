@@ -46,3 +46,15 @@ INSERT INTO dispatch_pauses_new (id, scope, name, paused_by, paused_at, reason, 
 DROP TABLE dispatch_pauses;
 ALTER TABLE dispatch_pauses_new RENAME TO dispatch_pauses;
 CREATE UNIQUE INDEX dispatch_pauses_open ON dispatch_pauses (scope, name) WHERE resumed_at IS NULL;
+
+-- A drill of a bulk rerun's stages stalls a group of practice operations for one fault: a row per operation.
+CREATE TABLE drill_operations_new (
+    drill_id   TEXT NOT NULL REFERENCES drills(id),
+    fault      TEXT NOT NULL,
+    process_id TEXT NOT NULL,
+    PRIMARY KEY (drill_id, process_id)
+);
+INSERT INTO drill_operations_new (drill_id, fault, process_id) SELECT drill_id, fault, process_id FROM drill_operations;
+DROP TABLE drill_operations;
+ALTER TABLE drill_operations_new RENAME TO drill_operations;
+CREATE INDEX drill_operations_by_process ON drill_operations (process_id);

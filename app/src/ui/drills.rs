@@ -23,6 +23,8 @@ pub fn fault_label(fault: Fault) -> &'static str {
         Fault::CancelOnlyRequested => td_string!(l, admin.drills.fault.cancel_only_requested),
         Fault::DuplicateWebhook => td_string!(l, admin.drills.fault.duplicate_webhook),
         Fault::StaleWebhook => td_string!(l, admin.drills.fault.stale_webhook),
+        Fault::CanaryOtherContent => td_string!(l, admin.drills.fault.canary_other_content),
+        Fault::FailsAfterCanary => td_string!(l, admin.drills.fault.fails_after_canary),
         Fault::LookupFindsNothing => td_string!(l, admin.drills.fault.lookup_finds_nothing),
     }
 }

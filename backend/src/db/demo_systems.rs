@@ -1,5 +1,5 @@
 //! The demo outside systems' execution log (demo mode only).
-use super::{Conn, changed_one, on_conn};
+use super::{Conn, RowLock, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -28,6 +28,25 @@ pub async fn by_key(tx: &mut Conn, service: &str, key: &str) -> Result<Option<Ex
 pub async fn by_external_id(tx: &mut Conn, service: &str, id: &str) -> Result<Option<ExecutionRow>, sqlx::Error> {
     let sql = format!("SELECT {COLUMNS} FROM demo_executions WHERE service = $1 AND external_id = $2");
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(service).bind(id).fetch_optional(c).await)
+}
+
+/// How many operations of the drill group `process_id` belongs to (the same drill and fault) the service did
+/// work for, the group's drill locked until the transaction ends (so that two calls at once count each other).
+pub async fn executed_in_group(tx: &mut Conn, service: &str, process_id: &str) -> Result<i64, sqlx::Error> {
+    let lock = format!(
+        "SELECT d.id FROM drills d JOIN drill_operations o ON o.drill_id = d.id WHERE o.process_id = $1{}",
+        tx.lock_clause(RowLock::Of("d"))
+    );
+    on_conn!(tx, |c| sqlx::query_scalar::<_, String>(&lock).bind(process_id).fetch_optional(c).await)?;
+    on_conn!(tx, |c| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM demo_executions e JOIN drill_operations o ON o.process_id = e.process_id
+         JOIN drill_operations mine ON mine.drill_id = o.drill_id AND mine.fault = o.fault
+         WHERE e.service = $1 AND mine.process_id = $2"
+    )
+    .bind(service)
+    .bind(process_id)
+    .fetch_one(c)
+    .await)
 }
 
 pub async fn insert(tx: &mut Conn, row: &ExecutionRow) -> Result<(), sqlx::Error> {

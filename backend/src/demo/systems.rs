@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use contract::AppError;
 use domain::canonical_json::to_canonical_string;
 use domain::conflict::Conflict;
-use domain::drills::Fault;
+use domain::drills::{FAILS_AFTER, Fault};
 use domain::fingerprint::fingerprint;
 use serde::Serialize;
 use serde_json::Value;
@@ -155,13 +155,20 @@ impl DemoSystems {
                     format!("the {} service already did other content under this Idempotency-Key", service.as_str()),
                 ));
             }
+            None if service == Service::Orders
+                && faults.contains(&Fault::FailsAfterCanary)
+                && db::demo_systems::executed_in_group(&mut tx, service.as_str(), process_id.unwrap_or("")).await?
+                    >= FAILS_AFTER =>
+            {
+                return Err(AppError::Busy { retry_after_secs: 60 });
+            }
             None => {
                 let row = ExecutionRow {
                     service: service.as_str().into(),
                     idempotency_key: key.into(),
                     fingerprint: print,
                     external_id: format!("{}_{}", service.id_prefix(), uuid::Uuid::new_v4().simple()),
-                    content_json: to_canonical_string(content),
+                    content_json: to_canonical_string(&stored(service, content, faults)),
                     process_id: process_id.map(str::to_string),
                     replays: 0,
                     conflicts: 0,
@@ -223,4 +230,17 @@ impl DemoSystems {
         let faults = self.faults_for(process_id).await?;
         Ok(faults.contains(&Fault::LookupFindsNothing))
     }
+}
+
+/// What the service keeps of the content it was sent: under a canary drill's fault the order system stores
+/// another amount (a data inconsistency that only the outside system's record shows).
+fn stored(service: Service, content: &Value, faults: &[Fault]) -> Value {
+    let mut stored = content.clone();
+    if service == Service::Orders
+        && faults.contains(&Fault::CanaryOtherContent)
+        && let Some(amount) = stored.get_mut("amount")
+    {
+        *amount = Value::from(amount.as_i64().unwrap_or(0) + 1000);
+    }
+    stored
 }

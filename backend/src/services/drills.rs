@@ -125,19 +125,10 @@ async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Faul
         .workflow(fault.workflow())
         .ok_or_else(|| AppError::conflict(Conflict::WorkflowNotConfigured, "the demo workflows are not configured"))?;
     let process_id = format!("DRILL-{}-{}", &drill[drill.len() - 6..], fault.as_str());
-    let steps: Vec<Value> = workflow
-        .steps
-        .iter()
-        .map(|s| json!({"name": s.name, "idempotency_key": format!("{process_id}-{}", s.name)}))
-        .collect();
-    let body = json!({"process_id": process_id, "workflow": workflow.name, "department": workflow.department,
-        "content": {"drill": drill, "amount": 1000}, "steps": steps});
-    super::registration::register_in_drill(state, client, &process_id, &body, drill).await?;
-    {
-        let mut tx = state.db.begin_write().await?;
-        db::drills::insert_operation(&mut tx, drill, fault.as_str(), &process_id).await?;
-        tx.commit().await?;
+    if fault.practice_operations() > 1 {
+        return outage(state, client, (drill, fault), &process_id).await;
     }
+    register_practice(state, client, (drill, fault), &process_id).await?;
     // The step the fault hits: the first one, or the one at the faulty system; the ones before it go through.
     let faulty = match fault {
         Fault::CredentialsExpired | Fault::AnswerLost => "register_order",
@@ -160,6 +151,55 @@ async fn practice(state: &AppState, client: &ApiClient, drill: &str, fault: Faul
         }
         report(what_the_integration_saw(fault, &done)).await?;
         break; // the steps after the faulty one never started
+    }
+    Ok(())
+}
+
+/// Registers a practice operation marked with its drill and fault. A bulk rerun's practice operations carry their
+/// content on their steps too, so that a rerun's record at the outside system is compared with it.
+async fn register_practice(
+    state: &AppState,
+    client: &ApiClient,
+    (drill, fault): (&str, Fault),
+    process_id: &str,
+) -> Result<(), AppError> {
+    let workflow = state.config.workflow(fault.workflow()).ok_or(AppError::NotFound)?;
+    let content = json!({"drill": drill, "amount": 1000});
+    let steps: Vec<Value> = workflow
+        .steps
+        .iter()
+        .map(|s| {
+            let mut step = json!({"name": s.name, "idempotency_key": format!("{process_id}-{}", s.name)});
+            if fault.practice_operations() > 1 {
+                step["content"] = content.clone();
+            }
+            step
+        })
+        .collect();
+    let body = json!({"process_id": process_id, "workflow": workflow.name, "department": workflow.department,
+        "content": content, "steps": steps});
+    super::registration::register_in_drill(state, client, process_id, &body, drill).await?;
+    let mut tx = state.db.begin_write().await?;
+    db::drills::insert_operation(&mut tx, drill, fault.as_str(), process_id).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A bulk rerun's drill: a group of orders whose first step met the order system's outage (503), for staff to
+/// rerun in bulk while the fault waits for the reruns.
+async fn outage(
+    state: &AppState,
+    client: &ApiClient,
+    (drill, fault): (&str, Fault),
+    prefix: &str,
+) -> Result<(), AppError> {
+    for n in 1..=fault.practice_operations() {
+        let process_id = format!("{prefix}-{n:02}");
+        register_practice(state, client, (drill, fault), &process_id).await?;
+        let report = |event| super::step_events::report(state, client, &process_id, "register_order", event);
+        report(step_event(1, StepEventType::Started, None, None)).await?;
+        let outage = (ErrorClass::ServerError, "503 Service Unavailable (the order system's outage)");
+        report(step_event(2, StepEventType::Failed, None, Some(outage))).await?;
     }
     Ok(())
 }

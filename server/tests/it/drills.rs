@@ -4,7 +4,8 @@
 use crate::fixtures::caller;
 use crate::harness::TestApp;
 use backend::demo::systems::Service;
-use backend::services::{Caller, drills, holds};
+use backend::services::dispatcher::dispatch_due;
+use backend::services::{Caller, batches, drills, holds, rerun_requests};
 use chrono::Duration;
 use contract::AppError;
 use domain::drills::Fault;
@@ -48,7 +49,7 @@ async fn each_injected_fault_stalls_its_practice_operation_with_the_matching_eve
     let id = drills::start(&app.state, &admin, &Fault::ALL, 30, "認証切れと応答喪失の朝").await.unwrap();
 
     let report = drills::report(&app.state, &admin, &id).await.unwrap();
-    assert_eq!(report.lines.len(), 8);
+    assert_eq!(report.lines.len(), 8 + 2 * 20, "one operation for each fault; twenty for each canary fault");
     for line in &report.lines {
         assert_eq!(line.event, Some(line.expected_event), "{:?} stalls {}", line.fault, line.process_id);
         let (status, event) = status_and_event(&app, &line.process_id).await;
@@ -131,4 +132,75 @@ async fn the_report_tells_how_long_staff_took_what_they_chose_and_whether_the_ta
         "{csv}"
     );
     assert!(app.audit_actions().await.contains(&"drill.report_exported".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canary_drill_stalls_a_group_of_orders_whose_reruns_meet_another_amount_or_a_503_after_the_canary() {
+    let (app, admin, _) = demo().await;
+    let faults = [Fault::CanaryOtherContent, Fault::FailsAfterCanary];
+    let id = drills::start(&app.state, &admin, &faults, 30, "カナリアが止まる朝").await.unwrap();
+    let report = drills::report(&app.state, &admin, &id).await.unwrap();
+    assert_eq!(report.lines.len(), 40, "twenty orders for each");
+    assert!(report.lines.iter().all(|l| l.event == Some(domain::stall::StallEvent::TemporaryFailure)));
+    let group = |fault: Fault| -> Vec<String> {
+        report.lines.iter().filter(|l| l.fault == fault).map(|l| l.process_id.clone()).collect()
+    };
+    let systems = app.demo_systems();
+    let sent = json!({"drill": id, "amount": 1000});
+    let other = &group(Fault::CanaryOtherContent)[0];
+    let key = format!("{other}-register_order");
+    let done = systems.execute(Service::Orders, &key, &sent, Some(other)).await.unwrap();
+    assert_eq!(done.execution.content["amount"], 2000, "the order system stores another amount");
+    let taken: Vec<bool> = futures::future::join_all(group(Fault::FailsAfterCanary).iter().take(5).map(|p| {
+        let (systems, key, sent) = (app.demo_systems(), format!("{p}-register_order"), sent.clone());
+        async move { systems.execute(Service::Orders, &key, &sent, Some(p)).await.is_ok() }
+    }))
+    .await;
+    assert_eq!(taken.iter().filter(|t| **t).count(), 3, "the first three are taken, the rest answered 503");
+    let ordinary = systems.execute(Service::Orders, "ORD-9-r", &json!({"amount": 1}), Some("ORD-9")).await.unwrap();
+    assert_eq!(ordinary.execution.content["amount"], 1, "nothing else of the demo meets the fault");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_rerun_of_a_canary_drills_orders_stops_after_its_canary_on_the_other_amount() {
+    let app = TestApp::spawn_with_demo_loop().await;
+    app.clock.advance(Duration::hours(2));
+    backend::demo::load_if_empty(&app.state).await.unwrap().unwrap();
+    let (admin, sato, suzuki) = (caller(&app, "admin").await, caller(&app, "sato").await, caller(&app, "suzuki").await);
+    let id = drills::start(&app.state, &admin, &[Fault::CanaryOtherContent], 30, "カナリアの訓練").await.unwrap();
+    let practice: Vec<String> =
+        drills::report(&app.state, &admin, &id).await.unwrap().lines.into_iter().map(|l| l.process_id).collect();
+    let selection = contract::batches::Selection { process_ids: practice, ..Default::default() };
+    let batch = batches::create(&app.state, &sato, selection, "受注システムの障害の訓練").await.unwrap();
+    let view = || async { batches::view(&app.state, &sato, &batch).await.unwrap() };
+    while view().await.status.as_str() == "previewing" {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    batches::request(&app.state, &sato, &batch, None).await.unwrap(); // one a second
+    for n in 1..=5 {
+        let cause = rerun_requests::Cause { class: Some("outside_service_outage".into()), text: Some("503".into()) };
+        batches::confirm(&app.state, &sato, &batch, n, "訓練", cause).await.unwrap();
+    }
+    batches::submit(&app.state, &sato, &batch).await.unwrap();
+    batches::decide(&app.state, &suzuki, &batch, true, "").await.unwrap();
+
+    // The canary goes to the demo integration, which reruns it at the demo systems and reports back.
+    for _ in 0..200 {
+        app.clock.advance(Duration::seconds(1));
+        while dispatch_due(&app.state).await.unwrap() > 0 {}
+        if view().await.stages.unwrap().stages[0].reported == 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    batches::check_stages(&app.state).await.unwrap(); // all reported: the settle time starts
+    app.clock.advance(Duration::seconds(21)); // the demo's settle time, and the AI's summaries done
+    batches::check_stages(&app.state).await.unwrap();
+    let stopped = view().await;
+    assert_eq!(stopped.status.as_str(), "paused");
+    let failures = &stopped.stages.as_ref().unwrap().stages[0].failures;
+    assert_eq!(failures.len(), 3, "{failures:?}");
+    assert!(failures.iter().all(|(_, why)| *why == domain::canary::StageFailure::ContentMismatch));
+    let progress = stopped.progress.iter().filter(|(p, _)| *p != domain::batches::Progress::Waiting);
+    assert_eq!(progress.map(|(_, n)| n).sum::<i64>(), 3, "nothing after the canary went out");
 }
