@@ -162,6 +162,8 @@ pub struct BatchView {
     pub may_cancel: bool,
     /// `None`: sent all at once.
     pub stages: Option<StagesView>,
+    /// Its audit events, newest first: each decision, stage, pause and resumption.
+    pub history: Vec<super::board::TimelineEntry>,
 }
 
 /// What a batch's page follows every 2 s while the batch moves: far less than the whole view, which holds up to

@@ -139,6 +139,10 @@ test('staff preview a bulk rerun by filter, request it and confirm the checks on
   await expect(progress.locator('[data-progress="sent"] strong')).toHaveText('0');
   await expect(progress.getByTestId('progress-finished')).toHaveText('6 / 6 件が終わりました');
   await expect(page.getByTestId('batch-decisions')).toContainText('鈴木 一郎');
+  // The history tells each stage's start and verdict.
+  await page.getByTestId('batch-history-part').locator('summary').click();
+  await expect(page.getByTestId('batch-history')).toContainText('一括再実行の段階が合格（外部システムで確認）');
+  await expect(page.getByTestId('batch-history')).toContainText('段階の確認（自動）');
   await page.screenshot({ path: '../docs/screenshots/batch.png', fullPage: true });
   await expectAccessible(page, 'a completed bulk rerun');
 

@@ -318,6 +318,10 @@ fn Batch(b: BatchView, actions: Actions, reload: RwSignal<usize>) -> impl IntoVi
                     />
                 }
             })}
+        <details class="card" data-testid="batch-history-part">
+            <summary>{td_string!(l, rerun.batch.history)}</summary>
+            <super::operation::TimelineList timeline=b.history.clone() testid="batch-history" />
+        </details>
     }
 }
 

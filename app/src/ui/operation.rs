@@ -187,6 +187,36 @@ fn Guidance(event: StallEvent) -> impl IntoView {
     }
 }
 
+/// Audit events, newest first: an operation's timeline, a bulk rerun's history.
+#[component]
+pub(super) fn TimelineList(timeline: Vec<TimelineEntry>, testid: &'static str) -> impl IntoView {
+    view! {
+        <ol class="timeline" data-testid=testid>
+            {timeline
+                .into_iter()
+                .map(|e| {
+                    view! {
+                        // Each piece in its own element: an empty text (a blank reason) next to another would
+                        // vanish from the server's HTML, and hydration would then find the wrong node and panic.
+                        <li>
+                            <time>{local_time(e.at)}</time>
+                            " "
+                            <strong title=e.action>{e.action_label}</strong>
+                            " — "
+                            <super::audit::ActorName actor=e.actor />
+                            {e
+                                .reason
+                                .map(|r| {
+                                    view! { <span class="reason">" (" <super::audit::Reason reason=r /> ")"</span> }
+                                })}
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ol>
+    }
+}
+
 /// The operation's audit timeline, with its evidence bundle and the way to the audit log.
 #[component]
 fn Timeline(process_id: String, timeline: Vec<TimelineEntry>) -> impl IntoView {
@@ -194,29 +224,7 @@ fn Timeline(process_id: String, timeline: Vec<TimelineEntry>) -> impl IntoView {
     view! {
         <section aria-labelledby="timeline-title">
             <h2 id="timeline-title">{td_string!(l, operation.timeline.title)}</h2>
-            <ol class="timeline" data-testid="timeline">
-                {timeline
-                    .into_iter()
-                    .map(|e| {
-                        view! {
-                            // Each piece in its own element: an empty text (a blank reason) next to another would
-                            // vanish from the server's HTML, and hydration would then find the wrong node and panic.
-                            <li>
-                                <time>{local_time(e.at)}</time>
-                                " "
-                                <strong title=e.action>{e.action_label}</strong>
-                                " — "
-                                <super::audit::ActorName actor=e.actor />
-                                {e
-                                    .reason
-                                    .map(|r| {
-                                        view! { <span class="reason">" (" <super::audit::Reason reason=r /> ")"</span> }
-                                    })}
-                            </li>
-                        }
-                    })
-                    .collect_view()}
-            </ol>
+            <TimelineList timeline testid="timeline" />
             <p>
                 <a href=format!("/operations/{process_id}/evidence.zip") download data-testid="evidence-bundle">
                     {td_string!(l, operation.timeline.evidence_bundle)}

@@ -7,6 +7,7 @@ use chrono::Duration;
 use contract::AppError;
 use contract::DepartmentDto;
 use contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
+use domain::audit::ObjectType;
 use domain::rights::Act;
 use domain::stall::FailureClass;
 use words::audit::{action_code_label_in, reason_label_in};
@@ -90,17 +91,15 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
     })
 }
 
-/// One operation with its steps and audit timeline; another department's operation does not exist (404).
-pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Result<OperationDetail, AppError> {
-    let mut tx = state.db.begin_read().await?;
-    let mut operation = view_in(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
-    if !caller.may_read(&operation.department) {
-        return Err(AppError::NotFound);
-    }
-    let names = super::names::Names::load(&mut tx).await?;
-    super::operations::in_readers_words(&mut operation.steps, caller.locale, &names);
-    let events = db::audit::for_object(&mut tx, "operation", process_id, TIMELINE_LENGTH).await?;
-    let timeline = events
+/// An object's audit events, newest first, in the reader's words: an operation's timeline, a bulk rerun's history.
+pub(super) async fn timeline(
+    tx: &mut db::Conn,
+    caller: &Caller,
+    (object, id): (ObjectType, &str),
+    names: &super::names::Names,
+) -> Result<Vec<TimelineEntry>, AppError> {
+    let events = db::audit::for_object(tx, object.as_str(), id, TIMELINE_LENGTH).await?;
+    Ok(events
         .into_iter()
         .map(|e| TimelineEntry {
             seq: e.seq,
@@ -111,7 +110,19 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
             reason: reason_label_in(caller.locale, e.reason),
             after: e.after_json,
         })
-        .collect();
+        .collect())
+}
+
+/// One operation with its steps and audit timeline; another department's operation does not exist (404).
+pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Result<OperationDetail, AppError> {
+    let mut tx = state.db.begin_read().await?;
+    let mut operation = view_in(&mut tx, process_id).await?.ok_or(AppError::NotFound)?;
+    if !caller.may_read(&operation.department) {
+        return Err(AppError::NotFound);
+    }
+    let names = super::names::Names::load(&mut tx).await?;
+    super::operations::in_readers_words(&mut operation.steps, caller.locale, &names);
+    let timeline = timeline(&mut tx, caller, (ObjectType::Operation, process_id), &names).await?;
     let id = db::operations::by_process_id(&mut tx, process_id).await?.map(|o| o.id).unwrap_or_default();
     let hold = db::holds::open(&mut tx, id).await?.map(|h| HoldView {
         placed_by: h.placed_by,

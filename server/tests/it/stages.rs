@@ -194,6 +194,9 @@ async fn only_a_manager_who_made_none_of_it_resumes_after_a_failed_stage_and_say
     assert!(stage(&view, 2).started_at.is_some(), "the next stage opened");
     let resumed = b.app.audit_after("rerun_batch.stage_resumed").await;
     assert_eq!(resumed.len(), 1);
+    let history: Vec<&str> = view.history.iter().map(|e| e.action.as_str()).collect();
+    let told = ["rerun_batch.stage_started", "rerun_batch.stage_resumed", "rerun_batch.stage_failed"];
+    assert_eq!(history[..3], told, "the page's history, newest first: who resumed, after which verdict");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

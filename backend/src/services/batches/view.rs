@@ -130,6 +130,8 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let classes = in_request.filter_map(|m| FailureClass::parse(m.failure_class.as_deref()?));
     let likely_cause = FailureClass::likely(classes);
     let stages = stages_view(state, &mut tx, &batch, &members).await?;
+    let names = super::super::names::Names::load(&mut tx).await?;
+    let history = super::super::board::timeline(&mut tx, caller, (ObjectType::RerunBatch, id), &names).await?;
     // After a failed stage, only a manager's decision resumes the batch (the rules of any decision).
     let may_resume = if stages.as_ref().is_some_and(|s| s.awaits_decision) {
         let mut ballot = ballot.clone();
@@ -172,6 +174,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
         may_resume,
         may_cancel: staff && allows(BatchEvent::Cancel),
         stages,
+        history,
         status,
         members: views,
     })
