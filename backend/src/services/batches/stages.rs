@@ -1,7 +1,7 @@
 //! Bulk reruns in stages (rules in `domain::canary`). The stages are part of the batch's plan: stored when it is
 //! requested, shown to the approvers, and checked again at the approval and at each stage's start (a change of
-//! `[workflow.canary]` voids the batch). Only the stage being sent has dispatches in the outbox; the sweeper
-//! checks that stage — every rerun reported, then, after the settle time, the outside systems asked again about
+//! `[workflow.canary]` voids the batch). Only the stage being sent has dispatches in the outbox; the stage check
+//! (every 2 s, and at each sweep) looks at that stage — every rerun reported, then, after the settle time, the outside systems asked again about
 //! each re-run step — and opens the next one, or stops the batch: paused, the workflows' stop switch tripped
 //! (unless configured to pause only), the owners told. Only a manager's decision resumes it.
 use super::*;
@@ -85,8 +85,11 @@ pub async fn check_stages(state: &AppState) -> Result<usize, AppError> {
     };
     let mut decided = 0;
     for batch in batches.into_iter().filter(|b| b.stages_json.is_some()) {
-        if check(state, &batch).await? {
-            decided += 1;
+        // One batch's trouble (its workflow gone from the configuration, say) holds up no other.
+        match check(state, &batch).await {
+            Ok(true) => decided += 1,
+            Ok(false) => {}
+            Err(error) => tracing::error!(batch = %batch.id, %error, "checking a stage failed; it waits"),
         }
     }
     Ok(decided)
@@ -118,18 +121,7 @@ async fn check(state: &AppState, batch: &BatchRow) -> Result<bool, AppError> {
     };
     let all_reported = checked.iter().all(|c| c.member.reported != Reported::NotYet);
     let settled = stage.reported_at.is_some_and(|at| now >= at + Duration::seconds(stages.settle_seconds.into()));
-    let mut verified = Vec::new();
-    if settled {
-        for c in checked.iter_mut().filter(|c| c.member.reported == Reported::Done) {
-            if let Some((operation, steps)) = c.to_verify.take() {
-                let looked = reconciliation::look(state, &operation).await?;
-                let verdicts: Vec<Verdict> =
-                    looked.verdicts().into_iter().filter(|v| steps.contains(&v.step)).map(|v| v.verdict).collect();
-                c.member.verified = Some(verdicts.clone());
-                verified.push((c.position, verdicts, looked));
-            }
-        }
-    }
+    let verified = if settled { verify(state, &mut checked).await? } else { Vec::new() };
     let verdict = domain::canary::stage_verdict(&checked.iter().map(|c| c.member.clone()).collect::<Vec<_>>());
     let newly_reported = all_reported && stage.reported_at.is_none();
     if verdict == StageVerdict::Waiting && verified.is_empty() && !newly_reported {
@@ -165,6 +157,35 @@ async fn check(state: &AppState, batch: &BatchRow) -> Result<bool, AppError> {
         state.dispatch_wake.notify_one();
     }
     Ok(decided)
+}
+
+/// Asks the outside systems again about each reported rerun not proven yet, a few at a time (as the preview
+/// does): what they say of its re-run steps, with the look-up to record.
+async fn verify<'s>(
+    state: &'s AppState,
+    checked: &mut [Checked],
+) -> Result<Vec<(i64, Vec<Verdict>, Looked<'s>)>, AppError> {
+    let asked: Vec<(usize, db::operations::OperationRow, Vec<String>)> = checked
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, c)| c.member.reported == Reported::Done)
+        .filter_map(|(i, c)| c.to_verify.take().map(|(operation, steps)| (i, operation, steps)))
+        .collect();
+    let concurrency = state.config.bulk_lookup_concurrency.max(1) as usize;
+    let looked: Vec<_> = futures::stream::iter(asked)
+        .map(|(i, operation, steps)| async move { (i, steps, reconciliation::look(state, &operation).await) })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    let mut verified = Vec::new();
+    for (i, steps, looked) in looked {
+        let looked = looked?;
+        let verdicts: Vec<Verdict> =
+            looked.verdicts().into_iter().filter(|v| steps.contains(&v.step)).map(|v| v.verdict).collect();
+        checked[i].member.verified = Some(verdicts.clone());
+        verified.push((checked[i].position, verdicts, looked));
+    }
+    Ok(verified)
 }
 
 /// The stage's members as its verdict needs them; one withdrawn before it was sent is no part of its proof.
