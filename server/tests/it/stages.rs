@@ -224,13 +224,7 @@ async fn a_bulk_rerun_whose_stages_changed_after_its_approval_is_voided_before_i
     performs_what_was_sent(&b, &mut performed).await;
     b.app.clock.advance(Duration::seconds(20));
     sweeper::sweep(&b.app.state).await.unwrap();
-    // The instance restarts with a wider canary configured.
-    let mut changed = (*b.app.state.config).clone();
-    changed.workflows.iter_mut().for_each(|w| w.canary = Some(CanaryConfig { size: 10, ..staged() }));
-    let kinds = server::startup::connector_kinds();
-    let restarted =
-        backend::AppState::new(b.app.db().clone(), b.app.clock.clone(), (*b.app.state.server).clone(), changed, &kinds)
-            .unwrap();
+    let restarted = with_a_wider_canary(&b);
     b.app.clock.advance(Duration::seconds(i64::from(SETTLE) + 1));
     sweeper::sweep(&restarted).await.unwrap();
     let view = b.view(&id).await;
@@ -271,4 +265,28 @@ async fn a_stage_whose_outside_system_is_still_working_waits_and_is_asked_again(
     let view = b.view(&id).await;
     assert_eq!(stage(&view, 1).outcome, Some(StageOutcome::Passed), "asked again once the AI finished");
     assert_eq!(stage(&view, 1).verified, 3);
+}
+
+/// The same instance started again with a wider canary configured.
+fn with_a_wider_canary(b: &Bulk) -> backend::AppState {
+    let mut changed = (*b.app.state.config).clone();
+    changed.workflows.iter_mut().for_each(|w| w.canary = Some(CanaryConfig { size: 10, ..staged() }));
+    let kinds = server::startup::connector_kinds();
+    let (db, clock, server) = (b.app.db().clone(), b.app.clock.clone(), (*b.app.state.server).clone());
+    backend::AppState::new(db, clock, server, changed, &kinds).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_rerun_whose_stages_changed_before_its_approval_cannot_be_approved_and_ends() {
+    let b = staged_bulk().await;
+    stalled_orders(&b, &ids("PRE", 10)).await;
+    let id = b.previewed(by_filter()).await;
+    batches::request(&b.app.state, &b.staff, &id, Some(60)).await.unwrap();
+    b.checked_and_submitted(&id).await;
+    let restarted = with_a_wider_canary(&b);
+    let refused = batches::decide(&restarted, &b.owner, &id, true, "").await;
+    assert!(matches!(refused, Err(AppError::Conflict { problem: contract::Conflict::PlanChanged, .. })), "{refused:?}");
+    assert_eq!(b.view(&id).await.status.as_str(), "cancelled");
+    b.dispatch_for(10).await;
+    assert!(b.sent().is_empty());
 }
