@@ -134,6 +134,11 @@ impl ChatSubject {
 pub enum CardStatus {
     Request(super::rerun_request::RerunRequestStatus),
     Batch(super::batches::BatchStatus),
+    /// A bulk rerun stopped by a stage (numbered from 1) the outside systems did not prove: a manager decides on
+    /// its page whether it goes on.
+    BatchStopped {
+        stage: u32,
+    },
 }
 
 /// What a plan reruns: a request's steps (name, idempotency key, the reconciliation's latest verdict), or a bulk

@@ -38,7 +38,7 @@ pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
             } else {
                 td_string!(l, rerun.chat.title_decided, process_id = about).to_string()
             },
-            rerun_status_in(l, status),
+            rerun_status_in(l, status).to_string(),
             td_string!(l, rerun.chat.confirm_text, process_id = about).to_string(),
         ),
         CardStatus::Batch(status) => (
@@ -47,7 +47,12 @@ pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
             } else {
                 td_string!(l, rerun.chat.batch_title_decided, about = about).to_string()
             },
-            batch_status_in(l, status),
+            batch_status_in(l, status).to_string(),
+            td_string!(l, rerun.chat.batch_confirm_text, about = about).to_string(),
+        ),
+        CardStatus::BatchStopped { stage } => (
+            td_string!(l, rerun.chat.batch_title_decided, about = about).to_string(),
+            td_string!(l, rerun.chat.batch_stopped, stage = stage).to_string(),
             td_string!(l, rerun.chat.batch_confirm_text, about = about).to_string(),
         ),
     };
@@ -70,7 +75,7 @@ pub fn card_in(l: Locale, zone: Tz, card: &DecisionCard) -> CardWords {
         reason: (!card.reason.is_empty()).then(|| (td_string!(l, rerun.chat.reason).to_string(), card.reason.clone())),
         steps: plan_in(l, &card.plan),
         progress,
-        outcome: outcome_in(l, zone, card, status),
+        outcome: outcome_in(l, zone, card, &status),
         buttons: [
             td_string!(l, rerun.chat.approve).to_string(),
             td_string!(l, rerun.chat.reject).to_string(),
@@ -167,5 +172,39 @@ pub fn done_in(l: Locale, done: &ChatDone) -> String {
                 .to_string()
         }
         ChatDone::Rejected { about } => td_string!(l, rerun.chat.done_rejected, about = about).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::chat::ChatSubject;
+
+    #[test]
+    fn a_bulk_rerun_stopped_by_a_stage_says_so_in_its_messages_and_offers_no_buttons() {
+        let card = DecisionCard {
+            subject: ChatSubject::Batch("rb_1".into()),
+            about: "受注システムの障害".into(),
+            workflows: vec!["受注の取り込み".into()],
+            department_name: "営業部".into(),
+            status: CardStatus::BatchStopped { stage: 1 },
+            plan: CardPlan::Operations { shown: Vec::new(), more: 0 },
+            checks_confirmed: 5,
+            checks: 5,
+            requester: "佐藤".into(),
+            reason: String::new(),
+            expires_at: None,
+            approvals: 1,
+            required: 1,
+            decisions: Vec::new(),
+            decide_in_chat: false,
+            needs_strong_sign_in: false,
+            url: "https://gate.example.jp/batches/rb_1".into(),
+        };
+        assert!(!card.waiting());
+        let ja = card_in(Locale::ja, chrono_tz::Asia::Tokyo, &card);
+        assert!(ja.outcome[0].contains("段階 1 が外部システムで確認できず停止中"), "{:?}", ja.outcome);
+        let en = card_in(Locale::en, chrono_tz::Asia::Tokyo, &card);
+        assert!(en.outcome[0].contains("stage 1 was not proven"), "{:?}", en.outcome);
     }
 }

@@ -18,7 +18,7 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
         Control::Cancel => (BatchEvent::Cancel, AuditAction::RerunBatchCancelled),
     };
     let to = allows(&batch, event)?;
-    if event == BatchEvent::Resume && super::stages::stopped_by_stage(&mut tx, &batch).await? {
+    if event == BatchEvent::Resume && super::stages::stopped_stage(&mut tx, &batch).await?.is_some() {
         super::stages::resume_after_failure(&mut tx, state, caller, &batch, &why).await?;
         tx.commit().await?;
         state.dispatch_wake.notify_one();

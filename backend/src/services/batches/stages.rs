@@ -327,13 +327,14 @@ async fn trip(
     Ok(())
 }
 
-/// Whether the batch stopped on a failed stage that no manager has decided on yet.
-pub(super) async fn stopped_by_stage(tx: &mut db::Conn, batch: &BatchRow) -> Result<bool, AppError> {
+/// The stage (numbered from 1) that failed and stopped the batch, while no manager has decided on it.
+pub async fn stopped_stage(tx: &mut db::Conn, batch: &BatchRow) -> Result<Option<u32>, AppError> {
     if batch.status != BatchStatus::Paused || batch.stages_json.is_none() {
-        return Ok(false);
+        return Ok(None);
     }
     let stage = db::stages::get(tx, &batch.id, batch.stage).await?;
-    Ok(stage.is_some_and(|s| s.verdict == Some(StageOutcome::Failed) && s.resumed_at.is_none()))
+    let stopped = stage.is_some_and(|s| s.verdict == Some(StageOutcome::Failed) && s.resumed_at.is_none());
+    Ok(stopped.then_some(batch.stage as u32 + 1))
 }
 
 /// A manager decides that a batch stopped by a failed stage goes on, with the rules of any decision: a fresh

@@ -263,6 +263,10 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
         .collect::<Vec<_>>();
     let more = requested.len().saturating_sub(shown.len());
     let subject = ChatSubject::Batch(batch.id.clone());
+    let status = match super::batches::stopped_stage(tx, &batch).await? {
+        Some(stage) => CardStatus::BatchStopped { stage },
+        None => CardStatus::Batch(batch.status),
+    };
     let card = DecisionCard {
         url: format!("{}{}", state.server.public_url, subject.path()),
         decide_in_chat: decided_in_chat(state, workflows.iter().copied()),
@@ -278,7 +282,7 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
         // Its reason is what it is about (the title).
         about: batch.reason,
         workflows: workflows.into_iter().map(|w| state.config.workflow_name(w, english)).collect(),
-        status: CardStatus::Batch(batch.status),
+        status,
         requester: batch.creator,
         reason: String::new(),
         expires_at: batch.expires_at,
