@@ -290,3 +290,17 @@ async fn a_bulk_rerun_whose_stages_changed_before_its_approval_cannot_be_approve
     b.dispatch_for(10).await;
     assert!(b.sent().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canary_rerun_reported_failed_stops_the_batch_at_once_without_waiting_for_the_others() {
+    let b = staged_bulk().await;
+    let id = approved_in_stages(&b, "FLD").await;
+    let first = b.sent()[0].clone();
+    b.report(&first, "register_order", json!({"seq": 2, "type": "started"})).await;
+    let failed = json!({"seq": 3, "type": "failed", "error": {"class": "server_error", "message": "503"}});
+    b.report(&first, "register_order", failed).await;
+    batches::check_stages(&b.app.state).await.unwrap(); // the stage check, before any sweep stalls it
+    let view = b.view(&id).await;
+    assert_eq!(view.status.as_str(), "paused");
+    assert_eq!(stage(&view, 1).failures, vec![(first, StageFailure::RerunFailed)]);
+}

@@ -6,6 +6,7 @@
 //! (unless configured to pause only), the owners told. Only a manager's decision resumes it.
 use super::*;
 use domain::canary::{CanaryConfig, OnFailure, Reported, StageFailure, StageMember, StageOutcome, StageVerdict};
+use domain::dispatch::DispatchStatus;
 use domain::reconciliation::Verdict;
 use domain::stop_switch::Scope;
 
@@ -188,6 +189,13 @@ async fn verify<'s>(
     Ok(verified)
 }
 
+/// What was reported of a member's rerun (`None`: not requested, or withdrawn before it was sent). A step's error
+/// since the approval, or a dispatch that could not be sent, is a failure.
+pub(super) fn reported(m: &MemberRow) -> Option<Reported> {
+    let progress = Progress::of(m.request_status?, m.dispatch_status, m.operation_status);
+    Reported::of(progress, m.held_by.is_some() || m.dispatch_status == Some(DispatchStatus::Failed))
+}
+
 /// The stage's members as its verdict needs them; one withdrawn before it was sent is no part of its proof.
 async fn stage_members(
     state: &AppState,
@@ -197,9 +205,7 @@ async fn stage_members(
 ) -> Result<Vec<Checked>, AppError> {
     let mut checked = Vec::new();
     for m in members {
-        let Some(request) = m.request_status else { continue };
-        let progress = Progress::of(request, m.dispatch_status, m.operation_status);
-        let Some(reported) = Reported::of(progress, m.held_by.is_some()) else { continue };
+        let Some(reported) = reported(m) else { continue };
         let plan: Option<RerunPlan> = m.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
         let steps: Vec<String> = plan.map(|p| p.steps.into_iter().map(|s| s.name).collect()).unwrap_or_default();
         let deadline = state.config.workflow(&m.workflow).map_or(0, |w| {

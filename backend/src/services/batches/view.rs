@@ -78,9 +78,7 @@ fn stage_view(
     let in_stage: Vec<&MemberRow> = members.iter().filter(|m| assigned && m.stage == Some(i as i64)).collect();
     let planned = ends.get(i).copied().unwrap_or(0) - if i == 0 { 0 } else { ends.get(i - 1).copied().unwrap_or(0) };
     let how_many = |f: &dyn Fn(&MemberRow) -> bool| in_stage.iter().filter(|m| f(m)).count();
-    let reported = |m: &MemberRow| {
-        member_progress(m).and_then(|p| Reported::of(p, m.held_by.is_some())).is_some_and(|r| r != Reported::NotYet)
-    };
+    let reported = |m: &MemberRow| super::stages::reported(m).is_some_and(|r| r != Reported::NotYet);
     let verified = |m: &MemberRow| {
         let verdicts: Option<Vec<Verdict>> = m.verified_json.as_deref().and_then(|v| serde_json::from_str(v).ok());
         verdicts.is_some_and(|v| v.iter().all(|v| *v == Verdict::Executed))
