@@ -71,18 +71,20 @@ async fn main() -> anyhow::Result<()> {
         println!("{ingest}");
         return Ok(());
     }
-    // BENCH_ONLY=load, =soak, =bulk, =phone or =board: that part only.
+    // BENCH_ONLY=load, =soak, =bulk, =canary, =phone or =board: that part only.
     let at_scale = setting("BENCH_OPERATIONS", OPERATIONS_AT_SCALE);
     let load = if wanted("load") { load_rows(dir, at_scale).await? } else { String::new() };
     // Every page as each role from 32 and 128 clients, the audit page alone, step events meanwhile, and 1,000
     // clients, against the release binary.
     let soak = if wanted("soak") { soak::rows() } else { String::new() };
     let bulk = if wanted("bulk") { bulk_rows(&db).await? } else { String::new() };
+    // BENCH_ONLY=canary: a bulk rerun in stages against the same sent at once, and one that stops itself.
+    let canary = if wanted("canary") { canary_rows(&db).await? } else { String::new() };
     // The first pages on a slow phone (the release server and site must be built).
     let phone = if wanted("phone") { slow_phone::rows() } else { String::new() };
     let board = if wanted("board") { board_rows(&db, at_scale).await? } else { String::new() };
     if only.as_deref().is_some_and(|o| o != "dispatch" && o != "export") {
-        println!("{load}{soak}{bulk}{board}{phone}");
+        println!("{load}{soak}{bulk}{canary}{board}{phone}");
         return Ok(());
     }
     let dispatch = dispatch_rows(&db).await?;
@@ -92,6 +94,7 @@ async fn main() -> anyhow::Result<()> {
         + &load
         + &soak
         + &bulk
+        + &canary
         + &board
         + &phone
         + &export;
@@ -180,7 +183,7 @@ async fn bulk_rows(db: &Db) -> anyhow::Result<String> {
         b.achieved_per_minute,
         b.configured_per_minute,
         b.achieved_per_minute / f64::from(b.configured_per_minute),
-    ) + &canary_rows(db).await?)
+    ))
 }
 
 /// A bulk rerun in stages against the same batch sent all at once (plus the settle times), and how many reruns go
