@@ -125,14 +125,13 @@ pub enum Reported {
 }
 
 impl Reported {
-    /// From the member's progress and whether anything went wrong that someone reported (a step's error or the
-    /// dispatch's): a rerun the sweeper stalled for silence was never reported at all, and one sent with a step
-    /// reported failed has failed (before the sweeper's next round stalls it). `None`: it was withdrawn before it
-    /// was sent, so it is not part of the stage's proof.
+    /// From the member's progress and whether anything went wrong that someone reported (a step's error, or a
+    /// dispatch that could not be sent): a rerun the sweeper stalled for silence was never reported at all. `None`:
+    /// it was withdrawn before it was sent, so it is not part of the stage's proof.
     pub fn of(progress: Progress, error_reported: bool) -> Option<Reported> {
         match progress {
             Progress::Succeeded => Some(Reported::Done),
-            Progress::Failed | Progress::Sent if error_reported => Some(Reported::Failed),
+            Progress::Failed if error_reported => Some(Reported::Failed),
             Progress::Withdrawn => None,
             Progress::Failed | Progress::Waiting | Progress::Sent | Progress::Unknown => Some(Reported::NotYet),
         }
@@ -284,7 +283,7 @@ mod tests {
         assert_eq!(Reported::of(Progress::Failed, true), Some(Reported::Failed));
         assert_eq!(Reported::of(Progress::Succeeded, false), Some(Reported::Done));
         assert_eq!(Reported::of(Progress::Withdrawn, true), None);
-        assert_eq!(Reported::of(Progress::Sent, true), Some(Reported::Failed), "a step reported failed");
+        assert_eq!(Reported::of(Progress::Sent, true), Some(Reported::NotYet), "an error may be the one it answers");
         assert_eq!(Reported::of(Progress::Unknown, true), Some(Reported::NotYet), "no answer is no report");
     }
 

@@ -34,17 +34,8 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
         }
         drop(read);
         for (operation, steps) in candidates {
-            if mark_if_stalled(state, &operation, &steps).await? {
+            if stalled_and_reconciled(state, &operation, &steps).await? {
                 marked += 1;
-                // What the outside systems say is the first thing staff need on a stalled operation.
-                let asked_by = Actor::system(SystemActor::Reconciler);
-                if let Err(error) = reconciliation::reconcile(state, &operation, asked_by, None).await {
-                    tracing::error!(
-                        process_id = %operation.process_id,
-                        %error,
-                        "reconciliation after the stall failed"
-                    );
-                }
             }
         }
         match page.last() {
@@ -60,6 +51,31 @@ pub async fn sweep(state: &AppState) -> Result<usize, AppError> {
     super::batches::complete_ended(state).await?;
     super::batches::check_stages(state).await?;
     Ok(marked)
+}
+
+/// The sweeper's rule for one operation, now: a bulk rerun's stage check asks it about a rerun whose step reported
+/// an error, so that the stage fails at once rather than at the next sweep. `true` when it stalled.
+pub async fn stall_if_due(state: &AppState, operation_id: i64) -> Result<bool, AppError> {
+    let (operation, steps) = {
+        let mut read = state.db.begin_read().await?;
+        let operation = db::operations::by_id(&mut read, operation_id).await?.ok_or(AppError::NotFound)?;
+        let steps = db::operations::steps(&mut read, operation.id).await?;
+        (operation, steps)
+    };
+    stalled_and_reconciled(state, &operation, &steps).await
+}
+
+/// Marks the operation stalled if it is, then asks the outside systems: what they say is the first thing staff
+/// need on a stalled operation.
+async fn stalled_and_reconciled(state: &AppState, operation: &OperationRow, steps: &[Step]) -> Result<bool, AppError> {
+    if !mark_if_stalled(state, operation, steps).await? {
+        return Ok(false);
+    }
+    let asked_by = Actor::system(SystemActor::Reconciler);
+    if let Err(error) = reconciliation::reconcile(state, operation, asked_by, None).await {
+        tracing::error!(process_id = %operation.process_id, %error, "reconciliation after the stall failed");
+    }
+    Ok(true)
 }
 
 async fn mark_if_stalled(state: &AppState, operation: &OperationRow, steps: &[Step]) -> Result<bool, AppError> {

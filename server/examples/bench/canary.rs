@@ -92,7 +92,13 @@ async fn batch(
     loop {
         let progress = services::batches::progress(&state, &staff, &id).await.map_err(fail)?;
         let succeeded = progress.progress.iter().find(|(p, _)| *p == Progress::Succeeded).map_or(0, |(_, n)| *n);
-        if succeeded as usize == operations || progress.status.as_str() == "paused" {
+        if succeeded as usize == operations {
+            break;
+        }
+        if progress.status.as_str() == "paused" {
+            let stages = progress.stages.map(|s| s.stages).unwrap_or_default();
+            let failures: Vec<_> = stages.iter().flat_map(|s| s.failures.iter().take(3)).collect();
+            anyhow::ensure!(fault_after.is_some(), "the healthy batch stopped itself: {failures:?}");
             break;
         }
         anyhow::ensure!(started.elapsed() < Duration::from_secs(1800), "the batch did not finish in 30 minutes");

@@ -295,10 +295,12 @@ async fn a_bulk_rerun_whose_stages_changed_before_its_approval_cannot_be_approve
 async fn a_canary_rerun_reported_failed_stops_the_batch_at_once_without_waiting_for_the_others() {
     let b = staged_bulk().await;
     let id = approved_in_stages(&b, "FLD").await;
-    let first = b.sent()[0].clone();
+    let (first, second) = (b.sent()[0].clone(), b.sent()[1].clone());
     b.report(&first, "register_order", json!({"seq": 2, "type": "started"})).await;
     let failed = json!({"seq": 3, "type": "failed", "error": {"class": "server_error", "message": "503"}});
     b.report(&first, "register_order", failed).await;
+    // The second has only started again: the 503 it answers still stands on its step, and fails nothing.
+    b.report(&second, "register_order", json!({"seq": 2, "type": "started"})).await;
     batches::check_stages(&b.app.state).await.unwrap(); // the stage check, before any sweep stalls it
     let view = b.view(&id).await;
     assert_eq!(view.status.as_str(), "paused");

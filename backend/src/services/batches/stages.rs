@@ -108,18 +108,13 @@ struct Checked {
 async fn check(state: &AppState, batch: &BatchRow) -> Result<bool, AppError> {
     let now = state.clock.now();
     let Some(stages) = planned(batch)? else { return Ok(false) };
-    let (stage, members, mut checked) = {
-        let mut read = state.db.begin_read().await?;
-        // The last stage is the rest of the batch: nothing waits on its verdict (the batch completes as usual).
-        let last = db::batches::last_stage(&mut read, &batch.id).await?.unwrap_or(0);
-        let Some(stage) = db::stages::get(&mut read, &batch.id, batch.stage).await? else { return Ok(false) };
-        if stage.verdict.is_some() || stage.stage >= last {
-            return Ok(false);
-        }
-        let members = db::batches::members_of_stage(&mut read, &batch.id, batch.stage).await?;
-        let checked = stage_members(state, &mut read, &members, now).await?;
-        (stage, members, checked)
-    };
+    // A rerun whose step reported an error is held to the sweeper's rule now: if it stalled, the stage fails at once.
+    let Some(mut read) = read_stage(state, batch, now).await? else { return Ok(false) };
+    if stall_reported_failures(state, &read.1).await? {
+        let Some(again) = read_stage(state, batch, now).await? else { return Ok(false) };
+        read = again;
+    }
+    let (stage, members, mut checked) = read;
     let all_reported = checked.iter().all(|c| c.member.reported != Reported::NotYet);
     let settled = stage.reported_at.is_some_and(|at| now >= at + Duration::seconds(stages.settle_seconds.into()));
     let verified = if settled { verify(state, &mut checked).await? } else { Vec::new() };
@@ -187,6 +182,34 @@ async fn verify<'s>(
         verified.push((checked[i].position, verdicts, looked));
     }
     Ok(verified)
+}
+
+/// The batch's current stage as its check needs it: `None` when there is nothing to check (it has its verdict,
+/// or it is the last stage — the rest of the batch, on whose verdict nothing waits: the batch completes as usual).
+async fn read_stage(
+    state: &AppState,
+    batch: &BatchRow,
+    now: DateTime<Utc>,
+) -> Result<Option<(db::stages::StageRow, Vec<MemberRow>, Vec<Checked>)>, AppError> {
+    let mut read = state.db.begin_read().await?;
+    let last = db::batches::last_stage(&mut read, &batch.id).await?.unwrap_or(0);
+    let Some(stage) = db::stages::get(&mut read, &batch.id, batch.stage).await? else { return Ok(None) };
+    if stage.verdict.is_some() || stage.stage >= last {
+        return Ok(None);
+    }
+    let members = db::batches::members_of_stage(&mut read, &batch.id, batch.stage).await?;
+    let checked = stage_members(state, &mut read, &members, now).await?;
+    Ok(Some((stage, members, checked)))
+}
+
+/// Each sent rerun of the stage whose step reported an error since its approval goes through the sweeper's rule
+/// now (`sweeper::stall_if_due`); `true` when one stalled.
+async fn stall_reported_failures(state: &AppState, members: &[MemberRow]) -> Result<bool, AppError> {
+    let mut stalled = false;
+    for m in members.iter().filter(|m| m.held_by.is_some() && m.operation_status == OperationStatus::Rerunning) {
+        stalled |= super::super::sweeper::stall_if_due(state, m.operation_id).await?;
+    }
+    Ok(stalled)
 }
 
 /// What was reported of a member's rerun (`None`: not requested, or withdrawn before it was sent). A step's error
