@@ -1,9 +1,10 @@
 //! Bulk reruns in stages (rules in `domain::canary`). The stages are part of the batch's plan: stored when it is
 //! requested, shown to the approvers, and checked again at the approval and at each stage's start (a change of
 //! `[workflow.canary]` voids the batch). Only the stage being sent has dispatches in the outbox; the stage check
-//! (every 2 s, and at each sweep) looks at that stage — every rerun reported, then, after the settle time, the outside systems asked again about
-//! each re-run step — and opens the next one, or stops the batch: paused, the workflows' stop switch tripped
-//! (unless configured to pause only), the owners told. Only a manager's decision resumes it.
+//! (every 2 s, and at each sweep) looks at that stage — every rerun reported, then, after the settle time, the
+//! outside systems asked again about each re-run step — and opens the next one, or stops the batch: paused, the
+//! workflows' stop switch tripped (unless configured to pause only), the owners told. Only a manager's decision
+//! resumes it.
 use super::*;
 use domain::canary::{CanaryConfig, OnFailure, Reported, StageFailure, StageMember, StageOutcome, StageVerdict};
 use domain::dispatch::DispatchStatus;
