@@ -188,11 +188,12 @@ mod tests {
     use chrono::TimeZone;
 
     #[test]
-    fn each_fault_yields_its_own_event_and_together_they_cover_eight_of_the_ten() {
+    fn the_faults_cover_nine_of_the_ten_events_the_two_of_a_canary_an_outage() {
         let mut events: Vec<StallEvent> = Fault::ALL.iter().map(|f| f.event()).collect();
         events.sort_by_key(|e| e.as_str());
         events.dedup();
-        assert_eq!(events.len(), 8);
+        assert_eq!(events.len(), 9);
+        assert_eq!(Fault::FailsAfterCanary.event(), StallEvent::TemporaryFailure);
         for fault in Fault::ALL {
             assert_eq!(Fault::parse(fault.as_str()), Some(fault));
         }
