@@ -115,10 +115,8 @@ pub(super) async fn void_after_approval(
         .after(json!({"status": BatchStatus::Cancelled}))
         .reason(why);
     record(tx, entry, None, now).await?;
-    let news = BatchNews::Cancelled;
-    let (notice, to) = (Notice::batch(&batch.id, &batch.reason, news), (batch.department.as_str(), news.kind()));
-    notify_owners(tx, state, to, &notice, &format!("/batches/{}", batch.id), now).await?;
-    notify_creator(tx, state, batch, news, now).await
+    notify_batch_owners(tx, state, batch, BatchNews::Cancelled, now).await?;
+    notify_creator(tx, state, batch, BatchNews::Cancelled, now).await
 }
 
 /// Called by the dispatcher in its transaction: a dispatching batch with nothing left to send is sent.

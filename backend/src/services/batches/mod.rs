@@ -412,9 +412,8 @@ pub async fn submit(state: &AppState, caller: &Caller, id: &str) -> Result<(), A
         .after(json!({"status": to, "operations": submitted, "expires_at": expires_at}));
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     if submitted > 0 {
-        let news = BatchNews::ApprovalAsked { requests: submitted as u32 };
-        let (notice, to) = (Notice::batch(id, &batch.reason, news), (batch.department.as_str(), news.kind()));
-        notify_owners(&mut tx, state, to, &notice, &format!("/batches/{id}"), now).await?;
+        notify_batch_owners(&mut tx, state, &batch, BatchNews::ApprovalAsked { requests: submitted as u32 }, now)
+            .await?;
         super::chat::batch_submitted(&mut tx, state, &batch, now).await?;
     }
     tx.commit().await?;
@@ -563,6 +562,19 @@ async fn approve_members(
     }
     stages::schedule(tx, &caller.actor(), batch, &sendable, (approved.rate, now)).await?;
     Ok(sendable.len())
+}
+
+/// Tells the department's owners (app, e-mail, team chat) about the batch, linking to its page.
+async fn notify_batch_owners(
+    tx: &mut db::Conn,
+    state: &AppState,
+    batch: &BatchRow,
+    news: BatchNews,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let (notice, link) = (Notice::batch(&batch.id, &batch.reason, news), format!("/batches/{}", batch.id));
+    notify_owners(tx, state, (batch.department.as_str(), news.kind()), &notice, &link, now).await?;
+    Ok(())
 }
 
 async fn notify_creator(

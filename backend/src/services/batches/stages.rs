@@ -324,8 +324,7 @@ async fn failed(
         }
     }
     let news = BatchNews::StageFailed { stage: batch.stage as u32 + 1, failed: failures.len() as u32 };
-    let (notice, to) = (Notice::batch(&batch.id, &batch.reason, news), (batch.department.as_str(), news.kind()));
-    notify_owners(tx, state, to, &notice, &format!("/batches/{}", batch.id), now).await?;
+    notify_batch_owners(tx, state, batch, news, now).await?;
     super::super::chat::changed(tx, &ChatSubject::Batch(batch.id.clone()), now).await?;
     Ok(())
 }
@@ -362,9 +361,23 @@ pub async fn stopped_stage(tx: &mut db::Conn, batch: &BatchRow) -> Result<Option
     if batch.status != BatchStatus::Paused || batch.stages_json.is_none() {
         return Ok(None);
     }
-    let stage = db::stages::get(tx, &batch.id, batch.stage).await?;
-    let stopped = stage.is_some_and(|s| s.verdict == Some(StageOutcome::Failed) && s.resumed_at.is_none());
-    Ok(stopped.then_some(batch.stage as u32 + 1))
+    Ok(stopped_at(batch, db::stages::get(tx, &batch.id, batch.stage).await?.as_ref()))
+}
+
+/// The same, from the batch's current stage as read.
+pub(super) fn stopped_at(batch: &BatchRow, current: Option<&db::stages::StageRow>) -> Option<u32> {
+    let stopped = batch.status == BatchStatus::Paused
+        && current.is_some_and(|s| {
+            s.stage == batch.stage && s.verdict == Some(StageOutcome::Failed) && s.resumed_at.is_none()
+        });
+    stopped.then_some(batch.stage as u32 + 1)
+}
+
+/// Who may decide that a stopped batch goes on: the ballot of its approval, where having approved it does not
+/// stand in the way (a manager who approved it made none of it).
+pub(super) fn resumption_ballot(mut ballot: domain::approval::Ballot) -> domain::approval::Ballot {
+    ballot.decided.clear();
+    ballot
 }
 
 /// A manager decides that a batch stopped by a failed stage goes on, with the rules of any decision: a fresh
@@ -379,8 +392,7 @@ pub(super) async fn resume_after_failure(
 ) -> Result<(), AppError> {
     let authenticated = caller.fresh_sign_in(state)?;
     let members = db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await?;
-    let mut ballot = super::super::makers::batch_ballot(tx, batch, &members).await?;
-    ballot.decided.clear(); // an approver of the batch may decide this too
+    let ballot = resumption_ballot(super::super::makers::batch_ballot(tx, batch, &members).await?);
     decisions::allowed(caller, &ballot, &batch.id)?;
     let now = state.clock.now();
     db::stages::resumed(tx, &batch.id, batch.stage, (caller.user_id(), why), now).await?;

@@ -1,7 +1,7 @@
 //! The batch as its page shows it, and the list of batches.
 use super::*;
 use contract::batches::{StageView, StagesView};
-use domain::canary::{Reported, StageFailure, StageOutcome};
+use domain::canary::{Reported, StageFailure};
 use domain::reconciliation::Verdict;
 
 /// How many of the requested members are at each stage of the dispatch.
@@ -60,8 +60,7 @@ async fn stages_view(
     let stages = (0..count)
         .map(|i| stage_view(i, &ends, assigned.is_some(), members, rows.iter().find(|r| r.stage == i as i64)));
     let stages: Vec<StageView> = stages.collect();
-    let awaits_decision = batch.status == BatchStatus::Paused
-        && rows.last().is_some_and(|r| r.verdict == Some(StageOutcome::Failed) && r.resumed_at.is_none());
+    let awaits_decision = super::stages::stopped_at(batch, rows.iter().find(|r| r.stage == batch.stage)).is_some();
     Ok(Some(StagesView { plan, stages, awaits_decision }))
 }
 
@@ -132,9 +131,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let history = super::super::board::timeline(&mut tx, caller, (ObjectType::RerunBatch, id), &names).await?;
     // After a failed stage, only a manager's decision resumes the batch (the rules of any decision).
     let may_resume = if stages.as_ref().is_some_and(|s| s.awaits_decision) {
-        let mut ballot = ballot.clone();
-        ballot.decided.clear();
-        approval::may_decide(&caller.person(), &ballot).is_ok()
+        approval::may_decide(&caller.person(), &super::stages::resumption_ballot(ballot.clone())).is_ok()
     } else {
         staff && batch.status.next(BatchEvent::Resume).is_ok()
     };
