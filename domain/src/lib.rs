@@ -30,6 +30,7 @@ pub mod incidents;
 pub mod indicators;
 pub mod invalid;
 pub mod membership;
+pub mod merkle;
 mod names;
 pub mod notifications;
 pub mod operations;
