@@ -177,6 +177,12 @@ impl Witness {
         self.newest.as_ref()
     }
 
+    /// The Merkle tree head the newest checkpoint signed (size and root), if it signed one (version 2).
+    pub fn vouched_tree(&self) -> Option<(u64, domain::merkle::Hash)> {
+        let (size, root) = self.newest.as_ref()?.tree_head()?;
+        Some((size, hex::decode(root).ok()?.try_into().ok()?))
+    }
+
     pub fn last_digest(&self) -> Option<(i64, DateTime<Utc>)> {
         self.last_digest
     }

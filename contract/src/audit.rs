@@ -97,3 +97,32 @@ pub struct ReasonView {
     pub text: String,
     pub written: bool,
 }
+
+/// That one event is in the trail a tree head vouches for (RFC 9162 inclusion proof): `GET
+/// /api/v1/audit/proof`, the auditors' "prove this event", and each event of an evidence bundle.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventProof {
+    pub seq: i64,
+    /// The event's hash (hex); its leaf is `SHA-256(0x00 ‖ those 32 bytes)`.
+    pub event_hash: String,
+    /// The leaf's place in the tree: `seq - 1`.
+    pub leaf_index: u64,
+    pub tree_size: u64,
+    /// The tree's root at `tree_size` (hex).
+    pub root: String,
+    /// The audit path, from the leaf up (hex).
+    pub proof: Vec<String>,
+    /// The signed checkpoint whose root this is; none when nothing signed that size (no key, or not yet).
+    pub checkpoint: Option<domain::checkpoint::SignedCheckpoint>,
+}
+
+/// That the tree of `from` events is a prefix of the tree of `to` events (RFC 9162 consistency proof): `GET
+/// /api/v1/audit/consistency`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsistencyProof {
+    pub from: u64,
+    pub to: u64,
+    pub from_root: String,
+    pub to_root: String,
+    pub proof: Vec<String>,
+}

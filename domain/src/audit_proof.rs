@@ -7,68 +7,14 @@
 //! stock Ed25519 library and the public key (docs/security.md shows it in Python).
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+pub use crate::checkpoint::{SignedCheckpoint, checkpoint_message, digests_in};
+use crate::checkpoint::rfc3339;
 use chrono::{DateTime, SubsecRound, Utc};
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-
-/// A checkpoint as stored and exported: what was signed, by which key, the signature, and (when a time-stamping
-/// authority is configured) its RFC 3161 answer over the same message.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SignedCheckpoint {
-    pub seq: i64,
-    pub hash: String,
-    /// Whole seconds, so that the text signed and the JSON exported spell it alike.
-    pub at: DateTime<Utc>,
-    pub key_id: String,
-    /// Ed25519 over `checkpoint_message`, base64.
-    pub signature: String,
-    /// The time-stamping authority's TimeStampResp (DER, base64) over `checkpoint_message`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-}
-
-impl SignedCheckpoint {
-    pub fn message(&self) -> String {
-        checkpoint_message(self.seq, &self.hash, self.at, &self.key_id)
-    }
-
-    /// The short signed digest the auditors receive by e-mail and chat: the signed text and its signature.
-    /// `server audit verify --checkpoints` reads it back from a saved message (`digests_in`).
-    pub fn digest(&self) -> String {
-        format!("{}signature {}\n", self.message(), self.signature)
-    }
-}
-
-/// The digests in a text: a saved e-mail or chat message, its lines quoted (`> `) or not.
-pub fn digests_in(text: &str) -> Vec<SignedCheckpoint> {
-    let lines: Vec<&str> = text.lines().map(|l| l.trim_start_matches(['>', ' ', '\t']).trim_end()).collect();
-    let field = |i: usize, name: &str| lines.get(i)?.strip_prefix(name)?.strip_prefix(' ');
-    (0..lines.len())
-        .filter(|&i| lines[i] == "rerun-gate audit checkpoint v1")
-        .filter_map(|i| {
-            Some(SignedCheckpoint {
-                seq: field(i + 1, "seq")?.parse().ok()?,
-                hash: field(i + 2, "hash")?.to_string(),
-                at: DateTime::parse_from_rfc3339(field(i + 3, "at")?).ok()?.with_timezone(&Utc),
-                key_id: field(i + 4, "key")?.to_string(),
-                signature: field(i + 5, "signature")?.to_string(),
-                timestamp: None,
-            })
-        })
-        .collect()
-}
-
-/// The text a checkpoint's signature covers, one field per line.
-pub fn checkpoint_message(seq: i64, hash: &str, at: DateTime<Utc>, key_id: &str) -> String {
-    format!("rerun-gate audit checkpoint v1\nseq {seq}\nhash {hash}\nat {}\nkey {key_id}\n", rfc3339(at))
-}
-
-fn rfc3339(at: DateTime<Utc>) -> String {
-    at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
 
 /// A new key names the key it replaces: signed by the new key (so that whoever trusts the new key also trusts
 /// the checkpoints of the old one) and, while the old key is still at hand, by the old key (so that whoever
@@ -141,11 +87,20 @@ impl AuditKey {
         PublicKey(self.0.verifying_key())
     }
 
-    /// Signs the chain's state at `seq` (whose event's hash is `hash`); `at` is kept to whole seconds.
-    pub fn sign(&self, seq: i64, hash: &str, at: DateTime<Utc>) -> SignedCheckpoint {
-        let (at, key_id) = (at.trunc_subsecs(0), self.public().key_id());
-        let signature = self.sign_text(&checkpoint_message(seq, hash, at, &key_id));
-        SignedCheckpoint { seq, hash: hash.to_string(), at, key_id, signature, timestamp: None }
+    /// Signs the chain's state at `seq` (whose event's hash is `hash`) and, given, the root of the Merkle tree
+    /// of the events up to it; `at` is kept to whole seconds.
+    pub fn sign(&self, seq: i64, hash: &str, root: Option<&str>, at: DateTime<Utc>) -> SignedCheckpoint {
+        let mut checkpoint = SignedCheckpoint {
+            seq,
+            hash: hash.to_string(),
+            root: root.map(str::to_string),
+            at: at.trunc_subsecs(0),
+            key_id: self.public().key_id(),
+            signature: String::new(),
+            timestamp: None,
+        };
+        checkpoint.signature = self.sign_text(&checkpoint.message());
+        checkpoint
     }
 
     /// This key takes over from `old` (the old key also signs when it is given), from the last event the old
@@ -463,7 +418,7 @@ mod tests {
     fn a_key_survives_its_file_and_signs_what_its_public_key_verifies() {
         let key = AuditKey::from_pem(&AuditKey::generate().to_pem()).unwrap();
         let public = PublicKey::from_pem(&key.public().to_pem()).unwrap();
-        let checkpoint = key.sign(7, &hash(7), at(9));
+        let checkpoint = key.sign(7, &hash(7), None, at(9));
         assert_eq!(checkpoint.key_id, public.key_id());
         let keys = TrustedKeys::new(public, &[]);
         assert!(keys.verifies(&checkpoint));
@@ -476,7 +431,7 @@ mod tests {
 
     #[test]
     fn the_signed_text_spells_the_time_as_the_export_does() {
-        let checkpoint = AuditKey::generate().sign(1, &hash(1), at(9) + chrono::Duration::milliseconds(450));
+        let checkpoint = AuditKey::generate().sign(1, &hash(1), None, at(9) + chrono::Duration::milliseconds(450));
         let json = serde_json::to_value(&checkpoint).unwrap();
         assert_eq!(json["at"], "2026-12-02T09:00:00Z");
         assert!(checkpoint.message().contains("\nat 2026-12-02T09:00:00Z\n"), "{}", checkpoint.message());
@@ -486,7 +441,7 @@ mod tests {
     fn a_rewritten_event_is_named_by_the_first_checkpoint_at_or_after_it() {
         let key = AuditKey::generate();
         let keys = TrustedKeys::new(key.public(), &[]);
-        let checkpoints = vec![key.sign(3, &hash(3), at(9)), key.sign(6, &hash(6), at(10))];
+        let checkpoints = vec![key.sign(3, &hash(3), None, at(9)), key.sign(6, &hash(6), None, at(10))];
         let mut check = CheckpointCheck::new(checkpoints.clone(), &keys).unwrap();
         for seq in 1..=4 {
             check.event(seq, &hash(seq)).unwrap();
@@ -505,7 +460,7 @@ mod tests {
     fn a_checkpoint_with_a_changed_hash_or_no_trusted_signature_is_refused() {
         let key = AuditKey::generate();
         let keys = TrustedKeys::new(key.public(), &[]);
-        let mut changed = key.sign(3, &hash(3), at(9));
+        let mut changed = key.sign(3, &hash(3), None, at(9));
         changed.hash = hash(4);
         assert_eq!(
             CheckpointCheck::new(vec![changed.clone()], &keys).err(),
@@ -518,7 +473,7 @@ mod tests {
         let key = AuditKey::generate();
         let keys = TrustedKeys::new(key.public(), &[]);
         let mut check =
-            CheckpointCheck::new(vec![key.sign(2, &hash(2), at(9)), key.sign(5, &hash(5), at(10))], &keys).unwrap();
+            CheckpointCheck::new(vec![key.sign(2, &hash(2), None, at(9)), key.sign(5, &hash(5), None, at(10))], &keys).unwrap();
         check.event(5, &hash(5)).unwrap();
         assert_eq!(check.finish(5, false), Ok(ProofSummary { matched: 1, unchecked: 1, latest: Some((5, at(10))) }));
     }
@@ -526,8 +481,8 @@ mod tests {
     #[test]
     fn a_new_key_vouches_for_the_old_and_the_old_hands_over_to_the_new() {
         let (old, new) = (AuditKey::generate(), AuditKey::generate());
-        let by_old = old.sign(3, &hash(3), at(9));
-        let by_new = new.sign(6, &hash(6), at(10));
+        let by_old = old.sign(3, &hash(3), None, at(9));
+        let by_new = new.sign(6, &hash(6), None, at(10));
         let statement = new.succeed(&old.public(), Some(&old), None, at(10));
         let trusting_new = TrustedKeys::new(new.public(), std::slice::from_ref(&statement));
         assert!(trusting_new.verifies(&by_old) && trusting_new.verifies(&by_new));
@@ -544,7 +499,7 @@ mod tests {
     #[test]
     fn a_digest_saved_from_an_email_reads_back_as_the_checkpoint_it_was_made_of() {
         let key = AuditKey::generate();
-        let checkpoint = key.sign(42, "ab12", at(7));
+        let checkpoint = key.sign(42, "ab12", None, at(7));
         let mail = format!(
             "Subject: digest\n\n{}",
             checkpoint.digest().lines().map(|l| format!("> {l}\n")).collect::<String>()
@@ -558,5 +513,21 @@ mod tests {
         );
         assert!(!TrustedKeys::new(key.public(), &[]).verifies(&digests_in(&mail.replace("seq 42", "seq 43"))[0]));
         assert!(digests_in("rerun-gate audit checkpoint v1\nseq x").is_empty());
+    }
+
+    #[test]
+    fn a_version_2_checkpoint_signs_the_trees_root_and_reads_back_from_its_digest() {
+        let key = AuditKey::generate();
+        let keys = TrustedKeys::new(key.public(), &[]);
+        let checkpoint = key.sign(42, &hash(42), Some(&hash(7)), at(7));
+        assert!(checkpoint.message().starts_with("rerun-gate audit checkpoint v2\nseq 42\n"));
+        assert_eq!(checkpoint.tree_head(), Some((42, hash(7).as_str())));
+        assert_eq!(digests_in(&checkpoint.digest()), vec![checkpoint.clone()]);
+        assert!(keys.verifies(&checkpoint));
+        let other_root = SignedCheckpoint { root: Some(hash(8)), ..checkpoint.clone() };
+        assert!(!keys.verifies(&other_root), "the signature binds the root");
+        let without_root = SignedCheckpoint { root: None, ..checkpoint };
+        assert!(!keys.verifies(&without_root), "a version 2 signature is no version 1 one");
+        assert!(digests_in("rerun-gate audit checkpoint v2\nseq 1\nhash ab\nat 2026-12-02T07:00:00Z").is_empty());
     }
 }

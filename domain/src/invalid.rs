@@ -60,6 +60,7 @@ named! {
         Steps => "steps",
         TimeZone => "time_zone",
         Title => "title",
+        TreeSize => "tree_size",
         To => "to",
         Ts => "ts",
         Usage => "usage",

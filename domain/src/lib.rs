@@ -10,6 +10,7 @@ pub mod audit_proof;
 pub mod batches;
 pub mod canary;
 pub mod canonical_json;
+pub mod checkpoint;
 pub mod chat;
 pub mod checklist;
 pub mod claimed_name;

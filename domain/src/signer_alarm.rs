@@ -13,6 +13,11 @@ pub enum SignerAlarm {
     HistoryChanged { seq: i64, hash: String, found: Option<String>, head: i64 },
     /// The chain after the vouched event does not link at `seq`.
     ChainBroken { seq: i64, problem: String },
+    /// The Merkle tree at `to` events does not extend the tree of `from` events the signer signed (or, signing an
+    /// older size, is not a prefix of it): the consistency proof fails.
+    TreeRewritten { from: u64, to: u64 },
+    /// The Merkle tree's last leaf at `seq` events is not event `seq`'s hash.
+    TreeMismatch { seq: i64 },
     /// The signer's memory is missing or cannot be read or written.
     MemoryLost { problem: String },
 }
@@ -34,6 +39,14 @@ impl std::fmt::Display for SignerAlarm {
             ),
             SignerAlarm::ChainBroken { seq, problem } => {
                 write!(f, "the chain after the last signed event breaks at event {seq}: {problem}")
+            }
+            SignerAlarm::TreeRewritten { from, to } => write!(
+                f,
+                "the Merkle tree of the events up to {to} does not extend the signed tree of {from} events: \
+                 the tree was rewritten"
+            ),
+            SignerAlarm::TreeMismatch { seq } => {
+                write!(f, "the Merkle tree's leaf for event {seq} is not that event's hash: the tree was rewritten")
             }
             SignerAlarm::MemoryLost { problem } => write!(f, "the signer's memory is lost: {problem}"),
         }

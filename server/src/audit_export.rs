@@ -1,6 +1,8 @@
 //! Downloads for auditors, each itself audited:
 //! `GET /audit/export?format=csv|jsonl&from=…&to=…&department=…&actor=…&action=…&process_id=…` streams the trail
-//! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle.
+//! (constant memory); `GET /operations/{process_id}/evidence.zip` is one operation's evidence bundle. And the
+//! Merkle tree's proofs, as JSON: `GET /api/v1/audit/proof?seq=N[&tree_size=M]` (one event is in the trail a
+//! tree head vouches for) and `GET /api/v1/audit/consistency?from=A&to=B` (a later head extends an earlier one).
 use crate::csv_file::CsvOptions;
 use crate::http::policy::route;
 use axum::Router;
@@ -11,7 +13,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use backend::AppState;
 use backend::auth::AuthSession;
-use backend::services::{Caller, audit_trail};
+use backend::services::{Caller, audit_trail, audit_tree};
 use contract::AppError;
 use domain::audit_export::{AuditFilterForm, ExportFormat};
 use domain::invalid::Field;
@@ -20,7 +22,53 @@ use serde::Deserialize;
 
 pub fn routes(state: AppState) -> Router {
     let router = route(Router::new(), Method::GET, "/audit/export", export);
-    route(router, Method::GET, "/operations/{process_id}/evidence.zip", evidence).with_state(state)
+    let router = route(router, Method::GET, "/operations/{process_id}/evidence.zip", evidence);
+    let router = route(router, Method::GET, "/api/v1/audit/proof", event_proof);
+    route(router, Method::GET, "/api/v1/audit/consistency", consistency_proof).with_state(state)
+}
+
+#[derive(Deserialize)]
+struct ProofQuery {
+    seq: i64,
+    tree_size: Option<u64>,
+}
+
+async fn event_proof(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Query(query): Query<ProofQuery>,
+) -> Response {
+    let proof = match caller(auth, &headers) {
+        Ok(caller) => audit_tree::prove_event(&state, &caller, query.seq, query.tree_size).await,
+        Err(error) => Err(error),
+    };
+    match proof {
+        Ok(proof) => axum::Json(proof).into_response(),
+        Err(error) => problem(error),
+    }
+}
+
+#[derive(Deserialize)]
+struct ConsistencyQuery {
+    from: u64,
+    to: u64,
+}
+
+async fn consistency_proof(
+    State(state): State<AppState>,
+    auth: AuthSession,
+    headers: HeaderMap,
+    Query(query): Query<ConsistencyQuery>,
+) -> Response {
+    let proof = match caller(auth, &headers) {
+        Ok(caller) => audit_tree::prove_consistency(&state.db, &caller, query.from, query.to).await,
+        Err(error) => Err(error),
+    };
+    match proof {
+        Ok(proof) => axum::Json(proof).into_response(),
+        Err(error) => problem(error),
+    }
 }
 
 #[derive(Deserialize)]

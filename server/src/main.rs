@@ -82,6 +82,7 @@ async fn run() -> anyhow::Result<i32> {
         tracing::error!(%error, "checking the audit signer's memory failed");
     }
     startup::spawn_checkpoints(state.clone());
+    startup::spawn_tree_follower(state.clone());
     // The audit page shows the last check's result: the first is done before the first page.
     if let Err(error) = backend::services::audit_trail::check_chain(&state).await {
         tracing::error!(%error, "checking the audit chain failed");

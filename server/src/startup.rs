@@ -167,6 +167,19 @@ pub fn spawn_checkpoints(state: AppState) {
     });
 }
 
+/// Every second, the audit trail's Merkle tree is grown to the trail's head (it is grown on demand too, before a
+/// proof or a checkpoint: this keeps that short).
+pub fn spawn_tree_follower(state: AppState) {
+    every(std::time::Duration::from_secs(1), move || {
+        let db = state.db.clone();
+        async move {
+            if let Err(error) = backend::services::audit_tree::follow(&db).await {
+                tracing::error!(%error, "growing the audit trail's Merkle tree failed");
+            }
+        }
+    });
+}
+
 /// Every minute, the audit chain is checked on from where the last check stopped (the audit page shows what this
 /// found, and never checks or writes itself: a page only reads).
 pub fn spawn_chain_checks(state: AppState) {

@@ -294,6 +294,10 @@ pub fn signer_alarm_in(l: Locale, alarm: &SignerAlarm) -> String {
             td_string!(l, audit.signer_alarm.rewritten, seq = *seq).to_string()
         }
         SignerAlarm::ChainBroken { seq, .. } => td_string!(l, audit.signer_alarm.chain_broken, seq = *seq).to_string(),
+        SignerAlarm::TreeRewritten { from, to } => {
+            td_string!(l, audit.signer_alarm.tree_rewritten, from = *from, to = *to).to_string()
+        }
+        SignerAlarm::TreeMismatch { seq } => td_string!(l, audit.signer_alarm.tree_mismatch, seq = *seq).to_string(),
         SignerAlarm::MemoryLost { problem } => {
             td_string!(l, audit.signer_alarm.memory_lost, problem = problem.as_str()).to_string()
         }
@@ -365,8 +369,10 @@ pub fn bundle_readme_in(l: Locale, process_id: &str, at: &str, (seq, hash): (i64
         td_string!(l, audit.bundle_readme.ai).to_string(),
         td_string!(l, audit.bundle_readme.notifications).to_string(),
         td_string!(l, audit.bundle_readme.events, process_id = process_id).to_string(),
+        td_string!(l, audit.bundle_readme.proofs).to_string(),
         String::new(),
         td_string!(l, audit.bundle_readme.check).to_string(),
+        td_string!(l, audit.bundle_readme.check_one).to_string(),
     ];
     lines.join("\n") + "\n"
 }

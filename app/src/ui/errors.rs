@@ -126,6 +126,7 @@ fn field_label(l: Locale, field: Field) -> String {
         | F::Seq
         | F::Status
         | F::Steps
+        | F::TreeSize
         | F::Ts
         | F::Usage
         | F::Workflow => field.as_str(),

@@ -3,12 +3,13 @@ use super::{Conn, on_conn};
 use chrono::{DateTime, Utc};
 use domain::audit_proof::{KeyStatement, SignedCheckpoint};
 
-const CHECKPOINT_COLUMNS: &str = "seq, hash, at, key_id, signature, timestamp";
+const CHECKPOINT_COLUMNS: &str = "seq, hash, root, at, key_id, signature, timestamp";
 
 #[derive(sqlx::FromRow)]
 struct CheckpointRow {
     seq: i64,
     hash: String,
+    root: Option<String>,
     at: DateTime<Utc>,
     key_id: String,
     signature: String,
@@ -20,6 +21,7 @@ impl From<CheckpointRow> for SignedCheckpoint {
         SignedCheckpoint {
             seq: r.seq,
             hash: r.hash,
+            root: r.root,
             at: r.at,
             key_id: r.key_id,
             signature: r.signature,
@@ -29,10 +31,11 @@ impl From<CheckpointRow> for SignedCheckpoint {
 }
 
 pub async fn insert_checkpoint(tx: &mut Conn, c: &SignedCheckpoint) -> Result<(), sqlx::Error> {
-    let sql = format!("INSERT INTO audit_signed_checkpoints ({CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)");
+    let sql = format!("INSERT INTO audit_signed_checkpoints ({CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
     on_conn!(tx, |conn| sqlx::query(&sql)
         .bind(c.seq)
         .bind(&c.hash)
+        .bind(&c.root)
         .bind(c.at)
         .bind(&c.key_id)
         .bind(&c.signature)
@@ -117,4 +120,14 @@ pub async fn event_hash(tx: &mut Conn, seq: i64) -> Result<Option<String>, sqlx:
         .bind(seq)
         .fetch_optional(c)
         .await)
+}
+
+/// The signed tree head (a checkpoint with a root) of `size` events, or, without a size, the newest.
+pub async fn tree_head(tx: &mut Conn, size: Option<i64>) -> Result<Option<SignedCheckpoint>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM audit_signed_checkpoints
+         WHERE root IS NOT NULL AND ($1 IS NULL OR seq = $1) ORDER BY seq DESC, id DESC LIMIT 1"
+    );
+    let row: Option<CheckpointRow> = on_conn!(tx, |c| sqlx::query_as(&sql).bind(size).fetch_optional(c).await)?;
+    Ok(row.map(SignedCheckpoint::from))
 }

@@ -5,6 +5,7 @@ pub mod ai_attempts;
 pub mod api_clients;
 pub mod audit;
 pub mod audit_proof;
+pub mod audit_tree;
 mod audit_rows;
 pub mod batches;
 pub mod chat;

@@ -6,11 +6,13 @@
 //! the admin and audit pages and to the auditors and admins. (Starting a memory, a person's resolution of the
 //! alarm and the auditors' digests: `audit_memory`.)
 use super::audit::walk_checking;
+use super::audit_tree;
 use crate::audit_witness::{Witness, WitnessProblem};
 use crate::{AppState, db};
 use contract::AppError;
 use domain::audit::{ChainBreak, GENESIS_HASH};
 use domain::audit_proof::{AuditKey, PublicKey, SignedCheckpoint};
+use domain::merkle::{self, Hash};
 use domain::roles::Role;
 use domain::signer_alarm::SignerAlarm;
 use std::path::Path;
@@ -147,7 +149,14 @@ pub async fn checkpoint_at(state: &AppState, seq: i64, hash: &str) -> Result<Opt
             return Ok(None);
         }
     };
-    let mut checkpoint = key.sign(seq, hash, state.clock.now());
+    let root = match tree_extends_memory(state, &memory, seq, hash).await? {
+        Ok(root) => hex::encode(root),
+        Err(alarm) => {
+            raise(state, &mut memory, alarm).await?;
+            return Ok(None);
+        }
+    };
+    let mut checkpoint = key.sign(seq, hash, Some(&root), state.clock.now());
     checkpoint.timestamp = timestamp(state, &checkpoint).await;
     // Signed once it is in the signer's own memory, on disk; the database's copy comes after.
     let remembered = match memory.witness.as_mut() {
@@ -208,6 +217,39 @@ pub(super) async fn extends_memory(
         }
         Err(broken) => Err(SignerAlarm::ChainBroken { seq: broken.seq, problem: broken.problem }),
     })
+}
+
+/// The Merkle tree's root at `seq` events, once the tree is shown to extend the tree head the signer last signed
+/// (a consistency proof, checked against the root in its memory, not the database's; for an older size, to be
+/// its prefix) and to end with the event being signed (`hash`, an inclusion proof): a database that rewrote an
+/// event and rebuilt its tree to match cannot pass.
+async fn tree_extends_memory(
+    state: &AppState,
+    memory: &Memory,
+    seq: i64,
+    hash: &str,
+) -> Result<Result<Hash, SignerAlarm>, AppError> {
+    let size = seq as u64;
+    let root = audit_tree::root_at(&state.db, size).await?;
+    let signed = memory.witness.as_ref().ok().and_then(Witness::vouched_tree);
+    if let Some((signed_size, signed_root)) = signed {
+        // Usually the tree extends the signed one; an export signed at an older head must be its prefix.
+        let ((small, small_root), (large, large_root)) = if size <= signed_size {
+            ((size, root), (signed_size, signed_root))
+        } else {
+            ((signed_size, signed_root), (size, root))
+        };
+        let proof = audit_tree::consistency_path(&state.db, small, large).await?;
+        if !merkle::verify_consistency(small, large, &small_root, &large_root, &proof) {
+            return Ok(Err(SignerAlarm::TreeRewritten { from: signed_size, to: size }));
+        }
+    }
+    let leaf = merkle::leaf_hash(&hex::decode(hash).unwrap_or_default());
+    let path = audit_tree::inclusion_path(&state.db, size - 1, size).await?;
+    if !merkle::verify_inclusion(size - 1, size, &leaf, &path, &root) {
+        return Ok(Err(SignerAlarm::TreeMismatch { seq }));
+    }
+    Ok(Ok(root))
 }
 
 /// Raises the alarm once: the log at error level, the signer's state (read by `/readyz`, the metrics and the

@@ -37,6 +37,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
             .department(Some(&operation.department));
     let taken = record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
+    let taken_seq = taken.seq;
 
     let mut tx = state.db.begin_read().await?;
     let steps = db::operations::steps(&mut tx, operation.id).await?;
@@ -72,6 +73,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     let export = Export::up_to(state, ExportFormat::Jsonl, filter, taken).await?;
     let readme = readme(process_id, &export);
     let pages: Vec<Vec<u8>> = super::audit_trail::stream(state.clone(), export, None).try_collect().await?;
+    let proofs = proofs(state, &pages, taken_seq).await?;
 
     let pretty = |value: serde_json::Value| serde_json::to_vec_pretty(&value).unwrap_or_default();
     let files: Vec<(&str, Vec<u8>)> = vec![
@@ -82,6 +84,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
         ("ai_attempts.json", pretty(json!(ai_attempts))),
         ("notifications.json", pretty(json!(notifications))),
         ("audit_events.jsonl", pages.concat()),
+        ("audit_proofs.jsonl", proofs),
     ];
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
@@ -95,6 +98,21 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     }
     let bytes = zip.finish().map_err(|e| fail(&e))?.into_inner();
     Ok(Bundle { file_name: format!("evidence-{folder}-{}.zip", now.format("%Y%m%dT%H%M%SZ")), bytes })
+}
+
+/// Each event's inclusion proof (JSON Lines) against the newest signed tree head, which holds the bundle's own
+/// record (`taken`; signed now when a key is configured): each event checks alone, with nothing of others.
+async fn proofs(state: &AppState, pages: &[Vec<u8>], taken: i64) -> Result<Vec<u8>, AppError> {
+    let size = super::audit_tree::tree_size_for(state, taken).await?;
+    let mut lines = Vec::new();
+    for line in pages.iter().flat_map(|page| page.split(|b| *b == b'\n')).filter(|l| !l.is_empty()) {
+        let row: serde_json::Value = serde_json::from_slice(line).map_err(|e| AppError::internal("evidence", e))?;
+        let (Some(seq), Some(hash)) = (row["seq"].as_i64(), row["hash"].as_str()) else { continue };
+        let proof = super::audit_tree::inclusion(&state.db, seq, hash, size).await?;
+        serde_json::to_writer(&mut lines, &proof).map_err(|e| AppError::internal("evidence", e))?;
+        lines.push(b'\n');
+    }
+    Ok(lines)
 }
 
 fn readme(process_id: &str, export: &Export) -> String {

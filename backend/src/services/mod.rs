@@ -7,6 +7,7 @@ pub mod audit_memory;
 pub mod audit_page;
 pub mod audit_proof;
 pub mod audit_trail;
+pub mod audit_tree;
 pub mod backup;
 pub mod batches;
 pub mod board;

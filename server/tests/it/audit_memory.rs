@@ -11,7 +11,8 @@ use contract::AppError;
 use domain::signer_alarm::{SignerAlarm, TrueHistory};
 
 /// What the database's keeper does to hide the newest events: removes them and the checkpoints that vouched
-/// for them, and sets the head back to the event before.
+/// for them, sets the head back to the event before, and has the Merkle tree made again from what is left (as
+/// a restored older backup would hold it).
 async fn cut_history_after(db: &Db, seq: i64) {
     let mut conn = db.connection().await.unwrap();
     let hash = backend::db::audit_proof::event_hash(&mut conn, seq).await.unwrap().unwrap();
@@ -20,19 +21,24 @@ async fn cut_history_after(db: &Db, seq: i64) {
         Db::Sqlite(..) => vec![
             "DROP TRIGGER audit_events_no_delete".to_string(),
             "DROP TRIGGER audit_signed_checkpoints_no_delete".to_string(),
+            "DROP TRIGGER audit_tree_nodes_no_delete".to_string(),
         ],
         Db::Postgres(..) => vec![
             "ALTER TABLE audit_events DISABLE TRIGGER USER".to_string(),
             "ALTER TABLE audit_signed_checkpoints DISABLE TRIGGER USER".to_string(),
+            "ALTER TABLE audit_tree_nodes DISABLE TRIGGER USER".to_string(),
         ],
     };
     let mut statements = statements;
     statements.push(format!("DELETE FROM audit_events WHERE seq > {seq}"));
     statements.push(format!("DELETE FROM audit_signed_checkpoints WHERE seq > {seq}"));
     statements.push(format!("UPDATE audit_head SET seq = {seq}, hash = '{hash}' WHERE id = 1"));
+    statements.push("DELETE FROM audit_tree_nodes".into());
+    statements.push("UPDATE audit_tree SET size = 0, frontier = substr(frontier, 1, 0) WHERE id = 1".into());
     if let Db::Postgres(..) = db {
         statements.push("ALTER TABLE audit_events ENABLE TRIGGER USER".into());
         statements.push("ALTER TABLE audit_signed_checkpoints ENABLE TRIGGER USER".into());
+        statements.push("ALTER TABLE audit_tree_nodes ENABLE TRIGGER USER".into());
     }
     for statement in statements {
         raw(db, &statement).await.unwrap();

@@ -212,7 +212,7 @@ async fn checkpoints_of_a_replaced_key_still_prove_once_the_new_key_names_it() {
     let new = domain::audit_proof::AuditKey::generate();
     let old = audit_key().public();
     let (seq, hash) = backend::db::audit::head(&mut app.db().connection().await.unwrap()).await.unwrap();
-    let by_new = new.sign(seq, &hash, app.state.clock.now());
+    let by_new = new.sign(seq, &hash, None, app.state.clock.now());
     let mut tx = app.db().begin_write().await.unwrap();
     backend::db::audit_proof::insert_checkpoint(&mut tx, &by_new).await.unwrap();
     tx.commit().await.unwrap();
