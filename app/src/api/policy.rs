@@ -134,6 +134,10 @@ pub const POLICY: &[Entry] = &[
     // Downloads for the browser (each audited where SPEC says so).
     e("GET", "/audit/export", Kind::Export, Roles(AUDITOR)),
     e("GET", "/operations/{process_id}/evidence.zip", Kind::Export, Roles(READERS_OF_EVIDENCE)),
+    // The audit trail's Merkle proofs, as JSON (a few hashes each): one event's (whoever may read it), and
+    // between two tree heads (auditors).
+    e("GET", "/api/v1/audit/proof", Kind::Download, Roles(READERS_OF_EVIDENCE)),
+    e("GET", "/api/v1/audit/consistency", Kind::Download, Roles(AUDITOR)),
     e("GET", "/decision-table.xlsx", Kind::Download, SignedIn),
     e("GET", "/reviews/chart.svg", Kind::Download, SignedIn),
     e("GET", "/reviews.csv", Kind::Download, SignedIn),

@@ -34,6 +34,7 @@ mod ingestion;
 mod instances;
 mod languages;
 mod mail;
+mod merkle_proofs;
 mod metrics;
 mod overload;
 mod people;
