@@ -83,6 +83,8 @@ pub struct AuditPageView {
     pub chain: ChainView,
     /// Auditors may download the trail.
     pub may_export: bool,
+    /// Auditors, staff and managers may prove an event they see (its Merkle inclusion proof).
+    pub may_prove: bool,
     pub choices: AuditChoices,
     /// Routine events (sign-ins, sign-outs, preference changes) are on the page.
     pub routine_shown: bool,

@@ -5,10 +5,10 @@
 //!
 //! What is signed is a few lines of text (`checkpoint_message`), so that anyone can check a checkpoint with a
 //! stock Ed25519 library and the public key (docs/security.md shows it in Python).
+use crate::checkpoint::rfc3339;
+pub use crate::checkpoint::{SignedCheckpoint, checkpoint_message, digests_in};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-pub use crate::checkpoint::{SignedCheckpoint, checkpoint_message, digests_in};
-use crate::checkpoint::rfc3339;
 use chrono::{DateTime, SubsecRound, Utc};
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
@@ -473,7 +473,8 @@ mod tests {
         let key = AuditKey::generate();
         let keys = TrustedKeys::new(key.public(), &[]);
         let mut check =
-            CheckpointCheck::new(vec![key.sign(2, &hash(2), None, at(9)), key.sign(5, &hash(5), None, at(10))], &keys).unwrap();
+            CheckpointCheck::new(vec![key.sign(2, &hash(2), None, at(9)), key.sign(5, &hash(5), None, at(10))], &keys)
+                .unwrap();
         check.event(5, &hash(5)).unwrap();
         assert_eq!(check.finish(5, false), Ok(ProofSummary { matched: 1, unchecked: 1, latest: Some((5, at(10))) }));
     }

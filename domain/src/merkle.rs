@@ -178,6 +178,17 @@ pub fn verify_inclusion(index: u64, size: u64, leaf: &Hash, proof: &[Hash], root
     snode == 0 && r == *root
 }
 
+/// `verify_inclusion` over the hex text proofs travel in (the event's hash, the path, the root): false for any
+/// text that is not 32 bytes of hex.
+pub fn verify_inclusion_hex(index: u64, size: u64, event_hash: &str, proof: &[String], root: &str) -> bool {
+    let decode = |text: &str| hex::decode(text).ok().and_then(|bytes| Hash::try_from(bytes).ok());
+    let path: Option<Vec<Hash>> = proof.iter().map(|h| decode(h)).collect();
+    match (decode(event_hash), path, decode(root)) {
+        (Some(event), Some(path), Some(root)) => verify_inclusion(index, size, &leaf_hash(&event), &path, &root),
+        _ => false,
+    }
+}
+
 /// RFC 9162 §2.1.4.2: whether `proof` shows that the tree of `old` leaves with `old_root` is a prefix of the
 /// tree of `new` leaves with `new_root`.
 pub fn verify_consistency(old: u64, new: u64, old_root: &Hash, new_root: &Hash, proof: &[Hash]) -> bool {

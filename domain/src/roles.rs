@@ -15,6 +15,9 @@ pub enum Role {
 
 impl Role {
     pub const ALL: [Role; 4] = [Role::Staff, Role::Manager, Role::Auditor, Role::Admin];
+    /// Who reads evidence (an operation's bundle, an event's proof): auditors every department's, staff and
+    /// managers their own.
+    pub const EVIDENCE_READERS: &[Role] = &[Role::Staff, Role::Manager, Role::Auditor];
 
     /// Staff and manager are held in a department (a membership); auditor and admin in the whole organisation.
     pub fn is_departmental(self) -> bool {

@@ -24,6 +24,14 @@ test('an auditor filters the trail by process, reads the diffs and finds the exp
   await expect(page.getByTestId('export-progress').first()).toContainText('保存しました');
   // How many events the file holds, from its trailer, and its size in readable units.
   await expect(page.getByTestId('export-progress').first()).toContainText(/\d+ 件・\d+(\.\d)? (B|KB|MB)/);
+  // One event proven alone: its Merkle inclusion proof, checked in the browser, and the proof to download.
+  await events.getByTestId('prove-event').first().click();
+  const proof = page.getByTestId('event-proof');
+  await expect(proof).toContainText(/✓ イベント #\d+ は、\d+ 件の監査証跡の木に含まれます/);
+  const proofHref = await proof.getByRole('link').getAttribute('href');
+  const proven = await (await page.request.get(proofHref!)).json();
+  expect(proven.tree_size).toBeGreaterThanOrEqual(proven.seq);
+  expect(proven.proof.length).toBeLessThanOrEqual(Math.ceil(Math.log2(proven.tree_size)));
   await page.screenshot({ path: '../docs/screenshots/audit.png', fullPage: true });
   await expectAccessible(page, 'the audit page');
   // On a phone, in both languages: each event a card, each field named, nothing wider than the screen.

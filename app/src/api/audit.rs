@@ -21,3 +21,10 @@ pub async fn audit_page(
     })
     .await
 }
+
+/// "Prove this event": its inclusion proof in the trail's Merkle tree, against the newest signed tree head.
+#[server(endpoint = "audit/prove")]
+pub async fn prove_event(seq: i64) -> Result<EventProof, AppError> {
+    let (state, caller) = context::caller().await?;
+    services::audit_tree::prove_event(&state, &caller, seq, None).await
+}

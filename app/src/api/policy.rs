@@ -13,8 +13,7 @@ const AUDITOR: &[Role] = &[Auditor];
 const ADMIN: &[Role] = &[Admin];
 /// Admins run drills; owners and auditors read their reports too.
 const DRILL_READERS: &[Role] = &[Admin, Manager, Auditor];
-/// Auditors read every department's evidence; staff and managers their own.
-const READERS_OF_EVIDENCE: &[Role] = &[Staff, Manager, Auditor];
+const READERS_OF_EVIDENCE: &[Role] = Role::EVIDENCE_READERS;
 
 const fn e(method: &'static str, path: &'static str, kind: Kind, allowed: Allowed) -> Entry {
     Entry { method, path, kind, allowed }
@@ -85,6 +84,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/board/manual_verdict", Roles(MANAGER)),
     server_fn("/api/board/adopt", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/audit/page", SignedIn),
+    server_fn("/api/audit/prove", Roles(READERS_OF_EVIDENCE)),
     server_fn("/api/reruns/start", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/reruns/load", SignedIn),
     server_fn("/api/reruns/confirm", Roles(STAFF_OR_MANAGER)),

@@ -162,7 +162,7 @@ fn Trail(view: AuditPageView, form: AuditFilterForm) -> impl IntoView {
                     </p>
                 }
             })}
-        <Events rows=view.rows />
+        <Events rows=view.rows may_prove=view.may_prove />
         {next
             .map(|link| {
                 view! {
@@ -206,7 +206,7 @@ fn Filters(form: AuditFilterForm, routine_shown: bool, choices: AuditChoices) ->
 
 /// The events found, newest first, or a word that there are none.
 #[component]
-fn Events(rows: Vec<AuditRow>) -> impl IntoView {
+fn Events(rows: Vec<AuditRow>, may_prove: bool) -> impl IntoView {
     let l = super::labels::locale();
     if rows.is_empty() {
         return view! {
@@ -230,7 +230,7 @@ fn Events(rows: Vec<AuditRow>) -> impl IntoView {
                     <th scope="col">{td_string!(l, audit.column.changes)}</th>
                 </tr>
             </thead>
-            <tbody>{rows.into_iter().map(|row| view! { <EventRow row /> }).collect_view()}</tbody>
+            <tbody>{rows.into_iter().map(|row| view! { <EventRow row may_prove /> }).collect_view()}</tbody>
         </table>
     }
     .into_any()
@@ -317,7 +317,7 @@ fn value(action: &str, key: &str, stored: String) -> AnyView {
 }
 
 #[component]
-fn EventRow(row: AuditRow) -> impl IntoView {
+fn EventRow(row: AuditRow, may_prove: bool) -> impl IntoView {
     let l = super::labels::locale();
     let action = row.action.clone();
     let code = row.object_type.clone(); // the kind's code as a tooltip; the ID is shown or named
@@ -364,6 +364,7 @@ fn EventRow(row: AuditRow) -> impl IntoView {
                     .map(|r| view! { <p class="reason">{td_string!(l, audit.reason_lead)} <Reason reason=r /></p> })}
                 // What the event recorded, field by field, exactly as it is stored and exported.
                 {(!row.diff.is_empty()).then(|| view! { <Diff action diff=row.diff /> })}
+                {may_prove.then(|| view! { <super::audit_proof::ProveButton seq=row.seq /> })}
             </td>
         </tr>
     }

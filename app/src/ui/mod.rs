@@ -4,6 +4,7 @@ mod admin_system;
 mod admin_users;
 mod approvals;
 mod audit;
+mod audit_proof;
 mod audit_values;
 mod batch_stages;
 mod batches;

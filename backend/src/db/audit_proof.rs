@@ -31,7 +31,8 @@ impl From<CheckpointRow> for SignedCheckpoint {
 }
 
 pub async fn insert_checkpoint(tx: &mut Conn, c: &SignedCheckpoint) -> Result<(), sqlx::Error> {
-    let sql = format!("INSERT INTO audit_signed_checkpoints ({CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
+    let sql =
+        format!("INSERT INTO audit_signed_checkpoints ({CHECKPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
     on_conn!(tx, |conn| sqlx::query(&sql)
         .bind(c.seq)
         .bind(&c.hash)

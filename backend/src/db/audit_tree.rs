@@ -53,7 +53,8 @@ pub async fn nodes(tx: &mut Conn, wanted: &[Node]) -> Result<HashMap<Node, Hash>
     if wanted.is_empty() {
         return Ok(HashMap::new());
     }
-    let pairs: Vec<String> = (0..wanted.len()).map(|i| format!("(level = ${} AND idx = ${})", 2 * i + 1, 2 * i + 2)).collect();
+    let pairs: Vec<String> =
+        (0..wanted.len()).map(|i| format!("(level = ${} AND idx = ${})", 2 * i + 1, 2 * i + 2)).collect();
     let sql = format!("SELECT level, idx, hash FROM audit_tree_nodes WHERE {}", pairs.join(" OR "));
     let rows: Vec<(i32, i64, Vec<u8>)> = on_conn!(tx, |c| {
         let mut query = sqlx::query_as(&sql);

@@ -40,6 +40,7 @@ pub async fn page(
         next,
         chain,
         may_export: caller.user().has(Role::Auditor),
+        may_prove: Role::EVIDENCE_READERS.iter().any(|r| caller.user().has(*r)),
         choices: choices(l, caller, &names),
         routine_shown: routine,
         signer_alarm: signer(state).alarm(),

@@ -32,7 +32,10 @@ pub async fn follow(db: &Db) -> Result<u64, AppError> {
         for (seq, hash) in &events {
             let bytes = hex::decode(hash).ok().filter(|b| b.len() == 32 && *seq as u64 == tree.size + 1);
             let Some(bytes) = bytes else {
-                return Err(AppError::internal("audit tree", format!("event {seq} cannot be a leaf after {}", tree.size)));
+                return Err(AppError::internal(
+                    "audit tree",
+                    format!("event {seq} cannot be a leaf after {}", tree.size),
+                ));
             };
             nodes.extend(merkle::append(&mut tree.frontier, tree.size, merkle::leaf_hash(&bytes)));
             tree.size += 1;
@@ -87,7 +90,7 @@ pub async fn prove_event(
     seq: i64,
     tree_size: Option<u64>,
 ) -> Result<EventProof, AppError> {
-    caller.require_any(&[Role::Auditor, Role::Staff, Role::Manager])?;
+    caller.require_any(Role::EVIDENCE_READERS)?;
     let departments = caller.readable_departments();
     let query = AuditQuery {
         filter: &AuditFilter::default(),

@@ -29,7 +29,7 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     if !caller.may_read(&operation.department) {
         return Err(AppError::NotFound);
     }
-    caller.require_any(&[Role::Auditor, Role::Staff, Role::Manager])?;
+    caller.require_any(Role::EVIDENCE_READERS)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let entry =

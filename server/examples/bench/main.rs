@@ -15,6 +15,7 @@ mod dispatch;
 mod export;
 mod ingest;
 mod load;
+mod merkle;
 mod slow_phone;
 mod soak;
 
@@ -83,12 +84,19 @@ async fn main() -> anyhow::Result<()> {
     // The first pages on a slow phone (the release server and site must be built).
     let phone = if wanted("phone") { slow_phone::rows() } else { String::new() };
     let board = if wanted("board") { board_rows(&db, at_scale).await? } else { String::new() };
+    // BENCH_ONLY=merkle: the audit trail's tree (at a million events on SQLite).
+    if only.as_deref() == Some("merkle") {
+        println!("{}", merkle_rows(&db).await?);
+        return Ok(());
+    }
     if only.as_deref().is_some_and(|o| o != "dispatch" && o != "export") {
         println!("{load}{soak}{bulk}{canary}{board}{phone}");
         return Ok(());
     }
     let dispatch = dispatch_rows(&db).await?;
     let export = export_row(&db, dir).await?;
+    // After the export: its million events are the tree's.
+    let merkle = merkle_rows(&db).await?;
     let table = format!("| measure | value | baseline (same run) | ratio | target |\n|---|---|---|---|---|\n{ingest}")
         + &dispatch
         + &load
@@ -97,7 +105,8 @@ async fn main() -> anyhow::Result<()> {
         + &canary
         + &board
         + &phone
-        + &export;
+        + &export
+        + &merkle;
     println!("{table}");
     let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let report = format!(
@@ -276,6 +285,47 @@ async fn export_row(db: &Db, dir: &std::path::Path) -> anyhow::Result<String> {
         sqlite3.peak_rss_mib,
         ours.rows_per_second / sqlite3.rows_per_second
     ))
+}
+
+/// The audit trail's Merkle tree: appends with it against without, then proofs at a million events.
+async fn merkle_rows(db: &Db) -> anyhow::Result<String> {
+    let m = merkle::run(db, setting("BENCH_AUDIT_EVENTS", AUDIT_EVENTS)).await?;
+    let mut rows = format!(
+        "| step events through the service, 4 clients, the audit trail's Merkle tree following them \
+         | {:.0} events/s | without the tree {:.0} events/s | {:.2} | ≥ 0.95 |\n",
+        m.with_tree,
+        m.without_tree,
+        m.with_tree / m.without_tree
+    );
+    if let Some(s) = m.at_scale {
+        let log2 = 64 - (s.events - 1).leading_zeros();
+        rows += &format!(
+            "| the Merkle tree made from a trail of {} events | {:.1} s ({:.0} events/s) | — | — | — |\n\
+             | inclusion proof of one event in {} events: hashes (longest of {}) | {} | ⌈log₂ n⌉ = {log2} | {:.2} \
+             | ≤ 21 |\n\
+             | inclusion proof of one event in {} events, produced and checked: p99 (p50) | {:.2} ms ({:.2} ms) \
+             | reading the event alone p99 {:.2} ms ({:.2} ms) | {:.1}× | ≤ 5 ms |\n\
+             | the security guide's Python check of a bundle of one event and its proof | {:.0} ms, {:.0} ms \
+             checking | `python3` starting with its modules {:.0} ms | — | ≤ 50 ms checking |\n",
+            s.events,
+            s.build_seconds,
+            s.events as f64 / s.build_seconds,
+            s.events,
+            s.proofs,
+            s.longest_proof,
+            s.longest_proof as f64 / f64::from(log2),
+            s.events,
+            s.proof_p99_ms,
+            s.proof_p50_ms,
+            s.read_p99_ms,
+            s.read_p50_ms,
+            s.proof_p99_ms / s.read_p99_ms,
+            s.script_ms,
+            s.script_ms - s.interpreter_ms,
+            s.interpreter_ms,
+        );
+    }
+    Ok(rows)
 }
 
 /// The board's whole page against the bare handler under the same load: the rate's ratio (target ≥ 0.3) and the

@@ -227,7 +227,10 @@ async fn an_evidence_bundle_proves_each_of_its_events_alone_and_any_changed_byte
             changed(&bytes, "audit_events.jsonl", |t| rehashed(t, |row| row["actor_label"] = "someone else".into())),
         ),
         ("a proof's hash", changed(&bytes, "audit_proofs.jsonl", flip_first_proof_digit)),
-        ("the head's signature", changed(&bytes, "audit_proofs.jsonl", |t| t.replacen("\"signature\":\"", "\"signature\":\"A", 1))),
+        (
+            "the head's signature",
+            changed(&bytes, "audit_proofs.jsonl", |t| t.replacen("\"signature\":\"", "\"signature\":\"A", 1)),
+        ),
         ("the head's root", changed(&bytes, "audit_proofs.jsonl", |t| swap_root(t))),
     ];
     for (what, bundle) in tampered {
@@ -271,7 +274,8 @@ async fn a_later_signed_head_extends_an_earlier_one_by_the_guides_check_of_two_s
     assert!(checked.status.success(), "{}", said(&checked));
     assert_eq!(said(&checked).trim(), format!("consistent: {} -> {}", older.seq, newer.seq));
 
-    let (_, shorter) = get(&app, &format!("/api/v1/audit/consistency?from={}&to={}", older.seq - 1, newer.seq), &cookie).await;
+    let (_, shorter) =
+        get(&app, &format!("/api/v1/audit/consistency?from={}&to={}", older.seq - 1, newer.seq), &cookie).await;
     assert!(!check(&mail, &chat, &shorter).status.success(), "a proof of other sizes");
     assert!(!check(&chat, &mail, &proof).status.success(), "the digests in the wrong order");
     let forged = temp_file(newer.digest().replace(newer.root.as_deref().unwrap(), &"cd".repeat(32)).as_bytes(), "txt");
