@@ -77,7 +77,7 @@ fn split(n: u64) -> u64 {
 /// The hash of the leaves `[from, to)` (the RFC's MTH), from the complete subtrees that make it up.
 fn subtree(from: u64, to: u64, fetch: &mut dyn FnMut(Node) -> Option<Hash>) -> Option<Hash> {
     let n = to - from;
-    if n.is_power_of_two() && from % n == 0 {
+    if n.is_power_of_two() && from.is_multiple_of(n) {
         return fetch(Node { level: n.trailing_zeros(), index: from / n });
     }
     let k = split(n);

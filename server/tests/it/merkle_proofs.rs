@@ -85,7 +85,7 @@ async fn each_signed_checkpoint_signs_the_trails_tree_and_every_event_proves_aga
     let (old_root, new_root) = (hash(first.root.as_deref().unwrap()), hash(second.root.as_deref().unwrap()));
     assert!(merkle::verify_consistency(first.seq as u64, second.seq as u64, &old_root, &new_root, &path));
 
-    let (status, body) = get(&app, &format!("/api/v1/audit/proof?seq=5&tree_size=3"), &cookie).await;
+    let (status, body) = get(&app, "/api/v1/audit/proof?seq=5&tree_size=3", &cookie).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "no event 5 in a tree of 3: {body}");
     assert!(body.contains("tree_size"), "{body}");
     let (status, _) = get(&app, "/api/v1/audit/consistency?from=4&to=2", &cookie).await;
@@ -231,7 +231,7 @@ async fn an_evidence_bundle_proves_each_of_its_events_alone_and_any_changed_byte
             "the head's signature",
             changed(&bytes, "audit_proofs.jsonl", |t| t.replacen("\"signature\":\"", "\"signature\":\"A", 1)),
         ),
-        ("the head's root", changed(&bytes, "audit_proofs.jsonl", |t| swap_root(t))),
+        ("the head's root", changed(&bytes, "audit_proofs.jsonl", swap_root)),
     ];
     for (what, bundle) in tampered {
         let output = check_bundle(&bundle);
