@@ -43,10 +43,7 @@ async fn event_proof(
         Ok(caller) => audit_tree::prove_event(&state, &caller, query.seq, query.tree_size).await,
         Err(error) => Err(error),
     };
-    match proof {
-        Ok(proof) => axum::Json(proof).into_response(),
-        Err(error) => problem(error),
-    }
+    json_or_problem(proof)
 }
 
 #[derive(Deserialize)]
@@ -65,8 +62,12 @@ async fn consistency_proof(
         Ok(caller) => audit_tree::prove_consistency(&state.db, &caller, query.from, query.to).await,
         Err(error) => Err(error),
     };
-    match proof {
-        Ok(proof) => axum::Json(proof).into_response(),
+    json_or_problem(proof)
+}
+
+fn json_or_problem(answer: Result<impl serde::Serialize, AppError>) -> Response {
+    match answer {
+        Ok(answer) => axum::Json(answer).into_response(),
         Err(error) => problem(error),
     }
 }

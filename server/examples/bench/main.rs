@@ -480,19 +480,24 @@ fn ingest_rows(engine: &str, i: &ingest::Ingest) -> String {
     )
 }
 
+/// A new API client of `sales`, as the service sees it once its token is presented.
+async fn sales_client(state: &backend::AppState) -> anyhow::Result<backend::services::api_clients::ApiClient> {
+    let actor = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
+    let name = format!("bench-{}", uuid::Uuid::new_v4().simple());
+    let (_, token) = backend::services::api_clients::create(state, actor, &name, &["sales".to_string()])
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let client =
+        backend::services::api_clients::authenticate(state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    client.ok_or_else(|| anyhow::anyhow!("bench token unknown"))
+}
+
 /// Step events through the service itself, one client, no HTTP (where the time goes), against the raw rate.
 /// `round` numbers the raw rate's rows after the ingestion's rounds.
 async fn service_event_row(db: Db, round: usize) -> anyhow::Result<String> {
     let raw = raw_insert_rate(&db, round).await?;
     let (state, _) = start_app(db).await?;
-    let actor = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
-    let name = format!("bench-{}", uuid::Uuid::new_v4().simple());
-    let (_, token) = backend::services::api_clients::create(&state, actor, &name, &["sales".to_string()])
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let client =
-        backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let client = client.ok_or_else(|| anyhow::anyhow!("bench token unknown"))?;
+    let client = sales_client(&state).await?;
     let id = format!("BENCH-{}-direct", uuid::Uuid::new_v4().simple());
     backend::services::registration::register(&state, &client, &id, &order_intake(&id))
         .await

@@ -99,14 +99,7 @@ fn percentile(values: &mut [f64], p: f64) -> f64 {
 async fn append_rate(db: &Db, tree: bool) -> anyhow::Result<f64> {
     let (state, _) = super::start_app(db.clone()).await?;
     audit_tree::follow(db).await.map_err(|e| anyhow::anyhow!("{e}"))?; // no backlog from before the round
-    let actor = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
-    let name = format!("tree-{}", uuid::Uuid::new_v4().simple());
-    let (_, token) = backend::services::api_clients::create(&state, actor, &name, &["sales".to_string()])
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let client =
-        backend::services::api_clients::authenticate(&state, &token).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let client = client.ok_or_else(|| anyhow::anyhow!("bench token unknown"))?;
+    let client = super::sales_client(&state).await?;
     let mut ids = Vec::new();
     for _ in 0..CLIENTS {
         let id = format!("TREE-{}", uuid::Uuid::new_v4().simple());

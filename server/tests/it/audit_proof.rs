@@ -192,15 +192,9 @@ async fn an_export_carries_the_checkpoint_at_its_head_and_verifies_with_only_the
 
 /// The security guide's Python check of the checkpoints, run as written there.
 fn python_check(export: &str) -> Output {
-    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/security.md")).unwrap();
-    let script = guide
-        .split("```python\n")
-        .filter_map(|block| block.split_once("```").map(|(code, _)| code))
-        .find(|code| code.contains("load_pem_public_key"))
-        .expect("docs/security.md shows the checkpoint check in Python");
-    let (script, export) = (file_with(script, "py"), file_with(export, "jsonl"));
-    let output = Command::new("python3").args([&script, &export, &public_key_file().to_path_buf()]).output().unwrap();
-    let _ = (std::fs::remove_file(script), std::fs::remove_file(export));
+    let export = file_with(export, "jsonl");
+    let output = crate::harness::guide_script("checkpoints ok", &[&export, public_key_file()]);
+    let _ = std::fs::remove_file(export);
     output
 }
 

@@ -578,3 +578,18 @@ pub fn server_troubles(log: &str) -> Vec<String> {
     let found = lines.iter().enumerate().filter(|(_, l)| l.contains("pool timed out") || l.contains("panicked"));
     found.map(|(i, _)| lines[i..(i + 60).min(lines.len())].join("\n")).take(3).collect()
 }
+
+/// The security guide's Python check named by `marker`, run as written there with `args`.
+pub fn guide_script(marker: &str, args: &[&std::path::Path]) -> std::process::Output {
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/security.md")).unwrap();
+    let script = guide
+        .split("```python\n")
+        .filter_map(|block| block.split_once("```").map(|(code, _)| code))
+        .find(|code| code.contains(marker))
+        .expect("docs/security.md shows the check in Python");
+    let file = std::env::temp_dir().join(format!("guide-{}.py", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&file, script).unwrap();
+    let output = std::process::Command::new("python3").arg(&file).args(args).output().unwrap();
+    let _ = std::fs::remove_file(file);
+    output
+}

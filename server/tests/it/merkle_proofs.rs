@@ -4,7 +4,7 @@
 use crate::audit_proof::some_events;
 use crate::audit_trail::raw;
 use crate::fixtures::{caller, pending_request};
-use crate::harness::{PASSWORD, TestApp, audit_key, public_key_file};
+use crate::harness::{PASSWORD, TestApp, audit_key, guide_script, public_key_file};
 use backend::Db;
 use backend::services::audit_proof::{checkpoint_head, signer};
 use contract::audit::{ConsistencyProof, EventProof};
@@ -13,7 +13,7 @@ use domain::merkle::{self, Hash};
 use domain::signer_alarm::SignerAlarm;
 use reqwest::StatusCode;
 use std::io::{Read, Write};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn hash(hex_text: &str) -> Hash {
     hex::decode(hex_text).unwrap().try_into().unwrap()
@@ -123,21 +123,6 @@ async fn staff_get_proofs_of_their_departments_events_only_and_consistency_proof
     assert_eq!(status, StatusCode::FORBIDDEN);
     let anonymous = app.http.get(format!("{}/api/v1/audit/proof?seq=1", app.url)).send().await.unwrap();
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
-}
-
-/// The security guide's Python check named by `marker`, run as written there with `args`.
-fn guide_script(marker: &str, args: &[&std::path::Path]) -> Output {
-    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/security.md")).unwrap();
-    let script = guide
-        .split("```python\n")
-        .filter_map(|block| block.split_once("```").map(|(code, _)| code))
-        .find(|code| code.contains(marker))
-        .expect("docs/security.md shows the check in Python");
-    let file = std::env::temp_dir().join(format!("guide-{}.py", uuid::Uuid::new_v4().simple()));
-    std::fs::write(&file, script).unwrap();
-    let output = Command::new("python3").arg(&file).args(args).output().unwrap();
-    let _ = std::fs::remove_file(file);
-    output
 }
 
 fn said(output: &Output) -> String {
