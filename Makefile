@@ -7,7 +7,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
 CARGO_LEPTOS_VERSION := 0.3.10
-# The view! formatter (leptosfmt.toml), checked by `make lint`.
+# The view! formatter (leptosfmt.toml), checked by `make lint` (installed for it, not for `make run`).
 LEPTOSFMT_VERSION := 0.1.33
 # The CLI must equal the wasm-bindgen crate in Cargo.lock.
 WASM_BINDGEN_VERSION := $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/"/, "", $$3); print $$3 }' Cargo.lock)
@@ -17,7 +17,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
 STEP := scripts/step.sh
 
-.PHONY: run test bench fuzz deps deps-build deps-test site release docs-check lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
+.PHONY: run test bench fuzz deps deps-build deps-lint deps-test site release docs-check lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -37,14 +37,18 @@ run: deps-build site
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
-test: deps-build deps-test docs-check lint unit-tests sqlite-tests site api-fuzz kits-tests postgres-tests bundle-test browser-tests
+test: deps-build deps-lint deps-test docs-check lint unit-tests sqlite-tests site api-fuzz kits-tests postgres-tests bundle-test browser-tests
 	@echo "all tests passed"
 
-deps: deps-build deps-test
+deps: deps-build deps-lint deps-test
 
 ## What building needs: the wasm target, cargo-leptos and wasm-bindgen at pinned versions, built at the same time
 ## with a profile that compiles quickly (scripts/install-tools.sh says how long each takes).
 deps-build:
+	@scripts/install-tools.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION)
+
+## What `make lint` needs besides: the view! formatter, at its pinned version (not `make run`'s to wait for).
+deps-lint: deps-build
 	@scripts/install-tools.sh $(CARGO_LEPTOS_VERSION) $(WASM_BINDGEN_VERSION) $(LEPTOSFMT_VERSION)
 
 ## What testing needs: Chromium, PostgreSQL server binaries, Japanese and emoji fonts for the screenshots, LibreOffice
@@ -162,7 +166,7 @@ fuzz:
 
 ## Formatting (rustfmt.toml, and leptosfmt.toml for the view! macros) and clippy with warnings as errors, for the
 ## server build and the browser build: the first test step, as it is the quickest to fail.
-lint: deps-build
+lint: deps-build deps-lint
 	cargo fmt --all -- --check
 	leptosfmt --check app/src | grep -v "^✅"
 	@$(BUILD_ENV) $(STEP) "clippy, server build (about 4 min the first time)" \
@@ -176,7 +180,7 @@ docs-check:
 	@python3 scripts/check-docs.py
 
 ## Formats the code as `make lint` expects it: the view! macros, then the rest.
-fmt: deps-build
+fmt: deps-build deps-lint
 	leptosfmt --quiet app/src
 	cargo fmt --all
 

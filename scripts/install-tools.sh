@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The build tools `make run` and `make test` need, each installed once when missing: the wasm target, and
-# cargo-leptos, wasm-bindgen-cli and leptosfmt (the view! formatter `make lint` checks with) at pinned versions. The two tools build at the same time, with a
+# cargo-leptos and wasm-bindgen-cli at pinned versions; with a third version, leptosfmt too (the view! formatter
+# `make lint` checks with; `make run` does not wait for it). The tools build at the same time, with a
 # profile that compiles quickly: they spend their time waiting for cargo and rustc, so their own speed hardly
 # matters, and their release profile (LTO, one codegen unit) takes most of an install on two cores.
-# usage: scripts/install-tools.sh CARGO_LEPTOS_VERSION WASM_BINDGEN_VERSION LEPTOSFMT_VERSION
+# usage: scripts/install-tools.sh CARGO_LEPTOS_VERSION WASM_BINDGEN_VERSION [LEPTOSFMT_VERSION]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo_leptos_version=$1
 wasm_bindgen_version=$2
-leptosfmt_version=$3
+leptosfmt_version=${3:-}
 logs=target/tools/logs
 source scripts/step.sh
 
@@ -38,7 +39,7 @@ cargo leptos --version 2>/dev/null | grep -q " $cargo_leptos_version$" \
 # Not --locked: its lock file names a webpki-roots release that crates.io no longer offers.
 wasm-bindgen --version 2>/dev/null | grep -q " $wasm_bindgen_version$" \
   || install_tool wasm-bindgen-cli "$wasm_bindgen_version"
-leptosfmt --version 2>/dev/null | grep -q " $leptosfmt_version$" \
+[ -z "$leptosfmt_version" ] || leptosfmt --version 2>/dev/null | grep -q " $leptosfmt_version$" \
   || install_tool leptosfmt "$leptosfmt_version" --locked
 [ ${#pids[@]} -gt 0 ] || exit 0
 
