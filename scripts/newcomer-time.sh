@@ -12,6 +12,9 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$(mktemp -d /tmp/rerun-gate-newcomer.XXXXXX)}"
 mkdir -p "$work"
 [ -z "$(ls -A "$work")" ] || { echo "$work is not empty" >&2; exit 1; }
+# mktemp makes the folder private; run as root, `make test` starts PostgreSQL as the postgres user, who must reach
+# the clone's target/ (a clone anywhere else is readable as usual).
+chmod a+rx "$work"
 
 # An empty CARGO_HOME that still finds the toolchain (rustup's proxies: cargo, rustc, rustup…).
 toolchain_bin="$(dirname "$(command -v cargo)")"
