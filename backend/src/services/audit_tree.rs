@@ -8,6 +8,7 @@ use crate::db::{self, Db, audit::AuditQuery};
 use contract::AppError;
 use contract::audit::{ConsistencyProof, EventProof};
 use domain::audit_export::AuditFilter;
+use domain::checkpoint::SignedCheckpoint;
 use domain::invalid::{Field, Invalid, Rule};
 use domain::merkle::{self, Hash};
 use domain::roles::Role;
@@ -28,6 +29,11 @@ pub async fn follow(db: &Db) -> Result<u64, AppError> {
         // Read again under the writer's lock: another instance may have grown it meanwhile.
         let mut tree = db::audit_tree::head(&mut tx).await?;
         let events = db::audit_tree::events_after(&mut tx, tree.size, CHUNK).await?;
+        if events.is_empty() {
+            // Behind the head with nothing after it: events were removed. Said, not waited on for ever.
+            let why = format!("the trail's head is event {head}, but no event follows {}", tree.size);
+            return Err(AppError::internal("audit tree", why));
+        }
         let mut nodes = Vec::with_capacity(2 * events.len());
         for (seq, hash) in &events {
             let bytes = hex::decode(hash).ok().filter(|b| b.len() == 32 && *seq as u64 == tree.size + 1);
@@ -123,29 +129,50 @@ pub async fn tree_size_for(state: &crate::AppState, seq: i64) -> Result<u64, App
 
 /// Event `seq` (with `hash`)'s inclusion proof in the tree of `size` events, checked against its root.
 pub async fn inclusion(db: &Db, seq: i64, hash: &str, size: u64) -> Result<EventProof, AppError> {
-    let index = (seq - 1) as u64;
-    if index >= size {
-        return Err(AppError::invalid(
-            Field::TreeSize,
-            Invalid::new(Rule::OutOfRange, format!("a tree of {size} events does not hold event {seq}")),
-        ));
+    TreeHead::at(db, size).await?.prove(db, seq, hash).await
+}
+
+/// A tree head events are proven against: its size, its root and the checkpoint that signed it, if any — read
+/// once for all the events of a bundle.
+pub struct TreeHead {
+    size: u64,
+    root: Hash,
+    checkpoint: Option<SignedCheckpoint>,
+}
+
+impl TreeHead {
+    pub async fn at(db: &Db, size: u64) -> Result<TreeHead, AppError> {
+        let root = root_at(db, size).await?;
+        let checkpoint = db::audit_proof::tree_head(&mut db.connection().await?, Some(size as i64)).await?;
+        let checkpoint = checkpoint.filter(|c| c.root.as_deref() == Some(hex::encode(root).as_str()));
+        Ok(TreeHead { size, root, checkpoint })
     }
-    let root = root_at(db, size).await?;
-    let proof = inclusion_path(db, index, size).await?;
-    let leaf = hex::decode(hash).map(|b| merkle::leaf_hash(&b)).map_err(|e| AppError::internal("audit tree", e))?;
-    if !merkle::verify_inclusion(index, size, &leaf, &proof, &root) {
-        return Err(AppError::internal("audit tree", format!("event {seq} does not prove against the tree's root")));
+
+    /// Event `seq` (with `hash`)'s inclusion proof, checked against the root.
+    pub async fn prove(&self, db: &Db, seq: i64, hash: &str) -> Result<EventProof, AppError> {
+        let (index, size) = ((seq - 1) as u64, self.size);
+        if index >= size {
+            return Err(AppError::invalid(
+                Field::TreeSize,
+                Invalid::new(Rule::OutOfRange, format!("a tree of {size} events does not hold event {seq}")),
+            ));
+        }
+        let proof = inclusion_path(db, index, size).await?;
+        let leaf = hex::decode(hash).map(|b| merkle::leaf_hash(&b)).map_err(|e| AppError::internal("audit tree", e))?;
+        if !merkle::verify_inclusion(index, size, &leaf, &proof, &self.root) {
+            let why = format!("event {seq} does not prove against the tree's root");
+            return Err(AppError::internal("audit tree", why));
+        }
+        Ok(EventProof {
+            seq,
+            event_hash: hash.to_string(),
+            leaf_index: index,
+            tree_size: size,
+            root: hex::encode(self.root),
+            proof: proof.iter().map(hex::encode).collect(),
+            checkpoint: self.checkpoint.clone(),
+        })
     }
-    let checkpoint = db::audit_proof::tree_head(&mut db.connection().await?, Some(size as i64)).await?;
-    Ok(EventProof {
-        seq,
-        event_hash: hash.to_string(),
-        leaf_index: index,
-        tree_size: size,
-        root: hex::encode(root),
-        proof: proof.iter().map(hex::encode).collect(),
-        checkpoint: checkpoint.filter(|c| c.root.as_deref() == Some(hex::encode(root).as_str())),
-    })
 }
 
 /// The consistency proof from the tree of `from` events to the tree of `to` events. Auditors only.

@@ -104,11 +104,12 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
 /// record (`taken`; signed now when a key is configured): each event checks alone, with nothing of others.
 async fn proofs(state: &AppState, pages: &[Vec<u8>], taken: i64) -> Result<Vec<u8>, AppError> {
     let size = super::audit_tree::tree_size_for(state, taken).await?;
+    let head = super::audit_tree::TreeHead::at(&state.db, size).await?;
     let mut lines = Vec::new();
     for line in pages.iter().flat_map(|page| page.split(|b| *b == b'\n')).filter(|l| !l.is_empty()) {
         let row: serde_json::Value = serde_json::from_slice(line).map_err(|e| AppError::internal("evidence", e))?;
         let (Some(seq), Some(hash)) = (row["seq"].as_i64(), row["hash"].as_str()) else { continue };
-        let proof = super::audit_tree::inclusion(&state.db, seq, hash, size).await?;
+        let proof = head.prove(&state.db, seq, hash).await?;
         serde_json::to_writer(&mut lines, &proof).map_err(|e| AppError::internal("evidence", e))?;
         lines.push(b'\n');
     }
