@@ -26,8 +26,13 @@ pub async fn follow(db: &Db) -> Result<u64, AppError> {
         }
         drop(conn);
         let mut tx = db.begin_write().await?;
-        // Read again under the writer's lock: another instance may have grown it meanwhile.
+        // Read both again under the writer's lock: another follower (the timer's, a proof's, a checkpoint's, another
+        // instance's) may have grown it meanwhile.
+        let (head, _) = db::audit::head(&mut tx).await?;
         let mut tree = db::audit_tree::head(&mut tx).await?;
+        if tree.size >= head as u64 {
+            continue;
+        }
         let events = db::audit_tree::events_after(&mut tx, tree.size, CHUNK).await?;
         if events.is_empty() {
             // Behind the head with nothing after it: events were removed. Said, not waited on for ever.

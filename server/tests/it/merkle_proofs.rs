@@ -304,3 +304,18 @@ async fn a_tree_rewritten_under_a_signed_head_is_caught_by_the_consistency_check
     let head = event_hashes(&app).await.len() as u64;
     assert_eq!(signer(&app.state).alarm(), Some(SignerAlarm::TreeRewritten { from: signed.seq as u64, to: head }));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followers_racing_to_grow_the_tree_all_end_at_the_head_and_none_calls_the_trail_broken() {
+    // The timer's follower, a proof's and a checkpoint's all grow the tree; the ones that find it grown when their
+    // turn at the writer's lock comes must not take that for events gone missing.
+    let app = TestApp::spawn().await;
+    for round in 0..10 {
+        app.user(&format!("racer-{round}"), &["staff"], &["sales"]).await;
+        let head = event_hashes(&app).await.len() as u64;
+        let followers = (0..8).map(|_| backend::services::audit_tree::follow(app.db()));
+        for grown in futures::future::join_all(followers).await {
+            assert_eq!(grown.expect("the tree follows the trail"), head, "round {round}");
+        }
+    }
+}
