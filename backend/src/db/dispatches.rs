@@ -36,45 +36,83 @@ pub async fn claim(
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(now).bind(lease_until).bind(limit).bind(owner).fetch_all(c).await)
 }
 
-/// Whether `owner` still holds the lease of this pending dispatch, locking the row for the rest of the
-/// transaction (a write on SQLite, a row lock on PostgreSQL) so that no other dispatcher can claim it meanwhile.
-pub async fn still_held(tx: &mut Conn, request_id: &str, owner: &str) -> Result<bool, sqlx::Error> {
-    changed_one!(tx, |c| {
-        sqlx::query(
-            "UPDATE dispatches SET lease_owner = lease_owner
-         WHERE request_id = $1 AND lease_owner = $2 AND status = 'pending'",
-        )
-        .bind(request_id)
-        .bind(owner)
-        .execute(c)
-        .await
+/// Which of these pending dispatches `owner` still holds the lease of, locking their rows for the rest of the
+/// transaction (a write on SQLite, a row lock on PostgreSQL) so that no other dispatcher can claim them
+/// meanwhile. One statement for a batch.
+pub async fn still_held(tx: &mut Conn, request_ids: &[&str], owner: &str) -> Result<Vec<String>, sqlx::Error> {
+    if request_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<String> = (0..request_ids.len()).map(|i| format!("${}", i + 2)).collect();
+    let sql = format!(
+        "UPDATE dispatches SET lease_owner = lease_owner
+         WHERE lease_owner = $1 AND status = 'pending' AND request_id IN ({})
+         RETURNING request_id",
+        ids.join(", ")
+    );
+    on_conn!(tx, |c| {
+        let mut query = sqlx::query_scalar(&sql).bind(owner);
+        for id in request_ids {
+            query = query.bind(*id);
+        }
+        query.fetch_all(c).await
     })
 }
 
-/// Ends the dispatch (`sent`, `failed`, `unknown`) or schedules another attempt (`pending` + when).
-pub async fn settle(
-    tx: &mut Conn,
-    request_id: &str,
-    status: DispatchStatus,
-    attempts: i64,
-    next_attempt_at: DateTime<Utc>,
-    error: Option<&str>,
-    now: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query(
-        "UPDATE dispatches SET status = $2, attempts = $3, next_attempt_at = $4, last_error = $5, lease_until = NULL,
-             lease_owner = NULL, updated_at = $6
-         WHERE request_id = $1"
-    )
-    .bind(request_id)
-    .bind(Stored(status))
-    .bind(attempts)
-    .bind(next_attempt_at)
-    .bind(error)
-    .bind(now)
-    .execute(c)
-    .await
-    .map(drop))
+/// A dispatch's new state: ended (`sent`, `failed`, `unknown`) or another attempt scheduled (`pending` + when).
+pub struct Settled<'a> {
+    pub request_id: &'a str,
+    pub status: DispatchStatus,
+    pub attempts: i64,
+    pub next_attempt_at: DateTime<Utc>,
+    pub error: Option<&'a str>,
+}
+
+/// Settles dispatches (each once) and releases their leases: one statement for a batch.
+pub async fn settle(tx: &mut Conn, settled: &[Settled<'_>], now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    // 50 dispatches a statement: 451 parameters, numbered in the order they appear and each bound once.
+    for chunk in settled.chunks(50) {
+        let n = chunk.len();
+        let case = |column: usize| -> String {
+            let whens: Vec<String> = (0..n)
+                .map(|i| format!("WHEN ${} THEN ${}", 2 * n * column + 2 * i + 1, 2 * n * column + 2 * i + 2))
+                .collect();
+            format!("CASE request_id {} END", whens.join(" "))
+        };
+        let ids: Vec<String> = (0..n).map(|i| format!("${}", 8 * n + 2 + i)).collect();
+        let sql = format!(
+            "UPDATE dispatches SET status = {}, attempts = {}, next_attempt_at = {}, last_error = {},
+                 lease_until = NULL, lease_owner = NULL, updated_at = ${}
+             WHERE request_id IN ({})",
+            case(0),
+            case(1),
+            case(2),
+            case(3),
+            8 * n + 1,
+            ids.join(", ")
+        );
+        on_conn!(tx, |c| {
+            let mut query = sqlx::query(&sql);
+            for d in chunk {
+                query = query.bind(d.request_id).bind(Stored(d.status));
+            }
+            for d in chunk {
+                query = query.bind(d.request_id).bind(d.attempts);
+            }
+            for d in chunk {
+                query = query.bind(d.request_id).bind(d.next_attempt_at);
+            }
+            for d in chunk {
+                query = query.bind(d.request_id).bind(d.error);
+            }
+            query = query.bind(now);
+            for d in chunk {
+                query = query.bind(d.request_id);
+            }
+            query.execute(c).await.map(drop)
+        })?;
+    }
+    Ok(())
 }
 
 pub async fn get(tx: &mut Conn, request_id: &str) -> Result<Option<DispatchRow>, sqlx::Error> {

@@ -316,6 +316,19 @@ impl Db {
         })
     }
 
+    /// A transaction that claims work — leases rows no one else holds (`FOR UPDATE SKIP LOCKED`) — and appends no
+    /// audit event: an outbox's worker taking its next batch. On PostgreSQL it waits neither for this process's
+    /// writers nor for the audit head, so that claims do not queue behind the writes of the batches already sent;
+    /// it never waits for a row lock either, so it cannot deadlock with them. On SQLite it is a write like any other.
+    pub async fn begin_claim(&self) -> Result<Conn, sqlx::Error> {
+        match self {
+            Db::Sqlite(..) => self.begin_write().await,
+            Db::Postgres(pool, _, watch) => {
+                Ok(Conn::Postgres(Handle::Transaction(watch.timed(begin(pool, None)).await?), None))
+            }
+        }
+    }
+
     /// A transaction that only reads: one consistent snapshot, no write lock.
     pub async fn begin_read(&self) -> Result<Conn, sqlx::Error> {
         Ok(match self {

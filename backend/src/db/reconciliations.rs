@@ -14,6 +14,7 @@ pub struct ReconciliationRow {
     pub checked_at: DateTime<Utc>,
 }
 
+#[derive(Clone)]
 pub struct NewReconciliation<'a> {
     pub step_id: i64,
     pub connector: &'a str,
@@ -29,31 +30,78 @@ pub struct NewReconciliation<'a> {
 
 /// Records a look-up and makes its verdict the step's latest, in the caller's transaction.
 pub async fn insert(tx: &mut Conn, new: &NewReconciliation<'_>, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| {
-        sqlx::query(
+    insert_all(tx, &[(new.clone(), now)]).await
+}
+
+/// Records look-ups, each with when it was made (of different steps, or the same step more than once, in
+/// order) and makes each step's last verdict its latest: two statements for the lot, so that a batch of
+/// dispatches records its look-ups in a few round trips.
+pub async fn insert_all(tx: &mut Conn, news: &[(NewReconciliation<'_>, DateTime<Utc>)]) -> Result<(), sqlx::Error> {
+    // 50 look-ups a statement: 450 parameters.
+    for chunk in news.chunks(50) {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p: Vec<String> = (1..=9).map(|k| format!("${}", i * 9 + k)).collect();
+                format!("({})", p.join(", "))
+            })
+            .collect();
+        let sql = format!(
             "INSERT INTO reconciliations
              (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records, recorded_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-        )
-        .bind(new.step_id)
-        .bind(new.connector)
-        .bind(new.verdict)
-        .bind(new.external_id)
-        .bind(new.evidence_json)
-        .bind(new.asked_by)
-        .bind(now)
-        .bind(new.records)
-        .bind(new.recorded_by)
-        .execute(&mut *c)
-        .await
-        .map(drop)
-    })?;
-    on_conn!(tx, |c| sqlx::query("UPDATE steps SET latest_verdict = $1, revision = revision + 1 WHERE id = $2")
-        .bind(new.verdict)
-        .bind(new.step_id)
-        .execute(c)
-        .await
-        .map(drop))
+             VALUES {}",
+            rows.join(", ")
+        );
+        on_conn!(tx, |c| {
+            let mut query = sqlx::query(&sql);
+            for (new, checked_at) in chunk {
+                query = query
+                    .bind(new.step_id)
+                    .bind(new.connector)
+                    .bind(new.verdict)
+                    .bind(new.external_id)
+                    .bind(new.evidence_json)
+                    .bind(new.asked_by)
+                    .bind(checked_at)
+                    .bind(new.records)
+                    .bind(new.recorded_by);
+            }
+            query.execute(&mut *c).await.map(drop)
+        })?;
+        // Each step once: its last verdict in the chunk, its revision moved by each look-up.
+        let mut steps: Vec<(i64, &str, i64)> = Vec::new();
+        for (new, _) in chunk {
+            match steps.iter_mut().find(|(id, ..)| *id == new.step_id) {
+                Some(step) => (step.1, step.2) = (new.verdict, step.2 + 1),
+                None => steps.push((new.step_id, new.verdict, 1)),
+            }
+        }
+        // Parameters numbered in the order they appear, each bound once (SQLite numbers them so too).
+        let n = steps.len();
+        let verdicts: Vec<String> = (0..n).map(|i| format!("WHEN ${} THEN ${}", 2 * i + 1, 2 * i + 2)).collect();
+        let counts: Vec<String> =
+            (0..n).map(|i| format!("WHEN ${} THEN ${}", 2 * n + 2 * i + 1, 2 * n + 2 * i + 2)).collect();
+        let ids: Vec<String> = (0..n).map(|i| format!("${}", 4 * n + i + 1)).collect();
+        let sql = format!(
+            "UPDATE steps SET latest_verdict = CASE id {} END, revision = revision + CASE id {} END WHERE id IN ({})",
+            verdicts.join(" "),
+            counts.join(" "),
+            ids.join(", ")
+        );
+        on_conn!(tx, |c| {
+            let mut query = sqlx::query(&sql);
+            for (id, verdict, _) in &steps {
+                query = query.bind(id).bind(verdict);
+            }
+            for (id, _, count) in &steps {
+                query = query.bind(id).bind(count);
+            }
+            for (id, ..) in &steps {
+                query = query.bind(id);
+            }
+            query.execute(c).await.map(drop)
+        })?;
+    }
+    Ok(())
 }
 
 /// The latest look-up of each step of an operation.

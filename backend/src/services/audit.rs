@@ -7,22 +7,41 @@ use domain::audit_proof::{CheckpointCheck, ProofProblem, ProofSummary, PublicKey
 /// Appends `entry` inside the caller's transaction, stamped with the caller's request ID.
 pub async fn record(
     tx: &mut Conn,
-    mut entry: AuditEntry,
+    entry: AuditEntry,
     request_id: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<AuditEvent, sqlx::Error> {
-    if entry.request_id.is_none() {
-        entry.request_id = request_id.map(str::to_string);
+    let mut events = record_all(tx, vec![(entry, now)], request_id).await?;
+    Ok(events.pop().expect("the event was recorded"))
+}
+
+/// Records events in their order, each at its moment and stamped with the caller's request ID, in a few
+/// statements (`db::audit::append_all`).
+pub async fn record_all(
+    tx: &mut Conn,
+    entries: Vec<(AuditEntry, DateTime<Utc>)>,
+    request_id: Option<&str>,
+) -> Result<Vec<AuditEvent>, sqlx::Error> {
+    let entries = entries
+        .into_iter()
+        .map(|(mut entry, at)| {
+            if entry.request_id.is_none() {
+                entry.request_id = request_id.map(str::to_string);
+            }
+            (entry, at)
+        })
+        .collect();
+    let events = db::audit::append_all(tx, entries).await?;
+    for event in &events {
+        tracing::debug!(
+            seq = event.seq,
+            action = %event.action,
+            object = %event.object_id,
+            actor = %event.actor_label,
+            "audit"
+        );
     }
-    let event = db::audit::append(tx, entry, now).await?;
-    tracing::debug!(
-        seq = event.seq,
-        action = %event.action,
-        object = %event.object_id,
-        actor = %event.actor_label,
-        "audit"
-    );
-    Ok(event)
+    Ok(events)
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! inside a transaction. A worker claims a batch, attempts its dispatches side by side, then writes every
 //! outcome (the look-ups' evidence, the new states and their audit events) in one transaction: a crash before
 //! that commit leaves the claims to expire, and the same rerun IDs are sent again (receivers deduplicate).
-use super::audit::record;
+use super::audit::{record, record_all};
 use super::notifications::{Audience, notify};
 use super::reconciliation::{self, Looked};
 use super::rerun_post;
@@ -35,64 +35,99 @@ const BATCH: usize = 32;
 /// How often a rerun held by the stop switch is looked at again (a resume also wakes the dispatcher).
 const HELD_RECHECK_SECONDS: i64 = 5;
 
-/// Sends what is due; returns how many dispatches it handled.
+/// Sends what is due; returns how many dispatches it handled. A batch's outcomes are written (one transaction, in
+/// line for the writer's lock) while the next batch is claimed and sent, so that the sends do not wait for the
+/// writes of the batches before them; at most one sent batch waits to be written.
 pub async fn dispatch_due(state: &AppState) -> Result<usize, AppError> {
     let mut handled = 0;
+    let mut unwritten = None;
     // A process that is shutting down finishes the batch it claimed and claims no other.
     while handled < 4 * BATCH && !state.is_stopping() {
-        let now = state.clock.now();
-        let lease = Duration::from_std(state.server.dispatch_lease).unwrap_or(Duration::seconds(120));
-        let owner = lease_owner();
-        let mut tx = state.db.begin_write().await?;
-        let claimed = db::dispatches::claim(&mut tx, now, now + lease, &owner, BATCH as i64).await?;
-        tx.commit().await?;
-        if claimed.is_empty() {
-            break;
-        }
-        handled += claimed.len();
-        let stopped = super::stop_switch::stopped(state).await?;
-        let attempts =
-            futures::future::join_all(claimed.iter().map(|dispatch| attempt(state, dispatch, &stopped))).await;
-        let mut outcomes = Vec::new();
-        for (dispatch, attempt) in claimed.iter().zip(attempts) {
-            match attempt {
-                Ok(outcome) => outcomes.push(outcome),
-                Err(error) => {
-                    tracing::error!(rerun = %dispatch.request_id, %error, "dispatch failed; the lease will pass it on")
-                }
+        let (written, next) = futures::join!(write_batch(state, unwritten.take()), claim_and_send(state));
+        written?;
+        let Some(sent) = next? else { break };
+        handled += sent.claimed;
+        unwritten = Some(sent);
+    }
+    write_batch(state, unwritten).await?;
+    Ok(handled)
+}
+
+/// A batch claimed and sent, its outcomes not yet written.
+struct SentBatch<'a> {
+    /// The claim's mark on the leases (`db::dispatches::still_held`).
+    owner: String,
+    claimed: usize,
+    outcomes: Vec<Outcome<'a>>,
+}
+
+/// Claims the next batch and attempts its dispatches side by side; `None` when nothing is due.
+async fn claim_and_send(state: &AppState) -> Result<Option<SentBatch<'_>>, AppError> {
+    let now = state.clock.now();
+    let lease = Duration::from_std(state.server.dispatch_lease).unwrap_or(Duration::seconds(120));
+    let owner = lease_owner();
+    let mut tx = state.db.begin_claim().await?;
+    let claimed = db::dispatches::claim(&mut tx, now, now + lease, &owner, BATCH as i64).await?;
+    tx.commit().await?;
+    if claimed.is_empty() {
+        return Ok(None);
+    }
+    let stopped = super::stop_switch::stopped(state).await?;
+    let attempts = futures::future::join_all(claimed.iter().map(|dispatch| attempt(state, dispatch, &stopped))).await;
+    let mut outcomes = Vec::new();
+    for (dispatch, attempt) in claimed.iter().zip(attempts) {
+        match attempt {
+            Ok(outcome) => outcomes.push(outcome),
+            Err(error) => {
+                tracing::error!(rerun = %dispatch.request_id, %error, "dispatch failed; the lease will pass it on")
             }
-        }
-        let now = state.clock.now();
-        let mut tx = state.db.begin_write().await?;
-        let mut written = Vec::with_capacity(outcomes.len());
-        for outcome in outcomes {
-            // A lease that passed to another dispatcher (this one was too slow): that one records the rerun.
-            if !db::dispatches::still_held(&mut tx, &outcome.request.id, &owner).await? {
-                tracing::warn!(
-                    rerun = %outcome.request.id,
-                    "the dispatch lease passed to another dispatcher: this outcome is not recorded"
-                );
-                continue;
-            }
-            write(&mut tx, state, &outcome, now).await?;
-            written.push(outcome);
-        }
-        let outcomes = written;
-        let mut batches: Vec<&str> = outcomes.iter().filter_map(|o| o.request.batch_id.as_deref()).collect();
-        batches.sort_unstable();
-        batches.dedup();
-        for batch in batches {
-            super::batches::sent_if_done(&mut tx, state, batch, now).await?;
-        }
-        tx.commit().await?;
-        if outcomes.iter().any(|o| matches!(o.next, Next::End(End::Sent { .. }))) {
-            fault_point("after_commit");
-        }
-        for outcome in &outcomes {
-            outcome.log();
         }
     }
-    Ok(handled)
+    Ok(Some(SentBatch { owner, claimed: claimed.len(), outcomes }))
+}
+
+/// Writes a sent batch's outcomes in one transaction: a crash before its commit leaves the leases to expire, and
+/// the same rerun IDs are sent again (receivers deduplicate).
+async fn write_batch(state: &AppState, sent: Option<SentBatch<'_>>) -> Result<(), AppError> {
+    let Some(SentBatch { owner, outcomes, .. }) = sent else { return Ok(()) };
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    // A lease that passed to another dispatcher (this one was too slow): that one records the rerun.
+    let ids: Vec<&str> = outcomes.iter().map(|o| o.request.id.as_str()).collect();
+    let held = db::dispatches::still_held(&mut tx, &ids, &owner).await?;
+    let (outcomes, passed): (Vec<_>, Vec<_>) = outcomes.into_iter().partition(|o| held.contains(&o.request.id));
+    for outcome in passed {
+        tracing::warn!(
+            rerun = %outcome.request.id,
+            "the dispatch lease passed to another dispatcher: this outcome is not recorded"
+        );
+    }
+    // The look-ups right before sending, all in a few statements; then each dispatch's new states.
+    let looks: Vec<&Looked> = outcomes.iter().filter_map(|o| o.looked.as_ref()).collect();
+    Looked::record_all(&mut tx, &looks, actor(), None).await?;
+    let mut writes = Writes::default();
+    for outcome in &outcomes {
+        write(&mut tx, state, outcome, now, &mut writes).await?;
+    }
+    db::dispatches::settle(&mut tx, &writes.settled, now).await?;
+    record_all(&mut tx, writes.ended, None).await?;
+    for (batch, request) in writes.dropped {
+        super::batches::drop_after_approval(&mut tx, batch, request, now).await?;
+    }
+    let mut batches: Vec<&str> = outcomes.iter().filter_map(|o| o.request.batch_id.as_deref()).collect();
+    batches.sort_unstable();
+    batches.dedup();
+    for batch in batches {
+        super::batches::sent_if_done(&mut tx, state, batch, now).await?;
+    }
+    tx.commit().await?;
+    if outcomes.iter().any(|o| matches!(o.next, Next::End(End::Sent { .. }))) {
+        fault_point("after_commit");
+    }
+    for outcome in &outcomes {
+        outcome.log();
+    }
+    Ok(())
 }
 
 /// One claim's mark on the dispatches it leases (`db::dispatches::still_held`).
@@ -126,7 +161,7 @@ fn actor() -> Actor {
 /// What one attempt came to, not yet written.
 struct Outcome<'a> {
     request: RequestRow,
-    dispatch: &'a DispatchRow,
+    dispatch: DispatchRow,
     /// The look-up right before sending, recorded with the outcome.
     looked: Option<Looked<'a>>,
     next: Next,
@@ -148,7 +183,7 @@ enum Next {
 /// Asks the outside systems again, then sends what is still not executed. Writes nothing.
 async fn attempt<'a>(
     state: &'a AppState,
-    dispatch: &'a DispatchRow,
+    dispatch: &DispatchRow,
     stopped: &[Stopped],
 ) -> Result<Outcome<'a>, AppError> {
     let id = &dispatch.request_id;
@@ -159,7 +194,7 @@ async fn attempt<'a>(
         (request, operation)
     };
     let now = state.clock.now();
-    let outcome = |looked, next| Ok(Outcome { request: request.clone(), dispatch, looked, next });
+    let outcome = |looked, next| Ok(Outcome { request: request.clone(), dispatch: dispatch.clone(), looked, next });
     if is_expired(request.expires_at, now) {
         return outcome(None, Next::End(End::Expired));
     }
@@ -259,33 +294,38 @@ fn try_again(dispatch: &DispatchRow, retry_after: Option<i64>, why: String, now:
     }
 }
 
-/// Writes one outcome in the batch's transaction: the look-up's evidence, then the new states.
-async fn write(tx: &mut db::Conn, state: &AppState, outcome: &Outcome<'_>, now: DateTime<Utc>) -> Result<(), AppError> {
-    if let Some(looked) = &outcome.looked {
-        looked.record(tx, actor(), None).await?;
-    }
+/// What a batch's outcomes write together once each has written its own rows: the dispatches' new states in
+/// one statement, the ends' audit events in another, then the bulk reruns' members dropped after their approval
+/// was voided (each after its request's event).
+#[derive(Default)]
+struct Writes<'o> {
+    settled: Vec<db::dispatches::Settled<'o>>,
+    ended: Vec<(AuditEntry, DateTime<Utc>)>,
+    dropped: Vec<(&'o str, &'o RequestRow)>,
+}
+
+/// Writes one outcome's new states in the batch's transaction (its look-up is recorded with the batch's).
+async fn write<'o>(
+    tx: &mut db::Conn,
+    state: &AppState,
+    outcome: &'o Outcome<'_>,
+    now: DateTime<Utc>,
+    writes: &mut Writes<'o>,
+) -> Result<(), AppError> {
+    let request_id = outcome.request.id.as_str();
+    let pending = |attempts, at: &DateTime<Utc>, why: &'o str| db::dispatches::Settled {
+        request_id,
+        status: DispatchStatus::Pending,
+        attempts,
+        next_attempt_at: *at,
+        error: Some(why),
+    };
     match &outcome.next {
-        Next::TryAgain { at, why } => {
-            let attempts = outcome.dispatch.attempts + 1;
-            db::dispatches::settle(tx, &outcome.request.id, DispatchStatus::Pending, attempts, *at, Some(why), now)
-                .await?;
-            Ok(())
-        }
-        Next::Held { at, why } => {
-            db::dispatches::settle(
-                tx,
-                &outcome.request.id,
-                DispatchStatus::Pending,
-                outcome.dispatch.attempts,
-                *at,
-                Some(why),
-                now,
-            )
-            .await?;
-            Ok(())
-        }
-        Next::End(end) => write_end(tx, state, &outcome.request, outcome.dispatch, end, now).await,
+        Next::TryAgain { at, why } => writes.settled.push(pending(outcome.dispatch.attempts + 1, at, why)),
+        Next::Held { at, why } => writes.settled.push(pending(outcome.dispatch.attempts, at, why)),
+        Next::End(end) => write_end(tx, state, &outcome.request, &outcome.dispatch, end, now, writes).await?,
     }
+    Ok(())
 }
 
 impl Outcome<'_> {
@@ -342,13 +382,14 @@ impl End {
 }
 
 /// The dispatch's end, with the request's and the operation's new states and the audit event.
-async fn write_end(
+async fn write_end<'o>(
     tx: &mut db::Conn,
     state: &AppState,
-    request: &RequestRow,
+    request: &'o RequestRow,
     dispatch: &DispatchRow,
     end: &End,
     now: DateTime<Utc>,
+    writes: &mut Writes<'o>,
 ) -> Result<(), AppError> {
     let tried = matches!(end, End::Sent { .. } | End::Unknown(_) | End::Gone | End::Refused(_) | End::Exhausted(_));
     let attempts = dispatch.attempts + tried as i64;
@@ -368,7 +409,14 @@ async fn write_end(
             (D::Failed, E::Void, json!({"why": "the approved plan no longer holds", "changes": changes}))
         }
     };
-    db::dispatches::settle(tx, &request.id, dispatch_status, attempts, now, None, now).await?;
+    let settled = db::dispatches::Settled {
+        status: dispatch_status,
+        attempts,
+        next_attempt_at: now,
+        error: None,
+        request_id: &request.id,
+    };
+    writes.settled.push(settled);
     // The outbox holds approved requests only: the dispatch moves the request from `approved` (a request the
     // operation's completion closed meanwhile stays as it is).
     let approved = (request.id.as_str(), request.operation_id, RerunRequestStatus::Approved);
@@ -399,7 +447,7 @@ async fn write_end(
         .after(
             json!({"rerun_id": request.id, "batch_id": request.batch_id, "status": request_status, "detail": detail}),
         );
-    record(tx, entry, None, now).await?;
+    writes.ended.push((entry, now));
     let (news, audience) = match end {
         End::Sent { .. } => (RerunNews::Sent, Audience::Requester),
         End::NothingToSend(_) => (RerunNews::NothingToSend, Audience::Requester),
@@ -408,7 +456,7 @@ async fn write_end(
         End::Expired | End::Voided(_) => (RerunNews::NotSent, Audience::Requester),
     };
     if let (Some(batch), End::Voided(_)) = (&request.batch_id, end) {
-        super::batches::drop_after_approval(tx, batch, request, now).await?;
+        writes.dropped.push((batch, request));
     }
     // A bulk rerun tells its requester once, when the batch completes.
     if request.batch_id.is_none() {

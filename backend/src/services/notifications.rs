@@ -148,7 +148,7 @@ pub async fn send_outbound(state: &AppState) -> Result<usize, AppError> {
     let mut sent = 0;
     for _ in 0..50 {
         let now = state.clock.now();
-        let mut tx = state.db.begin_write().await?;
+        let mut tx = state.db.begin_claim().await?;
         let claimed = db::notifications::claim_outbound(&mut tx, now, now + chrono::Duration::seconds(60)).await?;
         tx.commit().await?;
         let Some(message) = claimed else { break };

@@ -2,7 +2,7 @@
 //! evidence. Runs when an operation stalls, on demand from the detail page, and before a dispatch.
 //! The look-ups happen outside any transaction; their results and audit events are written in one.
 use super::Caller;
-use super::audit::record;
+use super::audit::record_all;
 use crate::db::operations::OperationRow;
 use crate::db::reconciliations::NewReconciliation;
 use crate::reconciliation::{ConfiguredConnector, Lookup};
@@ -103,22 +103,45 @@ impl Looked<'_> {
 
     /// Records each verdict with its evidence and audit event in the caller's transaction.
     pub async fn record(&self, tx: &mut db::Conn, actor: Actor, request_id: Option<&str>) -> Result<(), AppError> {
-        let (operation, now) = (&self.operation, self.at);
+        Looked::record_all(tx, &[self], actor, request_id).await
+    }
+
+    /// Records the look-ups of several operations (a batch of dispatches) in the caller's transaction: their
+    /// evidence, verdicts and audit events in a few statements, not a few for each step.
+    pub async fn record_all(
+        tx: &mut db::Conn,
+        looks: &[&Looked<'_>],
+        actor: Actor,
+        request_id: Option<&str>,
+    ) -> Result<(), AppError> {
         let asked_by = format!("{}:{}", actor.kind.as_str(), actor.label);
-        for LookedStep { step, connector, records, verdict: v } in &self.steps {
-            let evidence_json = serde_json::to_string(&v.evidence).map_err(|e| AppError::internal("evidence", e))?;
+        let mut steps: Vec<(DateTime<Utc>, &OperationRow, &LookedStep)> = Vec::new();
+        for look in looks {
+            steps.extend(look.steps.iter().map(|step| (look.at, &look.operation, step)));
+        }
+        let mut evidence = Vec::with_capacity(steps.len());
+        for (_, _, step) in &steps {
+            evidence
+                .push(serde_json::to_string(&step.verdict.evidence).map_err(|e| AppError::internal("evidence", e))?);
+        }
+        let mut news = Vec::with_capacity(steps.len());
+        for ((at, _, LookedStep { step, verdict: v, .. }), evidence_json) in steps.iter().zip(&evidence) {
             let new = NewReconciliation {
                 step_id: step.id,
                 connector: &v.connector,
                 verdict: v.verdict.as_str(),
                 external_id: v.evidence.external_id.as_deref(),
-                evidence_json: &evidence_json,
+                evidence_json,
                 asked_by: &asked_by,
                 recorded_by: None,
                 records: v.evidence.records as i64,
             };
-            db::reconciliations::insert(tx, &new, now).await?;
-            super::ai_attempts::from_records(tx, connector, step.id, records, now).await?;
+            news.push((new, *at));
+        }
+        db::reconciliations::insert_all(tx, &news).await?;
+        let mut entries = Vec::with_capacity(steps.len());
+        for (at, operation, LookedStep { step, connector, records, verdict: v }) in &steps {
+            super::ai_attempts::from_records(tx, connector, step.id, records, *at).await?;
             let entry = AuditEntry::new(
                 actor.clone(),
                 AuditAction::StepReconciled,
@@ -134,8 +157,9 @@ impl Looked<'_> {
                 "external_id": v.evidence.external_id,
                 "summary": v.evidence.summary,
             }));
-            record(tx, entry, request_id, now).await?;
+            entries.push((entry, *at));
         }
+        record_all(tx, entries, request_id).await?;
         Ok(())
     }
 }

@@ -93,7 +93,11 @@ async fn main() -> anyhow::Result<()> {
         println!("{load}{soak}{bulk}{canary}{board}{phone}");
         return Ok(());
     }
-    let dispatch = dispatch_rows(&db).await?;
+    let dispatch = if wanted("dispatch") { dispatch_rows(&db).await? } else { String::new() };
+    if only.as_deref() == Some("dispatch") {
+        println!("{dispatch}");
+        return Ok(());
+    }
     let export = export_row(&db, dir).await?;
     // After the export: its million events are the tree's.
     let merkle = merkle_rows(&db).await?;

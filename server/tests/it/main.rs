@@ -7,6 +7,7 @@ mod audit_exports;
 mod audit_memory;
 mod audit_proof;
 mod audit_trail;
+mod batched_writes;
 mod batches;
 mod board;
 mod canaries;

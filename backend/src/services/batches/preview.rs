@@ -52,8 +52,11 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
             .await;
         let now = state.clock.now();
         let mut tx = state.db.begin_write().await?;
+        // Every look-up's evidence in a few statements, before each member is judged by it.
+        let found: Vec<&reconciliation::Looked> =
+            looked.iter().filter_map(|(_, looked)| looked.as_ref()?.as_ref().ok()).collect();
+        reconciliation::Looked::record_all(&mut tx, &found, Actor::system(SystemActor::BulkPreview), None).await?;
         for (member, looked) in looked {
-            let actor = Actor::system(SystemActor::BulkPreview);
             let (found, plan, reasons) = match looked {
                 None => (
                     MemberEvent::FoundBlocked,
@@ -63,10 +66,7 @@ pub async fn preview(state: &AppState, id: &str) -> Result<(), AppError> {
                 Some(Err(error)) => {
                     (MemberEvent::FoundBlocked, None, vec![Reason::LookupError { message: error.to_string() }])
                 }
-                Some(Ok(looked)) => {
-                    looked.record(&mut tx, actor, None).await?;
-                    judge(state, &mut tx, &member).await?
-                }
+                Some(Ok(_)) => judge(state, &mut tx, &member).await?,
             };
             let plan_json =
                 plan.map(|p| serde_json::to_string(&p)).transpose().map_err(|e| AppError::internal("plan", e))?;

@@ -129,9 +129,9 @@ async fn check(state: &AppState, batch: &BatchRow) -> Result<bool, AppError> {
     if batch.status != BatchStatus::Dispatching || batch.stage != stage.stage {
         return Ok(false);
     }
-    let actor = Actor::system(SystemActor::Stages);
-    for (position, verdicts, looked) in &verified {
-        looked.record(&mut tx, actor.clone(), None).await?;
+    let looks: Vec<_> = verified.iter().map(|(_, _, looked)| looked).collect();
+    Looked::record_all(&mut tx, &looks, Actor::system(SystemActor::Stages), None).await?;
+    for (position, verdicts, _) in &verified {
         let json = serde_json::to_string(verdicts).map_err(|e| AppError::internal("verified", e))?;
         db::batches::set_verified(&mut tx, &batch.id, *position, &json, now).await?;
     }

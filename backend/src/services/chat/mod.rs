@@ -107,7 +107,7 @@ pub async fn send_posts(state: &AppState) -> Result<usize, AppError> {
     let mut sent = 0;
     for _ in 0..50 {
         let now = state.clock.now();
-        let mut tx = state.db.begin_write().await?;
+        let mut tx = state.db.begin_claim().await?;
         let claimed = db::chat::claim_post(&mut tx, now, now + chrono::Duration::seconds(60)).await?;
         tx.commit().await?;
         let Some(post) = claimed else { break };
