@@ -89,6 +89,11 @@ impl Session {
     }
 
     async fn conn(&mut self) -> Result<&mut SqliteConnection, sqlx::Error> {
+        // A database closed for good (`Db::close`, before its file is replaced) is not opened again by a write
+        // that was waiting for its turn: its connection would stay open on the old file.
+        if self.pool.is_closed() {
+            return Err(sqlx::Error::PoolClosed);
+        }
         if self.connection.is_none() {
             *self.connection = Some(self.pool.connect_options().connect().await?);
         }
