@@ -99,8 +99,8 @@ deps-test:
 
 ## The server binary and the hydrating wasm bundle under target/site.
 site: deps-build
-	@$(STEP) "building the server and the site (scripts/build-site.sh; about 6 min the first time)" \
-	  scripts/build-site.sh
+	@$(STEP) "building the server and the site (cargo leptos build --split; about 6 min the first time)" \
+	  cargo leptos build --split
 
 ## An optimised build, packed as it is deployed: target/bundle/release/rerun-gate-<version>-<arch>-linux/ (the
 ## server, its site with the file names it carries, the example configuration, DEPLOY.md, a systemd unit) and a

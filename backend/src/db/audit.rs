@@ -103,7 +103,7 @@ macro_rules! bind_event {
 pub(super) use bind_event;
 
 /// Appends events in their order, each at its moment, the first as `append` does (it finds the head), the
-/// others after it in multi-row statements: a batch's events cost a few round trips instead of one each (PostgreSQL over a network).
+/// others after it in multi-row statements: a batch's events cost a few round trips instead of one each.
 pub async fn append_all(
     tx: &mut Conn,
     entries: Vec<(AuditEntry, DateTime<Utc>)>,

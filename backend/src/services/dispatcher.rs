@@ -366,6 +366,17 @@ enum End {
 }
 
 impl End {
+    /// What the requester (and, when something went wrong, the owners) are told.
+    fn news(&self) -> (RerunNews, Audience) {
+        match self {
+            End::Sent { .. } => (RerunNews::Sent, Audience::Requester),
+            End::NothingToSend(_) => (RerunNews::NothingToSend, Audience::Requester),
+            End::Unknown(_) => (RerunNews::OutcomeUnknown, Audience::Both),
+            End::Gone | End::Refused(_) | End::Exhausted(_) => (RerunNews::SendFailed, Audience::Both),
+            End::Expired | End::Voided(_) => (RerunNews::NotSent, Audience::Requester),
+        }
+    }
+
     /// The audit event's action.
     fn action(&self) -> AuditAction {
         match self {
@@ -448,18 +459,12 @@ async fn write_end<'o>(
             json!({"rerun_id": request.id, "batch_id": request.batch_id, "status": request_status, "detail": detail}),
         );
     writes.ended.push((entry, now));
-    let (news, audience) = match end {
-        End::Sent { .. } => (RerunNews::Sent, Audience::Requester),
-        End::NothingToSend(_) => (RerunNews::NothingToSend, Audience::Requester),
-        End::Unknown(_) => (RerunNews::OutcomeUnknown, Audience::Both),
-        End::Gone | End::Refused(_) | End::Exhausted(_) => (RerunNews::SendFailed, Audience::Both),
-        End::Expired | End::Voided(_) => (RerunNews::NotSent, Audience::Requester),
-    };
     if let (Some(batch), End::Voided(_)) = (&request.batch_id, end) {
         writes.dropped.push((batch, request));
     }
     // A bulk rerun tells its requester once, when the batch completes.
     if request.batch_id.is_none() {
+        let (news, audience) = end.news();
         notify(tx, state, request, news, audience, now).await?;
     }
     Ok(())

@@ -55,14 +55,7 @@ async fn main() -> anyhow::Result<()> {
     backend::reconciliation::ssrf::install_tls_provider(); // for every HTTP client the bench makes
     let dir = std::path::Path::new("target/bench");
     std::fs::create_dir_all(dir)?;
-    let engine = std::env::var("BENCH_DATABASE_URL").unwrap_or_else(|_| {
-        let path = dir.join("bench.db");
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
-        format!("sqlite://{}?mode=rwc", path.display())
-    });
-    let db = server::startup::open_database(&engine).await?;
+    let db = server::startup::open_database(&database_url(dir)).await?;
     // BENCH_ONLY=<part>: that part only, printed, and bench/RESULTS.md is left as it is (it quotes whole runs only).
     let only = std::env::var("BENCH_ONLY").ok();
     let wanted = |part: &str| only.as_deref().is_none_or(|o| o == part);
@@ -121,6 +114,17 @@ async fn main() -> anyhow::Result<()> {
         std::fs::write("bench/RESULTS.md", report)?;
     }
     Ok(())
+}
+
+/// `BENCH_DATABASE_URL`, else a new SQLite file under `dir`.
+fn database_url(dir: &std::path::Path) -> String {
+    std::env::var("BENCH_DATABASE_URL").unwrap_or_else(|_| {
+        let path = dir.join("bench.db");
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        format!("sqlite://{}?mode=rwc", path.display())
+    })
 }
 
 /// Registrations and step events per second, round by round, against the engine's commit rate.
