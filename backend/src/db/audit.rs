@@ -77,7 +77,7 @@ pub(super) const EVENT_PARAMS: usize = 15;
 
 /// `$n+1, …, $n+15`: the event's values after `n` other parameters.
 pub(super) fn placeholders(n: usize) -> String {
-    (n + 1..=n + EVENT_PARAMS).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+    super::params(n, EVENT_PARAMS)
 }
 
 macro_rules! bind_event {
@@ -111,21 +111,18 @@ pub async fn append_all(
     let mut entries = entries.into_iter();
     let Some((first, at)) = entries.next() else { return Ok(Vec::new()) };
     let mut events = vec![append(tx, first, at).await?];
-    let rest: Vec<(AuditEntry, DateTime<Utc>)> = entries.collect();
+    for (entry, at) in entries {
+        let last = events.last().expect("the first event is appended");
+        let event = entry.seal(Some((last.seq, last.hash.as_str())), at);
+        events.push(event);
+    }
     // 100 events a statement: 1,500 parameters, well within both engines' limits.
-    for chunk in rest.chunks(100) {
-        let mut sealed = Vec::with_capacity(chunk.len());
-        for (entry, at) in chunk {
-            let last = events.last().expect("the first event is appended");
-            let event = entry.clone().seal(Some((last.seq, last.hash.as_str())), *at);
-            events.push(event.clone());
-            sealed.push(event);
-        }
-        let rows: Vec<String> = (0..sealed.len()).map(|i| format!("({})", placeholders(i * EVENT_PARAMS))).collect();
+    for chunk in events[1..].chunks(100) {
+        let rows: Vec<String> = (0..chunk.len()).map(|i| format!("({})", placeholders(i * EVENT_PARAMS))).collect();
         let sql = format!("INSERT INTO audit_events ({INSERT_COLUMNS}) VALUES {}", rows.join(", "));
         on_conn!(tx, |c| {
             let mut query = sqlx::query(&sql);
-            for event in &sealed {
+            for event in chunk {
                 query = bind_event!(query, event);
             }
             query.execute(c).await.map(drop)

@@ -43,12 +43,11 @@ pub async fn still_held(tx: &mut Conn, request_ids: &[&str], owner: &str) -> Res
     if request_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let ids: Vec<String> = (0..request_ids.len()).map(|i| format!("${}", i + 2)).collect();
     let sql = format!(
         "UPDATE dispatches SET lease_owner = lease_owner
          WHERE lease_owner = $1 AND status = 'pending' AND request_id IN ({})
          RETURNING request_id",
-        ids.join(", ")
+        super::params(1, request_ids.len())
     );
     on_conn!(tx, |c| {
         let mut query = sqlx::query_scalar(&sql).bind(owner);
@@ -73,13 +72,7 @@ pub async fn settle(tx: &mut Conn, settled: &[Settled<'_>], now: DateTime<Utc>) 
     // 50 dispatches a statement: 451 parameters, numbered in the order they appear and each bound once.
     for chunk in settled.chunks(50) {
         let n = chunk.len();
-        let case = |column: usize| -> String {
-            let whens: Vec<String> = (0..n)
-                .map(|i| format!("WHEN ${} THEN ${}", 2 * n * column + 2 * i + 1, 2 * n * column + 2 * i + 2))
-                .collect();
-            format!("CASE request_id {} END", whens.join(" "))
-        };
-        let ids: Vec<String> = (0..n).map(|i| format!("${}", 8 * n + 2 + i)).collect();
+        let case = |column: usize| super::case_when("request_id", 2 * n * column, n);
         let sql = format!(
             "UPDATE dispatches SET status = {}, attempts = {}, next_attempt_at = {}, last_error = {},
                  lease_until = NULL, lease_owner = NULL, updated_at = ${}
@@ -89,7 +82,7 @@ pub async fn settle(tx: &mut Conn, settled: &[Settled<'_>], now: DateTime<Utc>) 
             case(2),
             case(3),
             8 * n + 1,
-            ids.join(", ")
+            super::params(8 * n + 1, n)
         );
         on_conn!(tx, |c| {
             let mut query = sqlx::query(&sql);

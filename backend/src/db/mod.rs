@@ -448,6 +448,20 @@ impl Conn {
     }
 }
 
+/// `$after+1, …, $after+count`: a statement's next `count` parameters, numbered in the order they appear, which
+/// is the order SQLite numbers them in too (so each is bound once, in that order).
+pub(crate) fn params(after: usize, count: usize) -> String {
+    (after + 1..=after + count).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+}
+
+/// `CASE key WHEN $after+1 THEN $after+2 … END` for `rows` (key, value) pairs, bound in that order: one column's
+/// new value per row in a batch's single `UPDATE`.
+pub(crate) fn case_when(key: &str, after: usize, rows: usize) -> String {
+    let whens: Vec<String> =
+        (0..rows).map(|i| format!("WHEN ${} THEN ${}", after + 2 * i + 1, after + 2 * i + 2)).collect();
+    format!("CASE {key} {} END", whens.join(" "))
+}
+
 /// Hides the password in a database URL before it is shown or logged.
 pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {

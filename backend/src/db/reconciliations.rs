@@ -39,12 +39,7 @@ pub async fn insert(tx: &mut Conn, new: &NewReconciliation<'_>, now: DateTime<Ut
 pub async fn insert_all(tx: &mut Conn, news: &[(NewReconciliation<'_>, DateTime<Utc>)]) -> Result<(), sqlx::Error> {
     // 50 look-ups a statement: 450 parameters.
     for chunk in news.chunks(50) {
-        let rows: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let p: Vec<String> = (1..=9).map(|k| format!("${}", i * 9 + k)).collect();
-                format!("({})", p.join(", "))
-            })
-            .collect();
+        let rows: Vec<String> = (0..chunk.len()).map(|i| format!("({})", super::params(i * 9, 9))).collect();
         let sql = format!(
             "INSERT INTO reconciliations
              (step_id, connector, verdict, external_id, evidence_json, asked_by, checked_at, records, recorded_by)
@@ -75,17 +70,12 @@ pub async fn insert_all(tx: &mut Conn, news: &[(NewReconciliation<'_>, DateTime<
                 None => steps.push((new.step_id, new.verdict, 1)),
             }
         }
-        // Parameters numbered in the order they appear, each bound once (SQLite numbers them so too).
         let n = steps.len();
-        let verdicts: Vec<String> = (0..n).map(|i| format!("WHEN ${} THEN ${}", 2 * i + 1, 2 * i + 2)).collect();
-        let counts: Vec<String> =
-            (0..n).map(|i| format!("WHEN ${} THEN ${}", 2 * n + 2 * i + 1, 2 * n + 2 * i + 2)).collect();
-        let ids: Vec<String> = (0..n).map(|i| format!("${}", 4 * n + i + 1)).collect();
         let sql = format!(
-            "UPDATE steps SET latest_verdict = CASE id {} END, revision = revision + CASE id {} END WHERE id IN ({})",
-            verdicts.join(" "),
-            counts.join(" "),
-            ids.join(", ")
+            "UPDATE steps SET latest_verdict = {}, revision = revision + {} WHERE id IN ({})",
+            super::case_when("id", 0, n),
+            super::case_when("id", 2 * n, n),
+            super::params(4 * n, n)
         );
         on_conn!(tx, |c| {
             let mut query = sqlx::query(&sql);

@@ -420,14 +420,13 @@ async fn write_end<'o>(
             (D::Failed, E::Void, json!({"why": "the approved plan no longer holds", "changes": changes}))
         }
     };
-    let settled = db::dispatches::Settled {
+    writes.settled.push(db::dispatches::Settled {
+        request_id: &request.id,
         status: dispatch_status,
         attempts,
         next_attempt_at: now,
         error: None,
-        request_id: &request.id,
-    };
-    writes.settled.push(settled);
+    });
     // The outbox holds approved requests only: the dispatch moves the request from `approved` (a request the
     // operation's completion closed meanwhile stays as it is).
     let approved = (request.id.as_str(), request.operation_id, RerunRequestStatus::Approved);
