@@ -131,7 +131,8 @@ release: deps-build
 	@echo "largest page chunk (gzip -9 bytes): $$(for f in target/site/pkg/split_*.wasm; do echo "$$(gzip -9c $$f | wc -c) $$(basename $$f)"; done | sort -n | tail -1)"
 	@scripts/bundle.sh release
 
-## Benchmarks (not part of `make test`): figures next to baselines measured in the same run; writes bench/RESULTS.md.
+## Benchmarks (not part of `make test`): figures next to baselines measured in the same run; writes bench/RESULTS.md
+## (bench/RESULTS.postgres.md with BENCH_DATABASE_URL=postgres://…).
 ## Depends on `release` so that the browser bundle it reports is the optimised one.
 bench: release
 	@$(STEP) "the release bundle, deployed as DEPLOY.md says (under a minute)" scripts/bundle-test.sh release

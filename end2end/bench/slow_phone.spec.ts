@@ -6,7 +6,11 @@ import { password } from '../tests/support';
 const ROUNDS = Number(process.env.SLOW_PHONE_ROUNDS ?? 5);
 
 interface Load {
-  ms: number; bytes: number; quiet_ms: number; quiet_bytes: number;
+  /** Navigation → hydrated on the page's own clock (its navigation start to the moment `data-hydrated` was set). */
+  ms: number;
+  /** The same seen from the test: it polls the page (every 500 ms after the first 270 ms), so it is later. */
+  seen_ms: number;
+  bytes: number; quiet_ms: number; quiet_bytes: number;
   /** Where the time went, from the page's own clock: the document's last byte, the code's last byte (the wasm
    *  modules and their JavaScript fetched before hydration), and from there to hydrated (compiling, running). */
   document_ms: number; code_ms: number; code_bytes: number;
@@ -26,6 +30,15 @@ async function coldLoad(context: BrowserContext, path: string): Promise<Load> {
     offline: false, latency: 150, downloadThroughput: 1_600_000 / 8, uploadThroughput: 750_000 / 8,
   });
   await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  // The moment the app marks the page hydrated, on the page's clock (0 = its navigation start).
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (document.body?.getAttribute('data-hydrated') === 'true') {
+        (window as unknown as { hydratedAt: number }).hydratedAt = performance.now();
+        observer.disconnect();
+      }
+    }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-hydrated'] });
+  });
   let bytes = 0;
   let inFlight = 0;
   let lastActivity = Date.now();
@@ -35,13 +48,14 @@ async function coldLoad(context: BrowserContext, path: string): Promise<Load> {
   const started = Date.now();
   await page.goto(path, { waitUntil: 'commit' });
   await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true', { timeout: 120_000 });
-  const ms = Date.now() - started;
+  const seenMs = Date.now() - started;
   const hydratedBytes = bytes;
   const timeline = await page.evaluate(() => {
     const document = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
     const code = (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
       .filter((r) => /\.(wasm|js)$/.test(new URL(r.name).pathname));
     return {
+      ms: (window as unknown as { hydratedAt: number }).hydratedAt,
       document_ms: document.responseEnd,
       code_ms: Math.max(0, ...code.map((r) => r.responseEnd)),
       code_bytes: code.reduce((sum, r) => sum + r.transferSize, 0),
@@ -57,7 +71,7 @@ async function coldLoad(context: BrowserContext, path: string): Promise<Load> {
   }
   const quiet = { quiet_ms: lastActivity - started, quiet_bytes: bytes };
   await page.close();
-  return { ms, bytes: hydratedBytes, ...quiet, ...timeline };
+  return { seen_ms: seenMs, bytes: hydratedBytes, ...quiet, ...timeline };
 }
 
 function median(values: number[]): number {
@@ -73,7 +87,8 @@ const pages: [string, string, string | null][] = [
 
 test('each first page hydrates on a slow phone', async ({ browser, baseURL }) => {
   const results: Record<string, {
-    median_ms: number; median_bytes: number; median_quiet_ms: number; median_quiet_bytes: number;
+    median_ms: number; median_seen_ms: number; median_bytes: number;
+    median_quiet_ms: number; median_quiet_bytes: number;
     median_document_ms: number; median_code_ms: number; median_code_bytes: number; rounds: Load[];
   }> = {};
   for (const [name, path, user] of pages) {
@@ -90,6 +105,7 @@ test('each first page hydrates on a slow phone', async ({ browser, baseURL }) =>
     }
     results[name] = {
       median_ms: median(rounds.map((r) => r.ms)),
+      median_seen_ms: median(rounds.map((r) => r.seen_ms)),
       median_bytes: median(rounds.map((r) => r.bytes)),
       median_quiet_ms: median(rounds.map((r) => r.quiet_ms)),
       median_quiet_bytes: median(rounds.map((r) => r.quiet_bytes)),

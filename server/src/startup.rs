@@ -356,7 +356,8 @@ pub fn router(state: AppState, options: LeptosOptions) -> Router {
         .merge(crate::chat::account_routes(pages.clone()))
         .route_layer(axum::middleware::from_fn(http::policy::gate))
         .layer(axum::middleware::from_fn_with_state(pages, enforce_timeouts))
-        .layer(auth);
+        .layer(auth)
+        .layer(http::compress_pages());
     let mut machines = crate::api::routes(state.clone())
         .merge(http::health::routes(state.clone()))
         .merge(http::metrics::routes(state.clone()));

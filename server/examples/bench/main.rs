@@ -105,15 +105,30 @@ async fn main() -> anyhow::Result<()> {
         + &export
         + &merkle;
     println!("{table}");
-    let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let report = format!(
-        "# Benchmark results\n\nMeasured by `make bench` ({machine}, release build). Each figure is compared with a \
-         baseline measured in the same run; ratios, not absolute numbers, are the claim.\n\n{table}"
-    );
     if only.is_none() {
-        std::fs::write("bench/RESULTS.md", report)?;
+        let (file, report) = report(db.engine(), &table);
+        std::fs::write(file, report)?;
     }
     Ok(())
+}
+
+/// A whole run's table with when, where and what it measured; one file per engine, each the latest run on it.
+fn report(engine: &str, table: &str) -> (String, String) {
+    let machine = format!("{} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").args(args).output().ok();
+        out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default()
+    };
+    let commit = git(&["rev-parse", "--short", "HEAD"]);
+    let changed = if git(&["status", "--porcelain", "--untracked-files=no"]).is_empty() { "" } else { " with changes" };
+    let when = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC");
+    let file = if engine == "sqlite" { "bench/RESULTS.md".into() } else { format!("bench/RESULTS.{engine}.md") };
+    let report = format!(
+        "# Benchmark results ({engine})\n\nMeasured by `make bench` on {when}: {machine}, {engine}, the release build \
+         of commit {commit}{changed}. Each figure is compared with a baseline measured in the same run; ratios, not \
+         absolute numbers, are the claim.\n\n{table}"
+    );
+    (file, report)
 }
 
 /// `BENCH_DATABASE_URL`, else a new SQLite file under `dir`.

@@ -25,12 +25,14 @@ pub fn rows() -> String {
         .map(|(name, figures)| {
             let figure = |key: &str| figures[key].as_f64().unwrap_or(f64::NAN);
             let (ms, kib) = (figure("median_ms"), figure("median_bytes") / 1024.0);
+            let seen_ms = figure("median_seen_ms");
             let (quiet_ms, quiet_kib) = (figure("median_quiet_ms"), figure("median_quiet_bytes") / 1024.0);
             let (document_ms, code_ms) = (figure("median_document_ms"), figure("median_code_ms"));
             let code_kib = figure("median_code_bytes") / 1024.0;
             format!(
-                "| slow phone (1.6 Mbit/s, 150 ms, CPU 4×): {name}, navigation → hydrated, median of 5 cold loads \
-                 | {ms:.0} ms | {kib:.0} KiB transferred | — | ≤ 2,000 ms |\n\
+                "| slow phone (1.6 Mbit/s, 150 ms, CPU 4×): {name}, navigation → hydrated (the page's clock), \
+                 median of 5 cold loads | {ms:.0} ms (the test's polling saw it at {seen_ms:.0} ms) \
+                 | {kib:.0} KiB transferred | — | ≤ 2,000 ms |\n\
                  | slow phone: {name}, where the time goes (medians) | the document's last byte at \
                  {document_ms:.0} ms, the code's ({code_kib:.0} KiB: wasm and JavaScript) at {code_ms:.0} ms, then \
                  compiling and hydrating | — | — | — |\n\

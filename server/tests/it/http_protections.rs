@@ -71,6 +71,24 @@ async fn the_sign_in_page_is_rendered_with_a_nonced_hydration_script_and_a_stric
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_is_gzipped_for_a_browser_that_accepts_it_and_reads_the_same() {
+    let app = TestApp::spawn().await;
+    let plain = app.http.get(format!("{}/sign-in", app.url)).send().await.unwrap();
+    assert!(plain.headers().get("content-encoding").is_none(), "compressed without being asked");
+    let plain = plain.text().await.unwrap();
+    let asked = app.http.get(format!("{}/sign-in", app.url)).header("accept-encoding", "gzip, br");
+    let zipped = asked.send().await.unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    assert!(zipped.headers()["vary"].to_str().unwrap().contains("accept-encoding"));
+    let bytes = zipped.bytes().await.unwrap();
+    let mut html = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut html).unwrap();
+    assert!(bytes.len() < html.len(), "{} bytes for {} of HTML", bytes.len(), html.len());
+    assert!(html.contains("サインイン") && html.contains("</body>"), "{html}");
+    assert!(html.len().abs_diff(plain.len()) < 100, "the two pages differ by more than their nonces");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_out_visitor_of_any_page_is_sent_to_the_sign_in_form_and_sees_nothing_of_the_page() {
     let app = TestApp::spawn().await;
     app.user("kanrisha", &["admin"], &[]).await;
