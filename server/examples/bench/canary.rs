@@ -11,10 +11,14 @@ use contract::batches::Selection;
 use contract::rerun_call::RerunCall;
 use domain::batches::Progress;
 use domain::canary::CanaryConfig;
+use domain::stop_switch::Scope;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+/// The workflow of the batches' orders.
+const WORKFLOW: &str = "order-intake";
 
 const SETTLE_SECONDS: u32 = 20;
 
@@ -109,6 +113,12 @@ async fn batch(
     checker.abort();
     state.begin_stopping();
     let _ = dispatcher.await;
+    if fault_after.is_some() {
+        // The batch that stopped itself paused its workflow; its owner resumes it as after a real incident, or
+        // every rerun of the parts after this one would be held.
+        let why = "the bench's stopped batch is over";
+        services::stop_switch::resume(&state, &owner, Scope::Workflow, WORKFLOW, why).await.map_err(fail)?;
+    }
     Ok(Ran { seconds, sent: performer.arrived.load(Ordering::SeqCst) })
 }
 
@@ -126,7 +136,7 @@ async fn stalled_batch(
             .iter()
             .map(|s| json!({"name": s, "idempotency_key": format!("{id}-{s}"), "content": content()}))
             .collect();
-        let body = json!({"process_id": id, "workflow": "order-intake", "department": "sales", "steps": steps});
+        let body = json!({"process_id": id, "workflow": WORKFLOW, "department": "sales", "steps": steps});
         services::registration::register(state, client, id, &body).await.map_err(fail)?;
         let failed = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}});
         services::step_events::report(state, client, id, "register_order", serde_json::from_value(failed)?)

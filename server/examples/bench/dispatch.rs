@@ -101,6 +101,9 @@ pub(crate) async fn people(state: &AppState) -> anyhow::Result<(Caller, Caller, 
     Ok((staff, owner, client))
 }
 
+/// How long the queue may take to drain before the run fails.
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Returns the gate's latency and the baseline's.
 pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency, Latency)> {
     let (arrivals, url) = receiver().await?;
@@ -118,6 +121,9 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
         let (state, arrivals) = (state.clone(), arrivals.clone());
         senders.push(tokio::spawn(async move {
             while arrivals.lock().unwrap().len() < reruns {
+                let arrived = arrivals.lock().unwrap().len();
+                // A queue that stops draining (a pause left by an earlier part) fails the run instead of hanging it.
+                anyhow::ensure!(started.elapsed() < DRAIN_LIMIT, "{arrived} of {reruns} reruns arrived in 10 minutes");
                 if services::dispatcher::dispatch_due(&state).await.map_err(fail)? == 0 {
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
