@@ -120,8 +120,11 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
     for _ in 0..SENDERS {
         let (state, arrivals) = (state.clone(), arrivals.clone());
         senders.push(tokio::spawn(async move {
-            while arrivals.lock().unwrap().len() < reruns {
+            loop {
                 let arrived = arrivals.lock().unwrap().len();
+                if arrived >= reruns {
+                    break;
+                }
                 // A queue that stops draining (a pause left by an earlier part) fails the run instead of hanging it.
                 anyhow::ensure!(started.elapsed() < DRAIN_LIMIT, "{arrived} of {reruns} reruns arrived in 10 minutes");
                 if services::dispatcher::dispatch_due(&state).await.map_err(fail)? == 0 {
