@@ -103,10 +103,7 @@ pub async fn lock(tx: &mut Conn, id: &str) -> Result<Option<BatchRow>, sqlx::Err
 pub async fn recent(tx: &mut Conn, departments: Option<&[String]>, limit: i64) -> Result<Vec<BatchRow>, sqlx::Error> {
     let filter = match departments {
         Some([]) => return Ok(Vec::new()),
-        Some(list) => format!(
-            "WHERE b.department IN ({})",
-            (2..list.len() + 2).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
-        ),
+        Some(list) => format!("WHERE b.department IN ({})", super::params(1, list.len())),
         None => String::new(),
     };
     let sql = format!("{BATCH_SELECT} {filter} ORDER BY b.created_at DESC, b.id DESC LIMIT $1");
@@ -626,9 +623,10 @@ pub async fn select_stalled(tx: &mut Conn, f: &Filter<'_>) -> Result<Vec<Selecte
 pub async fn select_by_process_ids(tx: &mut Conn, process_ids: &[String]) -> Result<Vec<Selected>, sqlx::Error> {
     let mut found = Vec::new();
     for chunk in process_ids.chunks(500) {
-        let list: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-        let sql =
-            format!("SELECT id, process_id, department FROM operations WHERE process_id IN ({})", list.join(", "));
+        let sql = format!(
+            "SELECT id, process_id, department FROM operations WHERE process_id IN ({})",
+            super::params(0, chunk.len())
+        );
         let rows: Vec<Selected> = on_conn!(tx, |c| {
             let mut query = sqlx::query_as(&sql);
             for p in chunk {

@@ -86,11 +86,6 @@ pub struct PatternRow {
     pub acknowledged_at: Option<DateTime<Utc>>,
 }
 
-/// `IN ($first, …)` for `count` parameters.
-fn placeholders(first: usize, count: usize) -> String {
-    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
-}
-
 pub async fn insert(
     tx: &mut Conn,
     department: &str,
@@ -257,7 +252,7 @@ pub async fn list(
 ) -> Result<Vec<SummaryRow>, sqlx::Error> {
     let filter = match departments {
         Some([]) => return Ok(Vec::new()),
-        Some(list) => format!("AND i.department IN ({})", placeholders(4, list.len())),
+        Some(list) => format!("AND i.department IN ({})", super::params(3, list.len())),
         None => String::new(),
     };
     let sql = format!(
@@ -290,7 +285,7 @@ pub async fn overdue(
 ) -> Result<Vec<OverdueRow>, sqlx::Error> {
     let filter = match departments {
         Some([]) => return Ok(Vec::new()),
-        Some(list) => format!("AND i.department IN ({})", placeholders(3, list.len())),
+        Some(list) => format!("AND i.department IN ({})", super::params(2, list.len())),
         None => String::new(),
     };
     let sql = format!(

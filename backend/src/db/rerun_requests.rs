@@ -221,11 +221,10 @@ pub async fn pending_in(tx: &mut Conn, departments: &[String]) -> Result<Vec<Req
     if departments.is_empty() {
         return Ok(Vec::new());
     }
-    let list: Vec<String> = (2..departments.len() + 2).map(|i| format!("${i}")).collect();
     let sql = format!(
         "{REQUEST_SELECT} WHERE r.status = $1 AND r.batch_id IS NULL AND o.department IN ({})
          ORDER BY r.submitted_at, r.id",
-        list.join(", ")
+        super::params(1, departments.len())
     );
     on_conn!(tx, |c| {
         let mut query = sqlx::query_as(&sql).bind(Stored(RerunRequestStatus::PendingApproval));

@@ -16,8 +16,7 @@ fn in_scope(column: &str, scope: Scope<'_>) -> String {
         None => String::new(),
         Some([]) => " AND 1 = 0".into(),
         Some(codes) => {
-            let list: Vec<String> = (0..codes.len()).map(|i| format!("${}", i + 3)).collect();
-            format!(" AND {column} IN ({})", list.join(", "))
+            format!(" AND {column} IN ({})", super::params(2, codes.len()))
         }
     }
 }
