@@ -58,13 +58,15 @@ impl Admission {
     /// For `cores` cores: a page is a few milliseconds of one core's work, so one page per core keeps them busy,
     /// and more at once would only take the cores from the API and the dispatcher (measured: with 8 pages per core
     /// step events kept a quarter of their rate while 128 clients browsed, with one per core half). The queue
-    /// holds what the server answers in a few hundred milliseconds, so a wait stays far from its limit and from
-    /// the pool's timeout; beyond it the excess is shed at once. Downloads run one per export connection, a few
+    /// holds what the server answers in well under a second, and beyond it the excess is shed at once; a wait's
+    /// own limit (3 s, far from the pool's timeout) is for a server that has stopped answering, not for a busy
+    /// one: at 1 s, 128 clients browsing beside 8 sending step events (~190 pages/s, a full queue ~0.7 s of
+    /// work) had 10 of 5,760 pages shed (bench, 2026-12-07). Downloads run one per export connection, a few
     /// waiting up to half a minute. The calls of open pages have turns of their own, so that a person's click in
     /// a page already open (a manager's approval) does not wait behind a crowd loading pages.
     pub fn for_cores(cores: usize, pools: &crate::db::pools::PoolSettings) -> Self {
         let cores = cores.max(1);
-        let wait = Some(Duration::from_secs(1));
+        let wait = Some(Duration::from_secs(3));
         Admission {
             pages: Limits { at_once: cores, waiting: 128, max_wait: wait },
             calls: Limits { at_once: cores, waiting: 128, max_wait: wait },
