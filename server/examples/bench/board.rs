@@ -68,7 +68,7 @@ pub async fn fill(db: &Db, count: usize) -> anyhow::Result<()> {
                     let department = if (written + k) % 20 < 10 { "sales" } else { "billing" };
                     q = q
                         .bind(id)
-                        .bind("order-intake")
+                        .bind(super::WORKFLOW)
                         .bind("bench")
                         .bind(department)
                         .bind(*status)

@@ -17,9 +17,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// The workflow of the batches' orders.
-const WORKFLOW: &str = "order-intake";
-
 const SETTLE_SECONDS: u32 = 20;
 
 pub struct Canary {
@@ -117,7 +114,7 @@ async fn batch(
         // The batch that stopped itself paused its workflow; its owner resumes it as after a real incident, or
         // every rerun of the parts after this one would be held.
         let why = "the bench's stopped batch is over";
-        services::stop_switch::resume(&state, &owner, Scope::Workflow, WORKFLOW, why).await.map_err(fail)?;
+        services::stop_switch::resume(&state, &owner, Scope::Workflow, super::WORKFLOW, why).await.map_err(fail)?;
     }
     Ok(Ran { seconds, sent: performer.arrived.load(Ordering::SeqCst) })
 }
@@ -136,7 +133,7 @@ async fn stalled_batch(
             .iter()
             .map(|s| json!({"name": s, "idempotency_key": format!("{id}-{s}"), "content": content()}))
             .collect();
-        let body = json!({"process_id": id, "workflow": WORKFLOW, "department": "sales", "steps": steps});
+        let body = json!({"process_id": id, "workflow": super::WORKFLOW, "department": "sales", "steps": steps});
         services::registration::register(state, client, id, &body).await.map_err(fail)?;
         let failed = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}});
         services::step_events::report(state, client, id, "register_order", serde_json::from_value(failed)?)

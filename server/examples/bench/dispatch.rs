@@ -126,7 +126,8 @@ pub async fn dispatch_latency(db: Db, reruns: usize) -> anyhow::Result<(Latency,
                     break;
                 }
                 // A queue that stops draining (a pause left by an earlier part) fails the run instead of hanging it.
-                anyhow::ensure!(started.elapsed() < DRAIN_LIMIT, "{arrived} of {reruns} reruns arrived in 10 minutes");
+                let limit = DRAIN_LIMIT.as_secs();
+                anyhow::ensure!(started.elapsed() < DRAIN_LIMIT, "{arrived} of {reruns} reruns arrived in {limit} s");
                 if services::dispatcher::dispatch_due(&state).await.map_err(fail)? == 0 {
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }

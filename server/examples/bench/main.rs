@@ -415,9 +415,12 @@ fn gzipped_size(path: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// The workflow of the bench's operations (the example configuration's).
+const WORKFLOW: &str = "order-intake";
+
 /// The registration of one order-intake operation (the example configuration's two steps).
 fn order_intake(id: &str) -> serde_json::Value {
-    json!({"process_id": id, "workflow": "order-intake", "department": "sales",
+    json!({"process_id": id, "workflow": WORKFLOW, "department": "sales",
         "steps": [{"name": "register_order", "idempotency_key": format!("{id}-r")},
                   {"name": "ai_summary", "idempotency_key": format!("{id}-s")}]})
 }
