@@ -399,17 +399,30 @@ impl Db {
     /// Closes every connection, the group commit's own too (SQLite): a connection left open on a file that is
     /// then replaced (a backup restored) would, when it closes, checkpoint and delete the `-wal` beside it by
     /// name, which is by then the new file's.
+    /// The pool first: a grouped write checks its own pool is closed, under the writer's lock, before it opens
+    /// the writer's connection again, so once the writer's connection is taken here none is opened after it.
     pub async fn close(&self) {
         match self {
             Db::Sqlite(pool, writer, _) => {
+                close_fully(pool).await;
                 let connection = writer.connection.lock().await.take();
                 if let Some(connection) = connection {
                     let _ = sqlx::Connection::close(connection).await;
                 }
-                pool.close().await
             }
-            Db::Postgres(pool, ..) => pool.close().await,
+            Db::Postgres(pool, ..) => close_fully(pool).await,
         }
+    }
+}
+
+/// sqlx 0.8's `Pool::close` may return with a connection still open (launchbadge/sqlx#3217): one whose return
+/// to the pool was under way lands in the idle queue after the last drain, or the wait for the permits ends
+/// early. Closing again drains what came back, until no connection is left.
+async fn close_fully<DB: Database>(pool: &Pool<DB>) {
+    pool.close().await;
+    while pool.size() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        pool.close().await;
     }
 }
 
