@@ -152,3 +152,48 @@ async fn a_closed_database_keeps_none_of_its_files_open() {
     app.stop().await; // fails when a file stays open
     assert_eq!(open(), 0, "after close, no file of {file} is open");
 }
+
+/// The same while its connections are in use and writes wait for their turn: sqlx 0.8's `Pool::close` can return
+/// with a connection still open (launchbadge/sqlx#3217), and a grouped write waiting for the writer could open
+/// the writer's connection again after it was closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_closed_while_busy_keeps_none_of_its_files_open() {
+    for round in 0..8 {
+        let app = TestApp::spawn().await;
+        if !app.database_url.starts_with("sqlite:") {
+            return; // PostgreSQL: no file of ours
+        }
+        let token = app.token("intake", &["sales"]).await;
+        let readers = (0..12).map(|n| {
+            let db = app.state.pools()[n % 3].clone();
+            tokio::spawn(async move {
+                while let Ok(mut conn) = db.connection().await {
+                    if backend::db::audit::head(&mut conn).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
+        let writers = (0..4).map(|writer| {
+            let (http, url, token) = (app.http.clone(), app.url.clone(), token.clone());
+            tokio::spawn(async move {
+                for n in 0.. {
+                    let process_id = format!("ORD-BUSY-{round}-{writer}-{n}");
+                    let body = serde_json::json!({"process_id": process_id, "workflow": "order-intake",
+                        "department": "sales", "steps": [{"name": "register_order", "idempotency_key": process_id}]});
+                    let sent = http.post(format!("{url}/api/v1/operations")).bearer_auth(&token);
+                    let sent = sent.header("idempotency-key", &process_id).json(&body).send();
+                    if !sent.await.is_ok_and(|answer| answer.status().is_success()) {
+                        break;
+                    }
+                }
+            })
+        });
+        let busy: Vec<_> = readers.chain(writers).collect();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        app.stop().await; // fails when a file stays open
+        for task in busy {
+            task.await.unwrap();
+        }
+    }
+}
