@@ -167,8 +167,11 @@ async fn a_database_closed_while_busy_keeps_none_of_its_files_open() {
         let readers = (0..12).map(|n| {
             let db = app.state.pools()[n % 3].clone();
             tokio::spawn(async move {
-                while let Ok(mut conn) = db.connection().await {
-                    if backend::db::audit::head(&mut conn).await.is_err() {
+                loop {
+                    let Ok(mut conn) = db.connection().await else { break };
+                    let read = backend::db::audit::head(&mut conn).await;
+                    drop(conn);
+                    if read.is_err() {
                         break;
                     }
                 }
