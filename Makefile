@@ -17,7 +17,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
 STEP := scripts/step.sh
 
-.PHONY: run test bench fuzz deps deps-build deps-lint deps-test site release docs-check lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
+.PHONY: run test disk-check bench fuzz deps deps-build deps-lint deps-test site release docs-check lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -37,10 +37,15 @@ run: deps-build site
 	RERUN_GATE_WEBHOOK_SECRET_AI=$${RERUN_GATE_WEBHOOK_SECRET_AI:-$(DEMO_WEBHOOK_SECRET)} \
 	LEPTOS_SITE_ADDR=$${LEPTOS_SITE_ADDR:-127.0.0.1:3000} target/debug/server serve --demo
 
-test: deps-build deps-lint deps-test docs-check lint unit-tests sqlite-tests site api-fuzz kits-tests postgres-tests bundle-test browser-tests
+test: disk-check deps-build deps-lint deps-test docs-check lint unit-tests sqlite-tests site api-fuzz kits-tests postgres-tests bundle-test browser-tests
 	@echo "all tests passed"
 
 deps: deps-build deps-lint deps-test
+
+## A clean clone's `make test` leaves 9.7 GB under target/ (clippy's builds, the debug server and its tests, the
+## site; measured 2026-12-07 with .ci/run, 10.2 GB at its peak with the tests' files): a fuller disk is said at once.
+disk-check:
+	@scripts/check-disk.sh 11 "make test"
 
 ## What building needs: the wasm target, cargo-leptos and wasm-bindgen at pinned versions, built at the same time
 ## with a profile that compiles quickly (scripts/install-tools.sh says how long each takes).
