@@ -227,8 +227,7 @@ async fn the_alarm_stands_across_restarts_until_a_person_resolves_it_and_the_res
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restoring_an_older_backup_raises_the_alarm_and_the_documented_resolution_clears_it() {
     let app = TestApp::spawn().await;
-    let Some(path) = app.database_url.strip_prefix("sqlite://").map(|p| p.split('?').next().unwrap().to_string())
-    else {
+    let Some(path) = app.database_file().map(str::to_string) else {
         return; // `server backup` is SQLite's; PostgreSQL's copies are pg_dump's
     };
     some_events(&app, &["a-user"]).await;

@@ -135,22 +135,15 @@ async fn killed_at_each_fault_point_and_restarted_the_receiver_sees_exactly_one_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_database_keeps_none_of_its_files_open() {
     let app = TestApp::spawn().await;
-    let Some(file) = app.database_url.strip_prefix("sqlite://").and_then(|rest| rest.split('?').next()) else {
+    let Some(file) = app.database_file() else {
         return; // PostgreSQL: no file of ours
     };
     let token = app.token("intake", &["sales"]).await;
     // A step event takes the group commit's path, which keeps a connection of its own.
     crate::fixtures::stalled(&app, &token, "ORD-CLOSE").await;
-    let open = || {
-        std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
-            .filter(|target| target.to_string_lossy().starts_with(file))
-            .count()
-    };
-    assert!(open() > 0, "the app has its database open");
+    assert!(app.open_database_files() > 0, "the app has its database open");
     app.stop().await; // fails when a file stays open
-    assert_eq!(open(), 0, "after close, no file of {file} is open");
+    assert_eq!(app.open_database_files(), 0, "after close, no file of {file} is open");
 }
 
 /// The same while its connections are in use and writes wait for their turn: sqlx 0.8's `Pool::close` can return
@@ -160,7 +153,7 @@ async fn a_closed_database_keeps_none_of_its_files_open() {
 async fn a_database_closed_while_busy_keeps_none_of_its_files_open() {
     for round in 0..8 {
         let app = TestApp::spawn().await;
-        if !app.database_url.starts_with("sqlite:") {
+        if app.database_file().is_none() {
             return; // PostgreSQL: no file of ours
         }
         let token = app.token("intake", &["sales"]).await;

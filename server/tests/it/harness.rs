@@ -123,7 +123,7 @@ pub async fn as_superuser(pool: &sqlx::PgPool, sql: &str) -> Result<(), sqlx::Er
 /// gigabytes behind, and a CI machine short of disk failed every test after the disk filled).
 impl Drop for TestApp {
     fn drop(&mut self) {
-        if let Some(path) = self.database_url.strip_prefix("sqlite://").and_then(|rest| rest.split('?').next()) {
+        if let Some(path) = self.database_file() {
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{path}{suffix}"));
             }
@@ -318,29 +318,35 @@ impl TestApp {
         &self.state.db
     }
 
+    /// The SQLite database's file; `None` on PostgreSQL.
+    pub fn database_file(&self) -> Option<&str> {
+        self.database_url.strip_prefix("sqlite://").and_then(|rest| rest.split('?').next())
+    }
+
+    /// How many of this process's file handles are on the SQLite database's files (its `-wal` and `-shm` too).
+    pub fn open_database_files(&self) -> usize {
+        let Some(file) = self.database_file() else { return 0 };
+        std::fs::read_dir("/proc/self/fd")
+            .map(|fds| fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok()).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|target| target.to_string_lossy().starts_with(file))
+            .count()
+    }
+
     /// The server stopped, as an operator stops it before replacing its database file: every pool closed and, on
     /// SQLite, no file of the database open any more. (A closed connection's file handles go with its own thread,
     /// which under load can be a moment after `close` returns; a process that ends closes them all at once.)
     pub async fn stop(&self) {
         self.state.close().await;
-        let Some(file) = self.database_url.strip_prefix("sqlite://").and_then(|rest| rest.split('?').next()) else {
-            return;
-        };
-        let open = || {
-            std::fs::read_dir("/proc/self/fd")
-                .map(|fds| fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok()).collect::<Vec<_>>())
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|target| target.to_string_lossy().starts_with(file))
-                .count()
-        };
         for _ in 0..100 {
-            if open() == 0 {
+            if self.open_database_files() == 0 {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        panic!("{} file(s) of {file} still open 5 s after the app closed its database", open());
+        let file = self.database_file().unwrap_or_default();
+        panic!("{} file(s) of {file} still open 5 s after the app closed its database", self.open_database_files());
     }
 
     /// The demo outside systems, as this app's demo connectors read them.
