@@ -74,8 +74,8 @@ fn operation_for(caller: &Caller, operation: Option<OperationRow>) -> Result<Ope
     Ok(operation)
 }
 
-/// Staff start a request on a stalled operation: the plan is computed, executed steps get their flag
-/// confirmed, and a draft with the pre-filled checklist is created — or the reasons it cannot be are given.
+/// Staff start a request on a stalled operation: the plan is made and bound (`make_plan`), and a draft with the
+/// pre-filled checklist is created — or the reasons it cannot be are given.
 pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &str) -> Result<StartAnswer, AppError> {
     let why = reason(why).map_err(|m| AppError::invalid(Field::Reason, m))?;
     let now = state.clock.now();
@@ -87,30 +87,20 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
             "a rerun can be requested only for a stalled operation (not on hold, not already requested)",
         ));
     }
-    let snap = snapshot(state, &mut tx, operation).await?;
-    let outcome = plan_for(state, &snap)?;
-    // With nothing to rerun, no request shows a step resting on the key alone to a person.
-    let blocked = if outcome.plan.steps.is_empty() {
-        outcome.blocked_unless_a_person_confirms()
-    } else {
-        outcome.blocked.clone()
+    let (snap, bound) = match make_plan(state, &mut tx, caller, operation, Looking::Person, now).await? {
+        Made::Blocked(reasons) => return Ok(StartAnswer::Blocked { reasons }),
+        Made::ChangedSincePreview => return Err(AppError::internal("plan", "a single request has no preview")),
+        Made::NothingToRerun(confirmed) => {
+            tx.commit().await?;
+            return Ok(StartAnswer::NothingToRerun { confirmed });
+        }
+        Made::Ready { snap, bound } => (snap, bound),
     };
-    if !blocked.is_empty() {
-        return Ok(StartAnswer::Blocked { reasons: blocked });
-    }
-    let operation = &snap.operation;
-    confirm_flags(&mut tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
-    if outcome.plan.steps.is_empty() {
-        let facts = (operation.id, operation.process_id.as_str(), operation.department.as_str());
-        super::operations::complete_if_done(&mut tx, caller.actor(), facts, caller.request_id.as_deref(), now).await?;
-        tx.commit().await?;
-        return Ok(StartAnswer::NothingToRerun { confirmed: outcome.confirm_flags });
-    }
-    let checks = prefill(&snap, &outcome.plan);
+    let checks = prefill(&snap, &bound.plan);
     let draft = Draft {
         snap: &snap,
-        plan: &outcome.plan,
-        confirmed: &outcome.confirm_flags,
+        plan: &bound.plan,
+        confirmed: &bound.confirmed,
         checks: &checks,
         reason: &why,
         batch_id: None,
@@ -120,6 +110,78 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
         .ok_or_else(|| AppError::conflict(Conflict::RequestOpen, "this operation already has an open rerun request"))?;
     tx.commit().await?;
     Ok(StartAnswer::Created { id })
+}
+
+/// Who will look at the plan's steps before it is submitted.
+#[derive(Clone, Copy)]
+pub(super) enum Looking<'a> {
+    /// A person goes through the request step by step: a step resting on the key alone may wait for them.
+    Person,
+    /// A bulk rerun's member: nobody confirms a step on the key alone, and the plan must be the one previewed.
+    Member { previewed: Option<&'a RerunPlan> },
+}
+
+/// What a start made of a stalled operation.
+pub(super) enum Made {
+    /// Its steps forbid a request.
+    Blocked(Vec<rerun_plan::Blocked>),
+    /// A bulk rerun's member whose plan is not the one previewed.
+    ChangedSincePreview,
+    /// Every unfinished step is executed outside: their flags are confirmed and the operation completed.
+    NothingToRerun(Vec<String>),
+    /// A plan to request, bound to the facts as the start leaves them.
+    Ready { snap: Snapshot, bound: Bound },
+}
+
+/// A plan bound to the facts, and the flags its start confirmed on the way.
+pub(super) struct Bound {
+    pub plan: RerunPlan,
+    pub confirmed: Vec<String>,
+}
+
+/// The one way a start (single or a bulk rerun's member) makes and binds a plan: computed from the facts, the
+/// flags of steps the outside systems show executed confirmed, then bound to the facts as those writes left them
+/// — a request's own writes are never "the facts changed" at its submission, approval or send.
+pub(super) async fn make_plan(
+    state: &AppState,
+    tx: &mut db::Conn,
+    caller: &Caller,
+    operation: OperationRow,
+    looking: Looking<'_>,
+    now: DateTime<Utc>,
+) -> Result<Made, AppError> {
+    let snap = snapshot(state, tx, operation).await?;
+    let outcome = plan_for(state, &snap)?;
+    let blocked = match looking {
+        Looking::Person if !outcome.plan.steps.is_empty() => outcome.blocked.clone(),
+        _ => outcome.blocked_unless_a_person_confirms(),
+    };
+    if !blocked.is_empty() {
+        return Ok(Made::Blocked(blocked));
+    }
+    if let Looking::Member { previewed: Some(previewed) } = looking
+        && previewed.verdicts_hash != outcome.plan.verdicts_hash
+    {
+        return Ok(Made::ChangedSincePreview);
+    }
+    let (actor, request_id) = (caller.actor(), caller.request_id.as_deref());
+    confirm_flags(tx, actor.clone(), request_id, &snap, &outcome.confirm_flags, now).await?;
+    if outcome.plan.steps.is_empty() {
+        let op = &snap.operation;
+        let facts = (op.id, op.process_id.as_str(), op.department.as_str());
+        super::operations::complete_if_done(tx, actor, facts, request_id, now).await?;
+        return Ok(Made::NothingToRerun(outcome.confirm_flags));
+    }
+    if outcome.confirm_flags.is_empty() {
+        return Ok(Made::Ready { snap, bound: Bound { plan: outcome.plan, confirmed: Vec::new() } });
+    }
+    // Read again after its own writes: the flags just set are facts the plan is bound to, not changes to it.
+    let snap = snapshot(state, tx, snap.operation).await?;
+    let again = plan_for(state, &snap)?;
+    if again.plan.steps != outcome.plan.steps || !again.confirm_flags.is_empty() || !again.blocked.is_empty() {
+        return Err(AppError::internal("plan", "the plan moved under its own start's writes"));
+    }
+    Ok(Made::Ready { snap, bound: Bound { plan: again.plan, confirmed: outcome.confirm_flags } })
 }
 
 /// The plan for the snapshot, bound to the workflow's definition as configured now (the one the rerun uses).
@@ -133,7 +195,7 @@ pub(super) fn plan_for(state: &AppState, snap: &Snapshot) -> Result<PlanOutcome,
 }
 
 /// Sets the completion flags of steps the outside systems show executed, each with its audit event.
-pub(super) async fn confirm_flags(
+async fn confirm_flags(
     tx: &mut db::Conn,
     actor: Actor,
     request_id: Option<&str>,

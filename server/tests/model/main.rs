@@ -9,3 +9,4 @@ mod fixtures;
 mod gate_model;
 #[path = "../it/harness.rs"]
 mod harness;
+mod own_writes;

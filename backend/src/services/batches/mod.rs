@@ -8,8 +8,7 @@ use super::audit::record;
 use super::notifications::notify_owners;
 use super::reconciliation::{self, Looked};
 use super::rerun_requests::{
-    self, Draft, advance, advance_by_id, approval_validity, confirm_flags, plan_for, plan_still_holds, prefill,
-    snapshot,
+    self, Draft, Looking, Made, advance, advance_by_id, approval_validity, make_plan, plan_still_holds, prefill,
 };
 use super::{Caller, decisions};
 use crate::db::batches::{BatchRow, MemberRow, MemberUpdate, NewBatch};
@@ -251,25 +250,17 @@ async fn admit(
     if operation.status != OperationStatus::Stalled {
         return Ok(Admission::Dropped(Reason::NotStalled { status: operation.status.to_string() }));
     }
-    let snap = snapshot(state, tx, operation).await?;
     let previewed: Option<RerunPlan> = member.plan_json.as_deref().and_then(|p| serde_json::from_str(p).ok());
-    let outcome = match plan_for(state, &snap) {
-        Ok(o)
-            if o.blocked_unless_a_person_confirms().is_empty()
-                && previewed.as_ref().is_none_or(|p| p.verdicts_hash == o.plan.verdicts_hash) =>
-        {
-            o
+    let looking = Looking::Member { previewed: previewed.as_ref() };
+    let (snap, bound) = match make_plan(state, tx, caller, operation, looking, now).await {
+        Ok(Made::Ready { snap, bound }) => (snap, bound),
+        Ok(Made::NothingToRerun(_)) => return Ok(Admission::Done),
+        Ok(Made::Blocked(_) | Made::ChangedSincePreview) | Err(AppError::Conflict { .. }) => {
+            return Ok(Admission::Dropped(Reason::EvidenceChanged));
         }
-        _ => return Ok(Admission::Dropped(Reason::EvidenceChanged)),
+        Err(other) => return Err(other),
     };
-    confirm_flags(tx, caller.actor(), caller.request_id.as_deref(), &snap, &outcome.confirm_flags, now).await?;
-    if outcome.plan.steps.is_empty() {
-        let op = &snap.operation;
-        let facts = (op.id, op.process_id.as_str(), op.department.as_str());
-        super::operations::complete_if_done(tx, caller.actor(), facts, caller.request_id.as_deref(), now).await?;
-        return Ok(Admission::Done);
-    }
-    let checks = prefill(&snap, &outcome.plan);
+    let checks = prefill(&snap, &bound.plan);
     if let Some(failing) = checks.iter().find(|c| !c.holds) {
         return Ok(Admission::Dropped(Reason::CheckFails {
             number: failing.check.number(),
@@ -278,8 +269,8 @@ async fn admit(
     }
     let draft = Draft {
         snap: &snap,
-        plan: &outcome.plan,
-        confirmed: &outcome.confirm_flags,
+        plan: &bound.plan,
+        confirmed: &bound.confirmed,
         checks: &checks,
         reason: &batch.reason,
         batch_id: Some(&batch.id),

@@ -1,5 +1,6 @@
 //! The preview: the outside systems are asked about every member, a few at a time, and each gets its plan —
 //! a dry run that sends nothing. One worker at a time holds the batch's lease; a stopped one's runs out.
+use super::rerun_requests::{plan_for, snapshot};
 use super::*;
 use domain::audit_action::AuditAction;
 
