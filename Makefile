@@ -17,7 +17,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each long step says what it is and how long it took on a fresh 2-core machine (scripts/newcomer-time.sh).
 STEP := scripts/step.sh
 
-.PHONY: run test disk-check bench fuzz deps deps-build deps-lint deps-test site release docs-check lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
+.PHONY: run test stories disk-check bench fuzz deps deps-build deps-lint deps-test site release docs-check lint fmt unit-tests sqlite-tests postgres-tests api-fuzz kits-tests bundle-test browser-tests
 
 # The demo's secrets are fixed, public ones (loopback only): inbound webhooks and the signed reruns.
 DEMO_WEBHOOK_SECRET ?= whsec_ZGVtby1vbmx5LXdlYmhvb2stc2VjcmV0LTIwMjY=
@@ -216,6 +216,15 @@ kits-tests:
 	  target/kits-py-venv/bin/pytest -q -p no:cacheprovider clients/python
 	@RERUN_GATE_OPENAPI=$$PWD/target/openapi.json $(STEP) "the TypeScript client kit's tests (tsc, node --test, seconds)" \
 	  npm test --silent --prefix clients/typescript
+
+## The stories alone (server/tests/stories, also part of both integration runs): each case the demo loads from the
+## seed, played by its people from the stalled board to the completed operation and the auditor's proof, on
+## SQLite and then PostgreSQL; each story prints its time.
+stories: deps-test
+	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=sqlite $(STEP) "the stories on SQLite (seconds once built)" \
+	  cargo test -p server --features ssr --test stories -- --nocapture
+	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "the stories on PostgreSQL (seconds once built)" \
+	  scripts/with-postgres.sh cargo test -p server --features ssr --test stories -- --nocapture
 
 postgres-tests:
 	@$(BUILD_ENV) RERUN_GATE_TEST_ENGINE=postgres $(STEP) "integration tests on PostgreSQL (about 6 min)" \
