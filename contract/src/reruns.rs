@@ -3,7 +3,7 @@ use super::operations::StepView;
 use chrono::{DateTime, Utc};
 use domain::approval::{Decision, MakerPart, Standing};
 use domain::batches::BatchStatus;
-use domain::rerun_plan::{Blocked, RerunPlan};
+use domain::rerun_plan::{Blocked, Change, RerunPlan};
 use domain::rerun_request::RerunRequestStatus;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +49,9 @@ pub struct RerunRequestView {
     pub created_at: DateTime<Utc>,
     pub submitted_at: Option<DateTime<Utc>>,
     pub plan: RerunPlan,
+    /// A draft whose facts changed since its plan was made: what changed, step by step (it cannot be submitted;
+    /// its makers make the plan again).
+    pub plan_changes: Vec<Change>,
     pub checks: Vec<CheckView>,
     /// Staff or manager of the department while the request is a draft.
     pub may_confirm: bool,

@@ -18,6 +18,8 @@ pub enum SystemReason {
     PlanNoLongerHolds,
     /// Reconciliation found a planned step executed at the outside system.
     OutsideShowsExecuted,
+    /// The facts a draft's plan was bound to changed: its makers made the plan again (a new draft).
+    PlanMadeAgain,
     WebhookApplied {
         version: i64,
         verdict: Verdict,
@@ -44,6 +46,7 @@ const NO_DECISION_IN_TIME: &str = "no decision within the approval's validity";
 const VALIDITY_RAN_OUT: &str = "the approval's validity ran out";
 const PLAN_NO_LONGER_HOLDS: &str = "the plan no longer holds";
 const OUTSIDE_SHOWS_EXECUTED: &str = "the outside system shows the step executed";
+const PLAN_MADE_AGAIN: &str = "the facts changed: the plan was made again";
 const WEBHOOK_UNREADABLE: &str = "the body is not JSON (or was purged)";
 const WEBHOOK_UNMATCHED: &str = "no step of this connector has that idempotency key or result ID";
 const WEBHOOK_CONNECTOR_CLOSED: &str = "the connector no longer accepts webhooks";
@@ -59,6 +62,7 @@ impl SystemReason {
             SystemReason::ValidityRanOut => VALIDITY_RAN_OUT.into(),
             SystemReason::PlanNoLongerHolds => PLAN_NO_LONGER_HOLDS.into(),
             SystemReason::OutsideShowsExecuted => OUTSIDE_SHOWS_EXECUTED.into(),
+            SystemReason::PlanMadeAgain => PLAN_MADE_AGAIN.into(),
             SystemReason::WebhookApplied { version, verdict } => format!("version {version}: {}", verdict.as_str()),
             SystemReason::WebhookNotNewer { version } => format!("version {version} is not newer than the step's"),
             SystemReason::WebhookUnreadable => WEBHOOK_UNREADABLE.into(),
@@ -77,6 +81,7 @@ impl SystemReason {
             (VALIDITY_RAN_OUT, SystemReason::ValidityRanOut),
             (PLAN_NO_LONGER_HOLDS, SystemReason::PlanNoLongerHolds),
             (OUTSIDE_SHOWS_EXECUTED, SystemReason::OutsideShowsExecuted),
+            (PLAN_MADE_AGAIN, SystemReason::PlanMadeAgain),
             (WEBHOOK_UNREADABLE, SystemReason::WebhookUnreadable),
             (WEBHOOK_UNMATCHED, SystemReason::WebhookUnmatched),
             (WEBHOOK_CONNECTOR_CLOSED, SystemReason::WebhookConnectorClosed),
@@ -124,6 +129,7 @@ mod tests {
             SystemReason::ValidityRanOut,
             SystemReason::PlanNoLongerHolds,
             SystemReason::OutsideShowsExecuted,
+            SystemReason::PlanMadeAgain,
             SystemReason::WebhookApplied { version: 3, verdict: Verdict::Executed },
             SystemReason::WebhookNotNewer { version: 2 },
             SystemReason::WebhookUnreadable,

@@ -40,6 +40,41 @@ pub struct RerunPlan {
     /// step: the request is submitted only once a person has confirmed each (its flag then set).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_key_alone: Vec<String>,
+    /// Each step's facts as they were when the plan was bound, so that a change can be named step by step
+    /// (plans bound before these were kept have none: their change is only `Evidence`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bound_to: Vec<BoundStep>,
+}
+
+/// What the plan knew of one step: the outside system's verdict and record, and the completion flag.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StepState {
+    pub verdict: Option<Verdict>,
+    pub external_id: Option<String>,
+    pub completed: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct BoundStep {
+    pub step: String,
+    #[serde(flatten)]
+    pub state: StepState,
+}
+
+impl RerunPlan {
+    /// Bound anew to the facts as they are (a person's confirmation on the key alone became one of them).
+    pub fn rebind(&mut self, facts: &[StepFacts]) {
+        self.verdicts_hash = verdicts_hash(facts);
+        self.bound_to = facts.iter().map(|s| BoundStep { step: s.name.clone(), state: s.state() }).collect();
+    }
+}
+
+impl StepFacts {
+    fn state(&self) -> StepState {
+        StepState { verdict: self.verdict, external_id: self.external_id.clone(), completed: self.completed }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,12 +152,14 @@ pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
             (true, Some(Verdict::LookupFailed)) => blocked.push(block(BlockedBecause::LookupFailed)),
         }
     }
-    let plan = RerunPlan {
+    let mut plan = RerunPlan {
         steps: planned,
         workflow_version: workflow_version.to_string(),
-        verdicts_hash: verdicts_hash(steps),
+        verdicts_hash: String::new(),
         on_key_alone,
+        bound_to: Vec::new(),
     };
+    plan.rebind(steps);
     PlanOutcome { plan, confirm_flags, blocked }
 }
 
@@ -147,7 +184,11 @@ pub enum Change {
     Verdict { step: String, now: Option<Verdict> },
     /// A planned step's idempotency key or content is not the one approved (or the step is gone).
     Step { step: String },
-    /// Another step's verdict, external ID or flag changed since the plan was made.
+    /// A step's verdict, external ID or flag is not what the plan was bound to: as it was, and as it is now
+    /// (`None`: the step was not there).
+    Fact { step: String, was: Option<StepState>, now: Option<StepState> },
+    /// Another step's verdict, external ID or flag changed since the plan was made (a plan bound without its
+    /// steps' facts).
     Evidence,
     /// A step the plan leaves out on the key alone has not been confirmed by a person.
     Unconfirmed { step: String },
@@ -213,9 +254,28 @@ pub fn check(plan: &RerunPlan, facts: &[StepFacts], version: Option<&str>, looke
         }
     }
     if result.changes.is_empty() && verdicts_hash(facts) != plan.verdicts_hash {
-        result.changes.push(Change::Evidence);
+        result.changes = facts_changed(plan, facts);
     }
     result
+}
+
+/// Step by step, what is not as the plan was bound to; `Evidence` when the plan kept no facts to compare.
+fn facts_changed(plan: &RerunPlan, facts: &[StepFacts]) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for fact in facts {
+        let was = plan.bound_to.iter().find(|b| b.step == fact.name).map(|b| b.state.clone());
+        let now = fact.state();
+        if was.as_ref() != Some(&now) {
+            changes.push(Change::Fact { step: fact.name.clone(), was, now: Some(now) });
+        }
+    }
+    for bound in plan.bound_to.iter().filter(|b| !facts.iter().any(|f| f.name == b.step)) {
+        changes.push(Change::Fact { step: bound.step.clone(), was: Some(bound.state.clone()), now: None });
+    }
+    if plan.bound_to.is_empty() || changes.is_empty() {
+        return vec![Change::Evidence];
+    }
+    changes
 }
 
 #[cfg(test)]
@@ -299,7 +359,7 @@ mod tests {
         assert!(!unconfirmed.holds(), "not submitted, approved or sent until a person confirms");
         let mut confirmed = steps.clone();
         confirmed[0].completed = true;
-        let plan = RerunPlan { verdicts_hash: verdicts_hash(&confirmed), ..outcome.plan.clone() };
+        let plan = compute(&confirmed, "v1").plan;
         assert!(check(&plan, &confirmed, Some("v1"), &[]).holds());
         let why = outcome.blocked_unless_a_person_confirms();
         assert_eq!(why, vec![Blocked { step: "register_order".into(), why: BlockedBecause::ContentNotCompared }]);
@@ -374,6 +434,15 @@ mod tests {
         assert!(!at_send.holds() && at_send.to_send.is_empty(), "nothing is sent on a plan that no longer holds");
         let mut other = steps.clone();
         other[0].external_id = Some("ord-9".into());
-        assert_eq!(check(&plan, &other, Some("v1"), &[]).changes, vec![Change::Evidence]);
+        let was = StepState { verdict: Some(Verdict::Executed), external_id: None, completed: true };
+        let now = StepState { external_id: Some("ord-9".into()), ..was.clone() };
+        let named = Change::Fact { step: "register_order".into(), was: Some(was), now: Some(now) };
+        assert_eq!(check(&plan, &other, Some("v1"), &[]).changes, vec![named], "the change is named, before and after");
+        let unnamed = RerunPlan { bound_to: Vec::new(), ..plan.clone() };
+        assert_eq!(
+            check(&unnamed, &other, Some("v1"), &[]).changes,
+            vec![Change::Evidence],
+            "a plan kept without facts"
+        );
     }
 }

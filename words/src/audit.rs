@@ -339,6 +339,7 @@ pub fn system_reason_label_in(l: Locale, reason: &SystemReason) -> String {
         SystemReason::ValidityRanOut => td_string!(l, audit.system_reason.validity_ran_out).into(),
         SystemReason::PlanNoLongerHolds => td_string!(l, audit.system_reason.plan_no_longer_holds).into(),
         SystemReason::OutsideShowsExecuted => td_string!(l, audit.system_reason.outside_shows_executed).into(),
+        SystemReason::PlanMadeAgain => td_string!(l, audit.system_reason.plan_made_again).into(),
         SystemReason::WebhookApplied { version, verdict } => {
             let verdict = super::verdict_label_in(l, Some(*verdict));
             td_string!(l, audit.system_reason.webhook_applied, version = *version, verdict = verdict).to_string()

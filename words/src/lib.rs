@@ -15,6 +15,7 @@ pub mod evidence;
 #[cfg(test)]
 mod locale_files;
 pub mod notifications;
+pub mod plan;
 
 use crate::i18n::{Locale, td_string};
 use domain::batches::BatchStatus;

@@ -90,6 +90,7 @@ pub const POLICY: &[Entry] = &[
     server_fn("/api/reruns/confirm", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/reruns/confirm_key_alone", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/reruns/submit", Roles(STAFF_OR_MANAGER)),
+    server_fn("/api/reruns/replan", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/reruns/cancel", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/batches/create", Roles(STAFF_OR_MANAGER)),
     server_fn("/api/batches/load", SignedIn),

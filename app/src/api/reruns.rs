@@ -49,6 +49,13 @@ pub async fn request_approval(id: String) -> Result<(), AppError> {
     services::rerun_requests::submit(&state, &caller, &id).await
 }
 
+/// A draft whose facts changed: withdrawn, and started again with the same reason on the facts as they are now.
+#[server(endpoint = "reruns/replan")]
+pub async fn make_plan_again(id: String) -> Result<StartAnswer, AppError> {
+    let (state, caller) = context::caller().await?;
+    services::rerun_requests::make_again(&state, &caller, &id).await
+}
+
 #[server(endpoint = "approvals/inbox")]
 pub async fn approval_inbox() -> Result<Inbox, AppError> {
     context::read_once("approvals/inbox", async {

@@ -8,13 +8,13 @@ use super::help::{GuideSection, Help};
 use super::labels::{local_time, locale, status_label};
 use super::names::{Coded, StepNames};
 use crate::api::reruns::{
-    CancelRerunRequest, ConfirmCheck, ConfirmKeyAlone, DecideRerun, RequestApproval, StartRerunRequest,
+    CancelRerunRequest, ConfirmCheck, ConfirmKeyAlone, DecideRerun, MakePlanAgain, RequestApproval, StartRerunRequest,
     load_rerun_request,
 };
 use crate::contract::operations::StepView;
 use crate::contract::reruns::{CheckView, KeyAloneView, RerunRequestView, StartAnswer};
 use crate::domain::approval::Standing;
-use crate::domain::rerun_plan::PlannedStep;
+use crate::domain::rerun_plan::{Change, PlannedStep};
 use crate::domain::stall::FailureClass;
 use crate::i18n::td_string;
 use leptos::prelude::*;
@@ -26,13 +26,29 @@ use leptos_router::hooks::{use_navigate, use_params_map};
 pub fn StartRerun(process_id: String) -> impl IntoView {
     let l = super::labels::locale();
     let start = ServerAction::<StartRerunRequest>::new();
-    let navigate = use_navigate();
-    Effect::new(move |_| {
-        if let Some(Ok(StartAnswer::Created { id })) = start.value().get() {
-            navigate(&format!("/reruns/{id}"), Default::default());
-        }
-    });
-    let outcome = move || match start.value().get() {
+    follow_created(move || start.value().get());
+    let outcome = move || start_outcome(start.value().get());
+    view! {
+        <details class="card" open>
+            <summary>{td_string!(l, rerun.start.title)}</summary>
+            <p>{td_string!(l, rerun.start.intro)}</p>
+            <ActionForm action=start attr:class="form">
+                <input type="hidden" name="process_id" value=process_id />
+                <label for="rerun-reason">{td_string!(l, rerun.start.reason)}</label>
+                <textarea id="rerun-reason" name="reason" required rows="2"></textarea>
+                <button type="submit" disabled=move || start.pending().get()>
+                    {td_string!(l, rerun.start.submit)}
+                </button>
+            </ActionForm>
+            {outcome}
+        </details>
+    }
+}
+
+/// What a start (or a plan made again) came to, when it did not lead to a new request's page.
+fn start_outcome(answer: Option<Result<StartAnswer, crate::contract::AppError>>) -> AnyView {
+    let l = super::labels::locale();
+    match answer {
         Some(Ok(StartAnswer::Blocked { reasons })) => view! {
             <div class="error" role="alert" data-testid="plan-blocked">
                 <p>{td_string!(l, rerun.start.blocked)}</p>
@@ -67,21 +83,48 @@ pub fn StartRerun(process_id: String) -> impl IntoView {
         }
         .into_any(),
         _ => ().into_any(),
-    };
+    }
+}
+
+/// Goes to a request just created.
+fn follow_created(answer: impl Fn() -> Option<Result<StartAnswer, crate::contract::AppError>> + Send + Sync + 'static) {
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(StartAnswer::Created { id })) = answer() {
+            navigate(&format!("/reruns/{id}"), Default::default());
+        }
+    });
+}
+
+/// A draft whose facts changed since its plan was made: what changed, step by step, before and after, and one
+/// press to make the plan again on the facts as they are (never a dead end).
+#[component]
+fn PlanChanged(id: String, changes: Vec<Change>, names: StepNames, may_make_again: bool) -> impl IntoView {
+    let l = super::labels::locale();
+    let again = ServerAction::<MakePlanAgain>::new();
+    follow_created(move || again.value().get());
+    let lines: Vec<String> =
+        changes.iter().flat_map(|c| crate::words::plan::plan_change_in(l, c, &|s: &str| names.of(s))).collect();
     view! {
-        <details class="card" open>
-            <summary>{td_string!(l, rerun.start.title)}</summary>
-            <p>{td_string!(l, rerun.start.intro)}</p>
-            <ActionForm action=start attr:class="form">
-                <input type="hidden" name="process_id" value=process_id />
-                <label for="rerun-reason">{td_string!(l, rerun.start.reason)}</label>
-                <textarea id="rerun-reason" name="reason" required rows="2"></textarea>
-                <button type="submit" disabled=move || start.pending().get()>
-                    {td_string!(l, rerun.start.submit)}
-                </button>
-            </ActionForm>
-            {outcome}
-        </details>
+        <div class="error card" role="alert" data-testid="plan-changed">
+            <p>
+                <strong>{td_string!(l, rerun.changed.title)}</strong>
+            </p>
+            <ul>{lines.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}</ul>
+            {may_make_again
+                .then(|| {
+                    view! {
+                        <p>{td_string!(l, rerun.changed.again_intro)}</p>
+                        <ActionForm action=again attr:class="inline">
+                            <input type="hidden" name="id" value=id.clone() />
+                            <button type="submit" disabled=move || again.pending().get()>
+                                {td_string!(l, rerun.changed.again)}
+                            </button>
+                        </ActionForm>
+                        {move || start_outcome(again.value().get())}
+                    }
+                })}
+        </div>
     }
 }
 
@@ -164,6 +207,11 @@ fn Request(
         <p class="hint">
             <code>{r.id.clone()}</code>
         </p>
+        {(!r.plan_changes.is_empty())
+            .then(|| {
+                let (id, changes, names) = (r.id.clone(), r.plan_changes.clone(), names.clone());
+                view! { <PlanChanged id changes names may_make_again=r.may_cancel /> }
+            })}
         <Facts r=r.clone() />
         <super::steps_table::StepsTable steps=r.steps.clone() names=names.clone() />
         <Plan steps=r.plan.steps.clone() all=r.steps.clone() names=names.clone() />

@@ -13,7 +13,7 @@ use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
 use domain::invalid::{Field, Invalid, Rule};
 use domain::reconciliation::redacted;
-use domain::rerun_plan::{Change, StepFacts, verdicts_hash};
+use domain::rerun_plan::{Change, StepFacts};
 use serde_json::{Map, Value, json};
 
 /// Staff of the department confirm, with a comment on what they compared, that what ran at the outside system
@@ -64,7 +64,7 @@ pub async fn confirm(state: &AppState, caller: &Caller, id: &str, step: &str, co
         .iter()
         .map(|(r, f, _, _)| StepFacts { completed: f.completed || r.name == step, ..f.clone() })
         .collect();
-    plan.verdicts_hash = verdicts_hash(&facts);
+    plan.rebind(&facts);
     let plan_json = serde_json::to_string(&plan).map_err(|e| AppError::internal("plan", e))?;
     if !db::rerun_requests::rebind_draft(&mut tx, id, &plan_json, &plan.verdicts_hash).await? {
         return Err(AppError::conflict(Conflict::NotDraft, "the request changed meanwhile"));

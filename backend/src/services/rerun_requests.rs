@@ -81,19 +81,32 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let operation = operation_for(caller, db::operations::by_process_id(&mut tx, process_id).await?)?;
+    let answer = start_in(state, &mut tx, caller, operation, &why, now).await?;
+    if !matches!(answer, StartAnswer::Blocked { .. }) {
+        tx.commit().await?;
+    }
+    Ok(answer)
+}
+
+/// `start`, in the caller's transaction (a blocked start writes nothing).
+async fn start_in(
+    state: &AppState,
+    tx: &mut db::Conn,
+    caller: &Caller,
+    operation: OperationRow,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<StartAnswer, AppError> {
     if operation.status != OperationStatus::Stalled {
         return Err(AppError::conflict(
             Conflict::NotStalled,
             "a rerun can be requested only for a stalled operation (not on hold, not already requested)",
         ));
     }
-    let (snap, bound) = match make_plan(state, &mut tx, caller, operation, Looking::Person, now).await? {
+    let (snap, bound) = match make_plan(state, tx, caller, operation, Looking::Person, now).await? {
         Made::Blocked(reasons) => return Ok(StartAnswer::Blocked { reasons }),
         Made::ChangedSincePreview => return Err(AppError::internal("plan", "a single request has no preview")),
-        Made::NothingToRerun(confirmed) => {
-            tx.commit().await?;
-            return Ok(StartAnswer::NothingToRerun { confirmed });
-        }
+        Made::NothingToRerun(confirmed) => return Ok(StartAnswer::NothingToRerun { confirmed }),
         Made::Ready { snap, bound } => (snap, bound),
     };
     let checks = prefill(&snap, &bound.plan);
@@ -102,14 +115,47 @@ pub async fn start(state: &AppState, caller: &Caller, process_id: &str, why: &st
         plan: &bound.plan,
         confirmed: &bound.confirmed,
         checks: &checks,
-        reason: &why,
+        reason: why,
         batch_id: None,
     };
-    let id = create(&mut tx, caller, &draft, now)
+    let id = create(tx, caller, &draft, now)
         .await?
         .ok_or_else(|| AppError::conflict(Conflict::RequestOpen, "this operation already has an open rerun request"))?;
-    tx.commit().await?;
     Ok(StartAnswer::Created { id })
+}
+
+/// One of its makers makes the plan of a draft again after the facts changed: the draft is withdrawn, saying
+/// what changed, and a new one is started with the same reason on the facts as they are now (its checks to be
+/// confirmed again) — in one transaction. When the facts now block a rerun, the draft stays withdrawn and the
+/// answer says why.
+pub async fn make_again(state: &AppState, caller: &Caller, id: &str) -> Result<StartAnswer, AppError> {
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let request = draft_to_change(&mut tx, caller, id).await?;
+    if !may_withdraw(&caller.person(), &super::makers::request_ballot(&mut tx, &request).await?) {
+        return Err(AppError::Forbidden);
+    }
+    let changes = plan_changes(plan_check(state, &mut tx, &request, &[]).await?);
+    if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
+        return Err(AppError::conflict(Conflict::NotCancellable, "the request changed meanwhile"));
+    }
+    let entry =
+        AuditEntry::new(caller.actor(), AuditAction::RerunRequestCancelled, ObjectType::Operation, &request.process_id)
+            .department(Some(&request.department))
+            .before(json!({"rerun_id": id, "status": request.status}))
+            .after(json!({"rerun_id": id, "status": RerunRequestStatus::Cancelled, "changes": changes}))
+            .reason(SystemReason::PlanMadeAgain.text());
+    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    let operation = db::operations::by_id(&mut tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
+    let answer = start_in(state, &mut tx, caller, operation, &request.reason, now).await?;
+    tx.commit().await?;
+    Ok(answer)
+}
+
+/// What changed of the facts a draft's plan is bound to (a step still waiting for a person's confirmation on the
+/// key alone is no change).
+pub(super) fn plan_changes(check: rerun_plan::Check) -> Vec<rerun_plan::Change> {
+    check.changes.into_iter().filter(|c| !matches!(c, rerun_plan::Change::Unconfirmed { .. })).collect()
 }
 
 /// Who will look at the plan's steps before it is submitted.
@@ -441,6 +487,10 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         }
     }
     let plan = request.plan()?;
+    let plan_changes = match request.status {
+        RerunRequestStatus::Draft => plan_changes(plan_check(state, &mut tx, &request, &[]).await?),
+        _ => Vec::new(),
+    };
     let on_key_alone = key_alone_views(&mut tx, &request, &plan, &operation.steps).await?;
     let person = caller.person();
     let may_act = caller.may_act(Act::RequestRerun, &request.department);
@@ -473,6 +523,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<RerunRe
         created_at: request.created_at,
         submitted_at: request.submitted_at,
         plan,
+        plan_changes,
         checks: items.into_iter().map(|i| check_view(caller.locale, i)).collect(),
         may_confirm,
         may_cancel,

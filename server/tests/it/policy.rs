@@ -183,6 +183,7 @@ async fn another_department_s_operation_and_request_answer_404_on_every_route_th
         ("reruns/confirm", vec![("id", &request), ("number", "1"), ("comment", "確認")], &kato),
         ("reruns/confirm_key_alone", vec![("id", &request), ("step", "register_order"), ("comment", "確認")], &kato),
         ("reruns/submit", vec![("id", &request)], &kato),
+        ("reruns/replan", vec![("id", &request)], &kato),
         ("reruns/cancel", vec![("id", &request), ("reason", "取り下げ")], &kato),
         ("approvals/decide", vec![("id", &request), ("approve", "true"), ("comment", "")], &ito),
         ("batches/load", vec![("id", &batch)], &kato),

@@ -177,3 +177,38 @@ async fn a_drills_lost_answer_is_played_to_the_end_and_the_report_agrees_with_th
     assert!(lines[0].seconds_to_decide().is_some_and(|s| s >= 90), "{:?}", lines[0]);
     demo.ends();
 }
+
+/// ORD-1001 again, but the summary ran meanwhile (someone's retry reached the AI service after the plan was
+/// made): the submission is refused, the request's page names what changed — the summary's verdict, before and
+/// after — and one press makes the plan again, which finds nothing left to rerun: ORD-1001 completes with no
+/// rerun sent at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ord_1001_whose_summary_ran_meanwhile_is_refused_names_the_change_and_is_planned_again_to_nothing() {
+    let demo = Demo::start("ORD-1001, the summary ran meanwhile").await;
+    let sato = demo.signs_in("sato").await;
+    let id = sato.starts_a_rerun_request("ORD-1001", "受注は登録済み。要約だけを再実行する").await;
+    sato.confirms_the_five_checks("reruns", &id).await;
+
+    let order = json!({"item": "オフィスチェア", "amount": 4000});
+    demo.app.demo_systems().execute(Ai, "ORD-1001-ai_summary", &order, Some("ORD-1001")).await.unwrap();
+    demo.sweeper_runs_after(30).await; // the AI's job done
+    sato.calls("board/reconcile", &[("process_id", "ORD-1001")]).await;
+    let refused = sato.tries("reruns/submit", &[("id", &id)]).await;
+    assert_eq!(refused.status, reqwest::StatusCode::CONFLICT, "{}", refused.body);
+    assert!(refused.body.contains("plan-changed"), "{}", refused.body);
+    let request = sato.calls("reruns/load", &[("id", &id)]).await;
+    assert_eq!(request["plan_changes"], json!([{"kind": "verdict", "step": "ai_summary", "now": "executed"}]));
+
+    let again = sato.calls("reruns/replan", &[("id", &id)]).await;
+    assert_eq!(again, json!({"NothingToRerun": {"confirmed": ["ai_summary"]}}));
+    assert_eq!(demo.operation("ORD-1001").await["status"], "completed");
+    assert_eq!(demo.dispatcher_runs().await, 0, "nothing to send");
+    assert_eq!(demo.reruns_received().await, 0);
+    let tanaka = demo.signs_in("tanaka").await;
+    let proven = tanaka.verifies_the_trail_and_the_evidence_of("ORD-1001").await;
+    in_order(
+        &proven,
+        &["rerun_request.created", "rerun_request.cancelled", "step.flag_confirmed", "operation.completed"],
+    );
+    demo.ends();
+}
