@@ -134,9 +134,32 @@ pub fn query_value(text: &str) -> String {
         .collect()
 }
 
+/// A sign-in name as people mean it, for matching and uniqueness: NFKC (full-width and compatibility forms as
+/// their plain letters), case folded, and without invisible format characters (a zero-width space makes no other
+/// name). `Boss.Sato`, `ｂｏｓｓ.ｓａｔｏ` and `boss\u{200B}.sato` are one name.
+#[cfg(feature = "ssr")]
+pub fn sign_in_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    let visible = name.nfkc().filter(|c| c.general_category() != GeneralCategory::Format);
+    visible.flat_map(char::to_lowercase).collect::<String>().trim().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn case_compatibility_forms_and_invisible_characters_make_no_other_sign_in_name() {
+        for same in
+            ["Boss.Sato", "BOSS.SATO", "ｂｏｓｓ.ｓａｔｏ", "boss\u{200B}.sato", "\u{FEFF}boss.sato", " boss.sato "]
+        {
+            assert_eq!(sign_in_key(same), "boss.sato", "{same:?}");
+        }
+        assert_ne!(sign_in_key("boss.sato2"), sign_in_key("boss.sato"));
+        assert_eq!(sign_in_key("Admin\u{200B}"), sign_in_key("admin"));
+    }
     use crate::membership::Membership;
     use chrono::TimeZone;
     use std::collections::BTreeSet;

@@ -49,7 +49,7 @@ pub struct RerunPlan {
 /// What the plan knew of one step: the outside system's verdict and record, and the completion flag.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub struct StepState {
+pub struct StepSnapshot {
     pub verdict: Option<Verdict>,
     pub external_id: Option<String>,
     pub completed: bool,
@@ -60,7 +60,7 @@ pub struct StepState {
 pub struct BoundStep {
     pub step: String,
     #[serde(flatten)]
-    pub state: StepState,
+    pub state: StepSnapshot,
 }
 
 impl RerunPlan {
@@ -72,8 +72,8 @@ impl RerunPlan {
 }
 
 impl StepFacts {
-    fn state(&self) -> StepState {
-        StepState { verdict: self.verdict, external_id: self.external_id.clone(), completed: self.completed }
+    fn state(&self) -> StepSnapshot {
+        StepSnapshot { verdict: self.verdict, external_id: self.external_id.clone(), completed: self.completed }
     }
 }
 
@@ -186,7 +186,7 @@ pub enum Change {
     Step { step: String },
     /// A step's verdict, external ID or flag is not what the plan was bound to: as it was, and as it is now
     /// (`None`: the step was not there).
-    Fact { step: String, was: Option<StepState>, now: Option<StepState> },
+    Fact { step: String, was: Option<StepSnapshot>, now: Option<StepSnapshot> },
     /// Another step's verdict, external ID or flag changed since the plan was made (a plan bound without its
     /// steps' facts).
     Evidence,
@@ -434,8 +434,8 @@ mod tests {
         assert!(!at_send.holds() && at_send.to_send.is_empty(), "nothing is sent on a plan that no longer holds");
         let mut other = steps.clone();
         other[0].external_id = Some("ord-9".into());
-        let was = StepState { verdict: Some(Verdict::Executed), external_id: None, completed: true };
-        let now = StepState { external_id: Some("ord-9".into()), ..was.clone() };
+        let was = StepSnapshot { verdict: Some(Verdict::Executed), external_id: None, completed: true };
+        let now = StepSnapshot { external_id: Some("ord-9".into()), ..was.clone() };
         let named = Change::Fact { step: "register_order".into(), was: Some(was), now: Some(now) };
         assert_eq!(check(&plan, &other, Some("v1"), &[]).changes, vec![named], "the change is named, before and after");
         let unnamed = RerunPlan { bound_to: Vec::new(), ..plan.clone() };

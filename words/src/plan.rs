@@ -2,7 +2,7 @@
 //! with the step's name, before and after.
 use crate::i18n::{Locale, td_string};
 use crate::verdict_label_in;
-use domain::rerun_plan::{Change, StepState};
+use domain::rerun_plan::{Change, StepSnapshot};
 
 /// The lines a change reads as; `name` gives a step's name in the reader's language.
 pub fn plan_change_in(l: Locale, change: &Change, name: &dyn Fn(&str) -> String) -> Vec<String> {
@@ -33,7 +33,7 @@ pub fn plan_change_in(l: Locale, change: &Change, name: &dyn Fn(&str) -> String)
     }
 }
 
-fn fact_lines(l: Locale, step: &str, was: &StepState, now: &StepState) -> Vec<String> {
+fn fact_lines(l: Locale, step: &str, was: &StepSnapshot, now: &StepSnapshot) -> Vec<String> {
     let mut lines = Vec::new();
     if was.verdict != now.verdict {
         let (was, now) = (verdict_label_in(l, was.verdict), verdict_label_in(l, now.verdict));
@@ -63,8 +63,8 @@ mod tests {
 
     #[test]
     fn a_changed_verdict_and_flag_read_step_by_step_before_and_after_in_both_languages() {
-        let was = StepState { verdict: Some(Verdict::NotExecuted), external_id: None, completed: false };
-        let now = StepState { verdict: Some(Verdict::Executed), external_id: Some("ord_7".into()), completed: true };
+        let was = StepSnapshot { verdict: Some(Verdict::NotExecuted), external_id: None, completed: false };
+        let now = StepSnapshot { verdict: Some(Verdict::Executed), external_id: Some("ord_7".into()), completed: true };
         let change = Change::Fact { step: "register_order".into(), was: Some(was), now: Some(now) };
         let name = |s: &str| if s == "register_order" { "受注の登録".to_string() } else { s.to_string() };
         let ja = plan_change_in(Locale::ja, &change, &name);

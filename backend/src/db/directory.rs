@@ -46,20 +46,26 @@ pub async fn people_named(
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(user_name).bind(external_id).fetch_all(c).await)
 }
 
-/// The provisioned person a company sign-in names: by the directory's ID for them (`externalId`) or their
-/// sign-in name, never by their display name.
-pub async fn person_signing_in(
-    tx: &mut Conn,
-    external_ids: &[&str],
-    username: &str,
-) -> Result<Option<PersonRow>, sqlx::Error> {
+/// The provisioned person the directory knows by one of `external_ids` (its `externalId`: Entra's object ID, or
+/// the subject), not linked to any provider account yet.
+pub async fn unlinked_by_external_id(tx: &mut Conn, external_ids: &[&str]) -> Result<Option<PersonRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {PERSON_COLUMNS} FROM users WHERE scim_id IS NOT NULL AND scim_deleted_at IS NULL
-         AND (scim_external_id IN ($1, $2) OR LOWER(username) = LOWER($3)) ORDER BY scim_external_id IS NULL LIMIT 1"
+         AND identity_subject IS NULL AND scim_external_id IN ($1, $2) LIMIT 1"
     );
     let first = external_ids.first().copied().unwrap_or_default();
     let second = external_ids.get(1).copied().unwrap_or(first);
-    on_conn!(tx, |c| sqlx::query_as(&sql).bind(first).bind(second).bind(username).fetch_optional(c).await)
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(first).bind(second).fetch_optional(c).await)
+}
+
+/// Provisioned people not linked to any provider account yet whose sign-in name is `username` in any (ASCII)
+/// case: the candidates a company sign-in's name is compared with, exactly, in its normalised form.
+pub async fn unlinked_named(tx: &mut Conn, username: &str) -> Result<Vec<PersonRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {PERSON_COLUMNS} FROM users WHERE scim_id IS NOT NULL AND scim_deleted_at IS NULL
+         AND identity_subject IS NULL AND LOWER(username) = LOWER($1)"
+    );
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_all(c).await)
 }
 
 /// What the directory says of a person, as stored in the users row.
@@ -72,6 +78,7 @@ pub struct PersonFields<'a> {
 }
 
 /// Marks a user as the directory's, with the ID it knows them by here (a returning person is provisioned again).
+/// A provider account linked to the row before is not: whoever signs in next is matched afresh.
 pub async fn provision(
     tx: &mut Conn,
     id: i64,
@@ -79,12 +86,9 @@ pub async fn provision(
     fields: &PersonFields<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query("UPDATE users SET scim_id = $2, scim_deleted_at = NULL WHERE id = $1")
-        .bind(id)
-        .bind(scim_id)
-        .execute(c)
-        .await
-        .map(drop))?;
+    let sql = "UPDATE users SET scim_id = $2, scim_deleted_at = NULL, identity_issuer = NULL, identity_subject = NULL
+               WHERE id = $1";
+    on_conn!(tx, |c| sqlx::query(sql).bind(id).bind(scim_id).execute(c).await.map(drop))?;
     update_person(tx, id, fields, now).await
 }
 
@@ -110,14 +114,12 @@ pub async fn update_person(
     .map(drop))
 }
 
-/// The directory deleted the person: the row stays (the trail names them), the directory no longer sees them.
+/// The directory deleted the person: the row stays (the trail names them), the directory no longer sees them, and
+/// no provider account is linked to it any more (a person given the name later is not signed into it).
 pub async fn mark_deleted(tx: &mut Conn, id: i64, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    on_conn!(tx, |c| sqlx::query("UPDATE users SET scim_deleted_at = $2, provisioned_at = $2 WHERE id = $1")
-        .bind(id)
-        .bind(now)
-        .execute(c)
-        .await
-        .map(drop))
+    let sql = "UPDATE users SET scim_deleted_at = $2, provisioned_at = $2, identity_issuer = NULL,
+               identity_subject = NULL WHERE id = $1";
+    on_conn!(tx, |c| sqlx::query(sql).bind(id).bind(now).execute(c).await.map(drop))
 }
 
 /// Notes that the directory changed a person (their groups, their being active) now.

@@ -10,7 +10,7 @@ use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
-use domain::identity::access_from_groups;
+use domain::identity::{access_from_groups, sign_in_key};
 use domain::membership::Access;
 use domain::rights::Person;
 use serde_json::json;
@@ -115,17 +115,29 @@ async fn refuse(
 }
 
 /// The user the provider names: linked at an earlier sign-in, or provisioned by the company directory and signing
-/// in for the first time (matched by the directory's ID for them — Entra's object ID, or the subject — or by their
-/// sign-in name, never by their display name), then linked.
+/// in for the first time — then linked. A row already linked to another provider account is never taken over; the
+/// directory's ID for the person (Entra's object ID, or the subject) is asked first, then their sign-in name,
+/// compared exactly in its normalised form (`sign_in_key`) and only when it names one person; never their display
+/// name.
 async fn known_person(tx: &mut db::Conn, identity: &Identity) -> Result<Option<db::users::UserRow>, AppError> {
     if let Some(user) = db::users::by_identity(tx, &identity.issuer, &identity.subject).await? {
         return Ok(Some(user));
     }
     let mut ids = vec![identity.subject.as_str()];
     ids.extend(identity.entra.as_ref().map(|(_, object_id)| object_id.as_str()));
-    let Some(person) = db::directory::person_signing_in(tx, &ids, &identity.username).await? else {
-        return Ok(None);
+    let person = match db::directory::unlinked_by_external_id(tx, &ids).await? {
+        Some(person) => Some(person),
+        None => {
+            let key = sign_in_key(&identity.username);
+            let named = db::directory::unlinked_named(tx, &identity.username).await?;
+            let mut same = named.into_iter().filter(|p| sign_in_key(&p.username) == key);
+            match (same.next(), same.next()) {
+                (Some(person), None) => Some(person),
+                _ => None,
+            }
+        }
     };
+    let Some(person) = person else { return Ok(None) };
     db::users::link_identity(tx, person.id, &identity.issuer, &identity.subject).await?;
     Ok(db::users::by_id(tx, person.id).await?)
 }

@@ -176,7 +176,7 @@ pub(super) enum Made {
     /// Every unfinished step is executed outside: their flags are confirmed and the operation completed.
     NothingToRerun(Vec<String>),
     /// A plan to request, bound to the facts as the start leaves them.
-    Ready { snap: Snapshot, bound: Bound },
+    Ready { snap: Box<Snapshot>, bound: Bound },
 }
 
 /// A plan bound to the facts, and the flags its start confirmed on the way.
@@ -219,7 +219,7 @@ pub(super) async fn make_plan(
         return Ok(Made::NothingToRerun(outcome.confirm_flags));
     }
     if outcome.confirm_flags.is_empty() {
-        return Ok(Made::Ready { snap, bound: Bound { plan: outcome.plan, confirmed: Vec::new() } });
+        return Ok(Made::Ready { snap: Box::new(snap), bound: Bound { plan: outcome.plan, confirmed: Vec::new() } });
     }
     // Read again after its own writes: the flags just set are facts the plan is bound to, not changes to it.
     let snap = snapshot(state, tx, snap.operation).await?;
@@ -227,7 +227,7 @@ pub(super) async fn make_plan(
     if again.plan.steps != outcome.plan.steps || !again.confirm_flags.is_empty() || !again.blocked.is_empty() {
         return Err(AppError::internal("plan", "the plan moved under its own start's writes"));
     }
-    Ok(Made::Ready { snap, bound: Bound { plan: again.plan, confirmed: outcome.confirm_flags } })
+    Ok(Made::Ready { snap: Box::new(snap), bound: Bound { plan: again.plan, confirmed: outcome.confirm_flags } })
 }
 
 /// The plan for the snapshot, bound to the workflow's definition as configured now (the one the rerun uses).

@@ -315,3 +315,42 @@ async fn a_provisioned_person_signs_in_matched_by_external_id_or_user_name_never
     scim(&app, &token, Method::PATCH, &format!("/Users/{tanaka}"), Some(&inactive)).await;
     assert!(sign_in(&app, identity("sub-1", "tanaka@example.jp", "x", None)).await.is_err());
 }
+
+/// The user row a sign-in landed in, by its sign-in name.
+async fn row_of(app: &TestApp, username: &str) -> i64 {
+    let mut tx = app.db().begin_read().await.unwrap();
+    backend::db::users::by_username(&mut tx, username).await.unwrap().expect("a user of that name").id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_company_sign_in_never_takes_over_a_row_linked_to_another_account_nor_one_the_directory_gave_to_someone_new()
+{
+    let (app, token) = app_with_directory(1).await;
+    // boss.sato, a manager by the directory, signs in once with his own provider account.
+    provisioned(&app, &token, "boss.sato", "sales-approvers").await;
+    let boss = sign_in(&app, identity("sub-boss", "boss.sato", "佐藤 社長", None)).await.unwrap();
+    assert_eq!(boss.user.id, row_of(&app, "boss.sato").await);
+    // Another provider account, named with a case variant (or an invisible character) of his name: not his row.
+    for name in ["Boss.Sato", "boss\u{200B}.sato"] {
+        let other = sign_in(&app, identity(&format!("sub-other-{}", name.len()), name, "他人", None)).await;
+        assert!(other.as_ref().map_or(true, |u| u.user.id != boss.user.id), "{name} took over boss.sato: {other:?}");
+    }
+    assert_eq!(
+        sign_in(&app, identity("sub-boss", "boss.sato", "佐藤 社長", None)).await.unwrap().user.id,
+        boss.user.id
+    );
+
+    // The directory deletes person A and gives the sign-in name to a new person B (the provider renamed A's
+    // account): A's provider account, linked to the row before, does not sign in as B; B's own account does.
+    let a = provisioned(&app, &token, "kobayashi", "sales-approvers").await;
+    let first = sign_in(&app, identity("sub-a", "kobayashi", "小林 A", None)).await.unwrap();
+    let (deleted, _) = scim(&app, &token, Method::DELETE, &format!("/Users/{a}"), None).await;
+    assert_eq!(deleted, StatusCode::NO_CONTENT);
+    provisioned(&app, &token, "kobayashi", "sales-approvers").await;
+    let b_row = row_of(&app, "kobayashi").await;
+    let a_again = sign_in(&app, identity("sub-a", "kobayashi.former", "小林 A", None)).await;
+    assert!(a_again.as_ref().map_or(true, |u| u.user.id != b_row), "A signed into B's row {b_row}: {a_again:?}");
+    let b = sign_in(&app, identity("sub-b", "kobayashi", "小林 B", None)).await;
+    assert_eq!(b.expect("B signs in as the person the directory provisioned").user.id, b_row);
+    assert_eq!(first.user.id, b_row, "the directory took the old row in again for B (and its link ended)");
+}
