@@ -212,3 +212,53 @@ async fn ord_1001_whose_summary_ran_meanwhile_is_refused_names_the_change_and_is
     );
     demo.ends();
 }
+
+/// Not a seed case, but the seed's first story many times over: four orders whose registration answer was lost
+/// (the order system holds each, the integration reported "unknown") go in one bulk rerun. Every member reaches
+/// approval — none is dropped because its own start set the order's flag — and all complete in stages, each
+/// summary sent once with its original key and no order twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_rerun_of_lost_answers_reaches_approval_with_every_member_and_completes_in_stages() {
+    let demo = Demo::start("a bulk rerun of lost answers").await;
+    let token = demo.app.token("order-intake", &["sales"]).await;
+    let orders: Vec<String> = (1..=4).map(|n| format!("LOST-{n}")).collect();
+    for process_id in &orders {
+        let content = json!({"item": "昇降デスク", "amount": 52000});
+        let steps: Vec<Value> = ["register_order", "ai_summary"]
+            .iter()
+            .map(|s| json!({"name": s, "idempotency_key": format!("{process_id}-{s}"), "content": content}))
+            .collect();
+        let body = json!({"process_id": process_id, "workflow": "order-intake", "department": "sales",
+            "content": content, "steps": steps});
+        demo.app.api(reqwest::Method::POST, "/api/v1/operations", &token, Some(process_id), Some(&body)).await;
+        let key = format!("{process_id}-register_order");
+        demo.app.demo_systems().execute(Orders, &key, &content, Some(process_id)).await.unwrap();
+        let lost = json!({"seq": 1, "type": "unknown", "error": {"class": "no_response", "message": "応答なし"}});
+        let path = format!("/api/v1/operations/{process_id}/steps/register_order/events");
+        demo.app.api(reqwest::Method::POST, &path, &token, None, Some(&lost)).await;
+    }
+    demo.sweeper_runs_after(60).await;
+
+    let sato = demo.signs_in("sato").await;
+    let ticked = orders.join(",");
+    let form = [("process_ids", ticked.as_str()), ("reason", "受注システムの応答が失われた分")];
+    let id: String = serde_json::from_value(sato.calls("batches/create", &form).await).unwrap();
+    let previewed = demo.batch_previewed(&sato, &id).await;
+    assert_eq!(previewed["eligible"], 4, "{previewed}");
+    sato.calls("batches/request", &[("id", &id), ("rate_per_minute", "")]).await;
+    sato.confirms_the_five_checks("batches", &id).await;
+    sato.calls("batches/submit", &[("id", &id)]).await;
+    let submitted = sato.calls("batches/load", &[("id", &id)]).await;
+    assert_eq!((&submitted["status"], &submitted["dropped"]), (&json!("pending_approval"), &json!(0)), "{submitted}");
+
+    let suzuki = demo.signs_in("suzuki").await;
+    suzuki.calls("batches/decide", &[("id", &id), ("approve", "true"), ("comment", "確認しました")]).await;
+    assert_eq!(demo.bulk_runs_its_stages(&suzuki, &id, &orders).await, 3, "a canary of three first");
+    for process_id in &orders {
+        let order = once(demo.outside(Orders, &format!("{process_id}-register_order")).await, process_id);
+        assert_eq!(order.replays, 0, "{process_id}: one order");
+        let summary = once(demo.outside(Ai, &format!("{process_id}-ai_summary")).await, process_id);
+        assert_eq!(summary.replays, 0, "{process_id}: one summary");
+    }
+    demo.ends();
+}
