@@ -424,8 +424,15 @@ fn KeyAlone(
     let (step, field_id) = (k.step.clone(), format!("key-alone-{}", k.step));
     let outcome = match (k.confirmed_at, may_confirm) {
         (Some(at), _) => {
-            let confirmed = td_string!(l, rerun.request.key_alone_confirmed, at = local_time(at)).to_string();
-            view! { <p class="ok">{confirmed}</p> }.into_any()
+            let by = k.confirmed_by.clone().unwrap_or_default();
+            let confirmed = td_string!(l, rerun.request.key_alone_confirmed, at = local_time(at), by = by).to_string();
+            view! {
+                <p class="ok" data-testid="key-alone-confirmed">
+                    {confirmed}
+                </p>
+                <blockquote data-entered>{k.comment.clone().unwrap_or_default()}</blockquote>
+            }
+            .into_any()
         }
         (None, true) => view! {
             <ActionForm action attr:class="form">
