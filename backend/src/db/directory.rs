@@ -14,12 +14,14 @@ pub struct PersonRow {
     pub scim_external_id: Option<String>,
     pub scim_resource_json: Option<String>,
     pub disabled_at: Option<DateTime<Utc>>,
+    /// An admin's hold (emergency disable): the person stays disabled whatever the directory says.
+    pub held_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub provisioned_at: Option<DateTime<Utc>>,
 }
 
 const PERSON_COLUMNS: &str = "id, scim_id, username, display_name, email, scim_external_id, scim_resource_json, \
-     disabled_at, created_at, provisioned_at";
+     disabled_at, held_at, created_at, provisioned_at";
 
 pub async fn person(tx: &mut Conn, scim_id: &str) -> Result<Option<PersonRow>, sqlx::Error> {
     let sql = format!("SELECT {PERSON_COLUMNS} FROM users WHERE scim_id = $1 AND scim_deleted_at IS NULL");

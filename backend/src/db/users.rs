@@ -45,6 +45,21 @@ pub async fn by_username(tx: &mut Conn, username: &str) -> Result<Option<UserRow
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_optional(c).await)
 }
 
+/// When an admin put the user on hold (an emergency disable the company directory cannot lift); none when not.
+pub async fn held_at(tx: &mut Conn, id: i64) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query_scalar("SELECT held_at FROM users WHERE id = $1").bind(id).fetch_one(c).await)
+}
+
+/// Puts the user on an admin's hold (`Some`) or lifts it (`None`).
+pub async fn set_hold(tx: &mut Conn, id: i64, at: Option<DateTime<Utc>>) -> Result<(), sqlx::Error> {
+    on_conn!(tx, |c| sqlx::query("UPDATE users SET held_at = $2 WHERE id = $1")
+        .bind(id)
+        .bind(at)
+        .execute(c)
+        .await
+        .map(drop))
+}
+
 /// The user the identity provider `issuer` names `subject`.
 pub async fn by_identity(tx: &mut Conn, issuer: &str, subject: &str) -> Result<Option<UserRow>, sqlx::Error> {
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE identity_issuer = $1 AND identity_subject = $2");

@@ -246,16 +246,30 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let user = db::users::by_id(&mut tx, user_id).await?.ok_or(AppError::NotFound)?;
-    if user.disabled_at.is_some() == disabled {
-        return Ok(());
-    }
-    db::users::set_disabled_at(&mut tx, user_id, disabled.then_some(now), now).await?;
+    let held = db::users::held_at(&mut tx, user_id).await?.is_some();
     if disabled {
+        // A local account is disabled by admins alone; a provisioned one may be disabled by the directory too.
+        if held || (user.disabled_at.is_some() && !user.is_provisioned()) {
+            return Ok(());
+        }
+        // A hold of the admin's own: the directory's next routine update does not lift it.
+        db::users::set_hold(&mut tx, user_id, Some(now)).await?;
+        db::users::set_disabled_at(&mut tx, user_id, Some(now), now).await?;
         db::users::end_sessions(&mut tx, user_id).await?;
         let nobody = rights::Person { id: user_id, access: Access::default() };
         access_changed(&mut tx, &caller.actor(), &nobody, (caller.request_id.as_deref(), now)).await?;
-    } else if user.is_provisioned() {
-        return Err(directory_managed(&user.username));
+    } else {
+        if !held && user.disabled_at.is_none() {
+            return Ok(());
+        }
+        if !held && user.is_provisioned() {
+            return Err(directory_managed(&user.username));
+        }
+        db::users::set_hold(&mut tx, user_id, None).await?;
+        // A provisioned person comes back only if the directory, too, says they are active.
+        if !user.is_provisioned() || directory_active(&mut tx, &user).await? {
+            db::users::set_disabled_at(&mut tx, user_id, None, now).await?;
+        }
     }
     let action = if disabled { AuditAction::UserDisabled } else { AuditAction::UserEnabled };
     let entry = AuditEntry::new(caller.actor(), action, ObjectType::User, user_id)
@@ -265,6 +279,14 @@ pub async fn set_disabled(state: &AppState, caller: &Caller, user_id: i64, disab
     record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Whether the company directory's last word on a provisioned person is "active".
+async fn directory_active(tx: &mut db::Conn, user: &db::users::UserRow) -> Result<bool, AppError> {
+    let Some(scim_id) = &user.scim_id else { return Ok(true) };
+    let person = db::directory::person(tx, scim_id).await?;
+    let resource = person.and_then(|p| p.scim_resource_json).and_then(|j| serde_json::from_str(&j).ok());
+    Ok(super::directory::directory_says_active(resource.as_ref()))
 }
 
 /// An admin sets what another person holds: organisation-wide roles, and memberships (given one by one, or as

@@ -221,7 +221,7 @@ async fn patch_person(
     let operations = patch::operations(&body_json(&body)?)?;
     let base = base(&state);
     let mut problem = None;
-    let edit = applying(&operations, (wire::USER_SCHEMA, &base), wire::person_json, wire::person_input, &mut problem);
+    let edit = applying(&operations, (wire::USER_SCHEMA, &base), wire::person_json, wire::patched_person, &mut problem);
     let changed = directory::update_person(&state, &client, &id, edit).await;
     settled(changed, problem, |person| wire::person_json(person, &base))
 }
@@ -232,12 +232,13 @@ fn applying<'a, R: 'a, I: 'a>(
     operations: &'a [patch::PatchOp],
     (schema, base): (&'static str, &'a str),
     render: fn(&R, &str) -> Value,
-    read: fn(Value) -> Result<I, ScimError>,
+    read: fn(&Value, Value) -> Result<I, ScimError>,
     problem: &'a mut Option<ScimError>,
 ) -> impl FnOnce(&R) -> Result<I, contract::AppError> + 'a {
     move |before| {
-        let mut resource = render(before, base);
-        patch::apply(&mut resource, operations, schema).and_then(|()| read(resource)).map_err(|e| {
+        let rendered = render(before, base);
+        let mut resource = rendered.clone();
+        patch::apply(&mut resource, operations, schema).and_then(|()| read(&rendered, resource)).map_err(|e| {
             let status = e.status.to_string();
             *problem = Some(e);
             contract::AppError::BadRequest(status)
@@ -318,7 +319,8 @@ async fn patch_group(
     let operations = patch::operations(&body_json(&body)?)?;
     let base = base(&state);
     let mut problem = None;
-    let edit = applying(&operations, (wire::GROUP_SCHEMA, &base), wire::group_json, wire::group_input, &mut problem);
+    let read: fn(&Value, Value) -> Result<directory::GroupInput, ScimError> = |_, after| wire::group_input(after);
+    let edit = applying(&operations, (wire::GROUP_SCHEMA, &base), wire::group_json, read, &mut problem);
     let changed = directory::update_group(&state, &client, &id, edit).await;
     settled(changed, problem, |group| wire::group_json(group, &base))
 }

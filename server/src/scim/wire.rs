@@ -112,7 +112,6 @@ pub fn person_input(resource: Value) -> Result<PersonInput, ScimError> {
     if let Some(active) = active {
         map.insert("active".into(), json!(active));
     }
-    let active = active.unwrap_or(true);
     // Never kept: the directory's idea of the groups (they are the groups' to say) and any password.
     for readonly_or_secret in ["id", "meta", "groups", "password", "schemas"] {
         take(&mut map, readonly_or_secret);
@@ -120,6 +119,16 @@ pub fn person_input(resource: Value) -> Result<PersonInput, ScimError> {
     let resource = Value::Object(map);
     let display_name = display_name(&resource).unwrap_or_else(|| user_name.clone());
     Ok(PersonInput { email: work_email(&resource), user_name, display_name, external_id, active, resource })
+}
+
+/// A person after a PATCH (`before` as this server rendered it): `active` removed by the PATCH is unassigned,
+/// which is active (RFC 7643); never said at all, it is unchanged.
+pub fn patched_person(before: &Value, after: Value) -> Result<PersonInput, ScimError> {
+    let mut input = person_input(after)?;
+    if input.active.is_none() && before.get("active").is_some() {
+        input.active = Some(true);
+    }
+    Ok(input)
 }
 
 /// `displayName`, else the name as written, else given and family names, in the order a Japanese reader

@@ -354,3 +354,52 @@ async fn a_company_sign_in_never_takes_over_a_row_linked_to_another_account_nor_
     assert_eq!(b.expect("B signs in as the person the directory provisioned").user.id, b_row);
     assert_eq!(first.user.id, b_row, "the directory took the old row in again for B (and its link ended)");
 }
+
+async fn disabled(app: &TestApp, username: &str) -> bool {
+    let mut tx = app.db().begin_read().await.unwrap();
+    backend::db::users::by_username(&mut tx, username).await.unwrap().unwrap().disabled_at.is_some()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admins_emergency_disable_is_a_hold_the_directorys_routine_updates_do_not_lift() {
+    let (app, token) = app_with_directory(1).await;
+    let id = provisioned(&app, &token, "yamamoto", "sales-approvers").await;
+    app.user("root", &["admin"], &[]).await;
+    let root = caller(&app, "root").await;
+    let user_id = row_of(&app, "yamamoto").await;
+    backend::services::users::set_disabled(&app.state, &root, user_id, true).await.unwrap();
+    assert!(disabled(&app, "yamamoto").await);
+
+    // The directory's routine updates: a PUT saying active, a PUT without `active`, a PATCH making him active.
+    let user = |active: Option<bool>| {
+        let mut body = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "yamamoto"});
+        if let Some(active) = active {
+            body["active"] = json!(active);
+        }
+        body
+    };
+    let path = format!("/Users/{id}");
+    for body in [user(Some(true)), user(None)] {
+        let (status, answer) = scim(&app, &token, Method::PUT, &path, Some(&body)).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert!(disabled(&app, "yamamoto").await, "the admin's hold outlives {body}");
+    }
+    let activate = json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [{"op": "replace", "value": {"active": true}}]});
+    scim(&app, &token, Method::PATCH, &path, Some(&activate)).await;
+    assert!(disabled(&app, "yamamoto").await, "nor does a PATCH lift it");
+    assert!(sign_in(&app, identity("sub-y", "yamamoto", "山本", None)).await.is_err(), "no way in meanwhile");
+
+    // Only an admin lifts it; the directory says he is active, so he is back.
+    backend::services::users::set_disabled(&app.state, &root, user_id, false).await.unwrap();
+    assert!(!disabled(&app, "yamamoto").await);
+
+    // Held again, and made inactive by the directory meanwhile: lifting the hold does not let him in.
+    backend::services::users::set_disabled(&app.state, &root, user_id, true).await.unwrap();
+    scim(&app, &token, Method::PUT, &path, Some(&user(Some(false)))).await;
+    backend::services::users::set_disabled(&app.state, &root, user_id, false).await.unwrap();
+    assert!(disabled(&app, "yamamoto").await, "the directory's own word still stands");
+    // And a PUT without `active` leaves the directory's inactive as it is.
+    scim(&app, &token, Method::PUT, &path, Some(&user(None))).await;
+    assert!(disabled(&app, "yamamoto").await, "an absent active changes nothing");
+}

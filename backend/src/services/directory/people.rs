@@ -20,8 +20,8 @@ pub struct PersonInput {
     pub display_name: String,
     pub email: Option<String>,
     pub external_id: Option<String>,
-    /// A person is active unless the directory says `active: false` (RFC 7643: unassigned, the default).
-    pub active: bool,
+    /// `active` as the directory sent it; absent: unchanged (a new person is active).
+    pub active: Option<bool>,
     pub resource: Value,
 }
 
@@ -37,6 +37,11 @@ pub struct Person {
     pub changed_at: DateTime<Utc>,
 }
 
+/// What the directory last said of a person's `active` (absent: active).
+pub fn directory_says_active(resource: Option<&Value>) -> bool {
+    resource.and_then(|r| r.get("active")).and_then(Value::as_bool).unwrap_or(true)
+}
+
 impl Person {
     fn of(row: db::directory::PersonRow, groups: Vec<Named>) -> Person {
         let resource = row.scim_resource_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
@@ -44,7 +49,11 @@ impl Person {
             scim_id: row.scim_id,
             user_name: row.username,
             external_id: row.scim_external_id,
-            active: row.disabled_at.is_none(),
+            // While an admin holds them, the directory still reads its own word (the hold is not its to see).
+            active: match row.held_at {
+                Some(_) => directory_says_active(resource.as_ref()),
+                None => row.disabled_at.is_none(),
+            },
             resource: resource.unwrap_or_else(|| json!({})),
             groups,
             changed_at: row.provisioned_at.unwrap_or(row.created_at),
@@ -170,7 +179,7 @@ pub async fn create_person(state: &AppState, client: &ApiClient, input: PersonIn
     // A returning person starts from nothing: their groups give them what they hold.
     db::directory::leave_all_groups(&mut tx, id).await?;
     bring_in_line(&mut tx, state, &actor, id, (None, now)).await?;
-    set_active(&mut tx, &actor, id, input.active, now).await?;
+    set_active(&mut tx, &actor, id, input.active.or(Some(true)), now).await?;
     let row = db::directory::person(&mut tx, &scim_id).await?.ok_or(AppError::NotFound)?;
     let person = load(&mut tx, row).await?;
     tx.commit().await?;
@@ -220,16 +229,18 @@ fn details(username: &str, display_name: &str, email: Option<&str>, external_id:
 }
 
 /// `active: false` ends the person's access at once; `active: true` lets them in again (with what their groups
-/// give). Audited when it changes.
+/// give) — unless an admin holds them (their emergency disable is not the directory's to lift); no `active`
+/// changes nothing. Audited when it changes.
 async fn set_active(
     tx: &mut db::Conn,
     actor: &Actor,
     id: i64,
-    active: bool,
+    active: Option<bool>,
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
+    let Some(active) = active else { return Ok(()) };
     let user = db::users::by_id(tx, id).await?.ok_or(AppError::NotFound)?;
-    if user.disabled_at.is_none() == active {
+    if user.disabled_at.is_none() == active || (active && db::users::held_at(tx, id).await?.is_some()) {
         return Ok(());
     }
     if active {
