@@ -132,20 +132,8 @@ pub async fn make_again(state: &AppState, caller: &Caller, id: &str) -> Result<S
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let request = draft_to_change(&mut tx, caller, id).await?;
-    if !may_withdraw(&caller.person(), &super::makers::request_ballot(&mut tx, &request).await?) {
-        return Err(AppError::Forbidden);
-    }
     let changes = plan_changes(plan_check(state, &mut tx, &request, &[]).await?);
-    if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
-        return Err(AppError::conflict(Conflict::NotCancellable, "the request changed meanwhile"));
-    }
-    let entry =
-        AuditEntry::new(caller.actor(), AuditAction::RerunRequestCancelled, ObjectType::Operation, &request.process_id)
-            .department(Some(&request.department))
-            .before(json!({"rerun_id": id, "status": request.status}))
-            .after(json!({"rerun_id": id, "status": RerunRequestStatus::Cancelled, "changes": changes}))
-            .reason(SystemReason::PlanMadeAgain.text());
-    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
+    withdraw(&mut tx, state, caller, &request, (&SystemReason::PlanMadeAgain.text(), &changes), now).await?;
     let operation = db::operations::by_id(&mut tx, request.operation_id).await?.ok_or(AppError::NotFound)?;
     let answer = start_in(state, &mut tx, caller, operation, &request.reason, now).await?;
     tx.commit().await?;
@@ -690,24 +678,42 @@ pub async fn cancel(state: &AppState, caller: &Caller, id: &str, why: &str) -> R
     let request = db::rerun_requests::lock(&mut tx, id).await?.ok_or(AppError::NotFound)?;
     caller.check_act(Act::RequestRerun, &request.department)?;
     not_in_batch(&request)?;
-    if !may_withdraw(&caller.person(), &super::makers::request_ballot(&mut tx, &request).await?) {
+    withdraw(&mut tx, state, caller, &request, (&why, &[]), now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// One of its makers withdraws a request not approved yet, with its audit event (saying what changed, when a plan
+/// is made again) and, when the owners were asked already, their notice.
+async fn withdraw(
+    tx: &mut db::Conn,
+    state: &AppState,
+    caller: &Caller,
+    request: &RequestRow,
+    (why, changes): (&str, &[rerun_plan::Change]),
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    if !may_withdraw(&caller.person(), &super::makers::request_ballot(tx, request).await?) {
+        let id = &request.id;
         tracing::warn!(user = %caller.user().username, id, "withdrawal refused: only the request's makers withdraw it");
         return Err(AppError::Forbidden);
     }
-    let from = request.status;
-    if !advance(&mut tx, &request, RequestEvent::Withdraw, now).await?.request {
+    if !advance(tx, request, RequestEvent::Withdraw, now).await?.request {
         return Err(AppError::conflict(Conflict::NotCancellable, "the request changed meanwhile"));
+    }
+    let mut after = json!({"rerun_id": request.id, "status": RerunRequestStatus::Cancelled});
+    if !changes.is_empty() {
+        after["changes"] = json!(changes);
     }
     let entry =
         AuditEntry::new(caller.actor(), AuditAction::RerunRequestCancelled, ObjectType::Operation, &request.process_id)
             .department(Some(&request.department))
-            .before(json!({"rerun_id": id, "status": from}))
-            .after(json!({"rerun_id": id, "status": RerunRequestStatus::Cancelled}))
-            .reason(&why);
-    record(&mut tx, entry, caller.request_id.as_deref(), now).await?;
-    if from == RerunRequestStatus::PendingApproval {
-        notify(&mut tx, state, &request, RerunNews::Withdrawn, Audience::Owners, now).await?;
+            .before(json!({"rerun_id": request.id, "status": request.status}))
+            .after(after)
+            .reason(why);
+    record(tx, entry, caller.request_id.as_deref(), now).await?;
+    if request.status == RerunRequestStatus::PendingApproval {
+        notify(tx, state, request, RerunNews::Withdrawn, Audience::Owners, now).await?;
     }
-    tx.commit().await?;
     Ok(())
 }
