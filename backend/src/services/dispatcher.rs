@@ -392,26 +392,6 @@ impl End {
     }
 }
 
-/// The request was approved and sent, its plan checked right before: the flags of the steps it left out on the key
-/// alone are set now, on the judgment of the person who confirmed each on it (named in the flag's event).
-async fn judged_flags(tx: &mut db::Conn, request: &RequestRow, now: DateTime<Utc>) -> Result<(), AppError> {
-    for judgment in request.plan()?.judged {
-        if let Some(step) = db::operations::step_by_name(tx, request.operation_id, &judgment.step).await?
-            && db::rerun_requests::confirm_step_flag(tx, step.id, now).await?
-        {
-            let entry =
-                AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, ObjectType::Operation, &request.process_id)
-                    .department(Some(&request.department))
-                    .before(json!({"step": judgment.step, "completed_at": null}))
-                    .after(json!({"step": judgment.step, "completed_at": now, "rests_on": "key_alone",
-                        "rerun_id": request.id, "confirmed_by": judgment.by_name, "confirmed_at": judgment.at}))
-                    .reason(&judgment.comment);
-            record(tx, entry, None, now).await?;
-        }
-    }
-    Ok(())
-}
-
 /// The dispatch's end, with the request's and the operation's new states and the audit event.
 async fn write_end<'o>(
     tx: &mut db::Conn,
@@ -466,9 +446,6 @@ async fn write_end<'o>(
                     .reason(SystemReason::ExecutedBeforeSend.text());
             record(tx, entry, None, now).await?;
         }
-    }
-    if matches!(end, End::Sent { .. } | End::NothingToSend(_) | End::Unknown(_)) {
-        judged_flags(tx, request, now).await?;
     }
     if matches!(end, End::NothingToSend(_)) {
         let facts = (request.operation_id, request.process_id.as_str(), request.department.as_str());

@@ -566,16 +566,13 @@ async fn key_alone_views(
             steps.iter().find(|s| &s.name == name).and_then(|s| s.reconciliation.as_ref()).map(|r| &r.evidence);
         let content: serde_json::Map<_, _> =
             row.content_json.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
-        let judged = plan.judged.iter().find(|j| &j.step == name);
         Some(KeyAloneView {
             step: name.clone(),
             content: domain::reconciliation::redacted(&content),
             record: evidence.map(|e| e.uncompared_record.clone()).unwrap_or_default(),
             external_id: evidence.and_then(|e| e.external_id.clone()),
             status_text: evidence.and_then(|e| e.status_text.clone()),
-            confirmed_at: judged.map(|j| j.at),
-            confirmed_by: judged.map(|j| j.by_name.clone()),
-            comment: judged.map(|j| j.comment.clone()),
+            confirmed_at: row.completed_at,
         })
     });
     Ok(views.collect())
