@@ -76,6 +76,11 @@ pub fn scim_boolean(text: &str) -> Option<bool> {
     }
 }
 
+/// What the company directory last said of a person's `active` in the resource it sent (absent: active, RFC 7643).
+pub fn says_active(resource: Option<&serde_json::Value>) -> bool {
+    resource.and_then(|r| r.get("active")).and_then(serde_json::Value::as_bool).unwrap_or(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -286,7 +286,7 @@ async fn directory_active(tx: &mut db::Conn, user: &db::users::UserRow) -> Resul
     let Some(scim_id) = &user.scim_id else { return Ok(true) };
     let person = db::directory::person(tx, scim_id).await?;
     let resource = person.and_then(|p| p.scim_resource_json).and_then(|j| serde_json::from_str(&j).ok());
-    Ok(super::directory::directory_says_active(resource.as_ref()))
+    Ok(domain::directory::says_active(resource.as_ref()))
 }
 
 /// An admin sets what another person holds: organisation-wide roles, and memberships (given one by one, or as

@@ -7,10 +7,7 @@ mod groups;
 mod people;
 
 pub use groups::{Group, GroupInput, create_group, delete_group, group, groups, update_group};
-pub use people::{
-    Person, PersonInput, create_person, delete_person, directory_says_active, people, people_named, person,
-    update_person,
-};
+pub use people::{Person, PersonInput, create_person, delete_person, people, people_named, person, update_person};
 
 use super::api_clients::ApiClient;
 use crate::{AppState, db};

@@ -37,11 +37,6 @@ pub struct Person {
     pub changed_at: DateTime<Utc>,
 }
 
-/// What the directory last said of a person's `active` (absent: active).
-pub fn directory_says_active(resource: Option<&Value>) -> bool {
-    resource.and_then(|r| r.get("active")).and_then(Value::as_bool).unwrap_or(true)
-}
-
 impl Person {
     fn of(row: db::directory::PersonRow, groups: Vec<Named>) -> Person {
         let resource = row.scim_resource_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
@@ -51,7 +46,7 @@ impl Person {
             external_id: row.scim_external_id,
             // While an admin holds them, the directory still reads its own word (the hold is not its to see).
             active: match row.held_at {
-                Some(_) => directory_says_active(resource.as_ref()),
+                Some(_) => domain::directory::says_active(resource.as_ref()),
                 None => row.disabled_at.is_none(),
             },
             resource: resource.unwrap_or_else(|| json!({})),
