@@ -90,8 +90,11 @@ pub struct KeyAloneView {
     pub record: serde_json::Map<String, serde_json::Value>,
     pub external_id: Option<String>,
     pub status_text: Option<String>,
-    /// Its flag, set when a person confirmed it.
+    /// When a person confirmed it on this request (its flag is set once the request is approved and sent), who,
+    /// and what they compared.
     pub confirmed_at: Option<DateTime<Utc>>,
+    pub confirmed_by: Option<String>,
+    pub comment: Option<String>,
 }
 
 /// A maker of a request, by name, with the part they took.

@@ -86,6 +86,8 @@ named! {
         RerunRequestApprovalVoided => "rerun_request.approval_voided",
         RerunRequestCancelled => "rerun_request.cancelled",
         RerunRequestCheckConfirmed => "rerun_request.check_confirmed",
+        /// A person confirmed, on the request, a step left out on the key alone (its flag waits for the send).
+        RerunRequestKeyAloneConfirmed => "rerun_request.key_alone_confirmed",
         RerunRequestCreated => "rerun_request.created",
         RerunRequestExpired => "rerun_request.expired",
         RerunRequestRejected => "rerun_request.rejected",

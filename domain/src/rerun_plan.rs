@@ -3,6 +3,7 @@
 //! idempotency keys; executed steps get their flag confirmed instead; every doubt blocks the request.
 use super::canonical_json::to_canonical_string;
 use super::reconciliation::Verdict;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -37,13 +38,31 @@ pub struct RerunPlan {
     /// SHA-256 over every step's verdict and external ID at planning time.
     pub verdicts_hash: String,
     /// Left out because the outside system holds their key, though nothing of what ran was compared with the
-    /// step: the request is submitted only once a person has confirmed each (its flag then set).
+    /// step: the request is submitted only once a person has confirmed each on it (`judged`); the flag is set
+    /// when the request is approved and sent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_key_alone: Vec<String>,
+    /// The people's judgments the plan rests on: who confirmed a step left out on the key alone, when, and what
+    /// they compared. They belong to this request alone: a withdrawn request's judgment sets no flag.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judged: Vec<Judgment>,
     /// Each step's facts as they were when the plan was bound, so that a change can be named step by step
     /// (plans bound before these were kept have none: their change is only `Evidence`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bound_to: Vec<BoundStep>,
+}
+
+/// A person's confirmation, on one request, that what ran at the outside system for a step left out on the key
+/// alone is what was meant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Judgment {
+    pub step: String,
+    pub by: i64,
+    pub by_name: String,
+    pub at: DateTime<Utc>,
+    /// What they compared, in their words.
+    pub comment: String,
 }
 
 /// What the plan knew of one step: the outside system's verdict and record, and the completion flag.
@@ -157,6 +176,7 @@ pub fn compute(steps: &[StepFacts], workflow_version: &str) -> PlanOutcome {
         workflow_version: workflow_version.to_string(),
         verdicts_hash: String::new(),
         on_key_alone,
+        judged: Vec::new(),
         bound_to: Vec::new(),
     };
     plan.rebind(steps);
@@ -190,7 +210,7 @@ pub enum Change {
     /// Another step's verdict, external ID or flag changed since the plan was made (a plan bound without its
     /// steps' facts).
     Evidence,
-    /// A step the plan leaves out on the key alone has not been confirmed by a person.
+    /// A step the plan leaves out on the key alone has not been confirmed by a person on this request.
     Unconfirmed { step: String },
 }
 
@@ -249,7 +269,7 @@ pub fn check(plan: &RerunPlan, facts: &[StepFacts], version: Option<&str>, looke
         }
     }
     for step in &plan.on_key_alone {
-        if !facts.iter().any(|f| &f.name == step && f.completed) {
+        if !plan.judged.iter().any(|j| &j.step == step) {
             result.changes.push(Change::Unconfirmed { step: step.clone() });
         }
     }
@@ -357,10 +377,16 @@ mod tests {
         let unconfirmed = check(&outcome.plan, &steps, Some("v1"), &[]);
         assert_eq!(unconfirmed.unconfirmed(), vec!["register_order"]);
         assert!(!unconfirmed.holds(), "not submitted, approved or sent until a person confirms");
-        let mut confirmed = steps.clone();
-        confirmed[0].completed = true;
-        let plan = compute(&confirmed, "v1").plan;
-        assert!(check(&plan, &confirmed, Some("v1"), &[]).holds());
+        let mut plan = outcome.plan.clone();
+        let at = DateTime::parse_from_rfc3339("2026-12-01T09:00:00Z").unwrap().with_timezone(&Utc);
+        plan.judged.push(Judgment {
+            step: "register_order".into(),
+            by: 7,
+            by_name: "sato".into(),
+            at,
+            comment: "同じ".into(),
+        });
+        assert!(check(&plan, &steps, Some("v1"), &[]).holds(), "confirmed on the request, with no flag set");
         let why = outcome.blocked_unless_a_person_confirms();
         assert_eq!(why, vec![Blocked { step: "register_order".into(), why: BlockedBecause::ContentNotCompared }]);
     }

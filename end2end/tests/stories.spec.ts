@@ -51,21 +51,32 @@ test('ORD-1001, the answer lost: the summary alone is requested, approved by the
   await expect(page.locator('tr[data-step="ai_summary"]')).toContainText('✓ 成功');
 });
 
-/** An order whose registration answer was lost: the order system holds it, the integration reported "unknown". */
-async function answerLost(request: import('@playwright/test').APIRequestContext, processId: string) {
+/** An order intake registered through the ingestion API with its content; the department's API headers. */
+async function registered(request: import('@playwright/test').APIRequestContext, processId: string, content: object) {
   const headers = { authorization: `Bearer ${token('sales')}` };
-  const content = { item: 'Standing desk', amount: 52000 };
   const steps = ['register_order', 'ai_summary'].map((name) => ({ name, idempotency_key: `${processId}-${name}`, content }));
-  const registered = await request.post('/api/v1/operations', {
+  const answer = await request.post('/api/v1/operations', {
     headers: { ...headers, 'idempotency-key': processId },
     data: { process_id: processId, workflow: 'order-intake', department: 'sales', content, steps },
   });
-  expect(registered.status()).toBe(201);
+  expect(answer.status()).toBe(201);
+  return headers;
+}
+
+/** The order system takes the order under its original key (the demo order API), as the integration's call did. */
+async function orderTaken(request: import('@playwright/test').APIRequestContext, processId: string, content: object) {
   const done = await request.post('/demo/orders/requests', {
     headers: { 'idempotency-key': `${processId}-register_order`, 'process-id': processId },
     data: content,
   });
   expect(done.status()).toBe(201);
+}
+
+/** An order whose registration answer was lost: the order system holds it, the integration reported "unknown". */
+async function answerLost(request: import('@playwright/test').APIRequestContext, processId: string) {
+  const content = { item: 'Standing desk', amount: 52000 };
+  const headers = await registered(request, processId, content);
+  await orderTaken(request, processId, content);
   const lost = await request.post(`/api/v1/operations/${processId}/steps/register_order/events`, {
     headers,
     data: { seq: 1, type: 'unknown', error: { class: 'no_response', message: 'the connection broke before the answer' } },
@@ -139,14 +150,8 @@ test('a bulk rerun of lost answers reaches approval with every member and comple
 // and the new plan is the summary alone.
 test('a plan whose facts changed is refused, names the change, and is made again in one press', async ({ page, request, violations }) => {
   const processId = 'CHANGED-E2E-1';
-  const headers = { authorization: `Bearer ${token('sales')}` };
   const content = { item: 'Monitor arm', amount: 7200 };
-  const steps = ['register_order', 'ai_summary'].map((name) => ({ name, idempotency_key: `${processId}-${name}`, content }));
-  const registered = await request.post('/api/v1/operations', {
-    headers: { ...headers, 'idempotency-key': processId },
-    data: { process_id: processId, workflow: 'order-intake', department: 'sales', content, steps },
-  });
-  expect(registered.status()).toBe(201);
+  const headers = await registered(request, processId, content);
   await request.post(`/api/v1/operations/${processId}/steps/register_order/events`, {
     headers,
     data: { seq: 1, type: 'failed', error: { class: 'server_error', message: '503 from the order system' } },
@@ -165,11 +170,7 @@ test('a plan whose facts changed is refused, names the change, and is made again
   await expect(page.getByTestId('plan')).toContainText(`${processId}-register_order`);
 
   // Meanwhile the order system took the order after all; staff ask the outside systems again.
-  const done = await request.post('/demo/orders/requests', {
-    headers: { 'idempotency-key': `${processId}-register_order`, 'process-id': processId },
-    data: content,
-  });
-  expect(done.status()).toBe(201);
+  await orderTaken(request, processId, content);
   await page.goto(`/operations/${processId}`);
   await hydrated(page);
   await page.getByRole('button', { name: '外部システムに照会する' }).click();

@@ -11,7 +11,7 @@ use domain::stall::StallReason;
 type Label = fn(Locale) -> &'static str;
 
 /// Each action's name ("停止を検知" / "Stall detected"); a test checks that every action has one, once.
-const ACTION_LABELS: [(AuditAction, Label); 101] = [
+const ACTION_LABELS: [(AuditAction, Label); 102] = [
     (AuditAction::AiAttemptAdopted, |l| td_string!(l, audit.action.ai_attempt.adopted)),
     (AuditAction::ApiClientCreated, |l| td_string!(l, audit.action.api_client.created)),
     (AuditAction::ApiClientRevoked, |l| td_string!(l, audit.action.api_client.revoked)),
@@ -77,6 +77,7 @@ const ACTION_LABELS: [(AuditAction, Label); 101] = [
     (AuditAction::RerunRequestApproved, |l| td_string!(l, audit.action.rerun_request.approved)),
     (AuditAction::RerunRequestCancelled, |l| td_string!(l, audit.action.rerun_request.cancelled)),
     (AuditAction::RerunRequestCheckConfirmed, |l| td_string!(l, audit.action.rerun_request.check_confirmed)),
+    (AuditAction::RerunRequestKeyAloneConfirmed, |l| td_string!(l, audit.action.rerun_request.key_alone_confirmed)),
     (AuditAction::RerunRequestCreated, |l| td_string!(l, audit.action.rerun_request.created)),
     (AuditAction::RerunRequestExpired, |l| td_string!(l, audit.action.rerun_request.expired)),
     (AuditAction::RerunRequestRejected, |l| td_string!(l, audit.action.rerun_request.rejected)),

@@ -423,10 +423,7 @@ fn KeyAlone(
     .to_string();
     let (step, field_id) = (k.step.clone(), format!("key-alone-{}", k.step));
     let outcome = match (k.confirmed_at, may_confirm) {
-        (Some(at), _) => {
-            let confirmed = td_string!(l, rerun.request.key_alone_confirmed, at = local_time(at)).to_string();
-            view! { <p class="ok">{confirmed}</p> }.into_any()
-        }
+        (Some(at), _) => judged(&k, at),
         (None, true) => view! {
             <ActionForm action attr:class="form">
                 <input type="hidden" name="id" value=id />
@@ -462,6 +459,20 @@ fn KeyAlone(
             {outcome}
         </section>
     }
+}
+
+/// Who confirmed a step left out on the key alone on this request, when, and what they compared.
+fn judged(k: &KeyAloneView, at: chrono::DateTime<chrono::Utc>) -> AnyView {
+    let l = super::labels::locale();
+    let by = k.confirmed_by.clone().unwrap_or_default();
+    let confirmed = td_string!(l, rerun.request.key_alone_confirmed, at = local_time(at), by = by).to_string();
+    view! {
+        <p class="ok" data-testid="key-alone-confirmed">
+            {confirmed}
+        </p>
+        <blockquote data-entered>{k.comment.clone().unwrap_or_default()}</blockquote>
+    }
+    .into_any()
 }
 
 /// A field's value as read: a text as it is, anything else as JSON, none as "—".

@@ -111,6 +111,12 @@ async fn write_batch(state: &AppState, sent: Option<SentBatch<'_>>) -> Result<()
     }
     db::dispatches::settle(&mut tx, &writes.settled, now).await?;
     record_all(&mut tx, writes.ended, None).await?;
+    // The integration may have reported its steps before this write, and the flags set here be the last ones
+    // (writers take turns: one of the two writes sees every flag and completes the operation).
+    for request in writes.completing {
+        let facts = (request.operation_id, request.process_id.as_str(), request.department.as_str());
+        super::rerun_requests::completed_by_rerun(&mut tx, state, actor(), facts, now).await?;
+    }
     for (batch, request) in writes.dropped {
         super::batches::drop_after_approval(&mut tx, batch, request, now).await?;
     }
@@ -302,6 +308,8 @@ struct Writes<'o> {
     settled: Vec<db::dispatches::Settled<'o>>,
     ended: Vec<(AuditEntry, DateTime<Utc>)>,
     dropped: Vec<(&'o str, &'o RequestRow)>,
+    /// Sent or found done: the operation completes if this write set its last flags.
+    completing: Vec<&'o RequestRow>,
 }
 
 /// Writes one outcome's new states in the batch's transaction (its look-up is recorded with the batch's).
@@ -392,6 +400,26 @@ impl End {
     }
 }
 
+/// The request was approved and sent, its plan checked right before: the flags of the steps it left out on the key
+/// alone are set now, on the judgment of the person who confirmed each on it (named in the flag's event).
+async fn judged_flags(tx: &mut db::Conn, request: &RequestRow, now: DateTime<Utc>) -> Result<(), AppError> {
+    for judgment in request.plan()?.judged {
+        if let Some(step) = db::operations::step_by_name(tx, request.operation_id, &judgment.step).await?
+            && db::rerun_requests::confirm_step_flag(tx, step.id, now).await?
+        {
+            let entry =
+                AuditEntry::new(actor(), AuditAction::StepFlagConfirmed, ObjectType::Operation, &request.process_id)
+                    .department(Some(&request.department))
+                    .before(json!({"step": judgment.step, "completed_at": null}))
+                    .after(json!({"step": judgment.step, "completed_at": now, "rests_on": "key_alone",
+                        "rerun_id": request.id, "confirmed_by": judgment.by_name, "confirmed_at": judgment.at}))
+                    .reason(&judgment.comment);
+            record(tx, entry, None, now).await?;
+        }
+    }
+    Ok(())
+}
+
 /// The dispatch's end, with the request's and the operation's new states and the audit event.
 async fn write_end<'o>(
     tx: &mut db::Conn,
@@ -447,9 +475,9 @@ async fn write_end<'o>(
             record(tx, entry, None, now).await?;
         }
     }
-    if matches!(end, End::NothingToSend(_)) {
-        let facts = (request.operation_id, request.process_id.as_str(), request.department.as_str());
-        super::operations::complete_if_done(tx, actor(), facts, None, now).await?;
+    if matches!(end, End::Sent { .. } | End::NothingToSend(_) | End::Unknown(_)) {
+        judged_flags(tx, request, now).await?;
+        writes.completing.push(request);
     }
     let entry = AuditEntry::new(actor(), end.action(), ObjectType::Operation, &request.process_id)
         .department(Some(&request.department))

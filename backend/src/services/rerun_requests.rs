@@ -350,6 +350,37 @@ pub(super) async fn advance(
     advance_by_id(tx, (&request.id, request.operation_id, request.status), event, now).await
 }
 
+/// After a write that may have set an operation's last flag: completes the operation when every step is done, and
+/// the rerun that brought it there succeeds (its audit event and the requester's notice). Called by both writes
+/// that can come last — the integration's step report and the dispatch's own write — so that either order ends
+/// the same way.
+pub(super) async fn completed_by_rerun(
+    tx: &mut db::Conn,
+    state: &AppState,
+    actor: Actor,
+    (id, process_id, department): (i64, &str, &str),
+    now: DateTime<Utc>,
+) -> Result<bool, AppError> {
+    if !super::operations::complete_if_done(tx, actor.clone(), (id, process_id, department), None, now).await? {
+        return Ok(false);
+    }
+    if let Some(request) = db::rerun_requests::open_for_operation(tx, id).await? {
+        let moved = advance(tx, &request, RequestEvent::Completed, now).await?;
+        if moved.request {
+            let entry = AuditEntry::new(actor, AuditAction::RerunRequestSucceeded, ObjectType::Operation, process_id)
+                .department(Some(department))
+                .before(json!({"rerun_id": request.id, "status": request.status}))
+                .after(json!({"rerun_id": request.id, "status": moved.to}));
+            record(tx, entry, None, now).await?;
+            // A bulk rerun tells its requester once, when the batch completes.
+            if request.batch_id.is_none() {
+                notify(tx, state, &request, RerunNews::Completed, Audience::Requester, now).await?;
+            }
+        }
+    }
+    Ok(true)
+}
+
 /// `advance` for a request known by its ID, its operation and the status it was read in (a batch's member).
 pub(super) async fn advance_by_id(
     tx: &mut db::Conn,
@@ -566,13 +597,16 @@ async fn key_alone_views(
             steps.iter().find(|s| &s.name == name).and_then(|s| s.reconciliation.as_ref()).map(|r| &r.evidence);
         let content: serde_json::Map<_, _> =
             row.content_json.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
+        let judged = plan.judged.iter().find(|j| &j.step == name);
         Some(KeyAloneView {
             step: name.clone(),
             content: domain::reconciliation::redacted(&content),
             record: evidence.map(|e| e.uncompared_record.clone()).unwrap_or_default(),
             external_id: evidence.and_then(|e| e.external_id.clone()),
             status_text: evidence.and_then(|e| e.status_text.clone()),
-            confirmed_at: row.completed_at,
+            confirmed_at: judged.map(|j| j.at),
+            confirmed_by: judged.map(|j| j.by_name.clone()),
+            comment: judged.map(|j| j.comment.clone()),
         })
     });
     Ok(views.collect())

@@ -20,9 +20,7 @@ use contract::operations::{StepEvent, StepEventAnswer};
 use domain::audit::{AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::invalid::{Field, Invalid, Rule};
-use domain::notifications::RerunNews;
 use domain::operations::StepEventType;
-use domain::rerun_request::RequestEvent;
 use domain::steps::{Reported, Step};
 use serde_json::json;
 
@@ -234,28 +232,9 @@ async fn finish_write(
     if kind != StepEventType::Heartbeat {
         record(&mut tx, step_entry(client, operation, current, &step, kind), None, now).await?;
     }
-    let facts = (operation.id, process_id, operation.department.as_str());
-    if kind == StepEventType::Succeeded
-        && super::operations::complete_if_done(&mut tx, client.actor(), facts, None, now).await?
-    {
-        // The rerun that brought it here succeeded.
-        if let Some(request) = db::rerun_requests::open_for_operation(&mut tx, operation.id).await? {
-            let moved = super::rerun_requests::advance(&mut tx, &request, RequestEvent::Completed, now).await?;
-            if moved.request {
-                let entry = AuditEntry::new(
-                    client.actor(),
-                    AuditAction::RerunRequestSucceeded,
-                    ObjectType::Operation,
-                    process_id,
-                )
-                .department(Some(&operation.department))
-                .before(json!({"rerun_id": request.id, "status": request.status}))
-                .after(json!({"rerun_id": request.id, "status": moved.to}));
-                record(&mut tx, entry, None, now).await?;
-                let (news, audience) = (RerunNews::Completed, super::notifications::Audience::Requester);
-                super::notifications::notify(&mut tx, state, &request, news, audience, now).await?;
-            }
-        }
+    if kind == StepEventType::Succeeded {
+        let facts = (operation.id, process_id, operation.department.as_str());
+        super::rerun_requests::completed_by_rerun(&mut tx, state, client.actor(), facts, now).await?;
     }
     tx.commit().await?;
     Ok(StepEventAnswer { applied: true, step: step_view(step) })

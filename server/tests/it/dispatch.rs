@@ -22,6 +22,12 @@ pub(crate) enum Reply {
     RetryAfter(u64),
     Slow,
     Redirect,
+    /// Reports each step it was sent as succeeded to the gate at this address, with this token, before it answers
+    /// 200: the integration's own report comes before the dispatch's write.
+    ReportsFirst {
+        gate: String,
+        token: String,
+    },
 }
 
 #[derive(Clone, Default)]
@@ -61,7 +67,23 @@ impl Receiver {
                 StatusCode::OK.into_response()
             }
             Reply::Redirect => (StatusCode::FOUND, [("location", "http://127.0.0.1:9/elsewhere")]).into_response(),
+            Reply::ReportsFirst { gate, token } => {
+                let call: Value = serde_json::from_slice(&self.requests().last().unwrap().1).unwrap();
+                for step in call["steps"].as_array().unwrap() {
+                    let (process, name) = (call["process_id"].as_str().unwrap(), step["name"].as_str().unwrap());
+                    let url = format!("{gate}/api/v1/operations/{process}/steps/{name}/events");
+                    let succeeded = json!({"seq": 10, "type": "succeeded"});
+                    let answer = reqwest::Client::new().post(url).bearer_auth(&token).json(&succeeded).send().await;
+                    assert!(answer.unwrap().status().is_success(), "the step's report was refused");
+                }
+                StatusCode::OK.into_response()
+            }
         }
+    }
+
+    /// Answers the next request this way (after those given at the start).
+    fn then(&self, reply: Reply) {
+        self.replies.lock().unwrap().push_back(reply);
     }
 
     pub(crate) fn requests(&self) -> Vec<(HeaderMap, Bytes)> {
@@ -221,6 +243,38 @@ async fn a_step_found_done_since_the_approval_with_nothing_compared_voids_it_and
     assert_eq!(operation["steps"][1]["latest_verdict"], "executed_not_compared", "{}", operation["steps"][1]);
     assert!(operation["steps"][1]["completed_at"].is_null(), "no flag on the key alone");
     assert_ne!(g.request_status(&id).await, "dispatched");
+}
+
+/// The integration may report its steps before the dispatch's own write lands, and that write may set the last
+/// flag (a step found executed at the send, its content compared): the operation completes whichever comes last,
+/// and the rerun succeeds. (Before, the report found a flag missing and the write completed nothing: the
+/// operation stayed "rerunning" for ever.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operation_completes_when_the_integration_reports_before_the_dispatch_is_written() {
+    let g = gate(&[]).await;
+    let body = json!({"process_id": "ORD-F", "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": "ORD-F-r", "content": {"amount": 5000}},
+                  {"name": "ai_summary", "idempotency_key": "ORD-F-s"}]});
+    g.app.api(Method::POST, "/api/v1/operations", &g.token, Some("ORD-F"), Some(&body)).await;
+    let failed = json!({"seq": 1, "type": "failed", "error": {"class": "server_error", "message": "503"}});
+    g.app
+        .api(Method::POST, "/api/v1/operations/ORD-F/steps/register_order/events", &g.token, None, Some(&failed))
+        .await;
+    g.app.clock.advance(Duration::minutes(5));
+    backend::services::sweeper::sweep(&g.app.state).await.unwrap();
+    let (staff, owner) = (caller(&g.app, "sato").await, caller(&g.app, "suzuki").await);
+    let id = crate::fixtures::submitted(&g.app, &staff, "ORD-F").await;
+    let approve = domain::approval::Decision::Approve;
+    backend::services::approvals::decide(&g.app.state, &owner, &id, approve, "").await.unwrap();
+    // The order went through meanwhile, with the same content: left out at the send, its flag set by that write.
+    let orders = backend::demo::systems::Service::Orders;
+    g.app.demo_systems().execute(orders, "ORD-F-r", &json!({"amount": 5000}), None).await.unwrap();
+    g.receiver.then(Reply::ReportsFirst { gate: g.app.url.clone(), token: g.token.clone() });
+    dispatch_due(&g.app.state).await.unwrap();
+    let sent: Value = serde_json::from_slice(&g.receiver.requests()[0].1).unwrap();
+    assert_eq!(sent["steps"].as_array().unwrap().len(), 1, "the summary alone: {sent}");
+    assert_eq!(g.status_of("ORD-F").await, "completed");
+    assert_eq!(g.request_status(&id).await, "succeeded");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

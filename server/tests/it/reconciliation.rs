@@ -6,6 +6,7 @@ use backend::services::{Caller, key_alone, rerun_requests};
 use chrono::Duration;
 use contract::AppError;
 use contract::reruns::StartAnswer;
+use domain::approval::Decision;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -129,17 +130,18 @@ async fn a_step_registered_without_content_is_warned_of_and_its_verdict_says_not
     let page = page.text().await.unwrap();
     assert!(page.contains(r#"data-testid="key-alone""#) && page.contains("5000"), "the record beside the content");
 
-    // A comment on what was compared is required; then the flag is set, saying it rests on the key alone.
+    // A comment on what was compared is required; the confirmation is the request's, saying it rests on the key
+    // alone and what was compared — no flag before the request is approved and sent.
     let empty = key_alone::confirm(&app.state, &sato, &id, "register_order", " ").await;
     assert!(matches!(empty, Err(AppError::Validation(_))), "{empty:?}");
     key_alone::confirm(&app.state, &sato, &id, "register_order", "記録の 5000 円は注文どおり").await.unwrap();
     let after = self::steps(&app, &token, "ORD-4").await;
-    assert!(!after[0]["completed_at"].is_null(), "the person's confirmation sets the flag");
+    assert!(after[0]["completed_at"].is_null(), "the judgment is the request's: no flag before it is sent");
     let events = backend::db::audit::page_after(&mut app.db().begin_read().await.unwrap(), 0, 10_000).await.unwrap();
-    let flagged = events.into_iter().rev().find(|e| e.action == "step.flag_confirmed").expect("the flag's event");
-    let after: Value = serde_json::from_str(flagged.after_json.as_deref().unwrap()).unwrap();
+    let judged = events.into_iter().rev().find(|e| e.action == "rerun_request.key_alone_confirmed").expect("its event");
+    let after: Value = serde_json::from_str(judged.after_json.as_deref().unwrap()).unwrap();
     assert_eq!((after["rests_on"].clone(), after["record"]["amount"].clone()), (json!("key_alone"), json!(5000)));
-    assert_eq!(flagged.reason.as_deref(), Some("記録の 5000 円は注文どおり"));
+    assert_eq!(judged.reason.as_deref(), Some("記録の 5000 円は注文どおり"));
     rerun_requests::submit(&app.state, &sato, &id).await.expect("submitted once confirmed: the plan still holds");
 }
 
@@ -365,4 +367,62 @@ async fn a_demo_look_up_that_cannot_read_the_log_is_lookup_failed_not_not_execut
     app.state.close().await;
     let finding = connector.look_up(&lookup).await;
     assert!(matches!(finding, domain::reconciliation::Finding::Failed(_)), "{finding:?}");
+}
+
+/// Finding 2 of the hardening round, as the attack went: a manager confirmed a step on the key alone on a draft and
+/// withdrew it; staff made a new request, and the manager approved it — the step's flag, set by the manager's
+/// judgment on the withdrawn draft, had dropped out of the new plan. Now a judgment stays on its request: the
+/// withdrawn one leaves no flag, the new request shows the step again and waits for a confirmation of its own,
+/// whoever gives it is a maker of it, and the flag is set when that request is sent, naming them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_alone_judgment_stays_on_its_request_and_makes_its_author_a_maker_of_it() {
+    let app = TestApp::spawn_with_demo_loop().await;
+    let token = app.token("demo-integration", &["sales"]).await;
+    let body = json!({"process_id": "ORD-K", "workflow": "order-intake", "department": "sales",
+        "steps": [{"name": "register_order", "idempotency_key": "ORD-K-r"},
+                  {"name": "ai_summary", "idempotency_key": "ORD-K-s", "content": {"order": "ORD-K"}}]});
+    app.api(Method::POST, "/api/v1/operations", &token, Some("ORD-K"), Some(&body)).await;
+    app.demo_systems().execute(Service::Orders, "ORD-K-r", &json!({"amount": 5000}), None).await.unwrap();
+    let unknown = json!({"seq": 1, "type": "unknown", "error": {"class": "timeout", "message": "no answer"}});
+    event(&app, &token, "ORD-K", "register_order", unknown).await;
+    sweep(&app.state).await.unwrap();
+    for (name, role) in [("sato", "staff"), ("m1", "manager"), ("m2", "manager")] {
+        app.user(name, &[role], &["sales"]).await;
+    }
+    let (sato, m1, m2) = (
+        crate::fixtures::caller(&app, "sato").await,
+        crate::fixtures::caller(&app, "m1").await,
+        crate::fixtures::caller(&app, "m2").await,
+    );
+
+    // m1 confirms on a draft of his own, and withdraws it: no flag.
+    let first = a_request_left_waiting_for_a_person(&app, &m1, "ORD-K").await;
+    key_alone::confirm(&app.state, &m1, &first, "register_order", "記録を見た").await.unwrap();
+    rerun_requests::cancel(&app.state, &m1, &first, "やめる").await.unwrap();
+    assert!(flag_of(&app, &token).await.is_null(), "a withdrawn request's judgment sets no flag");
+
+    // Staff's new request shows the step again and waits for a confirmation of its own.
+    let second = a_request_left_waiting_for_a_person(&app, &sato, "ORD-K").await;
+    // m2 gives it: m2 is now a maker of the request, and may not approve it.
+    key_alone::confirm(&app.state, &m2, &second, "register_order", "記録の 5000 円は注文どおり").await.unwrap();
+    rerun_requests::submit(&app.state, &sato, &second).await.unwrap();
+    let own = backend::services::approvals::decide(&app.state, &m2, &second, Decision::Approve, "").await;
+    assert!(matches!(own, Err(AppError::Forbidden)), "the judgment's author approved: {own:?}");
+    assert!(flag_of(&app, &token).await.is_null(), "no flag while it waits");
+    // m1, whose judgment went with the withdrawn draft, may.
+    backend::services::approvals::decide(&app.state, &m1, &second, Decision::Approve, "").await.unwrap();
+    backend::services::dispatcher::dispatch_due(&app.state).await.unwrap();
+    assert!(!flag_of(&app, &token).await.is_null(), "the flag is set when the request is sent");
+    let events = backend::db::audit::page_after(&mut app.db().begin_read().await.unwrap(), 0, 10_000).await.unwrap();
+    let flagged = events.into_iter().rev().find(|e| e.action == "step.flag_confirmed").expect("the flag's event");
+    let after: Value = serde_json::from_str(flagged.after_json.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        (&after["rests_on"], &after["rerun_id"], &after["confirmed_by"]),
+        (&json!("key_alone"), &json!(second), &json!("m2 san"))
+    );
+}
+
+/// ORD-K's order step's completion flag, as the API shows it.
+async fn flag_of(app: &TestApp, token: &str) -> Value {
+    steps(app, token, "ORD-K").await[0]["completed_at"].clone()
 }
