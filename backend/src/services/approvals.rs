@@ -24,7 +24,7 @@ use serde_json::json;
 async fn decidable(tx: &mut db::Conn, caller: &Caller, id: &str) -> Result<(RequestRow, Ballot), AppError> {
     let request = db::rerun_requests::lock(tx, id).await?.ok_or(AppError::NotFound)?;
     let ballot = super::makers::request_ballot(tx, &request).await?;
-    super::decisions::allowed(caller, &ballot, id)?;
+    super::decisions::allowed(tx, caller, &ballot, id).await?;
     super::rerun_requests::not_in_batch(&request)?;
     // Both decisions need a request that waits for one.
     request.status.next(RequestEvent::Reject)?;

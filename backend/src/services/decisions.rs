@@ -33,10 +33,18 @@ pub(super) fn given<'a>(
     Ok(Given { comment, authenticated })
 }
 
-/// The approval rule for this caller now, its refusal as the caller hears it (`what` names the object, for the
-/// log).
-pub(super) fn allowed(caller: &Caller, ballot: &Ballot, what: &str) -> Result<(), AppError> {
-    may_decide(&caller.person(), ballot).map_err(|refusal| {
+/// The approval rule for this caller as they are now (read again in the decision's transaction:
+/// `session_users::as_now`), its refusal as the caller hears it (`what` names the object, for the log).
+pub(super) async fn allowed(
+    tx: &mut crate::db::Conn,
+    caller: &Caller,
+    ballot: &Ballot,
+    what: &str,
+) -> Result<(), AppError> {
+    let person = super::session_users::as_now(tx, caller).await.inspect_err(|_| {
+        tracing::warn!(user = %caller.user().username, what, "a decision by a person whose access ended meanwhile refused");
+    })?;
+    may_decide(&person, ballot).map_err(|refusal| {
         let user = &caller.user().username;
         match refusal {
             Refusal::NotOwner(refusal) => caller.act_refused(refusal, Act::Decide, what),

@@ -103,9 +103,7 @@ impl Caller {
 
     /// The caller as the rules of `domain::rights` and `domain::approval` see them, as of this request.
     pub fn person(&self) -> Person {
-        let user = self.user();
-        let roles = user.roles.iter().copied().filter(|r| !r.is_departmental()).collect();
-        Person { id: user.id, access: Access { roles, memberships: user.memberships.iter().cloned().collect() } }
+        person_of(self.user())
     }
 
     /// The departments whose objects this caller reads; `None` means all (auditors read everything).
@@ -159,4 +157,10 @@ impl Caller {
             None => self.require(roles[0]),
         }
     }
+}
+
+/// A signed-in person as the rules of `domain::rights` and `domain::approval` see them.
+fn person_of(user: &CurrentUser) -> Person {
+    let roles = user.roles.iter().copied().filter(|r| !r.is_departmental()).collect();
+    Person { id: user.id, access: Access { roles, memberships: user.memberships.iter().cloned().collect() } }
 }

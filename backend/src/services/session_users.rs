@@ -38,6 +38,25 @@ fn session_binding(row: &UserRow) -> Vec<u8> {
     hash.finalize().to_vec()
 }
 
+/// The caller as they are now, read in the caller's write transaction: a decision counts for the person whose
+/// access holds when it is recorded, not as the request loaded them. A disable, a deprovisioning, a role or
+/// membership taken away, a password change or a sign-out everywhere committed since refuses it (`Unauthorized`:
+/// the session ended). Writers take turns (`Db::begin_write`: the writer's lock, and on PostgreSQL the audit head
+/// locked first), so no access change commits between this read and the decision's own commit.
+pub async fn as_now(tx: &mut db::Conn, caller: &super::Caller) -> Result<domain::rights::Person, contract::AppError> {
+    let Some((row, roles, memberships)) = db::users::with_access(tx, caller.user_id()).await? else {
+        return Err(contract::AppError::Unauthorized);
+    };
+    if row.disabled_at.is_some() {
+        return Err(contract::AppError::Unauthorized);
+    }
+    let now = session_user(row, roles, memberships);
+    if now.auth_hash != caller.session.auth_hash {
+        return Err(contract::AppError::Unauthorized);
+    }
+    Ok(super::person_of(&now.user))
+}
+
 pub async fn load_session_user(tx: &mut db::Conn, row: UserRow) -> Result<SessionUser, sqlx::Error> {
     let roles = db::users::roles(tx, row.id).await?;
     let memberships = db::users::memberships(tx, row.id).await?;

@@ -8,13 +8,45 @@ use serde_json::Value;
 /// A parsed filter, matched against resources as JSON.
 pub struct Parsed<'a>(Filter<'a>);
 
+/// The longest filter taken (a directory's own are one or two comparisons, a few dozen characters).
+pub const MAX_LENGTH: usize = 1024;
+/// The deepest nesting of groups (`( … )`, `[ … ]`) taken. The crate's parser backtracks, and its work doubles
+/// with each level (depth 20 took 27 s): bounded here, before it runs, a filter parses in microseconds.
+pub const MAX_DEPTH: usize = 3;
+
 pub fn parse(text: &str) -> Result<Parsed<'_>, ScimError> {
     let invalid = |why: &str| ScimError::invalid_filter(format!("'{text}' {why}"));
+    if text.len() > MAX_LENGTH {
+        let shown: String = text.chars().take(40).collect();
+        return Err(ScimError::invalid_filter(format!("'{shown}…' is longer than {MAX_LENGTH} bytes")));
+    }
+    if depth(text) > MAX_DEPTH {
+        return Err(invalid(&format!("nests groups deeper than {MAX_DEPTH}")));
+    }
     match scim_filter::parser::filter(text.trim()) {
         Ok(("", filter)) => Ok(Parsed(filter)),
         Ok((rest, _)) => Err(invalid(&format!("does not parse from '{rest}'"))),
         Err(_) => Err(invalid("is not a SCIM filter")),
     }
+}
+
+/// The deepest nesting of parentheses and brackets outside quoted strings.
+fn depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut quoted, mut escaped) = (0usize, 0usize, false, false);
+    for c in text.chars() {
+        match (quoted, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (_, _, '"') => quoted = !quoted,
+            (false, _, '(' | '[') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, _, ')' | ']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 impl Parsed<'_> {
@@ -162,5 +194,42 @@ fn ordered(op: &CompareOp, ordering: Option<std::cmp::Ordering>) -> bool {
         (CompareOp::LessThan, Some(o)) => o == Less,
         (CompareOp::LessThanOrEqual, Some(o)) => o != Greater,
         (CompareOp::Contains | CompareOp::StartsWith | CompareOp::EndsWith, _) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_counted_outside_strings_only() {
+        assert_eq!(depth(r#"emails[type eq "work" and value co "(["]"#), 1);
+        assert_eq!(depth(r#"not (a eq "x\"((" or (b pr))"#), 2);
+        assert_eq!(depth("userName eq \"sato\""), 0);
+    }
+
+    #[test]
+    fn a_filter_nested_deeper_than_the_bound_is_refused_before_it_is_parsed() {
+        let nested = |n: usize| format!("{}userName eq \"a\"{}", "(".repeat(n), ")".repeat(n));
+        assert!(parse(&nested(MAX_DEPTH)).is_ok());
+        let refused = parse(&nested(20)).err().expect("refused");
+        assert!(refused.detail.contains("deeper than"), "{}", refused.detail);
+        assert!(parse(&format!("userName eq \"{}\"", "a".repeat(MAX_LENGTH))).is_err());
+    }
+
+    /// The worst a directory may send within the bounds — as long as allowed, every group as deep as allowed —
+    /// parses at once (the attack it replaces took 27 s; the bound here leaves a slow machine 100 times over).
+    #[test]
+    fn the_worst_filter_within_the_bounds_parses_at_once() {
+        let group = format!("{}a eq \"x\"{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        let mut worst = group.clone();
+        while worst.len() + group.len() + 4 <= MAX_LENGTH {
+            worst = format!("{worst} or {group}");
+        }
+        let started = std::time::Instant::now();
+        assert!(parse(&worst).is_ok(), "{worst}");
+        let took = started.elapsed();
+        eprintln!("the worst filter within the bounds ({} bytes) parsed in {took:?}", worst.len());
+        assert!(took < std::time::Duration::from_millis(250), "{took:?}");
     }
 }

@@ -52,6 +52,12 @@ pub fn operations(body: &Value) -> Result<Vec<PatchOp>, ScimError> {
             if op != Op::Remove && value.is_none() {
                 return Err(ScimError::invalid_syntax("add and replace need a value"));
             }
+            // A value filter is parsed now, before the write: a bad one is refused without waiting for the writer.
+            if let Some(filter) = path.as_deref().filter(|p| p.contains('[')).map(|p| parse_path(p, "")).transpose()?
+                && let Some(filter) = &filter.filter
+            {
+                super::filter::parse(filter)?;
+            }
             Ok(PatchOp { op, path, value })
         })
         .collect()

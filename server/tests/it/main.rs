@@ -1,6 +1,7 @@
 //! Integration tests: each starts the real app on a free port against a fresh database. The engine is
 //! SQLite unless `RERUN_GATE_TEST_ENGINE=postgres` (then `RERUN_GATE_TEST_PG_URL` names a server where each
 //! test creates its own database). `make test` runs this suite once per engine.
+mod access_at_decision;
 mod ai_attempts;
 mod approvals;
 mod audit_exports;

@@ -427,7 +427,7 @@ pub async fn decide(state: &AppState, caller: &Caller, id: &str, approve: bool, 
     let batch = batch_for(&mut tx, caller, id, true).await?;
     let members = db::batches::members_in(&mut tx, id, MemberState::Requested, MAX_OPERATIONS as i64).await?;
     let ballot = super::makers::batch_ballot(&mut tx, &batch, &members).await?;
-    decisions::allowed(caller, &ballot, id)?;
+    decisions::allowed(&mut tx, caller, &ballot, id).await?;
     allows(&batch, BatchEvent::Approve)?;
     if let Some(problem) = ended_before_decision(&mut tx, state, (caller, approve), (&batch, &members), now).await? {
         tx.commit().await?;

@@ -393,7 +393,7 @@ pub(super) async fn resume_after_failure(
     let authenticated = caller.fresh_sign_in(state)?;
     let members = db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await?;
     let ballot = resumption_ballot(super::super::makers::batch_ballot(tx, batch, &members).await?);
-    decisions::allowed(caller, &ballot, &batch.id)?;
+    decisions::allowed(tx, caller, &ballot, &batch.id).await?;
     let now = state.clock.now();
     db::stages::resumed(tx, &batch.id, batch.stage, (caller.user_id(), why), now).await?;
     move_batch(tx, batch, BatchEvent::Resume, now).await?;

@@ -163,6 +163,8 @@ async fn decide(
     let Err(error) = decided else { return Ok(()) };
     Err(match error {
         AppError::NotFound => ChatRefusal::NotFound,
+        // Disabled, deprovisioned or signed out everywhere since the chat's caller was read.
+        AppError::Unauthorized => ChatRefusal::NotLinked,
         AppError::Validation(_) => ChatRefusal::ReasonMissing,
         AppError::Conflict { problem: Conflict::AlreadyDecided, .. } => ChatRefusal::AlreadyDecided,
         AppError::Conflict { problem: Conflict::Expired | Conflict::PlanChanged, .. } => ChatRefusal::SentBack,
