@@ -93,8 +93,8 @@ fn missing(size: u64) -> AppError {
 }
 
 /// The inclusion proof of event `seq` in the tree of `tree_size` events, checked before it is given: by
-/// default the newest signed tree head's (signed now if none covers the event yet), or the tree's own head when
-/// nothing is signed. Auditors, and staff and managers for their departments' events; 404 for any other event.
+/// default the newest signed tree head's, or the tree's own head when no signed head holds the event yet (a read
+/// signs nothing). Auditors, and staff and managers for their departments' events; 404 for any other event.
 pub async fn prove_event(
     state: &crate::AppState,
     caller: &Caller,
@@ -102,6 +102,9 @@ pub async fn prove_event(
     tree_size: Option<u64>,
 ) -> Result<EventProof, AppError> {
     caller.require_any(Role::EVIDENCE_READERS)?;
+    if seq < 1 {
+        return Err(AppError::invalid(Field::Seq, Invalid::new(Rule::OutOfRange, "events are numbered from 1")));
+    }
     let departments = caller.readable_departments();
     let query = AuditQuery {
         filter: &AuditFilter::default(),
@@ -115,20 +118,18 @@ pub async fn prove_event(
     let event = db::audit::select(&mut state.db.connection().await?, &query).await?.pop().ok_or(AppError::NotFound)?;
     let size = match tree_size {
         Some(size) => size,
-        None => tree_size_for(state, seq).await?,
+        None => tree_size_for(&state.db, seq).await?,
     };
     inclusion(&state.db, event.seq, &event.hash, size).await
 }
 
-/// The newest signed tree head that holds event `seq` (one is signed now if none does), or the tree's head.
-pub async fn tree_size_for(state: &crate::AppState, seq: i64) -> Result<u64, AppError> {
-    let mut signed = db::audit_proof::tree_head(&mut state.db.connection().await?, None).await?;
-    if signed.as_ref().is_none_or(|c| c.seq < seq) {
-        signed = super::audit_proof::checkpoint_head(state).await?.filter(|c| c.root.is_some()).or(signed);
-    }
+/// The newest signed tree head that holds event `seq`, or the tree's own head. A read signs nothing (an export
+/// signs its head before it asks: `evidence`).
+pub async fn tree_size_for(db: &Db, seq: i64) -> Result<u64, AppError> {
+    let signed = db::audit_proof::tree_head(&mut db.connection().await?, None).await?;
     match signed.filter(|c| c.seq >= seq) {
         Some(head) => Ok(head.seq as u64),
-        None => follow(&state.db).await,
+        None => follow(db).await,
     }
 }
 

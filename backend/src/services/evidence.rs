@@ -103,7 +103,8 @@ pub async fn bundle(state: &AppState, caller: &Caller, process_id: &str) -> Resu
 /// Each event's inclusion proof (JSON Lines) against the newest signed tree head, which holds the bundle's own
 /// record (`taken`; signed now when a key is configured): each event checks alone, with nothing of others.
 async fn proofs(state: &AppState, pages: &[Vec<u8>], taken: i64) -> Result<Vec<u8>, AppError> {
-    let size = super::audit_tree::tree_size_for(state, taken).await?;
+    super::audit_proof::checkpoint_head(state).await?;
+    let size = super::audit_tree::tree_size_for(&state.db, taken).await?;
     let head = super::audit_tree::TreeHead::at(&state.db, size).await?;
     let mut lines = Vec::new();
     for line in pages.iter().flat_map(|page| page.split(|b| *b == b'\n')).filter(|l| !l.is_empty()) {

@@ -62,8 +62,12 @@ async fn each_signed_checkpoint_signs_the_trails_tree_and_every_event_proves_aga
     some_events(&app, &["d-user", "e-user"]).await;
     let cookie = app.sign_in("kansa", PASSWORD).await;
     let hashes = event_hashes(&app).await;
-    let newest = proof_of(&app, &format!("seq={}", hashes.len()), &cookie).await;
-    let second = newest.checkpoint.clone().expect("signed when asked: no head held the event yet");
+    // A read signs nothing: an event no signed head holds yet proves against the tree's own head, unsigned.
+    let unsigned = proof_of(&app, &format!("seq={}", hashes.len()), &cookie).await;
+    assert_eq!((unsigned.checkpoint.as_ref(), unsigned.tree_size), (None, hashes.len() as u64));
+    assert_eq!(signing_count(&app).await, 1, "no checkpoint signed by a proof's GET");
+    let second = checkpoint_head(&app.state).await.unwrap().expect("signed by the signer's round");
+    let hashes = event_hashes(&app).await;
     assert!(second.seq > first.seq && signed_by_the_suites_key(&second));
     for seq in 1..=second.seq {
         let proof = proof_of(&app, &format!("seq={seq}"), &cookie).await;
@@ -92,6 +96,15 @@ async fn each_signed_checkpoint_signs_the_trails_tree_and_every_event_proves_aga
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let (status, _) = get(&app, "/api/v1/audit/proof?seq=100000", &cookie).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    for seq in ["0", "-1", &i64::MIN.to_string()] {
+        let (status, body) = get(&app, &format!("/api/v1/audit/proof?seq={seq}"), &cookie).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "seq={seq}: {body}");
+    }
+}
+
+/// How many checkpoints are stored (each signing stores one).
+async fn signing_count(app: &TestApp) -> i64 {
+    backend::services::audit_proof::count(&app.state).await.unwrap() as i64
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,8 +128,9 @@ async fn staff_get_proofs_of_their_departments_events_only_and_consistency_proof
     let seq_of = |id: &str| events.iter().find(|e| e.object_id == id).map(|e| e.seq).unwrap();
     let sato = app.sign_in("sato", PASSWORD).await;
 
+    checkpoint_head(&app.state).await.unwrap().expect("signed");
     let own = proof_of(&app, &format!("seq={}", seq_of("ORD-PR-1")), &sato).await;
-    assert!(own.checkpoint.is_some());
+    assert!(own.checkpoint.is_some(), "against the newest signed head");
     let (status, _) = get(&app, &format!("/api/v1/audit/proof?seq={}", seq_of("INV-PR-2")), &sato).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "another department's event does not exist for them");
     let (status, _) = get(&app, "/api/v1/audit/consistency?from=1&to=2", &sato).await;
