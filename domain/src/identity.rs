@@ -134,15 +134,21 @@ pub fn query_value(text: &str) -> String {
         .collect()
 }
 
-/// A sign-in name as people mean it, for matching and uniqueness: NFKC (full-width and compatibility forms as
-/// their plain letters), case folded, and without invisible format characters (a zero-width space makes no other
-/// name). `Boss.Sato`, `ｂｏｓｓ.ｓａｔｏ` and `boss\u{200B}.sato` are one name.
+/// A sign-in name as it is stored when a directory or a provider gives it: NFKC (full-width and compatibility
+/// forms as their plain letters), without invisible format characters, trimmed; its case as given.
 #[cfg(feature = "ssr")]
-pub fn sign_in_key(name: &str) -> String {
+pub fn sign_in_name(name: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
     let visible = name.nfkc().filter(|c| c.general_category() != GeneralCategory::Format);
-    visible.flat_map(char::to_lowercase).collect::<String>().trim().to_string()
+    visible.collect::<String>().trim().to_string()
+}
+
+/// A sign-in name as people mean it, for matching and uniqueness: `sign_in_name`, case folded (a zero-width
+/// space or another case makes no other name). `Boss.Sato`, `ｂｏｓｓ.ｓａｔｏ` and `boss\u{200B}.sato` are one name.
+#[cfg(feature = "ssr")]
+pub fn sign_in_key(name: &str) -> String {
+    sign_in_name(name).chars().flat_map(char::to_lowercase).collect()
 }
 
 #[cfg(test)]
@@ -159,6 +165,7 @@ mod tests {
         }
         assert_ne!(sign_in_key("boss.sato2"), sign_in_key("boss.sato"));
         assert_eq!(sign_in_key("Admin\u{200B}"), sign_in_key("admin"));
+        assert_eq!(sign_in_name(" Ｂｏｓｓ\u{200B}.Sato "), "Boss.Sato", "stored in its plain form, its case kept");
     }
     use crate::membership::Membership;
     use chrono::TimeZone;

@@ -34,8 +34,9 @@ pub async fn people(tx: &mut Conn) -> Result<Vec<PersonRow>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_as(&sql).fetch_all(c).await)
 }
 
-/// The provisioned people whose sign-in name is `user_name` (in any case) or whose `externalId` is `external_id`
-/// (exactly): a directory's look-up of one person, without reading everyone.
+/// The provisioned people whose sign-in name is `user_name` (in the form people mean it: any case, width or
+/// invisible character) or whose `externalId` is `external_id` (exactly): a directory's look-up of one person,
+/// without reading everyone.
 pub async fn people_named(
     tx: &mut Conn,
     user_name: Option<&str>,
@@ -43,9 +44,10 @@ pub async fn people_named(
 ) -> Result<Vec<PersonRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {PERSON_COLUMNS} FROM users WHERE scim_id IS NOT NULL AND scim_deleted_at IS NULL
-         AND (LOWER(username) = LOWER($1) OR scim_external_id = $2) ORDER BY id"
+         AND (username_key = $1 OR scim_external_id = $2) ORDER BY id"
     );
-    on_conn!(tx, |c| sqlx::query_as(&sql).bind(user_name).bind(external_id).fetch_all(c).await)
+    let key = user_name.map(domain::identity::sign_in_key);
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(&key).bind(external_id).fetch_all(c).await)
 }
 
 /// The provisioned person the directory knows by one of `external_ids` (its `externalId`: Entra's object ID, or
@@ -65,9 +67,10 @@ pub async fn unlinked_by_external_id(tx: &mut Conn, external_ids: &[&str]) -> Re
 pub async fn unlinked_named(tx: &mut Conn, username: &str) -> Result<Vec<PersonRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {PERSON_COLUMNS} FROM users WHERE scim_id IS NOT NULL AND scim_deleted_at IS NULL
-         AND identity_subject IS NULL AND LOWER(username) = LOWER($1)"
+         AND identity_subject IS NULL AND username_key = $1"
     );
-    on_conn!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_all(c).await)
+    let key = domain::identity::sign_in_key(username);
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(&key).fetch_all(c).await)
 }
 
 /// What the directory says of a person, as stored in the users row.
@@ -102,7 +105,7 @@ pub async fn update_person(
 ) -> Result<(), sqlx::Error> {
     on_conn!(tx, |c| sqlx::query(
         "UPDATE users SET username = $2, display_name = $3, email = $4, scim_external_id = $5,
-         scim_resource_json = $6, provisioned_at = $7, updated_at = $7 WHERE id = $1"
+         scim_resource_json = $6, provisioned_at = $7, updated_at = $7, username_key = $8 WHERE id = $1"
     )
     .bind(id)
     .bind(fields.username)
@@ -111,6 +114,7 @@ pub async fn update_person(
     .bind(fields.external_id)
     .bind(&fields.resource_json)
     .bind(now)
+    .bind(domain::identity::sign_in_key(fields.username))
     .execute(c)
     .await
     .map(drop))

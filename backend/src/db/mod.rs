@@ -270,9 +270,14 @@ impl Db {
     /// Applies the embedded migrations (ours and the session store's).
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {
-            Db::Sqlite(pool, ..) => sqlite::migrate(pool).await,
-            Db::Postgres(pool, ..) => postgres::migrate(pool).await,
+            Db::Sqlite(pool, ..) => sqlite::migrate(pool).await?,
+            Db::Postgres(pool, ..) => postgres::migrate(pool).await?,
         }
+        // What SQL cannot compute (NFKC) for the rows from before a migration kept it.
+        let mut tx = self.begin_write().await?;
+        users::fill_username_keys(&mut tx).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// PostgreSQL: grants the runtime role its rights (`postgres::grant_runtime`); this is the owner's pool.

@@ -45,6 +45,27 @@ pub async fn by_username(tx: &mut Conn, username: &str) -> Result<Option<UserRow
     on_conn!(tx, |c| sqlx::query_as(&sql).bind(username).fetch_optional(c).await)
 }
 
+/// The user whose sign-in name is `name` in the form people mean it (`domain::identity::sign_in_key`): the name
+/// taken, whatever its case, width or invisible characters (the first, should rows from before share one).
+pub async fn by_name_as_meant(tx: &mut Conn, name: &str) -> Result<Option<UserRow>, sqlx::Error> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username_key = $1 ORDER BY id LIMIT 1");
+    let key = domain::identity::sign_in_key(name);
+    on_conn!(tx, |c| sqlx::query_as(&sql).bind(&key).fetch_optional(c).await)
+}
+
+/// Fills the keys of rows stored before they were kept (`by_name_as_meant`); run after the migrations.
+pub async fn fill_username_keys(tx: &mut Conn) -> Result<usize, sqlx::Error> {
+    let rows: Vec<(i64, String)> = on_conn!(tx, |c| {
+        sqlx::query_as("SELECT id, username FROM users WHERE username_key IS NULL").fetch_all(c).await
+    })?;
+    for (id, username) in &rows {
+        let key = domain::identity::sign_in_key(username);
+        let sql = "UPDATE users SET username_key = $2 WHERE id = $1";
+        on_conn!(tx, |c| sqlx::query(sql).bind(id).bind(&key).execute(c).await.map(drop))?;
+    }
+    Ok(rows.len())
+}
+
 /// When an admin put the user on hold (an emergency disable the company directory cannot lift); none when not.
 pub async fn held_at(tx: &mut Conn, id: i64) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_scalar("SELECT held_at FROM users WHERE id = $1").bind(id).fetch_one(c).await)
@@ -95,14 +116,15 @@ pub async fn insert(
     now: DateTime<Utc>,
 ) -> Result<i64, sqlx::Error> {
     on_conn!(tx, |c| sqlx::query_scalar(
-        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at, email)
-         VALUES ($1, $2, $3, $4, $4, $5) RETURNING id"
+        "INSERT INTO users (username, display_name, password_hash, created_at, updated_at, email, username_key)
+         VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING id"
     )
     .bind(username)
     .bind(display_name)
     .bind(password_hash)
     .bind(now)
     .bind(email)
+    .bind(domain::identity::sign_in_key(username))
     .fetch_one(c)
     .await)
 }

@@ -10,7 +10,7 @@ use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType, SystemActor};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
-use domain::identity::{access_from_groups, sign_in_key};
+use domain::identity::access_from_groups;
 use domain::membership::Access;
 use domain::rights::Person;
 use serde_json::json;
@@ -55,7 +55,7 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
             user
         }
         None => {
-            if db::users::by_username(&mut tx, &identity.username).await?.is_some() {
+            if db::users::by_name_as_meant(&mut tx, &identity.username).await?.is_some() {
                 // A local account of that name is not taken over by whoever the provider names so.
                 return Err(AppError::conflict(
                     Conflict::UsernameTaken,
@@ -65,8 +65,8 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
             // A new person's access is the token's, which came with the hash made for them.
             let unusable = unusable.ok_or_else(|| AppError::internal("company sign-in", "no hash for a new person"))?;
             let email = identity.email.as_deref();
-            let id =
-                db::users::insert(&mut tx, &identity.username, &identity.display_name, email, &unusable, now).await?;
+            let username = domain::identity::sign_in_name(&identity.username);
+            let id = db::users::insert(&mut tx, &username, &identity.display_name, email, &unusable, now).await?;
             db::users::link_identity(&mut tx, id, &identity.issuer, &identity.subject).await?;
             super::users::store_access(&mut tx, id, &access).await?;
             let entry =
@@ -128,9 +128,7 @@ async fn known_person(tx: &mut db::Conn, identity: &Identity) -> Result<Option<d
     let person = match db::directory::unlinked_by_external_id(tx, &ids).await? {
         Some(person) => Some(person),
         None => {
-            let key = sign_in_key(&identity.username);
-            let named = db::directory::unlinked_named(tx, &identity.username).await?;
-            let mut same = named.into_iter().filter(|p| sign_in_key(&p.username) == key);
+            let mut same = db::directory::unlinked_named(tx, &identity.username).await?.into_iter();
             match (same.next(), same.next()) {
                 (Some(person), None) => Some(person),
                 _ => None,

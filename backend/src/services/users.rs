@@ -179,7 +179,7 @@ async fn add_noting(
     let hash = passwords::hash(super::sign_in::turn(state).await?, new.password).await?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
-    if db::users::by_username(&mut tx, checked.username.as_str()).await?.is_some() {
+    if db::users::by_name_as_meant(&mut tx, checked.username.as_str()).await?.is_some() {
         return Err(AppError::conflict(
             Conflict::UsernameTaken,
             format!("the sign-in name '{}' is taken", checked.username),

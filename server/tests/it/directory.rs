@@ -217,6 +217,56 @@ fn urlencoding(text: &str) -> String {
         .collect()
 }
 
+/// Finding 7 of the hardening round: `ADMIN` and `Admin` + U+200B were provisioned beside the local `admin`. A
+/// sign-in name is now unique in the form people mean it (NFKC, any case, no invisible characters), against
+/// local accounts and the directory's own, at provisioning, at a rename and when an admin adds someone; the
+/// directory's name is stored in its plain form; rows from before get their key at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_name_is_unique_whatever_its_case_width_or_invisible_characters() {
+    let (app, token) = app_with_directory(1).await;
+    app.user("admin", &["admin"], &[]).await;
+    let user = |name: &str| json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": name});
+    for name in ["ADMIN", "Admin\u{200B}", "ａｄｍｉｎ", "\u{FEFF}admin"] {
+        let (status, answer) = scim(&app, &token, Method::POST, "/Users", Some(&user(name))).await;
+        assert_eq!((status.as_u16(), &answer["scimType"]), (409, &json!("uniqueness")), "{name:?}: {answer}");
+    }
+    let boss = created(&app, &token, "/Users", &user("Ｂｏｓｓ\u{200B}.Sato")).await;
+    let (_, stored) = scim(&app, &token, Method::GET, &format!("/Users/{boss}"), None).await;
+    assert_eq!(stored["userName"], "Boss.Sato", "stored in its plain form, its case kept");
+    let (status, _) = scim(&app, &token, Method::POST, "/Users", Some(&user("boss.sato"))).await;
+    assert_eq!(status.as_u16(), 409, "the directory's own names too");
+    let other = created(&app, &token, "/Users", &user("kimura")).await;
+    let rename = json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [{"op": "replace", "path": "userName", "value": "BOSS.SATO"}]});
+    let (status, answer) = scim(&app, &token, Method::PATCH, &format!("/Users/{other}"), Some(&rename)).await;
+    assert_eq!(status.as_u16(), 409, "a rename onto another's name: {answer}");
+    let root = caller(&app, "admin").await;
+    let new = contract::admin::NewUser {
+        username: "boss.sato".into(),
+        display_name: "佐藤".into(),
+        password: "a long enough passphrase 42".into(),
+        roles: vec![Role::Staff],
+        departments: vec!["sales".into()],
+        memberships: vec![],
+        email: String::new(),
+    };
+    let local = backend::services::users::add_by_admin(&app.state, &root, new).await;
+    assert!(matches!(local, Err(contract::AppError::Conflict { .. })), "a local account beside it: {local:?}");
+
+    // A row from before the key was kept gets it at start.
+    let id = row_of(&app, "kimura").await;
+    let mut tx = app.db().begin_write().await.unwrap();
+    let sql = "UPDATE users SET username_key = NULL WHERE id = $1";
+    match &mut tx {
+        backend::db::Conn::Sqlite(t, _) => sqlx::query(sql).bind(id).execute(&mut **t).await.map(drop).unwrap(),
+        backend::db::Conn::Postgres(t, _) => sqlx::query(sql).bind(id).execute(&mut **t).await.map(drop).unwrap(),
+    };
+    tx.commit().await.unwrap();
+    app.db().migrate().await.unwrap();
+    let (status, _) = scim(&app, &token, Method::POST, "/Users", Some(&user("KIMURA"))).await;
+    assert_eq!(status.as_u16(), 409, "found by the key filled at start");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_a_scim_error_and_changes_nothing() {
     let (app, token) = app_with_directory(1).await;

@@ -9,6 +9,7 @@ use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::conflict::Conflict;
+use domain::identity::sign_in_name;
 use domain::invalid::{Field, Invalid, Rule};
 use serde_json::{Value, json};
 
@@ -137,8 +138,9 @@ pub async fn people_named(
 /// A new person from the directory. Their sign-in name may be that of someone who signed in with the company
 /// account before (the same provider vouches for both: taken in), or of a person the directory deleted and now
 /// sends back (provisioned again, their history kept); never that of a local account.
-pub async fn create_person(state: &AppState, client: &ApiClient, input: PersonInput) -> Result<Person, AppError> {
+pub async fn create_person(state: &AppState, client: &ApiClient, mut input: PersonInput) -> Result<Person, AppError> {
     let actor = directory_actor(client)?;
+    input.user_name = sign_in_name(&input.user_name);
     mappings(state)?;
     let fields = fields(&input)?;
     // Provisioned people sign in with the company account: the hash is of a secret nobody holds.
@@ -146,7 +148,8 @@ pub async fn create_person(state: &AppState, client: &ApiClient, input: PersonIn
     let now = state.clock.now();
     let scim_id = uuid::Uuid::new_v4().to_string();
     let mut tx = state.db.begin_write().await?;
-    let id = match db::users::by_username(&mut tx, fields.username).await? {
+    // Taken in whatever case, width or invisible characters it was given (`sign_in_key`).
+    let id = match db::users::by_name_as_meant(&mut tx, fields.username).await? {
         Some(user) if user.identity_issuer.is_none() && !user.is_provisioned() => {
             return Err(AppError::conflict(
                 Conflict::UsernameTaken,
@@ -195,10 +198,11 @@ pub async fn update_person(
     let (id, was) =
         (row.id, details(&row.username, &row.display_name, row.email.as_deref(), row.scim_external_id.as_deref()));
     let before = load(&mut tx, row).await?;
-    let input = edit(&before)?;
+    let mut input = edit(&before)?;
+    input.user_name = sign_in_name(&input.user_name);
     let fields = fields(&input)?;
     if fields.username != before.user_name
-        && let Some(other) = db::users::by_username(&mut tx, fields.username).await?
+        && let Some(other) = db::users::by_name_as_meant(&mut tx, fields.username).await?
         && other.id != id
     {
         return Err(AppError::conflict(Conflict::UsernameTaken, format!("'{}' is taken", fields.username)));
