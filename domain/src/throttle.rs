@@ -14,6 +14,10 @@ pub const MAX_FAILURES_PER_ADDRESS: i64 = 30;
 /// Places an account may fail from in the window before it is throttled everywhere: one place's guesses are
 /// that place's problem; this many places guessing the same account are an attack on it.
 pub const MAX_FAILING_PLACES_PER_ACCOUNT: i64 = 5;
+/// Failures of one account, from everywhere, beyond which even a known browser waits out the window. Strangers
+/// alone cannot reach it (five places, about ten guesses each, and then the account is closed to them); it bounds
+/// whoever holds a valid device cookie and guesses from many places.
+pub const MAX_FAILURES_PER_ACCOUNT_KNOWN: i64 = 60;
 /// The first wait, after the free failures; it doubles with each further failure, up to the window.
 const FIRST_WAIT_SECONDS: i64 = 30;
 
@@ -27,6 +31,8 @@ pub struct Failures {
     pub from_place: i64,
     /// Other places this account failed from.
     pub other_places: i64,
+    /// Of this account from everywhere.
+    pub of_account: i64,
 }
 
 /// The cookie that marks a browser its account's owner signed in from before (OWASP's device cookie), and how
@@ -43,40 +49,53 @@ pub enum Device {
     Unknown,
 }
 
-/// A device cookie's value for `username`: a nonce and its MAC under the installation's device key.
-pub fn device_token(key: &[u8], username: &str, nonce: &str) -> String {
-    use hmac::Mac;
-    format!("{nonce}.{}", hex::encode(device_mac(key, username, nonce).finalize().into_bytes()))
+/// The account a device cookie is for: its ID, and its epoch — what a password change and a sign-out everywhere
+/// change (the session binding), so that a cookie from before either knows the browser no longer.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceAccount<'a> {
+    pub id: i64,
+    pub epoch: &'a [u8],
 }
 
-/// Whether `token` is a device cookie this installation gave `username`'s browser.
-pub fn device_of(key: &[u8], username: &str, token: Option<&str>) -> Device {
+/// A device cookie's value for `account`: a nonce and its MAC under the installation's device key.
+pub fn device_token(key: &[u8], account: DeviceAccount<'_>, nonce: &str) -> String {
     use hmac::Mac;
-    let Some((nonce, tag)) = token.and_then(|t| t.split_once('.')) else { return Device::Unknown };
+    format!("{nonce}.{}", hex::encode(device_mac(key, account, nonce).finalize().into_bytes()))
+}
+
+/// Whether `token` is a device cookie this installation gave a browser of `account` in its present epoch; a
+/// name no account holds (`None`) knows no browser.
+pub fn device_of(key: &[u8], account: Option<DeviceAccount<'_>>, token: Option<&str>) -> Device {
+    use hmac::Mac;
+    let (Some(account), Some((nonce, tag))) = (account, token.and_then(|t| t.split_once('.'))) else {
+        return Device::Unknown;
+    };
     let tag = hex::decode(tag).unwrap_or_default();
-    match device_mac(key, username, nonce).verify_slice(&tag) {
+    match device_mac(key, account, nonce).verify_slice(&tag) {
         Ok(()) => Device::Known,
         Err(_) => Device::Unknown,
     }
 }
 
-fn device_mac(key: &[u8], username: &str, nonce: &str) -> hmac::Hmac<sha2::Sha256> {
+fn device_mac(key: &[u8], account: DeviceAccount<'_>, nonce: &str) -> hmac::Hmac<sha2::Sha256> {
     use hmac::Mac;
     let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).expect("HMAC takes a key of any size");
-    for part in ["device", username, nonce] {
-        mac.update(part.as_bytes());
-        mac.update(b"\0");
+    let id = account.id.to_string();
+    for part in [b"device v2".as_slice(), id.as_bytes(), account.epoch, nonce.as_bytes()] {
+        mac.update(&(part.len() as u64).to_be_bytes());
+        mac.update(part);
     }
     mac
 }
 
 /// Whether an attempt may reach the password check; `Err` carries how long until it may. A known device is held
-/// only to its own failures (`here`): the account-wide and place-wide limits are what strangers can trip.
+/// to its own failures (`here`) and to the account's higher cap (`MAX_FAILURES_PER_ACCOUNT_KNOWN`): the lower
+/// account-wide and place-wide limits are what strangers can trip.
 pub fn admits(failures: &Failures, now: DateTime<Utc>, device: Device) -> Result<(), Duration> {
     let window = Duration::minutes(WINDOW_MINUTES);
     let tripped_by_others =
         failures.from_place >= MAX_FAILURES_PER_ADDRESS || failures.other_places >= MAX_FAILING_PLACES_PER_ACCOUNT;
-    if tripped_by_others && device == Device::Unknown {
+    if (tripped_by_others && device == Device::Unknown) || failures.of_account >= MAX_FAILURES_PER_ACCOUNT_KNOWN {
         return Err(window);
     }
     match failures.latest_here.map(|latest| latest + wait_after(failures.here)) {
@@ -121,7 +140,7 @@ mod tests {
     }
 
     fn here(count: i64, latest: i64) -> Failures {
-        Failures { here: count, latest_here: Some(at(latest)), from_place: count, other_places: 0 }
+        Failures { here: count, latest_here: Some(at(latest)), from_place: count, other_places: 0, of_account: count }
     }
 
     #[test]
@@ -136,7 +155,7 @@ mod tests {
 
     #[test]
     fn a_strangers_failures_elsewhere_do_not_keep_the_owner_out_but_many_places_do() {
-        let owner = Failures { here: 0, latest_here: None, from_place: 0, other_places: 1 };
+        let owner = Failures { here: 0, latest_here: None, from_place: 0, other_places: 1, of_account: 50 };
         assert_eq!(admits(&owner, at(0), Device::Unknown), Ok(()), "fifty failures from one other place");
         let attacked = Failures { other_places: MAX_FAILING_PLACES_PER_ACCOUNT, ..owner };
         assert!(admits(&attacked, at(0), Device::Unknown).is_err(), "a distributed attack on the account");
@@ -147,18 +166,25 @@ mod tests {
         assert_eq!(admits(&busy, at(0), Device::Known), Ok(()));
         let own_guesses = Failures { here: 6, latest_here: Some(at(0)), ..attacked };
         assert!(admits(&own_guesses, at(30), Device::Known).is_err(), "its own failures still wait");
+        let guessed_through_a_cookie = Failures { of_account: MAX_FAILURES_PER_ACCOUNT_KNOWN, ..attacked };
+        assert!(admits(&guessed_through_a_cookie, at(0), Device::Known).is_err(), "the account's higher cap");
     }
 
     #[test]
-    fn a_device_cookie_is_known_only_for_its_account_and_key() {
-        let token = device_token(b"key", "suzuki", "n0nce");
-        assert_eq!(device_of(b"key", "suzuki", Some(&token)), Device::Known);
-        assert_eq!(device_of(b"key", "admin", Some(&token)), Device::Unknown, "another account");
-        assert_eq!(device_of(b"other", "suzuki", Some(&token)), Device::Unknown, "another installation");
+    fn a_device_cookie_is_known_only_for_its_account_in_its_epoch_and_key() {
+        let suzuki = DeviceAccount { id: 7, epoch: b"e1" };
+        let token = device_token(b"key", suzuki, "n0nce");
+        assert_eq!(device_of(b"key", Some(suzuki), Some(&token)), Device::Known);
+        let admin = DeviceAccount { id: 1, ..suzuki };
+        assert_eq!(device_of(b"key", Some(admin), Some(&token)), Device::Unknown, "another account");
+        let later = DeviceAccount { epoch: b"e2", ..suzuki };
+        assert_eq!(device_of(b"key", Some(later), Some(&token)), Device::Unknown, "a password change since");
+        assert_eq!(device_of(b"key", None, Some(&token)), Device::Unknown, "a name no account holds");
+        assert_eq!(device_of(b"other", Some(suzuki), Some(&token)), Device::Unknown, "another installation");
         let forged = format!("{}0", &token[..token.len() - 1]);
-        assert_eq!(device_of(b"key", "suzuki", Some(&forged)), Device::Unknown);
-        assert_eq!(device_of(b"key", "suzuki", Some("nonsense")), Device::Unknown);
-        assert_eq!(device_of(b"key", "suzuki", None), Device::Unknown);
+        assert_eq!(device_of(b"key", Some(suzuki), Some(&forged)), Device::Unknown);
+        assert_eq!(device_of(b"key", Some(suzuki), Some("nonsense")), Device::Unknown);
+        assert_eq!(device_of(b"key", Some(suzuki), None), Device::Unknown);
     }
 
     #[test]

@@ -44,7 +44,13 @@ pub async fn recent_failures(
     .bind(since)
     .fetch_one(c)
     .await)?;
-    Ok(Failures { here, latest_here, from_place, other_places })
+    let of_account: i64 =
+        on_conn!(tx, |c| sqlx::query_scalar("SELECT COUNT(*) FROM sign_in_failures WHERE username = $1 AND at > $2")
+            .bind(username)
+            .bind(since)
+            .fetch_one(c)
+            .await)?;
+    Ok(Failures { here, latest_here, from_place, other_places, of_account })
 }
 
 /// A successful sign-in clears the account's failures from its own place (a stranger's elsewhere stay, so that

@@ -57,6 +57,12 @@ pub async fn as_now(tx: &mut db::Conn, caller: &super::Caller) -> Result<domain:
     Ok(super::person_of(&now.user))
 }
 
+/// The account a browser's device cookie is for (`domain::throttle::DeviceAccount`): its epoch is the session
+/// binding, which a password change and a sign-out everywhere move on.
+pub fn device_epoch(row: &UserRow) -> Vec<u8> {
+    session_binding(row)
+}
+
 pub async fn load_session_user(tx: &mut db::Conn, row: UserRow) -> Result<SessionUser, sqlx::Error> {
     let roles = db::users::roles(tx, row.id).await?;
     let memberships = db::users::memberships(tx, row.id).await?;

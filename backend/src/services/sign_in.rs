@@ -13,7 +13,7 @@ use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
 use domain::claimed_name::ClaimedName;
 use domain::invalid::{Field, Invalid, Rule};
-use domain::throttle::{Device, WINDOW_MINUTES, address_key, admits, device_of, device_token};
+use domain::throttle::{Device, DeviceAccount, WINDOW_MINUTES, address_key, admits, device_of, device_token};
 pub use domain::throttle::{MAX_FAILING_PLACES_PER_ACCOUNT, MAX_FAILURES_PER_ACCOUNT, MAX_FAILURES_PER_ADDRESS};
 use rand::RngCore;
 use serde_json::json;
@@ -48,9 +48,13 @@ pub(super) async fn admit(
     let mut tx = state.db.begin_write().await?;
     let failures = db::sign_in::recent_failures(&mut tx, username, &address, since).await?;
     let user = db::users::by_username(&mut tx, username).await?;
-    let device = match device {
-        Some(token) => device_of(device_key(&mut tx).await?.as_bytes(), username, Some(token)),
-        None => Device::Unknown,
+    let device = match (device, &user) {
+        (Some(token), Some(row)) => {
+            let epoch = super::session_users::device_epoch(row);
+            let account = DeviceAccount { id: row.id, epoch: &epoch };
+            device_of(device_key(&mut tx).await?.as_bytes(), Some(account), Some(token))
+        }
+        _ => Device::Unknown,
     };
     if let Err(wait) = admits(&failures, now, device) {
         let name = claimed(&mut tx, username, user.is_some()).await?;
@@ -131,7 +135,9 @@ pub async fn check(state: &AppState, attempt: Attempt) -> Result<SignedIn, AppEr
     // The browser is known for the account from now on (`domain::throttle::Device`): a fresh device cookie.
     let mut nonce = [0u8; 16];
     rand::rngs::OsRng.fill_bytes(&mut nonce);
-    let device = device_token(device_key(&mut tx).await?.as_bytes(), &username, &hex::encode(nonce));
+    let epoch = super::session_users::device_epoch(&row);
+    let account = DeviceAccount { id: row.id, epoch: &epoch };
+    let device = device_token(device_key(&mut tx).await?.as_bytes(), account, &hex::encode(nonce));
     let user = load_session_user(&mut tx, row).await?;
     tx.commit().await?;
     Ok(SignedIn { user, device })

@@ -193,6 +193,80 @@ async fn twenty_places_guessing_the_admin_do_not_keep_the_admin_out_of_the_brows
     assert_eq!(other.status(), StatusCode::TOO_MANY_REQUESTS);
 }
 
+/// A browser's device cookie, from a successful sign-in at `ip`.
+async fn device_cookie(app: &TestApp, ip: &str, username: &str, password: &str) -> String {
+    let form = [("username", username), ("password", password)];
+    let answer = app.http.post(format!("{}/api/sign_in", app.url)).header("x-forwarded-for", ip).form(&form);
+    let answer = answer.send().await.unwrap();
+    let cookies = answer.headers().get_all("set-cookie");
+    let device =
+        cookies.iter().filter_map(|c| c.to_str().ok()).find(|c| c.starts_with(domain::throttle::DEVICE_COOKIE));
+    device.expect("a device cookie at a successful sign-in").split(';').next().unwrap().to_string()
+}
+
+/// A sign-in from `ip` through a browser showing `cookie`.
+async fn sign_in_showing(app: &TestApp, ip: &str, cookie: &str, username: &str, password: &str) -> StatusCode {
+    let form = [("username", username), ("password", password)];
+    let request = app.http.post(format!("{}/api/sign_in", app.url)).header("x-forwarded-for", ip);
+    request.header("cookie", cookie).form(&form).send().await.unwrap().status()
+}
+
+/// Five places guessing `username`: the account is closed to browsers it does not know.
+async fn distributed_guessing(app: &TestApp, username: &str, prefix: &str) {
+    for place in 0..6 {
+        for guess in 0..5 {
+            sign_in_from(app, &format!("{prefix}.{place}"), username, &format!("guess-{prefix}-{place}-{guess}")).await;
+        }
+    }
+    assert_eq!(sign_in_from(app, "203.0.113.99", username, PASSWORD).await, StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// Finding 6 of the hardening round: the device cookie survived a password change and a sign-out everywhere, was
+/// bound to the name rather than the account, and lifted the account-wide cap — 30 guesses through an old cookie
+/// from six places while fresh browsers were refused. Now it is bound to the account and its epoch (what those two
+/// change), and even a known browser stops at the account's higher cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_cookie_ends_with_a_password_change_or_a_sign_out_everywhere_and_never_lifts_the_accounts_cap() {
+    let app = TestApp::spawn_with(|s| s.trusted_proxies = vec!["127.0.0.1".parse().unwrap()]).await;
+    app.user("kanri", &["admin"], &[]).await;
+    let before_change = device_cookie(&app, "192.0.2.10", "kanri", PASSWORD).await;
+    let kanri = crate::fixtures::caller(&app, "kanri").await;
+    let new_password = "another long passphrase 77";
+    backend::services::users::change_own_password(
+        &app.state,
+        &kanri,
+        "192.0.2.10",
+        PASSWORD.into(),
+        new_password.into(),
+    )
+    .await
+    .unwrap();
+    distributed_guessing(&app, "kanri", "198.51.100").await;
+    let old = sign_in_showing(&app, "203.0.113.1", &before_change, "kanri", new_password).await;
+    assert_eq!(old, StatusCode::TOO_MANY_REQUESTS, "a cookie from before the password change is a stranger's");
+
+    app.clock.advance(chrono::Duration::minutes(16)); // the window passes
+    let before_sign_out = device_cookie(&app, "192.0.2.11", "kanri", new_password).await;
+    let kanri = crate::fixtures::caller(&app, "kanri").await;
+    backend::services::users::sign_out_everywhere(&app.state, &kanri).await.unwrap();
+    distributed_guessing(&app, "kanri", "198.51.101").await;
+    let old = sign_in_showing(&app, "203.0.113.2", &before_sign_out, "kanri", new_password).await;
+    assert_eq!(old, StatusCode::TOO_MANY_REQUESTS, "a cookie from before the sign-out everywhere is a stranger's");
+
+    // A valid cookie guessing from twenty places reaches the check at most as often as the account's cap allows.
+    app.clock.advance(chrono::Duration::minutes(16));
+    let known = device_cookie(&app, "192.0.2.12", "kanri", new_password).await;
+    let mut checked = 0;
+    for place in 0..20 {
+        for guess in 0..5 {
+            let status =
+                sign_in_showing(&app, &format!("198.51.102.{place}"), &known, "kanri", &format!("g{guess}")).await;
+            checked += (status != StatusCode::TOO_MANY_REQUESTS) as i64;
+        }
+    }
+    assert_eq!(checked, domain::throttle::MAX_FAILURES_PER_ACCOUNT_KNOWN, "bounded even through a known browser");
+}
+
 /// One sign-in through the service, as the server function makes it, from `ip`.
 async fn attempt(app: &TestApp, username: &str, password: &str, ip: &str) -> Result<(), AppError> {
     let attempt =
