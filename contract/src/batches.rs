@@ -83,8 +83,13 @@ pub struct MemberView {
 pub struct StagesView {
     pub plan: CanaryConfig,
     pub stages: Vec<StageView>,
-    /// Stopped by a failed stage: a manager decides whether it goes on.
+    /// Stopped by a failed stage: managers decide whether it goes on.
     pub awaits_decision: bool,
+    /// While stopped: who decided it goes on so far, and how many decisions it needs (its approval's quorum).
+    #[serde(default)]
+    pub resume_decisions: Vec<String>,
+    #[serde(default)]
+    pub resume_required: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

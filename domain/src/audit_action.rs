@@ -80,6 +80,8 @@ named! {
         RerunBatchStagePassed => "rerun_batch.stage_passed",
         RerunBatchStageFailed => "rerun_batch.stage_failed",
         RerunBatchStageResumed => "rerun_batch.stage_resumed",
+        /// A manager decided a batch stopped by a failed stage goes on; more decisions are needed for its quorum.
+        RerunBatchStageResumeRecorded => "rerun_batch.stage_resume_recorded",
         // rerun_request
         RerunRequestApprovalRecorded => "rerun_request.approval_recorded",
         RerunRequestApproved => "rerun_request.approved",

@@ -11,7 +11,7 @@ use domain::stall::StallReason;
 type Label = fn(Locale) -> &'static str;
 
 /// Each action's name ("停止を検知" / "Stall detected"); a test checks that every action has one, once.
-const ACTION_LABELS: [(AuditAction, Label); 102] = [
+const ACTION_LABELS: [(AuditAction, Label); 103] = [
     (AuditAction::AiAttemptAdopted, |l| td_string!(l, audit.action.ai_attempt.adopted)),
     (AuditAction::ApiClientCreated, |l| td_string!(l, audit.action.api_client.created)),
     (AuditAction::ApiClientRevoked, |l| td_string!(l, audit.action.api_client.revoked)),
@@ -67,6 +67,7 @@ const ACTION_LABELS: [(AuditAction, Label); 102] = [
     (AuditAction::RerunBatchStagePassed, |l| td_string!(l, audit.action.rerun_batch.stage_passed)),
     (AuditAction::RerunBatchStageFailed, |l| td_string!(l, audit.action.rerun_batch.stage_failed)),
     (AuditAction::RerunBatchStageResumed, |l| td_string!(l, audit.action.rerun_batch.stage_resumed)),
+    (AuditAction::RerunBatchStageResumeRecorded, |l| td_string!(l, audit.action.rerun_batch.stage_resume_recorded)),
     (AuditAction::RerunBatchPreviewed, |l| td_string!(l, audit.action.rerun_batch.previewed)),
     (AuditAction::RerunBatchRejected, |l| td_string!(l, audit.action.rerun_batch.rejected)),
     (AuditAction::RerunBatchRequested, |l| td_string!(l, audit.action.rerun_batch.requested)),

@@ -68,9 +68,16 @@ pub fn Stages(live: RwSignal<BatchProgress>) -> impl IntoView {
                         .then(|| stopped.map(|st| st.number))
                         .flatten()
                         .map(|number| {
+                            let decided = td_string!(
+                                l, rerun.batch.stages.resume_decisions, given = s.resume_decisions.len(), required = s.resume_required, names = s.resume_decisions.join("、")
+                            )
+                                .to_string();
                             view! {
                                 <p class="note warning" role="status" data-testid="stages-stopped">
                                     {td_string!(l, rerun.batch.stages.stopped, number = number).to_string()}
+                                </p>
+                                <p class="hint" data-testid="stages-resume-decisions">
+                                    {decided}
                                 </p>
                             }
                         });

@@ -1,6 +1,6 @@
 //! The stages of a bulk rerun: one row per stage started, with its verdict and who resumed after a failed one.
 use super::states::Stored;
-use super::{Conn, on_conn};
+use super::{Conn, changed_one, on_conn};
 use chrono::{DateTime, Utc};
 use domain::canary::StageOutcome;
 
@@ -83,7 +83,27 @@ pub async fn decided(
     .map(drop))
 }
 
-/// A manager decided the batch goes on after this failed stage.
+/// One manager's decision that the batch goes on after this failed stage (`false`: they gave one already).
+pub async fn decide_resumption(
+    tx: &mut Conn,
+    batch: &str,
+    stage: i64,
+    (user, why): (i64, &str),
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let sql = "INSERT INTO rerun_batch_stage_resumptions (batch_id, stage, user_id, reason, decided_at)
+               VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
+    changed_one!(tx, |c| sqlx::query(sql).bind(batch).bind(stage).bind(user).bind(why).bind(now).execute(c).await)
+}
+
+/// Who decided the batch goes on after this failed stage so far.
+pub async fn resumption_deciders(tx: &mut Conn, batch: &str, stage: i64) -> Result<Vec<i64>, sqlx::Error> {
+    let sql =
+        "SELECT user_id FROM rerun_batch_stage_resumptions WHERE batch_id = $1 AND stage = $2 ORDER BY decided_at";
+    on_conn!(tx, |c| sqlx::query_scalar(sql).bind(batch).bind(stage).fetch_all(c).await)
+}
+
+/// The batch goes on after this failed stage: the decision that made the quorum, with its reason.
 pub async fn resumed(
     tx: &mut Conn,
     batch: &str,

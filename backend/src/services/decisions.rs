@@ -57,6 +57,23 @@ pub(super) async fn allowed(
     })
 }
 
+/// Of `people` who decided on something of `department`, those who may still decide there now (read in the
+/// caller's transaction): a decision whose giver's access ended since no longer counts.
+pub(super) async fn still_deciding(
+    tx: &mut crate::db::Conn,
+    department: &str,
+    people: &[i64],
+) -> Result<Vec<i64>, AppError> {
+    let mut still = Vec::new();
+    for id in people {
+        let person = super::session_users::person_now(tx, *id).await?;
+        if person.is_some_and(|p| domain::directory::approval_still_counts(&p, department)) {
+            still.push(*id);
+        }
+    }
+    Ok(still)
+}
+
 /// The approvals that count (distinct people, none a maker, none whose giver can no longer decide here), and
 /// whether they are enough.
 pub(super) fn tally(decisions: &[DecisionRow], ballot: &Ballot, required: u32) -> (u32, bool) {

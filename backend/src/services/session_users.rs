@@ -57,6 +57,12 @@ pub async fn as_now(tx: &mut db::Conn, caller: &super::Caller) -> Result<domain:
     Ok(super::person_of(&now.user))
 }
 
+/// The person with this ID as the rules see them now, in the caller's transaction; `None` once disabled or gone.
+pub async fn person_now(tx: &mut db::Conn, id: i64) -> Result<Option<domain::rights::Person>, sqlx::Error> {
+    let Some((row, roles, memberships)) = db::users::with_access(tx, id).await? else { return Ok(None) };
+    Ok(row.disabled_at.is_none().then(|| super::person_of(&session_user(row, roles, memberships).user)))
+}
+
 /// The account a browser's device cookie is for (`domain::throttle::DeviceAccount`): its epoch is the session
 /// binding, which a password change and a sign-out everywhere move on.
 pub fn device_epoch(row: &UserRow) -> Vec<u8> {

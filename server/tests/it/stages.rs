@@ -199,6 +199,58 @@ async fn only_a_manager_who_made_none_of_it_resumes_after_a_failed_stage_and_say
     assert_eq!(history[..3], told, "the page's history, newest first: who resumed, after which verdict");
 }
 
+/// Finding 9 of the hardening round: one owner resumed, alone, a batch whose approval took two, sending the rest
+/// of it. Going on after a failed stage now takes the batch's own quorum: as many managers as the approval, each
+/// with a reason and a fresh sign-in, none a maker, each once; until then it stays stopped, and the page says
+/// who decided so far.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_approved_by_two_goes_on_after_a_failed_stage_only_when_two_managers_decide_so() {
+    let b = bulk_with(|config| {
+        config.workflows.iter_mut().for_each(|w| {
+            w.canary = Some(staged());
+            w.approvals_required = 2;
+        })
+    })
+    .await;
+    b.app.user("tanaka", &["manager"], &["sales"]).await;
+    let all = ids("TWO", 10);
+    stalled_orders(&b, &all).await;
+    let id = b.previewed(by_filter()).await;
+    batches::request(&b.app.state, &b.staff, &id, Some(60)).await.unwrap();
+    b.checked_and_submitted(&id).await;
+    batches::decide(&b.app.state, &b.owner, &id, true, "").await.unwrap();
+    batches::decide(&b.app.state, &caller(&b.app, "tanaka").await, &id, true, "").await.unwrap();
+    b.dispatch_for(10).await;
+    let sent = b.sent();
+    performs(&b, &sent[0], amount(&sent[0]) + 500).await;
+    for process_id in &sent[1..] {
+        performs(&b, process_id, amount(process_id)).await;
+    }
+    b.app.clock.advance(Duration::seconds(20));
+    settles(&b).await;
+    assert_eq!(b.view(&id).await.status.as_str(), "paused");
+
+    let suzuki = caller(&b.app, "suzuki").await;
+    batches::control(&b.app.state, &suzuki, &id, Control::Resume, "金額の差は手入力の誤り").await.unwrap();
+    let view = b.view(&id).await;
+    assert_eq!(view.status.as_str(), "paused", "one decision of two: it stays stopped");
+    let stages = view.stages.as_ref().unwrap();
+    assert_eq!((stages.resume_decisions.clone(), stages.resume_required), (vec!["suzuki san".to_string()], 2));
+    assert!(!view.may_resume, "he decided already");
+    let again = batches::control(&b.app.state, &suzuki, &id, Control::Resume, "もう一度").await;
+    assert!(matches!(again, Err(AppError::Conflict { .. })), "one person counts once: {again:?}");
+    let by_maker = batches::control(&b.app.state, &b.staff, &id, Control::Resume, "問題ないはず").await;
+    assert!(matches!(by_maker, Err(AppError::Forbidden)), "{by_maker:?}");
+    b.dispatch_for(60).await;
+    assert_eq!(b.sent().len(), 3, "nothing more is sent on one decision");
+
+    let tanaka = caller(&b.app, "tanaka").await;
+    batches::control(&b.app.state, &tanaka, &id, Control::Resume, "記録を確認した").await.unwrap();
+    assert_eq!(b.view(&id).await.status.as_str(), "dispatching", "the second decision makes the quorum");
+    assert_eq!(b.app.audit_after("rerun_batch.stage_resume_recorded").await.len(), 1);
+    assert_eq!(b.app.audit_after("rerun_batch.stage_resumed").await.len(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_canary_whose_integration_never_reports_fails_at_the_deadline() {
     let b = staged_bulk().await;

@@ -381,8 +381,9 @@ pub(super) fn resumption_ballot(mut ballot: domain::approval::Ballot) -> domain:
 }
 
 /// A manager decides that a batch stopped by a failed stage goes on, with the rules of any decision: a fresh
-/// sign-in, an owner of the department, not one of the batch's makers. The decision is recorded with why, and
-/// the next stage opens.
+/// sign-in, an owner of the department, not one of the batch's makers. It goes on once as many managers as its
+/// approval needed have decided so, each once (those whose access ended since count no more); until then each
+/// decision is recorded with why, and the batch stays stopped. Then the next stage opens.
 pub(super) async fn resume_after_failure(
     tx: &mut db::Conn,
     state: &AppState,
@@ -392,9 +393,25 @@ pub(super) async fn resume_after_failure(
 ) -> Result<(), AppError> {
     let authenticated = caller.fresh_sign_in(state)?;
     let members = db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await?;
-    let ballot = resumption_ballot(super::super::makers::batch_ballot(tx, batch, &members).await?);
+    let mut ballot = resumption_ballot(super::super::makers::batch_ballot(tx, batch, &members).await?);
+    ballot.decided = db::stages::resumption_deciders(tx, &batch.id, batch.stage).await?;
     decisions::allowed(tx, caller, &ballot, &batch.id).await?;
     let now = state.clock.now();
+    if !db::stages::decide_resumption(tx, &batch.id, batch.stage, (caller.user_id(), why), now).await? {
+        return Err(AppError::conflict(Conflict::AlreadyDecided, "you decided this bulk rerun goes on already"));
+    }
+    let mut deciders = decisions::still_deciding(tx, &ballot.department, &ballot.decided).await?;
+    deciders.push(caller.user_id());
+    let required = state.config.batch_approvals_required(members.iter().map(|m| m.workflow.as_str()));
+    let decided = domain::approval::counted(&deciders, &ballot);
+    if !domain::approval::is_approved(decided, required) {
+        let entry = batch_entry(caller.actor(), AuditAction::RerunBatchStageResumeRecorded, batch)
+            .after(json!({"stage": batch.stage + 1, "decisions": decided, "required": required}))
+            .authenticated(authenticated)
+            .reason(why);
+        record(tx, entry, caller.request_id.as_deref(), now).await?;
+        return Ok(());
+    }
     db::stages::resumed(tx, &batch.id, batch.stage, (caller.user_id(), why), now).await?;
     move_batch(tx, batch, BatchEvent::Resume, now).await?;
     let entry = batch_entry(caller.actor(), AuditAction::RerunBatchStageResumed, batch)

@@ -61,7 +61,14 @@ async fn stages_view(
         .map(|i| stage_view(i, &ends, assigned.is_some(), members, rows.iter().find(|r| r.stage == i as i64)));
     let stages: Vec<StageView> = stages.collect();
     let awaits_decision = super::stages::stopped_at(batch, rows.iter().find(|r| r.stage == batch.stage)).is_some();
-    Ok(Some(StagesView { plan, stages, awaits_decision }))
+    let (mut resume_decisions, mut resume_required) = (Vec::new(), 0);
+    if awaits_decision {
+        for id in db::stages::resumption_deciders(tx, &batch.id, batch.stage).await? {
+            resume_decisions.extend(db::users::by_id(tx, id).await?.map(|u| u.display_name));
+        }
+        resume_required = state.config.batch_approvals_required(members.iter().map(|m| m.workflow.as_str()));
+    }
+    Ok(Some(StagesView { plan, stages, awaits_decision, resume_decisions, resume_required }))
 }
 
 /// One stage: its operations (planned, or assigned once approved) and how far they went.
@@ -131,7 +138,9 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let history = super::super::board::timeline(&mut tx, caller, (ObjectType::RerunBatch, id), &names).await?;
     // After a failed stage, only a manager's decision resumes the batch (the rules of any decision).
     let may_resume = if stages.as_ref().is_some_and(|s| s.awaits_decision) {
-        approval::may_decide(&caller.person(), &super::stages::resumption_ballot(ballot.clone())).is_ok()
+        let mut resumption = super::stages::resumption_ballot(ballot.clone());
+        resumption.decided = db::stages::resumption_deciders(&mut tx, &batch.id, batch.stage).await?;
+        approval::may_decide(&caller.person(), &resumption).is_ok()
     } else {
         staff && batch.status.next(BatchEvent::Resume).is_ok()
     };

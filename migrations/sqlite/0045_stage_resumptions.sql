@@ -1,0 +1,10 @@
+-- Resuming a bulk rerun after a failed stage takes the batch's own quorum of fresh decisions (as many managers as
+-- its approval did, none of its makers): each decision is kept here until enough are given.
+CREATE TABLE rerun_batch_stage_resumptions (
+    batch_id   TEXT NOT NULL REFERENCES rerun_batches(id),
+    stage      INTEGER NOT NULL,
+    user_id    INTEGER NOT NULL REFERENCES users(id),
+    reason     TEXT NOT NULL,
+    decided_at TEXT NOT NULL,
+    PRIMARY KEY (batch_id, stage, user_id)
+);
