@@ -6,7 +6,8 @@
 //!   or the page it came from): through the provider again with `max_age=0`, or to the password form for a local
 //!   account.
 //!
-//! A failure sends the browser to the sign-in page with `problem=failed` or `problem=no_role`; the cause is logged.
+//! A failure sends the browser to the sign-in page with `problem=failed`, `problem=no_role` or
+//! `problem=access_ended` (disabled, or made inactive by the directory); the cause is logged.
 use crate::http::policy::route;
 use axum::Router;
 use axum::extract::{Query, State};
@@ -101,6 +102,9 @@ async fn callback(
     let user = match company_sign_in::sign_in(&state, &identity, request_id).await {
         Ok(user) => user,
         Err(AppError::Forbidden) => return failed(&format!("{} has no role here", identity.username), "no_role"),
+        Err(AppError::Unauthorized) => {
+            return failed(&format!("{}'s access here was ended", identity.username), "access_ended");
+        }
         Err(error) => return failed(&error.to_string(), "failed"),
     };
     let now = state.clock.now();

@@ -14,6 +14,7 @@ pub fn SignInPage() -> impl IntoView {
     // Why the visitor is here: a decision asked for a recent sign-in, or the company sign-in did not work.
     let said = query.with_untracked(|q| match (q.get("problem").as_deref(), q.get("again")) {
         (Some("no_role"), _) => Some(td_string!(l, common.sign_in.no_role).to_string()),
+        (Some("access_ended"), _) => Some(td_string!(l, common.sign_in.access_ended).to_string()),
         (Some("auth_time_missing"), _) => Some(td_string!(l, common.sign_in.auth_time_missing).to_string()),
         (Some("not_again"), _) => Some(td_string!(l, common.sign_in.not_again).to_string()),
         (Some("not_strong"), _) => Some(td_string!(l, common.sign_in.not_strong).to_string()),

@@ -98,8 +98,10 @@ async fn create_of(
     Ok((id, token))
 }
 
-/// The client a bearer token belongs to; `None` for unknown or revoked tokens. A known token is remembered for
-/// a few seconds (every API call checks one); revoking it here forgets it at once.
+/// The client a bearer token belongs to; `None` for unknown or revoked tokens. An integration's token is
+/// remembered for a few seconds (every API call checks one; revoking it here forgets it at once, another
+/// instance or the command line within `TokenCache::TTL`); a directory's is looked up by its hash at each call
+/// (its calls are few, and its revocation ends access at once, wherever it was made).
 pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiClient>, AppError> {
     let (hash, tokens) = (token_hash(token), tokens(state));
     if let Some(client) = tokens.get(&hash) {
@@ -111,7 +113,9 @@ pub async fn authenticate(state: &AppState, token: &str) -> Result<Option<ApiCli
         return Ok(None);
     }
     let client = ApiClient { id: row.id, name: row.name, departments, purpose: row.purpose };
-    tokens.put(hash, client.clone());
+    if client.purpose != ClientPurpose::Directory {
+        tokens.put(hash, client.clone());
+    }
     Ok(Some(client))
 }
 

@@ -28,6 +28,14 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let existing = known_person(&mut tx, identity).await?;
+    if let Some(user) = existing.as_ref().filter(|u| u.disabled_at.is_some()) {
+        // Disabled by an admin or made inactive by the directory: told so, not that they have no role.
+        let entry = AuditEntry::new(provider_actor(), AuditAction::SignInFailed, ObjectType::User, user.id)
+            .after(json!({"issuer": identity.issuer, "why": "the person's access was ended"}));
+        record(&mut tx, entry, request_id, now).await?;
+        tx.commit().await?;
+        return Err(AppError::Unauthorized);
+    }
     let access = match &existing {
         Some(user) if user.is_provisioned() => {
             Some(super::users::stored_access(&mut tx, user.id).await?).filter(|a| *a != Access::default())
@@ -39,9 +47,8 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
         tx.commit().await?;
         return Err(AppError::Forbidden);
     };
-    let provider = Actor::system(SystemActor::IdentityProvider);
+    let provider = provider_actor();
     let row = match existing {
-        Some(user) if user.disabled_at.is_some() => return Err(AppError::Forbidden),
         Some(user) if user.is_provisioned() => user,
         Some(user) => {
             super::users::bring_access_in_line(
@@ -101,7 +108,7 @@ async fn refuse(
     existing: Option<&db::users::UserRow>,
     (request_id, now): (Option<&str>, chrono::DateTime<chrono::Utc>),
 ) -> Result<(), AppError> {
-    let provider = Actor::system(SystemActor::IdentityProvider);
+    let provider = provider_actor();
     if let Some(user) = existing {
         db::users::end_sessions(tx, user.id).await?;
         let nobody = Person { id: user.id, access: Access::default() };
@@ -138,4 +145,8 @@ async fn known_person(tx: &mut db::Conn, identity: &Identity) -> Result<Option<d
     let Some(person) = person else { return Ok(None) };
     db::users::link_identity(tx, person.id, &identity.issuer, &identity.subject).await?;
     Ok(db::users::by_id(tx, person.id).await?)
+}
+
+fn provider_actor() -> Actor {
+    Actor::system(SystemActor::IdentityProvider)
 }
