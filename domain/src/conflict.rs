@@ -47,6 +47,9 @@ named! {
         ProcessIdExists => "process-id-exists",
         /// The company directory provisions this person: their memberships and being active are its to change.
         DirectoryManaged => "directory-managed",
+        /// The company directory provisions people who sign in with the company account: without
+        /// `[sign_in.oidc]` it has nothing to provision.
+        NoCompanySignIn => "no-company-sign-in",
     }
 }
 

@@ -172,6 +172,7 @@ pub fn conflict_in(l: Locale, problem: Conflict) -> &'static str {
         C::IdempotencyKeyTaken => td_string!(l, common.conflict.idempotency_key_taken),
         C::ProcessIdExists => td_string!(l, common.conflict.process_id_exists),
         C::DirectoryManaged => td_string!(l, common.conflict.directory_managed),
+        C::NoCompanySignIn => td_string!(l, common.conflict.no_company_sign_in),
     }
 }
 

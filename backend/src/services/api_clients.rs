@@ -55,6 +55,9 @@ pub async fn create(
 /// Creates the company directory's token for SCIM provisioning (no department: it provisions people) and
 /// returns it, the only time it is ever seen.
 pub async fn create_directory(state: &AppState, actor: Actor, name: &str) -> Result<(i64, String), AppError> {
+    if state.config.sign_in.oidc.is_none() {
+        return Err(super::directory::no_company_sign_in());
+    }
     create_of(state, actor, (name, ClientPurpose::Directory), &[]).await
 }
 
@@ -96,6 +99,28 @@ async fn create_of(
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     Ok((id, token))
+}
+
+/// Said at start: a directory token that can provision nothing, because no company sign-in is configured (each of
+/// its calls is answered 409 `no-company-sign-in`). Returns how many there are.
+pub async fn report_directory_without_sign_in(state: &AppState) -> Result<usize, AppError> {
+    if state.config.sign_in.oidc.is_some() {
+        return Ok(0);
+    }
+    let rows = db::api_clients::all(&mut state.db.connection().await?).await?;
+    let idle: Vec<String> = rows
+        .into_iter()
+        .filter(|r| r.purpose == ClientPurpose::Directory && r.revoked_at.is_none())
+        .map(|r| r.name)
+        .collect();
+    if !idle.is_empty() {
+        tracing::warn!(
+            tokens = %idle.join(", "),
+            "the company directory's tokens provision nothing without a company sign-in: configure [sign_in.oidc] \
+             in rerun-gate.toml, or revoke them (server scim token revoke)"
+        );
+    }
+    Ok(idle.len())
 }
 
 /// The client a bearer token belongs to; `None` for unknown or revoked tokens. An integration's token is

@@ -285,6 +285,31 @@ async fn a_directory_token_revoked_elsewhere_opens_nothing_from_the_next_call() 
     assert_eq!(status, StatusCode::UNAUTHORIZED, "revoked: not one more call");
 }
 
+/// Without a company sign-in the directory has nobody to provision: its token is not created (the command says
+/// what to configure), and a token from before answers every call 409 `no-company-sign-in` — never the 404 a
+/// directory reads as "no such person" while discovery says Users are supported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_company_sign_in_the_directory_is_told_what_to_configure() {
+    let app = TestApp::spawn().await;
+    let actor = domain::audit::Actor::system(domain::audit::SystemActor::CommandLine);
+    let refused = backend::services::api_clients::create_directory(&app.state, actor, "entra").await;
+    let Err(contract::AppError::Conflict { problem, detail }) = refused else { panic!("{refused:?}") };
+    assert_eq!(problem, domain::conflict::Conflict::NoCompanySignIn);
+    assert!(detail.contains("[sign_in.oidc]"), "{detail}");
+
+    // A token made while a company sign-in was configured, and the configuration changed since.
+    let (app, token) = app_with_directory(1).await;
+    let app = app.restarted_with_config(example_config()).await;
+    let user = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "x"});
+    for (method, path, body) in [(Method::POST, "/Users", Some(&user)), (Method::GET, "/Users", None)] {
+        let (status, answer) = scim(&app, &token, method, path, body).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{answer}");
+        assert!(answer["detail"].as_str().unwrap().contains("[sign_in.oidc]"), "{answer}");
+    }
+    let idle = backend::services::api_clients::report_directory_without_sign_in(&app.state).await.unwrap();
+    assert_eq!(idle, 1, "said at start");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_a_scim_error_and_changes_nothing() {
     let (app, token) = app_with_directory(1).await;

@@ -273,12 +273,25 @@ impl TestApp {
     }
 
     /// Started again with other options (another audit signing key).
-    pub async fn restarted_with(mut self, configure: impl FnOnce(&mut ServerOptions)) -> TestApp {
+    pub async fn restarted_with(self, configure: impl FnOnce(&mut ServerOptions)) -> TestApp {
+        let config = (*self.state.config).clone();
+        self.restarted_as(configure, config).await
+    }
+
+    /// Started again with another configuration (`rerun-gate.toml` changed).
+    pub async fn restarted_with_config(self, config: backend::config::Config) -> TestApp {
+        self.restarted_as(|_| {}, config).await
+    }
+
+    async fn restarted_as(
+        mut self,
+        configure: impl FnOnce(&mut ServerOptions),
+        config: backend::config::Config,
+    ) -> TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let mut server_options = (*self.state.server).clone();
         server_options.public_url = format!("http://{}", listener.local_addr().unwrap());
         configure(&mut server_options);
-        let config = (*self.state.config).clone();
         self.state.close().await;
         // The database goes on with the new app (this one's drop would remove it).
         let database_url = std::mem::take(&mut self.database_url);

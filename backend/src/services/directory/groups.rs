@@ -52,14 +52,14 @@ async fn loaded(tx: &mut db::Conn, row: db::directory::GroupRow) -> Result<(Grou
 }
 
 pub async fn group(state: &AppState, client: &ApiClient, scim_id: &str) -> Result<Group, AppError> {
-    directory_actor(client)?;
+    directory_actor(state, client)?;
     let mut tx = state.db.begin_read().await?;
     let row = db::directory::group(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
     load(&mut tx, row).await
 }
 
 pub async fn groups(state: &AppState, client: &ApiClient) -> Result<Vec<Group>, AppError> {
-    directory_actor(client)?;
+    directory_actor(state, client)?;
     let mut tx = state.db.begin_read().await?;
     let mut groups = Vec::new();
     for row in db::directory::groups(&mut tx).await? {
@@ -108,7 +108,7 @@ async fn member_ids(tx: &mut db::Conn, members: &[String]) -> Result<BTreeSet<i6
 }
 
 pub async fn create_group(state: &AppState, client: &ApiClient, input: GroupInput) -> Result<Group, AppError> {
-    let actor = directory_actor(client)?;
+    let actor = directory_actor(state, client)?;
     checked(state, &input)?;
     let now = state.clock.now();
     let scim_id = uuid::Uuid::new_v4().to_string();
@@ -139,7 +139,7 @@ pub async fn update_group(
     scim_id: &str,
     edit: impl FnOnce(&Group) -> Result<GroupInput, AppError>,
 ) -> Result<Group, AppError> {
-    let actor = directory_actor(client)?;
+    let actor = directory_actor(state, client)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let row = db::directory::group(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
@@ -176,7 +176,7 @@ pub async fn update_group(
 
 /// Deletes a group: what it gave its members ends with it.
 pub async fn delete_group(state: &AppState, client: &ApiClient, scim_id: &str) -> Result<(), AppError> {
-    let actor: Actor = directory_actor(client)?;
+    let actor: Actor = directory_actor(state, client)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let row = db::directory::group(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;

@@ -1,6 +1,6 @@
 //! People the directory provisions: created (or a returning person, or someone who signed in with the company
 //! account before, taken in), read, changed, made inactive, deleted. A local account's name is never taken over.
-use super::{Named, bring_in_line, directory_actor, end_access, mappings};
+use super::{Named, bring_in_line, directory_actor, end_access};
 use crate::services::api_clients::ApiClient;
 use crate::services::audit::record;
 use crate::{AppState, db, passwords};
@@ -95,7 +95,7 @@ async fn load(tx: &mut db::Conn, row: db::directory::PersonRow) -> Result<Person
 }
 
 pub async fn person(state: &AppState, client: &ApiClient, scim_id: &str) -> Result<Person, AppError> {
-    directory_actor(client)?;
+    directory_actor(state, client)?;
     let mut tx = state.db.begin_read().await?;
     let row = db::directory::person(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
     load(&mut tx, row).await
@@ -103,7 +103,7 @@ pub async fn person(state: &AppState, client: &ApiClient, scim_id: &str) -> Resu
 
 /// Everyone the directory provisioned (the process filters and pages them as the directory asks).
 pub async fn people(state: &AppState, client: &ApiClient) -> Result<Vec<Person>, AppError> {
-    directory_actor(client)?;
+    directory_actor(state, client)?;
     let mut tx = state.db.begin_read().await?;
     let rows = db::directory::people(&mut tx).await?;
     let mut memberships = db::directory::all_group_members(&mut tx).await?.into_iter().peekable();
@@ -126,7 +126,7 @@ pub async fn people_named(
     client: &ApiClient,
     (user_name, external_id): (Option<&str>, Option<&str>),
 ) -> Result<Vec<Person>, AppError> {
-    directory_actor(client)?;
+    directory_actor(state, client)?;
     let mut tx = state.db.begin_read().await?;
     let mut people = Vec::new();
     for row in db::directory::people_named(&mut tx, user_name, external_id).await? {
@@ -139,9 +139,8 @@ pub async fn people_named(
 /// account before (the same provider vouches for both: taken in), or of a person the directory deleted and now
 /// sends back (provisioned again, their history kept); never that of a local account.
 pub async fn create_person(state: &AppState, client: &ApiClient, mut input: PersonInput) -> Result<Person, AppError> {
-    let actor = directory_actor(client)?;
+    let actor = directory_actor(state, client)?;
     input.user_name = sign_in_name(&input.user_name);
-    mappings(state)?;
     let fields = fields(&input)?;
     // Provisioned people sign in with the company account: the hash is of a secret nobody holds.
     let unusable = passwords::hash(crate::services::sign_in::turn(state).await?, passwords::unusable_secret()).await?;
@@ -191,7 +190,7 @@ pub async fn update_person(
     scim_id: &str,
     edit: impl FnOnce(&Person) -> Result<PersonInput, AppError>,
 ) -> Result<Person, AppError> {
-    let actor = directory_actor(client)?;
+    let actor = directory_actor(state, client)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let row = db::directory::person(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
@@ -259,7 +258,7 @@ async fn set_active(
 /// The directory deleted the person: their access ends at once, they leave every group (and so hold nothing),
 /// and the directory no longer sees them. The user row stays, disabled: the trail keeps their name.
 pub async fn delete_person(state: &AppState, client: &ApiClient, scim_id: &str) -> Result<(), AppError> {
-    let actor = directory_actor(client)?;
+    let actor = directory_actor(state, client)?;
     let now = state.clock.now();
     let mut tx = state.db.begin_write().await?;
     let row = db::directory::person(&mut tx, scim_id).await?.ok_or(AppError::NotFound)?;
