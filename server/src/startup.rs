@@ -294,6 +294,9 @@ pub async fn state(db: Db, clock: Arc<dyn Clock>, server: ServerOptions, config:
     backend::services::operations::report_shared_keys(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not check the steps' idempotency keys: {e}"))?;
+    backend::services::directory::bring_everyone_in_line(&state)
+        .await
+        .map_err(|e| anyhow::anyhow!("could not bring the directory's people in line with the group mappings: {e}"))?;
     backend::services::api_clients::report_directory_without_sign_in(&state)
         .await
         .map_err(|e| anyhow::anyhow!("could not check the directory's tokens: {e}"))?;

@@ -230,10 +230,8 @@ pub fn group_json(group: &Group, base: &str) -> Value {
     let members: Vec<Value> = group
         .members
         .iter()
-        .map(|m| {
-            json!({"value": m.scim_id, "display": m.display, "type": "User",
-                "$ref": format!("{base}/Users/{}", m.scim_id)})
-        })
+        // No `display` (read-only, optional in RFC 7643): a directory's PATCH of members reads back what it sent.
+        .map(|m| json!({"value": m.scim_id, "type": "User", "$ref": format!("{base}/Users/{}", m.scim_id)}))
         .collect();
     let mut map = Map::new();
     map.insert("schemas".into(), json!([GROUP_SCHEMA]));

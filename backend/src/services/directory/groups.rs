@@ -1,7 +1,8 @@
-//! Groups the directory keeps here: each maps to memberships by the company sign-in's group table, by its name
-//! or its `externalId`; a group that maps to nothing is refused (it would give nobody anything, silently). A
-//! change of a group's members or names brings every person it touches in line, in its transaction.
-use super::{Named, bring_in_line, directory_actor, mappings};
+//! Groups the directory keeps here, every one it sends: each maps to memberships by the company sign-in's group
+//! table, by its name or its `externalId`; one no mapping names gives nothing until a mapping does (at the next
+//! start, `bring_everyone_in_line`). A change of a group's members or names brings every person it touches in
+//! line, in its transaction.
+use super::{Named, bring_in_line, directory_actor};
 use crate::services::api_clients::ApiClient;
 use crate::services::audit::record;
 use crate::{AppState, db};
@@ -9,7 +10,6 @@ use chrono::{DateTime, Utc};
 use contract::AppError;
 use domain::audit::{Actor, AuditEntry, ObjectType};
 use domain::audit_action::AuditAction;
-use domain::directory::DirectoryGroup;
 use domain::invalid::{Field, Invalid, Rule};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -68,25 +68,14 @@ pub async fn groups(state: &AppState, client: &ApiClient) -> Result<Vec<Group>, 
     Ok(groups)
 }
 
-/// The group's name checked, and that some mapping names it.
-fn checked(state: &AppState, input: &GroupInput) -> Result<(), AppError> {
+/// The group's name checked. Every group the directory sends is kept, members and all (a directory whose calls
+/// mostly fail is quarantined); a group gives roles only while a `[[sign_in.oidc.group]]` names it.
+fn checked(input: &GroupInput) -> Result<(), AppError> {
     let name = input.display_name.trim();
     if name.is_empty() || name.chars().count() > 256 {
         return Err(AppError::invalid(
             Field::Name,
             Invalid::new(Rule::OutOfRange, "displayName must be 1 to 256 characters"),
-        ));
-    }
-    let group = DirectoryGroup { display_name: name.to_string(), external_id: input.external_id.clone() };
-    if !group.is_mapped(mappings(state)?) {
-        return Err(AppError::invalid(
-            Field::Name,
-            Invalid::new(
-                Rule::Unknown,
-                format!(
-                    "no [[sign_in.oidc.group]] names the group '{name}' (or its externalId): it would give no role"
-                ),
-            ),
         ));
     }
     Ok(())
@@ -109,7 +98,7 @@ async fn member_ids(tx: &mut db::Conn, members: &[String]) -> Result<BTreeSet<i6
 
 pub async fn create_group(state: &AppState, client: &ApiClient, input: GroupInput) -> Result<Group, AppError> {
     let actor = directory_actor(state, client)?;
-    checked(state, &input)?;
+    checked(&input)?;
     let now = state.clock.now();
     let scim_id = uuid::Uuid::new_v4().to_string();
     let mut tx = state.db.begin_write().await?;
@@ -146,7 +135,7 @@ pub async fn update_group(
     let id = row.id;
     let (before, was) = loaded(&mut tx, row).await?;
     let input = edit(&before)?;
-    checked(state, &input)?;
+    checked(&input)?;
     let now_in = member_ids(&mut tx, &input.members).await?;
     let name = input.display_name.trim();
     let renamed = name != before.display_name || input.external_id != before.external_id;

@@ -55,25 +55,48 @@ fn directory_actor(state: &AppState, client: &ApiClient) -> Result<Actor, AppErr
 }
 
 /// Sets what a provisioned person holds as their groups here say (audited when it changes; approvals they can
-/// no longer stand behind stop counting), and notes the change.
+/// no longer stand behind stop counting), and notes the change; whether it changed.
 async fn bring_in_line(
     tx: &mut db::Conn,
     state: &AppState,
     actor: &Actor,
     user_id: i64,
     (request_id, now): (Option<&str>, DateTime<Utc>),
-) -> Result<(), AppError> {
-    let Some(user) = db::users::by_id(tx, user_id).await? else { return Ok(()) };
+) -> Result<bool, AppError> {
+    let Some(user) = db::users::by_id(tx, user_id).await? else { return Ok(false) };
     let groups: Vec<DirectoryGroup> = db::directory::groups_of(tx, user_id)
         .await?
         .into_iter()
         .map(|g| DirectoryGroup { display_name: g.display_name, external_id: g.external_id })
         .collect();
     let access = access_of_groups(mappings(state)?, &groups);
-    if super::users::bring_access_in_line(tx, actor, (user_id, &user.username), &access, (request_id, now)).await? {
+    let changed =
+        super::users::bring_access_in_line(tx, actor, (user_id, &user.username), &access, (request_id, now)).await?;
+    if changed {
         db::directory::touch(tx, user_id, now).await?;
     }
-    Ok(())
+    Ok(changed)
+}
+
+/// At start: every person the directory provisioned holds what their groups give by the mappings configured now,
+/// so that a mapping added (or removed) in `rerun-gate.toml` takes effect without the directory pushing again.
+/// Each change is audited as the configuration's. Returns how many people changed.
+pub async fn bring_everyone_in_line(state: &AppState) -> Result<usize, AppError> {
+    if state.config.sign_in.oidc.is_none() {
+        return Ok(0);
+    }
+    let actor = Actor::system(domain::audit::SystemActor::Configuration);
+    let now = state.clock.now();
+    let mut tx = state.db.begin_write().await?;
+    let mut changed = 0;
+    for person in db::directory::people(&mut tx).await? {
+        changed += usize::from(bring_in_line(&mut tx, state, &actor, person.id, (None, now)).await?);
+    }
+    tx.commit().await?;
+    if changed > 0 {
+        tracing::info!(changed, "the directory's people brought in line with the configured group mappings");
+    }
+    Ok(changed)
 }
 
 /// The person's access ends now: every session, every chat link and pending link, and their approvals of what
