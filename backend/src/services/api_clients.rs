@@ -56,7 +56,7 @@ pub async fn create(
 /// returns it, the only time it is ever seen.
 pub async fn create_directory(state: &AppState, actor: Actor, name: &str) -> Result<(i64, String), AppError> {
     if state.config.sign_in.oidc.is_none() {
-        return Err(super::directory::no_company_sign_in());
+        return Err(no_company_sign_in());
     }
     create_of(state, actor, (name, ClientPurpose::Directory), &[]).await
 }
@@ -99,6 +99,16 @@ async fn create_of(
     record(&mut tx, entry, None, now).await?;
     tx.commit().await?;
     Ok((id, token))
+}
+
+/// Why the directory provisions nothing here: said at every provisioning call, at the token's creation and at
+/// start (a 409 naming what to configure, never a 404 the directory would read as a missing person).
+pub fn no_company_sign_in() -> AppError {
+    AppError::conflict(
+        Conflict::NoCompanySignIn,
+        "the company directory provisions people who sign in with the company account: configure [sign_in.oidc] \
+         in rerun-gate.toml first",
+    )
 }
 
 /// Said at start: a directory token that can provision nothing, because no company sign-in is configured (each of

@@ -31,18 +31,8 @@ pub struct Named {
 fn mappings(state: &AppState) -> Result<&[GroupMapping], AppError> {
     match &state.config.sign_in.oidc {
         Some(oidc) => Ok(&oidc.groups),
-        None => Err(no_company_sign_in()),
+        None => Err(super::api_clients::no_company_sign_in()),
     }
-}
-
-/// Why the directory provisions nothing here: said at every provisioning call, at the token's creation and at
-/// start (a 409 naming what to configure, never a 404 the directory would read as a missing person).
-pub fn no_company_sign_in() -> AppError {
-    AppError::conflict(
-        domain::conflict::Conflict::NoCompanySignIn,
-        "the company directory provisions people who sign in with the company account: configure [sign_in.oidc] \
-         in rerun-gate.toml first",
-    )
 }
 
 /// The directory's token, and nothing else, provisions — and only where people sign in with the company account.
