@@ -6,14 +6,12 @@ use crate::{AppState, db};
 use chrono::Duration;
 use contract::AppError;
 use contract::DepartmentDto;
-use contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail, TimelineEntry};
+use contract::board::{BoardFilter, BoardPage, BoardRow, HoldView, OperationDetail};
 use domain::audit::ObjectType;
 use domain::rights::Act;
 use domain::stall::FailureClass;
-use words::audit::{action_code_label_in, reason_label_in};
 
 pub const PAGE_SIZE: i64 = 50;
-const TIMELINE_LENGTH: i64 = 200;
 
 /// Folds the board's count changes into its counts (see `Db::fold_board_counts`).
 pub async fn fold_counts(state: &AppState) -> Result<u64, AppError> {
@@ -91,28 +89,6 @@ pub async fn stalled(state: &AppState, caller: &Caller, filter: BoardFilter) -> 
     })
 }
 
-/// An object's audit events, newest first, in the reader's words: an operation's timeline, a bulk rerun's history.
-pub(super) async fn timeline(
-    tx: &mut db::Conn,
-    caller: &Caller,
-    (object, id): (ObjectType, &str),
-    names: &super::names::Names,
-) -> Result<Vec<TimelineEntry>, AppError> {
-    let events = db::audit::for_object(tx, object.as_str(), id, TIMELINE_LENGTH).await?;
-    Ok(events
-        .into_iter()
-        .map(|e| TimelineEntry {
-            seq: e.seq,
-            at: e.at,
-            actor: names.actor(caller.locale, &e.actor_kind, &e.actor_label),
-            action_label: action_code_label_in(caller.locale, &e.action),
-            action: e.action,
-            reason: reason_label_in(caller.locale, e.reason),
-            after: e.after_json,
-        })
-        .collect())
-}
-
 /// One operation with its steps and audit timeline; another department's operation does not exist (404).
 pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Result<OperationDetail, AppError> {
     let mut tx = state.db.begin_read().await?;
@@ -122,7 +98,7 @@ pub async fn detail(state: &AppState, caller: &Caller, process_id: &str) -> Resu
     }
     let names = super::names::Names::load(&mut tx).await?;
     super::operations::in_readers_words(&mut operation.steps, caller.locale, &names);
-    let timeline = timeline(&mut tx, caller, (ObjectType::Operation, process_id), &names).await?;
+    let timeline = names.timeline(&mut tx, caller, (ObjectType::Operation, process_id)).await?;
     let id = db::operations::by_process_id(&mut tx, process_id).await?.map(|o| o.id).unwrap_or_default();
     let hold = db::holds::open(&mut tx, id).await?.map(|h| HoldView {
         placed_by: h.placed_by,

@@ -39,6 +39,7 @@ pub mod rerun_requests;
 pub mod reviews;
 pub mod session_users;
 pub mod sign_in;
+mod stalls;
 pub mod step_events;
 pub mod stop_switch;
 pub mod sweeper;

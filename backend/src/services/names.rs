@@ -8,12 +8,39 @@ use domain::configuration::name_for;
 use words::audit::stored_actor_label_in;
 use words::i18n::Locale;
 
+/// How many of an object's audit events its timeline shows.
+const TIMELINE_LENGTH: i64 = 200;
+
 pub struct Names {
     users: Vec<UserRow>,
     departments: Vec<DepartmentRow>,
 }
 
 impl Names {
+    /// An object's audit events, newest first, in the reader's words: an operation's timeline, a bulk rerun's
+    /// history.
+    pub async fn timeline(
+        &self,
+        tx: &mut Conn,
+        caller: &super::Caller,
+        (object, id): (domain::audit::ObjectType, &str),
+    ) -> Result<Vec<contract::board::TimelineEntry>, sqlx::Error> {
+        use words::audit::{action_code_label_in, reason_label_in};
+        let events = db::audit::for_object(tx, object.as_str(), id, TIMELINE_LENGTH).await?;
+        Ok(events
+            .into_iter()
+            .map(|e| contract::board::TimelineEntry {
+                seq: e.seq,
+                at: e.at,
+                actor: self.actor(caller.locale, &e.actor_kind, &e.actor_label),
+                action_label: action_code_label_in(caller.locale, &e.action),
+                action: e.action,
+                reason: reason_label_in(caller.locale, e.reason),
+                after: e.after_json,
+            })
+            .collect())
+    }
+
     pub async fn load(tx: &mut Conn) -> Result<Names, sqlx::Error> {
         Ok(Names { users: db::users::all(tx).await?, departments: db::departments::all(tx).await? })
     }

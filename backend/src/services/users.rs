@@ -148,7 +148,7 @@ pub(super) async fn access_changed(
     person: &rights::Person,
     (request_id, now): (Option<&str>, chrono::DateTime<chrono::Utc>),
 ) -> Result<(), AppError> {
-    super::decisions::void_approvals_no_longer_held(tx, actor, person, (request_id, now)).await?;
+    void_approvals_no_longer_held(tx, actor, person, (request_id, now)).await?;
     if person.access.memberships.is_empty() {
         super::chat::end_links(tx, actor.clone(), person.id, (request_id, now)).await?;
     }
@@ -416,4 +416,53 @@ fn directory_managed(username: &str) -> AppError {
         Conflict::DirectoryManaged,
         format!("the company directory manages {username}: change their groups or their account there"),
     )
+}
+
+/// After a person's access changed (the directory removed them, an admin disabled them or changed their
+/// memberships): each approval they gave to a request or bulk rerun that still waits, in a department where they
+/// can no longer decide, stops counting (`domain::directory::approval_still_counts`), each with its audit event,
+/// in the caller's transaction. The request waits for another approver; its page says why.
+async fn void_approvals_no_longer_held(
+    tx: &mut crate::db::Conn,
+    actor: &domain::audit::Actor,
+    giver: &domain::rights::Person,
+    (request_id, now): (Option<&str>, chrono::DateTime<chrono::Utc>),
+) -> Result<usize, AppError> {
+    use crate::db;
+    use domain::audit::{AuditEntry, ObjectType};
+    use domain::audit_action::AuditAction;
+    use domain::chat::ChatSubject;
+    use domain::directory::approval_still_counts;
+    use domain::reasons::SystemReason;
+    let why = SystemReason::GiverAccessEnded.text();
+    let mut voided = 0;
+    for (request, process_id, department) in db::rerun_requests::waiting_approvals_by(tx, giver.id).await? {
+        if approval_still_counts(giver, &department) {
+            continue;
+        }
+        db::rerun_requests::void_approval(tx, &request, giver.id, &why, now).await?;
+        let entry =
+            AuditEntry::new(actor.clone(), AuditAction::RerunRequestApprovalVoided, ObjectType::Operation, &process_id)
+                .department(Some(&department))
+                .after(serde_json::json!({"rerun_id": request, "approver_id": giver.id}))
+                .reason(&why);
+        super::audit::record(tx, entry, request_id, now).await?;
+        super::chat::changed(tx, &ChatSubject::Request(request), now).await?;
+        voided += 1;
+    }
+    for (batch, department) in db::batches::waiting_approvals_by(tx, giver.id).await? {
+        if approval_still_counts(giver, &department) {
+            continue;
+        }
+        db::batches::void_approval(tx, &batch, giver.id, &why, now).await?;
+        let entry =
+            AuditEntry::new(actor.clone(), AuditAction::RerunBatchApprovalVoided, ObjectType::RerunBatch, &batch)
+                .department(Some(&department))
+                .after(serde_json::json!({"batch_id": batch, "approver_id": giver.id}))
+                .reason(&why);
+        super::audit::record(tx, entry, request_id, now).await?;
+        super::chat::changed(tx, &ChatSubject::Batch(batch), now).await?;
+        voided += 1;
+    }
+    Ok(voided)
 }

@@ -18,7 +18,7 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
         Control::Cancel => (BatchEvent::Cancel, AuditAction::RerunBatchCancelled),
     };
     let to = allows(&batch, event)?;
-    if event == BatchEvent::Resume && super::stages::stopped_stage(&mut tx, &batch).await?.is_some() {
+    if event == BatchEvent::Resume && super::facts::stopped_stage(&mut tx, &batch).await?.is_some() {
         super::stages::resume_after_failure(&mut tx, state, caller, &batch, &why).await?;
         tx.commit().await?;
         state.dispatch_wake.notify_one();
@@ -27,7 +27,14 @@ pub async fn control(state: &AppState, caller: &Caller, id: &str, control: Contr
     match event {
         BatchEvent::Resume => respread(&mut tx, &batch, now).await?,
         BatchEvent::Cancel if batch.status.is_after_approval() => {
-            withdraw_waiting(&mut tx, (caller.actor(), caller.request_id.as_deref()), &batch, &why, now).await?
+            super::withdraw::withdraw_waiting(
+                &mut tx,
+                (caller.actor(), caller.request_id.as_deref()),
+                &batch,
+                &why,
+                now,
+            )
+            .await?
         }
         BatchEvent::Cancel => {
             end_before_dispatch(&mut tx, state, caller.actor(), &batch, event, &why, None, now).await?;
@@ -69,56 +76,6 @@ pub async fn respread_after_stop(state: &AppState) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Withdraws each approved member whose dispatch is still waiting (not the ones being sent now), or whose stage
-/// has not started.
-async fn withdraw_waiting(
-    tx: &mut db::Conn,
-    (actor, request_id): (Actor, Option<&str>),
-    batch: &BatchRow,
-    why: &str,
-    now: DateTime<Utc>,
-) -> Result<(), AppError> {
-    for member in db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await? {
-        let (Some(rerun_id), Some(from)) = (member.request_id.as_deref(), member.request_status) else { continue };
-        if from != RerunRequestStatus::Approved {
-            continue;
-        }
-        let waiting =
-            db::dispatches::withdraw(tx, rerun_id, now).await? || db::dispatches::get(tx, rerun_id).await?.is_none();
-        if !waiting {
-            continue;
-        }
-        let moved = advance_by_id(tx, (rerun_id, member.operation_id, from), RequestEvent::Void, now).await?;
-        let entry = member_entry(actor.clone(), AuditAction::RerunRequestCancelled, batch, &member.process_id)
-            .before(json!({"rerun_id": rerun_id, "status": from}))
-            .after(json!({"rerun_id": rerun_id, "batch_id": batch.id, "status": moved.to}))
-            .reason(why);
-        record(tx, entry, request_id, now).await?;
-    }
-    Ok(())
-}
-
-/// What the batch was approved with no longer holds (its stages changed): what waits is withdrawn and the batch
-/// is cancelled, as the gate itself decides; its maker and owners are told.
-pub(super) async fn void_after_approval(
-    tx: &mut db::Conn,
-    state: &AppState,
-    batch: &BatchRow,
-    why: &str,
-    now: DateTime<Utc>,
-) -> Result<(), AppError> {
-    let actor = Actor::system(SystemActor::Stages);
-    withdraw_waiting(tx, (actor.clone(), None), batch, why, now).await?;
-    move_batch(tx, batch, BatchEvent::Cancel, now).await?;
-    let entry = batch_entry(actor, AuditAction::RerunBatchCancelled, batch)
-        .before(json!({"status": batch.status}))
-        .after(json!({"status": BatchStatus::Cancelled}))
-        .reason(why);
-    record(tx, entry, None, now).await?;
-    notify_batch_owners(tx, state, batch, BatchNews::Cancelled, now).await?;
-    notify_creator(tx, state, batch, BatchNews::Cancelled, now).await
-}
-
 /// Called by the dispatcher in its transaction: a dispatching batch with nothing left to send is sent.
 pub async fn sent_if_done(tx: &mut db::Conn, state: &AppState, id: &str, now: DateTime<Utc>) -> Result<(), AppError> {
     let Some(batch) = db::batches::lock(tx, id).await? else { return Ok(()) };
@@ -126,7 +83,7 @@ pub async fn sent_if_done(tx: &mut db::Conn, state: &AppState, id: &str, now: Da
         return Ok(());
     }
     move_batch(tx, &batch, BatchEvent::AllSent, now).await?;
-    let progress = super::view::progress_of(&db::batches::members(tx, id).await?);
+    let progress = super::facts::progress_of(&db::batches::members(tx, id).await?);
     let entry = batch_entry(Actor::system(SystemActor::Dispatcher), AuditAction::RerunBatchSent, &batch)
         .before(json!({"status": batch.status}))
         .after(json!({"status": BatchStatus::Sent, "progress": progress}));
@@ -147,7 +104,7 @@ pub async fn complete_ended(state: &AppState) -> Result<usize, AppError> {
         let mut tx = state.db.begin_write().await?;
         let Some(batch) = db::batches::lock(&mut tx, &batch.id).await? else { continue };
         let members = db::batches::members_without_plans(&mut tx, &batch.id).await?;
-        let progress = super::view::progress_of(&members);
+        let progress = super::facts::progress_of(&members);
         if batch.status != BatchStatus::Sent || progress.iter().any(|(p, n)| *n > 0 && !p.has_ended()) {
             continue;
         }

@@ -39,12 +39,14 @@ use futures::StreamExt;
 use serde_json::json;
 
 mod dispatch;
+pub mod facts;
 mod preview;
 mod stages;
 mod view;
+mod withdraw;
 pub use dispatch::{complete_ended, control, drop_after_approval, respread_after_stop, sent_if_done};
 pub use preview::{preview, resume_stale_previews};
-pub use stages::{check_stages, stopped_stage};
+pub use stages::check_stages;
 pub use view::{list, progress, view};
 
 fn batch_entry(actor: Actor, action: AuditAction, batch: &BatchRow) -> AuditEntry {

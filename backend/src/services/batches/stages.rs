@@ -204,11 +204,11 @@ async fn read_stage(
 }
 
 /// Each sent rerun of the stage whose step reported an error since its approval goes through the sweeper's rule
-/// now (`sweeper::stall_if_due`); `true` when one stalled.
+/// now (`stalls::stall_if_due`); `true` when one stalled.
 async fn stall_reported_failures(state: &AppState, members: &[MemberRow]) -> Result<bool, AppError> {
     let mut stalled = false;
     for m in members.iter().filter(|m| m.held_by.is_some() && m.operation_status == OperationStatus::Rerunning) {
-        stalled |= super::super::sweeper::stall_if_due(state, m.operation_id).await?;
+        stalled |= super::super::stalls::stall_if_due(state, m.operation_id).await?;
     }
     Ok(stalled)
 }
@@ -275,7 +275,7 @@ async fn open_next(
 ) -> Result<(), AppError> {
     let all = db::batches::members_in(tx, &batch.id, MemberState::Requested, MAX_OPERATIONS as i64).await?;
     if !still_hold(state, batch, &all)? {
-        return super::dispatch::void_after_approval(tx, state, batch, &SystemReason::StagesChanged.text(), now).await;
+        return super::withdraw::void_after_approval(tx, state, batch, &SystemReason::StagesChanged.text(), now).await;
     }
     let next = batch.stage + 1;
     let rate = u32::try_from(batch.rate_per_minute).unwrap_or(1);
@@ -354,23 +354,6 @@ async fn trip(
         .reason(why);
     record(tx, entry, None, now).await?;
     Ok(())
-}
-
-/// The stage (numbered from 1) that failed and stopped the batch, while no manager has decided on it.
-pub async fn stopped_stage(tx: &mut db::Conn, batch: &BatchRow) -> Result<Option<u32>, AppError> {
-    if batch.status != BatchStatus::Paused || batch.stages_json.is_none() {
-        return Ok(None);
-    }
-    Ok(stopped_at(batch, db::stages::get(tx, &batch.id, batch.stage).await?.as_ref()))
-}
-
-/// The same, from the batch's current stage as read.
-pub(super) fn stopped_at(batch: &BatchRow, current: Option<&db::stages::StageRow>) -> Option<u32> {
-    let stopped = batch.status == BatchStatus::Paused
-        && current.is_some_and(|s| {
-            s.stage == batch.stage && s.verdict == Some(StageOutcome::Failed) && s.resumed_at.is_none()
-        });
-    stopped.then_some(batch.stage as u32 + 1)
 }
 
 /// Who may decide that a stopped batch goes on: the ballot of its approval, where having approved it does not

@@ -1,19 +1,9 @@
 //! The batch as its page shows it, and the list of batches.
+use super::facts::{member_progress, progress_of};
 use super::*;
 use contract::batches::{StageView, StagesView};
 use domain::canary::{Reported, StageFailure};
 use domain::reconciliation::Verdict;
-
-/// How many of the requested members are at each stage of the dispatch.
-pub(super) fn progress_of(members: &[MemberRow]) -> Vec<(Progress, usize)> {
-    Progress::ALL.into_iter().map(|p| (p, members.iter().filter(|m| member_progress(m) == Some(p)).count())).collect()
-}
-
-/// A member's stage of the dispatch; `None` until it is requested.
-fn member_progress(m: &MemberRow) -> Option<Progress> {
-    let request = m.request_status.filter(|_| m.state == MemberState::Requested)?;
-    Some(Progress::of(request, m.dispatch_status, m.operation_status))
-}
 
 /// What holds a member that was sent and has not succeeded: the error it met, if any was reported.
 fn held_by(m: &MemberRow) -> Option<String> {
@@ -60,7 +50,7 @@ async fn stages_view(
     let stages = (0..count)
         .map(|i| stage_view(i, &ends, assigned.is_some(), members, rows.iter().find(|r| r.stage == i as i64)));
     let stages: Vec<StageView> = stages.collect();
-    let awaits_decision = super::stages::stopped_at(batch, rows.iter().find(|r| r.stage == batch.stage)).is_some();
+    let awaits_decision = super::facts::stopped_at(batch, rows.iter().find(|r| r.stage == batch.stage)).is_some();
     let (mut resume_decisions, mut resume_required) = (Vec::new(), 0);
     if awaits_decision {
         for id in db::stages::resumption_deciders(tx, &batch.id, batch.stage).await? {
@@ -135,7 +125,7 @@ pub async fn view(state: &AppState, caller: &Caller, id: &str) -> Result<BatchVi
     let likely_cause = FailureClass::likely(classes);
     let stages = stages_view(state, &mut tx, &batch, &members).await?;
     let names = super::super::names::Names::load(&mut tx).await?;
-    let history = super::super::board::timeline(&mut tx, caller, (ObjectType::RerunBatch, id), &names).await?;
+    let history = names.timeline(&mut tx, caller, (ObjectType::RerunBatch, id)).await?;
     // After a failed stage, only a manager's decision resumes the batch (the rules of any decision).
     let may_resume = if stages.as_ref().is_some_and(|s| s.awaits_decision) {
         let mut resumption = super::stages::resumption_ballot(ballot.clone());

@@ -263,7 +263,7 @@ async fn batch_card(tx: &mut db::Conn, state: &AppState, id: &str) -> Result<(De
         .collect::<Vec<_>>();
     let more = requested.len().saturating_sub(shown.len());
     let subject = ChatSubject::Batch(batch.id.clone());
-    let status = match super::batches::stopped_stage(tx, &batch).await? {
+    let status = match super::batches::facts::stopped_stage(tx, &batch).await? {
         Some(stage) => CardStatus::BatchStopped { stage },
         None => CardStatus::Batch(batch.status),
     };
