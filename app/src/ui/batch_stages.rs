@@ -68,8 +68,10 @@ pub fn Stages(live: RwSignal<BatchProgress>) -> impl IntoView {
                         .then(|| stopped.map(|st| st.number))
                         .flatten()
                         .map(|number| {
+                            let (n, of) = (s.resume_decisions.len(), s.resume_required);
+                            let who = s.resume_decisions.join("、");
                             let decided = td_string!(
-                                l, rerun.batch.stages.resume_decisions, given = s.resume_decisions.len(), required = s.resume_required, names = s.resume_decisions.join("、")
+                                l, rerun.batch.stages.resume_decisions, given = n, required = of, names = who
                             )
                                 .to_string();
                             view! {

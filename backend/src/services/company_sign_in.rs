@@ -29,12 +29,7 @@ pub async fn sign_in(state: &AppState, identity: &Identity, request_id: Option<&
     let mut tx = state.db.begin_write().await?;
     let existing = known_person(&mut tx, identity).await?;
     if let Some(user) = existing.as_ref().filter(|u| u.disabled_at.is_some()) {
-        // Disabled by an admin or made inactive by the directory: told so, not that they have no role.
-        let entry = AuditEntry::new(provider_actor(), AuditAction::SignInFailed, ObjectType::User, user.id)
-            .after(json!({"issuer": identity.issuer, "why": "the person's access was ended"}));
-        record(&mut tx, entry, request_id, now).await?;
-        tx.commit().await?;
-        return Err(AppError::Unauthorized);
+        return access_ended(tx, identity, user.id, (request_id, now)).await;
     }
     let access = match &existing {
         Some(user) if user.is_provisioned() => {
@@ -149,4 +144,18 @@ async fn known_person(tx: &mut db::Conn, identity: &Identity) -> Result<Option<d
 
 fn provider_actor() -> Actor {
     Actor::system(SystemActor::IdentityProvider)
+}
+
+/// Disabled by an admin or made inactive by the directory: told so (`Unauthorized`), not that they have no role.
+async fn access_ended(
+    mut tx: db::Conn,
+    identity: &Identity,
+    user_id: i64,
+    (request_id, now): (Option<&str>, chrono::DateTime<chrono::Utc>),
+) -> Result<SessionUser, AppError> {
+    let entry = AuditEntry::new(provider_actor(), AuditAction::SignInFailed, ObjectType::User, user_id)
+        .after(json!({"issuer": identity.issuer, "why": "the person's access was ended"}));
+    record(&mut tx, entry, request_id, now).await?;
+    tx.commit().await?;
+    Err(AppError::Unauthorized)
 }

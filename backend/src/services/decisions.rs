@@ -42,7 +42,8 @@ pub(super) async fn allowed(
     what: &str,
 ) -> Result<(), AppError> {
     let person = super::session_users::as_now(tx, caller).await.inspect_err(|_| {
-        tracing::warn!(user = %caller.user().username, what, "a decision by a person whose access ended meanwhile refused");
+        let user = &caller.user().username;
+        tracing::warn!(%user, what, "a decision by a person whose access ended meanwhile refused");
     })?;
     may_decide(&person, ballot).map_err(|refusal| {
         let user = &caller.user().username;
