@@ -49,7 +49,10 @@ fn view(state: &AppState, caller: &Caller, p: &PauseRow) -> PauseView {
             (None, None) => p.paused_by_system.clone().unwrap_or_default(),
         },
         paused_at: p.paused_at,
-        reason: p.reason.clone(),
+        // A person's reason as written; the system's (a failed stage) in the reader's words.
+        reason: words::audit::reason_label_in(caller.locale, Some(p.reason.clone()))
+            .map(|r| r.text)
+            .unwrap_or_default(),
     }
 }
 

@@ -168,6 +168,12 @@ async fn a_canary_whose_outside_system_stores_another_amount_stops_the_batch_tri
     let failed = b.app.audit_after("rerun_batch.stage_failed").await;
     assert_eq!(failed[0]["failures"][0], json!({"process_id": first, "failure": "content_mismatch"}));
     assert_eq!(b.app.audit_after("dispatch.paused").await.len(), 1, "the switch's trip is in the trail");
+    let mut tx = b.app.db().begin_read().await.unwrap();
+    let banner = stop_switch::open(&b.app.state, &mut tx, &b.owner).await.unwrap();
+    assert_eq!(
+        banner[0].reason, "段階 1 が外部システムで確認できませんでした",
+        "the system's reason in the reader's words"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
