@@ -224,7 +224,9 @@ pub enum Reason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Progress {
-    /// Before approval, or approved and waiting for its turn.
+    /// Its batch waits for its approval: nothing is queued to send yet.
+    AwaitingApproval,
+    /// Approved and waiting for its turn.
     Waiting,
     /// The rerun was sent; the workflow has not finished it yet.
     Sent,
@@ -244,7 +246,8 @@ impl Progress {
         matches!(self, Progress::Succeeded | Progress::Failed | Progress::Withdrawn)
     }
 
-    pub const ALL: [Progress; 6] = [
+    pub const ALL: [Progress; 7] = [
+        Progress::AwaitingApproval,
         Progress::Waiting,
         Progress::Sent,
         Progress::Succeeded,
@@ -264,7 +267,8 @@ impl Progress {
             (_, Some(DispatchStatus::Sent)) => Progress::Sent,
             (R::Failed, _) => Progress::Failed,
             (R::Cancelled | R::Rejected | R::Expired, _) => Progress::Withdrawn,
-            (R::Draft | R::PendingApproval | R::Approved | R::Dispatched, _) => Progress::Waiting,
+            (R::Draft | R::PendingApproval, _) => Progress::AwaitingApproval,
+            (R::Approved | R::Dispatched, _) => Progress::Waiting,
         }
     }
 }
@@ -347,7 +351,11 @@ mod tests {
         use OperationStatus as O;
         use RerunRequestStatus as R;
         assert_eq!(Progress::of(R::Approved, Some(D::Pending), O::RerunPending), Progress::Waiting);
-        assert_eq!(Progress::of(R::PendingApproval, None, O::RerunPending), Progress::Waiting);
+        assert_eq!(
+            Progress::of(R::PendingApproval, None, O::RerunPending),
+            Progress::AwaitingApproval,
+            "nothing is queued before an approval"
+        );
         assert_eq!(Progress::of(R::Dispatched, Some(D::Sent), O::Rerunning), Progress::Sent);
         assert_eq!(Progress::of(R::Dispatched, Some(D::Sent), O::Completed), Progress::Succeeded);
         assert_eq!(Progress::of(R::Dispatched, Some(D::Sent), O::Stalled), Progress::Failed);

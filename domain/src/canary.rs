@@ -133,7 +133,9 @@ impl Reported {
             Progress::Succeeded => Some(Reported::Done),
             Progress::Failed if error_reported => Some(Reported::Failed),
             Progress::Withdrawn => None,
-            Progress::Failed | Progress::Waiting | Progress::Sent | Progress::Unknown => Some(Reported::NotYet),
+            Progress::Failed | Progress::AwaitingApproval | Progress::Waiting | Progress::Sent | Progress::Unknown => {
+                Some(Reported::NotYet)
+            }
         }
     }
 }

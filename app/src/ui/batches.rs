@@ -38,6 +38,7 @@ fn member_label(state: MemberState) -> &'static str {
 fn progress_label(progress: Progress) -> &'static str {
     let l = locale();
     match progress {
+        Progress::AwaitingApproval => td_string!(l, rerun.batch.progress.awaiting_approval),
         Progress::Waiting => td_string!(l, rerun.batch.progress.waiting),
         Progress::Sent => td_string!(l, rerun.batch.progress.sent),
         Progress::Succeeded => td_string!(l, rerun.batch.progress.succeeded),
@@ -49,6 +50,7 @@ fn progress_label(progress: Progress) -> &'static str {
 
 fn progress_key(progress: Progress) -> &'static str {
     match progress {
+        Progress::AwaitingApproval => "awaiting-approval",
         Progress::Waiting => "waiting",
         Progress::Sent => "sent",
         Progress::Succeeded => "succeeded",

@@ -393,6 +393,9 @@ async fn an_owner_s_approval_of_a_bulk_rerun_stops_counting_once_an_admin_disabl
     let id = b.previewed(by_filter()).await;
     batches::request(&b.app.state, &b.staff, &id, Some(60)).await.unwrap();
     b.checked_and_submitted(&id).await;
+    let waiting = b.view(&id).await;
+    let before = (progress(&waiting, Progress::AwaitingApproval), progress(&waiting, Progress::Waiting));
+    assert_eq!(before, (3, 0), "nothing reads as queued to send before an approval exists");
     batches::decide(&b.app.state, &b.owner, &id, true, "").await.unwrap();
     b.app.user("admin", &["admin"], &[]).await;
     let admin = caller(&b.app, "admin").await;
