@@ -73,6 +73,7 @@ fn japanese_says_kanrisha_only_where_the_admin_is_meant() {
     let admin_work = [
         "admin.role.admin",
         "common.conflict.own_access",
+        "common.sign_in.access_ended",
         "common.sign_in.auth_time_missing",
         "common.sign_in.no_role",
         "common.sign_in.not_again",
