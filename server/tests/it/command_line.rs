@@ -4,11 +4,25 @@ use std::io::Write;
 use std::process::{Output, Stdio};
 
 fn server(database_url: &str, args: &[&str], stdin: &str) -> Output {
+    server_configured(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml").as_ref(), database_url, args, stdin)
+}
+
+/// The shipped configuration with a company sign-in added (the directory provisions only where there is one).
+fn with_company_sign_in() -> std::path::PathBuf {
+    let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml")).unwrap();
+    let oidc = "\n[sign_in.oidc]\nissuer = \"https://login.example.jp\"\nclient_id = \"rerun-gate\"\n\n\
+                [[sign_in.oidc.group]]\ngroup = \"sales-approvers\"\nroles = [\"manager\"]\ndepartments = [\"sales\"]\n";
+    let path = std::env::temp_dir().join(format!("rerun-gate-oidc-{}.toml", uuid::Uuid::new_v4()));
+    std::fs::write(&path, format!("{shipped}{oidc}")).unwrap();
+    path
+}
+
+fn server_configured(config: &std::path::Path, database_url: &str, args: &[&str], stdin: &str) -> Output {
     let mut child = crate::harness::server_command(env!("CARGO_BIN_EXE_server"))
         .args(args)
         .env("DATABASE_URL", database_url)
         .envs(crate::harness::migrate_url(database_url).map(|url| ("RERUN_GATE_MIGRATE_URL", url)))
-        .env("RERUN_GATE_CONFIG", concat!(env!("CARGO_MANIFEST_DIR"), "/../rerun-gate.toml"))
+        .env("RERUN_GATE_CONFIG", config)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -124,6 +138,11 @@ async fn migrate_on_a_fresh_database_succeeds_twice() {
 async fn scim_token_create_prints_the_directory_s_own_token_once_and_revoke_ends_it() {
     let config = crate::directory::with_directory(crate::harness::example_config());
     let app = TestApp::spawn_configured(|_| {}, config).await;
+    let refused = server(&app.database_url, &["scim", "token", "create", "--name", "entra"], "");
+    assert_ne!(refused.status.code(), Some(0), "no company sign-in in the shipped file: nobody to provision");
+    assert!(text(&refused).contains("configure [sign_in.oidc]"), "{}", text(&refused));
+    let configured = with_company_sign_in();
+    let server = |url: &str, args: &[&str], stdin: &str| server_configured(&configured, url, args, stdin);
     let created = server(&app.database_url, &["scim", "token", "create", "--name", "entra"], "");
     assert_eq!(created.status.code(), Some(0), "{}", text(&created));
     let token = String::from_utf8_lossy(&created.stdout).trim().to_string();
